@@ -1,0 +1,190 @@
+//! The generator configuration, `azure-arm.yaml`. The format is documented in `docs/config.md`.
+//!
+//! Every struct denies unknown keys, and every override, exclusion and rename must match something in at
+//! least one API version: a stale entry is an error, never silently ignored.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Config {
+    /// The generated crate.
+    pub output: OutputConfig,
+    /// API groups by Rust module name (e.g. `containerservice`).
+    pub groups: BTreeMap<String, GroupConfig>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OutputConfig {
+    /// The generated crate's package name, e.g. `aks-api`.
+    pub crate_name: String,
+    /// The crate's one-line description.
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct GroupConfig {
+    /// The ARM resource provider namespace, e.g. `Microsoft.ContainerService`.
+    pub provider: String,
+    /// The folder under the spec root that the versions' `specFiles` are relative to.
+    pub spec_folder: PathBuf,
+    /// Kubernetes version (e.g. `v1beta1`) → ARM API version and spec files.
+    pub versions: BTreeMap<String, VersionConfig>,
+    #[serde(default)]
+    pub resources: ResourcesConfig,
+    #[serde(default)]
+    pub overrides: VersionOverrides,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct VersionConfig {
+    /// The ARM API version, e.g. `2025-10-01`.
+    pub arm_api_version: String,
+    /// Spec files, relative to the group's `specFolder`.
+    pub spec_files: Vec<PathBuf>,
+    /// Whether this is the storage (hub) version. Exactly one version of a group is.
+    #[serde(default)]
+    pub storage: bool,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ResourcesConfig {
+    /// ARM types (e.g. `Microsoft.ContainerService/snapshots`) not to generate.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// ARM type → kind, for resources whose PUT body schema name is not the kind wanted.
+    #[serde(default)]
+    pub rename: BTreeMap<String, String>,
+}
+
+/// Per-type and per-property overrides, keyed by the schema name in the spec.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct VersionOverrides {
+    #[serde(default)]
+    pub types: BTreeMap<String, TypeOverride>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TypeOverride {
+    /// The Rust type name to use instead of the schema name.
+    #[serde(default)]
+    pub rename: Option<String>,
+    /// Overrides per property, keyed by JSON name.
+    #[serde(default)]
+    pub properties: BTreeMap<String, PropertyOverride>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PropertyOverride {
+    /// The Rust field name to use.
+    #[serde(default)]
+    pub rename: Option<String>,
+    /// Treat the property as a secret (as `x-ms-secret: true` would).
+    #[serde(default)]
+    pub secret: Option<bool>,
+    /// Treat the property as read-only (as `readOnly: true` would).
+    #[serde(default)]
+    pub read_only: Option<bool>,
+}
+
+impl Config {
+    /// Reads and validates a config file.
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        Config::parse(&text, path)
+    }
+
+    /// Parses config text; `path` is only used in error messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Config> {
+        let de = serde_yaml_ng::Deserializer::from_str(text);
+        let config: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = e.path().to_string();
+            let inner = e.into_inner();
+            let location = inner
+                .location()
+                .map(|l| format!(" (line {}, column {})", l.line(), l.column()))
+                .unwrap_or_default();
+            Error::Config {
+                file: path.to_path_buf(),
+                key,
+                message: format!("{inner}{location}"),
+            }
+        })?;
+        config.validate(path)?;
+        Ok(config)
+    }
+
+    fn validate(&self, path: &Path) -> Result<()> {
+        let err = |key: String, message: String| Error::Config {
+            file: path.to_path_buf(),
+            key,
+            message,
+        };
+        if self.groups.is_empty() {
+            return Err(err("groups".into(), "at least one group is needed".into()));
+        }
+        for (name, group) in &self.groups {
+            if !is_module_name(name) {
+                return Err(err(
+                    format!("groups.{name}"),
+                    "a group name must be a lowercase Rust module name".into(),
+                ));
+            }
+            if group.versions.is_empty() {
+                return Err(err(
+                    format!("groups.{name}.versions"),
+                    "at least one version is needed".into(),
+                ));
+            }
+            let storage: Vec<&String> = group
+                .versions
+                .iter()
+                .filter(|(_, v)| v.storage)
+                .map(|(k, _)| k)
+                .collect();
+            if storage.len() != 1 {
+                return Err(err(
+                    format!("groups.{name}.versions"),
+                    format!(
+                        "exactly one version must have `storage: true` (found {})",
+                        storage.len()
+                    ),
+                ));
+            }
+            for (version, v) in &group.versions {
+                if !is_module_name(version) {
+                    return Err(err(
+                        format!("groups.{name}.versions.{version}"),
+                        "a Kubernetes version must be a lowercase Rust module name such as v1beta1".into(),
+                    ));
+                }
+                if v.spec_files.is_empty() {
+                    return Err(err(
+                        format!("groups.{name}.versions.{version}.specFiles"),
+                        "no spec files".into(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn is_module_name(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_lowercase())
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}

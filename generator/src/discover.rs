@@ -1,0 +1,229 @@
+//! Pass 2, **discover**: every ARM PUT path is a resource. Its ARM type, parent chain and scope come from
+//! the path; its payload types from the operations on that path. There is no hand-written list.
+
+use std::path::{Path, PathBuf};
+
+use openapiv3::{Operation, ReferenceOr};
+use serde::Serialize;
+
+use crate::error::{Error, Location, Result, escape_pointer};
+use crate::load::{SpecSet, Target};
+
+/// Where a resource lives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum Scope {
+    Tenant,
+    Subscription,
+    ResourceGroup,
+    /// An extension resource on any scope (`/{scope}/providers/…`).
+    Extension,
+}
+
+/// A resource found from a PUT path.
+#[derive(Debug, Clone, Serialize)]
+pub struct DiscoveredResource {
+    /// The resource's name: the name of its PUT body schema (e.g. `ManagedCluster`).
+    pub name: String,
+    /// e.g. `Microsoft.ContainerService/managedClusters/agentPools`.
+    pub arm_type: String,
+    /// The PUT path, as written in the spec.
+    pub path: String,
+    pub scope: Scope,
+    /// Names of the path parameters that name this resource and its parents, outermost first.
+    pub name_parameters: Vec<String>,
+    /// The ARM types of the parent resources, outermost first.
+    pub parents: Vec<String>,
+    pub long_running: bool,
+    pub put_operation_id: Option<String>,
+    #[serde(skip)]
+    pub file: PathBuf,
+    /// The PUT body schema (a `$ref` target).
+    #[serde(skip)]
+    pub put_body: Target,
+    /// The schema of the GET 200 response on the same path, when there is one.
+    #[serde(skip)]
+    pub get_response: Option<Target>,
+}
+
+/// Finds every resource in the root documents of `specs`, sorted by ARM type.
+pub fn discover(specs: &SpecSet) -> Result<Vec<DiscoveredResource>> {
+    let mut out = Vec::new();
+    for root in &specs.roots {
+        let Some(doc) = specs.doc(root) else { continue };
+        for (route, item) in doc.openapi.paths.iter() {
+            let item_ptr = format!("/paths/{}", escape_pointer(route));
+            let ReferenceOr::Item(item) = item else {
+                return Err(Error::spec(
+                    &doc.location(&item_ptr),
+                    "path items by $ref are not supported",
+                ));
+            };
+            let Some(put) = &item.put else { continue };
+            let put_ptr = format!("{item_ptr}/put");
+            let at = doc.location(&put_ptr);
+            let Some(parsed) = parse_arm_path(route) else { continue };
+            let put_body = body_target(specs, root, put, &at)?
+                .ok_or_else(|| Error::spec(&at, "a resource PUT without a JSON request body"))?;
+            let name = put_body
+                .pointer
+                .rsplit('/')
+                .next()
+                .map(crate::error::unescape_pointer)
+                .unwrap_or_default();
+            let get_response = match &item.get {
+                Some(get) => response_target(specs, root, get, &doc.location(&format!("{item_ptr}/get")))?,
+                None => None,
+            };
+            let long_running = put
+                .extensions
+                .get("x-ms-long-running-operation")
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(false);
+            out.push(DiscoveredResource {
+                name,
+                arm_type: parsed.arm_type,
+                path: route.clone(),
+                scope: parsed.scope,
+                name_parameters: parsed.name_parameters,
+                parents: parsed.parents,
+                long_running,
+                put_operation_id: put.operation_id.clone(),
+                file: root.clone(),
+                put_body,
+                get_response,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.arm_type.cmp(&b.arm_type).then(a.path.cmp(&b.path)));
+    Ok(out)
+}
+
+struct ParsedPath {
+    arm_type: String,
+    scope: Scope,
+    name_parameters: Vec<String>,
+    parents: Vec<String>,
+}
+
+/// Parses `…/providers/Namespace/type/{name}/subtype/{name}`. Returns `None` for paths that do not name
+/// a resource (no provider segment, or an odd number of segments after it).
+fn parse_arm_path(route: &str) -> Option<ParsedPath> {
+    let lower = route.to_ascii_lowercase();
+    let idx = lower.rfind("/providers/")?;
+    let prefix = &route[..idx];
+    let rest = &route[idx + "/providers/".len()..];
+    let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
+    let (namespace, pairs) = segments.split_first()?;
+    if pairs.is_empty() || pairs.len() % 2 != 0 {
+        return None;
+    }
+    let mut types = Vec::new();
+    let mut names = Vec::new();
+    for pair in pairs.chunks(2) {
+        let (ty, name) = (pair[0], pair[1]);
+        if ty.starts_with('{') {
+            return None;
+        }
+        types.push(ty);
+        names.push(name.trim_start_matches('{').trim_end_matches('}').to_string());
+    }
+    let prefix_lower = prefix.to_ascii_lowercase();
+    let scope = if prefix.is_empty() {
+        Scope::Tenant
+    } else if prefix_lower.contains("/resourcegroups/") {
+        Scope::ResourceGroup
+    } else if prefix_lower.starts_with("/subscriptions/") && prefix.matches('/').count() == 2 {
+        Scope::Subscription
+    } else {
+        Scope::Extension
+    };
+    let mut parents = Vec::new();
+    for i in 1..types.len() {
+        parents.push(format!("{namespace}/{}", types[..i].join("/")));
+    }
+    Some(ParsedPath {
+        arm_type: format!("{namespace}/{}", types.join("/")),
+        scope,
+        name_parameters: names,
+        parents,
+    })
+}
+
+fn body_target(specs: &SpecSet, file: &Path, op: &Operation, at: &Location) -> Result<Option<Target>> {
+    let body = match &op.request_body {
+        None => return Ok(None),
+        Some(ReferenceOr::Item(b)) => b.clone(),
+        Some(ReferenceOr::Reference { reference }) => {
+            let target = specs.target(file, reference, at)?;
+            let doc = specs
+                .doc(&target.file)
+                .ok_or_else(|| Error::spec(at, "request body file not loaded"))?;
+            let value = doc.raw.pointer(&target.pointer).ok_or_else(|| Error::Ref {
+                at: at.clone(),
+                reference: reference.clone(),
+                message: "the pointer does not resolve".into(),
+            })?;
+            serde_json::from_value(value.clone()).map_err(|e| Error::spec(at, format!("not a request body: {e}")))?
+        }
+    };
+    let Some(media) = body.content.get("application/json") else {
+        return Ok(None);
+    };
+    match &media.schema {
+        Some(ReferenceOr::Reference { reference }) => Ok(Some(specs.target(file, reference, at)?)),
+        Some(ReferenceOr::Item(_)) => Err(Error::spec(
+            at,
+            "an inline request body schema is not supported for a resource PUT",
+        )),
+        None => Ok(None),
+    }
+}
+
+fn response_target(specs: &SpecSet, file: &Path, op: &Operation, at: &Location) -> Result<Option<Target>> {
+    let Some(resp) = op.responses.responses.get(&openapiv3::StatusCode::Code(200)) else {
+        return Ok(None);
+    };
+    let ReferenceOr::Item(resp) = resp else { return Ok(None) };
+    let Some(media) = resp.content.get("application/json") else {
+        return Ok(None);
+    };
+    match &media.schema {
+        Some(ReferenceOr::Reference { reference }) => Ok(Some(specs.target(file, reference, at)?)),
+        _ => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_resource_group_child_path() {
+        let p = parse_arm_path(
+            "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}",
+        )
+        .expect("an ARM path");
+        assert_eq!(p.arm_type, "Microsoft.ContainerService/managedClusters/agentPools");
+        assert_eq!(p.scope, Scope::ResourceGroup);
+        assert_eq!(
+            p.parents,
+            vec!["Microsoft.ContainerService/managedClusters".to_string()]
+        );
+        assert_eq!(
+            p.name_parameters,
+            vec!["resourceName".to_string(), "agentPoolName".to_string()]
+        );
+    }
+
+    #[test]
+    fn scopes() {
+        let sub = parse_arm_path("/subscriptions/{s}/providers/Microsoft.X/things/{n}").expect("path");
+        assert_eq!(sub.scope, Scope::Subscription);
+        let tenant = parse_arm_path("/providers/Microsoft.X/things/{n}").expect("path");
+        assert_eq!(tenant.scope, Scope::Tenant);
+        let ext = parse_arm_path("/{scope}/providers/Microsoft.X/things/{n}").expect("path");
+        assert_eq!(ext.scope, Scope::Extension);
+        assert!(parse_arm_path("/subscriptions/{s}/providers/Microsoft.X/things").is_none());
+        assert!(parse_arm_path("/subscriptions/{s}/resourceGroups/{rg}").is_none());
+    }
+}

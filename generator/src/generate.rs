@@ -1,0 +1,361 @@
+//! The library entry point: [`Builder`] runs the whole pipeline, for the CLI and for `build.rs` scripts.
+//!
+//! ```no_run
+//! let generation = armgen::Builder::new("azure-arm.yaml")
+//!     .specs("../azure-rest-api-specs")
+//!     .generate()
+//!     .expect("generation");
+//! generation.write("generated").expect("write");
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+use crate::discover::discover;
+use crate::emit::{self, VersionOutput};
+use crate::error::{Error, Result};
+use crate::ir::Ir;
+use crate::load::SpecSet;
+use crate::passes;
+
+/// The environment variable naming the spec root.
+pub const SPECS_ENV: &str = "AZURE_REST_API_SPECS";
+/// The spec root used when neither `--specs` nor the environment variable is given, relative to the
+/// config file's folder.
+pub const DEFAULT_SPECS: &str = "specs/azure-rest-api-specs";
+
+/// Finds the spec root: `explicit`, then `$AZURE_REST_API_SPECS`, then `<base>/specs/azure-rest-api-specs`.
+/// A root that does not exist is an error naming all three.
+pub fn resolve_spec_root(explicit: Option<&Path>, base: &Path) -> Result<PathBuf> {
+    let env = std::env::var_os(SPECS_ENV).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let default = base.join(DEFAULT_SPECS);
+    let mut tried = Vec::new();
+    if let Some(p) = explicit {
+        if p.is_dir() {
+            return Ok(p.to_path_buf());
+        }
+        tried.push(format!("--specs {} (not a directory)", p.display()));
+    } else {
+        tried.push("--specs (not given)".into());
+    }
+    if let Some(p) = &env {
+        if explicit.is_none() && p.is_dir() {
+            return Ok(p.clone());
+        }
+        tried.push(format!(
+            "${SPECS_ENV}={} {}",
+            p.display(),
+            if p.is_dir() {
+                "(overridden by --specs)"
+            } else {
+                "(not a directory)"
+            }
+        ));
+    } else {
+        tried.push(format!("${SPECS_ENV} (not set)"));
+    }
+    if explicit.is_none() && default.is_dir() {
+        return Ok(default);
+    }
+    tried.push(format!("{} (not a directory)", default.display()));
+    Err(Error::SpecRootMissing {
+        default,
+        tried: tried.join("; "),
+    })
+}
+
+/// Configures and runs a generation.
+#[derive(Debug, Clone)]
+pub struct Builder {
+    config: PathBuf,
+    specs: Option<PathBuf>,
+}
+
+/// How long each stage took.
+#[derive(Debug, Clone, Default)]
+pub struct Timings {
+    pub stages: Vec<(&'static str, Duration)>,
+}
+
+impl Timings {
+    fn add(&mut self, stage: &'static str, d: Duration) {
+        match self.stages.iter_mut().find(|(s, _)| *s == stage) {
+            Some((_, total)) => *total += d,
+            None => self.stages.push((stage, d)),
+        }
+    }
+}
+
+/// What one version produced, for the summary.
+#[derive(Debug, Clone)]
+pub struct VersionSummary {
+    pub group: String,
+    pub kube_version: String,
+    pub api_version: String,
+    pub resources: Vec<String>,
+    pub types: usize,
+    pub diagnostics: usize,
+}
+
+/// The result of a generation, in memory.
+#[derive(Debug, Clone)]
+pub struct Generation {
+    /// Relative path → contents.
+    pub files: BTreeMap<PathBuf, String>,
+    pub versions: Vec<VersionSummary>,
+    /// The IR of each version, by `group/version`.
+    pub irs: BTreeMap<String, Ir>,
+    pub timings: Timings,
+    pub spec_root: PathBuf,
+}
+
+/// A file in the output folder that differs from what generation writes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stale {
+    Missing(PathBuf),
+    Modified(PathBuf),
+    /// In the output folder, but generation does not write it.
+    Extra(PathBuf),
+}
+
+impl std::fmt::Display for Stale {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stale::Missing(p) => write!(f, "missing:  {}", p.display()),
+            Stale::Modified(p) => write!(f, "modified: {}", p.display()),
+            Stale::Extra(p) => write!(f, "extra:    {}", p.display()),
+        }
+    }
+}
+
+impl Builder {
+    /// A builder for the config file at `config`.
+    pub fn new(config: impl Into<PathBuf>) -> Self {
+        Builder {
+            config: config.into(),
+            specs: None,
+        }
+    }
+
+    /// Uses `dir` as the spec root (otherwise `$AZURE_REST_API_SPECS`, then `specs/azure-rest-api-specs`).
+    pub fn specs(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.specs = Some(dir.into());
+        self
+    }
+
+    /// Runs the pipeline and returns the generated files without writing anything.
+    pub fn generate(&self) -> Result<Generation> {
+        let mut timings = Timings::default();
+        let t = Instant::now();
+        let config = Config::load(&self.config)?;
+        let base = self.config.parent().map(Path::to_path_buf).unwrap_or_default();
+        let spec_root = resolve_spec_root(self.specs.as_deref(), &base)?;
+        timings.add("config", t.elapsed());
+
+        let mut irs: BTreeMap<String, Ir> = BTreeMap::new();
+        let mut meta = Vec::new();
+        let mut summaries = Vec::new();
+        for (group_name, group) in &config.groups {
+            let mut matched_overrides = BTreeSet::new();
+            let mut matched_resources = BTreeSet::new();
+            for (kube_version, version) in &group.versions {
+                let t = Instant::now();
+                let files: Vec<PathBuf> = version.spec_files.iter().map(|f| group.spec_folder.join(f)).collect();
+                let specs = SpecSet::load(&spec_root, &files)?;
+                timings.add("load", t.elapsed());
+
+                let t = Instant::now();
+                let mut resources = discover(&specs)?;
+                resources.retain(|r| {
+                    let excluded = group.resources.exclude.contains(&r.arm_type);
+                    if excluded {
+                        matched_resources.insert(format!("resources.exclude.{}", r.arm_type));
+                    }
+                    !excluded
+                });
+                for r in &mut resources {
+                    if let Some(kind) = group.resources.rename.get(&r.arm_type) {
+                        matched_resources.insert(format!("resources.rename.{}", r.arm_type));
+                        r.name = kind.clone();
+                    }
+                }
+                timings.add("discover", t.elapsed());
+
+                let t = Instant::now();
+                let mut ir = passes::lower::lower(&specs, &resources, &version.arm_api_version)?;
+                timings.add("lower", t.elapsed());
+                let t = Instant::now();
+                matched_overrides.extend(passes::run_all(&mut ir, &group.overrides));
+                timings.add("passes", t.elapsed());
+                summaries.push(VersionSummary {
+                    group: group_name.clone(),
+                    kube_version: kube_version.clone(),
+                    api_version: version.arm_api_version.clone(),
+                    resources: ir.resources.iter().map(|r| r.kind.clone()).collect(),
+                    types: ir.types.len(),
+                    diagnostics: ir.diagnostics.len(),
+                });
+                let key = format!("{group_name}/{kube_version}");
+                meta.push((
+                    key.clone(),
+                    group_name.clone(),
+                    group.provider.clone(),
+                    kube_version.clone(),
+                    version.storage,
+                ));
+                irs.insert(key, ir);
+            }
+            let stale_key = |key: &str| Error::Config {
+                file: self.config.clone(),
+                key: format!("groups.{group_name}.{key}"),
+                message: "matches nothing in any version of the specs; remove or fix it".into(),
+            };
+            for key in passes::overrides::declared(&group.overrides) {
+                if !matched_overrides.contains(&key) {
+                    return Err(stale_key(&key));
+                }
+            }
+            for arm_type in &group.resources.exclude {
+                let key = format!("resources.exclude.{arm_type}");
+                if !matched_resources.contains(&key) {
+                    return Err(stale_key(&key));
+                }
+            }
+            for arm_type in group.resources.rename.keys() {
+                let key = format!("resources.rename.{arm_type}");
+                if !matched_resources.contains(&key) {
+                    return Err(stale_key(&key));
+                }
+            }
+        }
+
+        let t = Instant::now();
+        let outputs: Vec<VersionOutput<'_>> = meta
+            .iter()
+            .filter_map(|(key, group, provider, kube, storage)| {
+                irs.get(key).map(|ir| VersionOutput {
+                    group,
+                    provider,
+                    kube_version: kube,
+                    storage: *storage,
+                    ir,
+                })
+            })
+            .collect();
+        let description = config
+            .output
+            .description
+            .clone()
+            .unwrap_or_else(|| "Generated Rust types for Azure Resource Manager APIs".to_string());
+        let mut files = emit::crate_files(&config.output.crate_name, &description, &outputs)?;
+        files.insert(PathBuf::from("REPORT.md"), emit::report(&outputs));
+        timings.add("emit", t.elapsed());
+        drop(outputs);
+        Ok(Generation {
+            files,
+            versions: summaries,
+            irs,
+            timings,
+            spec_root,
+        })
+    }
+}
+
+impl Generation {
+    /// Writes the files under `out`, touching only files whose contents change, and removes files under
+    /// `out` that generation no longer writes. Returns the paths written and removed.
+    pub fn write(&self, out: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+        let mut written = Vec::new();
+        let mut removed = Vec::new();
+        for stale in self.check(out)? {
+            match stale {
+                Stale::Missing(p) | Stale::Modified(p) => {
+                    let full = out.join(&p);
+                    if let Some(dir) = full.parent() {
+                        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                    }
+                    let contents = self.files.get(&p).map(String::as_str).unwrap_or_default();
+                    std::fs::write(&full, contents).map_err(|e| Error::io(&full, e))?;
+                    written.push(p);
+                }
+                Stale::Extra(p) => {
+                    let full = out.join(&p);
+                    std::fs::remove_file(&full).map_err(|e| Error::io(&full, e))?;
+                    removed.push(p);
+                }
+            }
+        }
+        remove_empty_dirs(out);
+        Ok((written, removed))
+    }
+
+    /// Compares `out` with what generation writes; an empty list means up to date.
+    pub fn check(&self, out: &Path) -> Result<Vec<Stale>> {
+        let mut stale = Vec::new();
+        for (path, contents) in &self.files {
+            let full = out.join(path);
+            match std::fs::read(&full) {
+                Ok(on_disk) if on_disk == contents.as_bytes() => {}
+                Ok(_) => stale.push(Stale::Modified(path.clone())),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => stale.push(Stale::Missing(path.clone())),
+                Err(e) => return Err(Error::io(full, e)),
+            }
+        }
+        let on_disk = list_files(out)?;
+        for p in on_disk {
+            if !self.files.contains_key(&p) {
+                stale.push(Stale::Extra(p));
+            }
+        }
+        stale.sort();
+        Ok(stale)
+    }
+
+    /// Lines of generated Rust code.
+    pub fn rust_lines(&self) -> usize {
+        self.files
+            .iter()
+            .filter(|(p, _)| p.extension().is_some_and(|e| e == "rs"))
+            .map(|(_, c)| c.lines().count())
+            .sum()
+    }
+}
+
+/// Every file under `dir`, relative to it; a missing `dir` has none.
+fn list_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = match std::fs::read_dir(&d) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io(&d, e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(&d, e))?;
+            let path = entry.path();
+            let ft = entry.file_type().map_err(|e| Error::io(&path, e))?;
+            if ft.is_dir() {
+                stack.push(path);
+            } else if let Ok(rel) = path.strip_prefix(dir) {
+                out.push(rel.to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn remove_empty_dirs(dir: &Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                remove_empty_dirs(&p);
+                let _ = std::fs::remove_dir(&p);
+            }
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! The intermediate representation the passes work on and the emitters read.
+//!
+//! Types are keyed by [`TypeId`]: the display path of the document they come from and the pointer of their
+//! schema (for a named definition) or a synthesized path (for an inline schema). Keys sort stably, so every
+//! walk over [`Ir::types`] is deterministic.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::discover::Scope;
+use crate::error::Location;
+
+/// A stable key for a type: `file#pointer`.
+pub type TypeId = String;
+
+/// Everything the emitters need for one API version.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Ir {
+    pub api_version: String,
+    /// The root spec files (display paths).
+    pub spec_files: Vec<String>,
+    pub resources: Vec<Resource>,
+    pub types: BTreeMap<TypeId, TypeDef>,
+    /// What the passes decided and a reviewer should know (renames, collisions, unsupported constructs).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    pub at: String,
+    pub message: String,
+}
+
+impl Diagnostic {
+    pub fn new(at: &Location, message: impl Into<String>) -> Self {
+        Diagnostic {
+            at: at.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// A resource: a PUT path and the types of its payloads.
+#[derive(Debug, Clone, Serialize)]
+pub struct Resource {
+    /// The kind, e.g. `ManagedCluster` (after config renames).
+    pub kind: String,
+    pub arm_type: String,
+    pub path: String,
+    pub scope: Scope,
+    pub name_parameters: Vec<String>,
+    pub parents: Vec<String>,
+    pub long_running: bool,
+    /// The PUT body type; the GET response type when it differs is recorded in `get_type`.
+    pub body_type: TypeId,
+    pub get_type: Option<TypeId>,
+    /// The Rust module (file stem) the resource's types live in, e.g. `managed_cluster`.
+    pub module: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TypeDef {
+    /// The schema's own name: the definition name, or a name synthesized from where an inline schema sits.
+    pub name: String,
+    /// The Rust type name (set by the `names` pass).
+    pub rust_name: String,
+    /// Where the schema is, in the original document's terms.
+    pub origin: String,
+    pub description: Option<String>,
+    pub kind: TypeKind,
+    /// The module the type is emitted into (set by the `layout` pass).
+    pub module: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub enum TypeKind {
+    Object(ObjectType),
+    Enum(EnumType),
+    Union(UnionType),
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ObjectType {
+    pub properties: Vec<Property>,
+    /// `allOf` parents, in order (merged into `properties` by the `allof` pass, which keeps this list).
+    pub parents: Vec<TypeId>,
+    /// Whether `allOf` parents have been merged in.
+    pub merged: bool,
+    /// The value type of `additionalProperties` beside named properties, if any.
+    pub additional_properties: Option<TypeRef>,
+    /// The discriminator property, when this type is the base of a discriminated union.
+    pub discriminator: Option<String>,
+    /// `x-ms-discriminator-value`, when this type is a variant of one.
+    pub discriminator_value: Option<String>,
+    /// `x-ms-azure-resource`.
+    pub azure_resource: bool,
+    /// Set by the `unions` pass on variant structs: the discriminator property is carried by the enum tag.
+    pub tag_property: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Property {
+    /// The JSON name, exactly as on the wire.
+    pub name: String,
+    /// The Rust field name (set by the `names` pass).
+    pub rust_name: String,
+    /// `x-ms-client-name`, when present: the name the Rust field is derived from.
+    pub client_name: Option<String>,
+    pub ty: TypeRef,
+    pub required: bool,
+    pub read_only: bool,
+    /// `x-ms-mutability`, when present (`create`, `read`, `update`).
+    pub mutability: Option<Vec<String>>,
+    pub secret: bool,
+    /// `x-ms-identifiers` on an array of objects.
+    pub identifiers: Option<Vec<String>>,
+    pub client_flatten: bool,
+    /// `x-nullable` / `nullable`: `null` is a value distinct from absent.
+    pub nullable: bool,
+    pub default: Option<Value>,
+    pub description: Option<String>,
+    pub validation: Validation,
+    /// Set by the `recursion` pass: the field closes a cycle of direct containment and is boxed.
+    pub boxed: bool,
+    /// Inherited from an `allOf` parent (set by the `allof` pass).
+    pub inherited: bool,
+    /// The format of a string (`date-time`, `uuid`, `arm-id`, …), kept for documentation and later shaping.
+    pub format: Option<String>,
+    pub origin: String,
+}
+
+/// Validation keywords a CRD schema can carry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Validation {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_length: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub minimum: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub maximum: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_items: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_items: Option<usize>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unique_items: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum TypeRef {
+    Named(TypeId),
+    Primitive(Primitive),
+    Array(Box<TypeRef>),
+    /// A JSON object with arbitrary keys and values of one type.
+    Map(Box<TypeRef>),
+    /// Any JSON value (`additionalProperties: true`, `{}` schemas, untyped objects).
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Primitive {
+    String,
+    Bool,
+    Int32,
+    Int64,
+    Float,
+    Double,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EnumType {
+    pub values: Vec<EnumValue>,
+    /// `x-ms-enum.modelAsString` (or no `x-ms-enum` at all on a string with `enum`: ARM treats values
+    /// as extensible unless told otherwise only under `modelAsString`, so that case is closed).
+    pub open: bool,
+    /// `x-ms-enum.name`.
+    pub enum_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EnumValue {
+    pub value: String,
+    /// The Rust variant name (set by the `enums` pass).
+    pub rust_name: String,
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct UnionType {
+    /// The discriminator property name.
+    pub property: String,
+    /// `x-ms-discriminator-value` → variant type, in a stable order.
+    pub variants: Vec<(String, TypeId)>,
+}
+
+impl TypeRef {
+    /// Named types this reference mentions, at any depth.
+    pub fn named(&self) -> Option<&TypeId> {
+        match self {
+            TypeRef::Named(id) => Some(id),
+            TypeRef::Array(inner) | TypeRef::Map(inner) => inner.named(),
+            _ => None,
+        }
+    }
+
+    /// Rewrites every named reference through `f`.
+    pub fn rename(&mut self, f: &impl Fn(&TypeId) -> Option<TypeId>) {
+        match self {
+            TypeRef::Named(id) => {
+                if let Some(new) = f(id) {
+                    *id = new;
+                }
+            }
+            TypeRef::Array(inner) | TypeRef::Map(inner) => inner.rename(f),
+            _ => {}
+        }
+    }
+}
+
+impl Ir {
+    /// Rewrites every reference to a type through `f` (used when passes merge or replace types).
+    pub fn rename_refs(&mut self, f: impl Fn(&TypeId) -> Option<TypeId>) {
+        for ty in self.types.values_mut() {
+            match &mut ty.kind {
+                TypeKind::Object(o) => {
+                    for p in &mut o.properties {
+                        p.ty.rename(&f);
+                    }
+                    if let Some(ap) = &mut o.additional_properties {
+                        ap.rename(&f);
+                    }
+                    for parent in &mut o.parents {
+                        if let Some(new) = f(parent) {
+                            *parent = new;
+                        }
+                    }
+                }
+                TypeKind::Union(u) => {
+                    for (_, v) in &mut u.variants {
+                        if let Some(new) = f(v) {
+                            *v = new;
+                        }
+                    }
+                }
+                TypeKind::Enum(_) => {}
+            }
+        }
+        for r in &mut self.resources {
+            if let Some(new) = f(&r.body_type) {
+                r.body_type = new;
+            }
+            if let Some(g) = &mut r.get_type {
+                if let Some(new) = f(g) {
+                    *g = new;
+                }
+            }
+        }
+    }
+
+    /// Types directly referenced by `id` (properties, map values, union variants; not `allOf` parents).
+    pub fn references(&self, id: &TypeId) -> Vec<TypeId> {
+        let mut out = Vec::new();
+        if let Some(ty) = self.types.get(id) {
+            match &ty.kind {
+                TypeKind::Object(o) => {
+                    for p in &o.properties {
+                        if let Some(n) = p.ty.named() {
+                            out.push(n.clone());
+                        }
+                    }
+                    if let Some(n) = o.additional_properties.as_ref().and_then(TypeRef::named) {
+                        out.push(n.clone());
+                    }
+                }
+                TypeKind::Union(u) => out.extend(u.variants.iter().map(|(_, v)| v.clone())),
+                TypeKind::Enum(_) => {}
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,600 @@
+//! Pass 3, **lower**: from the resources' payload schemas to IR types.
+//!
+//! Starting at each resource's PUT body and GET response, every schema reachable through properties, items,
+//! `additionalProperties`, `allOf` parents and discriminated-union variants becomes an IR type. Named
+//! definitions keep their names; inline objects and enums are named after where they sit
+//! (`Owner` + `Property`, `…Item` for array items, `…Value` for map values) and renamed deterministically by
+//! the `names` pass if that collides. Primitive aliases (`SpotMaxPrice: {type: number}`) are inlined.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+
+use heck::ToUpperCamelCase;
+use openapiv3::{AdditionalProperties, ReferenceOr, Schema, SchemaKind, Type};
+use serde_json::Value;
+
+use crate::discover::DiscoveredResource;
+use crate::error::{Error, Result, escape_pointer};
+use crate::ir::{
+    Diagnostic, EnumType, EnumValue, Ir, ObjectType, Primitive, Property, Resource, TypeDef, TypeId, TypeKind, TypeRef,
+    Validation,
+};
+use crate::load::{SpecSet, Target};
+
+/// A uniform view of a schema, whatever `openapiv3` variant it deserialized into.
+#[derive(Debug, Default)]
+pub(crate) struct View {
+    pub typ: Option<String>,
+    pub properties: Vec<(String, ReferenceOr<Box<Schema>>)>,
+    pub required: Vec<String>,
+    pub additional: Option<AdditionalProperties>,
+    pub items: Option<ReferenceOr<Box<Schema>>>,
+    pub enumeration: Vec<Value>,
+    pub format: Option<String>,
+    pub all_of: Vec<ReferenceOr<Schema>>,
+    pub one_of: Vec<ReferenceOr<Schema>>,
+    pub any_of: Vec<ReferenceOr<Schema>>,
+    pub validation: Validation,
+}
+
+fn format_string<T: serde::Serialize>(f: &openapiv3::VariantOrUnknownOrEmpty<T>) -> Option<String> {
+    match f {
+        openapiv3::VariantOrUnknownOrEmpty::Item(i) => serde_json::to_value(i)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string)),
+        openapiv3::VariantOrUnknownOrEmpty::Unknown(s) => Some(s.clone()),
+        openapiv3::VariantOrUnknownOrEmpty::Empty => None,
+    }
+}
+
+impl View {
+    pub(crate) fn of(schema: &Schema) -> View {
+        let mut v = View::default();
+        match &schema.schema_kind {
+            SchemaKind::Type(Type::String(s)) => {
+                v.typ = Some("string".into());
+                v.format = format_string(&s.format);
+                v.enumeration = s
+                    .enumeration
+                    .iter()
+                    .flatten()
+                    .map(|s| Value::String(s.clone()))
+                    .collect();
+                v.validation.pattern = s.pattern.clone();
+                v.validation.min_length = s.min_length;
+                v.validation.max_length = s.max_length;
+            }
+            SchemaKind::Type(Type::Number(n)) => {
+                v.typ = Some("number".into());
+                v.format = format_string(&n.format);
+                v.validation.minimum = n.minimum;
+                v.validation.maximum = n.maximum;
+            }
+            SchemaKind::Type(Type::Integer(n)) => {
+                v.typ = Some("integer".into());
+                v.format = format_string(&n.format);
+                v.validation.minimum = n.minimum.map(|x| x as f64);
+                v.validation.maximum = n.maximum.map(|x| x as f64);
+                v.enumeration = n.enumeration.iter().flatten().map(|x| Value::from(*x)).collect();
+            }
+            SchemaKind::Type(Type::Boolean(_)) => v.typ = Some("boolean".into()),
+            SchemaKind::Type(Type::Object(o)) => {
+                v.typ = Some("object".into());
+                v.properties = o.properties.iter().map(|(k, s)| (k.clone(), s.clone())).collect();
+                v.required = o.required.clone();
+                v.additional = o.additional_properties.clone();
+            }
+            SchemaKind::Type(Type::Array(a)) => {
+                v.typ = Some("array".into());
+                v.items = a.items.clone();
+                v.validation.min_items = a.min_items;
+                v.validation.max_items = a.max_items;
+                v.validation.unique_items = a.unique_items;
+            }
+            SchemaKind::OneOf { one_of } => v.one_of = one_of.clone(),
+            SchemaKind::AllOf { all_of } => v.all_of = all_of.clone(),
+            SchemaKind::AnyOf { any_of } => v.any_of = any_of.clone(),
+            SchemaKind::Not { .. } => {}
+            SchemaKind::Any(a) => {
+                v.typ = a.typ.clone();
+                v.properties = a.properties.iter().map(|(k, s)| (k.clone(), s.clone())).collect();
+                v.required = a.required.clone();
+                v.additional = a.additional_properties.clone();
+                v.items = a.items.clone();
+                v.enumeration = a.enumeration.clone();
+                v.format = a.format.clone();
+                v.all_of = a.all_of.clone();
+                v.one_of = a.one_of.clone();
+                v.any_of = a.any_of.clone();
+                v.validation = Validation {
+                    pattern: a.pattern.clone(),
+                    min_length: a.min_length,
+                    max_length: a.max_length,
+                    minimum: a.minimum,
+                    maximum: a.maximum,
+                    min_items: a.min_items,
+                    max_items: a.max_items,
+                    unique_items: a.unique_items.unwrap_or(false),
+                };
+            }
+        }
+        v
+    }
+
+    /// A `$ref` with annotations beside it (upconverted to `allOf: [{$ref}]` plus siblings).
+    fn wrapped_ref(&self) -> Option<&str> {
+        if self.all_of.len() == 1 && self.properties.is_empty() && self.typ.as_deref().is_none_or(|t| t == "object") {
+            if let ReferenceOr::Reference { reference } = &self.all_of[0] {
+                return Some(reference);
+            }
+        }
+        None
+    }
+
+    fn is_structured(&self) -> bool {
+        !self.properties.is_empty() || !self.all_of.is_empty()
+    }
+}
+
+fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
+    v.and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+}
+
+/// Lowers the payload types of `resources` (found in `specs`) into an [`Ir`].
+pub fn lower(specs: &SpecSet, resources: &[DiscoveredResource], api_version: &str) -> Result<Ir> {
+    let mut cx = Lower::new(specs);
+    let mut ir = Ir {
+        api_version: api_version.to_string(),
+        spec_files: specs
+            .roots
+            .iter()
+            .map(|r| {
+                specs
+                    .doc(r)
+                    .map(|d| d.display.display().to_string())
+                    .unwrap_or_default()
+            })
+            .collect(),
+        ..Ir::default()
+    };
+    for r in resources {
+        let body = cx.named(&r.put_body)?;
+        let get = match &r.get_response {
+            Some(t) => Some(cx.named(t)?),
+            None => None,
+        };
+        ir.resources.push(Resource {
+            kind: r.name.clone(),
+            arm_type: r.arm_type.clone(),
+            path: r.path.clone(),
+            scope: r.scope.clone(),
+            name_parameters: r.name_parameters.clone(),
+            parents: r.parents.clone(),
+            long_running: r.long_running,
+            get_type: get.filter(|g| *g != body),
+            body_type: body,
+            module: String::new(),
+        });
+    }
+    cx.run()?;
+    ir.types = cx.types;
+    ir.diagnostics = cx.diagnostics;
+    Ok(ir)
+}
+
+struct Lower<'a> {
+    specs: &'a SpecSet,
+    queue: VecDeque<Target>,
+    queued: BTreeSet<Target>,
+    types: BTreeMap<TypeId, TypeDef>,
+    diagnostics: Vec<Diagnostic>,
+    /// Discriminator base target → the targets whose `allOf` names it.
+    children: Option<BTreeMap<Target, Vec<Target>>>,
+}
+
+impl<'a> Lower<'a> {
+    fn new(specs: &'a SpecSet) -> Self {
+        Lower {
+            specs,
+            queue: VecDeque::new(),
+            queued: BTreeSet::new(),
+            types: BTreeMap::new(),
+            diagnostics: Vec::new(),
+            children: None,
+        }
+    }
+
+    fn id(&self, file: &Path, pointer: &str) -> TypeId {
+        let loc = self.specs.location(file, pointer);
+        format!("{}#{}", loc.file.display(), loc.pointer)
+    }
+
+    /// Queues a named schema and returns its id. Follows bare `$ref` chains first.
+    fn named(&mut self, target: &Target) -> Result<TypeId> {
+        let at = self.specs.location(&target.file, &target.pointer);
+        let reference = format!("#{}", target.pointer);
+        let (target, _) = self.specs.resolve_schema(&target.file, &reference, &at)?;
+        let id = self.id(&target.file, &target.pointer);
+        if self.queued.insert(target.clone()) {
+            self.queue.push_back(target);
+        }
+        Ok(id)
+    }
+
+    fn run(&mut self) -> Result<()> {
+        while let Some(target) = self.queue.pop_front() {
+            let (_, schema) = self.specs.resolve_schema(
+                &target.file,
+                &format!("#{}", target.pointer),
+                &self.specs.location(&target.file, &target.pointer),
+            )?;
+            let name = target
+                .pointer
+                .rsplit('/')
+                .next()
+                .map(crate::error::unescape_pointer)
+                .unwrap_or_default();
+            self.lower_named(&target.file, &target.pointer, &name, &schema)?;
+        }
+        Ok(())
+    }
+
+    /// Lowers a schema that becomes a type of its own (a definition, or an inline object/enum).
+    fn lower_named(&mut self, file: &Path, pointer: &str, name: &str, schema: &Schema) -> Result<TypeId> {
+        let id = self.id(file, pointer);
+        if self.types.contains_key(&id) {
+            return Ok(id);
+        }
+        let origin = self.specs.location(file, pointer).to_string();
+        let view = View::of(schema);
+        let description = schema.schema_data.description.clone();
+        if view.typ.as_deref() == Some("string") && !view.enumeration.is_empty() {
+            let kind = TypeKind::Enum(self.enum_type(schema, &view));
+            self.types.insert(
+                id.clone(),
+                TypeDef {
+                    name: name.to_string(),
+                    rust_name: String::new(),
+                    origin,
+                    description,
+                    kind,
+                    module: String::new(),
+                },
+            );
+            return Ok(id);
+        }
+        // Reserve the id before descending, so that recursion terminates.
+        self.types.insert(
+            id.clone(),
+            TypeDef {
+                name: name.to_string(),
+                rust_name: String::new(),
+                origin: origin.clone(),
+                description: description.clone(),
+                kind: TypeKind::Object(ObjectType::default()),
+                module: String::new(),
+            },
+        );
+        let mut object = ObjectType {
+            discriminator: schema
+                .schema_data
+                .discriminator
+                .as_ref()
+                .map(|d| d.property_name.clone()),
+            discriminator_value: schema
+                .schema_data
+                .extensions
+                .get("x-ms-discriminator-value")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            azure_resource: schema
+                .schema_data
+                .extensions
+                .get("x-ms-azure-resource")
+                .and_then(Value::as_bool)
+                == Some(true),
+            ..ObjectType::default()
+        };
+        for (i, parent) in view.all_of.iter().enumerate() {
+            let ptr = format!("{pointer}/allOf/{i}");
+            match parent {
+                ReferenceOr::Reference { reference } => {
+                    let at = self.specs.location(file, &ptr);
+                    let target = self.specs.target(file, reference, &at)?;
+                    let parent_id = self.named(&target)?;
+                    object.parents.push(parent_id);
+                }
+                ReferenceOr::Item(inline) => {
+                    // An inline `allOf` member contributes its properties directly.
+                    let inner = View::of(inline);
+                    self.properties(file, &ptr, name, &inner, &mut object)?;
+                }
+            }
+        }
+        if !view.one_of.is_empty() || !view.any_of.is_empty() {
+            self.diagnostics.push(Diagnostic::new(
+                &self.specs.location(file, pointer),
+                "oneOf/anyOf are not modelled; the members' properties are not generated",
+            ));
+        }
+        self.properties(file, pointer, name, &view, &mut object)?;
+        if let Some(ap) = &view.additional {
+            if !view.properties.is_empty() || !view.all_of.is_empty() {
+                let ptr = format!("{pointer}/additionalProperties");
+                object.additional_properties = Some(match ap {
+                    AdditionalProperties::Any(true) => TypeRef::Json,
+                    AdditionalProperties::Any(false) => TypeRef::Json,
+                    AdditionalProperties::Schema(s) => {
+                        let s: ReferenceOr<Box<Schema>> = match s.as_ref() {
+                            ReferenceOr::Reference { reference } => ReferenceOr::Reference {
+                                reference: reference.clone(),
+                            },
+                            ReferenceOr::Item(i) => ReferenceOr::Item(Box::new(i.clone())),
+                        };
+                        self.type_ref(file, &ptr, &format!("{name}Value"), &s)?
+                    }
+                });
+            }
+        }
+        if object.discriminator.is_some() {
+            let base = Target {
+                file: file.to_path_buf(),
+                pointer: pointer.to_string(),
+            };
+            for child in self.children_of(&base)? {
+                self.named(&child)?;
+            }
+        }
+        if let Some(def) = self.types.get_mut(&id) {
+            def.kind = TypeKind::Object(object);
+        }
+        Ok(id)
+    }
+
+    fn properties(
+        &mut self,
+        file: &Path,
+        pointer: &str,
+        owner: &str,
+        view: &View,
+        object: &mut ObjectType,
+    ) -> Result<()> {
+        for (prop_name, prop_schema) in &view.properties {
+            let ptr = format!("{pointer}/properties/{}", escape_pointer(prop_name));
+            let suggested = format!("{}{}", owner, prop_name.to_upper_camel_case());
+            let ty = self.type_ref(file, &ptr, &suggested, prop_schema)?;
+            let (data, inner_view) = match prop_schema {
+                ReferenceOr::Item(s) => (Some(&s.schema_data), Some(View::of(s))),
+                ReferenceOr::Reference { .. } => (None, None),
+            };
+            let ext = |key: &str| data.and_then(|d| d.extensions.get(key));
+            let mut validation = inner_view.as_ref().map(|v| v.validation.clone()).unwrap_or_default();
+            let mut format = inner_view.as_ref().and_then(|v| v.format.clone());
+            // Validation and format of a referenced primitive alias apply to the property too.
+            if let ReferenceOr::Reference { reference } = prop_schema {
+                let at = self.specs.location(file, &ptr);
+                let (_, target_schema) = self.specs.resolve_schema(file, reference, &at)?;
+                let tv = View::of(&target_schema);
+                if !tv.is_structured() && tv.enumeration.is_empty() {
+                    validation = tv.validation;
+                    format = format.or(tv.format);
+                }
+            }
+            let prop = Property {
+                name: prop_name.clone(),
+                rust_name: String::new(),
+                client_name: ext("x-ms-client-name").and_then(Value::as_str).map(str::to_string),
+                ty,
+                required: view.required.iter().any(|r| r == prop_name),
+                read_only: data.is_some_and(|d| d.read_only),
+                mutability: string_list(ext("x-ms-mutability")),
+                secret: ext("x-ms-secret").and_then(Value::as_bool) == Some(true),
+                identifiers: string_list(ext("x-ms-identifiers")),
+                client_flatten: ext("x-ms-client-flatten").and_then(Value::as_bool) == Some(true),
+                nullable: data.is_some_and(|d| d.nullable),
+                default: data.and_then(|d| d.default.clone()),
+                description: data.and_then(|d| d.description.clone()),
+                validation,
+                boxed: false,
+                inherited: false,
+                format,
+                origin: self.specs.location(file, &ptr).to_string(),
+            };
+            if let Some(existing) = object.properties.iter_mut().find(|p| p.name == *prop_name) {
+                *existing = prop;
+            } else {
+                object.properties.push(prop);
+            }
+        }
+        Ok(())
+    }
+
+    /// The type of a property, array item or map value. Inline objects and enums become named types.
+    fn type_ref(
+        &mut self,
+        file: &Path,
+        pointer: &str,
+        suggested: &str,
+        schema: &ReferenceOr<Box<Schema>>,
+    ) -> Result<TypeRef> {
+        match schema {
+            ReferenceOr::Reference { reference } => {
+                let at = self.specs.location(file, pointer);
+                let (target, resolved) = self.specs.resolve_schema(file, reference, &at)?;
+                self.ref_type(&target, &resolved, suggested)
+            }
+            ReferenceOr::Item(s) => self.inline_type(file, pointer, suggested, s),
+        }
+    }
+
+    /// The type of a referenced schema: named for objects and enums, inlined for primitive aliases.
+    fn ref_type(&mut self, target: &Target, resolved: &Schema, suggested: &str) -> Result<TypeRef> {
+        let view = View::of(resolved);
+        let is_enum = view.typ.as_deref() == Some("string") && !view.enumeration.is_empty();
+        if view.is_structured() || is_enum || resolved.schema_data.discriminator.is_some() {
+            return Ok(TypeRef::Named(self.named(target)?));
+        }
+        // A primitive, array or map alias: inline it.
+        self.inline_type(&target.file.clone(), &target.pointer.clone(), suggested, resolved)
+    }
+
+    fn inline_type(&mut self, file: &Path, pointer: &str, suggested: &str, s: &Schema) -> Result<TypeRef> {
+        let view = View::of(s);
+        if let Some(reference) = view.wrapped_ref() {
+            let at = self.specs.location(file, &format!("{pointer}/allOf/0"));
+            let (target, resolved) = self.specs.resolve_schema(file, reference, &at)?;
+            return self.ref_type(&target, &resolved, suggested);
+        }
+        let is_enum = !view.enumeration.is_empty();
+        match view.typ.as_deref() {
+            Some("string") if is_enum => {
+                let name = s
+                    .schema_data
+                    .extensions
+                    .get("x-ms-enum")
+                    .and_then(|e| e.get("name"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| suggested.to_string());
+                return Ok(TypeRef::Named(self.lower_named(file, pointer, &name, s)?));
+            }
+            _ if view.is_structured() || s.schema_data.discriminator.is_some() => {
+                return Ok(TypeRef::Named(self.lower_named(file, pointer, suggested, s)?));
+            }
+            _ => {}
+        }
+        if is_enum && view.typ.as_deref() != Some("string") {
+            self.diagnostics.push(Diagnostic::new(
+                &self.specs.location(file, pointer),
+                "a non-string enum is generated as its underlying type",
+            ));
+        }
+        Ok(match view.typ.as_deref() {
+            Some("string") => TypeRef::Primitive(Primitive::String),
+            Some("boolean") => TypeRef::Primitive(Primitive::Bool),
+            Some("integer") => match view.format.as_deref() {
+                Some("int32") => TypeRef::Primitive(Primitive::Int32),
+                _ => TypeRef::Primitive(Primitive::Int64),
+            },
+            Some("number") => match view.format.as_deref() {
+                Some("float") => TypeRef::Primitive(Primitive::Float),
+                _ => TypeRef::Primitive(Primitive::Double),
+            },
+            Some("array") => match &view.items {
+                Some(items) => TypeRef::Array(Box::new(self.type_ref(
+                    file,
+                    &format!("{pointer}/items"),
+                    &format!("{suggested}Item"),
+                    items,
+                )?)),
+                None => TypeRef::Array(Box::new(TypeRef::Json)),
+            },
+            Some("object") | None => match &view.additional {
+                Some(AdditionalProperties::Schema(value)) => {
+                    let value: ReferenceOr<Box<Schema>> = match value.as_ref() {
+                        ReferenceOr::Reference { reference } => ReferenceOr::Reference {
+                            reference: reference.clone(),
+                        },
+                        ReferenceOr::Item(i) => ReferenceOr::Item(Box::new(i.clone())),
+                    };
+                    TypeRef::Map(Box::new(self.type_ref(
+                        file,
+                        &format!("{pointer}/additionalProperties"),
+                        &format!("{suggested}Value"),
+                        &value,
+                    )?))
+                }
+                Some(AdditionalProperties::Any(true)) => TypeRef::Map(Box::new(TypeRef::Json)),
+                _ => TypeRef::Json,
+            },
+            Some(other) => {
+                return Err(Error::spec(
+                    &self.specs.location(file, pointer),
+                    format!("unknown schema type {other:?}"),
+                ));
+            }
+        })
+    }
+
+    fn enum_type(&self, schema: &Schema, view: &View) -> EnumType {
+        let x = schema.schema_data.extensions.get("x-ms-enum");
+        let open = x
+            .and_then(|x| x.get("modelAsString"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let enum_name = x
+            .and_then(|x| x.get("name"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let described: BTreeMap<String, (Option<String>, Option<String>)> = x
+            .and_then(|x| x.get("values"))
+            .and_then(Value::as_array)
+            .map(|vals| {
+                vals.iter()
+                    .filter_map(|v| {
+                        let value = v.get("value").and_then(Value::as_str)?;
+                        Some((
+                            value.to_string(),
+                            (
+                                v.get("description").and_then(Value::as_str).map(str::to_string),
+                                v.get("name").and_then(Value::as_str).map(str::to_string),
+                            ),
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let values = view
+            .enumeration
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|value| {
+                let (description, name) = described.get(value).cloned().unwrap_or_default();
+                EnumValue {
+                    value: value.to_string(),
+                    rust_name: name.unwrap_or_default(),
+                    description,
+                }
+            })
+            .collect();
+        EnumType {
+            values,
+            open,
+            enum_name,
+        }
+    }
+
+    /// Every schema, in any loaded document, whose `allOf` names `base`.
+    fn children_of(&mut self, base: &Target) -> Result<Vec<Target>> {
+        if self.children.is_none() {
+            let mut map: BTreeMap<Target, Vec<Target>> = BTreeMap::new();
+            for (path, doc) in &self.specs.docs {
+                let Some(components) = &doc.openapi.components else {
+                    continue;
+                };
+                for (name, schema) in &components.schemas {
+                    let ReferenceOr::Item(schema) = schema else { continue };
+                    let pointer = format!("/components/schemas/{}", escape_pointer(name));
+                    for (i, parent) in View::of(schema).all_of.iter().enumerate() {
+                        if let ReferenceOr::Reference { reference } = parent {
+                            let at = self.specs.location(path, &format!("{pointer}/allOf/{i}"));
+                            let (t, _) = self.specs.resolve_schema(path, reference, &at)?;
+                            map.entry(t).or_default().push(Target {
+                                file: PathBuf::from(path),
+                                pointer: pointer.clone(),
+                            });
+                        }
+                    }
+                }
+            }
+            self.children = Some(map);
+        }
+        Ok(self
+            .children
+            .as_ref()
+            .and_then(|m| m.get(base))
+            .cloned()
+            .unwrap_or_default())
+    }
+}

@@ -1,0 +1,43 @@
+//! Runtime support shared by armgen-generated code (`aks-api`) and the tools built on it.
+//!
+//! What is here is what every generated file needs: resource metadata, the error for an unknown value of a
+//! closed enum, and [`Nullable`] for properties where `null` differs from absent.
+
+pub mod nullable;
+
+pub use nullable::Nullable;
+
+/// Static facts about one generated resource (one ARM PUT path in one API version).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResourceInfo {
+    /// The kind, e.g. `ManagedCluster`.
+    pub kind: &'static str,
+    /// The ARM resource type, e.g. `Microsoft.ContainerService/managedClusters`.
+    pub arm_type: &'static str,
+    /// The ARM API version, e.g. `2025-10-01`.
+    pub api_version: &'static str,
+    /// The PUT path template from the spec.
+    pub path: &'static str,
+    /// The ARM types of the parent resources, outermost first.
+    pub parents: &'static [&'static str],
+    /// Whether the PUT is a long-running operation.
+    pub long_running: bool,
+}
+
+/// A value a closed enum does not have. Open enums (`modelAsString: true`) never produce it: they keep
+/// unknown values in their `Other` variant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownEnumValue {
+    /// The Rust name of the enum.
+    pub type_name: &'static str,
+    /// The value received.
+    pub value: String,
+}
+
+impl std::fmt::Display for UnknownEnumValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "unknown {} value {:?}", self.type_name, self.value)
+    }
+}
+
+impl std::error::Error for UnknownEnumValue {}
