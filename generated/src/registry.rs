@@ -4,13 +4,13 @@
 
 //! Dispatch over every generated group, version and kind.
 /// Reads `json` as the ARM payload of `kind` in API group `group`, Kubernetes version `version`, and
-/// writes it back out; `None` when that group, version (or its feature) or kind does not exist.
+/// writes it back out, listing what the types do not model; `None` when that group, version (or its feature) or kind does not exist.
 pub fn arm_round_trip(
     group: &str,
     version: &str,
     kind: &str,
     json: &str,
-) -> Option<Result<String, serde_json::Error>> {
+) -> Option<Result<armgen_runtime::RoundTrip, serde_json::Error>> {
     match (group, version) {
         #[cfg(feature = "v1beta1")]
         ("containerservice", "v1beta1") => {

@@ -4,8 +4,15 @@
 //! closed enum, and [`Nullable`] for properties where `null` differs from absent.
 
 pub mod nullable;
+pub mod unknown;
 
 pub use nullable::Nullable;
+pub use unknown::{RoundTrip, UnknownFields};
+
+/// Escapes one JSON-pointer segment (`~` → `~0`, `/` → `~1`).
+pub fn escape_pointer(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
 
 /// Static facts about one generated resource (one ARM PUT path in one API version).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -111,8 +111,8 @@ pub fn crate_files(
         #![doc = " Dispatch over every generated group, version and kind."]
 
         /// Reads `json` as the ARM payload of `kind` in API group `group`, Kubernetes version `version`, and
-        /// writes it back out; `None` when that group, version (or its feature) or kind does not exist.
-        pub fn arm_round_trip(group: &str, version: &str, kind: &str, json: &str) -> Option<Result<String, serde_json::Error>> {
+        /// writes it back out, listing what the types do not model; `None` when that group, version (or its feature) or kind does not exist.
+        pub fn arm_round_trip(group: &str, version: &str, kind: &str, json: &str) -> Option<Result<armgen_runtime::RoundTrip, serde_json::Error>> {
             match (group, version) {
                 #(#dispatch)*
                 _ => {
@@ -227,7 +227,7 @@ fn version_files(files: &mut BTreeMap<PathBuf, String>, v: &VersionOutput<'_>) -
         let name = format_ident!("{}", ty.rust_name);
         let kind = &r.kind;
         Some(quote! {
-            #kind => serde_json::from_str::<#name>(json).and_then(|v| serde_json::to_string(&v)),
+            #kind => armgen_runtime::unknown::round_trip::<#name>(json),
         })
     });
     let arm_mod = quote! {
@@ -237,9 +237,9 @@ fn version_files(files: &mut BTreeMap<PathBuf, String>, v: &VersionOutput<'_>) -
         /// The resources of this API version, sorted by ARM type.
         pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[#(#infos)*];
 
-        /// Reads `json` as the ARM payload of the resource `kind` and writes it back out; `None` for a kind
-        /// this API version does not have.
-        pub fn round_trip(kind: &str, json: &str) -> Option<Result<String, serde_json::Error>> {
+        /// Reads `json` as the ARM payload of the resource `kind` and writes it back out, listing what the
+        /// types do not model; `None` for a kind this API version does not have.
+        pub fn round_trip(kind: &str, json: &str) -> Option<Result<armgen_runtime::RoundTrip, serde_json::Error>> {
             Some(match kind {
                 #(#arms)*
                 _ => return None,

@@ -128,11 +128,7 @@ impl<'a> Emitter<'a> {
             .ir
             .types
             .values()
-            .filter(|d| d.module == module)
-            .any(|d| match &d.kind {
-                TypeKind::Object(_) => true,
-                _ => false,
-            });
+            .any(|d| d.module == module && matches!(d.kind, TypeKind::Object(_)));
         let map_import = if uses_map {
             quote!(
                 use std::collections::BTreeMap;
@@ -143,6 +139,8 @@ impl<'a> Emitter<'a> {
         Ok(quote! {
             #[allow(unused_imports)]
             use super::*;
+            #[allow(unused_imports)]
+            use armgen_runtime::UnknownFields;
             #[allow(unused_imports)]
             use serde::{Deserialize, Serialize};
             #[allow(unused_imports)]
@@ -186,12 +184,31 @@ impl<'a> Emitter<'a> {
         } else {
             quote!()
         };
+        let mut visits = Vec::new();
+        for p in &o.properties {
+            if p.ty.named().is_some() {
+                let field = ident(&p.rust_name);
+                let pointer = format!("{{path}}/{}", crate::error::escape_pointer(&p.name));
+                visits.push(quote!(self.#field.unknown_fields(&format!(#pointer), out);));
+            }
+        }
+        let record_unknown = match &o.additional_properties {
+            Some(ty) if ty.named().is_some() => quote!(self.#unknown.unknown_fields(path, out);),
+            Some(_) => quote!(),
+            None => quote!(armgen_runtime::unknown::record_keys(&self.#unknown, path, out);),
+        };
         Ok(quote! {
             #doc
             #[derive(Debug, Clone, PartialEq, #default Serialize, Deserialize)]
             pub struct #name {
                 #(#fields)*
                 #extra
+            }
+            impl armgen_runtime::UnknownFields for #name {
+                fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+                    #(#visits)*
+                    #record_unknown
+                }
             }
         })
     }
@@ -320,6 +337,13 @@ impl<'a> Emitter<'a> {
                         }
                     }
                 }
+                impl armgen_runtime::UnknownFields for #name {
+                    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+                        if let Self::Other(value) = self {
+                            out.push(format!("{path}={value}"));
+                        }
+                    }
+                }
             }
         } else {
             quote! {
@@ -351,6 +375,9 @@ impl<'a> Emitter<'a> {
                         value.as_str().to_string()
                     }
                 }
+                impl armgen_runtime::UnknownFields for #name {
+                    fn unknown_fields(&self, _path: &str, _out: &mut Vec<String>) {}
+                }
             }
         }
     }
@@ -367,6 +394,7 @@ impl<'a> Emitter<'a> {
         let tag = &u.property;
         let mut used = BTreeMap::new();
         let mut variants = Vec::new();
+        let mut visits = Vec::new();
         for (value, id) in &u.variants {
             let base = variant_ident(value);
             let n: &mut usize = used.entry(base.clone()).or_insert(0);
@@ -383,6 +411,7 @@ impl<'a> Emitter<'a> {
                 #[serde(rename = #value)]
                 #vname(#ty),
             });
+            visits.push(quote!(Self::#vname(v) => v.unknown_fields(path, out),));
         }
         Ok(quote! {
             #doc
@@ -390,6 +419,13 @@ impl<'a> Emitter<'a> {
             #[serde(tag = #tag)]
             pub enum #name {
                 #(#variants)*
+            }
+            impl armgen_runtime::UnknownFields for #name {
+                fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+                    match self {
+                        #(#visits)*
+                    }
+                }
             }
         })
     }

@@ -6,6 +6,8 @@
 #[allow(unused_imports)]
 use super::*;
 #[allow(unused_imports)]
+use armgen_runtime::UnknownFields;
+#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
@@ -36,6 +38,12 @@ pub struct AgentPool {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for AgentPool {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.properties.unknown_fields(&format!("{path}/properties"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Properties for the container service agent pool profile.
 ///
@@ -268,4 +276,30 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfileProperties {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.os_disk_type.unknown_fields(&format!("{path}/osDiskType"), out);
+        self.kubelet_disk_type.unknown_fields(&format!("{path}/kubeletDiskType"), out);
+        self.workload_runtime.unknown_fields(&format!("{path}/workloadRuntime"), out);
+        self.os_type.unknown_fields(&format!("{path}/osType"), out);
+        self.os_sku.unknown_fields(&format!("{path}/osSKU"), out);
+        self.scale_down_mode.unknown_fields(&format!("{path}/scaleDownMode"), out);
+        self.r#type.unknown_fields(&format!("{path}/type"), out);
+        self.mode.unknown_fields(&format!("{path}/mode"), out);
+        self.upgrade_settings.unknown_fields(&format!("{path}/upgradeSettings"), out);
+        self.power_state.unknown_fields(&format!("{path}/powerState"), out);
+        self.scale_set_priority.unknown_fields(&format!("{path}/scaleSetPriority"), out);
+        self.scale_set_eviction_policy
+            .unknown_fields(&format!("{path}/scaleSetEvictionPolicy"), out);
+        self.kubelet_config.unknown_fields(&format!("{path}/kubeletConfig"), out);
+        self.linux_os_config.unknown_fields(&format!("{path}/linuxOSConfig"), out);
+        self.gpu_instance_profile
+            .unknown_fields(&format!("{path}/gpuInstanceProfile"), out);
+        self.creation_data.unknown_fields(&format!("{path}/creationData"), out);
+        self.network_profile.unknown_fields(&format!("{path}/networkProfile"), out);
+        self.windows_profile.unknown_fields(&format!("{path}/windowsProfile"), out);
+        self.security_profile.unknown_fields(&format!("{path}/securityProfile"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }

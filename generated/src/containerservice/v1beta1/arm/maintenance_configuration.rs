@@ -6,6 +6,8 @@
 #[allow(unused_imports)]
 use super::*;
 #[allow(unused_imports)]
+use armgen_runtime::UnknownFields;
+#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
@@ -29,6 +31,11 @@ pub struct AbsoluteMonthlySchedule {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for AbsoluteMonthlySchedule {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// For schedules like: 'recur every day' or 'recur every 3 days'.
 ///
 /// Schema `DailySchedule`.
@@ -43,6 +50,11 @@ pub struct DailySchedule {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for DailySchedule {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// For example, between '2022-12-23' and '2023-01-05'.
 ///
@@ -61,6 +73,11 @@ pub struct DateSpan {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for DateSpan {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// See \[planned maintenance\](https://docs.microsoft.com/azure/aks/planned-maintenance) for more information about planned maintenance.
 ///
@@ -95,6 +112,13 @@ pub struct MaintenanceConfiguration {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for MaintenanceConfiguration {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
+        self.properties.unknown_fields(&format!("{path}/properties"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Properties used to configure planned maintenance for a Managed Cluster.
 ///
 /// Schema `MaintenanceConfigurationProperties`.
@@ -117,6 +141,15 @@ pub struct MaintenanceConfigurationProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for MaintenanceConfigurationProperties {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.time_in_week.unknown_fields(&format!("{path}/timeInWeek"), out);
+        self.not_allowed_time.unknown_fields(&format!("{path}/notAllowedTime"), out);
+        self.maintenance_window
+            .unknown_fields(&format!("{path}/maintenanceWindow"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Maintenance window used to configure scheduled auto-upgrade for a Managed Cluster.
 ///
@@ -153,6 +186,13 @@ pub struct MaintenanceWindow {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for MaintenanceWindow {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.schedule.unknown_fields(&format!("{path}/schedule"), out);
+        self.not_allowed_dates.unknown_fields(&format!("{path}/notAllowedDates"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// For schedules like: 'recur every month on the first Monday' or 'recur every 3 months on last Friday'.
 ///
 /// Schema `RelativeMonthlySchedule`.
@@ -173,6 +213,13 @@ pub struct RelativeMonthlySchedule {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for RelativeMonthlySchedule {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.week_index.unknown_fields(&format!("{path}/weekIndex"), out);
+        self.day_of_week.unknown_fields(&format!("{path}/dayOfWeek"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// One and only one of the schedule types should be specified. Choose either 'daily', 'weekly', 'absoluteMonthly' or 'relativeMonthly' for your maintenance schedule.
 ///
@@ -200,6 +247,15 @@ pub struct Schedule {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for Schedule {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.daily.unknown_fields(&format!("{path}/daily"), out);
+        self.weekly.unknown_fields(&format!("{path}/weekly"), out);
+        self.absolute_monthly.unknown_fields(&format!("{path}/absoluteMonthly"), out);
+        self.relative_monthly.unknown_fields(&format!("{path}/relativeMonthly"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Time in a week.
 ///
 /// Schema `TimeInWeek`.
@@ -215,6 +271,12 @@ pub struct TimeInWeek {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for TimeInWeek {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.day.unknown_fields(&format!("{path}/day"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// For example, between 2021-05-25T13:00:00Z and 2021-05-25T14:00:00Z.
 ///
@@ -235,6 +297,11 @@ pub struct TimeSpan {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for TimeSpan {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Specifies on which week of the month the dayOfWeek applies.
 ///
@@ -285,6 +352,13 @@ impl From<Type> for String {
         match value {
             Type::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for Type {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -348,6 +422,13 @@ impl From<WeekDay> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for WeekDay {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// For schedules like: 'recur every Monday' or 'recur every 3 weeks on Wednesday'.
 ///
 /// Schema `WeeklySchedule`.
@@ -365,4 +446,10 @@ pub struct WeeklySchedule {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for WeeklySchedule {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.day_of_week.unknown_fields(&format!("{path}/dayOfWeek"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }

@@ -6,6 +6,8 @@
 #[allow(unused_imports)]
 use super::*;
 #[allow(unused_imports)]
+use armgen_runtime::UnknownFields;
+#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
@@ -26,6 +28,13 @@ pub struct AdvancedNetworking {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for AdvancedNetworking {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.observability.unknown_fields(&format!("{path}/observability"), out);
+        self.security.unknown_fields(&format!("{path}/security"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
 ///
 /// Schema `AdvancedNetworkingObservability`.
@@ -39,6 +48,11 @@ pub struct AdvancedNetworkingObservability {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for AdvancedNetworkingObservability {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Security profile to enable security features on cilium based cluster.
 ///
 /// Schema `AdvancedNetworkingSecurity`.
@@ -51,6 +65,11 @@ pub struct AdvancedNetworkingSecurity {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurity {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Azure Key Vault key management service settings for the security profile.
 ///
@@ -85,6 +104,13 @@ pub struct AzureKeyVaultKms {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for AzureKeyVaultKms {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.key_vault_network_access
+            .unknown_fields(&format!("{path}/keyVaultNetworkAccess"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The type of the managed inbound Load Balancer BackendPool.
 ///
@@ -126,6 +152,13 @@ impl From<BackendPoolType> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for BackendPoolType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Settings for upgrading a cluster.
 ///
 /// Schema `ClusterUpgradeSettings`.
@@ -143,6 +176,12 @@ pub struct ClusterUpgradeSettings {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ClusterUpgradeSettings {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.override_settings.unknown_fields(&format!("{path}/overrideSettings"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Profile for Linux VMs in the container service cluster.
 ///
 /// Schema `ContainerServiceLinuxProfile`.
@@ -157,6 +196,12 @@ pub struct ContainerServiceLinuxProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ContainerServiceLinuxProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.ssh.unknown_fields(&format!("{path}/ssh"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Profile of network configuration.
 ///
@@ -247,6 +292,26 @@ pub struct ContainerServiceNetworkProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.network_plugin.unknown_fields(&format!("{path}/networkPlugin"), out);
+        self.network_plugin_mode
+            .unknown_fields(&format!("{path}/networkPluginMode"), out);
+        self.network_policy.unknown_fields(&format!("{path}/networkPolicy"), out);
+        self.network_mode.unknown_fields(&format!("{path}/networkMode"), out);
+        self.network_dataplane.unknown_fields(&format!("{path}/networkDataplane"), out);
+        self.advanced_networking
+            .unknown_fields(&format!("{path}/advancedNetworking"), out);
+        self.outbound_type.unknown_fields(&format!("{path}/outboundType"), out);
+        self.load_balancer_sku.unknown_fields(&format!("{path}/loadBalancerSku"), out);
+        self.load_balancer_profile
+            .unknown_fields(&format!("{path}/loadBalancerProfile"), out);
+        self.nat_gateway_profile
+            .unknown_fields(&format!("{path}/natGatewayProfile"), out);
+        self.ip_families.unknown_fields(&format!("{path}/ipFamilies"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// SSH configuration for Linux-based VMs running on Azure.
 ///
 /// Schema `ContainerServiceSshConfiguration`.
@@ -260,6 +325,12 @@ pub struct ContainerServiceSshConfiguration {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ContainerServiceSshConfiguration {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.public_keys.unknown_fields(&format!("{path}/publicKeys"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Contains information about SSH certificate public key data.
 ///
 /// Schema `ContainerServiceSshPublicKey`.
@@ -272,6 +343,11 @@ pub struct ContainerServiceSshPublicKey {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ContainerServiceSshPublicKey {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Delegated resource properties - internal use only.
 ///
@@ -300,6 +376,11 @@ pub struct DelegatedResource {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for DelegatedResource {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// If not specified, the default is 'random'. See \[expanders\](https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders) for more information.
 ///
@@ -349,6 +430,13 @@ impl From<Expander> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for Expander {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The complex type of the extended location.
 ///
 /// Schema `ExtendedLocation`.
@@ -364,6 +452,12 @@ pub struct ExtendedLocation {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ExtendedLocation {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.r#type.unknown_fields(&format!("{path}/type"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The type of extendedLocation.
 ///
@@ -398,6 +492,13 @@ impl From<ExtendedLocationType> for String {
         match value {
             ExtendedLocationType::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for ExtendedLocationType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -441,6 +542,13 @@ impl From<IpFamily> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for IpFamily {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here https://aka.ms/asm-plugin-ca
 ///
 /// Schema `IstioCertificateAuthority`.
@@ -452,6 +560,12 @@ pub struct IstioCertificateAuthority {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for IstioCertificateAuthority {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.plugin.unknown_fields(&format!("{path}/plugin"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Istio components configuration.
 ///
@@ -473,6 +587,13 @@ pub struct IstioComponents {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for IstioComponents {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.ingress_gateways.unknown_fields(&format!("{path}/ingressGateways"), out);
+        self.egress_gateways.unknown_fields(&format!("{path}/egressGateways"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Istio egress gateway configuration.
 ///
 /// Schema `IstioEgressGateway`.
@@ -484,6 +605,11 @@ pub struct IstioEgressGateway {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for IstioEgressGateway {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Istio ingress gateway configuration. For now, we support up to one external ingress gateway named `aks-istio-ingressgateway-external` and one internal ingress gateway named `aks-istio-ingressgateway-internal`.
 ///
@@ -498,6 +624,12 @@ pub struct IstioIngressGateway {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for IstioIngressGateway {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.mode.unknown_fields(&format!("{path}/mode"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Mode of an ingress gateway.
 ///
@@ -539,6 +671,13 @@ impl From<IstioIngressGatewayMode> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for IstioIngressGatewayMode {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Plugin certificates information for Service Mesh.
 ///
 /// Schema `IstioPluginCertificateAuthority`.
@@ -574,6 +713,11 @@ pub struct IstioPluginCertificateAuthority {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for IstioPluginCertificateAuthority {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Istio service mesh configuration.
 ///
 /// Schema `IstioServiceMesh`.
@@ -594,6 +738,14 @@ pub struct IstioServiceMesh {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for IstioServiceMesh {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.components.unknown_fields(&format!("{path}/components"), out);
+        self.certificate_authority
+            .unknown_fields(&format!("{path}/certificateAuthority"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Network access of key vault. The possible values are `Public` and `Private`. `Public` means the key vault allows public access from all networks. `Private` means the key vault disables public access and enables private link. The default value is `Public`.
 ///
@@ -632,6 +784,13 @@ impl From<KeyVaultNetworkAccessTypes> for String {
         match value {
             KeyVaultNetworkAccessTypes::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for KeyVaultNetworkAccessTypes {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -675,6 +834,13 @@ impl From<KubernetesSupportPlan> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for KubernetesSupportPlan {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The license type to use for Windows VMs. See \[Azure Hybrid User Benefits\](https://azure.microsoft.com/pricing/hybrid-benefit/faq/) for more details.
 ///
 /// Schema `licenseType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -715,6 +881,13 @@ impl From<LicenseType> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for LicenseType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The default is 'standard'. See \[Azure Load Balancer SKUs\](https://docs.microsoft.com/azure/load-balancer/skus) for more information about the differences between load balancer SKUs.
 ///
 /// Schema `loadBalancerSku`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -752,6 +925,13 @@ impl From<LoadBalancerSku> for String {
         match value {
             LoadBalancerSku::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for LoadBalancerSku {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -808,6 +988,16 @@ pub struct ManagedCluster {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedCluster {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
+        self.sku.unknown_fields(&format!("{path}/sku"), out);
+        self.extended_location.unknown_fields(&format!("{path}/extendedLocation"), out);
+        self.identity.unknown_fields(&format!("{path}/identity"), out);
+        self.properties.unknown_fields(&format!("{path}/properties"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// For more details see \[managed AAD on AKS\](https://docs.microsoft.com/azure/aks/managed-aad).
 ///
 /// Schema `ManagedClusterAADProfile`.
@@ -851,6 +1041,11 @@ pub struct ManagedClusterAadProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterAadProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// A Kubernetes add-on profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAddonProfile`.
@@ -870,6 +1065,12 @@ pub struct ManagedClusterAddonProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterAddonProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.identity.unknown_fields(&format!("{path}/identity"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Profile for the container service agent pool.
 ///
@@ -1105,6 +1306,32 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.os_disk_type.unknown_fields(&format!("{path}/osDiskType"), out);
+        self.kubelet_disk_type.unknown_fields(&format!("{path}/kubeletDiskType"), out);
+        self.workload_runtime.unknown_fields(&format!("{path}/workloadRuntime"), out);
+        self.os_type.unknown_fields(&format!("{path}/osType"), out);
+        self.os_sku.unknown_fields(&format!("{path}/osSKU"), out);
+        self.scale_down_mode.unknown_fields(&format!("{path}/scaleDownMode"), out);
+        self.r#type.unknown_fields(&format!("{path}/type"), out);
+        self.mode.unknown_fields(&format!("{path}/mode"), out);
+        self.upgrade_settings.unknown_fields(&format!("{path}/upgradeSettings"), out);
+        self.power_state.unknown_fields(&format!("{path}/powerState"), out);
+        self.scale_set_priority.unknown_fields(&format!("{path}/scaleSetPriority"), out);
+        self.scale_set_eviction_policy
+            .unknown_fields(&format!("{path}/scaleSetEvictionPolicy"), out);
+        self.kubelet_config.unknown_fields(&format!("{path}/kubeletConfig"), out);
+        self.linux_os_config.unknown_fields(&format!("{path}/linuxOSConfig"), out);
+        self.gpu_instance_profile
+            .unknown_fields(&format!("{path}/gpuInstanceProfile"), out);
+        self.creation_data.unknown_fields(&format!("{path}/creationData"), out);
+        self.network_profile.unknown_fields(&format!("{path}/networkProfile"), out);
+        self.windows_profile.unknown_fields(&format!("{path}/windowsProfile"), out);
+        self.security_profile.unknown_fields(&format!("{path}/securityProfile"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Access profile for managed cluster API server.
 ///
 /// Schema `ManagedClusterAPIServerAccessProfile`.
@@ -1146,6 +1373,11 @@ pub struct ManagedClusterApiServerAccessProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterApiServerAccessProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Auto upgrade profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAutoUpgradeProfile`.
@@ -1166,6 +1398,14 @@ pub struct ManagedClusterAutoUpgradeProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterAutoUpgradeProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.upgrade_channel.unknown_fields(&format!("{path}/upgradeChannel"), out);
+        self.node_os_upgrade_channel
+            .unknown_fields(&format!("{path}/nodeOSUpgradeChannel"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Azure Monitor addon profiles for monitoring the managed cluster.
 ///
 /// Schema `ManagedClusterAzureMonitorProfile`.
@@ -1177,6 +1417,12 @@ pub struct ManagedClusterAzureMonitorProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.metrics.unknown_fields(&format!("{path}/metrics"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
 ///
@@ -1202,6 +1448,12 @@ pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields
+for ManagedClusterAzureMonitorProfileKubeStateMetrics {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileMetrics`.
@@ -1220,6 +1472,12 @@ pub struct ManagedClusterAzureMonitorProfileMetrics {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetrics {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.kube_state_metrics.unknown_fields(&format!("{path}/kubeStateMetrics"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// The cost analysis configuration for the cluster
 ///
 /// Schema `ManagedClusterCostAnalysis`.
@@ -1232,6 +1490,11 @@ pub struct ManagedClusterCostAnalysis {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterCostAnalysis {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Cluster HTTP proxy configuration.
 ///
@@ -1254,6 +1517,11 @@ pub struct ManagedClusterHttpProxyConfig {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterHttpProxyConfig {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Identity for the managed cluster.
 ///
@@ -1294,6 +1562,16 @@ pub struct ManagedClusterIdentity {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterIdentity {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.r#type.unknown_fields(&format!("{path}/type"), out);
+        self.delegated_resources
+            .unknown_fields(&format!("{path}/delegatedResources"), out);
+        self.user_assigned_identities
+            .unknown_fields(&format!("{path}/userAssignedIdentities"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Schema `ManagedClusterIdentityUserAssignedIdentitiesValue`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterIdentityUserAssignedIdentitiesValue {
@@ -1312,6 +1590,12 @@ pub struct ManagedClusterIdentityUserAssignedIdentitiesValue {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields
+for ManagedClusterIdentityUserAssignedIdentitiesValue {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Ingress profile for the container service cluster.
 ///
 /// Schema `ManagedClusterIngressProfile`.
@@ -1324,6 +1608,12 @@ pub struct ManagedClusterIngressProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterIngressProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.web_app_routing.unknown_fields(&format!("{path}/webAppRouting"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Application Routing add-on settings for the ingress profile.
 ///
@@ -1349,6 +1639,12 @@ pub struct ManagedClusterIngressProfileWebAppRouting {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileWebAppRouting {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.identity.unknown_fields(&format!("{path}/identity"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Profile of the managed cluster load balancer.
 ///
@@ -1422,6 +1718,19 @@ pub struct ManagedClusterLoadBalancerProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.managed_outbound_i_ps
+            .unknown_fields(&format!("{path}/managedOutboundIPs"), out);
+        self.outbound_ip_prefixes
+            .unknown_fields(&format!("{path}/outboundIPPrefixes"), out);
+        self.outbound_i_ps.unknown_fields(&format!("{path}/outboundIPs"), out);
+        self.effective_outbound_i_ps
+            .unknown_fields(&format!("{path}/effectiveOutboundIPs"), out);
+        self.backend_pool_type.unknown_fields(&format!("{path}/backendPoolType"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Desired managed outbound IPs for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileManagedOutboundIPs`.
@@ -1442,6 +1751,12 @@ pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields
+for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Desired outbound IP resources for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileOutboundIPs`.
@@ -1454,6 +1769,12 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIPs {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.public_i_ps.unknown_fields(&format!("{path}/publicIPs"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Desired outbound IP Prefix resources for the cluster load balancer.
 ///
@@ -1472,6 +1793,13 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields
+for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.public_ip_prefixes.unknown_fields(&format!("{path}/publicIPPrefixes"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Profile of the managed outbound IP resources of the managed cluster.
 ///
 /// Schema `ManagedClusterManagedOutboundIPProfile`.
@@ -1487,6 +1815,11 @@ pub struct ManagedClusterManagedOutboundIpProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterManagedOutboundIpProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// The metrics profile for the ManagedCluster.
 ///
 /// Schema `ManagedClusterMetricsProfile`.
@@ -1498,6 +1831,12 @@ pub struct ManagedClusterMetricsProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterMetricsProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.cost_analysis.unknown_fields(&format!("{path}/costAnalysis"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Profile of the managed cluster NAT gateway.
 ///
@@ -1532,6 +1871,15 @@ pub struct ManagedClusterNatGatewayProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.managed_outbound_ip_profile
+            .unknown_fields(&format!("{path}/managedOutboundIPProfile"), out);
+        self.effective_outbound_i_ps
+            .unknown_fields(&format!("{path}/effectiveOutboundIPs"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Node resource group lockdown profile for a managed cluster.
 ///
 /// Schema `ManagedClusterNodeResourceGroupProfile`.
@@ -1548,6 +1896,12 @@ pub struct ManagedClusterNodeResourceGroupProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterNodeResourceGroupProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.restriction_level.unknown_fields(&format!("{path}/restrictionLevel"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The OIDC issuer profile of the Managed Cluster.
 ///
@@ -1566,6 +1920,11 @@ pub struct ManagedClusterOidcIssuerProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterOidcIssuerProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Details about the pod identity assigned to the Managed Cluster.
 ///
@@ -1606,6 +1965,15 @@ pub struct ManagedClusterPodIdentity {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterPodIdentity {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.identity.unknown_fields(&format!("{path}/identity"), out);
+        self.provisioning_state
+            .unknown_fields(&format!("{path}/provisioningState"), out);
+        self.provisioning_info.unknown_fields(&format!("{path}/provisioningInfo"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// See \[disable AAD Pod Identity for a specific Pod/Application\](https://azure.github.io/aad-pod-identity/docs/configure/application_exception/) for more details.
 ///
 /// Schema `ManagedClusterPodIdentityException`.
@@ -1622,6 +1990,11 @@ pub struct ManagedClusterPodIdentityException {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityException {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// See \[use AAD pod identity\](https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity) for more details on pod identity integration.
 ///
@@ -1659,6 +2032,15 @@ pub struct ManagedClusterPodIdentityProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.user_assigned_identities
+            .unknown_fields(&format!("{path}/userAssignedIdentities"), out);
+        self.user_assigned_identity_exceptions
+            .unknown_fields(&format!("{path}/userAssignedIdentityExceptions"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// An error response from the pod identity provisioning.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningError`.
@@ -1671,6 +2053,12 @@ pub struct ManagedClusterPodIdentityProvisioningError {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningError {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.error.unknown_fields(&format!("{path}/error"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// An error response from the pod identity provisioning.
 ///
@@ -1694,6 +2082,12 @@ pub struct ManagedClusterPodIdentityProvisioningErrorBody {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErrorBody {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.details.unknown_fields(&format!("{path}/details"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Schema `ManagedClusterPodIdentityProvisioningInfo`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterPodIdentityProvisioningInfo {
@@ -1704,6 +2098,12 @@ pub struct ManagedClusterPodIdentityProvisioningInfo {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningInfo {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.error.unknown_fields(&format!("{path}/error"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The current provisioning state of the pod identity.
 ///
@@ -1758,6 +2158,13 @@ impl From<ManagedClusterPodIdentityProvisioningState> for String {
         match value {
             ManagedClusterPodIdentityProvisioningState::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningState {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -2012,6 +2419,51 @@ pub struct ManagedClusterProperties {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterProperties {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.power_state.unknown_fields(&format!("{path}/powerState"), out);
+        self.agent_pool_profiles
+            .unknown_fields(&format!("{path}/agentPoolProfiles"), out);
+        self.linux_profile.unknown_fields(&format!("{path}/linuxProfile"), out);
+        self.windows_profile.unknown_fields(&format!("{path}/windowsProfile"), out);
+        self.service_principal_profile
+            .unknown_fields(&format!("{path}/servicePrincipalProfile"), out);
+        self.addon_profiles.unknown_fields(&format!("{path}/addonProfiles"), out);
+        self.pod_identity_profile
+            .unknown_fields(&format!("{path}/podIdentityProfile"), out);
+        self.oidc_issuer_profile
+            .unknown_fields(&format!("{path}/oidcIssuerProfile"), out);
+        self.node_resource_group_profile
+            .unknown_fields(&format!("{path}/nodeResourceGroupProfile"), out);
+        self.support_plan.unknown_fields(&format!("{path}/supportPlan"), out);
+        self.network_profile.unknown_fields(&format!("{path}/networkProfile"), out);
+        self.aad_profile.unknown_fields(&format!("{path}/aadProfile"), out);
+        self.auto_upgrade_profile
+            .unknown_fields(&format!("{path}/autoUpgradeProfile"), out);
+        self.upgrade_settings.unknown_fields(&format!("{path}/upgradeSettings"), out);
+        self.auto_scaler_profile
+            .unknown_fields(&format!("{path}/autoScalerProfile"), out);
+        self.api_server_access_profile
+            .unknown_fields(&format!("{path}/apiServerAccessProfile"), out);
+        self.identity_profile.unknown_fields(&format!("{path}/identityProfile"), out);
+        self.private_link_resources
+            .unknown_fields(&format!("{path}/privateLinkResources"), out);
+        self.http_proxy_config.unknown_fields(&format!("{path}/httpProxyConfig"), out);
+        self.security_profile.unknown_fields(&format!("{path}/securityProfile"), out);
+        self.storage_profile.unknown_fields(&format!("{path}/storageProfile"), out);
+        self.ingress_profile.unknown_fields(&format!("{path}/ingressProfile"), out);
+        self.public_network_access
+            .unknown_fields(&format!("{path}/publicNetworkAccess"), out);
+        self.workload_auto_scaler_profile
+            .unknown_fields(&format!("{path}/workloadAutoScalerProfile"), out);
+        self.azure_monitor_profile
+            .unknown_fields(&format!("{path}/azureMonitorProfile"), out);
+        self.service_mesh_profile
+            .unknown_fields(&format!("{path}/serviceMeshProfile"), out);
+        self.metrics_profile.unknown_fields(&format!("{path}/metricsProfile"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Parameters to be applied to the cluster-autoscaler when enabled
 ///
 /// Schema `ManagedClusterPropertiesAutoScalerProfile`.
@@ -2154,6 +2606,12 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterPropertiesAutoScalerProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.expander.unknown_fields(&format!("{path}/expander"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Security profile for the container service cluster.
 ///
 /// Schema `ManagedClusterSecurityProfile`.
@@ -2184,6 +2642,16 @@ pub struct ManagedClusterSecurityProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.defender.unknown_fields(&format!("{path}/defender"), out);
+        self.azure_key_vault_kms
+            .unknown_fields(&format!("{path}/azureKeyVaultKms"), out);
+        self.workload_identity.unknown_fields(&format!("{path}/workloadIdentity"), out);
+        self.image_cleaner.unknown_fields(&format!("{path}/imageCleaner"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Microsoft Defender settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileDefender`.
@@ -2212,6 +2680,13 @@ pub struct ManagedClusterSecurityProfileDefender {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefender {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.security_monitoring
+            .unknown_fields(&format!("{path}/securityMonitoring"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Microsoft Defender settings for the security profile threat detection.
 ///
 /// Schema `ManagedClusterSecurityProfileDefenderSecurityMonitoring`.
@@ -2224,6 +2699,12 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields
+for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Image Cleaner removes unused images from nodes, freeing up disk space and helping to reduce attack surface area. Here are settings for the security profile.
 ///
@@ -2243,6 +2724,11 @@ pub struct ManagedClusterSecurityProfileImageCleaner {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileImageCleaner {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Workload identity settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileWorkloadIdentity`.
@@ -2255,6 +2741,11 @@ pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileWorkloadIdentity {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
 ///
@@ -2272,6 +2763,11 @@ pub struct ManagedClusterServicePrincipalProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterServicePrincipalProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// The SKU of a Managed Cluster.
 ///
 /// Schema `ManagedClusterSKU`.
@@ -2287,6 +2783,13 @@ pub struct ManagedClusterSku {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterSku {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.name.unknown_fields(&format!("{path}/name"), out);
+        self.tier.unknown_fields(&format!("{path}/tier"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The name of a managed cluster SKU.
 ///
@@ -2321,6 +2824,13 @@ impl From<ManagedClusterSkuName> for String {
         match value {
             ManagedClusterSkuName::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for ManagedClusterSkuName {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -2368,6 +2878,13 @@ impl From<ManagedClusterSkuTier> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for ManagedClusterSkuTier {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Storage profile for the container service cluster.
 ///
 /// Schema `ManagedClusterStorageProfile`.
@@ -2394,6 +2911,16 @@ pub struct ManagedClusterStorageProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.disk_csi_driver.unknown_fields(&format!("{path}/diskCSIDriver"), out);
+        self.file_csi_driver.unknown_fields(&format!("{path}/fileCSIDriver"), out);
+        self.snapshot_controller
+            .unknown_fields(&format!("{path}/snapshotController"), out);
+        self.blob_csi_driver.unknown_fields(&format!("{path}/blobCSIDriver"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// AzureBlob CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileBlobCSIDriver`.
@@ -2406,6 +2933,11 @@ pub struct ManagedClusterStorageProfileBlobCsiDriver {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileBlobCsiDriver {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// AzureDisk CSI Driver settings for the storage profile.
 ///
@@ -2420,6 +2952,11 @@ pub struct ManagedClusterStorageProfileDiskCsiDriver {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileDiskCsiDriver {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// AzureFile CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileFileCSIDriver`.
@@ -2433,6 +2970,11 @@ pub struct ManagedClusterStorageProfileFileCsiDriver {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileFileCsiDriver {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Snapshot Controller settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileSnapshotController`.
@@ -2445,6 +2987,11 @@ pub struct ManagedClusterStorageProfileSnapshotController {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileSnapshotController {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Profile for Windows VMs in the managed cluster.
 ///
@@ -2471,6 +3018,13 @@ pub struct ManagedClusterWindowsProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterWindowsProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.license_type.unknown_fields(&format!("{path}/licenseType"), out);
+        self.gmsa_profile.unknown_fields(&format!("{path}/gmsaProfile"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Workload Auto-scaler profile for the managed cluster.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfile`.
@@ -2491,6 +3045,14 @@ pub struct ManagedClusterWorkloadAutoScalerProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.keda.unknown_fields(&format!("{path}/keda"), out);
+        self.vertical_pod_autoscaler
+            .unknown_fields(&format!("{path}/verticalPodAutoscaler"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfileKeda`.
@@ -2502,6 +3064,11 @@ pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileKeda {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
 ///
@@ -2516,6 +3083,12 @@ pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields
+for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Network dataplane used in the Kubernetes cluster.
 ///
@@ -2557,6 +3130,13 @@ impl From<NetworkDataplane> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for NetworkDataplane {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// This cannot be specified if networkPlugin is anything other than 'azure'.
 ///
 /// Schema `networkMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -2594,6 +3174,13 @@ impl From<NetworkMode> for String {
         match value {
             NetworkMode::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for NetworkMode {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -2641,6 +3228,13 @@ impl From<NetworkPlugin> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for NetworkPlugin {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The mode the network plugin should use.
 ///
 /// Schema `NetworkPluginMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -2674,6 +3268,13 @@ impl From<NetworkPluginMode> for String {
         match value {
             NetworkPluginMode::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for NetworkPluginMode {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -2725,6 +3326,13 @@ impl From<NetworkPolicy> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for NetworkPolicy {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Manner in which the OS on your nodes is updated. The default is NodeImage.
 ///
 /// Schema `nodeOSUpgradeChannel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -2770,6 +3378,13 @@ impl From<NodeOsUpgradeChannel> for String {
         match value {
             NodeOsUpgradeChannel::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for NodeOsUpgradeChannel {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -2821,6 +3436,13 @@ impl From<OutboundType> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for OutboundType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// A private link resource
 ///
 /// Schema `PrivateLinkResource`.
@@ -2859,6 +3481,11 @@ pub struct PrivateLinkResource {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for PrivateLinkResource {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Allow or deny public network access for AKS
 ///
 /// Schema `PublicNetworkAccess`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -2896,6 +3523,13 @@ impl From<PublicNetworkAccess> for String {
         match value {
             PublicNetworkAccess::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for PublicNetworkAccess {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -2954,6 +3588,9 @@ impl From<ResourceIdentityType> for String {
         value.as_str().to_string()
     }
 }
+impl armgen_runtime::UnknownFields for ResourceIdentityType {
+    fn unknown_fields(&self, _path: &str, _out: &mut Vec<String>) {}
+}
 /// A reference to an Azure resource.
 ///
 /// Schema `ResourceReference`.
@@ -2968,6 +3605,11 @@ pub struct ResourceReference {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ResourceReference {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
 ///
@@ -3006,6 +3648,13 @@ impl From<RestrictionLevel> for String {
         match value {
             RestrictionLevel::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for RestrictionLevel {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -3049,6 +3698,13 @@ impl From<ServiceMeshMode> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for ServiceMeshMode {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Service mesh profile for a managed cluster.
 ///
 /// Schema `ServiceMeshProfile`.
@@ -3062,6 +3718,13 @@ pub struct ServiceMeshProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ServiceMeshProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.mode.unknown_fields(&format!("{path}/mode"), out);
+        self.istio.unknown_fields(&format!("{path}/istio"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// For more information see \[setting the AKS cluster auto-upgrade channel\](https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel).
 ///
@@ -3115,6 +3778,13 @@ impl From<UpgradeChannel> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for UpgradeChannel {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Settings for overrides when upgrading a cluster.
 ///
 /// Schema `UpgradeOverrideSettings`.
@@ -3132,6 +3802,11 @@ pub struct UpgradeOverrideSettings {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for UpgradeOverrideSettings {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Details about a user assigned identity.
 ///
@@ -3154,6 +3829,11 @@ pub struct UserAssignedIdentity {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for UserAssignedIdentity {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Windows gMSA Profile in the managed cluster.
 ///
 /// Schema `WindowsGmsaProfile`.
@@ -3172,4 +3852,9 @@ pub struct WindowsGmsaProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for WindowsGmsaProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }

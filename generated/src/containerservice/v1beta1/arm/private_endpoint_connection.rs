@@ -6,6 +6,8 @@
 #[allow(unused_imports)]
 use super::*;
 #[allow(unused_imports)]
+use armgen_runtime::UnknownFields;
+#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
@@ -57,6 +59,13 @@ impl From<ConnectionStatus> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for ConnectionStatus {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Private endpoint which a connection belongs to.
 ///
 /// Schema `PrivateEndpoint`.
@@ -69,6 +78,11 @@ pub struct PrivateEndpoint {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for PrivateEndpoint {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// A private endpoint connection
 ///
@@ -98,6 +112,12 @@ pub struct PrivateEndpointConnection {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for PrivateEndpointConnection {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.properties.unknown_fields(&format!("{path}/properties"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Properties of a private endpoint connection.
 ///
 /// Schema `PrivateEndpointConnectionProperties`.
@@ -126,6 +146,16 @@ pub struct PrivateEndpointConnectionProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for PrivateEndpointConnectionProperties {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.provisioning_state
+            .unknown_fields(&format!("{path}/provisioningState"), out);
+        self.private_endpoint.unknown_fields(&format!("{path}/privateEndpoint"), out);
+        self.private_link_service_connection_state
+            .unknown_fields(&format!("{path}/privateLinkServiceConnectionState"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The current provisioning state.
 ///
@@ -179,6 +209,13 @@ impl From<PrivateEndpointConnectionProvisioningState> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for PrivateEndpointConnectionProvisioningState {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The state of a private link service connection.
 ///
 /// Schema `PrivateLinkServiceConnectionState`.
@@ -194,4 +231,10 @@ pub struct PrivateLinkServiceConnectionState {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for PrivateLinkServiceConnectionState {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.status.unknown_fields(&format!("{path}/status"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }

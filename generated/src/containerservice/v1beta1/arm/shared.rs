@@ -6,6 +6,8 @@
 #[allow(unused_imports)]
 use super::*;
 #[allow(unused_imports)]
+use armgen_runtime::UnknownFields;
+#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
@@ -49,6 +51,13 @@ impl From<AgentPoolMode> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for AgentPoolMode {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Network settings of an agent pool.
 ///
 /// Schema `AgentPoolNetworkProfile`.
@@ -80,6 +89,14 @@ pub struct AgentPoolNetworkProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for AgentPoolNetworkProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.node_public_ip_tags
+            .unknown_fields(&format!("{path}/nodePublicIPTags"), out);
+        self.allowed_host_ports.unknown_fields(&format!("{path}/allowedHostPorts"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// The security settings of an agent pool.
 ///
 /// Schema `AgentPoolSecurityProfile`.
@@ -99,6 +116,11 @@ pub struct AgentPoolSecurityProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for AgentPoolSecurityProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The type of Agent Pool.
 ///
@@ -140,6 +162,13 @@ impl From<AgentPoolType> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for AgentPoolType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Settings for upgrading an agentpool
 ///
 /// Schema `AgentPoolUpgradeSettings`.
@@ -171,6 +200,11 @@ pub struct AgentPoolUpgradeSettings {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for AgentPoolUpgradeSettings {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// The Windows agent pool's specific profile.
 ///
 /// Schema `AgentPoolWindowsProfile`.
@@ -187,6 +221,11 @@ pub struct AgentPoolWindowsProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for AgentPoolWindowsProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Tells whether the cluster is Running or Stopped
 ///
@@ -225,6 +264,13 @@ impl From<Code> for String {
         match value {
             Code::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for Code {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -276,6 +322,13 @@ impl From<CreatedByType> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for CreatedByType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Data used when creating a target resource from a source resource.
 ///
 /// Schema `CreationData`.
@@ -294,6 +347,11 @@ pub struct CreationData {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for CreationData {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
 ///
@@ -347,6 +405,13 @@ impl From<GpuInstanceProfile> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for GpuInstanceProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Contains the IPTag associated with the object.
 ///
 /// Schema `IPTag`.
@@ -362,6 +427,11 @@ pub struct IpTag {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for IpTag {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// See \[AKS custom node configuration\](https://docs.microsoft.com/azure/aks/custom-node-configuration) for more details.
 ///
@@ -448,6 +518,11 @@ pub struct KubeletConfig {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for KubeletConfig {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Determines the placement of emptyDir volumes, container runtime data root, and Kubelet ephemeral storage.
 ///
 /// Schema `KubeletDiskType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -488,6 +563,13 @@ impl From<KubeletDiskType> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for KubeletDiskType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// See \[AKS custom node configuration\](https://docs.microsoft.com/azure/aks/custom-node-configuration) for more details.
 ///
 /// Schema `LinuxOSConfig`.
@@ -519,6 +601,12 @@ pub struct LinuxOsConfig {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for LinuxOsConfig {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.sysctls.unknown_fields(&format!("{path}/sysctls"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see \[Ephemeral OS\](https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os).
 ///
@@ -560,6 +648,13 @@ impl From<OsDiskType> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for OsDiskType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The operating system type. The default is Linux.
 ///
 /// Schema `OSType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -597,6 +692,13 @@ impl From<OsType> for String {
         match value {
             OsType::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for OsType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -652,6 +754,13 @@ impl From<Ossku> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for Ossku {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The port range.
 ///
 /// Schema `PortRange`.
@@ -675,6 +784,12 @@ pub struct PortRange {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for PortRange {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.protocol.unknown_fields(&format!("{path}/protocol"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Describes the Power State of the cluster
 ///
 /// Schema `PowerState`.
@@ -687,6 +802,12 @@ pub struct PowerState {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for PowerState {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.code.unknown_fields(&format!("{path}/code"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The network protocol of the port.
 ///
@@ -725,6 +846,13 @@ impl From<Protocol> for String {
         match value {
             Protocol::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for Protocol {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -768,6 +896,13 @@ impl From<ScaleDownMode> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for ScaleDownMode {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see \[spot VMs\](https://docs.microsoft.com/azure/virtual-machines/spot-vms)
 ///
 /// Schema `ScaleSetEvictionPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -808,6 +943,13 @@ impl From<ScaleSetEvictionPolicy> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for ScaleSetEvictionPolicy {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The Virtual Machine Scale Set priority.
 ///
 /// Schema `ScaleSetPriority`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -845,6 +987,13 @@ impl From<ScaleSetPriority> for String {
         match value {
             ScaleSetPriority::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for ScaleSetPriority {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -1078,6 +1227,11 @@ pub struct SysctlConfig {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for SysctlConfig {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Metadata pertaining to creation and last modification of the resource.
 ///
 /// Schema `systemData`.
@@ -1113,6 +1267,14 @@ pub struct SystemData {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for SystemData {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.created_by_type.unknown_fields(&format!("{path}/createdByType"), out);
+        self.last_modified_by_type
+            .unknown_fields(&format!("{path}/lastModifiedByType"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Determines the type of workload a node can run.
 ///
@@ -1151,6 +1313,13 @@ impl From<WorkloadRuntime> for String {
         match value {
             WorkloadRuntime::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for WorkloadRuntime {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }

@@ -6,6 +6,8 @@
 #[allow(unused_imports)]
 use super::*;
 #[allow(unused_imports)]
+use armgen_runtime::UnknownFields;
+#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
@@ -48,6 +50,13 @@ pub struct Snapshot {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for Snapshot {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
+        self.properties.unknown_fields(&format!("{path}/properties"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Properties used to configure a node pool snapshot.
 ///
@@ -98,6 +107,15 @@ pub struct SnapshotProperties {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for SnapshotProperties {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.creation_data.unknown_fields(&format!("{path}/creationData"), out);
+        self.snapshot_type.unknown_fields(&format!("{path}/snapshotType"), out);
+        self.os_type.unknown_fields(&format!("{path}/osType"), out);
+        self.os_sku.unknown_fields(&format!("{path}/osSku"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// The type of a snapshot. The default is NodePool.
 ///
 /// Schema `SnapshotType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -131,6 +149,13 @@ impl From<SnapshotType> for String {
         match value {
             SnapshotType::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for SnapshotType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }

@@ -6,6 +6,8 @@
 #[allow(unused_imports)]
 use super::*;
 #[allow(unused_imports)]
+use armgen_runtime::UnknownFields;
+#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
@@ -53,6 +55,13 @@ impl From<AdvancedNetworkPolicies> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for AdvancedNetworkPolicies {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
 ///
 /// Schema `AdvancedNetworking`.
@@ -72,6 +81,13 @@ pub struct AdvancedNetworking {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for AdvancedNetworking {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.observability.unknown_fields(&format!("{path}/observability"), out);
+        self.security.unknown_fields(&format!("{path}/security"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
 ///
 /// Schema `AdvancedNetworkingObservability`.
@@ -84,6 +100,11 @@ pub struct AdvancedNetworkingObservability {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for AdvancedNetworkingObservability {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Security profile to enable security features on cilium based cluster.
 ///
@@ -104,6 +125,13 @@ pub struct AdvancedNetworkingSecurity {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurity {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.advanced_network_policies
+            .unknown_fields(&format!("{path}/advancedNetworkPolicies"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The artifact source. The source where the artifacts are downloaded from.
 ///
@@ -145,6 +173,13 @@ impl From<ArtifactSource> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for ArtifactSource {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Azure Key Vault key management service settings for the security profile.
 ///
 /// Schema `AzureKeyVaultKms`.
@@ -178,6 +213,13 @@ pub struct AzureKeyVaultKms {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for AzureKeyVaultKms {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.key_vault_network_access
+            .unknown_fields(&format!("{path}/keyVaultNetworkAccess"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The type of the managed inbound Load Balancer BackendPool.
 ///
@@ -219,6 +261,13 @@ impl From<BackendPoolType> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for BackendPoolType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Settings for upgrading a cluster.
 ///
 /// Schema `ClusterUpgradeSettings`.
@@ -236,6 +285,12 @@ pub struct ClusterUpgradeSettings {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ClusterUpgradeSettings {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.override_settings.unknown_fields(&format!("{path}/overrideSettings"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Profile for Linux VMs in the container service cluster.
 ///
 /// Schema `ContainerServiceLinuxProfile`.
@@ -250,6 +305,12 @@ pub struct ContainerServiceLinuxProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ContainerServiceLinuxProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.ssh.unknown_fields(&format!("{path}/ssh"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Profile of network configuration.
 ///
@@ -348,6 +409,28 @@ pub struct ContainerServiceNetworkProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.network_plugin.unknown_fields(&format!("{path}/networkPlugin"), out);
+        self.network_plugin_mode
+            .unknown_fields(&format!("{path}/networkPluginMode"), out);
+        self.network_policy.unknown_fields(&format!("{path}/networkPolicy"), out);
+        self.network_mode.unknown_fields(&format!("{path}/networkMode"), out);
+        self.network_dataplane.unknown_fields(&format!("{path}/networkDataplane"), out);
+        self.advanced_networking
+            .unknown_fields(&format!("{path}/advancedNetworking"), out);
+        self.outbound_type.unknown_fields(&format!("{path}/outboundType"), out);
+        self.load_balancer_sku.unknown_fields(&format!("{path}/loadBalancerSku"), out);
+        self.load_balancer_profile
+            .unknown_fields(&format!("{path}/loadBalancerProfile"), out);
+        self.nat_gateway_profile
+            .unknown_fields(&format!("{path}/natGatewayProfile"), out);
+        self.static_egress_gateway_profile
+            .unknown_fields(&format!("{path}/staticEgressGatewayProfile"), out);
+        self.ip_families.unknown_fields(&format!("{path}/ipFamilies"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// SSH configuration for Linux-based VMs running on Azure.
 ///
 /// Schema `ContainerServiceSshConfiguration`.
@@ -361,6 +444,12 @@ pub struct ContainerServiceSshConfiguration {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ContainerServiceSshConfiguration {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.public_keys.unknown_fields(&format!("{path}/publicKeys"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Contains information about SSH certificate public key data.
 ///
 /// Schema `ContainerServiceSshPublicKey`.
@@ -373,6 +462,11 @@ pub struct ContainerServiceSshPublicKey {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ContainerServiceSshPublicKey {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Delegated resource properties - internal use only.
 ///
@@ -401,6 +495,11 @@ pub struct DelegatedResource {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for DelegatedResource {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The expander to use when scaling up. If not specified, the default is 'random'. See \[expanders\](https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders) for more information.
 ///
@@ -450,6 +549,13 @@ impl From<Expander> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for Expander {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The complex type of the extended location.
 ///
 /// Schema `ExtendedLocation`.
@@ -465,6 +571,12 @@ pub struct ExtendedLocation {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ExtendedLocation {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.r#type.unknown_fields(&format!("{path}/type"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The type of extendedLocation.
 ///
@@ -499,6 +611,13 @@ impl From<ExtendedLocationTypes> for String {
         match value {
             ExtendedLocationTypes::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for ExtendedLocationTypes {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -542,6 +661,13 @@ impl From<IpFamily> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for IpFamily {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here https://aka.ms/asm-plugin-ca
 ///
 /// Schema `IstioCertificateAuthority`.
@@ -554,6 +680,12 @@ pub struct IstioCertificateAuthority {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for IstioCertificateAuthority {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.plugin.unknown_fields(&format!("{path}/plugin"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Istio components configuration.
 ///
@@ -574,6 +706,13 @@ pub struct IstioComponents {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for IstioComponents {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.ingress_gateways.unknown_fields(&format!("{path}/ingressGateways"), out);
+        self.egress_gateways.unknown_fields(&format!("{path}/egressGateways"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Istio egress gateway configuration.
 ///
@@ -599,6 +738,11 @@ pub struct IstioEgressGateway {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for IstioEgressGateway {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Istio ingress gateway configuration. For now, we support up to one external ingress gateway named `aks-istio-ingressgateway-external` and one internal ingress gateway named `aks-istio-ingressgateway-internal`.
 ///
 /// Schema `IstioIngressGateway`.
@@ -612,6 +756,12 @@ pub struct IstioIngressGateway {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for IstioIngressGateway {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.mode.unknown_fields(&format!("{path}/mode"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Mode of an ingress gateway.
 ///
@@ -653,6 +803,13 @@ impl From<IstioIngressGatewayMode> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for IstioIngressGatewayMode {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Plugin certificates information for Service Mesh.
 ///
 /// Schema `IstioPluginCertificateAuthority`.
@@ -688,6 +845,11 @@ pub struct IstioPluginCertificateAuthority {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for IstioPluginCertificateAuthority {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Istio service mesh configuration.
 ///
 /// Schema `IstioServiceMesh`.
@@ -710,6 +872,14 @@ pub struct IstioServiceMesh {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for IstioServiceMesh {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.components.unknown_fields(&format!("{path}/components"), out);
+        self.certificate_authority
+            .unknown_fields(&format!("{path}/certificateAuthority"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Network access of the key vault. Network access of key vault. The possible values are `Public` and `Private`. `Public` means the key vault allows public access from all networks. `Private` means the key vault disables public access and enables private link. The default value is `Public`.
 ///
@@ -748,6 +918,13 @@ impl From<KeyVaultNetworkAccessTypes> for String {
         match value {
             KeyVaultNetworkAccessTypes::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for KeyVaultNetworkAccessTypes {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -791,6 +968,13 @@ impl From<KubernetesSupportPlan> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for KubernetesSupportPlan {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The license type to use for Windows VMs. See \[Azure Hybrid User Benefits\](https://azure.microsoft.com/pricing/hybrid-benefit/faq/) for more details.
 ///
 /// Schema `LicenseType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -831,6 +1015,13 @@ impl From<LicenseType> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for LicenseType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The load balancer sku for the managed cluster. The default is 'standard'. See \[Azure Load Balancer SKUs\](https://docs.microsoft.com/azure/load-balancer/skus) for more information about the differences between load balancer SKUs.
 ///
 /// Schema `LoadBalancerSku`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -868,6 +1059,13 @@ impl From<LoadBalancerSku> for String {
         match value {
             LoadBalancerSku::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for LoadBalancerSku {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -932,6 +1130,16 @@ pub struct ManagedCluster {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedCluster {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
+        self.properties.unknown_fields(&format!("{path}/properties"), out);
+        self.sku.unknown_fields(&format!("{path}/sku"), out);
+        self.extended_location.unknown_fields(&format!("{path}/extendedLocation"), out);
+        self.identity.unknown_fields(&format!("{path}/identity"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// AADProfile specifies attributes for Azure Active Directory integration. For more details see \[managed AAD on AKS\](https://docs.microsoft.com/azure/aks/managed-aad).
 ///
 /// Schema `ManagedClusterAADProfile`.
@@ -977,6 +1185,11 @@ pub struct ManagedClusterAadProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterAadProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// A Kubernetes add-on profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAddonProfile`.
@@ -996,6 +1209,12 @@ pub struct ManagedClusterAddonProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterAddonProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.identity.unknown_fields(&format!("{path}/identity"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Information of user assigned identity used by this add-on.
 ///
@@ -1017,6 +1236,11 @@ pub struct ManagedClusterAddonProfileIdentity {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterAddonProfileIdentity {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Profile for the container service agent pool.
 ///
@@ -1322,6 +1546,42 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.os_disk_type.unknown_fields(&format!("{path}/osDiskType"), out);
+        self.kubelet_disk_type.unknown_fields(&format!("{path}/kubeletDiskType"), out);
+        self.workload_runtime.unknown_fields(&format!("{path}/workloadRuntime"), out);
+        self.pod_ip_allocation_mode
+            .unknown_fields(&format!("{path}/podIPAllocationMode"), out);
+        self.os_type.unknown_fields(&format!("{path}/osType"), out);
+        self.os_sku.unknown_fields(&format!("{path}/osSKU"), out);
+        self.scale_down_mode.unknown_fields(&format!("{path}/scaleDownMode"), out);
+        self.r#type.unknown_fields(&format!("{path}/type"), out);
+        self.mode.unknown_fields(&format!("{path}/mode"), out);
+        self.upgrade_settings.unknown_fields(&format!("{path}/upgradeSettings"), out);
+        self.power_state.unknown_fields(&format!("{path}/powerState"), out);
+        self.scale_set_priority.unknown_fields(&format!("{path}/scaleSetPriority"), out);
+        self.scale_set_eviction_policy
+            .unknown_fields(&format!("{path}/scaleSetEvictionPolicy"), out);
+        self.kubelet_config.unknown_fields(&format!("{path}/kubeletConfig"), out);
+        self.linux_os_config.unknown_fields(&format!("{path}/linuxOSConfig"), out);
+        self.gpu_instance_profile
+            .unknown_fields(&format!("{path}/gpuInstanceProfile"), out);
+        self.creation_data.unknown_fields(&format!("{path}/creationData"), out);
+        self.network_profile.unknown_fields(&format!("{path}/networkProfile"), out);
+        self.windows_profile.unknown_fields(&format!("{path}/windowsProfile"), out);
+        self.security_profile.unknown_fields(&format!("{path}/securityProfile"), out);
+        self.gpu_profile.unknown_fields(&format!("{path}/gpuProfile"), out);
+        self.gateway_profile.unknown_fields(&format!("{path}/gatewayProfile"), out);
+        self.virtual_machines_profile
+            .unknown_fields(&format!("{path}/virtualMachinesProfile"), out);
+        self.virtual_machine_nodes_status
+            .unknown_fields(&format!("{path}/virtualMachineNodesStatus"), out);
+        self.status.unknown_fields(&format!("{path}/status"), out);
+        self.local_dns_profile.unknown_fields(&format!("{path}/localDNSProfile"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// When enabling the operator, a set of AKS managed CRDs and controllers will be installed in the cluster. The operator automates the deployment of OSS models for inference and/or training purposes. It provides a set of preset models and enables distributed inference against them.
 ///
 /// Schema `ManagedClusterAIToolchainOperatorProfile`.
@@ -1334,6 +1594,11 @@ pub struct ManagedClusterAiToolchainOperatorProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterAiToolchainOperatorProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Access profile for managed cluster API server.
 ///
@@ -1388,6 +1653,11 @@ pub struct ManagedClusterApiServerAccessProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterApiServerAccessProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Auto upgrade profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAutoUpgradeProfile`.
@@ -1408,6 +1678,14 @@ pub struct ManagedClusterAutoUpgradeProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterAutoUpgradeProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.upgrade_channel.unknown_fields(&format!("{path}/upgradeChannel"), out);
+        self.node_os_upgrade_channel
+            .unknown_fields(&format!("{path}/nodeOSUpgradeChannel"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Azure Monitor addon profiles for monitoring the managed cluster.
 ///
 /// Schema `ManagedClusterAzureMonitorProfile`.
@@ -1420,6 +1698,12 @@ pub struct ManagedClusterAzureMonitorProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.metrics.unknown_fields(&format!("{path}/metrics"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
 ///
@@ -1445,6 +1729,12 @@ pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields
+for ManagedClusterAzureMonitorProfileKubeStateMetrics {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileMetrics`.
@@ -1463,6 +1753,12 @@ pub struct ManagedClusterAzureMonitorProfileMetrics {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetrics {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.kube_state_metrics.unknown_fields(&format!("{path}/kubeStateMetrics"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The bootstrap profile.
 ///
@@ -1488,6 +1784,12 @@ pub struct ManagedClusterBootstrapProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterBootstrapProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.artifact_source.unknown_fields(&format!("{path}/artifactSource"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// The cost analysis configuration for the cluster
 ///
 /// Schema `ManagedClusterCostAnalysis`.
@@ -1500,6 +1802,11 @@ pub struct ManagedClusterCostAnalysis {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterCostAnalysis {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Cluster HTTP proxy configuration.
 ///
@@ -1525,6 +1832,11 @@ pub struct ManagedClusterHttpProxyConfig {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterHttpProxyConfig {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Identity for the managed cluster.
 ///
@@ -1565,6 +1877,16 @@ pub struct ManagedClusterIdentity {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterIdentity {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.r#type.unknown_fields(&format!("{path}/type"), out);
+        self.delegated_resources
+            .unknown_fields(&format!("{path}/delegatedResources"), out);
+        self.user_assigned_identities
+            .unknown_fields(&format!("{path}/userAssignedIdentities"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Ingress profile for the container service cluster.
 ///
 /// Schema `ManagedClusterIngressProfile`.
@@ -1577,6 +1899,12 @@ pub struct ManagedClusterIngressProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterIngressProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.web_app_routing.unknown_fields(&format!("{path}/webAppRouting"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Nginx ingress controller configuration for the managed cluster ingress profile.
 ///
@@ -1594,6 +1922,13 @@ pub struct ManagedClusterIngressProfileNginx {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileNginx {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.default_ingress_controller_type
+            .unknown_fields(&format!("{path}/defaultIngressControllerType"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Application Routing add-on settings for the ingress profile.
 ///
@@ -1622,6 +1957,13 @@ pub struct ManagedClusterIngressProfileWebAppRouting {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileWebAppRouting {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.nginx.unknown_fields(&format!("{path}/nginx"), out);
+        self.identity.unknown_fields(&format!("{path}/identity"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Profile of the managed cluster load balancer.
 ///
@@ -1697,6 +2039,19 @@ pub struct ManagedClusterLoadBalancerProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.managed_outbound_i_ps
+            .unknown_fields(&format!("{path}/managedOutboundIPs"), out);
+        self.outbound_ip_prefixes
+            .unknown_fields(&format!("{path}/outboundIPPrefixes"), out);
+        self.outbound_i_ps.unknown_fields(&format!("{path}/outboundIPs"), out);
+        self.effective_outbound_i_ps
+            .unknown_fields(&format!("{path}/effectiveOutboundIPs"), out);
+        self.backend_pool_type.unknown_fields(&format!("{path}/backendPoolType"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Desired managed outbound IPs for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileManagedOutboundIPs`.
@@ -1717,6 +2072,12 @@ pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields
+for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Desired outbound IP resources for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileOutboundIPs`.
@@ -1729,6 +2090,12 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIPs {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.public_i_ps.unknown_fields(&format!("{path}/publicIPs"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Desired outbound IP Prefix resources for the cluster load balancer.
 ///
@@ -1747,6 +2114,13 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields
+for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.public_ip_prefixes.unknown_fields(&format!("{path}/publicIPPrefixes"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Profile of the managed outbound IP resources of the managed cluster.
 ///
 /// Schema `ManagedClusterManagedOutboundIPProfile`.
@@ -1762,6 +2136,11 @@ pub struct ManagedClusterManagedOutboundIpProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterManagedOutboundIpProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// The metrics profile for the ManagedCluster.
 ///
 /// Schema `ManagedClusterMetricsProfile`.
@@ -1774,6 +2153,12 @@ pub struct ManagedClusterMetricsProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterMetricsProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.cost_analysis.unknown_fields(&format!("{path}/costAnalysis"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Profile of the managed cluster NAT gateway.
 ///
@@ -1810,6 +2195,15 @@ pub struct ManagedClusterNatGatewayProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.managed_outbound_ip_profile
+            .unknown_fields(&format!("{path}/managedOutboundIPProfile"), out);
+        self.effective_outbound_i_ps
+            .unknown_fields(&format!("{path}/effectiveOutboundIPs"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Node provisioning profile for the managed cluster.
 ///
 /// Schema `ManagedClusterNodeProvisioningProfile`.
@@ -1832,6 +2226,13 @@ pub struct ManagedClusterNodeProvisioningProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterNodeProvisioningProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.mode.unknown_fields(&format!("{path}/mode"), out);
+        self.default_node_pools.unknown_fields(&format!("{path}/defaultNodePools"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Node resource group lockdown profile for a managed cluster.
 ///
 /// Schema `ManagedClusterNodeResourceGroupProfile`.
@@ -1848,6 +2249,12 @@ pub struct ManagedClusterNodeResourceGroupProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterNodeResourceGroupProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.restriction_level.unknown_fields(&format!("{path}/restrictionLevel"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The OIDC issuer profile of the Managed Cluster.
 ///
@@ -1866,6 +2273,11 @@ pub struct ManagedClusterOidcIssuerProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterOidcIssuerProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Details about the pod identity assigned to the Managed Cluster.
 ///
@@ -1908,6 +2320,15 @@ pub struct ManagedClusterPodIdentity {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterPodIdentity {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.identity.unknown_fields(&format!("{path}/identity"), out);
+        self.provisioning_state
+            .unknown_fields(&format!("{path}/provisioningState"), out);
+        self.provisioning_info.unknown_fields(&format!("{path}/provisioningInfo"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// A pod identity exception, which allows pods with certain labels to access the Azure Instance Metadata Service (IMDS) endpoint without being intercepted by the node-managed identity (NMI) server. See \[disable AAD Pod Identity for a specific Pod/Application\](https://azure.github.io/aad-pod-identity/docs/configure/application_exception/) for more details.
 ///
 /// Schema `ManagedClusterPodIdentityException`.
@@ -1924,6 +2345,11 @@ pub struct ManagedClusterPodIdentityException {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityException {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The pod identity profile of the Managed Cluster. See \[use AAD pod identity\](https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity) for more details on pod identity integration.
 ///
@@ -1961,6 +2387,15 @@ pub struct ManagedClusterPodIdentityProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.user_assigned_identities
+            .unknown_fields(&format!("{path}/userAssignedIdentities"), out);
+        self.user_assigned_identity_exceptions
+            .unknown_fields(&format!("{path}/userAssignedIdentityExceptions"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// An error response from the pod identity provisioning.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningError`.
@@ -1973,6 +2408,12 @@ pub struct ManagedClusterPodIdentityProvisioningError {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningError {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.error.unknown_fields(&format!("{path}/error"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// An error response from the pod identity provisioning.
 ///
@@ -1996,6 +2437,12 @@ pub struct ManagedClusterPodIdentityProvisioningErrorBody {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErrorBody {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.details.unknown_fields(&format!("{path}/details"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Pod identity provisioning information.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningInfo`.
@@ -2008,6 +2455,12 @@ pub struct ManagedClusterPodIdentityProvisioningInfo {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningInfo {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.error.unknown_fields(&format!("{path}/error"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The current provisioning state of the pod identity.
 ///
@@ -2062,6 +2515,13 @@ impl From<ManagedClusterPodIdentityProvisioningState> for String {
         match value {
             ManagedClusterPodIdentityProvisioningState::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningState {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -2336,6 +2796,57 @@ pub struct ManagedClusterProperties {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterProperties {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.power_state.unknown_fields(&format!("{path}/powerState"), out);
+        self.agent_pool_profiles
+            .unknown_fields(&format!("{path}/agentPoolProfiles"), out);
+        self.linux_profile.unknown_fields(&format!("{path}/linuxProfile"), out);
+        self.windows_profile.unknown_fields(&format!("{path}/windowsProfile"), out);
+        self.service_principal_profile
+            .unknown_fields(&format!("{path}/servicePrincipalProfile"), out);
+        self.addon_profiles.unknown_fields(&format!("{path}/addonProfiles"), out);
+        self.pod_identity_profile
+            .unknown_fields(&format!("{path}/podIdentityProfile"), out);
+        self.oidc_issuer_profile
+            .unknown_fields(&format!("{path}/oidcIssuerProfile"), out);
+        self.node_resource_group_profile
+            .unknown_fields(&format!("{path}/nodeResourceGroupProfile"), out);
+        self.support_plan.unknown_fields(&format!("{path}/supportPlan"), out);
+        self.network_profile.unknown_fields(&format!("{path}/networkProfile"), out);
+        self.aad_profile.unknown_fields(&format!("{path}/aadProfile"), out);
+        self.auto_upgrade_profile
+            .unknown_fields(&format!("{path}/autoUpgradeProfile"), out);
+        self.upgrade_settings.unknown_fields(&format!("{path}/upgradeSettings"), out);
+        self.auto_scaler_profile
+            .unknown_fields(&format!("{path}/autoScalerProfile"), out);
+        self.api_server_access_profile
+            .unknown_fields(&format!("{path}/apiServerAccessProfile"), out);
+        self.identity_profile.unknown_fields(&format!("{path}/identityProfile"), out);
+        self.private_link_resources
+            .unknown_fields(&format!("{path}/privateLinkResources"), out);
+        self.http_proxy_config.unknown_fields(&format!("{path}/httpProxyConfig"), out);
+        self.security_profile.unknown_fields(&format!("{path}/securityProfile"), out);
+        self.storage_profile.unknown_fields(&format!("{path}/storageProfile"), out);
+        self.ingress_profile.unknown_fields(&format!("{path}/ingressProfile"), out);
+        self.public_network_access
+            .unknown_fields(&format!("{path}/publicNetworkAccess"), out);
+        self.workload_auto_scaler_profile
+            .unknown_fields(&format!("{path}/workloadAutoScalerProfile"), out);
+        self.azure_monitor_profile
+            .unknown_fields(&format!("{path}/azureMonitorProfile"), out);
+        self.service_mesh_profile
+            .unknown_fields(&format!("{path}/serviceMeshProfile"), out);
+        self.metrics_profile.unknown_fields(&format!("{path}/metricsProfile"), out);
+        self.node_provisioning_profile
+            .unknown_fields(&format!("{path}/nodeProvisioningProfile"), out);
+        self.bootstrap_profile.unknown_fields(&format!("{path}/bootstrapProfile"), out);
+        self.ai_toolchain_operator_profile
+            .unknown_fields(&format!("{path}/aiToolchainOperatorProfile"), out);
+        self.status.unknown_fields(&format!("{path}/status"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Parameters to be applied to the cluster-autoscaler when enabled
 ///
 /// Schema `ManagedClusterPropertiesAutoScalerProfile`.
@@ -2478,6 +2989,12 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterPropertiesAutoScalerProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.expander.unknown_fields(&format!("{path}/expander"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Security profile for the container service cluster.
 ///
 /// Schema `ManagedClusterSecurityProfile`.
@@ -2515,6 +3032,16 @@ pub struct ManagedClusterSecurityProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.defender.unknown_fields(&format!("{path}/defender"), out);
+        self.azure_key_vault_kms
+            .unknown_fields(&format!("{path}/azureKeyVaultKms"), out);
+        self.workload_identity.unknown_fields(&format!("{path}/workloadIdentity"), out);
+        self.image_cleaner.unknown_fields(&format!("{path}/imageCleaner"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Microsoft Defender settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileDefender`.
@@ -2543,6 +3070,13 @@ pub struct ManagedClusterSecurityProfileDefender {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefender {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.security_monitoring
+            .unknown_fields(&format!("{path}/securityMonitoring"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Microsoft Defender settings for the security profile threat detection.
 ///
 /// Schema `ManagedClusterSecurityProfileDefenderSecurityMonitoring`.
@@ -2555,6 +3089,12 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields
+for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Image Cleaner removes unused images from nodes, freeing up disk space and helping to reduce attack surface area. Here are settings for the security profile.
 ///
@@ -2574,6 +3114,11 @@ pub struct ManagedClusterSecurityProfileImageCleaner {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileImageCleaner {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Workload identity settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileWorkloadIdentity`.
@@ -2586,6 +3131,11 @@ pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileWorkloadIdentity {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
 ///
@@ -2605,6 +3155,11 @@ pub struct ManagedClusterServicePrincipalProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterServicePrincipalProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// The SKU of a Managed Cluster.
 ///
 /// Schema `ManagedClusterSKU`.
@@ -2620,6 +3175,13 @@ pub struct ManagedClusterSku {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterSku {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.name.unknown_fields(&format!("{path}/name"), out);
+        self.tier.unknown_fields(&format!("{path}/tier"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The name of a managed cluster SKU.
 ///
@@ -2658,6 +3220,13 @@ impl From<ManagedClusterSkuName> for String {
         match value {
             ManagedClusterSkuName::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for ManagedClusterSkuName {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -2705,6 +3274,13 @@ impl From<ManagedClusterSkuTier> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for ManagedClusterSkuTier {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The Static Egress Gateway addon configuration for the cluster.
 ///
 /// Schema `ManagedClusterStaticEgressGatewayProfile`.
@@ -2717,6 +3293,11 @@ pub struct ManagedClusterStaticEgressGatewayProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterStaticEgressGatewayProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Contains read-only information about the Managed Cluster.
 ///
@@ -2736,6 +3317,13 @@ pub struct ManagedClusterStatus {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterStatus {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.provisioning_error
+            .unknown_fields(&format!("{path}/provisioningError"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Storage profile for the container service cluster.
 ///
@@ -2763,6 +3351,16 @@ pub struct ManagedClusterStorageProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.disk_csi_driver.unknown_fields(&format!("{path}/diskCSIDriver"), out);
+        self.file_csi_driver.unknown_fields(&format!("{path}/fileCSIDriver"), out);
+        self.snapshot_controller
+            .unknown_fields(&format!("{path}/snapshotController"), out);
+        self.blob_csi_driver.unknown_fields(&format!("{path}/blobCSIDriver"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// AzureBlob CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileBlobCSIDriver`.
@@ -2775,6 +3373,11 @@ pub struct ManagedClusterStorageProfileBlobCsiDriver {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileBlobCsiDriver {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// AzureDisk CSI Driver settings for the storage profile.
 ///
@@ -2789,6 +3392,11 @@ pub struct ManagedClusterStorageProfileDiskCsiDriver {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileDiskCsiDriver {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// AzureFile CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileFileCSIDriver`.
@@ -2802,6 +3410,11 @@ pub struct ManagedClusterStorageProfileFileCsiDriver {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileFileCsiDriver {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Snapshot Controller settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileSnapshotController`.
@@ -2814,6 +3427,11 @@ pub struct ManagedClusterStorageProfileSnapshotController {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileSnapshotController {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Profile for Windows VMs in the managed cluster.
 ///
@@ -2842,6 +3460,13 @@ pub struct ManagedClusterWindowsProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterWindowsProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.license_type.unknown_fields(&format!("{path}/licenseType"), out);
+        self.gmsa_profile.unknown_fields(&format!("{path}/gmsaProfile"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Workload Auto-scaler profile for the managed cluster.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfile`.
@@ -2864,6 +3489,14 @@ pub struct ManagedClusterWorkloadAutoScalerProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.keda.unknown_fields(&format!("{path}/keda"), out);
+        self.vertical_pod_autoscaler
+            .unknown_fields(&format!("{path}/verticalPodAutoscaler"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfileKeda`.
@@ -2875,6 +3508,11 @@ pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileKeda {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
 ///
@@ -2889,6 +3527,12 @@ pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields
+for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// User assigned identity properties.
 ///
@@ -2909,6 +3553,12 @@ pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields
+for ManagedServiceIdentityUserAssignedIdentitiesValue {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Network dataplane used in the Kubernetes cluster.
 ///
@@ -2950,6 +3600,13 @@ impl From<NetworkDataplane> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for NetworkDataplane {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The network mode Azure CNI is configured with. This cannot be specified if networkPlugin is anything other than 'azure'.
 ///
 /// Schema `NetworkMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -2987,6 +3644,13 @@ impl From<NetworkMode> for String {
         match value {
             NetworkMode::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for NetworkMode {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -3034,6 +3698,13 @@ impl From<NetworkPlugin> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for NetworkPlugin {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The mode the network plugin should use.
 ///
 /// Schema `NetworkPluginMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3067,6 +3738,13 @@ impl From<NetworkPluginMode> for String {
         match value {
             NetworkPluginMode::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for NetworkPluginMode {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -3118,6 +3796,13 @@ impl From<NetworkPolicy> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for NetworkPolicy {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Ingress type for the default NginxIngressController custom resource
 ///
 /// Schema `NginxIngressControllerType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3163,6 +3848,13 @@ impl From<NginxIngressControllerType> for String {
         match value {
             NginxIngressControllerType::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for NginxIngressControllerType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -3214,6 +3906,13 @@ impl From<NodeOsUpgradeChannel> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for NodeOsUpgradeChannel {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The set of default Karpenter NodePools (CRDs) configured for node provisioning. This field has no effect unless mode is 'Auto'. Warning: Changing this from Auto to None on an existing cluster will cause the default Karpenter NodePools to be deleted, which will drain and delete the nodes associated with those pools. It is strongly recommended to not do this unless there are idle nodes ready to take the pods evicted by that action. If not specified, the default is Auto. For more information see aka.ms/aks/nap#node-pools.
 ///
 /// Schema `NodeProvisioningDefaultNodePools`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3254,6 +3953,13 @@ impl From<NodeProvisioningDefaultNodePools> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for NodeProvisioningDefaultNodePools {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The node provisioning mode. If not specified, the default is Manual.
 ///
 /// Schema `NodeProvisioningMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3291,6 +3997,13 @@ impl From<NodeProvisioningMode> for String {
         match value {
             NodeProvisioningMode::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for NodeProvisioningMode {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -3346,6 +4059,13 @@ impl From<OutboundType> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for OutboundType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// A private link resource
 ///
 /// Schema `PrivateLinkResource`.
@@ -3384,6 +4104,11 @@ pub struct PrivateLinkResource {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for PrivateLinkResource {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// PublicNetworkAccess of the managedCluster. Allow or deny public network access for AKS
 ///
 /// Schema `PublicNetworkAccess`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3421,6 +4146,13 @@ impl From<PublicNetworkAccess> for String {
         match value {
             PublicNetworkAccess::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for PublicNetworkAccess {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -3468,6 +4200,13 @@ impl From<ResourceIdentityType> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for ResourceIdentityType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// A reference to an Azure resource.
 ///
 /// Schema `ResourceReference`.
@@ -3482,6 +4221,11 @@ pub struct ResourceReference {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ResourceReference {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
 ///
@@ -3520,6 +4264,13 @@ impl From<RestrictionLevel> for String {
         match value {
             RestrictionLevel::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for RestrictionLevel {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -3563,6 +4314,13 @@ impl From<ServiceMeshMode> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for ServiceMeshMode {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Service mesh profile for a managed cluster.
 ///
 /// Schema `ServiceMeshProfile`.
@@ -3577,6 +4335,13 @@ pub struct ServiceMeshProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ServiceMeshProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.mode.unknown_fields(&format!("{path}/mode"), out);
+        self.istio.unknown_fields(&format!("{path}/istio"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The upgrade channel for auto upgrade. The default is 'none'. For more information see \[setting the AKS cluster auto-upgrade channel\](https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel).
 ///
@@ -3630,6 +4395,13 @@ impl From<UpgradeChannel> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for UpgradeChannel {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Settings for overrides when upgrading a cluster.
 ///
 /// Schema `UpgradeOverrideSettings`.
@@ -3647,6 +4419,11 @@ pub struct UpgradeOverrideSettings {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for UpgradeOverrideSettings {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Details about a user assigned identity.
 ///
@@ -3669,6 +4446,11 @@ pub struct UserAssignedIdentity {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for UserAssignedIdentity {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Windows gMSA Profile in the managed cluster.
 ///
 /// Schema `WindowsGmsaProfile`.
@@ -3687,4 +4469,9 @@ pub struct WindowsGmsaProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for WindowsGmsaProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }

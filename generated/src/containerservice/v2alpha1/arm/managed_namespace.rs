@@ -6,6 +6,8 @@
 #[allow(unused_imports)]
 use super::*;
 #[allow(unused_imports)]
+use armgen_runtime::UnknownFields;
+#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
@@ -53,6 +55,13 @@ impl From<AdoptionPolicy> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for AdoptionPolicy {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Delete options of a namespace.
 ///
 /// Schema `DeletePolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -90,6 +99,13 @@ impl From<DeletePolicy> for String {
         match value {
             DeletePolicy::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for DeletePolicy {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -138,6 +154,13 @@ pub struct ManagedNamespace {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManagedNamespace {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
+        self.properties.unknown_fields(&format!("{path}/properties"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Properties of a namespace managed by ARM
 ///
@@ -188,6 +211,19 @@ pub struct NamespaceProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for NamespaceProperties {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.provisioning_state
+            .unknown_fields(&format!("{path}/provisioningState"), out);
+        self.default_resource_quota
+            .unknown_fields(&format!("{path}/defaultResourceQuota"), out);
+        self.default_network_policy
+            .unknown_fields(&format!("{path}/defaultNetworkPolicy"), out);
+        self.adoption_policy.unknown_fields(&format!("{path}/adoptionPolicy"), out);
+        self.delete_policy.unknown_fields(&format!("{path}/deletePolicy"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The current provisioning state of the namespace.
 ///
@@ -245,6 +281,13 @@ impl From<NamespaceProvisioningState> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for NamespaceProvisioningState {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Default network policy of the namespace, specifying ingress and egress rules.
 ///
 /// Schema `NetworkPolicies`.
@@ -264,6 +307,13 @@ pub struct NetworkPolicies {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for NetworkPolicies {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.ingress.unknown_fields(&format!("{path}/ingress"), out);
+        self.egress.unknown_fields(&format!("{path}/egress"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Enum representing different network policy rules.
 ///
@@ -309,6 +359,13 @@ impl From<PolicyRule> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for PolicyRule {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Resource quota for the namespace.
 ///
 /// Schema `ResourceQuota`.
@@ -330,4 +387,9 @@ pub struct ResourceQuota {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ResourceQuota {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }

@@ -78,39 +78,31 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         long_running: false,
     },
 ];
-/// Reads `json` as the ARM payload of the resource `kind` and writes it back out; `None` for a kind
-/// this API version does not have.
-pub fn round_trip(kind: &str, json: &str) -> Option<Result<String, serde_json::Error>> {
+/// Reads `json` as the ARM payload of the resource `kind` and writes it back out, listing what the
+/// types do not model; `None` for a kind this API version does not have.
+pub fn round_trip(
+    kind: &str,
+    json: &str,
+) -> Option<Result<armgen_runtime::RoundTrip, serde_json::Error>> {
     Some(
         match kind {
             "ManagedCluster" => {
-                serde_json::from_str::<ManagedCluster>(json)
-                    .and_then(|v| serde_json::to_string(&v))
+                armgen_runtime::unknown::round_trip::<ManagedCluster>(json)
             }
-            "AgentPool" => {
-                serde_json::from_str::<AgentPool>(json)
-                    .and_then(|v| serde_json::to_string(&v))
-            }
+            "AgentPool" => armgen_runtime::unknown::round_trip::<AgentPool>(json),
             "MaintenanceConfiguration" => {
-                serde_json::from_str::<MaintenanceConfiguration>(json)
-                    .and_then(|v| serde_json::to_string(&v))
+                armgen_runtime::unknown::round_trip::<MaintenanceConfiguration>(json)
             }
             "ManagedNamespace" => {
-                serde_json::from_str::<ManagedNamespace>(json)
-                    .and_then(|v| serde_json::to_string(&v))
+                armgen_runtime::unknown::round_trip::<ManagedNamespace>(json)
             }
             "PrivateEndpointConnection" => {
-                serde_json::from_str::<PrivateEndpointConnection>(json)
-                    .and_then(|v| serde_json::to_string(&v))
+                armgen_runtime::unknown::round_trip::<PrivateEndpointConnection>(json)
             }
             "TrustedAccessRoleBinding" => {
-                serde_json::from_str::<TrustedAccessRoleBinding>(json)
-                    .and_then(|v| serde_json::to_string(&v))
+                armgen_runtime::unknown::round_trip::<TrustedAccessRoleBinding>(json)
             }
-            "Snapshot" => {
-                serde_json::from_str::<Snapshot>(json)
-                    .and_then(|v| serde_json::to_string(&v))
-            }
+            "Snapshot" => armgen_runtime::unknown::round_trip::<Snapshot>(json),
             _ => return None,
         },
     )

@@ -6,6 +6,8 @@
 #[allow(unused_imports)]
 use super::*;
 #[allow(unused_imports)]
+use armgen_runtime::UnknownFields;
+#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
@@ -27,6 +29,11 @@ pub struct AgentPoolGatewayProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for AgentPoolGatewayProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The mode of an agent pool. A cluster must have at least one 'System' Agent Pool at all times. For additional information on agent pool restrictions and best practices, see: https://docs.microsoft.com/azure/aks/use-system-pools
 ///
@@ -72,6 +79,13 @@ impl From<AgentPoolMode> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for AgentPoolMode {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Network settings of an agent pool.
 ///
 /// Schema `AgentPoolNetworkProfile`.
@@ -103,6 +117,14 @@ pub struct AgentPoolNetworkProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for AgentPoolNetworkProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.node_public_ip_tags
+            .unknown_fields(&format!("{path}/nodePublicIPTags"), out);
+        self.allowed_host_ports.unknown_fields(&format!("{path}/allowedHostPorts"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// The security settings of an agent pool.
 ///
 /// Schema `AgentPoolSecurityProfile`.
@@ -125,6 +147,12 @@ pub struct AgentPoolSecurityProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for AgentPoolSecurityProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.ssh_access.unknown_fields(&format!("{path}/sshAccess"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// SSH access method of an agent pool.
 ///
@@ -166,6 +194,13 @@ impl From<AgentPoolSshAccess> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for AgentPoolSshAccess {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Contains read-only information about the Agent Pool.
 ///
 /// Schema `AgentPoolStatus`.
@@ -184,6 +219,13 @@ pub struct AgentPoolStatus {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for AgentPoolStatus {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.provisioning_error
+            .unknown_fields(&format!("{path}/provisioningError"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The type of Agent Pool.
 ///
@@ -229,6 +271,13 @@ impl From<AgentPoolType> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for AgentPoolType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Settings for upgrading an agentpool
 ///
 /// Schema `AgentPoolUpgradeSettings`.
@@ -270,6 +319,13 @@ pub struct AgentPoolUpgradeSettings {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for AgentPoolUpgradeSettings {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.undrainable_node_behavior
+            .unknown_fields(&format!("{path}/undrainableNodeBehavior"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// The Windows agent pool's specific profile.
 ///
 /// Schema `AgentPoolWindowsProfile`.
@@ -286,6 +342,11 @@ pub struct AgentPoolWindowsProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for AgentPoolWindowsProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Tells whether the cluster is Running or Stopped
 ///
@@ -324,6 +385,13 @@ impl From<Code> for String {
         match value {
             Code::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for Code {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -375,6 +443,13 @@ impl From<CreatedByType> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for CreatedByType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Data used when creating a target resource from a source resource.
 ///
 /// Schema `CreationData`.
@@ -393,6 +468,11 @@ pub struct CreationData {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for CreationData {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The resource management error additional info.
 ///
@@ -413,6 +493,11 @@ pub struct ErrorAdditionalInfo {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ErrorAdditionalInfo {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The error detail.
 ///
@@ -448,6 +533,13 @@ pub struct ErrorDetail {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ErrorDetail {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.details.unknown_fields(&format!("{path}/details"), out);
+        self.additional_info.unknown_fields(&format!("{path}/additionalInfo"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Whether to install GPU drivers. When it's not specified, default is Install.
 ///
@@ -486,6 +578,13 @@ impl From<GpuDriver> for String {
         match value {
             GpuDriver::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for GpuDriver {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -541,6 +640,13 @@ impl From<GpuInstanceProfile> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for GpuInstanceProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// GPU settings for the Agent Pool.
 ///
 /// Schema `GPUProfile`.
@@ -553,6 +659,12 @@ pub struct GpuProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for GpuProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.driver.unknown_fields(&format!("{path}/driver"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Contains the IPTag associated with the object.
 ///
@@ -569,6 +681,11 @@ pub struct IpTag {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for IpTag {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Kubelet configurations of agent nodes. See \[AKS custom node configuration\](https://docs.microsoft.com/azure/aks/custom-node-configuration) for more details.
 ///
@@ -655,6 +772,11 @@ pub struct KubeletConfig {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for KubeletConfig {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Determines the placement of emptyDir volumes, container runtime data root, and Kubelet ephemeral storage.
 ///
 /// Schema `KubeletDiskType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -695,6 +817,13 @@ impl From<KubeletDiskType> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for KubeletDiskType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// OS configurations of Linux agent nodes. See \[AKS custom node configuration\](https://docs.microsoft.com/azure/aks/custom-node-configuration) for more details.
 ///
 /// Schema `LinuxOSConfig`.
@@ -726,6 +855,12 @@ pub struct LinuxOsConfig {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for LinuxOsConfig {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.sysctls.unknown_fields(&format!("{path}/sysctls"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Destination server for DNS queries to be forwarded from localDNS.
 ///
@@ -764,6 +899,13 @@ impl From<LocalDnsForwardDestination> for String {
         match value {
             LocalDnsForwardDestination::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for LocalDnsForwardDestination {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -811,6 +953,13 @@ impl From<LocalDnsForwardPolicy> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for LocalDnsForwardPolicy {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Mode of enablement for localDNS.
 ///
 /// Schema `LocalDNSMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -852,6 +1001,13 @@ impl From<LocalDnsMode> for String {
         match value {
             LocalDnsMode::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for LocalDnsMode {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -917,6 +1073,17 @@ pub struct LocalDnsOverride {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for LocalDnsOverride {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.query_logging.unknown_fields(&format!("{path}/queryLogging"), out);
+        self.protocol.unknown_fields(&format!("{path}/protocol"), out);
+        self.forward_destination
+            .unknown_fields(&format!("{path}/forwardDestination"), out);
+        self.forward_policy.unknown_fields(&format!("{path}/forwardPolicy"), out);
+        self.serve_stale.unknown_fields(&format!("{path}/serveStale"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
 ///
 /// Schema `LocalDNSProfile`.
@@ -950,6 +1117,15 @@ pub struct LocalDnsProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for LocalDnsProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.mode.unknown_fields(&format!("{path}/mode"), out);
+        self.state.unknown_fields(&format!("{path}/state"), out);
+        self.vnet_dns_overrides.unknown_fields(&format!("{path}/vnetDNSOverrides"), out);
+        self.kube_dns_overrides.unknown_fields(&format!("{path}/kubeDNSOverrides"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Enforce TCP or prefer UDP protocol for connections from localDNS to upstream DNS server.
 ///
@@ -991,6 +1167,13 @@ impl From<LocalDnsProtocol> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for LocalDnsProtocol {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Log level for DNS queries in localDNS.
 ///
 /// Schema `LocalDNSQueryLogging`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -1028,6 +1211,13 @@ impl From<LocalDnsQueryLogging> for String {
         match value {
             LocalDnsQueryLogging::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for LocalDnsQueryLogging {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -1075,6 +1265,13 @@ impl From<LocalDnsServeStale> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for LocalDnsServeStale {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// System-generated state of localDNS.
 ///
 /// Schema `LocalDNSState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -1115,6 +1312,13 @@ impl From<LocalDnsState> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for LocalDnsState {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Specifications on number of machines.
 ///
 /// Schema `ManualScaleProfile`.
@@ -1132,6 +1336,11 @@ pub struct ManualScaleProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ManualScaleProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The OS disk type to be used for machines in the agent pool. The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see \[Ephemeral OS\](https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os).
 ///
@@ -1173,6 +1382,13 @@ impl From<OsDiskType> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for OsDiskType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The operating system type. The default is Linux.
 ///
 /// Schema `OSType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -1210,6 +1426,13 @@ impl From<OsType> for String {
         match value {
             OsType::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for OsType {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -1277,6 +1500,13 @@ impl From<Ossku> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for Ossku {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Pod IP Allocation Mode. The IP allocation mode for pods in the agent pool. Must be used with podSubnetId. The default is 'DynamicIndividual'.
 ///
 /// Schema `PodIPAllocationMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -1317,6 +1547,13 @@ impl From<PodIpAllocationMode> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for PodIpAllocationMode {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The port range.
 ///
 /// Schema `PortRange`.
@@ -1340,6 +1577,12 @@ pub struct PortRange {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for PortRange {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.protocol.unknown_fields(&format!("{path}/protocol"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Describes the Power State of the cluster
 ///
 /// Schema `PowerState`.
@@ -1352,6 +1595,12 @@ pub struct PowerState {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for PowerState {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.code.unknown_fields(&format!("{path}/code"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The network protocol of the port.
 ///
@@ -1390,6 +1639,13 @@ impl From<Protocol> for String {
         match value {
             Protocol::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for Protocol {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -1433,6 +1689,13 @@ impl From<ScaleDownMode> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for ScaleDownMode {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Specifications on how to scale a VirtualMachines agent pool.
 ///
 /// Schema `ScaleProfile`.
@@ -1445,6 +1708,12 @@ pub struct ScaleProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for ScaleProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.manual.unknown_fields(&format!("{path}/manual"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The Virtual Machine Scale Set eviction policy. The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see \[spot VMs\](https://docs.microsoft.com/azure/virtual-machines/spot-vms)
 ///
@@ -1486,6 +1755,13 @@ impl From<ScaleSetEvictionPolicy> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for ScaleSetEvictionPolicy {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// The Virtual Machine Scale Set priority.
 ///
 /// Schema `ScaleSetPriority`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -1523,6 +1799,13 @@ impl From<ScaleSetPriority> for String {
         match value {
             ScaleSetPriority::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for ScaleSetPriority {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }
@@ -1756,6 +2039,11 @@ pub struct SysctlConfig {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for SysctlConfig {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Metadata pertaining to creation and last modification of the resource.
 ///
 /// Schema `SystemData`.
@@ -1791,6 +2079,14 @@ pub struct SystemData {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for SystemData {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.created_by_type.unknown_fields(&format!("{path}/createdByType"), out);
+        self.last_modified_by_type
+            .unknown_fields(&format!("{path}/lastModifiedByType"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Defines the behavior for undrainable nodes during upgrade. The most common cause of undrainable nodes is Pod Disruption Budgets (PDBs), but other issues, such as pod termination grace period is exceeding the remaining per-node drain timeout or pod is still being in a running state, can also cause undrainable nodes.
 ///
@@ -1832,6 +2128,13 @@ impl From<UndrainableNodeBehavior> for String {
         }
     }
 }
+impl armgen_runtime::UnknownFields for UndrainableNodeBehavior {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
+        }
+    }
+}
 /// Current status on a group of nodes of the same vm size.
 ///
 /// Schema `VirtualMachineNodes`.
@@ -1850,6 +2153,11 @@ pub struct VirtualMachineNodes {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for VirtualMachineNodes {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Specifications on VirtualMachines agent pool.
 ///
 /// Schema `VirtualMachinesProfile`.
@@ -1862,6 +2170,12 @@ pub struct VirtualMachinesProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for VirtualMachinesProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.scale.unknown_fields(&format!("{path}/scale"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// Determines the type of workload a node can run.
 ///
@@ -1904,6 +2218,13 @@ impl From<WorkloadRuntime> for String {
         match value {
             WorkloadRuntime::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for WorkloadRuntime {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }

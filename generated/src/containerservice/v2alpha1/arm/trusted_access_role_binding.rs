@@ -6,6 +6,8 @@
 #[allow(unused_imports)]
 use super::*;
 #[allow(unused_imports)]
+use armgen_runtime::UnknownFields;
+#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
@@ -41,6 +43,13 @@ pub struct TrustedAccessRoleBinding {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+impl armgen_runtime::UnknownFields for TrustedAccessRoleBinding {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
+        self.properties.unknown_fields(&format!("{path}/properties"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
 /// Properties for trusted access role binding
 ///
 /// Schema `TrustedAccessRoleBindingProperties`.
@@ -66,6 +75,13 @@ pub struct TrustedAccessRoleBindingProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+impl armgen_runtime::UnknownFields for TrustedAccessRoleBindingProperties {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.provisioning_state
+            .unknown_fields(&format!("{path}/provisioningState"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
 }
 /// The current provisioning state of trusted access role binding.
 ///
@@ -116,6 +132,13 @@ impl From<TrustedAccessRoleBindingProvisioningState> for String {
         match value {
             TrustedAccessRoleBindingProvisioningState::Other(value) => value,
             known => known.as_str().to_string(),
+        }
+    }
+}
+impl armgen_runtime::UnknownFields for TrustedAccessRoleBindingProvisioningState {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Self::Other(value) = self {
+            out.push(format!("{path}={value}"));
         }
     }
 }

@@ -1,0 +1,96 @@
+//! [`UnknownFields`]: what a payload carried that the generated types do not model.
+//!
+//! Generated types keep properties they do not define (in `unknown_fields`) and enum values they do not know
+//! (in an open enum's `Other`), so nothing is lost in a round trip. This trait lists them, as JSON pointers,
+//! so that tests and the reconciler can tell when the service speaks a newer API than the types.
+
+use std::collections::BTreeMap;
+
+/// Lists unknown properties and enum values, as JSON pointers (`/properties/newThing`, or
+/// `/properties/osSKU=NewValue` for an unknown enum value).
+pub trait UnknownFields {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>);
+
+    /// Every unknown property and enum value, from the root.
+    fn all_unknown_fields(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.unknown_fields("", &mut out);
+        out
+    }
+}
+
+macro_rules! leaf {
+    ($($t:ty),*) => {
+        $(impl UnknownFields for $t {
+            fn unknown_fields(&self, _path: &str, _out: &mut Vec<String>) {}
+        })*
+    };
+}
+
+leaf!(bool, i32, i64, f32, f64, String, serde_json::Value);
+
+impl<T: UnknownFields> UnknownFields for Option<T> {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let Some(v) = self {
+            v.unknown_fields(path, out);
+        }
+    }
+}
+
+impl<T: UnknownFields> UnknownFields for Box<T> {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        (**self).unknown_fields(path, out);
+    }
+}
+
+impl<T: UnknownFields> UnknownFields for Vec<T> {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        for (i, v) in self.iter().enumerate() {
+            v.unknown_fields(&format!("{path}/{i}"), out);
+        }
+    }
+}
+
+impl<T: UnknownFields> UnknownFields for BTreeMap<String, T> {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        for (k, v) in self {
+            v.unknown_fields(&format!("{path}/{}", crate::escape_pointer(k)), out);
+        }
+    }
+}
+
+impl<T: UnknownFields> UnknownFields for crate::Nullable<T> {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if let crate::Nullable::Value(v) = self {
+            v.unknown_fields(path, out);
+        }
+    }
+}
+
+/// Records the keys of an `unknown_fields` map.
+pub fn record_keys<V>(map: &BTreeMap<String, V>, path: &str, out: &mut Vec<String>) {
+    for k in map.keys() {
+        out.push(format!("{path}/{}", crate::escape_pointer(k)));
+    }
+}
+
+/// The result of reading a payload into the generated types and writing it back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoundTrip {
+    /// The payload as the generated types write it.
+    pub json: String,
+    /// What the types did not model (see [`UnknownFields`]).
+    pub unknown: Vec<String>,
+}
+
+/// Reads `json` as `T` and writes it back, listing what `T` did not model.
+pub fn round_trip<T>(json: &str) -> Result<RoundTrip, serde_json::Error>
+where
+    T: serde::de::DeserializeOwned + serde::Serialize + UnknownFields,
+{
+    let value: T = serde_json::from_str(json)?;
+    Ok(RoundTrip {
+        json: serde_json::to_string(&value)?,
+        unknown: value.all_unknown_fields(),
+    })
+}
