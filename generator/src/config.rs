@@ -164,6 +164,35 @@ impl Config {
                     ),
                 ));
             }
+            for (type_name, o) in &group.overrides.types {
+                let key = format!("groups.{name}.overrides.types.{type_name}");
+                if let Some(rename) = &o.rename
+                    && !is_type_ident(rename)
+                {
+                    return Err(err(
+                        format!("{key}.rename"),
+                        format!("{rename:?} is not an UpperCamelCase Rust type name"),
+                    ));
+                }
+                for (prop, po) in &o.properties {
+                    if let Some(rename) = &po.rename
+                        && !is_module_name(rename)
+                    {
+                        return Err(err(
+                            format!("{key}.properties.{prop}.rename"),
+                            format!("{rename:?} is not a snake_case Rust field name"),
+                        ));
+                    }
+                }
+            }
+            for (arm_type, kind) in &group.resources.rename {
+                if !is_type_ident(kind) {
+                    return Err(err(
+                        format!("groups.{name}.resources.rename.{arm_type}"),
+                        format!("{kind:?} is not an UpperCamelCase kind name"),
+                    ));
+                }
+            }
             for (version, v) in &group.versions {
                 if !is_module_name(version) {
                     return Err(err(
@@ -181,6 +210,10 @@ impl Config {
         }
         Ok(())
     }
+}
+
+fn is_type_ident(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_uppercase()) && s.chars().all(|c| c.is_ascii_alphanumeric()) && s != "Self"
 }
 
 fn is_module_name(s: &str) -> bool {

@@ -32,7 +32,25 @@ pub fn format_file(tokens: TokenStream, what: &str) -> Result<String> {
         what: what.to_string(),
         message: e.to_string(),
     })?;
-    Ok(prettyplease::unparse(&file))
+    Ok(space_items(&prettyplease::unparse(&file)))
+}
+
+/// Puts a blank line after each top-level item that ends in `}` and after the `use` block, which
+/// prettyplease does not, so that a reviewer reading a diff sees where one type ends and the next begins.
+fn space_items(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::with_capacity(text.len() + text.len() / 20);
+    for (i, line) in lines.iter().enumerate() {
+        out.push_str(line);
+        out.push('\n');
+        let next = lines.get(i + 1).copied().unwrap_or("");
+        let ends_item = *line == "}" || *line == "};";
+        let ends_uses = line.starts_with("use ") && !next.starts_with("use ") && !next.starts_with("#[allow");
+        if (ends_item || ends_uses) && !next.is_empty() {
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// `#[doc]` attributes for a description plus notes, one attribute per line.

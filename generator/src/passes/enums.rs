@@ -5,7 +5,8 @@
 //! - ARM compares enum values case-insensitively, so two values that differ only in case are one variant:
 //!   the first is kept and the drop is reported.
 //! - Two values that map to the same variant name get numeric suffixes (reported).
-//! - `Other` is reserved for the catch-all variant of open enums; a value named so becomes `OtherValue`.
+//! - `Other` is reserved for the catch-all variant of open enums; a value named so becomes `OtherValue`
+//!   (and `Self`, a keyword, `SelfValue`).
 //! - Enums with the same `x-ms-enum.name`, values and openness (AKS repeats `OSType` inline, for example)
 //!   are merged into the one with the smallest id.
 
@@ -54,8 +55,8 @@ fn name_variants(e: &mut EnumType, origin: &str, diagnostics: &mut Vec<Diagnosti
         }
         let base = if v.rust_name.is_empty() { &v.value } else { &v.rust_name };
         let mut name = variant_ident(base);
-        if name == "Other" {
-            name = "OtherValue".into();
+        if name == "Other" || name == "Self" {
+            name = format!("{name}Value");
         }
         v.rust_name = name;
         kept.push(v);

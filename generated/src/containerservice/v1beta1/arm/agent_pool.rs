@@ -11,6 +11,7 @@ use armgen_runtime::UnknownFields;
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
+
 /// Agent Pool.
 ///
 /// Schema `AgentPool`.
@@ -39,12 +40,14 @@ pub struct AgentPool {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AgentPool {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.properties.unknown_fields(&format!("{path}/properties"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Properties for the container service agent pool profile.
 ///
 /// Schema `ManagedClusterAgentPoolProfileProperties`.
@@ -277,6 +280,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfileProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.os_disk_type.unknown_fields(&format!("{path}/osDiskType"), out);

@@ -11,6 +11,7 @@ use armgen_runtime::UnknownFields;
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
+
 /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
 ///
 /// Schema `AdvancedNetworking`.
@@ -28,6 +29,7 @@ pub struct AdvancedNetworking {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AdvancedNetworking {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.observability.unknown_fields(&format!("{path}/observability"), out);
@@ -35,6 +37,7 @@ impl armgen_runtime::UnknownFields for AdvancedNetworking {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
 ///
 /// Schema `AdvancedNetworkingObservability`.
@@ -48,11 +51,13 @@ pub struct AdvancedNetworkingObservability {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AdvancedNetworkingObservability {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Security profile to enable security features on cilium based cluster.
 ///
 /// Schema `AdvancedNetworkingSecurity`.
@@ -66,11 +71,13 @@ pub struct AdvancedNetworkingSecurity {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Azure Key Vault key management service settings for the security profile.
 ///
 /// Schema `AzureKeyVaultKms`.
@@ -105,6 +112,7 @@ pub struct AzureKeyVaultKms {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AzureKeyVaultKms {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.key_vault_network_access
@@ -112,6 +120,7 @@ impl armgen_runtime::UnknownFields for AzureKeyVaultKms {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The type of the managed inbound Load Balancer BackendPool.
 ///
 /// Schema `BackendPoolType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -125,6 +134,7 @@ pub enum BackendPoolType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl BackendPoolType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -135,6 +145,7 @@ impl BackendPoolType {
         }
     }
 }
+
 impl From<String> for BackendPoolType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -144,6 +155,7 @@ impl From<String> for BackendPoolType {
         }
     }
 }
+
 impl From<BackendPoolType> for String {
     fn from(value: BackendPoolType) -> Self {
         match value {
@@ -152,6 +164,7 @@ impl From<BackendPoolType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for BackendPoolType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -159,6 +172,7 @@ impl armgen_runtime::UnknownFields for BackendPoolType {
         }
     }
 }
+
 /// Settings for upgrading a cluster.
 ///
 /// Schema `ClusterUpgradeSettings`.
@@ -176,12 +190,14 @@ pub struct ClusterUpgradeSettings {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ClusterUpgradeSettings {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.override_settings.unknown_fields(&format!("{path}/overrideSettings"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Profile for Linux VMs in the container service cluster.
 ///
 /// Schema `ContainerServiceLinuxProfile`.
@@ -197,12 +213,14 @@ pub struct ContainerServiceLinuxProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ContainerServiceLinuxProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.ssh.unknown_fields(&format!("{path}/ssh"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Profile of network configuration.
 ///
 /// Schema `ContainerServiceNetworkProfile`.
@@ -292,6 +310,7 @@ pub struct ContainerServiceNetworkProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.network_plugin.unknown_fields(&format!("{path}/networkPlugin"), out);
@@ -312,6 +331,7 @@ impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// SSH configuration for Linux-based VMs running on Azure.
 ///
 /// Schema `ContainerServiceSshConfiguration`.
@@ -325,12 +345,14 @@ pub struct ContainerServiceSshConfiguration {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ContainerServiceSshConfiguration {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.public_keys.unknown_fields(&format!("{path}/publicKeys"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Contains information about SSH certificate public key data.
 ///
 /// Schema `ContainerServiceSshPublicKey`.
@@ -344,11 +366,13 @@ pub struct ContainerServiceSshPublicKey {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ContainerServiceSshPublicKey {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Delegated resource properties - internal use only.
 ///
 /// Schema `DelegatedResource`.
@@ -377,11 +401,13 @@ pub struct DelegatedResource {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for DelegatedResource {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// If not specified, the default is 'random'. See \[expanders\](https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders) for more information.
 ///
 /// Schema `expander`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -399,6 +425,7 @@ pub enum Expander {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl Expander {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -411,6 +438,7 @@ impl Expander {
         }
     }
 }
+
 impl From<String> for Expander {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -422,6 +450,7 @@ impl From<String> for Expander {
         }
     }
 }
+
 impl From<Expander> for String {
     fn from(value: Expander) -> Self {
         match value {
@@ -430,6 +459,7 @@ impl From<Expander> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for Expander {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -437,6 +467,7 @@ impl armgen_runtime::UnknownFields for Expander {
         }
     }
 }
+
 /// The complex type of the extended location.
 ///
 /// Schema `ExtendedLocation`.
@@ -453,12 +484,14 @@ pub struct ExtendedLocation {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ExtendedLocation {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.r#type.unknown_fields(&format!("{path}/type"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The type of extendedLocation.
 ///
 /// Schema `ExtendedLocationType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -470,6 +503,7 @@ pub enum ExtendedLocationType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ExtendedLocationType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -479,6 +513,7 @@ impl ExtendedLocationType {
         }
     }
 }
+
 impl From<String> for ExtendedLocationType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -487,6 +522,7 @@ impl From<String> for ExtendedLocationType {
         }
     }
 }
+
 impl From<ExtendedLocationType> for String {
     fn from(value: ExtendedLocationType) -> Self {
         match value {
@@ -495,6 +531,7 @@ impl From<ExtendedLocationType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ExtendedLocationType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -502,6 +539,7 @@ impl armgen_runtime::UnknownFields for ExtendedLocationType {
         }
     }
 }
+
 /// The IP version to use for cluster networking and IP assignment.
 ///
 /// Schema `ipFamily`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -515,6 +553,7 @@ pub enum IpFamily {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl IpFamily {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -525,6 +564,7 @@ impl IpFamily {
         }
     }
 }
+
 impl From<String> for IpFamily {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -534,6 +574,7 @@ impl From<String> for IpFamily {
         }
     }
 }
+
 impl From<IpFamily> for String {
     fn from(value: IpFamily) -> Self {
         match value {
@@ -542,6 +583,7 @@ impl From<IpFamily> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for IpFamily {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -549,6 +591,7 @@ impl armgen_runtime::UnknownFields for IpFamily {
         }
     }
 }
+
 /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here https://aka.ms/asm-plugin-ca
 ///
 /// Schema `IstioCertificateAuthority`.
@@ -561,12 +604,14 @@ pub struct IstioCertificateAuthority {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for IstioCertificateAuthority {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.plugin.unknown_fields(&format!("{path}/plugin"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Istio components configuration.
 ///
 /// Schema `IstioComponents`.
@@ -587,6 +632,7 @@ pub struct IstioComponents {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for IstioComponents {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.ingress_gateways.unknown_fields(&format!("{path}/ingressGateways"), out);
@@ -594,6 +640,7 @@ impl armgen_runtime::UnknownFields for IstioComponents {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Istio egress gateway configuration.
 ///
 /// Schema `IstioEgressGateway`.
@@ -606,11 +653,13 @@ pub struct IstioEgressGateway {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for IstioEgressGateway {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Istio ingress gateway configuration. For now, we support up to one external ingress gateway named `aks-istio-ingressgateway-external` and one internal ingress gateway named `aks-istio-ingressgateway-internal`.
 ///
 /// Schema `IstioIngressGateway`.
@@ -625,12 +674,14 @@ pub struct IstioIngressGateway {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for IstioIngressGateway {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.mode.unknown_fields(&format!("{path}/mode"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Mode of an ingress gateway.
 ///
 /// Schema `IstioIngressGatewayMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -644,6 +695,7 @@ pub enum IstioIngressGatewayMode {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl IstioIngressGatewayMode {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -654,6 +706,7 @@ impl IstioIngressGatewayMode {
         }
     }
 }
+
 impl From<String> for IstioIngressGatewayMode {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -663,6 +716,7 @@ impl From<String> for IstioIngressGatewayMode {
         }
     }
 }
+
 impl From<IstioIngressGatewayMode> for String {
     fn from(value: IstioIngressGatewayMode) -> Self {
         match value {
@@ -671,6 +725,7 @@ impl From<IstioIngressGatewayMode> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for IstioIngressGatewayMode {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -678,6 +733,7 @@ impl armgen_runtime::UnknownFields for IstioIngressGatewayMode {
         }
     }
 }
+
 /// Plugin certificates information for Service Mesh.
 ///
 /// Schema `IstioPluginCertificateAuthority`.
@@ -713,11 +769,13 @@ pub struct IstioPluginCertificateAuthority {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for IstioPluginCertificateAuthority {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Istio service mesh configuration.
 ///
 /// Schema `IstioServiceMesh`.
@@ -739,6 +797,7 @@ pub struct IstioServiceMesh {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for IstioServiceMesh {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.components.unknown_fields(&format!("{path}/components"), out);
@@ -747,6 +806,7 @@ impl armgen_runtime::UnknownFields for IstioServiceMesh {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Network access of key vault. The possible values are `Public` and `Private`. `Public` means the key vault allows public access from all networks. `Private` means the key vault disables public access and enables private link. The default value is `Public`.
 ///
 /// Schema `KeyVaultNetworkAccessTypes`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -760,6 +820,7 @@ pub enum KeyVaultNetworkAccessTypes {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl KeyVaultNetworkAccessTypes {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -770,6 +831,7 @@ impl KeyVaultNetworkAccessTypes {
         }
     }
 }
+
 impl From<String> for KeyVaultNetworkAccessTypes {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -779,6 +841,7 @@ impl From<String> for KeyVaultNetworkAccessTypes {
         }
     }
 }
+
 impl From<KeyVaultNetworkAccessTypes> for String {
     fn from(value: KeyVaultNetworkAccessTypes) -> Self {
         match value {
@@ -787,6 +850,7 @@ impl From<KeyVaultNetworkAccessTypes> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for KeyVaultNetworkAccessTypes {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -794,6 +858,7 @@ impl armgen_runtime::UnknownFields for KeyVaultNetworkAccessTypes {
         }
     }
 }
+
 /// Different support tiers for AKS managed clusters
 ///
 /// Schema `KubernetesSupportPlan`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -807,6 +872,7 @@ pub enum KubernetesSupportPlan {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl KubernetesSupportPlan {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -817,6 +883,7 @@ impl KubernetesSupportPlan {
         }
     }
 }
+
 impl From<String> for KubernetesSupportPlan {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -826,6 +893,7 @@ impl From<String> for KubernetesSupportPlan {
         }
     }
 }
+
 impl From<KubernetesSupportPlan> for String {
     fn from(value: KubernetesSupportPlan) -> Self {
         match value {
@@ -834,6 +902,7 @@ impl From<KubernetesSupportPlan> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for KubernetesSupportPlan {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -841,6 +910,7 @@ impl armgen_runtime::UnknownFields for KubernetesSupportPlan {
         }
     }
 }
+
 /// The license type to use for Windows VMs. See \[Azure Hybrid User Benefits\](https://azure.microsoft.com/pricing/hybrid-benefit/faq/) for more details.
 ///
 /// Schema `licenseType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -854,6 +924,7 @@ pub enum LicenseType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl LicenseType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -864,6 +935,7 @@ impl LicenseType {
         }
     }
 }
+
 impl From<String> for LicenseType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -873,6 +945,7 @@ impl From<String> for LicenseType {
         }
     }
 }
+
 impl From<LicenseType> for String {
     fn from(value: LicenseType) -> Self {
         match value {
@@ -881,6 +954,7 @@ impl From<LicenseType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for LicenseType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -888,6 +962,7 @@ impl armgen_runtime::UnknownFields for LicenseType {
         }
     }
 }
+
 /// The default is 'standard'. See \[Azure Load Balancer SKUs\](https://docs.microsoft.com/azure/load-balancer/skus) for more information about the differences between load balancer SKUs.
 ///
 /// Schema `loadBalancerSku`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -901,6 +976,7 @@ pub enum LoadBalancerSku {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl LoadBalancerSku {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -911,6 +987,7 @@ impl LoadBalancerSku {
         }
     }
 }
+
 impl From<String> for LoadBalancerSku {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -920,6 +997,7 @@ impl From<String> for LoadBalancerSku {
         }
     }
 }
+
 impl From<LoadBalancerSku> for String {
     fn from(value: LoadBalancerSku) -> Self {
         match value {
@@ -928,6 +1006,7 @@ impl From<LoadBalancerSku> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for LoadBalancerSku {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -935,6 +1014,7 @@ impl armgen_runtime::UnknownFields for LoadBalancerSku {
         }
     }
 }
+
 /// Managed cluster.
 ///
 /// Schema `ManagedCluster`.
@@ -988,6 +1068,7 @@ pub struct ManagedCluster {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedCluster {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -998,6 +1079,7 @@ impl armgen_runtime::UnknownFields for ManagedCluster {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// For more details see \[managed AAD on AKS\](https://docs.microsoft.com/azure/aks/managed-aad).
 ///
 /// Schema `ManagedClusterAADProfile`.
@@ -1041,11 +1123,13 @@ pub struct ManagedClusterAadProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterAadProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// A Kubernetes add-on profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAddonProfile`.
@@ -1066,12 +1150,14 @@ pub struct ManagedClusterAddonProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterAddonProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.identity.unknown_fields(&format!("{path}/identity"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Profile for the container service agent pool.
 ///
 /// Schema `ManagedClusterAgentPoolProfile`.
@@ -1306,6 +1392,7 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.os_disk_type.unknown_fields(&format!("{path}/osDiskType"), out);
@@ -1332,6 +1419,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Access profile for managed cluster API server.
 ///
 /// Schema `ManagedClusterAPIServerAccessProfile`.
@@ -1373,11 +1461,13 @@ pub struct ManagedClusterApiServerAccessProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterApiServerAccessProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Auto upgrade profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAutoUpgradeProfile`.
@@ -1398,6 +1488,7 @@ pub struct ManagedClusterAutoUpgradeProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterAutoUpgradeProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.upgrade_channel.unknown_fields(&format!("{path}/upgradeChannel"), out);
@@ -1406,6 +1497,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAutoUpgradeProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Azure Monitor addon profiles for monitoring the managed cluster.
 ///
 /// Schema `ManagedClusterAzureMonitorProfile`.
@@ -1418,12 +1510,14 @@ pub struct ManagedClusterAzureMonitorProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.metrics.unknown_fields(&format!("{path}/metrics"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileKubeStateMetrics`.
@@ -1448,12 +1542,14 @@ pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields
 for ManagedClusterAzureMonitorProfileKubeStateMetrics {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileMetrics`.
@@ -1472,12 +1568,14 @@ pub struct ManagedClusterAzureMonitorProfileMetrics {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetrics {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.kube_state_metrics.unknown_fields(&format!("{path}/kubeStateMetrics"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The cost analysis configuration for the cluster
 ///
 /// Schema `ManagedClusterCostAnalysis`.
@@ -1491,11 +1589,13 @@ pub struct ManagedClusterCostAnalysis {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterCostAnalysis {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Cluster HTTP proxy configuration.
 ///
 /// Schema `ManagedClusterHTTPProxyConfig`.
@@ -1518,11 +1618,13 @@ pub struct ManagedClusterHttpProxyConfig {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterHttpProxyConfig {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Identity for the managed cluster.
 ///
 /// Schema `ManagedClusterIdentity`.
@@ -1562,6 +1664,7 @@ pub struct ManagedClusterIdentity {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.r#type.unknown_fields(&format!("{path}/type"), out);
@@ -1572,6 +1675,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterIdentity {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Schema `ManagedClusterIdentityUserAssignedIdentitiesValue`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterIdentityUserAssignedIdentitiesValue {
@@ -1590,12 +1694,14 @@ pub struct ManagedClusterIdentityUserAssignedIdentitiesValue {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields
 for ManagedClusterIdentityUserAssignedIdentitiesValue {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Ingress profile for the container service cluster.
 ///
 /// Schema `ManagedClusterIngressProfile`.
@@ -1609,12 +1715,14 @@ pub struct ManagedClusterIngressProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterIngressProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.web_app_routing.unknown_fields(&format!("{path}/webAppRouting"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Application Routing add-on settings for the ingress profile.
 ///
 /// Schema `ManagedClusterIngressProfileWebAppRouting`.
@@ -1640,12 +1748,14 @@ pub struct ManagedClusterIngressProfileWebAppRouting {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileWebAppRouting {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.identity.unknown_fields(&format!("{path}/identity"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Profile of the managed cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfile`.
@@ -1718,6 +1828,7 @@ pub struct ManagedClusterLoadBalancerProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.managed_outbound_i_ps
@@ -1731,6 +1842,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Desired managed outbound IPs for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileManagedOutboundIPs`.
@@ -1751,12 +1863,14 @@ pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields
 for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Desired outbound IP resources for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileOutboundIPs`.
@@ -1770,12 +1884,14 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIPs {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.public_i_ps.unknown_fields(&format!("{path}/publicIPs"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Desired outbound IP Prefix resources for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileOutboundIpPrefixes`.
@@ -1793,6 +1909,7 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields
 for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1800,6 +1917,7 @@ for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Profile of the managed outbound IP resources of the managed cluster.
 ///
 /// Schema `ManagedClusterManagedOutboundIPProfile`.
@@ -1815,11 +1933,13 @@ pub struct ManagedClusterManagedOutboundIpProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterManagedOutboundIpProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The metrics profile for the ManagedCluster.
 ///
 /// Schema `ManagedClusterMetricsProfile`.
@@ -1832,12 +1952,14 @@ pub struct ManagedClusterMetricsProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterMetricsProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.cost_analysis.unknown_fields(&format!("{path}/costAnalysis"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Profile of the managed cluster NAT gateway.
 ///
 /// Schema `ManagedClusterNATGatewayProfile`.
@@ -1871,6 +1993,7 @@ pub struct ManagedClusterNatGatewayProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.managed_outbound_ip_profile
@@ -1880,6 +2003,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Node resource group lockdown profile for a managed cluster.
 ///
 /// Schema `ManagedClusterNodeResourceGroupProfile`.
@@ -1897,12 +2021,14 @@ pub struct ManagedClusterNodeResourceGroupProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterNodeResourceGroupProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.restriction_level.unknown_fields(&format!("{path}/restrictionLevel"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The OIDC issuer profile of the Managed Cluster.
 ///
 /// Schema `ManagedClusterOIDCIssuerProfile`.
@@ -1921,11 +2047,13 @@ pub struct ManagedClusterOidcIssuerProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterOidcIssuerProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Details about the pod identity assigned to the Managed Cluster.
 ///
 /// Schema `ManagedClusterPodIdentity`.
@@ -1965,6 +2093,7 @@ pub struct ManagedClusterPodIdentity {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.identity.unknown_fields(&format!("{path}/identity"), out);
@@ -1974,6 +2103,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentity {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// See \[disable AAD Pod Identity for a specific Pod/Application\](https://azure.github.io/aad-pod-identity/docs/configure/application_exception/) for more details.
 ///
 /// Schema `ManagedClusterPodIdentityException`.
@@ -1991,11 +2121,13 @@ pub struct ManagedClusterPodIdentityException {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityException {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// See \[use AAD pod identity\](https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity) for more details on pod identity integration.
 ///
 /// Schema `ManagedClusterPodIdentityProfile`.
@@ -2032,6 +2164,7 @@ pub struct ManagedClusterPodIdentityProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.user_assigned_identities
@@ -2041,6 +2174,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// An error response from the pod identity provisioning.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningError`.
@@ -2054,12 +2188,14 @@ pub struct ManagedClusterPodIdentityProvisioningError {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningError {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.error.unknown_fields(&format!("{path}/error"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// An error response from the pod identity provisioning.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningErrorBody`.
@@ -2082,12 +2218,14 @@ pub struct ManagedClusterPodIdentityProvisioningErrorBody {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErrorBody {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.details.unknown_fields(&format!("{path}/details"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Schema `ManagedClusterPodIdentityProvisioningInfo`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterPodIdentityProvisioningInfo {
@@ -2099,12 +2237,14 @@ pub struct ManagedClusterPodIdentityProvisioningInfo {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningInfo {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.error.unknown_fields(&format!("{path}/error"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The current provisioning state of the pod identity.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -2126,6 +2266,7 @@ pub enum ManagedClusterPodIdentityProvisioningState {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ManagedClusterPodIdentityProvisioningState {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -2140,6 +2281,7 @@ impl ManagedClusterPodIdentityProvisioningState {
         }
     }
 }
+
 impl From<String> for ManagedClusterPodIdentityProvisioningState {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -2153,6 +2295,7 @@ impl From<String> for ManagedClusterPodIdentityProvisioningState {
         }
     }
 }
+
 impl From<ManagedClusterPodIdentityProvisioningState> for String {
     fn from(value: ManagedClusterPodIdentityProvisioningState) -> Self {
         match value {
@@ -2161,6 +2304,7 @@ impl From<ManagedClusterPodIdentityProvisioningState> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningState {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -2168,6 +2312,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningStat
         }
     }
 }
+
 /// Properties of the managed cluster.
 ///
 /// Schema `ManagedClusterProperties`.
@@ -2419,6 +2564,7 @@ pub struct ManagedClusterProperties {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.power_state.unknown_fields(&format!("{path}/powerState"), out);
@@ -2464,6 +2610,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterProperties {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Parameters to be applied to the cluster-autoscaler when enabled
 ///
 /// Schema `ManagedClusterPropertiesAutoScalerProfile`.
@@ -2606,12 +2753,14 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterPropertiesAutoScalerProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.expander.unknown_fields(&format!("{path}/expander"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Security profile for the container service cluster.
 ///
 /// Schema `ManagedClusterSecurityProfile`.
@@ -2642,6 +2791,7 @@ pub struct ManagedClusterSecurityProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.defender.unknown_fields(&format!("{path}/defender"), out);
@@ -2652,6 +2802,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Microsoft Defender settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileDefender`.
@@ -2680,6 +2831,7 @@ pub struct ManagedClusterSecurityProfileDefender {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefender {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.security_monitoring
@@ -2687,6 +2839,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefender {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Microsoft Defender settings for the security profile threat detection.
 ///
 /// Schema `ManagedClusterSecurityProfileDefenderSecurityMonitoring`.
@@ -2700,12 +2853,14 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields
 for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Image Cleaner removes unused images from nodes, freeing up disk space and helping to reduce attack surface area. Here are settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileImageCleaner`.
@@ -2724,11 +2879,13 @@ pub struct ManagedClusterSecurityProfileImageCleaner {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileImageCleaner {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Workload identity settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileWorkloadIdentity`.
@@ -2742,11 +2899,13 @@ pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileWorkloadIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
 ///
 /// Schema `ManagedClusterServicePrincipalProfile`.
@@ -2763,11 +2922,13 @@ pub struct ManagedClusterServicePrincipalProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterServicePrincipalProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The SKU of a Managed Cluster.
 ///
 /// Schema `ManagedClusterSKU`.
@@ -2784,6 +2945,7 @@ pub struct ManagedClusterSku {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterSku {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.name.unknown_fields(&format!("{path}/name"), out);
@@ -2791,6 +2953,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSku {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The name of a managed cluster SKU.
 ///
 /// Schema `ManagedClusterSKUName`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -2802,6 +2965,7 @@ pub enum ManagedClusterSkuName {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ManagedClusterSkuName {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -2811,6 +2975,7 @@ impl ManagedClusterSkuName {
         }
     }
 }
+
 impl From<String> for ManagedClusterSkuName {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -2819,6 +2984,7 @@ impl From<String> for ManagedClusterSkuName {
         }
     }
 }
+
 impl From<ManagedClusterSkuName> for String {
     fn from(value: ManagedClusterSkuName) -> Self {
         match value {
@@ -2827,6 +2993,7 @@ impl From<ManagedClusterSkuName> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterSkuName {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -2834,6 +3001,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSkuName {
         }
     }
 }
+
 /// If not specified, the default is 'Free'. See \[AKS Pricing Tier\](https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers) for more details.
 ///
 /// Schema `ManagedClusterSKUTier`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -2849,6 +3017,7 @@ pub enum ManagedClusterSkuTier {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ManagedClusterSkuTier {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -2860,6 +3029,7 @@ impl ManagedClusterSkuTier {
         }
     }
 }
+
 impl From<String> for ManagedClusterSkuTier {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -2870,6 +3040,7 @@ impl From<String> for ManagedClusterSkuTier {
         }
     }
 }
+
 impl From<ManagedClusterSkuTier> for String {
     fn from(value: ManagedClusterSkuTier) -> Self {
         match value {
@@ -2878,6 +3049,7 @@ impl From<ManagedClusterSkuTier> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterSkuTier {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -2885,6 +3057,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSkuTier {
         }
     }
 }
+
 /// Storage profile for the container service cluster.
 ///
 /// Schema `ManagedClusterStorageProfile`.
@@ -2911,6 +3084,7 @@ pub struct ManagedClusterStorageProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.disk_csi_driver.unknown_fields(&format!("{path}/diskCSIDriver"), out);
@@ -2921,6 +3095,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// AzureBlob CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileBlobCSIDriver`.
@@ -2934,11 +3109,13 @@ pub struct ManagedClusterStorageProfileBlobCsiDriver {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileBlobCsiDriver {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// AzureDisk CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileDiskCSIDriver`.
@@ -2952,11 +3129,13 @@ pub struct ManagedClusterStorageProfileDiskCsiDriver {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileDiskCsiDriver {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// AzureFile CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileFileCSIDriver`.
@@ -2970,11 +3149,13 @@ pub struct ManagedClusterStorageProfileFileCsiDriver {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileFileCsiDriver {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Snapshot Controller settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileSnapshotController`.
@@ -2988,11 +3169,13 @@ pub struct ManagedClusterStorageProfileSnapshotController {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileSnapshotController {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Profile for Windows VMs in the managed cluster.
 ///
 /// Schema `ManagedClusterWindowsProfile`.
@@ -3018,6 +3201,7 @@ pub struct ManagedClusterWindowsProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterWindowsProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.license_type.unknown_fields(&format!("{path}/licenseType"), out);
@@ -3025,6 +3209,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterWindowsProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Workload Auto-scaler profile for the managed cluster.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfile`.
@@ -3045,6 +3230,7 @@ pub struct ManagedClusterWorkloadAutoScalerProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.keda.unknown_fields(&format!("{path}/keda"), out);
@@ -3053,6 +3239,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfileKeda`.
@@ -3065,11 +3252,13 @@ pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileKeda {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler`.
@@ -3084,12 +3273,14 @@ pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields
 for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Network dataplane used in the Kubernetes cluster.
 ///
 /// Schema `networkDataplane`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3103,6 +3294,7 @@ pub enum NetworkDataplane {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl NetworkDataplane {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3113,6 +3305,7 @@ impl NetworkDataplane {
         }
     }
 }
+
 impl From<String> for NetworkDataplane {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3122,6 +3315,7 @@ impl From<String> for NetworkDataplane {
         }
     }
 }
+
 impl From<NetworkDataplane> for String {
     fn from(value: NetworkDataplane) -> Self {
         match value {
@@ -3130,6 +3324,7 @@ impl From<NetworkDataplane> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for NetworkDataplane {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3137,6 +3332,7 @@ impl armgen_runtime::UnknownFields for NetworkDataplane {
         }
     }
 }
+
 /// This cannot be specified if networkPlugin is anything other than 'azure'.
 ///
 /// Schema `networkMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3150,6 +3346,7 @@ pub enum NetworkMode {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl NetworkMode {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3160,6 +3357,7 @@ impl NetworkMode {
         }
     }
 }
+
 impl From<String> for NetworkMode {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3169,6 +3367,7 @@ impl From<String> for NetworkMode {
         }
     }
 }
+
 impl From<NetworkMode> for String {
     fn from(value: NetworkMode) -> Self {
         match value {
@@ -3177,6 +3376,7 @@ impl From<NetworkMode> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for NetworkMode {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3184,6 +3384,7 @@ impl armgen_runtime::UnknownFields for NetworkMode {
         }
     }
 }
+
 /// Network plugin used for building the Kubernetes network.
 ///
 /// Schema `NetworkPlugin`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3199,6 +3400,7 @@ pub enum NetworkPlugin {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl NetworkPlugin {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3210,6 +3412,7 @@ impl NetworkPlugin {
         }
     }
 }
+
 impl From<String> for NetworkPlugin {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3220,6 +3423,7 @@ impl From<String> for NetworkPlugin {
         }
     }
 }
+
 impl From<NetworkPlugin> for String {
     fn from(value: NetworkPlugin) -> Self {
         match value {
@@ -3228,6 +3432,7 @@ impl From<NetworkPlugin> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for NetworkPlugin {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3235,6 +3440,7 @@ impl armgen_runtime::UnknownFields for NetworkPlugin {
         }
     }
 }
+
 /// The mode the network plugin should use.
 ///
 /// Schema `NetworkPluginMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3246,6 +3452,7 @@ pub enum NetworkPluginMode {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl NetworkPluginMode {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3255,6 +3462,7 @@ impl NetworkPluginMode {
         }
     }
 }
+
 impl From<String> for NetworkPluginMode {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3263,6 +3471,7 @@ impl From<String> for NetworkPluginMode {
         }
     }
 }
+
 impl From<NetworkPluginMode> for String {
     fn from(value: NetworkPluginMode) -> Self {
         match value {
@@ -3271,6 +3480,7 @@ impl From<NetworkPluginMode> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for NetworkPluginMode {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3278,6 +3488,7 @@ impl armgen_runtime::UnknownFields for NetworkPluginMode {
         }
     }
 }
+
 /// Network policy used for building the Kubernetes network.
 ///
 /// Schema `NetworkPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3295,6 +3506,7 @@ pub enum NetworkPolicy {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl NetworkPolicy {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3307,6 +3519,7 @@ impl NetworkPolicy {
         }
     }
 }
+
 impl From<String> for NetworkPolicy {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3318,6 +3531,7 @@ impl From<String> for NetworkPolicy {
         }
     }
 }
+
 impl From<NetworkPolicy> for String {
     fn from(value: NetworkPolicy) -> Self {
         match value {
@@ -3326,6 +3540,7 @@ impl From<NetworkPolicy> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for NetworkPolicy {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3333,6 +3548,7 @@ impl armgen_runtime::UnknownFields for NetworkPolicy {
         }
     }
 }
+
 /// Manner in which the OS on your nodes is updated. The default is NodeImage.
 ///
 /// Schema `nodeOSUpgradeChannel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3350,6 +3566,7 @@ pub enum NodeOsUpgradeChannel {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl NodeOsUpgradeChannel {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3362,6 +3579,7 @@ impl NodeOsUpgradeChannel {
         }
     }
 }
+
 impl From<String> for NodeOsUpgradeChannel {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3373,6 +3591,7 @@ impl From<String> for NodeOsUpgradeChannel {
         }
     }
 }
+
 impl From<NodeOsUpgradeChannel> for String {
     fn from(value: NodeOsUpgradeChannel) -> Self {
         match value {
@@ -3381,6 +3600,7 @@ impl From<NodeOsUpgradeChannel> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for NodeOsUpgradeChannel {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3388,6 +3608,7 @@ impl armgen_runtime::UnknownFields for NodeOsUpgradeChannel {
         }
     }
 }
+
 /// This can only be set at cluster creation time and cannot be changed later. For more information see \[egress outbound type\](https://docs.microsoft.com/azure/aks/egress-outboundtype).
 ///
 /// Schema `outboundType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3405,6 +3626,7 @@ pub enum OutboundType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl OutboundType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3417,6 +3639,7 @@ impl OutboundType {
         }
     }
 }
+
 impl From<String> for OutboundType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3428,6 +3651,7 @@ impl From<String> for OutboundType {
         }
     }
 }
+
 impl From<OutboundType> for String {
     fn from(value: OutboundType) -> Self {
         match value {
@@ -3436,6 +3660,7 @@ impl From<OutboundType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for OutboundType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3443,6 +3668,7 @@ impl armgen_runtime::UnknownFields for OutboundType {
         }
     }
 }
+
 /// A private link resource
 ///
 /// Schema `PrivateLinkResource`.
@@ -3481,11 +3707,13 @@ pub struct PrivateLinkResource {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for PrivateLinkResource {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Allow or deny public network access for AKS
 ///
 /// Schema `PublicNetworkAccess`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3499,6 +3727,7 @@ pub enum PublicNetworkAccess {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl PublicNetworkAccess {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3509,6 +3738,7 @@ impl PublicNetworkAccess {
         }
     }
 }
+
 impl From<String> for PublicNetworkAccess {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3518,6 +3748,7 @@ impl From<String> for PublicNetworkAccess {
         }
     }
 }
+
 impl From<PublicNetworkAccess> for String {
     fn from(value: PublicNetworkAccess) -> Self {
         match value {
@@ -3526,6 +3757,7 @@ impl From<PublicNetworkAccess> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for PublicNetworkAccess {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3533,6 +3765,7 @@ impl armgen_runtime::UnknownFields for PublicNetworkAccess {
         }
     }
 }
+
 /// For more information see \[use managed identities in AKS\](https://docs.microsoft.com/azure/aks/use-managed-identity).
 ///
 /// Schema `ResourceIdentityType`. Closed enum: other values are rejected. Values compare case-insensitively, as ARM does.
@@ -3557,6 +3790,7 @@ pub enum ResourceIdentityType {
     /// Do not use a managed identity for the Managed Cluster, service principal will be used instead.
     None,
 }
+
 impl ResourceIdentityType {
     /// The value on the wire.
     pub fn as_str(&self) -> &'static str {
@@ -3567,6 +3801,7 @@ impl ResourceIdentityType {
         }
     }
 }
+
 impl TryFrom<String> for ResourceIdentityType {
     type Error = armgen_runtime::UnknownEnumValue;
     fn try_from(value: String) -> Result<Self, Self::Error> {
@@ -3583,14 +3818,17 @@ impl TryFrom<String> for ResourceIdentityType {
         }
     }
 }
+
 impl From<ResourceIdentityType> for String {
     fn from(value: ResourceIdentityType) -> Self {
         value.as_str().to_string()
     }
 }
+
 impl armgen_runtime::UnknownFields for ResourceIdentityType {
     fn unknown_fields(&self, _path: &str, _out: &mut Vec<String>) {}
 }
+
 /// A reference to an Azure resource.
 ///
 /// Schema `ResourceReference`.
@@ -3606,11 +3844,13 @@ pub struct ResourceReference {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ResourceReference {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
 ///
 /// Schema `RestrictionLevel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3624,6 +3864,7 @@ pub enum RestrictionLevel {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl RestrictionLevel {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3634,6 +3875,7 @@ impl RestrictionLevel {
         }
     }
 }
+
 impl From<String> for RestrictionLevel {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3643,6 +3885,7 @@ impl From<String> for RestrictionLevel {
         }
     }
 }
+
 impl From<RestrictionLevel> for String {
     fn from(value: RestrictionLevel) -> Self {
         match value {
@@ -3651,6 +3894,7 @@ impl From<RestrictionLevel> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for RestrictionLevel {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3658,6 +3902,7 @@ impl armgen_runtime::UnknownFields for RestrictionLevel {
         }
     }
 }
+
 /// Mode of the service mesh.
 ///
 /// Schema `ServiceMeshMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3671,6 +3916,7 @@ pub enum ServiceMeshMode {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ServiceMeshMode {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3681,6 +3927,7 @@ impl ServiceMeshMode {
         }
     }
 }
+
 impl From<String> for ServiceMeshMode {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3690,6 +3937,7 @@ impl From<String> for ServiceMeshMode {
         }
     }
 }
+
 impl From<ServiceMeshMode> for String {
     fn from(value: ServiceMeshMode) -> Self {
         match value {
@@ -3698,6 +3946,7 @@ impl From<ServiceMeshMode> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ServiceMeshMode {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3705,6 +3954,7 @@ impl armgen_runtime::UnknownFields for ServiceMeshMode {
         }
     }
 }
+
 /// Service mesh profile for a managed cluster.
 ///
 /// Schema `ServiceMeshProfile`.
@@ -3719,6 +3969,7 @@ pub struct ServiceMeshProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ServiceMeshProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.mode.unknown_fields(&format!("{path}/mode"), out);
@@ -3726,6 +3977,7 @@ impl armgen_runtime::UnknownFields for ServiceMeshProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// For more information see \[setting the AKS cluster auto-upgrade channel\](https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel).
 ///
 /// Schema `upgradeChannel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3745,6 +3997,7 @@ pub enum UpgradeChannel {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl UpgradeChannel {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3758,6 +4011,7 @@ impl UpgradeChannel {
         }
     }
 }
+
 impl From<String> for UpgradeChannel {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3770,6 +4024,7 @@ impl From<String> for UpgradeChannel {
         }
     }
 }
+
 impl From<UpgradeChannel> for String {
     fn from(value: UpgradeChannel) -> Self {
         match value {
@@ -3778,6 +4033,7 @@ impl From<UpgradeChannel> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for UpgradeChannel {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3785,6 +4041,7 @@ impl armgen_runtime::UnknownFields for UpgradeChannel {
         }
     }
 }
+
 /// Settings for overrides when upgrading a cluster.
 ///
 /// Schema `UpgradeOverrideSettings`.
@@ -3803,11 +4060,13 @@ pub struct UpgradeOverrideSettings {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for UpgradeOverrideSettings {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Details about a user assigned identity.
 ///
 /// Schema `UserAssignedIdentity`.
@@ -3829,11 +4088,13 @@ pub struct UserAssignedIdentity {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for UserAssignedIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Windows gMSA Profile in the managed cluster.
 ///
 /// Schema `WindowsGmsaProfile`.
@@ -3853,6 +4114,7 @@ pub struct WindowsGmsaProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for WindowsGmsaProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);

@@ -11,6 +11,7 @@ use armgen_runtime::UnknownFields;
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
+
 /// The private link service connection status.
 ///
 /// Schema `ConnectionStatus`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -28,6 +29,7 @@ pub enum ConnectionStatus {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ConnectionStatus {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -40,6 +42,7 @@ impl ConnectionStatus {
         }
     }
 }
+
 impl From<String> for ConnectionStatus {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -51,6 +54,7 @@ impl From<String> for ConnectionStatus {
         }
     }
 }
+
 impl From<ConnectionStatus> for String {
     fn from(value: ConnectionStatus) -> Self {
         match value {
@@ -59,6 +63,7 @@ impl From<ConnectionStatus> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ConnectionStatus {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -66,6 +71,7 @@ impl armgen_runtime::UnknownFields for ConnectionStatus {
         }
     }
 }
+
 /// Private endpoint which a connection belongs to.
 ///
 /// Schema `PrivateEndpoint`.
@@ -79,11 +85,13 @@ pub struct PrivateEndpoint {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for PrivateEndpoint {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// A private endpoint connection
 ///
 /// Schema `PrivateEndpointConnection`.
@@ -112,12 +120,14 @@ pub struct PrivateEndpointConnection {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for PrivateEndpointConnection {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.properties.unknown_fields(&format!("{path}/properties"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Properties of a private endpoint connection.
 ///
 /// Schema `PrivateEndpointConnectionProperties`.
@@ -147,6 +157,7 @@ pub struct PrivateEndpointConnectionProperties {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for PrivateEndpointConnectionProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.provisioning_state
@@ -157,6 +168,7 @@ impl armgen_runtime::UnknownFields for PrivateEndpointConnectionProperties {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The current provisioning state.
 ///
 /// Schema `PrivateEndpointConnectionProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -176,6 +188,7 @@ pub enum PrivateEndpointConnectionProvisioningState {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl PrivateEndpointConnectionProvisioningState {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -189,6 +202,7 @@ impl PrivateEndpointConnectionProvisioningState {
         }
     }
 }
+
 impl From<String> for PrivateEndpointConnectionProvisioningState {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -201,6 +215,7 @@ impl From<String> for PrivateEndpointConnectionProvisioningState {
         }
     }
 }
+
 impl From<PrivateEndpointConnectionProvisioningState> for String {
     fn from(value: PrivateEndpointConnectionProvisioningState) -> Self {
         match value {
@@ -209,6 +224,7 @@ impl From<PrivateEndpointConnectionProvisioningState> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for PrivateEndpointConnectionProvisioningState {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -216,6 +232,7 @@ impl armgen_runtime::UnknownFields for PrivateEndpointConnectionProvisioningStat
         }
     }
 }
+
 /// The state of a private link service connection.
 ///
 /// Schema `PrivateLinkServiceConnectionState`.
@@ -232,6 +249,7 @@ pub struct PrivateLinkServiceConnectionState {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for PrivateLinkServiceConnectionState {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.status.unknown_fields(&format!("{path}/status"), out);

@@ -11,6 +11,7 @@ use armgen_runtime::UnknownFields;
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
+
 /// A cluster must have at least one 'System' Agent Pool at all times. For additional information on agent pool restrictions and best practices, see: https://docs.microsoft.com/azure/aks/use-system-pools
 ///
 /// Schema `AgentPoolMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -24,6 +25,7 @@ pub enum AgentPoolMode {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl AgentPoolMode {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -34,6 +36,7 @@ impl AgentPoolMode {
         }
     }
 }
+
 impl From<String> for AgentPoolMode {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -43,6 +46,7 @@ impl From<String> for AgentPoolMode {
         }
     }
 }
+
 impl From<AgentPoolMode> for String {
     fn from(value: AgentPoolMode) -> Self {
         match value {
@@ -51,6 +55,7 @@ impl From<AgentPoolMode> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for AgentPoolMode {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -58,6 +63,7 @@ impl armgen_runtime::UnknownFields for AgentPoolMode {
         }
     }
 }
+
 /// Network settings of an agent pool.
 ///
 /// Schema `AgentPoolNetworkProfile`.
@@ -89,6 +95,7 @@ pub struct AgentPoolNetworkProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AgentPoolNetworkProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.node_public_ip_tags
@@ -97,6 +104,7 @@ impl armgen_runtime::UnknownFields for AgentPoolNetworkProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The security settings of an agent pool.
 ///
 /// Schema `AgentPoolSecurityProfile`.
@@ -117,11 +125,13 @@ pub struct AgentPoolSecurityProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AgentPoolSecurityProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The type of Agent Pool.
 ///
 /// Schema `AgentPoolType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -135,6 +145,7 @@ pub enum AgentPoolType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl AgentPoolType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -145,6 +156,7 @@ impl AgentPoolType {
         }
     }
 }
+
 impl From<String> for AgentPoolType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -154,6 +166,7 @@ impl From<String> for AgentPoolType {
         }
     }
 }
+
 impl From<AgentPoolType> for String {
     fn from(value: AgentPoolType) -> Self {
         match value {
@@ -162,6 +175,7 @@ impl From<AgentPoolType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for AgentPoolType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -169,6 +183,7 @@ impl armgen_runtime::UnknownFields for AgentPoolType {
         }
     }
 }
+
 /// Settings for upgrading an agentpool
 ///
 /// Schema `AgentPoolUpgradeSettings`.
@@ -200,11 +215,13 @@ pub struct AgentPoolUpgradeSettings {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AgentPoolUpgradeSettings {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The Windows agent pool's specific profile.
 ///
 /// Schema `AgentPoolWindowsProfile`.
@@ -222,11 +239,13 @@ pub struct AgentPoolWindowsProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AgentPoolWindowsProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Tells whether the cluster is Running or Stopped
 ///
 /// Schema `code`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -240,6 +259,7 @@ pub enum Code {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl Code {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -250,6 +270,7 @@ impl Code {
         }
     }
 }
+
 impl From<String> for Code {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -259,6 +280,7 @@ impl From<String> for Code {
         }
     }
 }
+
 impl From<Code> for String {
     fn from(value: Code) -> Self {
         match value {
@@ -267,6 +289,7 @@ impl From<Code> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for Code {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -274,6 +297,7 @@ impl armgen_runtime::UnknownFields for Code {
         }
     }
 }
+
 /// The type of identity that created the resource.
 ///
 /// Schema `createdByType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -291,6 +315,7 @@ pub enum CreatedByType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl CreatedByType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -303,6 +328,7 @@ impl CreatedByType {
         }
     }
 }
+
 impl From<String> for CreatedByType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -314,6 +340,7 @@ impl From<String> for CreatedByType {
         }
     }
 }
+
 impl From<CreatedByType> for String {
     fn from(value: CreatedByType) -> Self {
         match value {
@@ -322,6 +349,7 @@ impl From<CreatedByType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for CreatedByType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -329,6 +357,7 @@ impl armgen_runtime::UnknownFields for CreatedByType {
         }
     }
 }
+
 /// Data used when creating a target resource from a source resource.
 ///
 /// Schema `CreationData`.
@@ -348,11 +377,13 @@ pub struct CreationData {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for CreationData {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
 ///
 /// Schema `GPUInstanceProfile`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -372,6 +403,7 @@ pub enum GpuInstanceProfile {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl GpuInstanceProfile {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -385,6 +417,7 @@ impl GpuInstanceProfile {
         }
     }
 }
+
 impl From<String> for GpuInstanceProfile {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -397,6 +430,7 @@ impl From<String> for GpuInstanceProfile {
         }
     }
 }
+
 impl From<GpuInstanceProfile> for String {
     fn from(value: GpuInstanceProfile) -> Self {
         match value {
@@ -405,6 +439,7 @@ impl From<GpuInstanceProfile> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for GpuInstanceProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -412,6 +447,7 @@ impl armgen_runtime::UnknownFields for GpuInstanceProfile {
         }
     }
 }
+
 /// Contains the IPTag associated with the object.
 ///
 /// Schema `IPTag`.
@@ -428,11 +464,13 @@ pub struct IpTag {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for IpTag {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// See \[AKS custom node configuration\](https://docs.microsoft.com/azure/aks/custom-node-configuration) for more details.
 ///
 /// Schema `KubeletConfig`.
@@ -518,11 +556,13 @@ pub struct KubeletConfig {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for KubeletConfig {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Determines the placement of emptyDir volumes, container runtime data root, and Kubelet ephemeral storage.
 ///
 /// Schema `KubeletDiskType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -536,6 +576,7 @@ pub enum KubeletDiskType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl KubeletDiskType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -546,6 +587,7 @@ impl KubeletDiskType {
         }
     }
 }
+
 impl From<String> for KubeletDiskType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -555,6 +597,7 @@ impl From<String> for KubeletDiskType {
         }
     }
 }
+
 impl From<KubeletDiskType> for String {
     fn from(value: KubeletDiskType) -> Self {
         match value {
@@ -563,6 +606,7 @@ impl From<KubeletDiskType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for KubeletDiskType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -570,6 +614,7 @@ impl armgen_runtime::UnknownFields for KubeletDiskType {
         }
     }
 }
+
 /// See \[AKS custom node configuration\](https://docs.microsoft.com/azure/aks/custom-node-configuration) for more details.
 ///
 /// Schema `LinuxOSConfig`.
@@ -602,12 +647,14 @@ pub struct LinuxOsConfig {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for LinuxOsConfig {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.sysctls.unknown_fields(&format!("{path}/sysctls"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see \[Ephemeral OS\](https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os).
 ///
 /// Schema `OSDiskType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -621,6 +668,7 @@ pub enum OsDiskType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl OsDiskType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -631,6 +679,7 @@ impl OsDiskType {
         }
     }
 }
+
 impl From<String> for OsDiskType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -640,6 +689,7 @@ impl From<String> for OsDiskType {
         }
     }
 }
+
 impl From<OsDiskType> for String {
     fn from(value: OsDiskType) -> Self {
         match value {
@@ -648,6 +698,7 @@ impl From<OsDiskType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for OsDiskType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -655,6 +706,7 @@ impl armgen_runtime::UnknownFields for OsDiskType {
         }
     }
 }
+
 /// The operating system type. The default is Linux.
 ///
 /// Schema `OSType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -668,6 +720,7 @@ pub enum OsType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl OsType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -678,6 +731,7 @@ impl OsType {
         }
     }
 }
+
 impl From<String> for OsType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -687,6 +741,7 @@ impl From<String> for OsType {
         }
     }
 }
+
 impl From<OsType> for String {
     fn from(value: OsType) -> Self {
         match value {
@@ -695,6 +750,7 @@ impl From<OsType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for OsType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -702,6 +758,7 @@ impl armgen_runtime::UnknownFields for OsType {
         }
     }
 }
+
 /// Specifies the OS SKU used by the agent pool. The default is Ubuntu if OSType is Linux. The default is Windows2019 when Kubernetes &lt;= 1.24 or Windows2022 when Kubernetes &gt;= 1.25 if OSType is Windows.
 ///
 /// Schema `OSSKU`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -721,6 +778,7 @@ pub enum Ossku {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl Ossku {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -734,6 +792,7 @@ impl Ossku {
         }
     }
 }
+
 impl From<String> for Ossku {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -746,6 +805,7 @@ impl From<String> for Ossku {
         }
     }
 }
+
 impl From<Ossku> for String {
     fn from(value: Ossku) -> Self {
         match value {
@@ -754,6 +814,7 @@ impl From<Ossku> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for Ossku {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -761,6 +822,7 @@ impl armgen_runtime::UnknownFields for Ossku {
         }
     }
 }
+
 /// The port range.
 ///
 /// Schema `PortRange`.
@@ -784,12 +846,14 @@ pub struct PortRange {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for PortRange {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.protocol.unknown_fields(&format!("{path}/protocol"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Describes the Power State of the cluster
 ///
 /// Schema `PowerState`.
@@ -803,12 +867,14 @@ pub struct PowerState {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for PowerState {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.code.unknown_fields(&format!("{path}/code"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The network protocol of the port.
 ///
 /// Schema `Protocol`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -822,6 +888,7 @@ pub enum Protocol {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl Protocol {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -832,6 +899,7 @@ impl Protocol {
         }
     }
 }
+
 impl From<String> for Protocol {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -841,6 +909,7 @@ impl From<String> for Protocol {
         }
     }
 }
+
 impl From<Protocol> for String {
     fn from(value: Protocol) -> Self {
         match value {
@@ -849,6 +918,7 @@ impl From<Protocol> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for Protocol {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -856,6 +926,7 @@ impl armgen_runtime::UnknownFields for Protocol {
         }
     }
 }
+
 /// Describes how VMs are added to or removed from Agent Pools. See \[billing states\](https://docs.microsoft.com/azure/virtual-machines/states-billing).
 ///
 /// Schema `ScaleDownMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -869,6 +940,7 @@ pub enum ScaleDownMode {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ScaleDownMode {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -879,6 +951,7 @@ impl ScaleDownMode {
         }
     }
 }
+
 impl From<String> for ScaleDownMode {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -888,6 +961,7 @@ impl From<String> for ScaleDownMode {
         }
     }
 }
+
 impl From<ScaleDownMode> for String {
     fn from(value: ScaleDownMode) -> Self {
         match value {
@@ -896,6 +970,7 @@ impl From<ScaleDownMode> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ScaleDownMode {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -903,6 +978,7 @@ impl armgen_runtime::UnknownFields for ScaleDownMode {
         }
     }
 }
+
 /// The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see \[spot VMs\](https://docs.microsoft.com/azure/virtual-machines/spot-vms)
 ///
 /// Schema `ScaleSetEvictionPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -916,6 +992,7 @@ pub enum ScaleSetEvictionPolicy {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ScaleSetEvictionPolicy {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -926,6 +1003,7 @@ impl ScaleSetEvictionPolicy {
         }
     }
 }
+
 impl From<String> for ScaleSetEvictionPolicy {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -935,6 +1013,7 @@ impl From<String> for ScaleSetEvictionPolicy {
         }
     }
 }
+
 impl From<ScaleSetEvictionPolicy> for String {
     fn from(value: ScaleSetEvictionPolicy) -> Self {
         match value {
@@ -943,6 +1022,7 @@ impl From<ScaleSetEvictionPolicy> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ScaleSetEvictionPolicy {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -950,6 +1030,7 @@ impl armgen_runtime::UnknownFields for ScaleSetEvictionPolicy {
         }
     }
 }
+
 /// The Virtual Machine Scale Set priority.
 ///
 /// Schema `ScaleSetPriority`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -963,6 +1044,7 @@ pub enum ScaleSetPriority {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ScaleSetPriority {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -973,6 +1055,7 @@ impl ScaleSetPriority {
         }
     }
 }
+
 impl From<String> for ScaleSetPriority {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -982,6 +1065,7 @@ impl From<String> for ScaleSetPriority {
         }
     }
 }
+
 impl From<ScaleSetPriority> for String {
     fn from(value: ScaleSetPriority) -> Self {
         match value {
@@ -990,6 +1074,7 @@ impl From<ScaleSetPriority> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ScaleSetPriority {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -997,6 +1082,7 @@ impl armgen_runtime::UnknownFields for ScaleSetPriority {
         }
     }
 }
+
 /// Sysctl settings for Linux agent nodes.
 ///
 /// Schema `SysctlConfig`.
@@ -1227,11 +1313,13 @@ pub struct SysctlConfig {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for SysctlConfig {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Metadata pertaining to creation and last modification of the resource.
 ///
 /// Schema `systemData`.
@@ -1268,6 +1356,7 @@ pub struct SystemData {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for SystemData {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.created_by_type.unknown_fields(&format!("{path}/createdByType"), out);
@@ -1276,6 +1365,7 @@ impl armgen_runtime::UnknownFields for SystemData {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Determines the type of workload a node can run.
 ///
 /// Schema `WorkloadRuntime`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -1289,6 +1379,7 @@ pub enum WorkloadRuntime {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl WorkloadRuntime {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -1299,6 +1390,7 @@ impl WorkloadRuntime {
         }
     }
 }
+
 impl From<String> for WorkloadRuntime {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -1308,6 +1400,7 @@ impl From<String> for WorkloadRuntime {
         }
     }
 }
+
 impl From<WorkloadRuntime> for String {
     fn from(value: WorkloadRuntime) -> Self {
         match value {
@@ -1316,6 +1409,7 @@ impl From<WorkloadRuntime> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for WorkloadRuntime {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {

@@ -11,6 +11,7 @@ use armgen_runtime::UnknownFields;
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
+
 /// A node pool snapshot resource.
 ///
 /// Schema `Snapshot`.
@@ -51,6 +52,7 @@ pub struct Snapshot {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for Snapshot {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -58,6 +60,7 @@ impl armgen_runtime::UnknownFields for Snapshot {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Properties used to configure a node pool snapshot.
 ///
 /// Schema `SnapshotProperties`.
@@ -107,6 +110,7 @@ pub struct SnapshotProperties {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for SnapshotProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.creation_data.unknown_fields(&format!("{path}/creationData"), out);
@@ -116,6 +120,7 @@ impl armgen_runtime::UnknownFields for SnapshotProperties {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The type of a snapshot. The default is NodePool.
 ///
 /// Schema `SnapshotType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -127,6 +132,7 @@ pub enum SnapshotType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl SnapshotType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -136,6 +142,7 @@ impl SnapshotType {
         }
     }
 }
+
 impl From<String> for SnapshotType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -144,6 +151,7 @@ impl From<String> for SnapshotType {
         }
     }
 }
+
 impl From<SnapshotType> for String {
     fn from(value: SnapshotType) -> Self {
         match value {
@@ -152,6 +160,7 @@ impl From<SnapshotType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for SnapshotType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {

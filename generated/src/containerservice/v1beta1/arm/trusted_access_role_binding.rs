@@ -11,6 +11,7 @@ use armgen_runtime::UnknownFields;
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
+
 /// Defines binding between a resource and role
 ///
 /// Schema `TrustedAccessRoleBinding`.
@@ -42,6 +43,7 @@ pub struct TrustedAccessRoleBinding {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for TrustedAccessRoleBinding {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -49,6 +51,7 @@ impl armgen_runtime::UnknownFields for TrustedAccessRoleBinding {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Properties for trusted access role binding
 ///
 /// Schema `TrustedAccessRoleBindingProperties`.
@@ -75,6 +78,7 @@ pub struct TrustedAccessRoleBindingProperties {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for TrustedAccessRoleBindingProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.provisioning_state
@@ -82,6 +86,7 @@ impl armgen_runtime::UnknownFields for TrustedAccessRoleBindingProperties {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The current provisioning state of trusted access role binding.
 ///
 /// Schema `TrustedAccessRoleBindingProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -101,6 +106,7 @@ pub enum TrustedAccessRoleBindingProvisioningState {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl TrustedAccessRoleBindingProvisioningState {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -114,6 +120,7 @@ impl TrustedAccessRoleBindingProvisioningState {
         }
     }
 }
+
 impl From<String> for TrustedAccessRoleBindingProvisioningState {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -126,6 +133,7 @@ impl From<String> for TrustedAccessRoleBindingProvisioningState {
         }
     }
 }
+
 impl From<TrustedAccessRoleBindingProvisioningState> for String {
     fn from(value: TrustedAccessRoleBindingProvisioningState) -> Self {
         match value {
@@ -134,6 +142,7 @@ impl From<TrustedAccessRoleBindingProvisioningState> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for TrustedAccessRoleBindingProvisioningState {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {

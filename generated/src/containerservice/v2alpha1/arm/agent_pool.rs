@@ -11,6 +11,7 @@ use armgen_runtime::UnknownFields;
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
+
 /// Agent Pool.
 ///
 /// Schema `AgentPool`.
@@ -44,6 +45,7 @@ pub struct AgentPool {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AgentPool {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -51,6 +53,7 @@ impl armgen_runtime::UnknownFields for AgentPool {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Properties for the container service agent pool profile.
 ///
 /// Schema `ManagedClusterAgentPoolProfileProperties`.
@@ -353,6 +356,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfileProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.os_disk_type.unknown_fields(&format!("{path}/osDiskType"), out);

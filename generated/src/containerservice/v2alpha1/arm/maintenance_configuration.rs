@@ -11,6 +11,7 @@ use armgen_runtime::UnknownFields;
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
+
 /// For schedules like: 'recur every month on the 15th' or 'recur every 3 months on the 20th'.
 ///
 /// Schema `AbsoluteMonthlySchedule`.
@@ -31,11 +32,13 @@ pub struct AbsoluteMonthlySchedule {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AbsoluteMonthlySchedule {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// For schedules like: 'recur every day' or 'recur every 3 days'.
 ///
 /// Schema `DailySchedule`.
@@ -51,11 +54,13 @@ pub struct DailySchedule {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for DailySchedule {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// A date range. For example, between '2022-12-23' and '2023-01-05'.
 ///
 /// Schema `DateSpan`.
@@ -74,11 +79,13 @@ pub struct DateSpan {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for DateSpan {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Planned maintenance configuration, used to configure when updates can be deployed to a Managed Cluster. See \[planned maintenance\](https://docs.microsoft.com/azure/aks/planned-maintenance) for more information about planned maintenance.
 ///
 /// Schema `MaintenanceConfiguration`.
@@ -112,6 +119,7 @@ pub struct MaintenanceConfiguration {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for MaintenanceConfiguration {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -119,6 +127,7 @@ impl armgen_runtime::UnknownFields for MaintenanceConfiguration {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Properties used to configure planned maintenance for a Managed Cluster.
 ///
 /// Schema `MaintenanceConfigurationProperties`.
@@ -142,6 +151,7 @@ pub struct MaintenanceConfigurationProperties {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for MaintenanceConfigurationProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.time_in_week.unknown_fields(&format!("{path}/timeInWeek"), out);
@@ -151,6 +161,7 @@ impl armgen_runtime::UnknownFields for MaintenanceConfigurationProperties {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Maintenance window used to configure scheduled auto-upgrade for a Managed Cluster.
 ///
 /// Schema `MaintenanceWindow`.
@@ -186,6 +197,7 @@ pub struct MaintenanceWindow {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for MaintenanceWindow {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.schedule.unknown_fields(&format!("{path}/schedule"), out);
@@ -193,6 +205,7 @@ impl armgen_runtime::UnknownFields for MaintenanceWindow {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// For schedules like: 'recur every month on the first Monday' or 'recur every 3 months on last Friday'.
 ///
 /// Schema `RelativeMonthlySchedule`.
@@ -214,6 +227,7 @@ pub struct RelativeMonthlySchedule {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for RelativeMonthlySchedule {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.week_index.unknown_fields(&format!("{path}/weekIndex"), out);
@@ -221,6 +235,7 @@ impl armgen_runtime::UnknownFields for RelativeMonthlySchedule {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// One and only one of the schedule types should be specified. Choose either 'daily', 'weekly', 'absoluteMonthly' or 'relativeMonthly' for your maintenance schedule.
 ///
 /// Schema `Schedule`.
@@ -251,6 +266,7 @@ pub struct Schedule {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for Schedule {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.daily.unknown_fields(&format!("{path}/daily"), out);
@@ -260,6 +276,7 @@ impl armgen_runtime::UnknownFields for Schedule {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Time in a week.
 ///
 /// Schema `TimeInWeek`.
@@ -276,12 +293,14 @@ pub struct TimeInWeek {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for TimeInWeek {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.day.unknown_fields(&format!("{path}/day"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// A time range. For example, between 2021-05-25T13:00:00Z and 2021-05-25T14:00:00Z.
 ///
 /// Schema `TimeSpan`.
@@ -302,11 +321,13 @@ pub struct TimeSpan {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for TimeSpan {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The week index. Specifies on which week of the month the dayOfWeek applies.
 ///
 /// Schema `Type`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -326,6 +347,7 @@ pub enum Type {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl Type {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -339,6 +361,7 @@ impl Type {
         }
     }
 }
+
 impl From<String> for Type {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -351,6 +374,7 @@ impl From<String> for Type {
         }
     }
 }
+
 impl From<Type> for String {
     fn from(value: Type) -> Self {
         match value {
@@ -359,6 +383,7 @@ impl From<Type> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for Type {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -366,6 +391,7 @@ impl armgen_runtime::UnknownFields for Type {
         }
     }
 }
+
 /// The weekday enum.
 ///
 /// Schema `WeekDay`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -389,6 +415,7 @@ pub enum WeekDay {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl WeekDay {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -404,6 +431,7 @@ impl WeekDay {
         }
     }
 }
+
 impl From<String> for WeekDay {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -418,6 +446,7 @@ impl From<String> for WeekDay {
         }
     }
 }
+
 impl From<WeekDay> for String {
     fn from(value: WeekDay) -> Self {
         match value {
@@ -426,6 +455,7 @@ impl From<WeekDay> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for WeekDay {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -433,6 +463,7 @@ impl armgen_runtime::UnknownFields for WeekDay {
         }
     }
 }
+
 /// For schedules like: 'recur every Monday' or 'recur every 3 weeks on Wednesday'.
 ///
 /// Schema `WeeklySchedule`.
@@ -451,6 +482,7 @@ pub struct WeeklySchedule {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for WeeklySchedule {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.day_of_week.unknown_fields(&format!("{path}/dayOfWeek"), out);

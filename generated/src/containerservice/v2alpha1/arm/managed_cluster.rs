@@ -11,6 +11,7 @@ use armgen_runtime::UnknownFields;
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
+
 /// Enable advanced network policies. This allows users to configure Layer 7 network policies (FQDN, HTTP, Kafka). Policies themselves must be configured via the Cilium Network Policy resources, see https://docs.cilium.io/en/latest/security/policy/index.html. This can be enabled only on cilium-based clusters. If not specified, the default value is FQDN if security.enabled is set to true.
 ///
 /// Schema `AdvancedNetworkPolicies`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -26,6 +27,7 @@ pub enum AdvancedNetworkPolicies {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl AdvancedNetworkPolicies {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -37,6 +39,7 @@ impl AdvancedNetworkPolicies {
         }
     }
 }
+
 impl From<String> for AdvancedNetworkPolicies {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -47,6 +50,7 @@ impl From<String> for AdvancedNetworkPolicies {
         }
     }
 }
+
 impl From<AdvancedNetworkPolicies> for String {
     fn from(value: AdvancedNetworkPolicies) -> Self {
         match value {
@@ -55,6 +59,7 @@ impl From<AdvancedNetworkPolicies> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for AdvancedNetworkPolicies {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -62,6 +67,7 @@ impl armgen_runtime::UnknownFields for AdvancedNetworkPolicies {
         }
     }
 }
+
 /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
 ///
 /// Schema `AdvancedNetworking`.
@@ -81,6 +87,7 @@ pub struct AdvancedNetworking {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AdvancedNetworking {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.observability.unknown_fields(&format!("{path}/observability"), out);
@@ -88,6 +95,7 @@ impl armgen_runtime::UnknownFields for AdvancedNetworking {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
 ///
 /// Schema `AdvancedNetworkingObservability`.
@@ -101,11 +109,13 @@ pub struct AdvancedNetworkingObservability {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AdvancedNetworkingObservability {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Security profile to enable security features on cilium based cluster.
 ///
 /// Schema `AdvancedNetworkingSecurity`.
@@ -126,6 +136,7 @@ pub struct AdvancedNetworkingSecurity {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.advanced_network_policies
@@ -133,6 +144,7 @@ impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurity {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The artifact source. The source where the artifacts are downloaded from.
 ///
 /// Schema `ArtifactSource`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -146,6 +158,7 @@ pub enum ArtifactSource {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ArtifactSource {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -156,6 +169,7 @@ impl ArtifactSource {
         }
     }
 }
+
 impl From<String> for ArtifactSource {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -165,6 +179,7 @@ impl From<String> for ArtifactSource {
         }
     }
 }
+
 impl From<ArtifactSource> for String {
     fn from(value: ArtifactSource) -> Self {
         match value {
@@ -173,6 +188,7 @@ impl From<ArtifactSource> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ArtifactSource {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -180,6 +196,7 @@ impl armgen_runtime::UnknownFields for ArtifactSource {
         }
     }
 }
+
 /// Azure Key Vault key management service settings for the security profile.
 ///
 /// Schema `AzureKeyVaultKms`.
@@ -214,6 +231,7 @@ pub struct AzureKeyVaultKms {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AzureKeyVaultKms {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.key_vault_network_access
@@ -221,6 +239,7 @@ impl armgen_runtime::UnknownFields for AzureKeyVaultKms {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The type of the managed inbound Load Balancer BackendPool.
 ///
 /// Schema `BackendPoolType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -234,6 +253,7 @@ pub enum BackendPoolType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl BackendPoolType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -244,6 +264,7 @@ impl BackendPoolType {
         }
     }
 }
+
 impl From<String> for BackendPoolType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -253,6 +274,7 @@ impl From<String> for BackendPoolType {
         }
     }
 }
+
 impl From<BackendPoolType> for String {
     fn from(value: BackendPoolType) -> Self {
         match value {
@@ -261,6 +283,7 @@ impl From<BackendPoolType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for BackendPoolType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -268,6 +291,7 @@ impl armgen_runtime::UnknownFields for BackendPoolType {
         }
     }
 }
+
 /// Settings for upgrading a cluster.
 ///
 /// Schema `ClusterUpgradeSettings`.
@@ -285,12 +309,14 @@ pub struct ClusterUpgradeSettings {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ClusterUpgradeSettings {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.override_settings.unknown_fields(&format!("{path}/overrideSettings"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Profile for Linux VMs in the container service cluster.
 ///
 /// Schema `ContainerServiceLinuxProfile`.
@@ -306,12 +332,14 @@ pub struct ContainerServiceLinuxProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ContainerServiceLinuxProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.ssh.unknown_fields(&format!("{path}/ssh"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Profile of network configuration.
 ///
 /// Schema `ContainerServiceNetworkProfile`.
@@ -409,6 +437,7 @@ pub struct ContainerServiceNetworkProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.network_plugin.unknown_fields(&format!("{path}/networkPlugin"), out);
@@ -431,6 +460,7 @@ impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// SSH configuration for Linux-based VMs running on Azure.
 ///
 /// Schema `ContainerServiceSshConfiguration`.
@@ -444,12 +474,14 @@ pub struct ContainerServiceSshConfiguration {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ContainerServiceSshConfiguration {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.public_keys.unknown_fields(&format!("{path}/publicKeys"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Contains information about SSH certificate public key data.
 ///
 /// Schema `ContainerServiceSshPublicKey`.
@@ -463,11 +495,13 @@ pub struct ContainerServiceSshPublicKey {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ContainerServiceSshPublicKey {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Delegated resource properties - internal use only.
 ///
 /// Schema `DelegatedResource`.
@@ -496,11 +530,13 @@ pub struct DelegatedResource {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for DelegatedResource {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The expander to use when scaling up. If not specified, the default is 'random'. See \[expanders\](https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders) for more information.
 ///
 /// Schema `Expander`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -518,6 +554,7 @@ pub enum Expander {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl Expander {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -530,6 +567,7 @@ impl Expander {
         }
     }
 }
+
 impl From<String> for Expander {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -541,6 +579,7 @@ impl From<String> for Expander {
         }
     }
 }
+
 impl From<Expander> for String {
     fn from(value: Expander) -> Self {
         match value {
@@ -549,6 +588,7 @@ impl From<Expander> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for Expander {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -556,6 +596,7 @@ impl armgen_runtime::UnknownFields for Expander {
         }
     }
 }
+
 /// The complex type of the extended location.
 ///
 /// Schema `ExtendedLocation`.
@@ -572,12 +613,14 @@ pub struct ExtendedLocation {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ExtendedLocation {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.r#type.unknown_fields(&format!("{path}/type"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The type of extendedLocation.
 ///
 /// Schema `ExtendedLocationTypes`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -589,6 +632,7 @@ pub enum ExtendedLocationTypes {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ExtendedLocationTypes {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -598,6 +642,7 @@ impl ExtendedLocationTypes {
         }
     }
 }
+
 impl From<String> for ExtendedLocationTypes {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -606,6 +651,7 @@ impl From<String> for ExtendedLocationTypes {
         }
     }
 }
+
 impl From<ExtendedLocationTypes> for String {
     fn from(value: ExtendedLocationTypes) -> Self {
         match value {
@@ -614,6 +660,7 @@ impl From<ExtendedLocationTypes> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ExtendedLocationTypes {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -621,6 +668,7 @@ impl armgen_runtime::UnknownFields for ExtendedLocationTypes {
         }
     }
 }
+
 /// To determine if address belongs IPv4 or IPv6 family
 ///
 /// Schema `IPFamily`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -634,6 +682,7 @@ pub enum IpFamily {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl IpFamily {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -644,6 +693,7 @@ impl IpFamily {
         }
     }
 }
+
 impl From<String> for IpFamily {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -653,6 +703,7 @@ impl From<String> for IpFamily {
         }
     }
 }
+
 impl From<IpFamily> for String {
     fn from(value: IpFamily) -> Self {
         match value {
@@ -661,6 +712,7 @@ impl From<IpFamily> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for IpFamily {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -668,6 +720,7 @@ impl armgen_runtime::UnknownFields for IpFamily {
         }
     }
 }
+
 /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here https://aka.ms/asm-plugin-ca
 ///
 /// Schema `IstioCertificateAuthority`.
@@ -681,12 +734,14 @@ pub struct IstioCertificateAuthority {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for IstioCertificateAuthority {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.plugin.unknown_fields(&format!("{path}/plugin"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Istio components configuration.
 ///
 /// Schema `IstioComponents`.
@@ -707,6 +762,7 @@ pub struct IstioComponents {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for IstioComponents {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.ingress_gateways.unknown_fields(&format!("{path}/ingressGateways"), out);
@@ -714,6 +770,7 @@ impl armgen_runtime::UnknownFields for IstioComponents {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Istio egress gateway configuration.
 ///
 /// Schema `IstioEgressGateway`.
@@ -738,11 +795,13 @@ pub struct IstioEgressGateway {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for IstioEgressGateway {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Istio ingress gateway configuration. For now, we support up to one external ingress gateway named `aks-istio-ingressgateway-external` and one internal ingress gateway named `aks-istio-ingressgateway-internal`.
 ///
 /// Schema `IstioIngressGateway`.
@@ -757,12 +816,14 @@ pub struct IstioIngressGateway {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for IstioIngressGateway {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.mode.unknown_fields(&format!("{path}/mode"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Mode of an ingress gateway.
 ///
 /// Schema `IstioIngressGatewayMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -776,6 +837,7 @@ pub enum IstioIngressGatewayMode {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl IstioIngressGatewayMode {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -786,6 +848,7 @@ impl IstioIngressGatewayMode {
         }
     }
 }
+
 impl From<String> for IstioIngressGatewayMode {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -795,6 +858,7 @@ impl From<String> for IstioIngressGatewayMode {
         }
     }
 }
+
 impl From<IstioIngressGatewayMode> for String {
     fn from(value: IstioIngressGatewayMode) -> Self {
         match value {
@@ -803,6 +867,7 @@ impl From<IstioIngressGatewayMode> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for IstioIngressGatewayMode {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -810,6 +875,7 @@ impl armgen_runtime::UnknownFields for IstioIngressGatewayMode {
         }
     }
 }
+
 /// Plugin certificates information for Service Mesh.
 ///
 /// Schema `IstioPluginCertificateAuthority`.
@@ -845,11 +911,13 @@ pub struct IstioPluginCertificateAuthority {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for IstioPluginCertificateAuthority {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Istio service mesh configuration.
 ///
 /// Schema `IstioServiceMesh`.
@@ -873,6 +941,7 @@ pub struct IstioServiceMesh {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for IstioServiceMesh {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.components.unknown_fields(&format!("{path}/components"), out);
@@ -881,6 +950,7 @@ impl armgen_runtime::UnknownFields for IstioServiceMesh {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Network access of the key vault. Network access of key vault. The possible values are `Public` and `Private`. `Public` means the key vault allows public access from all networks. `Private` means the key vault disables public access and enables private link. The default value is `Public`.
 ///
 /// Schema `KeyVaultNetworkAccessTypes`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -894,6 +964,7 @@ pub enum KeyVaultNetworkAccessTypes {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl KeyVaultNetworkAccessTypes {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -904,6 +975,7 @@ impl KeyVaultNetworkAccessTypes {
         }
     }
 }
+
 impl From<String> for KeyVaultNetworkAccessTypes {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -913,6 +985,7 @@ impl From<String> for KeyVaultNetworkAccessTypes {
         }
     }
 }
+
 impl From<KeyVaultNetworkAccessTypes> for String {
     fn from(value: KeyVaultNetworkAccessTypes) -> Self {
         match value {
@@ -921,6 +994,7 @@ impl From<KeyVaultNetworkAccessTypes> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for KeyVaultNetworkAccessTypes {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -928,6 +1002,7 @@ impl armgen_runtime::UnknownFields for KeyVaultNetworkAccessTypes {
         }
     }
 }
+
 /// Different support tiers for AKS managed clusters
 ///
 /// Schema `KubernetesSupportPlan`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -941,6 +1016,7 @@ pub enum KubernetesSupportPlan {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl KubernetesSupportPlan {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -951,6 +1027,7 @@ impl KubernetesSupportPlan {
         }
     }
 }
+
 impl From<String> for KubernetesSupportPlan {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -960,6 +1037,7 @@ impl From<String> for KubernetesSupportPlan {
         }
     }
 }
+
 impl From<KubernetesSupportPlan> for String {
     fn from(value: KubernetesSupportPlan) -> Self {
         match value {
@@ -968,6 +1046,7 @@ impl From<KubernetesSupportPlan> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for KubernetesSupportPlan {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -975,6 +1054,7 @@ impl armgen_runtime::UnknownFields for KubernetesSupportPlan {
         }
     }
 }
+
 /// The license type to use for Windows VMs. See \[Azure Hybrid User Benefits\](https://azure.microsoft.com/pricing/hybrid-benefit/faq/) for more details.
 ///
 /// Schema `LicenseType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -988,6 +1068,7 @@ pub enum LicenseType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl LicenseType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -998,6 +1079,7 @@ impl LicenseType {
         }
     }
 }
+
 impl From<String> for LicenseType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -1007,6 +1089,7 @@ impl From<String> for LicenseType {
         }
     }
 }
+
 impl From<LicenseType> for String {
     fn from(value: LicenseType) -> Self {
         match value {
@@ -1015,6 +1098,7 @@ impl From<LicenseType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for LicenseType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -1022,6 +1106,7 @@ impl armgen_runtime::UnknownFields for LicenseType {
         }
     }
 }
+
 /// The load balancer sku for the managed cluster. The default is 'standard'. See \[Azure Load Balancer SKUs\](https://docs.microsoft.com/azure/load-balancer/skus) for more information about the differences between load balancer SKUs.
 ///
 /// Schema `LoadBalancerSku`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -1035,6 +1120,7 @@ pub enum LoadBalancerSku {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl LoadBalancerSku {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -1045,6 +1131,7 @@ impl LoadBalancerSku {
         }
     }
 }
+
 impl From<String> for LoadBalancerSku {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -1054,6 +1141,7 @@ impl From<String> for LoadBalancerSku {
         }
     }
 }
+
 impl From<LoadBalancerSku> for String {
     fn from(value: LoadBalancerSku) -> Self {
         match value {
@@ -1062,6 +1150,7 @@ impl From<LoadBalancerSku> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for LoadBalancerSku {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -1069,6 +1158,7 @@ impl armgen_runtime::UnknownFields for LoadBalancerSku {
         }
     }
 }
+
 /// Managed cluster.
 ///
 /// Schema `ManagedCluster`.
@@ -1130,6 +1220,7 @@ pub struct ManagedCluster {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedCluster {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -1140,6 +1231,7 @@ impl armgen_runtime::UnknownFields for ManagedCluster {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// AADProfile specifies attributes for Azure Active Directory integration. For more details see \[managed AAD on AKS\](https://docs.microsoft.com/azure/aks/managed-aad).
 ///
 /// Schema `ManagedClusterAADProfile`.
@@ -1185,11 +1277,13 @@ pub struct ManagedClusterAadProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterAadProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// A Kubernetes add-on profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAddonProfile`.
@@ -1210,12 +1304,14 @@ pub struct ManagedClusterAddonProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterAddonProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.identity.unknown_fields(&format!("{path}/identity"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Information of user assigned identity used by this add-on.
 ///
 /// Schema `ManagedClusterAddonProfileIdentity`.
@@ -1237,11 +1333,13 @@ pub struct ManagedClusterAddonProfileIdentity {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterAddonProfileIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Profile for the container service agent pool.
 ///
 /// Schema `ManagedClusterAgentPoolProfile`.
@@ -1546,6 +1644,7 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.os_disk_type.unknown_fields(&format!("{path}/osDiskType"), out);
@@ -1582,6 +1681,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// When enabling the operator, a set of AKS managed CRDs and controllers will be installed in the cluster. The operator automates the deployment of OSS models for inference and/or training purposes. It provides a set of preset models and enables distributed inference against them.
 ///
 /// Schema `ManagedClusterAIToolchainOperatorProfile`.
@@ -1595,11 +1695,13 @@ pub struct ManagedClusterAiToolchainOperatorProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterAiToolchainOperatorProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Access profile for managed cluster API server.
 ///
 /// Schema `ManagedClusterAPIServerAccessProfile`.
@@ -1653,11 +1755,13 @@ pub struct ManagedClusterApiServerAccessProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterApiServerAccessProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Auto upgrade profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAutoUpgradeProfile`.
@@ -1678,6 +1782,7 @@ pub struct ManagedClusterAutoUpgradeProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterAutoUpgradeProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.upgrade_channel.unknown_fields(&format!("{path}/upgradeChannel"), out);
@@ -1686,6 +1791,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAutoUpgradeProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Azure Monitor addon profiles for monitoring the managed cluster.
 ///
 /// Schema `ManagedClusterAzureMonitorProfile`.
@@ -1699,12 +1805,14 @@ pub struct ManagedClusterAzureMonitorProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.metrics.unknown_fields(&format!("{path}/metrics"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileKubeStateMetrics`.
@@ -1729,12 +1837,14 @@ pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields
 for ManagedClusterAzureMonitorProfileKubeStateMetrics {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileMetrics`.
@@ -1754,12 +1864,14 @@ pub struct ManagedClusterAzureMonitorProfileMetrics {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetrics {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.kube_state_metrics.unknown_fields(&format!("{path}/kubeStateMetrics"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The bootstrap profile.
 ///
 /// Schema `ManagedClusterBootstrapProfile`.
@@ -1784,12 +1896,14 @@ pub struct ManagedClusterBootstrapProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterBootstrapProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.artifact_source.unknown_fields(&format!("{path}/artifactSource"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The cost analysis configuration for the cluster
 ///
 /// Schema `ManagedClusterCostAnalysis`.
@@ -1803,11 +1917,13 @@ pub struct ManagedClusterCostAnalysis {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterCostAnalysis {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Cluster HTTP proxy configuration.
 ///
 /// Schema `ManagedClusterHTTPProxyConfig`.
@@ -1833,11 +1949,13 @@ pub struct ManagedClusterHttpProxyConfig {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterHttpProxyConfig {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Identity for the managed cluster.
 ///
 /// Schema `ManagedClusterIdentity`.
@@ -1877,6 +1995,7 @@ pub struct ManagedClusterIdentity {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.r#type.unknown_fields(&format!("{path}/type"), out);
@@ -1887,6 +2006,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterIdentity {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Ingress profile for the container service cluster.
 ///
 /// Schema `ManagedClusterIngressProfile`.
@@ -1900,12 +2020,14 @@ pub struct ManagedClusterIngressProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterIngressProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.web_app_routing.unknown_fields(&format!("{path}/webAppRouting"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Nginx ingress controller configuration for the managed cluster ingress profile.
 ///
 /// Schema `ManagedClusterIngressProfileNginx`.
@@ -1923,6 +2045,7 @@ pub struct ManagedClusterIngressProfileNginx {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileNginx {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.default_ingress_controller_type
@@ -1930,6 +2053,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileNginx {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Application Routing add-on settings for the ingress profile.
 ///
 /// Schema `ManagedClusterIngressProfileWebAppRouting`.
@@ -1958,6 +2082,7 @@ pub struct ManagedClusterIngressProfileWebAppRouting {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileWebAppRouting {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.nginx.unknown_fields(&format!("{path}/nginx"), out);
@@ -1965,6 +2090,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileWebAppRouting
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Profile of the managed cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfile`.
@@ -2039,6 +2165,7 @@ pub struct ManagedClusterLoadBalancerProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.managed_outbound_i_ps
@@ -2052,6 +2179,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Desired managed outbound IPs for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileManagedOutboundIPs`.
@@ -2072,12 +2200,14 @@ pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields
 for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Desired outbound IP resources for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileOutboundIPs`.
@@ -2091,12 +2221,14 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIPs {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.public_i_ps.unknown_fields(&format!("{path}/publicIPs"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Desired outbound IP Prefix resources for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileOutboundIPPrefixes`.
@@ -2114,6 +2246,7 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields
 for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -2121,6 +2254,7 @@ for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Profile of the managed outbound IP resources of the managed cluster.
 ///
 /// Schema `ManagedClusterManagedOutboundIPProfile`.
@@ -2136,11 +2270,13 @@ pub struct ManagedClusterManagedOutboundIpProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterManagedOutboundIpProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The metrics profile for the ManagedCluster.
 ///
 /// Schema `ManagedClusterMetricsProfile`.
@@ -2154,12 +2290,14 @@ pub struct ManagedClusterMetricsProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterMetricsProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.cost_analysis.unknown_fields(&format!("{path}/costAnalysis"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Profile of the managed cluster NAT gateway.
 ///
 /// Schema `ManagedClusterNATGatewayProfile`.
@@ -2195,6 +2333,7 @@ pub struct ManagedClusterNatGatewayProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.managed_outbound_ip_profile
@@ -2204,6 +2343,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Node provisioning profile for the managed cluster.
 ///
 /// Schema `ManagedClusterNodeProvisioningProfile`.
@@ -2226,6 +2366,7 @@ pub struct ManagedClusterNodeProvisioningProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterNodeProvisioningProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.mode.unknown_fields(&format!("{path}/mode"), out);
@@ -2233,6 +2374,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterNodeProvisioningProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Node resource group lockdown profile for a managed cluster.
 ///
 /// Schema `ManagedClusterNodeResourceGroupProfile`.
@@ -2250,12 +2392,14 @@ pub struct ManagedClusterNodeResourceGroupProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterNodeResourceGroupProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.restriction_level.unknown_fields(&format!("{path}/restrictionLevel"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The OIDC issuer profile of the Managed Cluster.
 ///
 /// Schema `ManagedClusterOIDCIssuerProfile`.
@@ -2274,11 +2418,13 @@ pub struct ManagedClusterOidcIssuerProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterOidcIssuerProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Details about the pod identity assigned to the Managed Cluster.
 ///
 /// Schema `ManagedClusterPodIdentity`.
@@ -2320,6 +2466,7 @@ pub struct ManagedClusterPodIdentity {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.identity.unknown_fields(&format!("{path}/identity"), out);
@@ -2329,6 +2476,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentity {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// A pod identity exception, which allows pods with certain labels to access the Azure Instance Metadata Service (IMDS) endpoint without being intercepted by the node-managed identity (NMI) server. See \[disable AAD Pod Identity for a specific Pod/Application\](https://azure.github.io/aad-pod-identity/docs/configure/application_exception/) for more details.
 ///
 /// Schema `ManagedClusterPodIdentityException`.
@@ -2346,11 +2494,13 @@ pub struct ManagedClusterPodIdentityException {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityException {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The pod identity profile of the Managed Cluster. See \[use AAD pod identity\](https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity) for more details on pod identity integration.
 ///
 /// Schema `ManagedClusterPodIdentityProfile`.
@@ -2387,6 +2537,7 @@ pub struct ManagedClusterPodIdentityProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.user_assigned_identities
@@ -2396,6 +2547,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// An error response from the pod identity provisioning.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningError`.
@@ -2409,12 +2561,14 @@ pub struct ManagedClusterPodIdentityProvisioningError {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningError {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.error.unknown_fields(&format!("{path}/error"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// An error response from the pod identity provisioning.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningErrorBody`.
@@ -2437,12 +2591,14 @@ pub struct ManagedClusterPodIdentityProvisioningErrorBody {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErrorBody {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.details.unknown_fields(&format!("{path}/details"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Pod identity provisioning information.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningInfo`.
@@ -2456,12 +2612,14 @@ pub struct ManagedClusterPodIdentityProvisioningInfo {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningInfo {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.error.unknown_fields(&format!("{path}/error"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The current provisioning state of the pod identity.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -2483,6 +2641,7 @@ pub enum ManagedClusterPodIdentityProvisioningState {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ManagedClusterPodIdentityProvisioningState {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -2497,6 +2656,7 @@ impl ManagedClusterPodIdentityProvisioningState {
         }
     }
 }
+
 impl From<String> for ManagedClusterPodIdentityProvisioningState {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -2510,6 +2670,7 @@ impl From<String> for ManagedClusterPodIdentityProvisioningState {
         }
     }
 }
+
 impl From<ManagedClusterPodIdentityProvisioningState> for String {
     fn from(value: ManagedClusterPodIdentityProvisioningState) -> Self {
         match value {
@@ -2518,6 +2679,7 @@ impl From<ManagedClusterPodIdentityProvisioningState> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningState {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -2525,6 +2687,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningStat
         }
     }
 }
+
 /// Properties of the managed cluster.
 ///
 /// Schema `ManagedClusterProperties`.
@@ -2796,6 +2959,7 @@ pub struct ManagedClusterProperties {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.power_state.unknown_fields(&format!("{path}/powerState"), out);
@@ -2847,6 +3011,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterProperties {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Parameters to be applied to the cluster-autoscaler when enabled
 ///
 /// Schema `ManagedClusterPropertiesAutoScalerProfile`.
@@ -2989,12 +3154,14 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterPropertiesAutoScalerProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.expander.unknown_fields(&format!("{path}/expander"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Security profile for the container service cluster.
 ///
 /// Schema `ManagedClusterSecurityProfile`.
@@ -3032,6 +3199,7 @@ pub struct ManagedClusterSecurityProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.defender.unknown_fields(&format!("{path}/defender"), out);
@@ -3042,6 +3210,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Microsoft Defender settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileDefender`.
@@ -3070,6 +3239,7 @@ pub struct ManagedClusterSecurityProfileDefender {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefender {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.security_monitoring
@@ -3077,6 +3247,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefender {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Microsoft Defender settings for the security profile threat detection.
 ///
 /// Schema `ManagedClusterSecurityProfileDefenderSecurityMonitoring`.
@@ -3090,12 +3261,14 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields
 for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Image Cleaner removes unused images from nodes, freeing up disk space and helping to reduce attack surface area. Here are settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileImageCleaner`.
@@ -3114,11 +3287,13 @@ pub struct ManagedClusterSecurityProfileImageCleaner {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileImageCleaner {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Workload identity settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileWorkloadIdentity`.
@@ -3132,11 +3307,13 @@ pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileWorkloadIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
 ///
 /// Schema `ManagedClusterServicePrincipalProfile`.
@@ -3155,11 +3332,13 @@ pub struct ManagedClusterServicePrincipalProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterServicePrincipalProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The SKU of a Managed Cluster.
 ///
 /// Schema `ManagedClusterSKU`.
@@ -3176,6 +3355,7 @@ pub struct ManagedClusterSku {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterSku {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.name.unknown_fields(&format!("{path}/name"), out);
@@ -3183,6 +3363,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSku {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The name of a managed cluster SKU.
 ///
 /// Schema `ManagedClusterSKUName`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3196,6 +3377,7 @@ pub enum ManagedClusterSkuName {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ManagedClusterSkuName {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3206,6 +3388,7 @@ impl ManagedClusterSkuName {
         }
     }
 }
+
 impl From<String> for ManagedClusterSkuName {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3215,6 +3398,7 @@ impl From<String> for ManagedClusterSkuName {
         }
     }
 }
+
 impl From<ManagedClusterSkuName> for String {
     fn from(value: ManagedClusterSkuName) -> Self {
         match value {
@@ -3223,6 +3407,7 @@ impl From<ManagedClusterSkuName> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterSkuName {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3230,6 +3415,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSkuName {
         }
     }
 }
+
 /// The tier of a managed cluster SKU. If not specified, the default is 'Free'. See \[AKS Pricing Tier\](https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers) for more details.
 ///
 /// Schema `ManagedClusterSKUTier`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3245,6 +3431,7 @@ pub enum ManagedClusterSkuTier {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ManagedClusterSkuTier {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3256,6 +3443,7 @@ impl ManagedClusterSkuTier {
         }
     }
 }
+
 impl From<String> for ManagedClusterSkuTier {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3266,6 +3454,7 @@ impl From<String> for ManagedClusterSkuTier {
         }
     }
 }
+
 impl From<ManagedClusterSkuTier> for String {
     fn from(value: ManagedClusterSkuTier) -> Self {
         match value {
@@ -3274,6 +3463,7 @@ impl From<ManagedClusterSkuTier> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterSkuTier {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3281,6 +3471,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSkuTier {
         }
     }
 }
+
 /// The Static Egress Gateway addon configuration for the cluster.
 ///
 /// Schema `ManagedClusterStaticEgressGatewayProfile`.
@@ -3294,11 +3485,13 @@ pub struct ManagedClusterStaticEgressGatewayProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterStaticEgressGatewayProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Contains read-only information about the Managed Cluster.
 ///
 /// Schema `ManagedClusterStatus`.
@@ -3318,6 +3511,7 @@ pub struct ManagedClusterStatus {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterStatus {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.provisioning_error
@@ -3325,6 +3519,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStatus {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Storage profile for the container service cluster.
 ///
 /// Schema `ManagedClusterStorageProfile`.
@@ -3351,6 +3546,7 @@ pub struct ManagedClusterStorageProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.disk_csi_driver.unknown_fields(&format!("{path}/diskCSIDriver"), out);
@@ -3361,6 +3557,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// AzureBlob CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileBlobCSIDriver`.
@@ -3374,11 +3571,13 @@ pub struct ManagedClusterStorageProfileBlobCsiDriver {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileBlobCsiDriver {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// AzureDisk CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileDiskCSIDriver`.
@@ -3392,11 +3591,13 @@ pub struct ManagedClusterStorageProfileDiskCsiDriver {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileDiskCsiDriver {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// AzureFile CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileFileCSIDriver`.
@@ -3410,11 +3611,13 @@ pub struct ManagedClusterStorageProfileFileCsiDriver {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileFileCsiDriver {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Snapshot Controller settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileSnapshotController`.
@@ -3428,11 +3631,13 @@ pub struct ManagedClusterStorageProfileSnapshotController {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileSnapshotController {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Profile for Windows VMs in the managed cluster.
 ///
 /// Schema `ManagedClusterWindowsProfile`.
@@ -3460,6 +3665,7 @@ pub struct ManagedClusterWindowsProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterWindowsProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.license_type.unknown_fields(&format!("{path}/licenseType"), out);
@@ -3467,6 +3673,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterWindowsProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Workload Auto-scaler profile for the managed cluster.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfile`.
@@ -3489,6 +3696,7 @@ pub struct ManagedClusterWorkloadAutoScalerProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.keda.unknown_fields(&format!("{path}/keda"), out);
@@ -3497,6 +3705,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfileKeda`.
@@ -3509,11 +3718,13 @@ pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileKeda {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler`.
@@ -3528,12 +3739,14 @@ pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields
 for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// User assigned identity properties.
 ///
 /// Schema `ManagedServiceIdentityUserAssignedIdentitiesValue`.
@@ -3554,12 +3767,14 @@ pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields
 for ManagedServiceIdentityUserAssignedIdentitiesValue {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Network dataplane used in the Kubernetes cluster.
 ///
 /// Schema `NetworkDataplane`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3573,6 +3788,7 @@ pub enum NetworkDataplane {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl NetworkDataplane {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3583,6 +3799,7 @@ impl NetworkDataplane {
         }
     }
 }
+
 impl From<String> for NetworkDataplane {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3592,6 +3809,7 @@ impl From<String> for NetworkDataplane {
         }
     }
 }
+
 impl From<NetworkDataplane> for String {
     fn from(value: NetworkDataplane) -> Self {
         match value {
@@ -3600,6 +3818,7 @@ impl From<NetworkDataplane> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for NetworkDataplane {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3607,6 +3826,7 @@ impl armgen_runtime::UnknownFields for NetworkDataplane {
         }
     }
 }
+
 /// The network mode Azure CNI is configured with. This cannot be specified if networkPlugin is anything other than 'azure'.
 ///
 /// Schema `NetworkMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3620,6 +3840,7 @@ pub enum NetworkMode {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl NetworkMode {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3630,6 +3851,7 @@ impl NetworkMode {
         }
     }
 }
+
 impl From<String> for NetworkMode {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3639,6 +3861,7 @@ impl From<String> for NetworkMode {
         }
     }
 }
+
 impl From<NetworkMode> for String {
     fn from(value: NetworkMode) -> Self {
         match value {
@@ -3647,6 +3870,7 @@ impl From<NetworkMode> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for NetworkMode {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3654,6 +3878,7 @@ impl armgen_runtime::UnknownFields for NetworkMode {
         }
     }
 }
+
 /// Network plugin used for building the Kubernetes network.
 ///
 /// Schema `NetworkPlugin`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3669,6 +3894,7 @@ pub enum NetworkPlugin {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl NetworkPlugin {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3680,6 +3906,7 @@ impl NetworkPlugin {
         }
     }
 }
+
 impl From<String> for NetworkPlugin {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3690,6 +3917,7 @@ impl From<String> for NetworkPlugin {
         }
     }
 }
+
 impl From<NetworkPlugin> for String {
     fn from(value: NetworkPlugin) -> Self {
         match value {
@@ -3698,6 +3926,7 @@ impl From<NetworkPlugin> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for NetworkPlugin {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3705,6 +3934,7 @@ impl armgen_runtime::UnknownFields for NetworkPlugin {
         }
     }
 }
+
 /// The mode the network plugin should use.
 ///
 /// Schema `NetworkPluginMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3716,6 +3946,7 @@ pub enum NetworkPluginMode {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl NetworkPluginMode {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3725,6 +3956,7 @@ impl NetworkPluginMode {
         }
     }
 }
+
 impl From<String> for NetworkPluginMode {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3733,6 +3965,7 @@ impl From<String> for NetworkPluginMode {
         }
     }
 }
+
 impl From<NetworkPluginMode> for String {
     fn from(value: NetworkPluginMode) -> Self {
         match value {
@@ -3741,6 +3974,7 @@ impl From<NetworkPluginMode> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for NetworkPluginMode {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3748,6 +3982,7 @@ impl armgen_runtime::UnknownFields for NetworkPluginMode {
         }
     }
 }
+
 /// Network policy used for building the Kubernetes network.
 ///
 /// Schema `NetworkPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3765,6 +4000,7 @@ pub enum NetworkPolicy {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl NetworkPolicy {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3777,6 +4013,7 @@ impl NetworkPolicy {
         }
     }
 }
+
 impl From<String> for NetworkPolicy {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3788,6 +4025,7 @@ impl From<String> for NetworkPolicy {
         }
     }
 }
+
 impl From<NetworkPolicy> for String {
     fn from(value: NetworkPolicy) -> Self {
         match value {
@@ -3796,6 +4034,7 @@ impl From<NetworkPolicy> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for NetworkPolicy {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3803,6 +4042,7 @@ impl armgen_runtime::UnknownFields for NetworkPolicy {
         }
     }
 }
+
 /// Ingress type for the default NginxIngressController custom resource
 ///
 /// Schema `NginxIngressControllerType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3820,6 +4060,7 @@ pub enum NginxIngressControllerType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl NginxIngressControllerType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3832,6 +4073,7 @@ impl NginxIngressControllerType {
         }
     }
 }
+
 impl From<String> for NginxIngressControllerType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3843,6 +4085,7 @@ impl From<String> for NginxIngressControllerType {
         }
     }
 }
+
 impl From<NginxIngressControllerType> for String {
     fn from(value: NginxIngressControllerType) -> Self {
         match value {
@@ -3851,6 +4094,7 @@ impl From<NginxIngressControllerType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for NginxIngressControllerType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3858,6 +4102,7 @@ impl armgen_runtime::UnknownFields for NginxIngressControllerType {
         }
     }
 }
+
 /// Node OS Upgrade Channel. Manner in which the OS on your nodes is updated. The default is NodeImage.
 ///
 /// Schema `NodeOSUpgradeChannel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3875,6 +4120,7 @@ pub enum NodeOsUpgradeChannel {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl NodeOsUpgradeChannel {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3887,6 +4133,7 @@ impl NodeOsUpgradeChannel {
         }
     }
 }
+
 impl From<String> for NodeOsUpgradeChannel {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3898,6 +4145,7 @@ impl From<String> for NodeOsUpgradeChannel {
         }
     }
 }
+
 impl From<NodeOsUpgradeChannel> for String {
     fn from(value: NodeOsUpgradeChannel) -> Self {
         match value {
@@ -3906,6 +4154,7 @@ impl From<NodeOsUpgradeChannel> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for NodeOsUpgradeChannel {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3913,6 +4162,7 @@ impl armgen_runtime::UnknownFields for NodeOsUpgradeChannel {
         }
     }
 }
+
 /// The set of default Karpenter NodePools (CRDs) configured for node provisioning. This field has no effect unless mode is 'Auto'. Warning: Changing this from Auto to None on an existing cluster will cause the default Karpenter NodePools to be deleted, which will drain and delete the nodes associated with those pools. It is strongly recommended to not do this unless there are idle nodes ready to take the pods evicted by that action. If not specified, the default is Auto. For more information see aka.ms/aks/nap#node-pools.
 ///
 /// Schema `NodeProvisioningDefaultNodePools`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3926,6 +4176,7 @@ pub enum NodeProvisioningDefaultNodePools {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl NodeProvisioningDefaultNodePools {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3936,6 +4187,7 @@ impl NodeProvisioningDefaultNodePools {
         }
     }
 }
+
 impl From<String> for NodeProvisioningDefaultNodePools {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3945,6 +4197,7 @@ impl From<String> for NodeProvisioningDefaultNodePools {
         }
     }
 }
+
 impl From<NodeProvisioningDefaultNodePools> for String {
     fn from(value: NodeProvisioningDefaultNodePools) -> Self {
         match value {
@@ -3953,6 +4206,7 @@ impl From<NodeProvisioningDefaultNodePools> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for NodeProvisioningDefaultNodePools {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -3960,6 +4214,7 @@ impl armgen_runtime::UnknownFields for NodeProvisioningDefaultNodePools {
         }
     }
 }
+
 /// The node provisioning mode. If not specified, the default is Manual.
 ///
 /// Schema `NodeProvisioningMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -3973,6 +4228,7 @@ pub enum NodeProvisioningMode {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl NodeProvisioningMode {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -3983,6 +4239,7 @@ impl NodeProvisioningMode {
         }
     }
 }
+
 impl From<String> for NodeProvisioningMode {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -3992,6 +4249,7 @@ impl From<String> for NodeProvisioningMode {
         }
     }
 }
+
 impl From<NodeProvisioningMode> for String {
     fn from(value: NodeProvisioningMode) -> Self {
         match value {
@@ -4000,6 +4258,7 @@ impl From<NodeProvisioningMode> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for NodeProvisioningMode {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -4007,6 +4266,7 @@ impl armgen_runtime::UnknownFields for NodeProvisioningMode {
         }
     }
 }
+
 /// The outbound (egress) routing method. This can only be set at cluster creation time and cannot be changed later. For more information see \[egress outbound type\](https://docs.microsoft.com/azure/aks/egress-outboundtype).
 ///
 /// Schema `OutboundType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -4026,6 +4286,7 @@ pub enum OutboundType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl OutboundType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -4039,6 +4300,7 @@ impl OutboundType {
         }
     }
 }
+
 impl From<String> for OutboundType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -4051,6 +4313,7 @@ impl From<String> for OutboundType {
         }
     }
 }
+
 impl From<OutboundType> for String {
     fn from(value: OutboundType) -> Self {
         match value {
@@ -4059,6 +4322,7 @@ impl From<OutboundType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for OutboundType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -4066,6 +4330,7 @@ impl armgen_runtime::UnknownFields for OutboundType {
         }
     }
 }
+
 /// A private link resource
 ///
 /// Schema `PrivateLinkResource`.
@@ -4104,11 +4369,13 @@ pub struct PrivateLinkResource {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for PrivateLinkResource {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// PublicNetworkAccess of the managedCluster. Allow or deny public network access for AKS
 ///
 /// Schema `PublicNetworkAccess`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -4122,6 +4389,7 @@ pub enum PublicNetworkAccess {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl PublicNetworkAccess {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -4132,6 +4400,7 @@ impl PublicNetworkAccess {
         }
     }
 }
+
 impl From<String> for PublicNetworkAccess {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -4141,6 +4410,7 @@ impl From<String> for PublicNetworkAccess {
         }
     }
 }
+
 impl From<PublicNetworkAccess> for String {
     fn from(value: PublicNetworkAccess) -> Self {
         match value {
@@ -4149,6 +4419,7 @@ impl From<PublicNetworkAccess> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for PublicNetworkAccess {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -4156,6 +4427,7 @@ impl armgen_runtime::UnknownFields for PublicNetworkAccess {
         }
     }
 }
+
 /// The type of identity used for the managed cluster. For more information see \[use managed identities in AKS\](https://docs.microsoft.com/azure/aks/use-managed-identity).
 ///
 /// Schema `ResourceIdentityType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -4171,6 +4443,7 @@ pub enum ResourceIdentityType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ResourceIdentityType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -4182,6 +4455,7 @@ impl ResourceIdentityType {
         }
     }
 }
+
 impl From<String> for ResourceIdentityType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -4192,6 +4466,7 @@ impl From<String> for ResourceIdentityType {
         }
     }
 }
+
 impl From<ResourceIdentityType> for String {
     fn from(value: ResourceIdentityType) -> Self {
         match value {
@@ -4200,6 +4475,7 @@ impl From<ResourceIdentityType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ResourceIdentityType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -4207,6 +4483,7 @@ impl armgen_runtime::UnknownFields for ResourceIdentityType {
         }
     }
 }
+
 /// A reference to an Azure resource.
 ///
 /// Schema `ResourceReference`.
@@ -4222,11 +4499,13 @@ pub struct ResourceReference {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ResourceReference {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
 ///
 /// Schema `RestrictionLevel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -4240,6 +4519,7 @@ pub enum RestrictionLevel {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl RestrictionLevel {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -4250,6 +4530,7 @@ impl RestrictionLevel {
         }
     }
 }
+
 impl From<String> for RestrictionLevel {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -4259,6 +4540,7 @@ impl From<String> for RestrictionLevel {
         }
     }
 }
+
 impl From<RestrictionLevel> for String {
     fn from(value: RestrictionLevel) -> Self {
         match value {
@@ -4267,6 +4549,7 @@ impl From<RestrictionLevel> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for RestrictionLevel {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -4274,6 +4557,7 @@ impl armgen_runtime::UnknownFields for RestrictionLevel {
         }
     }
 }
+
 /// Mode of the service mesh.
 ///
 /// Schema `ServiceMeshMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -4287,6 +4571,7 @@ pub enum ServiceMeshMode {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ServiceMeshMode {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -4297,6 +4582,7 @@ impl ServiceMeshMode {
         }
     }
 }
+
 impl From<String> for ServiceMeshMode {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -4306,6 +4592,7 @@ impl From<String> for ServiceMeshMode {
         }
     }
 }
+
 impl From<ServiceMeshMode> for String {
     fn from(value: ServiceMeshMode) -> Self {
         match value {
@@ -4314,6 +4601,7 @@ impl From<ServiceMeshMode> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ServiceMeshMode {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -4321,6 +4609,7 @@ impl armgen_runtime::UnknownFields for ServiceMeshMode {
         }
     }
 }
+
 /// Service mesh profile for a managed cluster.
 ///
 /// Schema `ServiceMeshProfile`.
@@ -4336,6 +4625,7 @@ pub struct ServiceMeshProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ServiceMeshProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.mode.unknown_fields(&format!("{path}/mode"), out);
@@ -4343,6 +4633,7 @@ impl armgen_runtime::UnknownFields for ServiceMeshProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The upgrade channel for auto upgrade. The default is 'none'. For more information see \[setting the AKS cluster auto-upgrade channel\](https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel).
 ///
 /// Schema `UpgradeChannel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -4362,6 +4653,7 @@ pub enum UpgradeChannel {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl UpgradeChannel {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -4375,6 +4667,7 @@ impl UpgradeChannel {
         }
     }
 }
+
 impl From<String> for UpgradeChannel {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -4387,6 +4680,7 @@ impl From<String> for UpgradeChannel {
         }
     }
 }
+
 impl From<UpgradeChannel> for String {
     fn from(value: UpgradeChannel) -> Self {
         match value {
@@ -4395,6 +4689,7 @@ impl From<UpgradeChannel> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for UpgradeChannel {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -4402,6 +4697,7 @@ impl armgen_runtime::UnknownFields for UpgradeChannel {
         }
     }
 }
+
 /// Settings for overrides when upgrading a cluster.
 ///
 /// Schema `UpgradeOverrideSettings`.
@@ -4420,11 +4716,13 @@ pub struct UpgradeOverrideSettings {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for UpgradeOverrideSettings {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Details about a user assigned identity.
 ///
 /// Schema `UserAssignedIdentity`.
@@ -4446,11 +4744,13 @@ pub struct UserAssignedIdentity {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for UserAssignedIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Windows gMSA Profile in the managed cluster.
 ///
 /// Schema `WindowsGmsaProfile`.
@@ -4470,6 +4770,7 @@ pub struct WindowsGmsaProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for WindowsGmsaProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);

@@ -11,6 +11,7 @@ use armgen_runtime::UnknownFields;
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
+
 /// Action if Kubernetes namespace with same name already exists.
 ///
 /// Schema `AdoptionPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -26,6 +27,7 @@ pub enum AdoptionPolicy {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl AdoptionPolicy {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -37,6 +39,7 @@ impl AdoptionPolicy {
         }
     }
 }
+
 impl From<String> for AdoptionPolicy {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -47,6 +50,7 @@ impl From<String> for AdoptionPolicy {
         }
     }
 }
+
 impl From<AdoptionPolicy> for String {
     fn from(value: AdoptionPolicy) -> Self {
         match value {
@@ -55,6 +59,7 @@ impl From<AdoptionPolicy> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for AdoptionPolicy {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -62,6 +67,7 @@ impl armgen_runtime::UnknownFields for AdoptionPolicy {
         }
     }
 }
+
 /// Delete options of a namespace.
 ///
 /// Schema `DeletePolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -75,6 +81,7 @@ pub enum DeletePolicy {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl DeletePolicy {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -85,6 +92,7 @@ impl DeletePolicy {
         }
     }
 }
+
 impl From<String> for DeletePolicy {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -94,6 +102,7 @@ impl From<String> for DeletePolicy {
         }
     }
 }
+
 impl From<DeletePolicy> for String {
     fn from(value: DeletePolicy) -> Self {
         match value {
@@ -102,6 +111,7 @@ impl From<DeletePolicy> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for DeletePolicy {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -109,6 +119,7 @@ impl armgen_runtime::UnknownFields for DeletePolicy {
         }
     }
 }
+
 /// Namespace managed by ARM.
 ///
 /// Schema `ManagedNamespace`.
@@ -155,6 +166,7 @@ pub struct ManagedNamespace {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManagedNamespace {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -162,6 +174,7 @@ impl armgen_runtime::UnknownFields for ManagedNamespace {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Properties of a namespace managed by ARM
 ///
 /// Schema `NamespaceProperties`.
@@ -212,6 +225,7 @@ pub struct NamespaceProperties {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for NamespaceProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.provisioning_state
@@ -225,6 +239,7 @@ impl armgen_runtime::UnknownFields for NamespaceProperties {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The current provisioning state of the namespace.
 ///
 /// Schema `NamespaceProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -246,6 +261,7 @@ pub enum NamespaceProvisioningState {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl NamespaceProvisioningState {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -260,6 +276,7 @@ impl NamespaceProvisioningState {
         }
     }
 }
+
 impl From<String> for NamespaceProvisioningState {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -273,6 +290,7 @@ impl From<String> for NamespaceProvisioningState {
         }
     }
 }
+
 impl From<NamespaceProvisioningState> for String {
     fn from(value: NamespaceProvisioningState) -> Self {
         match value {
@@ -281,6 +299,7 @@ impl From<NamespaceProvisioningState> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for NamespaceProvisioningState {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -288,6 +307,7 @@ impl armgen_runtime::UnknownFields for NamespaceProvisioningState {
         }
     }
 }
+
 /// Default network policy of the namespace, specifying ingress and egress rules.
 ///
 /// Schema `NetworkPolicies`.
@@ -308,6 +328,7 @@ pub struct NetworkPolicies {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for NetworkPolicies {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.ingress.unknown_fields(&format!("{path}/ingress"), out);
@@ -315,6 +336,7 @@ impl armgen_runtime::UnknownFields for NetworkPolicies {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Enum representing different network policy rules.
 ///
 /// Schema `PolicyRule`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -330,6 +352,7 @@ pub enum PolicyRule {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl PolicyRule {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -341,6 +364,7 @@ impl PolicyRule {
         }
     }
 }
+
 impl From<String> for PolicyRule {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -351,6 +375,7 @@ impl From<String> for PolicyRule {
         }
     }
 }
+
 impl From<PolicyRule> for String {
     fn from(value: PolicyRule) -> Self {
         match value {
@@ -359,6 +384,7 @@ impl From<PolicyRule> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for PolicyRule {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -366,6 +392,7 @@ impl armgen_runtime::UnknownFields for PolicyRule {
         }
     }
 }
+
 /// Resource quota for the namespace.
 ///
 /// Schema `ResourceQuota`.
@@ -388,6 +415,7 @@ pub struct ResourceQuota {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ResourceQuota {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);

@@ -11,6 +11,7 @@ use armgen_runtime::UnknownFields;
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
+
 /// The private link service connection status.
 ///
 /// Schema `ConnectionStatus`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -28,6 +29,7 @@ pub enum ConnectionStatus {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ConnectionStatus {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -40,6 +42,7 @@ impl ConnectionStatus {
         }
     }
 }
+
 impl From<String> for ConnectionStatus {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -51,6 +54,7 @@ impl From<String> for ConnectionStatus {
         }
     }
 }
+
 impl From<ConnectionStatus> for String {
     fn from(value: ConnectionStatus) -> Self {
         match value {
@@ -59,6 +63,7 @@ impl From<ConnectionStatus> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ConnectionStatus {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -66,6 +71,7 @@ impl armgen_runtime::UnknownFields for ConnectionStatus {
         }
     }
 }
+
 /// Private endpoint which a connection belongs to.
 ///
 /// Schema `PrivateEndpoint`.
@@ -79,11 +85,13 @@ pub struct PrivateEndpoint {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for PrivateEndpoint {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// A private endpoint connection
 ///
 /// Schema `PrivateEndpointConnection`.
@@ -117,6 +125,7 @@ pub struct PrivateEndpointConnection {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for PrivateEndpointConnection {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -124,6 +133,7 @@ impl armgen_runtime::UnknownFields for PrivateEndpointConnection {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Properties of a private endpoint connection.
 ///
 /// Schema `PrivateEndpointConnectionProperties`.
@@ -153,6 +163,7 @@ pub struct PrivateEndpointConnectionProperties {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for PrivateEndpointConnectionProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.provisioning_state
@@ -163,6 +174,7 @@ impl armgen_runtime::UnknownFields for PrivateEndpointConnectionProperties {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The current provisioning state.
 ///
 /// Schema `PrivateEndpointConnectionProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -182,6 +194,7 @@ pub enum PrivateEndpointConnectionProvisioningState {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl PrivateEndpointConnectionProvisioningState {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -195,6 +208,7 @@ impl PrivateEndpointConnectionProvisioningState {
         }
     }
 }
+
 impl From<String> for PrivateEndpointConnectionProvisioningState {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -207,6 +221,7 @@ impl From<String> for PrivateEndpointConnectionProvisioningState {
         }
     }
 }
+
 impl From<PrivateEndpointConnectionProvisioningState> for String {
     fn from(value: PrivateEndpointConnectionProvisioningState) -> Self {
         match value {
@@ -215,6 +230,7 @@ impl From<PrivateEndpointConnectionProvisioningState> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for PrivateEndpointConnectionProvisioningState {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -222,6 +238,7 @@ impl armgen_runtime::UnknownFields for PrivateEndpointConnectionProvisioningStat
         }
     }
 }
+
 /// The state of a private link service connection.
 ///
 /// Schema `PrivateLinkServiceConnectionState`.
@@ -238,6 +255,7 @@ pub struct PrivateLinkServiceConnectionState {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for PrivateLinkServiceConnectionState {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.status.unknown_fields(&format!("{path}/status"), out);

@@ -11,6 +11,7 @@ use armgen_runtime::UnknownFields;
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
+
 /// Profile of the managed cluster gateway agent pool.
 ///
 /// Schema `AgentPoolGatewayProfile`.
@@ -30,11 +31,13 @@ pub struct AgentPoolGatewayProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AgentPoolGatewayProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The mode of an agent pool. A cluster must have at least one 'System' Agent Pool at all times. For additional information on agent pool restrictions and best practices, see: https://docs.microsoft.com/azure/aks/use-system-pools
 ///
 /// Schema `AgentPoolMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -50,6 +53,7 @@ pub enum AgentPoolMode {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl AgentPoolMode {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -61,6 +65,7 @@ impl AgentPoolMode {
         }
     }
 }
+
 impl From<String> for AgentPoolMode {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -71,6 +76,7 @@ impl From<String> for AgentPoolMode {
         }
     }
 }
+
 impl From<AgentPoolMode> for String {
     fn from(value: AgentPoolMode) -> Self {
         match value {
@@ -79,6 +85,7 @@ impl From<AgentPoolMode> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for AgentPoolMode {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -86,6 +93,7 @@ impl armgen_runtime::UnknownFields for AgentPoolMode {
         }
     }
 }
+
 /// Network settings of an agent pool.
 ///
 /// Schema `AgentPoolNetworkProfile`.
@@ -117,6 +125,7 @@ pub struct AgentPoolNetworkProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AgentPoolNetworkProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.node_public_ip_tags
@@ -125,6 +134,7 @@ impl armgen_runtime::UnknownFields for AgentPoolNetworkProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The security settings of an agent pool.
 ///
 /// Schema `AgentPoolSecurityProfile`.
@@ -148,12 +158,14 @@ pub struct AgentPoolSecurityProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AgentPoolSecurityProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.ssh_access.unknown_fields(&format!("{path}/sshAccess"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// SSH access method of an agent pool.
 ///
 /// Schema `AgentPoolSSHAccess`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -167,6 +179,7 @@ pub enum AgentPoolSshAccess {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl AgentPoolSshAccess {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -177,6 +190,7 @@ impl AgentPoolSshAccess {
         }
     }
 }
+
 impl From<String> for AgentPoolSshAccess {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -186,6 +200,7 @@ impl From<String> for AgentPoolSshAccess {
         }
     }
 }
+
 impl From<AgentPoolSshAccess> for String {
     fn from(value: AgentPoolSshAccess) -> Self {
         match value {
@@ -194,6 +209,7 @@ impl From<AgentPoolSshAccess> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for AgentPoolSshAccess {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -201,6 +217,7 @@ impl armgen_runtime::UnknownFields for AgentPoolSshAccess {
         }
     }
 }
+
 /// Contains read-only information about the Agent Pool.
 ///
 /// Schema `AgentPoolStatus`.
@@ -220,6 +237,7 @@ pub struct AgentPoolStatus {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AgentPoolStatus {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.provisioning_error
@@ -227,6 +245,7 @@ impl armgen_runtime::UnknownFields for AgentPoolStatus {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The type of Agent Pool.
 ///
 /// Schema `AgentPoolType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -242,6 +261,7 @@ pub enum AgentPoolType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl AgentPoolType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -253,6 +273,7 @@ impl AgentPoolType {
         }
     }
 }
+
 impl From<String> for AgentPoolType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -263,6 +284,7 @@ impl From<String> for AgentPoolType {
         }
     }
 }
+
 impl From<AgentPoolType> for String {
     fn from(value: AgentPoolType) -> Self {
         match value {
@@ -271,6 +293,7 @@ impl From<AgentPoolType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for AgentPoolType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -278,6 +301,7 @@ impl armgen_runtime::UnknownFields for AgentPoolType {
         }
     }
 }
+
 /// Settings for upgrading an agentpool
 ///
 /// Schema `AgentPoolUpgradeSettings`.
@@ -319,6 +343,7 @@ pub struct AgentPoolUpgradeSettings {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AgentPoolUpgradeSettings {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.undrainable_node_behavior
@@ -326,6 +351,7 @@ impl armgen_runtime::UnknownFields for AgentPoolUpgradeSettings {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The Windows agent pool's specific profile.
 ///
 /// Schema `AgentPoolWindowsProfile`.
@@ -343,11 +369,13 @@ pub struct AgentPoolWindowsProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for AgentPoolWindowsProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Tells whether the cluster is Running or Stopped
 ///
 /// Schema `Code`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -361,6 +389,7 @@ pub enum Code {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl Code {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -371,6 +400,7 @@ impl Code {
         }
     }
 }
+
 impl From<String> for Code {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -380,6 +410,7 @@ impl From<String> for Code {
         }
     }
 }
+
 impl From<Code> for String {
     fn from(value: Code) -> Self {
         match value {
@@ -388,6 +419,7 @@ impl From<Code> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for Code {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -395,6 +427,7 @@ impl armgen_runtime::UnknownFields for Code {
         }
     }
 }
+
 /// The kind of entity that created the resource.
 ///
 /// Schema `createdByType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -412,6 +445,7 @@ pub enum CreatedByType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl CreatedByType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -424,6 +458,7 @@ impl CreatedByType {
         }
     }
 }
+
 impl From<String> for CreatedByType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -435,6 +470,7 @@ impl From<String> for CreatedByType {
         }
     }
 }
+
 impl From<CreatedByType> for String {
     fn from(value: CreatedByType) -> Self {
         match value {
@@ -443,6 +479,7 @@ impl From<CreatedByType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for CreatedByType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -450,6 +487,7 @@ impl armgen_runtime::UnknownFields for CreatedByType {
         }
     }
 }
+
 /// Data used when creating a target resource from a source resource.
 ///
 /// Schema `CreationData`.
@@ -469,11 +507,13 @@ pub struct CreationData {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for CreationData {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The resource management error additional info.
 ///
 /// Schema `ErrorAdditionalInfo`.
@@ -494,11 +534,13 @@ pub struct ErrorAdditionalInfo {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ErrorAdditionalInfo {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The error detail.
 ///
 /// Schema `ErrorDetail`.
@@ -534,6 +576,7 @@ pub struct ErrorDetail {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ErrorDetail {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.details.unknown_fields(&format!("{path}/details"), out);
@@ -541,6 +584,7 @@ impl armgen_runtime::UnknownFields for ErrorDetail {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Whether to install GPU drivers. When it's not specified, default is Install.
 ///
 /// Schema `GPUDriver`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -554,6 +598,7 @@ pub enum GpuDriver {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl GpuDriver {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -564,6 +609,7 @@ impl GpuDriver {
         }
     }
 }
+
 impl From<String> for GpuDriver {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -573,6 +619,7 @@ impl From<String> for GpuDriver {
         }
     }
 }
+
 impl From<GpuDriver> for String {
     fn from(value: GpuDriver) -> Self {
         match value {
@@ -581,6 +628,7 @@ impl From<GpuDriver> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for GpuDriver {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -588,6 +636,7 @@ impl armgen_runtime::UnknownFields for GpuDriver {
         }
     }
 }
+
 /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
 ///
 /// Schema `GPUInstanceProfile`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -607,6 +656,7 @@ pub enum GpuInstanceProfile {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl GpuInstanceProfile {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -620,6 +670,7 @@ impl GpuInstanceProfile {
         }
     }
 }
+
 impl From<String> for GpuInstanceProfile {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -632,6 +683,7 @@ impl From<String> for GpuInstanceProfile {
         }
     }
 }
+
 impl From<GpuInstanceProfile> for String {
     fn from(value: GpuInstanceProfile) -> Self {
         match value {
@@ -640,6 +692,7 @@ impl From<GpuInstanceProfile> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for GpuInstanceProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -647,6 +700,7 @@ impl armgen_runtime::UnknownFields for GpuInstanceProfile {
         }
     }
 }
+
 /// GPU settings for the Agent Pool.
 ///
 /// Schema `GPUProfile`.
@@ -660,12 +714,14 @@ pub struct GpuProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for GpuProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.driver.unknown_fields(&format!("{path}/driver"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Contains the IPTag associated with the object.
 ///
 /// Schema `IPTag`.
@@ -682,11 +738,13 @@ pub struct IpTag {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for IpTag {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Kubelet configurations of agent nodes. See \[AKS custom node configuration\](https://docs.microsoft.com/azure/aks/custom-node-configuration) for more details.
 ///
 /// Schema `KubeletConfig`.
@@ -772,11 +830,13 @@ pub struct KubeletConfig {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for KubeletConfig {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Determines the placement of emptyDir volumes, container runtime data root, and Kubelet ephemeral storage.
 ///
 /// Schema `KubeletDiskType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -790,6 +850,7 @@ pub enum KubeletDiskType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl KubeletDiskType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -800,6 +861,7 @@ impl KubeletDiskType {
         }
     }
 }
+
 impl From<String> for KubeletDiskType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -809,6 +871,7 @@ impl From<String> for KubeletDiskType {
         }
     }
 }
+
 impl From<KubeletDiskType> for String {
     fn from(value: KubeletDiskType) -> Self {
         match value {
@@ -817,6 +880,7 @@ impl From<KubeletDiskType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for KubeletDiskType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -824,6 +888,7 @@ impl armgen_runtime::UnknownFields for KubeletDiskType {
         }
     }
 }
+
 /// OS configurations of Linux agent nodes. See \[AKS custom node configuration\](https://docs.microsoft.com/azure/aks/custom-node-configuration) for more details.
 ///
 /// Schema `LinuxOSConfig`.
@@ -856,12 +921,14 @@ pub struct LinuxOsConfig {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for LinuxOsConfig {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.sysctls.unknown_fields(&format!("{path}/sysctls"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Destination server for DNS queries to be forwarded from localDNS.
 ///
 /// Schema `LocalDNSForwardDestination`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -875,6 +942,7 @@ pub enum LocalDnsForwardDestination {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl LocalDnsForwardDestination {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -885,6 +953,7 @@ impl LocalDnsForwardDestination {
         }
     }
 }
+
 impl From<String> for LocalDnsForwardDestination {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -894,6 +963,7 @@ impl From<String> for LocalDnsForwardDestination {
         }
     }
 }
+
 impl From<LocalDnsForwardDestination> for String {
     fn from(value: LocalDnsForwardDestination) -> Self {
         match value {
@@ -902,6 +972,7 @@ impl From<LocalDnsForwardDestination> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for LocalDnsForwardDestination {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -909,6 +980,7 @@ impl armgen_runtime::UnknownFields for LocalDnsForwardDestination {
         }
     }
 }
+
 /// Forward policy for selecting upstream DNS server. See \[forward plugin\](https://coredns.io/plugins/forward) for more information.
 ///
 /// Schema `LocalDNSForwardPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -924,6 +996,7 @@ pub enum LocalDnsForwardPolicy {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl LocalDnsForwardPolicy {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -935,6 +1008,7 @@ impl LocalDnsForwardPolicy {
         }
     }
 }
+
 impl From<String> for LocalDnsForwardPolicy {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -945,6 +1019,7 @@ impl From<String> for LocalDnsForwardPolicy {
         }
     }
 }
+
 impl From<LocalDnsForwardPolicy> for String {
     fn from(value: LocalDnsForwardPolicy) -> Self {
         match value {
@@ -953,6 +1028,7 @@ impl From<LocalDnsForwardPolicy> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for LocalDnsForwardPolicy {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -960,6 +1036,7 @@ impl armgen_runtime::UnknownFields for LocalDnsForwardPolicy {
         }
     }
 }
+
 /// Mode of enablement for localDNS.
 ///
 /// Schema `LocalDNSMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -975,6 +1052,7 @@ pub enum LocalDnsMode {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl LocalDnsMode {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -986,6 +1064,7 @@ impl LocalDnsMode {
         }
     }
 }
+
 impl From<String> for LocalDnsMode {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -996,6 +1075,7 @@ impl From<String> for LocalDnsMode {
         }
     }
 }
+
 impl From<LocalDnsMode> for String {
     fn from(value: LocalDnsMode) -> Self {
         match value {
@@ -1004,6 +1084,7 @@ impl From<LocalDnsMode> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for LocalDnsMode {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -1011,6 +1092,7 @@ impl armgen_runtime::UnknownFields for LocalDnsMode {
         }
     }
 }
+
 /// Overrides for localDNS profile.
 ///
 /// Schema `LocalDNSOverride`.
@@ -1073,6 +1155,7 @@ pub struct LocalDnsOverride {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for LocalDnsOverride {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.query_logging.unknown_fields(&format!("{path}/queryLogging"), out);
@@ -1084,6 +1167,7 @@ impl armgen_runtime::UnknownFields for LocalDnsOverride {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
 ///
 /// Schema `LocalDNSProfile`.
@@ -1118,6 +1202,7 @@ pub struct LocalDnsProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for LocalDnsProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.mode.unknown_fields(&format!("{path}/mode"), out);
@@ -1127,6 +1212,7 @@ impl armgen_runtime::UnknownFields for LocalDnsProfile {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Enforce TCP or prefer UDP protocol for connections from localDNS to upstream DNS server.
 ///
 /// Schema `LocalDNSProtocol`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -1140,6 +1226,7 @@ pub enum LocalDnsProtocol {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl LocalDnsProtocol {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -1150,6 +1237,7 @@ impl LocalDnsProtocol {
         }
     }
 }
+
 impl From<String> for LocalDnsProtocol {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -1159,6 +1247,7 @@ impl From<String> for LocalDnsProtocol {
         }
     }
 }
+
 impl From<LocalDnsProtocol> for String {
     fn from(value: LocalDnsProtocol) -> Self {
         match value {
@@ -1167,6 +1256,7 @@ impl From<LocalDnsProtocol> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for LocalDnsProtocol {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -1174,6 +1264,7 @@ impl armgen_runtime::UnknownFields for LocalDnsProtocol {
         }
     }
 }
+
 /// Log level for DNS queries in localDNS.
 ///
 /// Schema `LocalDNSQueryLogging`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -1187,6 +1278,7 @@ pub enum LocalDnsQueryLogging {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl LocalDnsQueryLogging {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -1197,6 +1289,7 @@ impl LocalDnsQueryLogging {
         }
     }
 }
+
 impl From<String> for LocalDnsQueryLogging {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -1206,6 +1299,7 @@ impl From<String> for LocalDnsQueryLogging {
         }
     }
 }
+
 impl From<LocalDnsQueryLogging> for String {
     fn from(value: LocalDnsQueryLogging) -> Self {
         match value {
@@ -1214,6 +1308,7 @@ impl From<LocalDnsQueryLogging> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for LocalDnsQueryLogging {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -1221,6 +1316,7 @@ impl armgen_runtime::UnknownFields for LocalDnsQueryLogging {
         }
     }
 }
+
 /// Policy for serving stale data. See \[cache plugin\](https://coredns.io/plugins/cache) for more information.
 ///
 /// Schema `LocalDNSServeStale`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -1236,6 +1332,7 @@ pub enum LocalDnsServeStale {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl LocalDnsServeStale {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -1247,6 +1344,7 @@ impl LocalDnsServeStale {
         }
     }
 }
+
 impl From<String> for LocalDnsServeStale {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -1257,6 +1355,7 @@ impl From<String> for LocalDnsServeStale {
         }
     }
 }
+
 impl From<LocalDnsServeStale> for String {
     fn from(value: LocalDnsServeStale) -> Self {
         match value {
@@ -1265,6 +1364,7 @@ impl From<LocalDnsServeStale> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for LocalDnsServeStale {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -1272,6 +1372,7 @@ impl armgen_runtime::UnknownFields for LocalDnsServeStale {
         }
     }
 }
+
 /// System-generated state of localDNS.
 ///
 /// Schema `LocalDNSState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -1285,6 +1386,7 @@ pub enum LocalDnsState {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl LocalDnsState {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -1295,6 +1397,7 @@ impl LocalDnsState {
         }
     }
 }
+
 impl From<String> for LocalDnsState {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -1304,6 +1407,7 @@ impl From<String> for LocalDnsState {
         }
     }
 }
+
 impl From<LocalDnsState> for String {
     fn from(value: LocalDnsState) -> Self {
         match value {
@@ -1312,6 +1416,7 @@ impl From<LocalDnsState> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for LocalDnsState {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -1319,6 +1424,7 @@ impl armgen_runtime::UnknownFields for LocalDnsState {
         }
     }
 }
+
 /// Specifications on number of machines.
 ///
 /// Schema `ManualScaleProfile`.
@@ -1337,11 +1443,13 @@ pub struct ManualScaleProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ManualScaleProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The OS disk type to be used for machines in the agent pool. The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see \[Ephemeral OS\](https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os).
 ///
 /// Schema `OSDiskType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -1355,6 +1463,7 @@ pub enum OsDiskType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl OsDiskType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -1365,6 +1474,7 @@ impl OsDiskType {
         }
     }
 }
+
 impl From<String> for OsDiskType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -1374,6 +1484,7 @@ impl From<String> for OsDiskType {
         }
     }
 }
+
 impl From<OsDiskType> for String {
     fn from(value: OsDiskType) -> Self {
         match value {
@@ -1382,6 +1493,7 @@ impl From<OsDiskType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for OsDiskType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -1389,6 +1501,7 @@ impl armgen_runtime::UnknownFields for OsDiskType {
         }
     }
 }
+
 /// The operating system type. The default is Linux.
 ///
 /// Schema `OSType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -1402,6 +1515,7 @@ pub enum OsType {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl OsType {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -1412,6 +1526,7 @@ impl OsType {
         }
     }
 }
+
 impl From<String> for OsType {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -1421,6 +1536,7 @@ impl From<String> for OsType {
         }
     }
 }
+
 impl From<OsType> for String {
     fn from(value: OsType) -> Self {
         match value {
@@ -1429,6 +1545,7 @@ impl From<OsType> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for OsType {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -1436,6 +1553,7 @@ impl armgen_runtime::UnknownFields for OsType {
         }
     }
 }
+
 /// Specifies the OS SKU used by the agent pool. The default is Ubuntu if OSType is Linux. The default is Windows2019 when Kubernetes &lt;= 1.24 or Windows2022 when Kubernetes &gt;= 1.25 if OSType is Windows.
 ///
 /// Schema `OSSKU`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -1461,6 +1579,7 @@ pub enum Ossku {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl Ossku {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -1477,6 +1596,7 @@ impl Ossku {
         }
     }
 }
+
 impl From<String> for Ossku {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -1492,6 +1612,7 @@ impl From<String> for Ossku {
         }
     }
 }
+
 impl From<Ossku> for String {
     fn from(value: Ossku) -> Self {
         match value {
@@ -1500,6 +1621,7 @@ impl From<Ossku> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for Ossku {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -1507,6 +1629,7 @@ impl armgen_runtime::UnknownFields for Ossku {
         }
     }
 }
+
 /// Pod IP Allocation Mode. The IP allocation mode for pods in the agent pool. Must be used with podSubnetId. The default is 'DynamicIndividual'.
 ///
 /// Schema `PodIPAllocationMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -1520,6 +1643,7 @@ pub enum PodIpAllocationMode {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl PodIpAllocationMode {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -1530,6 +1654,7 @@ impl PodIpAllocationMode {
         }
     }
 }
+
 impl From<String> for PodIpAllocationMode {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -1539,6 +1664,7 @@ impl From<String> for PodIpAllocationMode {
         }
     }
 }
+
 impl From<PodIpAllocationMode> for String {
     fn from(value: PodIpAllocationMode) -> Self {
         match value {
@@ -1547,6 +1673,7 @@ impl From<PodIpAllocationMode> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for PodIpAllocationMode {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -1554,6 +1681,7 @@ impl armgen_runtime::UnknownFields for PodIpAllocationMode {
         }
     }
 }
+
 /// The port range.
 ///
 /// Schema `PortRange`.
@@ -1577,12 +1705,14 @@ pub struct PortRange {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for PortRange {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.protocol.unknown_fields(&format!("{path}/protocol"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Describes the Power State of the cluster
 ///
 /// Schema `PowerState`.
@@ -1596,12 +1726,14 @@ pub struct PowerState {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for PowerState {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.code.unknown_fields(&format!("{path}/code"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The network protocol of the port.
 ///
 /// Schema `Protocol`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -1615,6 +1747,7 @@ pub enum Protocol {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl Protocol {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -1625,6 +1758,7 @@ impl Protocol {
         }
     }
 }
+
 impl From<String> for Protocol {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -1634,6 +1768,7 @@ impl From<String> for Protocol {
         }
     }
 }
+
 impl From<Protocol> for String {
     fn from(value: Protocol) -> Self {
         match value {
@@ -1642,6 +1777,7 @@ impl From<Protocol> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for Protocol {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -1649,6 +1785,7 @@ impl armgen_runtime::UnknownFields for Protocol {
         }
     }
 }
+
 /// Describes how VMs are added to or removed from Agent Pools. See \[billing states\](https://docs.microsoft.com/azure/virtual-machines/states-billing).
 ///
 /// Schema `ScaleDownMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -1662,6 +1799,7 @@ pub enum ScaleDownMode {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ScaleDownMode {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -1672,6 +1810,7 @@ impl ScaleDownMode {
         }
     }
 }
+
 impl From<String> for ScaleDownMode {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -1681,6 +1820,7 @@ impl From<String> for ScaleDownMode {
         }
     }
 }
+
 impl From<ScaleDownMode> for String {
     fn from(value: ScaleDownMode) -> Self {
         match value {
@@ -1689,6 +1829,7 @@ impl From<ScaleDownMode> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ScaleDownMode {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -1696,6 +1837,7 @@ impl armgen_runtime::UnknownFields for ScaleDownMode {
         }
     }
 }
+
 /// Specifications on how to scale a VirtualMachines agent pool.
 ///
 /// Schema `ScaleProfile`.
@@ -1709,12 +1851,14 @@ pub struct ScaleProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for ScaleProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.manual.unknown_fields(&format!("{path}/manual"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// The Virtual Machine Scale Set eviction policy. The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see \[spot VMs\](https://docs.microsoft.com/azure/virtual-machines/spot-vms)
 ///
 /// Schema `ScaleSetEvictionPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -1728,6 +1872,7 @@ pub enum ScaleSetEvictionPolicy {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ScaleSetEvictionPolicy {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -1738,6 +1883,7 @@ impl ScaleSetEvictionPolicy {
         }
     }
 }
+
 impl From<String> for ScaleSetEvictionPolicy {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -1747,6 +1893,7 @@ impl From<String> for ScaleSetEvictionPolicy {
         }
     }
 }
+
 impl From<ScaleSetEvictionPolicy> for String {
     fn from(value: ScaleSetEvictionPolicy) -> Self {
         match value {
@@ -1755,6 +1902,7 @@ impl From<ScaleSetEvictionPolicy> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ScaleSetEvictionPolicy {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -1762,6 +1910,7 @@ impl armgen_runtime::UnknownFields for ScaleSetEvictionPolicy {
         }
     }
 }
+
 /// The Virtual Machine Scale Set priority.
 ///
 /// Schema `ScaleSetPriority`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -1775,6 +1924,7 @@ pub enum ScaleSetPriority {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl ScaleSetPriority {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -1785,6 +1935,7 @@ impl ScaleSetPriority {
         }
     }
 }
+
 impl From<String> for ScaleSetPriority {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -1794,6 +1945,7 @@ impl From<String> for ScaleSetPriority {
         }
     }
 }
+
 impl From<ScaleSetPriority> for String {
     fn from(value: ScaleSetPriority) -> Self {
         match value {
@@ -1802,6 +1954,7 @@ impl From<ScaleSetPriority> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for ScaleSetPriority {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -1809,6 +1962,7 @@ impl armgen_runtime::UnknownFields for ScaleSetPriority {
         }
     }
 }
+
 /// Sysctl settings for Linux agent nodes.
 ///
 /// Schema `SysctlConfig`.
@@ -2039,11 +2193,13 @@ pub struct SysctlConfig {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for SysctlConfig {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Metadata pertaining to creation and last modification of the resource.
 ///
 /// Schema `SystemData`.
@@ -2080,6 +2236,7 @@ pub struct SystemData {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for SystemData {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.created_by_type.unknown_fields(&format!("{path}/createdByType"), out);
@@ -2088,6 +2245,7 @@ impl armgen_runtime::UnknownFields for SystemData {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Defines the behavior for undrainable nodes during upgrade. The most common cause of undrainable nodes is Pod Disruption Budgets (PDBs), but other issues, such as pod termination grace period is exceeding the remaining per-node drain timeout or pod is still being in a running state, can also cause undrainable nodes.
 ///
 /// Schema `UndrainableNodeBehavior`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -2101,6 +2259,7 @@ pub enum UndrainableNodeBehavior {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl UndrainableNodeBehavior {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -2111,6 +2270,7 @@ impl UndrainableNodeBehavior {
         }
     }
 }
+
 impl From<String> for UndrainableNodeBehavior {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -2120,6 +2280,7 @@ impl From<String> for UndrainableNodeBehavior {
         }
     }
 }
+
 impl From<UndrainableNodeBehavior> for String {
     fn from(value: UndrainableNodeBehavior) -> Self {
         match value {
@@ -2128,6 +2289,7 @@ impl From<UndrainableNodeBehavior> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for UndrainableNodeBehavior {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
@@ -2135,6 +2297,7 @@ impl armgen_runtime::UnknownFields for UndrainableNodeBehavior {
         }
     }
 }
+
 /// Current status on a group of nodes of the same vm size.
 ///
 /// Schema `VirtualMachineNodes`.
@@ -2153,11 +2316,13 @@ pub struct VirtualMachineNodes {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for VirtualMachineNodes {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Specifications on VirtualMachines agent pool.
 ///
 /// Schema `VirtualMachinesProfile`.
@@ -2171,12 +2336,14 @@ pub struct VirtualMachinesProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
 impl armgen_runtime::UnknownFields for VirtualMachinesProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.scale.unknown_fields(&format!("{path}/scale"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
+
 /// Determines the type of workload a node can run.
 ///
 /// Schema `WorkloadRuntime`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
@@ -2192,6 +2359,7 @@ pub enum WorkloadRuntime {
     /// A value this API version does not know, kept as received.
     Other(String),
 }
+
 impl WorkloadRuntime {
     /// The value on the wire.
     pub fn as_str(&self) -> &str {
@@ -2203,6 +2371,7 @@ impl WorkloadRuntime {
         }
     }
 }
+
 impl From<String> for WorkloadRuntime {
     fn from(value: String) -> Self {
         match value.to_ascii_lowercase().as_str() {
@@ -2213,6 +2382,7 @@ impl From<String> for WorkloadRuntime {
         }
     }
 }
+
 impl From<WorkloadRuntime> for String {
     fn from(value: WorkloadRuntime) -> Self {
         match value {
@@ -2221,6 +2391,7 @@ impl From<WorkloadRuntime> for String {
         }
     }
 }
+
 impl armgen_runtime::UnknownFields for WorkloadRuntime {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Self::Other(value) = self {
