@@ -266,7 +266,8 @@ impl Builder {
 impl Generation {
     /// Writes the files under `out`, touching only files whose contents change, and removes files under
     /// `out` that generation no longer writes. Returns the paths written and removed.
-    pub fn write(&self, out: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    pub fn write(&self, out: impl AsRef<Path>) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+        let out = out.as_ref();
         let mut written = Vec::new();
         let mut removed = Vec::new();
         for stale in self.check(out)? {
@@ -292,7 +293,8 @@ impl Generation {
     }
 
     /// Compares `out` with what generation writes; an empty list means up to date.
-    pub fn check(&self, out: &Path) -> Result<Vec<Stale>> {
+    pub fn check(&self, out: impl AsRef<Path>) -> Result<Vec<Stale>> {
+        let out = out.as_ref();
         let mut stale = Vec::new();
         for (path, contents) in &self.files {
             let full = out.join(path);
