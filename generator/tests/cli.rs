@@ -1,0 +1,171 @@
+//! The `armgen` binary end to end on the real specs: determinism, `check` and `diff`.
+//!
+//! These tests need the spec root; they fail when `CI` is set and it is missing, and are skipped otherwise.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+fn spec_root() -> Option<PathBuf> {
+    match armgen::resolve_spec_root(None, &workspace()) {
+        Ok(root) => Some(root),
+        Err(e) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI is set and the spec root is missing: {e}"
+            );
+            eprintln!("skipping: {e}");
+            None
+        }
+    }
+}
+
+fn armgen(args: &[&str], specs: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_armgen"))
+        .args(args)
+        .arg("--specs")
+        .arg(specs)
+        .arg("--config")
+        .arg(workspace().join("azure-arm.yaml"))
+        .output()
+        .expect("run armgen")
+}
+
+/// Every file under `dir`, relative path → bytes.
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("read dir") {
+            let p = entry.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).expect("under dir").to_path_buf();
+                out.push((rel, std::fs::read(&p).expect("read")));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn generating_twice_into_empty_folders_is_byte_identical() {
+    let Some(specs) = spec_root() else { return };
+    let a = tempfile::tempdir().expect("tempdir");
+    let b = tempfile::tempdir().expect("tempdir");
+    for dir in [a.path(), b.path()] {
+        let out = armgen(&["generate", "--out", dir.to_str().expect("utf-8 path")], &specs);
+        assert!(out.status.success(), "generate failed: {}", text(&out));
+    }
+    let (ta, tb) = (tree(a.path()), tree(b.path()));
+    assert!(ta.len() > 10, "expected a crate, got {} files", ta.len());
+    assert_eq!(
+        ta.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+        tb.iter().map(|(p, _)| p).collect::<Vec<_>>()
+    );
+    for ((path, x), (_, y)) in ta.iter().zip(&tb) {
+        assert!(x == y, "{} differs between two generations", path.display());
+    }
+    // And the committed crate is what generation writes.
+    let committed = tree(&workspace().join("generated"));
+    assert_eq!(
+        committed, ta,
+        "generated/ is stale: run `cargo run -p armgen -- generate`"
+    );
+}
+
+#[test]
+fn check_passes_on_the_committed_crate_and_fails_after_hand_edits() {
+    let Some(specs) = spec_root() else { return };
+    let generated = workspace().join("generated");
+    let ok = armgen(&["check", "--out", generated.to_str().expect("utf-8 path")], &specs);
+    assert!(ok.status.success(), "check fails on the committed crate: {}", text(&ok));
+
+    let copy = tempfile::tempdir().expect("tempdir");
+    let out_dir = copy.path().join("generated");
+    for (rel, bytes) in tree(&generated) {
+        let p = out_dir.join(&rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&p, bytes).expect("write");
+    }
+    let out = out_dir.to_str().expect("utf-8 path");
+    assert!(
+        armgen(&["check", "--out", out], &specs).status.success(),
+        "a faithful copy must pass"
+    );
+
+    // A hand edit to one generated file.
+    let edited = out_dir.join("src/containerservice/v2alpha1/arm/managed_cluster.rs");
+    let mut contents = std::fs::read_to_string(&edited).expect("read");
+    contents = contents.replacen(
+        "pub struct ManagedCluster {",
+        "pub struct ManagedCluster {\n    pub hand_edit: bool,",
+        1,
+    );
+    std::fs::write(&edited, contents).expect("write");
+    // A removed file and an extra one.
+    std::fs::remove_file(out_dir.join("src/containerservice/v1beta1/arm/snapshot.rs")).expect("remove");
+    std::fs::write(out_dir.join("src/extra.rs"), "// not generated\n").expect("write");
+
+    let failed = armgen(&["check", "--out", out], &specs);
+    assert_eq!(
+        failed.status.code(),
+        Some(1),
+        "check must fail after hand edits: {}",
+        text(&failed)
+    );
+    let report = text(&failed);
+    assert!(
+        report.contains("modified: src/containerservice/v2alpha1/arm/managed_cluster.rs"),
+        "{report}"
+    );
+    assert!(
+        report.contains("missing:  src/containerservice/v1beta1/arm/snapshot.rs"),
+        "{report}"
+    );
+    assert!(report.contains("extra:    src/extra.rs"), "{report}");
+
+    // `diff` shows the hand edit as a removed line.
+    let diff = armgen(&["diff", "--out", out], &specs);
+    assert_eq!(diff.status.code(), Some(1));
+    assert!(text(&diff).contains("-    pub hand_edit: bool,"), "{}", text(&diff));
+
+    // `generate` repairs the folder, after which `check` passes again.
+    let regen = armgen(&["generate", "--out", out], &specs);
+    assert!(regen.status.success(), "{}", text(&regen));
+    assert!(
+        !out_dir.join("src/extra.rs").exists(),
+        "generate removes files it does not write"
+    );
+    assert!(armgen(&["check", "--out", out], &specs).status.success());
+}
+
+#[test]
+fn missing_spec_root_is_a_clear_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_armgen"))
+        .args(["check", "--specs", "/nonexistent/specs", "--config"])
+        .arg(workspace().join("azure-arm.yaml"))
+        .output()
+        .expect("run armgen");
+    assert_eq!(out.status.code(), Some(2));
+    let t = text(&out);
+    for needle in ["--specs", "AZURE_REST_API_SPECS", "specs/azure-rest-api-specs"] {
+        assert!(t.contains(needle), "error does not mention {needle}: {t}");
+    }
+}
