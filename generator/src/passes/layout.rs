@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use heck::ToSnakeCase;
+use crate::passes::names::field_ident;
 
 use crate::ir::{Ir, TypeId};
 
@@ -22,7 +22,7 @@ pub fn prune(ir: &mut Ir) {
 /// Assigns every type its module.
 pub fn run(ir: &mut Ir) {
     for r in &mut ir.resources {
-        r.module = r.kind.to_snake_case();
+        r.module = module_name(&r.kind);
     }
     let users = users(ir);
     ir.types.retain(|id, _| users.contains_key(id));
@@ -39,7 +39,7 @@ pub fn run(ir: &mut Ir) {
 fn users(ir: &Ir) -> BTreeMap<TypeId, BTreeSet<String>> {
     let mut users: BTreeMap<TypeId, BTreeSet<String>> = BTreeMap::new();
     for r in &ir.resources {
-        let module = r.kind.to_snake_case();
+        let module = module_name(&r.kind);
         let mut stack: Vec<TypeId> = vec![r.body_type.clone()];
         stack.extend(r.get_type.iter().cloned());
         let mut seen = BTreeSet::new();
@@ -52,4 +52,10 @@ fn users(ir: &Ir) -> BTreeMap<TypeId, BTreeSet<String>> {
         }
     }
     users
+}
+
+/// The module of a resource: its kind in snake_case, never `shared` or `mod` (which the layout uses).
+fn module_name(kind: &str) -> String {
+    let name = field_ident(kind);
+    if name == SHARED_MODULE || name == "mod" { format!("{name}_resource") } else { name }
 }
