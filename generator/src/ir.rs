@@ -90,6 +90,9 @@ pub struct ObjectType {
     pub merged: bool,
     /// The value type of `additionalProperties` beside named properties, if any.
     pub additional_properties: Option<TypeRef>,
+    /// Names in the schema's `required` lists that it does not declare itself: inherited properties it makes
+    /// required (applied by the `allof` pass).
+    pub required: Vec<String>,
     /// The discriminator property, when this type is the base of a discriminated union.
     pub discriminator: Option<String>,
     /// `x-ms-discriminator-value`, when this type is a variant of one.

@@ -215,6 +215,12 @@ impl<'a> Emitter<'a> {
             Some(_) => quote!(),
             None => quote!(armgen_runtime::unknown::record_keys(&self.#unknown, path, out);),
         };
+        // Nothing to visit (only primitives beside typed `additionalProperties`): the parameters go unused.
+        let (path_param, out_param) = if visits.is_empty() && record_unknown.is_empty() {
+            (format_ident!("_path"), format_ident!("_out"))
+        } else {
+            (format_ident!("path"), format_ident!("out"))
+        };
         Ok(quote! {
             #doc
             #[derive(Debug, Clone, PartialEq, #default Serialize, Deserialize)]
@@ -223,7 +229,7 @@ impl<'a> Emitter<'a> {
                 #extra
             }
             impl armgen_runtime::UnknownFields for #name {
-                fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+                fn unknown_fields(&self, #path_param: &str, #out_param: &mut Vec<String>) {
                     #(#visits)*
                     #record_unknown
                 }
@@ -414,7 +420,10 @@ impl<'a> Emitter<'a> {
         let mut variants = Vec::new();
         let mut visits = Vec::new();
         for (value, id) in &u.variants {
-            let base = variant_ident(value);
+            let mut base = variant_ident(value);
+            if base == "Self" {
+                base = "SelfValue".into();
+            }
             let n: &mut usize = used.entry(base.clone()).or_insert(0);
             *n += 1;
             let vname = if *n > 1 {

@@ -1,8 +1,11 @@
 //! Pass **allof**: merges `allOf` parents into their children.
 //!
-//! A child gets every property of its parents (transitively, parents in `allOf` order, then its own), with
-//! `required` taken from where each property is declared; a property the child redeclares replaces the
-//! parent's. `x-ms-azure-resource` is inherited. The `parents` list is kept: the `unions` pass reads it.
+//! A child gets every property of its parents (transitively, parents in `allOf` order, then its own). A
+//! property the child redeclares replaces the parent's declaration (reported when the types differ), in the
+//! parent's place. `required` follows JSON Schema's `allOf`: a property is required when any schema in the
+//! chain requires it — where it is declared, in a parent that redeclares it, or in a child's `required` list
+//! naming an inherited property (a name no schema in the chain declares is reported).
+//! `x-ms-azure-resource` is inherited. The `parents` list is kept: the `unions` pass reads it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -51,20 +54,47 @@ fn merge(
         azure |= parent_azure;
         for mut p in parent_props {
             p.inherited = true;
-            upsert(&mut props, p);
+            upsert(&mut props, p, &mut ir.diagnostics);
         }
     }
     for p in object.properties {
-        upsert(&mut props, p);
+        upsert(&mut props, p, &mut ir.diagnostics);
+    }
+    for name in &object.required {
+        match props.iter_mut().find(|p| p.name == *name) {
+            Some(p) => p.required = true,
+            None => {
+                let origin = ir.types.get(id).map(|t| t.origin.clone()).unwrap_or_default();
+                ir.diagnostics.push(Diagnostic {
+                    at: origin,
+                    message: format!(
+                        "`required` names {name:?}, which neither the schema nor its allOf parents declare"
+                    ),
+                });
+            }
+        }
     }
     stack.remove(id);
     done.insert(id.clone(), (props.clone(), azure));
     (props, azure)
 }
 
-fn upsert(props: &mut Vec<Property>, p: Property) {
+/// Adds `p`, or replaces the declaration of the same name in place, keeping it required if it was.
+fn upsert(props: &mut Vec<Property>, mut p: Property, diagnostics: &mut Vec<Diagnostic>) {
     match props.iter_mut().find(|q| q.name == p.name) {
-        Some(existing) => *existing = p,
+        Some(existing) => {
+            if existing.ty != p.ty && existing.origin != p.origin {
+                diagnostics.push(Diagnostic {
+                    at: p.origin.clone(),
+                    message: format!(
+                        "redeclares {:?}, declared at {} with another type; this declaration is used",
+                        p.name, existing.origin
+                    ),
+                });
+            }
+            p.required |= existing.required;
+            *existing = p;
+        }
         None => props.push(p),
     }
 }

@@ -57,5 +57,9 @@ fn users(ir: &Ir) -> BTreeMap<TypeId, BTreeSet<String>> {
 /// The module of a resource: its kind in snake_case, never `shared` or `mod` (which the layout uses).
 fn module_name(kind: &str) -> String {
     let name = field_ident(kind);
-    if name == SHARED_MODULE || name == "mod" { format!("{name}_resource") } else { name }
+    if name == SHARED_MODULE || name == "mod" {
+        format!("{name}_resource")
+    } else {
+        name
+    }
 }

@@ -296,6 +296,8 @@ impl<'a> Lower<'a> {
                 == Some(true),
             ..ObjectType::default()
         };
+        // Every `required` list of the schema: its own and those of its inline `allOf` members.
+        let mut required: Vec<String> = view.required.clone();
         for (i, parent) in view.all_of.iter().enumerate() {
             let ptr = format!("{pointer}/allOf/{i}");
             match parent {
@@ -309,6 +311,7 @@ impl<'a> Lower<'a> {
                     // An inline `allOf` member contributes its properties directly.
                     let inner = View::of(inline);
                     self.properties(file, &ptr, name, &inner, &mut object)?;
+                    required.extend(inner.required.iter().cloned());
                 }
             }
         }
@@ -319,6 +322,15 @@ impl<'a> Lower<'a> {
             ));
         }
         self.properties(file, pointer, name, &view, &mut object)?;
+        // A property is required when any of those lists names it; names the schema does not declare are
+        // inherited properties, made required by the `allof` pass.
+        for r in required {
+            match object.properties.iter_mut().find(|p| p.name == r) {
+                Some(p) => p.required = true,
+                None if !object.required.contains(&r) => object.required.push(r),
+                None => {}
+            }
+        }
         if let Some(ap) = &view.additional {
             if !view.properties.is_empty() || !view.all_of.is_empty() {
                 let ptr = format!("{pointer}/additionalProperties");
@@ -338,12 +350,19 @@ impl<'a> Lower<'a> {
             }
         }
         if object.discriminator.is_some() {
-            let base = Target {
+            // Every schema that inherits from the base, directly or through other children, may be a variant.
+            let mut pending = vec![Target {
                 file: file.to_path_buf(),
                 pointer: pointer.to_string(),
-            };
-            for child in self.children_of(&base)? {
-                self.named(&child)?;
+            }];
+            let mut seen = BTreeSet::new();
+            while let Some(parent) = pending.pop() {
+                for child in self.children_of(&parent)? {
+                    if seen.insert(child.clone()) {
+                        self.named(&child)?;
+                        pending.push(child);
+                    }
+                }
             }
         }
         if let Some(def) = self.types.get_mut(&id) {
@@ -463,6 +482,13 @@ impl<'a> Lower<'a> {
                 return Ok(TypeRef::Named(self.lower_named(file, pointer, suggested, s)?));
             }
             _ => {}
+        }
+        if !view.one_of.is_empty() || !view.any_of.is_empty() {
+            self.diagnostics.push(Diagnostic::new(
+                &self.specs.location(file, pointer),
+                "oneOf/anyOf are not modelled; generated as any JSON value",
+            ));
+            return Ok(TypeRef::Json);
         }
         if is_enum && view.typ.as_deref() != Some("string") {
             self.diagnostics.push(Diagnostic::new(

@@ -1,14 +1,15 @@
 //! Pass **names**: Rust names for types and fields.
 //!
 //! Types: the config's rename, else the schema name in UpperCamelCase. Names that would shadow what the
-//! generated code uses (`Option`, `Vec`, `String`, …) get a `Type` suffix. When two types want one name, the
-//! type from a root spec file wins over one from a referenced file, then the smaller id wins; the others
-//! get numeric suffixes (`Name2`, `Name3`, …). Every rename is reported, never silent.
+//! generated code uses (`Option`, `Vec`, `String`, …) get a `Type` suffix. When two types want one name, a
+//! named definition wins over a name synthesized for an inline schema (`Owner` + `Property`), then the type
+//! from a root spec file wins over one from a referenced file, then the smaller id wins; the others get
+//! numeric suffixes (`Name2`, `Name3`, …). Every rename is reported, never silent.
 //!
 //! Fields: the config's rename, else `x-ms-client-name`, else the JSON name, in snake_case. Keywords are
-//! emitted as raw identifiers (`r#type`); `self`, `super`, `crate` and `Self` get a `_` suffix. Two
-//! properties that want one field name get numeric suffixes (reported). The JSON name is always kept
-//! through `#[serde(rename)]`.
+//! emitted as raw identifiers (`r#type`); `self`, `super`, `crate` and `Self`, which cannot be raw, get a `_`
+//! suffix (reported). Two properties that want one field name get numeric suffixes (reported). The JSON
+//! name is always kept through `#[serde(rename)]`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -38,7 +39,12 @@ const RESERVED_TYPES: &[&str] = &[
     "Serialize",
     "Deserialize",
     "From",
+    "TryFrom",
+    "UnknownFields",
 ];
+
+/// Keywords that cannot be raw identifiers (`r#self` is not valid Rust).
+const NON_RAW_KEYWORDS: &[&str] = &["self", "super", "crate", "Self"];
 
 /// The field name that holds properties this API version does not know.
 pub const UNKNOWN_FIELDS: &str = "unknown_fields";
@@ -52,7 +58,7 @@ fn name_types(ir: &mut Ir) {
     let roots: Vec<String> = ir.spec_files.clone();
     let mut ids: Vec<TypeId> = ir.types.keys().cloned().collect();
     let from_root = |id: &TypeId| roots.iter().any(|r| id.starts_with(&format!("{r}#")));
-    ids.sort_by_key(|id| (!from_root(id), id.clone()));
+    ids.sort_by_key(|id| (is_synthesized(id), !from_root(id), id.clone()));
     let mut taken: BTreeSet<String> = BTreeSet::new();
     let mut first_owner: BTreeMap<String, TypeId> = BTreeMap::new();
     for id in ids {
@@ -91,6 +97,14 @@ fn name_types(ir: &mut Ir) {
     }
 }
 
+/// Whether `id` names a schema that is not a definition of its own (an inline schema, or a type a pass
+/// made up), so that its name was synthesized rather than chosen by the spec's authors.
+fn is_synthesized(id: &TypeId) -> bool {
+    let pointer = id.rsplit_once('#').map(|(_, p)| p).unwrap_or_default();
+    let segments: Vec<&str> = pointer.split('/').skip(1).collect();
+    !matches!(segments.as_slice(), ["definitions", _] | ["components", "schemas", _])
+}
+
 /// A snake_case field name for a JSON name.
 pub fn field_ident(raw: &str) -> String {
     let cleaned: String = raw
@@ -104,7 +118,7 @@ pub fn field_ident(raw: &str) -> String {
     if name.starts_with(|c: char| c.is_ascii_digit()) {
         name = format!("n{name}");
     }
-    if matches!(name.as_str(), "self" | "super" | "crate" | "Self" | "_") {
+    if name == "_" || NON_RAW_KEYWORDS.contains(&name.as_str()) {
         name.push('_');
     }
     name
@@ -120,7 +134,17 @@ fn name_fields(ir: &mut Ir) {
             let candidate = if !p.rust_name.is_empty() {
                 p.rust_name.clone()
             } else {
-                field_ident(p.client_name.as_deref().unwrap_or(&p.name))
+                let raw = p.client_name.as_deref().unwrap_or(&p.name);
+                let name = field_ident(raw);
+                if let Some(keyword) = name.strip_suffix('_').filter(|k| NON_RAW_KEYWORDS.contains(k)) {
+                    diagnostics.push(Diagnostic {
+                        at: p.origin.clone(),
+                        message: format!(
+                            "field name {keyword} is a keyword that cannot be a raw identifier; named {name}"
+                        ),
+                    });
+                }
+                name
             };
             let mut name = candidate.clone();
             let mut n = 1;

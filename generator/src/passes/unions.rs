@@ -1,8 +1,8 @@
 //! Pass **unions**: discriminated unions (`discriminator` + `x-ms-discriminator-value`) become tagged enums.
 //!
 //! The base type (the one declaring `discriminator`) turns into a union whose variants are the types that
-//! inherit from it (directly or through other variants) and declare `x-ms-discriminator-value`, sorted by
-//! that value. Each variant struct drops the discriminator property: the enum tag carries it on the wire. A
+//! inherit from it (directly or through other variants), sorted by discriminator value: the type's
+//! `x-ms-discriminator-value`, or else its schema name, as Swagger 2.0 and OpenAPI 3.0 define it (reported). Each variant struct drops the discriminator property: the enum tag carries it on the wire. A
 //! base that is itself concrete (has its own discriminator value) is kept as a variant under a new
 //! `…Base`-suffixed id. A base with no variants stays an object, and that is reported.
 
@@ -23,25 +23,36 @@ pub fn run(ir: &mut Ir) {
         .collect();
     for (base, property) in bases {
         let mut variants: BTreeMap<String, TypeId> = BTreeMap::new();
+        let mut reported = Vec::new();
         for (id, t) in &ir.types {
             if *id == base {
                 continue;
             }
-            if let TypeKind::Object(o) = &t.kind {
-                if let Some(value) = &o.discriminator_value {
-                    if inherits(ir, id, &base) {
-                        if let Some(prev) = variants.insert(value.clone(), id.clone()) {
-                            ir.diagnostics.push(Diagnostic {
-                                at: t.origin.clone(),
-                                message: format!(
-                                    "discriminator value {value:?} also used by {prev}; the later type wins"
-                                ),
-                            });
-                        }
-                    }
+            let TypeKind::Object(o) = &t.kind else { continue };
+            if !inherits(ir, id, &base) {
+                continue;
+            }
+            let value = match &o.discriminator_value {
+                Some(value) => value.clone(),
+                None => {
+                    reported.push(Diagnostic {
+                        at: t.origin.clone(),
+                        message: format!(
+                            "no x-ms-discriminator-value: the schema name {:?} is its discriminator value",
+                            t.name
+                        ),
+                    });
+                    t.name.clone()
                 }
+            };
+            if let Some(prev) = variants.insert(value.clone(), id.clone()) {
+                reported.push(Diagnostic {
+                    at: t.origin.clone(),
+                    message: format!("discriminator value {value:?} also used by {prev}; the later type wins"),
+                });
             }
         }
+        ir.diagnostics.append(&mut reported);
         let Some(base_def) = ir.types.get(&base).cloned() else {
             continue;
         };
