@@ -77,19 +77,64 @@ fn docs(description: Option<&str>, notes: &[String]) -> TokenStream {
 /// Keeps rustdoc from reading spec prose as markup it would warn about (bare URLs, HTML-ish tags, brackets).
 fn sanitize_doc_line(line: &str) -> String {
     let line = line.trim_end();
+    let link_brackets = markdown_link_brackets(line);
     let mut out = String::with_capacity(line.len());
-    for c in line.chars() {
+    let mut word_start = true;
+    let mut i = 0;
+    while i < line.len() {
+        let rest = &line[i..];
+        if word_start && (rest.starts_with("http://") || rest.starts_with("https://")) {
+            let word = rest.split(' ').next().unwrap_or(rest);
+            let url = word.trim_end_matches(['.', ',', ';', ':', ')', '\'', '"']);
+            if !url.contains(['<', '>', '[', ']', '(', ')', '`']) {
+                out.push('<');
+                out.push_str(url);
+                out.push('>');
+                i += url.len();
+                word_start = false;
+                continue;
+            }
+        }
+        let Some(c) = rest.chars().next() else { break };
         match c {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '[' => out.push_str("\\["),
-            ']' => out.push_str("\\]"),
+            '[' | ']' if !link_brackets.contains(&i) => {
+                out.push('\\');
+                out.push(c);
+            }
             '\t' => out.push(' '),
             _ => out.push(c),
         }
+        word_start = c == ' ' || c == '(';
+        i += c.len_utf8();
     }
     // A line indented by four or more spaces would become a code block that rustdoc tries to compile.
     out.trim_start().to_string()
+}
+
+/// Byte offsets of the brackets of Markdown links (`[text](target)`), which rustdoc renders as links; other
+/// brackets would read as broken intra-doc links and are escaped.
+fn markdown_link_brackets(line: &str) -> BTreeSet<usize> {
+    let mut out = BTreeSet::new();
+    let bytes = line.as_bytes();
+    let mut open: Option<usize> = None;
+    for (i, b) in bytes.iter().enumerate() {
+        match b {
+            b'[' => open = Some(i),
+            b']' => {
+                if let Some(o) = open.take()
+                    && bytes.get(i + 1) == Some(&b'(')
+                    && line[i + 1..].contains(')')
+                {
+                    out.insert(o);
+                    out.insert(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 pub struct Emitter<'a> {

@@ -58,7 +58,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     /// Format: `int32`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
-    /// VM size availability varies by region. If a node contains insufficient compute resources (memory, cpu, etc) pods might fail to run correctly. For more details on restricted VM sizes, see: https://docs.microsoft.com/azure/aks/quotas-skus-regions
+    /// VM size availability varies by region. If a node contains insufficient compute resources (memory, cpu, etc) pods might fail to run correctly. For more details on restricted VM sizes, see: <https://docs.microsoft.com/azure/aks/quotas-skus-regions>
     #[serde(rename = "vmSize", default, skip_serializing_if = "Option::is_none")]
     pub vm_size: Option<String>,
     /// Format: `int32`.
@@ -121,7 +121,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     pub r#type: Option<AgentPoolType>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<AgentPoolMode>,
-    /// Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see \[upgrading a node pool\](https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool).
+    /// Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see [upgrading a node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool>).
     #[serde(
         rename = "orchestratorVersion",
         default,
@@ -172,7 +172,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
         skip_serializing_if = "Option::is_none"
     )]
     pub availability_zones: Option<Vec<String>>,
-    /// Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see \[assigning a public IP per node\](https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools). The default is false.
+    /// Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see [assigning a public IP per node](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools>). The default is false.
     #[serde(
         rename = "enableNodePublicIP",
         default,
@@ -202,7 +202,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
         skip_serializing_if = "Option::is_none"
     )]
     pub scale_set_eviction_policy: Option<ScaleSetEvictionPolicy>,
-    /// Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see \[spot VMs pricing\](https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing)
+    /// Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see [spot VMs pricing](<https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing>)
     #[serde(rename = "spotMaxPrice", default, skip_serializing_if = "Option::is_none")]
     pub spot_max_price: Option<f64>,
     /// The tags to be persisted on the agent pool virtual machine scale set.
@@ -227,7 +227,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     /// The OS configuration of Linux agent nodes.
     #[serde(rename = "linuxOSConfig", default, skip_serializing_if = "Option::is_none")]
     pub linux_os_config: Option<LinuxOsConfig>,
-    /// This is only supported on certain VM sizes and in certain Azure regions. For more information, see: https://docs.microsoft.com/azure/aks/enable-host-encryption
+    /// This is only supported on certain VM sizes and in certain Azure regions. For more information, see: <https://docs.microsoft.com/azure/aks/enable-host-encryption>
     #[serde(
         rename = "enableEncryptionAtHost",
         default,
@@ -237,7 +237,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     /// Whether to enable UltraSSD
     #[serde(rename = "enableUltraSSD", default, skip_serializing_if = "Option::is_none")]
     pub enable_ultra_ssd: Option<bool>,
-    /// See \[Add a FIPS-enabled node pool\](https://docs.microsoft.com/azure/aks/use-multiple-node-pools#add-a-fips-enabled-node-pool-preview) for more details.
+    /// See [Add a FIPS-enabled node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#add-a-fips-enabled-node-pool-preview>) for more details.
     #[serde(rename = "enableFIPS", default, skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
@@ -257,7 +257,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
         skip_serializing_if = "Option::is_none"
     )]
     pub capacity_reservation_group_id: Option<String>,
-    /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see \[Azure dedicated hosts\](https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts).
+    /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
     ///
     /// Format: `arm-id`.
     #[serde(rename = "hostGroupID", default, skip_serializing_if = "Option::is_none")]

@@ -86,7 +86,7 @@ impl armgen_runtime::UnknownFields for DateSpan {
     }
 }
 
-/// See \[planned maintenance\](https://docs.microsoft.com/azure/aks/planned-maintenance) for more information about planned maintenance.
+/// See [planned maintenance](<https://docs.microsoft.com/azure/aks/planned-maintenance>) for more information about planned maintenance.
 ///
 /// Schema `MaintenanceConfiguration`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

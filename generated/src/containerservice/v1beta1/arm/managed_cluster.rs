@@ -86,7 +86,7 @@ pub struct AzureKeyVaultKms {
     /// Whether to enable Azure Key Vault key management service. The default is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    /// Identifier of Azure Key Vault key. See \[key identifier format\](https://docs.microsoft.com/en-us/azure/key-vault/general/about-keys-secrets-certificates#vault-name-and-object-name) for more details. When Azure Key Vault key management service is enabled, this field is required and must be a valid key identifier. When Azure Key Vault key management service is disabled, leave the field empty.
+    /// Identifier of Azure Key Vault key. See [key identifier format](<https://docs.microsoft.com/en-us/azure/key-vault/general/about-keys-secrets-certificates#vault-name-and-object-name>) for more details. When Azure Key Vault key management service is enabled, this field is required and must be a valid key identifier. When Azure Key Vault key management service is disabled, leave the field empty.
     #[serde(rename = "keyId", default, skip_serializing_if = "Option::is_none")]
     pub key_id: Option<String>,
     /// Network access of key vault. The possible values are `Public` and `Private`. `Public` means the key vault allows public access from all networks. `Private` means the key vault disables public access and enables private link. The default value is `Public`.
@@ -127,9 +127,9 @@ impl armgen_runtime::UnknownFields for AzureKeyVaultKms {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum BackendPoolType {
-    /// The type of the managed inbound Load Balancer BackendPool. https://cloud-provider-azure.sigs.k8s.io/topics/loadbalancer/#configure-load-balancer-backend.
+    /// The type of the managed inbound Load Balancer BackendPool. <https://cloud-provider-azure.sigs.k8s.io/topics/loadbalancer/#configure-load-balancer-backend>.
     NodeIpConfiguration,
-    /// The type of the managed inbound Load Balancer BackendPool. https://cloud-provider-azure.sigs.k8s.io/topics/loadbalancer/#configure-load-balancer-backend.
+    /// The type of the managed inbound Load Balancer BackendPool. <https://cloud-provider-azure.sigs.k8s.io/topics/loadbalancer/#configure-load-balancer-backend>.
     NodeIp,
     /// A value this API version does not know, kept as received.
     Other(String),
@@ -270,12 +270,12 @@ pub struct ContainerServiceNetworkProfile {
     /// Default: `"10.0.0.10"`.
     #[serde(rename = "dnsServiceIP", default, skip_serializing_if = "Option::is_none")]
     pub dns_service_ip: Option<String>,
-    /// This can only be set at cluster creation time and cannot be changed later. For more information see \[egress outbound type\](https://docs.microsoft.com/azure/aks/egress-outboundtype).
+    /// This can only be set at cluster creation time and cannot be changed later. For more information see [egress outbound type](<https://docs.microsoft.com/azure/aks/egress-outboundtype>).
     ///
     /// Default: `"loadBalancer"`.
     #[serde(rename = "outboundType", default, skip_serializing_if = "Option::is_none")]
     pub outbound_type: Option<OutboundType>,
-    /// The default is 'standard'. See \[Azure Load Balancer SKUs\](https://docs.microsoft.com/azure/load-balancer/skus) for more information about the differences between load balancer SKUs.
+    /// The default is 'standard'. See [Azure Load Balancer SKUs](<https://docs.microsoft.com/azure/load-balancer/skus>) for more information about the differences between load balancer SKUs.
     #[serde(
         rename = "loadBalancerSku",
         default,
@@ -408,7 +408,7 @@ impl armgen_runtime::UnknownFields for DelegatedResource {
     }
 }
 
-/// If not specified, the default is 'random'. See \[expanders\](https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders) for more information.
+/// If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
 ///
 /// Schema `expander`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -418,7 +418,7 @@ pub enum Expander {
     LeastWaste,
     /// Selects the node group that would be able to schedule the most pods when scaling up. This is useful when you are using nodeSelector to make sure certain pods land on certain nodes. Note that this won't cause the autoscaler to select bigger nodes vs. smaller, as it can add multiple smaller nodes at once.
     MostPods,
-    /// Selects the node group that has the highest priority assigned by the user. It's configuration is described in more details \[here\](https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/expander/priority/readme.md).
+    /// Selects the node group that has the highest priority assigned by the user. It's configuration is described in more details [here](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/expander/priority/readme.md>).
     Priority,
     /// Used when you don't have a particular need for the node groups to scale differently.
     Random,
@@ -592,7 +592,7 @@ impl armgen_runtime::UnknownFields for IpFamily {
     }
 }
 
-/// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here https://aka.ms/asm-plugin-ca
+/// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here <https://aka.ms/asm-plugin-ca>
 ///
 /// Schema `IstioCertificateAuthority`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -789,7 +789,7 @@ pub struct IstioServiceMesh {
         skip_serializing_if = "Option::is_none"
     )]
     pub certificate_authority: Option<IstioCertificateAuthority>,
-    /// The list of revisions of the Istio control plane. When an upgrade is not in progress, this holds one value. When canary upgrade is in progress, this can only hold two consecutive values. For more information, see: https://learn.microsoft.com/en-us/azure/aks/istio-upgrade
+    /// The list of revisions of the Istio control plane. When an upgrade is not in progress, this holds one value. When canary upgrade is in progress, this can only hold two consecutive values. For more information, see: <https://learn.microsoft.com/en-us/azure/aks/istio-upgrade>
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revisions: Option<Vec<String>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
@@ -911,7 +911,7 @@ impl armgen_runtime::UnknownFields for KubernetesSupportPlan {
     }
 }
 
-/// The license type to use for Windows VMs. See \[Azure Hybrid User Benefits\](https://azure.microsoft.com/pricing/hybrid-benefit/faq/) for more details.
+/// The license type to use for Windows VMs. See [Azure Hybrid User Benefits](<https://azure.microsoft.com/pricing/hybrid-benefit/faq/>) for more details.
 ///
 /// Schema `licenseType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -963,13 +963,13 @@ impl armgen_runtime::UnknownFields for LicenseType {
     }
 }
 
-/// The default is 'standard'. See \[Azure Load Balancer SKUs\](https://docs.microsoft.com/azure/load-balancer/skus) for more information about the differences between load balancer SKUs.
+/// The default is 'standard'. See [Azure Load Balancer SKUs](<https://docs.microsoft.com/azure/load-balancer/skus>) for more information about the differences between load balancer SKUs.
 ///
 /// Schema `loadBalancerSku`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum LoadBalancerSku {
-    /// Use a a standard Load Balancer. This is the recommended Load Balancer SKU. For more information about on working with the load balancer in the managed cluster, see the \[standard Load Balancer\](https://docs.microsoft.com/azure/aks/load-balancer-standard) article.
+    /// Use a a standard Load Balancer. This is the recommended Load Balancer SKU. For more information about on working with the load balancer in the managed cluster, see the [standard Load Balancer](<https://docs.microsoft.com/azure/aks/load-balancer-standard>) article.
     Standard,
     /// Use a basic Load Balancer with limited functionality.
     Basic,
@@ -1080,7 +1080,7 @@ impl armgen_runtime::UnknownFields for ManagedCluster {
     }
 }
 
-/// For more details see \[managed AAD on AKS\](https://docs.microsoft.com/azure/aks/managed-aad).
+/// For more details see [managed AAD on AKS](<https://docs.microsoft.com/azure/aks/managed-aad>).
 ///
 /// Schema `ManagedClusterAADProfile`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -1102,13 +1102,13 @@ pub struct ManagedClusterAadProfile {
         skip_serializing_if = "Option::is_none"
     )]
     pub admin_group_object_i_ds: Option<Vec<String>>,
-    /// (DEPRECATED) The client AAD application ID. Learn more at https://aka.ms/aks/aad-legacy.
+    /// (DEPRECATED) The client AAD application ID. Learn more at <https://aka.ms/aks/aad-legacy>.
     #[serde(rename = "clientAppID", default, skip_serializing_if = "Option::is_none")]
     pub client_app_id: Option<String>,
-    /// (DEPRECATED) The server AAD application ID. Learn more at https://aka.ms/aks/aad-legacy.
+    /// (DEPRECATED) The server AAD application ID. Learn more at <https://aka.ms/aks/aad-legacy>.
     #[serde(rename = "serverAppID", default, skip_serializing_if = "Option::is_none")]
     pub server_app_id: Option<String>,
-    /// (DEPRECATED) The server AAD application secret. Learn more at https://aka.ms/aks/aad-legacy.
+    /// (DEPRECATED) The server AAD application secret. Learn more at <https://aka.ms/aks/aad-legacy>.
     #[serde(
         rename = "serverAppSecret",
         default,
@@ -1168,7 +1168,7 @@ pub struct ManagedClusterAgentPoolProfile {
     /// Format: `int32`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
-    /// VM size availability varies by region. If a node contains insufficient compute resources (memory, cpu, etc) pods might fail to run correctly. For more details on restricted VM sizes, see: https://docs.microsoft.com/azure/aks/quotas-skus-regions
+    /// VM size availability varies by region. If a node contains insufficient compute resources (memory, cpu, etc) pods might fail to run correctly. For more details on restricted VM sizes, see: <https://docs.microsoft.com/azure/aks/quotas-skus-regions>
     #[serde(rename = "vmSize", default, skip_serializing_if = "Option::is_none")]
     pub vm_size: Option<String>,
     /// Format: `int32`.
@@ -1231,7 +1231,7 @@ pub struct ManagedClusterAgentPoolProfile {
     pub r#type: Option<AgentPoolType>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<AgentPoolMode>,
-    /// Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see \[upgrading a node pool\](https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool).
+    /// Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see [upgrading a node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool>).
     #[serde(
         rename = "orchestratorVersion",
         default,
@@ -1282,7 +1282,7 @@ pub struct ManagedClusterAgentPoolProfile {
         skip_serializing_if = "Option::is_none"
     )]
     pub availability_zones: Option<Vec<String>>,
-    /// Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see \[assigning a public IP per node\](https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools). The default is false.
+    /// Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see [assigning a public IP per node](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools>). The default is false.
     #[serde(
         rename = "enableNodePublicIP",
         default,
@@ -1312,7 +1312,7 @@ pub struct ManagedClusterAgentPoolProfile {
         skip_serializing_if = "Option::is_none"
     )]
     pub scale_set_eviction_policy: Option<ScaleSetEvictionPolicy>,
-    /// Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see \[spot VMs pricing\](https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing)
+    /// Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see [spot VMs pricing](<https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing>)
     #[serde(rename = "spotMaxPrice", default, skip_serializing_if = "Option::is_none")]
     pub spot_max_price: Option<f64>,
     /// The tags to be persisted on the agent pool virtual machine scale set.
@@ -1337,7 +1337,7 @@ pub struct ManagedClusterAgentPoolProfile {
     /// The OS configuration of Linux agent nodes.
     #[serde(rename = "linuxOSConfig", default, skip_serializing_if = "Option::is_none")]
     pub linux_os_config: Option<LinuxOsConfig>,
-    /// This is only supported on certain VM sizes and in certain Azure regions. For more information, see: https://docs.microsoft.com/azure/aks/enable-host-encryption
+    /// This is only supported on certain VM sizes and in certain Azure regions. For more information, see: <https://docs.microsoft.com/azure/aks/enable-host-encryption>
     #[serde(
         rename = "enableEncryptionAtHost",
         default,
@@ -1347,7 +1347,7 @@ pub struct ManagedClusterAgentPoolProfile {
     /// Whether to enable UltraSSD
     #[serde(rename = "enableUltraSSD", default, skip_serializing_if = "Option::is_none")]
     pub enable_ultra_ssd: Option<bool>,
-    /// See \[Add a FIPS-enabled node pool\](https://docs.microsoft.com/azure/aks/use-multiple-node-pools#add-a-fips-enabled-node-pool-preview) for more details.
+    /// See [Add a FIPS-enabled node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#add-a-fips-enabled-node-pool-preview>) for more details.
     #[serde(rename = "enableFIPS", default, skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
@@ -1367,7 +1367,7 @@ pub struct ManagedClusterAgentPoolProfile {
         skip_serializing_if = "Option::is_none"
     )]
     pub capacity_reservation_group_id: Option<String>,
-    /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see \[Azure dedicated hosts\](https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts).
+    /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
     ///
     /// Format: `arm-id`.
     #[serde(rename = "hostGroupID", default, skip_serializing_if = "Option::is_none")]
@@ -1425,21 +1425,21 @@ impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
 /// Schema `ManagedClusterAPIServerAccessProfile`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterApiServerAccessProfile {
-    /// IP ranges are specified in CIDR format, e.g. 137.117.106.88/29. This feature is not compatible with clusters that use Public IP Per Node, or clusters that are using a Basic Load Balancer. For more information see \[API server authorized IP ranges\](https://docs.microsoft.com/azure/aks/api-server-authorized-ip-ranges).
+    /// IP ranges are specified in CIDR format, e.g. 137.117.106.88/29. This feature is not compatible with clusters that use Public IP Per Node, or clusters that are using a Basic Load Balancer. For more information see [API server authorized IP ranges](<https://docs.microsoft.com/azure/aks/api-server-authorized-ip-ranges>).
     #[serde(
         rename = "authorizedIPRanges",
         default,
         skip_serializing_if = "Option::is_none"
     )]
     pub authorized_ip_ranges: Option<Vec<String>>,
-    /// For more details, see \[Creating a private AKS cluster\](https://docs.microsoft.com/azure/aks/private-clusters).
+    /// For more details, see [Creating a private AKS cluster](<https://docs.microsoft.com/azure/aks/private-clusters>).
     #[serde(
         rename = "enablePrivateCluster",
         default,
         skip_serializing_if = "Option::is_none"
     )]
     pub enable_private_cluster: Option<bool>,
-    /// The default is System. For more details see \[configure private DNS zone\](https://docs.microsoft.com/azure/aks/private-clusters#configure-private-dns-zone). Allowed values are 'system' and 'none'.
+    /// The default is System. For more details see [configure private DNS zone](<https://docs.microsoft.com/azure/aks/private-clusters#configure-private-dns-zone>). Allowed values are 'system' and 'none'.
     #[serde(rename = "privateDNSZone", default, skip_serializing_if = "Option::is_none")]
     pub private_dns_zone: Option<String>,
     /// Whether to create additional public FQDN for private cluster or not.
@@ -1473,7 +1473,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterApiServerAccessProfile {
 /// Schema `ManagedClusterAutoUpgradeProfile`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterAutoUpgradeProfile {
-    /// For more information see \[setting the AKS cluster auto-upgrade channel\](https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel).
+    /// For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
     #[serde(rename = "upgradeChannel", default, skip_serializing_if = "Option::is_none")]
     pub upgrade_channel: Option<UpgradeChannel>,
     /// Manner in which the OS on your nodes is updated. The default is NodeImage.
@@ -1640,7 +1640,7 @@ pub struct ManagedClusterIdentity {
     /// Read-only.
     #[serde(rename = "tenantId", default, skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
-    /// For more information see \[use managed identities in AKS\](https://docs.microsoft.com/azure/aks/use-managed-identity).
+    /// For more information see [use managed identities in AKS](<https://docs.microsoft.com/azure/aks/use-managed-identity>).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<ResourceIdentityType>,
     /// The delegated identity resources assigned to this managed cluster. This can only be set by another Azure Resource Provider, and managed cluster only accept one delegated identity resource. Internal use only.
@@ -1707,7 +1707,7 @@ for ManagedClusterIdentityUserAssignedIdentitiesValue {
 /// Schema `ManagedClusterIngressProfile`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterIngressProfile {
-    /// App Routing settings for the ingress profile. You can find an overview and onboarding guide for this feature at https://learn.microsoft.com/en-us/azure/aks/app-routing?tabs=default%2Cdeploy-app-default.
+    /// App Routing settings for the ingress profile. You can find an overview and onboarding guide for this feature at <https://learn.microsoft.com/en-us/azure/aks/app-routing?tabs=default%2Cdeploy-app-default>.
     #[serde(rename = "webAppRouting", default, skip_serializing_if = "Option::is_none")]
     pub web_app_routing: Option<ManagedClusterIngressProfileWebAppRouting>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
@@ -1738,7 +1738,7 @@ pub struct ManagedClusterIngressProfileWebAppRouting {
         skip_serializing_if = "Option::is_none"
     )]
     pub dns_zone_resource_ids: Option<Vec<String>>,
-    /// Managed identity of the Application Routing add-on. This is the identity that should be granted permissions, for example, to manage the associated Azure DNS resource and get certificates from Azure Key Vault. See \[this overview of the add-on\](https://learn.microsoft.com/en-us/azure/aks/web-app-routing?tabs=with-osm) for more instructions.
+    /// Managed identity of the Application Routing add-on. This is the identity that should be granted permissions, for example, to manage the associated Azure DNS resource and get certificates from Azure Key Vault. See [this overview of the add-on](<https://learn.microsoft.com/en-us/azure/aks/web-app-routing?tabs=with-osm>) for more instructions.
     ///
     /// Read-only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2104,7 +2104,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentity {
     }
 }
 
-/// See \[disable AAD Pod Identity for a specific Pod/Application\](https://azure.github.io/aad-pod-identity/docs/configure/application_exception/) for more details.
+/// See [disable AAD Pod Identity for a specific Pod/Application](<https://azure.github.io/aad-pod-identity/docs/configure/application_exception/>) for more details.
 ///
 /// Schema `ManagedClusterPodIdentityException`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -2128,7 +2128,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityException {
     }
 }
 
-/// See \[use AAD pod identity\](https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity) for more details on pod identity integration.
+/// See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on pod identity integration.
 ///
 /// Schema `ManagedClusterPodIdentityProfile`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -2136,7 +2136,7 @@ pub struct ManagedClusterPodIdentityProfile {
     /// Whether the pod identity addon is enabled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    /// Running in Kubenet is disabled by default due to the security related nature of AAD Pod Identity and the risks of IP spoofing. See \[using Kubenet network plugin with AAD Pod Identity\](https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity#using-kubenet-network-plugin-with-azure-active-directory-pod-managed-identities) for more information.
+    /// Running in Kubenet is disabled by default due to the security related nature of AAD Pod Identity and the risks of IP spoofing. See [using Kubenet network plugin with AAD Pod Identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity#using-kubenet-network-plugin-with-azure-active-directory-pod-managed-identities>) for more information.
     #[serde(
         rename = "allowNetworkPluginKubenet",
         default,
@@ -2337,7 +2337,7 @@ pub struct ManagedClusterProperties {
     /// Read-only. Format: `int32`.
     #[serde(rename = "maxAgentPools", default, skip_serializing_if = "Option::is_none")]
     pub max_agent_pools: Option<i32>,
-    /// Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. When you upgrade a supported AKS cluster, Kubernetes minor versions cannot be skipped. All upgrades must be performed sequentially by major version number. For example, upgrades between 1.14.x -&gt; 1.15.x or 1.15.x -&gt; 1.16.x are allowed, however 1.14.x -&gt; 1.16.x is not allowed. See \[upgrading an AKS cluster\](https://docs.microsoft.com/azure/aks/upgrade-cluster) for more details.
+    /// Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. When you upgrade a supported AKS cluster, Kubernetes minor versions cannot be skipped. All upgrades must be performed sequentially by major version number. For example, upgrades between 1.14.x -&gt; 1.15.x or 1.15.x -&gt; 1.16.x are allowed, however 1.14.x -&gt; 1.16.x is not allowed. See [upgrading an AKS cluster](<https://docs.microsoft.com/azure/aks/upgrade-cluster>) for more details.
     #[serde(
         rename = "kubernetesVersion",
         default,
@@ -2401,7 +2401,7 @@ pub struct ManagedClusterProperties {
     /// The profile of managed cluster add-on.
     #[serde(rename = "addonProfiles", default, skip_serializing_if = "Option::is_none")]
     pub addon_profiles: Option<BTreeMap<String, ManagedClusterAddonProfile>>,
-    /// See \[use AAD pod identity\](https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity) for more details on AAD pod identity integration.
+    /// See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on AAD pod identity integration.
     #[serde(
         rename = "podIdentityProfile",
         default,
@@ -2435,7 +2435,7 @@ pub struct ManagedClusterProperties {
     /// The support plan for the Managed Cluster. If unspecified, the default is 'KubernetesOfficial'.
     #[serde(rename = "supportPlan", default, skip_serializing_if = "Option::is_none")]
     pub support_plan: Option<KubernetesSupportPlan>,
-    /// (DEPRECATED) Whether to enable Kubernetes pod security policy (preview). PodSecurityPolicy was deprecated in Kubernetes v1.21, and removed from Kubernetes in v1.25. Learn more at https://aka.ms/k8s/psp and https://aka.ms/aks/psp.
+    /// (DEPRECATED) Whether to enable Kubernetes pod security policy (preview). PodSecurityPolicy was deprecated in Kubernetes v1.21, and removed from Kubernetes in v1.25. Learn more at <https://aka.ms/k8s/psp> and <https://aka.ms/aks/psp>.
     #[serde(
         rename = "enablePodSecurityPolicy",
         default,
@@ -2499,7 +2499,7 @@ pub struct ManagedClusterProperties {
         skip_serializing_if = "Option::is_none"
     )]
     pub private_link_resources: Option<Vec<PrivateLinkResource>>,
-    /// If set to true, getting static credentials will be disabled for this cluster. This must only be used on Managed Clusters that are AAD enabled. For more details see \[disable local accounts\](https://docs.microsoft.com/azure/aks/managed-aad#disable-local-accounts-preview).
+    /// If set to true, getting static credentials will be disabled for this cluster. This must only be used on Managed Clusters that are AAD enabled. For more details see [disable local accounts](<https://docs.microsoft.com/azure/aks/managed-aad#disable-local-accounts-preview>).
     #[serde(
         rename = "disableLocalAccounts",
         default,
@@ -2644,7 +2644,7 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
         skip_serializing_if = "Option::is_none"
     )]
     pub ignore_daemonsets_utilization: Option<bool>,
-    /// If not specified, the default is 'random'. See \[expanders\](https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders) for more information.
+    /// If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expander: Option<Expander>,
     /// The default is 10.
@@ -2769,14 +2769,14 @@ pub struct ManagedClusterSecurityProfile {
     /// Microsoft Defender settings for the security profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defender: Option<ManagedClusterSecurityProfileDefender>,
-    /// Azure Key Vault \[key management service\](https://kubernetes.io/docs/tasks/administer-cluster/kms-provider/) settings for the security profile.
+    /// Azure Key Vault [key management service](<https://kubernetes.io/docs/tasks/administer-cluster/kms-provider/>) settings for the security profile.
     #[serde(
         rename = "azureKeyVaultKms",
         default,
         skip_serializing_if = "Option::is_none"
     )]
     pub azure_key_vault_kms: Option<AzureKeyVaultKms>,
-    /// Workload identity settings for the security profile. Workload identity enables Kubernetes applications to access Azure cloud resources securely with Azure AD. See https://aka.ms/aks/wi for more details.
+    /// Workload identity settings for the security profile. Workload identity enables Kubernetes applications to access Azure cloud resources securely with Azure AD. See <https://aka.ms/aks/wi> for more details.
     #[serde(
         rename = "workloadIdentity",
         default,
@@ -2937,7 +2937,7 @@ pub struct ManagedClusterSku {
     /// The name of a managed cluster SKU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<ManagedClusterSkuName>,
-    /// If not specified, the default is 'Free'. See \[AKS Pricing Tier\](https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers) for more details.
+    /// If not specified, the default is 'Free'. See [AKS Pricing Tier](<https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers>) for more details.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tier: Option<ManagedClusterSkuTier>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
@@ -3002,7 +3002,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSkuName {
     }
 }
 
-/// If not specified, the default is 'Free'. See \[AKS Pricing Tier\](https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers) for more details.
+/// If not specified, the default is 'Free'. See [AKS Pricing Tier](<https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers>) for more details.
 ///
 /// Schema `ManagedClusterSKUTier`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -3187,10 +3187,10 @@ pub struct ManagedClusterWindowsProfile {
     /// Specifies the password of the administrator account. &lt;br&gt;&lt;br&gt; **Minimum-length:** 8 characters &lt;br&gt;&lt;br&gt; **Max-length:** 123 characters &lt;br&gt;&lt;br&gt; **Complexity requirements:** 3 out of 4 conditions below need to be fulfilled &lt;br&gt; Has lower characters &lt;br&gt;Has upper characters &lt;br&gt; Has a digit &lt;br&gt; Has a special character (Regex match \[\W_\]) &lt;br&gt;&lt;br&gt; **Disallowed values:** "abc@123", "P@$$w0rd", "P@ssw0rd", "P@ssword123", "Pa$$word", "pass@word1", "Password!", "Password1", "Password22", "iloveyou!"
     #[serde(rename = "adminPassword", default, skip_serializing_if = "Option::is_none")]
     pub admin_password: Option<String>,
-    /// The license type to use for Windows VMs. See \[Azure Hybrid User Benefits\](https://azure.microsoft.com/pricing/hybrid-benefit/faq/) for more details.
+    /// The license type to use for Windows VMs. See [Azure Hybrid User Benefits](<https://azure.microsoft.com/pricing/hybrid-benefit/faq/>) for more details.
     #[serde(rename = "licenseType", default, skip_serializing_if = "Option::is_none")]
     pub license_type: Option<LicenseType>,
-    /// For more details on CSI proxy, see the \[CSI proxy GitHub repo\](https://github.com/kubernetes-csi/csi-proxy).
+    /// For more details on CSI proxy, see the [CSI proxy GitHub repo](<https://github.com/kubernetes-csi/csi-proxy>).
     #[serde(rename = "enableCSIProxy", default, skip_serializing_if = "Option::is_none")]
     pub enable_csi_proxy: Option<bool>,
     /// The Windows gMSA Profile in the Managed Cluster.
@@ -3289,7 +3289,7 @@ for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
 pub enum NetworkDataplane {
     /// Use Azure network dataplane.
     Azure,
-    /// Use Cilium network dataplane. See \[Azure CNI Powered by Cilium\](https://learn.microsoft.com/azure/aks/azure-cni-powered-by-cilium) for more information.
+    /// Use Cilium network dataplane. See [Azure CNI Powered by Cilium](<https://learn.microsoft.com/azure/aks/azure-cni-powered-by-cilium>) for more information.
     Cilium,
     /// A value this API version does not know, kept as received.
     Other(String),
@@ -3339,7 +3339,7 @@ impl armgen_runtime::UnknownFields for NetworkDataplane {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum NetworkMode {
-    /// No bridge is created. Intra-VM Pod to Pod communication is through IP routes created by Azure CNI. See \[Transparent Mode\](https://docs.microsoft.com/azure/aks/faq#transparent-mode) for more information.
+    /// No bridge is created. Intra-VM Pod to Pod communication is through IP routes created by Azure CNI. See [Transparent Mode](<https://docs.microsoft.com/azure/aks/faq#transparent-mode>) for more information.
     Transparent,
     /// This is no longer supported
     Bridge,
@@ -3391,11 +3391,11 @@ impl armgen_runtime::UnknownFields for NetworkMode {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum NetworkPlugin {
-    /// Use the Azure CNI network plugin. See \[Azure CNI (advanced) networking\](https://docs.microsoft.com/azure/aks/concepts-network#azure-cni-advanced-networking) for more information.
+    /// Use the Azure CNI network plugin. See [Azure CNI (advanced) networking](<https://docs.microsoft.com/azure/aks/concepts-network#azure-cni-advanced-networking>) for more information.
     Azure,
-    /// Use the Kubenet network plugin. See \[Kubenet (basic) networking\](https://docs.microsoft.com/azure/aks/concepts-network#kubenet-basic-networking) for more information.
+    /// Use the Kubenet network plugin. See [Kubenet (basic) networking](<https://docs.microsoft.com/azure/aks/concepts-network#kubenet-basic-networking>) for more information.
     Kubenet,
-    /// No CNI plugin is pre-installed. See \[BYO CNI\](https://docs.microsoft.com/en-us/azure/aks/use-byo-cni) for more information.
+    /// No CNI plugin is pre-installed. See [BYO CNI](<https://docs.microsoft.com/en-us/azure/aks/use-byo-cni>) for more information.
     None,
     /// A value this API version does not know, kept as received.
     Other(String),
@@ -3447,7 +3447,7 @@ impl armgen_runtime::UnknownFields for NetworkPlugin {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum NetworkPluginMode {
-    /// Used with networkPlugin=azure, pods are given IPs from the PodCIDR address space but use Azure Routing Domains rather than Kubenet's method of route tables. For more information visit https://aka.ms/aks/azure-cni-overlay.
+    /// Used with networkPlugin=azure, pods are given IPs from the PodCIDR address space but use Azure Routing Domains rather than Kubenet's method of route tables. For more information visit <https://aka.ms/aks/azure-cni-overlay>.
     Overlay,
     /// A value this API version does not know, kept as received.
     Other(String),
@@ -3497,9 +3497,9 @@ impl armgen_runtime::UnknownFields for NetworkPluginMode {
 pub enum NetworkPolicy {
     /// Network policies will not be enforced. This is the default value when NetworkPolicy is not specified.
     None,
-    /// Use Calico network policies. See \[differences between Azure and Calico policies\](https://docs.microsoft.com/azure/aks/use-network-policies#differences-between-azure-and-calico-policies-and-their-capabilities) for more information.
+    /// Use Calico network policies. See [differences between Azure and Calico policies](<https://docs.microsoft.com/azure/aks/use-network-policies#differences-between-azure-and-calico-policies-and-their-capabilities>) for more information.
     Calico,
-    /// Use Azure network policies. See \[differences between Azure and Calico policies\](https://docs.microsoft.com/azure/aks/use-network-policies#differences-between-azure-and-calico-policies-and-their-capabilities) for more information.
+    /// Use Azure network policies. See [differences between Azure and Calico policies](<https://docs.microsoft.com/azure/aks/use-network-policies#differences-between-azure-and-calico-policies-and-their-capabilities>) for more information.
     Azure,
     /// Use Cilium to enforce network policies. This requires networkDataplane to be 'cilium'.
     Cilium,
@@ -3609,15 +3609,15 @@ impl armgen_runtime::UnknownFields for NodeOsUpgradeChannel {
     }
 }
 
-/// This can only be set at cluster creation time and cannot be changed later. For more information see \[egress outbound type\](https://docs.microsoft.com/azure/aks/egress-outboundtype).
+/// This can only be set at cluster creation time and cannot be changed later. For more information see [egress outbound type](<https://docs.microsoft.com/azure/aks/egress-outboundtype>).
 ///
 /// Schema `outboundType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum OutboundType {
-    /// The load balancer is used for egress through an AKS assigned public IP. This supports Kubernetes services of type 'loadBalancer'. For more information see \[outbound type loadbalancer\](https://docs.microsoft.com/azure/aks/egress-outboundtype#outbound-type-of-loadbalancer).
+    /// The load balancer is used for egress through an AKS assigned public IP. This supports Kubernetes services of type 'loadBalancer'. For more information see [outbound type loadbalancer](<https://docs.microsoft.com/azure/aks/egress-outboundtype#outbound-type-of-loadbalancer>).
     LoadBalancer,
-    /// Egress paths must be defined by the user. This is an advanced scenario and requires proper network configuration. For more information see \[outbound type userDefinedRouting\](https://docs.microsoft.com/azure/aks/egress-outboundtype#outbound-type-of-userdefinedrouting).
+    /// Egress paths must be defined by the user. This is an advanced scenario and requires proper network configuration. For more information see [outbound type userDefinedRouting](<https://docs.microsoft.com/azure/aks/egress-outboundtype#outbound-type-of-userdefinedrouting>).
     UserDefinedRouting,
     /// The AKS-managed NAT gateway is used for egress.
     ManagedNatGateway,
@@ -3766,7 +3766,7 @@ impl armgen_runtime::UnknownFields for PublicNetworkAccess {
     }
 }
 
-/// For more information see \[use managed identities in AKS\](https://docs.microsoft.com/azure/aks/use-managed-identity).
+/// For more information see [use managed identities in AKS](<https://docs.microsoft.com/azure/aks/use-managed-identity>).
 ///
 /// Schema `ResourceIdentityType`. Closed enum: other values are rejected. Values compare case-insensitively, as ARM does.
 #[derive(
@@ -3978,7 +3978,7 @@ impl armgen_runtime::UnknownFields for ServiceMeshProfile {
     }
 }
 
-/// For more information see \[setting the AKS cluster auto-upgrade channel\](https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel).
+/// For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
 ///
 /// Schema `upgradeChannel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
 
-/// A cluster must have at least one 'System' Agent Pool at all times. For additional information on agent pool restrictions and best practices, see: https://docs.microsoft.com/azure/aks/use-system-pools
+/// A cluster must have at least one 'System' Agent Pool at all times. For additional information on agent pool restrictions and best practices, see: <https://docs.microsoft.com/azure/aks/use-system-pools>
 ///
 /// Schema `AgentPoolMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -189,7 +189,7 @@ impl armgen_runtime::UnknownFields for AgentPoolType {
 /// Schema `AgentPoolUpgradeSettings`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AgentPoolUpgradeSettings {
-    /// This can either be set to an integer (e.g. '5') or a percentage (e.g. '50%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 1. For more information, including best practices, see: https://docs.microsoft.com/azure/aks/upgrade-cluster#customize-node-surge-upgrade
+    /// This can either be set to an integer (e.g. '5') or a percentage (e.g. '50%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 1. For more information, including best practices, see: <https://docs.microsoft.com/azure/aks/upgrade-cluster#customize-node-surge-upgrade>
     #[serde(rename = "maxSurge", default, skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<String>,
     /// The amount of time (in minutes) to wait on eviction of pods and graceful termination per node. This eviction wait time honors waiting on pod disruption budgets. If this time is exceeded, the upgrade fails. If not specified, the default is 30 minutes.
@@ -471,12 +471,12 @@ impl armgen_runtime::UnknownFields for IpTag {
     }
 }
 
-/// See \[AKS custom node configuration\](https://docs.microsoft.com/azure/aks/custom-node-configuration) for more details.
+/// See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
 ///
 /// Schema `KubeletConfig`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct KubeletConfig {
-    /// The default is 'none'. See \[Kubernetes CPU management policies\](https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/#cpu-management-policies) for more information. Allowed values are 'none' and 'static'.
+    /// The default is 'none'. See [Kubernetes CPU management policies](<https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/#cpu-management-policies>) for more information. Allowed values are 'none' and 'static'.
     #[serde(
         rename = "cpuManagerPolicy",
         default,
@@ -511,7 +511,7 @@ pub struct KubeletConfig {
         skip_serializing_if = "Option::is_none"
     )]
     pub image_gc_low_threshold: Option<i32>,
-    /// For more information see \[Kubernetes Topology Manager\](https://kubernetes.io/docs/tasks/administer-cluster/topology-manager). The default is 'none'. Allowed values are 'none', 'best-effort', 'restricted', and 'single-numa-node'.
+    /// For more information see [Kubernetes Topology Manager](<https://kubernetes.io/docs/tasks/administer-cluster/topology-manager>). The default is 'none'. Allowed values are 'none', 'best-effort', 'restricted', and 'single-numa-node'.
     #[serde(
         rename = "topologyManagerPolicy",
         default,
@@ -615,7 +615,7 @@ impl armgen_runtime::UnknownFields for KubeletDiskType {
     }
 }
 
-/// See \[AKS custom node configuration\](https://docs.microsoft.com/azure/aks/custom-node-configuration) for more details.
+/// See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
 ///
 /// Schema `LinuxOSConfig`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -623,14 +623,14 @@ pub struct LinuxOsConfig {
     /// Sysctl settings for Linux agent nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sysctls: Option<SysctlConfig>,
-    /// Valid values are 'always', 'madvise', and 'never'. The default is 'always'. For more information see \[Transparent Hugepages\](https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge).
+    /// Valid values are 'always', 'madvise', and 'never'. The default is 'always'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
     #[serde(
         rename = "transparentHugePageEnabled",
         default,
         skip_serializing_if = "Option::is_none"
     )]
     pub transparent_huge_page_enabled: Option<String>,
-    /// Valid values are 'always', 'defer', 'defer+madvise', 'madvise' and 'never'. The default is 'madvise'. For more information see \[Transparent Hugepages\](https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge).
+    /// Valid values are 'always', 'defer', 'defer+madvise', 'madvise' and 'never'. The default is 'madvise'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
     #[serde(
         rename = "transparentHugePageDefrag",
         default,
@@ -655,7 +655,7 @@ impl armgen_runtime::UnknownFields for LinuxOsConfig {
     }
 }
 
-/// The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see \[Ephemeral OS\](https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os).
+/// The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see [Ephemeral OS](<https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os>).
 ///
 /// Schema `OSDiskType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -769,7 +769,7 @@ pub enum Ossku {
     Ubuntu,
     /// Deprecated OSSKU. Microsoft recommends that new deployments choose 'AzureLinux' instead.
     CblMariner,
-    /// Use AzureLinux as the OS for node images. Azure Linux is a container-optimized Linux distro built by Microsoft, visit https://aka.ms/azurelinux for more information.
+    /// Use AzureLinux as the OS for node images. Azure Linux is a container-optimized Linux distro built by Microsoft, visit <https://aka.ms/azurelinux> for more information.
     AzureLinux,
     /// Use Windows2019 as the OS for node images. Unsupported for system node pools. Windows2019 only supports Windows2019 containers; it cannot run Windows2022 containers and vice versa.
     Windows2019,
@@ -927,7 +927,7 @@ impl armgen_runtime::UnknownFields for Protocol {
     }
 }
 
-/// Describes how VMs are added to or removed from Agent Pools. See \[billing states\](https://docs.microsoft.com/azure/virtual-machines/states-billing).
+/// Describes how VMs are added to or removed from Agent Pools. See [billing states](<https://docs.microsoft.com/azure/virtual-machines/states-billing>).
 ///
 /// Schema `ScaleDownMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -979,7 +979,7 @@ impl armgen_runtime::UnknownFields for ScaleDownMode {
     }
 }
 
-/// The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see \[spot VMs\](https://docs.microsoft.com/azure/virtual-machines/spot-vms)
+/// The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see [spot VMs](<https://docs.microsoft.com/azure/virtual-machines/spot-vms>)
 ///
 /// Schema `ScaleSetEvictionPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -1037,7 +1037,7 @@ impl armgen_runtime::UnknownFields for ScaleSetEvictionPolicy {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum ScaleSetPriority {
-    /// Spot priority VMs will be used. There is no SLA for spot nodes. See \[spot on AKS\](https://docs.microsoft.com/azure/aks/spot-node-pool) for more information.
+    /// Spot priority VMs will be used. There is no SLA for spot nodes. See [spot on AKS](<https://docs.microsoft.com/azure/aks/spot-node-pool>) for more information.
     Spot,
     /// Regular VMs will be used.
     Regular,

@@ -69,7 +69,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     /// Format: `int32`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
-    /// The size of the agent pool VMs. VM size availability varies by region. If a node contains insufficient compute resources (memory, cpu, etc) pods might fail to run correctly. For more details on restricted VM sizes, see: https://docs.microsoft.com/azure/aks/quotas-skus-regions
+    /// The size of the agent pool VMs. VM size availability varies by region. If a node contains insufficient compute resources (memory, cpu, etc) pods might fail to run correctly. For more details on restricted VM sizes, see: <https://docs.microsoft.com/azure/aks/quotas-skus-regions>
     #[serde(rename = "vmSize", default, skip_serializing_if = "Option::is_none")]
     pub vm_size: Option<String>,
     /// OS Disk Size in GB to be used to specify the disk size for every machine in the master/agent pool. If you specify 0, it will apply the default osDisk size according to the vmSize specified.
@@ -77,7 +77,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     /// Format: `int32`.
     #[serde(rename = "osDiskSizeGB", default, skip_serializing_if = "Option::is_none")]
     pub os_disk_size_gb: Option<i32>,
-    /// The OS disk type to be used for machines in the agent pool. The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see \[Ephemeral OS\](https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os).
+    /// The OS disk type to be used for machines in the agent pool. The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see [Ephemeral OS](<https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os>).
     #[serde(rename = "osDiskType", default, skip_serializing_if = "Option::is_none")]
     pub os_disk_type: Option<OsDiskType>,
     /// Determines the placement of emptyDir volumes, container runtime data root, and Kubelet ephemeral storage.
@@ -154,10 +154,10 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     /// The type of Agent Pool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<AgentPoolType>,
-    /// The mode of an agent pool. A cluster must have at least one 'System' Agent Pool at all times. For additional information on agent pool restrictions and best practices, see: https://docs.microsoft.com/azure/aks/use-system-pools
+    /// The mode of an agent pool. A cluster must have at least one 'System' Agent Pool at all times. For additional information on agent pool restrictions and best practices, see: <https://docs.microsoft.com/azure/aks/use-system-pools>
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<AgentPoolMode>,
-    /// The version of Kubernetes specified by the user. Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see \[upgrading a node pool\](https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool).
+    /// The version of Kubernetes specified by the user. Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see [upgrading a node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool>).
     #[serde(
         rename = "orchestratorVersion",
         default,
@@ -208,7 +208,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
         skip_serializing_if = "Option::is_none"
     )]
     pub availability_zones: Option<Vec<String>>,
-    /// Whether each node is allocated its own public IP. Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see \[assigning a public IP per node\](https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools). The default is false.
+    /// Whether each node is allocated its own public IP. Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see [assigning a public IP per node](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools>). The default is false.
     #[serde(
         rename = "enableNodePublicIP",
         default,
@@ -233,7 +233,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
         skip_serializing_if = "Option::is_none"
     )]
     pub scale_set_priority: Option<ScaleSetPriority>,
-    /// The Virtual Machine Scale Set eviction policy. The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see \[spot VMs\](https://docs.microsoft.com/azure/virtual-machines/spot-vms)
+    /// The Virtual Machine Scale Set eviction policy. The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see [spot VMs](<https://docs.microsoft.com/azure/virtual-machines/spot-vms>)
     ///
     /// Default: `"Delete"`.
     #[serde(
@@ -242,7 +242,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
         skip_serializing_if = "Option::is_none"
     )]
     pub scale_set_eviction_policy: Option<ScaleSetEvictionPolicy>,
-    /// The max price (in US Dollars) you are willing to pay for spot instances. Possible values are any decimal value greater than zero or -1 which indicates default price to be up-to on-demand. Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see \[spot VMs pricing\](https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing)
+    /// The max price (in US Dollars) you are willing to pay for spot instances. Possible values are any decimal value greater than zero or -1 which indicates default price to be up-to on-demand. Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see [spot VMs pricing](<https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing>)
     ///
     /// Format: `float`. Default: `-1`.
     #[serde(rename = "spotMaxPrice", default, skip_serializing_if = "Option::is_none")]
@@ -271,7 +271,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     /// The OS configuration of Linux agent nodes.
     #[serde(rename = "linuxOSConfig", default, skip_serializing_if = "Option::is_none")]
     pub linux_os_config: Option<LinuxOsConfig>,
-    /// Whether to enable host based OS and data drive encryption. This is only supported on certain VM sizes and in certain Azure regions. For more information, see: https://docs.microsoft.com/azure/aks/enable-host-encryption
+    /// Whether to enable host based OS and data drive encryption. This is only supported on certain VM sizes and in certain Azure regions. For more information, see: <https://docs.microsoft.com/azure/aks/enable-host-encryption>
     #[serde(
         rename = "enableEncryptionAtHost",
         default,
@@ -281,7 +281,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     /// Whether to enable UltraSSD
     #[serde(rename = "enableUltraSSD", default, skip_serializing_if = "Option::is_none")]
     pub enable_ultra_ssd: Option<bool>,
-    /// Whether to use a FIPS-enabled OS. See \[Add a FIPS-enabled node pool\](https://docs.microsoft.com/azure/aks/use-multiple-node-pools#add-a-fips-enabled-node-pool-preview) for more details.
+    /// Whether to use a FIPS-enabled OS. See [Add a FIPS-enabled node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#add-a-fips-enabled-node-pool-preview>) for more details.
     #[serde(rename = "enableFIPS", default, skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
@@ -294,7 +294,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     /// CreationData to be used to specify the source Snapshot ID if the node pool will be created/upgraded using a snapshot.
     #[serde(rename = "creationData", default, skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<CreationData>,
-    /// The fully qualified resource ID of the Capacity Reservation Group to provide virtual machines from a reserved group of Virtual Machines. This is of the form: '/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}/providers/Microsoft.Compute/capacityreservationgroups/{capacityReservationGroupName}' Customers use it to create an agentpool with a specified CRG. For more information see \[Capacity Reservation\](https://learn.microsoft.com/en-us/azure/virtual-machines/capacity-reservation-overview)
+    /// The fully qualified resource ID of the Capacity Reservation Group to provide virtual machines from a reserved group of Virtual Machines. This is of the form: '/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}/providers/Microsoft.Compute/capacityreservationgroups/{capacityReservationGroupName}' Customers use it to create an agentpool with a specified CRG. For more information see [Capacity Reservation](<https://learn.microsoft.com/en-us/azure/virtual-machines/capacity-reservation-overview>)
     ///
     /// Format: `arm-id`.
     #[serde(
@@ -303,7 +303,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
         skip_serializing_if = "Option::is_none"
     )]
     pub capacity_reservation_group_id: Option<String>,
-    /// The fully qualified resource ID of the Dedicated Host Group to provision virtual machines from, used only in creation scenario and not allowed to changed once set. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see \[Azure dedicated hosts\](https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts).
+    /// The fully qualified resource ID of the Dedicated Host Group to provision virtual machines from, used only in creation scenario and not allowed to changed once set. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
     ///
     /// Format: `arm-id`.
     #[serde(rename = "hostGroupID", default, skip_serializing_if = "Option::is_none")]

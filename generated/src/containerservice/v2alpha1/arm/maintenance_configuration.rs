@@ -86,7 +86,7 @@ impl armgen_runtime::UnknownFields for DateSpan {
     }
 }
 
-/// Planned maintenance configuration, used to configure when updates can be deployed to a Managed Cluster. See \[planned maintenance\](https://docs.microsoft.com/azure/aks/planned-maintenance) for more information about planned maintenance.
+/// Planned maintenance configuration, used to configure when updates can be deployed to a Managed Cluster. See [planned maintenance](<https://docs.microsoft.com/azure/aks/planned-maintenance>) for more information about planned maintenance.
 ///
 /// Schema `MaintenanceConfiguration`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

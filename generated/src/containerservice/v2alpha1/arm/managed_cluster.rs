@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
 use std::collections::BTreeMap;
 
-/// Enable advanced network policies. This allows users to configure Layer 7 network policies (FQDN, HTTP, Kafka). Policies themselves must be configured via the Cilium Network Policy resources, see https://docs.cilium.io/en/latest/security/policy/index.html. This can be enabled only on cilium-based clusters. If not specified, the default value is FQDN if security.enabled is set to true.
+/// Enable advanced network policies. This allows users to configure Layer 7 network policies (FQDN, HTTP, Kafka). Policies themselves must be configured via the Cilium Network Policy resources, see <https://docs.cilium.io/en/latest/security/policy/index.html>. This can be enabled only on cilium-based clusters. If not specified, the default value is FQDN if security.enabled is set to true.
 ///
 /// Schema `AdvancedNetworkPolicies`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -124,7 +124,7 @@ pub struct AdvancedNetworkingSecurity {
     /// This feature allows user to configure network policy based on DNS (FQDN) names. It can be enabled only on cilium based clusters. If not specified, the default is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    /// Enable advanced network policies. This allows users to configure Layer 7 network policies (FQDN, HTTP, Kafka). Policies themselves must be configured via the Cilium Network Policy resources, see https://docs.cilium.io/en/latest/security/policy/index.html. This can be enabled only on cilium-based clusters. If not specified, the default value is FQDN if security.enabled is set to true.
+    /// Enable advanced network policies. This allows users to configure Layer 7 network policies (FQDN, HTTP, Kafka). Policies themselves must be configured via the Cilium Network Policy resources, see <https://docs.cilium.io/en/latest/security/policy/index.html>. This can be enabled only on cilium-based clusters. If not specified, the default value is FQDN if security.enabled is set to true.
     #[serde(
         rename = "advancedNetworkPolicies",
         default,
@@ -205,7 +205,7 @@ pub struct AzureKeyVaultKms {
     /// Whether to enable Azure Key Vault key management service. The default is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    /// Identifier of Azure Key Vault key. See \[key identifier format\](https://docs.microsoft.com/en-us/azure/key-vault/general/about-keys-secrets-certificates#vault-name-and-object-name) for more details. When Azure Key Vault key management service is enabled, this field is required and must be a valid key identifier. When Azure Key Vault key management service is disabled, leave the field empty.
+    /// Identifier of Azure Key Vault key. See [key identifier format](<https://docs.microsoft.com/en-us/azure/key-vault/general/about-keys-secrets-certificates#vault-name-and-object-name>) for more details. When Azure Key Vault key management service is enabled, this field is required and must be a valid key identifier. When Azure Key Vault key management service is disabled, leave the field empty.
     #[serde(rename = "keyId", default, skip_serializing_if = "Option::is_none")]
     pub key_id: Option<String>,
     /// Network access of the key vault. Network access of key vault. The possible values are `Public` and `Private`. `Public` means the key vault allows public access from all networks. `Private` means the key vault disables public access and enables private link. The default value is `Public`.
@@ -246,9 +246,9 @@ impl armgen_runtime::UnknownFields for AzureKeyVaultKms {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum BackendPoolType {
-    /// The type of the managed inbound Load Balancer BackendPool. https://cloud-provider-azure.sigs.k8s.io/topics/loadbalancer/#configure-load-balancer-backend.
+    /// The type of the managed inbound Load Balancer BackendPool. <https://cloud-provider-azure.sigs.k8s.io/topics/loadbalancer/#configure-load-balancer-backend>.
     NodeIpConfiguration,
-    /// The type of the managed inbound Load Balancer BackendPool. https://cloud-provider-azure.sigs.k8s.io/topics/loadbalancer/#configure-load-balancer-backend.
+    /// The type of the managed inbound Load Balancer BackendPool. <https://cloud-provider-azure.sigs.k8s.io/topics/loadbalancer/#configure-load-balancer-backend>.
     NodeIp,
     /// A value this API version does not know, kept as received.
     Other(String),
@@ -390,12 +390,12 @@ pub struct ContainerServiceNetworkProfile {
     /// Default: `"10.0.0.10"`.
     #[serde(rename = "dnsServiceIP", default, skip_serializing_if = "Option::is_none")]
     pub dns_service_ip: Option<String>,
-    /// The outbound (egress) routing method. This can only be set at cluster creation time and cannot be changed later. For more information see \[egress outbound type\](https://docs.microsoft.com/azure/aks/egress-outboundtype).
+    /// The outbound (egress) routing method. This can only be set at cluster creation time and cannot be changed later. For more information see [egress outbound type](<https://docs.microsoft.com/azure/aks/egress-outboundtype>).
     ///
     /// Default: `"loadBalancer"`.
     #[serde(rename = "outboundType", default, skip_serializing_if = "Option::is_none")]
     pub outbound_type: Option<OutboundType>,
-    /// The load balancer sku for the managed cluster. The default is 'standard'. See \[Azure Load Balancer SKUs\](https://docs.microsoft.com/azure/load-balancer/skus) for more information about the differences between load balancer SKUs.
+    /// The load balancer sku for the managed cluster. The default is 'standard'. See [Azure Load Balancer SKUs](<https://docs.microsoft.com/azure/load-balancer/skus>) for more information about the differences between load balancer SKUs.
     #[serde(
         rename = "loadBalancerSku",
         default,
@@ -416,7 +416,7 @@ pub struct ContainerServiceNetworkProfile {
         skip_serializing_if = "Option::is_none"
     )]
     pub nat_gateway_profile: Option<ManagedClusterNatGatewayProfile>,
-    /// The profile for Static Egress Gateway addon. For more details about Static Egress Gateway, see https://aka.ms/aks/static-egress-gateway.
+    /// The profile for Static Egress Gateway addon. For more details about Static Egress Gateway, see <https://aka.ms/aks/static-egress-gateway>.
     #[serde(
         rename = "staticEgressGatewayProfile",
         default,
@@ -537,7 +537,7 @@ impl armgen_runtime::UnknownFields for DelegatedResource {
     }
 }
 
-/// The expander to use when scaling up. If not specified, the default is 'random'. See \[expanders\](https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders) for more information.
+/// The expander to use when scaling up. If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
 ///
 /// Schema `Expander`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -547,7 +547,7 @@ pub enum Expander {
     LeastWaste,
     /// Selects the node group that would be able to schedule the most pods when scaling up. This is useful when you are using nodeSelector to make sure certain pods land on certain nodes. Note that this won't cause the autoscaler to select bigger nodes vs. smaller, as it can add multiple smaller nodes at once.
     MostPods,
-    /// Selects the node group that has the highest priority assigned by the user. It's configuration is described in more details \[here\](https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/expander/priority/readme.md).
+    /// Selects the node group that has the highest priority assigned by the user. It's configuration is described in more details [here](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/expander/priority/readme.md>).
     Priority,
     /// Used when you don't have a particular need for the node groups to scale differently.
     Random,
@@ -721,7 +721,7 @@ impl armgen_runtime::UnknownFields for IpFamily {
     }
 }
 
-/// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here https://aka.ms/asm-plugin-ca
+/// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here <https://aka.ms/asm-plugin-ca>
 ///
 /// Schema `IstioCertificateAuthority`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -926,14 +926,14 @@ pub struct IstioServiceMesh {
     /// Istio components configuration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub components: Option<IstioComponents>,
-    /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here https://aka.ms/asm-plugin-ca
+    /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here <https://aka.ms/asm-plugin-ca>
     #[serde(
         rename = "certificateAuthority",
         default,
         skip_serializing_if = "Option::is_none"
     )]
     pub certificate_authority: Option<IstioCertificateAuthority>,
-    /// The list of revisions of the Istio control plane. When an upgrade is not in progress, this holds one value. When canary upgrade is in progress, this can only hold two consecutive values. For more information, see: https://learn.microsoft.com/en-us/azure/aks/istio-upgrade
+    /// The list of revisions of the Istio control plane. When an upgrade is not in progress, this holds one value. When canary upgrade is in progress, this can only hold two consecutive values. For more information, see: <https://learn.microsoft.com/en-us/azure/aks/istio-upgrade>
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revisions: Option<Vec<String>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
@@ -1055,7 +1055,7 @@ impl armgen_runtime::UnknownFields for KubernetesSupportPlan {
     }
 }
 
-/// The license type to use for Windows VMs. See \[Azure Hybrid User Benefits\](https://azure.microsoft.com/pricing/hybrid-benefit/faq/) for more details.
+/// The license type to use for Windows VMs. See [Azure Hybrid User Benefits](<https://azure.microsoft.com/pricing/hybrid-benefit/faq/>) for more details.
 ///
 /// Schema `LicenseType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -1107,13 +1107,13 @@ impl armgen_runtime::UnknownFields for LicenseType {
     }
 }
 
-/// The load balancer sku for the managed cluster. The default is 'standard'. See \[Azure Load Balancer SKUs\](https://docs.microsoft.com/azure/load-balancer/skus) for more information about the differences between load balancer SKUs.
+/// The load balancer sku for the managed cluster. The default is 'standard'. See [Azure Load Balancer SKUs](<https://docs.microsoft.com/azure/load-balancer/skus>) for more information about the differences between load balancer SKUs.
 ///
 /// Schema `LoadBalancerSku`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum LoadBalancerSku {
-    /// Use a a standard Load Balancer. This is the recommended Load Balancer SKU. For more information about on working with the load balancer in the managed cluster, see the \[standard Load Balancer\](https://docs.microsoft.com/azure/aks/load-balancer-standard) article.
+    /// Use a a standard Load Balancer. This is the recommended Load Balancer SKU. For more information about on working with the load balancer in the managed cluster, see the [standard Load Balancer](<https://docs.microsoft.com/azure/aks/load-balancer-standard>) article.
     Standard,
     /// Use a basic Load Balancer with limited functionality.
     Basic,
@@ -1232,7 +1232,7 @@ impl armgen_runtime::UnknownFields for ManagedCluster {
     }
 }
 
-/// AADProfile specifies attributes for Azure Active Directory integration. For more details see \[managed AAD on AKS\](https://docs.microsoft.com/azure/aks/managed-aad).
+/// AADProfile specifies attributes for Azure Active Directory integration. For more details see [managed AAD on AKS](<https://docs.microsoft.com/azure/aks/managed-aad>).
 ///
 /// Schema `ManagedClusterAADProfile`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -1254,13 +1254,13 @@ pub struct ManagedClusterAadProfile {
         skip_serializing_if = "Option::is_none"
     )]
     pub admin_group_object_i_ds: Option<Vec<String>>,
-    /// (DEPRECATED) The client AAD application ID. Learn more at https://aka.ms/aks/aad-legacy.
+    /// (DEPRECATED) The client AAD application ID. Learn more at <https://aka.ms/aks/aad-legacy>.
     #[serde(rename = "clientAppID", default, skip_serializing_if = "Option::is_none")]
     pub client_app_id: Option<String>,
-    /// (DEPRECATED) The server AAD application ID. Learn more at https://aka.ms/aks/aad-legacy.
+    /// (DEPRECATED) The server AAD application ID. Learn more at <https://aka.ms/aks/aad-legacy>.
     #[serde(rename = "serverAppID", default, skip_serializing_if = "Option::is_none")]
     pub server_app_id: Option<String>,
-    /// (DEPRECATED) The server AAD application secret. Learn more at https://aka.ms/aks/aad-legacy.
+    /// (DEPRECATED) The server AAD application secret. Learn more at <https://aka.ms/aks/aad-legacy>.
     ///
     /// Secret: never returned by the service. Format: `password`.
     #[serde(
@@ -1355,7 +1355,7 @@ pub struct ManagedClusterAgentPoolProfile {
     /// Format: `int32`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
-    /// The size of the agent pool VMs. VM size availability varies by region. If a node contains insufficient compute resources (memory, cpu, etc) pods might fail to run correctly. For more details on restricted VM sizes, see: https://docs.microsoft.com/azure/aks/quotas-skus-regions
+    /// The size of the agent pool VMs. VM size availability varies by region. If a node contains insufficient compute resources (memory, cpu, etc) pods might fail to run correctly. For more details on restricted VM sizes, see: <https://docs.microsoft.com/azure/aks/quotas-skus-regions>
     #[serde(rename = "vmSize", default, skip_serializing_if = "Option::is_none")]
     pub vm_size: Option<String>,
     /// OS Disk Size in GB to be used to specify the disk size for every machine in the master/agent pool. If you specify 0, it will apply the default osDisk size according to the vmSize specified.
@@ -1363,7 +1363,7 @@ pub struct ManagedClusterAgentPoolProfile {
     /// Format: `int32`.
     #[serde(rename = "osDiskSizeGB", default, skip_serializing_if = "Option::is_none")]
     pub os_disk_size_gb: Option<i32>,
-    /// The OS disk type to be used for machines in the agent pool. The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see \[Ephemeral OS\](https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os).
+    /// The OS disk type to be used for machines in the agent pool. The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see [Ephemeral OS](<https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os>).
     #[serde(rename = "osDiskType", default, skip_serializing_if = "Option::is_none")]
     pub os_disk_type: Option<OsDiskType>,
     /// Determines the placement of emptyDir volumes, container runtime data root, and Kubelet ephemeral storage.
@@ -1440,10 +1440,10 @@ pub struct ManagedClusterAgentPoolProfile {
     /// The type of Agent Pool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<AgentPoolType>,
-    /// The mode of an agent pool. A cluster must have at least one 'System' Agent Pool at all times. For additional information on agent pool restrictions and best practices, see: https://docs.microsoft.com/azure/aks/use-system-pools
+    /// The mode of an agent pool. A cluster must have at least one 'System' Agent Pool at all times. For additional information on agent pool restrictions and best practices, see: <https://docs.microsoft.com/azure/aks/use-system-pools>
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<AgentPoolMode>,
-    /// The version of Kubernetes specified by the user. Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see \[upgrading a node pool\](https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool).
+    /// The version of Kubernetes specified by the user. Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see [upgrading a node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool>).
     #[serde(
         rename = "orchestratorVersion",
         default,
@@ -1494,7 +1494,7 @@ pub struct ManagedClusterAgentPoolProfile {
         skip_serializing_if = "Option::is_none"
     )]
     pub availability_zones: Option<Vec<String>>,
-    /// Whether each node is allocated its own public IP. Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see \[assigning a public IP per node\](https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools). The default is false.
+    /// Whether each node is allocated its own public IP. Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see [assigning a public IP per node](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools>). The default is false.
     #[serde(
         rename = "enableNodePublicIP",
         default,
@@ -1519,7 +1519,7 @@ pub struct ManagedClusterAgentPoolProfile {
         skip_serializing_if = "Option::is_none"
     )]
     pub scale_set_priority: Option<ScaleSetPriority>,
-    /// The Virtual Machine Scale Set eviction policy. The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see \[spot VMs\](https://docs.microsoft.com/azure/virtual-machines/spot-vms)
+    /// The Virtual Machine Scale Set eviction policy. The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see [spot VMs](<https://docs.microsoft.com/azure/virtual-machines/spot-vms>)
     ///
     /// Default: `"Delete"`.
     #[serde(
@@ -1528,7 +1528,7 @@ pub struct ManagedClusterAgentPoolProfile {
         skip_serializing_if = "Option::is_none"
     )]
     pub scale_set_eviction_policy: Option<ScaleSetEvictionPolicy>,
-    /// The max price (in US Dollars) you are willing to pay for spot instances. Possible values are any decimal value greater than zero or -1 which indicates default price to be up-to on-demand. Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see \[spot VMs pricing\](https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing)
+    /// The max price (in US Dollars) you are willing to pay for spot instances. Possible values are any decimal value greater than zero or -1 which indicates default price to be up-to on-demand. Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see [spot VMs pricing](<https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing>)
     ///
     /// Format: `float`. Default: `-1`.
     #[serde(rename = "spotMaxPrice", default, skip_serializing_if = "Option::is_none")]
@@ -1557,7 +1557,7 @@ pub struct ManagedClusterAgentPoolProfile {
     /// The OS configuration of Linux agent nodes.
     #[serde(rename = "linuxOSConfig", default, skip_serializing_if = "Option::is_none")]
     pub linux_os_config: Option<LinuxOsConfig>,
-    /// Whether to enable host based OS and data drive encryption. This is only supported on certain VM sizes and in certain Azure regions. For more information, see: https://docs.microsoft.com/azure/aks/enable-host-encryption
+    /// Whether to enable host based OS and data drive encryption. This is only supported on certain VM sizes and in certain Azure regions. For more information, see: <https://docs.microsoft.com/azure/aks/enable-host-encryption>
     #[serde(
         rename = "enableEncryptionAtHost",
         default,
@@ -1567,7 +1567,7 @@ pub struct ManagedClusterAgentPoolProfile {
     /// Whether to enable UltraSSD
     #[serde(rename = "enableUltraSSD", default, skip_serializing_if = "Option::is_none")]
     pub enable_ultra_ssd: Option<bool>,
-    /// Whether to use a FIPS-enabled OS. See \[Add a FIPS-enabled node pool\](https://docs.microsoft.com/azure/aks/use-multiple-node-pools#add-a-fips-enabled-node-pool-preview) for more details.
+    /// Whether to use a FIPS-enabled OS. See [Add a FIPS-enabled node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#add-a-fips-enabled-node-pool-preview>) for more details.
     #[serde(rename = "enableFIPS", default, skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
@@ -1580,7 +1580,7 @@ pub struct ManagedClusterAgentPoolProfile {
     /// CreationData to be used to specify the source Snapshot ID if the node pool will be created/upgraded using a snapshot.
     #[serde(rename = "creationData", default, skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<CreationData>,
-    /// The fully qualified resource ID of the Capacity Reservation Group to provide virtual machines from a reserved group of Virtual Machines. This is of the form: '/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}/providers/Microsoft.Compute/capacityreservationgroups/{capacityReservationGroupName}' Customers use it to create an agentpool with a specified CRG. For more information see \[Capacity Reservation\](https://learn.microsoft.com/en-us/azure/virtual-machines/capacity-reservation-overview)
+    /// The fully qualified resource ID of the Capacity Reservation Group to provide virtual machines from a reserved group of Virtual Machines. This is of the form: '/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}/providers/Microsoft.Compute/capacityreservationgroups/{capacityReservationGroupName}' Customers use it to create an agentpool with a specified CRG. For more information see [Capacity Reservation](<https://learn.microsoft.com/en-us/azure/virtual-machines/capacity-reservation-overview>)
     ///
     /// Format: `arm-id`.
     #[serde(
@@ -1589,7 +1589,7 @@ pub struct ManagedClusterAgentPoolProfile {
         skip_serializing_if = "Option::is_none"
     )]
     pub capacity_reservation_group_id: Option<String>,
-    /// The fully qualified resource ID of the Dedicated Host Group to provision virtual machines from, used only in creation scenario and not allowed to changed once set. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see \[Azure dedicated hosts\](https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts).
+    /// The fully qualified resource ID of the Dedicated Host Group to provision virtual machines from, used only in creation scenario and not allowed to changed once set. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
     ///
     /// Format: `arm-id`.
     #[serde(rename = "hostGroupID", default, skip_serializing_if = "Option::is_none")]
@@ -1707,21 +1707,21 @@ impl armgen_runtime::UnknownFields for ManagedClusterAiToolchainOperatorProfile 
 /// Schema `ManagedClusterAPIServerAccessProfile`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterApiServerAccessProfile {
-    /// The IP ranges authorized to access the Kubernetes API server. IP ranges are specified in CIDR format, e.g. 137.117.106.88/29. This feature is not compatible with clusters that use Public IP Per Node, or clusters that are using a Basic Load Balancer. For more information see \[API server authorized IP ranges\](https://docs.microsoft.com/azure/aks/api-server-authorized-ip-ranges).
+    /// The IP ranges authorized to access the Kubernetes API server. IP ranges are specified in CIDR format, e.g. 137.117.106.88/29. This feature is not compatible with clusters that use Public IP Per Node, or clusters that are using a Basic Load Balancer. For more information see [API server authorized IP ranges](<https://docs.microsoft.com/azure/aks/api-server-authorized-ip-ranges>).
     #[serde(
         rename = "authorizedIPRanges",
         default,
         skip_serializing_if = "Option::is_none"
     )]
     pub authorized_ip_ranges: Option<Vec<String>>,
-    /// Whether to create the cluster as a private cluster or not. For more details, see \[Creating a private AKS cluster\](https://docs.microsoft.com/azure/aks/private-clusters).
+    /// Whether to create the cluster as a private cluster or not. For more details, see [Creating a private AKS cluster](<https://docs.microsoft.com/azure/aks/private-clusters>).
     #[serde(
         rename = "enablePrivateCluster",
         default,
         skip_serializing_if = "Option::is_none"
     )]
     pub enable_private_cluster: Option<bool>,
-    /// The private DNS zone mode for the cluster. The default is System. For more details see \[configure private DNS zone\](https://docs.microsoft.com/azure/aks/private-clusters#configure-private-dns-zone). Allowed values are 'system' and 'none'.
+    /// The private DNS zone mode for the cluster. The default is System. For more details see [configure private DNS zone](<https://docs.microsoft.com/azure/aks/private-clusters#configure-private-dns-zone>). Allowed values are 'system' and 'none'.
     #[serde(rename = "privateDNSZone", default, skip_serializing_if = "Option::is_none")]
     pub private_dns_zone: Option<String>,
     /// Whether to create additional public FQDN for private cluster or not.
@@ -1767,7 +1767,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterApiServerAccessProfile {
 /// Schema `ManagedClusterAutoUpgradeProfile`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterAutoUpgradeProfile {
-    /// The upgrade channel for auto upgrade. The default is 'none'. For more information see \[setting the AKS cluster auto-upgrade channel\](https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel).
+    /// The upgrade channel for auto upgrade. The default is 'none'. For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
     #[serde(rename = "upgradeChannel", default, skip_serializing_if = "Option::is_none")]
     pub upgrade_channel: Option<UpgradeChannel>,
     /// Node OS Upgrade Channel. Manner in which the OS on your nodes is updated. The default is NodeImage.
@@ -1971,7 +1971,7 @@ pub struct ManagedClusterIdentity {
     /// Read-only.
     #[serde(rename = "tenantId", default, skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
-    /// The type of identity used for the managed cluster. For more information see \[use managed identities in AKS\](https://docs.microsoft.com/azure/aks/use-managed-identity).
+    /// The type of identity used for the managed cluster. For more information see [use managed identities in AKS](<https://docs.microsoft.com/azure/aks/use-managed-identity>).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<ResourceIdentityType>,
     /// The delegated identity resources assigned to this managed cluster. This can only be set by another Azure Resource Provider, and managed cluster only accept one delegated identity resource. Internal use only.
@@ -2012,7 +2012,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterIdentity {
 /// Schema `ManagedClusterIngressProfile`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterIngressProfile {
-    /// App Routing settings for the ingress profile. You can find an overview and onboarding guide for this feature at https://learn.microsoft.com/en-us/azure/aks/app-routing?tabs=default%2Cdeploy-app-default.
+    /// App Routing settings for the ingress profile. You can find an overview and onboarding guide for this feature at <https://learn.microsoft.com/en-us/azure/aks/app-routing?tabs=default%2Cdeploy-app-default>.
     #[serde(rename = "webAppRouting", default, skip_serializing_if = "Option::is_none")]
     pub web_app_routing: Option<ManagedClusterIngressProfileWebAppRouting>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
@@ -2069,10 +2069,10 @@ pub struct ManagedClusterIngressProfileWebAppRouting {
         skip_serializing_if = "Option::is_none"
     )]
     pub dns_zone_resource_ids: Option<Vec<String>>,
-    /// Configuration for the default NginxIngressController. See more at https://learn.microsoft.com/en-us/azure/aks/app-routing-nginx-configuration#the-default-nginx-ingress-controller.
+    /// Configuration for the default NginxIngressController. See more at <https://learn.microsoft.com/en-us/azure/aks/app-routing-nginx-configuration#the-default-nginx-ingress-controller>.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nginx: Option<ManagedClusterIngressProfileNginx>,
-    /// Managed identity of the Application Routing add-on. This is the identity that should be granted permissions, for example, to manage the associated Azure DNS resource and get certificates from Azure Key Vault. See \[this overview of the add-on\](https://learn.microsoft.com/en-us/azure/aks/web-app-routing?tabs=with-osm) for more instructions.
+    /// Managed identity of the Application Routing add-on. This is the identity that should be granted permissions, for example, to manage the associated Azure DNS resource and get certificates from Azure Key Vault. See [this overview of the add-on](<https://learn.microsoft.com/en-us/azure/aks/web-app-routing?tabs=with-osm>) for more instructions.
     ///
     /// Read-only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2477,7 +2477,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentity {
     }
 }
 
-/// A pod identity exception, which allows pods with certain labels to access the Azure Instance Metadata Service (IMDS) endpoint without being intercepted by the node-managed identity (NMI) server. See \[disable AAD Pod Identity for a specific Pod/Application\](https://azure.github.io/aad-pod-identity/docs/configure/application_exception/) for more details.
+/// A pod identity exception, which allows pods with certain labels to access the Azure Instance Metadata Service (IMDS) endpoint without being intercepted by the node-managed identity (NMI) server. See [disable AAD Pod Identity for a specific Pod/Application](<https://azure.github.io/aad-pod-identity/docs/configure/application_exception/>) for more details.
 ///
 /// Schema `ManagedClusterPodIdentityException`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -2501,7 +2501,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityException {
     }
 }
 
-/// The pod identity profile of the Managed Cluster. See \[use AAD pod identity\](https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity) for more details on pod identity integration.
+/// The pod identity profile of the Managed Cluster. See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on pod identity integration.
 ///
 /// Schema `ManagedClusterPodIdentityProfile`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -2509,7 +2509,7 @@ pub struct ManagedClusterPodIdentityProfile {
     /// Whether the pod identity addon is enabled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    /// Whether pod identity is allowed to run on clusters with Kubenet networking. Running in Kubenet is disabled by default due to the security related nature of AAD Pod Identity and the risks of IP spoofing. See \[using Kubenet network plugin with AAD Pod Identity\](https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity#using-kubenet-network-plugin-with-azure-active-directory-pod-managed-identities) for more information.
+    /// Whether pod identity is allowed to run on clusters with Kubenet networking. Running in Kubenet is disabled by default due to the security related nature of AAD Pod Identity and the risks of IP spoofing. See [using Kubenet network plugin with AAD Pod Identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity#using-kubenet-network-plugin-with-azure-active-directory-pod-managed-identities>) for more information.
     #[serde(
         rename = "allowNetworkPluginKubenet",
         default,
@@ -2712,7 +2712,7 @@ pub struct ManagedClusterProperties {
     /// Read-only. Format: `int32`.
     #[serde(rename = "maxAgentPools", default, skip_serializing_if = "Option::is_none")]
     pub max_agent_pools: Option<i32>,
-    /// The version of Kubernetes specified by the user. Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. When you upgrade a supported AKS cluster, Kubernetes minor versions cannot be skipped. All upgrades must be performed sequentially by major version number. For example, upgrades between 1.14.x -&gt; 1.15.x or 1.15.x -&gt; 1.16.x are allowed, however 1.14.x -&gt; 1.16.x is not allowed. See \[upgrading an AKS cluster\](https://docs.microsoft.com/azure/aks/upgrade-cluster) for more details.
+    /// The version of Kubernetes specified by the user. Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. When you upgrade a supported AKS cluster, Kubernetes minor versions cannot be skipped. All upgrades must be performed sequentially by major version number. For example, upgrades between 1.14.x -&gt; 1.15.x or 1.15.x -&gt; 1.16.x are allowed, however 1.14.x -&gt; 1.16.x is not allowed. See [upgrading an AKS cluster](<https://docs.microsoft.com/azure/aks/upgrade-cluster>) for more details.
     #[serde(
         rename = "kubernetesVersion",
         default,
@@ -2776,7 +2776,7 @@ pub struct ManagedClusterProperties {
     /// The profile of managed cluster add-on.
     #[serde(rename = "addonProfiles", default, skip_serializing_if = "Option::is_none")]
     pub addon_profiles: Option<BTreeMap<String, ManagedClusterAddonProfile>>,
-    /// The pod identity profile of the Managed Cluster. See \[use AAD pod identity\](https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity) for more details on AAD pod identity integration.
+    /// The pod identity profile of the Managed Cluster. See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on AAD pod identity integration.
     #[serde(
         rename = "podIdentityProfile",
         default,
@@ -2867,7 +2867,7 @@ pub struct ManagedClusterProperties {
         skip_serializing_if = "Option::is_none"
     )]
     pub private_link_resources: Option<Vec<PrivateLinkResource>>,
-    /// If local accounts should be disabled on the Managed Cluster. If set to true, getting static credentials will be disabled for this cluster. This must only be used on Managed Clusters that are AAD enabled. For more details see \[disable local accounts\](https://docs.microsoft.com/azure/aks/managed-aad#disable-local-accounts-preview).
+    /// If local accounts should be disabled on the Managed Cluster. If set to true, getting static credentials will be disabled for this cluster. This must only be used on Managed Clusters that are AAD enabled. For more details see [disable local accounts](<https://docs.microsoft.com/azure/aks/managed-aad#disable-local-accounts-preview>).
     #[serde(
         rename = "disableLocalAccounts",
         default,
@@ -3045,7 +3045,7 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
         skip_serializing_if = "Option::is_none"
     )]
     pub ignore_daemonsets_utilization: Option<bool>,
-    /// The expander to use when scaling up. If not specified, the default is 'random'. See \[expanders\](https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders) for more information.
+    /// The expander to use when scaling up. If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expander: Option<Expander>,
     /// The maximum number of empty nodes that can be deleted at the same time. This must be a positive integer. The default is 10.
@@ -3170,14 +3170,14 @@ pub struct ManagedClusterSecurityProfile {
     /// Microsoft Defender settings for the security profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defender: Option<ManagedClusterSecurityProfileDefender>,
-    /// Azure Key Vault \[key management service\](https://kubernetes.io/docs/tasks/administer-cluster/kms-provider/) settings for the security profile.
+    /// Azure Key Vault [key management service](<https://kubernetes.io/docs/tasks/administer-cluster/kms-provider/>) settings for the security profile.
     #[serde(
         rename = "azureKeyVaultKms",
         default,
         skip_serializing_if = "Option::is_none"
     )]
     pub azure_key_vault_kms: Option<AzureKeyVaultKms>,
-    /// Workload identity settings for the security profile. Workload identity enables Kubernetes applications to access Azure cloud resources securely with Azure AD. See https://aka.ms/aks/wi for more details.
+    /// Workload identity settings for the security profile. Workload identity enables Kubernetes applications to access Azure cloud resources securely with Azure AD. See <https://aka.ms/aks/wi> for more details.
     #[serde(
         rename = "workloadIdentity",
         default,
@@ -3187,7 +3187,7 @@ pub struct ManagedClusterSecurityProfile {
     /// Image Cleaner settings for the security profile.
     #[serde(rename = "imageCleaner", default, skip_serializing_if = "Option::is_none")]
     pub image_cleaner: Option<ManagedClusterSecurityProfileImageCleaner>,
-    /// A list of up to 10 base64 encoded CAs that will be added to the trust store on all nodes in the cluster. For more information see \[Custom CA Trust Certificates\](https://learn.microsoft.com/en-us/azure/aks/custom-certificate-authority).
+    /// A list of up to 10 base64 encoded CAs that will be added to the trust store on all nodes in the cluster. For more information see [Custom CA Trust Certificates](<https://learn.microsoft.com/en-us/azure/aks/custom-certificate-authority>).
     #[serde(
         rename = "customCATrustCertificates",
         default,
@@ -3347,7 +3347,7 @@ pub struct ManagedClusterSku {
     /// The name of a managed cluster SKU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<ManagedClusterSkuName>,
-    /// The tier of a managed cluster SKU. If not specified, the default is 'Free'. See \[AKS Pricing Tier\](https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers) for more details.
+    /// The tier of a managed cluster SKU. If not specified, the default is 'Free'. See [AKS Pricing Tier](<https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers>) for more details.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tier: Option<ManagedClusterSkuTier>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
@@ -3416,7 +3416,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSkuName {
     }
 }
 
-/// The tier of a managed cluster SKU. If not specified, the default is 'Free'. See \[AKS Pricing Tier\](https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers) for more details.
+/// The tier of a managed cluster SKU. If not specified, the default is 'Free'. See [AKS Pricing Tier](<https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers>) for more details.
 ///
 /// Schema `ManagedClusterSKUTier`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -3651,10 +3651,10 @@ pub struct ManagedClusterWindowsProfile {
     /// Secret: never returned by the service. Format: `password`.
     #[serde(rename = "adminPassword", default, skip_serializing_if = "Option::is_none")]
     pub admin_password: Option<String>,
-    /// The license type to use for Windows VMs. See \[Azure Hybrid User Benefits\](https://azure.microsoft.com/pricing/hybrid-benefit/faq/) for more details.
+    /// The license type to use for Windows VMs. See [Azure Hybrid User Benefits](<https://azure.microsoft.com/pricing/hybrid-benefit/faq/>) for more details.
     #[serde(rename = "licenseType", default, skip_serializing_if = "Option::is_none")]
     pub license_type: Option<LicenseType>,
-    /// Whether to enable CSI proxy. For more details on CSI proxy, see the \[CSI proxy GitHub repo\](https://github.com/kubernetes-csi/csi-proxy).
+    /// Whether to enable CSI proxy. For more details on CSI proxy, see the [CSI proxy GitHub repo](<https://github.com/kubernetes-csi/csi-proxy>).
     #[serde(rename = "enableCSIProxy", default, skip_serializing_if = "Option::is_none")]
     pub enable_csi_proxy: Option<bool>,
     /// The Windows gMSA Profile in the Managed Cluster.
@@ -3783,7 +3783,7 @@ for ManagedServiceIdentityUserAssignedIdentitiesValue {
 pub enum NetworkDataplane {
     /// Use Azure network dataplane.
     Azure,
-    /// Use Cilium network dataplane. See \[Azure CNI Powered by Cilium\](https://learn.microsoft.com/azure/aks/azure-cni-powered-by-cilium) for more information.
+    /// Use Cilium network dataplane. See [Azure CNI Powered by Cilium](<https://learn.microsoft.com/azure/aks/azure-cni-powered-by-cilium>) for more information.
     Cilium,
     /// A value this API version does not know, kept as received.
     Other(String),
@@ -3833,7 +3833,7 @@ impl armgen_runtime::UnknownFields for NetworkDataplane {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum NetworkMode {
-    /// No bridge is created. Intra-VM Pod to Pod communication is through IP routes created by Azure CNI. See \[Transparent Mode\](https://docs.microsoft.com/azure/aks/faq#transparent-mode) for more information.
+    /// No bridge is created. Intra-VM Pod to Pod communication is through IP routes created by Azure CNI. See [Transparent Mode](<https://docs.microsoft.com/azure/aks/faq#transparent-mode>) for more information.
     Transparent,
     /// This is no longer supported
     Bridge,
@@ -3885,11 +3885,11 @@ impl armgen_runtime::UnknownFields for NetworkMode {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum NetworkPlugin {
-    /// Use the Azure CNI network plugin. See \[Azure CNI (advanced) networking\](https://docs.microsoft.com/azure/aks/concepts-network#azure-cni-advanced-networking) for more information.
+    /// Use the Azure CNI network plugin. See [Azure CNI (advanced) networking](<https://docs.microsoft.com/azure/aks/concepts-network#azure-cni-advanced-networking>) for more information.
     Azure,
-    /// Use the Kubenet network plugin. See \[Kubenet (basic) networking\](https://docs.microsoft.com/azure/aks/concepts-network#kubenet-basic-networking) for more information.
+    /// Use the Kubenet network plugin. See [Kubenet (basic) networking](<https://docs.microsoft.com/azure/aks/concepts-network#kubenet-basic-networking>) for more information.
     Kubenet,
-    /// No CNI plugin is pre-installed. See \[BYO CNI\](https://docs.microsoft.com/en-us/azure/aks/use-byo-cni) for more information.
+    /// No CNI plugin is pre-installed. See [BYO CNI](<https://docs.microsoft.com/en-us/azure/aks/use-byo-cni>) for more information.
     None,
     /// A value this API version does not know, kept as received.
     Other(String),
@@ -3941,7 +3941,7 @@ impl armgen_runtime::UnknownFields for NetworkPlugin {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum NetworkPluginMode {
-    /// Used with networkPlugin=azure, pods are given IPs from the PodCIDR address space but use Azure Routing Domains rather than Kubenet's method of route tables. For more information visit https://aka.ms/aks/azure-cni-overlay.
+    /// Used with networkPlugin=azure, pods are given IPs from the PodCIDR address space but use Azure Routing Domains rather than Kubenet's method of route tables. For more information visit <https://aka.ms/aks/azure-cni-overlay>.
     Overlay,
     /// A value this API version does not know, kept as received.
     Other(String),
@@ -3991,9 +3991,9 @@ impl armgen_runtime::UnknownFields for NetworkPluginMode {
 pub enum NetworkPolicy {
     /// Network policies will not be enforced. This is the default value when NetworkPolicy is not specified.
     None,
-    /// Use Calico network policies. See \[differences between Azure and Calico policies\](https://docs.microsoft.com/azure/aks/use-network-policies#differences-between-azure-and-calico-policies-and-their-capabilities) for more information.
+    /// Use Calico network policies. See [differences between Azure and Calico policies](<https://docs.microsoft.com/azure/aks/use-network-policies#differences-between-azure-and-calico-policies-and-their-capabilities>) for more information.
     Calico,
-    /// Use Azure network policies. See \[differences between Azure and Calico policies\](https://docs.microsoft.com/azure/aks/use-network-policies#differences-between-azure-and-calico-policies-and-their-capabilities) for more information.
+    /// Use Azure network policies. See [differences between Azure and Calico policies](<https://docs.microsoft.com/azure/aks/use-network-policies#differences-between-azure-and-calico-policies-and-their-capabilities>) for more information.
     Azure,
     /// Use Cilium to enforce network policies. This requires networkDataplane to be 'cilium'.
     Cilium,
@@ -4267,21 +4267,21 @@ impl armgen_runtime::UnknownFields for NodeProvisioningMode {
     }
 }
 
-/// The outbound (egress) routing method. This can only be set at cluster creation time and cannot be changed later. For more information see \[egress outbound type\](https://docs.microsoft.com/azure/aks/egress-outboundtype).
+/// The outbound (egress) routing method. This can only be set at cluster creation time and cannot be changed later. For more information see [egress outbound type](<https://docs.microsoft.com/azure/aks/egress-outboundtype>).
 ///
 /// Schema `OutboundType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum OutboundType {
-    /// The load balancer is used for egress through an AKS assigned public IP. This supports Kubernetes services of type 'loadBalancer'. For more information see \[outbound type loadbalancer\](https://docs.microsoft.com/azure/aks/egress-outboundtype#outbound-type-of-loadbalancer).
+    /// The load balancer is used for egress through an AKS assigned public IP. This supports Kubernetes services of type 'loadBalancer'. For more information see [outbound type loadbalancer](<https://docs.microsoft.com/azure/aks/egress-outboundtype#outbound-type-of-loadbalancer>).
     LoadBalancer,
-    /// Egress paths must be defined by the user. This is an advanced scenario and requires proper network configuration. For more information see \[outbound type userDefinedRouting\](https://docs.microsoft.com/azure/aks/egress-outboundtype#outbound-type-of-userdefinedrouting).
+    /// Egress paths must be defined by the user. This is an advanced scenario and requires proper network configuration. For more information see [outbound type userDefinedRouting](<https://docs.microsoft.com/azure/aks/egress-outboundtype#outbound-type-of-userdefinedrouting>).
     UserDefinedRouting,
     /// The AKS-managed NAT gateway is used for egress.
     ManagedNatGateway,
     /// The user-assigned NAT gateway associated to the cluster subnet is used for egress. This is an advanced scenario and requires proper network configuration.
     UserAssignedNatGateway,
-    /// The AKS cluster is not set with any outbound-type. All AKS nodes follows Azure VM default outbound behavior. Please refer to https://azure.microsoft.com/en-us/updates/default-outbound-access-for-vms-in-azure-will-be-retired-transition-to-a-new-method-of-internet-access/
+    /// The AKS cluster is not set with any outbound-type. All AKS nodes follows Azure VM default outbound behavior. Please refer to <https://azure.microsoft.com/en-us/updates/default-outbound-access-for-vms-in-azure-will-be-retired-transition-to-a-new-method-of-internet-access/>
     None,
     /// A value this API version does not know, kept as received.
     Other(String),
@@ -4339,7 +4339,7 @@ pub struct PrivateLinkResource {
     /// The ID of the private link resource.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    /// The name of the private link resource. See \[naming rules\](https://aka.ms/search-naming-rules) for more details.
+    /// The name of the private link resource. See [naming rules](<https://aka.ms/search-naming-rules>) for more details.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The resource type.
@@ -4428,7 +4428,7 @@ impl armgen_runtime::UnknownFields for PublicNetworkAccess {
     }
 }
 
-/// The type of identity used for the managed cluster. For more information see \[use managed identities in AKS\](https://docs.microsoft.com/azure/aks/use-managed-identity).
+/// The type of identity used for the managed cluster. For more information see [use managed identities in AKS](<https://docs.microsoft.com/azure/aks/use-managed-identity>).
 ///
 /// Schema `ResourceIdentityType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -4634,7 +4634,7 @@ impl armgen_runtime::UnknownFields for ServiceMeshProfile {
     }
 }
 
-/// The upgrade channel for auto upgrade. The default is 'none'. For more information see \[setting the AKS cluster auto-upgrade channel\](https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel).
+/// The upgrade channel for auto upgrade. The default is 'none'. For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
 ///
 /// Schema `UpgradeChannel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

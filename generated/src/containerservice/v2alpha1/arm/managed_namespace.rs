@@ -398,16 +398,16 @@ impl armgen_runtime::UnknownFields for PolicyRule {
 /// Schema `ResourceQuota`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ResourceQuota {
-    /// CPU request of the namespace in one-thousandth CPU form. See \[CPU resource units\](https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-cpu) for more details.
+    /// CPU request of the namespace in one-thousandth CPU form. See [CPU resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-cpu>) for more details.
     #[serde(rename = "cpuRequest", default, skip_serializing_if = "Option::is_none")]
     pub cpu_request: Option<String>,
-    /// CPU limit of the namespace in one-thousandth CPU form. See \[CPU resource units\](https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-cpu) for more details.
+    /// CPU limit of the namespace in one-thousandth CPU form. See [CPU resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-cpu>) for more details.
     #[serde(rename = "cpuLimit", default, skip_serializing_if = "Option::is_none")]
     pub cpu_limit: Option<String>,
-    /// Memory request of the namespace in the power-of-two equivalents form: Ei, Pi, Ti, Gi, Mi, Ki. See \[Memory resource units\](https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-memory) for more details.
+    /// Memory request of the namespace in the power-of-two equivalents form: Ei, Pi, Ti, Gi, Mi, Ki. See [Memory resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-memory>) for more details.
     #[serde(rename = "memoryRequest", default, skip_serializing_if = "Option::is_none")]
     pub memory_request: Option<String>,
-    /// Memory limit of the namespace in the power-of-two equivalents form: Ei, Pi, Ti, Gi, Mi, Ki. See \[Memory resource units\](https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-memory) for more details.
+    /// Memory limit of the namespace in the power-of-two equivalents form: Ei, Pi, Ti, Gi, Mi, Ki. See [Memory resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-memory>) for more details.
     #[serde(rename = "memoryLimit", default, skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a

@@ -38,7 +38,7 @@ impl armgen_runtime::UnknownFields for AgentPoolGatewayProfile {
     }
 }
 
-/// The mode of an agent pool. A cluster must have at least one 'System' Agent Pool at all times. For additional information on agent pool restrictions and best practices, see: https://docs.microsoft.com/azure/aks/use-system-pools
+/// The mode of an agent pool. A cluster must have at least one 'System' Agent Pool at all times. For additional information on agent pool restrictions and best practices, see: <https://docs.microsoft.com/azure/aks/use-system-pools>
 ///
 /// Schema `AgentPoolMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -48,7 +48,7 @@ pub enum AgentPoolMode {
     System,
     /// User agent pools are primarily for hosting your application pods.
     User,
-    /// Gateway agent pools are dedicated to providing static egress IPs to pods. For more details, see https://aka.ms/aks/static-egress-gateway.
+    /// Gateway agent pools are dedicated to providing static egress IPs to pods. For more details, see <https://aka.ms/aks/static-egress-gateway>.
     Gateway,
     /// A value this API version does not know, kept as received.
     Other(String),
@@ -307,10 +307,10 @@ impl armgen_runtime::UnknownFields for AgentPoolType {
 /// Schema `AgentPoolUpgradeSettings`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AgentPoolUpgradeSettings {
-    /// The maximum number or percentage of nodes that are surged during upgrade. This can either be set to an integer (e.g. '5') or a percentage (e.g. '50%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 10%. For more information, including best practices, see: https://learn.microsoft.com/en-us/azure/aks/upgrade-cluster
+    /// The maximum number or percentage of nodes that are surged during upgrade. This can either be set to an integer (e.g. '5') or a percentage (e.g. '50%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 10%. For more information, including best practices, see: <https://learn.microsoft.com/en-us/azure/aks/upgrade-cluster>
     #[serde(rename = "maxSurge", default, skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<String>,
-    /// The maximum number or percentage of nodes that can be simultaneously unavailable during upgrade. This can either be set to an integer (e.g. '1') or a percentage (e.g. '5%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 0. For more information, including best practices, see: https://learn.microsoft.com/en-us/azure/aks/upgrade-cluster
+    /// The maximum number or percentage of nodes that can be simultaneously unavailable during upgrade. This can either be set to an integer (e.g. '1') or a percentage (e.g. '5%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 0. For more information, including best practices, see: <https://learn.microsoft.com/en-us/azure/aks/upgrade-cluster>
     #[serde(rename = "maxUnavailable", default, skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<String>,
     /// The drain timeout for a node. The amount of time (in minutes) to wait on eviction of pods and graceful termination per node. This eviction wait time honors waiting on pod disruption budgets. If this time is exceeded, the upgrade fails. If not specified, the default is 30 minutes.
@@ -745,12 +745,12 @@ impl armgen_runtime::UnknownFields for IpTag {
     }
 }
 
-/// Kubelet configurations of agent nodes. See \[AKS custom node configuration\](https://docs.microsoft.com/azure/aks/custom-node-configuration) for more details.
+/// Kubelet configurations of agent nodes. See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
 ///
 /// Schema `KubeletConfig`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct KubeletConfig {
-    /// The CPU Manager policy to use. The default is 'none'. See \[Kubernetes CPU management policies\](https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/#cpu-management-policies) for more information. Allowed values are 'none' and 'static'.
+    /// The CPU Manager policy to use. The default is 'none'. See [Kubernetes CPU management policies](<https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/#cpu-management-policies>) for more information. Allowed values are 'none' and 'static'.
     #[serde(
         rename = "cpuManagerPolicy",
         default,
@@ -785,7 +785,7 @@ pub struct KubeletConfig {
         skip_serializing_if = "Option::is_none"
     )]
     pub image_gc_low_threshold: Option<i32>,
-    /// The Topology Manager policy to use. For more information see \[Kubernetes Topology Manager\](https://kubernetes.io/docs/tasks/administer-cluster/topology-manager). The default is 'none'. Allowed values are 'none', 'best-effort', 'restricted', and 'single-numa-node'.
+    /// The Topology Manager policy to use. For more information see [Kubernetes Topology Manager](<https://kubernetes.io/docs/tasks/administer-cluster/topology-manager>). The default is 'none'. Allowed values are 'none', 'best-effort', 'restricted', and 'single-numa-node'.
     #[serde(
         rename = "topologyManagerPolicy",
         default,
@@ -889,7 +889,7 @@ impl armgen_runtime::UnknownFields for KubeletDiskType {
     }
 }
 
-/// OS configurations of Linux agent nodes. See \[AKS custom node configuration\](https://docs.microsoft.com/azure/aks/custom-node-configuration) for more details.
+/// OS configurations of Linux agent nodes. See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
 ///
 /// Schema `LinuxOSConfig`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -897,14 +897,14 @@ pub struct LinuxOsConfig {
     /// Sysctl settings for Linux agent nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sysctls: Option<SysctlConfig>,
-    /// Whether transparent hugepages are enabled. Valid values are 'always', 'madvise', and 'never'. The default is 'always'. For more information see \[Transparent Hugepages\](https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge).
+    /// Whether transparent hugepages are enabled. Valid values are 'always', 'madvise', and 'never'. The default is 'always'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
     #[serde(
         rename = "transparentHugePageEnabled",
         default,
         skip_serializing_if = "Option::is_none"
     )]
     pub transparent_huge_page_enabled: Option<String>,
-    /// Whether the kernel should make aggressive use of memory compaction to make more hugepages available. Valid values are 'always', 'defer', 'defer+madvise', 'madvise' and 'never'. The default is 'madvise'. For more information see \[Transparent Hugepages\](https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge).
+    /// Whether the kernel should make aggressive use of memory compaction to make more hugepages available. Valid values are 'always', 'defer', 'defer+madvise', 'madvise' and 'never'. The default is 'madvise'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
     #[serde(
         rename = "transparentHugePageDefrag",
         default,
@@ -981,17 +981,17 @@ impl armgen_runtime::UnknownFields for LocalDnsForwardDestination {
     }
 }
 
-/// Forward policy for selecting upstream DNS server. See \[forward plugin\](https://coredns.io/plugins/forward) for more information.
+/// Forward policy for selecting upstream DNS server. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
 ///
 /// Schema `LocalDNSForwardPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum LocalDnsForwardPolicy {
-    /// Implements sequential upstream DNS server selection. See \[forward plugin\](https://coredns.io/plugins/forward) for more information.
+    /// Implements sequential upstream DNS server selection. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
     Sequential,
-    /// Implements round robin upstream DNS server selection. See \[forward plugin\](https://coredns.io/plugins/forward) for more information.
+    /// Implements round robin upstream DNS server selection. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
     RoundRobin,
-    /// Implements random upstream DNS server selection. See \[forward plugin\](https://coredns.io/plugins/forward) for more information.
+    /// Implements random upstream DNS server selection. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
     Random,
     /// A value this API version does not know, kept as received.
     Other(String),
@@ -1117,17 +1117,17 @@ pub struct LocalDnsOverride {
         skip_serializing_if = "Option::is_none"
     )]
     pub forward_destination: Option<LocalDnsForwardDestination>,
-    /// Forward policy for selecting upstream DNS server. See \[forward plugin\](https://coredns.io/plugins/forward) for more information.
+    /// Forward policy for selecting upstream DNS server. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
     ///
     /// Default: `"Sequential"`.
     #[serde(rename = "forwardPolicy", default, skip_serializing_if = "Option::is_none")]
     pub forward_policy: Option<LocalDnsForwardPolicy>,
-    /// Maximum number of concurrent queries. See \[forward plugin\](https://coredns.io/plugins/forward) for more information.
+    /// Maximum number of concurrent queries. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
     ///
     /// Format: `int32`. Default: `1000`.
     #[serde(rename = "maxConcurrent", default, skip_serializing_if = "Option::is_none")]
     pub max_concurrent: Option<i32>,
-    /// Cache max TTL in seconds. See \[cache plugin\](https://coredns.io/plugins/cache) for more information.
+    /// Cache max TTL in seconds. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
     ///
     /// Format: `int32`. Default: `3600`.
     #[serde(
@@ -1136,7 +1136,7 @@ pub struct LocalDnsOverride {
         skip_serializing_if = "Option::is_none"
     )]
     pub cache_duration_in_seconds: Option<i32>,
-    /// Serve stale duration in seconds. See \[cache plugin\](https://coredns.io/plugins/cache) for more information.
+    /// Serve stale duration in seconds. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
     ///
     /// Format: `int32`. Default: `3600`.
     #[serde(
@@ -1145,7 +1145,7 @@ pub struct LocalDnsOverride {
         skip_serializing_if = "Option::is_none"
     )]
     pub serve_stale_duration_in_seconds: Option<i32>,
-    /// Policy for serving stale data. See \[cache plugin\](https://coredns.io/plugins/cache) for more information.
+    /// Policy for serving stale data. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
     ///
     /// Default: `"Immediate"`.
     #[serde(rename = "serveStale", default, skip_serializing_if = "Option::is_none")]
@@ -1271,9 +1271,9 @@ impl armgen_runtime::UnknownFields for LocalDnsProtocol {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum LocalDnsQueryLogging {
-    /// Enables error logging in localDNS. See \[errors plugin\](https://coredns.io/plugins/errors) for more information.
+    /// Enables error logging in localDNS. See [errors plugin](<https://coredns.io/plugins/errors>) for more information.
     Error,
-    /// Enables query logging in localDNS. See \[log plugin\](https://coredns.io/plugins/log) for more information.
+    /// Enables query logging in localDNS. See [log plugin](<https://coredns.io/plugins/log>) for more information.
     Log,
     /// A value this API version does not know, kept as received.
     Other(String),
@@ -1317,15 +1317,15 @@ impl armgen_runtime::UnknownFields for LocalDnsQueryLogging {
     }
 }
 
-/// Policy for serving stale data. See \[cache plugin\](https://coredns.io/plugins/cache) for more information.
+/// Policy for serving stale data. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
 ///
 /// Schema `LocalDNSServeStale`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum LocalDnsServeStale {
-    /// Serve stale data with verification. First verify that an entry is still unavailable from the source before sending the expired entry to the client. See \[cache plugin\](https://coredns.io/plugins/cache) for more information.
+    /// Serve stale data with verification. First verify that an entry is still unavailable from the source before sending the expired entry to the client. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
     Verify,
-    /// Serve stale data immediately. Send the expired entry to the client before checking to see if the entry is available from the source. See \[cache plugin\](https://coredns.io/plugins/cache) for more information.
+    /// Serve stale data immediately. Send the expired entry to the client before checking to see if the entry is available from the source. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
     Immediate,
     /// Disable serving stale data.
     Disable,
@@ -1450,7 +1450,7 @@ impl armgen_runtime::UnknownFields for ManualScaleProfile {
     }
 }
 
-/// The OS disk type to be used for machines in the agent pool. The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see \[Ephemeral OS\](https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os).
+/// The OS disk type to be used for machines in the agent pool. The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see [Ephemeral OS](<https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os>).
 ///
 /// Schema `OSDiskType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -1562,9 +1562,9 @@ impl armgen_runtime::UnknownFields for OsType {
 pub enum Ossku {
     /// Use Ubuntu as the OS for node images.
     Ubuntu,
-    /// Use AzureLinux as the OS for node images. Azure Linux is a container-optimized Linux distro built by Microsoft, visit https://aka.ms/azurelinux for more information.
+    /// Use AzureLinux as the OS for node images. Azure Linux is a container-optimized Linux distro built by Microsoft, visit <https://aka.ms/azurelinux> for more information.
     AzureLinux,
-    /// Use AzureLinux3 as the OS for node images. Azure Linux is a container-optimized Linux distro built by Microsoft, visit https://aka.ms/azurelinux for more information. For limitations, visit https://aka.ms/aks/node-images. For OS migration guidance, see https://aka.ms/aks/upgrade-os-version.
+    /// Use AzureLinux3 as the OS for node images. Azure Linux is a container-optimized Linux distro built by Microsoft, visit <https://aka.ms/azurelinux> for more information. For limitations, visit <https://aka.ms/aks/node-images>. For OS migration guidance, see <https://aka.ms/aks/upgrade-os-version>.
     AzureLinux3,
     /// Deprecated OSSKU. Microsoft recommends that new deployments choose 'AzureLinux' instead.
     CblMariner,
@@ -1572,9 +1572,9 @@ pub enum Ossku {
     Windows2019,
     /// Use Windows2022 as the OS for node images. Unsupported for system node pools. Windows2022 only supports Windows2022 containers; it cannot run Windows2019 containers and vice versa.
     Windows2022,
-    /// Use Ubuntu2204 as the OS for node images, however, Ubuntu 22.04 may not be supported for all nodepools. For limitations and supported kubernetes versions, see https://aka.ms/aks/supported-ubuntu-versions
+    /// Use Ubuntu2204 as the OS for node images, however, Ubuntu 22.04 may not be supported for all nodepools. For limitations and supported kubernetes versions, see <https://aka.ms/aks/supported-ubuntu-versions>
     Ubuntu2204,
-    /// Use Ubuntu2404 as the OS for node images, however, Ubuntu 24.04 may not be supported for all nodepools. For limitations and supported kubernetes versions, see see https://aka.ms/aks/supported-ubuntu-versions
+    /// Use Ubuntu2404 as the OS for node images, however, Ubuntu 24.04 may not be supported for all nodepools. For limitations and supported kubernetes versions, see see <https://aka.ms/aks/supported-ubuntu-versions>
     Ubuntu2404,
     /// A value this API version does not know, kept as received.
     Other(String),
@@ -1786,7 +1786,7 @@ impl armgen_runtime::UnknownFields for Protocol {
     }
 }
 
-/// Describes how VMs are added to or removed from Agent Pools. See \[billing states\](https://docs.microsoft.com/azure/virtual-machines/states-billing).
+/// Describes how VMs are added to or removed from Agent Pools. See [billing states](<https://docs.microsoft.com/azure/virtual-machines/states-billing>).
 ///
 /// Schema `ScaleDownMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -1859,7 +1859,7 @@ impl armgen_runtime::UnknownFields for ScaleProfile {
     }
 }
 
-/// The Virtual Machine Scale Set eviction policy. The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see \[spot VMs\](https://docs.microsoft.com/azure/virtual-machines/spot-vms)
+/// The Virtual Machine Scale Set eviction policy. The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see [spot VMs](<https://docs.microsoft.com/azure/virtual-machines/spot-vms>)
 ///
 /// Schema `ScaleSetEvictionPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -1917,7 +1917,7 @@ impl armgen_runtime::UnknownFields for ScaleSetEvictionPolicy {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum ScaleSetPriority {
-    /// Spot priority VMs will be used. There is no SLA for spot nodes. See \[spot on AKS\](https://docs.microsoft.com/azure/aks/spot-node-pool) for more information.
+    /// Spot priority VMs will be used. There is no SLA for spot nodes. See [spot on AKS](<https://docs.microsoft.com/azure/aks/spot-node-pool>) for more information.
     Spot,
     /// Regular VMs will be used.
     Regular,
