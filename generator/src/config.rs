@@ -111,16 +111,40 @@ impl Config {
     pub fn parse(text: &str, path: &Path) -> Result<Config> {
         let de = serde_yaml_ng::Deserializer::from_str(text);
         let config: Config = serde_path_to_error::deserialize(de).map_err(|e| {
-            let key = e.path().to_string();
+            // The path includes an unknown key itself: `groups.aks.versions.v1.specFile`; `.` is the top level.
+            let mut key = e.path().to_string();
             let inner = e.into_inner();
-            let location = inner
-                .location()
-                .map(|l| format!(" (line {}, column {})", l.line(), l.column()))
-                .unwrap_or_default();
+            let mut message = inner.to_string();
+            // serde_yaml_ng's message may start with the (parent) path and end with the position; the error
+            // says both once, in its own form.
+            if let Some((prefix, rest)) = message.split_once(": ")
+                && !prefix.contains(' ')
+                && (key == prefix || key.starts_with(&format!("{prefix}.")))
+            {
+                message = rest.to_string();
+            }
+            // A missing key is named like an unknown one: by its own path.
+            let missing = message
+                .strip_prefix("missing field `")
+                .and_then(|rest| rest.split_once('`'))
+                .map(|(field, _)| field.to_string());
+            key = match (key.as_str(), missing) {
+                (".", Some(field)) => field,
+                (".", None) => "(top level)".into(),
+                (_, Some(field)) => format!("{key}.{field}"),
+                (_, None) => key,
+            };
+            if let Some(l) = inner.location() {
+                let suffix = format!(" at line {} column {}", l.line(), l.column());
+                if let Some(stripped) = message.strip_suffix(&suffix) {
+                    message = stripped.to_string();
+                }
+                message.push_str(&format!(" (line {}, column {})", l.line(), l.column()));
+            }
             Error::Config {
                 file: path.to_path_buf(),
                 key,
-                message: format!("{inner}{location}"),
+                message,
             }
         })?;
         config.validate(path)?;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use openapiv3::{Operation, ReferenceOr};
 use serde::Serialize;
 
-use crate::error::{Error, Location, Result, escape_pointer};
+use crate::error::{Error, Result, escape_pointer};
 use crate::load::{SpecSet, Target};
 
 /// Where a resource lives.
@@ -62,7 +62,7 @@ pub fn discover(specs: &SpecSet) -> Result<Vec<DiscoveredResource>> {
             let put_ptr = format!("{item_ptr}/put");
             let at = doc.location(&put_ptr);
             let Some(parsed) = parse_arm_path(route) else { continue };
-            let put_body = body_target(specs, root, put, &at)?
+            let put_body = body_target(specs, root, put, &put_ptr)?
                 .ok_or_else(|| Error::spec(&at, "a resource PUT without a JSON request body"))?;
             let name = put_body
                 .pointer
@@ -71,7 +71,7 @@ pub fn discover(specs: &SpecSet) -> Result<Vec<DiscoveredResource>> {
                 .map(crate::error::unescape_pointer)
                 .unwrap_or_default();
             let get_response = match &item.get {
-                Some(get) => response_target(specs, root, get, &doc.location(&format!("{item_ptr}/get")))?,
+                Some(get) => response_target(specs, root, get, &format!("{item_ptr}/get"))?,
                 None => None,
             };
             let long_running = put
@@ -149,28 +149,53 @@ fn parse_arm_path(route: &str) -> Option<ParsedPath> {
     })
 }
 
-fn body_target(specs: &SpecSet, file: &Path, op: &Operation, at: &Location) -> Result<Option<Target>> {
-    let body = match &op.request_body {
+/// The schema of `op` (at `op_ptr` in `file`)'s JSON request body, when it has one: a `$ref` to a named
+/// schema, which must resolve.
+fn body_target(specs: &SpecSet, file: &Path, op: &Operation, op_ptr: &str) -> Result<Option<Target>> {
+    let body_ptr = format!("{op_ptr}/requestBody");
+    let at = &specs.location(file, &body_ptr);
+    // Where the body is written: a `$ref`'d body's references are relative to its own file.
+    let (body, body_file, body_ptr) = match &op.request_body {
         None => return Ok(None),
-        Some(ReferenceOr::Item(b)) => b.clone(),
+        Some(ReferenceOr::Item(b)) => (b.clone(), file.to_path_buf(), body_ptr),
         Some(ReferenceOr::Reference { reference }) => {
+            let ref_err = |message: String| Error::Ref {
+                at: at.clone(),
+                reference: specs.original_reference(file, reference),
+                message,
+            };
             let target = specs.target(file, reference, at)?;
             let doc = specs
                 .doc(&target.file)
-                .ok_or_else(|| Error::spec(at, "request body file not loaded"))?;
-            let value = doc.raw.pointer(&target.pointer).ok_or_else(|| Error::Ref {
-                at: at.clone(),
-                reference: reference.clone(),
-                message: "the pointer does not resolve".into(),
-            })?;
-            serde_json::from_value(value.clone()).map_err(|e| Error::spec(at, format!("not a request body: {e}")))?
+                .ok_or_else(|| ref_err("the file is not loaded".into()))?;
+            let value = doc
+                .raw
+                .pointer(&target.pointer)
+                .ok_or_else(|| ref_err("the pointer does not resolve".into()))?;
+            let body = serde_json::from_value(value.clone())
+                .map_err(|e| Error::spec(&doc.location(&target.pointer), format!("not a request body: {e}")))?;
+            (body, target.file, target.pointer)
         }
     };
     let Some(media) = body.content.get("application/json") else {
         return Ok(None);
     };
+    // The `$ref` site: the body's schema (for Swagger 2.0, the body parameter's `schema`).
+    let at = &specs.location(&body_file, &format!("{body_ptr}/content/application~1json/schema"));
     match &media.schema {
-        Some(ReferenceOr::Reference { reference }) => Ok(Some(specs.target(file, reference, at)?)),
+        Some(ReferenceOr::Reference { reference }) => {
+            let target = specs.target(&body_file, reference, at)?;
+            // The body must exist and be a schema now, so that the error names the PUT, not the target.
+            specs.resolve_schema(&body_file, reference, at)?;
+            if !is_named_schema(&target.pointer) {
+                return Err(Error::Ref {
+                    at: at.clone(),
+                    reference: specs.original_reference(&body_file, reference),
+                    message: "a resource's request body must be a named definition (`#/definitions/Name`)".into(),
+                });
+            }
+            Ok(Some(target))
+        }
         Some(ReferenceOr::Item(_)) => Err(Error::spec(
             at,
             "an inline request body schema is not supported for a resource PUT",
@@ -179,16 +204,33 @@ fn body_target(specs: &SpecSet, file: &Path, op: &Operation, at: &Location) -> R
     }
 }
 
-fn response_target(specs: &SpecSet, file: &Path, op: &Operation, at: &Location) -> Result<Option<Target>> {
+/// Whether `pointer` (upconverted) names a schema of `components/schemas`, whose name can name a resource.
+fn is_named_schema(pointer: &str) -> bool {
+    matches!(
+        crate::load::split_pointer(pointer).as_slice(),
+        [components, schemas, name] if components == "components" && schemas == "schemas" && !name.is_empty()
+    )
+}
+
+/// The schema of `op` (at `op_ptr` in `file`)'s 200 JSON response, when it is a `$ref`, which must resolve.
+fn response_target(specs: &SpecSet, file: &Path, op: &Operation, op_ptr: &str) -> Result<Option<Target>> {
     let Some(resp) = op.responses.responses.get(&openapiv3::StatusCode::Code(200)) else {
         return Ok(None);
     };
+    let at = &specs.location(
+        file,
+        &format!("{op_ptr}/responses/200/content/application~1json/schema"),
+    );
     let ReferenceOr::Item(resp) = resp else { return Ok(None) };
     let Some(media) = resp.content.get("application/json") else {
         return Ok(None);
     };
     match &media.schema {
-        Some(ReferenceOr::Reference { reference }) => Ok(Some(specs.target(file, reference, at)?)),
+        Some(ReferenceOr::Reference { reference }) => {
+            let target = specs.target(file, reference, at)?;
+            specs.resolve_schema(file, reference, at)?;
+            Ok(Some(target))
+        }
         _ => Ok(None),
     }
 }

@@ -26,40 +26,41 @@ pub const SPECS_ENV: &str = "AZURE_REST_API_SPECS";
 /// config file's folder.
 pub const DEFAULT_SPECS: &str = "specs/azure-rest-api-specs";
 
-/// Finds the spec root: `explicit`, then `$AZURE_REST_API_SPECS`, then `<base>/specs/azure-rest-api-specs`.
-/// A root that does not exist is an error naming all three.
+/// Finds the spec root: `explicit` when given, else `$AZURE_REST_API_SPECS` when that is a directory, else
+/// `<base>/specs/azure-rest-api-specs`. When none is found, the error names all three places and what each
+/// held.
 pub fn resolve_spec_root(explicit: Option<&Path>, base: &Path) -> Result<PathBuf> {
     let env = std::env::var_os(SPECS_ENV).filter(|v| !v.is_empty()).map(PathBuf::from);
     let default = base.join(DEFAULT_SPECS);
+    let status = |p: &Path| if p.is_dir() { "a directory" } else { "not a directory" };
     let mut tried = Vec::new();
-    if let Some(p) = explicit {
-        if p.is_dir() {
-            return Ok(p.to_path_buf());
-        }
-        tried.push(format!("--specs {} (not a directory)", p.display()));
-    } else {
-        tried.push("--specs (not given)".into());
+    match explicit {
+        Some(p) if p.is_dir() => return Ok(p.to_path_buf()),
+        Some(p) => tried.push(format!("--specs {} (not a directory)", p.display())),
+        None => tried.push("--specs (not given)".into()),
     }
-    if let Some(p) = &env {
-        if explicit.is_none() && p.is_dir() {
-            return Ok(p.clone());
-        }
-        tried.push(format!(
-            "${SPECS_ENV}={} {}",
+    match &env {
+        Some(p) if explicit.is_none() && p.is_dir() => return Ok(p.clone()),
+        Some(p) if explicit.is_some() => tried.push(format!(
+            "${SPECS_ENV}={} ({}; not used when --specs is given)",
             p.display(),
-            if p.is_dir() {
-                "(overridden by --specs)"
-            } else {
-                "(not a directory)"
-            }
-        ));
-    } else {
-        tried.push(format!("${SPECS_ENV} (not set)"));
+            status(p)
+        )),
+        Some(p) => tried.push(format!("${SPECS_ENV}={} (not a directory)", p.display())),
+        None => tried.push(format!("${SPECS_ENV} (not set)")),
     }
     if explicit.is_none() && default.is_dir() {
         return Ok(default);
     }
-    tried.push(format!("{} (not a directory)", default.display()));
+    if explicit.is_some() {
+        tried.push(format!(
+            "{} ({}; not used when --specs is given)",
+            default.display(),
+            status(&default)
+        ));
+    } else {
+        tried.push(format!("{} (not a directory)", default.display()));
+    }
     Err(Error::SpecRootMissing {
         default,
         tried: tried.join("; "),

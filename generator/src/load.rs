@@ -13,8 +13,13 @@
 //! - every `x-*` extension is kept in `extensions`.
 //!
 //! Errors name the file and the JSON pointer *of the original document* (so `#/definitions/Foo`, not
-//! `#/components/schemas/Foo`, for a Swagger 2.0 file).
+//! `#/components/schemas/Foo`, for a Swagger 2.0 file): the upconverter records where it moved things
+//! ([`Document::moved`]: a body parameter that became a `requestBody`, a parameter's type keys that moved
+//! under `schema`, a `$ref` wrapped in `allOf`), and [`Document::location`] maps pointers back through it.
+//! Where the `openapiv3` model rejects a document, the part that does not fit is found by narrowing down
+//! from where serde stopped tracking.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
@@ -22,6 +27,8 @@ use openapiv3::{OpenAPI, ReferenceOr, Schema};
 use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Location, Result, escape_pointer, unescape_pointer};
+
+mod narrow;
 
 /// The format a document was written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +50,8 @@ pub struct Document {
     /// The same document as OpenAPI 3.0 JSON (after upconversion), for pointers the typed model cannot
     /// follow directly.
     pub raw: Value,
+    /// Where the upconversion moved things (empty for an OpenAPI 3.0 document).
+    pub moved: MovedPointers,
 }
 
 impl Document {
@@ -51,17 +60,7 @@ impl Document {
         if self.format == SourceFormat::OpenApi3 {
             return pointer.to_string();
         }
-        for (oas3, swagger) in [
-            ("/components/schemas/", "/definitions/"),
-            ("/components/parameters/", "/parameters/"),
-            ("/components/requestBodies/", "/parameters/"),
-            ("/components/responses/", "/responses/"),
-        ] {
-            if let Some(rest) = pointer.strip_prefix(oas3) {
-                return format!("{swagger}{rest}");
-            }
-        }
-        pointer.to_string()
+        map_moved(&self.moved, pointer).unwrap_or_else(|| swagger_pointer(pointer))
     }
 
     /// A [`Location`] for an upconverted pointer, in the original document's terms.
@@ -80,18 +79,19 @@ impl Document {
                     .as_ref()
                     .and_then(|c| c.schemas.get(name))
                     .cloned()
-                    .ok_or_else(|| Error::spec(&self.location(pointer), "no such schema"));
+                    .ok_or_else(|| Error::spec(&self.location(pointer), missing(pointer)));
             }
         }
         let value = self
             .raw
             .pointer(pointer)
-            .ok_or_else(|| Error::spec(&self.location(pointer), "pointer does not resolve"))?;
+            .ok_or_else(|| Error::spec(&self.location(pointer), missing(pointer)))?;
         serde_path_to_error::deserialize::<_, ReferenceOr<Schema>>(value).map_err(|e| {
-            let inner = path_to_pointer(e.path());
+            let (inner, message) = narrow::narrow(value, narrow::Part::Schema)
+                .unwrap_or_else(|| (path_to_pointer(e.path()), e.inner().to_string()));
             Error::spec(
                 &self.location(&format!("{pointer}{inner}")),
-                format!("not a schema: {}", e.inner()),
+                format!("not a schema: {message}"),
             )
         })
     }
@@ -117,7 +117,8 @@ impl SpecSet {
     pub fn load(spec_root: &Path, files: &[PathBuf]) -> Result<SpecSet> {
         let root = normalize(spec_root);
         let mut raw: BTreeMap<PathBuf, Value> = BTreeMap::new();
-        let mut pending: Vec<(PathBuf, Option<Location>)> = Vec::new();
+        // A file to read, and where it is referenced from (the `$ref` site and the reference as written).
+        let mut pending: Vec<(PathBuf, Option<(Location, String)>)> = Vec::new();
         let mut roots = Vec::new();
         for f in files {
             let p = normalize(&root.join(f));
@@ -130,10 +131,10 @@ impl SpecSet {
             }
             let display = display_path(&root, &path);
             let text = std::fs::read_to_string(&path).map_err(|source| match &referrer {
-                Some(at) => Error::Ref {
+                Some((at, reference)) => Error::Ref {
                     at: at.clone(),
-                    reference: display.display().to_string(),
-                    message: format!("cannot read referenced file: {source}"),
+                    reference: reference.clone(),
+                    message: format!("cannot read {}: {source}", display.display()),
                 },
                 None => Error::io(display.clone(), source),
             })?;
@@ -144,7 +145,7 @@ impl SpecSet {
                 let file_part = reference.split('#').next().unwrap_or_default();
                 let target = normalize(&path.parent().unwrap_or(Path::new("")).join(file_part));
                 if !raw.contains_key(&target) {
-                    pending.push((target, Some(Location::new(display.clone(), pointer))));
+                    pending.push((target, Some((Location::new(display.clone(), pointer), reference))));
                 }
             }
             raw.insert(path, value);
@@ -152,10 +153,11 @@ impl SpecSet {
         let mut docs = BTreeMap::new();
         for (path, value) in &raw {
             let display = display_path(&root, path);
-            let (format, oas3) = if value.get("swagger").is_some() {
-                (SourceFormat::Swagger2, upconvert(value, path, &display, &raw)?)
+            let (format, oas3, moved) = if value.get("swagger").is_some() {
+                let (oas3, moved) = upconvert_tracked(value, path, &display, &raw)?;
+                (SourceFormat::Swagger2, oas3, moved)
             } else if value.get("openapi").is_some() {
-                (SourceFormat::OpenApi3, value.clone())
+                (SourceFormat::OpenApi3, value.clone(), MovedPointers::new())
             } else {
                 return Err(Error::spec(
                     &Location::new(display, ""),
@@ -171,27 +173,23 @@ impl SpecSet {
                     ));
                 }
             }
-            let openapi: OpenAPI = serde_path_to_error::deserialize(&oas3).map_err(|e| {
-                let pointer = path_to_pointer(e.path());
-                let doc_for_ptr = Document {
-                    path: path.clone(),
-                    display: display.clone(),
-                    format,
-                    openapi: OpenAPI::default(),
-                    raw: Value::Null,
-                };
-                Error::spec(&doc_for_ptr.location(&pointer), e.inner().to_string())
+            let mut doc = Document {
+                path: path.clone(),
+                display,
+                format,
+                openapi: OpenAPI::default(),
+                raw: Value::Null,
+                moved,
+            };
+            doc.openapi = serde_path_to_error::deserialize(&oas3).map_err(|e| {
+                // The path serde reports stops where the model flattens (a path item, a schema); find the
+                // part of the document that does not fit.
+                let (pointer, message) = narrow::narrow(&oas3, narrow::Part::Document)
+                    .unwrap_or_else(|| (path_to_pointer(e.path()), e.inner().to_string()));
+                Error::spec(&doc.location(&pointer), message)
             })?;
-            docs.insert(
-                path.clone(),
-                Document {
-                    path: path.clone(),
-                    display,
-                    format,
-                    openapi,
-                    raw: oas3,
-                },
-            );
+            doc.raw = oas3;
+            docs.insert(path.clone(), doc);
         }
         Ok(SpecSet { root, roots, docs })
     }
@@ -211,19 +209,23 @@ impl SpecSet {
         } else {
             normalize(&from.parent().unwrap_or(Path::new("")).join(file_part))
         };
-        if !self.docs.contains_key(&file) {
-            return Err(Error::Ref {
-                at: at.clone(),
-                reference: reference.to_string(),
-                message: "the file is not loaded".into(),
-            });
-        }
+        let err = |message: String| Error::Ref {
+            at: at.clone(),
+            reference: self.original_reference(from, reference),
+            message,
+        };
+        let Some(doc) = self.docs.get(&file) else {
+            return Err(err(format!(
+                "the file {} is not loaded",
+                display_path(&self.root, &file).display()
+            )));
+        };
         if !fragment.is_empty() && !fragment.starts_with('/') {
-            return Err(Error::Ref {
-                at: at.clone(),
-                reference: reference.to_string(),
-                message: "the fragment is not a JSON pointer".into(),
-            });
+            return Err(err("the fragment is not a JSON pointer".into()));
+        }
+        // A target must exist, so that a dangling `$ref` is reported where it is written.
+        if doc.raw.pointer(fragment).is_none() {
+            return Err(err(missing(fragment)));
         }
         Ok(Target {
             file,
@@ -231,39 +233,97 @@ impl SpecSet {
         })
     }
 
-    /// Follows `reference` (written in `from`) to a schema, following chains of bare `$ref`s.
-    /// Returns the final target and the schema there. A chain that comes back to itself is an error.
+    /// `reference` (written in `from`, upconverted) as the author wrote it: `#/definitions/Foo` rather than
+    /// `#/components/schemas/Foo` when both ends are Swagger 2.0 documents.
+    pub fn original_reference(&self, from: &Path, reference: &str) -> String {
+        let Some((file_part, fragment)) = reference.split_once('#') else {
+            return reference.to_string();
+        };
+        let Some(from_doc) = self.docs.get(from) else {
+            return reference.to_string();
+        };
+        let file = if file_part.is_empty() {
+            from.to_path_buf()
+        } else {
+            normalize(&from.parent().unwrap_or(Path::new("")).join(file_part))
+        };
+        // The upconverter rewrites references in Swagger 2.0 documents only, and leaves those into OpenAPI 3.0
+        // documents as they are.
+        if from_doc.format == SourceFormat::OpenApi3 {
+            return reference.to_string();
+        }
+        match self.docs.get(&file) {
+            Some(to) if to.format == SourceFormat::OpenApi3 => reference.to_string(),
+            Some(to) => format!("{file_part}#{}", to.original_pointer(fragment)),
+            None => format!("{file_part}#{}", swagger_pointer(fragment)),
+        }
+    }
+
+    /// Follows `reference` (written in `from`, at `at`) to a schema, following chains of bare `$ref`s.
+    /// Returns the final target and the schema there.
+    ///
+    /// Errors name the `$ref` that cannot be followed: `at` itself, or the site of a later `$ref` in the
+    /// chain (then the message says where the chain started). A chain that comes back to itself is an
+    /// error at `at` that lists the chain.
     pub fn resolve_schema(&self, from: &Path, reference: &str, at: &Location) -> Result<(Target, Schema)> {
+        let start = at;
+        let first_reference = self.original_reference(from, reference);
         let mut seen = BTreeSet::new();
+        let mut chain: Vec<String> = Vec::new();
         let mut target = self.target(from, reference, at)?;
+        let mut site_file = from.to_path_buf();
         let mut reference = reference.to_string();
         let mut at = at.clone();
         loop {
+            let here = self.location(&target.file, &target.pointer).to_string();
+            chain.push(here);
+            let followed = |message: String, chain: &[String]| {
+                if chain.len() > 1 {
+                    format!("{message} (following $refs from {start})")
+                } else {
+                    message
+                }
+            };
             if !seen.insert(target.clone()) {
                 return Err(Error::Ref {
-                    at,
-                    reference,
-                    message: "a cycle of $refs that never reaches a schema".into(),
+                    at: start.clone(),
+                    reference: first_reference,
+                    message: format!("a cycle of $refs that never reaches a schema: {}", chain.join(" -> ")),
                 });
             }
             let doc = self.docs.get(&target.file).ok_or_else(|| Error::Ref {
                 at: at.clone(),
-                reference: reference.clone(),
-                message: "the file is not loaded".into(),
+                reference: self.original_reference(&site_file, &reference),
+                message: followed("the file is not loaded".into(), &chain),
             })?;
             let schema = doc.schema_at(&target.pointer).map_err(|e| match e {
-                Error::Spec { message, .. } => Error::Ref {
-                    at: at.clone(),
-                    reference: reference.clone(),
-                    message,
-                },
+                Error::Spec { message, at: inner } => {
+                    let message = if inner == doc.location(&target.pointer) {
+                        message
+                    } else {
+                        format!("{message} (at {inner})")
+                    };
+                    Error::Ref {
+                        at: at.clone(),
+                        reference: self.original_reference(&site_file, &reference),
+                        message: followed(message, &chain),
+                    }
+                }
                 other => other,
             })?;
             match schema {
                 ReferenceOr::Item(s) => return Ok((target, s)),
                 ReferenceOr::Reference { reference: next } => {
                     at = doc.location(&target.pointer);
-                    let next_target = self.target(&target.file, &next, &at)?;
+                    let next_target = self.target(&target.file, &next, &at).map_err(|e| match e {
+                        Error::Ref { at, reference, message } => Error::Ref {
+                            at,
+                            reference,
+                            message: followed(message, &chain),
+                        },
+                        other => other,
+                    })?;
+                    site_file = target.file.clone();
                     reference = next;
                     target = next_target;
                 }
@@ -281,10 +341,51 @@ impl SpecSet {
 }
 
 fn parse_json(text: &str, display: &Path) -> Result<Value> {
-    serde_json::from_str(text).map_err(|e| Error::Json {
-        at: Location::new(display.to_path_buf(), ""),
-        message: format!("{e} (line {}, column {})", e.line(), e.column()),
+    serde_json::from_str(text).map_err(|e| {
+        // serde_json's message ends in " at line L column C"; say it once, in one form.
+        let full = e.to_string();
+        let suffix = format!(" at line {} column {}", e.line(), e.column());
+        let message = full.strip_suffix(&suffix).unwrap_or(&full);
+        Error::Json {
+            at: Location::new(display.to_path_buf(), ""),
+            message: format!("{message} (line {}, column {})", e.line(), e.column()),
+        }
     })
+}
+
+/// Why an upconverted pointer leads nowhere.
+fn missing(pointer: &str) -> String {
+    match split_pointer(pointer).as_slice() {
+        [components, schemas, _] if components == "components" && schemas == "schemas" => "no such schema".into(),
+        _ => "the pointer does not resolve".into(),
+    }
+}
+
+/// The Swagger 2.0 form of an upconverted pointer to a component (what a `$ref` was rewritten from).
+fn swagger_pointer(pointer: &str) -> String {
+    for (oas3, swagger) in [
+        ("/components/schemas/", "/definitions/"),
+        ("/components/parameters/", "/parameters/"),
+        ("/components/requestBodies/", "/parameters/"),
+        ("/components/responses/", "/responses/"),
+    ] {
+        if let Some(rest) = pointer.strip_prefix(oas3) {
+            return format!("{swagger}{rest}");
+        }
+    }
+    pointer.to_string()
+}
+
+/// What kind of JSON value `v` is, for error messages ("expected an object, found an array").
+pub fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// The path relative to the spec root when under it, else the path itself.
@@ -338,7 +439,8 @@ fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
     out
 }
 
-/// Every `$ref` that names another file, outside `x-ms-examples` (which point at example payloads).
+/// Every `$ref` that names another file, outside `x-ms-examples` (which point at example payloads): the
+/// pointer of the object holding it, and the reference as written.
 fn collect_external_refs(value: &Value, pointer: &str, out: &mut Vec<(String, String)>) {
     match value {
         Value::Object(map) => {
@@ -346,15 +448,16 @@ fn collect_external_refs(value: &Value, pointer: &str, out: &mut Vec<(String, St
                 if k == "x-ms-examples" {
                     continue;
                 }
-                let child = format!("{pointer}/{}", escape_pointer(k));
                 if k == "$ref" {
+                    // The site of a `$ref` is the object holding it, as in every other error.
+                    // An empty reference is this document (and an error where a schema is expected).
                     if let Value::String(r) = v {
-                        if !r.starts_with('#') {
-                            out.push((child, r.clone()));
+                        if !r.is_empty() && !r.starts_with('#') {
+                            out.push((pointer.to_string(), r.clone()));
                         }
                     }
                 } else {
-                    collect_external_refs(v, &child, out);
+                    collect_external_refs(v, &format!("{pointer}/{}", escape_pointer(k)), out);
                 }
             }
         }
@@ -367,17 +470,60 @@ fn collect_external_refs(value: &Value, pointer: &str, out: &mut Vec<(String, St
     }
 }
 
+/// The values of a Swagger 2.0 schema's `type`.
+const SCHEMA_TYPES: &[&str] = &["array", "boolean", "file", "integer", "number", "object", "string"];
+
+/// Where the upconversion moved things: upconverted pointer → original pointer, for the roots of moved
+/// subtrees (a pointer below a key maps to the same relative place below its value).
+pub type MovedPointers = BTreeMap<String, String>;
+
 struct Upconverter<'a> {
     path: &'a Path,
     display: &'a Path,
     raw: &'a BTreeMap<PathBuf, Value>,
+    moved: RefCell<MovedPointers>,
 }
 
 /// Upconverts one Swagger 2.0 document (`doc`, read from `path`) into OpenAPI 3.0 JSON. `raw` holds every
 /// loaded document, so that references to parameters in other files can be told apart (body or not).
 pub fn upconvert(doc: &Value, path: &Path, display: &Path, raw: &BTreeMap<PathBuf, Value>) -> Result<Value> {
-    let cx = Upconverter { path, display, raw };
-    cx.document(doc)
+    upconvert_tracked(doc, path, display, raw).map(|(value, _)| value)
+}
+
+/// [`upconvert`], and where the upconversion moved things, so that pointers into the result can be told in
+/// the original document's terms.
+pub fn upconvert_tracked(
+    doc: &Value,
+    path: &Path,
+    display: &Path,
+    raw: &BTreeMap<PathBuf, Value>,
+) -> Result<(Value, MovedPointers)> {
+    let cx = Upconverter {
+        path,
+        display,
+        raw,
+        moved: RefCell::new(BTreeMap::new()),
+    };
+    let value = cx.document(doc)?;
+    Ok((value, cx.moved.into_inner()))
+}
+
+/// Maps `pointer` (into an upconverted document) through `moved`: the longest moved prefix, on segment
+/// boundaries, is replaced by its original. `None` when nothing above `pointer` moved.
+fn map_moved(moved: &MovedPointers, pointer: &str) -> Option<String> {
+    let (prefix, original) = moved_prefix(moved, pointer)?;
+    Some(format!("{original}{}", &pointer[prefix.len()..]))
+}
+
+/// The longest prefix of `pointer`, on segment boundaries, that `moved` maps, and its original.
+fn moved_prefix<'m>(moved: &'m MovedPointers, pointer: &str) -> Option<(&'m str, &'m str)> {
+    let mut prefix = pointer;
+    loop {
+        if let Some((key, original)) = moved.get_key_value(prefix) {
+            return Some((key, original));
+        }
+        prefix = &prefix[..prefix.rfind('/')?];
+    }
 }
 
 impl Upconverter<'_> {
@@ -385,9 +531,27 @@ impl Upconverter<'_> {
         Location::new(self.display.to_path_buf(), pointer.to_string())
     }
 
+    /// Records that `up` (in the upconverted document) is `original` in the source document.
+    fn moved(&self, up: &str, original: &str) {
+        let mut moved = self.moved.borrow_mut();
+        // Only where it differs from what the moved pointers above it imply.
+        let implied = match moved_prefix(&moved, up) {
+            Some((prefix, was)) => original.strip_prefix(was) == Some(&up[prefix.len()..]),
+            None => up == original,
+        };
+        if !implied {
+            moved.insert(up.to_string(), original.to_string());
+        }
+    }
+
     fn object<'v>(&self, v: &'v Value, pointer: &str) -> Result<&'v Map<String, Value>> {
         v.as_object()
-            .ok_or_else(|| Error::spec(&self.at(pointer), "expected an object"))
+            .ok_or_else(|| Error::spec(&self.at(pointer), format!("expected an object, found {}", json_kind(v))))
+    }
+
+    fn array<'v>(&self, v: &'v Value, pointer: &str) -> Result<&'v Vec<Value>> {
+        v.as_array()
+            .ok_or_else(|| Error::spec(&self.at(pointer), format!("expected an array, found {}", json_kind(v))))
     }
 
     fn document(&self, doc: &Value) -> Result<Value> {
@@ -432,8 +596,10 @@ impl Upconverter<'_> {
         if let Some(defs) = doc.get("definitions") {
             let mut schemas = Map::new();
             for (name, schema) in self.object(defs, "/definitions")? {
-                let ptr = format!("/definitions/{}", escape_pointer(name));
-                schemas.insert(name.clone(), self.schema(schema, &ptr)?);
+                let name_ptr = escape_pointer(name);
+                let ptr = format!("/definitions/{name_ptr}");
+                let up = format!("/components/schemas/{name_ptr}");
+                schemas.insert(name.clone(), self.moved_schema(schema, &ptr, &up)?);
             }
             components.insert("schemas".into(), Value::Object(schemas));
         }
@@ -441,12 +607,15 @@ impl Upconverter<'_> {
             let mut parameters = Map::new();
             let mut bodies = Map::new();
             for (name, p) in self.object(params, "/parameters")? {
-                let ptr = format!("/parameters/{}", escape_pointer(name));
+                let name_ptr = escape_pointer(name);
+                let ptr = format!("/parameters/{name_ptr}");
                 let po = self.object(p, &ptr)?;
                 if po.get("in").and_then(Value::as_str) == Some("body") {
-                    bodies.insert(name.clone(), self.request_body(po, &ptr)?);
+                    let up = format!("/components/requestBodies/{name_ptr}");
+                    bodies.insert(name.clone(), self.request_body(po, &ptr, &up)?);
                 } else {
-                    parameters.insert(name.clone(), self.parameter(po, &ptr)?);
+                    let up = format!("/components/parameters/{name_ptr}");
+                    parameters.insert(name.clone(), self.parameter(po, &ptr, &up)?);
                 }
             }
             components.insert("parameters".into(), Value::Object(parameters));
@@ -455,8 +624,10 @@ impl Upconverter<'_> {
         if let Some(responses) = doc.get("responses") {
             let mut out_r = Map::new();
             for (name, r) in self.object(responses, "/responses")? {
-                let ptr = format!("/responses/{}", escape_pointer(name));
-                out_r.insert(name.clone(), self.response(r, &ptr)?);
+                let name_ptr = escape_pointer(name);
+                let ptr = format!("/responses/{name_ptr}");
+                let up = format!("/components/responses/{name_ptr}");
+                out_r.insert(name.clone(), self.response(r, &ptr, &up)?);
             }
             components.insert("responses".into(), Value::Object(out_r));
         }
@@ -477,9 +648,7 @@ impl Upconverter<'_> {
         let mut out = Map::new();
         let mut shared_params = Vec::new();
         if let Some(params) = item.get("parameters") {
-            let arr = params
-                .as_array()
-                .ok_or_else(|| Error::spec(&self.at(&format!("{pointer}/parameters")), "expected an array"))?;
+            let arr = self.array(params, &format!("{pointer}/parameters"))?;
             for (i, p) in arr.iter().enumerate() {
                 shared_params.push((format!("{pointer}/parameters/{i}"), p.clone()));
             }
@@ -503,6 +672,7 @@ impl Upconverter<'_> {
         Ok(Value::Object(out))
     }
 
+    /// An operation; its pointer is the same in both documents, what is inside it moves.
     fn operation(&self, op: &Value, pointer: &str, shared: &[(String, Value)]) -> Result<Value> {
         let op = self.object(op, pointer)?;
         let mut out = Map::new();
@@ -519,40 +689,49 @@ impl Upconverter<'_> {
         }
         let mut params: Vec<(String, Value)> = shared.to_vec();
         if let Some(p) = op.get("parameters") {
-            let arr = p
-                .as_array()
-                .ok_or_else(|| Error::spec(&self.at(&format!("{pointer}/parameters")), "expected an array"))?;
+            let arr = self.array(p, &format!("{pointer}/parameters"))?;
             for (i, p) in arr.iter().enumerate() {
                 params.push((format!("{pointer}/parameters/{i}"), p.clone()));
             }
         }
+        let body_ptr = format!("{pointer}/requestBody");
         let mut out_params = Vec::new();
         let mut form = Map::new();
         for (ptr, p) in &params {
             let po = self.object(p, ptr)?;
+            let param_ptr = format!("{pointer}/parameters/{}", out_params.len());
             if let Some(r) = po.get("$ref") {
-                let r = r
-                    .as_str()
-                    .ok_or_else(|| Error::spec(&self.at(ptr), "`$ref` must be a string"))?;
+                let r = r.as_str().ok_or_else(|| {
+                    Error::spec(
+                        &self.at(&format!("{ptr}/$ref")),
+                        format!("`$ref` must be a string, found {}", json_kind(r)),
+                    )
+                })?;
                 let target = self.referenced(r, ptr)?;
                 let is_body = target.get("in").and_then(Value::as_str) == Some("body");
                 let rewritten = self.rewrite_ref_as(r, if is_body { "requestBodies" } else { "parameters" });
                 if is_body {
+                    self.moved(&body_ptr, ptr);
                     out.insert("requestBody".into(), json!({ "$ref": rewritten }));
                 } else {
+                    self.moved(&param_ptr, ptr);
                     out_params.push(json!({ "$ref": rewritten }));
                 }
                 continue;
             }
             match po.get("in").and_then(Value::as_str) {
                 Some("body") => {
-                    out.insert("requestBody".into(), self.request_body(po, ptr)?);
+                    out.insert("requestBody".into(), self.request_body(po, ptr, &body_ptr)?);
                 }
                 Some("formData") => {
                     let name = po.get("name").and_then(Value::as_str).unwrap_or_default();
-                    form.insert(name.to_string(), self.simple_schema(po, ptr)?);
+                    let up = format!(
+                        "{body_ptr}/content/application~1x-www-form-urlencoded/schema/properties/{}",
+                        escape_pointer(name)
+                    );
+                    form.insert(name.to_string(), self.simple_schema(po, ptr, &up)?);
                 }
-                _ => out_params.push(self.parameter(po, ptr)?),
+                _ => out_params.push(self.parameter(po, ptr, &param_ptr)?),
             }
         }
         if !form.is_empty() {
@@ -569,7 +748,7 @@ impl Upconverter<'_> {
         if let Some(r) = op.get("responses") {
             for (code, resp) in self.object(r, &format!("{pointer}/responses"))? {
                 let ptr = format!("{pointer}/responses/{}", escape_pointer(code));
-                responses.insert(code.clone(), self.response(resp, &ptr)?);
+                responses.insert(code.clone(), self.response(resp, &ptr, &ptr)?);
             }
         }
         out.insert("responses".into(), Value::Object(responses));
@@ -593,7 +772,9 @@ impl Upconverter<'_> {
         doc.pointer(fragment).ok_or_else(|| err("the pointer does not resolve"))
     }
 
-    fn request_body(&self, p: &Map<String, Value>, pointer: &str) -> Result<Value> {
+    /// A body parameter (at `pointer`) as the request body at `up`.
+    fn request_body(&self, p: &Map<String, Value>, pointer: &str, up: &str) -> Result<Value> {
+        self.moved(up, pointer);
         let mut out = Map::new();
         if let Some(d) = p.get("description") {
             out.insert("description".into(), d.clone());
@@ -604,7 +785,11 @@ impl Upconverter<'_> {
         let schema = p
             .get("schema")
             .ok_or_else(|| Error::spec(&self.at(pointer), "a body parameter needs a `schema`"))?;
-        let schema = self.schema(schema, &format!("{pointer}/schema"))?;
+        let schema = self.moved_schema(
+            schema,
+            &format!("{pointer}/schema"),
+            &format!("{up}/content/application~1json/schema"),
+        )?;
         out.insert("content".into(), json!({ "application/json": { "schema": schema } }));
         if let Some(name) = p.get("name") {
             out.insert("x-ms-requestBody-name".into(), name.clone());
@@ -617,7 +802,9 @@ impl Upconverter<'_> {
         Ok(Value::Object(out))
     }
 
-    fn parameter(&self, p: &Map<String, Value>, pointer: &str) -> Result<Value> {
+    /// A non-body parameter (at `pointer`) as the parameter at `up`.
+    fn parameter(&self, p: &Map<String, Value>, pointer: &str, up: &str) -> Result<Value> {
+        self.moved(up, pointer);
         let mut out = Map::new();
         for k in ["name", "in", "description", "required", "deprecated"] {
             if let Some(v) = p.get(k) {
@@ -627,19 +814,27 @@ impl Upconverter<'_> {
         if !out.contains_key("name") {
             return Err(Error::spec(&self.at(pointer), "a parameter needs a `name`"));
         }
-        match p.get("in").and_then(Value::as_str) {
-            Some("path") => {
+        match p.get("in") {
+            Some(Value::String(s)) if s == "path" => {
                 out.insert("required".into(), json!(true));
             }
-            Some("query" | "header" | "cookie") => {}
+            Some(Value::String(s)) if matches!(s.as_str(), "query" | "header" | "cookie") => {}
             other => {
+                let found = match other {
+                    Some(Value::String(s)) => format!("{s:?}"),
+                    Some(v) => json_kind(v).to_string(),
+                    None => "nothing".to_string(),
+                };
                 return Err(Error::spec(
                     &self.at(&format!("{pointer}/in")),
-                    format!("unknown parameter location {other:?}"),
+                    format!("a parameter's `in` must be one of body, formData, header, path, query; found {found}"),
                 ));
             }
         }
-        out.insert("schema".into(), self.simple_schema(p, pointer)?);
+        out.insert(
+            "schema".into(),
+            self.simple_schema(p, pointer, &format!("{up}/schema"))?,
+        );
         for (k, v) in p {
             if k.starts_with("x-") {
                 out.insert(k.clone(), v.clone());
@@ -648,8 +843,9 @@ impl Upconverter<'_> {
         Ok(Value::Object(out))
     }
 
-    /// The schema of a non-body parameter or a header: its type keys moved under `schema`.
-    fn simple_schema(&self, p: &Map<String, Value>, pointer: &str) -> Result<Value> {
+    /// The schema of a non-body parameter or a header (at `pointer`): its type keys moved under `schema`
+    /// (at `up`).
+    fn simple_schema(&self, p: &Map<String, Value>, pointer: &str, up: &str) -> Result<Value> {
         let mut schema = Map::new();
         for k in [
             "type",
@@ -678,30 +874,44 @@ impl Upconverter<'_> {
             schema.insert("type".into(), json!("string"));
             schema.insert("format".into(), json!("binary"));
         }
-        self.schema(&Value::Object(schema), pointer)
+        self.moved_schema(&Value::Object(schema), pointer, up)
     }
 
-    fn response(&self, r: &Value, pointer: &str) -> Result<Value> {
+    /// A response (at `pointer`) as the response at `up`.
+    fn response(&self, r: &Value, pointer: &str, up: &str) -> Result<Value> {
+        self.moved(up, pointer);
         let r = self.object(r, pointer)?;
-        if let Some(reference) = r.get("$ref").and_then(Value::as_str) {
+        if let Some(reference) = r.get("$ref") {
+            let reference = reference.as_str().ok_or_else(|| {
+                Error::spec(
+                    &self.at(&format!("{pointer}/$ref")),
+                    format!("`$ref` must be a string, found {}", json_kind(reference)),
+                )
+            })?;
             return Ok(json!({ "$ref": self.rewrite_ref_as(reference, "responses") }));
         }
         let mut out = Map::new();
         out.insert("description".into(), r.get("description").cloned().unwrap_or(json!("")));
         if let Some(s) = r.get("schema") {
-            let schema = self.schema(s, &format!("{pointer}/schema"))?;
+            let schema = self.moved_schema(
+                s,
+                &format!("{pointer}/schema"),
+                &format!("{up}/content/application~1json/schema"),
+            )?;
             out.insert("content".into(), json!({ "application/json": { "schema": schema } }));
         }
         if let Some(h) = r.get("headers") {
             let mut headers = Map::new();
             for (name, header) in self.object(h, &format!("{pointer}/headers"))? {
                 let hp = format!("{pointer}/headers/{}", escape_pointer(name));
+                let hup = format!("{up}/headers/{}", escape_pointer(name));
+                self.moved(&hup, &hp);
                 let ho = self.object(header, &hp)?;
                 let mut out_h = Map::new();
                 if let Some(d) = ho.get("description") {
                     out_h.insert("description".into(), d.clone());
                 }
-                out_h.insert("schema".into(), self.simple_schema(ho, &hp)?);
+                out_h.insert("schema".into(), self.simple_schema(ho, &hp, &format!("{hup}/schema"))?);
                 headers.insert(name.clone(), Value::Object(out_h));
             }
             out.insert("headers".into(), Value::Object(headers));
@@ -741,32 +951,54 @@ impl Upconverter<'_> {
         }
     }
 
-    fn schema(&self, s: &Value, pointer: &str) -> Result<Value> {
+    /// A schema at `pointer` in the source document that lands at `up` in the upconverted one, where the
+    /// upconversion moves it (so not where its parent schema's place implies).
+    fn moved_schema(&self, s: &Value, pointer: &str, up: &str) -> Result<Value> {
+        self.moved(up, pointer);
+        self.schema(s, pointer, up)
+    }
+
+    /// A schema at `pointer` in the source document, which lands at `up` in the upconverted one.
+    fn schema(&self, s: &Value, pointer: &str, up: &str) -> Result<Value> {
         let obj = match s {
             Value::Object(o) => o,
             Value::Bool(_) => return Ok(s.clone()),
-            _ => return Err(Error::spec(&self.at(pointer), "a schema must be an object")),
+            _ => {
+                return Err(Error::spec(
+                    &self.at(pointer),
+                    format!("a schema must be an object, found {}", json_kind(s)),
+                ));
+            }
         };
         if let Some(r) = obj.get("$ref") {
-            let r = r
-                .as_str()
-                .ok_or_else(|| Error::spec(&self.at(&format!("{pointer}/$ref")), "`$ref` must be a string"))?;
+            let ref_ptr = format!("{pointer}/$ref");
+            let r = r.as_str().ok_or_else(|| {
+                Error::spec(
+                    &self.at(&ref_ptr),
+                    format!("`$ref` must be a string, found {}", json_kind(r)),
+                )
+            })?;
+            if r.is_empty() {
+                return Err(Error::spec(&self.at(&ref_ptr), "an empty `$ref`"));
+            }
             let rewritten = self.rewrite_ref_as(r, "parameters");
             let siblings: Vec<(&String, &Value)> = obj.iter().filter(|(k, _)| k.as_str() != "$ref").collect();
             if siblings.is_empty() {
                 return Ok(json!({ "$ref": rewritten }));
             }
-            // OpenAPI 3.0 ignores keys beside `$ref`; keep them by wrapping the reference in `allOf`.
+            // OpenAPI 3.0 ignores keys beside `$ref`; keep them by wrapping the reference in `allOf`. The
+            // wrapped reference's site is the schema itself.
+            self.moved(&format!("{up}/allOf/0"), pointer);
             let mut out = Map::new();
             out.insert("allOf".into(), json!([{ "$ref": rewritten }]));
             for (k, v) in siblings {
-                self.schema_key(&mut out, k, v, pointer)?;
+                self.schema_key(&mut out, k, v, pointer, up)?;
             }
             return Ok(Value::Object(out));
         }
         let mut out = Map::new();
         for (k, v) in obj {
-            self.schema_key(&mut out, k, v, pointer)?;
+            self.schema_key(&mut out, k, v, pointer, up)?;
         }
         if out.get("type").and_then(Value::as_str) == Some("file") {
             out.insert("type".into(), json!("string"));
@@ -775,38 +1007,50 @@ impl Upconverter<'_> {
         Ok(Value::Object(out))
     }
 
-    fn schema_key(&self, out: &mut Map<String, Value>, k: &str, v: &Value, pointer: &str) -> Result<()> {
-        let ptr = format!("{pointer}/{}", escape_pointer(k));
+    fn schema_key(&self, out: &mut Map<String, Value>, k: &str, v: &Value, pointer: &str, up: &str) -> Result<()> {
+        // Pointers are made only for the keys that need them: this runs for every key of every schema.
+        let ptr = || format!("{pointer}/{}", escape_pointer(k));
+        let up_ptr = || format!("{up}/{}", escape_pointer(k));
         match k {
             "properties" => {
+                let (ptr, up_ptr) = (ptr(), up_ptr());
                 let mut props = Map::new();
                 for (name, ps) in self.object(v, &ptr)? {
+                    let name_ptr = escape_pointer(name);
                     props.insert(
                         name.clone(),
-                        self.schema(ps, &format!("{ptr}/{}", escape_pointer(name)))?,
+                        self.schema(ps, &format!("{ptr}/{name_ptr}"), &format!("{up_ptr}/{name_ptr}"))?,
                     );
                 }
                 out.insert(k.into(), Value::Object(props));
             }
             "items" | "not" => {
-                out.insert(k.into(), self.schema(v, &ptr)?);
+                out.insert(k.into(), self.schema(v, &ptr(), &up_ptr())?);
             }
             "additionalProperties" => {
                 let converted = match v {
                     Value::Bool(_) => v.clone(),
-                    _ => self.schema(v, &ptr)?,
+                    _ => self.schema(v, &ptr(), &up_ptr())?,
                 };
                 out.insert(k.into(), converted);
             }
             "allOf" | "anyOf" | "oneOf" => {
-                let arr = v
-                    .as_array()
-                    .ok_or_else(|| Error::spec(&self.at(&ptr), "expected an array"))?;
+                let (ptr, up_ptr) = (ptr(), up_ptr());
+                let arr = self.array(v, &ptr)?;
+                // `allOf` beside a `$ref` is appended to the `allOf` that wraps the reference.
+                let offset = match out.get(k) {
+                    Some(Value::Array(existing)) => existing.len(),
+                    _ => 0,
+                };
                 let mut items = Vec::new();
                 for (i, item) in arr.iter().enumerate() {
-                    items.push(self.schema(item, &format!("{ptr}/{i}"))?);
+                    let (item_ptr, item_up) = (format!("{ptr}/{i}"), format!("{up_ptr}/{}", i + offset));
+                    items.push(if offset == 0 {
+                        self.schema(item, &item_ptr, &item_up)?
+                    } else {
+                        self.moved_schema(item, &item_ptr, &item_up)?
+                    });
                 }
-                // `allOf` beside the `$ref`-wrapping `allOf` of the same schema: append.
                 if let Some(Value::Array(existing)) = out.get_mut(k) {
                     existing.extend(items);
                 } else {
@@ -816,9 +1060,30 @@ impl Upconverter<'_> {
             "x-nullable" => {
                 out.insert("nullable".into(), v.clone());
             }
+            "type" => {
+                let name = v.as_str().ok_or_else(|| {
+                    Error::spec(
+                        &self.at(&ptr()),
+                        format!("`type` must be a string, found {}", json_kind(v)),
+                    )
+                })?;
+                if !SCHEMA_TYPES.contains(&name) {
+                    return Err(Error::spec(
+                        &self.at(&ptr()),
+                        format!("unknown type {name:?} (expected one of {})", SCHEMA_TYPES.join(", ")),
+                    ));
+                }
+                out.insert(k.into(), v.clone());
+            }
             "discriminator" => {
                 let name = v.as_str().ok_or_else(|| {
-                    Error::spec(&self.at(&ptr), "a Swagger 2.0 discriminator must be a property name")
+                    Error::spec(
+                        &self.at(&ptr()),
+                        format!(
+                            "a Swagger 2.0 discriminator must be a property name (a string), found {}",
+                            json_kind(v)
+                        ),
+                    )
                 })?;
                 out.insert(k.into(), json!({ "propertyName": name }));
             }

@@ -184,8 +184,8 @@ fn version_files(files: &mut BTreeMap<PathBuf, String>, v: &VersionOutput<'_>) -
     let path = format!("{base}/mod.rs");
     files.insert(PathBuf::from(&path), finish(&head, version_mod, &path)?);
 
-    let mut modules: BTreeSet<String> = ir.types.values().map(|t| t.module.clone()).collect();
-    modules.extend(ir.resources.iter().map(|r| r.module.clone()));
+    // A resource whose types all live in `shared` (two PUT paths with one body type) gets no file of its own.
+    let modules: BTreeSet<String> = ir.types.values().map(|t| t.module.clone()).collect();
     let emitter = rust::Emitter::new(ir);
     for module in &modules {
         let path = format!("{base}/arm/{module}.rs");

@@ -194,6 +194,7 @@ impl<'a> Emitter<'a> {
             .any(|d| d.module == module && matches!(d.kind, TypeKind::Object(_)));
         let map_import = if uses_map {
             quote!(
+                #[allow(unused_imports)]
                 use std::collections::BTreeMap;
             )
         } else {
@@ -206,7 +207,6 @@ impl<'a> Emitter<'a> {
             use armgen_runtime::UnknownFields;
             #[allow(unused_imports)]
             use serde::{Deserialize, Serialize};
-            #[allow(unused_imports)]
             #map_import
             #(#items)*
         })

@@ -191,6 +191,8 @@ struct Lower<'a> {
     diagnostics: Vec<Diagnostic>,
     /// Discriminator base target → the targets whose `allOf` names it.
     children: Option<BTreeMap<Target, Vec<Target>>>,
+    /// The aliases being inlined, innermost last: an alias that contains itself has no inline form.
+    inlining: Vec<Target>,
 }
 
 impl<'a> Lower<'a> {
@@ -202,6 +204,7 @@ impl<'a> Lower<'a> {
             types: BTreeMap::new(),
             diagnostics: Vec::new(),
             children: None,
+            inlining: Vec::new(),
         }
     }
 
@@ -455,7 +458,16 @@ impl<'a> Lower<'a> {
             return Ok(TypeRef::Named(self.named(target)?));
         }
         // A primitive, array or map alias: inline it.
-        self.inline_type(&target.file.clone(), &target.pointer.clone(), suggested, resolved)
+        if self.inlining.contains(target) {
+            return Err(Error::spec(
+                &self.specs.location(&target.file, &target.pointer),
+                "an array or map alias that contains itself (with no object in between) has no Rust type",
+            ));
+        }
+        self.inlining.push(target.clone());
+        let inlined = self.inline_type(&target.file.clone(), &target.pointer.clone(), suggested, resolved);
+        self.inlining.pop();
+        inlined
     }
 
     fn inline_type(&mut self, file: &Path, pointer: &str, suggested: &str, s: &Schema) -> Result<TypeRef> {

@@ -50,8 +50,51 @@ const NON_RAW_KEYWORDS: &[&str] = &["self", "super", "crate", "Self"];
 pub const UNKNOWN_FIELDS: &str = "unknown_fields";
 
 pub fn run(ir: &mut Ir) {
+    name_kinds(ir);
     name_types(ir);
     name_fields(ir);
+}
+
+/// The kind an ARM type suggests: its last type segment, singular, in UpperCamelCase
+/// (`Microsoft.X/managedClusters/agentPools` → `AgentPool`).
+fn kind_from_arm_type(arm_type: &str) -> String {
+    let last = arm_type.rsplit('/').next().unwrap_or(arm_type);
+    let singular = last.strip_suffix('s').filter(|s| !s.is_empty()).unwrap_or(last);
+    variant_ident(singular)
+}
+
+/// Two resources with one kind (two PUT paths with the same body schema) would collide in every table keyed
+/// by kind. The resource whose ARM type suggests the kind keeps it; the others take the kind their ARM type
+/// suggests, with a numeric suffix if that is taken too. Reported.
+fn name_kinds(ir: &mut Ir) {
+    let mut order: Vec<usize> = (0..ir.resources.len()).collect();
+    order.sort_by_key(|&i| {
+        let r = &ir.resources[i];
+        (kind_from_arm_type(&r.arm_type) != r.kind, r.arm_type.clone())
+    });
+    let mut taken: BTreeSet<String> = BTreeSet::new();
+    for i in order {
+        let r = &mut ir.resources[i];
+        if taken.insert(r.kind.clone()) {
+            continue;
+        }
+        let candidate = kind_from_arm_type(&r.arm_type);
+        let mut kind = candidate.clone();
+        let mut n = 1;
+        while taken.contains(&kind) {
+            n += 1;
+            kind = format!("{candidate}{n}");
+        }
+        ir.diagnostics.push(Diagnostic {
+            at: r.path.clone(),
+            message: format!(
+                "kind {} is already taken by another resource; {} is named {kind}",
+                r.kind, r.arm_type
+            ),
+        });
+        taken.insert(kind.clone());
+        r.kind = kind;
+    }
 }
 
 fn name_types(ir: &mut Ir) {
