@@ -187,9 +187,9 @@ impl Builder {
                 let t = Instant::now();
                 let mut ir = passes::lower::lower(&specs, &resources, &version.arm_api_version)?;
                 timings.add("lower", t.elapsed());
-                let t = Instant::now();
-                matched_overrides.extend(passes::run_all(&mut ir, &group.overrides));
-                timings.add("passes", t.elapsed());
+                matched_overrides.extend(passes::run_all_timed(&mut ir, &group.overrides, &mut |pass, d| {
+                    timings.add(pass, d)
+                }));
                 summaries.push(VersionSummary {
                     group: group_name.clone(),
                     kube_version: kube_version.clone(),
