@@ -36,6 +36,9 @@ pub struct GroupConfig {
     pub provider: String,
     /// The folder under the spec root that the versions' `specFiles` are relative to.
     pub spec_folder: PathBuf,
+    /// The Kubernetes API group of the custom resources (default: `<group name>.azure.com`).
+    #[serde(default)]
+    pub kubernetes_group: Option<String>,
     /// Kubernetes version (e.g. `v1beta1`) → ARM API version and spec files.
     pub versions: BTreeMap<String, VersionConfig>,
     #[serde(default)]
@@ -233,6 +236,15 @@ impl Config {
             }
         }
         Ok(())
+    }
+}
+
+impl GroupConfig {
+    /// The Kubernetes API group: `kubernetesGroup`, else `<name>.azure.com`.
+    pub fn kube_group(&self, name: &str) -> String {
+        self.kubernetes_group
+            .clone()
+            .unwrap_or_else(|| format!("{name}.azure.com"))
     }
 }
 

@@ -108,6 +108,8 @@ pub struct Generation {
     pub versions: Vec<VersionSummary>,
     /// The IR of each version, by `group/version`.
     pub irs: BTreeMap<String, Ir>,
+    /// The Kubernetes shape of every version, by `group/version`.
+    pub kubes: BTreeMap<String, crate::kube::KubeIr>,
     pub timings: Timings,
     pub spec_root: PathBuf,
 }
@@ -156,6 +158,7 @@ impl Builder {
         timings.add("config", t.elapsed());
 
         let mut irs: BTreeMap<String, Ir> = BTreeMap::new();
+        let mut kubes: BTreeMap<String, crate::kube::KubeIr> = BTreeMap::new();
         let mut meta = Vec::new();
         let mut summaries = Vec::new();
         for (group_name, group) in &config.groups {
@@ -206,6 +209,10 @@ impl Builder {
                     kube_version.clone(),
                     version.storage,
                 ));
+                let t = Instant::now();
+                let shaped = crate::kube::shape(&ir, &group.kube_group(group_name), kube_version, version.storage);
+                timings.add("kube", t.elapsed());
+                kubes.insert(key.clone(), shaped);
                 irs.insert(key, ir);
             }
             let stale_key = |key: &str| Error::Config {
@@ -258,6 +265,7 @@ impl Builder {
             files,
             versions: summaries,
             irs,
+            kubes,
             timings,
             spec_root,
         })

@@ -20,6 +20,7 @@ pub mod emit;
 pub mod error;
 pub mod generate;
 pub mod ir;
+pub mod kube;
 pub mod load;
 pub mod passes;
 

@@ -3,6 +3,7 @@
 //! What is here is what every generated file needs: resource metadata, the error for an unknown value of a
 //! closed enum, and [`Nullable`] for properties where `null` differs from absent.
 
+pub mod kube;
 pub mod nullable;
 pub mod unknown;
 

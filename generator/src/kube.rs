@@ -1,0 +1,448 @@
+//! The Kubernetes shape of a version's resources: custom resources with a `spec` a user writes and a
+//! `status` the service fills, derived from the ARM IR after every ARM pass has run.
+//!
+//! Rules (DESIGN §3.4):
+//! - **spec** holds the writable properties: `readOnly` ones are left out. **status** holds every property the
+//!   service returns, except secrets.
+//! - At the resource root, the ARM `properties` envelope (and any other `x-ms-client-flatten` object) is
+//!   flattened: its properties become spec/status fields of their own; each field remembers its path in the
+//!   ARM payload (`arm_path`), which the conversions follow. Deeper `x-ms-client-flatten` is kept nested (AKS
+//!   has none). A flattened name that collides with a root name is prefixed with the envelope's name and
+//!   reported.
+//! - `x-ms-secret` properties become [`KubeRef::Secret`] in spec (a `{name, key}` reference to a Kubernetes
+//!   Secret) and are absent from status.
+//! - `format: arm-id` strings become [`KubeRef::ResourceRef`] in spec (an ARM ID, or another custom resource).
+//! - The spec root gains `azureName` (the ARM resource name; defaults to `metadata.name`) and `owner` (the
+//!   resource group of a top-level resource, or the parent custom resource of a child resource); the status
+//!   root gains `conditions` and `operatorStatus`.
+//! - Enums and discriminated unions are shared with the ARM types (same wire values).
+//! - A property whose immutability the spec declares (`x-ms-mutability` without `update`) is marked
+//!   `immutable` (CRD: `self == oldSelf`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use heck::ToSnakeCase;
+use serde::Serialize;
+
+use crate::discover::Scope;
+use crate::ir::{Diagnostic, Ir, ObjectType, Primitive, Property, TypeId, TypeKind, TypeRef, Validation};
+
+/// `spec:<arm type id>` or `status:<arm type id>`.
+pub type KubeTypeId = String;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Family {
+    Spec,
+    Status,
+}
+
+impl Family {
+    pub fn module(self) -> &'static str {
+        match self {
+            Family::Spec => "spec",
+            Family::Status => "status",
+        }
+    }
+}
+
+/// The Kubernetes shape of one API version.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct KubeIr {
+    /// The Kubernetes API group, e.g. `containerservice.azure.com`.
+    pub group: String,
+    /// The Kubernetes version, e.g. `v2alpha1`.
+    pub version: String,
+    pub storage: bool,
+    pub resources: Vec<KubeResource>,
+    /// Nested spec and status object types (the roots are in [`KubeResource`]).
+    pub types: BTreeMap<KubeTypeId, KubeType>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KubeResource {
+    pub kind: String,
+    /// Lowercase plural, e.g. `managedclusters`.
+    pub plural: String,
+    pub arm_type: String,
+    /// The ARM module the resource's types live in (`managed_cluster`).
+    pub module: String,
+    /// The ARM payload type (the PUT body).
+    pub arm_body: TypeId,
+    pub owner: Owner,
+    pub spec_fields: Vec<KubeField>,
+    pub status_fields: Vec<KubeField>,
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum Owner {
+    /// A top-level resource in a resource group.
+    ResourceGroup,
+    /// A child resource: the parent's kind.
+    Parent(String),
+    /// A scope armgen does not model an owner for (tenant, subscription, extension resources).
+    Unsupported,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KubeType {
+    pub family: Family,
+    pub rust_name: String,
+    /// The ARM type this one mirrors.
+    pub source: TypeId,
+    pub description: Option<String>,
+    pub fields: Vec<KubeField>,
+    /// The module (file stem) under `spec/` or `status/`: the ARM type's module.
+    pub module: String,
+}
+
+/// What a synthetic root field is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Special {
+    /// A field mirroring an ARM property.
+    None,
+    AzureName,
+    Owner,
+    Conditions,
+    OperatorStatus,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KubeField {
+    /// The JSON name in the custom resource.
+    pub json_name: String,
+    pub rust_name: String,
+    pub ty: KubeRef,
+    /// JSON names from the mirrored ARM object down to the property (`[properties, kubernetesVersion]`); empty
+    /// for synthetic fields.
+    pub arm_path: Vec<String>,
+    /// The ARM properties along `arm_path` (for Option-ness and types in conversions).
+    #[serde(skip)]
+    pub arm_props: Vec<Property>,
+    /// Required in the ARM payload (and writable): the CRD requires it.
+    pub required: bool,
+    pub immutable: bool,
+    pub description: Option<String>,
+    pub validation: Validation,
+    pub identifiers: Option<Vec<String>>,
+    pub boxed: bool,
+    pub special: Special,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum KubeRef {
+    Kube(KubeTypeId),
+    /// An ARM enum, shared (same values on the wire and in the custom resource).
+    ArmEnum(TypeId),
+    /// An ARM discriminated union, shared.
+    ArmUnion(TypeId),
+    Primitive(Primitive),
+    Array(Box<KubeRef>),
+    Map(Box<KubeRef>),
+    Json,
+    /// `armgen_runtime::kube::SecretReference`.
+    Secret,
+    /// `armgen_runtime::kube::ResourceReference`.
+    ResourceRef,
+}
+
+impl KubeRef {
+    pub fn kube_type(&self) -> Option<&KubeTypeId> {
+        match self {
+            KubeRef::Kube(id) => Some(id),
+            KubeRef::Array(inner) | KubeRef::Map(inner) => inner.kube_type(),
+            _ => None,
+        }
+    }
+}
+
+/// Shapes the resources of `ir` for Kubernetes.
+pub fn shape(ir: &Ir, group: &str, version: &str, storage: bool) -> KubeIr {
+    let mut cx = Shaper {
+        ir,
+        types: BTreeMap::new(),
+        diagnostics: Vec::new(),
+        in_progress: BTreeSet::new(),
+    };
+    let mut resources = Vec::new();
+    for r in &ir.resources {
+        let Some(def) = ir.types.get(&r.body_type) else {
+            continue;
+        };
+        let TypeKind::Object(body) = &def.kind else {
+            cx.diagnostics.push(Diagnostic {
+                at: def.origin.clone(),
+                message: "a resource body that is not an object has no custom resource".into(),
+            });
+            continue;
+        };
+        let owner = match (r.parents.last(), &r.scope) {
+            (Some(parent), _) => match ir.resources.iter().find(|p| &p.arm_type == parent) {
+                Some(p) => Owner::Parent(p.kind.clone()),
+                None => Owner::Unsupported,
+            },
+            (None, Scope::ResourceGroup) => Owner::ResourceGroup,
+            (None, _) => Owner::Unsupported,
+        };
+        let mut spec_fields = vec![synthetic(
+            "azureName",
+            KubeRef::Primitive(Primitive::String),
+            Special::AzureName,
+            "The name of the resource in Azure. Defaults to `metadata.name`.",
+        )];
+        if owner != Owner::Unsupported {
+            spec_fields.push(synthetic(
+                "owner",
+                KubeRef::Json,
+                Special::Owner,
+                match &owner {
+                    Owner::ResourceGroup => {
+                        "The resource group the resource lives in: `name` (in the operator's subscription) or `armId`."
+                    }
+                    _ => "The parent custom resource, by `name`, in the same namespace.",
+                },
+            ));
+        }
+        spec_fields.extend(cx.root_fields(body, Family::Spec));
+        let mut status_fields = cx.root_fields(body, Family::Status);
+        status_fields.push(synthetic(
+            "conditions",
+            KubeRef::Json,
+            Special::Conditions,
+            "The conditions of the resource; `Ready` says whether it is in sync with Azure.",
+        ));
+        status_fields.push(synthetic(
+            "operatorStatus",
+            KubeRef::Json,
+            Special::OperatorStatus,
+            "What the operator records about its work: known differences, the operation in flight.",
+        ));
+        dedupe_names(&mut spec_fields, &def.origin, &mut cx.diagnostics);
+        dedupe_names(&mut status_fields, &def.origin, &mut cx.diagnostics);
+        resources.push(KubeResource {
+            plural: format!("{}s", r.kind.to_ascii_lowercase()),
+            kind: r.kind.clone(),
+            arm_type: r.arm_type.clone(),
+            module: r.module.clone(),
+            arm_body: r.body_type.clone(),
+            owner,
+            spec_fields,
+            status_fields,
+            description: def.description.clone(),
+        });
+    }
+    let mut types = cx.types;
+    prune_empty(&mut types, &mut resources);
+    KubeIr {
+        group: group.to_string(),
+        version: version.to_string(),
+        storage,
+        resources,
+        types,
+        diagnostics: cx.diagnostics,
+    }
+}
+
+/// Drops object fields whose type has no field at all (a writable property all of whose own properties are
+/// read-only, such as `properties.status` in spec), repeatedly, and the types nothing references any more.
+fn prune_empty(types: &mut BTreeMap<KubeTypeId, KubeType>, resources: &mut [KubeResource]) {
+    loop {
+        let empty: BTreeSet<KubeTypeId> = types
+            .iter()
+            .filter(|(_, t)| t.fields.is_empty())
+            .map(|(id, _)| id.clone())
+            .collect();
+        if empty.is_empty() {
+            break;
+        }
+        let keep = |f: &KubeField| !f.ty.kube_type().is_some_and(|id| empty.contains(id));
+        for t in types.values_mut() {
+            t.fields.retain(keep);
+        }
+        for r in resources.iter_mut() {
+            r.spec_fields.retain(keep);
+            r.status_fields.retain(keep);
+        }
+        types.retain(|id, _| !empty.contains(id));
+    }
+}
+
+fn synthetic(name: &str, ty: KubeRef, special: Special, doc: &str) -> KubeField {
+    KubeField {
+        json_name: name.to_string(),
+        rust_name: name.to_snake_case(),
+        ty,
+        arm_path: Vec::new(),
+        arm_props: Vec::new(),
+        required: false,
+        immutable: special == Special::AzureName || special == Special::Owner,
+        description: Some(doc.to_string()),
+        validation: Validation::default(),
+        identifiers: None,
+        boxed: false,
+        special,
+    }
+}
+
+/// Two fields with one JSON or Rust name (a flattened property named like a root one): the later one is
+/// prefixed with its envelope's name. Reported.
+fn dedupe_names(fields: &mut [KubeField], origin: &str, diagnostics: &mut Vec<Diagnostic>) {
+    let mut taken: BTreeSet<String> = BTreeSet::new();
+    for f in fields.iter_mut() {
+        if taken.insert(f.json_name.clone()) {
+            continue;
+        }
+        let prefix = f.arm_path.first().cloned().unwrap_or_else(|| "field".into());
+        let mut json = format!("{prefix}{}", upper_first(&f.json_name));
+        let mut n = 1;
+        while taken.contains(&json) {
+            n += 1;
+            json = format!("{prefix}{}{n}", upper_first(&f.json_name));
+        }
+        diagnostics.push(Diagnostic {
+            at: origin.to_string(),
+            message: format!(
+                "custom resource field {} is taken; {} is named {json}",
+                f.json_name,
+                f.arm_path.join(".")
+            ),
+        });
+        f.rust_name = crate::passes::names::field_ident(&json.to_snake_case());
+        f.json_name = json.clone();
+        taken.insert(json);
+    }
+}
+
+fn upper_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(first) => first.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+struct Shaper<'a> {
+    ir: &'a Ir,
+    types: BTreeMap<KubeTypeId, KubeType>,
+    diagnostics: Vec<Diagnostic>,
+    in_progress: BTreeSet<KubeTypeId>,
+}
+
+fn included(p: &Property, family: Family) -> bool {
+    match family {
+        Family::Spec => !p.read_only,
+        Family::Status => !p.secret,
+    }
+}
+
+impl Shaper<'_> {
+    fn object_of(&self, ty: &TypeRef) -> Option<&ObjectType> {
+        match ty {
+            TypeRef::Named(id) => match &self.ir.types.get(id)?.kind {
+                TypeKind::Object(o) => Some(o),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn root_fields(&mut self, body: &ObjectType, family: Family) -> Vec<KubeField> {
+        let mut out = Vec::new();
+        for p in &body.properties {
+            if !included(p, family) {
+                continue;
+            }
+            let envelope = (p.client_flatten || p.name == "properties") && self.object_of(&p.ty).is_some();
+            if envelope {
+                let inner = self.object_of(&p.ty).cloned().unwrap_or_default();
+                for q in &inner.properties {
+                    if !included(q, family) {
+                        continue;
+                    }
+                    if let Some(f) = self.field(&[p.clone(), q.clone()], family) {
+                        out.push(f);
+                    }
+                }
+            } else if let Some(f) = self.field(std::slice::from_ref(p), family) {
+                out.push(f);
+            }
+        }
+        out
+    }
+
+    /// The field for the last property of `path` (the ARM properties from the mirrored object down).
+    fn field(&mut self, path: &[Property], family: Family) -> Option<KubeField> {
+        let p = path.last()?;
+        let ty = self.kube_ref(&p.ty, p, family)?;
+        let immutable = p
+            .mutability
+            .as_ref()
+            .is_some_and(|m| m.iter().any(|x| x == "create") && !m.iter().any(|x| x == "update"));
+        Some(KubeField {
+            json_name: p.name.clone(),
+            rust_name: p.rust_name.clone(),
+            ty,
+            arm_path: path.iter().map(|q| q.name.clone()).collect(),
+            arm_props: path.to_vec(),
+            required: family == Family::Spec && path.iter().all(|q| q.required && !q.read_only),
+            immutable: family == Family::Spec && immutable,
+            description: p.description.clone(),
+            validation: p.validation.clone(),
+            identifiers: p.identifiers.clone(),
+            boxed: p.boxed,
+            special: Special::None,
+        })
+    }
+
+    fn kube_ref(&mut self, ty: &TypeRef, p: &Property, family: Family) -> Option<KubeRef> {
+        Some(match ty {
+            TypeRef::Named(id) => match &self.ir.types.get(id)?.kind {
+                TypeKind::Object(_) => KubeRef::Kube(self.object(id, family)),
+                TypeKind::Enum(_) => KubeRef::ArmEnum(id.clone()),
+                TypeKind::Union(_) => KubeRef::ArmUnion(id.clone()),
+            },
+            TypeRef::Primitive(Primitive::String) if family == Family::Spec && p.secret => KubeRef::Secret,
+            TypeRef::Primitive(Primitive::String)
+                if family == Family::Spec && p.format.as_deref() == Some("arm-id") =>
+            {
+                KubeRef::ResourceRef
+            }
+            TypeRef::Primitive(prim) => KubeRef::Primitive(*prim),
+            TypeRef::Array(inner) => KubeRef::Array(Box::new(self.kube_ref(inner, p, family)?)),
+            TypeRef::Map(inner) => KubeRef::Map(Box::new(self.kube_ref(inner, p, family)?)),
+            TypeRef::Json => KubeRef::Json,
+        })
+    }
+
+    /// The spec or status projection of the ARM object `id`.
+    fn object(&mut self, id: &TypeId, family: Family) -> KubeTypeId {
+        let kid = format!("{}:{id}", family.module());
+        if self.types.contains_key(&kid) || !self.in_progress.insert(kid.clone()) {
+            return kid;
+        }
+        let Some(def) = self.ir.types.get(id) else { return kid };
+        let TypeKind::Object(o) = &def.kind else { return kid };
+        let mut fields = Vec::new();
+        for p in &o.properties {
+            if included(p, family) {
+                if let Some(f) = self.field(std::slice::from_ref(p), family) {
+                    fields.push(f);
+                }
+            }
+        }
+        self.types.insert(
+            kid.clone(),
+            KubeType {
+                family,
+                rust_name: def.rust_name.clone(),
+                source: id.clone(),
+                description: def.description.clone(),
+                fields,
+                module: def.module.clone(),
+            },
+        );
+        self.in_progress.remove(&kid);
+        kid
+    }
+}

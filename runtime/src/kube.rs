@@ -1,0 +1,166 @@
+//! What the generated Kubernetes custom resources share: references to secrets, to other resources and to the
+//! owner, the status conditions, and the resolver through which spec → ARM conversions turn references into
+//! values.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A value held in a Kubernetes Secret: `{name, key}` in the custom resource's namespace. Secret values never
+/// appear inline in a spec and never in a status.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+pub struct SecretReference {
+    /// The Secret's name.
+    pub name: String,
+    /// The key within the Secret.
+    pub key: String,
+}
+
+/// A reference to an Azure resource: either its ARM ID, or another custom resource (in the same namespace
+/// unless `namespace` is given) whose ARM ID the operator resolves.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceReference {
+    /// The ARM resource ID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm_id: Option<String>,
+    /// The API group of the referenced custom resource.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// The kind of the referenced custom resource.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The name of the referenced custom resource.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The namespace of the referenced custom resource (default: the referring resource's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+}
+
+impl ResourceReference {
+    /// A reference by ARM ID.
+    pub fn arm_id(id: impl Into<String>) -> Self {
+        ResourceReference {
+            arm_id: Some(id.into()),
+            ..Default::default()
+        }
+    }
+}
+
+/// The owner of a top-level resource: its resource group, by name (in the operator's subscription) or by ARM ID.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceGroupOwner {
+    /// The resource group's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The resource group's ARM ID (`/subscriptions/…/resourceGroups/…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm_id: Option<String>,
+}
+
+/// The owner of a child resource: the parent custom resource, by name, in the same namespace.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+pub struct KnownOwner {
+    /// The parent custom resource's name.
+    pub name: String,
+}
+
+/// A status condition, as Kubernetes conventions have it. The reconciler maintains one of type `Ready`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// RFC 3339 time of the last status change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+/// One difference between desired and actual state that remained right after a successful PUT.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KnownDifference {
+    /// The field path, e.g. `spec.agentPoolProfiles[name=pool1].count`.
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub desired: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual: Option<String>,
+}
+
+/// What the operator records about its own work on a resource.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorStatus {
+    /// Differences the service does not apply; they do not trigger another PUT.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub known_differences: Vec<KnownDifference>,
+    /// The long-running operation in flight, so that polling resumes after a restart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_operation: Option<String>,
+    /// Free-form facts the operator keeps (for example the ARM ID it manages).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// Why a spec could not be turned into an ARM payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConversionError {
+    /// The field, e.g. `spec.servicePrincipalProfile.secret`.
+    pub path: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConversionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+impl std::error::Error for ConversionError {}
+
+/// Turns references into values during spec → ARM conversion. The reconciler implements it against the API
+/// server; [`ArmIdsOnly`] resolves what needs no cluster.
+pub trait Resolver {
+    /// The value of a secret (the reconciler reads the Secret).
+    fn secret(&self, path: &str, reference: &SecretReference) -> Result<String, ConversionError>;
+    /// The ARM ID of a referenced resource.
+    fn resource(&self, path: &str, reference: &ResourceReference) -> Result<String, ConversionError> {
+        match &reference.arm_id {
+            Some(id) => Ok(id.clone()),
+            None => Err(ConversionError {
+                path: path.to_string(),
+                message: format!(
+                    "a reference to the custom resource {}/{} needs a cluster to resolve",
+                    reference.kind.as_deref().unwrap_or("?"),
+                    reference.name.as_deref().unwrap_or("?")
+                ),
+            }),
+        }
+    }
+}
+
+/// A resolver for use without a cluster: ARM-ID references resolve to themselves; secrets stay unresolved and
+/// are written as the placeholder [`SECRET_PLACEHOLDER`] followed by `name/key`, so that a printed payload
+/// shows where a secret goes without containing one.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ArmIdsOnly;
+
+/// The prefix of an unresolved secret in a payload built with [`ArmIdsOnly`].
+pub const SECRET_PLACEHOLDER: &str = "$secret:";
+
+impl Resolver for ArmIdsOnly {
+    fn secret(&self, _path: &str, reference: &SecretReference) -> Result<String, ConversionError> {
+        Ok(format!("{SECRET_PLACEHOLDER}{}/{}", reference.name, reference.key))
+    }
+}
