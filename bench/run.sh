@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Measures what BENCHMARKS.md reports: a full `generate` (wall time, peak memory), the size of the generated
-# crate, and the debug build time of the generated crate per feature. Whole commands, timed with
-# /usr/bin/time; run from the workspace root. Prints Markdown rows.
+# Measures what BENCHMARKS.md reports: a full `generate` (wall time, peak memory, time per stage, and an
+# up-to-date rerun), the size of the generated crate, and the debug build time of the generated crate per
+# feature. Whole commands; run from the workspace root. Prints Markdown. RUNS sets the number of runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export AZURE_REST_API_SPECS="${AZURE_REST_API_SPECS:-$PWD/../shared/azure-rest-api-specs}"
@@ -10,17 +10,50 @@ runs="${RUNS:-5}"
 cargo build -q --release -p armgen
 bin=target/release/armgen
 
-echo "## generate (release binary, $runs runs, into an empty folder)"
+median() { sort -g | awk '{v[NR]=$1} END {if (NR % 2) print v[(NR+1)/2]; else printf "%g\n", (v[NR/2]+v[NR/2+1])/2}'; }
+
+echo "## generate (release binary, $runs runs, both AKS versions, into an empty folder)"
 echo
-echo "| run | wall s | peak RSS MiB |"
+echo "Wall time in ms (clock around the whole process), peak RSS from /usr/bin/time."
+echo
+echo "| run | wall ms | peak RSS MiB |"
 echo "| --- | --- | --- |"
+: >/tmp/armgen-walls; : >/tmp/armgen-rss; : >/tmp/armgen-stages
 for i in $(seq 1 "$runs"); do
   out=$(mktemp -d)
-  /usr/bin/time -f "%e %M" -o /tmp/armgen-time "$bin" generate --out "$out" >/dev/null
-  read -r wall kb </tmp/armgen-time
-  echo "| $i | $wall | $((kb / 1024)) |"
+  t0=$(date +%s%N)
+  /usr/bin/time -f "%M" -o /tmp/armgen-time "$bin" generate --verbose --out "$out" >/tmp/armgen-out 2>/dev/null
+  t1=$(date +%s%N)
+  wall=$(( (t1 - t0) / 1000000 )); rss=$(( $(cat /tmp/armgen-time) / 1024 ))
+  echo "$wall" >>/tmp/armgen-walls; echo "$rss" >>/tmp/armgen-rss
+  # `--verbose` prints "  <stage>  <ms> ms" under "timings:".
+  sed -n '/^timings:/,$p' /tmp/armgen-out | awk '/ ms$/ {print $1, $2}' >>/tmp/armgen-stages
+  echo "| $i | $wall | $rss |"
   rm -rf "$out"
 done
+echo "| **median** | **$(median </tmp/armgen-walls)** | **$(median </tmp/armgen-rss)** |"
+echo
+
+echo "### time per stage (median of $runs runs, ms; from \`armgen generate --verbose\`)"
+echo
+echo "| stage | ms |"
+echo "| --- | --- |"
+for stage in $(awk '!seen[$1]++ {print $1}' /tmp/armgen-stages); do
+  echo "| $stage | $(awk -v s="$stage" '$1 == s {print $2}' /tmp/armgen-stages | median) |"
+done
+echo
+
+echo "### up-to-date regeneration (nothing to write), $runs runs"
+echo
+out=$(mktemp -d)
+"$bin" generate --out "$out" >/dev/null
+: >/tmp/armgen-walls
+for i in $(seq 1 "$runs"); do
+  t0=$(date +%s%N); "$bin" generate --out "$out" >/dev/null; t1=$(date +%s%N)
+  echo $(( (t1 - t0) / 1000000 )) >>/tmp/armgen-walls
+done
+rm -rf "$out"
+echo "- median wall: $(median </tmp/armgen-walls) ms"
 echo
 
 echo "## generated crate"

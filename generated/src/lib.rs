@@ -10,4 +10,4 @@
 pub mod containerservice;
 #[rustfmt::skip]
 mod registry;
-pub use registry::arm_round_trip;
+pub use registry::*;

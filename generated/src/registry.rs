@@ -26,3 +26,54 @@ pub fn arm_round_trip(
         }
     }
 }
+
+/// Imports an ARM payload of `kind` as a custom resource (JSON) of API group `group`, Kubernetes
+/// version `version`; `None` when that group, version (or its feature) or kind does not exist.
+pub fn import_custom_resource(
+    group: &str,
+    version: &str,
+    kind: &str,
+    arm_json: &str,
+    name: &str,
+    namespace: Option<&str>,
+) -> Option<Result<serde_json::Value, serde_json::Error>> {
+    match (group, version) {
+        #[cfg(feature = "v1beta1")]
+        ("containerservice", "v1beta1") => {
+            crate::containerservice::v1beta1::import(kind, arm_json, name, namespace)
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("containerservice", "v2alpha1") => {
+            crate::containerservice::v2alpha1::import(kind, arm_json, name, namespace)
+        }
+        _ => {
+            let _ = (kind, arm_json, name, namespace);
+            None
+        }
+    }
+}
+
+/// The ARM PUT body of a custom resource (JSON) of `kind`, references resolved by `resolver`; `None`
+/// when that group, version (or its feature) or kind does not exist.
+pub fn export_custom_resource(
+    group: &str,
+    version: &str,
+    kind: &str,
+    custom_resource: &serde_json::Value,
+    resolver: &dyn armgen_runtime::kube::Resolver,
+) -> Option<Result<serde_json::Value, armgen_runtime::kube::ConversionError>> {
+    match (group, version) {
+        #[cfg(feature = "v1beta1")]
+        ("containerservice", "v1beta1") => {
+            crate::containerservice::v1beta1::export(kind, custom_resource, resolver)
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("containerservice", "v2alpha1") => {
+            crate::containerservice::v2alpha1::export(kind, custom_resource, resolver)
+        }
+        _ => {
+            let _ = (kind, custom_resource, resolver);
+            None
+        }
+    }
+}

@@ -154,7 +154,8 @@ impl Config {
         Ok(config)
     }
 
-    fn validate(&self, path: &Path) -> Result<()> {
+    /// Checks what the types cannot say (names, one storage version, ...); `path` is only used in errors.
+    pub fn validate(&self, path: &Path) -> Result<()> {
         let err = |key: String, message: String| Error::Config {
             file: path.to_path_buf(),
             key,

@@ -74,6 +74,9 @@ pub enum Error {
     SpecRootMissing { default: PathBuf, tried: String },
     #[error("generated code for {what} does not parse: {message}")]
     Emit { what: String, message: String },
+    /// A bad argument: a builder option, a command-line operand, a line of a structure file; `what` names it.
+    #[error("{what}: {message}")]
+    Invalid { what: String, message: String },
 }
 
 impl Error {

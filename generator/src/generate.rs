@@ -71,7 +71,9 @@ pub fn resolve_spec_root(explicit: Option<&Path>, base: &Path) -> Result<PathBuf
 #[derive(Debug, Clone)]
 pub struct Builder {
     config: PathBuf,
-    specs: Option<PathBuf>,
+    pub(crate) specs: Option<PathBuf>,
+    /// Selection, output and progress options (see [`crate::buildrs`]).
+    pub(crate) options: crate::buildrs::Options,
 }
 
 /// How long each stage took.
@@ -108,6 +110,8 @@ pub struct Generation {
     pub versions: Vec<VersionSummary>,
     /// The IR of each version, by `group/version`.
     pub irs: BTreeMap<String, Ir>,
+    /// Every file read: the config file and every spec document (for `cargo:rerun-if-changed`).
+    pub inputs: BTreeSet<PathBuf>,
     /// The Kubernetes shape of every version, by `group/version`.
     pub kubes: BTreeMap<String, crate::kube::KubeIr>,
     pub timings: Timings,
@@ -139,6 +143,7 @@ impl Builder {
         Builder {
             config: config.into(),
             specs: None,
+            options: Default::default(),
         }
     }
 
@@ -152,7 +157,8 @@ impl Builder {
     pub fn generate(&self) -> Result<Generation> {
         let mut timings = Timings::default();
         let t = Instant::now();
-        let config = Config::load(&self.config)?;
+        let config: Config = self.options.load_config(&self.config)?;
+        let mut inputs: BTreeSet<PathBuf> = self.options.config_file(&self.config).into_iter().collect();
         let base = self.config.parent().map(Path::to_path_buf).unwrap_or_default();
         let spec_root = resolve_spec_root(self.specs.as_deref(), &base)?;
         timings.add("config", t.elapsed());
@@ -165,9 +171,17 @@ impl Builder {
             let mut matched_overrides = BTreeSet::new();
             let mut matched_resources = BTreeSet::new();
             for (kube_version, version) in &group.versions {
+                if !self.options.selects_version(group_name, kube_version) {
+                    continue;
+                }
+                self.options.report(crate::buildrs::Progress::Version {
+                    name: format!("{group_name}/{kube_version}"),
+                    api_version: version.arm_api_version.clone(),
+                });
                 let t = Instant::now();
                 let files: Vec<PathBuf> = version.spec_files.iter().map(|f| group.spec_folder.join(f)).collect();
                 let specs = SpecSet::load(&spec_root, &files)?;
+                inputs.extend(specs.docs.keys().cloned());
                 timings.add("load", t.elapsed());
 
                 let t = Instant::now();
@@ -185,6 +199,7 @@ impl Builder {
                         r.name = kind.clone();
                     }
                 }
+                resources.retain(|r| self.options.selects_resource(&r.name, &r.arm_type));
                 timings.add("discover", t.elapsed());
 
                 let t = Instant::now();
@@ -221,24 +236,26 @@ impl Builder {
                 message: "matches nothing in any version of the specs; remove or fix it".into(),
             };
             for key in passes::overrides::declared(&group.overrides) {
-                if !matched_overrides.contains(&key) {
+                if !matched_overrides.contains(&key) && !self.options.is_filtered() {
                     return Err(stale_key(&key));
                 }
             }
             for arm_type in &group.resources.exclude {
                 let key = format!("resources.exclude.{arm_type}");
-                if !matched_resources.contains(&key) {
+                if !matched_resources.contains(&key) && !self.options.is_filtered() {
                     return Err(stale_key(&key));
                 }
             }
             for arm_type in group.resources.rename.keys() {
                 let key = format!("resources.rename.{arm_type}");
-                if !matched_resources.contains(&key) {
+                if !matched_resources.contains(&key) && !self.options.is_filtered() {
                     return Err(stale_key(&key));
                 }
             }
         }
 
+        self.options.check_selection(&irs)?;
+        self.options.report(crate::buildrs::Progress::Emit);
         let t = Instant::now();
         let outputs: Vec<VersionOutput<'_>> = meta
             .iter()
@@ -249,6 +266,7 @@ impl Builder {
                     kube_version: kube,
                     storage: *storage,
                     ir,
+                    kube: kubes.get(key).filter(|_| self.options.kubernetes()),
                 })
             })
             .collect();
@@ -259,12 +277,22 @@ impl Builder {
             .unwrap_or_else(|| "Generated Rust types for Azure Resource Manager APIs".to_string());
         let mut files = emit::crate_files(&config.output.crate_name, &description, &outputs)?;
         files.insert(PathBuf::from("REPORT.md"), emit::report(&outputs));
+        if self.options.kubernetes() {
+            files.extend(emit::crd::files(&kubes, &irs)?); // crds/<plural>.<group>.yaml
+        }
         timings.add("emit", t.elapsed());
+        let t = Instant::now();
+        files.extend(crate::structure::files(&outputs)?);
+        timings.add("structure", t.elapsed());
         drop(outputs);
+        let t = Instant::now();
+        let files = self.options.finish(files, &irs)?;
+        timings.add("options", t.elapsed());
         Ok(Generation {
             files,
             versions: summaries,
             irs,
+            inputs,
             kubes,
             timings,
             spec_root,

@@ -246,17 +246,32 @@ pub fn shape(ir: &Ir, group: &str, version: &str, storage: bool) -> KubeIr {
 
 /// Drops object fields whose type has no field at all (a writable property all of whose own properties are
 /// read-only, such as `properties.status` in spec), repeatedly, and the types nothing references any more.
+/// Empty types inside maps and arrays stay: their keys and count carry information
+/// (`identity.userAssignedIdentities` maps identity IDs to objects whose properties are all read-only).
 fn prune_empty(types: &mut BTreeMap<KubeTypeId, KubeType>, resources: &mut [KubeResource]) {
     loop {
+        let mut held: BTreeSet<KubeTypeId> = BTreeSet::new();
+        let all_fields = types.values().flat_map(|t| t.fields.iter()).chain(
+            resources
+                .iter()
+                .flat_map(|r| r.spec_fields.iter().chain(r.status_fields.iter())),
+        );
+        for f in all_fields {
+            if !matches!(f.ty, KubeRef::Kube(_))
+                && let Some(id) = f.ty.kube_type()
+            {
+                held.insert(id.clone());
+            }
+        }
         let empty: BTreeSet<KubeTypeId> = types
             .iter()
-            .filter(|(_, t)| t.fields.is_empty())
+            .filter(|(id, t)| t.fields.is_empty() && !held.contains(*id))
             .map(|(id, _)| id.clone())
             .collect();
         if empty.is_empty() {
             break;
         }
-        let keep = |f: &KubeField| !f.ty.kube_type().is_some_and(|id| empty.contains(id));
+        let keep = |f: &KubeField| !matches!(&f.ty, KubeRef::Kube(id) if empty.contains(id));
         for t in types.values_mut() {
             t.fields.retain(keep);
         }

@@ -14,6 +14,8 @@
 //!
 //! Use [`Builder`] from a `build.rs` or another tool; the `armgen` binary wraps it.
 
+pub mod apidiff;
+pub mod buildrs;
 pub mod config;
 pub mod discover;
 pub mod emit;
@@ -23,6 +25,9 @@ pub mod ir;
 pub mod kube;
 pub mod load;
 pub mod passes;
+pub mod rewrite;
+pub mod structure;
+pub mod ui;
 
 pub use config::Config;
 pub use error::{Error, Location, Result};

@@ -1,9 +1,18 @@
-//! `armgen`: regenerate the generated crate, or check that it is up to date.
+//! `armgen`: regenerate the generated crate, check that it is up to date, or report API changes between
+//! two versions.
+//!
+//! Exit codes: 0 success (`check`: up to date; `diff`: report printed), 1 `check` found stale files (or
+//! `diff --exit-code` found API changes), 2 error (including a bad command line).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
+use armgen::apidiff::{self, Operand};
+use armgen::buildrs::Progress;
+use armgen::ui::{self, Style};
 use armgen::{Builder, Generation, Stale};
 use clap::{Args, Parser, Subcommand};
 
@@ -11,9 +20,14 @@ use clap::{Args, Parser, Subcommand};
 #[command(
     name = "armgen",
     version,
-    about = "Generates Rust types for Azure ARM APIs from their OpenAPI specs"
+    about = "Generates Rust types for Azure ARM APIs from their OpenAPI specs",
+    after_help = "Exit codes: 0 success; 1 `check` found stale files (or `diff --exit-code` found API changes); \
+                  2 error."
 )]
 struct Cli {
+    /// Print the spec root, resources, the time of every pass and the files written; progress on stderr.
+    #[arg(short, long, global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -32,54 +46,167 @@ struct Common {
     out: PathBuf,
 }
 
+#[derive(Args, Clone)]
+struct CheckArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Also print a unified diff of every stale file.
+    #[arg(long)]
+    diff: bool,
+}
+
+#[derive(Args, Clone)]
+struct DiffArgs {
+    /// The old side: a Kubernetes version of the configuration (`v1beta1` or `containerservice/v1beta1`),
+    /// a spec file (JSON), an API structure file (`generated/api/*.txt`) or a generated tree (a folder).
+    old: String,
+    /// The new side, as OLD.
+    new: String,
+    /// The generator configuration (for versions).
+    #[arg(long, default_value = "azure-arm.yaml")]
+    config: PathBuf,
+    /// The spec root (for versions, and for spec files under it).
+    #[arg(long)]
+    specs: Option<PathBuf>,
+    /// Exit with 1 when there are API changes (as `git diff --exit-code`).
+    #[arg(long)]
+    exit_code: bool,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Generate the crate into --out and print a summary.
     Generate(Common),
-    /// Exit non-zero, listing the stale files, when --out differs from what `generate` would write.
-    Check(Common),
-    /// Like `check`, and print a unified diff of every stale file.
-    Diff(Common),
+    /// Exit with 1, listing the stale files, when --out differs from what `generate` would write.
+    Check(CheckArgs),
+    /// Print a Markdown report of the API changes between two versions, spec files or generated trees.
+    Diff(DiffArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli.command) {
+    match run(cli.command, cli.verbose) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!(
+                "{}",
+                ui::render_error(
+                    &e,
+                    Style {
+                        color: ui::stderr_color()
+                    }
+                )
+            );
             ExitCode::from(2)
         }
     }
 }
 
-fn build(common: &Common) -> armgen::Result<Generation> {
-    let mut builder = Builder::new(&common.config);
-    if let Some(specs) = &common.specs {
-        builder = builder.specs(specs);
-    }
-    builder.generate()
+/// Progress on stderr: one line per step with `--verbose`; otherwise a status line that is overwritten and
+/// cleared, only on a terminal.
+struct ProgressOutput {
+    verbose: bool,
+    transient: bool,
+    used: Arc<Mutex<bool>>,
 }
 
-fn run(command: Command) -> armgen::Result<ExitCode> {
+impl ProgressOutput {
+    fn new(verbose: bool) -> Self {
+        ProgressOutput {
+            verbose,
+            transient: !verbose && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            used: Arc::new(Mutex::new(false)),
+        }
+    }
+
+    fn attach(&self, builder: Builder) -> Builder {
+        if !self.verbose && !self.transient {
+            return builder;
+        }
+        let (verbose, used) = (self.verbose, self.used.clone());
+        let total = Arc::new(AtomicUsize::new(0));
+        let done = Arc::new(AtomicUsize::new(0));
+        let start = Instant::now();
+        builder.progress(move |p| {
+            let line = match p {
+                Progress::Start { versions } => {
+                    total.store(versions.len(), Ordering::Relaxed);
+                    return;
+                }
+                Progress::Version { name, api_version } => {
+                    let i = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    format!(
+                        "[{i}/{}] {name} (ARM {api_version}): load, lower, passes",
+                        total.load(Ordering::Relaxed)
+                    )
+                }
+                Progress::Emit => "emit Rust".to_string(),
+            };
+            if verbose {
+                eprintln!("{:>7.3} s  {line}", start.elapsed().as_secs_f64());
+            } else {
+                eprint!("\r\x1b[2Karmgen: {line}…");
+                if let Ok(mut u) = used.lock() {
+                    *u = true;
+                }
+            }
+        })
+    }
+
+    fn clear(&self) {
+        if self.used.lock().map(|u| *u).unwrap_or(false) {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
+fn builder(config: &PathBuf, specs: &Option<PathBuf>) -> Builder {
+    let mut builder = Builder::new(config);
+    if let Some(specs) = specs {
+        builder = builder.specs(specs);
+    }
+    builder
+}
+
+fn build(common: &Common, verbose: bool) -> armgen::Result<Generation> {
+    let progress = ProgressOutput::new(verbose);
+    let result = progress.attach(builder(&common.config, &common.specs)).generate();
+    progress.clear();
+    result
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:>8.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn run(command: Command, verbose: bool) -> armgen::Result<ExitCode> {
     let start = Instant::now();
     match command {
         Command::Generate(common) => {
-            let generation = build(&common)?;
+            let generation = build(&common, verbose)?;
             let t = Instant::now();
             let (written, removed) = generation.write(&common.out)?;
             let write_time = t.elapsed();
-            summary(&generation);
-            println!("timings:");
-            for (stage, d) in &generation.timings.stages {
-                println!("  {stage:<10} {:>8.1} ms", d.as_secs_f64() * 1000.0);
+            summary(&generation, verbose);
+            if verbose {
+                println!("timings:");
+                for (stage, d) in &generation.timings.stages {
+                    println!("  {stage:<10} {}", ms(*d));
+                }
+                println!("  {:<10} {}", "write", ms(write_time));
+                println!("  {:<10} {}", "total", ms(start.elapsed()));
+                for p in &written {
+                    println!("written: {}", p.display());
+                }
+                for p in &removed {
+                    println!("removed: {}", p.display());
+                }
             }
-            println!("  {:<10} {:>8.1} ms", "write", write_time.as_secs_f64() * 1000.0);
             println!(
-                "{} files ({} Rust lines) in {}: {} written, {} removed, {} unchanged; {:.2} s in all",
+                "{}: {} files ({} Rust lines), {} written, {} removed, {} unchanged in {:.2} s",
+                common.out.display(),
                 generation.files.len(),
                 generation.rust_lines(),
-                common.out.display(),
                 written.len(),
                 removed.len(),
                 generation.files.len() - written.len(),
@@ -87,50 +214,92 @@ fn run(command: Command) -> armgen::Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Command::Check(common) => check(&common, false),
-        Command::Diff(common) => check(&common, true),
+        Command::Check(args) => check(&args.common, args.diff, verbose),
+        Command::Diff(args) => api_diff(&args, verbose),
     }
 }
 
-fn check(common: &Common, diff: bool) -> armgen::Result<ExitCode> {
-    {
-        {
-            let generation = build(common)?;
-            let stale = generation.check(&common.out)?;
-            if stale.is_empty() {
-                println!(
-                    "{}: up to date ({} files)",
-                    common.out.display(),
-                    generation.files.len()
-                );
-                return Ok(ExitCode::SUCCESS);
-            }
-            eprintln!(
-                "{}: {} stale file(s); run `cargo run -p armgen -- generate`:",
-                common.out.display(),
-                stale.len()
-            );
-            for s in &stale {
-                eprintln!("  {s}");
-                if diff {
-                    print_diff(&generation, &common.out, s);
-                }
-            }
-            Ok(ExitCode::FAILURE)
+fn check(common: &Common, diff: bool, verbose: bool) -> armgen::Result<ExitCode> {
+    let generation = build(common, verbose)?;
+    let stale = generation.check(&common.out)?;
+    if stale.is_empty() {
+        println!(
+            "{}: up to date ({} files)",
+            common.out.display(),
+            generation.files.len()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!(
+        "{}: {} stale file(s); run `cargo run -p armgen -- generate`:",
+        common.out.display(),
+        stale.len()
+    );
+    for s in &stale {
+        eprintln!("  {s}");
+        if diff {
+            print_diff(&generation, &common.out, s);
         }
     }
+    Ok(ExitCode::FAILURE)
 }
 
-fn summary(generation: &Generation) {
-    println!("spec root: {}", generation.spec_root.display());
+fn api_diff(args: &DiffArgs, verbose: bool) -> armgen::Result<ExitCode> {
+    let operands = [Operand::parse(&args.old), Operand::parse(&args.new)];
+    // Versions of the configuration need a generation (once for both sides); paths do not.
+    let generation = if operands.iter().any(|o| matches!(o, Operand::Version(_))) {
+        let common = Common {
+            config: args.config.clone(),
+            specs: args.specs.clone(),
+            out: PathBuf::new(),
+        };
+        Some(build(&common, verbose)?)
+    } else {
+        None
+    };
+    let spec_root = args.specs.clone().or_else(|| {
+        let base = args.config.parent().map(PathBuf::from).unwrap_or_default();
+        armgen::resolve_spec_root(None, &base).ok()
+    });
+    let mut sides = Vec::new();
+    for operand in &operands {
+        sides.push(match (operand, &generation) {
+            (Operand::Path(p), _) => apidiff::from_path(p, spec_root.as_deref())?,
+            (Operand::Version(v), Some(g)) => vec![apidiff::from_generation(g, v)?],
+            (Operand::Version(v), None) => {
+                return Err(armgen::Error::Invalid {
+                    what: format!("`{v}`"),
+                    message: "not a file, folder or version".into(),
+                });
+            }
+        });
+    }
+    let diffs = apidiff::compare(&sides[0], &sides[1]);
+    print!("{}", apidiff::markdown(&diffs));
+    let changed = diffs.iter().any(|d| !d.is_empty());
+    Ok(if args.exit_code && changed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn summary(generation: &Generation, verbose: bool) {
+    if verbose {
+        println!("spec root: {}", generation.spec_root.display());
+    }
     for v in &generation.versions {
+        let resources = if verbose {
+            format!(" ({})", v.resources.join(", "))
+        } else {
+            String::new()
+        };
         println!(
-            "{}/{} (ARM {}): {} resources ({}), {} types, {} diagnostics (see REPORT.md)",
+            "{}/{} (ARM {}): {} resources{resources}, {} types, {} diagnostics",
             v.group,
             v.kube_version,
             v.api_version,
             v.resources.len(),
-            v.resources.join(", "),
             v.types,
             v.diagnostics
         );

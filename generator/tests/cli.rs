@@ -1,4 +1,5 @@
-//! The `armgen` binary end to end on the real specs: determinism, `check` and `diff`.
+//! The `armgen` binary end to end on the real specs: determinism, `check` (and `check --diff`), the short and
+//! `--verbose` output, errors and exit codes. (`armgen diff`, the API-change report, is in `apidiff.rs`.)
 //!
 //! These tests need the spec root; they fail when `CI` is set and it is missing, and are skipped otherwise.
 
@@ -141,8 +142,8 @@ fn check_passes_on_the_committed_crate_and_fails_after_hand_edits() {
     );
     assert!(report.contains("extra:    src/extra.rs"), "{report}");
 
-    // `diff` shows the hand edit as a removed line.
-    let diff = armgen(&["diff", "--out", out], &specs);
+    // `check --diff` shows the hand edit as a removed line.
+    let diff = armgen(&["check", "--diff", "--out", out], &specs);
     assert_eq!(diff.status.code(), Some(1));
     assert!(text(&diff).contains("-    pub hand_edit: bool,"), "{}", text(&diff));
 
@@ -167,5 +168,91 @@ fn missing_spec_root_is_a_clear_error() {
     let t = text(&out);
     for needle in ["--specs", "AZURE_REST_API_SPECS", "specs/azure-rest-api-specs"] {
         assert!(t.contains(needle), "error does not mention {needle}: {t}");
+    }
+}
+
+#[test]
+fn generate_is_short_by_default_and_detailed_with_verbose() {
+    let Some(specs) = spec_root() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().to_str().expect("utf-8 path");
+    let short = armgen(&["generate", "--out", out], &specs);
+    assert!(short.status.success(), "{}", text(&short));
+    let stdout = String::from_utf8_lossy(&short.stdout);
+    // One line per version and a total.
+    assert_eq!(stdout.lines().count(), 3, "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("containerservice/v2alpha1 (ARM 2025-10-01): 7 resources,"))
+    );
+    assert!(stdout.contains(" written, 0 removed, 0 unchanged in "), "{stdout}");
+    assert!(!stdout.contains("timings"));
+    // Not a terminal: no progress, no colour.
+    assert!(short.stderr.is_empty(), "{}", String::from_utf8_lossy(&short.stderr));
+
+    let verbose = armgen(&["generate", "--verbose", "--out", out], &specs);
+    assert!(verbose.status.success(), "{}", text(&verbose));
+    let stdout = String::from_utf8_lossy(&verbose.stdout);
+    for needle in [
+        "spec root: ",
+        "(ManagedCluster, AgentPool,",
+        "timings:",
+        "  load ",
+        "  emit ",
+        "  structure ",
+        "  write ",
+        "  total ",
+        ", 0 written, 0 removed,",
+    ] {
+        assert!(stdout.contains(needle), "--verbose lacks {needle:?}: {stdout}");
+    }
+    // Progress, one line per step, on stderr.
+    let stderr = String::from_utf8_lossy(&verbose.stderr);
+    assert!(
+        stderr.contains("[1/2] containerservice/v1beta1 (ARM 2024-09-01)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("[2/2] containerservice/v2alpha1 (ARM 2025-10-01)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("emit Rust"), "{stderr}");
+}
+
+#[test]
+fn errors_name_the_place_and_are_not_coloured_off_a_terminal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("bad.yaml");
+    std::fs::write(
+        &config,
+        "output:\n  crateName: x\ngroups:\n  g:\n    provider: P\n    specFolder: .\n    versionz: {}\n",
+    )
+    .expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_armgen"))
+        .args(["check", "--config"])
+        .arg(&config)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run armgen");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains('\u{1b}'), "colour in {err:?}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(lines[0].starts_with("error: unknown field `versionz`"), "{err}");
+    assert_eq!(
+        lines[1],
+        format!("  --> {}: config key `groups.g.versionz`", config.display())
+    );
+}
+
+#[test]
+fn a_bad_command_line_exits_with_2() {
+    for args in [&["frobnicate"][..], &["diff", "v1beta1"], &["check", "--no-such-flag"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_armgen"))
+            .args(args)
+            .output()
+            .expect("run armgen");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
     }
 }

@@ -399,6 +399,7 @@ fn two_resources_sharing_one_body_type_emit_parseable_modules() {
         kube_version: "v1",
         storage: true,
         ir: &ir,
+        kube: None,
     }];
     let files = armgen::emit::crate_files("widgets-api", "test", &outputs).expect("emits");
     assert!(files.contains_key(Path::new("src/test/v1/arm/shared.rs")));

@@ -646,6 +646,7 @@ fn emitted(f: &Fixture) -> BTreeMap<PathBuf, String> {
         kube_version: "v1",
         storage: true,
         ir: &ir,
+        kube: None,
     }];
     let files = emit::crate_files("fixture-api", "Fixture types", &outputs).expect("emission");
     files

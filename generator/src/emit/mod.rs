@@ -13,6 +13,9 @@
 //! src/containerservice/v2alpha1/arm/shared.rs  types used by several resources
 //! ```
 
+pub mod crd;
+pub mod kube;
+pub mod par;
 pub mod rust;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,6 +34,8 @@ pub struct VersionOutput<'a> {
     pub kube_version: &'a str,
     pub storage: bool,
     pub ir: &'a Ir,
+    /// The Kubernetes shape; without it only the ARM types are emitted.
+    pub kube: Option<&'a crate::kube::KubeIr>,
 }
 
 pub const GENERATOR: &str = concat!("armgen ", env!("CARGO_PKG_VERSION"));
@@ -68,7 +73,7 @@ pub fn crate_files(
     cargo.push_str(&format!(
         "[package]\nname = \"{crate_name}\"\ndescription = \"{description}\"\nedition.workspace = true\nversion.workspace = true\nlicense.workspace = true\nrust-version.workspace = true\n\n"
     ));
-    cargo.push_str("[dependencies]\narmgen-runtime.workspace = true\nserde.workspace = true\nserde_json.workspace = true\n\n[features]\n");
+    cargo.push_str("[dependencies]\narmgen-runtime.workspace = true\nk8s-openapi.workspace = true\nkube-core.workspace = true\nserde.workspace = true\nserde_json.workspace = true\n\n[features]\n");
     let features: BTreeSet<&str> = versions.iter().map(|v| v.kube_version).collect();
     let default: Vec<String> = features.iter().map(|f| format!("\"{f}\"")).collect();
     cargo.push_str(&format!("default = [{}]\n", default.join(", ")));
@@ -89,6 +94,52 @@ pub fn crate_files(
             (#g, #k) => crate::#gm::#km::arm::round_trip(kind, json),
         }
     });
+    let kube_versions: Vec<&VersionOutput<'_>> = versions.iter().filter(|v| v.kube.is_some()).collect();
+    let import_dispatch = kube_versions.iter().map(|v| {
+        let (g, k) = (v.group, v.kube_version);
+        let (gm, km) = (format_ident!("{}", v.group), format_ident!("{}", v.kube_version));
+        quote! {
+            #[cfg(feature = #k)]
+            (#g, #k) => crate::#gm::#km::import(kind, arm_json, name, namespace),
+        }
+    });
+    let export_dispatch = kube_versions.iter().map(|v| {
+        let (g, k) = (v.group, v.kube_version);
+        let (gm, km) = (format_ident!("{}", v.group), format_ident!("{}", v.kube_version));
+        quote! {
+            #[cfg(feature = #k)]
+            (#g, #k) => crate::#gm::#km::export(kind, custom_resource, resolver),
+        }
+    });
+    let kube_registry = if kube_versions.is_empty() {
+        quote!()
+    } else {
+        quote! {
+            /// Imports an ARM payload of `kind` as a custom resource (JSON) of API group `group`, Kubernetes
+            /// version `version`; `None` when that group, version (or its feature) or kind does not exist.
+            pub fn import_custom_resource(group: &str, version: &str, kind: &str, arm_json: &str, name: &str, namespace: Option<&str>) -> Option<Result<serde_json::Value, serde_json::Error>> {
+                match (group, version) {
+                    #(#import_dispatch)*
+                    _ => {
+                        let _ = (kind, arm_json, name, namespace);
+                        None
+                    }
+                }
+            }
+
+            /// The ARM PUT body of a custom resource (JSON) of `kind`, references resolved by `resolver`; `None`
+            /// when that group, version (or its feature) or kind does not exist.
+            pub fn export_custom_resource(group: &str, version: &str, kind: &str, custom_resource: &serde_json::Value, resolver: &dyn armgen_runtime::kube::Resolver) -> Option<Result<serde_json::Value, armgen_runtime::kube::ConversionError>> {
+                match (group, version) {
+                    #(#export_dispatch)*
+                    _ => {
+                        let _ = (kind, custom_resource, resolver);
+                        None
+                    }
+                }
+            }
+        }
+    };
     let lib = quote! {
         #![doc = " Generated Rust types for Azure Resource Manager APIs."]
         #![doc = ""]
@@ -101,7 +152,7 @@ pub fn crate_files(
 
         #[rustfmt::skip]
         mod registry;
-        pub use registry::arm_round_trip;
+        pub use registry::*;
     };
     files.insert(
         PathBuf::from("src/lib.rs"),
@@ -121,6 +172,8 @@ pub fn crate_files(
                 }
             }
         }
+
+        #kube_registry
     };
     files.insert(
         PathBuf::from("src/registry.rs"),
@@ -159,8 +212,13 @@ pub fn crate_files(
             PathBuf::from(&path),
             finish(&header("//", &sources, None), group_mod, &path)?,
         );
-        for v in in_group {
-            version_files(&mut files, v)?;
+        // Versions are independent: emitted in parallel, merged in order.
+        let cost = |v: &&VersionOutput<'_>| v.ir.types.len();
+        for emitted in par::map(&in_group, cost, |v| {
+            let mut own = BTreeMap::new();
+            version_files(&mut own, v).map(|()| own)
+        }) {
+            files.extend(emitted?);
         }
     }
     Ok(files)
@@ -175,11 +233,16 @@ fn version_files(files: &mut BTreeMap<PathBuf, String>, v: &VersionOutput<'_>) -
     let head = header("//", &ir.spec_files, Some((&ir.api_version, v.kube_version)));
     let base = format!("src/{}/{}", v.group, v.kube_version);
     let api_version = &ir.api_version;
+    let kube_items = match v.kube {
+        Some(kube) => kube::version_files(files, v, kube, &head, &base)?,
+        None => quote!(),
+    };
     let version_mod = quote! {
-        #![doc = " Types for this Kubernetes version."]
+        #![doc = " Types for this Kubernetes version: the custom resources, and the ARM payload types in `arm`."]
         /// The ARM API version these types speak.
         pub const API_VERSION: &str = #api_version;
         pub mod arm;
+        #kube_items
     };
     let path = format!("{base}/mod.rs");
     files.insert(PathBuf::from(&path), finish(&head, version_mod, &path)?);

@@ -75,7 +75,7 @@ fn docs(description: Option<&str>, notes: &[String]) -> TokenStream {
 }
 
 /// Keeps rustdoc from reading spec prose as markup it would warn about (bare URLs, HTML-ish tags, brackets).
-fn sanitize_doc_line(line: &str) -> String {
+pub(crate) fn sanitize_doc_line(line: &str) -> String {
     let line = line.trim_end();
     let link_brackets = markdown_link_brackets(line);
     let mut out = String::with_capacity(line.len());

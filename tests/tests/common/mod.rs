@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod examples;
+
 use std::path::{Path, PathBuf};
 
 /// The workspace root.
@@ -24,5 +26,59 @@ pub fn spec_root() -> Option<PathBuf> {
             eprintln!("skipping: {e}");
             None
         }
+    }
+}
+
+/// Validates `instance` (a custom resource as JSON) against a CRD version's `openAPIV3Schema` with a JSON Schema
+/// validator, as the API server would with strict field validation (kubectl's default): fields the schema does
+/// not declare are errors, except under `x-kubernetes-preserve-unknown-fields`. `nullable: true` admits `null`.
+/// CEL rules (`x-kubernetes-validations`) and list-type uniqueness are not checked. Each error names the field
+/// as a JSON pointer: `/spec/agentPoolProfiles/0/name: "Pool" does not match "^[a-z][a-z0-9]{0,11}$"`.
+pub fn validate(schema: &serde_json::Value, instance: &serde_json::Value) -> Result<(), Vec<String>> {
+    let schema = strict_json_schema(schema);
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft4)
+        .build(&schema)
+        .map_err(|e| vec![format!("the schema is not a valid JSON Schema: {e}")])?;
+    let errors: Vec<String> = validator
+        .iter_errors(instance)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    if errors.is_empty() { Ok(()) } else { Err(errors) }
+}
+
+/// A CRD schema as a JSON Schema (draft 4) with Kubernetes' semantics: objects with `properties` and without
+/// `x-kubernetes-preserve-unknown-fields` reject other fields; `nullable: true` adds `null` to the type.
+pub fn strict_json_schema(schema: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match schema {
+        Value::Object(m) => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in m {
+                let v = match k.as_str() {
+                    "properties" => match v {
+                        Value::Object(props) => Value::Object(
+                            props
+                                .iter()
+                                .map(|(name, p)| (name.clone(), strict_json_schema(p)))
+                                .collect(),
+                        ),
+                        other => other.clone(),
+                    },
+                    "items" | "additionalProperties" => strict_json_schema(v),
+                    _ => v.clone(),
+                };
+                out.insert(k.clone(), v);
+            }
+            let preserve = m.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
+            if m.contains_key("properties") && !m.contains_key("additionalProperties") && !preserve {
+                out.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            if let (Some(Value::Bool(true)), Some(Value::String(t))) = (m.get("nullable"), m.get("type")) {
+                out.insert("type".into(), serde_json::json!([t, "null"]));
+            }
+            Value::Object(out)
+        }
+        other => other.clone(),
     }
 }

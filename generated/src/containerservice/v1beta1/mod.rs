@@ -2,7 +2,185 @@
 // Source: specification/containerservice/resource-manager/Microsoft.ContainerService/aks/stable/2024-09-01/managedClusters.json
 // ARM API version: 2024-09-01 (Kubernetes version v1beta1)
 
-//! Types for this Kubernetes version.
+//! Types for this Kubernetes version: the custom resources, and the ARM payload types in `arm`.
 /// The ARM API version these types speak.
 pub const API_VERSION: &str = "2024-09-01";
 pub mod arm;
+use armgen_runtime::kube::{ConversionError, Resolver};
+
+pub mod spec;
+pub mod status;
+mod managed_cluster;
+pub use managed_cluster::*;
+mod agent_pool;
+pub use agent_pool::*;
+mod maintenance_configuration;
+pub use maintenance_configuration::*;
+mod private_endpoint_connection;
+pub use private_endpoint_connection::*;
+mod trusted_access_role_binding;
+pub use trusted_access_role_binding::*;
+mod snapshot;
+pub use snapshot::*;
+/// The Kubernetes API group of these custom resources.
+pub const GROUP: &str = "containerservice.azure.com";
+/// The kinds of this version.
+pub const KINDS: &[&str] = &[
+    "ManagedCluster",
+    "AgentPool",
+    "MaintenanceConfiguration",
+    "PrivateEndpointConnection",
+    "TrustedAccessRoleBinding",
+    "Snapshot",
+];
+/// Imports an ARM payload of `kind` as a custom resource (JSON), as `armctl import` does; `None` for a
+/// kind this version does not have.
+pub fn import(
+    kind: &str,
+    arm_json: &str,
+    name: &str,
+    namespace: Option<&str>,
+) -> Option<Result<serde_json::Value, serde_json::Error>> {
+    Some(
+        match kind {
+            "ManagedCluster" => {
+                serde_json::from_str::<arm::ManagedCluster>(arm_json)
+                    .and_then(|a| serde_json::to_value(
+                        ManagedCluster::from_arm(name, namespace, &a),
+                    ))
+            }
+            "AgentPool" => {
+                serde_json::from_str::<arm::AgentPool>(arm_json)
+                    .and_then(|a| serde_json::to_value(
+                        AgentPool::from_arm(name, namespace, &a),
+                    ))
+            }
+            "MaintenanceConfiguration" => {
+                serde_json::from_str::<arm::MaintenanceConfiguration>(arm_json)
+                    .and_then(|a| serde_json::to_value(
+                        MaintenanceConfiguration::from_arm(name, namespace, &a),
+                    ))
+            }
+            "PrivateEndpointConnection" => {
+                serde_json::from_str::<arm::PrivateEndpointConnection>(arm_json)
+                    .and_then(|a| serde_json::to_value(
+                        PrivateEndpointConnection::from_arm(name, namespace, &a),
+                    ))
+            }
+            "TrustedAccessRoleBinding" => {
+                serde_json::from_str::<arm::TrustedAccessRoleBinding>(arm_json)
+                    .and_then(|a| serde_json::to_value(
+                        TrustedAccessRoleBinding::from_arm(name, namespace, &a),
+                    ))
+            }
+            "Snapshot" => {
+                serde_json::from_str::<arm::Snapshot>(arm_json)
+                    .and_then(|a| serde_json::to_value(
+                        Snapshot::from_arm(name, namespace, &a),
+                    ))
+            }
+            _ => return None,
+        },
+    )
+}
+
+/// The ARM PUT body for a custom resource of `kind` (JSON), references resolved by `resolver`; `None` for
+/// a kind this version does not have.
+pub fn export(
+    kind: &str,
+    cr: &serde_json::Value,
+    resolver: &dyn Resolver,
+) -> Option<Result<serde_json::Value, ConversionError>> {
+    let run = || -> Result<serde_json::Value, ConversionError> {
+        match kind {
+            "ManagedCluster" => {
+                let cr: ManagedCluster = serde_json::from_value(cr.clone())
+                    .map_err(|e| ConversionError {
+                        path: "".into(),
+                        message: e.to_string(),
+                    })?;
+                let arm = cr.spec.to_arm(resolver)?;
+                serde_json::to_value(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "AgentPool" => {
+                let cr: AgentPool = serde_json::from_value(cr.clone())
+                    .map_err(|e| ConversionError {
+                        path: "".into(),
+                        message: e.to_string(),
+                    })?;
+                let arm = cr.spec.to_arm(resolver)?;
+                serde_json::to_value(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "MaintenanceConfiguration" => {
+                let cr: MaintenanceConfiguration = serde_json::from_value(cr.clone())
+                    .map_err(|e| ConversionError {
+                        path: "".into(),
+                        message: e.to_string(),
+                    })?;
+                let arm = cr.spec.to_arm(resolver)?;
+                serde_json::to_value(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "PrivateEndpointConnection" => {
+                let cr: PrivateEndpointConnection = serde_json::from_value(cr.clone())
+                    .map_err(|e| ConversionError {
+                        path: "".into(),
+                        message: e.to_string(),
+                    })?;
+                let arm = cr.spec.to_arm(resolver)?;
+                serde_json::to_value(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "TrustedAccessRoleBinding" => {
+                let cr: TrustedAccessRoleBinding = serde_json::from_value(cr.clone())
+                    .map_err(|e| ConversionError {
+                        path: "".into(),
+                        message: e.to_string(),
+                    })?;
+                let arm = cr.spec.to_arm(resolver)?;
+                serde_json::to_value(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "Snapshot" => {
+                let cr: Snapshot = serde_json::from_value(cr.clone())
+                    .map_err(|e| ConversionError {
+                        path: "".into(),
+                        message: e.to_string(),
+                    })?;
+                let arm = cr.spec.to_arm(resolver)?;
+                serde_json::to_value(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            _ => {
+                Err(ConversionError {
+                    path: String::new(),
+                    message: format!("unknown kind {kind}"),
+                })
+            }
+        }
+    };
+    if !KINDS.contains(&kind) {
+        return None;
+    }
+    Some(run())
+}

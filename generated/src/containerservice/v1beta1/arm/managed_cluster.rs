@@ -1109,6 +1109,8 @@ pub struct ManagedClusterAadProfile {
     #[serde(rename = "serverAppID", default, skip_serializing_if = "Option::is_none")]
     pub server_app_id: Option<String>,
     /// (DEPRECATED) The server AAD application secret. Learn more at <https://aka.ms/aks/aad-legacy>.
+    ///
+    /// Secret: never returned by the service.
     #[serde(
         rename = "serverAppSecret",
         default,
@@ -2915,6 +2917,8 @@ pub struct ManagedClusterServicePrincipalProfile {
     #[serde(rename = "clientId")]
     pub client_id: String,
     /// The secret password associated with the service principal in plain text.
+    ///
+    /// Secret: never returned by the service.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
@@ -3185,6 +3189,8 @@ pub struct ManagedClusterWindowsProfile {
     #[serde(rename = "adminUsername")]
     pub admin_username: String,
     /// Specifies the password of the administrator account. &lt;br&gt;&lt;br&gt; **Minimum-length:** 8 characters &lt;br&gt;&lt;br&gt; **Max-length:** 123 characters &lt;br&gt;&lt;br&gt; **Complexity requirements:** 3 out of 4 conditions below need to be fulfilled &lt;br&gt; Has lower characters &lt;br&gt;Has upper characters &lt;br&gt; Has a digit &lt;br&gt; Has a special character (Regex match \[\W_\]) &lt;br&gt;&lt;br&gt; **Disallowed values:** "abc@123", "P@$$w0rd", "P@ssw0rd", "P@ssword123", "Pa$$word", "pass@word1", "Password!", "Password1", "Password22", "iloveyou!"
+    ///
+    /// Secret: never returned by the service.
     #[serde(rename = "adminPassword", default, skip_serializing_if = "Option::is_none")]
     pub admin_password: Option<String>,
     /// The license type to use for Windows VMs. See [Azure Hybrid User Benefits](<https://azure.microsoft.com/pricing/hybrid-benefit/faq/>) for more details.

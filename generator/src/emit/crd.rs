@@ -1,0 +1,1051 @@
+//! Pass **emit CRDs**: one `CustomResourceDefinition` manifest (YAML) per kind, with every Kubernetes version
+//! of the kind in it, built from the Kubernetes shape ([`KubeIr`]) and the ARM IR ([`Ir`]) of each version.
+//!
+//! Layout: `crds/<plural>.<group>.yaml` in the generated crate's folder, e.g.
+//! `crds/managedclusters.containerservice.azure.com.yaml`. Each file starts with the generated-file header
+//! (sources, and the ARM API version of every Kubernetes version in it).
+//!
+//! What a manifest holds:
+//!
+//! - `apiextensions.k8s.io/v1`, namespaced, `names` (kind, `<Kind>List`, plural, lowercase singular, the
+//!   categories `azure` and the group's first label, e.g. `kubectl get containerservice`);
+//! - every version the kind exists in, `served: true`, `storage: true` on the version the configuration makes
+//!   storage (when a kind is missing from the storage version, its last version in name order is stored, and
+//!   the choice is reported); the conversion strategy is left at its default (`None`): a conversion webhook
+//!   needs a service of the deployment, which the deployment adds;
+//! - subresources: `status` everywhere; `scale` where spec and status both have an integer `count` at their
+//!   root (`specReplicasPath: .spec.count`, `statusReplicasPath: .status.count`; AKS: AgentPool);
+//! - printer columns `Ready` and `Reason` (from the `Ready` condition) and `Age`.
+//!
+//! The `openAPIV3Schema` is structural (apiextensions v1): every node has a `type` (or is
+//! `x-kubernetes-preserve-unknown-fields: true`), everything is inlined (no `$ref`):
+//!
+//! | Kubernetes shape | schema |
+//! | --- | --- |
+//! | nested object ([`KubeRef::Kube`]) | `type: object`, `properties`, `required` from [`KubeField::required`] |
+//! | closed ARM enum | `type: string` + `enum` |
+//! | open ARM enum (`modelAsString`) | `type: string`; the known values in the description (new values must pass) |
+//! | map | `type: object` + `additionalProperties` |
+//! | array | `type: array` + `items`; `uniqueItems` (CRDs forbid it) → `x-kubernetes-list-type: set` (scalar items) |
+//! | free-form JSON ([`KubeRef::Json`]) | `x-kubernetes-preserve-unknown-fields: true` |
+//! | secret | `{name, key}`, both required |
+//! | resource reference | `{armId, group, kind, name, namespace}` |
+//! | owner | `{name, armId}` for a resource group, `{name}` (required) for a parent custom resource |
+//! | conditions, operator status | the shapes of `armgen_runtime::kube::{Condition, OperatorStatus}` |
+//! | `x-nullable` | `nullable: true` |
+//!
+//! Descriptions come from the IR (the field's, else its type's: never both). Validations come from the spec
+//! (`pattern`, `minLength`/`maxLength`, `minimum`/`maximum`, `minItems`/`maxItems`) where the node's type allows
+//! them: the string validations of an ARM ID go to the reference's `armId`; those of a secret are dropped (the
+//! value is in the Secret). A `pattern` that is not an RE2 expression (the API server compiles patterns with Go's
+//! `regexp`) is dropped and reported. The status carries no validation keywords, only types and closed enums: it
+//! holds what Azure returns, and a value outside the spec's own limits must not block a status update. Spec
+//! defaults are not emitted: the API server would fill them in, and an unset property is the service's to
+//! default. A closed enum's values are matched case-sensitively by the API server (ARM compares them
+//! case-insensitively): write them in the spec's spelling.
+//!
+//! Immutable fields (create-only properties, `azureName`, `owner`) carry the CEL transition rule
+//! `self == oldSelf`. The API server only accepts transition rules where old and new values correlate: under
+//! objects and maps, not inside (atomic) arrays. An immutable field inside an array gets no rule, and that is
+//! reported (AKS has none).
+//!
+//! Limitations, each reported as a diagnostic of the manifest (a `# Note:` line in the file's header):
+//!
+//! - **Discriminated unions** ([`KubeRef::ArmUnion`]) are `type: object` with
+//!   `x-kubernetes-preserve-unknown-fields: true` and a description naming the discriminator and the variants: a
+//!   structural schema cannot say "one of these objects, chosen by this property", so the API server does not
+//!   validate them; the Rust types do. AKS has none.
+//! - **Recursion**: a type that contains itself is inlined once; at the point of recursion the schema is
+//!   `type: object` + `x-kubernetes-preserve-unknown-fields: true`. AKS has it in status only: the error details
+//!   of `ErrorDetail.details` and of the pod identity provisioning error.
+//!
+//! Size: no manifest may exceed [`MAX_CRD_BYTES`] (the API server stores a CRD in one etcd object). When one
+//! would, descriptions are trimmed deterministically from the deepest fields up (see [`Crd::fit`]) and the trim
+//! is reported. The AKS manifests need no trim: ManagedCluster, the largest, is about 440 kB with both versions.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde_json::{Map, Value, json};
+
+use crate::error::{Error, Result};
+use crate::generate::Generation;
+use crate::ir::{Diagnostic, Ir, Primitive, TypeKind, Validation};
+use crate::kube::{KubeField, KubeIr, KubeRef, KubeResource, KubeTypeId, Owner, Special};
+
+/// The folder of the manifests, relative to the generated crate's folder.
+pub const CRD_DIR: &str = "crds";
+
+/// The largest manifest the generator writes without trimming descriptions (1 MiB).
+pub const MAX_CRD_BYTES: usize = 1 << 20;
+
+/// The CEL rule of an immutable field.
+pub const IMMUTABLE_RULE: &str = "self == oldSelf";
+
+/// One CustomResourceDefinition.
+#[derive(Debug, Clone)]
+pub struct Crd {
+    /// The Kubernetes API group, e.g. `containerservice.azure.com`.
+    pub group: String,
+    pub kind: String,
+    pub plural: String,
+    /// The Kubernetes versions in the manifest, each with its ARM API version, in the manifest's order.
+    pub versions: Vec<(String, String)>,
+    /// The root spec files of those versions.
+    pub sources: Vec<String>,
+    /// The manifest, as the YAML file has it.
+    pub manifest: Value,
+    /// What the emitter decided and a reviewer should know (recursion cut, unions, dropped validations, trims).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Crd {
+    /// `crds/<plural>.<group>.yaml`.
+    pub fn path(&self) -> PathBuf {
+        PathBuf::from(CRD_DIR).join(format!("{}.{}.yaml", self.plural, self.group))
+    }
+
+    /// `<plural>.<group>`, the CRD's `metadata.name`.
+    pub fn name(&self) -> String {
+        format!("{}.{}", self.plural, self.group)
+    }
+
+    /// The `openAPIV3Schema` of `version`, if the manifest has that version.
+    pub fn schema(&self, version: &str) -> Option<&Value> {
+        self.manifest
+            .pointer("/spec/versions")?
+            .as_array()?
+            .iter()
+            .find(|v| v.get("name").and_then(Value::as_str) == Some(version))?
+            .pointer("/schema/openAPIV3Schema")
+    }
+
+    /// The YAML file: the generated-file header, the diagnostics as comments, then the manifest.
+    pub fn to_yaml(&self) -> Result<String> {
+        Ok(format!("{}{}", self.file_header(), self.body_yaml()?))
+    }
+
+    fn file_header(&self) -> String {
+        let mut out = super::header("#", &self.sources, None);
+        for (kube, api) in &self.versions {
+            out.push_str(&format!("# ARM API version: {api} (Kubernetes version {kube})\n"));
+        }
+        for d in &self.diagnostics {
+            let line = format!("{}: {}", d.at, d.message).replace('\n', " ");
+            out.push_str(&format!("# Note: {line}\n"));
+        }
+        out
+    }
+
+    fn body_yaml(&self) -> Result<String> {
+        serde_yaml_ng::to_string(&self.manifest).map_err(|e| Error::Emit {
+            what: self.path().display().to_string(),
+            message: e.to_string(),
+        })
+    }
+}
+
+/// The manifests of every kind in `versions` (the Kubernetes shape and ARM IR of each version, any groups),
+/// sorted by file path.
+pub fn crds(versions: &[(&KubeIr, &Ir)]) -> Vec<Crd> {
+    // group → kube version → (shape, IR), so that versions appear in a stable order.
+    let mut groups: BTreeMap<&str, BTreeMap<&str, (&KubeIr, &Ir)>> = BTreeMap::new();
+    for (kube, ir) in versions {
+        groups
+            .entry(kube.group.as_str())
+            .or_default()
+            .entry(kube.version.as_str())
+            .or_insert((kube, ir));
+    }
+    let mut out = Vec::new();
+    for (group, versions) in groups {
+        let mut kinds: BTreeMap<&str, Vec<(&KubeIr, &Ir, &KubeResource)>> = BTreeMap::new();
+        for (kube, ir) in versions.values() {
+            for r in &kube.resources {
+                kinds.entry(r.kind.as_str()).or_default().push((kube, ir, r));
+            }
+        }
+        for (kind, per_version) in kinds {
+            out.push(build_crd(group, kind, &per_version));
+        }
+    }
+    out.sort_by_key(Crd::path);
+    out
+}
+
+/// The manifests of a generation (every group and version it shaped).
+pub fn crds_of(generation: &Generation) -> Vec<Crd> {
+    crds(&pairs(&generation.kubes, &generation.irs))
+}
+
+/// The manifest files, path (relative to the generated crate) → YAML; what `generate` writes.
+pub fn files(kubes: &BTreeMap<String, KubeIr>, irs: &BTreeMap<String, Ir>) -> Result<BTreeMap<PathBuf, String>> {
+    crds(&pairs(kubes, irs))
+        .into_iter()
+        .map(|c| Ok((c.path(), c.to_yaml()?)))
+        .collect()
+}
+
+/// The `openAPIV3Schema` of `kind` in Kubernetes version `version`, exactly as its manifest has it (the first
+/// group, in key order, that has the kind); `None` when no group has that kind in that version. It builds every
+/// manifest of the generation: to look up many schemas, call [`crds_of`] once and use [`Crd::schema`].
+pub fn schema_for(generation: &Generation, kind: &str, version: &str) -> Option<Value> {
+    crds_of(generation)
+        .into_iter()
+        .filter(|c| c.kind == kind)
+        .find_map(|c| c.schema(version).cloned())
+}
+
+fn pairs<'a>(kubes: &'a BTreeMap<String, KubeIr>, irs: &'a BTreeMap<String, Ir>) -> Vec<(&'a KubeIr, &'a Ir)> {
+    kubes
+        .iter()
+        .filter_map(|(key, kube)| irs.get(key).map(|ir| (kube, ir)))
+        .collect()
+}
+
+fn build_crd(group: &str, kind: &str, per_version: &[(&KubeIr, &Ir, &KubeResource)]) -> Crd {
+    let mut diagnostics = Vec::new();
+    let at = format!("crd {kind}");
+    let plural = per_version
+        .iter()
+        .find(|(k, _, _)| k.storage)
+        .or(per_version.last())
+        .map(|(_, _, r)| r.plural.clone())
+        .unwrap_or_else(|| format!("{}s", kind.to_ascii_lowercase()));
+    for (kube, _, r) in per_version {
+        if r.plural != plural {
+            diagnostics.push(diag(
+                &at,
+                format!(
+                    "version {} names the plural {}; the CRD uses {plural}",
+                    kube.version, r.plural
+                ),
+            ));
+        }
+    }
+    // Exactly one version is stored.
+    let stored: Vec<usize> = per_version
+        .iter()
+        .enumerate()
+        .filter(|(_, (k, _, _))| k.storage)
+        .map(|(i, _)| i)
+        .collect();
+    let storage_index = match stored.as_slice() {
+        [one] => *one,
+        [] => {
+            let last = per_version.len().saturating_sub(1);
+            if let Some((k, _, _)) = per_version.get(last) {
+                diagnostics.push(diag(
+                    &at,
+                    format!(
+                        "the kind is not in the storage version; its last version {} is stored",
+                        k.version
+                    ),
+                ));
+            }
+            last
+        }
+        [first, ..] => {
+            diagnostics.push(diag(&at, "several storage versions; the first is stored"));
+            *first
+        }
+    };
+
+    let mut sources = BTreeSet::new();
+    let mut versions = Vec::new();
+    let mut version_values = Vec::new();
+    for (i, (kube, ir, r)) in per_version.iter().enumerate() {
+        sources.extend(ir.spec_files.iter().cloned());
+        versions.push((kube.version.clone(), ir.api_version.clone()));
+        let mut b = SchemaBuilder {
+            kube,
+            ir,
+            resource: r,
+            stack: Vec::new(),
+            diagnostics: Vec::new(),
+            at: format!("crd {kind} {}", kube.version),
+        };
+        let schema = b.root();
+        diagnostics.append(&mut b.diagnostics);
+        let mut subresources = Map::new();
+        subresources.insert("status".into(), json!({}));
+        if has_count(&r.spec_fields) && has_count(&r.status_fields) {
+            subresources.insert(
+                "scale".into(),
+                json!({"specReplicasPath": ".spec.count", "statusReplicasPath": ".status.count"}),
+            );
+        }
+        version_values.push(json!({
+            "name": kube.version,
+            "served": true,
+            "storage": i == storage_index,
+            "additionalPrinterColumns": printer_columns(),
+            "subresources": subresources,
+            "schema": {"openAPIV3Schema": schema},
+        }));
+    }
+
+    let short_group = group.split('.').next().unwrap_or(group);
+    let mut categories = vec!["azure".to_string()];
+    if short_group != "azure" {
+        categories.push(short_group.to_string());
+    }
+    let manifest = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.{group}")},
+        "spec": {
+            "group": group,
+            "names": {
+                "kind": kind,
+                "listKind": format!("{kind}List"),
+                "plural": plural,
+                "singular": kind.to_ascii_lowercase(),
+                "categories": categories,
+            },
+            "scope": "Namespaced",
+            "versions": version_values,
+        },
+    });
+    let mut crd = Crd {
+        group: group.to_string(),
+        kind: kind.to_string(),
+        plural,
+        versions,
+        sources: sources.into_iter().collect(),
+        manifest,
+        diagnostics,
+    };
+    crd.fit(MAX_CRD_BYTES);
+    crd
+}
+
+fn diag(at: &str, message: impl Into<String>) -> Diagnostic {
+    Diagnostic {
+        at: at.to_string(),
+        message: message.into(),
+    }
+}
+
+fn has_count(fields: &[KubeField]) -> bool {
+    fields.iter().any(|f| {
+        f.json_name == "count"
+            && f.special == Special::None
+            && matches!(f.ty, KubeRef::Primitive(Primitive::Int32 | Primitive::Int64))
+    })
+}
+
+fn printer_columns() -> Value {
+    json!([
+        {
+            "name": "Ready",
+            "type": "string",
+            "jsonPath": ".status.conditions[?(@.type==\"Ready\")].status",
+        },
+        {
+            "name": "Reason",
+            "type": "string",
+            "jsonPath": ".status.conditions[?(@.type==\"Ready\")].reason",
+        },
+        {
+            "name": "Age",
+            "type": "date",
+            "jsonPath": ".metadata.creationTimestamp",
+        },
+    ])
+}
+
+/// Builds the schema of one version of one kind.
+struct SchemaBuilder<'a> {
+    kube: &'a KubeIr,
+    ir: &'a Ir,
+    resource: &'a KubeResource,
+    /// The nested types being inlined, outermost first: a type met again here is a recursion.
+    stack: Vec<KubeTypeId>,
+    diagnostics: Vec<Diagnostic>,
+    at: String,
+}
+
+/// Where a node is: its field path (for messages) and whether old and new values correlate there (no array
+/// above it), which transition rules need.
+#[derive(Clone)]
+struct Pos {
+    path: String,
+    correlatable: bool,
+    /// Whether the spec's validation keywords apply (in spec, not in status).
+    validated: bool,
+}
+
+impl Pos {
+    fn field(&self, name: &str) -> Pos {
+        Pos {
+            path: format!("{}.{name}", self.path),
+            correlatable: self.correlatable,
+            validated: self.validated,
+        }
+    }
+    fn item(&self) -> Pos {
+        Pos {
+            path: format!("{}[]", self.path),
+            correlatable: false,
+            validated: self.validated,
+        }
+    }
+    fn value(&self) -> Pos {
+        Pos {
+            path: format!("{}{{}}", self.path),
+            correlatable: self.correlatable,
+            validated: self.validated,
+        }
+    }
+}
+
+impl SchemaBuilder<'_> {
+    fn diag(&mut self, pos: &Pos, message: impl Into<String>) {
+        self.diagnostics.push(Diagnostic {
+            at: format!("{} {}", self.at, pos.path),
+            message: message.into(),
+        });
+    }
+
+    fn root(&mut self) -> Value {
+        let r = self.resource;
+        let spec = self.object_of_fields(
+            &r.spec_fields,
+            &Pos {
+                path: "spec".into(),
+                correlatable: true,
+                validated: true,
+            },
+        );
+        let status = self.object_of_fields(
+            &r.status_fields,
+            &Pos {
+                path: "status".into(),
+                correlatable: true,
+                validated: false,
+            },
+        );
+        let spec_required = spec.contains_key("required");
+        let spec = described(
+            "The desired state: the writable properties of the Azure resource, its name and its owner.".into(),
+            spec,
+        );
+        let status = described(
+            "The observed state: what Azure returns, and the conditions of the resource.".into(),
+            status,
+        );
+        let mut properties = Map::new();
+        properties.insert(
+            "apiVersion".into(),
+            json!({"description": "The versioned schema of this representation of an object.", "type": "string"}),
+        );
+        properties.insert(
+            "kind".into(),
+            json!({"description": "The REST resource this object represents.", "type": "string"}),
+        );
+        properties.insert("metadata".into(), json!({"type": "object"}));
+        properties.insert("spec".into(), Value::Object(spec));
+        properties.insert("status".into(), Value::Object(status));
+        let mut root = Map::new();
+        let description = match &r.description {
+            Some(d) => format!(
+                "{}\n\nAzure resource type `{}`, ARM API version {}.",
+                d.trim(),
+                r.arm_type,
+                self.ir.api_version
+            ),
+            None => format!(
+                "Azure resource type `{}`, ARM API version {}.",
+                r.arm_type, self.ir.api_version
+            ),
+        };
+        root.insert("description".into(), json!(description));
+        root.insert("type".into(), json!("object"));
+        root.insert("properties".into(), Value::Object(properties));
+        if spec_required {
+            root.insert("required".into(), json!(["spec"]));
+        }
+        Value::Object(root)
+    }
+
+    /// `type: object` with one property per field and the required ones listed.
+    fn object_of_fields(&mut self, fields: &[KubeField], pos: &Pos) -> Map<String, Value> {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for f in fields {
+            let schema = self.field(f, &pos.field(&f.json_name));
+            properties.insert(f.json_name.clone(), schema);
+            if f.required {
+                required.push(json!(f.json_name));
+            }
+        }
+        let mut out = Map::new();
+        out.insert("type".into(), json!("object"));
+        out.insert("properties".into(), Value::Object(properties));
+        if !required.is_empty() {
+            out.insert("required".into(), Value::Array(required));
+        }
+        out
+    }
+
+    fn field(&mut self, f: &KubeField, pos: &Pos) -> Value {
+        let mut schema = match f.special {
+            Special::None => {
+                let mut s = self.of_ref(&f.ty, pos);
+                if pos.validated {
+                    self.apply_validation(&mut s, &f.ty, &f.validation, pos);
+                }
+                s
+            }
+            Special::AzureName => string_schema(),
+            Special::Owner => owner_schema(&self.resource.owner),
+            Special::Conditions => conditions_schema(),
+            Special::OperatorStatus => operator_status_schema(),
+        };
+        if f.arm_props.last().is_some_and(|p| p.nullable) {
+            schema.insert("nullable".into(), json!(true));
+        }
+        if f.immutable {
+            if pos.correlatable {
+                schema.insert(
+                    "x-kubernetes-validations".into(),
+                    json!([{"rule": IMMUTABLE_RULE, "message": format!("{} is immutable", f.json_name)}]),
+                );
+            } else {
+                self.diag(
+                    pos,
+                    "immutable, but inside an array: the API server accepts no transition rule (self == oldSelf) \
+                     there, so the CRD does not enforce it",
+                );
+            }
+        }
+        let description = self.describe(f);
+        Value::Object(match description {
+            Some(d) => described(d, schema),
+            None => schema,
+        })
+    }
+
+    /// The field's description (else its type's), with the known values of an open enum and the shape of a
+    /// union appended.
+    fn describe(&self, f: &KubeField) -> Option<String> {
+        let own = f.description.as_deref().map(str::trim).filter(|d| !d.is_empty());
+        let mut parts: Vec<String> = Vec::new();
+        let innermost = innermost(&f.ty);
+        let type_description = match innermost {
+            KubeRef::Kube(id) => self.kube.types.get(id).and_then(|t| t.description.clone()),
+            KubeRef::ArmEnum(id) | KubeRef::ArmUnion(id) => self.ir.types.get(id).and_then(|t| t.description.clone()),
+            _ => None,
+        };
+        match (
+            own,
+            type_description.as_deref().map(str::trim).filter(|d| !d.is_empty()),
+        ) {
+            (Some(d), _) | (None, Some(d)) => parts.push(d.to_string()),
+            (None, None) => {}
+        }
+        if f.special == Special::None {
+            match innermost {
+                KubeRef::ArmEnum(id) => {
+                    if let Some(TypeKind::Enum(e)) = self.ir.types.get(id).map(|t| &t.kind) {
+                        if e.open && !e.values.is_empty() {
+                            let values: Vec<String> = e.values.iter().map(|v| format!("`{}`", v.value)).collect();
+                            parts.push(format!("Known values (others are accepted): {}.", values.join(", ")));
+                        }
+                    }
+                }
+                KubeRef::ArmUnion(id) => {
+                    if let Some(TypeKind::Union(u)) = self.ir.types.get(id).map(|t| &t.kind) {
+                        let variants: Vec<String> = u.variants.iter().map(|(v, _)| format!("`{v}`")).collect();
+                        parts.push(format!(
+                            "One of several objects, chosen by `{}`: {}. Not validated by the CRD (a structural \
+                             schema cannot express the choice).",
+                            u.property,
+                            variants.join(", ")
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+        (!parts.is_empty()).then(|| parts.join("\n\n"))
+    }
+
+    fn of_ref(&mut self, ty: &KubeRef, pos: &Pos) -> Map<String, Value> {
+        match ty {
+            KubeRef::Kube(id) => {
+                if self.stack.contains(id) {
+                    self.diag(
+                        pos,
+                        format!(
+                            "recursive type {id}: inlined once; below this point the schema accepts any object \
+                             (x-kubernetes-preserve-unknown-fields)"
+                        ),
+                    );
+                    return preserve_object();
+                }
+                let Some(t) = self.kube.types.get(id) else {
+                    self.diag(pos, format!("unknown type {id}: any object accepted"));
+                    return preserve_object();
+                };
+                self.stack.push(id.clone());
+                let out = self.object_of_fields(&t.fields, pos);
+                self.stack.pop();
+                out
+            }
+            KubeRef::ArmEnum(id) => {
+                let mut out = string_schema();
+                match self.ir.types.get(id).map(|t| &t.kind) {
+                    Some(TypeKind::Enum(e)) if !e.open => {
+                        out.insert(
+                            "enum".into(),
+                            Value::Array(e.values.iter().map(|v| json!(v.value)).collect()),
+                        );
+                    }
+                    Some(TypeKind::Enum(_)) => {}
+                    _ => self.diag(pos, format!("unknown enum {id}: any string accepted")),
+                }
+                out
+            }
+            KubeRef::ArmUnion(id) => {
+                self.diag(
+                    pos,
+                    format!(
+                        "discriminated union {id}: any object accepted (x-kubernetes-preserve-unknown-fields); \
+                         the Rust types check the variant"
+                    ),
+                );
+                preserve_object()
+            }
+            KubeRef::Primitive(p) => primitive_schema(*p),
+            KubeRef::Array(inner) => {
+                let items = self.of_ref(inner, &pos.item());
+                let mut out = Map::new();
+                out.insert("type".into(), json!("array"));
+                out.insert("items".into(), Value::Object(items));
+                out
+            }
+            KubeRef::Map(inner) => {
+                let values = self.of_ref(inner, &pos.value());
+                let mut out = Map::new();
+                out.insert("type".into(), json!("object"));
+                out.insert("additionalProperties".into(), Value::Object(values));
+                out
+            }
+            KubeRef::Json => {
+                let mut out = Map::new();
+                out.insert("x-kubernetes-preserve-unknown-fields".into(), json!(true));
+                out
+            }
+            KubeRef::Secret => secret_schema(),
+            KubeRef::ResourceRef => resource_reference_schema(),
+        }
+    }
+
+    /// Puts the spec's validation keywords where the node's type allows them.
+    fn apply_validation(&mut self, schema: &mut Map<String, Value>, ty: &KubeRef, v: &Validation, pos: &Pos) {
+        if *v == Validation::default() {
+            return;
+        }
+        let mut dropped: Vec<&str> = Vec::new();
+        let strings = v.pattern.is_some() || v.min_length.is_some() || v.max_length.is_some();
+        let numbers = v.minimum.is_some() || v.maximum.is_some();
+        let arrays = v.min_items.is_some() || v.max_items.is_some() || v.unique_items;
+        let is_string = matches!(ty, KubeRef::Primitive(Primitive::String) | KubeRef::ArmEnum(_));
+        let is_number = matches!(ty, KubeRef::Primitive(p) if *p != Primitive::String && *p != Primitive::Bool);
+        if strings {
+            if is_string {
+                self.string_validation(schema, v, pos);
+            } else if *ty == KubeRef::ResourceRef {
+                let mut arm_id = Map::new();
+                if let Some(Value::Object(props)) = schema.get_mut("properties") {
+                    if let Some(Value::Object(a)) = props.get_mut("armId") {
+                        arm_id = std::mem::take(a);
+                    }
+                    self.string_validation(&mut arm_id, v, pos);
+                    props.insert("armId".into(), Value::Object(arm_id));
+                }
+            } else if *ty != KubeRef::Secret {
+                dropped.extend(["pattern", "minLength", "maxLength"]);
+            }
+        }
+        if numbers {
+            if is_number {
+                if let Some(m) = v.minimum {
+                    schema.insert("minimum".into(), json!(m));
+                }
+                if let Some(m) = v.maximum {
+                    schema.insert("maximum".into(), json!(m));
+                }
+            } else {
+                dropped.extend(["minimum", "maximum"]);
+            }
+        }
+        if arrays {
+            if let KubeRef::Array(inner) = ty {
+                if let Some(m) = v.min_items {
+                    schema.insert("minItems".into(), json!(m));
+                }
+                if let Some(m) = v.max_items {
+                    schema.insert("maxItems".into(), json!(m));
+                }
+                if v.unique_items {
+                    if matches!(**inner, KubeRef::Primitive(_) | KubeRef::ArmEnum(_)) {
+                        schema.insert("x-kubernetes-list-type".into(), json!("set"));
+                    } else {
+                        self.diag(
+                            pos,
+                            "uniqueItems on an array of objects: CRDs forbid uniqueItems and sets need scalar \
+                             items; not enforced",
+                        );
+                    }
+                }
+            } else {
+                dropped.extend(["minItems", "maxItems", "uniqueItems"]);
+            }
+        }
+        if !dropped.is_empty() {
+            self.diag(
+                pos,
+                format!(
+                    "validation ({}) does not apply to this field's type; dropped",
+                    dropped.join(", ")
+                ),
+            );
+        }
+    }
+
+    fn string_validation(&mut self, schema: &mut Map<String, Value>, v: &Validation, pos: &Pos) {
+        if let Some(p) = &v.pattern {
+            match regex_syntax::Parser::new().parse(p) {
+                Ok(_) => {
+                    schema.insert("pattern".into(), json!(p));
+                }
+                Err(e) => self.diag(
+                    pos,
+                    format!(
+                        "pattern {p:?} is not an RE2 expression (the API server compiles it with Go's regexp): \
+                         dropped ({})",
+                        e.to_string().lines().last().unwrap_or_default().trim()
+                    ),
+                ),
+            }
+        }
+        if let Some(m) = v.min_length {
+            schema.insert("minLength".into(), json!(m));
+        }
+        if let Some(m) = v.max_length {
+            schema.insert("maxLength".into(), json!(m));
+        }
+    }
+}
+
+/// The type inside arrays and maps.
+fn innermost(ty: &KubeRef) -> &KubeRef {
+    match ty {
+        KubeRef::Array(inner) | KubeRef::Map(inner) => innermost(inner),
+        other => other,
+    }
+}
+
+/// `schema` with `description` as its first key.
+fn described(description: String, schema: Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    out.insert("description".into(), json!(description));
+    for (k, v) in schema {
+        if k != "description" {
+            out.insert(k, v);
+        }
+    }
+    out
+}
+
+fn string_schema() -> Map<String, Value> {
+    let mut out = Map::new();
+    out.insert("type".into(), json!("string"));
+    out
+}
+
+fn preserve_object() -> Map<String, Value> {
+    let mut out = Map::new();
+    out.insert("type".into(), json!("object"));
+    out.insert("x-kubernetes-preserve-unknown-fields".into(), json!(true));
+    out
+}
+
+fn primitive_schema(p: Primitive) -> Map<String, Value> {
+    let (ty, format) = match p {
+        Primitive::String => ("string", None),
+        Primitive::Bool => ("boolean", None),
+        Primitive::Int32 => ("integer", Some("int32")),
+        Primitive::Int64 => ("integer", Some("int64")),
+        Primitive::Float => ("number", Some("float")),
+        Primitive::Double => ("number", Some("double")),
+    };
+    let mut out = Map::new();
+    out.insert("type".into(), json!(ty));
+    if let Some(f) = format {
+        out.insert("format".into(), json!(f));
+    }
+    out
+}
+
+fn object(properties: Value, required: &[&str]) -> Map<String, Value> {
+    let mut out = Map::new();
+    out.insert("type".into(), json!("object"));
+    out.insert("properties".into(), properties);
+    if !required.is_empty() {
+        out.insert("required".into(), json!(required));
+    }
+    out
+}
+
+fn string_described(description: &str) -> Value {
+    json!({"description": description, "type": "string"})
+}
+
+/// `armgen_runtime::kube::SecretReference`.
+fn secret_schema() -> Map<String, Value> {
+    object(
+        json!({
+            "name": string_described("The Secret's name, in the custom resource's namespace."),
+            "key": string_described("The key within the Secret."),
+        }),
+        &["name", "key"],
+    )
+}
+
+/// `armgen_runtime::kube::ResourceReference`.
+fn resource_reference_schema() -> Map<String, Value> {
+    object(
+        json!({
+            "armId": string_described("The ARM resource ID."),
+            "group": string_described("The API group of the referenced custom resource."),
+            "kind": string_described("The kind of the referenced custom resource."),
+            "name": string_described("The name of the referenced custom resource."),
+            "namespace": string_described(
+                "The namespace of the referenced custom resource (default: the referring resource's)."
+            ),
+        }),
+        &[],
+    )
+}
+
+/// `armgen_runtime::kube::{ResourceGroupOwner, KnownOwner}`.
+fn owner_schema(owner: &Owner) -> Map<String, Value> {
+    match owner {
+        Owner::Parent(_) => object(
+            json!({"name": string_described("The parent custom resource's name.")}),
+            &["name"],
+        ),
+        Owner::ResourceGroup | Owner::Unsupported => object(
+            json!({
+                "name": string_described("The resource group's name."),
+                "armId": string_described("The resource group's ARM ID (`/subscriptions/…/resourceGroups/…`)."),
+            }),
+            &[],
+        ),
+    }
+}
+
+/// An array of `armgen_runtime::kube::Condition`, keyed by `type`.
+fn conditions_schema() -> Map<String, Value> {
+    let condition = object(
+        json!({
+            "type": string_described("The condition's type, e.g. `Ready`."),
+            "status": {
+                "description": "`True`, `False` or `Unknown`.",
+                "type": "string",
+                "enum": ["True", "False", "Unknown"],
+            },
+            "reason": string_described("Why the condition has its status, in CamelCase."),
+            "message": string_described("What happened, for people."),
+            "lastTransitionTime": {
+                "description": "RFC 3339 time of the last status change.",
+                "type": "string",
+                "format": "date-time",
+            },
+            "observedGeneration": {
+                "description": "The `metadata.generation` the condition was set for.",
+                "type": "integer",
+                "format": "int64",
+            },
+        }),
+        &["type", "status"],
+    );
+    let mut out = Map::new();
+    out.insert("type".into(), json!("array"));
+    out.insert("items".into(), Value::Object(condition));
+    out.insert("x-kubernetes-list-type".into(), json!("map"));
+    out.insert("x-kubernetes-list-map-keys".into(), json!(["type"]));
+    out
+}
+
+/// `armgen_runtime::kube::OperatorStatus`.
+fn operator_status_schema() -> Map<String, Value> {
+    let difference = object(
+        json!({
+            "path": string_described("The field path, e.g. `spec.agentPoolProfiles[name=pool1].count`."),
+            "desired": string_described("The desired value."),
+            "actual": string_described("The value Azure has."),
+        }),
+        &["path"],
+    );
+    object(
+        json!({
+            "knownDifferences": {
+                "description": "Differences the service does not apply; they do not trigger another PUT.",
+                "type": "array",
+                "items": difference,
+            },
+            "pendingOperation": string_described(
+                "The long-running operation in flight, so that polling resumes after a restart."
+            ),
+            "annotations": {
+                "description": "Free-form facts the operator keeps (for example the ARM ID it manages).",
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+            },
+        }),
+        &[],
+    )
+}
+
+impl Crd {
+    /// Trims descriptions when the manifest (as its YAML file) is over `budget` bytes: below a depth that
+    /// decreases until the file fits, descriptions keep their first sentence; the trim is reported. The emitter
+    /// applies it with [`MAX_CRD_BYTES`].
+    pub fn fit(&mut self, budget: usize) {
+        let size = |crd: &Crd| crd.to_yaml().map(|y| y.len()).unwrap_or(0);
+        let original = size(self);
+        if original <= budget {
+            return;
+        }
+        let full = self.manifest.clone();
+        let deepest = versions_mut(&mut self.manifest)
+            .map(|s| max_depth(s, 0))
+            .max()
+            .unwrap_or(0);
+        let at = format!("crd {}", self.kind);
+        // The deepest fields are `deepest - 1` levels below spec/status: start by trimming those.
+        for limit in (0..deepest.saturating_sub(1)).rev() {
+            self.manifest = full.clone();
+            let trimmed: usize = versions_mut(&mut self.manifest).map(|s| trim(s, 0, limit)).sum();
+            // The note is part of the file, so it is measured too.
+            self.diagnostics.push(diag(
+                &at,
+                format!(
+                    "{original} bytes, over the budget of {budget}: {trimmed} descriptions of fields more than \
+                     {limit} levels below spec/status cut to their first sentence"
+                ),
+            ));
+            if size(self) <= budget {
+                return;
+            }
+            self.diagnostics.pop();
+        }
+        let message = format!(
+            "{original} bytes, over the budget of {budget}, and still {} bytes with every description below \
+             spec/status cut to its first sentence",
+            size(self)
+        );
+        self.diagnostics.push(diag(&at, message));
+    }
+}
+
+fn versions_mut(manifest: &mut Value) -> impl Iterator<Item = &mut Value> {
+    manifest
+        .pointer_mut("/spec/versions")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.pointer_mut("/schema/openAPIV3Schema"))
+}
+
+/// The children of a schema node: (child, whether it is a field, one level deeper).
+fn children_mut(node: &mut Value) -> Vec<(&mut Value, bool)> {
+    let mut out = Vec::new();
+    if let Value::Object(m) = node {
+        for (k, v) in m.iter_mut() {
+            match k.as_str() {
+                "properties" => {
+                    if let Value::Object(props) = v {
+                        out.extend(props.values_mut().map(|p| (p, true)));
+                    }
+                }
+                "items" | "additionalProperties" => out.push((v, false)),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+fn max_depth(node: &mut Value, depth: usize) -> usize {
+    children_mut(node)
+        .into_iter()
+        .map(|(c, field)| max_depth(c, depth + usize::from(field)))
+        .max()
+        .unwrap_or(depth)
+}
+
+/// Cuts the descriptions of fields more than `limit` levels below spec/status (spec's own fields are level 1;
+/// `depth` counts fields from the root, where spec and status are depth 1) to their first sentence; returns how
+/// many changed.
+fn trim(node: &mut Value, depth: usize, limit: usize) -> usize {
+    let mut n = 0;
+    if depth > limit + 1 {
+        if let Some(Value::String(d)) = node.get_mut("description") {
+            let first = first_sentence(d);
+            if first.len() < d.len() {
+                *d = first;
+                n += 1;
+            }
+        }
+    }
+    for (c, field) in children_mut(node) {
+        n += trim(c, depth + usize::from(field), limit);
+    }
+    n
+}
+
+/// The text up to the end of its first sentence (a `.` followed by a space and a capital letter, not after
+/// `e.g`/`i.e`; or a paragraph break), or all of it.
+fn first_sentence(d: &str) -> String {
+    let mut sentence_end = None;
+    for (i, _) in d.match_indices(". ") {
+        let before = &d[..i];
+        let next = d[i + 2..].chars().next();
+        let abbreviation = ["e.g", "i.e", "etc", "vs"].iter().any(|a| before.ends_with(a));
+        if !abbreviation && next.is_some_and(|c| c.is_uppercase()) {
+            sentence_end = Some(i + 1);
+            break;
+        }
+    }
+    let cut = [sentence_end, d.find("\n\n")].into_iter().flatten().min();
+    match cut {
+        Some(i) => d[..i].trim_end().to_string(),
+        None => d.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_sentence;
+
+    #[test]
+    fn first_sentences() {
+        assert_eq!(first_sentence("One. Two."), "One.");
+        assert_eq!(
+            first_sentence("Set it (e.g. '5') or not. Then"),
+            "Set it (e.g. '5') or not."
+        );
+        assert_eq!(first_sentence("A list.\n\nKnown values: `a`."), "A list.");
+        assert_eq!(
+            first_sentence("version 1.2. lower case goes on"),
+            "version 1.2. lower case goes on"
+        );
+        assert_eq!(first_sentence("No end"), "No end");
+    }
+}

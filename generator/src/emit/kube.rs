@@ -1,0 +1,846 @@
+//! Emits the Kubernetes custom resources of one version: the resource types (`Kind`, `KindSpec`,
+//! `KindStatus`, with `kube_core::Resource`), the nested `spec` and `status` types, and the conversions:
+//!
+//! - spec → ARM payload (`to_arm`): re-nests the flattened `properties`, turns resource references into ARM IDs
+//!   and secret references into values through an `armgen_runtime::kube::Resolver`;
+//! - ARM payload → spec (`from_arm`, what an import writes): read-only properties dropped, resource IDs kept
+//!   as `armId` references, secrets left unset (they cannot be read back);
+//! - ARM payload → status (`From<&arm::X>`): every property the service returns, secrets excluded.
+//!
+//! Collections: a spec collection that is set — even to `[]` or `{}` — is sent; an unset one is omitted
+//! (`None`), which ARM reads as "leave unchanged". So a user who empties `tags` sends `{}`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::rust::ident;
+use super::{VersionOutput, finish};
+use crate::error::{Error, Result};
+use crate::ir::{Ir, ObjectType, Primitive, Property, TypeKind, TypeRef};
+use crate::kube::{Family, KubeField, KubeIr, KubeRef, KubeResource, KubeType, Owner, Special};
+
+/// `#[doc]` lines for a description (first paragraph only, to keep the custom-resource docs short).
+fn doc(description: Option<&str>) -> TokenStream {
+    let Some(d) = description else { return quote!() };
+    let lines: Vec<String> = d
+        .trim()
+        .lines()
+        .map(|l| format!(" {}", super::rust::sanitize_doc_line(l)))
+        .collect();
+    quote!(#(#[doc = #lines])*)
+}
+
+struct Ctx<'a> {
+    ir: &'a Ir,
+    kube: &'a KubeIr,
+    /// Emitting a resource root module, where nested types are `spec::X` / `status::X`.
+    root: bool,
+}
+
+fn primitive(p: Primitive) -> TokenStream {
+    match p {
+        Primitive::String => quote!(String),
+        Primitive::Bool => quote!(bool),
+        Primitive::Int32 => quote!(i32),
+        Primitive::Int64 => quote!(i64),
+        Primitive::Float => quote!(f32),
+        Primitive::Double => quote!(f64),
+    }
+}
+
+/// Whether converting a value of this shape needs more than a clone.
+fn converts(k: &KubeRef) -> bool {
+    match k {
+        KubeRef::Kube(_) | KubeRef::Secret | KubeRef::ResourceRef => true,
+        KubeRef::Array(inner) | KubeRef::Map(inner) => converts(inner),
+        _ => false,
+    }
+}
+
+fn has_secret(k: &KubeRef) -> bool {
+    match k {
+        KubeRef::Secret => true,
+        KubeRef::Array(inner) | KubeRef::Map(inner) => has_secret(inner),
+        _ => false,
+    }
+}
+
+/// Whether the ARM field of `p` is an `Option` (mirrors `rust::Emitter::field`).
+fn arm_optional(p: &Property) -> bool {
+    p.nullable || !p.required || p.read_only
+}
+
+impl Ctx<'_> {
+    fn arm_name(&self, id: &str) -> Result<proc_macro2::Ident> {
+        let def = self.ir.types.get(id).ok_or_else(|| Error::Emit {
+            what: id.to_string(),
+            message: "custom resource field refers to an ARM type that is not generated".into(),
+        })?;
+        Ok(format_ident!("{}", def.rust_name))
+    }
+
+    fn kube_name(&self, id: &str) -> Result<TokenStream> {
+        let def = self.kube.types.get(id).ok_or_else(|| Error::Emit {
+            what: id.to_string(),
+            message: "custom resource field refers to a type that is not generated".into(),
+        })?;
+        let name = format_ident!("{}", def.rust_name);
+        Ok(if self.root {
+            let m = format_ident!("{}", def.family.module());
+            quote!(#m::#name)
+        } else {
+            quote!(#name)
+        })
+    }
+
+    /// The Rust type of a field value.
+    fn ty(&self, k: &KubeRef) -> Result<TokenStream> {
+        Ok(match k {
+            KubeRef::Kube(id) => self.kube_name(id)?,
+            KubeRef::ArmEnum(id) | KubeRef::ArmUnion(id) => {
+                let name = self.arm_name(id)?;
+                quote!(arm::#name)
+            }
+            KubeRef::Primitive(p) => primitive(*p),
+            KubeRef::Array(inner) => {
+                let inner = self.ty(inner)?;
+                quote!(Vec<#inner>)
+            }
+            KubeRef::Map(inner) => {
+                let inner = self.ty(inner)?;
+                quote!(BTreeMap<String, #inner>)
+            }
+            KubeRef::Json => quote!(serde_json::Value),
+            KubeRef::Secret => quote!(armgen_runtime::kube::SecretReference),
+            KubeRef::ResourceRef => quote!(armgen_runtime::kube::ResourceReference),
+        })
+    }
+
+    fn field_ty(&self, f: &KubeField, owner: &Owner) -> Result<TokenStream> {
+        Ok(match f.special {
+            Special::None => {
+                let t = self.ty(&f.ty)?;
+                if f.boxed { quote!(Box<#t>) } else { t }
+            }
+            Special::AzureName => quote!(String),
+            Special::Owner => match owner {
+                Owner::ResourceGroup => quote!(armgen_runtime::kube::ResourceGroupOwner),
+                _ => quote!(armgen_runtime::kube::KnownOwner),
+            },
+            Special::Conditions => quote!(Vec<armgen_runtime::kube::Condition>),
+            Special::OperatorStatus => quote!(armgen_runtime::kube::OperatorStatus),
+        })
+    }
+
+    fn fields(&self, fields: &[KubeField], owner: &Owner) -> Result<Vec<TokenStream>> {
+        let mut out = Vec::new();
+        for f in fields {
+            let name = ident(&f.rust_name);
+            let ty = self.field_ty(f, owner)?;
+            let json = &f.json_name;
+            let rename = if f.rust_name != *json {
+                quote!(rename = #json,)
+            } else {
+                quote!()
+            };
+            let d = doc(f.description.as_deref());
+            out.push(quote! {
+                #d
+                #[serde(#rename default, skip_serializing_if = "Option::is_none")]
+                pub #name: Option<#ty>,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Spec value `v` (a reference) → `Result` of the ARM value, for `k` in the custom resource and `t` in the
+    /// ARM type. `path` is an identifier bound to the value's path (a `String` or `&str`); `depth` keeps the
+    /// names of nested bindings apart.
+    fn to_arm_result(
+        &self,
+        k: &KubeRef,
+        t: &TypeRef,
+        v: TokenStream,
+        path: &proc_macro2::Ident,
+        depth: usize,
+    ) -> TokenStream {
+        match (k, t) {
+            (KubeRef::Kube(_), _) => quote!(#v.to_arm(resolver, &#path)),
+            (KubeRef::Secret, _) => quote!(resolver.secret(&#path, #v)),
+            (KubeRef::ResourceRef, _) => quote!(resolver.resource(&#path, #v)),
+            (KubeRef::Array(ki), TypeRef::Array(ti)) if converts(ki) => {
+                let item = format_ident!("item_path_{}", depth);
+                let x = format_ident!("x{}", depth);
+                let inner = self.to_arm_result(ki, ti, quote!(#x), &item, depth + 1);
+                quote!(#v.iter().enumerate().map(|(i, #x)| { let #item = format!("{}[{}]", #path, i); #inner }).collect::<Result<Vec<_>, _>>())
+            }
+            (KubeRef::Map(ki), TypeRef::Map(ti)) if converts(ki) => {
+                let item = format_ident!("item_path_{}", depth);
+                let x = format_ident!("x{}", depth);
+                let inner = self.to_arm_result(ki, ti, quote!(#x), &item, depth + 1);
+                quote!(#v.iter().map(|(key, #x)| { let #item = format!("{}[{}]", #path, key); #inner.map(|y| (key.clone(), y)) }).collect::<Result<BTreeMap<_, _>, _>>())
+            }
+            _ => quote!(Ok::<_, ConversionError>(#v.clone())),
+        }
+    }
+
+    /// A callable turning `&A` (ARM) into the spec value (`status`: the status value): a function path where
+    /// one exists, else a closure.
+    fn mapper(&self, k: &KubeRef, t: &TypeRef, status: bool) -> Result<TokenStream> {
+        Ok(match (k, t) {
+            (KubeRef::Kube(id), _) => {
+                let name = self.kube_name(id)?;
+                if status {
+                    quote!(#name::from)
+                } else {
+                    quote!(#name::from_arm)
+                }
+            }
+            _ => {
+                let inner = self.convert_from_arm(k, t, quote!(x), status)?;
+                quote!(|x| #inner)
+            }
+        })
+    }
+
+    /// ARM value `a` (a reference) → spec value (`status`: status value).
+    fn convert_from_arm(&self, k: &KubeRef, t: &TypeRef, a: TokenStream, status: bool) -> Result<TokenStream> {
+        Ok(match (k, t) {
+            (KubeRef::Kube(_), _) => {
+                let f = self.mapper(k, t, status)?;
+                quote!(#f(#a))
+            }
+            (KubeRef::ResourceRef, _) if !status => {
+                quote!(armgen_runtime::kube::ResourceReference::arm_id(#a.clone()))
+            }
+            (KubeRef::Array(ki), TypeRef::Array(ti)) if converts(ki) => {
+                let f = self.mapper(ki, ti, status)?;
+                quote!(#a.iter().map(#f).collect())
+            }
+            (KubeRef::Map(ki), TypeRef::Map(ti)) if converts(ki) => {
+                let inner = self.convert_from_arm(ki, ti, quote!(x), status)?;
+                quote!(#a.iter().map(|(key, x)| (key.clone(), #inner)).collect())
+            }
+            _ => quote!(#a.clone()),
+        })
+    }
+
+    /// Whether values of this shape are `Copy` (primitives other than strings, closed enums).
+    fn is_copy(&self, k: &KubeRef) -> bool {
+        match k {
+            KubeRef::Primitive(p) => *p != Primitive::String,
+            KubeRef::ArmEnum(id) => {
+                matches!(self.ir.types.get(id).map(|t| &t.kind), Some(TypeKind::Enum(e)) if !e.open)
+            }
+            _ => false,
+        }
+    }
+
+    /// A copy of `v` (a reference or an `Option` of one) of shape `k`.
+    fn copy_or_clone(&self, k: &KubeRef, v: TokenStream, option: bool) -> TokenStream {
+        match (self.is_copy(k), option) {
+            (true, true) => v,
+            (true, false) => quote!(*#v),
+            (false, _) => quote!(#v.clone()),
+        }
+    }
+
+    /// The expression of ARM field `p` built from the spec field `f` (`self.<field>: Option<S>`); `path` is
+    /// an identifier bound to the path of the object holding `f`.
+    fn arm_field_from_spec(&self, f: &KubeField, p: &Property, path: &proc_macro2::Ident) -> TokenStream {
+        let field = ident(&f.rust_name);
+        let json = &f.json_name;
+        let field_path = format_ident!("field_path");
+        let plain = !converts(&f.ty) && !p.boxed && !p.nullable;
+        if plain && arm_optional(p) {
+            return self.copy_or_clone(&f.ty, quote!(self.#field), true);
+        }
+        let bind = quote!(let #field_path = format!("{}.{}", #path, #json););
+        let mut value = if converts(&f.ty) {
+            let result = self.to_arm_result(&f.ty, &p.ty, quote!(v), &field_path, 0);
+            quote!(#result?)
+        } else {
+            self.copy_or_clone(&f.ty, quote!(v), false)
+        };
+        if p.boxed {
+            value = quote!(Box::new(#value));
+        }
+        if p.nullable {
+            value = quote!(armgen_runtime::Nullable::Value(#value));
+        }
+        let bind_if_used = if converts(&f.ty) { bind.clone() } else { quote!() };
+        if arm_optional(p) {
+            if converts(&f.ty) {
+                quote!(match &self.#field { Some(v) => { #bind_if_used Some(#value) } None => None })
+            } else {
+                quote!(self.#field.as_ref().map(|v| #value))
+            }
+        } else {
+            quote!(match &self.#field {
+                Some(v) => { #bind_if_used #value }
+                None => return Err(ConversionError { path: format!("{}.{}", #path, #json), message: "required".to_string() }),
+            })
+        }
+    }
+
+    /// The spec field value read from ARM field `a` (an expression of the ARM field itself).
+    fn spec_field_from_arm(&self, f: &KubeField, p: &Property, a: TokenStream, status: bool) -> Result<TokenStream> {
+        if !status && has_secret(&f.ty) {
+            return Ok(quote!(None));
+        }
+        let plain = !converts(&f.ty) && !p.boxed;
+        if plain && !p.nullable {
+            let v = self.copy_or_clone(&f.ty, a, true);
+            return Ok(if arm_optional(p) { v } else { quote!(Some(#v)) });
+        }
+        if !p.boxed && !p.nullable && arm_optional(p) {
+            let f = self.mapper(&f.ty, &p.ty, status)?;
+            return Ok(quote!(#a.as_ref().map(#f)));
+        }
+        let mut inner = if plain {
+            self.copy_or_clone(&f.ty, quote!(v), false)
+        } else {
+            self.convert_from_arm(&f.ty, &p.ty, quote!(v), status)?
+        };
+        if p.boxed {
+            inner = quote!(Box::new(#inner));
+        }
+        Ok(if p.nullable {
+            quote!(#a.as_ref().and_then(|v| v.as_value()).map(|v| #inner))
+        } else if arm_optional(p) {
+            quote!(#a.as_ref().map(|v| #inner))
+        } else {
+            quote!({ let v = &#a; Some(#inner) })
+        })
+    }
+
+    /// A struct literal of the ARM object `obj` (Rust type `arm_ty`), each field taken from `mapped` (by JSON
+    /// name) or left unset.
+    fn arm_literal(
+        &self,
+        arm_ty: TokenStream,
+        obj: &ObjectType,
+        mapped: &BTreeMap<String, TokenStream>,
+    ) -> TokenStream {
+        let mut fields = Vec::new();
+        for p in &obj.properties {
+            let name = ident(&p.rust_name);
+            let value = match mapped.get(&p.name) {
+                Some(v) => v.clone(),
+                None if arm_optional(p) => quote!(None),
+                None => quote!(Default::default()),
+            };
+            fields.push(quote!(#name: #value,));
+        }
+        let unknown = format_ident!("{}", crate::passes::names::UNKNOWN_FIELDS);
+        quote!(#arm_ty { #(#fields)* #unknown: Default::default() })
+    }
+
+    fn object_of(&self, id: &str) -> Option<&ObjectType> {
+        match &self.ir.types.get(id)?.kind {
+            TypeKind::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// A nested spec or status type with its conversions.
+    fn nested(&self, t: &KubeType) -> Result<TokenStream> {
+        let name = format_ident!("{}", t.rust_name);
+        let arm_name = self.arm_name(&t.source)?;
+        let obj = self.object_of(&t.source).cloned().unwrap_or_default();
+        let fields = self.fields(&t.fields, &Owner::Unsupported)?;
+        let d = doc(t.description.as_deref());
+        let by_json: BTreeMap<&str, &Property> = obj.properties.iter().map(|p| (p.name.as_str(), p)).collect();
+        let mut from = Vec::new();
+        for f in &t.fields {
+            let field = ident(&f.rust_name);
+            let Some(p) = f.arm_path.first().and_then(|j| by_json.get(j.as_str())) else {
+                continue;
+            };
+            let arm_field = ident(&p.rust_name);
+            let value = self.spec_field_from_arm(f, p, quote!(arm.#arm_field), t.family == Family::Status)?;
+            from.push(quote!(#field: #value,));
+        }
+        let struct_def = quote! {
+            #d
+            #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+            pub struct #name {
+                #(#fields)*
+            }
+        };
+        // A type all of whose properties are read-only (kept inside a map, whose keys matter) reads nothing.
+        let arm_param = if from.is_empty() {
+            format_ident!("_arm")
+        } else {
+            format_ident!("arm")
+        };
+        if t.family == Family::Status {
+            return Ok(quote! {
+                #struct_def
+                impl From<&arm::#arm_name> for #name {
+                    fn from(#arm_param: &arm::#arm_name) -> Self {
+                        Self { #(#from)* }
+                    }
+                }
+            });
+        }
+        let mut mapped = BTreeMap::new();
+        let path = format_ident!("path");
+        for f in &t.fields {
+            let Some(p) = f.arm_path.first().and_then(|j| by_json.get(j.as_str())) else {
+                continue;
+            };
+            mapped.insert(p.name.clone(), self.arm_field_from_spec(f, p, &path));
+        }
+        let literal = self.arm_literal(quote!(arm::#arm_name), &obj, &mapped);
+        let path_param = if uses_path(&t.fields) {
+            quote!(path)
+        } else {
+            quote!(_path)
+        };
+        let resolver_param = if uses_resolver(&t.fields) {
+            quote!(resolver)
+        } else {
+            quote!(_resolver)
+        };
+        Ok(quote! {
+            #struct_def
+            impl #name {
+                /// The ARM payload for this part of the spec; `path` names it in errors.
+                pub fn to_arm(&self, #resolver_param: &dyn Resolver, #path_param: &str) -> Result<arm::#arm_name, ConversionError> {
+                    Ok(#literal)
+                }
+                /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
+                /// references, secrets unset.
+                pub fn from_arm(#arm_param: &arm::#arm_name) -> Self {
+                    Self { #(#from)* }
+                }
+            }
+        })
+    }
+
+    /// The resource's module: the custom resource, its spec and status roots and their conversions.
+    fn resource(&self, r: &KubeResource) -> Result<TokenStream> {
+        let kind = format_ident!("{}", r.kind);
+        let spec = format_ident!("{}Spec", r.kind);
+        let status = format_ident!("{}Status", r.kind);
+        let arm_name = self.arm_name(&r.arm_body)?;
+        let body = self.object_of(&r.arm_body).cloned().unwrap_or_default();
+        let spec_fields = self.fields(&r.spec_fields, &r.owner)?;
+        let status_fields = self.fields(&r.status_fields, &r.owner)?;
+        let kind_str = r.kind.as_str();
+        let plural = r.plural.as_str();
+        let group = self.kube.group.as_str();
+        let version = self.kube.version.as_str();
+        let api_version = format!("{group}/{version}");
+        let arm_type = r.arm_type.as_str();
+
+        // spec → ARM: group the fields by the ARM root property they land in.
+        let by_json: BTreeMap<&str, &Property> = body.properties.iter().map(|p| (p.name.as_str(), p)).collect();
+        let mut mapped: BTreeMap<String, TokenStream> = BTreeMap::new();
+        let mut envelopes: BTreeMap<String, Vec<&KubeField>> = BTreeMap::new();
+        let path = format_ident!("path");
+        for f in r.spec_fields.iter().filter(|f| f.special == Special::None) {
+            match f.arm_path.as_slice() {
+                [one] => {
+                    if let Some(p) = by_json.get(one.as_str()) {
+                        mapped.insert(p.name.clone(), self.arm_field_from_spec(f, p, &path));
+                    }
+                }
+                [env, _] => envelopes.entry(env.clone()).or_default().push(f),
+                _ => {}
+            }
+        }
+        let mut envelope_lets = Vec::new();
+        for (env, fields) in &envelopes {
+            let Some(p) = by_json.get(env.as_str()) else { continue };
+            let Some(env_id) = p.ty.named() else { continue };
+            let env_obj = self.object_of(env_id).cloned().unwrap_or_default();
+            let env_ty = self.arm_name(env_id)?;
+            let env_by_json: BTreeMap<&str, &Property> =
+                env_obj.properties.iter().map(|q| (q.name.as_str(), q)).collect();
+            let mut inner = BTreeMap::new();
+            let mut any = Vec::new();
+            for f in fields {
+                let Some(q) = f.arm_path.get(1).and_then(|j| env_by_json.get(j.as_str())) else {
+                    continue;
+                };
+                inner.insert(q.name.clone(), self.arm_field_from_spec(f, q, &path));
+                let field = ident(&f.rust_name);
+                any.push(quote!(self.#field.is_some()));
+            }
+            let literal = self.arm_literal(quote!(arm::#env_ty), &env_obj, &inner);
+            let var = format_ident!("envelope_{}", crate::passes::names::field_ident(env));
+            let value = if arm_optional(p) {
+                quote!(if #(#any)||* { Some(#literal) } else { None })
+            } else {
+                quote!(#literal)
+            };
+            envelope_lets.push(quote!(let #var = #value;));
+            mapped.insert(p.name.clone(), quote!(#var));
+        }
+        let literal = self.arm_literal(quote!(arm::#arm_name), &body, &mapped);
+        let path_let = if uses_path(&r.spec_fields) {
+            quote!(let path = "spec";)
+        } else {
+            quote!()
+        };
+        let resolver_param = if uses_resolver(&r.spec_fields) {
+            quote!(resolver)
+        } else {
+            quote!(_resolver)
+        };
+
+        // ARM → spec and ARM → status.
+        let mut spec_from = Vec::new();
+        for f in &r.spec_fields {
+            let field = ident(&f.rust_name);
+            let value = match f.special {
+                Special::AzureName => match by_json.get("name") {
+                    Some(p) => {
+                        let n = ident(&p.rust_name);
+                        if arm_optional(p) {
+                            quote!(arm.#n.clone())
+                        } else {
+                            quote!(Some(arm.#n.clone()))
+                        }
+                    }
+                    None => quote!(None),
+                },
+                Special::None => self.root_value(f, &by_json, false)?,
+                _ => quote!(None),
+            };
+            spec_from.push(quote!(#field: #value,));
+        }
+        let mut status_from = Vec::new();
+        for f in &r.status_fields {
+            let field = ident(&f.rust_name);
+            let value = match f.special {
+                Special::None => self.root_value(f, &by_json, true)?,
+                _ => quote!(None),
+            };
+            status_from.push(quote!(#field: #value,));
+        }
+        let d = doc(r.description.as_deref());
+        let spec_doc = format!(" The desired state of a `{kind_str}`: the writable properties of `{arm_type}`.");
+        let status_doc = format!(" The observed state of a `{kind_str}`: what Azure returns, secrets excluded.");
+        Ok(quote! {
+            #d
+            #[derive(Debug, Clone, PartialEq, Deserialize)]
+            pub struct #kind {
+                pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                pub spec: #spec,
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub status: Option<#status>,
+            }
+
+            impl #kind {
+                /// The custom resource's `apiVersion`.
+                pub const API_VERSION: &'static str = #api_version;
+                /// The custom resource's `kind`.
+                pub const KIND: &'static str = #kind_str;
+                /// The ARM resource type it manages.
+                pub const ARM_TYPE: &'static str = #arm_type;
+
+                /// A custom resource named `name` with `spec`.
+                pub fn new(name: &str, spec: #spec) -> Self {
+                    Self {
+                        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.to_string()),
+                            ..Default::default()
+                        },
+                        spec,
+                        status: None,
+                    }
+                }
+
+                /// The custom resource for an ARM payload (an import): spec from the writable properties,
+                /// status from everything the payload has.
+                pub fn from_arm(name: &str, namespace: Option<&str>, arm: &arm::#arm_name) -> Self {
+                    let mut cr = Self::new(name, #spec::from_arm(arm));
+                    cr.metadata.namespace = namespace.map(str::to_string);
+                    cr.status = Some(#status::from(arm));
+                    cr
+                }
+            }
+
+            impl Serialize for #kind {
+                fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                    use serde::ser::SerializeStruct;
+                    let mut s = serializer.serialize_struct(#kind_str, 5)?;
+                    s.serialize_field("apiVersion", Self::API_VERSION)?;
+                    s.serialize_field("kind", Self::KIND)?;
+                    s.serialize_field("metadata", &self.metadata)?;
+                    s.serialize_field("spec", &self.spec)?;
+                    match &self.status {
+                        Some(status) => s.serialize_field("status", status)?,
+                        None => s.skip_field("status")?,
+                    }
+                    s.end()
+                }
+            }
+
+            impl kube_core::Resource for #kind {
+                type DynamicType = ();
+                type Scope = kube_core::NamespaceResourceScope;
+                fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+                    #kind_str.into()
+                }
+                fn group(_: &()) -> std::borrow::Cow<'_, str> {
+                    #group.into()
+                }
+                fn version(_: &()) -> std::borrow::Cow<'_, str> {
+                    #version.into()
+                }
+                fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+                    #plural.into()
+                }
+                fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                    &self.metadata
+                }
+                fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                    &mut self.metadata
+                }
+            }
+
+            #[doc = #spec_doc]
+            #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+            pub struct #spec {
+                #(#spec_fields)*
+            }
+
+            impl #spec {
+                /// The ARM PUT body for this spec. References resolve through `resolver`.
+                pub fn to_arm(&self, #resolver_param: &dyn Resolver) -> Result<arm::#arm_name, ConversionError> {
+                    #path_let
+                    #(#envelope_lets)*
+                    Ok(#literal)
+                }
+
+                /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
+                /// references, secrets unset.
+                pub fn from_arm(arm: &arm::#arm_name) -> Self {
+                    Self { #(#spec_from)* }
+                }
+            }
+
+            #[doc = #status_doc]
+            #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+            pub struct #status {
+                #(#status_fields)*
+            }
+
+            impl From<&arm::#arm_name> for #status {
+                fn from(arm: &arm::#arm_name) -> Self {
+                    Self { #(#status_from)* }
+                }
+            }
+        })
+    }
+
+    /// A root spec/status field read from the ARM body (through the envelope for flattened fields).
+    fn root_value(&self, f: &KubeField, by_json: &BTreeMap<&str, &Property>, status: bool) -> Result<TokenStream> {
+        Ok(match f.arm_path.as_slice() {
+            [one] => match by_json.get(one.as_str()) {
+                Some(p) => {
+                    let n = ident(&p.rust_name);
+                    self.spec_field_from_arm(f, p, quote!(arm.#n), status)?
+                }
+                None => quote!(None),
+            },
+            [env, name] => {
+                let Some(p) = by_json.get(env.as_str()) else {
+                    return Ok(quote!(None));
+                };
+                let Some(env_obj) = p.ty.named().and_then(|id| self.object_of(id)) else {
+                    return Ok(quote!(None));
+                };
+                let Some(q) = env_obj.properties.iter().find(|q| q.name == *name) else {
+                    return Ok(quote!(None));
+                };
+                let env_field = ident(&p.rust_name);
+                let q_field = ident(&q.rust_name);
+                let secret = !status && has_secret(&f.ty);
+                if arm_optional(p) && !arm_optional(q) && !q.boxed && !secret {
+                    // A required property in an optional envelope: present whenever the envelope is.
+                    let bare = if converts(&f.ty) {
+                        self.convert_from_arm(&f.ty, &q.ty, quote!(&e.#q_field), status)?
+                    } else {
+                        self.copy_or_clone(&f.ty, quote!(e.#q_field), true)
+                    };
+                    return Ok(quote!(arm.#env_field.as_ref().map(|e| #bare)));
+                }
+                let inner = self.spec_field_from_arm(f, q, quote!(e.#q_field), status)?;
+                if arm_optional(p) {
+                    quote!(arm.#env_field.as_ref().and_then(|e| #inner))
+                } else {
+                    quote!({ let e = &arm.#env_field; #inner })
+                }
+            }
+            _ => quote!(None),
+        })
+    }
+}
+
+/// Whether any field's conversion uses `path` (a nested object, a reference, or a required field's error).
+fn uses_path(fields: &[KubeField]) -> bool {
+    fields
+        .iter()
+        .filter(|f| f.special == Special::None)
+        .any(|f| converts(&f.ty) || f.arm_props.iter().any(|p| !arm_optional(p)))
+}
+
+/// Whether any field's conversion uses the resolver (a nested object or a reference).
+fn uses_resolver(fields: &[KubeField]) -> bool {
+    fields
+        .iter()
+        .filter(|f| f.special == Special::None)
+        .any(|f| converts(&f.ty))
+}
+
+/// The version's custom-resource files, and the items its `mod.rs` needs.
+pub fn version_files(
+    files: &mut BTreeMap<PathBuf, String>,
+    v: &VersionOutput<'_>,
+    kube: &KubeIr,
+    head: &str,
+    base: &str,
+) -> Result<TokenStream> {
+    let cx = Ctx {
+        ir: v.ir,
+        kube,
+        root: false,
+    };
+    let root_cx = Ctx {
+        ir: v.ir,
+        kube,
+        root: true,
+    };
+    for family in [Family::Spec, Family::Status] {
+        let modules: BTreeSet<&str> = kube
+            .types
+            .values()
+            .filter(|t| t.family == family)
+            .map(|t| t.module.as_str())
+            .collect();
+        for module in &modules {
+            let mut types: Vec<&KubeType> = kube
+                .types
+                .values()
+                .filter(|t| t.family == family && t.module == *module)
+                .collect();
+            types.sort_by(|a, b| a.rust_name.cmp(&b.rust_name));
+            let mut items = Vec::new();
+            for t in types {
+                items.push(cx.nested(t)?);
+            }
+            let fam_doc = format!(
+                " The {} types of the custom resources, used by `{module}`.",
+                family.module()
+            );
+            let tokens = quote! {
+                #![doc = #fam_doc]
+                #[allow(unused_imports)]
+                use super::*;
+                #[allow(unused_imports)]
+                use super::super::arm;
+                #[allow(unused_imports)]
+                use armgen_runtime::kube::{ConversionError, Resolver};
+                #[allow(unused_imports)]
+                use serde::{Deserialize, Serialize};
+                #[allow(unused_imports)]
+                use std::collections::BTreeMap;
+                #(#items)*
+            };
+            let path = format!("{base}/{}/{module}.rs", family.module());
+            files.insert(PathBuf::from(&path), finish(head, tokens, &path)?);
+        }
+        let mods: Vec<_> = modules.iter().map(|m| format_ident!("{}", m)).collect();
+        let fam_doc = format!(" Nested {} types of the custom resources.", family.module());
+        let tokens = quote! {
+            #![doc = #fam_doc]
+            #(mod #mods; pub use #mods::*;)*
+        };
+        let path = format!("{base}/{}/mod.rs", family.module());
+        files.insert(PathBuf::from(&path), finish(head, tokens, &path)?);
+    }
+    let mut roots = Vec::new();
+    for r in &kube.resources {
+        let module = format_ident!("{}", r.module);
+        let tokens = root_cx.resource(r)?;
+        let rdoc = format!(" The `{}` custom resource (`{}`).", r.kind, r.arm_type);
+        let tokens = quote! {
+            #![doc = #rdoc]
+            #[allow(unused_imports)]
+            use super::{arm, spec, status};
+            #[allow(unused_imports)]
+            use armgen_runtime::kube::{ConversionError, Resolver};
+            #[allow(unused_imports)]
+            use serde::{Deserialize, Serialize};
+            #[allow(unused_imports)]
+            use std::collections::BTreeMap;
+            #tokens
+        };
+        let path = format!("{base}/{}.rs", r.module);
+        files.insert(PathBuf::from(&path), finish(head, tokens, &path)?);
+        roots.push(module);
+    }
+    let import_arms = kube.resources.iter().map(|r| {
+        let kind = &r.kind;
+        let k = format_ident!("{}", r.kind);
+        let arm_name = cx.arm_name(&r.arm_body).map(|n| quote!(#n)).unwrap_or_else(|_| quote!(()));
+        quote!(#kind => serde_json::from_str::<arm::#arm_name>(arm_json).and_then(|a| serde_json::to_value(#k::from_arm(name, namespace, &a))),)
+    });
+    let export_arms = kube.resources.iter().map(|r| {
+        let kind = &r.kind;
+        let k = format_ident!("{}", r.kind);
+        quote! {
+            #kind => {
+                let cr: #k = serde_json::from_value(cr.clone()).map_err(|e| ConversionError { path: "".into(), message: e.to_string() })?;
+                let arm = cr.spec.to_arm(resolver)?;
+                serde_json::to_value(&arm).map_err(|e| ConversionError { path: "spec".into(), message: e.to_string() })
+            }
+        }
+    });
+    let group = kube.group.as_str();
+    let kinds = kube.resources.iter().map(|r| r.kind.as_str());
+    Ok(quote! {
+        use armgen_runtime::kube::{ConversionError, Resolver};
+        pub mod spec;
+        pub mod status;
+        #(mod #roots; pub use #roots::*;)*
+
+        /// The Kubernetes API group of these custom resources.
+        pub const GROUP: &str = #group;
+
+        /// The kinds of this version.
+        pub const KINDS: &[&str] = &[#(#kinds),*];
+
+        /// Imports an ARM payload of `kind` as a custom resource (JSON), as `armctl import` does; `None` for a
+        /// kind this version does not have.
+        pub fn import(kind: &str, arm_json: &str, name: &str, namespace: Option<&str>) -> Option<Result<serde_json::Value, serde_json::Error>> {
+            Some(match kind {
+                #(#import_arms)*
+                _ => return None,
+            })
+        }
+
+        /// The ARM PUT body for a custom resource of `kind` (JSON), references resolved by `resolver`; `None` for
+        /// a kind this version does not have.
+        pub fn export(kind: &str, cr: &serde_json::Value, resolver: &dyn Resolver) -> Option<Result<serde_json::Value, ConversionError>> {
+            let run = || -> Result<serde_json::Value, ConversionError> {
+                match kind {
+                    #(#export_arms)*
+                    _ => Err(ConversionError { path: String::new(), message: format!("unknown kind {kind}") }),
+                }
+            };
+            if !KINDS.contains(&kind) {
+                return None;
+            }
+            Some(run())
+        }
+    })
+}

@@ -1,0 +1,258 @@
+//! The example payloads under the spec root, found through each operation's `x-ms-examples`: every request
+//! body whose schema is a resource's payload type, and every response body that is a resource (or a list of
+//! them, `value: [...]`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use armgen::Config;
+use armgen::discover::discover;
+use armgen::load::{SpecSet, Target};
+use openapiv3::ReferenceOr;
+use serde_json::Value;
+
+/// One resource payload from an example file.
+pub struct Payload {
+    pub group: String,
+    pub version: String,
+    pub example: PathBuf,
+    /// e.g. `put /subscriptions/…/managedClusters/{resourceName} request`.
+    pub what: String,
+    pub kind: String,
+    pub json: Value,
+    /// A request body (as opposed to a response body).
+    pub request: bool,
+}
+
+impl Payload {
+    pub fn file_name(&self) -> String {
+        self.example
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    pub fn describe(&self) -> String {
+        format!(
+            "{} {} ({}/{} {})",
+            self.file_name(),
+            self.what,
+            self.group,
+            self.version,
+            self.kind
+        )
+    }
+}
+
+/// Every resource payload of every configured version. Panics (a test failure) when an example file present
+/// in an `examples/` folder is not referenced by its spec, or is not JSON.
+pub fn all_payloads(root: &Path) -> Vec<Payload> {
+    let config = Config::load(&super::workspace().join("azure-arm.yaml")).expect("config");
+    let mut out = Vec::new();
+    for (group_name, group) in &config.groups {
+        for (kube, version) in &group.versions {
+            let files: Vec<PathBuf> = version.spec_files.iter().map(|f| group.spec_folder.join(f)).collect();
+            let specs = SpecSet::load(root, &files).expect("specs load");
+            let resources = discover(&specs).expect("discover");
+            let kinds: BTreeMap<Target, String> =
+                resources.iter().map(|r| (r.put_body.clone(), r.name.clone())).collect();
+            let mut referenced: BTreeSet<PathBuf> = BTreeSet::new();
+            let before = out.len();
+            for spec_file in &specs.roots {
+                let doc = specs.doc(spec_file).expect("root doc");
+                let dir = spec_file.parent().expect("spec dir").to_path_buf();
+                for (route, item) in doc.openapi.paths.iter() {
+                    let ReferenceOr::Item(item) = item else { continue };
+                    for (method, op) in item.iter() {
+                        let Some(Value::Object(examples)) = op.extensions.get("x-ms-examples") else {
+                            continue;
+                        };
+                        for example in examples.values() {
+                            let Some(rel) = example.get("$ref").and_then(Value::as_str) else {
+                                continue;
+                            };
+                            let path = armgen::load::normalize(&dir.join(rel));
+                            if !path.exists() {
+                                // Listed as absent in the spec root's README.
+                                continue;
+                            }
+                            referenced.insert(path.clone());
+                            let text = std::fs::read_to_string(&path).expect("read example");
+                            let ex: Value = serde_json::from_str(&text)
+                                .unwrap_or_else(|e| panic!("{}: invalid JSON: {e}", path.display()));
+                            let site = Site {
+                                specs: &specs,
+                                file: spec_file,
+                                kinds: &kinds,
+                                group: group_name,
+                                version: kube,
+                            };
+                            site.collect(route, method, op, &path, &ex, &mut out);
+                        }
+                    }
+                }
+            }
+            for spec_file in &specs.roots {
+                let examples_dir = spec_file.parent().expect("dir").join("examples");
+                for entry in std::fs::read_dir(&examples_dir).expect("examples dir") {
+                    let p = armgen::load::normalize(&entry.expect("entry").path());
+                    assert!(
+                        referenced.contains(&p),
+                        "{} is not referenced by {}",
+                        p.display(),
+                        spec_file.display()
+                    );
+                }
+            }
+            assert!(
+                out.len() > before,
+                "{group_name}/{kube}: no resource payloads found in the examples"
+            );
+        }
+    }
+    out
+}
+
+struct Site<'a> {
+    specs: &'a SpecSet,
+    file: &'a Path,
+    kinds: &'a BTreeMap<Target, String>,
+    group: &'a str,
+    version: &'a str,
+}
+
+impl Site<'_> {
+    /// The kind of a schema (`$ref` into a resource's payload type), if any.
+    fn kind_of(&self, schema: &ReferenceOr<openapiv3::Schema>) -> Option<String> {
+        let ReferenceOr::Reference { reference } = schema else {
+            return None;
+        };
+        let at = armgen::Location::new(self.file, "");
+        let (target, _) = self.specs.resolve_schema(self.file, reference, &at).ok()?;
+        self.kinds.get(&target).cloned()
+    }
+
+    /// The kind of the items of a list schema (`{value: [Kind]}`), if any.
+    fn list_kind_of(&self, schema: &ReferenceOr<openapiv3::Schema>) -> Option<String> {
+        let ReferenceOr::Reference { reference } = schema else {
+            return None;
+        };
+        let at = armgen::Location::new(self.file, "");
+        let (target, resolved) = self.specs.resolve_schema(self.file, reference, &at).ok()?;
+        let raw = serde_json::to_value(&resolved).ok()?;
+        let items = raw.pointer("/properties/value/items/$ref")?.as_str()?;
+        let (item_target, _) = self.specs.resolve_schema(&target.file, items, &at).ok()?;
+        self.kinds.get(&item_target).cloned()
+    }
+
+    fn payload(&self, example: &Path, what: String, kind: String, json: &Value, request: bool) -> Payload {
+        Payload {
+            group: self.group.to_string(),
+            version: self.version.to_string(),
+            example: example.to_path_buf(),
+            what,
+            kind,
+            json: json.clone(),
+            request,
+        }
+    }
+
+    fn collect(
+        &self,
+        route: &str,
+        method: &str,
+        op: &openapiv3::Operation,
+        example: &Path,
+        ex: &Value,
+        out: &mut Vec<Payload>,
+    ) {
+        if let Some(ReferenceOr::Item(body)) = &op.request_body {
+            let name = body
+                .extensions
+                .get("x-ms-requestBody-name")
+                .and_then(Value::as_str)
+                .unwrap_or("parameters");
+            if let Some(schema) = body.content.get("application/json").and_then(|m| m.schema.as_ref())
+                && let (Some(kind), Some(json)) = (self.kind_of(schema), ex.pointer(&format!("/parameters/{name}")))
+            {
+                out.push(self.payload(example, format!("{method} {route} request"), kind, json, true));
+            }
+        }
+        let Some(Value::Object(responses)) = ex.get("responses") else {
+            return;
+        };
+        for (code, resp) in responses {
+            let Some(body) = resp.get("body") else { continue };
+            let Ok(code_num) = code.parse::<u16>() else { continue };
+            let Some(ReferenceOr::Item(r)) = op.responses.responses.get(&openapiv3::StatusCode::Code(code_num)) else {
+                continue;
+            };
+            let Some(schema) = r.content.get("application/json").and_then(|m| m.schema.as_ref()) else {
+                continue;
+            };
+            if let Some(kind) = self.kind_of(schema) {
+                out.push(self.payload(example, format!("{method} {route} response {code}"), kind, body, false));
+            } else if let Some(kind) = self.list_kind_of(schema) {
+                for (i, item) in body
+                    .get("value")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                {
+                    let what = format!("{method} {route} response {code} value[{i}]");
+                    out.push(self.payload(example, what, kind.clone(), item, false));
+                }
+            }
+        }
+    }
+}
+
+/// The normalizations the round-trip tests apply before comparing (see each test's doc comment for why):
+/// numbers compare by value, and a `null` member is the same as an absent one.
+pub fn normalize(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), normalize(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(normalize).collect()),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) => serde_json::Number::from_f64(f)
+                .map(Value::Number)
+                .unwrap_or_else(|| v.clone()),
+            None => v.clone(),
+        },
+        other => other.clone(),
+    }
+}
+
+/// The first difference between two JSON values, as a JSON pointer and the two sides.
+pub fn first_difference(a: &Value, b: &Value, path: &str) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for k in keys {
+                let p = format!("{path}/{k}");
+                match (x.get(k), y.get(k)) {
+                    (Some(u), Some(v)) => {
+                        if let Some(d) = first_difference(u, v, &p) {
+                            return Some(d);
+                        }
+                    }
+                    (u, v) => return Some(format!("{p}: {u:?} != {v:?}")),
+                }
+            }
+            None
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (u, v))| first_difference(u, v, &format!("{path}/{i}"))),
+        _ if a == b => None,
+        _ => Some(format!("{path}: {a} != {b}")),
+    }
+}

@@ -1,0 +1,1111 @@
+//! The CRD manifests (`generated/crds/`, `armgen::emit::crd`): layout, structural schemas that follow the
+//! Kubernetes shape field by field, faithful YAML (k8s-openapi reads and writes back the same JSON), validation
+//! of hand-built custom resources with a JSON Schema validator, and size.
+//!
+//! Tests on the real specs need the spec root: they fail when `CI` is set and it is missing, and are skipped
+//! otherwise. The fixture tests (closed enums, recursion, a discriminated union, trimming) run on the generator's
+//! own fixture spec (`generator/tests/fixtures/arm`) through the library API and always run.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use armgen::Generation;
+use armgen::config::VersionOverrides;
+use armgen::emit::crd::{self, Crd, IMMUTABLE_RULE, MAX_CRD_BYTES};
+use armgen::ir::{Ir, Primitive, TypeKind};
+use armgen::kube::{KubeField, KubeIr, KubeRef, Owner, Special};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use serde_json::{Value, json};
+
+const GROUP: &str = "containerservice.azure.com";
+
+/// The generation on the real specs, shared by the tests of this file.
+fn generation() -> Option<&'static Generation> {
+    static GENERATION: OnceLock<Option<Generation>> = OnceLock::new();
+    GENERATION
+        .get_or_init(|| {
+            let root = common::spec_root()?;
+            Some(
+                armgen::Builder::new(common::workspace().join("azure-arm.yaml"))
+                    .specs(root)
+                    .generate()
+                    .expect("generate"),
+            )
+        })
+        .as_ref()
+}
+
+fn aks_crds(generation: &Generation) -> Vec<Crd> {
+    crd::crds_of(generation)
+}
+
+fn find<'a>(crds: &'a [Crd], kind: &str) -> &'a Crd {
+    crds.iter()
+        .find(|c| c.kind == kind)
+        .unwrap_or_else(|| panic!("no CRD for {kind}"))
+}
+
+fn schema<'a>(crd: &'a Crd, version: &str) -> &'a Value {
+    crd.schema(version)
+        .unwrap_or_else(|| panic!("{} has no version {version}", crd.kind))
+}
+
+/// The fixture spec, lowered once and shaped as two Kubernetes versions (`v1`, and `v2` the storage version).
+struct Fixture {
+    ir: Ir,
+    v1: KubeIr,
+    v2: KubeIr,
+}
+
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let root = common::workspace().join("generator/tests/fixtures/arm");
+        let specs = armgen::load::SpecSet::load(&root, &[PathBuf::from("fixture/widgets.json")]).expect("load fixture");
+        let resources = armgen::discover::discover(&specs).expect("discover");
+        let mut ir = armgen::passes::lower::lower(&specs, &resources, "2024-01-01").expect("lower");
+        armgen::passes::run_all(&mut ir, &VersionOverrides::default());
+        let v1 = armgen::kube::shape(&ir, "fixture.azure.com", "v1", false);
+        let v2 = armgen::kube::shape(&ir, "fixture.azure.com", "v2", true);
+        Fixture { ir, v1, v2 }
+    })
+}
+
+fn fixture_crds() -> Vec<Crd> {
+    let f = fixture();
+    crd::crds(&[(&f.v1, &f.ir), (&f.v2, &f.ir)])
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 1. Structural, and field by field what the Kubernetes shape says.
+
+/// Walks a version's schema beside its Kubernetes shape and lists every disagreement. Also collects the JSON
+/// pointers where the shape allows `x-kubernetes-preserve-unknown-fields` (free-form JSON, the point where a
+/// recursive type is cut, a discriminated union).
+struct ShapeCheck<'a> {
+    kube: &'a KubeIr,
+    ir: &'a Ir,
+    owner: Owner,
+    stack: Vec<String>,
+    preserve_allowed: BTreeSet<String>,
+    /// (pointer, why) of each allowed preserve-unknown-fields node.
+    preserve_why: Vec<(String, &'static str)>,
+    errors: Vec<String>,
+}
+
+impl ShapeCheck<'_> {
+    fn err(&mut self, at: &str, message: impl std::fmt::Display) {
+        self.errors.push(format!("{at}: {message}"));
+    }
+
+    fn allow_preserve(&mut self, at: &str, why: &'static str) {
+        self.preserve_allowed.insert(at.to_string());
+        self.preserve_why.push((at.to_string(), why));
+    }
+
+    fn fields(&mut self, node: &Value, fields: &[KubeField], at: &str, spec: bool, correlatable: bool) {
+        if node.get("type") != Some(&json!("object")) {
+            self.err(at, "an object of fields is not type: object");
+        }
+        let props = node.get("properties").and_then(Value::as_object);
+        let names: Vec<&str> = props
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let expected: Vec<&str> = fields.iter().map(|f| f.json_name.as_str()).collect();
+        if names != expected {
+            self.err(at, format!("properties {names:?}, the shape has {expected:?}"));
+        }
+        let required: Vec<&str> = fields
+            .iter()
+            .filter(|f| f.required)
+            .map(|f| f.json_name.as_str())
+            .collect();
+        let listed: Vec<&str> = node
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if listed != required {
+            self.err(at, format!("required {listed:?}, the shape has {required:?}"));
+        }
+        for f in fields {
+            match props.and_then(|p| p.get(&f.json_name)) {
+                Some(child) => self.field(
+                    child,
+                    f,
+                    &format!("{at}/properties/{}", f.json_name),
+                    spec,
+                    correlatable,
+                ),
+                None => self.err(at, format!("field {} missing", f.json_name)),
+            }
+        }
+    }
+
+    fn field(&mut self, node: &Value, f: &KubeField, at: &str, spec: bool, correlatable: bool) {
+        if let Some(d) = f.description.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+            let has = node.get("description").and_then(Value::as_str).unwrap_or_default();
+            if !has.starts_with(d) {
+                self.err(at, format!("description {has:?} does not start with the IR's {d:?}"));
+            }
+        }
+        let rules = node.get("x-kubernetes-validations");
+        let expected_rule = json!([{"rule": IMMUTABLE_RULE, "message": format!("{} is immutable", f.json_name)}]);
+        match (f.immutable && correlatable, rules) {
+            (true, Some(r)) if *r == expected_rule => {}
+            (true, other) => self.err(at, format!("immutable, but the rules are {other:?}")),
+            (false, Some(r)) => self.err(at, format!("not immutable (or not correlatable), but has rules {r}")),
+            (false, None) => {}
+        }
+        match f.special {
+            Special::None => {
+                self.of_ref(node, &f.ty, at, spec, correlatable);
+                self.validation(node, f, at, spec);
+            }
+            Special::AzureName => self.expect_type(node, at, "string"),
+            Special::Owner => {
+                let (props, required): (&[&str], &[&str]) = match self.owner {
+                    Owner::Parent(_) => (&["name"], &["name"]),
+                    _ => (&["name", "armId"], &[]),
+                };
+                self.expect_object(node, at, props, required);
+            }
+            Special::Conditions => {
+                self.expect_type(node, at, "array");
+                if node.get("x-kubernetes-list-map-keys") != Some(&json!(["type"])) {
+                    self.err(at, "conditions are not a list map keyed by type");
+                }
+                let items = node.get("items").cloned().unwrap_or_default();
+                self.expect_object(
+                    &items,
+                    &format!("{at}/items"),
+                    &[
+                        "type",
+                        "status",
+                        "reason",
+                        "message",
+                        "lastTransitionTime",
+                        "observedGeneration",
+                    ],
+                    &["type", "status"],
+                );
+            }
+            Special::OperatorStatus => {
+                self.expect_object(node, at, &["knownDifferences", "pendingOperation", "annotations"], &[])
+            }
+        }
+    }
+
+    /// Validation keywords: in spec, those of the IR where the type allows them; in status, none.
+    fn validation(&mut self, node: &Value, f: &KubeField, at: &str, spec: bool) {
+        let v = &f.validation;
+        let target = match (&f.ty, node.pointer("/properties/armId")) {
+            (KubeRef::ResourceRef, Some(arm_id)) => arm_id,
+            _ => node,
+        };
+        let keywords = [
+            ("pattern", v.pattern.as_ref().map(|p| json!(p))),
+            ("minLength", v.min_length.map(|x| json!(x))),
+            ("maxLength", v.max_length.map(|x| json!(x))),
+            ("minimum", v.minimum.map(|x| json!(x))),
+            ("maximum", v.maximum.map(|x| json!(x))),
+            ("minItems", v.min_items.map(|x| json!(x))),
+            ("maxItems", v.max_items.map(|x| json!(x))),
+        ];
+        for (key, expected) in keywords {
+            let has = target.get(key);
+            match (spec, expected, has) {
+                (false, _, Some(h)) => self.err(at, format!("status carries {key}: {h}")),
+                (true, Some(e), Some(h)) if *h != e => self.err(at, format!("{key} is {h}, the IR says {e}")),
+                (true, None, Some(h)) => self.err(at, format!("{key} {h} the IR does not have")),
+                (true, Some(e), None) if applies(key, &f.ty) => self.err(at, format!("{key} {e} missing")),
+                _ => {}
+            }
+        }
+        if node.get("uniqueItems").is_some() {
+            self.err(at, "uniqueItems is forbidden in CRDs");
+        }
+    }
+
+    fn of_ref(&mut self, node: &Value, ty: &KubeRef, at: &str, spec: bool, correlatable: bool) {
+        match ty {
+            KubeRef::Kube(id) => {
+                if self.stack.contains(id) {
+                    self.expect_type(node, at, "object");
+                    self.allow_preserve(at, "recursion");
+                    return;
+                }
+                let Some(t) = self.kube.types.get(id) else {
+                    return self.err(at, format!("the shape has no type {id}"));
+                };
+                self.stack.push(id.clone());
+                self.fields(node, &t.fields, at, spec, correlatable);
+                self.stack.pop();
+            }
+            KubeRef::ArmEnum(id) => {
+                self.expect_type(node, at, "string");
+                match self.ir.types.get(id).map(|t| &t.kind) {
+                    Some(TypeKind::Enum(e)) if e.open => {
+                        if node.get("enum").is_some() {
+                            self.err(at, "an open enum has an enum list: new values would be rejected");
+                        }
+                    }
+                    Some(TypeKind::Enum(e)) => {
+                        let values: Vec<Value> = e.values.iter().map(|v| json!(v.value)).collect();
+                        if node.get("enum") != Some(&Value::Array(values)) {
+                            self.err(at, "a closed enum without its values");
+                        }
+                    }
+                    _ => self.err(at, format!("no enum {id} in the IR")),
+                }
+            }
+            KubeRef::ArmUnion(_) => {
+                self.expect_type(node, at, "object");
+                self.allow_preserve(at, "union");
+            }
+            KubeRef::Primitive(p) => {
+                let (t, format) = match p {
+                    Primitive::String => ("string", None),
+                    Primitive::Bool => ("boolean", None),
+                    Primitive::Int32 => ("integer", Some("int32")),
+                    Primitive::Int64 => ("integer", Some("int64")),
+                    Primitive::Float => ("number", Some("float")),
+                    Primitive::Double => ("number", Some("double")),
+                };
+                self.expect_type(node, at, t);
+                if node.get("format").and_then(Value::as_str) != format {
+                    self.err(at, format!("format {:?}, expected {format:?}", node.get("format")));
+                }
+            }
+            KubeRef::Array(inner) => {
+                self.expect_type(node, at, "array");
+                let items = node.get("items").cloned().unwrap_or_default();
+                self.of_ref(&items, inner, &format!("{at}/items"), spec, false);
+            }
+            KubeRef::Map(inner) => {
+                self.expect_type(node, at, "object");
+                let values = node.get("additionalProperties").cloned().unwrap_or_default();
+                self.of_ref(
+                    &values,
+                    inner,
+                    &format!("{at}/additionalProperties"),
+                    spec,
+                    correlatable,
+                );
+            }
+            KubeRef::Json => {
+                if node.get("x-kubernetes-preserve-unknown-fields") != Some(&json!(true)) {
+                    self.err(at, "free-form JSON without x-kubernetes-preserve-unknown-fields");
+                }
+                self.allow_preserve(at, "json");
+            }
+            KubeRef::Secret => self.expect_object(node, at, &["name", "key"], &["name", "key"]),
+            KubeRef::ResourceRef => self.expect_object(node, at, &["armId", "group", "kind", "name", "namespace"], &[]),
+        }
+    }
+
+    fn expect_type(&mut self, node: &Value, at: &str, t: &str) {
+        if node.get("type").and_then(Value::as_str) != Some(t) {
+            self.err(at, format!("type {:?}, expected {t}", node.get("type")));
+        }
+    }
+
+    fn expect_object(&mut self, node: &Value, at: &str, props: &[&str], required: &[&str]) {
+        self.expect_type(node, at, "object");
+        let names: Vec<&str> = node
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        if names != props {
+            self.err(at, format!("properties {names:?}, expected {props:?}"));
+        }
+        let listed: Vec<&str> = node
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if listed != required {
+            self.err(at, format!("required {listed:?}, expected {required:?}"));
+        }
+    }
+}
+
+/// Whether the validation keyword `key` can sit on (or, for references, inside) a node of type `ty`.
+fn applies(key: &str, ty: &KubeRef) -> bool {
+    match key {
+        "pattern" | "minLength" | "maxLength" => matches!(
+            ty,
+            KubeRef::Primitive(Primitive::String) | KubeRef::ArmEnum(_) | KubeRef::ResourceRef
+        ),
+        "minimum" | "maximum" => {
+            matches!(ty, KubeRef::Primitive(p) if !matches!(p, Primitive::String | Primitive::Bool))
+        }
+        _ => matches!(ty, KubeRef::Array(_)),
+    }
+}
+
+/// The apiextensions v1 structural-schema rules, on every node: a `type` (unless the node preserves unknown
+/// fields or is int-or-string), no `$ref`, never `properties` beside `additionalProperties`, no `uniqueItems`,
+/// and `x-kubernetes-preserve-unknown-fields` only at `allowed` pointers.
+fn structural(node: &Value, at: &str, allowed: &BTreeSet<String>, errors: &mut Vec<String>) {
+    let Some(m) = node.as_object() else {
+        errors.push(format!("{at}: a schema that is not an object"));
+        return;
+    };
+    let preserve = m.get("x-kubernetes-preserve-unknown-fields") == Some(&json!(true));
+    let int_or_string = m.get("x-kubernetes-int-or-string") == Some(&json!(true));
+    match m.get("type").and_then(Value::as_str) {
+        Some("object" | "array" | "string" | "integer" | "number" | "boolean") => {}
+        Some(other) => errors.push(format!("{at}: type {other}")),
+        None if preserve || int_or_string => {}
+        None => errors.push(format!("{at}: no type")),
+    }
+    for forbidden in [
+        "$ref",
+        "uniqueItems",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "definitions",
+        "$schema",
+        "id",
+    ] {
+        if m.contains_key(forbidden) {
+            errors.push(format!("{at}: {forbidden}"));
+        }
+    }
+    if m.contains_key("properties") && m.contains_key("additionalProperties") {
+        errors.push(format!("{at}: properties beside additionalProperties"));
+    }
+    if preserve && !allowed.contains(at) {
+        errors.push(format!(
+            "{at}: x-kubernetes-preserve-unknown-fields where the shape has no free-form JSON"
+        ));
+    }
+    if m.get("type") == Some(&json!("array")) && !m.contains_key("items") {
+        errors.push(format!("{at}: an array without items"));
+    }
+    if m.get("type") == Some(&json!("object"))
+        && !preserve
+        && !m.contains_key("properties")
+        && !m.contains_key("additionalProperties")
+        && at != "/properties/metadata"
+    {
+        errors.push(format!(
+            "{at}: an object that declares nothing (every field would be pruned)"
+        ));
+    }
+    if let Some(props) = m.get("properties").and_then(Value::as_object) {
+        for (name, p) in props {
+            structural(p, &format!("{at}/properties/{name}"), allowed, errors);
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(child) = m.get(key) {
+            structural(child, &format!("{at}/{key}"), allowed, errors);
+        }
+    }
+}
+
+/// No key `$ref` anywhere in the manifest.
+fn no_refs(v: &Value, at: &str, errors: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, child) in m {
+                if k == "$ref" {
+                    errors.push(format!("{at}: $ref"));
+                }
+                no_refs(child, &format!("{at}/{k}"), errors);
+            }
+        }
+        Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                no_refs(child, &format!("{at}/{i}"), errors);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Checks every version of every manifest against the shapes; returns the allowed preserve-unknown-fields
+/// pointers with why, per `kind version`.
+fn check_all(crds: &[Crd], versions: &[(&KubeIr, &Ir)]) -> Vec<(String, String, &'static str)> {
+    let mut errors = Vec::new();
+    let mut preserved = Vec::new();
+    for c in crds {
+        no_refs(&c.manifest, &c.kind, &mut errors);
+        for (kube, ir) in versions.iter().filter(|(k, _)| k.group == c.group) {
+            let Some(r) = kube.resources.iter().find(|r| r.kind == c.kind) else {
+                assert!(
+                    c.schema(&kube.version).is_none(),
+                    "{} has version {} that lacks the kind",
+                    c.kind,
+                    kube.version
+                );
+                continue;
+            };
+            let root = c
+                .schema(&kube.version)
+                .unwrap_or_else(|| panic!("{} lacks version {}", c.kind, kube.version));
+            let mut check = ShapeCheck {
+                kube,
+                ir,
+                owner: r.owner.clone(),
+                stack: Vec::new(),
+                preserve_allowed: BTreeSet::new(),
+                preserve_why: Vec::new(),
+                errors: Vec::new(),
+            };
+            let root_props: Vec<&str> = root
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            assert_eq!(
+                root_props,
+                ["apiVersion", "kind", "metadata", "spec", "status"],
+                "{}",
+                c.kind
+            );
+            let spec = root.pointer("/properties/spec").cloned().unwrap_or_default();
+            let status = root.pointer("/properties/status").cloned().unwrap_or_default();
+            check.fields(&spec, &r.spec_fields, "/properties/spec", true, true);
+            check.fields(&status, &r.status_fields, "/properties/status", false, true);
+            let mut structural_errors = Vec::new();
+            structural(root, "", &check.preserve_allowed, &mut structural_errors);
+            for e in check.errors.iter().chain(&structural_errors) {
+                errors.push(format!("{} {}: {e}", c.kind, kube.version));
+            }
+            preserved.extend(
+                check
+                    .preserve_why
+                    .into_iter()
+                    .map(|(at, why)| (format!("{} {}", c.kind, kube.version), at, why)),
+            );
+        }
+    }
+    assert!(errors.is_empty(), "{} problems:\n{}", errors.len(), errors.join("\n"));
+    preserved
+}
+
+#[test]
+fn aks_manifests_are_structural_and_follow_the_shape() {
+    let Some(g) = generation() else { return };
+    let crds = aks_crds(g);
+    let versions: Vec<(&KubeIr, &Ir)> = g.kubes.iter().map(|(k, kube)| (kube, &g.irs[k])).collect();
+    let preserved = check_all(&crds, &versions);
+    // AKS: free-form JSON nowhere in spec, no unions; what preserves unknown fields is the error-detail
+    // recursion in status (ErrorDetail.details, the pod identity error body), and each cut is reported.
+    for (at, pointer, why) in &preserved {
+        assert!(
+            pointer.starts_with("/properties/status"),
+            "{at} {pointer}: {why} in spec"
+        );
+        assert_ne!(*why, "union", "{at} {pointer}");
+    }
+    let cuts = preserved.iter().filter(|(_, _, why)| *why == "recursion").count();
+    let reported: usize = crds
+        .iter()
+        .map(|c| {
+            c.diagnostics
+                .iter()
+                .filter(|d| d.message.contains("recursive type"))
+                .count()
+        })
+        .sum();
+    assert_eq!(cuts, reported, "every recursion cut is reported");
+    assert!(
+        cuts > 0,
+        "the AKS status types ErrorDetail and the pod identity error body recurse"
+    );
+}
+
+#[test]
+fn aks_manifest_layout() {
+    let Some(g) = generation() else { return };
+    let crds = aks_crds(g);
+    let kinds: BTreeSet<&str> = crds.iter().map(|c| c.kind.as_str()).collect();
+    let expected: BTreeSet<&str> = g
+        .kubes
+        .values()
+        .flat_map(|k| k.resources.iter().map(|r| r.kind.as_str()))
+        .collect();
+    assert_eq!(kinds, expected, "one CRD per kind");
+    assert_eq!(crds.len(), 7);
+
+    // The files generation writes: exactly the manifests, named <plural>.<group>.yaml, starting with the header.
+    let files: BTreeSet<PathBuf> = g.files.keys().filter(|p| p.starts_with("crds")).cloned().collect();
+    let paths: BTreeSet<PathBuf> = crds.iter().map(Crd::path).collect();
+    assert_eq!(files, paths);
+    for c in &crds {
+        let plural = format!("{}s", c.kind.to_ascii_lowercase());
+        assert_eq!(c.path(), PathBuf::from(format!("crds/{plural}.{GROUP}.yaml")));
+        let text = &g.files[&c.path()];
+        assert!(text.starts_with("# Code generated by armgen"), "{}", c.kind);
+        assert!(text.contains("# ARM API version: 2025-10-01 (Kubernetes version v2alpha1)\n"));
+
+        let m = &c.manifest;
+        assert_eq!(m["apiVersion"], "apiextensions.k8s.io/v1");
+        assert_eq!(m["kind"], "CustomResourceDefinition");
+        assert_eq!(m["metadata"]["name"], format!("{plural}.{GROUP}"));
+        assert_eq!(m["spec"]["group"], GROUP);
+        assert_eq!(m["spec"]["scope"], "Namespaced");
+        assert_eq!(m["spec"]["names"]["kind"], c.kind.as_str());
+        assert_eq!(m["spec"]["names"]["listKind"], format!("{}List", c.kind));
+        assert_eq!(m["spec"]["names"]["plural"], plural);
+
+        let versions = m["spec"]["versions"].as_array().expect("versions");
+        let names: Vec<&str> = versions.iter().filter_map(|v| v["name"].as_str()).collect();
+        let want: Vec<&str> = if c.kind == "ManagedNamespace" {
+            vec!["v2alpha1"]
+        } else {
+            vec!["v1beta1", "v2alpha1"]
+        };
+        assert_eq!(names, want, "{}: every served version of the kind", c.kind);
+        for v in versions {
+            let storage = g.kubes[&format!("containerservice/{}", v["name"].as_str().unwrap_or_default())].storage;
+            assert_eq!(v["storage"], storage, "{}: storage follows the config", c.kind);
+            assert_eq!(v["served"], true);
+            assert_eq!(v["subresources"]["status"], json!({}));
+            let scale = json!({"specReplicasPath": ".spec.count", "statusReplicasPath": ".status.count"});
+            if c.kind == "AgentPool" {
+                assert_eq!(v["subresources"]["scale"], scale);
+            } else {
+                assert!(v["subresources"].get("scale").is_none(), "{}: no scale", c.kind);
+            }
+            assert_eq!(
+                v["additionalPrinterColumns"],
+                json!([
+                    {"name": "Ready", "type": "string", "jsonPath": ".status.conditions[?(@.type==\"Ready\")].status"},
+                    {"name": "Reason", "type": "string", "jsonPath": ".status.conditions[?(@.type==\"Ready\")].reason"},
+                    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+                ])
+            );
+        }
+        assert_eq!(
+            versions.iter().filter(|v| v["storage"] == true).count(),
+            1,
+            "{}: one storage version",
+            c.kind
+        );
+    }
+
+    // What tools get: the same schema the file has.
+    let mc = find(&crds, "ManagedCluster");
+    assert_eq!(
+        crd::schema_for(g, "ManagedCluster", "v2alpha1").as_ref(),
+        Some(schema(mc, "v2alpha1"))
+    );
+    assert!(crd::schema_for(g, "ManagedNamespace", "v1beta1").is_none());
+    assert!(crd::schema_for(g, "NoSuchKind", "v2alpha1").is_none());
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 2. The YAML is what the emitter built, and k8s-openapi reads and writes it back unchanged.
+
+fn round_trip(crds: &[Crd], texts: &dyn Fn(&Crd) -> String) {
+    for c in crds {
+        let text = texts(c);
+        let parsed: Value = serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: YAML: {e}", c.kind));
+        assert_eq!(parsed, c.manifest, "{}: the YAML reads back as the manifest", c.kind);
+        let typed: CustomResourceDefinition =
+            serde_json::from_value(parsed.clone()).unwrap_or_else(|e| panic!("{}: k8s-openapi: {e}", c.kind));
+        let back = serde_json::to_value(&typed).expect("serialize");
+        if back != parsed {
+            let (a, b) = (
+                serde_json::to_string_pretty(&parsed).unwrap_or_default(),
+                serde_json::to_string_pretty(&back).unwrap_or_default(),
+            );
+            let first = a.lines().zip(b.lines()).position(|(x, y)| x != y).unwrap_or(0);
+            panic!(
+                "{}: k8s-openapi drops or changes something near line {first}:\n{}\n---\n{}",
+                c.kind,
+                a.lines()
+                    .skip(first.saturating_sub(3))
+                    .take(8)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                b.lines()
+                    .skip(first.saturating_sub(3))
+                    .take(8)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
+        }
+    }
+}
+
+#[test]
+fn aks_manifests_round_trip_through_k8s_openapi() {
+    let Some(g) = generation() else { return };
+    let crds = aks_crds(g);
+    round_trip(&crds, &|c| g.files[&c.path()].clone());
+    // Deterministic: built again, byte for byte the same.
+    let again = aks_crds(g);
+    for (a, b) in crds.iter().zip(&again) {
+        assert_eq!(a.to_yaml().ok(), b.to_yaml().ok(), "{}", a.kind);
+    }
+}
+
+#[test]
+fn fixture_manifests_round_trip_through_k8s_openapi() {
+    let crds = fixture_crds();
+    round_trip(&crds, &|c| c.to_yaml().expect("yaml"));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 3, 4. Hand-built custom resources against the schemas.
+
+const SUBNET: &str = "/subscriptions/0/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/vnet/subnets/a";
+
+fn managed_cluster(version: &str) -> Value {
+    // 2024-09-01 (v1beta1) marks no property x-ms-secret; azure-arm.yaml's overrides make the service
+    // principal secret a secret reference there too.
+    let secret = json!({"name": "aks-sp", "key": "secret"});
+    json!({
+        "apiVersion": format!("{GROUP}/{version}"),
+        "kind": "ManagedCluster",
+        "metadata": {"name": "aks1", "namespace": "default"},
+        "spec": {
+            "azureName": "aks-prod-1",
+            "owner": {"name": "rg-prod"},
+            "location": "westeurope",
+            "tags": {"team": "platform"},
+            "kubernetesVersion": "1.33",
+            "dnsPrefix": "aks1",
+            "agentPoolProfiles": [
+                {"name": "system", "count": 3, "vmSize": "Standard_D4s_v5", "mode": "System", "osType": "Linux",
+                 "enableAutoScaling": true, "minCount": 1, "maxCount": 5, "availabilityZones": ["1", "2", "3"],
+                 "nodeLabels": {"role": "system"}, "vnetSubnetID": {"armId": SUBNET}}
+            ],
+            "linuxProfile": {"adminUsername": "azureuser", "ssh": {"publicKeys": [{"keyData": "ssh-rsa AAAA"}]}},
+            "servicePrincipalProfile": {"clientId": "msi", "secret": secret},
+            "identity": {"type": "SystemAssigned"},
+            "networkProfile": {
+                "networkPlugin": "azure", "podCidr": "10.244.0.0/16", "serviceCidr": "10.0.0.0/16",
+                "dnsServiceIP": "10.0.0.10", "outboundType": "loadBalancer",
+            },
+            "diskEncryptionSetID": {"kind": "DiskEncryptionSet", "group": "compute.azure.com", "name": "des1"},
+            "sku": {"name": "Base", "tier": "Standard"},
+            "enableRBAC": true,
+            "addonProfiles": {"azurepolicy": {"enabled": true, "config": {"version": "v2"}}},
+        },
+        "status": {
+            "id": "/subscriptions/0/resourceGroups/rg-prod/providers/Microsoft.ContainerService/managedClusters/aks1",
+            "provisioningState": "Succeeded",
+            "fqdn": "aks1-abc.hcp.westeurope.azmk8s.io",
+            "maxAgentPools": 100,
+            "powerState": {"code": "Running"},
+            "agentPoolProfiles": [{"name": "system", "count": 3, "provisioningState": "Succeeded"}],
+            "conditions": [{"type": "Ready", "status": "True", "reason": "Succeeded",
+                            "lastTransitionTime": "2025-11-30T07:00:00Z", "observedGeneration": 2}],
+            "operatorStatus": {
+                "pendingOperation": "https://management.azure.com/operations/1",
+                "knownDifferences": [{"path": "spec.kubernetesVersion", "desired": "1.33", "actual": "1.33.2"}],
+            },
+        },
+    })
+}
+
+fn agent_pool(version: &str) -> Value {
+    json!({
+        "apiVersion": format!("{GROUP}/{version}"),
+        "kind": "AgentPool",
+        "metadata": {"name": "pool1", "namespace": "default"},
+        "spec": {
+            "owner": {"name": "aks1"},
+            "azureName": "pool1",
+            "count": 3,
+            "vmSize": "Standard_D8s_v5",
+            "osDiskSizeGB": 128,
+            "osType": "Linux",
+            "osSKU": "AzureLinux",
+            "mode": "User",
+            "vnetSubnetID": {"kind": "VirtualNetworksSubnet", "group": "network.azure.com", "name": "nodes"},
+            "nodeLabels": {"workload": "batch"},
+            "nodeTaints": ["batch=true:NoSchedule"],
+            "upgradeSettings": {"maxSurge": "33%", "drainTimeoutInMinutes": 30},
+            "tags": {"team": "batch"},
+        },
+        "status": {
+            "count": 3,
+            "provisioningState": "Succeeded",
+            "conditions": [{"type": "Ready", "status": "False", "reason": "Reconciling", "message": "PUT in progress"}],
+        },
+    })
+}
+
+/// Applies `edit` to a copy of `base` at the JSON pointer `pointer` (the parent must exist).
+fn with(base: &Value, pointer: &str, value: Option<Value>) -> Value {
+    let mut out = base.clone();
+    let (parent, key) = pointer.rsplit_once('/').expect("pointer");
+    let target = out.pointer_mut(parent).unwrap_or_else(|| panic!("no {parent}"));
+    match (target, value) {
+        (Value::Object(m), Some(v)) => {
+            m.insert(key.to_string(), v);
+        }
+        (Value::Object(m), None) => {
+            m.remove(key);
+        }
+        (Value::Array(a), Some(v)) => a[key.parse::<usize>().expect("index")] = v,
+        (other, _) => panic!("{parent} is {other}"),
+    }
+    out
+}
+
+/// `instance` must fail, with an error naming `field` (a JSON pointer) and containing `what`.
+fn rejected(schema: &Value, instance: &Value, field: &str, what: &str) {
+    match common::validate(schema, instance) {
+        Ok(()) => panic!("accepted, but {field} is invalid ({what})"),
+        Err(errors) => assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with(&format!("{field}: ")) && e.contains(what)),
+            "no error at {field} containing {what:?}: {errors:#?}"
+        ),
+    }
+}
+
+fn accepted(schema: &Value, instance: &Value) {
+    if let Err(errors) = common::validate(schema, instance) {
+        panic!("rejected: {errors:#?}");
+    }
+}
+
+#[test]
+fn aks_valid_custom_resources_pass() {
+    let Some(g) = generation() else { return };
+    let crds = aks_crds(g);
+    for version in ["v1beta1", "v2alpha1"] {
+        accepted(
+            schema(find(&crds, "ManagedCluster"), version),
+            &managed_cluster(version),
+        );
+        accepted(schema(find(&crds, "AgentPool"), version), &agent_pool(version));
+    }
+}
+
+#[test]
+fn aks_invalid_custom_resources_are_rejected_naming_the_field() {
+    let Some(g) = generation() else { return };
+    let crds = aks_crds(g);
+    for version in ["v1beta1", "v2alpha1"] {
+        let mc = managed_cluster(version);
+        let s = schema(find(&crds, "ManagedCluster"), version);
+        // pattern ^[a-z][a-z0-9]{0,11}$ on the agent pool name
+        let bad = with(&mc, "/spec/agentPoolProfiles/0/name", Some(json!("System_Pool")));
+        rejected(s, &bad, "/spec/agentPoolProfiles/0/name", "does not match");
+        // pattern on a CIDR
+        let bad = with(&mc, "/spec/networkProfile/podCidr", Some(json!("10.244.0.0/16/x")));
+        rejected(s, &bad, "/spec/networkProfile/podCidr", "does not match");
+        // required location
+        rejected(s, &with(&mc, "/spec/location", None), "/spec", "location");
+        if version == "v2alpha1" {
+            // a secret reference needs its key
+            let bad = with(&mc, "/spec/servicePrincipalProfile/secret/key", None);
+            rejected(s, &bad, "/spec/servicePrincipalProfile/secret", "key");
+            // a secret value inline is not a reference
+            let bad = with(&mc, "/spec/servicePrincipalProfile/secret", Some(json!("hunter2")));
+            rejected(s, &bad, "/spec/servicePrincipalProfile/secret", "object");
+        }
+        // wrong type
+        let bad = with(&mc, "/spec/agentPoolProfiles/0/count", Some(json!("three")));
+        rejected(s, &bad, "/spec/agentPoolProfiles/0/count", "integer");
+        // a misspelled field (kubectl's strict field validation)
+        let bad = with(&mc, "/spec/agentPoolProfile", Some(json!([])));
+        rejected(s, &bad, "/spec", "agentPoolProfile");
+        // a status condition status outside True/False/Unknown
+        let bad = with(&mc, "/status/conditions/0/status", Some(json!("Maybe")));
+        rejected(s, &bad, "/status/conditions/0/status", "Maybe");
+
+        let ap = agent_pool(version);
+        let s = schema(find(&crds, "AgentPool"), version);
+        // maximum 2048
+        let bad = with(&ap, "/spec/osDiskSizeGB", Some(json!(4096)));
+        rejected(s, &bad, "/spec/osDiskSizeGB", "maximum");
+        // minimum 1
+        let bad = with(&ap, "/spec/upgradeSettings/drainTimeoutInMinutes", Some(json!(0)));
+        rejected(s, &bad, "/spec/upgradeSettings/drainTimeoutInMinutes", "minimum");
+        // the owner of a child resource is the parent, by name
+        rejected(s, &with(&ap, "/spec/owner/name", None), "/spec/owner", "name");
+        let bad = with(
+            &ap,
+            "/spec/owner/armId",
+            Some(json!("/subscriptions/0/resourceGroups/rg")),
+        );
+        rejected(s, &bad, "/spec/owner", "armId");
+    }
+
+    // The one closed enum of AKS: ResourceIdentityType in 2024-09-01 (v1beta1); 2025-10-01 opened it.
+    let s = schema(find(&crds, "ManagedCluster"), "v1beta1");
+    let bad = with(&managed_cluster("v1beta1"), "/spec/identity/type", Some(json!("Bogus")));
+    rejected(s, &bad, "/spec/identity/type", "Bogus");
+}
+
+#[test]
+fn aks_open_enums_accept_unknown_values() {
+    let Some(g) = generation() else { return };
+    let crds = aks_crds(g);
+    for version in ["v1beta1", "v2alpha1"] {
+        let s = schema(find(&crds, "ManagedCluster"), version);
+        let mc = with(
+            &managed_cluster(version),
+            "/spec/networkProfile/networkPlugin",
+            Some(json!("futurePlugin")),
+        );
+        let mc = with(&mc, "/spec/sku/tier", Some(json!("Ultimate")));
+        let mc = with(&mc, "/spec/agentPoolProfiles/0/osType", Some(json!("Plan9")));
+        accepted(s, &mc);
+        let description = s
+            .pointer("/properties/spec/properties/networkProfile/properties/networkPlugin/description")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        assert!(
+            description.contains("`azure`") && description.contains("`kubenet`"),
+            "{description}"
+        );
+
+        let s = schema(find(&crds, "AgentPool"), version);
+        let ap = with(&agent_pool(version), "/spec/osSKU", Some(json!("FutureLinux")));
+        accepted(s, &with(&ap, "/spec/mode", Some(json!("Gateway2"))));
+    }
+    // The same field, open in 2025-10-01.
+    let s = schema(find(&crds, "ManagedCluster"), "v2alpha1");
+    accepted(
+        s,
+        &with(
+            &managed_cluster("v2alpha1"),
+            "/spec/identity/type",
+            Some(json!("Bogus")),
+        ),
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The fixture: closed enums, recursion, a union, a create-only property, a child resource.
+
+fn widget() -> Value {
+    json!({
+        "apiVersion": "fixture.azure.com/v2",
+        "kind": "Widget",
+        "metadata": {"name": "w1"},
+        "spec": {
+            "owner": {"armId": "/subscriptions/0/resourceGroups/rg"},
+            "location": "westeurope",
+            "label": "blue-widget",
+            "createdBy": "me",
+            "size": "Medium",
+            "osType": "Linux",
+            "clash": "foo-bar",
+            "color": "red",
+            "zone": "1",
+            "ports": [{"name": "http", "number": 80}],
+            "network": {"subnetId": {"armId": "/subscriptions/0/x"}, "mode": "Overlay"},
+            "adminPassword": {"name": "widget-secrets", "key": "password"},
+            "tree": {"name": "root", "child": {"name": "leaf", "anything": {"goes": [1, 2]}}},
+            "trigger": {"kind": "Schedule", "cron": "* * * * *"},
+            "settings": {"a": 1, "b": [true]},
+            "blob": "any JSON value",
+        },
+    })
+}
+
+#[test]
+fn fixture_manifests_are_structural_and_follow_the_shape() {
+    let f = fixture();
+    let crds = fixture_crds();
+    assert_eq!(
+        crds.iter().map(|c| c.kind.as_str()).collect::<Vec<_>>(),
+        ["Gadget", "Widget"]
+    );
+    let preserved = check_all(&crds, &[(&f.v1, &f.ir), (&f.v2, &f.ir)]);
+    let widget_spec = |why: &str| {
+        preserved
+            .iter()
+            .filter(|(at, p, w)| at == "Widget v2" && p.starts_with("/properties/spec") && *w == why)
+            .map(|(_, p, _)| p.as_str())
+            .collect::<Vec<_>>()
+    };
+    // Free-form JSON: settings (additionalProperties: true), blob ({}), extensions' values.
+    let json = widget_spec("json");
+    assert!(json.contains(&"/properties/spec/properties/blob"), "{json:?}");
+    assert!(
+        json.contains(&"/properties/spec/properties/settings/additionalProperties"),
+        "{json:?}"
+    );
+    // Node.child and Node.children[], Folder.entry.parent: cut where the type recurs.
+    let cuts = widget_spec("recursion");
+    assert!(
+        cuts.contains(&"/properties/spec/properties/tree/properties/child"),
+        "{cuts:?}"
+    );
+    assert!(
+        cuts.contains(&"/properties/spec/properties/tree/properties/children/items"),
+        "{cuts:?}"
+    );
+    assert!(
+        cuts.contains(&"/properties/spec/properties/folder/properties/entry/properties/parent"),
+        "{cuts:?}"
+    );
+    assert!(!widget_spec("union").is_empty(), "the Trigger union");
+
+    let w = find(&crds, "Widget");
+    let notes: Vec<String> = w
+        .diagnostics
+        .iter()
+        .map(|d| format!("{}: {}", d.at, d.message))
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("spec.tree.child") && n.contains("recursive type")),
+        "{notes:#?}"
+    );
+    assert!(notes.iter().any(|n| n.contains("discriminated union")), "{notes:#?}");
+    let yaml = w.to_yaml().expect("yaml");
+    assert!(
+        yaml.contains("# Note: crd Widget v2 spec.tree.child: recursive type"),
+        "notes are in the file"
+    );
+
+    // Storage: v2, as the shape says; both served.
+    let versions = w.manifest["spec"]["versions"].as_array().expect("versions");
+    let flags: Vec<(&str, bool, bool)> = versions
+        .iter()
+        .map(|v| {
+            (
+                v["name"].as_str().unwrap_or_default(),
+                v["served"] == true,
+                v["storage"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(flags, [("v1", true, false), ("v2", true, true)]);
+
+    // The create-only zone is immutable; the child resource's owner is its parent, by name.
+    let s = schema(w, "v2");
+    assert_eq!(
+        s.pointer("/properties/spec/properties/zone/x-kubernetes-validations"),
+        Some(&json!([{"rule": "self == oldSelf", "message": "zone is immutable"}]))
+    );
+    let gadget = schema(find(&crds, "Gadget"), "v2");
+    assert_eq!(
+        gadget.pointer("/properties/spec/properties/owner/required"),
+        Some(&json!(["name"]))
+    );
+}
+
+#[test]
+fn fixture_closed_enums_reject_unknown_values_and_open_ones_accept_them() {
+    let crds = fixture_crds();
+    let s = schema(find(&crds, "Widget"), "v2");
+    let w = widget();
+    accepted(s, &w);
+    // Closed: `color` (no x-ms-enum), `clash` (modelAsString: false), the inline `network.mode`.
+    rejected(s, &with(&w, "/spec/color", Some(json!("blue"))), "/spec/color", "blue");
+    rejected(
+        s,
+        &with(&w, "/spec/clash", Some(json!("foo-baz"))),
+        "/spec/clash",
+        "foo-baz",
+    );
+    rejected(
+        s,
+        &with(&w, "/spec/network/mode", Some(json!("Tunnel"))),
+        "/spec/network/mode",
+        "Tunnel",
+    );
+    accepted(s, &with(&w, "/spec/clash", Some(json!("1.0"))));
+    // Open: new values pass.
+    accepted(s, &with(&w, "/spec/osType", Some(json!("Plan9"))));
+    accepted(s, &with(&w, "/spec/size", Some(json!("XXL"))));
+    // Validations: maxLength 63 on label, 1..65535 on port numbers, required port fields.
+    rejected(
+        s,
+        &with(&w, "/spec/label", Some(json!("x".repeat(64)))),
+        "/spec/label",
+        "longer than 63",
+    );
+    rejected(
+        s,
+        &with(&w, "/spec/ports/0/number", Some(json!(0))),
+        "/spec/ports/0/number",
+        "minimum",
+    );
+    rejected(
+        s,
+        &with(&w, "/spec/ports/0", Some(json!({"name": "http"}))),
+        "/spec/ports/0",
+        "number",
+    );
+    // Required: location (TrackedResource). WidgetProperties' own required list does not reach the spec
+    // root: the `properties` envelope itself is optional.
+    rejected(s, &with(&w, "/spec/location", None), "/spec", "location");
+    accepted(s, &with(&w, "/spec/createdBy", None));
+}
+
+#[test]
+fn trimming_fits_a_manifest_into_its_budget_deterministically() {
+    let crds = fixture_crds();
+    let w = find(&crds, "Widget");
+    let full = w.to_yaml().expect("yaml").len();
+    let budget = full - 300;
+    let mut a = w.clone();
+    a.fit(budget);
+    let mut b = w.clone();
+    b.fit(budget);
+    let (ya, yb) = (a.to_yaml().expect("yaml"), b.to_yaml().expect("yaml"));
+    assert_eq!(ya, yb, "deterministic");
+    assert!(ya.len() <= budget, "{} > {budget}", ya.len());
+    assert!(
+        a.diagnostics
+            .iter()
+            .any(|d| d.message.contains("cut to their first sentence")),
+        "the trim is reported"
+    );
+    // Only descriptions changed; the schema is otherwise the same.
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                m.remove("description");
+                m.values_mut().for_each(strip);
+            }
+            Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let (mut x, mut y) = (a.manifest.clone(), w.manifest.clone());
+    strip(&mut x);
+    strip(&mut y);
+    assert_eq!(x, y);
+    // A manifest under budget is left alone.
+    let mut c = w.clone();
+    c.fit(full + 1);
+    assert_eq!(c.manifest, w.manifest);
+    assert_eq!(c.diagnostics.len(), w.diagnostics.len());
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 5. Size.
+
+#[test]
+fn aks_manifests_are_under_one_mebibyte() {
+    let Some(g) = generation() else { return };
+    let mut report = Vec::new();
+    for c in aks_crds(g) {
+        let size = g.files[&c.path()].len();
+        report.push(format!("{:>9} bytes  {}", size, c.path().display()));
+        assert!(size < MAX_CRD_BYTES, "{}: {size} bytes", c.path().display());
+        assert!(
+            !c.diagnostics.iter().any(|d| d.message.contains("over the budget")),
+            "{}: trimmed",
+            c.kind
+        );
+    }
+    eprintln!("{}", report.join("\n"));
+}
