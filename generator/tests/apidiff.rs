@@ -451,7 +451,7 @@ fn armgen_diff_prints_the_report_for_two_versions() {
     let report = stdout(&armgen(&["diff", "v1beta1", "v2alpha1"], &specs));
     for line in [
         "# API changes: containerservice/v1beta1 (2024-09-01) → containerservice/v2alpha1 (2025-10-01)",
-        "| `AgentPool` | 55 | 0 | 0 | 1 | 6 | 0 | 0 | 0 | 8 |",
+        "| `AgentPool` | 55 | 0 | 0 | 1 | 6 | 0 | 0 | 0 | 1 |",
         "| `ManagedNamespace` | new resource (28 properties) | | | | | | | | |",
         "- `ManagedNamespace` (`Microsoft.ContainerService/managedClusters/managedNamespaces`): 28 properties",
         "- `properties.agentPoolProfiles[].localDNSProfile`: `object<LocalDnsProfile>`",

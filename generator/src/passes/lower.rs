@@ -393,14 +393,29 @@ impl<'a> Lower<'a> {
             let ext = |key: &str| data.and_then(|d| d.extensions.get(key));
             let mut validation = inner_view.as_ref().map(|v| v.validation.clone()).unwrap_or_default();
             let mut format = inner_view.as_ref().and_then(|v| v.format.clone());
-            // Validation and format of a referenced primitive alias apply to the property too.
-            if let ReferenceOr::Reference { reference } = prop_schema {
+            // Validation, format, default and identifiers of a referenced alias (a primitive, array or map
+            // definition, or an enum for the default) apply to the property too, whether the `$ref` stands
+            // alone or with annotations beside it (`allOf: [{$ref}]` after upconversion); the property's own
+            // annotations win.
+            let alias_ref = match prop_schema {
+                ReferenceOr::Reference { reference } => Some(reference.as_str()),
+                ReferenceOr::Item(_) => inner_view.as_ref().and_then(View::wrapped_ref),
+            };
+            let mut alias_default = None;
+            let mut alias_identifiers = None;
+            if let Some(reference) = alias_ref {
                 let at = self.specs.location(file, &ptr);
                 let (_, target_schema) = self.specs.resolve_schema(file, reference, &at)?;
                 let tv = View::of(&target_schema);
-                if !tv.is_structured() && tv.enumeration.is_empty() {
-                    validation = tv.validation;
-                    format = format.or(tv.format);
+                if !tv.is_structured() {
+                    alias_default = target_schema.schema_data.default.clone();
+                    alias_identifiers = string_list(target_schema.schema_data.extensions.get("x-ms-identifiers"));
+                    if tv.enumeration.is_empty() {
+                        if validation == Validation::default() {
+                            validation = tv.validation;
+                        }
+                        format = format.or(tv.format);
+                    }
                 }
             }
             let prop = Property {
@@ -412,10 +427,10 @@ impl<'a> Lower<'a> {
                 read_only: data.is_some_and(|d| d.read_only),
                 mutability: string_list(ext("x-ms-mutability")),
                 secret: ext("x-ms-secret").and_then(Value::as_bool) == Some(true),
-                identifiers: string_list(ext("x-ms-identifiers")),
+                identifiers: string_list(ext("x-ms-identifiers")).or(alias_identifiers),
                 client_flatten: ext("x-ms-client-flatten").and_then(Value::as_bool) == Some(true),
                 nullable: data.is_some_and(|d| d.nullable),
-                default: data.and_then(|d| d.default.clone()),
+                default: data.and_then(|d| d.default.clone()).or(alias_default),
                 description: data.and_then(|d| d.description.clone()),
                 validation,
                 boxed: false,

@@ -224,7 +224,7 @@ pub struct AgentPoolSpec {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub proximity_placement_group_id: Option<String>,
+    pub proximity_placement_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The Kubelet configuration on the agent pool nodes.
     #[serde(rename = "kubeletConfig", default, skip_serializing_if = "Option::is_none")]
     pub kubelet_config: Option<spec::KubeletConfig>,
@@ -260,7 +260,7 @@ pub struct AgentPoolSpec {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub capacity_reservation_group_id: Option<String>,
+    pub capacity_reservation_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
     #[serde(rename = "hostGroupID", default, skip_serializing_if = "Option::is_none")]
     pub host_group_id: Option<armgen_runtime::kube::ResourceReference>,
@@ -373,7 +373,15 @@ impl AgentPoolSpec {
                 tags: self.tags.clone(),
                 node_labels: self.node_labels.clone(),
                 node_taints: self.node_taints.clone(),
-                proximity_placement_group_id: self.proximity_placement_group_id.clone(),
+                proximity_placement_group_id: match &self.proximity_placement_group_id {
+                    Some(v) => {
+                        let field_path = format!(
+                            "{}.{}", path, "proximityPlacementGroupID"
+                        );
+                        Some(resolver.resource(&field_path, v)?)
+                    }
+                    None => None,
+                },
                 kubelet_config: match &self.kubelet_config {
                     Some(v) => {
                         let field_path = format!("{}.{}", path, "kubeletConfig");
@@ -399,9 +407,16 @@ impl AgentPoolSpec {
                     }
                     None => None,
                 },
-                capacity_reservation_group_id: self
-                    .capacity_reservation_group_id
-                    .clone(),
+                capacity_reservation_group_id: match &self.capacity_reservation_group_id
+                {
+                    Some(v) => {
+                        let field_path = format!(
+                            "{}.{}", path, "capacityReservationGroupID"
+                        );
+                        Some(resolver.resource(&field_path, v)?)
+                    }
+                    None => None,
+                },
                 host_group_id: match &self.host_group_id {
                     Some(v) => {
                         let field_path = format!("{}.{}", path, "hostGroupID");
@@ -549,7 +564,14 @@ impl AgentPoolSpec {
             proximity_placement_group_id: arm
                 .properties
                 .as_ref()
-                .and_then(|e| e.proximity_placement_group_id.clone()),
+                .and_then(|e| {
+                    e
+                        .proximity_placement_group_id
+                        .as_ref()
+                        .map(|x| armgen_runtime::kube::ResourceReference::arm_id(
+                            x.clone(),
+                        ))
+                }),
             kubelet_config: arm
                 .properties
                 .as_ref()
@@ -581,7 +603,14 @@ impl AgentPoolSpec {
             capacity_reservation_group_id: arm
                 .properties
                 .as_ref()
-                .and_then(|e| e.capacity_reservation_group_id.clone()),
+                .and_then(|e| {
+                    e
+                        .capacity_reservation_group_id
+                        .as_ref()
+                        .map(|x| armgen_runtime::kube::ResourceReference::arm_id(
+                            x.clone(),
+                        ))
+                }),
             host_group_id: arm
                 .properties
                 .as_ref()

@@ -93,6 +93,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     /// Format: `int32`.
     #[serde(rename = "maxPods", default, skip_serializing_if = "Option::is_none")]
     pub max_pods: Option<i32>,
+    /// Default: `"Linux"`.
     #[serde(rename = "osType", default, skip_serializing_if = "Option::is_none")]
     pub os_type: Option<OsType>,
     #[serde(rename = "osSKU", default, skip_serializing_if = "Option::is_none")]
@@ -189,6 +190,8 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     )]
     pub node_public_ip_prefix_id: Option<String>,
     /// The Virtual Machine Scale Set priority. If not specified, the default is 'Regular'.
+    ///
+    /// Default: `"Regular"`.
     #[serde(
         rename = "scaleSetPriority",
         default,
@@ -196,6 +199,8 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     )]
     pub scale_set_priority: Option<ScaleSetPriority>,
     /// This cannot be specified unless the scaleSetPriority is 'Spot'. If not specified, the default is 'Delete'.
+    ///
+    /// Default: `"Delete"`.
     #[serde(
         rename = "scaleSetEvictionPolicy",
         default,
@@ -203,6 +208,8 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     )]
     pub scale_set_eviction_policy: Option<ScaleSetEvictionPolicy>,
     /// Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see [spot VMs pricing](<https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing>)
+    ///
+    /// Default: `-1`.
     #[serde(rename = "spotMaxPrice", default, skip_serializing_if = "Option::is_none")]
     pub spot_max_price: Option<f64>,
     /// The tags to be persisted on the agent pool virtual machine scale set.
@@ -215,6 +222,8 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     #[serde(rename = "nodeTaints", default, skip_serializing_if = "Option::is_none")]
     pub node_taints: Option<Vec<String>>,
     /// The ID for Proximity Placement Group.
+    ///
+    /// Format: `arm-id`.
     #[serde(
         rename = "proximityPlacementGroupID",
         default,
@@ -251,6 +260,8 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     #[serde(rename = "creationData", default, skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<CreationData>,
     /// AKS will associate the specified agent pool with the Capacity Reservation Group.
+    ///
+    /// Format: `arm-id`.
     #[serde(
         rename = "capacityReservationGroupID",
         default,

@@ -69,6 +69,7 @@ pub struct SnapshotProperties {
     /// CreationData to be used to specify the source agent pool resource ID to create this snapshot.
     #[serde(rename = "creationData", default, skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<CreationData>,
+    /// Default: `"NodePool"`.
     #[serde(rename = "snapshotType", default, skip_serializing_if = "Option::is_none")]
     pub snapshot_type: Option<SnapshotType>,
     /// The version of Kubernetes.
@@ -89,7 +90,7 @@ pub struct SnapshotProperties {
         skip_serializing_if = "Option::is_none"
     )]
     pub node_image_version: Option<String>,
-    /// Read-only.
+    /// Read-only. Default: `"Linux"`.
     #[serde(rename = "osType", default, skip_serializing_if = "Option::is_none")]
     pub os_type: Option<OsType>,
     /// Read-only.

@@ -1164,7 +1164,7 @@ pub struct ManagedClusterAgentPoolProfile {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub proximity_placement_group_id: Option<String>,
+    pub proximity_placement_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The Kubelet configuration on the agent pool nodes.
     #[serde(rename = "kubeletConfig", default, skip_serializing_if = "Option::is_none")]
     pub kubelet_config: Option<KubeletConfig>,
@@ -1200,7 +1200,7 @@ pub struct ManagedClusterAgentPoolProfile {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub capacity_reservation_group_id: Option<String>,
+    pub capacity_reservation_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
     #[serde(rename = "hostGroupID", default, skip_serializing_if = "Option::is_none")]
     pub host_group_id: Option<armgen_runtime::kube::ResourceReference>,
@@ -1292,7 +1292,13 @@ impl ManagedClusterAgentPoolProfile {
             tags: self.tags.clone(),
             node_labels: self.node_labels.clone(),
             node_taints: self.node_taints.clone(),
-            proximity_placement_group_id: self.proximity_placement_group_id.clone(),
+            proximity_placement_group_id: match &self.proximity_placement_group_id {
+                Some(v) => {
+                    let field_path = format!("{}.{}", path, "proximityPlacementGroupID");
+                    Some(resolver.resource(&field_path, v)?)
+                }
+                None => None,
+            },
             kubelet_config: match &self.kubelet_config {
                 Some(v) => {
                     let field_path = format!("{}.{}", path, "kubeletConfig");
@@ -1318,7 +1324,15 @@ impl ManagedClusterAgentPoolProfile {
                 }
                 None => None,
             },
-            capacity_reservation_group_id: self.capacity_reservation_group_id.clone(),
+            capacity_reservation_group_id: match &self.capacity_reservation_group_id {
+                Some(v) => {
+                    let field_path = format!(
+                        "{}.{}", path, "capacityReservationGroupID"
+                    );
+                    Some(resolver.resource(&field_path, v)?)
+                }
+                None => None,
+            },
             host_group_id: match &self.host_group_id {
                 Some(v) => {
                     let field_path = format!("{}.{}", path, "hostGroupID");
@@ -1404,7 +1418,10 @@ impl ManagedClusterAgentPoolProfile {
             tags: arm.tags.clone(),
             node_labels: arm.node_labels.clone(),
             node_taints: arm.node_taints.clone(),
-            proximity_placement_group_id: arm.proximity_placement_group_id.clone(),
+            proximity_placement_group_id: arm
+                .proximity_placement_group_id
+                .as_ref()
+                .map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
             kubelet_config: arm.kubelet_config.as_ref().map(KubeletConfig::from_arm),
             linux_os_config: arm.linux_os_config.as_ref().map(LinuxOsConfig::from_arm),
             enable_encryption_at_host: arm.enable_encryption_at_host,
@@ -1412,7 +1429,10 @@ impl ManagedClusterAgentPoolProfile {
             enable_fips: arm.enable_fips,
             gpu_instance_profile: arm.gpu_instance_profile.clone(),
             creation_data: arm.creation_data.as_ref().map(CreationData::from_arm),
-            capacity_reservation_group_id: arm.capacity_reservation_group_id.clone(),
+            capacity_reservation_group_id: arm
+                .capacity_reservation_group_id
+                .as_ref()
+                .map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
             host_group_id: arm
                 .host_group_id
                 .as_ref()
