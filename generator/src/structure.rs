@@ -255,7 +255,7 @@ pub mod attr {
         ADDITIONAL,
     ];
 
-    /// Where `key` is written: known attributes in [`ORDER`], then validation, then any other by name.
+    /// Where `key` is written: known attributes in `ORDER`, then validation, then any other by name.
     pub fn rank(key: &str) -> (usize, &str) {
         if let Some(i) = ORDER.iter().position(|k| *k == key) {
             return (i, "");
