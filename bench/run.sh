@@ -67,13 +67,15 @@ for v in generated/src/*/*/; do
 done
 echo
 
-echo "## cargo build -p aks-api (debug), dependencies prebuilt"
+echo "## cargo build -p aks-api (debug, non-incremental as in CI), dependencies prebuilt"
 echo
-echo "| features | wall s |"
-echo "| --- | --- |"
+echo "| features | wall s | peak RSS MiB |"
+echo "| --- | --- | --- |"
 for features in v1beta1 v2alpha1 "v1beta1,v2alpha1"; do
-  cargo build -q -p aks-api --no-default-features --features "$features"
-  touch generated/src/lib.rs
-  /usr/bin/time -f "%e" -o /tmp/armgen-time cargo build -q -p aks-api --no-default-features --features "$features"
-  echo "| $features | $(cat /tmp/armgen-time) |"
+  CARGO_INCREMENTAL=0 cargo build -q -p aks-api --no-default-features --features "$features"
+  CARGO_INCREMENTAL=0 cargo clean -q -p aks-api
+  CARGO_INCREMENTAL=0 /usr/bin/time -f "%e %M" -o /tmp/armgen-time \
+    cargo build -q -p aks-api --no-default-features --features "$features"
+  read -r wall kb </tmp/armgen-time
+  echo "| $features | $wall | $((kb / 1024)) |"
 done

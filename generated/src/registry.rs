@@ -27,6 +27,42 @@ pub fn arm_round_trip(
     }
 }
 
+/// Every generated Kubernetes version with custom resources (those whose feature is on).
+pub const VERSIONS: &[armgen_runtime::VersionInfo] = &[
+    #[cfg(feature = "v1beta1")]
+    armgen_runtime::VersionInfo {
+        group: "containerservice",
+        kube_group: "containerservice.azure.com",
+        version: "v1beta1",
+        api_version: "2024-09-01",
+        storage: false,
+        kinds: &[
+            "ManagedCluster",
+            "AgentPool",
+            "MaintenanceConfiguration",
+            "PrivateEndpointConnection",
+            "TrustedAccessRoleBinding",
+            "Snapshot",
+        ],
+    },
+    #[cfg(feature = "v2alpha1")]
+    armgen_runtime::VersionInfo {
+        group: "containerservice",
+        kube_group: "containerservice.azure.com",
+        version: "v2alpha1",
+        api_version: "2025-10-01",
+        storage: true,
+        kinds: &[
+            "ManagedCluster",
+            "AgentPool",
+            "MaintenanceConfiguration",
+            "ManagedNamespace",
+            "PrivateEndpointConnection",
+            "TrustedAccessRoleBinding",
+            "Snapshot",
+        ],
+    },
+];
 /// Imports an ARM payload of `kind` as a custom resource (JSON) of API group `group`, Kubernetes
 /// version `version`; `None` when that group, version (or its feature) or kind does not exist.
 pub fn import_custom_resource(

@@ -45,6 +45,51 @@ pub struct GroupConfig {
     pub resources: ResourcesConfig,
     #[serde(default)]
     pub overrides: VersionOverrides,
+    /// What the custom resources of the group get beyond the ARM shape: exports, template kinds, the
+    /// empty-collections rule.
+    #[serde(default)]
+    pub kubernetes: KubernetesConfig,
+}
+
+/// The group's `kubernetes` key.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct KubernetesConfig {
+    /// Whether a spec collection set to `[]` or `{}` is sent to ARM (`send`, the default) or treated as unset
+    /// (`omit`). Properties override it with `overrides.types.X.properties.y.emptyCollection`.
+    #[serde(default)]
+    pub empty_collections: EmptyCollections,
+    /// Per kind (as generated, after `resources.rename`).
+    #[serde(default)]
+    pub resources: BTreeMap<String, KubeResourceConfig>,
+}
+
+/// What spec → ARM does with an empty collection.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum EmptyCollections {
+    /// `[]` / `{}` are sent (ARM reads them as "make it empty"); only an unset collection is omitted.
+    #[default]
+    Send,
+    /// `[]` / `{}` are not sent: treated like unset (ARM leaves the value unchanged).
+    Omit,
+}
+
+/// `kubernetes.resources.<Kind>`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct KubeResourceConfig {
+    /// Named Secret exports (`spec.operatorSpec.secrets.<name>`), which the reconciler knows how to fetch
+    /// (e.g. `adminCredentials`).
+    #[serde(default)]
+    pub secrets: Vec<String>,
+    /// ConfigMap exports (`spec.operatorSpec.configMaps.<name>`): name → dotted JSON path of the value in the
+    /// ARM GET body (e.g. `properties.oidcIssuerProfile.issuerURL`).
+    #[serde(default)]
+    pub config_maps: BTreeMap<String, String>,
+    /// Also generate `<Kind>Template` (`spec.template.spec` holds a `<Kind>Spec`).
+    #[serde(default)]
+    pub template: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -101,6 +146,10 @@ pub struct PropertyOverride {
     /// Treat the property as read-only (as `readOnly: true` would).
     #[serde(default)]
     pub read_only: Option<bool>,
+    /// For a collection property: whether an empty spec value is sent (overrides
+    /// `kubernetes.emptyCollections`).
+    #[serde(default)]
+    pub empty_collection: Option<EmptyCollections>,
 }
 
 impl Config {
@@ -221,6 +270,38 @@ impl Config {
                     ));
                 }
             }
+            for (kind, rc) in &group.kubernetes.resources {
+                let key = format!("groups.{name}.kubernetes.resources.{kind}");
+                if !is_type_ident(kind) {
+                    return Err(err(key, format!("{kind:?} is not an UpperCamelCase kind name")));
+                }
+                let mut seen = std::collections::BTreeSet::new();
+                for secret in &rc.secrets {
+                    if !is_export_name(secret) {
+                        return Err(err(
+                            format!("{key}.secrets"),
+                            format!("{secret:?} is not a lowerCamelCase export name"),
+                        ));
+                    }
+                    if !seen.insert(secret) {
+                        return Err(err(format!("{key}.secrets"), format!("{secret:?} is listed twice")));
+                    }
+                }
+                for (export, path) in &rc.config_maps {
+                    if !is_export_name(export) {
+                        return Err(err(
+                            format!("{key}.configMaps.{export}"),
+                            format!("{export:?} is not a lowerCamelCase export name"),
+                        ));
+                    }
+                    if path.split('.').any(str::is_empty) {
+                        return Err(err(
+                            format!("{key}.configMaps.{export}"),
+                            format!("{path:?} is not a dotted JSON path such as properties.fqdn"),
+                        ));
+                    }
+                }
+            }
             for (version, v) in &group.versions {
                 if !is_module_name(version) {
                     return Err(err(
@@ -251,6 +332,11 @@ impl GroupConfig {
 
 fn is_type_ident(s: &str) -> bool {
     s.starts_with(|c: char| c.is_ascii_uppercase()) && s.chars().all(|c| c.is_ascii_alphanumeric()) && s != "Self"
+}
+
+/// An export name: lowerCamelCase ASCII (`adminCredentials`), a JSON key and, snake-cased, a Rust field.
+fn is_export_name(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_lowercase()) && s.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
 fn is_module_name(s: &str) -> bool {

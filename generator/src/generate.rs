@@ -170,6 +170,8 @@ impl Builder {
         for (group_name, group) in &config.groups {
             let mut matched_overrides = BTreeSet::new();
             let mut matched_resources = BTreeSet::new();
+            let kube_options = crate::kube::KubeOptions::of_group(group);
+            let mut matched_kinds: BTreeSet<String> = BTreeSet::new();
             for (kube_version, version) in &group.versions {
                 if !self.options.selects_version(group_name, kube_version) {
                     continue;
@@ -225,7 +227,20 @@ impl Builder {
                     version.storage,
                 ));
                 let t = Instant::now();
-                let shaped = crate::kube::shape(&ir, &group.kube_group(group_name), kube_version, version.storage);
+                matched_kinds.extend(
+                    crate::kube::check_config(&ir, &kube_options).map_err(|p| Error::Config {
+                        file: self.config.clone(),
+                        key: format!("groups.{group_name}.{}", p.key),
+                        message: p.message,
+                    })?,
+                );
+                let shaped = crate::kube::shape_with(
+                    &ir,
+                    &group.kube_group(group_name),
+                    kube_version,
+                    version.storage,
+                    &kube_options,
+                );
                 timings.add("kube", t.elapsed());
                 kubes.insert(key.clone(), shaped);
                 irs.insert(key, ir);
@@ -244,6 +259,15 @@ impl Builder {
                 let key = format!("resources.exclude.{arm_type}");
                 if !matched_resources.contains(&key) && !self.options.is_filtered() {
                     return Err(stale_key(&key));
+                }
+            }
+            for kind in group.kubernetes.resources.keys() {
+                if !matched_kinds.contains(kind) && !self.options.is_filtered() {
+                    return Err(Error::Config {
+                        file: self.config.clone(),
+                        key: format!("groups.{group_name}.kubernetes.resources.{kind}"),
+                        message: "no version of the specs has this kind; remove or fix it".into(),
+                    });
                 }
             }
             for arm_type in group.resources.rename.keys() {

@@ -16,6 +16,11 @@
 //!   resource group of a top-level resource, or the parent custom resource of a child resource); the status
 //!   root gains `conditions` and `operatorStatus`.
 //! - Enums and discriminated unions are shared with the ARM types (same wire values).
+//! - `operatorSpec` (spec root, only for kinds with exports in `kubernetes.resources.<Kind>`): where the
+//!   operator writes the declared Secret and ConfigMap exports (`{name, key}` each). Not sent to Azure.
+//! - Collections: a spec collection set to `[]`/`{}` is sent (`kubernetes.emptyCollections: send`, the default)
+//!   or treated as unset (`omit`); per property with `overrides.types.X.properties.y.emptyCollection`
+//!   ([`KubeField::omit_empty`]).
 //! - A property whose immutability the spec declares (`x-ms-mutability` without `update`) is marked
 //!   `immutable` (CRD: `self == oldSelf`).
 
@@ -24,6 +29,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use heck::ToSnakeCase;
 use serde::Serialize;
 
+use crate::config::{EmptyCollections, GroupConfig, KubeResourceConfig};
 use crate::discover::Scope;
 use crate::ir::{Diagnostic, Ir, ObjectType, Primitive, Property, TypeId, TypeKind, TypeRef, Validation};
 
@@ -73,6 +79,55 @@ pub struct KubeResource {
     pub spec_fields: Vec<KubeField>,
     pub status_fields: Vec<KubeField>,
     pub description: Option<String>,
+    /// What the operator may export to Secrets and ConfigMaps (`spec.operatorSpec`).
+    pub exports: Exports,
+    /// Whether a `<Kind>Template` kind is generated too.
+    pub template: bool,
+}
+
+/// The declared exports of a kind, in config order (secrets) and name order (config maps).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Exports {
+    /// Named Secret exports, e.g. `adminCredentials`.
+    pub secrets: Vec<String>,
+    /// ConfigMap exports: name → dotted JSON path in the ARM GET body.
+    pub config_maps: Vec<(String, String)>,
+}
+
+impl Exports {
+    pub fn is_empty(&self) -> bool {
+        self.secrets.is_empty() && self.config_maps.is_empty()
+    }
+}
+
+/// The group configuration the shaping follows (`kubernetes` and the `emptyCollection` overrides).
+#[derive(Debug, Clone, Default)]
+pub struct KubeOptions {
+    /// The group's default for empty collections.
+    pub empty_collections: EmptyCollections,
+    /// (schema name, JSON property) → the property's own rule.
+    pub empty_collection: BTreeMap<(String, String), EmptyCollections>,
+    /// Per kind.
+    pub resources: BTreeMap<String, KubeResourceConfig>,
+}
+
+impl KubeOptions {
+    /// The options of a configured group.
+    pub fn of_group(group: &GroupConfig) -> KubeOptions {
+        let mut empty_collection = BTreeMap::new();
+        for (ty, o) in &group.overrides.types {
+            for (prop, po) in &o.properties {
+                if let Some(rule) = po.empty_collection {
+                    empty_collection.insert((ty.clone(), prop.clone()), rule);
+                }
+            }
+        }
+        KubeOptions {
+            empty_collections: group.kubernetes.empty_collections,
+            empty_collection,
+            resources: group.kubernetes.resources.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -106,6 +161,8 @@ pub enum Special {
     Owner,
     Conditions,
     OperatorStatus,
+    /// `operatorSpec`: the destinations of the kind's exports ([`KubeResource::exports`]).
+    OperatorSpec,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -128,6 +185,8 @@ pub struct KubeField {
     pub identifiers: Option<Vec<String>>,
     pub boxed: bool,
     pub special: Special,
+    /// A collection whose empty value spec → ARM does not send (treated like unset).
+    pub omit_empty: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -157,10 +216,17 @@ impl KubeRef {
     }
 }
 
-/// Shapes the resources of `ir` for Kubernetes.
+/// Shapes the resources of `ir` for Kubernetes, with default options (no exports, no templates, empty
+/// collections sent).
 pub fn shape(ir: &Ir, group: &str, version: &str, storage: bool) -> KubeIr {
+    shape_with(ir, group, version, storage, &KubeOptions::default())
+}
+
+/// Shapes the resources of `ir` for Kubernetes, following `options`.
+pub fn shape_with(ir: &Ir, group: &str, version: &str, storage: bool, options: &KubeOptions) -> KubeIr {
     let mut cx = Shaper {
         ir,
+        options,
         types: BTreeMap::new(),
         diagnostics: Vec::new(),
         in_progress: BTreeSet::new(),
@@ -204,8 +270,22 @@ pub fn shape(ir: &Ir, group: &str, version: &str, storage: bool) -> KubeIr {
                 },
             ));
         }
-        spec_fields.extend(cx.root_fields(body, Family::Spec));
-        let mut status_fields = cx.root_fields(body, Family::Status);
+        let config = options.resources.get(&r.kind).cloned().unwrap_or_default();
+        let exports = Exports {
+            secrets: config.secrets.clone(),
+            config_maps: config.config_maps.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        };
+        if !exports.is_empty() {
+            spec_fields.push(synthetic(
+                "operatorSpec",
+                KubeRef::Json,
+                Special::OperatorSpec,
+                "Where the operator exports values to Kubernetes Secrets and ConfigMaps: each declared export is \
+                 written to the `{name, key}` given, when set. Not sent to Azure.",
+            ));
+        }
+        spec_fields.extend(cx.root_fields(body, &r.body_type, Family::Spec));
+        let mut status_fields = cx.root_fields(body, &r.body_type, Family::Status);
         status_fields.push(synthetic(
             "conditions",
             KubeRef::Json,
@@ -230,6 +310,8 @@ pub fn shape(ir: &Ir, group: &str, version: &str, storage: bool) -> KubeIr {
             spec_fields,
             status_fields,
             description: def.description.clone(),
+            exports,
+            template: config.template,
         });
     }
     let mut types = cx.types;
@@ -297,6 +379,7 @@ fn synthetic(name: &str, ty: KubeRef, special: Special, doc: &str) -> KubeField 
         identifiers: None,
         boxed: false,
         special,
+        omit_empty: false,
     }
 }
 
@@ -339,6 +422,7 @@ fn upper_first(s: &str) -> String {
 
 struct Shaper<'a> {
     ir: &'a Ir,
+    options: &'a KubeOptions,
     types: BTreeMap<KubeTypeId, KubeType>,
     diagnostics: Vec<Diagnostic>,
     in_progress: BTreeSet<KubeTypeId>,
@@ -362,7 +446,42 @@ impl Shaper<'_> {
         }
     }
 
-    fn root_fields(&mut self, body: &ObjectType, family: Family) -> Vec<KubeField> {
+    /// Whether spec → ARM omits an empty value of property `p` of the object type `holder`: the property's
+    /// own `emptyCollection` (on `holder`'s schema, or on the `allOf` parent it is inherited from), else the
+    /// group's default.
+    fn omit_empty(&self, holder: &TypeId, p: &Property) -> bool {
+        if !matches!(p.ty, TypeRef::Array(_) | TypeRef::Map(_)) {
+            return false;
+        }
+        let rule = self
+            .property_rule(holder, &p.name, 0)
+            .unwrap_or(self.options.empty_collections);
+        rule == EmptyCollections::Omit
+    }
+
+    fn property_rule(&self, holder: &TypeId, prop: &str, depth: usize) -> Option<EmptyCollections> {
+        let def = self.ir.types.get(holder)?;
+        if let Some(rule) = self.options.empty_collection.get(&(def.name.clone(), prop.to_string())) {
+            return Some(*rule);
+        }
+        let TypeKind::Object(o) = &def.kind else { return None };
+        if depth > 32 {
+            return None;
+        }
+        o.parents.iter().find_map(|parent| {
+            let declares = matches!(
+                self.ir.types.get(parent).map(|d| &d.kind),
+                Some(TypeKind::Object(po)) if po.properties.iter().any(|q| q.name == prop)
+            );
+            if declares {
+                self.property_rule(parent, prop, depth + 1)
+            } else {
+                None
+            }
+        })
+    }
+
+    fn root_fields(&mut self, body: &ObjectType, body_id: &TypeId, family: Family) -> Vec<KubeField> {
         let mut out = Vec::new();
         for p in &body.properties {
             if !included(p, family) {
@@ -371,23 +490,25 @@ impl Shaper<'_> {
             let envelope = (p.client_flatten || p.name == "properties") && self.object_of(&p.ty).is_some();
             if envelope {
                 let inner = self.object_of(&p.ty).cloned().unwrap_or_default();
+                let inner_id = p.ty.named().cloned().unwrap_or_default();
                 for q in &inner.properties {
                     if !included(q, family) {
                         continue;
                     }
-                    if let Some(f) = self.field(&[p.clone(), q.clone()], family) {
+                    if let Some(f) = self.field(&[p.clone(), q.clone()], &inner_id, family) {
                         out.push(f);
                     }
                 }
-            } else if let Some(f) = self.field(std::slice::from_ref(p), family) {
+            } else if let Some(f) = self.field(std::slice::from_ref(p), body_id, family) {
                 out.push(f);
             }
         }
         out
     }
 
-    /// The field for the last property of `path` (the ARM properties from the mirrored object down).
-    fn field(&mut self, path: &[Property], family: Family) -> Option<KubeField> {
+    /// The field for the last property of `path` (the ARM properties from the mirrored object down); `holder`
+    /// is the object type holding that property.
+    fn field(&mut self, path: &[Property], holder: &TypeId, family: Family) -> Option<KubeField> {
         let p = path.last()?;
         let ty = self.kube_ref(&p.ty, p, family)?;
         let immutable = p
@@ -407,6 +528,7 @@ impl Shaper<'_> {
             identifiers: p.identifiers.clone(),
             boxed: p.boxed,
             special: Special::None,
+            omit_empty: family == Family::Spec && self.omit_empty(holder, p),
         })
     }
 
@@ -441,7 +563,7 @@ impl Shaper<'_> {
         let mut fields = Vec::new();
         for p in &o.properties {
             if included(p, family) {
-                if let Some(f) = self.field(std::slice::from_ref(p), family) {
+                if let Some(f) = self.field(std::slice::from_ref(p), id, family) {
                     fields.push(f);
                 }
             }
@@ -460,4 +582,82 @@ impl Shaper<'_> {
         self.in_progress.remove(&kid);
         kid
     }
+}
+
+/// A config problem found against a version's IR: the key (below `groups.<name>.`) and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigProblem {
+    pub key: String,
+    pub message: String,
+}
+
+/// Checks the `kubernetes` config and the `emptyCollection` overrides against one version's IR; returns the
+/// configured kinds this version has (a kind no version has is stale, which the caller reports).
+pub fn check_config(ir: &Ir, options: &KubeOptions) -> std::result::Result<BTreeSet<String>, ConfigProblem> {
+    let mut matched = BTreeSet::new();
+    for (kind, config) in &options.resources {
+        let Some(r) = ir.resources.iter().find(|r| r.kind == *kind) else {
+            continue;
+        };
+        matched.insert(kind.clone());
+        for (export, path) in &config.config_maps {
+            let key = format!("kubernetes.resources.{kind}.configMaps.{export}");
+            let problem = |message: String| ConfigProblem {
+                key: key.clone(),
+                message: format!("{message} (ARM API version {})", ir.api_version),
+            };
+            let mut ty = TypeRef::Named(r.body_type.clone());
+            let mut walked = Vec::new();
+            for segment in path.split('.') {
+                let object = match &ty {
+                    TypeRef::Named(id) => match ir.types.get(id).map(|d| &d.kind) {
+                        Some(TypeKind::Object(o)) => o,
+                        _ => return Err(problem(format!("{path}: {} is not an object", walked.join(".")))),
+                    },
+                    _ => return Err(problem(format!("{path}: {} is not an object", walked.join(".")))),
+                };
+                let Some(p) = object.properties.iter().find(|p| p.name == segment) else {
+                    return Err(problem(format!(
+                        "{path}: the ARM type of {kind} has no property {segment}{}",
+                        if walked.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" under {}", walked.join("."))
+                        }
+                    )));
+                };
+                if p.secret {
+                    return Err(problem(format!(
+                        "{path}: {segment} is a secret; a ConfigMap must not hold it"
+                    )));
+                }
+                walked.push(segment.to_string());
+                ty = p.ty.clone();
+            }
+            let value = match &ty {
+                TypeRef::Primitive(_) => true,
+                TypeRef::Named(id) => matches!(ir.types.get(id).map(|d| &d.kind), Some(TypeKind::Enum(_))),
+                _ => false,
+            };
+            if !value {
+                return Err(problem(format!(
+                    "{path} is not a single value (string, number, boolean or enum)"
+                )));
+            }
+        }
+    }
+    for (schema, prop) in options.empty_collection.keys() {
+        for def in ir.types.values().filter(|d| d.name == *schema) {
+            let TypeKind::Object(o) = &def.kind else { continue };
+            if let Some(p) = o.properties.iter().find(|p| p.name == *prop)
+                && !matches!(p.ty, TypeRef::Array(_) | TypeRef::Map(_))
+            {
+                return Err(ConfigProblem {
+                    key: format!("overrides.types.{schema}.properties.{prop}.emptyCollection"),
+                    message: format!("{prop} is not an array or a map (ARM API version {})", ir.api_version),
+                });
+            }
+        }
+    }
+    Ok(matched)
 }

@@ -312,6 +312,12 @@ impl VisitMut for Rewriter<'_> {
         visit_mut::visit_arm_mut(self, a);
     }
 
+    /// Struct expressions carry `cfg(feature)` as elements of the generated `VERSIONS` table.
+    fn visit_expr_struct_mut(&mut self, e: &mut syn::ExprStruct) {
+        self.attrs(&mut e.attrs);
+        visit_mut::visit_expr_struct_mut(self, e);
+    }
+
     fn visit_path_mut(&mut self, p: &mut syn::Path) {
         if let Some(depth) = self.depth
             && p.leading_colon.is_none()

@@ -36,6 +36,7 @@ fn config() -> Config {
                 )]),
                 resources: Default::default(),
                 overrides: Default::default(),
+                kubernetes: Default::default(),
             },
         )]),
     }

@@ -137,6 +137,7 @@ fn overrides() {
                     rename: Some("colour".into()),
                     secret: Some(true),
                     read_only: Some(true),
+                    empty_collection: None,
                 },
             )]),
         },
@@ -152,6 +153,7 @@ fn overrides() {
                         rename: Some("availability_zone".into()),
                         secret: None,
                         read_only: None,
+                        empty_collection: None,
                     },
                 ),
                 (
@@ -161,6 +163,7 @@ fn overrides() {
                         rename: Some("never_used".into()),
                         secret: None,
                         read_only: None,
+                        empty_collection: None,
                     },
                 ),
                 (
@@ -169,6 +172,7 @@ fn overrides() {
                         rename: Some("never_used".into()),
                         secret: None,
                         read_only: None,
+                        empty_collection: None,
                     },
                 ),
             ]),

@@ -16,6 +16,26 @@ pub struct SecretReference {
     pub key: String,
 }
 
+/// Where the operator writes a Secret export (`spec.operatorSpec.secrets.<export>`): the Secret `name` in the
+/// custom resource's namespace and the `key` within it. The operator creates or updates the Secret.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+pub struct SecretDestination {
+    /// The Secret's name.
+    pub name: String,
+    /// The key within the Secret.
+    pub key: String,
+}
+
+/// Where the operator writes a ConfigMap export (`spec.operatorSpec.configMaps.<export>`): the ConfigMap
+/// `name` in the custom resource's namespace and the `key` within it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+pub struct ConfigMapDestination {
+    /// The ConfigMap's name.
+    pub name: String,
+    /// The key within the ConfigMap.
+    pub key: String,
+}
+
 /// A reference to an Azure resource: either its ARM ID, or another custom resource (in the same namespace
 /// unless `namespace` is given) whose ARM ID the operator resolves.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]

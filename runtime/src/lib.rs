@@ -32,6 +32,23 @@ pub struct ResourceInfo {
     pub long_running: bool,
 }
 
+/// One generated Kubernetes version of an API group, for tools that dispatch over every version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VersionInfo {
+    /// The API group's module name, as the dispatch functions take it (e.g. `containerservice`).
+    pub group: &'static str,
+    /// The Kubernetes API group of the custom resources (e.g. `containerservice.azure.com`).
+    pub kube_group: &'static str,
+    /// The Kubernetes version (e.g. `v2alpha1`).
+    pub version: &'static str,
+    /// The ARM API version (e.g. `2025-10-01`).
+    pub api_version: &'static str,
+    /// Whether this is the storage (hub) version of its group.
+    pub storage: bool,
+    /// The kinds of the custom resources.
+    pub kinds: &'static [&'static str],
+}
+
 /// A value a closed enum does not have. Open enums (`modelAsString: true`) never produce it: they keep
 /// unknown values in their `Other` variant.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,7 +16,7 @@ use armgen::Generation;
 use armgen::config::VersionOverrides;
 use armgen::emit::crd::{self, Crd, IMMUTABLE_RULE, MAX_CRD_BYTES};
 use armgen::ir::{Ir, Primitive, TypeKind};
-use armgen::kube::{KubeField, KubeIr, KubeRef, Owner, Special};
+use armgen::kube::{Exports, KubeField, KubeIr, KubeRef, Owner, Special};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{Value, json};
 
@@ -89,6 +89,7 @@ struct ShapeCheck<'a> {
     kube: &'a KubeIr,
     ir: &'a Ir,
     owner: Owner,
+    exports: Exports,
     stack: Vec<String>,
     preserve_allowed: BTreeSet<String>,
     /// (pointer, why) of each allowed preserve-unknown-fields node.
@@ -195,6 +196,42 @@ impl ShapeCheck<'_> {
             }
             Special::OperatorStatus => {
                 self.expect_object(node, at, &["knownDifferences", "pendingOperation", "annotations"], &[])
+            }
+            Special::OperatorSpec => {
+                let exports = self.exports.clone();
+                let mut parts = Vec::new();
+                if !exports.secrets.is_empty() {
+                    parts.push(("secrets", exports.secrets.clone()));
+                }
+                if !exports.config_maps.is_empty() {
+                    parts.push((
+                        "configMaps",
+                        exports.config_maps.iter().map(|(n, _)| n.clone()).collect(),
+                    ));
+                }
+                let names: Vec<&str> = parts.iter().map(|(n, _)| *n).collect();
+                self.expect_object(node, at, &names, &[]);
+                for (part, exports) in &parts {
+                    let part_at = format!("{at}/properties/{part}");
+                    let part_node = node
+                        .pointer(&format!("/properties/{part}"))
+                        .cloned()
+                        .unwrap_or_default();
+                    let exports: Vec<&str> = exports.iter().map(String::as_str).collect();
+                    self.expect_object(&part_node, &part_at, &exports, &[]);
+                    for e in exports {
+                        let dest = part_node
+                            .pointer(&format!("/properties/{e}"))
+                            .cloned()
+                            .unwrap_or_default();
+                        self.expect_object(
+                            &dest,
+                            &format!("{part_at}/properties/{e}"),
+                            &["name", "key"],
+                            &["name", "key"],
+                        );
+                    }
+                }
             }
         }
     }
@@ -440,7 +477,12 @@ fn check_all(crds: &[Crd], versions: &[(&KubeIr, &Ir)]) -> Vec<(String, String, 
     for c in crds {
         no_refs(&c.manifest, &c.kind, &mut errors);
         for (kube, ir) in versions.iter().filter(|(k, _)| k.group == c.group) {
-            let Some(r) = kube.resources.iter().find(|r| r.kind == c.kind) else {
+            // A template kind (`<Kind>Template`) follows its kind's spec, under spec.template.spec.
+            let template_of = kube
+                .resources
+                .iter()
+                .find(|r| r.template && format!("{}Template", r.kind) == c.kind);
+            let Some(r) = kube.resources.iter().find(|r| r.kind == c.kind).or(template_of) else {
                 assert!(
                     c.schema(&kube.version).is_none(),
                     "{} has version {} that lacks the kind",
@@ -456,6 +498,7 @@ fn check_all(crds: &[Crd], versions: &[(&KubeIr, &Ir)]) -> Vec<(String, String, 
                 kube,
                 ir,
                 owner: r.owner.clone(),
+                exports: r.exports.clone(),
                 stack: Vec::new(),
                 preserve_allowed: BTreeSet::new(),
                 preserve_why: Vec::new(),
@@ -466,16 +509,31 @@ fn check_all(crds: &[Crd], versions: &[(&KubeIr, &Ir)]) -> Vec<(String, String, 
                 .and_then(Value::as_object)
                 .map(|p| p.keys().map(String::as_str).collect())
                 .unwrap_or_default();
-            assert_eq!(
-                root_props,
-                ["apiVersion", "kind", "metadata", "spec", "status"],
-                "{}",
-                c.kind
-            );
-            let spec = root.pointer("/properties/spec").cloned().unwrap_or_default();
-            let status = root.pointer("/properties/status").cloned().unwrap_or_default();
-            check.fields(&spec, &r.spec_fields, "/properties/spec", true, true);
-            check.fields(&status, &r.status_fields, "/properties/status", false, true);
+            if template_of.is_some() {
+                assert_eq!(root_props, ["apiVersion", "kind", "metadata", "spec"], "{}", c.kind);
+                assert_eq!(root["required"], json!(["spec"]), "{}", c.kind);
+                let template_spec = root.pointer("/properties/spec").cloned().unwrap_or_default();
+                check.expect_object(&template_spec, "/properties/spec", &["template"], &["template"]);
+                let template = template_spec
+                    .pointer("/properties/template")
+                    .cloned()
+                    .unwrap_or_default();
+                check.expect_object(&template, "/properties/spec/properties/template", &["spec"], &["spec"]);
+                let spec = template.pointer("/properties/spec").cloned().unwrap_or_default();
+                let at = "/properties/spec/properties/template/properties/spec";
+                check.fields(&spec, &r.spec_fields, at, true, true);
+            } else {
+                assert_eq!(
+                    root_props,
+                    ["apiVersion", "kind", "metadata", "spec", "status"],
+                    "{}",
+                    c.kind
+                );
+                let spec = root.pointer("/properties/spec").cloned().unwrap_or_default();
+                let status = root.pointer("/properties/status").cloned().unwrap_or_default();
+                check.fields(&spec, &r.spec_fields, "/properties/spec", true, true);
+                check.fields(&status, &r.status_fields, "/properties/status", false, true);
+            }
             let mut structural_errors = Vec::new();
             structural(root, "", &check.preserve_allowed, &mut structural_errors);
             for e in check.errors.iter().chain(&structural_errors) {
@@ -530,13 +588,30 @@ fn aks_manifest_layout() {
     let Some(g) = generation() else { return };
     let crds = aks_crds(g);
     let kinds: BTreeSet<&str> = crds.iter().map(|c| c.kind.as_str()).collect();
-    let expected: BTreeSet<&str> = g
+    let mut expected: BTreeSet<String> = g
         .kubes
         .values()
-        .flat_map(|k| k.resources.iter().map(|r| r.kind.as_str()))
+        .flat_map(|k| k.resources.iter().map(|r| r.kind.clone()))
         .collect();
-    assert_eq!(kinds, expected, "one CRD per kind");
-    assert_eq!(crds.len(), 7);
+    let templates: BTreeSet<String> = g
+        .kubes
+        .values()
+        .flat_map(|k| {
+            k.resources
+                .iter()
+                .filter(|r| r.template)
+                .map(|r| format!("{}Template", r.kind))
+        })
+        .collect();
+    assert_eq!(
+        templates,
+        BTreeSet::from(["AgentPoolTemplate".to_string(), "ManagedClusterTemplate".to_string()]),
+        "azure-arm.yaml switches templates on for ManagedCluster and AgentPool"
+    );
+    expected.extend(templates.iter().cloned());
+    let kinds: BTreeSet<String> = kinds.into_iter().map(str::to_string).collect();
+    assert_eq!(kinds, expected, "one CRD per kind and per template kind");
+    assert_eq!(crds.len(), 9);
 
     // The files generation writes: exactly the manifests, named <plural>.<group>.yaml, starting with the header.
     let files: BTreeSet<PathBuf> = g.files.keys().filter(|p| p.starts_with("crds")).cloned().collect();
@@ -571,6 +646,14 @@ fn aks_manifest_layout() {
             let storage = g.kubes[&format!("containerservice/{}", v["name"].as_str().unwrap_or_default())].storage;
             assert_eq!(v["storage"], storage, "{}: storage follows the config", c.kind);
             assert_eq!(v["served"], true);
+            if templates.contains(&c.kind) {
+                assert!(v.get("subresources").is_none(), "{}: a template has no status", c.kind);
+                assert_eq!(
+                    v["additionalPrinterColumns"],
+                    json!([{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}])
+                );
+                continue;
+            }
             assert_eq!(v["subresources"]["status"], json!({}));
             let scale = json!({"specReplicasPath": ".spec.count", "statusReplicasPath": ".status.count"});
             if c.kind == "AgentPool" {
@@ -777,6 +860,24 @@ fn accepted(schema: &Value, instance: &Value) {
     }
 }
 
+/// `mc` with every export of azure-arm.yaml's ManagedCluster given a destination.
+fn with_operator_spec(mc: &Value) -> Value {
+    with(
+        mc,
+        "/spec/operatorSpec",
+        Some(json!({
+            "secrets": {
+                "adminCredentials": {"name": "aks1-admin", "key": "kubeconfig"},
+                "userCredentials": {"name": "aks1-user", "key": "kubeconfig"},
+            },
+            "configMaps": {
+                "oidcIssuerUrl": {"name": "aks1-info", "key": "issuer"},
+                "principalId": {"name": "aks1-info", "key": "principalId"},
+            },
+        })),
+    )
+}
+
 #[test]
 fn aks_valid_custom_resources_pass() {
     let Some(g) = generation() else { return };
@@ -786,7 +887,67 @@ fn aks_valid_custom_resources_pass() {
             schema(find(&crds, "ManagedCluster"), version),
             &managed_cluster(version),
         );
+        accepted(
+            schema(find(&crds, "ManagedCluster"), version),
+            &with_operator_spec(&managed_cluster(version)),
+        );
         accepted(schema(find(&crds, "AgentPool"), version), &agent_pool(version));
+        // Template kinds: the kind's spec under spec.template.spec.
+        accepted(
+            schema(find(&crds, "ManagedClusterTemplate"), version),
+            &template_of(&with_operator_spec(&managed_cluster(version))),
+        );
+        accepted(
+            schema(find(&crds, "AgentPoolTemplate"), version),
+            &template_of(&agent_pool(version)),
+        );
+    }
+}
+
+/// A `<Kind>Template` instance whose `spec.template.spec` is `cr`'s spec.
+fn template_of(cr: &Value) -> Value {
+    json!({
+        "apiVersion": cr["apiVersion"],
+        "kind": format!("{}Template", cr["kind"].as_str().unwrap_or_default()),
+        "metadata": {"name": "standard", "namespace": "default"},
+        "spec": {"template": {"spec": cr["spec"]}},
+    })
+}
+
+#[test]
+fn aks_template_instances_are_validated_like_the_kind() {
+    let Some(g) = generation() else { return };
+    let crds = aks_crds(g);
+    for version in ["v1beta1", "v2alpha1"] {
+        let s = schema(find(&crds, "ManagedClusterTemplate"), version);
+        let t = template_of(&managed_cluster(version));
+        accepted(s, &t);
+        // The kind's validation applies under spec.template.spec.
+        let bad = with(
+            &t,
+            "/spec/template/spec/agentPoolProfiles/0/name",
+            Some(json!("System_Pool")),
+        );
+        rejected(
+            s,
+            &bad,
+            "/spec/template/spec/agentPoolProfiles/0/name",
+            "does not match",
+        );
+        rejected(
+            s,
+            &with(&t, "/spec/template/spec/location", None),
+            "/spec/template/spec",
+            "location",
+        );
+        // A template has no status, and its spec is the template.
+        let bad = with(&t, "/status", Some(json!({})));
+        rejected(s, &bad, "", "status");
+        rejected(s, &with(&t, "/spec/template", None), "/spec", "template");
+        let s = schema(find(&crds, "AgentPoolTemplate"), version);
+        let t = template_of(&agent_pool(version));
+        let bad = with(&t, "/spec/template/spec/osDiskSizeGB", Some(json!(4096)));
+        rejected(s, &bad, "/spec/template/spec/osDiskSizeGB", "maximum");
     }
 }
 
@@ -839,6 +1000,30 @@ fn aks_invalid_custom_resources_are_rejected_naming_the_field() {
             Some(json!("/subscriptions/0/resourceGroups/rg")),
         );
         rejected(s, &bad, "/spec/owner", "armId");
+    }
+
+    // operatorSpec: only the declared exports, each a complete {name, key}.
+    for version in ["v1beta1", "v2alpha1"] {
+        let s = schema(find(&crds, "ManagedCluster"), version);
+        let mc = with_operator_spec(&managed_cluster(version));
+        let bad = with(
+            &mc,
+            "/spec/operatorSpec/secrets/kubeconfig",
+            Some(json!({"name": "k", "key": "k"})),
+        );
+        rejected(s, &bad, "/spec/operatorSpec/secrets", "kubeconfig");
+        let bad = with(
+            &mc,
+            "/spec/operatorSpec/configMaps/fqdn",
+            Some(json!({"name": "k", "key": "k"})),
+        );
+        rejected(s, &bad, "/spec/operatorSpec/configMaps", "fqdn");
+        let bad = with(&mc, "/spec/operatorSpec/configMaps/principalId/key", None);
+        rejected(s, &bad, "/spec/operatorSpec/configMaps/principalId", "key");
+        // AgentPool declares no exports: no operatorSpec.
+        let ap = agent_pool(version);
+        let bad = with(&ap, "/spec/operatorSpec", Some(json!({})));
+        rejected(schema(find(&crds, "AgentPool"), version), &bad, "/spec", "operatorSpec");
     }
 
     // The one closed enum of AKS: ResourceIdentityType in 2024-09-01 (v1beta1); 2025-10-01 opened it.

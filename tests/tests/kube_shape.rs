@@ -32,6 +32,9 @@ fn describe(f: &KubeField) -> String {
     if f.immutable {
         flags.push("immutable");
     }
+    if f.omit_empty {
+        flags.push("omit-empty");
+    }
     format!("{} <- {} : {ty} {}", f.json_name, f.arm_path.join("."), flags.join(" "))
         .trim_end()
         .to_string()
@@ -51,6 +54,15 @@ fn spec_and_status_of_every_resource() {
                 "{} ({}/{}, owner {:?})",
                 r.kind, kube.group, kube.version, r.owner
             ));
+            if r.template {
+                out.push(format!("  template kind: {}Template", r.kind));
+            }
+            if !r.exports.secrets.is_empty() {
+                out.push(format!("  secret exports: {}", r.exports.secrets.join(", ")));
+            }
+            for (name, path) in &r.exports.config_maps {
+                out.push(format!("  config map export: {name} <- {path}"));
+            }
             out.push("  spec:".to_string());
             out.extend(r.spec_fields.iter().map(|f| format!("    {}", describe(f))));
             out.push("  status:".to_string());

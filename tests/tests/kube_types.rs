@@ -1,8 +1,17 @@
 //! The generated custom resources as Kubernetes objects: `kube_core::Resource`, `apiVersion`/`kind` on the
-//! wire, and the collections rule of the spec → ARM conversion.
+//! wire, the collections rule of the spec → ARM conversion, `operatorSpec` exports, and the config errors of
+//! the `kubernetes` key.
+
+mod common;
 
 use aks_api::containerservice::v2alpha1::{AgentPool, AgentPoolSpec, ManagedCluster, ManagedClusterSpec, arm};
-use armgen_runtime::kube::{ArmIdsOnly, KnownOwner, ResourceReference, SecretReference};
+use aks_api::containerservice::v2alpha1::{
+    AgentPoolTemplate, ManagedClusterOperatorConfigMaps, ManagedClusterOperatorSecrets, ManagedClusterOperatorSpec,
+    ManagedClusterTemplate,
+};
+use armgen_runtime::kube::{
+    ArmIdsOnly, ConfigMapDestination, KnownOwner, ResourceReference, SecretDestination, SecretReference,
+};
 use kube_core::Resource;
 use serde_json::json;
 
@@ -128,4 +137,293 @@ fn references_resolve_through_the_resolver() {
         .to_arm(&ArmIdsOnly)
         .expect_err("location is required");
     assert_eq!(err.path, "spec.location");
+}
+
+#[test]
+fn operator_spec_declares_the_exports_and_is_not_sent_to_azure() {
+    assert_eq!(ManagedCluster::SECRET_EXPORTS, ["adminCredentials", "userCredentials"]);
+    assert_eq!(
+        ManagedCluster::CONFIG_MAP_EXPORTS,
+        [
+            ("oidcIssuerUrl", "properties.oidcIssuerProfile.issuerURL"),
+            ("principalId", "identity.principalId"),
+        ]
+    );
+    assert!(AgentPool::SECRET_EXPORTS.is_empty() && AgentPool::CONFIG_MAP_EXPORTS.is_empty());
+
+    let plain = ManagedClusterSpec {
+        location: Some("westeurope".into()),
+        ..Default::default()
+    };
+    let with_exports = ManagedClusterSpec {
+        operator_spec: Some(ManagedClusterOperatorSpec {
+            secrets: Some(ManagedClusterOperatorSecrets {
+                admin_credentials: Some(SecretDestination {
+                    name: "aks1-admin".into(),
+                    key: "kubeconfig".into(),
+                }),
+                user_credentials: None,
+            }),
+            config_maps: Some(ManagedClusterOperatorConfigMaps {
+                oidc_issuer_url: Some(ConfigMapDestination {
+                    name: "aks1-info".into(),
+                    key: "issuer".into(),
+                }),
+                principal_id: None,
+            }),
+        }),
+        ..plain.clone()
+    };
+    // The custom resource carries it, under its JSON names.
+    let cr = serde_json::to_value(ManagedCluster::new("c1", with_exports.clone())).expect("serialize");
+    assert_eq!(
+        cr["spec"]["operatorSpec"],
+        json!({
+            "secrets": {"adminCredentials": {"name": "aks1-admin", "key": "kubeconfig"}},
+            "configMaps": {"oidcIssuerUrl": {"name": "aks1-info", "key": "issuer"}},
+        })
+    );
+    let back: ManagedCluster = serde_json::from_value(cr.clone()).expect("deserialize");
+    assert_eq!(back.spec, with_exports);
+    // The ARM body does not: the same as without exports, and no trace of them in the JSON.
+    let a = with_exports.to_arm(&ArmIdsOnly).expect("to_arm");
+    assert_eq!(a, plain.to_arm(&ArmIdsOnly).expect("to_arm"));
+    let text = serde_json::to_string(&a).expect("json");
+    for word in ["operatorSpec", "aks1-admin", "aks1-info", "kubeconfig"] {
+        assert!(!text.contains(word), "{word} reached the ARM body: {text}");
+    }
+    // Export through the dispatcher ignores it too; import leaves it unset.
+    let exported = aks_api::export_custom_resource("containerservice", "v2alpha1", "ManagedCluster", &cr, &ArmIdsOnly)
+        .expect("kind")
+        .expect("export");
+    assert!(!exported.to_string().contains("operatorSpec"));
+    assert_eq!(ManagedClusterSpec::from_arm(&a).operator_spec, None);
+}
+
+/// `generate` on the real specs with azure-arm.yaml edited by `edit`: the error message.
+fn config_error(edit: &dyn Fn(&str) -> String) -> Option<String> {
+    let root = common::spec_root()?;
+    let text = std::fs::read_to_string(common::workspace().join("azure-arm.yaml")).expect("config");
+    let edited = edit(&text);
+    assert_ne!(edited, text, "the edit changed nothing");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("azure-arm.yaml");
+    std::fs::write(&path, edited).expect("write");
+    match armgen::Builder::new(&path).specs(root).generate() {
+        Ok(_) => panic!("generate accepted the edited config"),
+        Err(e) => Some(e.to_string()),
+    }
+}
+
+#[test]
+fn a_config_map_export_path_missing_from_a_version_is_a_config_error() {
+    let Some(message) = config_error(&|t| t.replace("identity.principalId", "identity.principalID")) else {
+        return;
+    };
+    assert!(
+        message.contains(
+            "config key `groups.containerservice.kubernetes.resources.ManagedCluster.configMaps.principalId`"
+        ) && message.contains("no property principalID under identity"),
+        "{message}"
+    );
+    // A path to an object is not a value.
+    let Some(message) = config_error(&|t| t.replace("identity.principalId", "properties.oidcIssuerProfile")) else {
+        return;
+    };
+    assert!(
+        message.contains("configMaps.principalId") && message.contains("not a single value"),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_unknown_kind_under_kubernetes_resources_is_a_config_error() {
+    let Some(message) = config_error(&|t| t.replace("        ManagedCluster:\n", "        ManagedClusters:\n")) else {
+        return;
+    };
+    assert!(
+        message.contains("config key `groups.containerservice.kubernetes.resources.ManagedClusters`")
+            && message.contains("no version of the specs has this kind"),
+        "{message}"
+    );
+    let Some(message) = config_error(&|t| t.replace("secrets: [adminCredentials,", "secrets: [admin-credentials,"))
+    else {
+        return;
+    };
+    assert!(
+        message.contains("kubernetes.resources.ManagedCluster.secrets") && message.contains("lowerCamelCase"),
+        "{message}"
+    );
+}
+
+#[test]
+fn template_kinds_are_kube_resources_holding_the_spec() {
+    usable_with_kube_api::<ManagedClusterTemplate>();
+    usable_with_kube_api::<AgentPoolTemplate>();
+    usable_with_kube_api::<aks_api::containerservice::v1beta1::ManagedClusterTemplate>();
+    assert_eq!(ManagedClusterTemplate::kind(&()), "ManagedClusterTemplate");
+    assert_eq!(ManagedClusterTemplate::group(&()), "containerservice.azure.com");
+    assert_eq!(ManagedClusterTemplate::version(&()), "v2alpha1");
+    assert_eq!(ManagedClusterTemplate::plural(&()), "managedclustertemplates");
+    assert_eq!(AgentPoolTemplate::plural(&()), "agentpooltemplates");
+    assert_eq!(
+        AgentPoolTemplate::url_path(&(), Some("ns")),
+        "/apis/containerservice.azure.com/v2alpha1/namespaces/ns/agentpooltemplates"
+    );
+
+    let spec = ManagedClusterSpec {
+        location: Some("westeurope".into()),
+        kubernetes_version: Some("1.33".into()),
+        ..Default::default()
+    };
+    let t = ManagedClusterTemplate::new("standard", spec.clone());
+    let value = serde_json::to_value(&t).expect("serialize");
+    assert_eq!(
+        value,
+        json!({
+            "apiVersion": "containerservice.azure.com/v2alpha1",
+            "kind": "ManagedClusterTemplate",
+            "metadata": {"name": "standard"},
+            "spec": {"template": {"spec": {"location": "westeurope", "kubernetesVersion": "1.33"}}},
+        })
+    );
+    let back: ManagedClusterTemplate = serde_json::from_value(value).expect("deserialize");
+    assert_eq!(back, t);
+    // A cluster made from the template gets its spec, which converts as any spec does.
+    let cluster = ManagedCluster::new("c1", back.spec.template.spec.clone());
+    assert_eq!(cluster.spec, spec);
+    assert_eq!(cluster.spec.to_arm(&ArmIdsOnly).expect("to_arm").location, "westeurope");
+}
+
+/// `generate` on the real specs with azure-arm.yaml edited by `edit`.
+fn generate_with(edit: &dyn Fn(&str) -> String) -> Option<armgen::Generation> {
+    let root = common::spec_root()?;
+    let text = std::fs::read_to_string(common::workspace().join("azure-arm.yaml")).expect("config");
+    let edited = edit(&text);
+    assert_ne!(edited, text, "the edit changed nothing");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("azure-arm.yaml");
+    std::fs::write(&path, edited).expect("write");
+    Some(armgen::Builder::new(&path).specs(root).generate().expect("generate"))
+}
+
+/// The `omit_empty` flag of the spec field `json` of the resource `kind` (root) or of the spec type `ty`.
+fn omit_flags(g: &armgen::Generation, version: &str, owner: &str, json: &str) -> bool {
+    let kube = &g.kubes[&format!("containerservice/{version}")];
+    let fields = match kube.resources.iter().find(|r| r.kind == owner) {
+        Some(r) => &r.spec_fields,
+        None => {
+            &kube
+                .types
+                .values()
+                .find(|t| t.family == armgen::kube::Family::Spec && t.rust_name == owner)
+                .unwrap_or_else(|| panic!("no spec type {owner}"))
+                .fields
+        }
+    };
+    fields
+        .iter()
+        .find(|f| f.json_name == json)
+        .unwrap_or_else(|| panic!("{owner} has no spec field {json}"))
+        .omit_empty
+}
+
+#[test]
+fn empty_collections_follow_the_group_default_and_property_overrides() {
+    const FILTER: &str = ".filter(|v| !v.is_empty())";
+    let Some(root) = common::spec_root() else { return };
+    // The configured default, `send`: no collection is filtered (the behaviour tested above on the real types).
+    let g = armgen::Builder::new(common::workspace().join("azure-arm.yaml"))
+        .specs(root)
+        .generate()
+        .expect("generate");
+    for (path, text) in &g.files {
+        assert!(
+            !text.contains(FILTER),
+            "{}: an empty collection is omitted",
+            path.display()
+        );
+    }
+
+    // `omit` for the group, and nodeTaints (declared by ManagedClusterAgentPoolProfileProperties, inherited by
+    // ManagedClusterAgentPoolProfile) back to `send`.
+    let Some(g) = generate_with(&|t| {
+        t.replace("    kubernetes:\n", "    kubernetes:\n      emptyCollections: omit\n")
+            .replacen(
+                "      types:\n",
+                "      types:\n        ManagedClusterAgentPoolProfileProperties:\n          properties:\n            \
+             nodeTaints: { emptyCollection: send }\n",
+                1,
+            )
+    }) else {
+        return;
+    };
+    for version in ["v1beta1", "v2alpha1"] {
+        assert!(omit_flags(&g, version, "ManagedCluster", "tags"), "{version} tags");
+        assert!(
+            !omit_flags(&g, version, "ManagedCluster", "location"),
+            "{version}: not a collection"
+        );
+        assert!(
+            omit_flags(&g, version, "AgentPool", "nodeLabels"),
+            "{version} nodeLabels"
+        );
+        assert!(
+            !omit_flags(&g, version, "AgentPool", "nodeTaints"),
+            "{version} nodeTaints"
+        );
+        assert!(omit_flags(&g, version, "ManagedClusterAgentPoolProfile", "nodeLabels"));
+        assert!(
+            !omit_flags(&g, version, "ManagedClusterAgentPoolProfile", "nodeTaints"),
+            "inherited override"
+        );
+
+        // Compared without whitespace: prettyplease decides the line breaks.
+        let squash = |t: &str| t.split_whitespace().collect::<String>();
+        let pool = squash(&g.files[&std::path::PathBuf::from(format!("src/containerservice/{version}/agent_pool.rs"))]);
+        let has = |text: &str, code: &str| text.contains(&squash(code));
+        assert!(has(&pool, &format!("node_labels: self.node_labels.clone(){FILTER},")));
+        assert!(has(&pool, "node_taints: self.node_taints.clone(),"));
+        // The envelope is sent only when a field in it is: an empty omitted collection does not count.
+        assert!(has(&pool, "self.node_labels.as_ref().is_some_and(|v| !v.is_empty())"));
+        assert!(has(&pool, "self.node_taints.is_some()"));
+        let cluster =
+            squash(&g.files[&std::path::PathBuf::from(format!("src/containerservice/{version}/managed_cluster.rs"))]);
+        assert!(has(&cluster, &format!("tags: self.tags.clone(){FILTER},")));
+        // A collection converted item by item: filtered before the conversion.
+        assert!(has(
+            &cluster,
+            &format!("match self.agent_pool_profiles.as_ref(){FILTER} {{")
+        ));
+    }
+}
+
+#[test]
+fn an_empty_collection_override_on_a_scalar_is_a_config_error() {
+    let Some(message) = config_error(&|t| {
+        t.replacen(
+            "      types:\n",
+            "      types:\n        ManagedClusterAgentPoolProfileProperties:\n          properties:\n            \
+             count: { emptyCollection: omit }\n",
+            1,
+        )
+    }) else {
+        return;
+    };
+    assert!(
+        message.contains(
+            "config key `groups.containerservice.overrides.types.ManagedClusterAgentPoolProfileProperties.properties.\
+             count.emptyCollection`"
+        ) && message.contains("not an array or a map"),
+        "{message}"
+    );
+    let Some(message) =
+        config_error(&|t| t.replace("    kubernetes:\n", "    kubernetes:\n      emptyCollections: never\n"))
+    else {
+        return;
+    };
+    assert!(
+        message.contains("groups.containerservice.kubernetes.emptyCollections"),
+        "{message}"
+    );
 }

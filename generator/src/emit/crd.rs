@@ -17,6 +17,10 @@
 //!   root (`specReplicasPath: .spec.count`, `statusReplicasPath: .status.count`; AKS: AgentPool);
 //! - printer columns `Ready` and `Reason` (from the `Ready` condition) and `Age`.
 //!
+//! Template kinds (`kubernetes.resources.<Kind>.template: true`): one more manifest, `<Kind>Template` (plural
+//! `<kind>templates`), with the same versions, served and storage flags; its `spec.template.spec` is the kind's
+//! spec schema (both levels required); no status, no subresources, printer column `Age`.
+//!
 //! The `openAPIV3Schema` is structural (apiextensions v1): every node has a `type` (or is
 //! `x-kubernetes-preserve-unknown-fields: true`), everything is inlined (no `$ref`):
 //!
@@ -32,6 +36,7 @@
 //! | resource reference | `{armId, group, kind, name, namespace}` |
 //! | owner | `{name, armId}` for a resource group, `{name}` (required) for a parent custom resource |
 //! | conditions, operator status | the shapes of `armgen_runtime::kube::{Condition, OperatorStatus}` |
+//! | `operatorSpec` | `{secrets: {<export>: {name, key}}, configMaps: {<export>: {name, key}}}`, the declared exports only |
 //! | `x-nullable` | `nullable: true` |
 //!
 //! Descriptions come from the IR (the field's, else its type's: never both). Validations come from the spec
@@ -71,7 +76,7 @@ use serde_json::{Map, Value, json};
 use crate::error::{Error, Result};
 use crate::generate::Generation;
 use crate::ir::{Diagnostic, Ir, Primitive, TypeKind, Validation};
-use crate::kube::{KubeField, KubeIr, KubeRef, KubeResource, KubeTypeId, Owner, Special};
+use crate::kube::{Exports, KubeField, KubeIr, KubeRef, KubeResource, KubeTypeId, Owner, Special};
 
 /// The folder of the manifests, relative to the generated crate's folder.
 pub const CRD_DIR: &str = "crds";
@@ -166,7 +171,11 @@ pub fn crds(versions: &[(&KubeIr, &Ir)]) -> Vec<Crd> {
             }
         }
         for (kind, per_version) in kinds {
-            out.push(build_crd(group, kind, &per_version));
+            out.push(build_crd(group, kind, &per_version, false));
+            let templated: Vec<_> = per_version.iter().copied().filter(|(_, _, r)| r.template).collect();
+            if !templated.is_empty() {
+                out.push(build_crd(group, kind, &templated, true));
+            }
         }
     }
     out.sort_by_key(Crd::path);
@@ -203,17 +212,25 @@ fn pairs<'a>(kubes: &'a BTreeMap<String, KubeIr>, irs: &'a BTreeMap<String, Ir>)
         .collect()
 }
 
-fn build_crd(group: &str, kind: &str, per_version: &[(&KubeIr, &Ir, &KubeResource)]) -> Crd {
+/// The manifest of `kind`, or (`template`) of `<kind>Template`, whose `spec.template.spec` is the kind's spec.
+fn build_crd(group: &str, kind: &str, per_version: &[(&KubeIr, &Ir, &KubeResource)], template: bool) -> Crd {
     let mut diagnostics = Vec::new();
+    let base_kind = kind;
+    let template_kind = format!("{kind}Template");
+    let kind = if template { template_kind.as_str() } else { kind };
     let at = format!("crd {kind}");
-    let plural = per_version
-        .iter()
-        .find(|(k, _, _)| k.storage)
-        .or(per_version.last())
-        .map(|(_, _, r)| r.plural.clone())
-        .unwrap_or_else(|| format!("{}s", kind.to_ascii_lowercase()));
+    let plural = if template {
+        format!("{}s", kind.to_ascii_lowercase())
+    } else {
+        per_version
+            .iter()
+            .find(|(k, _, _)| k.storage)
+            .or(per_version.last())
+            .map(|(_, _, r)| r.plural.clone())
+            .unwrap_or_else(|| format!("{}s", kind.to_ascii_lowercase()))
+    };
     for (kube, _, r) in per_version {
-        if r.plural != plural {
+        if !template && r.plural != plural {
             diagnostics.push(diag(
                 &at,
                 format!(
@@ -265,6 +282,18 @@ fn build_crd(group: &str, kind: &str, per_version: &[(&KubeIr, &Ir, &KubeResourc
             diagnostics: Vec::new(),
             at: format!("crd {kind} {}", kube.version),
         };
+        if template {
+            let schema = b.template_root(base_kind);
+            diagnostics.append(&mut b.diagnostics);
+            version_values.push(json!({
+                "name": kube.version,
+                "served": true,
+                "storage": i == storage_index,
+                "additionalPrinterColumns": [age_column()],
+                "schema": {"openAPIV3Schema": schema},
+            }));
+            continue;
+        }
         let schema = b.root();
         diagnostics.append(&mut b.diagnostics);
         let mut subresources = Map::new();
@@ -347,12 +376,16 @@ fn printer_columns() -> Value {
             "type": "string",
             "jsonPath": ".status.conditions[?(@.type==\"Ready\")].reason",
         },
-        {
-            "name": "Age",
-            "type": "date",
-            "jsonPath": ".metadata.creationTimestamp",
-        },
+        age_column(),
     ])
+}
+
+fn age_column() -> Value {
+    json!({
+        "name": "Age",
+        "type": "date",
+        "jsonPath": ".metadata.creationTimestamp",
+    })
 }
 
 /// Builds the schema of one version of one kind.
@@ -469,6 +502,56 @@ impl SchemaBuilder<'_> {
         Value::Object(root)
     }
 
+    /// The schema of `<kind>Template`: `spec.template.spec` is the kind's spec (`template` and its `spec`
+    /// required), no status.
+    fn template_root(&mut self, kind: &str) -> Value {
+        let r = self.resource;
+        let spec = self.object_of_fields(
+            &r.spec_fields,
+            &Pos {
+                path: "spec.template.spec".into(),
+                correlatable: true,
+                validated: true,
+            },
+        );
+        let spec = described(
+            format!("The `{kind}` spec that resources made from this template get."),
+            spec,
+        );
+        let resource = described(
+            format!("What a `{kind}` made from this template gets."),
+            object(json!({ "spec": Value::Object(spec) }), &["spec"]),
+        );
+        let template_spec = described(
+            "The template.".into(),
+            object(json!({ "template": Value::Object(resource) }), &["template"]),
+        );
+        let mut properties = Map::new();
+        properties.insert(
+            "apiVersion".into(),
+            json!({"description": "The versioned schema of this representation of an object.", "type": "string"}),
+        );
+        properties.insert(
+            "kind".into(),
+            json!({"description": "The REST resource this object represents.", "type": "string"}),
+        );
+        properties.insert("metadata".into(), json!({"type": "object"}));
+        properties.insert("spec".into(), Value::Object(template_spec));
+        let mut root = Map::new();
+        root.insert(
+            "description".into(),
+            json!(format!(
+                "A template of `{kind}` specs (Azure resource type `{}`, ARM API version {}): `spec.template.spec` \
+                 is what a `{kind}` made from it gets. Nothing is created in Azure for a template.",
+                r.arm_type, self.ir.api_version
+            )),
+        );
+        root.insert("type".into(), json!("object"));
+        root.insert("properties".into(), Value::Object(properties));
+        root.insert("required".into(), json!(["spec"]));
+        Value::Object(root)
+    }
+
     /// `type: object` with one property per field and the required ones listed.
     fn object_of_fields(&mut self, fields: &[KubeField], pos: &Pos) -> Map<String, Value> {
         let mut properties = Map::new();
@@ -502,6 +585,7 @@ impl SchemaBuilder<'_> {
             Special::Owner => owner_schema(&self.resource.owner),
             Special::Conditions => conditions_schema(),
             Special::OperatorStatus => operator_status_schema(),
+            Special::OperatorSpec => operator_spec_schema(&self.resource.exports),
         };
         if f.arm_props.last().is_some_and(|p| p.nullable) {
             schema.insert("nullable".into(), json!(true));
@@ -880,6 +964,53 @@ fn conditions_schema() -> Map<String, Value> {
     out.insert("x-kubernetes-list-type".into(), json!("map"));
     out.insert("x-kubernetes-list-map-keys".into(), json!(["type"]));
     out
+}
+
+/// `<Kind>OperatorSpec`: `secrets` and `configMaps` (those the kind declares), each an object of optional
+/// destinations `{name, key}` (both required), one per declared export. No other export is accepted.
+fn operator_spec_schema(exports: &Exports) -> Map<String, Value> {
+    let destination = |what: &str, export: &str| {
+        Value::Object(described(
+            format!("Where to write the `{export}` export: the {what} (in the custom resource's namespace) and key."),
+            object(
+                json!({
+                    "name": string_described(&format!("The {what}'s name.")),
+                    "key": string_described(&format!("The key within the {what}.")),
+                }),
+                &["name", "key"],
+            ),
+        ))
+    };
+    let mut props = Map::new();
+    if !exports.secrets.is_empty() {
+        let secrets: Map<String, Value> = exports
+            .secrets
+            .iter()
+            .map(|n| (n.clone(), destination("Secret", n)))
+            .collect();
+        props.insert(
+            "secrets".into(),
+            Value::Object(described("Secret exports.".into(), object(Value::Object(secrets), &[]))),
+        );
+    }
+    if !exports.config_maps.is_empty() {
+        let maps: Map<String, Value> = exports
+            .config_maps
+            .iter()
+            .map(|(n, path)| {
+                let mut d = destination("ConfigMap", n);
+                if let Some(Value::String(text)) = d.get_mut("description") {
+                    text.push_str(&format!(" The value is `{path}` of the Azure resource."));
+                }
+                (n.clone(), d)
+            })
+            .collect();
+        props.insert(
+            "configMaps".into(),
+            Value::Object(described("ConfigMap exports.".into(), object(Value::Object(maps), &[]))),
+        );
+    }
+    object(Value::Object(props), &[])
 }
 
 /// `armgen_runtime::kube::OperatorStatus`.

@@ -8,7 +8,15 @@
 //! - ARM payload → status (`From<&arm::X>`): every property the service returns, secrets excluded.
 //!
 //! Collections: a spec collection that is set — even to `[]` or `{}` — is sent; an unset one is omitted
-//! (`None`), which ARM reads as "leave unchanged". So a user who empties `tags` sends `{}`.
+//! (`None`), which ARM reads as "leave unchanged". So a user who empties `tags` sends `{}`. A collection the
+//! config marks `omit` ([`KubeField::omit_empty`]: `kubernetes.emptyCollections`, or the property's
+//! `emptyCollection` override) is not sent when empty: `[]`/`{}` are treated like unset.
+//!
+//! `operatorSpec` (kinds with exports): `<Kind>OperatorSpec` with `<Kind>OperatorSecrets` /
+//! `<Kind>OperatorConfigMaps`, one optional destination per declared export; `Kind::SECRET_EXPORTS` and
+//! `Kind::CONFIG_MAP_EXPORTS` (name, ARM JSON path) list them for the reconciler. Never sent to Azure.
+//!
+//! Template kinds (`template: true`): `<Kind>Template`, whose `spec.template.spec` is a `<Kind>Spec`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -119,7 +127,7 @@ impl Ctx<'_> {
         })
     }
 
-    fn field_ty(&self, f: &KubeField, owner: &Owner) -> Result<TokenStream> {
+    fn field_ty(&self, f: &KubeField, owner: &Owner, kind: &str) -> Result<TokenStream> {
         Ok(match f.special {
             Special::None => {
                 let t = self.ty(&f.ty)?;
@@ -132,14 +140,18 @@ impl Ctx<'_> {
             },
             Special::Conditions => quote!(Vec<armgen_runtime::kube::Condition>),
             Special::OperatorStatus => quote!(armgen_runtime::kube::OperatorStatus),
+            Special::OperatorSpec => {
+                let name = format_ident!("{}OperatorSpec", kind);
+                quote!(#name)
+            }
         })
     }
 
-    fn fields(&self, fields: &[KubeField], owner: &Owner) -> Result<Vec<TokenStream>> {
+    fn fields(&self, fields: &[KubeField], owner: &Owner, kind: &str) -> Result<Vec<TokenStream>> {
         let mut out = Vec::new();
         for f in fields {
             let name = ident(&f.rust_name);
-            let ty = self.field_ty(f, owner)?;
+            let ty = self.field_ty(f, owner, kind)?;
             let json = &f.json_name;
             let rename = if f.rust_name != *json {
                 quote!(rename = #json,)
@@ -255,9 +267,21 @@ impl Ctx<'_> {
         let json = &f.json_name;
         let field_path = format_ident!("field_path");
         let plain = !converts(&f.ty) && !p.boxed && !p.nullable;
+        // `omit`: an empty collection is treated like an unset one.
+        let omit = f.omit_empty && matches!(f.ty, KubeRef::Array(_) | KubeRef::Map(_));
         if plain && arm_optional(p) {
+            if omit {
+                return quote!(self.#field.clone().filter(|v| !v.is_empty()));
+            }
             return self.copy_or_clone(&f.ty, quote!(self.#field), true);
         }
+        // The spec value, matched as `Some(v)` with `v: &T` (`source`) or mapped (`mapped`).
+        let (source, mapped) = if omit {
+            let filtered = quote!(self.#field.as_ref().filter(|v| !v.is_empty()));
+            (filtered.clone(), filtered)
+        } else {
+            (quote!(&self.#field), quote!(self.#field.as_ref()))
+        };
         let bind = quote!(let #field_path = format!("{}.{}", #path, #json););
         let mut value = if converts(&f.ty) {
             let result = self.to_arm_result(&f.ty, &p.ty, quote!(v), &field_path, 0);
@@ -274,12 +298,12 @@ impl Ctx<'_> {
         let bind_if_used = if converts(&f.ty) { bind.clone() } else { quote!() };
         if arm_optional(p) {
             if converts(&f.ty) {
-                quote!(match &self.#field { Some(v) => { #bind_if_used Some(#value) } None => None })
+                quote!(match #source { Some(v) => { #bind_if_used Some(#value) } None => None })
             } else {
-                quote!(self.#field.as_ref().map(|v| #value))
+                quote!(#mapped.map(|v| #value))
             }
         } else {
-            quote!(match &self.#field {
+            quote!(match #source {
                 Some(v) => { #bind_if_used #value }
                 None => return Err(ConversionError { path: format!("{}.{}", #path, #json), message: "required".to_string() }),
             })
@@ -351,7 +375,7 @@ impl Ctx<'_> {
         let name = format_ident!("{}", t.rust_name);
         let arm_name = self.arm_name(&t.source)?;
         let obj = self.object_of(&t.source).cloned().unwrap_or_default();
-        let fields = self.fields(&t.fields, &Owner::Unsupported)?;
+        let fields = self.fields(&t.fields, &Owner::Unsupported, "")?;
         let d = doc(t.description.as_deref());
         let by_json: BTreeMap<&str, &Property> = obj.properties.iter().map(|p| (p.name.as_str(), p)).collect();
         let mut from = Vec::new();
@@ -429,8 +453,8 @@ impl Ctx<'_> {
         let status = format_ident!("{}Status", r.kind);
         let arm_name = self.arm_name(&r.arm_body)?;
         let body = self.object_of(&r.arm_body).cloned().unwrap_or_default();
-        let spec_fields = self.fields(&r.spec_fields, &r.owner)?;
-        let status_fields = self.fields(&r.status_fields, &r.owner)?;
+        let spec_fields = self.fields(&r.spec_fields, &r.owner, &r.kind)?;
+        let status_fields = self.fields(&r.status_fields, &r.owner, &r.kind)?;
         let kind_str = r.kind.as_str();
         let plural = r.plural.as_str();
         let group = self.kube.group.as_str();
@@ -470,7 +494,11 @@ impl Ctx<'_> {
                 };
                 inner.insert(q.name.clone(), self.arm_field_from_spec(f, q, &path));
                 let field = ident(&f.rust_name);
-                any.push(quote!(self.#field.is_some()));
+                if f.omit_empty && matches!(f.ty, KubeRef::Array(_) | KubeRef::Map(_)) {
+                    any.push(quote!(self.#field.as_ref().is_some_and(|v| !v.is_empty())));
+                } else {
+                    any.push(quote!(self.#field.is_some()));
+                }
             }
             let literal = self.arm_literal(quote!(arm::#env_ty), &env_obj, &inner);
             let var = format_ident!("envelope_{}", crate::passes::names::field_ident(env));
@@ -524,6 +552,14 @@ impl Ctx<'_> {
             };
             status_from.push(quote!(#field: #value,));
         }
+        let operator_items = operator_spec(r);
+        let secret_exports = r.exports.secrets.iter().map(String::as_str);
+        let config_map_exports = r.exports.config_maps.iter().map(|(n, p)| quote!((#n, #p)));
+        let template_items = if r.template {
+            template(r, group, version)
+        } else {
+            quote!()
+        };
         let d = doc(r.description.as_deref());
         let spec_doc = format!(" The desired state of a `{kind_str}`: the writable properties of `{arm_type}`.");
         let status_doc = format!(" The observed state of a `{kind_str}`: what Azure returns, secrets excluded.");
@@ -544,6 +580,11 @@ impl Ctx<'_> {
                 pub const KIND: &'static str = #kind_str;
                 /// The ARM resource type it manages.
                 pub const ARM_TYPE: &'static str = #arm_type;
+                /// The Secret exports `spec.operatorSpec.secrets` may name (the reconciler fetches them).
+                pub const SECRET_EXPORTS: &'static [&'static str] = &[#(#secret_exports),*];
+                /// The ConfigMap exports `spec.operatorSpec.configMaps` may name, each with the dotted JSON path of
+                /// its value in the ARM GET body.
+                pub const CONFIG_MAP_EXPORTS: &'static [(&'static str, &'static str)] = &[#(#config_map_exports),*];
 
                 /// A custom resource named `name` with `spec`.
                 pub fn new(name: &str, spec: #spec) -> Self {
@@ -638,6 +679,9 @@ impl Ctx<'_> {
                     Self { #(#status_from)* }
                 }
             }
+
+            #operator_items
+            #template_items
         })
     }
 
@@ -682,6 +726,168 @@ impl Ctx<'_> {
             }
             _ => quote!(None),
         })
+    }
+}
+
+/// `<Kind>OperatorSpec` and its parts, for a kind with exports; nothing otherwise.
+fn operator_spec(r: &KubeResource) -> TokenStream {
+    if r.exports.is_empty() {
+        return quote!();
+    }
+    let kind = &r.kind;
+    let name = format_ident!("{}OperatorSpec", kind);
+    let secrets_ty = format_ident!("{}OperatorSecrets", kind);
+    let config_maps_ty = format_ident!("{}OperatorConfigMaps", kind);
+    let destinations = |names: &mut dyn Iterator<Item = &String>, ty: TokenStream, what: &str| {
+        names
+            .map(|n| {
+                let field = ident(&crate::passes::names::field_ident(n));
+                let d = format!(" Where to write the `{n}` export ({what}); not exported when unset.");
+                quote! {
+                    #[doc = #d]
+                    #[serde(rename = #n, default, skip_serializing_if = "Option::is_none")]
+                    pub #field: Option<#ty>,
+                }
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut parts = Vec::new();
+    let mut items = Vec::new();
+    if !r.exports.secrets.is_empty() {
+        let fields = destinations(
+            &mut r.exports.secrets.iter(),
+            quote!(armgen_runtime::kube::SecretDestination),
+            "a Secret",
+        );
+        let d = format!(" The Secret exports of a `{kind}`.");
+        items.push(quote! {
+            #[doc = #d]
+            #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+            pub struct #secrets_ty { #(#fields)* }
+        });
+        parts.push(quote! {
+            /// Secret exports.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub secrets: Option<#secrets_ty>,
+        });
+    }
+    if !r.exports.config_maps.is_empty() {
+        let fields = destinations(
+            &mut r.exports.config_maps.iter().map(|(n, _)| n),
+            quote!(armgen_runtime::kube::ConfigMapDestination),
+            "a ConfigMap",
+        );
+        let d = format!(" The ConfigMap exports of a `{kind}`.");
+        items.push(quote! {
+            #[doc = #d]
+            #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+            pub struct #config_maps_ty { #(#fields)* }
+        });
+        parts.push(quote! {
+            /// ConfigMap exports.
+            #[serde(rename = "configMaps", default, skip_serializing_if = "Option::is_none")]
+            pub config_maps: Option<#config_maps_ty>,
+        });
+    }
+    let d = format!(" What the operator exports from a `{kind}` to Secrets and ConfigMaps. Not sent to Azure.");
+    quote! {
+        #[doc = #d]
+        #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+        pub struct #name { #(#parts)* }
+        #(#items)*
+    }
+}
+
+/// `<Kind>Template` (`template: true`): a custom resource whose `spec.template.spec` is a `<Kind>Spec`.
+fn template(r: &KubeResource, group: &str, version: &str) -> TokenStream {
+    let kind_str = format!("{}Template", r.kind);
+    let kind = format_ident!("{}", kind_str);
+    let spec = format_ident!("{}TemplateSpec", r.kind);
+    let resource = format_ident!("{}TemplateResource", r.kind);
+    let target_spec = format_ident!("{}Spec", r.kind);
+    let plural = format!("{}s", kind_str.to_ascii_lowercase());
+    let api_version = format!("{group}/{version}");
+    let d = format!(
+        " A template of `{}` specs (ClusterClass style): `spec.template.spec` is what a `{}` made from it gets. \
+         Nothing is created in Azure for a template.",
+        r.kind, r.kind
+    );
+    let spec_doc = format!(" The desired state of a `{kind_str}`.");
+    let resource_doc = format!(" What a `{}` made from the template gets.", r.kind);
+    quote! {
+        #[doc = #d]
+        #[derive(Debug, Clone, PartialEq, Deserialize)]
+        pub struct #kind {
+            pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            pub spec: #spec,
+        }
+
+        impl #kind {
+            /// The custom resource's `apiVersion`.
+            pub const API_VERSION: &'static str = #api_version;
+            /// The custom resource's `kind`.
+            pub const KIND: &'static str = #kind_str;
+
+            /// A template named `name` whose resources get `spec`.
+            pub fn new(name: &str, spec: #target_spec) -> Self {
+                Self {
+                    metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                        name: Some(name.to_string()),
+                        ..Default::default()
+                    },
+                    spec: #spec { template: #resource { spec } },
+                }
+            }
+        }
+
+        impl Serialize for #kind {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeStruct;
+                let mut s = serializer.serialize_struct(#kind_str, 4)?;
+                s.serialize_field("apiVersion", Self::API_VERSION)?;
+                s.serialize_field("kind", Self::KIND)?;
+                s.serialize_field("metadata", &self.metadata)?;
+                s.serialize_field("spec", &self.spec)?;
+                s.end()
+            }
+        }
+
+        impl kube_core::Resource for #kind {
+            type DynamicType = ();
+            type Scope = kube_core::NamespaceResourceScope;
+            fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+                #kind_str.into()
+            }
+            fn group(_: &()) -> std::borrow::Cow<'_, str> {
+                #group.into()
+            }
+            fn version(_: &()) -> std::borrow::Cow<'_, str> {
+                #version.into()
+            }
+            fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+                #plural.into()
+            }
+            fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                &self.metadata
+            }
+            fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                &mut self.metadata
+            }
+        }
+
+        #[doc = #spec_doc]
+        #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+        pub struct #spec {
+            /// The template.
+            pub template: #resource,
+        }
+
+        #[doc = #resource_doc]
+        #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+        pub struct #resource {
+            /// The spec of resources made from the template.
+            pub spec: #target_spec,
+        }
     }
 }
 

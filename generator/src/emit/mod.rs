@@ -111,10 +111,23 @@ pub fn crate_files(
             (#g, #k) => crate::#gm::#km::export(kind, custom_resource, resolver),
         }
     });
+    let version_infos = kube_versions.iter().filter_map(|v| {
+        let kube = v.kube?;
+        let (g, k, a, st) = (v.group, v.kube_version, v.ir.api_version.as_str(), v.storage);
+        let kg = kube.group.as_str();
+        let kinds = kube.resources.iter().map(|r| r.kind.as_str());
+        Some(quote! {
+            #[cfg(feature = #k)]
+            armgen_runtime::VersionInfo { group: #g, kube_group: #kg, version: #k, api_version: #a, storage: #st, kinds: &[#(#kinds),*] },
+        })
+    });
     let kube_registry = if kube_versions.is_empty() {
         quote!()
     } else {
         quote! {
+            /// Every generated Kubernetes version with custom resources (those whose feature is on).
+            pub const VERSIONS: &[armgen_runtime::VersionInfo] = &[#(#version_infos)*];
+
             /// Imports an ARM payload of `kind` as a custom resource (JSON) of API group `group`, Kubernetes
             /// version `version`; `None` when that group, version (or its feature) or kind does not exist.
             pub fn import_custom_resource(group: &str, version: &str, kind: &str, arm_json: &str, name: &str, namespace: Option<&str>) -> Option<Result<serde_json::Value, serde_json::Error>> {

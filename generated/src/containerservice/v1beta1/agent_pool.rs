@@ -28,6 +28,11 @@ impl AgentPool {
     pub const KIND: &'static str = "AgentPool";
     /// The ARM resource type it manages.
     pub const ARM_TYPE: &'static str = "Microsoft.ContainerService/managedClusters/agentPools";
+    /// The Secret exports `spec.operatorSpec.secrets` may name (the reconciler fetches them).
+    pub const SECRET_EXPORTS: &'static [&'static str] = &[];
+    /// The ConfigMap exports `spec.operatorSpec.configMaps` may name, each with the dotted JSON path of
+    /// its value in the ARM GET body.
+    pub const CONFIG_MAP_EXPORTS: &'static [(&'static str, &'static str)] = &[];
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: AgentPoolSpec) -> Self {
         Self {
@@ -1023,4 +1028,81 @@ impl From<&arm::AgentPool> for AgentPoolStatus {
             operator_status: None,
         }
     }
+}
+
+/// A template of `AgentPool` specs (ClusterClass style): `spec.template.spec` is what a `AgentPool` made from it gets. Nothing is created in Azure for a template.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct AgentPoolTemplate {
+    pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    pub spec: AgentPoolTemplateSpec,
+}
+
+impl AgentPoolTemplate {
+    /// The custom resource's `apiVersion`.
+    pub const API_VERSION: &'static str = "containerservice.azure.com/v1beta1";
+    /// The custom resource's `kind`.
+    pub const KIND: &'static str = "AgentPoolTemplate";
+    /// A template named `name` whose resources get `spec`.
+    pub fn new(name: &str, spec: AgentPoolSpec) -> Self {
+        Self {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some(name.to_string()),
+                ..Default::default()
+            },
+            spec: AgentPoolTemplateSpec {
+                template: AgentPoolTemplateResource { spec },
+            },
+        }
+    }
+}
+
+impl Serialize for AgentPoolTemplate {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("AgentPoolTemplate", 4)?;
+        s.serialize_field("apiVersion", Self::API_VERSION)?;
+        s.serialize_field("kind", Self::KIND)?;
+        s.serialize_field("metadata", &self.metadata)?;
+        s.serialize_field("spec", &self.spec)?;
+        s.end()
+    }
+}
+
+impl kube_core::Resource for AgentPoolTemplate {
+    type DynamicType = ();
+    type Scope = kube_core::NamespaceResourceScope;
+    fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+        "AgentPoolTemplate".into()
+    }
+    fn group(_: &()) -> std::borrow::Cow<'_, str> {
+        "containerservice.azure.com".into()
+    }
+    fn version(_: &()) -> std::borrow::Cow<'_, str> {
+        "v1beta1".into()
+    }
+    fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+        "agentpooltemplates".into()
+    }
+    fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(
+        &mut self,
+    ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+/// The desired state of a `AgentPoolTemplate`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AgentPoolTemplateSpec {
+    /// The template.
+    pub template: AgentPoolTemplateResource,
+}
+
+/// What a `AgentPool` made from the template gets.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AgentPoolTemplateResource {
+    /// The spec of resources made from the template.
+    pub spec: AgentPoolSpec,
 }

@@ -28,6 +28,17 @@ impl ManagedCluster {
     pub const KIND: &'static str = "ManagedCluster";
     /// The ARM resource type it manages.
     pub const ARM_TYPE: &'static str = "Microsoft.ContainerService/managedClusters";
+    /// The Secret exports `spec.operatorSpec.secrets` may name (the reconciler fetches them).
+    pub const SECRET_EXPORTS: &'static [&'static str] = &[
+        "adminCredentials",
+        "userCredentials",
+    ];
+    /// The ConfigMap exports `spec.operatorSpec.configMaps` may name, each with the dotted JSON path of
+    /// its value in the ARM GET body.
+    pub const CONFIG_MAP_EXPORTS: &'static [(&'static str, &'static str)] = &[
+        ("oidcIssuerUrl", "properties.oidcIssuerProfile.issuerURL"),
+        ("principalId", "identity.principalId"),
+    ];
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: ManagedClusterSpec) -> Self {
         Self {
@@ -103,6 +114,9 @@ pub struct ManagedClusterSpec {
     /// The resource group the resource lives in: `name` (in the operator's subscription) or `armId`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::ResourceGroupOwner>,
+    /// Where the operator exports values to Kubernetes Secrets and ConfigMaps: each declared export is written to the `{name, key}` given, when set. Not sent to Azure.
+    #[serde(rename = "operatorSpec", default, skip_serializing_if = "Option::is_none")]
+    pub operator_spec: Option<ManagedClusterOperatorSpec>,
     /// Resource tags.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
@@ -629,6 +643,7 @@ impl ManagedClusterSpec {
         Self {
             azure_name: arm.name.clone(),
             owner: None,
+            operator_spec: None,
             tags: arm.tags.clone(),
             location: Some(arm.location.clone()),
             sku: arm.sku.as_ref().map(spec::ManagedClusterSku::from_arm),
@@ -1484,4 +1499,124 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
             operator_status: None,
         }
     }
+}
+
+/// What the operator exports from a `ManagedCluster` to Secrets and ConfigMaps. Not sent to Azure.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ManagedClusterOperatorSpec {
+    /// Secret exports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secrets: Option<ManagedClusterOperatorSecrets>,
+    /// ConfigMap exports.
+    #[serde(rename = "configMaps", default, skip_serializing_if = "Option::is_none")]
+    pub config_maps: Option<ManagedClusterOperatorConfigMaps>,
+}
+
+/// The Secret exports of a `ManagedCluster`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ManagedClusterOperatorSecrets {
+    /// Where to write the `adminCredentials` export (a Secret); not exported when unset.
+    #[serde(
+        rename = "adminCredentials",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub admin_credentials: Option<armgen_runtime::kube::SecretDestination>,
+    /// Where to write the `userCredentials` export (a Secret); not exported when unset.
+    #[serde(
+        rename = "userCredentials",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub user_credentials: Option<armgen_runtime::kube::SecretDestination>,
+}
+
+/// The ConfigMap exports of a `ManagedCluster`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ManagedClusterOperatorConfigMaps {
+    /// Where to write the `oidcIssuerUrl` export (a ConfigMap); not exported when unset.
+    #[serde(rename = "oidcIssuerUrl", default, skip_serializing_if = "Option::is_none")]
+    pub oidc_issuer_url: Option<armgen_runtime::kube::ConfigMapDestination>,
+    /// Where to write the `principalId` export (a ConfigMap); not exported when unset.
+    #[serde(rename = "principalId", default, skip_serializing_if = "Option::is_none")]
+    pub principal_id: Option<armgen_runtime::kube::ConfigMapDestination>,
+}
+
+/// A template of `ManagedCluster` specs (ClusterClass style): `spec.template.spec` is what a `ManagedCluster` made from it gets. Nothing is created in Azure for a template.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ManagedClusterTemplate {
+    pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    pub spec: ManagedClusterTemplateSpec,
+}
+
+impl ManagedClusterTemplate {
+    /// The custom resource's `apiVersion`.
+    pub const API_VERSION: &'static str = "containerservice.azure.com/v1beta1";
+    /// The custom resource's `kind`.
+    pub const KIND: &'static str = "ManagedClusterTemplate";
+    /// A template named `name` whose resources get `spec`.
+    pub fn new(name: &str, spec: ManagedClusterSpec) -> Self {
+        Self {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some(name.to_string()),
+                ..Default::default()
+            },
+            spec: ManagedClusterTemplateSpec {
+                template: ManagedClusterTemplateResource {
+                    spec,
+                },
+            },
+        }
+    }
+}
+
+impl Serialize for ManagedClusterTemplate {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("ManagedClusterTemplate", 4)?;
+        s.serialize_field("apiVersion", Self::API_VERSION)?;
+        s.serialize_field("kind", Self::KIND)?;
+        s.serialize_field("metadata", &self.metadata)?;
+        s.serialize_field("spec", &self.spec)?;
+        s.end()
+    }
+}
+
+impl kube_core::Resource for ManagedClusterTemplate {
+    type DynamicType = ();
+    type Scope = kube_core::NamespaceResourceScope;
+    fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+        "ManagedClusterTemplate".into()
+    }
+    fn group(_: &()) -> std::borrow::Cow<'_, str> {
+        "containerservice.azure.com".into()
+    }
+    fn version(_: &()) -> std::borrow::Cow<'_, str> {
+        "v1beta1".into()
+    }
+    fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+        "managedclustertemplates".into()
+    }
+    fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(
+        &mut self,
+    ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+/// The desired state of a `ManagedClusterTemplate`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ManagedClusterTemplateSpec {
+    /// The template.
+    pub template: ManagedClusterTemplateResource,
+}
+
+/// What a `ManagedCluster` made from the template gets.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ManagedClusterTemplateResource {
+    /// The spec of resources made from the template.
+    pub spec: ManagedClusterSpec,
 }

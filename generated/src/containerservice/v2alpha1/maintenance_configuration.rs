@@ -28,6 +28,11 @@ impl MaintenanceConfiguration {
     pub const KIND: &'static str = "MaintenanceConfiguration";
     /// The ARM resource type it manages.
     pub const ARM_TYPE: &'static str = "Microsoft.ContainerService/managedClusters/maintenanceConfigurations";
+    /// The Secret exports `spec.operatorSpec.secrets` may name (the reconciler fetches them).
+    pub const SECRET_EXPORTS: &'static [&'static str] = &[];
+    /// The ConfigMap exports `spec.operatorSpec.configMaps` may name, each with the dotted JSON path of
+    /// its value in the ARM GET body.
+    pub const CONFIG_MAP_EXPORTS: &'static [(&'static str, &'static str)] = &[];
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: MaintenanceConfigurationSpec) -> Self {
         Self {

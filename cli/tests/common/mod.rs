@@ -1,0 +1,57 @@
+//! Helpers shared by armctl's tests. The example collection is the workspace tests' own
+//! (`tests/tests/common/examples.rs`), included from there so that both walk the same payloads.
+
+#![allow(dead_code)]
+
+#[path = "../../../tests/tests/common/examples.rs"]
+pub mod examples;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// The spec root, resolved as the generator does. When it is missing, the test fails under CI (`CI` set) and
+/// is skipped with a message elsewhere.
+pub fn spec_root() -> Option<PathBuf> {
+    match armgen::resolve_spec_root(None, &workspace()) {
+        Ok(root) => Some(root),
+        Err(e) => {
+            if std::env::var_os("CI").is_some() {
+                panic!("CI is set and the spec root is missing: {e}");
+            }
+            eprintln!("skipping: {e}");
+            None
+        }
+    }
+}
+
+/// Runs `armctl` with `args`, feeding `stdin` (if any).
+pub fn armctl(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_armctl"));
+    cmd.args(args)
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn armctl");
+    if let Some(text) = stdin {
+        use std::io::Write;
+        let mut pipe = child.stdin.take().expect("stdin pipe");
+        pipe.write_all(text.as_bytes()).expect("write stdin");
+    }
+    child.wait_with_output().expect("armctl output")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
