@@ -427,3 +427,32 @@ fn an_empty_collection_override_on_a_scalar_is_a_config_error() {
         "{message}"
     );
 }
+
+#[test]
+fn crd_returns_the_committed_manifest_of_each_kind() {
+    use aks_api::containerservice::{v1beta1, v2alpha1};
+    let crds = [
+        ("managedclusters", v2alpha1::ManagedCluster::crd()),
+        ("managedclusters", v1beta1::ManagedCluster::crd()),
+        ("agentpools", v2alpha1::AgentPool::crd()),
+        ("managednamespaces", v2alpha1::ManagedNamespace::crd()),
+        ("snapshots", v1beta1::Snapshot::crd()),
+        ("managedclustertemplates", v2alpha1::ManagedClusterTemplate::crd()),
+    ];
+    for (plural, crd) in crds {
+        let crd = crd.unwrap_or_else(|e| panic!("{plural}: {e}"));
+        assert_eq!(
+            crd.metadata.name.as_deref(),
+            Some(format!("{plural}.containerservice.azure.com").as_str())
+        );
+        assert_eq!(crd.spec.names.plural, plural);
+        let stored: Vec<&str> = crd
+            .spec
+            .versions
+            .iter()
+            .filter(|v| v.storage)
+            .map(|v| v.name.as_str())
+            .collect();
+        assert_eq!(stored, ["v2alpha1"], "{plural}");
+    }
+}

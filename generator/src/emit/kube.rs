@@ -457,6 +457,7 @@ impl Ctx<'_> {
         let status_fields = self.fields(&r.status_fields, &r.owner, &r.kind)?;
         let kind_str = r.kind.as_str();
         let plural = r.plural.as_str();
+        let crd = crd_fn(plural, &self.kube.group);
         let group = self.kube.group.as_str();
         let version = self.kube.version.as_str();
         let api_version = format!("{group}/{version}");
@@ -585,6 +586,8 @@ impl Ctx<'_> {
                 /// The ConfigMap exports `spec.operatorSpec.configMaps` may name, each with the dotted JSON path of
                 /// its value in the ARM GET body.
                 pub const CONFIG_MAP_EXPORTS: &'static [(&'static str, &'static str)] = &[#(#config_map_exports),*];
+
+                #crd
 
                 /// A custom resource named `name` with `spec`.
                 pub fn new(name: &str, spec: #spec) -> Self {
@@ -798,6 +801,19 @@ fn operator_spec(r: &KubeResource) -> TokenStream {
     }
 }
 
+/// `pub fn crd()`: the kind's CRD manifest from `generated/crds/` (embedded at compile time), like kube's
+/// `CustomResourceExt::crd`. The path is relative to the resource's module file
+/// (`src/<group>/<version>/<module>.rs`).
+fn crd_fn(plural: &str, group: &str) -> TokenStream {
+    let path = format!("../../../{}/{plural}.{group}.yaml", super::crd::CRD_DIR);
+    quote! {
+        /// The CustomResourceDefinition of this kind (all its versions), as committed in `crds/`.
+        pub fn crd() -> Result<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition, serde_yaml_ng::Error> {
+            serde_yaml_ng::from_str(include_str!(#path))
+        }
+    }
+}
+
 /// `<Kind>Template` (`template: true`): a custom resource whose `spec.template.spec` is a `<Kind>Spec`.
 fn template(r: &KubeResource, group: &str, version: &str) -> TokenStream {
     let kind_str = format!("{}Template", r.kind);
@@ -814,6 +830,7 @@ fn template(r: &KubeResource, group: &str, version: &str) -> TokenStream {
     );
     let spec_doc = format!(" The desired state of a `{kind_str}`.");
     let resource_doc = format!(" What a `{}` made from the template gets.", r.kind);
+    let crd = crd_fn(&plural, group);
     quote! {
         #[doc = #d]
         #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -827,6 +844,8 @@ fn template(r: &KubeResource, group: &str, version: &str) -> TokenStream {
             pub const API_VERSION: &'static str = #api_version;
             /// The custom resource's `kind`.
             pub const KIND: &'static str = #kind_str;
+
+            #crd
 
             /// A template named `name` whose resources get `spec`.
             pub fn new(name: &str, spec: #target_spec) -> Self {

@@ -73,7 +73,7 @@ pub fn crate_files(
     cargo.push_str(&format!(
         "[package]\nname = \"{crate_name}\"\ndescription = \"{description}\"\nedition.workspace = true\nversion.workspace = true\nlicense.workspace = true\nrust-version.workspace = true\n\n"
     ));
-    cargo.push_str("[dependencies]\narmgen-runtime.workspace = true\nk8s-openapi.workspace = true\nkube-core.workspace = true\nserde.workspace = true\nserde_json.workspace = true\n\n[features]\n");
+    cargo.push_str("[dependencies]\narmgen-runtime.workspace = true\nk8s-openapi.workspace = true\nkube-core.workspace = true\nserde.workspace = true\nserde_json.workspace = true\nserde_yaml_ng.workspace = true\n\n[features]\n");
     let features: BTreeSet<&str> = versions.iter().map(|v| v.kube_version).collect();
     let default: Vec<String> = features.iter().map(|f| format!("\"{f}\"")).collect();
     cargo.push_str(&format!("default = [{}]\n", default.join(", ")));

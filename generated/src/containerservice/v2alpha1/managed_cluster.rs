@@ -39,6 +39,15 @@ impl ManagedCluster {
         ("oidcIssuerUrl", "properties.oidcIssuerProfile.issuerURL"),
         ("principalId", "identity.principalId"),
     ];
+    /// The CustomResourceDefinition of this kind (all its versions), as committed in `crds/`.
+    pub fn crd() -> Result<
+        k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+        serde_yaml_ng::Error,
+    > {
+        serde_yaml_ng::from_str(
+            include_str!("../../../crds/managedclusters.containerservice.azure.com.yaml"),
+        )
+    }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: ManagedClusterSpec) -> Self {
         Self {
@@ -1687,6 +1696,17 @@ impl ManagedClusterTemplate {
     pub const API_VERSION: &'static str = "containerservice.azure.com/v2alpha1";
     /// The custom resource's `kind`.
     pub const KIND: &'static str = "ManagedClusterTemplate";
+    /// The CustomResourceDefinition of this kind (all its versions), as committed in `crds/`.
+    pub fn crd() -> Result<
+        k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+        serde_yaml_ng::Error,
+    > {
+        serde_yaml_ng::from_str(
+            include_str!(
+                "../../../crds/managedclustertemplates.containerservice.azure.com.yaml"
+            ),
+        )
+    }
     /// A template named `name` whose resources get `spec`.
     pub fn new(name: &str, spec: ManagedClusterSpec) -> Self {
         Self {

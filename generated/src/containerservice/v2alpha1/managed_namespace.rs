@@ -33,6 +33,17 @@ impl ManagedNamespace {
     /// The ConfigMap exports `spec.operatorSpec.configMaps` may name, each with the dotted JSON path of
     /// its value in the ARM GET body.
     pub const CONFIG_MAP_EXPORTS: &'static [(&'static str, &'static str)] = &[];
+    /// The CustomResourceDefinition of this kind (all its versions), as committed in `crds/`.
+    pub fn crd() -> Result<
+        k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+        serde_yaml_ng::Error,
+    > {
+        serde_yaml_ng::from_str(
+            include_str!(
+                "../../../crds/managednamespaces.containerservice.azure.com.yaml"
+            ),
+        )
+    }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: ManagedNamespaceSpec) -> Self {
         Self {
