@@ -9,51 +9,10 @@ mod common;
 
 use std::time::Instant;
 
-use armgen::ir::{Ir, TypeKind, TypeRef};
-use common::examples::{all_payloads, first_difference, normalize};
+use armgen::ir::TypeRef;
+use common::examples::{all_payloads, first_difference, normalize, strip, without_empty_envelope};
 use common::{armctl, stderr, stdout};
-use serde_json::{Map, Value};
-
-/// `value` (of ARM type `ty`) without the properties `drop` says to leave out, at any depth.
-fn strip(ir: &Ir, ty: &TypeRef, value: &Value, drop: &dyn Fn(&armgen::ir::Property) -> bool) -> Value {
-    match (ty, value) {
-        (TypeRef::Named(id), Value::Object(m)) => {
-            let Some(TypeKind::Object(o)) = ir.types.get(id).map(|t| &t.kind) else {
-                return value.clone();
-            };
-            let mut out = Map::new();
-            for (k, v) in m {
-                match o.properties.iter().find(|p| p.name == *k) {
-                    Some(p) if drop(p) => {}
-                    Some(p) => {
-                        out.insert(k.clone(), strip(ir, &p.ty, v, drop));
-                    }
-                    None => {
-                        out.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-            Value::Object(out)
-        }
-        (TypeRef::Array(inner), Value::Array(items)) => {
-            Value::Array(items.iter().map(|v| strip(ir, inner, v, drop)).collect())
-        }
-        (TypeRef::Map(inner), Value::Object(m)) => {
-            Value::Object(m.iter().map(|(k, v)| (k.clone(), strip(ir, inner, v, drop))).collect())
-        }
-        _ => value.clone(),
-    }
-}
-
-fn without_empty_envelope(mut v: Value) -> Value {
-    if let Some(m) = v.as_object_mut()
-        && m.get("properties")
-            .is_some_and(|p| p.as_object().is_some_and(Map::is_empty))
-    {
-        m.remove("properties");
-    }
-    v
-}
+use serde_json::Value;
 
 #[test]
 fn every_example_request_body_round_trips_through_armctl_import_and_export() {

@@ -14,52 +14,13 @@
 
 mod common;
 
-use armgen::ir::{Ir, TypeKind, TypeRef};
+use armgen::ir::{Ir, TypeRef};
 use armgen::kube::{KubeIr, Special};
 use armgen_runtime::kube::ArmIdsOnly;
-use common::examples::{Payload, all_payloads, first_difference, normalize};
+use common::examples::{
+    Payload, all_payloads, drop_unknown, first_difference, normalize, strip, without_empty_envelope,
+};
 use serde_json::{Map, Value};
-
-/// `value` (of ARM type `ty`) without the properties `drop` says to leave out, at any depth.
-fn strip(ir: &Ir, ty: &TypeRef, value: &Value, drop: &dyn Fn(&armgen::ir::Property) -> bool) -> Value {
-    match (ty, value) {
-        (TypeRef::Named(id), Value::Object(m)) => {
-            let Some(TypeKind::Object(o)) = ir.types.get(id).map(|t| &t.kind) else {
-                return value.clone();
-            };
-            let mut out = Map::new();
-            for (k, v) in m {
-                match o.properties.iter().find(|p| p.name == *k) {
-                    Some(p) if drop(p) => {}
-                    Some(p) => {
-                        out.insert(k.clone(), strip(ir, &p.ty, v, drop));
-                    }
-                    None => {
-                        out.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-            Value::Object(out)
-        }
-        (TypeRef::Array(inner), Value::Array(items)) => {
-            Value::Array(items.iter().map(|v| strip(ir, inner, v, drop)).collect())
-        }
-        (TypeRef::Map(inner), Value::Object(m)) => {
-            Value::Object(m.iter().map(|(k, v)| (k.clone(), strip(ir, inner, v, drop))).collect())
-        }
-        _ => value.clone(),
-    }
-}
-
-fn without_empty_envelope(mut v: Value) -> Value {
-    if let Some(m) = v.as_object_mut()
-        && m.get("properties")
-            .is_some_and(|p| p.as_object().is_some_and(Map::is_empty))
-    {
-        m.remove("properties");
-    }
-    v
-}
 
 fn context(generation: &armgen::Generation, p: &Payload) -> (Ir, KubeIr, TypeRef) {
     let key = format!("{}/{}", p.group, p.version);
@@ -165,32 +126,6 @@ fn every_example_round_trips_through_the_custom_resources() {
         failures.len(),
         failures.join("\n")
     );
-}
-
-/// `value` without the members its ARM type does not define.
-fn drop_unknown(ir: &Ir, ty: &TypeRef, value: &Value) -> Value {
-    match (ty, value) {
-        (TypeRef::Named(id), Value::Object(m)) => {
-            let Some(TypeKind::Object(o)) = ir.types.get(id).map(|t| &t.kind) else {
-                return value.clone();
-            };
-            Value::Object(
-                m.iter()
-                    .filter_map(|(k, v)| {
-                        let p = o.properties.iter().find(|p| p.name == *k)?;
-                        Some((k.clone(), drop_unknown(ir, &p.ty, v)))
-                    })
-                    .collect(),
-            )
-        }
-        (TypeRef::Array(inner), Value::Array(items)) => {
-            Value::Array(items.iter().map(|v| drop_unknown(ir, inner, v)).collect())
-        }
-        (TypeRef::Map(inner), Value::Object(m)) => {
-            Value::Object(m.iter().map(|(k, v)| (k.clone(), drop_unknown(ir, inner, v))).collect())
-        }
-        _ => value.clone(),
-    }
 }
 
 #[test]

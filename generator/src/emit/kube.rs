@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::rust::ident;
+use super::rust::{ident, primitive};
 use super::{VersionOutput, finish};
 use crate::error::{Error, Result};
 use crate::ir::{Ir, ObjectType, Primitive, Property, TypeKind, TypeRef};
@@ -46,17 +46,6 @@ struct Ctx<'a> {
     kube: &'a KubeIr,
     /// Emitting a resource root module, where nested types are `spec::X` / `status::X`.
     root: bool,
-}
-
-fn primitive(p: Primitive) -> TokenStream {
-    match p {
-        Primitive::String => quote!(String),
-        Primitive::Bool => quote!(bool),
-        Primitive::Int32 => quote!(i32),
-        Primitive::Int64 => quote!(i64),
-        Primitive::Float => quote!(f32),
-        Primitive::Double => quote!(f64),
-    }
 }
 
 /// Whether converting a value of this shape needs more than a clone.
@@ -458,6 +447,7 @@ impl Ctx<'_> {
         let kind_str = r.kind.as_str();
         let plural = r.plural.as_str();
         let crd = crd_fn(plural, &self.kube.group);
+        let kube_impls = kube_impls(kind_str, &self.kube.group, &self.kube.version, plural, true);
         let group = self.kube.group.as_str();
         let version = self.kube.version.as_str();
         let api_version = format!("{group}/{version}");
@@ -611,44 +601,7 @@ impl Ctx<'_> {
                 }
             }
 
-            impl Serialize for #kind {
-                fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                    use serde::ser::SerializeStruct;
-                    let mut s = serializer.serialize_struct(#kind_str, 5)?;
-                    s.serialize_field("apiVersion", Self::API_VERSION)?;
-                    s.serialize_field("kind", Self::KIND)?;
-                    s.serialize_field("metadata", &self.metadata)?;
-                    s.serialize_field("spec", &self.spec)?;
-                    match &self.status {
-                        Some(status) => s.serialize_field("status", status)?,
-                        None => s.skip_field("status")?,
-                    }
-                    s.end()
-                }
-            }
-
-            impl kube_core::Resource for #kind {
-                type DynamicType = ();
-                type Scope = kube_core::NamespaceResourceScope;
-                fn kind(_: &()) -> std::borrow::Cow<'_, str> {
-                    #kind_str.into()
-                }
-                fn group(_: &()) -> std::borrow::Cow<'_, str> {
-                    #group.into()
-                }
-                fn version(_: &()) -> std::borrow::Cow<'_, str> {
-                    #version.into()
-                }
-                fn plural(_: &()) -> std::borrow::Cow<'_, str> {
-                    #plural.into()
-                }
-                fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-                    &self.metadata
-                }
-                fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-                    &mut self.metadata
-                }
-            }
+            #kube_impls
 
             #[doc = #spec_doc]
             #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -801,6 +754,63 @@ fn operator_spec(r: &KubeResource) -> TokenStream {
     }
 }
 
+/// `Serialize` (with `apiVersion` and `kind`) and `kube_core::Resource` for a custom resource struct with
+/// `metadata` and `spec`, and `status` when `has_status`.
+fn kube_impls(kind_str: &str, group: &str, version: &str, plural: &str, has_status: bool) -> TokenStream {
+    let kind = format_ident!("{}", kind_str);
+    let (fields, status): (usize, TokenStream) = if has_status {
+        (
+            5,
+            quote! {
+                match &self.status {
+                    Some(status) => s.serialize_field("status", status)?,
+                    None => s.skip_field("status")?,
+                }
+            },
+        )
+    } else {
+        (4, quote!())
+    };
+    let field_count = proc_macro2::Literal::usize_unsuffixed(fields);
+    quote! {
+        impl Serialize for #kind {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeStruct;
+                let mut s = serializer.serialize_struct(#kind_str, #field_count)?;
+                s.serialize_field("apiVersion", Self::API_VERSION)?;
+                s.serialize_field("kind", Self::KIND)?;
+                s.serialize_field("metadata", &self.metadata)?;
+                s.serialize_field("spec", &self.spec)?;
+                #status
+                s.end()
+            }
+        }
+
+        impl kube_core::Resource for #kind {
+            type DynamicType = ();
+            type Scope = kube_core::NamespaceResourceScope;
+            fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+                #kind_str.into()
+            }
+            fn group(_: &()) -> std::borrow::Cow<'_, str> {
+                #group.into()
+            }
+            fn version(_: &()) -> std::borrow::Cow<'_, str> {
+                #version.into()
+            }
+            fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+                #plural.into()
+            }
+            fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                &self.metadata
+            }
+            fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                &mut self.metadata
+            }
+        }
+    }
+}
+
 /// `pub fn crd()`: the kind's CRD manifest from `generated/crds/` (embedded at compile time), like kube's
 /// `CustomResourceExt::crd`. The path is relative to the resource's module file
 /// (`src/<group>/<version>/<module>.rs`).
@@ -831,6 +841,7 @@ fn template(r: &KubeResource, group: &str, version: &str) -> TokenStream {
     let spec_doc = format!(" The desired state of a `{kind_str}`.");
     let resource_doc = format!(" What a `{}` made from the template gets.", r.kind);
     let crd = crd_fn(&plural, group);
+    let kube_impls = kube_impls(&kind_str, group, version, &plural, false);
     quote! {
         #[doc = #d]
         #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -859,40 +870,7 @@ fn template(r: &KubeResource, group: &str, version: &str) -> TokenStream {
             }
         }
 
-        impl Serialize for #kind {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                use serde::ser::SerializeStruct;
-                let mut s = serializer.serialize_struct(#kind_str, 4)?;
-                s.serialize_field("apiVersion", Self::API_VERSION)?;
-                s.serialize_field("kind", Self::KIND)?;
-                s.serialize_field("metadata", &self.metadata)?;
-                s.serialize_field("spec", &self.spec)?;
-                s.end()
-            }
-        }
-
-        impl kube_core::Resource for #kind {
-            type DynamicType = ();
-            type Scope = kube_core::NamespaceResourceScope;
-            fn kind(_: &()) -> std::borrow::Cow<'_, str> {
-                #kind_str.into()
-            }
-            fn group(_: &()) -> std::borrow::Cow<'_, str> {
-                #group.into()
-            }
-            fn version(_: &()) -> std::borrow::Cow<'_, str> {
-                #version.into()
-            }
-            fn plural(_: &()) -> std::borrow::Cow<'_, str> {
-                #plural.into()
-            }
-            fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-                &self.metadata
-            }
-            fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-                &mut self.metadata
-            }
-        }
+        #kube_impls
 
         #[doc = #spec_doc]
         #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

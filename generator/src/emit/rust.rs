@@ -503,7 +503,7 @@ impl<'a> Emitter<'a> {
     }
 }
 
-fn primitive(p: Primitive) -> TokenStream {
+pub(crate) fn primitive(p: Primitive) -> TokenStream {
     match p {
         Primitive::String => quote!(String),
         Primitive::Bool => quote!(bool),

@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 
 use armgen::Config;
 use armgen::discover::discover;
+use armgen::ir::{Ir, Property, TypeKind, TypeRef};
 use armgen::load::{SpecSet, Target};
 use openapiv3::ReferenceOr;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// One resource payload from an example file.
 pub struct Payload {
@@ -255,4 +256,72 @@ pub fn first_difference(a: &Value, b: &Value, path: &str) -> Option<String> {
         _ if a == b => None,
         _ => Some(format!("{path}: {a} != {b}")),
     }
+}
+
+/// `value` (of ARM type `ty`) without the properties `drop` says to leave out, at any depth.
+pub fn strip(ir: &Ir, ty: &TypeRef, value: &Value, drop: &dyn Fn(&Property) -> bool) -> Value {
+    match (ty, value) {
+        (TypeRef::Named(id), Value::Object(m)) => {
+            let Some(TypeKind::Object(o)) = ir.types.get(id).map(|t| &t.kind) else {
+                return value.clone();
+            };
+            let mut out = Map::new();
+            for (k, v) in m {
+                match o.properties.iter().find(|p| p.name == *k) {
+                    Some(p) if drop(p) => {}
+                    Some(p) => {
+                        out.insert(k.clone(), strip(ir, &p.ty, v, drop));
+                    }
+                    None => {
+                        out.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+            Value::Object(out)
+        }
+        (TypeRef::Array(inner), Value::Array(items)) => {
+            Value::Array(items.iter().map(|v| strip(ir, inner, v, drop)).collect())
+        }
+        (TypeRef::Map(inner), Value::Object(m)) => {
+            Value::Object(m.iter().map(|(k, v)| (k.clone(), strip(ir, inner, v, drop))).collect())
+        }
+        _ => value.clone(),
+    }
+}
+
+/// `value` without the members its ARM type does not define.
+pub fn drop_unknown(ir: &Ir, ty: &TypeRef, value: &Value) -> Value {
+    match (ty, value) {
+        (TypeRef::Named(id), Value::Object(m)) => {
+            let Some(TypeKind::Object(o)) = ir.types.get(id).map(|t| &t.kind) else {
+                return value.clone();
+            };
+            Value::Object(
+                m.iter()
+                    .filter_map(|(k, v)| {
+                        let p = o.properties.iter().find(|p| p.name == *k)?;
+                        Some((k.clone(), drop_unknown(ir, &p.ty, v)))
+                    })
+                    .collect(),
+            )
+        }
+        (TypeRef::Array(inner), Value::Array(items)) => {
+            Value::Array(items.iter().map(|v| drop_unknown(ir, inner, v)).collect())
+        }
+        (TypeRef::Map(inner), Value::Object(m)) => {
+            Value::Object(m.iter().map(|(k, v)| (k.clone(), drop_unknown(ir, inner, v))).collect())
+        }
+        _ => value.clone(),
+    }
+}
+
+/// An empty `properties` envelope is the same as none: a spec with no flattened field set sends none.
+pub fn without_empty_envelope(mut v: Value) -> Value {
+    if let Some(m) = v.as_object_mut()
+        && m.get("properties")
+            .is_some_and(|p| p.as_object().is_some_and(Map::is_empty))
+    {
+        m.remove("properties");
+    }
+    v
 }
