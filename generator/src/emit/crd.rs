@@ -468,16 +468,7 @@ impl SchemaBuilder<'_> {
             "The observed state: what Azure returns, and the conditions of the resource.".into(),
             status,
         );
-        let mut properties = Map::new();
-        properties.insert(
-            "apiVersion".into(),
-            json!({"description": "The versioned schema of this representation of an object.", "type": "string"}),
-        );
-        properties.insert(
-            "kind".into(),
-            json!({"description": "The REST resource this object represents.", "type": "string"}),
-        );
-        properties.insert("metadata".into(), json!({"type": "object"}));
+        let mut properties = object_header();
         properties.insert("spec".into(), Value::Object(spec));
         properties.insert("status".into(), Value::Object(status));
         let mut root = Map::new();
@@ -526,16 +517,7 @@ impl SchemaBuilder<'_> {
             "The template.".into(),
             object(json!({ "template": Value::Object(resource) }), &["template"]),
         );
-        let mut properties = Map::new();
-        properties.insert(
-            "apiVersion".into(),
-            json!({"description": "The versioned schema of this representation of an object.", "type": "string"}),
-        );
-        properties.insert(
-            "kind".into(),
-            json!({"description": "The REST resource this object represents.", "type": "string"}),
-        );
-        properties.insert("metadata".into(), json!({"type": "object"}));
+        let mut properties = object_header();
         properties.insert("spec".into(), Value::Object(template_spec));
         let mut root = Map::new();
         root.insert(
@@ -1179,4 +1161,19 @@ mod tests {
         );
         assert_eq!(first_sentence("No end"), "No end");
     }
+}
+
+/// The properties every custom resource's root schema starts with: `apiVersion`, `kind`, `metadata`.
+fn object_header() -> Map<String, Value> {
+    let mut properties = Map::new();
+    properties.insert(
+        "apiVersion".into(),
+        json!({"description": "The versioned schema of this representation of an object.", "type": "string"}),
+    );
+    properties.insert(
+        "kind".into(),
+        json!({"description": "The REST resource this object represents.", "type": "string"}),
+    );
+    properties.insert("metadata".into(), json!({"type": "object"}));
+    properties
 }
