@@ -1143,6 +1143,21 @@ fn first_sentence(d: &str) -> String {
     }
 }
 
+/// The properties every custom resource's root schema starts with: `apiVersion`, `kind`, `metadata`.
+fn object_header() -> Map<String, Value> {
+    let mut properties = Map::new();
+    properties.insert(
+        "apiVersion".into(),
+        json!({"description": "The versioned schema of this representation of an object.", "type": "string"}),
+    );
+    properties.insert(
+        "kind".into(),
+        json!({"description": "The REST resource this object represents.", "type": "string"}),
+    );
+    properties.insert("metadata".into(), json!({"type": "object"}));
+    properties
+}
+
 #[cfg(test)]
 mod tests {
     use super::first_sentence;
@@ -1161,19 +1176,4 @@ mod tests {
         );
         assert_eq!(first_sentence("No end"), "No end");
     }
-}
-
-/// The properties every custom resource's root schema starts with: `apiVersion`, `kind`, `metadata`.
-fn object_header() -> Map<String, Value> {
-    let mut properties = Map::new();
-    properties.insert(
-        "apiVersion".into(),
-        json!({"description": "The versioned schema of this representation of an object.", "type": "string"}),
-    );
-    properties.insert(
-        "kind".into(),
-        json!({"description": "The REST resource this object represents.", "type": "string"}),
-    );
-    properties.insert("metadata".into(), json!({"type": "object"}));
-    properties
 }
