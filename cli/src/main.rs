@@ -4,6 +4,8 @@
 //! - `armctl import --from-file ARM.json --kind KIND` prints the custom resource (YAML) for an ARM GET/PUT body;
 //! - `armctl export -f CR.yaml` prints the ARM PUT body (JSON) the reconciler would send for a custom resource,
 //!   with secret references left as `$secret:name/key` placeholders;
+//! - `armctl convert --to VERSION -f OBJ.yaml` converts custom resources between the served versions, through
+//!   the code the conversion webhook runs;
 //! - `armctl crds` prints the CRD manifests.
 //!
 //! Errors (unknown kind or version, malformed or unreadable input) go to stderr with exit code 2.
@@ -16,6 +18,7 @@ use armgen_runtime::kube::{ArmIdsOnly, SECRET_PLACEHOLDER};
 use clap::{Parser, Subcommand};
 use serde_json::Value;
 
+mod convert;
 mod crds {
     include!(concat!(env!("OUT_DIR"), "/crds.rs"));
 }
@@ -92,6 +95,20 @@ enum Command {
         #[arg(long = "file", short = 'f', value_name = "CR.yaml")]
         file: PathBuf,
     },
+    /// Convert custom resources to another served version, as the conversion webhook does (like `kubectl
+    /// convert`); what the target version cannot hold travels in the `armgen.azure.com/property-bag`
+    /// annotation.
+    Convert {
+        /// The custom resources: YAML documents (or JSON), each an object or a `List`; `-` reads stdin.
+        #[arg(long = "file", short = 'f', value_name = "OBJ.yaml")]
+        file: PathBuf,
+        /// The version to convert to: `v1beta1` or `containerservice.azure.com/v1beta1`.
+        #[arg(long, value_name = "VERSION")]
+        to: String,
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value = "yaml")]
+        output: convert::Output,
+    },
     /// Print the CRD manifests (multi-document YAML).
     Crds {
         /// Only the CRD of this kind.
@@ -128,6 +145,7 @@ fn main() -> ExitCode {
             owner.as_deref(),
         ),
         Command::Export { file } => export(&file),
+        Command::Convert { file, to, output } => convert::convert(&file, &to, output),
         Command::Crds { kind } => crds(kind.as_deref()),
     };
     match result {

@@ -113,3 +113,39 @@ pub fn export_custom_resource(
         }
     }
 }
+
+/// Converts a custom resource (JSON) to `desired_api_version` (`group/version`) through its group's hub,
+/// as the conversion webhook does; an object already at that version comes back unchanged.
+pub fn convert_custom_resource(
+    object: serde_json::Value,
+    desired_api_version: &str,
+) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
+    let group = desired_api_version.split_once('/').map(|(g, _)| g).unwrap_or_default();
+    match group {
+        #[cfg(feature = "v2alpha1")]
+        "containerservice.azure.com" => {
+            crate::containerservice::convert(object, desired_api_version)
+        }
+        _ => {
+            Err(armgen_runtime::kube::ConversionError {
+                path: "desiredAPIVersion".into(),
+                message: format!(
+                    "{desired_api_version:?} is not a version this crate converts (its group, or the group's hub feature, is missing)"
+                ),
+            })
+        }
+    }
+}
+
+/// The converter the conversion webhook calls ([`convert_custom_resource`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Converter;
+impl armgen_runtime::conversion::Converter for Converter {
+    fn convert(
+        &self,
+        object: serde_json::Value,
+        desired_api_version: &str,
+    ) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
+        convert_custom_resource(object, desired_api_version)
+    }
+}

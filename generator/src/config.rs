@@ -99,9 +99,15 @@ pub struct VersionConfig {
     pub arm_api_version: String,
     /// Spec files, relative to the group's `specFolder`.
     pub spec_files: Vec<PathBuf>,
-    /// Whether this is the storage (hub) version. Exactly one version of a group is.
+    /// Whether this is the storage (hub) version. At most one version of a group says so; when none does, the
+    /// hub is the newest version whose ARM API version is not a preview ([`GroupConfig::hub`]).
     #[serde(default)]
     pub storage: bool,
+    /// Properties renamed between this version and the hub: `<Schema>.<jsonName>` (this version's schema
+    /// and property) → the property's JSON name in the hub. Conversions match properties by JSON name
+    /// otherwise.
+    #[serde(default)]
+    pub renames: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -232,12 +238,13 @@ impl Config {
                 .filter(|(_, v)| v.storage)
                 .map(|(k, _)| k)
                 .collect();
-            if storage.len() != 1 {
+            if storage.len() > 1 {
                 return Err(err(
                     format!("groups.{name}.versions"),
                     format!(
-                        "exactly one version must have `storage: true` (found {})",
-                        storage.len()
+                        "at most one version may have `storage: true` (found {}: {})",
+                        storage.len(),
+                        storage.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
                     ),
                 ));
             }
@@ -309,6 +316,24 @@ impl Config {
                         "a Kubernetes version must be a lowercase Rust module name such as v1beta1".into(),
                     ));
                 }
+                for (from, to) in &v.renames {
+                    let key = format!("groups.{name}.versions.{version}.renames.{from}");
+                    let well_formed = from
+                        .split_once('.')
+                        .is_some_and(|(schema, prop)| !schema.is_empty() && !prop.is_empty() && !prop.contains('.'));
+                    if !well_formed {
+                        return Err(err(key, "a rename is keyed by `<Schema>.<jsonName>`".into()));
+                    }
+                    if to.is_empty() || to.contains('.') {
+                        return Err(err(key, format!("{to:?} is not a JSON property name")));
+                    }
+                    if v.storage || group.hub() == Some(version.as_str()) {
+                        return Err(err(
+                            key,
+                            "renames are declared on the versions converted to the hub, not on the hub".into(),
+                        ));
+                    }
+                }
                 if v.spec_files.is_empty() {
                     return Err(err(
                         format!("groups.{name}.versions.{version}.specFiles"),
@@ -322,6 +347,22 @@ impl Config {
 }
 
 impl GroupConfig {
+    /// The hub (storage) version: the one marked `storage: true`, else the newest whose ARM API version is
+    /// not a preview (else the newest). `None` only for a group without versions.
+    pub fn hub(&self) -> Option<&str> {
+        if let Some((k, _)) = self.versions.iter().find(|(_, v)| v.storage) {
+            return Some(k);
+        }
+        let newest = |preview_ok: bool| {
+            self.versions
+                .iter()
+                .filter(|(_, v)| preview_ok || !v.arm_api_version.contains("preview"))
+                .max_by(|(ka, a), (kb, b)| a.arm_api_version.cmp(&b.arm_api_version).then(kb.cmp(ka)))
+                .map(|(k, _)| k.as_str())
+        };
+        newest(false).or_else(|| newest(true))
+    }
+
     /// The Kubernetes API group: `kubernetesGroup`, else `<name>.azure.com`.
     pub fn kube_group(&self, name: &str) -> String {
         self.kubernetes_group
@@ -343,4 +384,61 @@ fn is_module_name(s: &str) -> bool {
     s.starts_with(|c: char| c.is_ascii_lowercase())
         && s.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(versions: &[(&str, &str, bool)]) -> String {
+        let mut out = String::from(
+            "output: {crateName: x}\ngroups:\n  g:\n    provider: Microsoft.G\n    specFolder: g\n    versions:\n",
+        );
+        for (k, api, storage) in versions {
+            out.push_str(&format!(
+                "      {k}: {{armApiVersion: \"{api}\", specFiles: [a.json], storage: {storage}}}\n"
+            ));
+        }
+        out
+    }
+
+    fn hub(versions: &[(&str, &str, bool)]) -> Option<String> {
+        let c = Config::parse(&group(versions), Path::new("azure-arm.yaml")).expect("valid");
+        c.groups["g"].hub().map(str::to_string)
+    }
+
+    #[test]
+    fn the_hub_is_the_storage_version_else_the_newest_non_preview() {
+        assert_eq!(
+            hub(&[("v1", "2024-01-01", true), ("v2", "2025-01-01", false)]).as_deref(),
+            Some("v1")
+        );
+        assert_eq!(
+            hub(&[("v1", "2024-01-01", false), ("v2", "2025-01-01", false)]).as_deref(),
+            Some("v2")
+        );
+        assert_eq!(
+            hub(&[
+                ("v1", "2024-01-01", false),
+                ("v2", "2025-01-01", false),
+                ("v3", "2025-06-01-preview", false)
+            ])
+            .as_deref(),
+            Some("v2")
+        );
+        assert_eq!(hub(&[("v1", "2025-06-01-preview", false)]).as_deref(), Some("v1"));
+    }
+
+    #[test]
+    fn two_storage_versions_are_an_error() {
+        let e = Config::parse(
+            &group(&[("v1", "2024-01-01", true), ("v2", "2025-01-01", true)]),
+            Path::new("azure-arm.yaml"),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("at most one version may have `storage: true`"),
+            "{e}"
+        );
+    }
 }

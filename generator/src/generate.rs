@@ -219,12 +219,14 @@ impl Builder {
                     diagnostics: ir.diagnostics.len(),
                 });
                 let key = format!("{group_name}/{kube_version}");
+                let is_hub = group.hub() == Some(kube_version.as_str());
                 meta.push((
                     key.clone(),
                     group_name.clone(),
                     group.provider.clone(),
                     kube_version.clone(),
-                    version.storage,
+                    is_hub,
+                    &version.renames,
                 ));
                 let t = Instant::now();
                 matched_kinds.extend(
@@ -234,13 +236,8 @@ impl Builder {
                         message: p.message,
                     })?,
                 );
-                let shaped = crate::kube::shape_with(
-                    &ir,
-                    &group.kube_group(group_name),
-                    kube_version,
-                    version.storage,
-                    &kube_options,
-                );
+                let shaped =
+                    crate::kube::shape_with(&ir, &group.kube_group(group_name), kube_version, is_hub, &kube_options);
                 timings.add("kube", t.elapsed());
                 kubes.insert(key.clone(), shaped);
                 irs.insert(key, ir);
@@ -283,12 +280,13 @@ impl Builder {
         let t = Instant::now();
         let outputs: Vec<VersionOutput<'_>> = meta
             .iter()
-            .filter_map(|(key, group, provider, kube, storage)| {
+            .filter_map(|(key, group, provider, kube, storage, renames)| {
                 irs.get(key).map(|ir| VersionOutput {
                     group,
                     provider,
                     kube_version: kube,
                     storage: *storage,
+                    renames,
                     ir,
                     kube: kubes.get(key).filter(|_| self.options.kubernetes()),
                 })

@@ -178,7 +178,12 @@ fn inline_modules(items: &mut [Item], dir: &Path, files: &BTreeMap<PathBuf, Stri
         let what = path.display().to_string();
         let mut file = parse(split_header(text).1, &what)?;
         inline_modules(&mut file.items, &dir.join(&name), files)?;
-        m.attrs.extend(file.attrs);
+        // The file's inner attributes (`//!` docs) go on the `mod` item as outer ones, after its own: one style
+        // per item (clippy's `mixed_attributes_style`).
+        m.attrs.extend(file.attrs.into_iter().map(|mut a| {
+            a.style = syn::AttrStyle::Outer;
+            a
+        }));
         m.content = Some((Default::default(), file.items));
         m.semi = None;
     }

@@ -32,6 +32,7 @@ fn config() -> Config {
                         arm_api_version: "2024-01-01".into(),
                         spec_files: vec![PathBuf::from("widgets.json")],
                         storage: true,
+                        renames: Default::default(),
                     },
                 )]),
                 resources: Default::default(),
@@ -113,7 +114,11 @@ fn single_file_writes_only_its_file_and_leaves_the_rest_of_the_folder_alone() {
         .expect("read_dir")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names, BTreeSet::from(["other.txt".into(), "widgets.rs".into()]));
+    // The file, and the CRD manifests its `Kind::crd()` functions include (`crds/` beside it).
+    assert_eq!(
+        names,
+        BTreeSet::from(["other.txt".into(), "widgets.rs".into(), "crds".into()])
+    );
 }
 
 #[test]
@@ -182,14 +187,17 @@ fn an_in_code_config_is_validated_like_a_file() {
     if let Some(g) = c.groups.get_mut("fixture")
         && let Some(v) = g.versions.get_mut("v1")
     {
-        v.storage = false;
+        v.renames.insert("noSchema".into(), "capacity".into());
     }
     let err = Builder::from_config(c)
         .specs(fixture_root())
         .generate()
-        .expect_err("no storage version");
+        .expect_err("a malformed rename");
     assert!(matches!(err, Error::Config { .. }), "{err}");
-    assert!(err.to_string().contains("storage"), "{err}");
+    assert!(
+        err.to_string().contains("groups.fixture.versions.v1.renames.noSchema"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -335,8 +343,22 @@ fn versions_and_resources_select_what_is_generated() {
 #[test]
 fn the_single_file_form_is_self_contained() {
     let g = builder().single_file("widgets.rs").generate().expect("generate");
-    assert_eq!(g.files.keys().collect::<Vec<_>>(), [Path::new("widgets.rs")]);
+    let crds: Vec<&Path> = g
+        .files
+        .keys()
+        .map(PathBuf::as_path)
+        .filter(|p| p.starts_with("crds"))
+        .collect();
+    assert!(!crds.is_empty(), "the CRD manifests are written beside the file");
+    assert_eq!(g.files.len(), crds.len() + 1, "{:?}", g.files.keys());
     let text = &g.files[Path::new("widgets.rs")];
+    for crd in &crds {
+        assert!(
+            text.contains(&format!("include_str!(\"{}\")", crd.display())),
+            "{} is included from beside the file",
+            crd.display()
+        );
+    }
     let file = syn::parse_file(text).expect("the single file parses");
     // No crate-level inner attributes (include! rejects them), no `crate::` paths (the file may be included
     // in any module), no cargo features of the generated crate, no `mod x;` left to resolve.

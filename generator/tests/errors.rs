@@ -400,6 +400,7 @@ fn two_resources_sharing_one_body_type_emit_parseable_modules() {
         storage: true,
         ir: &ir,
         kube: None,
+        renames: &Default::default(),
     }];
     let files = armgen::emit::crate_files("widgets-api", "test", &outputs).expect("emits");
     assert!(files.contains_key(Path::new("src/test/v1/arm/shared.rs")));

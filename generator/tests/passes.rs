@@ -651,6 +651,7 @@ fn emitted(f: &Fixture) -> BTreeMap<PathBuf, String> {
         storage: true,
         ir: &ir,
         kube: None,
+        renames: &Default::default(),
     }];
     let files = emit::crate_files("fixture-api", "Fixture types", &outputs).expect("emission");
     files

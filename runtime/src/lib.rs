@@ -3,9 +3,13 @@
 //! What is here is what every generated file needs: resource metadata, the error for an unknown value of a
 //! closed enum, and [`Nullable`] for properties where `null` differs from absent.
 
+pub mod conversion;
+pub mod hub;
 pub mod kube;
 pub mod nullable;
 pub mod unknown;
+#[cfg(feature = "webhook")]
+pub mod webhook;
 
 pub use nullable::Nullable;
 pub use unknown::{RoundTrip, UnknownFields};

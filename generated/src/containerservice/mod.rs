@@ -9,3 +9,287 @@ pub mod v1beta1;
 /// ARM API version 2025-10-01 of `Microsoft.ContainerService` (storage version).
 #[cfg(feature = "v2alpha1")]
 pub mod v2alpha1;
+/// Converts a custom resource of `containerservice.azure.com` (JSON, any served version) to `desired_api_version`, through the hub `v2alpha1`, as the conversion webhook does. An object already at that version comes back unchanged.
+#[cfg(feature = "v2alpha1")]
+pub fn convert(
+    object: serde_json::Value,
+    desired_api_version: &str,
+) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
+    let target = armgen_runtime::hub::TypeMeta::of_api_version(
+        desired_api_version,
+        "containerservice.azure.com",
+    )?;
+    let source = armgen_runtime::hub::TypeMeta::of(
+        &object,
+        "containerservice.azure.com",
+    )?;
+    if source.version == target.version {
+        return Ok(object);
+    }
+    let (from, to) = (source.version.as_str(), target.version.as_str());
+    match source.kind.as_str() {
+        "ManagedCluster" => {
+            let hub: v2alpha1::ManagedCluster = match from {
+                "v2alpha1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<
+                        v2alpha1::ManagedCluster,
+                    >::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::ManagedCluster>(object)?,
+                    )?
+                }
+                _ => return Err(armgen_runtime::hub::not_served("ManagedCluster", from)),
+            };
+            match to {
+                "v2alpha1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v1beta1::ManagedCluster,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                _ => Err(armgen_runtime::hub::not_served("ManagedCluster", to)),
+            }
+        }
+        "ManagedClusterTemplate" => {
+            let hub: v2alpha1::ManagedClusterTemplate = match from {
+                "v2alpha1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<
+                        v2alpha1::ManagedClusterTemplate,
+                    >::convert_object(
+                        &armgen_runtime::hub::decode::<
+                            v1beta1::ManagedClusterTemplate,
+                        >(object)?,
+                    )?
+                }
+                _ => {
+                    return Err(
+                        armgen_runtime::hub::not_served("ManagedClusterTemplate", from),
+                    );
+                }
+            };
+            match to {
+                "v2alpha1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v1beta1::ManagedClusterTemplate,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                _ => Err(armgen_runtime::hub::not_served("ManagedClusterTemplate", to)),
+            }
+        }
+        "AgentPool" => {
+            let hub: v2alpha1::AgentPool = match from {
+                "v2alpha1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<
+                        v2alpha1::AgentPool,
+                    >::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::AgentPool>(object)?,
+                    )?
+                }
+                _ => return Err(armgen_runtime::hub::not_served("AgentPool", from)),
+            };
+            match to {
+                "v2alpha1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v1beta1::AgentPool,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                _ => Err(armgen_runtime::hub::not_served("AgentPool", to)),
+            }
+        }
+        "AgentPoolTemplate" => {
+            let hub: v2alpha1::AgentPoolTemplate = match from {
+                "v2alpha1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<
+                        v2alpha1::AgentPoolTemplate,
+                    >::convert_object(
+                        &armgen_runtime::hub::decode::<
+                            v1beta1::AgentPoolTemplate,
+                        >(object)?,
+                    )?
+                }
+                _ => {
+                    return Err(
+                        armgen_runtime::hub::not_served("AgentPoolTemplate", from),
+                    );
+                }
+            };
+            match to {
+                "v2alpha1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v1beta1::AgentPoolTemplate,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                _ => Err(armgen_runtime::hub::not_served("AgentPoolTemplate", to)),
+            }
+        }
+        "MaintenanceConfiguration" => {
+            let hub: v2alpha1::MaintenanceConfiguration = match from {
+                "v2alpha1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<
+                        v2alpha1::MaintenanceConfiguration,
+                    >::convert_object(
+                        &armgen_runtime::hub::decode::<
+                            v1beta1::MaintenanceConfiguration,
+                        >(object)?,
+                    )?
+                }
+                _ => {
+                    return Err(
+                        armgen_runtime::hub::not_served("MaintenanceConfiguration", from),
+                    );
+                }
+            };
+            match to {
+                "v2alpha1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v1beta1::MaintenanceConfiguration,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                _ => Err(armgen_runtime::hub::not_served("MaintenanceConfiguration", to)),
+            }
+        }
+        "ManagedNamespace" => {
+            let hub: v2alpha1::ManagedNamespace = match from {
+                "v2alpha1" => armgen_runtime::hub::decode(object)?,
+                _ => {
+                    return Err(armgen_runtime::hub::not_served("ManagedNamespace", from));
+                }
+            };
+            match to {
+                "v2alpha1" => armgen_runtime::hub::encode(&hub),
+                _ => Err(armgen_runtime::hub::not_served("ManagedNamespace", to)),
+            }
+        }
+        "PrivateEndpointConnection" => {
+            let hub: v2alpha1::PrivateEndpointConnection = match from {
+                "v2alpha1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<
+                        v2alpha1::PrivateEndpointConnection,
+                    >::convert_object(
+                        &armgen_runtime::hub::decode::<
+                            v1beta1::PrivateEndpointConnection,
+                        >(object)?,
+                    )?
+                }
+                _ => {
+                    return Err(
+                        armgen_runtime::hub::not_served(
+                            "PrivateEndpointConnection",
+                            from,
+                        ),
+                    );
+                }
+            };
+            match to {
+                "v2alpha1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v1beta1::PrivateEndpointConnection,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                _ => {
+                    Err(armgen_runtime::hub::not_served("PrivateEndpointConnection", to))
+                }
+            }
+        }
+        "TrustedAccessRoleBinding" => {
+            let hub: v2alpha1::TrustedAccessRoleBinding = match from {
+                "v2alpha1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<
+                        v2alpha1::TrustedAccessRoleBinding,
+                    >::convert_object(
+                        &armgen_runtime::hub::decode::<
+                            v1beta1::TrustedAccessRoleBinding,
+                        >(object)?,
+                    )?
+                }
+                _ => {
+                    return Err(
+                        armgen_runtime::hub::not_served("TrustedAccessRoleBinding", from),
+                    );
+                }
+            };
+            match to {
+                "v2alpha1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v1beta1::TrustedAccessRoleBinding,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                _ => Err(armgen_runtime::hub::not_served("TrustedAccessRoleBinding", to)),
+            }
+        }
+        "Snapshot" => {
+            let hub: v2alpha1::Snapshot = match from {
+                "v2alpha1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<
+                        v2alpha1::Snapshot,
+                    >::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::Snapshot>(object)?,
+                    )?
+                }
+                _ => return Err(armgen_runtime::hub::not_served("Snapshot", from)),
+            };
+            match to {
+                "v2alpha1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v1beta1::Snapshot,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                _ => Err(armgen_runtime::hub::not_served("Snapshot", to)),
+            }
+        }
+        kind => {
+            Err(armgen_runtime::kube::ConversionError {
+                path: "kind".into(),
+                message: format!(
+                    "{kind} is not a kind of {}", "containerservice.azure.com"
+                ),
+            })
+        }
+    }
+}

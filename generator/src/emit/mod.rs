@@ -13,6 +13,7 @@
 //! src/containerservice/v2alpha1/arm/shared.rs  types used by several resources
 //! ```
 
+pub mod convert;
 pub mod crd;
 pub mod kube;
 pub mod par;
@@ -21,6 +22,7 @@ pub mod rust;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use crate::error::Result;
@@ -36,6 +38,8 @@ pub struct VersionOutput<'a> {
     pub ir: &'a Ir,
     /// The Kubernetes shape; without it only the ARM types are emitted.
     pub kube: Option<&'a crate::kube::KubeIr>,
+    /// `versions.<v>.renames`: `<Schema>.<jsonName>` → the property's JSON name in the hub.
+    pub renames: &'a BTreeMap<String, String>,
 }
 
 pub const GENERATOR: &str = concat!("armgen ", env!("CARGO_PKG_VERSION"));
@@ -193,6 +197,8 @@ pub fn crate_files(
         finish(&header("//", &all_sources, None), registry, "src/registry.rs")?,
     );
 
+    let mut conversions_report = String::new();
+    let mut convert_dispatch = Vec::new();
     for group in &groups {
         let in_group: Vec<&VersionOutput<'_>> = versions.iter().filter(|v| v.group == *group).collect();
         let provider = in_group.first().map(|v| v.provider).unwrap_or_default();
@@ -215,24 +221,96 @@ pub fn crate_files(
                 pub mod #m;
             }
         });
+        // The hub: the storage version, when it has custom resources; every other version converts to it.
+        let hub = in_group.iter().find(|v| v.storage && v.kube.is_some()).copied();
+        let hub_feature = hub.map(|h| h.kube_version);
+        // Versions are independent: emitted in parallel, merged in order.
+        let cost = |v: &&VersionOutput<'_>| v.ir.types.len();
+        for emitted in par::map(&in_group, cost, |v| {
+            let mut own = BTreeMap::new();
+            version_files(&mut own, v, hub_feature).map(|()| own)
+        }) {
+            files.extend(emitted?);
+        }
+        let mut group_convert = quote!();
+        if let Some(hub) = hub {
+            let mut spokes = Vec::new();
+            for v in in_group
+                .iter()
+                .filter(|v| v.kube.is_some() && v.kube_version != hub.kube_version)
+            {
+                let head = header("//", &v.ir.spec_files, Some((&v.ir.api_version, v.kube_version)));
+                let base = format!("src/{}/{}", v.group, v.kube_version);
+                let done = convert::spoke_files(&mut files, v, hub, &head, &base)?;
+                conversions_report.push_str(&done.report);
+                spokes.push((*v, done.kinds));
+            }
+            group_convert = convert::group_convert(hub, &spokes);
+            let kube_group = hub.kube.map(|k| k.group.clone()).unwrap_or_default();
+            let g = format_ident!("{}", group);
+            let hub_version = hub.kube_version;
+            convert_dispatch.push(quote! {
+                #[cfg(feature = #hub_version)]
+                #kube_group => crate::#g::convert(object, desired_api_version),
+            });
+        }
         let gdoc = format!(" `{provider}`: one module per Kubernetes version.");
         let group_mod = quote! {
             #![doc = #gdoc]
             #(#version_mods)*
+            #group_convert
         };
         let path = format!("src/{group}/mod.rs");
         files.insert(
             PathBuf::from(&path),
             finish(&header("//", &sources, None), group_mod, &path)?,
         );
-        // Versions are independent: emitted in parallel, merged in order.
-        let cost = |v: &&VersionOutput<'_>| v.ir.types.len();
-        for emitted in par::map(&in_group, cost, |v| {
-            let mut own = BTreeMap::new();
-            version_files(&mut own, v).map(|()| own)
-        }) {
-            files.extend(emitted?);
+    }
+    if !conversions_report.is_empty() {
+        let mut text = String::from("<!-- ");
+        text.push_str(header("", &[], None).trim());
+        text.push_str(
+            " -->\n# Version conversions\n\nWhat converting each version to its hub (storage) version does, per pair of \
+             matching types. Properties one side lacks, and values the other side cannot hold, are kept in the \
+             property bag (annotation `armgen.azure.com/property-bag`) and restored on the way back.\n\n",
+        );
+        text.push_str(&conversions_report);
+        files.insert(PathBuf::from("CONVERSIONS.md"), text);
+    }
+    // The registry's conversion entry point, and the webhook's converter.
+    let registry_convert = quote! {
+        /// Converts a custom resource (JSON) to `desired_api_version` (`group/version`) through its group's hub,
+        /// as the conversion webhook does; an object already at that version comes back unchanged.
+        pub fn convert_custom_resource(object: serde_json::Value, desired_api_version: &str) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
+            let group = desired_api_version.split_once('/').map(|(g, _)| g).unwrap_or_default();
+            match group {
+                #(#convert_dispatch)*
+                _ => Err(armgen_runtime::kube::ConversionError {
+                    path: "desiredAPIVersion".into(),
+                    message: format!("{desired_api_version:?} is not a version this crate converts (its group, or the group's hub feature, is missing)"),
+                }),
+            }
         }
+
+        /// The converter the conversion webhook calls ([`convert_custom_resource`]).
+        #[derive(Debug, Clone, Copy, Default)]
+        pub struct Converter;
+
+        impl armgen_runtime::conversion::Converter for Converter {
+            fn convert(&self, object: serde_json::Value, desired_api_version: &str) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
+                convert_custom_resource(object, desired_api_version)
+            }
+        }
+    };
+    let registry_path = PathBuf::from("src/registry.rs");
+    if let Some(text) = files
+        .get_mut(&registry_path)
+        .filter(|_| versions.iter().any(|v| v.kube.is_some()))
+    {
+        let tokens: TokenStream = registry_convert;
+        let extra = rust::format_file(tokens, "src/registry.rs")?;
+        text.push('\n');
+        text.push_str(&extra);
     }
     Ok(files)
 }
@@ -241,7 +319,7 @@ fn finish(header: &str, tokens: proc_macro2::TokenStream, what: &str) -> Result<
     Ok(format!("{header}\n{}", rust::format_file(tokens, what)?))
 }
 
-fn version_files(files: &mut BTreeMap<PathBuf, String>, v: &VersionOutput<'_>) -> Result<()> {
+fn version_files(files: &mut BTreeMap<PathBuf, String>, v: &VersionOutput<'_>, hub: Option<&str>) -> Result<()> {
     let ir = v.ir;
     let head = header("//", &ir.spec_files, Some((&ir.api_version, v.kube_version)));
     let base = format!("src/{}/{}", v.group, v.kube_version);
@@ -250,12 +328,21 @@ fn version_files(files: &mut BTreeMap<PathBuf, String>, v: &VersionOutput<'_>) -
         Some(kube) => kube::version_files(files, v, kube, &head, &base)?,
         None => quote!(),
     };
+    let convert_mod = match hub {
+        Some(hub) if v.kube.is_some() && hub != v.kube_version => quote! {
+            /// Conversions to and from the hub (storage) version.
+            #[cfg(feature = #hub)]
+            pub mod convert;
+        },
+        _ => quote!(),
+    };
     let version_mod = quote! {
         #![doc = " Types for this Kubernetes version: the custom resources, and the ARM payload types in `arm`."]
         /// The ARM API version these types speak.
         pub const API_VERSION: &str = #api_version;
         pub mod arm;
         #kube_items
+        #convert_mod
     };
     let path = format!("{base}/mod.rs");
     files.insert(PathBuf::from(&path), finish(&head, version_mod, &path)?);

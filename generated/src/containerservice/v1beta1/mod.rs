@@ -184,3 +184,7 @@ pub fn export(
     }
     Some(run())
 }
+
+/// Conversions to and from the hub (storage) version.
+#[cfg(feature = "v2alpha1")]
+pub mod convert;

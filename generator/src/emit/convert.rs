@@ -1,0 +1,835 @@
+//! Emits the conversions between a Kubernetes version (a **spoke**) and its group's **hub** (the storage
+//! version): for every kind present in both, `ConvertObject` both ways, and for every pair of matching spec
+//! and status types, `Convert` both ways (`armgen_runtime::hub`).
+//!
+//! Matching: the root spec and status of a kind pair up; below them, a field of one version pairs with the
+//! field of the other version with the same JSON name (or the name `versions.<spoke>.renames` maps it to), and
+//! two object-typed fields pair their types — so a type renamed between the versions still matches, by
+//! where it sits. Each pair of values converts as follows:
+//!
+//! | source → target | conversion |
+//! | --- | --- |
+//! | same primitive, secret, resource reference, free-form JSON | copied |
+//! | `int32` → `int64`, `float` → `double`, `int32` → `double` | widened |
+//! | `int64` → `int32`, `double` → `float` | when the value fits, else bagged |
+//! | enum → enum, string ↔ enum | by wire value (open target: always; closed target: when it has the value, else bagged); a string that only matches an enum value case-insensitively stays exactly as written (`Other`) or is bagged |
+//! | object → object | the pair's own conversion |
+//! | array, map | item by item (a value that does not fit bags the whole collection) |
+//! | discriminated union, JSON ↔ typed | through JSON when it fits, else bagged |
+//! | anything else (a shape change) | bagged |
+//!
+//! "Bagged" means kept in the property bag (the `armgen.azure.com/property-bag` annotation; see
+//! `armgen_runtime::hub` for where and why) and restored when the object comes back; a property only one
+//! version has is bagged the same way. Nothing is dropped, so `spoke → hub → spoke` and `hub → spoke → hub`
+//! are identities.
+//!
+//! Layout: `src/<group>/<spoke>/convert/<module>.rs` (the spoke type's module; kinds in their resource's
+//! module), behind the hub's cargo feature; the group module gets `convert`, which dispatches a JSON custom
+//! resource of any served version to any other through the hub. `CONVERSIONS.md` lists, per pair of types,
+//! what is bagged, renamed or converted with a type change, for reviewers.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::rust::{ident, primitive};
+use super::{VersionOutput, finish};
+use crate::error::{Error, Result};
+use crate::ir::{Ir, Primitive, TypeId, TypeKind, TypeRef};
+use crate::kube::{Family, KubeField, KubeIr, KubeRef, KubeResource, Owner, Special};
+
+/// One side of a conversion.
+#[derive(Clone, Copy)]
+struct Side<'a> {
+    /// `spoke` or `hub`: the alias the generated file imports the version module as.
+    alias: &'a str,
+    ir: &'a Ir,
+    kube: &'a KubeIr,
+}
+
+impl Side<'_> {
+    fn module(&self) -> proc_macro2::Ident {
+        format_ident!("{}", self.alias)
+    }
+
+    fn ty(&self, k: &KubeRef) -> Result<TokenStream> {
+        let m = self.module();
+        Ok(match k {
+            KubeRef::Kube(id) => {
+                let t = self.kube.types.get(id).ok_or_else(|| missing(id))?;
+                let fam = format_ident!("{}", t.family.module());
+                let name = format_ident!("{}", t.rust_name);
+                quote!(#m::#fam::#name)
+            }
+            KubeRef::ArmEnum(id) | KubeRef::ArmUnion(id) => {
+                let name = format_ident!("{}", self.ir.types.get(id).ok_or_else(|| missing(id))?.rust_name);
+                quote!(#m::arm::#name)
+            }
+            KubeRef::Primitive(p) => primitive(*p),
+            KubeRef::Array(inner) => {
+                let inner = self.ty(inner)?;
+                quote!(Vec<#inner>)
+            }
+            KubeRef::Map(inner) => {
+                let inner = self.ty(inner)?;
+                quote!(std::collections::BTreeMap<String, #inner>)
+            }
+            KubeRef::Json => quote!(serde_json::Value),
+            KubeRef::Secret => quote!(armgen_runtime::kube::SecretReference),
+            KubeRef::ResourceRef => quote!(armgen_runtime::kube::ResourceReference),
+        })
+    }
+
+    /// Whether an ARM enum is open (`modelAsString`).
+    fn open_enum(&self, id: &TypeId) -> bool {
+        matches!(self.ir.types.get(id).map(|t| &t.kind), Some(TypeKind::Enum(e)) if e.open)
+    }
+
+    /// The schema (in this version's spec) that declares field `f` of an object mirroring ARM type `base`.
+    fn schema_of(&self, base: &TypeId, f: &KubeField) -> Option<String> {
+        let mut current = base.clone();
+        for p in f.arm_props.iter().take(f.arm_props.len().saturating_sub(1)) {
+            match &p.ty {
+                TypeRef::Named(id) => current = id.clone(),
+                _ => return None,
+            }
+        }
+        self.ir.types.get(&current).map(|t| t.name.clone())
+    }
+}
+
+fn missing(id: &str) -> Error {
+    Error::Emit {
+        what: id.to_string(),
+        message: "conversion refers to a type that is not generated".into(),
+    }
+}
+
+/// How a source value becomes a target value.
+enum Conv {
+    /// Always: the expression has the target type.
+    Total(TokenStream),
+    /// When it fits: the expression is an `Option` of the target type.
+    Partial(TokenStream),
+}
+
+/// What a pair of matched fields does, for `CONVERSIONS.md`.
+#[derive(Default)]
+struct PairNotes {
+    only_source: Vec<String>,
+    only_target: Vec<String>,
+    renamed: Vec<String>,
+    changed: Vec<String>,
+    bagged: Vec<String>,
+}
+
+struct Emitter<'a> {
+    spoke: Side<'a>,
+    hub: Side<'a>,
+    /// (spoke schema, JSON name) → hub JSON name.
+    renames: &'a BTreeMap<String, String>,
+    /// Renames that matched a field.
+    used_renames: BTreeSet<String>,
+    /// Type pairs (spoke id, hub id) still to emit, and those done.
+    queue: Vec<(String, String)>,
+    seen: BTreeSet<(String, String)>,
+    /// Emitted items per spoke module.
+    items: BTreeMap<String, Vec<TokenStream>>,
+    /// Notes per pair title.
+    notes: BTreeMap<String, PairNotes>,
+}
+
+/// A field list with the ARM type it mirrors (for schema names in renames).
+struct Fields<'a> {
+    fields: &'a [KubeField],
+    base: &'a TypeId,
+}
+
+impl<'a> Emitter<'a> {
+    /// Pairs the fields of a spoke object and a hub object: (spoke field, hub field), either side missing.
+    fn match_fields<'f>(
+        &mut self,
+        spoke: &Fields<'f>,
+        hub: &Fields<'f>,
+    ) -> Vec<(Option<&'f KubeField>, Option<&'f KubeField>)> {
+        let mut out = Vec::new();
+        let mut taken = BTreeSet::new();
+        for f in spoke.fields {
+            let mut name = f.json_name.clone();
+            if f.special == Special::None
+                && let Some(schema) = self.spoke.schema_of(spoke.base, f)
+            {
+                let key = format!("{schema}.{}", f.json_name);
+                if let Some(to) = self.renames.get(&key) {
+                    self.used_renames.insert(key);
+                    name = to.clone();
+                }
+            }
+            let g = hub
+                .fields
+                .iter()
+                .find(|g| g.json_name == name && !taken.contains(&g.json_name));
+            if let Some(g) = g {
+                taken.insert(g.json_name.clone());
+            }
+            out.push((Some(f), g));
+        }
+        for g in hub.fields {
+            if !taken.contains(&g.json_name) {
+                out.push((None, Some(g)));
+            }
+        }
+        out
+    }
+
+    /// The conversion of a value `v` (a reference to the source type) from `a` to `b`; `path` is an
+    /// expression of type `&Path`. `None` when the shapes are incompatible.
+    fn value(
+        &mut self,
+        from: Side<'_>,
+        to: Side<'_>,
+        a: &KubeRef,
+        b: &KubeRef,
+        v: TokenStream,
+        path: TokenStream,
+    ) -> Result<Option<Conv>> {
+        use KubeRef as K;
+        use Primitive as P;
+        let spoke_to_hub = from.alias == "spoke";
+        if identical(a, b) {
+            return Ok(Some(Conv::Total(match a {
+                K::Primitive(p) if *p != P::String => quote!(*#v),
+                _ => quote!(#v.clone()),
+            })));
+        }
+        Ok(Some(match (a, b) {
+            (K::Primitive(p), K::Primitive(q)) => match (p, q) {
+                (P::String, P::String) => Conv::Total(quote!(#v.clone())),
+                (x, y) if x == y => Conv::Total(quote!(*#v)),
+                (P::Int32, P::Int64) => Conv::Total(quote!(i64::from(*#v))),
+                (P::Float, P::Double) | (P::Int32, P::Double) => Conv::Total(quote!(f64::from(*#v))),
+                (P::Int64, P::Int32) => Conv::Partial(quote!(i32::try_from(*#v).ok())),
+                (P::Double, P::Float) => Conv::Partial(quote!({
+                    let narrowed = *#v as f32;
+                    (f64::from(narrowed) == *#v).then_some(narrowed)
+                })),
+                _ => return Ok(None),
+            },
+            (K::Json, K::Json) | (K::Secret, K::Secret) | (K::ResourceRef, K::ResourceRef) => {
+                Conv::Total(quote!(#v.clone()))
+            }
+            (K::ArmEnum(_), K::ArmEnum(y)) => {
+                let t = to.ty(b)?;
+                if to.open_enum(y) {
+                    Conv::Total(quote!(#t::from(#v.as_str().to_string())))
+                } else {
+                    Conv::Partial(quote!(#t::try_from(#v.as_str().to_string()).ok()))
+                }
+            }
+            (K::ArmEnum(_), K::Primitive(P::String)) => Conv::Total(quote!(#v.as_str().to_string())),
+            (K::Primitive(P::String), K::ArmEnum(y)) => {
+                let t = to.ty(b)?;
+                if to.open_enum(y) {
+                    Conv::Total(quote!({
+                        let value = #t::from(#v.clone());
+                        if value.as_str() == #v.as_str() { value } else { #t::Other(#v.clone()) }
+                    }))
+                } else {
+                    Conv::Partial(quote!(#t::try_from(#v.clone()).ok().filter(|value| value.as_str() == #v.as_str())))
+                }
+            }
+            (K::ArmUnion(_), K::ArmUnion(_)) | (K::Json, _) | (_, K::Json) => {
+                Conv::Partial(quote!(armgen_runtime::hub::via_json(#v)))
+            }
+            (K::Kube(x), K::Kube(y)) => {
+                let t = to.ty(b)?;
+                let pair = if spoke_to_hub {
+                    (x.clone(), y.clone())
+                } else {
+                    (y.clone(), x.clone())
+                };
+                if self.seen.insert(pair.clone()) {
+                    self.queue.push(pair);
+                }
+                Conv::Total(quote!(armgen_runtime::hub::Convert::<#t>::convert(#v, cx, #path)))
+            }
+            (K::Array(x), K::Array(y)) => match self.value(from, to, x, y, quote!(item), quote!(&path))? {
+                Some(Conv::Total(e)) if has_object(x) => Conv::Total(quote!({
+                    let parent = #path;
+                    #v.iter().enumerate().map(|(i, item)| { let path = parent.index(i); #e }).collect::<Vec<_>>()
+                })),
+                Some(Conv::Total(e)) => Conv::Total(quote!(#v.iter().map(|item| #e).collect::<Vec<_>>())),
+                Some(Conv::Partial(e)) => Conv::Partial(quote!(#v.iter().map(|item| #e).collect::<Option<Vec<_>>>())),
+                None => return Ok(None),
+            },
+            (K::Map(x), K::Map(y)) => match self.value(from, to, x, y, quote!(item), quote!(&path))? {
+                Some(Conv::Total(e)) if has_object(x) => Conv::Total(quote!({
+                    let parent = #path;
+                    #v.iter().map(|(key, item)| { let path = parent.key(key); (key.clone(), #e) }).collect::<std::collections::BTreeMap<_, _>>()
+                })),
+                Some(Conv::Total(e)) => Conv::Total(quote!(
+                    #v.iter().map(|(key, item)| (key.clone(), #e)).collect::<std::collections::BTreeMap<_, _>>()
+                )),
+                Some(Conv::Partial(e)) => Conv::Partial(quote!(
+                    #v.iter().map(|(key, item)| (#e).map(|value| (key.clone(), value))).collect::<Option<std::collections::BTreeMap<_, _>>>()
+                )),
+                None => return Ok(None),
+            },
+            _ => return Ok(None),
+        }))
+    }
+
+    /// The struct-literal field initializers (and the statements stashing source-only fields) converting
+    /// `self` (the `from` object) into the `to` object.
+    fn body(
+        &mut self,
+        from: Side<'_>,
+        to: Side<'_>,
+        pairs: &[(Option<&KubeField>, Option<&KubeField>)],
+        owner_from: &Owner,
+        owner_to: &Owner,
+        notes_title: &str,
+    ) -> Result<(Vec<TokenStream>, Vec<TokenStream>)> {
+        let mut stashes = Vec::new();
+        let mut inits = Vec::new();
+        let spoke_to_hub = from.alias == "spoke";
+        let mut notes = PairNotes::default();
+        for (s, h) in pairs {
+            // In this direction: source field, target field.
+            let (src, dst) = if spoke_to_hub { (*s, *h) } else { (*h, *s) };
+            match (src, dst) {
+                (Some(f), None) => {
+                    let name = ident(&f.rust_name);
+                    let json = &f.json_name;
+                    let value = if f.boxed {
+                        quote!(self.#name.as_deref())
+                    } else {
+                        quote!(self.#name.as_ref())
+                    };
+                    stashes.push(quote!(cx.keep(#value, &path.field(#json));));
+                    if spoke_to_hub {
+                        notes.only_source.push(json.clone());
+                    }
+                }
+                (None, Some(g)) => {
+                    let name = ident(&g.rust_name);
+                    let json = &g.json_name;
+                    inits.push(quote!(#name: cx.restore(&path.field(#json)),));
+                    if spoke_to_hub {
+                        notes.only_target.push(json.clone());
+                    }
+                }
+                (Some(f), Some(g)) => {
+                    let fname = ident(&f.rust_name);
+                    let gname = ident(&g.rust_name);
+                    let (fj, gj) = (f.json_name.as_str(), g.json_name.as_str());
+                    let field_path = if fj == gj {
+                        quote!(path.field(#fj))
+                    } else {
+                        if spoke_to_hub {
+                            notes.renamed.push(format!("{fj} → {gj}"));
+                        }
+                        quote!(path.renamed(#fj, #gj))
+                    };
+                    let value = if f.boxed {
+                        quote!(self.#fname.as_deref())
+                    } else {
+                        quote!(self.#fname.as_ref())
+                    };
+                    let boxed = if g.boxed { quote!(.map(Box::new)) } else { quote!() };
+                    let (conv, objects) = match (f.special, g.special) {
+                        (Special::None, Special::None) => {
+                            if identical(&f.ty, &g.ty) {
+                                inits.push(quote!(#gname: cx.copy(#value, &#field_path),));
+                                continue;
+                            }
+                            let c = self.value(from, to, &f.ty, &g.ty, quote!(value), quote!(path))?;
+                            if spoke_to_hub {
+                                let (a, b) = (describe(from, &f.ty), describe(to, &g.ty));
+                                if a != b {
+                                    let what = format!("{fj}: {a} → {b}");
+                                    if c.is_some() {
+                                        notes.changed.push(what);
+                                    } else {
+                                        notes.bagged.push(what);
+                                    }
+                                }
+                            }
+                            (c, has_object(&f.ty))
+                        }
+                        (Special::Owner, Special::Owner)
+                            if (*owner_from == Owner::ResourceGroup) != (*owner_to == Owner::ResourceGroup) =>
+                        {
+                            (Some(Conv::Partial(quote!(armgen_runtime::hub::via_json(value)))), false)
+                        }
+                        (Special::OperatorSpec, Special::OperatorSpec) => {
+                            (Some(Conv::Partial(quote!(armgen_runtime::hub::via_json(value)))), false)
+                        }
+                        (a, b) if a == b => {
+                            inits.push(quote!(#gname: cx.copy(#value, &#field_path),));
+                            continue;
+                        }
+                        _ => (None, false),
+                    };
+                    inits.push(match conv {
+                        Some(Conv::Total(_)) if matches!((&f.ty, &g.ty), (KubeRef::Kube(_), KubeRef::Kube(_))) => {
+                            let t = to.ty(&g.ty)?;
+                            quote!(#gname: cx.convert(#value, &#field_path, armgen_runtime::hub::Convert::<#t>::convert)#boxed,)
+                        }
+                        Some(Conv::Total(e)) if objects => {
+                            quote!(#gname: cx.convert(#value, &#field_path, |value, cx, path| #e)#boxed,)
+                        }
+                        Some(Conv::Total(e)) => {
+                            quote!(#gname: cx.convert(#value, &#field_path, |value, _, _| #e)#boxed,)
+                        }
+                        Some(Conv::Partial(e)) => {
+                            let via_json = quote!(armgen_runtime::hub::via_json(value));
+                            let f = if e.to_string() == via_json.to_string() {
+                                quote!(armgen_runtime::hub::via_json)
+                            } else {
+                                quote!(|value| #e)
+                            };
+                            quote!(#gname: cx.try_convert(#value, &#field_path, #f)#boxed,)
+                        }
+                        None => {
+                            stashes.push(quote!(cx.keep(#value, &#field_path);));
+                            quote!(#gname: cx.restore(&#field_path),)
+                        }
+                    });
+                }
+                (None, None) => {}
+            }
+        }
+        if spoke_to_hub {
+            let entry = self.notes.entry(notes_title.to_string()).or_default();
+            entry.only_source.extend(notes.only_source);
+            entry.only_target.extend(notes.only_target);
+            entry.renamed.extend(notes.renamed);
+            entry.changed.extend(notes.changed);
+            entry.bagged.extend(notes.bagged);
+        }
+        Ok((stashes, inits))
+    }
+
+    /// `impl Convert<to> for from` for a pair of objects.
+    fn object_impl(
+        &mut self,
+        from: Side<'_>,
+        to: Side<'_>,
+        (from_ty, to_ty): (TokenStream, TokenStream),
+        pairs: &[(Option<&KubeField>, Option<&KubeField>)],
+        owners: (&Owner, &Owner),
+        title: &str,
+    ) -> Result<TokenStream> {
+        let (stashes, inits) = self.body(from, to, pairs, owners.0, owners.1, title)?;
+        let uses = if stashes.is_empty() && inits.is_empty() {
+            quote!(let _ = (cx, path);)
+        } else {
+            quote!()
+        };
+        Ok(quote! {
+            impl armgen_runtime::hub::Convert<#to_ty> for #from_ty {
+                fn convert(&self, cx: &mut armgen_runtime::hub::Conversion, path: &armgen_runtime::hub::Path<'_>) -> #to_ty {
+                    #uses
+                    #(#stashes)*
+                    #to_ty {
+                        #(#inits)*
+                    }
+                }
+            }
+        })
+    }
+
+    /// Both impls for a nested type pair.
+    fn pair(&mut self, spoke_id: &str, hub_id: &str) -> Result<()> {
+        let (spoke, hub) = (self.spoke, self.hub);
+        let st = spoke.kube.types.get(spoke_id).ok_or_else(|| missing(spoke_id))?;
+        let ht = hub.kube.types.get(hub_id).ok_or_else(|| missing(hub_id))?;
+        let pairs = self.match_fields(
+            &Fields {
+                fields: &st.fields,
+                base: &st.source,
+            },
+            &Fields {
+                fields: &ht.fields,
+                base: &ht.source,
+            },
+        );
+        let sty = spoke.ty(&KubeRef::Kube(spoke_id.to_string()))?;
+        let hty = hub.ty(&KubeRef::Kube(hub_id.to_string()))?;
+        let title = if st.rust_name == ht.rust_name {
+            format!("{}::{}", st.family.module(), st.rust_name)
+        } else {
+            format!("{}::{} ⇄ {}", st.family.module(), st.rust_name, ht.rust_name)
+        };
+        let up = self.object_impl(
+            spoke,
+            hub,
+            (sty.clone(), hty.clone()),
+            &pairs,
+            (&Owner::Unsupported, &Owner::Unsupported),
+            &title,
+        )?;
+        let down = self.object_impl(
+            hub,
+            spoke,
+            (hty, sty),
+            &pairs,
+            (&Owner::Unsupported, &Owner::Unsupported),
+            &title,
+        )?;
+        let items = self.items.entry(st.module.clone()).or_default();
+        items.push(up);
+        items.push(down);
+        Ok(())
+    }
+
+    /// The impls of one kind present in both versions: root spec and status pairs, `ConvertObject` both ways
+    /// (and the same for its template kind).
+    fn kind(&mut self, s: &KubeResource, h: &KubeResource) -> Result<()> {
+        let (spoke, hub) = (self.spoke, self.hub);
+        let mut items = Vec::new();
+        for (family, sf, hf) in [
+            (Family::Spec, &s.spec_fields, &h.spec_fields),
+            (Family::Status, &s.status_fields, &h.status_fields),
+        ] {
+            let pairs = self.match_fields(
+                &Fields {
+                    fields: sf,
+                    base: &s.arm_body,
+                },
+                &Fields {
+                    fields: hf,
+                    base: &h.arm_body,
+                },
+            );
+            let suffix = if family == Family::Spec { "Spec" } else { "Status" };
+            let sname = format_ident!("{}{}", s.kind, suffix);
+            let hname = format_ident!("{}{}", h.kind, suffix);
+            let title = format!("{}{suffix}", s.kind);
+            items.push(self.object_impl(
+                spoke,
+                hub,
+                (quote!(spoke::#sname), quote!(hub::#hname)),
+                &pairs,
+                (&s.owner, &h.owner),
+                &title,
+            )?);
+            items.push(self.object_impl(
+                hub,
+                spoke,
+                (quote!(hub::#hname), quote!(spoke::#sname)),
+                &pairs,
+                (&h.owner, &s.owner),
+                &title,
+            )?);
+        }
+        let kind = format_ident!("{}", s.kind);
+        let spec = format_ident!("{}Spec", s.kind);
+        let status = format_ident!("{}Status", s.kind);
+        for (from, to) in [(quote!(spoke), quote!(hub)), (quote!(hub), quote!(spoke))] {
+            items.push(quote! {
+                impl armgen_runtime::hub::ConvertObject<#to::#kind> for #from::#kind {
+                    fn convert_object(&self) -> Result<#to::#kind, armgen_runtime::kube::ConversionError> {
+                        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+                        let spec = armgen_runtime::hub::Convert::<#to::#spec>::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
+                        let status = self.status.as_ref().map(|status| {
+                            armgen_runtime::hub::Convert::<#to::#status>::convert(status, &mut cx, &armgen_runtime::hub::Path::Root("status"))
+                        });
+                        Ok(#to::#kind { metadata: cx.finish(metadata)?, spec, status })
+                    }
+                }
+            });
+        }
+        if s.template && h.template {
+            let t = format_ident!("{}Template", s.kind);
+            let tspec = format_ident!("{}TemplateSpec", s.kind);
+            let tres = format_ident!("{}TemplateResource", s.kind);
+            for (from, to) in [(quote!(spoke), quote!(hub)), (quote!(hub), quote!(spoke))] {
+                items.push(quote! {
+                    impl armgen_runtime::hub::ConvertObject<#to::#t> for #from::#t {
+                        fn convert_object(&self) -> Result<#to::#t, armgen_runtime::kube::ConversionError> {
+                            let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+                            let spec = armgen_runtime::hub::Convert::<#to::#spec>::convert(
+                                &self.spec.template.spec,
+                                &mut cx,
+                                &armgen_runtime::hub::Path::Root("spec/template/spec"),
+                            );
+                            Ok(#to::#t { metadata: cx.finish(metadata)?, spec: #to::#tspec { template: #to::#tres { spec } } })
+                        }
+                    }
+                });
+            }
+        }
+        self.items.entry(s.module.clone()).or_default().extend(items);
+        Ok(())
+    }
+
+    fn drain(&mut self) -> Result<()> {
+        while let Some((s, h)) = self.queue.pop() {
+            self.pair(&s, &h)?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether values of `a` and `b` have the same Rust type in both versions (no enum, union or object, which
+/// are types of their version).
+fn identical(a: &KubeRef, b: &KubeRef) -> bool {
+    match (a, b) {
+        (KubeRef::Primitive(p), KubeRef::Primitive(q)) => p == q,
+        (KubeRef::Json, KubeRef::Json)
+        | (KubeRef::Secret, KubeRef::Secret)
+        | (KubeRef::ResourceRef, KubeRef::ResourceRef) => true,
+        (KubeRef::Array(x), KubeRef::Array(y)) | (KubeRef::Map(x), KubeRef::Map(y)) => identical(x, y),
+        _ => false,
+    }
+}
+
+/// Whether converting a value of `k` converts objects (whose conversions take a path).
+fn has_object(k: &KubeRef) -> bool {
+    match k {
+        KubeRef::Kube(_) => true,
+        KubeRef::Array(inner) | KubeRef::Map(inner) => has_object(inner),
+        _ => false,
+    }
+}
+
+fn describe(side: Side<'_>, k: &KubeRef) -> String {
+    match k {
+        KubeRef::Kube(_) => "object".into(),
+        KubeRef::ArmEnum(id) => {
+            let open = side.open_enum(id);
+            format!("{} enum", if open { "open" } else { "closed" })
+        }
+        KubeRef::ArmUnion(_) => "union".into(),
+        KubeRef::Primitive(p) => format!("{p:?}").to_lowercase(),
+        KubeRef::Array(inner) => format!("array of {}", describe(side, inner)),
+        KubeRef::Map(inner) => format!("map of {}", describe(side, inner)),
+        KubeRef::Json => "JSON".into(),
+        KubeRef::Secret => "secret reference".into(),
+        KubeRef::ResourceRef => "resource reference".into(),
+    }
+}
+
+/// What [`spoke_files`] produced besides files.
+pub struct SpokeConversions {
+    /// The kinds converted (present in both versions), in the spoke.
+    pub kinds: Vec<String>,
+    /// The `CONVERSIONS.md` section of this spoke.
+    pub report: String,
+}
+
+/// The spoke's `convert/` files. `renames` is the spoke's `versions.<spoke>.renames`; a rename that matches no
+/// field is an error naming the config key.
+pub fn spoke_files(
+    files: &mut BTreeMap<PathBuf, String>,
+    spoke_v: &VersionOutput<'_>,
+    hub_v: &VersionOutput<'_>,
+    head: &str,
+    base: &str,
+) -> Result<SpokeConversions> {
+    let (Some(spoke_kube), Some(hub_kube)) = (spoke_v.kube, hub_v.kube) else {
+        return Ok(SpokeConversions {
+            kinds: Vec::new(),
+            report: String::new(),
+        });
+    };
+    let mut e = Emitter {
+        spoke: Side {
+            alias: "spoke",
+            ir: spoke_v.ir,
+            kube: spoke_kube,
+        },
+        hub: Side {
+            alias: "hub",
+            ir: hub_v.ir,
+            kube: hub_kube,
+        },
+        renames: spoke_v.renames,
+        used_renames: BTreeSet::new(),
+        queue: Vec::new(),
+        seen: BTreeSet::new(),
+        items: BTreeMap::new(),
+        notes: BTreeMap::new(),
+    };
+    let mut kinds = Vec::new();
+    for s in &spoke_kube.resources {
+        if let Some(h) = hub_kube.resources.iter().find(|h| h.kind == s.kind) {
+            e.kind(s, h)?;
+            kinds.push(s.kind.clone());
+        }
+    }
+    e.drain()?;
+    if let Some(unused) = spoke_v.renames.keys().find(|k| !e.used_renames.contains(*k)) {
+        return Err(Error::Invalid {
+            what: format!("versions.{}.renames.{unused}", spoke_v.kube_version),
+            message: "matches no property of this version that the hub could take; remove or fix it".into(),
+        });
+    }
+    let spoke_mod = format_ident!("{}", spoke_v.kube_version);
+    let hub_mod = format_ident!("{}", hub_v.kube_version);
+    let group = format_ident!("{}", spoke_v.group);
+    let mods: Vec<proc_macro2::Ident> = e.items.keys().map(|m| format_ident!("{}", m)).collect();
+    for (module, items) in &e.items {
+        let doc = format!(
+            " Conversions between `{}` and the hub `{}` for the types of `{module}`.",
+            spoke_v.kube_version, hub_v.kube_version
+        );
+        let tokens = quote! {
+            #![doc = #doc]
+            #[allow(unused_imports)]
+            use crate::#group::#spoke_mod as spoke;
+            #[allow(unused_imports)]
+            use crate::#group::#hub_mod as hub;
+            #(#items)*
+        };
+        let path = format!("{base}/convert/{module}.rs");
+        files.insert(PathBuf::from(&path), finish(head, tokens, &path)?);
+    }
+    let doc = format!(
+        " Conversions between `{}` and the hub (storage) version `{}`: `armgen_runtime::hub::Convert` for every pair \
+         of matching spec and status types, `armgen_runtime::hub::ConvertObject` for every kind both versions have. \
+         What one side cannot hold travels in the property bag (`armgen_runtime::hub`).",
+        spoke_v.kube_version, hub_v.kube_version
+    );
+    let tokens = quote! {
+        #![doc = #doc]
+        #(mod #mods;)*
+    };
+    let path = format!("{base}/convert/mod.rs");
+    files.insert(PathBuf::from(&path), finish(head, tokens, &path)?);
+
+    let mut report = format!(
+        "## {} {} ⇄ hub {}\n\nKinds converted: {}.\n\n",
+        spoke_v.group,
+        spoke_v.kube_version,
+        hub_v.kube_version,
+        kinds.join(", ")
+    );
+    let mut totals = [0usize; 5];
+    for n in e.notes.values() {
+        for (i, l) in [&n.only_source, &n.only_target, &n.renamed, &n.changed, &n.bagged]
+            .iter()
+            .enumerate()
+        {
+            totals[i] += l.len();
+        }
+    }
+    report.push_str(&format!(
+        "Per pair of types: {} properties only in {} and {} only in {} (kept in the property bag), {} renamed, {} converted with a type change, {} bagged for a shape change.\n\n",
+        totals[0], spoke_v.kube_version, totals[1], hub_v.kube_version, totals[2], totals[3], totals[4]
+    ));
+    report.push_str(&format!(
+        "| type | only in {} | only in {} | renamed | type changed | bagged (shape changed) |\n| --- | --- | --- | --- | --- | --- |\n",
+        spoke_v.kube_version, hub_v.kube_version
+    ));
+    for (title, n) in &e.notes {
+        if n.only_source.is_empty()
+            && n.only_target.is_empty()
+            && n.renamed.is_empty()
+            && n.changed.is_empty()
+            && n.bagged.is_empty()
+        {
+            continue;
+        }
+        let cell = |l: &[String]| l.iter().map(|x| format!("`{x}`")).collect::<Vec<_>>().join(", ");
+        report.push_str(&format!(
+            "| `{title}` | {} | {} | {} | {} | {} |\n",
+            cell(&n.only_source),
+            cell(&n.only_target),
+            cell(&n.renamed),
+            cell(&n.changed),
+            cell(&n.bagged)
+        ));
+    }
+    report.push('\n');
+    Ok(SpokeConversions { kinds, report })
+}
+
+/// The group module's `convert` function: a JSON custom resource of any served version to any other, through
+/// the hub. `spokes` are the versions with conversions and their kinds.
+pub fn group_convert(hub: &VersionOutput<'_>, spokes: &[(&VersionOutput<'_>, Vec<String>)]) -> TokenStream {
+    let Some(hub_kube) = hub.kube else { return quote!() };
+    let hub_version = hub.kube_version;
+    let hub_mod = format_ident!("{}", hub_version);
+    let group = hub_kube.group.as_str();
+    let mut arms = Vec::new();
+    let mut template_kinds = Vec::new();
+    for r in &hub_kube.resources {
+        template_kinds.push((r.kind.clone(), false));
+        if r.template {
+            template_kinds.push((format!("{}Template", r.kind), true));
+        }
+    }
+    for (kind, template) in &template_kinds {
+        let k = format_ident!("{}", kind);
+        let base_kind = kind.strip_suffix("Template").filter(|_| *template).unwrap_or(kind);
+        let with: Vec<&&VersionOutput<'_>> = spokes
+            .iter()
+            .filter(|(v, kinds)| {
+                kinds.iter().any(|x| x == base_kind)
+                    && (!*template
+                        || v.kube
+                            .is_some_and(|kube| kube.resources.iter().any(|r| r.kind == base_kind && r.template)))
+            })
+            .map(|(v, _)| v)
+            .collect();
+        let ups = with.iter().map(|v| {
+            let m = format_ident!("{}", v.kube_version);
+            let f = v.kube_version;
+            quote! {
+                #[cfg(feature = #f)]
+                #f => armgen_runtime::hub::ConvertObject::<#hub_mod::#k>::convert_object(&armgen_runtime::hub::decode::<#m::#k>(object)?)?,
+            }
+        });
+        let downs = with.iter().map(|v| {
+            let m = format_ident!("{}", v.kube_version);
+            let f = v.kube_version;
+            quote! {
+                #[cfg(feature = #f)]
+                #f => armgen_runtime::hub::encode(&armgen_runtime::hub::ConvertObject::<#m::#k>::convert_object(&hub)?),
+            }
+        });
+        arms.push(quote! {
+            #kind => {
+                let hub: #hub_mod::#k = match from {
+                    #hub_version => armgen_runtime::hub::decode(object)?,
+                    #(#ups)*
+                    _ => return Err(armgen_runtime::hub::not_served(#kind, from)),
+                };
+                match to {
+                    #hub_version => armgen_runtime::hub::encode(&hub),
+                    #(#downs)*
+                    _ => Err(armgen_runtime::hub::not_served(#kind, to)),
+                }
+            }
+        });
+    }
+    let doc = format!(
+        " Converts a custom resource of `{group}` (JSON, any served version) to `desired_api_version`, through \
+         the hub `{hub_version}`, as the conversion webhook does. An object already at that version comes back \
+         unchanged."
+    );
+    quote! {
+        #[doc = #doc]
+        #[cfg(feature = #hub_version)]
+        pub fn convert(object: serde_json::Value, desired_api_version: &str) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
+            let target = armgen_runtime::hub::TypeMeta::of_api_version(desired_api_version, #group)?;
+            let source = armgen_runtime::hub::TypeMeta::of(&object, #group)?;
+            if source.version == target.version {
+                return Ok(object);
+            }
+            let (from, to) = (source.version.as_str(), target.version.as_str());
+            match source.kind.as_str() {
+                #(#arms)*
+                kind => Err(armgen_runtime::kube::ConversionError {
+                    path: "kind".into(),
+                    message: format!("{kind} is not a kind of {}", #group),
+                }),
+            }
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! Version conversions through the hub, on every example payload, as the conversion webhook runs them
+//! (`aks_api::convert_custom_resource`, JSON in and out):
+//!
+//! - every example imported as a `v1beta1` custom resource: `v1beta1 → v2alpha1 (hub) → v1beta1` gives the
+//!   object back exactly;
+//! - every example imported as a `v2alpha1` custom resource: `v2alpha1 → v1beta1 → v2alpha1` gives it back
+//!   exactly — the ~150 properties `v1beta1` lacks travel in the property bag;
+//! - every intermediate object is valid against its version's CRD schema (what the API server stores or
+//!   serves), and carries the bag only when something did not fit.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use armgen_runtime::hub::PROPERTY_BAG_ANNOTATION;
+use common::examples::{all_payloads, first_difference};
+use serde_json::{Value, json};
+
+const GROUP: &str = "containerservice.azure.com";
+
+/// `kind` → version → `openAPIV3Schema`, from the committed CRDs.
+fn crd_schemas() -> BTreeMap<String, BTreeMap<String, Value>> {
+    let dir = common::workspace().join("generated/crds");
+    let mut out: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
+    for entry in std::fs::read_dir(&dir).expect("crds folder") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("read crd");
+        let crd: Value = serde_yaml_ng::from_str(&text).expect("crd yaml");
+        let kind = crd["spec"]["names"]["kind"].as_str().expect("kind").to_string();
+        for v in crd["spec"]["versions"].as_array().expect("versions") {
+            let name = v["name"].as_str().expect("name").to_string();
+            out.entry(kind.clone())
+                .or_default()
+                .insert(name, v["schema"]["openAPIV3Schema"].clone());
+        }
+    }
+    out
+}
+
+fn convert(object: &Value, version: &str) -> Result<Value, String> {
+    aks_api::convert_custom_resource(object.clone(), &format!("{GROUP}/{version}")).map_err(|e| e.to_string())
+}
+
+fn bag(object: &Value) -> Option<Value> {
+    object["metadata"]["annotations"][PROPERTY_BAG_ANNOTATION]
+        .as_str()
+        .map(|text| serde_json::from_str(text).expect("the bag is JSON"))
+}
+
+#[test]
+fn every_example_round_trips_between_the_versions() {
+    let Some(root) = common::spec_root() else { return };
+    let schemas = crd_schemas();
+    let mut failures = Vec::new();
+    let mut counted: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut bagged = 0;
+    let payloads = all_payloads(&root);
+    for p in &payloads {
+        let other = if p.version == "v1beta1" { "v2alpha1" } else { "v1beta1" };
+        if !schemas.get(&p.kind).is_some_and(|s| s.contains_key(other)) {
+            continue; // a kind only one version has (ManagedNamespace) has nothing to convert to
+        }
+        let text = serde_json::to_string(&p.json).expect("serialize");
+        let cr = match aks_api::import_custom_resource(
+            "containerservice",
+            &p.version,
+            &p.kind,
+            &text,
+            "example",
+            Some("default"),
+        ) {
+            Some(Ok(cr)) => cr,
+            other => panic!("{}: import failed: {other:?}", p.describe()),
+        };
+        let there = match convert(&cr, other) {
+            Ok(v) => v,
+            Err(e) => {
+                failures.push(format!("{}: to {other}: {e}", p.describe()));
+                continue;
+            }
+        };
+        assert_eq!(there["apiVersion"], json!(format!("{GROUP}/{other}")));
+        assert_eq!(there["kind"], cr["kind"]);
+        let mut plain = there.clone();
+        if let Some(a) = plain["metadata"].get_mut("annotations").and_then(Value::as_object_mut) {
+            a.remove(PROPERTY_BAG_ANNOTATION);
+        }
+        if let Err(errors) = common::validate(&schemas[&p.kind][other], &plain) {
+            // 2025-10-01 requires `name` on Istio egress gateways, which 2024-09-01 did not have: a v1beta1 object
+            // without it converts to a hub object without it (conversion cannot invent a name; the API server
+            // validates the object in the version it was written in). Every other difference is a failure.
+            let unexpected: Vec<&String> = errors
+                .iter()
+                .filter(|e| {
+                    !(p.version == "v1beta1"
+                        && e.starts_with("/spec/serviceMeshProfile/istio/components/egressGateways/")
+                        && e.ends_with("\"name\" is a required property"))
+                })
+                .collect();
+            if !unexpected.is_empty() {
+                failures.push(format!(
+                    "{}: the {other} object is invalid: {unexpected:?}",
+                    p.describe()
+                ));
+            }
+        }
+        if bag(&there).is_some() {
+            bagged += 1;
+        }
+        match convert(&there, &p.version) {
+            Ok(back) => match first_difference(&cr, &back, "") {
+                None => {
+                    *counted
+                        .entry(if p.version == "v1beta1" { "v1beta1" } else { "v2alpha1" })
+                        .or_default() += 1
+                }
+                Some(d) => failures.push(format!(
+                    "{}: {} → {other} → {}: {d}",
+                    p.describe(),
+                    p.version,
+                    p.version
+                )),
+            },
+            Err(e) => failures.push(format!("{}: back to {}: {e}", p.describe(), p.version)),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    eprintln!("round trips: {counted:?}; {bagged} intermediate objects carry a property bag");
+    // Every example of a kind both versions have, both ways (356 payloads, ManagedNamespace's aside).
+    assert!(counted["v1beta1"] > 100 && counted["v2alpha1"] > 100, "{counted:?}");
+    assert!(
+        bagged >= 90,
+        "v2alpha1 objects lose properties in v1beta1: they must be bagged"
+    );
+}
+
+/// `enablePodSecurityPolicy` exists only in `v1beta1` (ARM 2024-09-01): the hub keeps it in the bag, and it
+/// comes back.
+#[test]
+fn a_property_only_the_spoke_has_survives_the_hub() {
+    let cr = json!({
+        "apiVersion": format!("{GROUP}/v1beta1"),
+        "kind": "ManagedCluster",
+        "metadata": {"name": "c1", "namespace": "default", "annotations": {"team": "a"}},
+        "spec": {
+            "location": "westus2",
+            "owner": {"name": "rg1"},
+            "enablePodSecurityPolicy": true,
+            "agentPoolProfiles": [{"name": "pool1", "count": 3, "osSKU": "Ubuntu"}],
+        },
+    });
+    let hub = convert(&cr, "v2alpha1").expect("to the hub");
+    assert!(
+        hub["spec"].get("enablePodSecurityPolicy").is_none(),
+        "the hub has no such property"
+    );
+    assert_eq!(bag(&hub), Some(json!({"/spec/enablePodSecurityPolicy": true})));
+    assert_eq!(
+        hub["metadata"]["annotations"]["team"], "a",
+        "other annotations are kept"
+    );
+    assert_eq!(hub["spec"]["agentPoolProfiles"][0]["count"], 3);
+    let back = convert(&hub, "v1beta1").expect("back");
+    assert_eq!(back, cr, "the bag is restored and removed");
+}
+
+/// A property only the hub has survives a round trip through the spoke, also inside an array item.
+#[test]
+fn a_property_only_the_hub_has_survives_the_spoke() {
+    let cr = json!({
+        "apiVersion": format!("{GROUP}/v2alpha1"),
+        "kind": "ManagedCluster",
+        "metadata": {"name": "c1", "namespace": "default"},
+        "spec": {
+            "location": "westus2",
+            "kind": "Base",
+            "nodeProvisioningProfile": {"mode": "Auto"},
+            "agentPoolProfiles": [
+                {"name": "pool1", "count": 3},
+                {"name": "pool2", "count": 1, "messageOfTheDay": "aGVsbG8=", "osSKU": "AzureLinux3"},
+            ],
+        },
+    });
+    let spoke = convert(&cr, "v1beta1").expect("to v1beta1");
+    assert_eq!(
+        bag(&spoke),
+        Some(json!({
+            "/spec/agentPoolProfiles/1/messageOfTheDay": "aGVsbG8=",
+            "/spec/kind": "Base",
+            "/spec/nodeProvisioningProfile": {"mode": "Auto"},
+        }))
+    );
+    assert_eq!(
+        spoke["spec"]["agentPoolProfiles"][1]["osSKU"], "AzureLinux3",
+        "an open enum keeps a value its version does not know"
+    );
+    assert_eq!(convert(&spoke, "v2alpha1").expect("back"), cr);
+
+    // A user on v1beta1 changes a field both versions have: the change and the bagged properties both arrive.
+    let mut edited = spoke.clone();
+    edited["spec"]["agentPoolProfiles"][0]["count"] = json!(5);
+    let hub = convert(&edited, "v2alpha1").expect("edited to the hub");
+    assert_eq!(hub["spec"]["agentPoolProfiles"][0]["count"], 5);
+    assert_eq!(hub["spec"]["agentPoolProfiles"][1]["messageOfTheDay"], "aGVsbG8=");
+    assert_eq!(hub["spec"]["kind"], "Base");
+    assert!(bag(&hub).is_none());
+}
+
+/// A value the narrower type cannot hold (`spotMaxPrice` is a double in 2024-09-01 and a float in 2025-10-01)
+/// is bagged rather than rounded.
+#[test]
+fn a_value_the_other_version_cannot_hold_is_bagged() {
+    let cr = json!({
+        "apiVersion": format!("{GROUP}/v1beta1"),
+        "kind": "AgentPool",
+        "metadata": {"name": "p1", "namespace": "default"},
+        "spec": {"owner": {"name": "c1"}, "spotMaxPrice": 0.1, "count": 2},
+    });
+    let hub = convert(&cr, "v2alpha1").expect("to the hub");
+    assert!(hub["spec"].get("spotMaxPrice").is_none(), "{hub}");
+    assert_eq!(bag(&hub), Some(json!({"/spec/spotMaxPrice": 0.1})));
+    assert_eq!(convert(&hub, "v1beta1").expect("back"), cr);
+
+    let exact = json!({
+        "apiVersion": format!("{GROUP}/v1beta1"),
+        "kind": "AgentPool",
+        "metadata": {"name": "p1", "namespace": "default"},
+        "spec": {"spotMaxPrice": -1.0, "count": 2},
+    });
+    let hub = convert(&exact, "v2alpha1").expect("to the hub");
+    assert_eq!(hub["spec"]["spotMaxPrice"], -1.0, "a value that fits converts");
+    assert!(bag(&hub).is_none());
+}
+
+#[test]
+fn errors_name_the_object_field() {
+    let bad = json!({
+        "apiVersion": format!("{GROUP}/v1beta1"),
+        "kind": "AgentPool",
+        "metadata": {"name": "p1"},
+        "spec": {"count": "three"},
+    });
+    let e = convert(&bad, "v2alpha1").unwrap_err();
+    assert!(e.starts_with("spec.count:"), "{e}");
+    let unknown = json!({"apiVersion": format!("{GROUP}/v1beta1"), "kind": "Widget", "metadata": {}, "spec": {}});
+    let e = convert(&unknown, "v2alpha1").unwrap_err();
+    assert!(e.contains("Widget is not a kind"), "{e}");
+    let mut good = bad.clone();
+    good["spec"]["count"] = json!(3);
+    let e = convert(&good, "v9").unwrap_err();
+    assert!(e.contains("not served in version v9"), "{e}");
+    let e = aks_api::convert_custom_resource(bad.clone(), "example.com/v1").unwrap_err();
+    assert!(e.to_string().contains("not a version this crate converts"), "{e}");
+    let mut broken_bag = bad.clone();
+    broken_bag["spec"]["count"] = json!(3);
+    broken_bag["metadata"]["annotations"] = json!({PROPERTY_BAG_ANNOTATION: "not json"});
+    let e = convert(&broken_bag, "v2alpha1").unwrap_err();
+    assert!(e.contains(PROPERTY_BAG_ANNOTATION), "{e}");
+}
