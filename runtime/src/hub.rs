@@ -232,6 +232,40 @@ impl Conversion {
         }
     }
 
+    /// A string-valued property (an enum or a plain string on either side), converted by its wire value.
+    /// `convert` returns `None` when the target cannot hold the value (a closed enum without it): the value is
+    /// bagged. ARM compares enum values case-insensitively, so the target may write the value with another
+    /// spelling (`None` → `none`): then the source's spelling is bagged too, and an earlier trip's spelling is
+    /// taken back from the bag, so the value reads back exactly as written.
+    pub fn spelled<T: DeserializeOwned>(
+        &mut self,
+        value: Option<&str>,
+        path: &Path<'_>,
+        convert: impl Fn(&str) -> Option<T>,
+        spelling: impl Fn(&T) -> &str,
+    ) -> Option<T> {
+        let Some(value) = value else { return self.restore(path) };
+        let Some(converted) = convert(value) else {
+            self.stash(path, value);
+            return None;
+        };
+        if !self.input.is_empty() {
+            let pointer = path.pointer(Side::Target);
+            if let Some(serde_json::Value::String(earlier)) = self.input.get(&pointer)
+                && earlier.eq_ignore_ascii_case(value)
+                && let Some(respelled) = convert(earlier)
+            {
+                self.input.remove(&pointer);
+                return Some(respelled);
+            }
+            self.input.remove(&pointer);
+        }
+        if spelling(&converted) != value {
+            self.stash(path, value);
+        }
+        Some(converted)
+    }
+
     /// A property the target version cannot hold: its value (when set) goes to the bag.
     pub fn keep<S: Serialize + ?Sized>(&mut self, value: Option<&S>, path: &Path<'_>) {
         if let Some(value) = value {
@@ -410,6 +444,41 @@ mod tests {
         let (mut cx, m) = Conversion::begin(&meta(Some(r#"{"/spec/a":1}"#))).unwrap();
         cx.consumed(&Path::Root("spec").field("a"));
         assert!(cx.finish(m).unwrap().annotations.is_none());
+    }
+
+    #[test]
+    fn a_spelling_the_target_changes_comes_back() {
+        // The target knows the value as `none`; the source wrote `None`.
+        let lower = |v: &str| Some(v.to_ascii_lowercase());
+        let root = Path::Root("spec");
+        let (mut cx, m) = Conversion::begin(&meta(None)).unwrap();
+        assert_eq!(
+            cx.spelled(Some("None"), &root.field("o"), lower, String::as_str),
+            Some("none".into())
+        );
+        let m = cx.finish(m).unwrap();
+        assert_eq!(
+            m.annotations.as_ref().unwrap()[PROPERTY_BAG_ANNOTATION],
+            r#"{"/spec/o":"None"}"#
+        );
+        // Back: the earlier spelling wins over the target's own, and is not bagged again.
+        let keep = |v: &str| Some(v.to_string());
+        let (mut cx, m) = Conversion::begin(&m).unwrap();
+        assert_eq!(
+            cx.spelled(Some("none"), &root.field("o"), keep, String::as_str),
+            Some("None".into())
+        );
+        assert!(cx.finish(m).unwrap().annotations.is_none());
+        // A value the target cannot hold is bagged as written.
+        let (mut cx, m) = Conversion::begin(&meta(None)).unwrap();
+        assert_eq!(
+            cx.spelled(Some("x"), &root.field("o"), |_| None::<String>, String::as_str),
+            None
+        );
+        assert_eq!(
+            cx.finish(m).unwrap().annotations.unwrap()[PROPERTY_BAG_ANNOTATION],
+            r#"{"/spec/o":"x"}"#
+        );
     }
 
     #[test]

@@ -220,26 +220,18 @@ impl<'a> Emitter<'a> {
             (K::Json, K::Json) | (K::Secret, K::Secret) | (K::ResourceRef, K::ResourceRef) => {
                 Conv::Total(quote!(#v.clone()))
             }
-            (K::ArmEnum(_), K::ArmEnum(y)) => {
+            // Items of arrays and maps (fields go through `Conversion::spelled`): by wire value, when the target
+            // has the value with the same spelling; else the collection is bagged.
+            (K::ArmEnum(_), K::ArmEnum(y)) | (K::Primitive(P::String), K::ArmEnum(y)) => {
                 let t = to.ty(b)?;
-                if to.open_enum(y) {
-                    Conv::Total(quote!(#t::from(#v.as_str().to_string())))
+                let make = if to.open_enum(y) {
+                    quote!(Some(#t::from(#v.as_str().to_string())))
                 } else {
-                    Conv::Partial(quote!(#t::try_from(#v.as_str().to_string()).ok()))
-                }
+                    quote!(#t::try_from(#v.as_str().to_string()).ok())
+                };
+                Conv::Partial(quote!(#make.filter(|converted| converted.as_str() == #v.as_str())))
             }
             (K::ArmEnum(_), K::Primitive(P::String)) => Conv::Total(quote!(#v.as_str().to_string())),
-            (K::Primitive(P::String), K::ArmEnum(y)) => {
-                let t = to.ty(b)?;
-                if to.open_enum(y) {
-                    Conv::Total(quote!({
-                        let value = #t::from(#v.clone());
-                        if value.as_str() == #v.as_str() { value } else { #t::Other(#v.clone()) }
-                    }))
-                } else {
-                    Conv::Partial(quote!(#t::try_from(#v.clone()).ok().filter(|value| value.as_str() == #v.as_str())))
-                }
-            }
             (K::ArmUnion(_), K::ArmUnion(_)) | (K::Json, _) | (_, K::Json) => {
                 Conv::Partial(quote!(armgen_runtime::hub::via_json(#v)))
             }
@@ -279,6 +271,41 @@ impl<'a> Emitter<'a> {
             },
             _ => return Ok(None),
         }))
+    }
+
+    /// The conversion of a string-valued field (enum or string on each side, not both strings) through
+    /// `Conversion::spelled`, which keeps the source's spelling; `None` for other fields.
+    fn spelled(
+        &self,
+        from: Side<'_>,
+        to: Side<'_>,
+        f: &KubeField,
+        g: &KubeField,
+        field_path: &TokenStream,
+    ) -> Result<Option<TokenStream>> {
+        use KubeRef as K;
+        let fname = ident(&f.rust_name);
+        let source = match &f.ty {
+            K::ArmEnum(_) => quote!(self.#fname.as_ref().map(|value| value.as_str())),
+            K::Primitive(Primitive::String) => quote!(self.#fname.as_deref()),
+            _ => return Ok(None),
+        };
+        let t = to.ty(&g.ty)?;
+        let (convert, spelling) = match (&f.ty, &g.ty) {
+            (K::Primitive(_), K::Primitive(_)) => return Ok(None),
+            (_, K::Primitive(Primitive::String)) => (quote!(|value| Some(value.to_string())), quote!(String::as_str)),
+            (_, K::ArmEnum(id)) if to.open_enum(id) => {
+                (quote!(|value| Some(#t::from(value.to_string()))), quote!(#t::as_str))
+            }
+            // A closed enum's `as_str` returns `&'static str`, which a function path does not coerce to here.
+            (_, K::ArmEnum(_)) => (
+                quote!(|value| #t::try_from(value.to_string()).ok()),
+                quote!(|value: &#t| value.as_str()),
+            ),
+            _ => return Ok(None),
+        };
+        let _ = from;
+        Ok(Some(quote!(cx.spelled(#source, &#field_path, #convert, #spelling))))
     }
 
     /// The struct-literal field initializers (and the statements stashing source-only fields) converting
@@ -343,6 +370,16 @@ impl<'a> Emitter<'a> {
                         (Special::None, Special::None) => {
                             if identical(&f.ty, &g.ty) {
                                 inits.push(quote!(#gname: cx.copy(#value, &#field_path),));
+                                continue;
+                            }
+                            if let Some(init) = self.spelled(from, to, f, g, &field_path)? {
+                                inits.push(quote!(#gname: #init #boxed,));
+                                if spoke_to_hub {
+                                    let (a, b) = (describe(from, &f.ty), describe(to, &g.ty));
+                                    if a != b {
+                                        notes.changed.push(format!("{fj}: {a} → {b}"));
+                                    }
+                                }
                                 continue;
                             }
                             let c = self.value(from, to, &f.ty, &g.ty, quote!(value), quote!(path))?;

@@ -22,26 +22,25 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
             os_disk_size_gb: cx
                 .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
             os_disk_type: cx
-                .convert(
-                    self.os_disk_type.as_ref(),
+                .spelled(
+                    self.os_disk_type.as_ref().map(|value| value.as_str()),
                     &path.field("osDiskType"),
-                    |value, _, _| hub::arm::OsDiskType::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::OsDiskType::from(value.to_string())),
+                    hub::arm::OsDiskType::as_str,
                 ),
             kubelet_disk_type: cx
-                .convert(
-                    self.kubelet_disk_type.as_ref(),
+                .spelled(
+                    self.kubelet_disk_type.as_ref().map(|value| value.as_str()),
                     &path.field("kubeletDiskType"),
-                    |value, _, _| hub::arm::KubeletDiskType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::KubeletDiskType::from(value.to_string())),
+                    hub::arm::KubeletDiskType::as_str,
                 ),
             workload_runtime: cx
-                .convert(
-                    self.workload_runtime.as_ref(),
+                .spelled(
+                    self.workload_runtime.as_ref().map(|value| value.as_str()),
                     &path.field("workloadRuntime"),
-                    |value, _, _| hub::arm::WorkloadRuntime::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::WorkloadRuntime::from(value.to_string())),
+                    hub::arm::WorkloadRuntime::as_str,
                 ),
             vnet_subnet_id: cx
                 .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
@@ -49,16 +48,18 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
                 .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
             max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
             os_type: cx
-                .convert(
-                    self.os_type.as_ref(),
+                .spelled(
+                    self.os_type.as_ref().map(|value| value.as_str()),
                     &path.field("osType"),
-                    |value, _, _| hub::arm::OsType::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::OsType::from(value.to_string())),
+                    hub::arm::OsType::as_str,
                 ),
             os_sku: cx
-                .convert(
-                    self.os_sku.as_ref(),
+                .spelled(
+                    self.os_sku.as_ref().map(|value| value.as_str()),
                     &path.field("osSKU"),
-                    |value, _, _| hub::arm::Ossku::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::Ossku::from(value.to_string())),
+                    hub::arm::Ossku::as_str,
                 ),
             max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
             min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
@@ -68,28 +69,25 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
                     &path.field("enableAutoScaling"),
                 ),
             scale_down_mode: cx
-                .convert(
-                    self.scale_down_mode.as_ref(),
+                .spelled(
+                    self.scale_down_mode.as_ref().map(|value| value.as_str()),
                     &path.field("scaleDownMode"),
-                    |value, _, _| hub::arm::ScaleDownMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::ScaleDownMode::from(value.to_string())),
+                    hub::arm::ScaleDownMode::as_str,
                 ),
             r#type: cx
-                .convert(
-                    self.r#type.as_ref(),
+                .spelled(
+                    self.r#type.as_ref().map(|value| value.as_str()),
                     &path.field("type"),
-                    |value, _, _| hub::arm::AgentPoolType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::AgentPoolType::from(value.to_string())),
+                    hub::arm::AgentPoolType::as_str,
                 ),
             mode: cx
-                .convert(
-                    self.mode.as_ref(),
+                .spelled(
+                    self.mode.as_ref().map(|value| value.as_str()),
                     &path.field("mode"),
-                    |value, _, _| hub::arm::AgentPoolMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::AgentPoolMode::from(value.to_string())),
+                    hub::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
                 .copy(
@@ -126,20 +124,20 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
-                .convert(
-                    self.scale_set_priority.as_ref(),
+                .spelled(
+                    self.scale_set_priority.as_ref().map(|value| value.as_str()),
                     &path.field("scaleSetPriority"),
-                    |value, _, _| hub::arm::ScaleSetPriority::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::ScaleSetPriority::from(value.to_string())),
+                    hub::arm::ScaleSetPriority::as_str,
                 ),
             scale_set_eviction_policy: cx
-                .convert(
-                    self.scale_set_eviction_policy.as_ref(),
+                .spelled(
+                    self.scale_set_eviction_policy.as_ref().map(|value| value.as_str()),
                     &path.field("scaleSetEvictionPolicy"),
-                    |value, _, _| hub::arm::ScaleSetEvictionPolicy::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::ScaleSetEvictionPolicy::from(value.to_string()),
                     ),
+                    hub::arm::ScaleSetEvictionPolicy::as_str,
                 ),
             spot_max_price: cx
                 .try_convert(
@@ -179,12 +177,11 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
                 .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
             enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
             gpu_instance_profile: cx
-                .convert(
-                    self.gpu_instance_profile.as_ref(),
+                .spelled(
+                    self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
                     &path.field("gpuInstanceProfile"),
-                    |value, _, _| hub::arm::GpuInstanceProfile::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::GpuInstanceProfile::from(value.to_string())),
+                    hub::arm::GpuInstanceProfile::as_str,
                 ),
             creation_data: cx
                 .convert(
@@ -265,28 +262,25 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
             os_disk_size_gb: cx
                 .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
             os_disk_type: cx
-                .convert(
-                    self.os_disk_type.as_ref(),
+                .spelled(
+                    self.os_disk_type.as_ref().map(|value| value.as_str()),
                     &path.field("osDiskType"),
-                    |value, _, _| spoke::arm::OsDiskType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::OsDiskType::from(value.to_string())),
+                    spoke::arm::OsDiskType::as_str,
                 ),
             kubelet_disk_type: cx
-                .convert(
-                    self.kubelet_disk_type.as_ref(),
+                .spelled(
+                    self.kubelet_disk_type.as_ref().map(|value| value.as_str()),
                     &path.field("kubeletDiskType"),
-                    |value, _, _| spoke::arm::KubeletDiskType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::KubeletDiskType::from(value.to_string())),
+                    spoke::arm::KubeletDiskType::as_str,
                 ),
             workload_runtime: cx
-                .convert(
-                    self.workload_runtime.as_ref(),
+                .spelled(
+                    self.workload_runtime.as_ref().map(|value| value.as_str()),
                     &path.field("workloadRuntime"),
-                    |value, _, _| spoke::arm::WorkloadRuntime::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::WorkloadRuntime::from(value.to_string())),
+                    spoke::arm::WorkloadRuntime::as_str,
                 ),
             vnet_subnet_id: cx
                 .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
@@ -294,16 +288,18 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
                 .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
             max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
             os_type: cx
-                .convert(
-                    self.os_type.as_ref(),
+                .spelled(
+                    self.os_type.as_ref().map(|value| value.as_str()),
                     &path.field("osType"),
-                    |value, _, _| spoke::arm::OsType::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::OsType::from(value.to_string())),
+                    spoke::arm::OsType::as_str,
                 ),
             os_sku: cx
-                .convert(
-                    self.os_sku.as_ref(),
+                .spelled(
+                    self.os_sku.as_ref().map(|value| value.as_str()),
                     &path.field("osSKU"),
-                    |value, _, _| spoke::arm::Ossku::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::Ossku::from(value.to_string())),
+                    spoke::arm::Ossku::as_str,
                 ),
             max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
             min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
@@ -313,28 +309,25 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
                     &path.field("enableAutoScaling"),
                 ),
             scale_down_mode: cx
-                .convert(
-                    self.scale_down_mode.as_ref(),
+                .spelled(
+                    self.scale_down_mode.as_ref().map(|value| value.as_str()),
                     &path.field("scaleDownMode"),
-                    |value, _, _| spoke::arm::ScaleDownMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::ScaleDownMode::from(value.to_string())),
+                    spoke::arm::ScaleDownMode::as_str,
                 ),
             r#type: cx
-                .convert(
-                    self.r#type.as_ref(),
+                .spelled(
+                    self.r#type.as_ref().map(|value| value.as_str()),
                     &path.field("type"),
-                    |value, _, _| spoke::arm::AgentPoolType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::AgentPoolType::from(value.to_string())),
+                    spoke::arm::AgentPoolType::as_str,
                 ),
             mode: cx
-                .convert(
-                    self.mode.as_ref(),
+                .spelled(
+                    self.mode.as_ref().map(|value| value.as_str()),
                     &path.field("mode"),
-                    |value, _, _| spoke::arm::AgentPoolMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::AgentPoolMode::from(value.to_string())),
+                    spoke::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
                 .copy(
@@ -371,20 +364,20 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
-                .convert(
-                    self.scale_set_priority.as_ref(),
+                .spelled(
+                    self.scale_set_priority.as_ref().map(|value| value.as_str()),
                     &path.field("scaleSetPriority"),
-                    |value, _, _| spoke::arm::ScaleSetPriority::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::ScaleSetPriority::from(value.to_string())),
+                    spoke::arm::ScaleSetPriority::as_str,
                 ),
             scale_set_eviction_policy: cx
-                .convert(
-                    self.scale_set_eviction_policy.as_ref(),
+                .spelled(
+                    self.scale_set_eviction_policy.as_ref().map(|value| value.as_str()),
                     &path.field("scaleSetEvictionPolicy"),
-                    |value, _, _| spoke::arm::ScaleSetEvictionPolicy::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::ScaleSetEvictionPolicy::from(value.to_string()),
                     ),
+                    spoke::arm::ScaleSetEvictionPolicy::as_str,
                 ),
             spot_max_price: cx
                 .convert(
@@ -421,12 +414,13 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
                 .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
             enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
             gpu_instance_profile: cx
-                .convert(
-                    self.gpu_instance_profile.as_ref(),
+                .spelled(
+                    self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
                     &path.field("gpuInstanceProfile"),
-                    |value, _, _| spoke::arm::GpuInstanceProfile::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::GpuInstanceProfile::from(value.to_string()),
                     ),
+                    spoke::arm::GpuInstanceProfile::as_str,
                 ),
             creation_data: cx
                 .convert(
@@ -484,26 +478,25 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolStatus> for spoke::AgentPoolStat
             os_disk_size_gb: cx
                 .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
             os_disk_type: cx
-                .convert(
-                    self.os_disk_type.as_ref(),
+                .spelled(
+                    self.os_disk_type.as_ref().map(|value| value.as_str()),
                     &path.field("osDiskType"),
-                    |value, _, _| hub::arm::OsDiskType::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::OsDiskType::from(value.to_string())),
+                    hub::arm::OsDiskType::as_str,
                 ),
             kubelet_disk_type: cx
-                .convert(
-                    self.kubelet_disk_type.as_ref(),
+                .spelled(
+                    self.kubelet_disk_type.as_ref().map(|value| value.as_str()),
                     &path.field("kubeletDiskType"),
-                    |value, _, _| hub::arm::KubeletDiskType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::KubeletDiskType::from(value.to_string())),
+                    hub::arm::KubeletDiskType::as_str,
                 ),
             workload_runtime: cx
-                .convert(
-                    self.workload_runtime.as_ref(),
+                .spelled(
+                    self.workload_runtime.as_ref().map(|value| value.as_str()),
                     &path.field("workloadRuntime"),
-                    |value, _, _| hub::arm::WorkloadRuntime::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::WorkloadRuntime::from(value.to_string())),
+                    hub::arm::WorkloadRuntime::as_str,
                 ),
             vnet_subnet_id: cx
                 .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
@@ -511,16 +504,18 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolStatus> for spoke::AgentPoolStat
                 .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
             max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
             os_type: cx
-                .convert(
-                    self.os_type.as_ref(),
+                .spelled(
+                    self.os_type.as_ref().map(|value| value.as_str()),
                     &path.field("osType"),
-                    |value, _, _| hub::arm::OsType::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::OsType::from(value.to_string())),
+                    hub::arm::OsType::as_str,
                 ),
             os_sku: cx
-                .convert(
-                    self.os_sku.as_ref(),
+                .spelled(
+                    self.os_sku.as_ref().map(|value| value.as_str()),
                     &path.field("osSKU"),
-                    |value, _, _| hub::arm::Ossku::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::Ossku::from(value.to_string())),
+                    hub::arm::Ossku::as_str,
                 ),
             max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
             min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
@@ -530,28 +525,25 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolStatus> for spoke::AgentPoolStat
                     &path.field("enableAutoScaling"),
                 ),
             scale_down_mode: cx
-                .convert(
-                    self.scale_down_mode.as_ref(),
+                .spelled(
+                    self.scale_down_mode.as_ref().map(|value| value.as_str()),
                     &path.field("scaleDownMode"),
-                    |value, _, _| hub::arm::ScaleDownMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::ScaleDownMode::from(value.to_string())),
+                    hub::arm::ScaleDownMode::as_str,
                 ),
             properties_type: cx
-                .convert(
-                    self.properties_type.as_ref(),
+                .spelled(
+                    self.properties_type.as_ref().map(|value| value.as_str()),
                     &path.field("propertiesType"),
-                    |value, _, _| hub::arm::AgentPoolType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::AgentPoolType::from(value.to_string())),
+                    hub::arm::AgentPoolType::as_str,
                 ),
             mode: cx
-                .convert(
-                    self.mode.as_ref(),
+                .spelled(
+                    self.mode.as_ref().map(|value| value.as_str()),
                     &path.field("mode"),
-                    |value, _, _| hub::arm::AgentPoolMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::AgentPoolMode::from(value.to_string())),
+                    hub::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
                 .copy(
@@ -600,20 +592,20 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolStatus> for spoke::AgentPoolStat
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
-                .convert(
-                    self.scale_set_priority.as_ref(),
+                .spelled(
+                    self.scale_set_priority.as_ref().map(|value| value.as_str()),
                     &path.field("scaleSetPriority"),
-                    |value, _, _| hub::arm::ScaleSetPriority::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::ScaleSetPriority::from(value.to_string())),
+                    hub::arm::ScaleSetPriority::as_str,
                 ),
             scale_set_eviction_policy: cx
-                .convert(
-                    self.scale_set_eviction_policy.as_ref(),
+                .spelled(
+                    self.scale_set_eviction_policy.as_ref().map(|value| value.as_str()),
                     &path.field("scaleSetEvictionPolicy"),
-                    |value, _, _| hub::arm::ScaleSetEvictionPolicy::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::ScaleSetEvictionPolicy::from(value.to_string()),
                     ),
+                    hub::arm::ScaleSetEvictionPolicy::as_str,
                 ),
             spot_max_price: cx
                 .try_convert(
@@ -653,12 +645,11 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolStatus> for spoke::AgentPoolStat
                 .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
             enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
             gpu_instance_profile: cx
-                .convert(
-                    self.gpu_instance_profile.as_ref(),
+                .spelled(
+                    self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
                     &path.field("gpuInstanceProfile"),
-                    |value, _, _| hub::arm::GpuInstanceProfile::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::GpuInstanceProfile::from(value.to_string())),
+                    hub::arm::GpuInstanceProfile::as_str,
                 ),
             creation_data: cx
                 .convert(
@@ -749,28 +740,25 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolStatus> for hub::AgentPoolStat
             os_disk_size_gb: cx
                 .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
             os_disk_type: cx
-                .convert(
-                    self.os_disk_type.as_ref(),
+                .spelled(
+                    self.os_disk_type.as_ref().map(|value| value.as_str()),
                     &path.field("osDiskType"),
-                    |value, _, _| spoke::arm::OsDiskType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::OsDiskType::from(value.to_string())),
+                    spoke::arm::OsDiskType::as_str,
                 ),
             kubelet_disk_type: cx
-                .convert(
-                    self.kubelet_disk_type.as_ref(),
+                .spelled(
+                    self.kubelet_disk_type.as_ref().map(|value| value.as_str()),
                     &path.field("kubeletDiskType"),
-                    |value, _, _| spoke::arm::KubeletDiskType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::KubeletDiskType::from(value.to_string())),
+                    spoke::arm::KubeletDiskType::as_str,
                 ),
             workload_runtime: cx
-                .convert(
-                    self.workload_runtime.as_ref(),
+                .spelled(
+                    self.workload_runtime.as_ref().map(|value| value.as_str()),
                     &path.field("workloadRuntime"),
-                    |value, _, _| spoke::arm::WorkloadRuntime::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::WorkloadRuntime::from(value.to_string())),
+                    spoke::arm::WorkloadRuntime::as_str,
                 ),
             vnet_subnet_id: cx
                 .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
@@ -778,16 +766,18 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolStatus> for hub::AgentPoolStat
                 .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
             max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
             os_type: cx
-                .convert(
-                    self.os_type.as_ref(),
+                .spelled(
+                    self.os_type.as_ref().map(|value| value.as_str()),
                     &path.field("osType"),
-                    |value, _, _| spoke::arm::OsType::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::OsType::from(value.to_string())),
+                    spoke::arm::OsType::as_str,
                 ),
             os_sku: cx
-                .convert(
-                    self.os_sku.as_ref(),
+                .spelled(
+                    self.os_sku.as_ref().map(|value| value.as_str()),
                     &path.field("osSKU"),
-                    |value, _, _| spoke::arm::Ossku::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::Ossku::from(value.to_string())),
+                    spoke::arm::Ossku::as_str,
                 ),
             max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
             min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
@@ -797,28 +787,25 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolStatus> for hub::AgentPoolStat
                     &path.field("enableAutoScaling"),
                 ),
             scale_down_mode: cx
-                .convert(
-                    self.scale_down_mode.as_ref(),
+                .spelled(
+                    self.scale_down_mode.as_ref().map(|value| value.as_str()),
                     &path.field("scaleDownMode"),
-                    |value, _, _| spoke::arm::ScaleDownMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::ScaleDownMode::from(value.to_string())),
+                    spoke::arm::ScaleDownMode::as_str,
                 ),
             properties_type: cx
-                .convert(
-                    self.properties_type.as_ref(),
+                .spelled(
+                    self.properties_type.as_ref().map(|value| value.as_str()),
                     &path.field("propertiesType"),
-                    |value, _, _| spoke::arm::AgentPoolType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::AgentPoolType::from(value.to_string())),
+                    spoke::arm::AgentPoolType::as_str,
                 ),
             mode: cx
-                .convert(
-                    self.mode.as_ref(),
+                .spelled(
+                    self.mode.as_ref().map(|value| value.as_str()),
                     &path.field("mode"),
-                    |value, _, _| spoke::arm::AgentPoolMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::AgentPoolMode::from(value.to_string())),
+                    spoke::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
                 .copy(
@@ -867,20 +854,20 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolStatus> for hub::AgentPoolStat
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
-                .convert(
-                    self.scale_set_priority.as_ref(),
+                .spelled(
+                    self.scale_set_priority.as_ref().map(|value| value.as_str()),
                     &path.field("scaleSetPriority"),
-                    |value, _, _| spoke::arm::ScaleSetPriority::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::ScaleSetPriority::from(value.to_string())),
+                    spoke::arm::ScaleSetPriority::as_str,
                 ),
             scale_set_eviction_policy: cx
-                .convert(
-                    self.scale_set_eviction_policy.as_ref(),
+                .spelled(
+                    self.scale_set_eviction_policy.as_ref().map(|value| value.as_str()),
                     &path.field("scaleSetEvictionPolicy"),
-                    |value, _, _| spoke::arm::ScaleSetEvictionPolicy::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::ScaleSetEvictionPolicy::from(value.to_string()),
                     ),
+                    spoke::arm::ScaleSetEvictionPolicy::as_str,
                 ),
             spot_max_price: cx
                 .convert(
@@ -917,12 +904,13 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolStatus> for hub::AgentPoolStat
                 .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
             enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
             gpu_instance_profile: cx
-                .convert(
-                    self.gpu_instance_profile.as_ref(),
+                .spelled(
+                    self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
                     &path.field("gpuInstanceProfile"),
-                    |value, _, _| spoke::arm::GpuInstanceProfile::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::GpuInstanceProfile::from(value.to_string()),
                     ),
+                    spoke::arm::GpuInstanceProfile::as_str,
                 ),
             creation_data: cx
                 .convert(

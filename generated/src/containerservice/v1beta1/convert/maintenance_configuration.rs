@@ -507,16 +507,18 @@ for spoke::status::RelativeMonthlySchedule {
             interval_months: cx
                 .copy(self.interval_months.as_ref(), &path.field("intervalMonths")),
             week_index: cx
-                .convert(
-                    self.week_index.as_ref(),
+                .spelled(
+                    self.week_index.as_ref().map(|value| value.as_str()),
                     &path.field("weekIndex"),
-                    |value, _, _| hub::arm::Type::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::Type::from(value.to_string())),
+                    hub::arm::Type::as_str,
                 ),
             day_of_week: cx
-                .convert(
-                    self.day_of_week.as_ref(),
+                .spelled(
+                    self.day_of_week.as_ref().map(|value| value.as_str()),
                     &path.field("dayOfWeek"),
-                    |value, _, _| hub::arm::WeekDay::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::WeekDay::from(value.to_string())),
+                    hub::arm::WeekDay::as_str,
                 ),
         }
     }
@@ -533,16 +535,18 @@ for hub::status::RelativeMonthlySchedule {
             interval_months: cx
                 .copy(self.interval_months.as_ref(), &path.field("intervalMonths")),
             week_index: cx
-                .convert(
-                    self.week_index.as_ref(),
+                .spelled(
+                    self.week_index.as_ref().map(|value| value.as_str()),
                     &path.field("weekIndex"),
-                    |value, _, _| spoke::arm::Type::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::Type::from(value.to_string())),
+                    spoke::arm::Type::as_str,
                 ),
             day_of_week: cx
-                .convert(
-                    self.day_of_week.as_ref(),
+                .spelled(
+                    self.day_of_week.as_ref().map(|value| value.as_str()),
                     &path.field("dayOfWeek"),
-                    |value, _, _| spoke::arm::WeekDay::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::WeekDay::from(value.to_string())),
+                    spoke::arm::WeekDay::as_str,
                 ),
         }
     }
@@ -589,10 +593,11 @@ for spoke::status::WeeklySchedule {
             interval_weeks: cx
                 .copy(self.interval_weeks.as_ref(), &path.field("intervalWeeks")),
             day_of_week: cx
-                .convert(
-                    self.day_of_week.as_ref(),
+                .spelled(
+                    self.day_of_week.as_ref().map(|value| value.as_str()),
                     &path.field("dayOfWeek"),
-                    |value, _, _| hub::arm::WeekDay::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::WeekDay::from(value.to_string())),
+                    hub::arm::WeekDay::as_str,
                 ),
         }
     }
@@ -609,10 +614,11 @@ for hub::status::WeeklySchedule {
             interval_weeks: cx
                 .copy(self.interval_weeks.as_ref(), &path.field("intervalWeeks")),
             day_of_week: cx
-                .convert(
-                    self.day_of_week.as_ref(),
+                .spelled(
+                    self.day_of_week.as_ref().map(|value| value.as_str()),
                     &path.field("dayOfWeek"),
-                    |value, _, _| spoke::arm::WeekDay::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::WeekDay::from(value.to_string())),
+                    spoke::arm::WeekDay::as_str,
                 ),
         }
     }
@@ -681,10 +687,11 @@ for spoke::status::TimeInWeek {
     ) -> hub::status::TimeInWeek {
         hub::status::TimeInWeek {
             day: cx
-                .convert(
-                    self.day.as_ref(),
+                .spelled(
+                    self.day.as_ref().map(|value| value.as_str()),
                     &path.field("day"),
-                    |value, _, _| hub::arm::WeekDay::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::WeekDay::from(value.to_string())),
+                    hub::arm::WeekDay::as_str,
                 ),
             hour_slots: cx.copy(self.hour_slots.as_ref(), &path.field("hourSlots")),
         }
@@ -700,10 +707,11 @@ for hub::status::TimeInWeek {
     ) -> spoke::status::TimeInWeek {
         spoke::status::TimeInWeek {
             day: cx
-                .convert(
-                    self.day.as_ref(),
+                .spelled(
+                    self.day.as_ref().map(|value| value.as_str()),
                     &path.field("day"),
-                    |value, _, _| spoke::arm::WeekDay::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::WeekDay::from(value.to_string())),
+                    spoke::arm::WeekDay::as_str,
                 ),
             hour_slots: cx.copy(self.hour_slots.as_ref(), &path.field("hourSlots")),
         }
@@ -907,16 +915,18 @@ for spoke::spec::RelativeMonthlySchedule {
             interval_months: cx
                 .copy(self.interval_months.as_ref(), &path.field("intervalMonths")),
             week_index: cx
-                .convert(
-                    self.week_index.as_ref(),
+                .spelled(
+                    self.week_index.as_ref().map(|value| value.as_str()),
                     &path.field("weekIndex"),
-                    |value, _, _| hub::arm::Type::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::Type::from(value.to_string())),
+                    hub::arm::Type::as_str,
                 ),
             day_of_week: cx
-                .convert(
-                    self.day_of_week.as_ref(),
+                .spelled(
+                    self.day_of_week.as_ref().map(|value| value.as_str()),
                     &path.field("dayOfWeek"),
-                    |value, _, _| hub::arm::WeekDay::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::WeekDay::from(value.to_string())),
+                    hub::arm::WeekDay::as_str,
                 ),
         }
     }
@@ -933,16 +943,18 @@ for hub::spec::RelativeMonthlySchedule {
             interval_months: cx
                 .copy(self.interval_months.as_ref(), &path.field("intervalMonths")),
             week_index: cx
-                .convert(
-                    self.week_index.as_ref(),
+                .spelled(
+                    self.week_index.as_ref().map(|value| value.as_str()),
                     &path.field("weekIndex"),
-                    |value, _, _| spoke::arm::Type::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::Type::from(value.to_string())),
+                    spoke::arm::Type::as_str,
                 ),
             day_of_week: cx
-                .convert(
-                    self.day_of_week.as_ref(),
+                .spelled(
+                    self.day_of_week.as_ref().map(|value| value.as_str()),
                     &path.field("dayOfWeek"),
-                    |value, _, _| spoke::arm::WeekDay::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::WeekDay::from(value.to_string())),
+                    spoke::arm::WeekDay::as_str,
                 ),
         }
     }
@@ -989,10 +1001,11 @@ for spoke::spec::WeeklySchedule {
             interval_weeks: cx
                 .copy(self.interval_weeks.as_ref(), &path.field("intervalWeeks")),
             day_of_week: cx
-                .convert(
-                    self.day_of_week.as_ref(),
+                .spelled(
+                    self.day_of_week.as_ref().map(|value| value.as_str()),
                     &path.field("dayOfWeek"),
-                    |value, _, _| hub::arm::WeekDay::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::WeekDay::from(value.to_string())),
+                    hub::arm::WeekDay::as_str,
                 ),
         }
     }
@@ -1009,10 +1022,11 @@ for hub::spec::WeeklySchedule {
             interval_weeks: cx
                 .copy(self.interval_weeks.as_ref(), &path.field("intervalWeeks")),
             day_of_week: cx
-                .convert(
-                    self.day_of_week.as_ref(),
+                .spelled(
+                    self.day_of_week.as_ref().map(|value| value.as_str()),
                     &path.field("dayOfWeek"),
-                    |value, _, _| spoke::arm::WeekDay::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::WeekDay::from(value.to_string())),
+                    spoke::arm::WeekDay::as_str,
                 ),
         }
     }
@@ -1080,10 +1094,11 @@ impl armgen_runtime::hub::Convert<hub::spec::TimeInWeek> for spoke::spec::TimeIn
     ) -> hub::spec::TimeInWeek {
         hub::spec::TimeInWeek {
             day: cx
-                .convert(
-                    self.day.as_ref(),
+                .spelled(
+                    self.day.as_ref().map(|value| value.as_str()),
                     &path.field("day"),
-                    |value, _, _| hub::arm::WeekDay::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::WeekDay::from(value.to_string())),
+                    hub::arm::WeekDay::as_str,
                 ),
             hour_slots: cx.copy(self.hour_slots.as_ref(), &path.field("hourSlots")),
         }
@@ -1098,10 +1113,11 @@ impl armgen_runtime::hub::Convert<spoke::spec::TimeInWeek> for hub::spec::TimeIn
     ) -> spoke::spec::TimeInWeek {
         spoke::spec::TimeInWeek {
             day: cx
-                .convert(
-                    self.day.as_ref(),
+                .spelled(
+                    self.day.as_ref().map(|value| value.as_str()),
                     &path.field("day"),
-                    |value, _, _| spoke::arm::WeekDay::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::WeekDay::from(value.to_string())),
+                    spoke::arm::WeekDay::as_str,
                 ),
             hour_slots: cx.copy(self.hour_slots.as_ref(), &path.field("hourSlots")),
         }

@@ -151,12 +151,13 @@ for spoke::ManagedClusterSpec {
                 ),
             enable_rbac: cx.copy(self.enable_rbac.as_ref(), &path.field("enableRBAC")),
             support_plan: cx
-                .convert(
-                    self.support_plan.as_ref(),
+                .spelled(
+                    self.support_plan.as_ref().map(|value| value.as_str()),
                     &path.field("supportPlan"),
-                    |value, _, _| hub::arm::KubernetesSupportPlan::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::KubernetesSupportPlan::from(value.to_string()),
                     ),
+                    hub::arm::KubernetesSupportPlan::as_str,
                 ),
             network_profile: cx
                 .convert(
@@ -287,12 +288,11 @@ for spoke::ManagedClusterSpec {
                     >::convert,
                 ),
             public_network_access: cx
-                .convert(
-                    self.public_network_access.as_ref(),
+                .spelled(
+                    self.public_network_access.as_ref().map(|value| value.as_str()),
                     &path.field("publicNetworkAccess"),
-                    |value, _, _| hub::arm::PublicNetworkAccess::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::PublicNetworkAccess::from(value.to_string())),
+                    hub::arm::PublicNetworkAccess::as_str,
                 ),
             workload_auto_scaler_profile: cx
                 .convert(
@@ -489,12 +489,13 @@ for hub::ManagedClusterSpec {
                 ),
             enable_rbac: cx.copy(self.enable_rbac.as_ref(), &path.field("enableRBAC")),
             support_plan: cx
-                .convert(
-                    self.support_plan.as_ref(),
+                .spelled(
+                    self.support_plan.as_ref().map(|value| value.as_str()),
                     &path.field("supportPlan"),
-                    |value, _, _| spoke::arm::KubernetesSupportPlan::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::KubernetesSupportPlan::from(value.to_string()),
                     ),
+                    spoke::arm::KubernetesSupportPlan::as_str,
                 ),
             enable_pod_security_policy: cx
                 .restore(&path.field("enablePodSecurityPolicy")),
@@ -627,12 +628,13 @@ for hub::ManagedClusterSpec {
                     >::convert,
                 ),
             public_network_access: cx
-                .convert(
-                    self.public_network_access.as_ref(),
+                .spelled(
+                    self.public_network_access.as_ref().map(|value| value.as_str()),
                     &path.field("publicNetworkAccess"),
-                    |value, _, _| spoke::arm::PublicNetworkAccess::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::PublicNetworkAccess::from(value.to_string()),
                     ),
+                    spoke::arm::PublicNetworkAccess::as_str,
                 ),
             workload_auto_scaler_profile: cx
                 .convert(
@@ -841,12 +843,13 @@ for spoke::ManagedClusterStatus {
                 ),
             enable_rbac: cx.copy(self.enable_rbac.as_ref(), &path.field("enableRBAC")),
             support_plan: cx
-                .convert(
-                    self.support_plan.as_ref(),
+                .spelled(
+                    self.support_plan.as_ref().map(|value| value.as_str()),
                     &path.field("supportPlan"),
-                    |value, _, _| hub::arm::KubernetesSupportPlan::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::KubernetesSupportPlan::from(value.to_string()),
                     ),
+                    hub::arm::KubernetesSupportPlan::as_str,
                 ),
             network_profile: cx
                 .convert(
@@ -977,12 +980,11 @@ for spoke::ManagedClusterStatus {
                     >::convert,
                 ),
             public_network_access: cx
-                .convert(
-                    self.public_network_access.as_ref(),
+                .spelled(
+                    self.public_network_access.as_ref().map(|value| value.as_str()),
                     &path.field("publicNetworkAccess"),
-                    |value, _, _| hub::arm::PublicNetworkAccess::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::PublicNetworkAccess::from(value.to_string())),
+                    hub::arm::PublicNetworkAccess::as_str,
                 ),
             workload_auto_scaler_profile: cx
                 .convert(
@@ -1212,12 +1214,13 @@ for hub::ManagedClusterStatus {
                 ),
             enable_rbac: cx.copy(self.enable_rbac.as_ref(), &path.field("enableRBAC")),
             support_plan: cx
-                .convert(
-                    self.support_plan.as_ref(),
+                .spelled(
+                    self.support_plan.as_ref().map(|value| value.as_str()),
                     &path.field("supportPlan"),
-                    |value, _, _| spoke::arm::KubernetesSupportPlan::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::KubernetesSupportPlan::from(value.to_string()),
                     ),
+                    spoke::arm::KubernetesSupportPlan::as_str,
                 ),
             enable_pod_security_policy: cx
                 .restore(&path.field("enablePodSecurityPolicy")),
@@ -1350,12 +1353,13 @@ for hub::ManagedClusterStatus {
                     >::convert,
                 ),
             public_network_access: cx
-                .convert(
-                    self.public_network_access.as_ref(),
+                .spelled(
+                    self.public_network_access.as_ref().map(|value| value.as_str()),
                     &path.field("publicNetworkAccess"),
-                    |value, _, _| spoke::arm::PublicNetworkAccess::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::PublicNetworkAccess::from(value.to_string()),
                     ),
+                    spoke::arm::PublicNetworkAccess::as_str,
                 ),
             workload_auto_scaler_profile: cx
                 .convert(
@@ -1569,12 +1573,11 @@ for spoke::status::ServiceMeshProfile {
     ) -> hub::status::ServiceMeshProfile {
         hub::status::ServiceMeshProfile {
             mode: cx
-                .convert(
-                    self.mode.as_ref(),
+                .spelled(
+                    self.mode.as_ref().map(|value| value.as_str()),
                     &path.field("mode"),
-                    |value, _, _| hub::arm::ServiceMeshMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::ServiceMeshMode::from(value.to_string())),
+                    hub::arm::ServiceMeshMode::as_str,
                 ),
             istio: cx
                 .convert(
@@ -1597,12 +1600,11 @@ for hub::status::ServiceMeshProfile {
     ) -> spoke::status::ServiceMeshProfile {
         spoke::status::ServiceMeshProfile {
             mode: cx
-                .convert(
-                    self.mode.as_ref(),
+                .spelled(
+                    self.mode.as_ref().map(|value| value.as_str()),
                     &path.field("mode"),
-                    |value, _, _| spoke::arm::ServiceMeshMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::ServiceMeshMode::from(value.to_string())),
+                    spoke::arm::ServiceMeshMode::as_str,
                 ),
             istio: cx
                 .convert(
@@ -1907,12 +1909,13 @@ for spoke::status::IstioIngressGateway {
     ) -> hub::status::IstioIngressGateway {
         hub::status::IstioIngressGateway {
             mode: cx
-                .convert(
-                    self.mode.as_ref(),
+                .spelled(
+                    self.mode.as_ref().map(|value| value.as_str()),
                     &path.field("mode"),
-                    |value, _, _| hub::arm::IstioIngressGatewayMode::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::IstioIngressGatewayMode::from(value.to_string()),
                     ),
+                    hub::arm::IstioIngressGatewayMode::as_str,
                 ),
             enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
         }
@@ -1928,12 +1931,13 @@ for hub::status::IstioIngressGateway {
     ) -> spoke::status::IstioIngressGateway {
         spoke::status::IstioIngressGateway {
             mode: cx
-                .convert(
-                    self.mode.as_ref(),
+                .spelled(
+                    self.mode.as_ref().map(|value| value.as_str()),
                     &path.field("mode"),
-                    |value, _, _| spoke::arm::IstioIngressGatewayMode::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::IstioIngressGatewayMode::from(value.to_string()),
                     ),
+                    spoke::arm::IstioIngressGatewayMode::as_str,
                 ),
             enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
         }
@@ -2637,12 +2641,13 @@ for spoke::status::AzureKeyVaultKms {
             enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
             key_id: cx.copy(self.key_id.as_ref(), &path.field("keyId")),
             key_vault_network_access: cx
-                .convert(
-                    self.key_vault_network_access.as_ref(),
+                .spelled(
+                    self.key_vault_network_access.as_ref().map(|value| value.as_str()),
                     &path.field("keyVaultNetworkAccess"),
-                    |value, _, _| hub::arm::KeyVaultNetworkAccessTypes::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::KeyVaultNetworkAccessTypes::from(value.to_string()),
                     ),
+                    hub::arm::KeyVaultNetworkAccessTypes::as_str,
                 ),
             key_vault_resource_id: cx
                 .copy(
@@ -2664,12 +2669,13 @@ for hub::status::AzureKeyVaultKms {
             enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
             key_id: cx.copy(self.key_id.as_ref(), &path.field("keyId")),
             key_vault_network_access: cx
-                .convert(
-                    self.key_vault_network_access.as_ref(),
+                .spelled(
+                    self.key_vault_network_access.as_ref().map(|value| value.as_str()),
                     &path.field("keyVaultNetworkAccess"),
-                    |value, _, _| spoke::arm::KeyVaultNetworkAccessTypes::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::KeyVaultNetworkAccessTypes::from(value.to_string()),
                     ),
+                    spoke::arm::KeyVaultNetworkAccessTypes::as_str,
                 ),
             key_vault_resource_id: cx
                 .copy(
@@ -2972,10 +2978,11 @@ for spoke::status::ManagedClusterPropertiesAutoScalerProfile {
                     &path.field("ignore-daemonsets-utilization"),
                 ),
             expander: cx
-                .convert(
-                    self.expander.as_ref(),
+                .spelled(
+                    self.expander.as_ref().map(|value| value.as_str()),
                     &path.field("expander"),
-                    |value, _, _| hub::arm::Expander::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::Expander::from(value.to_string())),
+                    hub::arm::Expander::as_str,
                 ),
             max_empty_bulk_delete: cx
                 .copy(
@@ -3083,10 +3090,11 @@ impl armgen_runtime::hub::Convert<
                     &path.field("ignore-daemonsets-utilization"),
                 ),
             expander: cx
-                .convert(
-                    self.expander.as_ref(),
+                .spelled(
+                    self.expander.as_ref().map(|value| value.as_str()),
                     &path.field("expander"),
-                    |value, _, _| spoke::arm::Expander::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::Expander::from(value.to_string())),
+                    spoke::arm::Expander::as_str,
                 ),
             max_empty_bulk_delete: cx
                 .copy(
@@ -3243,20 +3251,20 @@ for spoke::status::ManagedClusterAutoUpgradeProfile {
     ) -> hub::status::ManagedClusterAutoUpgradeProfile {
         hub::status::ManagedClusterAutoUpgradeProfile {
             upgrade_channel: cx
-                .convert(
-                    self.upgrade_channel.as_ref(),
+                .spelled(
+                    self.upgrade_channel.as_ref().map(|value| value.as_str()),
                     &path.field("upgradeChannel"),
-                    |value, _, _| hub::arm::UpgradeChannel::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::UpgradeChannel::from(value.to_string())),
+                    hub::arm::UpgradeChannel::as_str,
                 ),
             node_os_upgrade_channel: cx
-                .convert(
-                    self.node_os_upgrade_channel.as_ref(),
+                .spelled(
+                    self.node_os_upgrade_channel.as_ref().map(|value| value.as_str()),
                     &path.field("nodeOSUpgradeChannel"),
-                    |value, _, _| hub::arm::NodeOsUpgradeChannel::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::NodeOsUpgradeChannel::from(value.to_string()),
                     ),
+                    hub::arm::NodeOsUpgradeChannel::as_str,
                 ),
         }
     }
@@ -3271,20 +3279,20 @@ for hub::status::ManagedClusterAutoUpgradeProfile {
     ) -> spoke::status::ManagedClusterAutoUpgradeProfile {
         spoke::status::ManagedClusterAutoUpgradeProfile {
             upgrade_channel: cx
-                .convert(
-                    self.upgrade_channel.as_ref(),
+                .spelled(
+                    self.upgrade_channel.as_ref().map(|value| value.as_str()),
                     &path.field("upgradeChannel"),
-                    |value, _, _| spoke::arm::UpgradeChannel::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::UpgradeChannel::from(value.to_string())),
+                    spoke::arm::UpgradeChannel::as_str,
                 ),
             node_os_upgrade_channel: cx
-                .convert(
-                    self.node_os_upgrade_channel.as_ref(),
+                .spelled(
+                    self.node_os_upgrade_channel.as_ref().map(|value| value.as_str()),
                     &path.field("nodeOSUpgradeChannel"),
-                    |value, _, _| spoke::arm::NodeOsUpgradeChannel::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::NodeOsUpgradeChannel::from(value.to_string()),
                     ),
+                    spoke::arm::NodeOsUpgradeChannel::as_str,
                 ),
         }
     }
@@ -3349,42 +3357,39 @@ for spoke::status::ContainerServiceNetworkProfile {
     ) -> hub::status::ContainerServiceNetworkProfile {
         hub::status::ContainerServiceNetworkProfile {
             network_plugin: cx
-                .convert(
-                    self.network_plugin.as_ref(),
+                .spelled(
+                    self.network_plugin.as_ref().map(|value| value.as_str()),
                     &path.field("networkPlugin"),
-                    |value, _, _| hub::arm::NetworkPlugin::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::NetworkPlugin::from(value.to_string())),
+                    hub::arm::NetworkPlugin::as_str,
                 ),
             network_plugin_mode: cx
-                .convert(
-                    self.network_plugin_mode.as_ref(),
+                .spelled(
+                    self.network_plugin_mode.as_ref().map(|value| value.as_str()),
                     &path.field("networkPluginMode"),
-                    |value, _, _| hub::arm::NetworkPluginMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::NetworkPluginMode::from(value.to_string())),
+                    hub::arm::NetworkPluginMode::as_str,
                 ),
             network_policy: cx
-                .convert(
-                    self.network_policy.as_ref(),
+                .spelled(
+                    self.network_policy.as_ref().map(|value| value.as_str()),
                     &path.field("networkPolicy"),
-                    |value, _, _| hub::arm::NetworkPolicy::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::NetworkPolicy::from(value.to_string())),
+                    hub::arm::NetworkPolicy::as_str,
                 ),
             network_mode: cx
-                .convert(
-                    self.network_mode.as_ref(),
+                .spelled(
+                    self.network_mode.as_ref().map(|value| value.as_str()),
                     &path.field("networkMode"),
-                    |value, _, _| hub::arm::NetworkMode::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::NetworkMode::from(value.to_string())),
+                    hub::arm::NetworkMode::as_str,
                 ),
             network_dataplane: cx
-                .convert(
-                    self.network_dataplane.as_ref(),
+                .spelled(
+                    self.network_dataplane.as_ref().map(|value| value.as_str()),
                     &path.field("networkDataplane"),
-                    |value, _, _| hub::arm::NetworkDataplane::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::NetworkDataplane::from(value.to_string())),
+                    hub::arm::NetworkDataplane::as_str,
                 ),
             advanced_networking: cx
                 .convert(
@@ -3400,20 +3405,18 @@ for spoke::status::ContainerServiceNetworkProfile {
             dns_service_ip: cx
                 .copy(self.dns_service_ip.as_ref(), &path.field("dnsServiceIP")),
             outbound_type: cx
-                .convert(
-                    self.outbound_type.as_ref(),
+                .spelled(
+                    self.outbound_type.as_ref().map(|value| value.as_str()),
                     &path.field("outboundType"),
-                    |value, _, _| hub::arm::OutboundType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::OutboundType::from(value.to_string())),
+                    hub::arm::OutboundType::as_str,
                 ),
             load_balancer_sku: cx
-                .convert(
-                    self.load_balancer_sku.as_ref(),
+                .spelled(
+                    self.load_balancer_sku.as_ref().map(|value| value.as_str()),
                     &path.field("loadBalancerSku"),
-                    |value, _, _| hub::arm::LoadBalancerSku::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::LoadBalancerSku::from(value.to_string())),
+                    hub::arm::LoadBalancerSku::as_str,
                 ),
             load_balancer_profile: cx
                 .convert(
@@ -3435,16 +3438,17 @@ for spoke::status::ContainerServiceNetworkProfile {
             service_cidrs: cx
                 .copy(self.service_cidrs.as_ref(), &path.field("serviceCidrs")),
             ip_families: cx
-                .convert(
+                .try_convert(
                     self.ip_families.as_ref(),
                     &path.field("ipFamilies"),
-                    |value, _, _| {
+                    |value| {
                         value
                             .iter()
-                            .map(|item| hub::arm::IpFamily::from(
-                                item.as_str().to_string(),
-                            ))
-                            .collect::<Vec<_>>()
+                            .map(|item| {
+                                Some(hub::arm::IpFamily::from(item.as_str().to_string()))
+                                    .filter(|converted| converted.as_str() == item.as_str())
+                            })
+                            .collect::<Option<Vec<_>>>()
                     },
                 ),
             static_egress_gateway_profile: cx
@@ -3466,44 +3470,39 @@ for hub::status::ContainerServiceNetworkProfile {
         );
         spoke::status::ContainerServiceNetworkProfile {
             network_plugin: cx
-                .convert(
-                    self.network_plugin.as_ref(),
+                .spelled(
+                    self.network_plugin.as_ref().map(|value| value.as_str()),
                     &path.field("networkPlugin"),
-                    |value, _, _| spoke::arm::NetworkPlugin::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::NetworkPlugin::from(value.to_string())),
+                    spoke::arm::NetworkPlugin::as_str,
                 ),
             network_plugin_mode: cx
-                .convert(
-                    self.network_plugin_mode.as_ref(),
+                .spelled(
+                    self.network_plugin_mode.as_ref().map(|value| value.as_str()),
                     &path.field("networkPluginMode"),
-                    |value, _, _| spoke::arm::NetworkPluginMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::NetworkPluginMode::from(value.to_string())),
+                    spoke::arm::NetworkPluginMode::as_str,
                 ),
             network_policy: cx
-                .convert(
-                    self.network_policy.as_ref(),
+                .spelled(
+                    self.network_policy.as_ref().map(|value| value.as_str()),
                     &path.field("networkPolicy"),
-                    |value, _, _| spoke::arm::NetworkPolicy::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::NetworkPolicy::from(value.to_string())),
+                    spoke::arm::NetworkPolicy::as_str,
                 ),
             network_mode: cx
-                .convert(
-                    self.network_mode.as_ref(),
+                .spelled(
+                    self.network_mode.as_ref().map(|value| value.as_str()),
                     &path.field("networkMode"),
-                    |value, _, _| spoke::arm::NetworkMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::NetworkMode::from(value.to_string())),
+                    spoke::arm::NetworkMode::as_str,
                 ),
             network_dataplane: cx
-                .convert(
-                    self.network_dataplane.as_ref(),
+                .spelled(
+                    self.network_dataplane.as_ref().map(|value| value.as_str()),
                     &path.field("networkDataplane"),
-                    |value, _, _| spoke::arm::NetworkDataplane::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::NetworkDataplane::from(value.to_string())),
+                    spoke::arm::NetworkDataplane::as_str,
                 ),
             advanced_networking: cx
                 .convert(
@@ -3519,20 +3518,18 @@ for hub::status::ContainerServiceNetworkProfile {
             dns_service_ip: cx
                 .copy(self.dns_service_ip.as_ref(), &path.field("dnsServiceIP")),
             outbound_type: cx
-                .convert(
-                    self.outbound_type.as_ref(),
+                .spelled(
+                    self.outbound_type.as_ref().map(|value| value.as_str()),
                     &path.field("outboundType"),
-                    |value, _, _| spoke::arm::OutboundType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::OutboundType::from(value.to_string())),
+                    spoke::arm::OutboundType::as_str,
                 ),
             load_balancer_sku: cx
-                .convert(
-                    self.load_balancer_sku.as_ref(),
+                .spelled(
+                    self.load_balancer_sku.as_ref().map(|value| value.as_str()),
                     &path.field("loadBalancerSku"),
-                    |value, _, _| spoke::arm::LoadBalancerSku::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::LoadBalancerSku::from(value.to_string())),
+                    spoke::arm::LoadBalancerSku::as_str,
                 ),
             load_balancer_profile: cx
                 .convert(
@@ -3554,16 +3551,17 @@ for hub::status::ContainerServiceNetworkProfile {
             service_cidrs: cx
                 .copy(self.service_cidrs.as_ref(), &path.field("serviceCidrs")),
             ip_families: cx
-                .convert(
+                .try_convert(
                     self.ip_families.as_ref(),
                     &path.field("ipFamilies"),
-                    |value, _, _| {
+                    |value| {
                         value
                             .iter()
-                            .map(|item| spoke::arm::IpFamily::from(
-                                item.as_str().to_string(),
-                            ))
-                            .collect::<Vec<_>>()
+                            .map(|item| {
+                                Some(spoke::arm::IpFamily::from(item.as_str().to_string()))
+                                    .filter(|converted| converted.as_str() == item.as_str())
+                            })
+                            .collect::<Option<Vec<_>>>()
                     },
                 ),
         }
@@ -3774,12 +3772,11 @@ for spoke::status::ManagedClusterLoadBalancerProfile {
                     &path.field("enableMultipleStandardLoadBalancers"),
                 ),
             backend_pool_type: cx
-                .convert(
-                    self.backend_pool_type.as_ref(),
+                .spelled(
+                    self.backend_pool_type.as_ref().map(|value| value.as_str()),
                     &path.field("backendPoolType"),
-                    |value, _, _| hub::arm::BackendPoolType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::BackendPoolType::from(value.to_string())),
+                    hub::arm::BackendPoolType::as_str,
                 ),
         }
     }
@@ -3851,12 +3848,11 @@ for hub::status::ManagedClusterLoadBalancerProfile {
                     &path.field("enableMultipleStandardLoadBalancers"),
                 ),
             backend_pool_type: cx
-                .convert(
-                    self.backend_pool_type.as_ref(),
+                .spelled(
+                    self.backend_pool_type.as_ref().map(|value| value.as_str()),
                     &path.field("backendPoolType"),
-                    |value, _, _| spoke::arm::BackendPoolType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::BackendPoolType::from(value.to_string())),
+                    spoke::arm::BackendPoolType::as_str,
                 ),
         }
     }
@@ -4140,12 +4136,11 @@ for spoke::status::ManagedClusterNodeResourceGroupProfile {
     ) -> hub::status::ManagedClusterNodeResourceGroupProfile {
         hub::status::ManagedClusterNodeResourceGroupProfile {
             restriction_level: cx
-                .convert(
-                    self.restriction_level.as_ref(),
+                .spelled(
+                    self.restriction_level.as_ref().map(|value| value.as_str()),
                     &path.field("restrictionLevel"),
-                    |value, _, _| hub::arm::RestrictionLevel::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::RestrictionLevel::from(value.to_string())),
+                    hub::arm::RestrictionLevel::as_str,
                 ),
         }
     }
@@ -4160,12 +4155,11 @@ for hub::status::ManagedClusterNodeResourceGroupProfile {
     ) -> spoke::status::ManagedClusterNodeResourceGroupProfile {
         spoke::status::ManagedClusterNodeResourceGroupProfile {
             restriction_level: cx
-                .convert(
-                    self.restriction_level.as_ref(),
+                .spelled(
+                    self.restriction_level.as_ref().map(|value| value.as_str()),
                     &path.field("restrictionLevel"),
-                    |value, _, _| spoke::arm::RestrictionLevel::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::RestrictionLevel::from(value.to_string())),
+                    spoke::arm::RestrictionLevel::as_str,
                 ),
         }
     }
@@ -4358,12 +4352,15 @@ for spoke::status::ManagedClusterPodIdentity {
                     >::convert,
                 ),
             provisioning_state: cx
-                .convert(
-                    self.provisioning_state.as_ref(),
+                .spelled(
+                    self.provisioning_state.as_ref().map(|value| value.as_str()),
                     &path.field("provisioningState"),
-                    |value, _, _| hub::arm::ManagedClusterPodIdentityProvisioningState::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::ManagedClusterPodIdentityProvisioningState::from(
+                            value.to_string(),
+                        ),
                     ),
+                    hub::arm::ManagedClusterPodIdentityProvisioningState::as_str,
                 ),
             provisioning_info: cx
                 .convert(
@@ -4398,12 +4395,15 @@ for hub::status::ManagedClusterPodIdentity {
                     >::convert,
                 ),
             provisioning_state: cx
-                .convert(
-                    self.provisioning_state.as_ref(),
+                .spelled(
+                    self.provisioning_state.as_ref().map(|value| value.as_str()),
                     &path.field("provisioningState"),
-                    |value, _, _| spoke::arm::ManagedClusterPodIdentityProvisioningState::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::ManagedClusterPodIdentityProvisioningState::from(
+                            value.to_string(),
+                        ),
                     ),
+                    spoke::arm::ManagedClusterPodIdentityProvisioningState::as_str,
                 ),
             provisioning_info: cx
                 .convert(
@@ -4679,10 +4679,11 @@ for spoke::status::ManagedClusterWindowsProfile {
             admin_username: cx
                 .copy(self.admin_username.as_ref(), &path.field("adminUsername")),
             license_type: cx
-                .convert(
-                    self.license_type.as_ref(),
+                .spelled(
+                    self.license_type.as_ref().map(|value| value.as_str()),
                     &path.field("licenseType"),
-                    |value, _, _| hub::arm::LicenseType::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::LicenseType::from(value.to_string())),
+                    hub::arm::LicenseType::as_str,
                 ),
             enable_csi_proxy: cx
                 .copy(self.enable_csi_proxy.as_ref(), &path.field("enableCSIProxy")),
@@ -4709,12 +4710,11 @@ for hub::status::ManagedClusterWindowsProfile {
             admin_username: cx
                 .copy(self.admin_username.as_ref(), &path.field("adminUsername")),
             license_type: cx
-                .convert(
-                    self.license_type.as_ref(),
+                .spelled(
+                    self.license_type.as_ref().map(|value| value.as_str()),
                     &path.field("licenseType"),
-                    |value, _, _| spoke::arm::LicenseType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::LicenseType::from(value.to_string())),
+                    spoke::arm::LicenseType::as_str,
                 ),
             enable_csi_proxy: cx
                 .copy(self.enable_csi_proxy.as_ref(), &path.field("enableCSIProxy")),
@@ -4905,26 +4905,25 @@ for spoke::status::ManagedClusterAgentPoolProfile {
             os_disk_size_gb: cx
                 .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
             os_disk_type: cx
-                .convert(
-                    self.os_disk_type.as_ref(),
+                .spelled(
+                    self.os_disk_type.as_ref().map(|value| value.as_str()),
                     &path.field("osDiskType"),
-                    |value, _, _| hub::arm::OsDiskType::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::OsDiskType::from(value.to_string())),
+                    hub::arm::OsDiskType::as_str,
                 ),
             kubelet_disk_type: cx
-                .convert(
-                    self.kubelet_disk_type.as_ref(),
+                .spelled(
+                    self.kubelet_disk_type.as_ref().map(|value| value.as_str()),
                     &path.field("kubeletDiskType"),
-                    |value, _, _| hub::arm::KubeletDiskType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::KubeletDiskType::from(value.to_string())),
+                    hub::arm::KubeletDiskType::as_str,
                 ),
             workload_runtime: cx
-                .convert(
-                    self.workload_runtime.as_ref(),
+                .spelled(
+                    self.workload_runtime.as_ref().map(|value| value.as_str()),
                     &path.field("workloadRuntime"),
-                    |value, _, _| hub::arm::WorkloadRuntime::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::WorkloadRuntime::from(value.to_string())),
+                    hub::arm::WorkloadRuntime::as_str,
                 ),
             vnet_subnet_id: cx
                 .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
@@ -4932,16 +4931,18 @@ for spoke::status::ManagedClusterAgentPoolProfile {
                 .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
             max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
             os_type: cx
-                .convert(
-                    self.os_type.as_ref(),
+                .spelled(
+                    self.os_type.as_ref().map(|value| value.as_str()),
                     &path.field("osType"),
-                    |value, _, _| hub::arm::OsType::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::OsType::from(value.to_string())),
+                    hub::arm::OsType::as_str,
                 ),
             os_sku: cx
-                .convert(
-                    self.os_sku.as_ref(),
+                .spelled(
+                    self.os_sku.as_ref().map(|value| value.as_str()),
                     &path.field("osSKU"),
-                    |value, _, _| hub::arm::Ossku::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::Ossku::from(value.to_string())),
+                    hub::arm::Ossku::as_str,
                 ),
             max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
             min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
@@ -4951,28 +4952,25 @@ for spoke::status::ManagedClusterAgentPoolProfile {
                     &path.field("enableAutoScaling"),
                 ),
             scale_down_mode: cx
-                .convert(
-                    self.scale_down_mode.as_ref(),
+                .spelled(
+                    self.scale_down_mode.as_ref().map(|value| value.as_str()),
                     &path.field("scaleDownMode"),
-                    |value, _, _| hub::arm::ScaleDownMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::ScaleDownMode::from(value.to_string())),
+                    hub::arm::ScaleDownMode::as_str,
                 ),
             r#type: cx
-                .convert(
-                    self.r#type.as_ref(),
+                .spelled(
+                    self.r#type.as_ref().map(|value| value.as_str()),
                     &path.field("type"),
-                    |value, _, _| hub::arm::AgentPoolType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::AgentPoolType::from(value.to_string())),
+                    hub::arm::AgentPoolType::as_str,
                 ),
             mode: cx
-                .convert(
-                    self.mode.as_ref(),
+                .spelled(
+                    self.mode.as_ref().map(|value| value.as_str()),
                     &path.field("mode"),
-                    |value, _, _| hub::arm::AgentPoolMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::AgentPoolMode::from(value.to_string())),
+                    hub::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
                 .copy(
@@ -5021,20 +5019,20 @@ for spoke::status::ManagedClusterAgentPoolProfile {
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
-                .convert(
-                    self.scale_set_priority.as_ref(),
+                .spelled(
+                    self.scale_set_priority.as_ref().map(|value| value.as_str()),
                     &path.field("scaleSetPriority"),
-                    |value, _, _| hub::arm::ScaleSetPriority::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::ScaleSetPriority::from(value.to_string())),
+                    hub::arm::ScaleSetPriority::as_str,
                 ),
             scale_set_eviction_policy: cx
-                .convert(
-                    self.scale_set_eviction_policy.as_ref(),
+                .spelled(
+                    self.scale_set_eviction_policy.as_ref().map(|value| value.as_str()),
                     &path.field("scaleSetEvictionPolicy"),
-                    |value, _, _| hub::arm::ScaleSetEvictionPolicy::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::ScaleSetEvictionPolicy::from(value.to_string()),
                     ),
+                    hub::arm::ScaleSetEvictionPolicy::as_str,
                 ),
             spot_max_price: cx
                 .try_convert(
@@ -5074,12 +5072,11 @@ for spoke::status::ManagedClusterAgentPoolProfile {
                 .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
             enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
             gpu_instance_profile: cx
-                .convert(
-                    self.gpu_instance_profile.as_ref(),
+                .spelled(
+                    self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
                     &path.field("gpuInstanceProfile"),
-                    |value, _, _| hub::arm::GpuInstanceProfile::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::GpuInstanceProfile::from(value.to_string())),
+                    hub::arm::GpuInstanceProfile::as_str,
                 ),
             creation_data: cx
                 .convert(
@@ -5164,28 +5161,25 @@ for hub::status::ManagedClusterAgentPoolProfile {
             os_disk_size_gb: cx
                 .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
             os_disk_type: cx
-                .convert(
-                    self.os_disk_type.as_ref(),
+                .spelled(
+                    self.os_disk_type.as_ref().map(|value| value.as_str()),
                     &path.field("osDiskType"),
-                    |value, _, _| spoke::arm::OsDiskType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::OsDiskType::from(value.to_string())),
+                    spoke::arm::OsDiskType::as_str,
                 ),
             kubelet_disk_type: cx
-                .convert(
-                    self.kubelet_disk_type.as_ref(),
+                .spelled(
+                    self.kubelet_disk_type.as_ref().map(|value| value.as_str()),
                     &path.field("kubeletDiskType"),
-                    |value, _, _| spoke::arm::KubeletDiskType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::KubeletDiskType::from(value.to_string())),
+                    spoke::arm::KubeletDiskType::as_str,
                 ),
             workload_runtime: cx
-                .convert(
-                    self.workload_runtime.as_ref(),
+                .spelled(
+                    self.workload_runtime.as_ref().map(|value| value.as_str()),
                     &path.field("workloadRuntime"),
-                    |value, _, _| spoke::arm::WorkloadRuntime::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::WorkloadRuntime::from(value.to_string())),
+                    spoke::arm::WorkloadRuntime::as_str,
                 ),
             vnet_subnet_id: cx
                 .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
@@ -5193,16 +5187,18 @@ for hub::status::ManagedClusterAgentPoolProfile {
                 .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
             max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
             os_type: cx
-                .convert(
-                    self.os_type.as_ref(),
+                .spelled(
+                    self.os_type.as_ref().map(|value| value.as_str()),
                     &path.field("osType"),
-                    |value, _, _| spoke::arm::OsType::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::OsType::from(value.to_string())),
+                    spoke::arm::OsType::as_str,
                 ),
             os_sku: cx
-                .convert(
-                    self.os_sku.as_ref(),
+                .spelled(
+                    self.os_sku.as_ref().map(|value| value.as_str()),
                     &path.field("osSKU"),
-                    |value, _, _| spoke::arm::Ossku::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::Ossku::from(value.to_string())),
+                    spoke::arm::Ossku::as_str,
                 ),
             max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
             min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
@@ -5212,28 +5208,25 @@ for hub::status::ManagedClusterAgentPoolProfile {
                     &path.field("enableAutoScaling"),
                 ),
             scale_down_mode: cx
-                .convert(
-                    self.scale_down_mode.as_ref(),
+                .spelled(
+                    self.scale_down_mode.as_ref().map(|value| value.as_str()),
                     &path.field("scaleDownMode"),
-                    |value, _, _| spoke::arm::ScaleDownMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::ScaleDownMode::from(value.to_string())),
+                    spoke::arm::ScaleDownMode::as_str,
                 ),
             r#type: cx
-                .convert(
-                    self.r#type.as_ref(),
+                .spelled(
+                    self.r#type.as_ref().map(|value| value.as_str()),
                     &path.field("type"),
-                    |value, _, _| spoke::arm::AgentPoolType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::AgentPoolType::from(value.to_string())),
+                    spoke::arm::AgentPoolType::as_str,
                 ),
             mode: cx
-                .convert(
-                    self.mode.as_ref(),
+                .spelled(
+                    self.mode.as_ref().map(|value| value.as_str()),
                     &path.field("mode"),
-                    |value, _, _| spoke::arm::AgentPoolMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::AgentPoolMode::from(value.to_string())),
+                    spoke::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
                 .copy(
@@ -5282,20 +5275,20 @@ for hub::status::ManagedClusterAgentPoolProfile {
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
-                .convert(
-                    self.scale_set_priority.as_ref(),
+                .spelled(
+                    self.scale_set_priority.as_ref().map(|value| value.as_str()),
                     &path.field("scaleSetPriority"),
-                    |value, _, _| spoke::arm::ScaleSetPriority::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::ScaleSetPriority::from(value.to_string())),
+                    spoke::arm::ScaleSetPriority::as_str,
                 ),
             scale_set_eviction_policy: cx
-                .convert(
-                    self.scale_set_eviction_policy.as_ref(),
+                .spelled(
+                    self.scale_set_eviction_policy.as_ref().map(|value| value.as_str()),
                     &path.field("scaleSetEvictionPolicy"),
-                    |value, _, _| spoke::arm::ScaleSetEvictionPolicy::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::ScaleSetEvictionPolicy::from(value.to_string()),
                     ),
+                    spoke::arm::ScaleSetEvictionPolicy::as_str,
                 ),
             spot_max_price: cx
                 .convert(
@@ -5332,12 +5325,13 @@ for hub::status::ManagedClusterAgentPoolProfile {
                 .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
             enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
             gpu_instance_profile: cx
-                .convert(
-                    self.gpu_instance_profile.as_ref(),
+                .spelled(
+                    self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
                     &path.field("gpuInstanceProfile"),
-                    |value, _, _| spoke::arm::GpuInstanceProfile::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::GpuInstanceProfile::from(value.to_string()),
                     ),
+                    spoke::arm::GpuInstanceProfile::as_str,
                 ),
             creation_data: cx
                 .convert(
@@ -5393,12 +5387,13 @@ for spoke::status::ManagedClusterIdentity {
                 .copy(self.principal_id.as_ref(), &path.field("principalId")),
             tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantId")),
             r#type: cx
-                .convert(
-                    self.r#type.as_ref(),
+                .spelled(
+                    self.r#type.as_ref().map(|value| value.as_str()),
                     &path.field("type"),
-                    |value, _, _| hub::arm::ResourceIdentityType::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::ResourceIdentityType::from(value.to_string()),
                     ),
+                    hub::arm::ResourceIdentityType::as_str,
                 ),
             delegated_resources: cx
                 .convert(
@@ -5456,15 +5451,14 @@ for hub::status::ManagedClusterIdentity {
                 .copy(self.principal_id.as_ref(), &path.field("principalId")),
             tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantId")),
             r#type: cx
-                .try_convert(
-                    self.r#type.as_ref(),
+                .spelled(
+                    self.r#type.as_ref().map(|value| value.as_str()),
                     &path.field("type"),
                     |value| {
-                        spoke::arm::ResourceIdentityType::try_from(
-                                value.as_str().to_string(),
-                            )
+                        spoke::arm::ResourceIdentityType::try_from(value.to_string())
                             .ok()
                     },
+                    |value: &spoke::arm::ResourceIdentityType| value.as_str(),
                 ),
             delegated_resources: cx
                 .convert(
@@ -5586,12 +5580,13 @@ for spoke::status::ExtendedLocation {
         hub::status::ExtendedLocation {
             name: cx.copy(self.name.as_ref(), &path.field("name")),
             r#type: cx
-                .convert(
-                    self.r#type.as_ref(),
+                .spelled(
+                    self.r#type.as_ref().map(|value| value.as_str()),
                     &path.field("type"),
-                    |value, _, _| hub::arm::ExtendedLocationTypes::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::ExtendedLocationTypes::from(value.to_string()),
                     ),
+                    hub::arm::ExtendedLocationTypes::as_str,
                 ),
         }
     }
@@ -5607,12 +5602,13 @@ for hub::status::ExtendedLocation {
         spoke::status::ExtendedLocation {
             name: cx.copy(self.name.as_ref(), &path.field("name")),
             r#type: cx
-                .convert(
-                    self.r#type.as_ref(),
+                .spelled(
+                    self.r#type.as_ref().map(|value| value.as_str()),
                     &path.field("type"),
-                    |value, _, _| spoke::arm::ExtendedLocationType::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::ExtendedLocationType::from(value.to_string()),
                     ),
+                    spoke::arm::ExtendedLocationType::as_str,
                 ),
         }
     }
@@ -5627,20 +5623,22 @@ for spoke::status::ManagedClusterSku {
     ) -> hub::status::ManagedClusterSku {
         hub::status::ManagedClusterSku {
             name: cx
-                .convert(
-                    self.name.as_ref(),
+                .spelled(
+                    self.name.as_ref().map(|value| value.as_str()),
                     &path.field("name"),
-                    |value, _, _| hub::arm::ManagedClusterSkuName::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::ManagedClusterSkuName::from(value.to_string()),
                     ),
+                    hub::arm::ManagedClusterSkuName::as_str,
                 ),
             tier: cx
-                .convert(
-                    self.tier.as_ref(),
+                .spelled(
+                    self.tier.as_ref().map(|value| value.as_str()),
                     &path.field("tier"),
-                    |value, _, _| hub::arm::ManagedClusterSkuTier::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::ManagedClusterSkuTier::from(value.to_string()),
                     ),
+                    hub::arm::ManagedClusterSkuTier::as_str,
                 ),
         }
     }
@@ -5655,20 +5653,22 @@ for hub::status::ManagedClusterSku {
     ) -> spoke::status::ManagedClusterSku {
         spoke::status::ManagedClusterSku {
             name: cx
-                .convert(
-                    self.name.as_ref(),
+                .spelled(
+                    self.name.as_ref().map(|value| value.as_str()),
                     &path.field("name"),
-                    |value, _, _| spoke::arm::ManagedClusterSkuName::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::ManagedClusterSkuName::from(value.to_string()),
                     ),
+                    spoke::arm::ManagedClusterSkuName::as_str,
                 ),
             tier: cx
-                .convert(
-                    self.tier.as_ref(),
+                .spelled(
+                    self.tier.as_ref().map(|value| value.as_str()),
                     &path.field("tier"),
-                    |value, _, _| spoke::arm::ManagedClusterSkuTier::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::ManagedClusterSkuTier::from(value.to_string()),
                     ),
+                    spoke::arm::ManagedClusterSkuTier::as_str,
                 ),
         }
     }
@@ -5749,12 +5749,11 @@ for spoke::spec::ServiceMeshProfile {
     ) -> hub::spec::ServiceMeshProfile {
         hub::spec::ServiceMeshProfile {
             mode: cx
-                .convert(
-                    self.mode.as_ref(),
+                .spelled(
+                    self.mode.as_ref().map(|value| value.as_str()),
                     &path.field("mode"),
-                    |value, _, _| hub::arm::ServiceMeshMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::ServiceMeshMode::from(value.to_string())),
+                    hub::arm::ServiceMeshMode::as_str,
                 ),
             istio: cx
                 .convert(
@@ -5775,12 +5774,11 @@ for hub::spec::ServiceMeshProfile {
     ) -> spoke::spec::ServiceMeshProfile {
         spoke::spec::ServiceMeshProfile {
             mode: cx
-                .convert(
-                    self.mode.as_ref(),
+                .spelled(
+                    self.mode.as_ref().map(|value| value.as_str()),
                     &path.field("mode"),
-                    |value, _, _| spoke::arm::ServiceMeshMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::ServiceMeshMode::from(value.to_string())),
+                    spoke::arm::ServiceMeshMode::as_str,
                 ),
             istio: cx
                 .convert(
@@ -6083,12 +6081,13 @@ for spoke::spec::IstioIngressGateway {
     ) -> hub::spec::IstioIngressGateway {
         hub::spec::IstioIngressGateway {
             mode: cx
-                .convert(
-                    self.mode.as_ref(),
+                .spelled(
+                    self.mode.as_ref().map(|value| value.as_str()),
                     &path.field("mode"),
-                    |value, _, _| hub::arm::IstioIngressGatewayMode::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::IstioIngressGatewayMode::from(value.to_string()),
                     ),
+                    hub::arm::IstioIngressGatewayMode::as_str,
                 ),
             enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
         }
@@ -6104,12 +6103,13 @@ for hub::spec::IstioIngressGateway {
     ) -> spoke::spec::IstioIngressGateway {
         spoke::spec::IstioIngressGateway {
             mode: cx
-                .convert(
-                    self.mode.as_ref(),
+                .spelled(
+                    self.mode.as_ref().map(|value| value.as_str()),
                     &path.field("mode"),
-                    |value, _, _| spoke::arm::IstioIngressGatewayMode::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::IstioIngressGatewayMode::from(value.to_string()),
                     ),
+                    spoke::arm::IstioIngressGatewayMode::as_str,
                 ),
             enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
         }
@@ -6788,12 +6788,13 @@ for spoke::spec::AzureKeyVaultKms {
             enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
             key_id: cx.copy(self.key_id.as_ref(), &path.field("keyId")),
             key_vault_network_access: cx
-                .convert(
-                    self.key_vault_network_access.as_ref(),
+                .spelled(
+                    self.key_vault_network_access.as_ref().map(|value| value.as_str()),
                     &path.field("keyVaultNetworkAccess"),
-                    |value, _, _| hub::arm::KeyVaultNetworkAccessTypes::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::KeyVaultNetworkAccessTypes::from(value.to_string()),
                     ),
+                    hub::arm::KeyVaultNetworkAccessTypes::as_str,
                 ),
             key_vault_resource_id: cx
                 .copy(
@@ -6815,12 +6816,13 @@ for hub::spec::AzureKeyVaultKms {
             enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
             key_id: cx.copy(self.key_id.as_ref(), &path.field("keyId")),
             key_vault_network_access: cx
-                .convert(
-                    self.key_vault_network_access.as_ref(),
+                .spelled(
+                    self.key_vault_network_access.as_ref().map(|value| value.as_str()),
                     &path.field("keyVaultNetworkAccess"),
-                    |value, _, _| spoke::arm::KeyVaultNetworkAccessTypes::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::KeyVaultNetworkAccessTypes::from(value.to_string()),
                     ),
+                    spoke::arm::KeyVaultNetworkAccessTypes::as_str,
                 ),
             key_vault_resource_id: cx
                 .copy(
@@ -7113,10 +7115,11 @@ for spoke::spec::ManagedClusterPropertiesAutoScalerProfile {
                     &path.field("ignore-daemonsets-utilization"),
                 ),
             expander: cx
-                .convert(
-                    self.expander.as_ref(),
+                .spelled(
+                    self.expander.as_ref().map(|value| value.as_str()),
                     &path.field("expander"),
-                    |value, _, _| hub::arm::Expander::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::Expander::from(value.to_string())),
+                    hub::arm::Expander::as_str,
                 ),
             max_empty_bulk_delete: cx
                 .copy(
@@ -7223,10 +7226,11 @@ for hub::spec::ManagedClusterPropertiesAutoScalerProfile {
                     &path.field("ignore-daemonsets-utilization"),
                 ),
             expander: cx
-                .convert(
-                    self.expander.as_ref(),
+                .spelled(
+                    self.expander.as_ref().map(|value| value.as_str()),
                     &path.field("expander"),
-                    |value, _, _| spoke::arm::Expander::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::Expander::from(value.to_string())),
+                    spoke::arm::Expander::as_str,
                 ),
             max_empty_bulk_delete: cx
                 .copy(
@@ -7383,20 +7387,20 @@ for spoke::spec::ManagedClusterAutoUpgradeProfile {
     ) -> hub::spec::ManagedClusterAutoUpgradeProfile {
         hub::spec::ManagedClusterAutoUpgradeProfile {
             upgrade_channel: cx
-                .convert(
-                    self.upgrade_channel.as_ref(),
+                .spelled(
+                    self.upgrade_channel.as_ref().map(|value| value.as_str()),
                     &path.field("upgradeChannel"),
-                    |value, _, _| hub::arm::UpgradeChannel::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::UpgradeChannel::from(value.to_string())),
+                    hub::arm::UpgradeChannel::as_str,
                 ),
             node_os_upgrade_channel: cx
-                .convert(
-                    self.node_os_upgrade_channel.as_ref(),
+                .spelled(
+                    self.node_os_upgrade_channel.as_ref().map(|value| value.as_str()),
                     &path.field("nodeOSUpgradeChannel"),
-                    |value, _, _| hub::arm::NodeOsUpgradeChannel::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::NodeOsUpgradeChannel::from(value.to_string()),
                     ),
+                    hub::arm::NodeOsUpgradeChannel::as_str,
                 ),
         }
     }
@@ -7411,20 +7415,20 @@ for hub::spec::ManagedClusterAutoUpgradeProfile {
     ) -> spoke::spec::ManagedClusterAutoUpgradeProfile {
         spoke::spec::ManagedClusterAutoUpgradeProfile {
             upgrade_channel: cx
-                .convert(
-                    self.upgrade_channel.as_ref(),
+                .spelled(
+                    self.upgrade_channel.as_ref().map(|value| value.as_str()),
                     &path.field("upgradeChannel"),
-                    |value, _, _| spoke::arm::UpgradeChannel::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::UpgradeChannel::from(value.to_string())),
+                    spoke::arm::UpgradeChannel::as_str,
                 ),
             node_os_upgrade_channel: cx
-                .convert(
-                    self.node_os_upgrade_channel.as_ref(),
+                .spelled(
+                    self.node_os_upgrade_channel.as_ref().map(|value| value.as_str()),
                     &path.field("nodeOSUpgradeChannel"),
-                    |value, _, _| spoke::arm::NodeOsUpgradeChannel::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::NodeOsUpgradeChannel::from(value.to_string()),
                     ),
+                    spoke::arm::NodeOsUpgradeChannel::as_str,
                 ),
         }
     }
@@ -7493,42 +7497,39 @@ for spoke::spec::ContainerServiceNetworkProfile {
     ) -> hub::spec::ContainerServiceNetworkProfile {
         hub::spec::ContainerServiceNetworkProfile {
             network_plugin: cx
-                .convert(
-                    self.network_plugin.as_ref(),
+                .spelled(
+                    self.network_plugin.as_ref().map(|value| value.as_str()),
                     &path.field("networkPlugin"),
-                    |value, _, _| hub::arm::NetworkPlugin::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::NetworkPlugin::from(value.to_string())),
+                    hub::arm::NetworkPlugin::as_str,
                 ),
             network_plugin_mode: cx
-                .convert(
-                    self.network_plugin_mode.as_ref(),
+                .spelled(
+                    self.network_plugin_mode.as_ref().map(|value| value.as_str()),
                     &path.field("networkPluginMode"),
-                    |value, _, _| hub::arm::NetworkPluginMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::NetworkPluginMode::from(value.to_string())),
+                    hub::arm::NetworkPluginMode::as_str,
                 ),
             network_policy: cx
-                .convert(
-                    self.network_policy.as_ref(),
+                .spelled(
+                    self.network_policy.as_ref().map(|value| value.as_str()),
                     &path.field("networkPolicy"),
-                    |value, _, _| hub::arm::NetworkPolicy::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::NetworkPolicy::from(value.to_string())),
+                    hub::arm::NetworkPolicy::as_str,
                 ),
             network_mode: cx
-                .convert(
-                    self.network_mode.as_ref(),
+                .spelled(
+                    self.network_mode.as_ref().map(|value| value.as_str()),
                     &path.field("networkMode"),
-                    |value, _, _| hub::arm::NetworkMode::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::NetworkMode::from(value.to_string())),
+                    hub::arm::NetworkMode::as_str,
                 ),
             network_dataplane: cx
-                .convert(
-                    self.network_dataplane.as_ref(),
+                .spelled(
+                    self.network_dataplane.as_ref().map(|value| value.as_str()),
                     &path.field("networkDataplane"),
-                    |value, _, _| hub::arm::NetworkDataplane::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::NetworkDataplane::from(value.to_string())),
+                    hub::arm::NetworkDataplane::as_str,
                 ),
             advanced_networking: cx
                 .convert(
@@ -7544,20 +7545,18 @@ for spoke::spec::ContainerServiceNetworkProfile {
             dns_service_ip: cx
                 .copy(self.dns_service_ip.as_ref(), &path.field("dnsServiceIP")),
             outbound_type: cx
-                .convert(
-                    self.outbound_type.as_ref(),
+                .spelled(
+                    self.outbound_type.as_ref().map(|value| value.as_str()),
                     &path.field("outboundType"),
-                    |value, _, _| hub::arm::OutboundType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::OutboundType::from(value.to_string())),
+                    hub::arm::OutboundType::as_str,
                 ),
             load_balancer_sku: cx
-                .convert(
-                    self.load_balancer_sku.as_ref(),
+                .spelled(
+                    self.load_balancer_sku.as_ref().map(|value| value.as_str()),
                     &path.field("loadBalancerSku"),
-                    |value, _, _| hub::arm::LoadBalancerSku::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::LoadBalancerSku::from(value.to_string())),
+                    hub::arm::LoadBalancerSku::as_str,
                 ),
             load_balancer_profile: cx
                 .convert(
@@ -7579,16 +7578,17 @@ for spoke::spec::ContainerServiceNetworkProfile {
             service_cidrs: cx
                 .copy(self.service_cidrs.as_ref(), &path.field("serviceCidrs")),
             ip_families: cx
-                .convert(
+                .try_convert(
                     self.ip_families.as_ref(),
                     &path.field("ipFamilies"),
-                    |value, _, _| {
+                    |value| {
                         value
                             .iter()
-                            .map(|item| hub::arm::IpFamily::from(
-                                item.as_str().to_string(),
-                            ))
-                            .collect::<Vec<_>>()
+                            .map(|item| {
+                                Some(hub::arm::IpFamily::from(item.as_str().to_string()))
+                                    .filter(|converted| converted.as_str() == item.as_str())
+                            })
+                            .collect::<Option<Vec<_>>>()
                     },
                 ),
             static_egress_gateway_profile: cx
@@ -7610,44 +7610,39 @@ for hub::spec::ContainerServiceNetworkProfile {
         );
         spoke::spec::ContainerServiceNetworkProfile {
             network_plugin: cx
-                .convert(
-                    self.network_plugin.as_ref(),
+                .spelled(
+                    self.network_plugin.as_ref().map(|value| value.as_str()),
                     &path.field("networkPlugin"),
-                    |value, _, _| spoke::arm::NetworkPlugin::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::NetworkPlugin::from(value.to_string())),
+                    spoke::arm::NetworkPlugin::as_str,
                 ),
             network_plugin_mode: cx
-                .convert(
-                    self.network_plugin_mode.as_ref(),
+                .spelled(
+                    self.network_plugin_mode.as_ref().map(|value| value.as_str()),
                     &path.field("networkPluginMode"),
-                    |value, _, _| spoke::arm::NetworkPluginMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::NetworkPluginMode::from(value.to_string())),
+                    spoke::arm::NetworkPluginMode::as_str,
                 ),
             network_policy: cx
-                .convert(
-                    self.network_policy.as_ref(),
+                .spelled(
+                    self.network_policy.as_ref().map(|value| value.as_str()),
                     &path.field("networkPolicy"),
-                    |value, _, _| spoke::arm::NetworkPolicy::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::NetworkPolicy::from(value.to_string())),
+                    spoke::arm::NetworkPolicy::as_str,
                 ),
             network_mode: cx
-                .convert(
-                    self.network_mode.as_ref(),
+                .spelled(
+                    self.network_mode.as_ref().map(|value| value.as_str()),
                     &path.field("networkMode"),
-                    |value, _, _| spoke::arm::NetworkMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::NetworkMode::from(value.to_string())),
+                    spoke::arm::NetworkMode::as_str,
                 ),
             network_dataplane: cx
-                .convert(
-                    self.network_dataplane.as_ref(),
+                .spelled(
+                    self.network_dataplane.as_ref().map(|value| value.as_str()),
                     &path.field("networkDataplane"),
-                    |value, _, _| spoke::arm::NetworkDataplane::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::NetworkDataplane::from(value.to_string())),
+                    spoke::arm::NetworkDataplane::as_str,
                 ),
             advanced_networking: cx
                 .convert(
@@ -7663,20 +7658,18 @@ for hub::spec::ContainerServiceNetworkProfile {
             dns_service_ip: cx
                 .copy(self.dns_service_ip.as_ref(), &path.field("dnsServiceIP")),
             outbound_type: cx
-                .convert(
-                    self.outbound_type.as_ref(),
+                .spelled(
+                    self.outbound_type.as_ref().map(|value| value.as_str()),
                     &path.field("outboundType"),
-                    |value, _, _| spoke::arm::OutboundType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::OutboundType::from(value.to_string())),
+                    spoke::arm::OutboundType::as_str,
                 ),
             load_balancer_sku: cx
-                .convert(
-                    self.load_balancer_sku.as_ref(),
+                .spelled(
+                    self.load_balancer_sku.as_ref().map(|value| value.as_str()),
                     &path.field("loadBalancerSku"),
-                    |value, _, _| spoke::arm::LoadBalancerSku::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::LoadBalancerSku::from(value.to_string())),
+                    spoke::arm::LoadBalancerSku::as_str,
                 ),
             load_balancer_profile: cx
                 .convert(
@@ -7698,16 +7691,17 @@ for hub::spec::ContainerServiceNetworkProfile {
             service_cidrs: cx
                 .copy(self.service_cidrs.as_ref(), &path.field("serviceCidrs")),
             ip_families: cx
-                .convert(
+                .try_convert(
                     self.ip_families.as_ref(),
                     &path.field("ipFamilies"),
-                    |value, _, _| {
+                    |value| {
                         value
                             .iter()
-                            .map(|item| spoke::arm::IpFamily::from(
-                                item.as_str().to_string(),
-                            ))
-                            .collect::<Vec<_>>()
+                            .map(|item| {
+                                Some(spoke::arm::IpFamily::from(item.as_str().to_string()))
+                                    .filter(|converted| converted.as_str() == item.as_str())
+                            })
+                            .collect::<Option<Vec<_>>>()
                     },
                 ),
         }
@@ -7847,12 +7841,11 @@ for spoke::spec::ManagedClusterLoadBalancerProfile {
                     &path.field("enableMultipleStandardLoadBalancers"),
                 ),
             backend_pool_type: cx
-                .convert(
-                    self.backend_pool_type.as_ref(),
+                .spelled(
+                    self.backend_pool_type.as_ref().map(|value| value.as_str()),
                     &path.field("backendPoolType"),
-                    |value, _, _| hub::arm::BackendPoolType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::BackendPoolType::from(value.to_string())),
+                    hub::arm::BackendPoolType::as_str,
                 ),
         }
     }
@@ -7907,12 +7900,11 @@ for hub::spec::ManagedClusterLoadBalancerProfile {
                     &path.field("enableMultipleStandardLoadBalancers"),
                 ),
             backend_pool_type: cx
-                .convert(
-                    self.backend_pool_type.as_ref(),
+                .spelled(
+                    self.backend_pool_type.as_ref().map(|value| value.as_str()),
                     &path.field("backendPoolType"),
-                    |value, _, _| spoke::arm::BackendPoolType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::BackendPoolType::from(value.to_string())),
+                    spoke::arm::BackendPoolType::as_str,
                 ),
         }
     }
@@ -8222,12 +8214,11 @@ for spoke::spec::ManagedClusterNodeResourceGroupProfile {
     ) -> hub::spec::ManagedClusterNodeResourceGroupProfile {
         hub::spec::ManagedClusterNodeResourceGroupProfile {
             restriction_level: cx
-                .convert(
-                    self.restriction_level.as_ref(),
+                .spelled(
+                    self.restriction_level.as_ref().map(|value| value.as_str()),
                     &path.field("restrictionLevel"),
-                    |value, _, _| hub::arm::RestrictionLevel::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::RestrictionLevel::from(value.to_string())),
+                    hub::arm::RestrictionLevel::as_str,
                 ),
         }
     }
@@ -8242,12 +8233,11 @@ for hub::spec::ManagedClusterNodeResourceGroupProfile {
     ) -> spoke::spec::ManagedClusterNodeResourceGroupProfile {
         spoke::spec::ManagedClusterNodeResourceGroupProfile {
             restriction_level: cx
-                .convert(
-                    self.restriction_level.as_ref(),
+                .spelled(
+                    self.restriction_level.as_ref().map(|value| value.as_str()),
                     &path.field("restrictionLevel"),
-                    |value, _, _| spoke::arm::RestrictionLevel::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::RestrictionLevel::from(value.to_string())),
+                    spoke::arm::RestrictionLevel::as_str,
                 ),
         }
     }
@@ -8534,10 +8524,11 @@ for spoke::spec::ManagedClusterWindowsProfile {
             admin_password: cx
                 .copy(self.admin_password.as_ref(), &path.field("adminPassword")),
             license_type: cx
-                .convert(
-                    self.license_type.as_ref(),
+                .spelled(
+                    self.license_type.as_ref().map(|value| value.as_str()),
                     &path.field("licenseType"),
-                    |value, _, _| hub::arm::LicenseType::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::LicenseType::from(value.to_string())),
+                    hub::arm::LicenseType::as_str,
                 ),
             enable_csi_proxy: cx
                 .copy(self.enable_csi_proxy.as_ref(), &path.field("enableCSIProxy")),
@@ -8566,12 +8557,11 @@ for hub::spec::ManagedClusterWindowsProfile {
             admin_password: cx
                 .copy(self.admin_password.as_ref(), &path.field("adminPassword")),
             license_type: cx
-                .convert(
-                    self.license_type.as_ref(),
+                .spelled(
+                    self.license_type.as_ref().map(|value| value.as_str()),
                     &path.field("licenseType"),
-                    |value, _, _| spoke::arm::LicenseType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::LicenseType::from(value.to_string())),
+                    spoke::arm::LicenseType::as_str,
                 ),
             enable_csi_proxy: cx
                 .copy(self.enable_csi_proxy.as_ref(), &path.field("enableCSIProxy")),
@@ -8762,26 +8752,25 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
             os_disk_size_gb: cx
                 .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
             os_disk_type: cx
-                .convert(
-                    self.os_disk_type.as_ref(),
+                .spelled(
+                    self.os_disk_type.as_ref().map(|value| value.as_str()),
                     &path.field("osDiskType"),
-                    |value, _, _| hub::arm::OsDiskType::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::OsDiskType::from(value.to_string())),
+                    hub::arm::OsDiskType::as_str,
                 ),
             kubelet_disk_type: cx
-                .convert(
-                    self.kubelet_disk_type.as_ref(),
+                .spelled(
+                    self.kubelet_disk_type.as_ref().map(|value| value.as_str()),
                     &path.field("kubeletDiskType"),
-                    |value, _, _| hub::arm::KubeletDiskType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::KubeletDiskType::from(value.to_string())),
+                    hub::arm::KubeletDiskType::as_str,
                 ),
             workload_runtime: cx
-                .convert(
-                    self.workload_runtime.as_ref(),
+                .spelled(
+                    self.workload_runtime.as_ref().map(|value| value.as_str()),
                     &path.field("workloadRuntime"),
-                    |value, _, _| hub::arm::WorkloadRuntime::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::WorkloadRuntime::from(value.to_string())),
+                    hub::arm::WorkloadRuntime::as_str,
                 ),
             vnet_subnet_id: cx
                 .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
@@ -8789,16 +8778,18 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
                 .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
             max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
             os_type: cx
-                .convert(
-                    self.os_type.as_ref(),
+                .spelled(
+                    self.os_type.as_ref().map(|value| value.as_str()),
                     &path.field("osType"),
-                    |value, _, _| hub::arm::OsType::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::OsType::from(value.to_string())),
+                    hub::arm::OsType::as_str,
                 ),
             os_sku: cx
-                .convert(
-                    self.os_sku.as_ref(),
+                .spelled(
+                    self.os_sku.as_ref().map(|value| value.as_str()),
                     &path.field("osSKU"),
-                    |value, _, _| hub::arm::Ossku::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::Ossku::from(value.to_string())),
+                    hub::arm::Ossku::as_str,
                 ),
             max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
             min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
@@ -8808,28 +8799,25 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
                     &path.field("enableAutoScaling"),
                 ),
             scale_down_mode: cx
-                .convert(
-                    self.scale_down_mode.as_ref(),
+                .spelled(
+                    self.scale_down_mode.as_ref().map(|value| value.as_str()),
                     &path.field("scaleDownMode"),
-                    |value, _, _| hub::arm::ScaleDownMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::ScaleDownMode::from(value.to_string())),
+                    hub::arm::ScaleDownMode::as_str,
                 ),
             r#type: cx
-                .convert(
-                    self.r#type.as_ref(),
+                .spelled(
+                    self.r#type.as_ref().map(|value| value.as_str()),
                     &path.field("type"),
-                    |value, _, _| hub::arm::AgentPoolType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::AgentPoolType::from(value.to_string())),
+                    hub::arm::AgentPoolType::as_str,
                 ),
             mode: cx
-                .convert(
-                    self.mode.as_ref(),
+                .spelled(
+                    self.mode.as_ref().map(|value| value.as_str()),
                     &path.field("mode"),
-                    |value, _, _| hub::arm::AgentPoolMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::AgentPoolMode::from(value.to_string())),
+                    hub::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
                 .copy(
@@ -8866,20 +8854,20 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
-                .convert(
-                    self.scale_set_priority.as_ref(),
+                .spelled(
+                    self.scale_set_priority.as_ref().map(|value| value.as_str()),
                     &path.field("scaleSetPriority"),
-                    |value, _, _| hub::arm::ScaleSetPriority::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::ScaleSetPriority::from(value.to_string())),
+                    hub::arm::ScaleSetPriority::as_str,
                 ),
             scale_set_eviction_policy: cx
-                .convert(
-                    self.scale_set_eviction_policy.as_ref(),
+                .spelled(
+                    self.scale_set_eviction_policy.as_ref().map(|value| value.as_str()),
                     &path.field("scaleSetEvictionPolicy"),
-                    |value, _, _| hub::arm::ScaleSetEvictionPolicy::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::ScaleSetEvictionPolicy::from(value.to_string()),
                     ),
+                    hub::arm::ScaleSetEvictionPolicy::as_str,
                 ),
             spot_max_price: cx
                 .try_convert(
@@ -8919,12 +8907,11 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
                 .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
             enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
             gpu_instance_profile: cx
-                .convert(
-                    self.gpu_instance_profile.as_ref(),
+                .spelled(
+                    self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
                     &path.field("gpuInstanceProfile"),
-                    |value, _, _| hub::arm::GpuInstanceProfile::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::GpuInstanceProfile::from(value.to_string())),
+                    hub::arm::GpuInstanceProfile::as_str,
                 ),
             creation_data: cx
                 .convert(
@@ -9005,28 +8992,25 @@ for hub::spec::ManagedClusterAgentPoolProfile {
             os_disk_size_gb: cx
                 .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
             os_disk_type: cx
-                .convert(
-                    self.os_disk_type.as_ref(),
+                .spelled(
+                    self.os_disk_type.as_ref().map(|value| value.as_str()),
                     &path.field("osDiskType"),
-                    |value, _, _| spoke::arm::OsDiskType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::OsDiskType::from(value.to_string())),
+                    spoke::arm::OsDiskType::as_str,
                 ),
             kubelet_disk_type: cx
-                .convert(
-                    self.kubelet_disk_type.as_ref(),
+                .spelled(
+                    self.kubelet_disk_type.as_ref().map(|value| value.as_str()),
                     &path.field("kubeletDiskType"),
-                    |value, _, _| spoke::arm::KubeletDiskType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::KubeletDiskType::from(value.to_string())),
+                    spoke::arm::KubeletDiskType::as_str,
                 ),
             workload_runtime: cx
-                .convert(
-                    self.workload_runtime.as_ref(),
+                .spelled(
+                    self.workload_runtime.as_ref().map(|value| value.as_str()),
                     &path.field("workloadRuntime"),
-                    |value, _, _| spoke::arm::WorkloadRuntime::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::WorkloadRuntime::from(value.to_string())),
+                    spoke::arm::WorkloadRuntime::as_str,
                 ),
             vnet_subnet_id: cx
                 .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
@@ -9034,16 +9018,18 @@ for hub::spec::ManagedClusterAgentPoolProfile {
                 .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
             max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
             os_type: cx
-                .convert(
-                    self.os_type.as_ref(),
+                .spelled(
+                    self.os_type.as_ref().map(|value| value.as_str()),
                     &path.field("osType"),
-                    |value, _, _| spoke::arm::OsType::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::OsType::from(value.to_string())),
+                    spoke::arm::OsType::as_str,
                 ),
             os_sku: cx
-                .convert(
-                    self.os_sku.as_ref(),
+                .spelled(
+                    self.os_sku.as_ref().map(|value| value.as_str()),
                     &path.field("osSKU"),
-                    |value, _, _| spoke::arm::Ossku::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::Ossku::from(value.to_string())),
+                    spoke::arm::Ossku::as_str,
                 ),
             max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
             min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
@@ -9053,28 +9039,25 @@ for hub::spec::ManagedClusterAgentPoolProfile {
                     &path.field("enableAutoScaling"),
                 ),
             scale_down_mode: cx
-                .convert(
-                    self.scale_down_mode.as_ref(),
+                .spelled(
+                    self.scale_down_mode.as_ref().map(|value| value.as_str()),
                     &path.field("scaleDownMode"),
-                    |value, _, _| spoke::arm::ScaleDownMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::ScaleDownMode::from(value.to_string())),
+                    spoke::arm::ScaleDownMode::as_str,
                 ),
             r#type: cx
-                .convert(
-                    self.r#type.as_ref(),
+                .spelled(
+                    self.r#type.as_ref().map(|value| value.as_str()),
                     &path.field("type"),
-                    |value, _, _| spoke::arm::AgentPoolType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::AgentPoolType::from(value.to_string())),
+                    spoke::arm::AgentPoolType::as_str,
                 ),
             mode: cx
-                .convert(
-                    self.mode.as_ref(),
+                .spelled(
+                    self.mode.as_ref().map(|value| value.as_str()),
                     &path.field("mode"),
-                    |value, _, _| spoke::arm::AgentPoolMode::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::AgentPoolMode::from(value.to_string())),
+                    spoke::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
                 .copy(
@@ -9111,20 +9094,20 @@ for hub::spec::ManagedClusterAgentPoolProfile {
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
-                .convert(
-                    self.scale_set_priority.as_ref(),
+                .spelled(
+                    self.scale_set_priority.as_ref().map(|value| value.as_str()),
                     &path.field("scaleSetPriority"),
-                    |value, _, _| spoke::arm::ScaleSetPriority::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::ScaleSetPriority::from(value.to_string())),
+                    spoke::arm::ScaleSetPriority::as_str,
                 ),
             scale_set_eviction_policy: cx
-                .convert(
-                    self.scale_set_eviction_policy.as_ref(),
+                .spelled(
+                    self.scale_set_eviction_policy.as_ref().map(|value| value.as_str()),
                     &path.field("scaleSetEvictionPolicy"),
-                    |value, _, _| spoke::arm::ScaleSetEvictionPolicy::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::ScaleSetEvictionPolicy::from(value.to_string()),
                     ),
+                    spoke::arm::ScaleSetEvictionPolicy::as_str,
                 ),
             spot_max_price: cx
                 .convert(
@@ -9161,12 +9144,13 @@ for hub::spec::ManagedClusterAgentPoolProfile {
                 .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
             enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
             gpu_instance_profile: cx
-                .convert(
-                    self.gpu_instance_profile.as_ref(),
+                .spelled(
+                    self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
                     &path.field("gpuInstanceProfile"),
-                    |value, _, _| spoke::arm::GpuInstanceProfile::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::GpuInstanceProfile::from(value.to_string()),
                     ),
+                    spoke::arm::GpuInstanceProfile::as_str,
                 ),
             creation_data: cx
                 .convert(
@@ -9219,12 +9203,13 @@ for spoke::spec::ManagedClusterIdentity {
     ) -> hub::spec::ManagedClusterIdentity {
         hub::spec::ManagedClusterIdentity {
             r#type: cx
-                .convert(
-                    self.r#type.as_ref(),
+                .spelled(
+                    self.r#type.as_ref().map(|value| value.as_str()),
                     &path.field("type"),
-                    |value, _, _| hub::arm::ResourceIdentityType::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::ResourceIdentityType::from(value.to_string()),
                     ),
+                    hub::arm::ResourceIdentityType::as_str,
                 ),
             delegated_resources: cx
                 .convert(
@@ -9279,15 +9264,14 @@ for hub::spec::ManagedClusterIdentity {
     ) -> spoke::spec::ManagedClusterIdentity {
         spoke::spec::ManagedClusterIdentity {
             r#type: cx
-                .try_convert(
-                    self.r#type.as_ref(),
+                .spelled(
+                    self.r#type.as_ref().map(|value| value.as_str()),
                     &path.field("type"),
                     |value| {
-                        spoke::arm::ResourceIdentityType::try_from(
-                                value.as_str().to_string(),
-                            )
+                        spoke::arm::ResourceIdentityType::try_from(value.to_string())
                             .ok()
                     },
+                    |value: &spoke::arm::ResourceIdentityType| value.as_str(),
                 ),
             delegated_resources: cx
                 .convert(
@@ -9405,12 +9389,13 @@ for spoke::spec::ExtendedLocation {
         hub::spec::ExtendedLocation {
             name: cx.copy(self.name.as_ref(), &path.field("name")),
             r#type: cx
-                .convert(
-                    self.r#type.as_ref(),
+                .spelled(
+                    self.r#type.as_ref().map(|value| value.as_str()),
                     &path.field("type"),
-                    |value, _, _| hub::arm::ExtendedLocationTypes::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::ExtendedLocationTypes::from(value.to_string()),
                     ),
+                    hub::arm::ExtendedLocationTypes::as_str,
                 ),
         }
     }
@@ -9426,12 +9411,13 @@ for hub::spec::ExtendedLocation {
         spoke::spec::ExtendedLocation {
             name: cx.copy(self.name.as_ref(), &path.field("name")),
             r#type: cx
-                .convert(
-                    self.r#type.as_ref(),
+                .spelled(
+                    self.r#type.as_ref().map(|value| value.as_str()),
                     &path.field("type"),
-                    |value, _, _| spoke::arm::ExtendedLocationType::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::ExtendedLocationType::from(value.to_string()),
                     ),
+                    spoke::arm::ExtendedLocationType::as_str,
                 ),
         }
     }
@@ -9446,20 +9432,22 @@ for spoke::spec::ManagedClusterSku {
     ) -> hub::spec::ManagedClusterSku {
         hub::spec::ManagedClusterSku {
             name: cx
-                .convert(
-                    self.name.as_ref(),
+                .spelled(
+                    self.name.as_ref().map(|value| value.as_str()),
                     &path.field("name"),
-                    |value, _, _| hub::arm::ManagedClusterSkuName::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::ManagedClusterSkuName::from(value.to_string()),
                     ),
+                    hub::arm::ManagedClusterSkuName::as_str,
                 ),
             tier: cx
-                .convert(
-                    self.tier.as_ref(),
+                .spelled(
+                    self.tier.as_ref().map(|value| value.as_str()),
                     &path.field("tier"),
-                    |value, _, _| hub::arm::ManagedClusterSkuTier::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::ManagedClusterSkuTier::from(value.to_string()),
                     ),
+                    hub::arm::ManagedClusterSkuTier::as_str,
                 ),
         }
     }
@@ -9474,20 +9462,22 @@ for hub::spec::ManagedClusterSku {
     ) -> spoke::spec::ManagedClusterSku {
         spoke::spec::ManagedClusterSku {
             name: cx
-                .convert(
-                    self.name.as_ref(),
+                .spelled(
+                    self.name.as_ref().map(|value| value.as_str()),
                     &path.field("name"),
-                    |value, _, _| spoke::arm::ManagedClusterSkuName::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::ManagedClusterSkuName::from(value.to_string()),
                     ),
+                    spoke::arm::ManagedClusterSkuName::as_str,
                 ),
             tier: cx
-                .convert(
-                    self.tier.as_ref(),
+                .spelled(
+                    self.tier.as_ref().map(|value| value.as_str()),
                     &path.field("tier"),
-                    |value, _, _| spoke::arm::ManagedClusterSkuTier::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::ManagedClusterSkuTier::from(value.to_string()),
                     ),
+                    spoke::arm::ManagedClusterSkuTier::as_str,
                 ),
         }
     }

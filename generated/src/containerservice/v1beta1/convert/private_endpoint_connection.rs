@@ -76,12 +76,15 @@ for spoke::PrivateEndpointConnectionStatus {
             name: cx.copy(self.name.as_ref(), &path.field("name")),
             r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
             provisioning_state: cx
-                .convert(
-                    self.provisioning_state.as_ref(),
+                .spelled(
+                    self.provisioning_state.as_ref().map(|value| value.as_str()),
                     &path.field("provisioningState"),
-                    |value, _, _| hub::arm::PrivateEndpointConnectionProvisioningState::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::PrivateEndpointConnectionProvisioningState::from(
+                            value.to_string(),
+                        ),
                     ),
+                    hub::arm::PrivateEndpointConnectionProvisioningState::as_str,
                 ),
             private_endpoint: cx
                 .convert(
@@ -118,12 +121,15 @@ for hub::PrivateEndpointConnectionStatus {
             name: cx.copy(self.name.as_ref(), &path.field("name")),
             r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
             provisioning_state: cx
-                .convert(
-                    self.provisioning_state.as_ref(),
+                .spelled(
+                    self.provisioning_state.as_ref().map(|value| value.as_str()),
                     &path.field("provisioningState"),
-                    |value, _, _| spoke::arm::PrivateEndpointConnectionProvisioningState::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::PrivateEndpointConnectionProvisioningState::from(
+                            value.to_string(),
+                        ),
                     ),
+                    spoke::arm::PrivateEndpointConnectionProvisioningState::as_str,
                 ),
             private_endpoint: cx
                 .convert(
@@ -210,12 +216,11 @@ for spoke::status::PrivateLinkServiceConnectionState {
     ) -> hub::status::PrivateLinkServiceConnectionState {
         hub::status::PrivateLinkServiceConnectionState {
             status: cx
-                .convert(
-                    self.status.as_ref(),
+                .spelled(
+                    self.status.as_ref().map(|value| value.as_str()),
                     &path.field("status"),
-                    |value, _, _| hub::arm::ConnectionStatus::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::ConnectionStatus::from(value.to_string())),
+                    hub::arm::ConnectionStatus::as_str,
                 ),
             description: cx.copy(self.description.as_ref(), &path.field("description")),
         }
@@ -231,12 +236,11 @@ for hub::status::PrivateLinkServiceConnectionState {
     ) -> spoke::status::PrivateLinkServiceConnectionState {
         spoke::status::PrivateLinkServiceConnectionState {
             status: cx
-                .convert(
-                    self.status.as_ref(),
+                .spelled(
+                    self.status.as_ref().map(|value| value.as_str()),
                     &path.field("status"),
-                    |value, _, _| spoke::arm::ConnectionStatus::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::ConnectionStatus::from(value.to_string())),
+                    spoke::arm::ConnectionStatus::as_str,
                 ),
             description: cx.copy(self.description.as_ref(), &path.field("description")),
         }
@@ -278,12 +282,11 @@ for spoke::spec::PrivateLinkServiceConnectionState {
     ) -> hub::spec::PrivateLinkServiceConnectionState {
         hub::spec::PrivateLinkServiceConnectionState {
             status: cx
-                .convert(
-                    self.status.as_ref(),
+                .spelled(
+                    self.status.as_ref().map(|value| value.as_str()),
                     &path.field("status"),
-                    |value, _, _| hub::arm::ConnectionStatus::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::ConnectionStatus::from(value.to_string())),
+                    hub::arm::ConnectionStatus::as_str,
                 ),
             description: cx.copy(self.description.as_ref(), &path.field("description")),
         }
@@ -299,12 +302,11 @@ for hub::spec::PrivateLinkServiceConnectionState {
     ) -> spoke::spec::PrivateLinkServiceConnectionState {
         spoke::spec::PrivateLinkServiceConnectionState {
             status: cx
-                .convert(
-                    self.status.as_ref(),
+                .spelled(
+                    self.status.as_ref().map(|value| value.as_str()),
                     &path.field("status"),
-                    |value, _, _| spoke::arm::ConnectionStatus::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::ConnectionStatus::from(value.to_string())),
+                    spoke::arm::ConnectionStatus::as_str,
                 ),
             description: cx.copy(self.description.as_ref(), &path.field("description")),
         }

@@ -190,10 +190,11 @@ impl armgen_runtime::hub::Convert<hub::status::PortRange> for spoke::status::Por
             port_start: cx.copy(self.port_start.as_ref(), &path.field("portStart")),
             port_end: cx.copy(self.port_end.as_ref(), &path.field("portEnd")),
             protocol: cx
-                .convert(
-                    self.protocol.as_ref(),
+                .spelled(
+                    self.protocol.as_ref().map(|value| value.as_str()),
                     &path.field("protocol"),
-                    |value, _, _| hub::arm::Protocol::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::Protocol::from(value.to_string())),
+                    hub::arm::Protocol::as_str,
                 ),
         }
     }
@@ -209,10 +210,11 @@ impl armgen_runtime::hub::Convert<spoke::status::PortRange> for hub::status::Por
             port_start: cx.copy(self.port_start.as_ref(), &path.field("portStart")),
             port_end: cx.copy(self.port_end.as_ref(), &path.field("portEnd")),
             protocol: cx
-                .convert(
-                    self.protocol.as_ref(),
+                .spelled(
+                    self.protocol.as_ref().map(|value| value.as_str()),
                     &path.field("protocol"),
-                    |value, _, _| spoke::arm::Protocol::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::Protocol::from(value.to_string())),
+                    spoke::arm::Protocol::as_str,
                 ),
         }
     }
@@ -919,10 +921,11 @@ impl armgen_runtime::hub::Convert<hub::spec::PortRange> for spoke::spec::PortRan
             port_start: cx.copy(self.port_start.as_ref(), &path.field("portStart")),
             port_end: cx.copy(self.port_end.as_ref(), &path.field("portEnd")),
             protocol: cx
-                .convert(
-                    self.protocol.as_ref(),
+                .spelled(
+                    self.protocol.as_ref().map(|value| value.as_str()),
                     &path.field("protocol"),
-                    |value, _, _| hub::arm::Protocol::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::Protocol::from(value.to_string())),
+                    hub::arm::Protocol::as_str,
                 ),
         }
     }
@@ -938,10 +941,11 @@ impl armgen_runtime::hub::Convert<spoke::spec::PortRange> for hub::spec::PortRan
             port_start: cx.copy(self.port_start.as_ref(), &path.field("portStart")),
             port_end: cx.copy(self.port_end.as_ref(), &path.field("portEnd")),
             protocol: cx
-                .convert(
-                    self.protocol.as_ref(),
+                .spelled(
+                    self.protocol.as_ref().map(|value| value.as_str()),
                     &path.field("protocol"),
-                    |value, _, _| spoke::arm::Protocol::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::Protocol::from(value.to_string())),
+                    spoke::arm::Protocol::as_str,
                 ),
         }
     }
@@ -1421,10 +1425,11 @@ impl armgen_runtime::hub::Convert<hub::spec::PowerState> for spoke::spec::PowerS
     ) -> hub::spec::PowerState {
         hub::spec::PowerState {
             code: cx
-                .convert(
-                    self.code.as_ref(),
+                .spelled(
+                    self.code.as_ref().map(|value| value.as_str()),
                     &path.field("code"),
-                    |value, _, _| hub::arm::Code::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::Code::from(value.to_string())),
+                    hub::arm::Code::as_str,
                 ),
         }
     }
@@ -1438,10 +1443,11 @@ impl armgen_runtime::hub::Convert<spoke::spec::PowerState> for hub::spec::PowerS
     ) -> spoke::spec::PowerState {
         spoke::spec::PowerState {
             code: cx
-                .convert(
-                    self.code.as_ref(),
+                .spelled(
+                    self.code.as_ref().map(|value| value.as_str()),
                     &path.field("code"),
-                    |value, _, _| spoke::arm::Code::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::Code::from(value.to_string())),
+                    spoke::arm::Code::as_str,
                 ),
         }
     }
@@ -1509,10 +1515,11 @@ for spoke::status::PowerState {
     ) -> hub::status::PowerState {
         hub::status::PowerState {
             code: cx
-                .convert(
-                    self.code.as_ref(),
+                .spelled(
+                    self.code.as_ref().map(|value| value.as_str()),
                     &path.field("code"),
-                    |value, _, _| hub::arm::Code::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::Code::from(value.to_string())),
+                    hub::arm::Code::as_str,
                 ),
         }
     }
@@ -1527,10 +1534,11 @@ for hub::status::PowerState {
     ) -> spoke::status::PowerState {
         spoke::status::PowerState {
             code: cx
-                .convert(
-                    self.code.as_ref(),
+                .spelled(
+                    self.code.as_ref().map(|value| value.as_str()),
                     &path.field("code"),
-                    |value, _, _| spoke::arm::Code::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::Code::from(value.to_string())),
+                    spoke::arm::Code::as_str,
                 ),
         }
     }
@@ -1546,23 +1554,21 @@ for spoke::status::SystemData {
         hub::status::SystemData {
             created_by: cx.copy(self.created_by.as_ref(), &path.field("createdBy")),
             created_by_type: cx
-                .convert(
-                    self.created_by_type.as_ref(),
+                .spelled(
+                    self.created_by_type.as_ref().map(|value| value.as_str()),
                     &path.field("createdByType"),
-                    |value, _, _| hub::arm::CreatedByType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::CreatedByType::from(value.to_string())),
+                    hub::arm::CreatedByType::as_str,
                 ),
             created_at: cx.copy(self.created_at.as_ref(), &path.field("createdAt")),
             last_modified_by: cx
                 .copy(self.last_modified_by.as_ref(), &path.field("lastModifiedBy")),
             last_modified_by_type: cx
-                .convert(
-                    self.last_modified_by_type.as_ref(),
+                .spelled(
+                    self.last_modified_by_type.as_ref().map(|value| value.as_str()),
                     &path.field("lastModifiedByType"),
-                    |value, _, _| hub::arm::CreatedByType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::CreatedByType::from(value.to_string())),
+                    hub::arm::CreatedByType::as_str,
                 ),
             last_modified_at: cx
                 .copy(self.last_modified_at.as_ref(), &path.field("lastModifiedAt")),
@@ -1580,23 +1586,21 @@ for hub::status::SystemData {
         spoke::status::SystemData {
             created_by: cx.copy(self.created_by.as_ref(), &path.field("createdBy")),
             created_by_type: cx
-                .convert(
-                    self.created_by_type.as_ref(),
+                .spelled(
+                    self.created_by_type.as_ref().map(|value| value.as_str()),
                     &path.field("createdByType"),
-                    |value, _, _| spoke::arm::CreatedByType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::CreatedByType::from(value.to_string())),
+                    spoke::arm::CreatedByType::as_str,
                 ),
             created_at: cx.copy(self.created_at.as_ref(), &path.field("createdAt")),
             last_modified_by: cx
                 .copy(self.last_modified_by.as_ref(), &path.field("lastModifiedBy")),
             last_modified_by_type: cx
-                .convert(
-                    self.last_modified_by_type.as_ref(),
+                .spelled(
+                    self.last_modified_by_type.as_ref().map(|value| value.as_str()),
                     &path.field("lastModifiedByType"),
-                    |value, _, _| spoke::arm::CreatedByType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::CreatedByType::from(value.to_string())),
+                    spoke::arm::CreatedByType::as_str,
                 ),
             last_modified_at: cx
                 .copy(self.last_modified_at.as_ref(), &path.field("lastModifiedAt")),

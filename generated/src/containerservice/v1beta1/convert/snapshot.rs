@@ -26,12 +26,11 @@ impl armgen_runtime::hub::Convert<hub::SnapshotSpec> for spoke::SnapshotSpec {
                     armgen_runtime::hub::Convert::<hub::spec::CreationData>::convert,
                 ),
             snapshot_type: cx
-                .convert(
-                    self.snapshot_type.as_ref(),
+                .spelled(
+                    self.snapshot_type.as_ref().map(|value| value.as_str()),
                     &path.field("snapshotType"),
-                    |value, _, _| hub::arm::SnapshotType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::SnapshotType::from(value.to_string())),
+                    hub::arm::SnapshotType::as_str,
                 ),
         }
     }
@@ -55,12 +54,11 @@ impl armgen_runtime::hub::Convert<spoke::SnapshotSpec> for hub::SnapshotSpec {
                     armgen_runtime::hub::Convert::<spoke::spec::CreationData>::convert,
                 ),
             snapshot_type: cx
-                .convert(
-                    self.snapshot_type.as_ref(),
+                .spelled(
+                    self.snapshot_type.as_ref().map(|value| value.as_str()),
                     &path.field("snapshotType"),
-                    |value, _, _| spoke::arm::SnapshotType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::SnapshotType::from(value.to_string())),
+                    spoke::arm::SnapshotType::as_str,
                 ),
         }
     }
@@ -91,12 +89,11 @@ impl armgen_runtime::hub::Convert<hub::SnapshotStatus> for spoke::SnapshotStatus
                     armgen_runtime::hub::Convert::<hub::status::CreationData>::convert,
                 ),
             snapshot_type: cx
-                .convert(
-                    self.snapshot_type.as_ref(),
+                .spelled(
+                    self.snapshot_type.as_ref().map(|value| value.as_str()),
                     &path.field("snapshotType"),
-                    |value, _, _| hub::arm::SnapshotType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(hub::arm::SnapshotType::from(value.to_string())),
+                    hub::arm::SnapshotType::as_str,
                 ),
             kubernetes_version: cx
                 .copy(
@@ -106,16 +103,18 @@ impl armgen_runtime::hub::Convert<hub::SnapshotStatus> for spoke::SnapshotStatus
             node_image_version: cx
                 .copy(self.node_image_version.as_ref(), &path.field("nodeImageVersion")),
             os_type: cx
-                .convert(
-                    self.os_type.as_ref(),
+                .spelled(
+                    self.os_type.as_ref().map(|value| value.as_str()),
                     &path.field("osType"),
-                    |value, _, _| hub::arm::OsType::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::OsType::from(value.to_string())),
+                    hub::arm::OsType::as_str,
                 ),
             os_sku: cx
-                .convert(
-                    self.os_sku.as_ref(),
+                .spelled(
+                    self.os_sku.as_ref().map(|value| value.as_str()),
                     &path.field("osSku"),
-                    |value, _, _| hub::arm::Ossku::from(value.as_str().to_string()),
+                    |value| Some(hub::arm::Ossku::from(value.to_string())),
+                    hub::arm::Ossku::as_str,
                 ),
             vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
             enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
@@ -151,12 +150,11 @@ impl armgen_runtime::hub::Convert<spoke::SnapshotStatus> for hub::SnapshotStatus
                     armgen_runtime::hub::Convert::<spoke::status::CreationData>::convert,
                 ),
             snapshot_type: cx
-                .convert(
-                    self.snapshot_type.as_ref(),
+                .spelled(
+                    self.snapshot_type.as_ref().map(|value| value.as_str()),
                     &path.field("snapshotType"),
-                    |value, _, _| spoke::arm::SnapshotType::from(
-                        value.as_str().to_string(),
-                    ),
+                    |value| Some(spoke::arm::SnapshotType::from(value.to_string())),
+                    spoke::arm::SnapshotType::as_str,
                 ),
             kubernetes_version: cx
                 .copy(
@@ -166,16 +164,18 @@ impl armgen_runtime::hub::Convert<spoke::SnapshotStatus> for hub::SnapshotStatus
             node_image_version: cx
                 .copy(self.node_image_version.as_ref(), &path.field("nodeImageVersion")),
             os_type: cx
-                .convert(
-                    self.os_type.as_ref(),
+                .spelled(
+                    self.os_type.as_ref().map(|value| value.as_str()),
                     &path.field("osType"),
-                    |value, _, _| spoke::arm::OsType::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::OsType::from(value.to_string())),
+                    spoke::arm::OsType::as_str,
                 ),
             os_sku: cx
-                .convert(
-                    self.os_sku.as_ref(),
+                .spelled(
+                    self.os_sku.as_ref().map(|value| value.as_str()),
                     &path.field("osSku"),
-                    |value, _, _| spoke::arm::Ossku::from(value.as_str().to_string()),
+                    |value| Some(spoke::arm::Ossku::from(value.to_string())),
+                    spoke::arm::Ossku::as_str,
                 ),
             vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
             enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),

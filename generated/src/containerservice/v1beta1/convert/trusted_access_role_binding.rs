@@ -60,12 +60,15 @@ for spoke::TrustedAccessRoleBindingStatus {
                     armgen_runtime::hub::Convert::<hub::status::SystemData>::convert,
                 ),
             provisioning_state: cx
-                .convert(
-                    self.provisioning_state.as_ref(),
+                .spelled(
+                    self.provisioning_state.as_ref().map(|value| value.as_str()),
                     &path.field("provisioningState"),
-                    |value, _, _| hub::arm::TrustedAccessRoleBindingProvisioningState::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        hub::arm::TrustedAccessRoleBindingProvisioningState::from(
+                            value.to_string(),
+                        ),
                     ),
+                    hub::arm::TrustedAccessRoleBindingProvisioningState::as_str,
                 ),
             source_resource_id: cx
                 .copy(self.source_resource_id.as_ref(), &path.field("sourceResourceId")),
@@ -95,12 +98,15 @@ for hub::TrustedAccessRoleBindingStatus {
                     armgen_runtime::hub::Convert::<spoke::status::SystemData>::convert,
                 ),
             provisioning_state: cx
-                .convert(
-                    self.provisioning_state.as_ref(),
+                .spelled(
+                    self.provisioning_state.as_ref().map(|value| value.as_str()),
                     &path.field("provisioningState"),
-                    |value, _, _| spoke::arm::TrustedAccessRoleBindingProvisioningState::from(
-                        value.as_str().to_string(),
+                    |value| Some(
+                        spoke::arm::TrustedAccessRoleBindingProvisioningState::from(
+                            value.to_string(),
+                        ),
                     ),
+                    spoke::arm::TrustedAccessRoleBindingProvisioningState::as_str,
                 ),
             source_resource_id: cx
                 .copy(self.source_resource_id.as_ref(), &path.field("sourceResourceId")),
