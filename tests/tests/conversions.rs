@@ -262,3 +262,102 @@ fn errors_name_the_object_field() {
     let e = convert(&broken_bag, "v2alpha1").unwrap_err();
     assert!(e.contains(PROPERTY_BAG_ANNOTATION), "{e}");
 }
+
+/// A ConversionReview as the API server sends it (several objects, full metadata), answered by the webhook's
+/// handler with the generated converter; the answer is a golden snapshot.
+#[test]
+fn conversion_review_golden() {
+    let object = |kind: &str, name: &str, spec: Value| {
+        json!({
+            "apiVersion": format!("{GROUP}/v1beta1"),
+            "kind": kind,
+            "metadata": {
+                "name": name,
+                "namespace": "team-a",
+                "uid": format!("6f1d2a3b-0000-4000-8000-{:012}", name.len()),
+                "resourceVersion": "48211",
+                "generation": 3,
+                "creationTimestamp": "2026-11-02T09:14:00Z",
+                "labels": {"app.kubernetes.io/managed-by": "flux"},
+                "managedFields": [{
+                    "manager": "kubectl-client-side-apply",
+                    "operation": "Update",
+                    "apiVersion": format!("{GROUP}/v1beta1"),
+                    "time": "2026-11-02T09:14:00Z",
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:spec": {".": {}}},
+                }],
+            },
+            "spec": spec,
+        })
+    };
+    let request = json!({
+        "kind": "ConversionReview",
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "request": {
+            "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
+            "desiredAPIVersion": format!("{GROUP}/v2alpha1"),
+            "objects": [
+                object("ManagedCluster", "prod", json!({
+                    "location": "westeurope",
+                    "owner": {"name": "rg-prod"},
+                    "dnsPrefix": "prod",
+                    "enablePodSecurityPolicy": false,
+                    "networkProfile": {"outboundType": "loadBalancer", "networkPlugin": "azure"},
+                    "agentPoolProfiles": [{"name": "system", "count": 3, "mode": "System", "vmSize": "Standard_D4s_v5"}],
+                })),
+                object("AgentPool", "gpu", json!({
+                    "owner": {"name": "prod"},
+                    "count": 2,
+                    "vmSize": "Standard_NC6s_v3",
+                    "spotMaxPrice": 0.1,
+                    "scaleSetPriority": "Spot",
+                })),
+            ],
+        },
+    });
+    let body = serde_json::to_vec(&request).expect("request");
+    let response: Value =
+        serde_json::from_slice(&armgen_runtime::conversion::review_json(&aks_api::Converter, &body)).expect("json");
+    assert_eq!(response["response"]["result"]["status"], "Success", "{response}");
+    insta::assert_yaml_snapshot!("conversion_review_v1beta1_to_v2alpha1", response);
+
+    // Back down: the objects the API server would send from storage come back as they were written.
+    let mut down = request.clone();
+    down["request"]["desiredAPIVersion"] = json!(format!("{GROUP}/v1beta1"));
+    down["request"]["objects"] = response["response"]["convertedObjects"].clone();
+    let back: Value = serde_json::from_slice(&armgen_runtime::conversion::review_json(
+        &aks_api::Converter,
+        &serde_json::to_vec(&down).expect("down"),
+    ))
+    .expect("json");
+    let original = request["request"]["objects"].as_array().expect("objects").clone();
+    let back_objects = back["response"]["convertedObjects"]
+        .as_array()
+        .expect("converted")
+        .clone();
+    for (a, b) in original.iter().zip(&back_objects) {
+        assert_eq!(first_difference(a, b, ""), None);
+    }
+
+    // One bad object fails the whole review, naming it and the field.
+    let mut bad = request.clone();
+    bad["request"]["objects"][1]["spec"]["count"] = json!("two");
+    let failed: Value = serde_json::from_slice(&armgen_runtime::conversion::review_json(
+        &aks_api::Converter,
+        &serde_json::to_vec(&bad).expect("bad"),
+    ))
+    .expect("json");
+    assert_eq!(failed["response"]["uid"], "705ab4f5-6393-11e8-b7cc-42010a800002");
+    assert_eq!(failed["response"]["result"]["status"], "Failure");
+    assert!(
+        failed["response"]
+            .get("convertedObjects")
+            .is_none_or(|c| c.as_array().is_some_and(Vec::is_empty))
+    );
+    let message = failed["response"]["result"]["message"].as_str().expect("message");
+    assert!(
+        message.contains("request.objects[1] (AgentPool team-a/gpu)") && message.contains("spec.count"),
+        "{message}"
+    );
+}
