@@ -1,8 +1,9 @@
 //! Runtime support shared by armgen-generated code (`aks-api`) and the tools built on it.
 //!
 //! What is here is what every generated file needs: resource metadata, the error for an unknown value of a
-//! closed enum, and [`Nullable`] for properties where `null` differs from absent.
+//! closed enum, and [`Nullable`] for properties where `null` differs from absent; change detection in [`diff`].
 
+pub mod diff;
 pub mod kube;
 pub mod nullable;
 pub mod unknown;

@@ -14,6 +14,7 @@
 //! ```
 
 pub mod crd;
+pub mod diff;
 pub mod kube;
 pub mod par;
 pub mod rust;
@@ -121,6 +122,7 @@ pub fn crate_files(
             armgen_runtime::VersionInfo { group: #g, kube_group: #kg, version: #k, api_version: #a, storage: #st, kinds: &[#(#kinds),*] },
         })
     });
+    let diff_registry = diff::registry(&kube_versions);
     let kube_registry = if kube_versions.is_empty() {
         quote!()
     } else {
@@ -151,6 +153,8 @@ pub fn crate_files(
                     }
                 }
             }
+
+            #diff_registry
         }
     };
     let lib = quote! {
@@ -250,12 +254,17 @@ fn version_files(files: &mut BTreeMap<PathBuf, String>, v: &VersionOutput<'_>) -
         Some(kube) => kube::version_files(files, v, kube, &head, &base)?,
         None => quote!(),
     };
+    let diff_items = match v.kube {
+        Some(kube) => diff::version_files(files, v, kube, &head, &base)?,
+        None => quote!(),
+    };
     let version_mod = quote! {
         #![doc = " Types for this Kubernetes version: the custom resources, and the ARM payload types in `arm`."]
         /// The ARM API version these types speak.
         pub const API_VERSION: &str = #api_version;
         pub mod arm;
         #kube_items
+        #diff_items
     };
     let path = format!("{base}/mod.rs");
     files.insert(PathBuf::from(&path), finish(&head, version_mod, &path)?);

@@ -184,3 +184,5 @@ pub fn export(
     }
     Some(run())
 }
+
+pub mod diff;
