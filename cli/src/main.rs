@@ -6,7 +6,9 @@
 //!   with secret references left as `$secret:name/key` placeholders;
 //! - `armctl convert --to VERSION -f OBJ.yaml` converts custom resources between the served versions, through
 //!   the code the conversion webhook runs;
-//! - `armctl crds` prints the CRD manifests.
+//! - `armctl crds` prints the CRD manifests;
+//! - `armctl diff -f CR.yaml --actual ARM.json` prints the differences between a custom resource and an ARM GET
+//!   body (exit code 1 when there are some; see `diff.rs`).
 //!
 //! Errors (unknown kind or version, malformed or unreadable input) go to stderr with exit code 2.
 
@@ -22,6 +24,7 @@ mod convert;
 mod crds {
     include!(concat!(env!("OUT_DIR"), "/crds.rs"));
 }
+mod diff;
 
 /// The API group as `aks_api`'s dispatch functions name it.
 const GROUP_KEY: &str = "containerservice";
@@ -109,6 +112,18 @@ enum Command {
         #[arg(long, short = 'o', value_enum, default_value = "yaml")]
         output: convert::Output,
     },
+    /// Print the differences between a custom resource and an ARM GET body; exit code 1 when there are some.
+    Diff {
+        /// The custom resource (desired state): one YAML or JSON document; `-` reads stdin.
+        #[arg(long = "file", short = 'f', value_name = "CR.yaml")]
+        file: PathBuf,
+        /// The ARM GET body of the resource (actual state), JSON.
+        #[arg(long, value_name = "ARM.json")]
+        actual: PathBuf,
+        /// `text`: one line per difference; `json`: an array of `{path, desired, actual}`.
+        #[arg(long, short = 'o', value_enum, default_value = "text")]
+        output: diff::Output,
+    },
     /// Print the CRD manifests (multi-document YAML).
     Crds {
         /// Only the CRD of this kind.
@@ -129,6 +144,7 @@ impl<T: Into<String>> From<T> for Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Diff { file, actual, output } => return diff::run(&file, &actual, output),
         Command::Import {
             from_file,
             kind,

@@ -114,6 +114,42 @@ pub fn export_custom_resource(
     }
 }
 
+/// The differences between a custom resource (JSON) of `kind` in API group `group`, Kubernetes version
+/// `version`, and an ARM GET body of that kind (`armgen_runtime::diff`); `None` when that group, version
+/// (or its feature) or kind does not exist.
+pub fn diff_custom_resource(
+    group: &str,
+    version: &str,
+    kind: &str,
+    custom_resource: &serde_json::Value,
+    arm_json: &str,
+) -> Option<
+    Result<armgen_runtime::diff::Differences, armgen_runtime::diff::DiffInputError>,
+> {
+    match (group, version) {
+        #[cfg(feature = "v1beta1")]
+        ("containerservice", "v1beta1") => {
+            crate::containerservice::v1beta1::diff::diff_custom_resource(
+                kind,
+                custom_resource,
+                arm_json,
+            )
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("containerservice", "v2alpha1") => {
+            crate::containerservice::v2alpha1::diff::diff_custom_resource(
+                kind,
+                custom_resource,
+                arm_json,
+            )
+        }
+        _ => {
+            let _ = (kind, custom_resource, arm_json);
+            None
+        }
+    }
+}
+
 /// Converts a custom resource (JSON) to `desired_api_version` (`group/version`) through its group's hub,
 /// as the conversion webhook does; an object already at that version comes back unchanged.
 pub fn convert_custom_resource(

@@ -156,6 +156,14 @@ pub struct PropertyOverride {
     /// `kubernetes.emptyCollections`).
     #[serde(default)]
     pub empty_collection: Option<EmptyCollections>,
+    /// For an array of objects: the item properties that identify an item, as `x-ms-identifiers` would
+    /// (change detection matches items by them).
+    #[serde(default)]
+    pub identifiers: Option<Vec<String>>,
+    /// Change detection ignores the property while each named sibling property has the given value (a
+    /// boolean, string or integer): the value once the desired state is applied (desired when set, else actual).
+    #[serde(default)]
+    pub diff_ignored_when: BTreeMap<String, serde_json::Value>,
 }
 
 impl Config {
@@ -266,6 +274,25 @@ impl Config {
                             format!("{key}.properties.{prop}.rename"),
                             format!("{rename:?} is not a snake_case Rust field name"),
                         ));
+                    }
+                    if po
+                        .identifiers
+                        .as_ref()
+                        .is_some_and(|ids| ids.is_empty() || ids.iter().any(String::is_empty))
+                    {
+                        return Err(err(
+                            format!("{key}.properties.{prop}.identifiers"),
+                            "list the item properties that identify an item (at least one name)".into(),
+                        ));
+                    }
+                    for (sibling, value) in &po.diff_ignored_when {
+                        let scalar = value.is_boolean() || value.is_string() || value.is_i64() || value.is_u64();
+                        if !scalar {
+                            return Err(err(
+                                format!("{key}.properties.{prop}.diffIgnoredWhen.{sibling}"),
+                                format!("{value} is not a boolean, string or integer"),
+                            ));
+                        }
                     }
                 }
             }

@@ -236,6 +236,11 @@ impl Builder {
                         message: p.message,
                     })?,
                 );
+                crate::diff::check_config(&ir, &group.overrides).map_err(|p| Error::Config {
+                    file: self.config.clone(),
+                    key: format!("groups.{group_name}.{}", p.key),
+                    message: p.message,
+                })?;
                 let shaped =
                     crate::kube::shape_with(&ir, &group.kube_group(group_name), kube_version, is_hub, &kube_options);
                 timings.add("kube", t.elapsed());

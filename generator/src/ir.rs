@@ -117,8 +117,12 @@ pub struct Property {
     /// `x-ms-mutability`, when present (`create`, `read`, `update`).
     pub mutability: Option<Vec<String>>,
     pub secret: bool,
-    /// `x-ms-identifiers` on an array of objects.
+    /// `x-ms-identifiers` on an array of objects (or the config's `identifiers` override).
     pub identifiers: Option<Vec<String>>,
+    /// Change detection does not compare this property while each sibling property named here has the given
+    /// value (config `diffIgnoredWhen`; see `crate::emit::diff`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub diff_ignored_when: BTreeMap<String, Value>,
     pub client_flatten: bool,
     /// `x-nullable` / `nullable`: `null` is a value distinct from absent.
     pub nullable: bool,

@@ -17,6 +17,7 @@
 pub mod apidiff;
 pub mod buildrs;
 pub mod config;
+pub mod diff;
 pub mod discover;
 pub mod emit;
 pub mod error;

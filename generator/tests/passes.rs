@@ -138,6 +138,7 @@ fn overrides() {
                     secret: Some(true),
                     read_only: Some(true),
                     empty_collection: None,
+                    ..Default::default()
                 },
             )]),
         },
@@ -154,6 +155,7 @@ fn overrides() {
                         secret: None,
                         read_only: None,
                         empty_collection: None,
+                        ..Default::default()
                     },
                 ),
                 (
@@ -164,6 +166,7 @@ fn overrides() {
                         secret: None,
                         read_only: None,
                         empty_collection: None,
+                        ..Default::default()
                     },
                 ),
                 (
@@ -173,6 +176,7 @@ fn overrides() {
                         secret: None,
                         read_only: None,
                         empty_collection: None,
+                        ..Default::default()
                     },
                 ),
             ]),

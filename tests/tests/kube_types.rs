@@ -350,8 +350,8 @@ fn empty_collections_follow_the_group_default_and_property_overrides() {
     let Some(g) = generate_with(&|t| {
         t.replace("    kubernetes:\n", "    kubernetes:\n      emptyCollections: omit\n")
             .replacen(
-                "      types:\n",
-                "      types:\n        ManagedClusterAgentPoolProfileProperties:\n          properties:\n            \
+                "        ManagedClusterAgentPoolProfileProperties:\n          properties:\n",
+                "        ManagedClusterAgentPoolProfileProperties:\n          properties:\n            \
              nodeTaints: { emptyCollection: send }\n",
                 1,
             )
@@ -402,9 +402,8 @@ fn empty_collections_follow_the_group_default_and_property_overrides() {
 fn an_empty_collection_override_on_a_scalar_is_a_config_error() {
     let Some(message) = config_error(&|t| {
         t.replacen(
-            "      types:\n",
-            "      types:\n        ManagedClusterAgentPoolProfileProperties:\n          properties:\n            \
-             count: { emptyCollection: omit }\n",
+            "count: { diffIgnoredWhen:",
+            "count: { emptyCollection: omit, diffIgnoredWhen:",
             1,
         )
     }) else {

@@ -15,6 +15,7 @@
 
 pub mod convert;
 pub mod crd;
+pub mod diff;
 pub mod kube;
 pub mod par;
 pub mod rust;
@@ -125,6 +126,7 @@ pub fn crate_files(
             armgen_runtime::VersionInfo { group: #g, kube_group: #kg, version: #k, api_version: #a, storage: #st, kinds: &[#(#kinds),*] },
         })
     });
+    let diff_registry = diff::registry(&kube_versions);
     let kube_registry = if kube_versions.is_empty() {
         quote!()
     } else {
@@ -155,6 +157,8 @@ pub fn crate_files(
                     }
                 }
             }
+
+            #diff_registry
         }
     };
     let lib = quote! {
@@ -336,6 +340,10 @@ fn version_files(files: &mut BTreeMap<PathBuf, String>, v: &VersionOutput<'_>, h
         },
         _ => quote!(),
     };
+    let diff_items = match v.kube {
+        Some(kube) => diff::version_files(files, v, kube, &head, &base)?,
+        None => quote!(),
+    };
     let version_mod = quote! {
         #![doc = " Types for this Kubernetes version: the custom resources, and the ARM payload types in `arm`."]
         /// The ARM API version these types speak.
@@ -343,6 +351,7 @@ fn version_files(files: &mut BTreeMap<PathBuf, String>, v: &VersionOutput<'_>, h
         pub mod arm;
         #kube_items
         #convert_mod
+        #diff_items
     };
     let path = format!("{base}/mod.rs");
     files.insert(PathBuf::from(&path), finish(&head, version_mod, &path)?);

@@ -33,6 +33,12 @@ pub fn apply(ir: &mut Ir, overrides: &VersionOverrides) -> BTreeSet<String> {
                 if let Some(read_only) = po.read_only {
                     p.read_only = read_only;
                 }
+                if let Some(identifiers) = &po.identifiers {
+                    p.identifiers = Some(identifiers.clone());
+                }
+                if !po.diff_ignored_when.is_empty() {
+                    p.diff_ignored_when = po.diff_ignored_when.clone();
+                }
             }
         }
     }

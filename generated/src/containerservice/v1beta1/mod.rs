@@ -188,3 +188,4 @@ pub fn export(
 /// Conversions to and from the hub (storage) version.
 #[cfg(feature = "v2alpha1")]
 pub mod convert;
+pub mod diff;

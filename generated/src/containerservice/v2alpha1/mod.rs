@@ -206,3 +206,5 @@ pub fn export(
     }
     Some(run())
 }
+
+pub mod diff;

@@ -2392,6 +2392,8 @@ pub struct ManagedClusterProperties {
     )]
     pub azure_portal_fqdn: Option<String>,
     /// The agent pool properties.
+    ///
+    /// Items are identified by `name`.
     #[serde(
         rename = "agentPoolProfiles",
         default,

@@ -1,0 +1,617 @@
+//! Change detection (`armgen_runtime::diff`, the generated `DiffWith` impls) on the real specs:
+//!
+//! - every example whose PUT request and response describe the same resource: desired = the request imported
+//!   as a custom resource, actual = the response → no difference (read-only properties and server defaults
+//!   are not compared);
+//! - for every writable leaf field of ManagedCluster and AgentPool in both versions (an exhaustive walker over
+//!   the Kubernetes IR builds a spec with every field set): changing only that field yields exactly one
+//!   difference, at that field's path; changing a secret yields none; a proptest changes random sets of leaves;
+//! - `x-ms-identifiers` matching of agent pool profiles, and the autoscaler rule of `azure-arm.yaml`.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use armgen::ir::{Primitive, TypeKind};
+use armgen::kube::{KubeField, KubeIr, KubeRef, Special};
+use armgen_runtime::diff::{Differences, diff};
+use common::examples::all_payloads;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+fn generation(root: &std::path::Path) -> armgen::Generation {
+    armgen::Builder::new(common::workspace().join("azure-arm.yaml"))
+        .specs(root)
+        .generate()
+        .expect("generate")
+}
+
+/// The differences between two specs (JSON) of `kind` in `version`, through the typed generated impls; also
+/// checks that each spec reads without losing a field (a walker mistake would otherwise go unnoticed).
+fn diff_specs(version: &str, kind: &str, desired: &Value, actual: &Value) -> Differences {
+    macro_rules! run {
+        ($t:ty) => {{
+            let d: $t = serde_json::from_value(desired.clone()).expect("desired spec");
+            let a: $t = serde_json::from_value(actual.clone()).expect("actual spec");
+            // Enum values are written in the spec's spelling: compare case-insensitively.
+            let same = |x: &$t, v: &Value| lowercase(&serde_json::to_value(x).expect("serialize")) == lowercase(v);
+            assert!(same(&d, desired), "the desired spec lost fields: {desired}");
+            assert!(same(&a, actual), "the actual spec lost fields: {actual}");
+            diff(&d, &a)
+        }};
+    }
+    use aks_api::containerservice::{v1beta1, v2alpha1};
+    match (version, kind) {
+        ("v1beta1", "ManagedCluster") => run!(v1beta1::ManagedClusterSpec),
+        ("v1beta1", "AgentPool") => run!(v1beta1::AgentPoolSpec),
+        ("v2alpha1", "ManagedCluster") => run!(v2alpha1::ManagedClusterSpec),
+        ("v2alpha1", "AgentPool") => run!(v2alpha1::AgentPoolSpec),
+        other => panic!("no typed spec for {other:?}"),
+    }
+}
+
+/// Where an example's response contradicts its own request, exactly: (path, desired, actual; `None` = absent,
+/// `"*"` = any value). These are example-authoring shortcuts or service defaults, not change-detection misses:
+///
+/// - every ManagedCluster example requests `sku: {name: Basic, tier: Free}` and its responses leave `sku` out;
+/// - `kubernetesVersion` / `orchestratorVersion` `""` in a request means "the default": the response has the
+///   version the service picked (a server default; after a real PUT it becomes a known difference);
+/// - the others are values the example responses simply do not repeat (or copy from another example).
+const EXAMPLE_INCONSISTENCIES: &[(&str, &str, Option<&str>)] = &[
+    ("spec.sku", r#"{"name":"Basic","tier":"Free"}"#, None),
+    ("spec.kubernetesVersion", r#""""#, Some("*")),
+    ("spec.orchestratorVersion", r#""""#, Some("*")),
+    (
+        "spec.networkProfile.loadBalancerSku",
+        r#""standard""#,
+        Some(r#""basic""#),
+    ),
+    ("spec.linuxOSConfig.sysctls.netCoreWmemDefault", "12345", Some("65536")),
+    (
+        "spec.maintenanceWindow.schedule.relativeMonthly",
+        r#"{"intervalMonths":3,"weekIndex":"First","dayOfWeek":"Monday"}"#,
+        None,
+    ),
+    ("spec.autoScalerProfile.skip-nodes-with-system-pods", r#""false""#, None),
+    ("spec.autoScalerProfile.new-pod-scale-up-delay", r#""1m""#, None),
+    ("spec.autoScalerProfile.max-node-provision-time", r#""15m""#, None),
+    ("spec.autoScalerProfile.expander", r#""priority""#, None),
+    ("spec.autoScalerProfile.balance-similar-node-groups", r#""true""#, None),
+    (
+        "spec.upgradeSettings",
+        r#"{"overrideSettings":{"forceUpgrade":false,"until":"2022-11-01T13:00:00Z"}}"#,
+        None,
+    ),
+];
+
+/// `v` with every string lowercased (to compare enum spellings).
+fn lowercase(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(s.to_lowercase()),
+        Value::Array(a) => Value::Array(a.iter().map(lowercase).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), lowercase(v))).collect()),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn every_example_response_has_no_difference_with_its_request() {
+    let Some(root) = common::spec_root() else { return };
+    let payloads = all_payloads(&root);
+    let mut failures = Vec::new();
+    let (mut pairs, mut clean) = (0, 0);
+    let mut used = vec![0usize; EXAMPLE_INCONSISTENCIES.len()];
+    for request in payloads.iter().filter(|p| p.request && p.what.starts_with("put ")) {
+        let route = request.what.trim_end_matches(" request");
+        // The PUT's own responses (200, 201) in the same example file.
+        for response in payloads.iter().filter(|p| {
+            !p.request
+                && p.example == request.example
+                && p.kind == request.kind
+                && p.version == request.version
+                && p.what.starts_with(&format!("{route} response"))
+        }) {
+            pairs += 1;
+            let text = serde_json::to_string(&request.json).expect("serialize");
+            let cr = aks_api::import_custom_resource(
+                &request.group,
+                &request.version,
+                &request.kind,
+                &text,
+                "example",
+                None,
+            )
+            .expect("kind")
+            .expect("import");
+            let actual = serde_json::to_string(&response.json).expect("serialize");
+            let d = match aks_api::diff_custom_resource(&request.group, &request.version, &request.kind, &cr, &actual) {
+                Some(Ok(d)) => d,
+                Some(Err(e)) => {
+                    failures.push(format!("{}: {e}", response.describe()));
+                    continue;
+                }
+                None => {
+                    failures.push(format!("{}: no diff for the kind", response.describe()));
+                    continue;
+                }
+            };
+            clean += usize::from(d.is_empty());
+            for x in &d {
+                let listed = EXAMPLE_INCONSISTENCIES.iter().position(|(path, desired, actual)| {
+                    x.path == *path
+                        && x.desired.as_deref() == Some(*desired)
+                        && (*actual == Some("*") && x.actual.is_some() || x.actual.as_deref() == *actual)
+                });
+                match listed {
+                    Some(i) => used[i] += 1,
+                    None => failures.push(format!("{}: {x}", response.describe())),
+                }
+            }
+        }
+    }
+    assert!(pairs >= 200, "only {pairs} request/response pairs found");
+    assert!(
+        failures.is_empty(),
+        "{} differences:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    for (entry, n) in EXAMPLE_INCONSISTENCIES.iter().zip(&used) {
+        assert!(*n > 0, "{entry:?} no longer occurs: remove it");
+    }
+    // Every pair of the other kinds, and of ManagedCluster none (the `sku` shortcut): see the list.
+    assert!(
+        clean >= 30,
+        "only {clean} of {pairs} pairs are free of listed inconsistencies"
+    );
+    eprintln!(
+        "{pairs} request/response pairs: {clean} without any difference, the others only with listed example inconsistencies"
+    );
+}
+
+/// One leaf of the full spec the walker builds.
+#[derive(Debug, Clone)]
+struct Leaf {
+    /// Where the leaf is in the spec JSON.
+    pointer: String,
+    /// The path a difference of this leaf is reported at.
+    path: String,
+    /// The changed value.
+    changed: Value,
+    /// How the difference shows the changed value (JSON text).
+    shown: String,
+    what: LeafKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LeafKind {
+    /// Changing it is exactly one difference at `path`.
+    Compared,
+    /// A secret: never compared.
+    Secret,
+    /// An identifier of an array item (`[name=…]`): changing it makes the item another one (two differences).
+    Identifier,
+}
+
+/// Builds a spec in which every writable field is set: strings `"abc"`, booleans `false`, integers 3,
+/// numbers 1.5, the first value of each enum, one item per array, one key (`key1`) per map.
+struct Walker<'a> {
+    ir: &'a armgen::ir::Ir,
+    kube: &'a KubeIr,
+    leaves: Vec<Leaf>,
+}
+
+impl Walker<'_> {
+    fn object(&mut self, fields: &[KubeField], pointer: &str, path: &str, depth: usize) -> Value {
+        let mut out = serde_json::Map::new();
+        for f in fields.iter().filter(|f| f.special == Special::None) {
+            let p = format!("{pointer}/{}", f.json_name);
+            let q = format!("{path}.{}", f.json_name);
+            if let Some(v) = self.value(&f.ty, f.identifiers.as_deref(), &p, &q, depth + 1) {
+                out.insert(f.json_name.clone(), v);
+            }
+        }
+        Value::Object(out)
+    }
+
+    fn leaf(&mut self, pointer: &str, path: &str, value: Value, changed: Value, what: LeafKind) -> Option<Value> {
+        // A resource reference is shown as its ARM ID.
+        let shown = changed.get("armId").unwrap_or(&changed).to_string();
+        self.leaves.push(Leaf {
+            pointer: pointer.to_string(),
+            path: path.to_string(),
+            changed,
+            shown,
+            what,
+        });
+        Some(value)
+    }
+
+    fn value(&mut self, k: &KubeRef, ids: Option<&[String]>, pointer: &str, path: &str, depth: usize) -> Option<Value> {
+        assert!(depth < 16, "{path}: too deep");
+        match k {
+            KubeRef::Kube(id) => {
+                let t = self.kube.types.get(id).expect("kube type");
+                Some(self.object(&t.fields.clone(), pointer, path, depth))
+            }
+            KubeRef::Primitive(Primitive::String) => {
+                self.leaf(pointer, path, json!("abc"), json!("abcx"), LeafKind::Compared)
+            }
+            KubeRef::Primitive(Primitive::Bool) => {
+                self.leaf(pointer, path, json!(false), json!(true), LeafKind::Compared)
+            }
+            KubeRef::Primitive(Primitive::Int32 | Primitive::Int64) => {
+                self.leaf(pointer, path, json!(3), json!(4), LeafKind::Compared)
+            }
+            KubeRef::Primitive(Primitive::Float | Primitive::Double) => {
+                self.leaf(pointer, path, json!(1.5), json!(2.5), LeafKind::Compared)
+            }
+            KubeRef::ArmEnum(id) => {
+                let Some(TypeKind::Enum(e)) = self.ir.types.get(id).map(|t| &t.kind) else {
+                    panic!("{path}: enum {id} missing")
+                };
+                let first = json!(e.values[0].value);
+                // A one-value closed enum cannot change; set, not a leaf.
+                match (e.values.get(1), e.open) {
+                    (Some(second), _) => self.leaf(pointer, path, first, json!(second.value), LeafKind::Compared),
+                    (None, true) => self.leaf(pointer, path, first, json!("SomethingNew"), LeafKind::Compared),
+                    (None, false) => Some(first),
+                }
+            }
+            KubeRef::ResourceRef => self.leaf(
+                pointer,
+                path,
+                json!({"armId": "/subscriptions/s/resourceGroups/rg/providers/P/t/one"}),
+                json!({"armId": "/subscriptions/s/resourceGroups/rg/providers/P/t/two"}),
+                LeafKind::Compared,
+            ),
+            KubeRef::Secret => self.leaf(
+                pointer,
+                path,
+                json!({"name": "s", "key": "k"}),
+                json!({"name": "s2", "key": "k"}),
+                LeafKind::Secret,
+            ),
+            KubeRef::Json => self
+                .leaf(
+                    &format!("{pointer}/k"),
+                    &format!("{path}.k"),
+                    json!({"k": "v"}),
+                    json!("w"),
+                    LeafKind::Compared,
+                )
+                .map(|_| json!({"k": "v"})),
+            KubeRef::Array(inner) => {
+                let identified = match (inner.as_ref(), ids) {
+                    (KubeRef::Kube(item), Some(ids)) if !ids.is_empty() => {
+                        let t = self.kube.types.get(item).expect("item type");
+                        ids.iter().all(|id| t.fields.iter().any(|g| g.json_name == *id))
+                    }
+                    _ => false,
+                };
+                let item_path = if identified {
+                    let keys: Vec<String> = ids.into_iter().flatten().map(|id| format!("{id}=abc")).collect();
+                    format!("{path}[{}]", keys.join(","))
+                } else {
+                    format!("{path}[0]")
+                };
+                let before = self.leaves.len();
+                let item = self.value(inner, None, &format!("{pointer}/0"), &item_path, depth + 1)?;
+                if identified {
+                    for leaf in &mut self.leaves[before..] {
+                        let id = leaf.pointer.rsplit('/').next().unwrap_or_default().to_string();
+                        if leaf.pointer == format!("{pointer}/0/{id}") && ids.into_iter().flatten().any(|i| *i == id) {
+                            leaf.what = LeafKind::Identifier;
+                        }
+                    }
+                }
+                Some(json!([item]))
+            }
+            KubeRef::Map(inner) => {
+                let item = self.value(
+                    inner,
+                    None,
+                    &format!("{pointer}/key1"),
+                    &format!("{path}[key1]"),
+                    depth + 1,
+                )?;
+                Some(json!({ "key1": item }))
+            }
+            KubeRef::ArmUnion(_) => panic!("{path}: the AKS specs have no unions in spec"),
+        }
+    }
+}
+
+/// The full spec of `kind` in `version` and its leaves.
+fn full_spec(generation: &armgen::Generation, version: &str, kind: &str) -> (Value, Vec<Leaf>) {
+    let key = format!("containerservice/{version}");
+    let ir = generation.irs.get(&key).expect("ir");
+    let kube = generation.kubes.get(&key).expect("kube");
+    let r = kube.resources.iter().find(|r| r.kind == kind).expect("resource");
+    let mut w = Walker {
+        ir,
+        kube,
+        leaves: Vec::new(),
+    };
+    let spec = w.object(&r.spec_fields, "", "spec", 0);
+    (spec, w.leaves)
+}
+
+fn changed(spec: &Value, leaf: &Leaf) -> Value {
+    let mut out = spec.clone();
+    *out.pointer_mut(&leaf.pointer).expect("leaf pointer") = leaf.changed.clone();
+    out
+}
+
+const SPECS: [(&str, &str); 4] = [
+    ("v1beta1", "ManagedCluster"),
+    ("v1beta1", "AgentPool"),
+    ("v2alpha1", "ManagedCluster"),
+    ("v2alpha1", "AgentPool"),
+];
+
+#[test]
+fn changing_any_writable_leaf_is_exactly_one_difference_at_its_path() {
+    let Some(root) = common::spec_root() else { return };
+    let generation = generation(&root);
+    for (version, kind) in SPECS {
+        let (spec, leaves) = full_spec(&generation, version, kind);
+        assert!(diff_specs(version, kind, &spec, &spec).is_empty());
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut failures = Vec::new();
+        for leaf in &leaves {
+            let desired = changed(&spec, leaf);
+            let d = diff_specs(version, kind, &desired, &spec);
+            let paths: Vec<&str> = d.iter().map(|x| x.path.as_str()).collect();
+            let ok = match leaf.what {
+                LeafKind::Compared => {
+                    paths == [leaf.path.as_str()] && d.as_slice()[0].desired.as_deref() == Some(leaf.shown.as_str())
+                }
+                LeafKind::Secret => paths.is_empty(),
+                // The item named by the changed key is missing from Azure, the original one is extra.
+                LeafKind::Identifier => {
+                    let item = &leaf.path[..leaf.path.rfind('.').expect("identifier path")];
+                    paths.len() == 2 && paths.contains(&item.replace("=abc", "=abcx").as_str()) && paths.contains(&item)
+                }
+            };
+            if !ok {
+                failures.push(format!("{} ({:?}): {paths:?}", leaf.path, leaf.what));
+            }
+            *counts
+                .entry(match leaf.what {
+                    LeafKind::Compared => "compared",
+                    LeafKind::Secret => "secret",
+                    LeafKind::Identifier => "identifier",
+                })
+                .or_default() += 1;
+        }
+        assert!(failures.is_empty(), "{version} {kind}:\n{}", failures.join("\n"));
+        let floor = if kind == "ManagedCluster" { 200 } else { 60 };
+        assert!(counts["compared"] > floor, "{version} {kind}: only {counts:?} leaves");
+        if kind == "ManagedCluster" {
+            assert!(counts.get("secret").is_some_and(|n| *n >= 2), "{version}: {counts:?}");
+            assert_eq!(
+                counts.get("identifier"),
+                Some(&1),
+                "{version}: agentPoolProfiles[].name"
+            );
+        }
+    }
+}
+
+/// A version, a kind, its full spec and the leaves whose change is one difference.
+type Case = (String, String, Value, Vec<Leaf>);
+
+fn cases() -> Vec<Case> {
+    let Some(root) = common::spec_root() else {
+        return Vec::new();
+    };
+    let generation = generation(&root);
+    SPECS
+        .iter()
+        .map(|(v, k)| {
+            let (spec, leaves) = full_spec(&generation, v, k);
+            let leaves = leaves.into_iter().filter(|l| l.what == LeafKind::Compared).collect();
+            (v.to_string(), k.to_string(), spec, leaves)
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Changing a random set of leaves yields one difference per leaf, at its path; leaving random leaves unset
+    /// in desired changes nothing (unset is not compared).
+    #[test]
+    fn random_changes_are_reported_exactly(seed in any::<u64>(), picks in proptest::collection::vec(any::<prop::sample::Index>(), 1..8), drops in proptest::collection::vec(any::<prop::sample::Index>(), 0..8)) {
+        static CASES: std::sync::OnceLock<Vec<Case>> = std::sync::OnceLock::new();
+        let cases = CASES.get_or_init(cases);
+        if cases.is_empty() {
+            return Ok(());
+        }
+        let (version, kind, spec, leaves) = &cases[(seed % cases.len() as u64) as usize];
+        let mut chosen: Vec<&Leaf> = picks.iter().map(|i| i.get(leaves)).collect();
+        chosen.sort_by(|a, b| a.pointer.cmp(&b.pointer));
+        chosen.dedup_by(|a, b| a.pointer == b.pointer);
+        let mut desired = spec.clone();
+        for leaf in &chosen {
+            *desired.pointer_mut(&leaf.pointer).expect("pointer") = leaf.changed.clone();
+        }
+        // Unset leaves the change did not touch.
+        let mut dropped = 0;
+        for i in &drops {
+            let leaf = i.get(leaves);
+            if chosen.iter().any(|c| c.pointer == leaf.pointer) {
+                continue;
+            }
+            let (parent, name) = leaf.pointer.rsplit_once('/').expect("pointer");
+            if let Some(Value::Object(m)) = desired.pointer_mut(parent) {
+                dropped += usize::from(m.remove(name).is_some());
+            }
+        }
+        prop_assume!(drops.is_empty() || dropped > 0 || chosen.len() == leaves.len());
+        let d = diff_specs(version, kind, &desired, spec);
+        let mut got: Vec<&str> = d.iter().map(|x| x.path.as_str()).collect();
+        got.sort_unstable();
+        let mut want: Vec<&str> = chosen.iter().map(|l| l.path.as_str()).collect();
+        want.sort_unstable();
+        prop_assert_eq!(got, want);
+    }
+}
+
+fn pool(name: &str, count: i32, autoscale: Option<bool>) -> Value {
+    let mut p = json!({"name": name, "count": count, "vmSize": "Standard_DS2_v2", "mode": "System"});
+    if let Some(a) = autoscale {
+        p["enableAutoScaling"] = json!(a);
+    }
+    p
+}
+
+#[test]
+fn agent_pool_profiles_are_matched_by_name() {
+    for version in ["v1beta1", "v2alpha1"] {
+        let actual =
+            json!({"agentPoolProfiles": [pool("pool1", 3, None), pool("pool2", 2, None), pool("pool3", 1, None)]});
+        let reordered =
+            json!({"agentPoolProfiles": [pool("pool3", 1, None), pool("pool1", 3, None), pool("pool2", 2, None)]});
+        assert!(
+            diff_specs(version, "ManagedCluster", &reordered, &actual).is_empty(),
+            "{version}"
+        );
+
+        let scaled =
+            json!({"agentPoolProfiles": [pool("pool3", 1, None), pool("pool1", 3, None), pool("pool2", 5, None)]});
+        let d = diff_specs(version, "ManagedCluster", &scaled, &actual);
+        assert_eq!(d.len(), 1, "{version}: {d:?}");
+        let one = &d.as_slice()[0];
+        assert_eq!(one.path, "spec.agentPoolProfiles[name=pool2].count");
+        assert_eq!((one.desired.as_deref(), one.actual.as_deref()), (Some("5"), Some("2")));
+
+        // A pool only one side has is named.
+        let renamed =
+            json!({"agentPoolProfiles": [pool("pool1", 3, None), pool("pool2", 2, None), pool("pool4", 1, None)]});
+        let paths: Vec<String> = diff_specs(version, "ManagedCluster", &renamed, &actual)
+            .into_iter()
+            .map(|d| format!("{} {:?} {:?}", d.path, d.desired.is_some(), d.actual.is_some()))
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "spec.agentPoolProfiles[name=pool4] true false",
+                "spec.agentPoolProfiles[name=pool3] false true"
+            ],
+            "{version}"
+        );
+    }
+}
+
+#[test]
+fn the_autoscaler_owns_count_while_autoscaling_is_on() {
+    for version in ["v1beta1", "v2alpha1"] {
+        // ManagedCluster.agentPoolProfiles[]: count compared only while autoscaling is off (desired, else actual).
+        let cluster = |p: Value| json!({"agentPoolProfiles": [p]});
+        let cases = [
+            (pool("p", 3, Some(true)), pool("p", 5, Some(true)), Vec::<&str>::new()),
+            (pool("p", 3, None), pool("p", 5, Some(true)), vec![]),
+            (pool("p", 3, Some(false)), pool("p", 5, Some(false)), vec!["count"]),
+            (pool("p", 3, None), pool("p", 5, None), vec!["count"]),
+            // Turning autoscaling off: the count the user asks for matters again.
+            (
+                pool("p", 3, Some(false)),
+                pool("p", 5, Some(true)),
+                vec!["count", "enableAutoScaling"],
+            ),
+            // Turning it on: the autoscaler takes count over.
+            (
+                pool("p", 3, Some(true)),
+                pool("p", 5, Some(false)),
+                vec!["enableAutoScaling"],
+            ),
+        ];
+        for (desired, actual, want) in &cases {
+            let got: Vec<String> = diff_specs(
+                version,
+                "ManagedCluster",
+                &cluster(desired.clone()),
+                &cluster(actual.clone()),
+            )
+            .into_iter()
+            .map(|d| d.path)
+            .collect();
+            let want_cluster: Vec<String> = want
+                .iter()
+                .map(|f| format!("spec.agentPoolProfiles[name=p].{f}"))
+                .collect();
+            assert_eq!(got, want_cluster, "{version} ManagedCluster {desired} vs {actual}");
+
+            // The AgentPool resource: the same fields, flattened into its spec root.
+            let strip_name = |v: &Value| {
+                let mut v = v.clone();
+                v.as_object_mut().expect("object").remove("name");
+                v
+            };
+            let got: Vec<String> = diff_specs(version, "AgentPool", &strip_name(desired), &strip_name(actual))
+                .into_iter()
+                .map(|d| d.path)
+                .collect();
+            let want_pool: Vec<String> = want.iter().map(|f| format!("spec.{f}")).collect();
+            assert_eq!(got, want_pool, "{version} AgentPool {desired} vs {actual}");
+        }
+    }
+}
+
+#[test]
+fn enums_and_arm_ids_compare_case_insensitively_other_strings_exactly() {
+    for version in ["v1beta1", "v2alpha1"] {
+        let actual = json!({"osType": "Linux", "vnetSubnetID": {"armId": "/subscriptions/S/resourceGroups/RG/x"}, "vmSize": "Standard_DS2_v2"});
+        let desired = json!({"osType": "linux", "vnetSubnetID": {"armId": "/subscriptions/s/resourcegroups/rg/X"}, "vmSize": "Standard_DS2_v2"});
+        assert!(
+            diff_specs(version, "AgentPool", &desired, &actual).is_empty(),
+            "{version}"
+        );
+        let desired = json!({"vmSize": "standard_ds2_v2"});
+        let d = diff_specs(version, "AgentPool", &desired, &actual);
+        assert_eq!(d.len(), 1, "{version}: {d:?}");
+        // An unresolved reference to another custom resource always differs.
+        let desired = json!({"vnetSubnetID": {"kind": "VirtualNetworksSubnet", "name": "subnet1"}});
+        let d = diff_specs(version, "AgentPool", &desired, &actual);
+        assert_eq!(
+            d.iter().map(|x| x.path.as_str()).collect::<Vec<_>>(),
+            ["spec.vnetSubnetID"]
+        );
+    }
+}
+
+#[test]
+fn maps_are_compared_per_desired_key_and_empty_collections_equal_absent_ones() {
+    for version in ["v1beta1", "v2alpha1"] {
+        let actual = json!({"tags": {"env": "prod", "team": "a"}, "nodeLabels": {"x": "1"}});
+        assert!(diff_specs(version, "AgentPool", &json!({"tags": {"env": "prod"}}), &actual).is_empty());
+        let d = diff_specs(
+            version,
+            "AgentPool",
+            &json!({"tags": {"env": "dev", "new": "1"}}),
+            &actual,
+        );
+        let paths: Vec<&str> = d.iter().map(|x| x.path.as_str()).collect();
+        assert_eq!(paths, ["spec.tags[env]", "spec.tags[new]"], "{version}");
+        assert_eq!(d.as_slice()[1].actual, None);
+        // `[]` / `{}` desired, absent in the GET: ARM leaves empty collections out.
+        let empty = json!({"nodeTaints": [], "availabilityZones": []});
+        assert!(
+            diff_specs(version, "AgentPool", &empty, &json!({})).is_empty(),
+            "{version}"
+        );
+        // Arrays without identifiers: by position.
+        let d = diff_specs(
+            version,
+            "AgentPool",
+            &json!({"availabilityZones": ["2", "1"]}),
+            &json!({"availabilityZones": ["1", "2"]}),
+        );
+        assert_eq!(
+            d.iter().map(|x| x.path.as_str()).collect::<Vec<_>>(),
+            ["spec.availabilityZones[0]", "spec.availabilityZones[1]"]
+        );
+    }
+}
