@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod examples;
+pub mod full_spec;
 
 use std::path::{Path, PathBuf};
 
