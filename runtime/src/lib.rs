@@ -54,6 +54,40 @@ pub struct VersionInfo {
     pub kinds: &'static [&'static str],
 }
 
+/// One custom resource kind in one Kubernetes version, with the ARM resource it stands for: what a generic
+/// controller or simulator needs to serve every generated kind without knowing any of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KindInfo {
+    /// The API group's module name (e.g. `containerservice`).
+    pub group: &'static str,
+    /// The Kubernetes API group (e.g. `containerservice.azure.com`).
+    pub kube_group: &'static str,
+    /// The Kubernetes version (e.g. `v2alpha1`).
+    pub version: &'static str,
+    /// The kind (e.g. `AgentPool`).
+    pub kind: &'static str,
+    /// The lowercase plural of the kind (e.g. `agentpools`).
+    pub plural: &'static str,
+    /// Whether this version is the storage (hub) version of its group.
+    pub storage: bool,
+    /// The kind of the owning custom resource for child resources (`spec.owner.name` names one);
+    /// `None` for top-level resources, owned by a resource group (`spec.owner.name` or `spec.owner.armId`).
+    pub owner_kind: Option<&'static str>,
+    /// Named Secret exports of `spec.operatorSpec.secrets`.
+    pub secret_exports: &'static [&'static str],
+    /// ConfigMap exports of `spec.operatorSpec.configMaps`: name → dotted JSON path in the ARM GET body.
+    pub config_map_exports: &'static [(&'static str, &'static str)],
+    /// The ARM resource.
+    pub arm: ResourceInfo,
+}
+
+impl KindInfo {
+    /// `group/version`, as in a custom resource's `apiVersion`.
+    pub fn api_version(&self) -> String {
+        format!("{}/{}", self.kube_group, self.version)
+    }
+}
+
 /// A value a closed enum does not have. Open enums (`modelAsString: true`) never produce it: they keep
 /// unknown values in their `Other` variant.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -126,6 +126,46 @@ pub fn crate_files(
             armgen_runtime::VersionInfo { group: #g, kube_group: #kg, version: #k, api_version: #a, storage: #st, kinds: &[#(#kinds),*] },
         })
     });
+    let kind_infos = kube_versions.iter().filter_map(|v| {
+        let kube = v.kube?;
+        let (g, k, st) = (v.group, v.kube_version, v.storage);
+        let kg = kube.group.as_str();
+        let rows: Vec<TokenStream> = kube
+            .resources
+            .iter()
+            .filter_map(|r| {
+                let arm = v.ir.resources.iter().find(|a| a.arm_type == r.arm_type)?;
+                let (kind, plural) = (r.kind.as_str(), r.plural.as_str());
+                let owner = match &r.owner {
+                    crate::kube::Owner::Parent(p) => quote!(Some(#p)),
+                    _ => quote!(None),
+                };
+                let secrets = r.exports.secrets.iter();
+                let maps = r.exports.config_maps.iter().map(|(n, p)| quote!((#n, #p)));
+                let (arm_type, api_version, path, lro) =
+                    (&arm.arm_type, v.ir.api_version.as_str(), &arm.path, arm.long_running);
+                let parents = &arm.parents;
+                Some(quote! {
+                    armgen_runtime::KindInfo {
+                        group: #g, kube_group: #kg, version: #k, kind: #kind, plural: #plural, storage: #st,
+                        owner_kind: #owner,
+                        secret_exports: &[#(#secrets),*],
+                        config_map_exports: &[#(#maps),*],
+                        arm: armgen_runtime::ResourceInfo {
+                            kind: #kind, arm_type: #arm_type, api_version: #api_version, path: #path,
+                            parents: &[#(#parents),*], long_running: #lro,
+                        },
+                    },
+                })
+            })
+            .collect();
+        Some(quote! {
+            #(
+                #[cfg(feature = #k)]
+                #rows
+            )*
+        })
+    });
     let diff_registry = diff::registry(&kube_versions);
     let kube_registry = if kube_versions.is_empty() {
         quote!()
@@ -133,6 +173,10 @@ pub fn crate_files(
         quote! {
             /// Every generated Kubernetes version with custom resources (those whose feature is on).
             pub const VERSIONS: &[armgen_runtime::VersionInfo] = &[#(#version_infos)*];
+
+            /// Every generated custom resource kind of every version (those whose feature is on), with its ARM
+            /// resource: the registry a generic controller or simulator serves.
+            pub const KINDS: &[armgen_runtime::KindInfo] = &[#(#kind_infos)*];
 
             /// Imports an ARM payload of `kind` as a custom resource (JSON) of API group `group`, Kubernetes
             /// version `version`; `None` when that group, version (or its feature) or kind does not exist.

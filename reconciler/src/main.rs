@@ -1,0 +1,3 @@
+fn main() {
+    println!("aks-reconciler {}", env!("CARGO_PKG_VERSION"));
+}

@@ -1,0 +1,3 @@
+fn main() {
+    println!("arm-simulator {}", env!("CARGO_PKG_VERSION"));
+}
