@@ -1,2 +1,12 @@
 //! The thin reconciler: one generic reconcile loop over every generated custom resource kind
 //! ([`aks_api::KINDS`]), against Azure Resource Manager.
+//!
+//! - [`arm`]: the ARM client (long-running operations, retries, error bodies).
+//! - [`reconcile`]: the loop itself, the same code path for every kind.
+//! - [`resolve`]: secret and resource references resolved into the PUT body.
+//! - [`controller`]: one kube-rs `Controller` per registered kind.
+
+pub mod arm;
+pub mod controller;
+pub mod reconcile;
+pub mod resolve;

@@ -1,0 +1,1095 @@
+//! The reconcile loop: one function for every generated kind.
+//!
+//! Per object, in order (each step's failure becomes the `Ready` condition's reason, see [`Failure`]):
+//!
+//! 1. The reconcile policy annotation ([`POLICY_ANNOTATION`]): `manage` (default), `skip` (observe only: GET and
+//!    status, never a write to Azure, no finalizer), `detach-on-delete` (manage, but deleting the custom
+//!    resource leaves the Azure resource).
+//! 2. Deletion (a `deletionTimestamp`): DELETE through the finalizer, poll, 404 = gone, finalizer removed.
+//! 3. Credentials ([`CredentialProvider`]) → subscription and bearer token.
+//! 4. The ARM ID from the owner: a resource group (`spec.owner.name` or `.armId`) for top-level kinds, the parent
+//!    custom resource's `status.id` for child kinds (absent → `WaitingForOwner`).
+//! 5. A long-running operation recorded in `status.operatorStatus.pendingOperation` is polled first: after a
+//!    restart the loop resumes polling and never sends the PUT again.
+//! 6. GET. While `provisioningState` is not terminal, no PUT: requeue.
+//! 7. Secrets and references resolved ([`crate::resolve`]), the PUT body built by the generated conversions.
+//! 8. `DiffWith` between the resolved spec and the GET: PUT only for differences not in `knownDifferences`.
+//!    Differences that remain right after a successful PUT at paths the PUT tried to fix become known
+//!    differences (the service normalizes or ignores them), so a server default never causes a PUT loop.
+//! 9. Status from the GET (the generated ARM → status conversion), `Ready` with reason and message.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use armgen_runtime::KindInfo;
+use armgen_runtime::kube::{Condition, KnownDifference, OperatorStatus};
+use futures::future::BoxFuture;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Event, EventType, Recorder};
+use kube::{Api, Resource, ResourceExt};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::arm::{ArmClient, ArmError, PollStatus, Poller, Started};
+use crate::resolve;
+
+/// The finalizer the reconciler puts on every managed custom resource before its first PUT.
+pub const FINALIZER: &str = "armgen.azure.com/finalizer";
+/// The reconcile policy annotation: `manage` (default), `skip` or `detach-on-delete`.
+pub const POLICY_ANNOTATION: &str = "armgen.azure.com/reconcile-policy";
+
+/// What the reconciler may do to the Azure resource of one custom resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Create, update and delete.
+    Manage,
+    /// Observe only: GET and status; never PUT or DELETE, no finalizer.
+    Skip,
+    /// Create and update; deleting the custom resource leaves the Azure resource in place.
+    DetachOnDelete,
+}
+
+impl Policy {
+    /// The policy of an object from its annotations.
+    pub fn of(annotations: &BTreeMap<String, String>) -> Result<Policy, Failure> {
+        match annotations.get(POLICY_ANNOTATION).map(|s| s.trim()) {
+            None | Some("manage") | Some("") => Ok(Policy::Manage),
+            Some("skip") => Ok(Policy::Skip),
+            Some("detach-on-delete") => Ok(Policy::DetachOnDelete),
+            Some(other) => Err(Failure::permanent(
+                "InvalidReconcilePolicy",
+                format!("annotation {POLICY_ANNOTATION} is {other:?}; expected manage, skip or detach-on-delete"),
+            )),
+        }
+    }
+}
+
+/// Intervals of the loop.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Resync of an object in sync (one GET each).
+    pub resync: Duration,
+    /// Retry while waiting for an owner, a referenced resource, a Secret or credentials.
+    pub wait: Duration,
+    /// Poll interval of long-running operations when ARM gives no `Retry-After`.
+    pub poll: Duration,
+    /// Retry after an operation failed or ARM rejected a request.
+    pub failed: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            resync: Duration::from_secs(600),
+            wait: Duration::from_secs(30),
+            poll: Duration::from_secs(10),
+            failed: Duration::from_secs(300),
+        }
+    }
+}
+
+/// Subscription and bearer token for one object's ARM calls.
+#[derive(Clone)]
+pub struct Access {
+    pub subscription_id: String,
+    /// `None` for endpoints without authentication (a local simulator).
+    pub bearer: Option<String>,
+}
+
+impl std::fmt::Debug for Access {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Access")
+            .field("subscription_id", &self.subscription_id)
+            .field("bearer", &self.bearer.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+/// Where an object's credentials come from.
+pub trait CredentialProvider: Send + Sync {
+    /// The access for an object in `namespace` with `annotations`; a [`Failure`] names what is missing.
+    fn access<'a>(
+        &'a self,
+        client: &'a kube::Client,
+        namespace: &'a str,
+        annotations: &'a BTreeMap<String, String>,
+        scope: &'a str,
+    ) -> BoxFuture<'a, Result<Access, Failure>>;
+}
+
+/// The same access for every object: for endpoints without authentication and for tests.
+#[derive(Debug, Clone)]
+pub struct StaticAccess(pub Access);
+
+impl CredentialProvider for StaticAccess {
+    fn access<'a>(
+        &'a self,
+        _client: &'a kube::Client,
+        _namespace: &'a str,
+        _annotations: &'a BTreeMap<String, String>,
+        _scope: &'a str,
+    ) -> BoxFuture<'a, Result<Access, Failure>> {
+        Box::pin(async move { Ok(self.0.clone()) })
+    }
+}
+
+/// Why a reconcile stopped short: the `Ready=False` reason and message, and when to try again (`None`: when the
+/// object changes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub reason: String,
+    pub message: String,
+    pub retry: Retry,
+}
+
+/// When to retry after a [`Failure`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// Only when the object changes.
+    OnChange,
+    /// After [`Settings::wait`] (waiting for something else to appear).
+    Wait,
+    /// After [`Settings::failed`] (the request or operation failed).
+    Failed,
+    /// After this long (ARM said so).
+    After(Duration),
+}
+
+impl Failure {
+    pub fn permanent(reason: &str, message: impl Into<String>) -> Self {
+        Failure {
+            reason: reason.into(),
+            message: message.into(),
+            retry: Retry::OnChange,
+        }
+    }
+
+    pub fn waiting(reason: &str, message: impl Into<String>) -> Self {
+        Failure {
+            reason: reason.into(),
+            message: message.into(),
+            retry: Retry::Wait,
+        }
+    }
+
+    fn arm(e: &ArmError) -> Self {
+        let retry = match e.retry_after() {
+            Some(d) => Retry::After(d),
+            None if e.is_transient() => Retry::Wait,
+            None => Retry::Failed,
+        };
+        Failure {
+            reason: e.code().to_string(),
+            message: e.to_string(),
+            retry,
+        }
+    }
+}
+
+/// What every controller shares.
+pub struct Shared {
+    pub client: kube::Client,
+    pub arm: ArmClient,
+    pub credentials: Arc<dyn CredentialProvider>,
+    pub settings: Settings,
+    /// Events about the objects (none when `None`).
+    pub recorder: Option<Recorder>,
+}
+
+/// One kind's controller context.
+pub struct KindContext {
+    pub shared: Arc<Shared>,
+    pub info: &'static KindInfo,
+    pub resource: ApiResource,
+}
+
+impl KindContext {
+    pub fn new(shared: Arc<Shared>, info: &'static KindInfo) -> Self {
+        KindContext {
+            shared,
+            info,
+            resource: api_resource(info),
+        }
+    }
+}
+
+/// The `ApiResource` of a generated kind.
+pub fn api_resource(info: &KindInfo) -> ApiResource {
+    ApiResource {
+        group: info.kube_group.to_string(),
+        version: info.version.to_string(),
+        api_version: info.api_version(),
+        kind: info.kind.to_string(),
+        plural: info.plural.to_string(),
+    }
+}
+
+/// An error the controller retries with backoff: the API server failed us.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{object}: {action}: {source}")]
+    Kube {
+        object: String,
+        action: &'static str,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("{0}: the object has no namespace or name")]
+    Unaddressable(String),
+}
+
+/// The operation recorded in `status.operatorStatus.pendingOperation`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Pending {
+    #[serde(flatten)]
+    poller: Poller,
+    /// The difference paths the PUT was sent for; `None` for a create (everything).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    differences: Option<Vec<String>>,
+}
+
+/// The result of one reconcile step, before the status is written.
+struct Outcome {
+    /// The ARM GET body the status comes from (`None`: keep the status's ARM part).
+    arm: Option<Value>,
+    ready: Ready,
+    action: Action,
+}
+
+struct Ready {
+    status: &'static str,
+    reason: String,
+    message: String,
+}
+
+impl Ready {
+    fn new(status: &'static str, reason: &str, message: impl Into<String>) -> Self {
+        Ready {
+            status,
+            reason: reason.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Reconciles one object: see the module docs.
+pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindContext>) -> Result<Action, Error> {
+    let mut run = Run::new(&object, &ctx)?;
+    let outcome = match run.run().await {
+        Ok(outcome) => outcome,
+        Err(StepError::Failure(f)) => {
+            let action = match f.retry {
+                Retry::OnChange => Action::await_change(),
+                Retry::Wait => Action::requeue(ctx.shared.settings.wait),
+                Retry::Failed => Action::requeue(ctx.shared.settings.failed),
+                Retry::After(d) => Action::requeue(d.max(Duration::from_millis(1))),
+            };
+            tracing::info!(kind = ctx.info.kind, namespace = %run.namespace, name = %run.name, reason = %f.reason, "not ready: {}", f.message);
+            Outcome {
+                arm: None,
+                ready: Ready::new("False", &f.reason, f.message),
+                action,
+            }
+        }
+        Err(StepError::Kube(e)) => return Err(e),
+        Err(StepError::Gone) => return Ok(Action::await_change()),
+    };
+    run.write_status(outcome.arm.as_ref(), &outcome.ready).await?;
+    Ok(outcome.action)
+}
+
+/// What the controller does after an error from [`reconcile`]: retry soon.
+pub fn error_policy(object: Arc<DynamicObject>, error: &Error, ctx: Arc<KindContext>) -> Action {
+    tracing::warn!(kind = ctx.info.kind, name = %object.name_any(), "reconcile failed: {error}");
+    Action::requeue(Duration::from_secs(5))
+}
+
+enum StepError {
+    Failure(Failure),
+    Kube(Error),
+    /// The object is gone (its finalizer removed): nothing more to write.
+    Gone,
+}
+
+impl From<Failure> for StepError {
+    fn from(f: Failure) -> Self {
+        StepError::Failure(f)
+    }
+}
+
+struct Run<'a> {
+    ctx: &'a KindContext,
+    object: &'a DynamicObject,
+    api: Api<DynamicObject>,
+    namespace: String,
+    name: String,
+    operator: OperatorStatus,
+}
+
+impl<'a> Run<'a> {
+    fn new(object: &'a DynamicObject, ctx: &'a KindContext) -> Result<Self, Error> {
+        let what = format!("{} {}", ctx.info.kind, object.name_any());
+        let namespace = object.namespace().ok_or_else(|| Error::Unaddressable(what.clone()))?;
+        let name = object.meta().name.clone().ok_or(Error::Unaddressable(what))?;
+        let api = Api::namespaced_with(ctx.shared.client.clone(), &namespace, &ctx.resource);
+        let operator = object
+            .data
+            .pointer("/status/operatorStatus")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default();
+        Ok(Run {
+            ctx,
+            object,
+            api,
+            namespace,
+            name,
+            operator,
+        })
+    }
+
+    fn shared(&self) -> &Shared {
+        &self.ctx.shared
+    }
+
+    fn info(&self) -> &'static KindInfo {
+        self.ctx.info
+    }
+
+    fn kube_error(&self, action: &'static str, source: kube::Error) -> StepError {
+        StepError::Kube(Error::Kube {
+            object: self.describe(),
+            action,
+            source,
+        })
+    }
+
+    fn describe(&self) -> String {
+        format!("{} {}/{}", self.info().kind, self.namespace, self.name)
+    }
+
+    /// The custom resource as JSON (what the generated dispatch functions read).
+    fn custom_resource(&self) -> Value {
+        let mut value = serde_json::to_value(self.object).unwrap_or(Value::Null);
+        if let Some(map) = value.as_object_mut() {
+            map.insert("apiVersion".into(), Value::String(self.info().api_version()));
+            map.insert("kind".into(), Value::String(self.info().kind.into()));
+        }
+        value
+    }
+
+    fn pending(&self) -> Option<Pending> {
+        self.operator
+            .pending_operation
+            .as_deref()
+            .and_then(|text| serde_json::from_str(text).ok())
+    }
+
+    async fn run(&mut self) -> Result<Outcome, StepError> {
+        let annotations = self.object.annotations().clone();
+        let policy = Policy::of(&annotations)?;
+        if self.object.meta().deletion_timestamp.is_some() {
+            return self.delete(policy, &annotations).await;
+        }
+        let scope = self.shared().arm.token_scope();
+        let access = self
+            .shared()
+            .credentials
+            .access(&self.shared().client, &self.namespace, &annotations, &scope)
+            .await?;
+        let id = self.arm_id(&access).await?;
+        let api_version = self.info().arm.api_version;
+
+        // A long-running operation in flight: poll it before anything else.
+        let mut just_put: Option<Option<Vec<String>>> = None;
+        if let Some(pending) = self.pending() {
+            match self.shared().arm.poll(&pending.poller, access.bearer.as_deref()).await {
+                Ok(PollStatus::InProgress { retry_after }) => {
+                    return Ok(Outcome {
+                        arm: None,
+                        ready: Ready::new(
+                            "Unknown",
+                            "Reconciling",
+                            format!("{} operation in progress", pending.poller.verb),
+                        ),
+                        action: Action::requeue(retry_after.unwrap_or(self.shared().settings.poll)),
+                    });
+                }
+                Ok(PollStatus::Succeeded) => {
+                    self.operator.pending_operation = None;
+                    just_put = Some(pending.differences);
+                }
+                Ok(PollStatus::Failed(e)) | Ok(PollStatus::Canceled(e)) => {
+                    self.operator.pending_operation = None;
+                    let actual = self.get(&id, &access).await.unwrap_or(None);
+                    self.event(
+                        EventType::Warning,
+                        &e.code,
+                        "Reconcile",
+                        Some(format!("{} failed: {}", pending.poller.verb, e.message)),
+                    )
+                    .await;
+                    return Ok(Outcome {
+                        arm: actual,
+                        ready: Ready::new(
+                            "False",
+                            &e.code,
+                            format!("{} {id} failed: {}", pending.poller.verb, e.message),
+                        ),
+                        action: Action::requeue(self.shared().settings.failed),
+                    });
+                }
+                Err(e) => return Err(Failure::arm(&e).into()),
+            }
+        }
+
+        let actual = self.get(&id, &access).await?;
+        if policy == Policy::Skip {
+            return Ok(match actual {
+                Some(actual) => Outcome {
+                    arm: Some(actual),
+                    ready: Ready::new(
+                        "True",
+                        "Observed",
+                        "reconcile policy skip: observed only, never written",
+                    ),
+                    action: Action::requeue(self.shared().settings.resync),
+                },
+                None => Outcome {
+                    arm: None,
+                    ready: Ready::new(
+                        "False",
+                        "NotFound",
+                        format!("reconcile policy skip: {id} does not exist"),
+                    ),
+                    action: Action::requeue(self.shared().settings.resync),
+                },
+            });
+        }
+        self.ensure_finalizer().await?;
+        if let Some(actual) = &actual
+            && let Some(state) = provisioning_state(actual)
+            && !is_terminal(state)
+        {
+            return Ok(Outcome {
+                arm: Some(actual.clone()),
+                ready: Ready::new(
+                    "Unknown",
+                    "Provisioning",
+                    format!("provisioningState is {state}; waiting before any change"),
+                ),
+                action: Action::requeue(self.shared().settings.poll),
+            });
+        }
+
+        let resolved = self.resolve().await?;
+        let differences = match &actual {
+            None => None,
+            Some(actual) => Some(self.diff(&resolved.custom_resource, actual)?),
+        };
+        if let (Some(before), Some(after)) = (&just_put, &differences) {
+            // Right after a successful PUT: what it could not fix is a known difference.
+            self.operator.known_differences = after
+                .iter()
+                .filter(|d| before.as_ref().is_none_or(|paths| paths.contains(&d.path)))
+                .map(KnownDifference::from)
+                .collect();
+        }
+        let put_for: Option<Option<Vec<String>>> = match &differences {
+            None => Some(None),
+            Some(d) if armgen_runtime::diff::needs_put(d, &self.operator.known_differences) => {
+                Some(Some(d.iter().map(|d| d.path.clone()).collect()))
+            }
+            Some(d) => {
+                armgen_runtime::diff::forget_resolved(&mut self.operator, d);
+                None
+            }
+        };
+        let Some(paths) = put_for else {
+            return Ok(Outcome {
+                arm: actual,
+                ready: Ready::new("True", "Succeeded", "the Azure resource matches the spec"),
+                action: Action::requeue(self.shared().settings.resync),
+            });
+        };
+
+        // PUT.
+        let note = match &paths {
+            None => format!("creating {id}"),
+            Some(paths) => format!("updating {id}: {}", paths.join(", ")),
+        };
+        tracing::info!(kind = self.info().kind, namespace = %self.namespace, name = %self.name, "{note}");
+        let started = match self
+            .shared()
+            .arm
+            .put(&id, api_version, &resolved.body, access.bearer.as_deref())
+            .await
+        {
+            Ok(s) => s,
+            Err(e) => {
+                self.event(EventType::Warning, e.code(), "Put", Some(e.to_string()))
+                    .await;
+                return Err(Failure::arm(&e).into());
+            }
+        };
+        self.event(
+            EventType::Normal,
+            if paths.is_none() { "Creating" } else { "Updating" },
+            "Put",
+            Some(note),
+        )
+        .await;
+        match started {
+            Started::Running {
+                poller,
+                retry_after,
+                body,
+            } => {
+                let pending = Pending {
+                    poller,
+                    differences: paths,
+                };
+                self.operator.pending_operation = serde_json::to_string(&pending).ok();
+                Ok(Outcome {
+                    arm: body,
+                    ready: Ready::new("Unknown", "Reconciling", "PUT accepted; operation in progress"),
+                    action: Action::requeue(retry_after.unwrap_or(self.shared().settings.poll)),
+                })
+            }
+            Started::Done(_) => {
+                let after = self.get(&id, &access).await?;
+                if let Some(after_body) = &after {
+                    let d = self.diff(&resolved.custom_resource, after_body)?;
+                    self.operator.known_differences = d
+                        .iter()
+                        .filter(|d| paths.as_ref().is_none_or(|p| p.contains(&d.path)))
+                        .map(KnownDifference::from)
+                        .collect();
+                }
+                Ok(Outcome {
+                    arm: after,
+                    ready: Ready::new("True", "Succeeded", "the Azure resource matches the spec"),
+                    action: Action::requeue(self.shared().settings.resync),
+                })
+            }
+        }
+    }
+
+    async fn get(&self, id: &str, access: &Access) -> Result<Option<Value>, StepError> {
+        self.shared()
+            .arm
+            .get(id, self.info().arm.api_version, access.bearer.as_deref())
+            .await
+            .map_err(|e| Failure::arm(&e).into())
+    }
+
+    fn diff(&self, custom_resource: &Value, actual: &Value) -> Result<armgen_runtime::diff::Differences, StepError> {
+        let info = self.info();
+        let text = actual.to_string();
+        match aks_api::diff_custom_resource(info.group, info.version, info.kind, custom_resource, &text) {
+            Some(Ok(d)) => Ok(d),
+            Some(Err(e)) => Err(Failure::permanent("InvalidResource", e.to_string()).into()),
+            None => Err(Failure::permanent("UnsupportedKind", "no change detection for this kind").into()),
+        }
+    }
+
+    /// The ARM ID: owner's ID + this resource's type segment + `azureName` (default: the object's name).
+    async fn arm_id(&self, access: &Access) -> Result<String, StepError> {
+        let info = self.info();
+        let azure_name = self
+            .object
+            .data
+            .pointer("/spec/azureName")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| self.name.clone());
+        let owner = self.object.data.pointer("/spec/owner");
+        let name_of = |key: &str| {
+            owner
+                .and_then(|o| o.get(key))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+        };
+        match info.owner_kind {
+            None => {
+                let group = match (name_of("armId"), name_of("name")) {
+                    (Some(id), _) => id.trim_end_matches('/').to_string(),
+                    (None, Some(rg)) => format!("/subscriptions/{}/resourceGroups/{rg}", access.subscription_id),
+                    (None, None) => {
+                        return Err(Failure::permanent(
+                            "InvalidOwner",
+                            "spec.owner needs the resource group's name or armId",
+                        )
+                        .into());
+                    }
+                };
+                Ok(format!("{group}/providers/{}/{azure_name}", info.arm.arm_type))
+            }
+            Some(owner_kind) => {
+                let Some(owner_name) = name_of("name") else {
+                    return Err(Failure::permanent(
+                        "InvalidOwner",
+                        format!("spec.owner.name must name the {owner_kind}"),
+                    )
+                    .into());
+                };
+                let owner_id = self.owner_id(owner_kind, owner_name).await?;
+                let segment = info.arm.arm_type.rsplit('/').next().unwrap_or_default();
+                Ok(format!("{owner_id}/{segment}/{azure_name}"))
+            }
+        }
+    }
+
+    async fn owner_id(&self, owner_kind: &str, owner_name: &str) -> Result<String, StepError> {
+        let info = self.info();
+        let Some(owner_info) = find_kind(info.kube_group, info.version, owner_kind) else {
+            return Err(
+                Failure::permanent("InvalidOwner", format!("{owner_kind} is not a kind of this reconciler")).into(),
+            );
+        };
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.shared().client.clone(), &self.namespace, &api_resource(owner_info));
+        let owner = api
+            .get_opt(owner_name)
+            .await
+            .map_err(|e| self.kube_error("reading the owner", e))?;
+        let Some(owner) = owner else {
+            return Err(Failure::waiting(
+                "WaitingForOwner",
+                format!(
+                    "the owner {owner_kind} {}/{owner_name} does not exist yet",
+                    self.namespace
+                ),
+            )
+            .into());
+        };
+        match owner.data.pointer("/status/id").and_then(Value::as_str) {
+            Some(id) if !id.is_empty() => Ok(id.to_string()),
+            _ => Err(Failure::waiting(
+                "WaitingForOwner",
+                format!(
+                    "the owner {owner_kind} {}/{owner_name} is not created in Azure yet",
+                    self.namespace
+                ),
+            )
+            .into()),
+        }
+    }
+
+    /// Reads the Secrets and referenced resources the spec names, and builds the PUT body.
+    async fn resolve(&self) -> Result<resolve::Resolved, StepError> {
+        let info = self.info();
+        let cr = self.custom_resource();
+        let refs = resolve::references(info, &cr).map_err(|e| Failure::permanent("InvalidSpec", e.to_string()))?;
+        let mut values = resolve::Values::default();
+        let secrets: Api<Secret> = Api::namespaced(self.shared().client.clone(), &self.namespace);
+        for (path, reference) in &refs.secrets {
+            let key = (reference.name.clone(), reference.key.clone());
+            if values.secrets.contains_key(&key) {
+                continue;
+            }
+            let secret = secrets
+                .get_opt(&reference.name)
+                .await
+                .map_err(|e| self.kube_error("reading a Secret", e))?;
+            let Some(secret) = secret else {
+                return Err(Failure::waiting(
+                    "SecretNotFound",
+                    format!(
+                        "Secret {}/{} (for {path}) does not exist",
+                        self.namespace, reference.name
+                    ),
+                )
+                .into());
+            };
+            let value = secret
+                .data
+                .as_ref()
+                .and_then(|d| d.get(&reference.key))
+                .map(|b| String::from_utf8(b.0.clone()))
+                .or_else(|| {
+                    secret
+                        .string_data
+                        .as_ref()
+                        .and_then(|d| d.get(&reference.key))
+                        .map(|s| Ok(s.clone()))
+                });
+            match value {
+                Some(Ok(v)) => {
+                    values.secrets.insert(key, v);
+                }
+                Some(Err(_)) => {
+                    return Err(Failure::permanent(
+                        "SecretInvalid",
+                        format!(
+                            "Secret {}/{} key {} (for {path}) is not UTF-8",
+                            self.namespace, reference.name, reference.key
+                        ),
+                    )
+                    .into());
+                }
+                None => {
+                    return Err(Failure::waiting(
+                        "SecretKeyNotFound",
+                        format!(
+                            "Secret {}/{} has no key {} (for {path})",
+                            self.namespace, reference.name, reference.key
+                        ),
+                    )
+                    .into());
+                }
+            }
+        }
+        for (path, reference) in &refs.resources {
+            if reference.arm_id.is_some() {
+                continue;
+            }
+            let (Some(kind), Some(name)) = (reference.kind.as_deref(), reference.name.as_deref()) else {
+                return Err(Failure::permanent(
+                    "InvalidReference",
+                    format!("{path}: a reference needs armId, or kind and name"),
+                )
+                .into());
+            };
+            let group = reference.group.as_deref().unwrap_or(info.kube_group);
+            let namespace = reference.namespace.as_deref().unwrap_or(&self.namespace);
+            let Some(target) = find_kind(group, info.version, kind) else {
+                return Err(Failure::permanent(
+                    "InvalidReference",
+                    format!("{path}: {kind}.{group} is not a kind this reconciler knows; use armId"),
+                )
+                .into());
+            };
+            let api: Api<DynamicObject> =
+                Api::namespaced_with(self.shared().client.clone(), namespace, &api_resource(target));
+            let found = api
+                .get_opt(name)
+                .await
+                .map_err(|e| self.kube_error("reading a referenced resource", e))?;
+            let id = found
+                .as_ref()
+                .and_then(|o| o.data.pointer("/status/id"))
+                .and_then(Value::as_str);
+            match id {
+                Some(id) if !id.is_empty() => {
+                    values.resources.insert(path.clone(), id.to_string());
+                }
+                _ => {
+                    return Err(Failure::waiting(
+                        "WaitingForReference",
+                        format!("{path}: {kind} {namespace}/{name} does not exist or is not created in Azure yet"),
+                    )
+                    .into());
+                }
+            }
+        }
+        resolve::export(info, &cr, &values).map_err(|e| Failure::permanent("InvalidSpec", e.to_string()).into())
+    }
+
+    async fn ensure_finalizer(&self) -> Result<(), StepError> {
+        if self.object.finalizers().iter().any(|f| f == FINALIZER) {
+            return Ok(());
+        }
+        let mut finalizers = self.object.finalizers().to_vec();
+        finalizers.push(FINALIZER.to_string());
+        let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": self.object.resource_version()}});
+        self.api
+            .patch(&self.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|e| self.kube_error("adding the finalizer", e))?;
+        Ok(())
+    }
+
+    async fn remove_finalizer(&self) -> Result<(), StepError> {
+        let finalizers: Vec<&String> = self.object.finalizers().iter().filter(|f| *f != FINALIZER).collect();
+        let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": self.object.resource_version()}});
+        match self
+            .api
+            .patch(&self.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+            Err(e) => Err(self.kube_error("removing the finalizer", e)),
+        }
+    }
+
+    async fn delete(&mut self, policy: Policy, annotations: &BTreeMap<String, String>) -> Result<Outcome, StepError> {
+        if !self.object.finalizers().iter().any(|f| f == FINALIZER) {
+            return Err(StepError::Gone);
+        }
+        let id = self
+            .object
+            .data
+            .pointer("/status/id")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if policy != Policy::Manage || id.is_none() {
+            let why = match (policy, &id) {
+                (Policy::Manage, _) => "never created in Azure".to_string(),
+                (_, Some(id)) => format!("reconcile policy {policy:?}: {id} is left in Azure"),
+                (_, None) => "never created in Azure".to_string(),
+            };
+            self.event(EventType::Normal, "Detached", "Delete", Some(why)).await;
+            self.remove_finalizer().await?;
+            return Err(StepError::Gone);
+        }
+        let id = id.unwrap_or_default();
+        let scope = self.shared().arm.token_scope();
+        let access = self
+            .shared()
+            .credentials
+            .access(&self.shared().client, &self.namespace, annotations, &scope)
+            .await?;
+        let api_version = self.info().arm.api_version;
+        if let Some(pending) = self.pending().filter(|p| p.poller.verb == "DELETE") {
+            match self.shared().arm.poll(&pending.poller, access.bearer.as_deref()).await {
+                Ok(PollStatus::InProgress { retry_after }) => {
+                    return Ok(Outcome {
+                        arm: None,
+                        ready: Ready::new("Unknown", "Deleting", format!("deleting {id}")),
+                        action: Action::requeue(retry_after.unwrap_or(self.shared().settings.poll)),
+                    });
+                }
+                Ok(PollStatus::Succeeded) => {}
+                Ok(PollStatus::Failed(e)) | Ok(PollStatus::Canceled(e)) => {
+                    self.operator.pending_operation = None;
+                    return Err(Failure {
+                        reason: e.code.clone(),
+                        message: format!("DELETE {id} failed: {}", e.message),
+                        retry: Retry::Failed,
+                    }
+                    .into());
+                }
+                Err(e) => return Err(Failure::arm(&e).into()),
+            }
+            // Confirm with a GET: 404 means gone.
+            if self.get(&id, &access).await?.is_none() {
+                self.event(EventType::Normal, "Deleted", "Delete", Some(format!("deleted {id}")))
+                    .await;
+                self.remove_finalizer().await?;
+                return Err(StepError::Gone);
+            }
+        }
+        match self
+            .shared()
+            .arm
+            .delete(&id, api_version, access.bearer.as_deref())
+            .await
+        {
+            Ok(Started::Done(_)) => {
+                self.event(EventType::Normal, "Deleted", "Delete", Some(format!("deleted {id}")))
+                    .await;
+                self.remove_finalizer().await?;
+                Err(StepError::Gone)
+            }
+            Ok(Started::Running {
+                poller, retry_after, ..
+            }) => {
+                self.event(EventType::Normal, "Deleting", "Delete", Some(format!("deleting {id}")))
+                    .await;
+                self.operator.pending_operation = serde_json::to_string(&Pending {
+                    poller,
+                    differences: None,
+                })
+                .ok();
+                Ok(Outcome {
+                    arm: None,
+                    ready: Ready::new("Unknown", "Deleting", format!("deleting {id}")),
+                    action: Action::requeue(retry_after.unwrap_or(self.shared().settings.poll)),
+                })
+            }
+            Err(e) => Err(Failure::arm(&e).into()),
+        }
+    }
+
+    async fn event(&self, type_: EventType, reason: &str, action: &str, note: Option<String>) {
+        let Some(recorder) = &self.shared().recorder else {
+            return;
+        };
+        let reference = self.object.object_ref(&self.ctx.resource);
+        let event = Event {
+            type_,
+            reason: reason.to_string(),
+            note,
+            action: action.to_string(),
+            secondary: None,
+        };
+        if let Err(e) = recorder.publish(&event, &reference).await {
+            tracing::debug!("publishing an event failed: {e}");
+        }
+    }
+
+    /// Writes the status when it changed: the ARM part from `arm` (kept when `None`), `conditions` with `Ready`,
+    /// and `operatorStatus`.
+    async fn write_status(&self, arm: Option<&Value>, ready: &Ready) -> Result<(), Error> {
+        let current = self.object.data.get("status").cloned().unwrap_or_else(|| json!({}));
+        let mut status = match arm {
+            Some(body) => {
+                let info = self.info();
+                match aks_api::import_custom_resource(
+                    info.group,
+                    info.version,
+                    info.kind,
+                    &body.to_string(),
+                    &self.name,
+                    Some(&self.namespace),
+                ) {
+                    Some(Ok(cr)) => cr.get("status").cloned().unwrap_or_else(|| json!({})),
+                    _ => current.clone(),
+                }
+            }
+            None => current.clone(),
+        };
+        let Some(map) = status.as_object_mut() else {
+            return Ok(());
+        };
+        let previous: Option<Condition> = current
+            .get("conditions")
+            .and_then(Value::as_array)
+            .and_then(|c| {
+                c.iter()
+                    .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
+            })
+            .and_then(|c| serde_json::from_value(c.clone()).ok());
+        let transition = match &previous {
+            Some(p) if p.status == ready.status => p.last_transition_time.clone(),
+            _ => Some(
+                k8s_openapi::jiff::Timestamp::now()
+                    .round(k8s_openapi::jiff::Unit::Second)
+                    .map(|t| t.to_string())
+                    .unwrap_or_default(),
+            ),
+        };
+        let condition = Condition {
+            type_: "Ready".into(),
+            status: ready.status.into(),
+            reason: Some(ready.reason.clone()),
+            message: Some(ready.message.clone()),
+            last_transition_time: transition,
+            observed_generation: self.object.meta().generation,
+        };
+        map.insert("conditions".into(), json!([condition]));
+        if self.operator == OperatorStatus::default() {
+            map.remove("operatorStatus");
+        } else {
+            map.insert(
+                "operatorStatus".into(),
+                serde_json::to_value(&self.operator).unwrap_or(Value::Null),
+            );
+        }
+        if status == current {
+            return Ok(());
+        }
+        let patch = json!({ "status": merge_diff(&current, &status) });
+        match self
+            .api
+            .patch_status(&self.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+            Err(source) => Err(Error::Kube {
+                object: self.describe(),
+                action: "writing the status",
+                source,
+            }),
+        }
+    }
+}
+
+/// The JSON merge patch that turns `old` into `new` (removed keys become `null`).
+pub fn merge_diff(old: &Value, new: &Value) -> Value {
+    match (old, new) {
+        (Value::Object(o), Value::Object(n)) => {
+            let mut patch = serde_json::Map::new();
+            for (k, v) in n {
+                match o.get(k) {
+                    Some(ov) if ov == v => {}
+                    Some(ov) => {
+                        patch.insert(k.clone(), merge_diff(ov, v));
+                    }
+                    None => {
+                        patch.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+            for k in o.keys() {
+                if !n.contains_key(k) {
+                    patch.insert(k.clone(), Value::Null);
+                }
+            }
+            Value::Object(patch)
+        }
+        _ => new.clone(),
+    }
+}
+
+/// `properties.provisioningState` of an ARM body.
+pub fn provisioning_state(body: &Value) -> Option<&str> {
+    body.pointer("/properties/provisioningState").and_then(Value::as_str)
+}
+
+/// Whether a provisioning state is terminal (`Succeeded`, `Failed`, `Canceled`); AKS's others (`Creating`,
+/// `Updating`, `Upgrading`, `Scaling`, `Deleting`, `Starting`, `Stopping`, …) are not.
+pub fn is_terminal(state: &str) -> bool {
+    ["succeeded", "failed", "canceled", "cancelled"].contains(&state.to_ascii_lowercase().as_str())
+}
+
+/// A generated kind by group, version and kind name.
+pub fn find_kind(kube_group: &str, version: &str, kind: &str) -> Option<&'static KindInfo> {
+    aks_api::KINDS
+        .iter()
+        .find(|k| k.kube_group == kube_group && k.version == version && k.kind.eq_ignore_ascii_case(kind))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_annotation() {
+        let mut a = BTreeMap::new();
+        assert_eq!(Policy::of(&a), Ok(Policy::Manage));
+        a.insert(POLICY_ANNOTATION.to_string(), "skip".to_string());
+        assert_eq!(Policy::of(&a), Ok(Policy::Skip));
+        a.insert(POLICY_ANNOTATION.to_string(), "detach-on-delete".to_string());
+        assert_eq!(Policy::of(&a), Ok(Policy::DetachOnDelete));
+        a.insert(POLICY_ANNOTATION.to_string(), "Skip!".to_string());
+        let e = Policy::of(&a).unwrap_err();
+        assert_eq!(e.reason, "InvalidReconcilePolicy");
+        assert!(e.message.contains("\"Skip!\""), "{}", e.message);
+    }
+
+    #[test]
+    fn merge_diff_nulls_removed_keys() {
+        let old = json!({"a": 1, "b": {"c": 2, "d": 3}, "e": [1]});
+        let new = json!({"a": 1, "b": {"c": 2}, "e": [1, 2], "f": true});
+        assert_eq!(
+            merge_diff(&old, &new),
+            json!({"b": {"d": null}, "e": [1, 2], "f": true})
+        );
+    }
+
+    #[test]
+    fn terminal_states() {
+        assert!(is_terminal("Succeeded") && is_terminal("failed") && is_terminal("Canceled"));
+        assert!(!is_terminal("Updating") && !is_terminal("Creating") && !is_terminal("Upgrading"));
+    }
+
+    #[test]
+    fn every_owner_kind_is_a_kind() {
+        for k in aks_api::KINDS {
+            if let Some(owner) = k.owner_kind {
+                assert!(
+                    find_kind(k.kube_group, k.version, owner).is_some(),
+                    "{}: owner {owner}",
+                    k.kind
+                );
+            }
+        }
+    }
+}
