@@ -1,0 +1,188 @@
+//! The scenario harness: the real reconcile loop against the ARM simulator (over HTTP) and the fake API server
+//! (through a real `kube::Client`). Tests drive the loop step by step, as the controller's queue would.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use aks_reconciler::arm::{ArmClient, RetryPolicy};
+use aks_reconciler::controller::served_kinds;
+use aks_reconciler::reconcile::{
+    Access, CredentialProvider, KindContext, Settings, Shared, StaticAccess, api_resource, reconcile,
+};
+use arm_simulator::{Running, Simulator, SimulatorConfig};
+use fake_apiserver::FakeApiServer;
+use kube::Api;
+use kube::api::DynamicObject;
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Recorder, Reporter};
+use serde_json::{Value, json};
+
+pub const NS: &str = "team-a";
+pub const SUB: &str = "00000000-0000-0000-0000-000000000001";
+pub const RG: &str = "rg-team-a";
+
+pub struct Harness {
+    pub api: FakeApiServer,
+    pub sim: Simulator,
+    pub running: Running,
+    pub shared: Arc<Shared>,
+}
+
+pub fn sim_config() -> SimulatorConfig {
+    SimulatorConfig { operation_polls: 2, retry_after_secs: 0, ..SimulatorConfig::default() }
+}
+
+impl Harness {
+    pub async fn new() -> Self {
+        Self::with(sim_config(), None).await
+    }
+
+    pub async fn with(config: SimulatorConfig, credentials: Option<Arc<dyn CredentialProvider>>) -> Self {
+        let sim = Simulator::new(config);
+        let running = sim.serve("127.0.0.1:0".parse().expect("address")).await.expect("simulator starts");
+        let api = FakeApiServer::new();
+        let credentials = credentials
+            .unwrap_or_else(|| Arc::new(StaticAccess(Access { subscription_id: SUB.into(), bearer: None })));
+        let shared = Self::shared(&api, &running.base_url, credentials);
+        Harness { api, sim, running, shared }
+    }
+
+    /// A fresh `Shared` — a restarted operator: new ARM client, nothing in memory.
+    pub fn shared(api: &FakeApiServer, base_url: &str, credentials: Arc<dyn CredentialProvider>) -> Arc<Shared> {
+        let client = api.client();
+        let arm = ArmClient::new(
+            reqwest::Client::new(),
+            base_url.parse().expect("simulator URL"),
+            RetryPolicy { max_attempts: 4, base_delay: Duration::from_millis(10), max_delay: Duration::from_secs(5) },
+        );
+        let reporter = Reporter { controller: "aks-reconciler".into(), instance: None };
+        Arc::new(Shared {
+            recorder: Some(Recorder::new(client.clone(), reporter)),
+            client,
+            arm,
+            credentials,
+            settings: Settings {
+                resync: Duration::from_secs(600),
+                wait: Duration::from_secs(30),
+                poll: Duration::from_millis(1),
+                failed: Duration::from_secs(300),
+            },
+        })
+    }
+
+    pub fn restart(&mut self) {
+        let credentials = self.shared.credentials.clone();
+        self.shared = Self::shared(&self.api, &self.running.base_url, credentials);
+    }
+
+    pub fn ctx(&self, kind: &str) -> Arc<KindContext> {
+        let info = served_kinds(&[]).into_iter().find(|k| k.kind == kind).expect("a served kind");
+        Arc::new(KindContext::new(self.shared.clone(), info))
+    }
+
+    fn dyn_api(&self, kind: &str) -> Api<DynamicObject> {
+        let ctx = self.ctx(kind);
+        Api::namespaced_with(self.api.client(), NS, &api_resource(ctx.info))
+    }
+
+    /// Creates a custom resource of the served version of `kind`.
+    pub async fn apply(&self, kind: &str, name: &str, spec: Value) -> Value {
+        self.apply_with(kind, name, spec, json!({})).await
+    }
+
+    pub async fn apply_with(&self, kind: &str, name: &str, spec: Value, annotations: Value) -> Value {
+        let ctx = self.ctx(kind);
+        self.api.insert(json!({
+            "apiVersion": ctx.info.api_version(),
+            "kind": kind,
+            "metadata": {"name": name, "namespace": NS, "annotations": annotations},
+            "spec": spec,
+        }))
+    }
+
+    pub async fn object(&self, kind: &str, name: &str) -> Option<DynamicObject> {
+        self.dyn_api(kind).get_opt(name).await.expect("API server answers")
+    }
+
+    pub async fn patch_spec(&self, kind: &str, name: &str, patch: Value) {
+        self.dyn_api(kind)
+            .patch(name, &kube::api::PatchParams::default(), &kube::api::Patch::Merge(json!({ "spec": patch })))
+            .await
+            .expect("patch");
+    }
+
+    pub async fn delete(&self, kind: &str, name: &str) {
+        self.dyn_api(kind).delete(name, &Default::default()).await.expect("delete");
+    }
+
+    /// One reconcile of the object as it is now; `None` when it no longer exists.
+    pub async fn reconcile(&self, kind: &str, name: &str) -> Option<Action> {
+        let object = self.object(kind, name).await?;
+        Some(reconcile(Arc::new(object), self.ctx(kind)).await.expect("reconcile"))
+    }
+
+    /// `Ready`'s status, reason and message.
+    pub async fn ready(&self, kind: &str, name: &str) -> (String, String, String) {
+        let object = self.object(kind, name).await.expect("object exists");
+        let c = object
+            .data
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        (s("status"), s("reason"), s("message"))
+    }
+
+    /// Reconciles until `Ready` is `True` (or `False` with a reason other than waiting); the steps taken.
+    pub async fn converge(&self, kind: &str, name: &str) -> usize {
+        for step in 1..=20 {
+            self.reconcile(kind, name).await;
+            let (status, reason, _) = self.ready(kind, name).await;
+            if status == "True" || (status == "False" && reason != "Reconciling") {
+                return step;
+            }
+        }
+        panic!("{kind} {name} did not converge: {:?}", self.ready(kind, name).await);
+    }
+
+    /// Reconciles a deleted object until it is gone; the steps taken.
+    pub async fn reconcile_until_gone(&self, kind: &str, name: &str) -> usize {
+        for step in 1..=20 {
+            if self.reconcile(kind, name).await.is_none() {
+                return step;
+            }
+        }
+        panic!("{kind} {name} was not removed");
+    }
+}
+
+pub fn cluster_spec() -> Value {
+    json!({
+        "owner": {"name": RG},
+        "location": "westeurope",
+        "dnsPrefix": "demo",
+        "kubernetesVersion": "1.31",
+        "identity": {"type": "SystemAssigned"},
+        "agentPoolProfiles": [
+            {"name": "system", "count": 3, "vmSize": "Standard_D4s_v5", "mode": "System", "osType": "Linux"}
+        ],
+    })
+}
+
+pub fn pool_spec(cluster: &str) -> Value {
+    json!({
+        "owner": {"name": cluster},
+        "count": 2,
+        "vmSize": "Standard_D8s_v5",
+        "mode": "User",
+        "osType": "Linux",
+    })
+}
+
+pub fn cluster_id(name: &str) -> String {
+    format!("/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.ContainerService/managedClusters/{name}")
+}
