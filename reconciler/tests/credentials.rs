@@ -99,6 +99,10 @@ async fn imds(State(fake): State<Fake>, Query(query): Query<HashMap<String, Stri
         });
         return (StatusCode::BAD_REQUEST, Json(body)).into_response();
     }
+    if query.get("client_id").map(String::as_str) == Some("unknown-client") {
+        let body = serde_json::json!({"error": "invalid_request", "error_description": "Identity not found"});
+        return (StatusCode::BAD_REQUEST, Json(body)).into_response();
+    }
     Json(serde_json::json!({
         "access_token": format!("mi-tok-{n}"),
         "expires_in": "3599",
@@ -398,28 +402,49 @@ async fn concurrent_callers_share_a_failed_refresh() {
 }
 
 #[tokio::test]
-async fn managed_identity_error_names_the_endpoint() {
+async fn managed_identity_errors_name_the_endpoint() {
     let (_fake, base) = start().await;
-    // No Metadata header → the fake IMDS answers 400; the query (resource, client_id) is not shown.
     let endpoint = base.join("metadata/identity/oauth2/token").unwrap();
-    let error = reqwest_without_metadata(&endpoint).await;
-    assert!(error.contains("Required metadata header"), "{error}");
+    let error = ManagedIdentity::new(http(), endpoint.clone(), Some("unknown-client".into()))
+        .token(ARM_SCOPE)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!("managed identity: {endpoint} answered HTTP 400: invalid_request: Identity not found")
+    );
 
-    // An unreachable endpoint.
+    // An unreachable endpoint; the query (resource, client_id) is not shown.
     let unreachable = Url::parse("http://127.0.0.1:1/metadata/identity/oauth2/token").unwrap();
     let error = ManagedIdentity::new(http(), unreachable, Some("mi".into()))
         .token(ARM_SCOPE)
         .await
         .unwrap_err();
     let shown = error.to_string();
-    assert!(shown.starts_with("managed identity: request to http://127.0.0.1:1/metadata/identity/oauth2/token failed"));
+    assert!(
+        shown.starts_with("managed identity: request to http://127.0.0.1:1/metadata/identity/oauth2/token failed"),
+        "{shown}"
+    );
     assert!(!shown.contains("api-version"), "{shown}");
 }
 
-/// Checks the fake itself rejects a request without `Metadata: true` (so the header assertion in
-/// the managed identity test is meaningful).
-async fn reqwest_without_metadata(endpoint: &Url) -> String {
-    http().get(endpoint.clone()).send().await.unwrap().text().await.unwrap()
+#[tokio::test]
+async fn a_failed_refresh_falls_back_to_the_still_valid_token() {
+    let (fake, base) = start().await;
+    fake.with(|s| s.expires_in = Some(200)); // due for refresh, but valid for minutes
+    let credential = Cached::new(ClientSecret::new(
+        http(),
+        base,
+        TENANT,
+        CLIENT,
+        Secret::new("pw-123456"),
+    ));
+    assert_eq!(credential.token(ARM_SCOPE).await.unwrap().token.expose(), "tok-1");
+    fake.with(|s| s.fail = true);
+    assert_eq!(credential.token(ARM_SCOPE).await.unwrap().token.expose(), "tok-1");
+    assert_eq!(fake.exchanges(), 2, "the refresh was attempted");
+    fake.with(|s| s.fail = false);
+    assert_eq!(credential.token(ARM_SCOPE).await.unwrap().token.expose(), "tok-3");
 }
 
 #[tokio::test]

@@ -43,11 +43,12 @@
 //!
 //! # Per-namespace credentials: Secrets
 //!
-//! A resource is reconciled with the credential in the Secret named by its annotation
-//! [`armgen.azure.com/credential-from`](CREDENTIAL_FROM_ANNOTATION) (a Secret in the resource's
-//! namespace) or, without the annotation, the Secret [`armgen-credential`](DEFAULT_CREDENTIAL_SECRET)
-//! in that namespace if it exists, and otherwise the operator's own credential.
-//! [`CredentialConfig::from_secret`] reads these keys:
+//! A resource can name a Secret in its own namespace with the annotation
+//! [`armgen.azure.com/credential-from`](CREDENTIAL_FROM_ANNOTATION); without the annotation the
+//! namespace's Secret [`armgen-credential`](DEFAULT_CREDENTIAL_SECRET) applies
+//! ([`credential_secret_name`] picks the name). Where no such Secret exists, the operator's own
+//! credential (from its environment) is the fallback. [`CredentialConfig::from_secret`] (or
+//! [`CredentialConfig::from_kube_secret`]) reads these keys:
 //!
 //! | Key | Meaning |
 //! |---|---|
@@ -67,12 +68,32 @@
 //! Errors name the Secret and the key — `Secret team-a/armgen-credential: key AZURE_CLIENT_ID is
 //! missing` — and never a value.
 //!
+//! **Security**: `AZURE_USE_WORKLOAD_IDENTITY=true` and `AZURE_USE_MANAGED_IDENTITY=true` in a
+//! namespace's Secret let whoever can write Secrets in that namespace use *any* identity that
+//! trusts the operator's service account (workload identity) or is assigned to the node (managed
+//! identity). Grant such identities only the access every namespace may have, or give each
+//! namespace its own federated token or identity.
+//!
 //! # Caching and reuse
 //!
 //! [`Cached`] wraps a credential: one token exchange serves every caller until the token is within
 //! five minutes of its expiry; concurrent callers wait for one shared refresh; failures are not
-//! cached. [`Credentials`] keeps one cached credential per configuration source and replaces it
-//! when the configuration (including its secret material) changes.
+//! cached; if a refresh fails while the cached token is still valid for at least 30 seconds, the
+//! cached token is returned. [`TokenCredential::invalidate`] drops cached tokens (e.g. after ARM
+//! answered 401). [`Credentials`] keeps one cached credential per configuration source and
+//! replaces it when the configuration (including its secret material) changes.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), aks_reconciler::credentials::CredentialError> {
+//! use aks_reconciler::credentials::{ARM_SCOPE, CredentialConfig, Credentials};
+//!
+//! let config = CredentialConfig::from_env(|name| std::env::var(name).ok())?;
+//! let credentials = Credentials::new(reqwest::Client::new());
+//! let token = credentials.credential(&config).token(ARM_SCOPE).await?;
+//! let _authorization = token.bearer(); // "Bearer …"
+//! # Ok(())
+//! # }
+//! ```
 //!
 //! # Secrets never leak
 //!

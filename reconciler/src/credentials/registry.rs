@@ -147,8 +147,9 @@ fn build(http: &reqwest::Client, config: &CredentialConfig) -> Arc<dyn TokenCred
 }
 
 impl CredentialConfig {
-    /// A new (uncached-registry) credential for this configuration, wrapped in [`Cached`].
-    /// Prefer [`Credentials::credential`], which reuses credentials across calls.
+    /// A new credential for this configuration, wrapped in [`Cached`], outside any registry.
+    /// Prefer [`Credentials::credential`], which reuses one credential (and its token cache)
+    /// across calls.
     pub fn credential(&self, http: reqwest::Client) -> Arc<dyn TokenCredential> {
         build(&http, self)
     }
