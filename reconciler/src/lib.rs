@@ -10,6 +10,7 @@
 
 pub mod arm;
 pub mod controller;
+pub mod credentials;
 pub mod reconcile;
 pub mod resolve;
 pub mod sources;

@@ -31,7 +31,7 @@ struct Args {
     namespace: Option<String>,
     /// Serve an API group at another Kubernetes version than its storage version, e.g.
     /// `containerservice=v1beta1` (repeatable): the reconciler then speaks that version's ARM API version.
-    #[arg(long = "version", value_name = "GROUP=VERSION", value_parser = parse_pair)]
+    #[arg(long = "kube-version", value_name = "GROUP=VERSION", value_parser = parse_pair)]
     versions: Vec<(String, String)>,
     /// Seconds between resyncs of an object in sync (one GET each).
     #[arg(long, env = "RESYNC_INTERVAL_SECONDS", default_value_t = 600)]
@@ -66,7 +66,9 @@ fn parse_pair(s: &str) -> Result<(String, String), String> {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
-    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::new(&args.log)).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(&args.log))
+        .init();
     match run(args).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -79,11 +81,18 @@ async fn main() -> ExitCode {
 async fn run(args: Args) -> Result<(), String> {
     let kinds = controller::served_kinds(&args.versions);
     for (group, version) in &args.versions {
-        if !aks_api::KINDS.iter().any(|k| (k.kube_group == group || k.group == group) && k.version == version) {
-            return Err(format!("--version {group}={version}: no such group and version in this build"));
+        if !aks_api::KINDS
+            .iter()
+            .any(|k| (k.kube_group == group || k.group == group) && k.version == version)
+        {
+            return Err(format!(
+                "--version {group}={version}: no such group and version in this build"
+            ));
         }
     }
-    let client = kube::Client::try_default().await.map_err(|e| format!("Kubernetes client: {e}"))?;
+    let client = kube::Client::try_default()
+        .await
+        .map_err(|e| format!("Kubernetes client: {e}"))?;
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(120))
         .build()
@@ -91,22 +100,31 @@ async fn run(args: Args) -> Result<(), String> {
     let arm = ArmClient::new(
         http.clone(),
         args.arm_endpoint.clone(),
-        RetryPolicy { max_attempts: args.max_attempts.max(1), ..RetryPolicy::default() },
+        RetryPolicy {
+            max_attempts: args.max_attempts.max(1),
+            ..RetryPolicy::default()
+        },
     );
     let credentials: Arc<dyn CredentialProvider> = match &args.anonymous {
-        Some(subscription_id) => {
-            Arc::new(StaticAccess(Access { subscription_id: subscription_id.clone(), bearer: None }))
-        }
+        Some(subscription_id) => Arc::new(StaticAccess(Access {
+            subscription_id: subscription_id.clone(),
+            bearer: None,
+        })),
         None => {
             let env = |k: &str| std::env::var(k).ok();
             let defaults = CredentialDefaults::from_env(env).map_err(|e| e.to_string())?;
             let global = CredentialConfig::from_env(env)
-                .map_err(|e| tracing::warn!("no global credentials ({e}); only namespaces with a credential Secret work"))
+                .map_err(|e| {
+                    tracing::warn!("no global credentials ({e}); only namespaces with a credential Secret work")
+                })
                 .ok();
             Arc::new(CredentialSources::new(Credentials::new(http), global, defaults))
         }
     };
-    let reporter = Reporter { controller: "aks-reconciler".into(), instance: std::env::var("POD_NAME").ok() };
+    let reporter = Reporter {
+        controller: "aks-reconciler".into(),
+        instance: std::env::var("POD_NAME").ok(),
+    };
     let shared = Arc::new(Shared {
         recorder: Some(Recorder::new(client.clone(), reporter)),
         client,

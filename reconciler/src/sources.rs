@@ -24,7 +24,11 @@ impl CredentialSources {
     /// `global`: the operator's own credential (`None`: only namespaces with a credential Secret work);
     /// `defaults`: what Secret-sourced configuration inherits (authority host, the pod's federated token file).
     pub fn new(credentials: Credentials, global: Option<CredentialConfig>, defaults: CredentialDefaults) -> Self {
-        CredentialSources { credentials, global, defaults }
+        CredentialSources {
+            credentials,
+            global,
+            defaults,
+        }
     }
 
     async fn config(
@@ -34,10 +38,16 @@ impl CredentialSources {
         annotations: &BTreeMap<String, String>,
     ) -> Result<CredentialConfig, Failure> {
         let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
-        let named = annotations.get(CREDENTIAL_FROM_ANNOTATION).map(|s| s.trim()).filter(|s| !s.is_empty());
+        let named = annotations
+            .get(CREDENTIAL_FROM_ANNOTATION)
+            .map(|s| s.trim())
+            .filter(|s| !s.is_empty());
         let name = named.unwrap_or(DEFAULT_CREDENTIAL_SECRET);
         let secret = secrets.get_opt(name).await.map_err(|e| {
-            Failure::waiting("CredentialsUnavailable", format!("reading Secret {namespace}/{name}: {e}"))
+            Failure::waiting(
+                "CredentialsUnavailable",
+                format!("reading Secret {namespace}/{name}: {e}"),
+            )
         })?;
         match (secret, named) {
             (Some(secret), _) => CredentialConfig::from_kube_secret(&secret, &self.defaults)
@@ -73,7 +83,10 @@ impl CredentialProvider for CredentialSources {
                 .token(scope)
                 .await
                 .map_err(|e| Failure::waiting("AuthenticationFailed", e.to_string()))?;
-            Ok(Access { subscription_id: config.subscription_id.clone(), bearer: Some(token.token.expose().to_string()) })
+            Ok(Access {
+                subscription_id: config.subscription_id.clone(),
+                bearer: Some(token.token.expose().to_string()),
+            })
         })
     }
 }

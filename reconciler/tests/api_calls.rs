@@ -22,8 +22,15 @@ type Handle = tower_test::mock::Handle<Request<Body>, Response<Body>>;
 fn shared(client: kube::Client, arm_url: &str) -> Arc<Shared> {
     Arc::new(Shared {
         client,
-        arm: ArmClient::new(reqwest::Client::new(), arm_url.parse().expect("url"), RetryPolicy::default()),
-        credentials: Arc::new(StaticAccess(Access { subscription_id: SUB.into(), bearer: None })),
+        arm: ArmClient::new(
+            reqwest::Client::new(),
+            arm_url.parse().expect("url"),
+            RetryPolicy::default(),
+        ),
+        credentials: Arc::new(StaticAccess(Access {
+            subscription_id: SUB.into(),
+            bearer: None,
+        })),
         settings: Settings::default(),
         recorder: None,
     })
@@ -52,8 +59,15 @@ async fn expect(handle: &mut Handle, method: &str, path: &str, check: impl FnOnc
         .expect("the client is alive");
     assert_eq!(request.method().as_str(), method, "{}", request.uri());
     assert_eq!(request.uri().path(), path);
-    let bytes = http_body_util::BodyExt::collect(request.into_body()).await.expect("body").to_bytes();
-    let body: Value = if bytes.is_empty() { Value::Null } else { serde_json::from_slice(&bytes).expect("JSON body") };
+    let bytes = http_body_util::BodyExt::collect(request.into_body())
+        .await
+        .expect("body")
+        .to_bytes();
+    let body: Value = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes).expect("JSON body")
+    };
     check(&body);
     let response = Response::builder()
         .status(reply.0)
@@ -96,10 +110,15 @@ async fn a_child_without_its_owner_reads_the_owner_once_and_writes_one_status_pa
         handle
     });
     let action = reconcile(Arc::new(pool), ctx).await.expect("reconcile");
-    assert_eq!(action, kube::runtime::controller::Action::requeue(Settings::default().wait));
+    assert_eq!(
+        action,
+        kube::runtime::controller::Action::requeue(Settings::default().wait)
+    );
     let mut handle = verifier.await.expect("verifier");
     assert!(
-        tokio::time::timeout(Duration::from_millis(100), handle.next_request()).await.is_err(),
+        tokio::time::timeout(Duration::from_millis(100), handle.next_request())
+            .await
+            .is_err(),
         "no further API call"
     );
 }
@@ -107,7 +126,10 @@ async fn a_child_without_its_owner_reads_the_owner_once_and_writes_one_status_pa
 #[tokio::test]
 async fn a_create_adds_the_finalizer_before_the_put_then_persists_the_operation() {
     let sim = Simulator::new(sim_config());
-    let running = sim.serve("127.0.0.1:0".parse().expect("address")).await.expect("simulator");
+    let running = sim
+        .serve("127.0.0.1:0".parse().expect("address"))
+        .await
+        .expect("simulator");
     let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
     let client = kube::Client::new(service, NS);
     let ctx = ctx(shared(client, &running.base_url), "ManagedCluster");
@@ -143,6 +165,10 @@ async fn a_create_adds_the_finalizer_before_the_put_then_persists_the_operation(
     });
     reconcile(Arc::new(cluster), ctx).await.expect("reconcile");
     let mut handle = verifier.await.expect("verifier");
-    assert!(tokio::time::timeout(Duration::from_millis(100), handle.next_request()).await.is_err());
+    assert!(
+        tokio::time::timeout(Duration::from_millis(100), handle.next_request())
+            .await
+            .is_err()
+    );
     assert_eq!((sim.count("GET"), sim.count("PUT")), (1, 1));
 }

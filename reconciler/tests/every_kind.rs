@@ -13,15 +13,21 @@ fn spec_for(kind: &str) -> Option<Value> {
     Some(match kind {
         "ManagedCluster" => cluster_spec(),
         "AgentPool" => pool_spec("demo"),
-        "MaintenanceConfiguration" => json!({"owner": {"name": "demo"}, "timeInWeek": [{"day": "Sunday", "hourSlots": [1, 2]}]}),
+        "MaintenanceConfiguration" => {
+            json!({"owner": {"name": "demo"}, "timeInWeek": [{"day": "Sunday", "hourSlots": [1, 2]}]})
+        }
         "ManagedNamespace" => json!({"owner": {"name": "demo"}, "location": "westeurope", "labels": {"team": "a"}}),
-        "PrivateEndpointConnection" => json!({"owner": {"name": "demo"}, "privateLinkServiceConnectionState": {"status": "Approved"}}),
+        "PrivateEndpointConnection" => {
+            json!({"owner": {"name": "demo"}, "privateLinkServiceConnectionState": {"status": "Approved"}})
+        }
         "TrustedAccessRoleBinding" => json!({
             "owner": {"name": "demo"},
             "sourceResourceId": {"armId": format!("/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.MachineLearningServices/workspaces/ml")},
             "roles": ["Microsoft.MachineLearningServices/workspaces/mlworkload"],
         }),
-        "Snapshot" => json!({"owner": {"name": RG}, "location": "westeurope", "creationData": {"sourceResourceId": {"armId": pool_id}}}),
+        "Snapshot" => {
+            json!({"owner": {"name": RG}, "location": "westeurope", "creationData": {"sourceResourceId": {"armId": pool_id}}})
+        }
         _ => return None,
     })
 }
@@ -32,7 +38,11 @@ async fn every_served_kind_is_created_kept_in_sync_and_deleted_by_the_same_loop(
     h.apply("ManagedCluster", "demo", cluster_spec()).await;
     h.converge("ManagedCluster", "demo").await;
     let kinds = served_kinds(&[]);
-    assert_eq!(kinds.len(), aks_api::KINDS.iter().filter(|k| k.storage).count(), "one version per kind");
+    assert_eq!(
+        kinds.len(),
+        aks_api::KINDS.iter().filter(|k| k.storage).count(),
+        "one version per kind"
+    );
     let mut missing = Vec::new();
     for info in &kinds {
         let Some(spec) = spec_for(info.kind) else {
@@ -44,14 +54,28 @@ async fn every_served_kind_is_created_kept_in_sync_and_deleted_by_the_same_loop(
         h.converge(info.kind, &name).await;
         let (status, reason, message) = h.ready(info.kind, &name).await;
         assert_eq!(status, "True", "{}: {reason}: {message}", info.kind);
-        let id = h.object(info.kind, &name).await.and_then(|o| o.data.pointer("/status/id").cloned());
+        let id = h
+            .object(info.kind, &name)
+            .await
+            .and_then(|o| o.data.pointer("/status/id").cloned());
         let id = id.and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-        assert!(id.contains(&format!("/{}/", info.arm.arm_type.rsplit('/').next().unwrap_or_default())), "{id}");
+        assert!(
+            id.contains(&format!(
+                "/{}/",
+                info.arm.arm_type.rsplit('/').next().unwrap_or_default()
+            )),
+            "{id}"
+        );
         assert!(h.sim.resource(&id).is_some(), "{}: {id} stored", info.kind);
 
         h.sim.clear_traffic();
         h.reconcile(info.kind, &name).await;
-        assert_eq!((h.sim.count("GET"), h.sim.count("PUT")), (1, 0), "{}: in sync", info.kind);
+        assert_eq!(
+            (h.sim.count("GET"), h.sim.count("PUT")),
+            (1, 0),
+            "{}: in sync",
+            info.kind
+        );
 
         h.delete(info.kind, &name).await;
         h.reconcile_until_gone(info.kind, &name).await;

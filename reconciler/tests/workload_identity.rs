@@ -24,7 +24,10 @@ struct Captured(Arc<Mutex<Vec<u8>>>);
 
 impl Write for Captured {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().map_err(|_| std::io::Error::other("poisoned"))?.extend_from_slice(buf);
+        self.0
+            .lock()
+            .map_err(|_| std::io::Error::other("poisoned"))?
+            .extend_from_slice(buf);
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -59,7 +62,11 @@ async fn harness(federated: &str, dir: &tempfile::TempDir) -> (Harness, Arc<Cred
     ]);
     let global = CredentialConfig::from_env(&env).expect("config from env");
     let defaults = CredentialDefaults::from_env(&env).expect("defaults");
-    let sources = Arc::new(CredentialSources::new(Credentials::new(reqwest::Client::new()), Some(global.clone()), defaults));
+    let sources = Arc::new(CredentialSources::new(
+        Credentials::new(reqwest::Client::new()),
+        Some(global.clone()),
+        defaults,
+    ));
     h.shared = Harness::shared(&h.api, &h.running.base_url, sources.clone());
     (h, sources, global)
 }
@@ -83,7 +90,8 @@ async fn the_federated_token_is_exchanged_and_the_bearer_reaches_arm_and_no_secr
         "stringData": {"password": PASSWORD},
     }));
     let mut spec = cluster_spec();
-    spec["windowsProfile"] = json!({"adminUsername": "azureuser", "adminPassword": {"name": "win-admin", "key": "password"}});
+    spec["windowsProfile"] =
+        json!({"adminUsername": "azureuser", "adminPassword": {"name": "win-admin", "key": "password"}});
     h.apply("ManagedCluster", "demo", spec).await;
     h.converge("ManagedCluster", "demo").await;
     assert_eq!(h.ready("ManagedCluster", "demo").await.0, "True");
@@ -91,7 +99,11 @@ async fn the_federated_token_is_exchanged_and_the_bearer_reaches_arm_and_no_secr
     assert_eq!(h.sim.issued_tokens(), 1, "one exchange; the token is cached");
     let arm_requests = h.sim.traffic().len();
     assert!(arm_requests >= 3);
-    assert_eq!(h.sim.authenticated_requests(), arm_requests, "every ARM request carried the issued bearer token");
+    assert_eq!(
+        h.sim.authenticated_requests(),
+        arm_requests,
+        "every ARM request carried the issued bearer token"
+    );
 
     // The access token the simulator issued (the cached one, not a new exchange).
     let access = sources
@@ -102,11 +114,19 @@ async fn the_federated_token_is_exchanged_and_the_bearer_reaches_arm_and_no_secr
     assert_eq!(h.sim.issued_tokens(), 1);
 
     let logs = String::from_utf8(logs.0.lock().expect("logs").clone()).expect("utf-8");
-    assert!(logs.contains("ManagedCluster"), "logs were captured: {} bytes", logs.len());
+    assert!(
+        logs.contains("ManagedCluster"),
+        "logs were captured: {} bytes",
+        logs.len()
+    );
     let events = serde_json::to_string(&h.api.list("events.k8s.io/v1", "events")).expect("json");
     let status = serde_json::to_string(&h.object("ManagedCluster", "demo").await.expect("exists")).expect("json");
     for (what, text) in [("logs", &logs), ("events", &events), ("the custom resource", &status)] {
-        for (name, secret) in [("federated token", FEDERATED), ("access token", bearer.as_str()), ("password", PASSWORD)] {
+        for (name, secret) in [
+            ("federated token", FEDERATED),
+            ("access token", bearer.as_str()),
+            ("password", PASSWORD),
+        ] {
             assert!(!text.contains(secret), "the {name} appears in {what}");
         }
     }
@@ -120,7 +140,11 @@ async fn a_rejected_federated_token_is_reported_without_its_value() {
     h.apply("ManagedCluster", "demo", cluster_spec()).await;
     h.reconcile("ManagedCluster", "demo").await;
     let (status, reason, message) = h.ready("ManagedCluster", "demo").await;
-    assert_eq!((status.as_str(), reason.as_str()), ("False", "AuthenticationFailed"), "{message}");
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "AuthenticationFailed"),
+        "{message}"
+    );
     assert!(!message.contains(wrong) && !message.contains(FEDERATED), "{message}");
     assert_eq!(h.sim.traffic().len(), 0, "nothing reached ARM");
 }

@@ -31,7 +31,11 @@ pub struct Harness {
 }
 
 pub fn sim_config() -> SimulatorConfig {
-    SimulatorConfig { operation_polls: 2, retry_after_secs: 0, ..SimulatorConfig::default() }
+    SimulatorConfig {
+        operation_polls: 2,
+        retry_after_secs: 0,
+        ..SimulatorConfig::default()
+    }
 }
 
 impl Harness {
@@ -41,12 +45,24 @@ impl Harness {
 
     pub async fn with(config: SimulatorConfig, credentials: Option<Arc<dyn CredentialProvider>>) -> Self {
         let sim = Simulator::new(config);
-        let running = sim.serve("127.0.0.1:0".parse().expect("address")).await.expect("simulator starts");
+        let running = sim
+            .serve("127.0.0.1:0".parse().expect("address"))
+            .await
+            .expect("simulator starts");
         let api = FakeApiServer::new();
-        let credentials = credentials
-            .unwrap_or_else(|| Arc::new(StaticAccess(Access { subscription_id: SUB.into(), bearer: None })));
+        let credentials = credentials.unwrap_or_else(|| {
+            Arc::new(StaticAccess(Access {
+                subscription_id: SUB.into(),
+                bearer: None,
+            }))
+        });
         let shared = Self::shared(&api, &running.base_url, credentials);
-        Harness { api, sim, running, shared }
+        Harness {
+            api,
+            sim,
+            running,
+            shared,
+        }
     }
 
     /// A fresh `Shared` — a restarted operator: new ARM client, nothing in memory.
@@ -55,9 +71,16 @@ impl Harness {
         let arm = ArmClient::new(
             reqwest::Client::new(),
             base_url.parse().expect("simulator URL"),
-            RetryPolicy { max_attempts: 4, base_delay: Duration::from_millis(10), max_delay: Duration::from_secs(5) },
+            RetryPolicy {
+                max_attempts: 4,
+                base_delay: Duration::from_millis(10),
+                max_delay: Duration::from_secs(5),
+            },
         );
-        let reporter = Reporter { controller: "aks-reconciler".into(), instance: None };
+        let reporter = Reporter {
+            controller: "aks-reconciler".into(),
+            instance: None,
+        };
         Arc::new(Shared {
             recorder: Some(Recorder::new(client.clone(), reporter)),
             client,
@@ -78,7 +101,10 @@ impl Harness {
     }
 
     pub fn ctx(&self, kind: &str) -> Arc<KindContext> {
-        let info = served_kinds(&[]).into_iter().find(|k| k.kind == kind).expect("a served kind");
+        let info = served_kinds(&[])
+            .into_iter()
+            .find(|k| k.kind == kind)
+            .expect("a served kind");
         Arc::new(KindContext::new(self.shared.clone(), info))
     }
 
@@ -108,13 +134,20 @@ impl Harness {
 
     pub async fn patch_spec(&self, kind: &str, name: &str, patch: Value) {
         self.dyn_api(kind)
-            .patch(name, &kube::api::PatchParams::default(), &kube::api::Patch::Merge(json!({ "spec": patch })))
+            .patch(
+                name,
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(json!({ "spec": patch })),
+            )
             .await
             .expect("patch");
     }
 
     pub async fn delete(&self, kind: &str, name: &str) {
-        self.dyn_api(kind).delete(name, &Default::default()).await.expect("delete");
+        self.dyn_api(kind)
+            .delete(name, &Default::default())
+            .await
+            .expect("delete");
     }
 
     /// One reconcile of the object as it is now; `None` when it no longer exists.
