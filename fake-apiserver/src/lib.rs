@@ -1,7 +1,7 @@
 //! An in-memory Kubernetes API server for tests, served as a [`tower::Service`] behind a real [`kube::Client`].
 //!
-//! The real kube-rs machinery — [`kube::Api`], [`kube::runtime::Controller`], [`kube::runtime::watcher`],
-//! [`kube::runtime::reflector`], [`kube::runtime::finalizer()`], [`kube::runtime::events::Recorder`],
+//! The real kube-rs machinery — [`kube::Api`], [`kube::runtime::Controller`], [`kube::runtime::watcher()`],
+//! [`kube::runtime::reflector()`], [`kube::runtime::finalizer()`], [`kube::runtime::events::Recorder`],
 //! [`kube::Api::patch_status`] — runs unchanged against it:
 //!
 //! ```
