@@ -1,7 +1,8 @@
 //! `armctl`: the command-line tool over the generated AKS custom resources (in the spirit of Azure Service
 //! Operator's `asoctl`).
 //!
-//! - `armctl import --from-file ARM.json --kind KIND` prints the custom resource (YAML) for an ARM GET/PUT body;
+//! - `armctl import ARM_ID... [--children]` GETs existing Azure resources and prints custom resources (YAML) that
+//!   reconcile with zero differences; `armctl import --from-file ARM.json --kind KIND` does the same for a body;
 //! - `armctl export -f CR.yaml` prints the ARM PUT body (JSON) the reconciler would send for a custom resource,
 //!   with secret references left as `$secret:name/key` placeholders;
 //! - `armctl convert --to VERSION -f OBJ.yaml` converts custom resources between the served versions, through
@@ -21,6 +22,7 @@ use clap::{Parser, Subcommand};
 use serde_json::Value;
 
 mod convert;
+mod import_ids;
 mod crds {
     include!(concat!(env!("OUT_DIR"), "/crds.rs"));
 }
@@ -71,25 +73,44 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Print the custom resource (YAML) for an ARM GET or PUT body of a resource.
+    /// Print custom resources (YAML) for existing Azure resources, by ARM resource ID (read with a GET), or for
+    /// an ARM GET or PUT body in a file. Applied, they reconcile with zero differences.
     Import {
-        /// The ARM body (JSON); `-` reads stdin.
-        #[arg(long = "from-file", short = 'f', value_name = "ARM.json")]
-        from_file: PathBuf,
-        /// The kind, e.g. `ManagedCluster`.
+        /// ARM resource IDs, e.g. `/subscriptions/…/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/prod`.
+        #[arg(
+            value_name = "ARM_ID",
+            required_unless_present = "from_file",
+            conflicts_with = "from_file"
+        )]
+        ids: Vec<String>,
+        /// Also import the child resources of each ID (a cluster's agent pools, maintenance configurations, …).
+        #[arg(long, requires = "ids")]
+        children: bool,
+        /// The ARM endpoint for IDs.
+        #[arg(long, env = "ARM_ENDPOINT", default_value = "https://management.azure.com")]
+        arm_endpoint: String,
+        /// Send no bearer token (a local ARM simulator). Otherwise credentials come from the environment
+        /// (AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_FEDERATED_TOKEN_FILE, AZURE_CLIENT_SECRET, or
+        /// AZURE_USE_MANAGED_IDENTITY=true; AZURE_SUBSCRIPTION_ID is required but IDs carry their own).
         #[arg(long)]
-        kind: String,
+        anonymous: bool,
+        /// The ARM body (JSON); `-` reads stdin.
+        #[arg(long = "from-file", short = 'f', value_name = "ARM.json", requires = "kind")]
+        from_file: Option<PathBuf>,
+        /// The kind of the body in --from-file, e.g. `ManagedCluster`.
+        #[arg(long)]
+        kind: Option<String>,
         /// The Kubernetes version of the custom resource.
         #[arg(long, default_value = storage_version())]
         version: String,
         /// `metadata.namespace` (omitted when not given).
         #[arg(long)]
         namespace: Option<String>,
-        /// `metadata.name`; defaults to the ARM body's `name`.
-        #[arg(long)]
+        /// `metadata.name` (--from-file only); defaults to the ARM body's `name`.
+        #[arg(long, requires = "from_file")]
         name: Option<String>,
-        /// `spec.owner.name`: the resource group (top-level kinds) or the parent custom resource.
-        #[arg(long)]
+        /// `spec.owner.name` (--from-file only): the resource group (top-level kinds) or the parent custom resource.
+        #[arg(long, requires = "from_file")]
         owner: Option<String>,
     },
     /// Print the ARM PUT body (JSON) for a custom resource; secrets stay as `$secret:name/key` placeholders.
@@ -146,20 +167,27 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Diff { file, actual, output } => return diff::run(&file, &actual, output),
         Command::Import {
+            ids,
+            children,
+            arm_endpoint,
+            anonymous,
             from_file,
             kind,
             version,
             namespace,
             name,
             owner,
-        } => import(
-            &from_file,
-            &kind,
-            &version,
-            namespace.as_deref(),
-            name.as_deref(),
-            owner.as_deref(),
-        ),
+        } => match (from_file, kind) {
+            (Some(from_file), Some(kind)) => import(
+                &from_file,
+                &kind,
+                &version,
+                namespace.as_deref(),
+                name.as_deref(),
+                owner.as_deref(),
+            ),
+            _ => import_ids::run(&ids, children, &arm_endpoint, anonymous, &version, namespace.as_deref()),
+        },
         Command::Export { file } => export(&file),
         Command::Convert { file, to, output } => convert::convert(&file, &to, output),
         Command::Crds { kind } => crds(kind.as_deref()),
