@@ -433,8 +433,8 @@ impl Simulator {
     }
 
     /// The body as the service stores it: server fields, secrets removed, defaults, the normalizer, the state;
-    /// checked against the generated type. Returns the body, whether the type models `provisioningState`, and
-    /// the location.
+    /// checked against the generated type. Returns the body, whether the type models `provisioningState`, the
+    /// location, and the state written (`Creating` becomes `Updating` where the type's states lack it).
     #[allow(clippy::too_many_arguments)]
     fn materialize(
         &self,
@@ -444,8 +444,8 @@ impl Simulator {
         id: &str,
         name: &str,
         body: Value,
-        state: &str,
-    ) -> Result<(Value, bool, String), ArmError> {
+        state: &'static str,
+    ) -> Result<(Value, bool, String, &'static str), ArmError> {
         let Value::Object(fields) = body else {
             return Err(ArmError::new(
                 400,
@@ -495,19 +495,39 @@ impl Simulator {
         if let Some(n) = st.normalizers.get(&ty.arm_type.to_lowercase()) {
             n(&mut body);
         }
+        let had_properties = body.get("properties").is_some();
         write_state(&mut body, ty.arm_type, true, state);
-        let rt = crate::validate::round_trip(kind, &body).map_err(|e| {
+        let internal = |e: ArmError| {
             ArmError::new(
                 500,
                 "InternalServerError",
                 format!("the simulator's response does not deserialize ({})", e.message),
             )
-        })?;
-        let models_state = !rt.unknown.iter().any(|u| u == "/properties/provisioningState");
+        };
+        let rt = match crate::validate::round_trip(kind, &body) {
+            Ok(rt) => rt,
+            // `properties` is optional but has required members: the state cannot go in a new one.
+            Err(_) if !had_properties => {
+                if let Some(obj) = body.as_object_mut() {
+                    obj.remove("properties");
+                }
+                crate::validate::round_trip(kind, &body).map_err(internal)?;
+                return Ok((body, false, location, state));
+            }
+            Err(e) => return Err(internal(e)),
+        };
+        let mut models_state = !rt.unknown.iter().any(|u| u == "/properties/provisioningState");
+        if state == "Creating" && rt.unknown.iter().any(|u| u == "/properties/provisioningState=Creating") {
+            // The type's closed list of states lacks `Creating` (2024-09-01 TrustedAccessRoleBinding): the
+            // service says `Updating` then.
+            write_state(&mut body, ty.arm_type, true, "Updating");
+            models_state = true;
+            return Ok((body, models_state, location, "Updating"));
+        }
         if !models_state && let Some(Value::Object(p)) = body.get_mut("properties") {
             p.remove("provisioningState");
         }
-        Ok((body, models_state, location))
+        Ok((body, models_state, location, state))
     }
 
     pub(crate) fn seed_locked(
@@ -536,7 +556,7 @@ impl Simulator {
         };
         crate::validate::round_trip(kind, &body)?;
         let key = id.to_lowercase();
-        let (body, models_state, location) = self.materialize(st, ty, kind, &id, &name, body, "Succeeded")?;
+        let (body, models_state, location, _) = self.materialize(st, ty, kind, &id, &name, body, "Succeeded")?;
         let stored = Stored {
             arm_type: ty.arm_type,
             body: body.clone(),
@@ -646,7 +666,7 @@ impl Simulator {
             (true, true) => "Creating",
             (true, false) => "Updating",
         };
-        let (body, models_state, location) = self.materialize(st, ty, kind, &id, name, body, state)?;
+        let (body, models_state, location, state) = self.materialize(st, ty, kind, &id, name, body, state)?;
         let mut stored = Stored {
             arm_type: ty.arm_type,
             body,
