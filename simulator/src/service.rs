@@ -594,7 +594,6 @@ impl Simulator {
     }
 
     fn operation_url(
-        &self,
         req: &Req<'_>,
         ty: &ResourceType,
         id: &str,
@@ -682,7 +681,7 @@ impl Simulator {
             return Ok(reply);
         }
         let op = self.start_operation(st, req, &key, false);
-        let url = self.operation_url(req, ty, &id, &stored.location, &op, "operations", api_version);
+        let url = Self::operation_url(req, ty, &id, &stored.location, &op, "operations", api_version);
         stored.operation = Some(op);
         let reply = Reply::json(status, stored.body.clone())
             .header("Azure-AsyncOperation", url)
@@ -734,11 +733,11 @@ impl Simulator {
         Ok(Reply::empty(202)
             .header(
                 "Location",
-                self.operation_url(req, ty, id, &location, &op, "operationresults", api_version),
+                Self::operation_url(req, ty, id, &location, &op, "operationresults", api_version),
             )
             .header(
                 "Azure-AsyncOperation",
-                self.operation_url(req, ty, id, &location, &op, "operations", api_version),
+                Self::operation_url(req, ty, id, &location, &op, "operations", api_version),
             )
             .header("Retry-After", self.inner.config.retry_after_secs.to_string()))
     }
