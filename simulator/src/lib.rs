@@ -1,2 +1,332 @@
 //! An Azure Resource Manager simulator for tests and demos, driven by the generated resource registry
-//! ([`aks_api::KINDS`]).
+//! ([`aks_api::KINDS`]): every ARM resource type and API version there is served, with nothing listed by hand
+//! except a small table of server defaults ([`defaults`]).
+//!
+//! It speaks ARM over HTTP: `PUT`/`GET`/`DELETE` of resources (bodies validated by the generated types), list
+//! `GET` of collections, long-running operations with `Azure-AsyncOperation`/`Location` polling, `409` while an
+//! operation runs, `POST listClusterAdminCredential`/`listClusterUserCredential`, optional bearer-token
+//! authentication with fake Entra ID and IMDS token endpoints, injected faults, and a traffic log in the format
+//! `oav validate-traffic` reads.
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! use arm_simulator::{Fault, FaultRule, Simulator, SimulatorConfig};
+//! let sim = Simulator::new(SimulatorConfig { retry_after_secs: 0, ..Default::default() });
+//! sim.inject(FaultRule::new(Fault::Throttle { retry_after_secs: 1 }).method("GET").times(2));
+//! let running = sim.serve("127.0.0.1:0".parse().expect("address")).await?;
+//! println!("ARM at {}", running.base_url);
+//! # Ok(()) }
+//! ```
+//!
+//! Asynchronous operations advance by polling, not by time: the first [`SimulatorConfig::operation_polls`] polls
+//! of an operation answer `InProgress`, the next one ends it. A poll is a `GET` of its `Azure-AsyncOperation` or
+//! `Location` URL, or a `GET` of the resource it concerns.
+
+mod auth;
+pub mod defaults;
+mod registry;
+mod server;
+mod service;
+mod traffic;
+mod util;
+mod validate;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use server::Running;
+pub use traffic::{Exchange, ExchangeRequest, ExchangeResponse};
+pub use util::ArmError;
+
+/// How the simulator behaves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimulatorConfig {
+    /// How many polls of an asynchronous operation answer `InProgress` before it ends (default 2).
+    pub operation_polls: u32,
+    /// The `Retry-After` (seconds) of asynchronous operations (default 1; tests use 0).
+    pub retry_after_secs: u64,
+    /// Bearer-token authentication; `None` (the default) requires none.
+    pub auth: Option<AuthConfig>,
+    /// The location of operations for resources without one (default `westeurope`).
+    pub location_default: String,
+}
+
+impl Default for SimulatorConfig {
+    fn default() -> Self {
+        Self {
+            operation_polls: 2,
+            retry_after_secs: 1,
+            auth: None,
+            location_default: "westeurope".into(),
+        }
+    }
+}
+
+/// The one client (application or managed identity) the fake token endpoints accept.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuthConfig {
+    /// The Entra ID tenant (`POST /{tenant}/oauth2/v2.0/token`).
+    pub tenant_id: String,
+    /// The application (client) ID.
+    pub client_id: String,
+    /// The federated token (workload identity) accepted as `client_assertion`.
+    pub federated_token: Option<String>,
+    /// The client secret accepted as `client_secret`.
+    pub client_secret: Option<String>,
+    /// Whether the fake IMDS endpoint (`GET /metadata/identity/oauth2/token`) issues tokens.
+    pub managed_identity: bool,
+}
+
+/// A fault to inject.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind")]
+pub enum Fault {
+    /// `429 TooManyRequests` with `Retry-After`.
+    Throttle { retry_after_secs: u64 },
+    /// `500 InternalServerError`.
+    ServerError,
+    /// The connection closes with no HTTP response (only through [`Simulator::serve`]).
+    DropConnection,
+    /// The next asynchronous operation started by a matching request ends `Failed` with this error.
+    FailOperation { code: String, message: String },
+    /// The next asynchronous operation started by a matching request ends `Canceled`.
+    CancelOperation,
+}
+
+/// A fault and the requests it applies to: those with the method (any when `None`, case-insensitive) whose path
+/// contains `path_contains` (case-insensitive), the first `times` of them. Faults apply to resource requests and
+/// operation polls, never to token or `/_simulator/` calls.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultRule {
+    pub fault: Fault,
+    #[serde(default)]
+    pub method: Option<String>,
+    #[serde(default)]
+    pub path_contains: Option<String>,
+    #[serde(default = "one")]
+    pub times: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl FaultRule {
+    /// A rule for every request, once.
+    pub fn new(fault: Fault) -> Self {
+        Self {
+            fault,
+            method: None,
+            path_contains: None,
+            times: 1,
+        }
+    }
+
+    /// Only requests with this method.
+    pub fn method(mut self, method: &str) -> Self {
+        self.method = Some(method.to_string());
+        self
+    }
+
+    /// Only requests whose path contains this (case-insensitive).
+    pub fn path_contains(mut self, fragment: &str) -> Self {
+        self.path_contains = Some(fragment.to_string());
+        self
+    }
+
+    /// The first `n` matching requests.
+    pub fn times(mut self, n: u32) -> Self {
+        self.times = n;
+        self
+    }
+
+    fn matches(&self, method: &str, path: &str) -> bool {
+        self.method.as_deref().is_none_or(|m| m.eq_ignore_ascii_case(method))
+            && self
+                .path_contains
+                .as_deref()
+                .is_none_or(|f| path.to_lowercase().contains(&f.to_lowercase()))
+    }
+}
+
+/// The service's rewrite of a stored body after a PUT (e.g. `kubernetesVersion` `1.30` → `1.30.7`). It runs while
+/// the simulator is locked: it must not call the [`Simulator`].
+pub type Normalizer = Arc<dyn Fn(&mut Value) + Send + Sync>;
+
+/// The ARM simulator. Cheap to clone: clones share state.
+#[derive(Clone)]
+pub struct Simulator {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: SimulatorConfig,
+    registry: registry::Registry,
+    start: Instant,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// By lower-case ID.
+    resources: BTreeMap<String, Stored>,
+    operations: HashMap<String, Operation>,
+    faults: Vec<FaultRule>,
+    traffic: Vec<Exchange>,
+    /// Resource requests by upper-case method.
+    counts: HashMap<String, usize>,
+    polls: usize,
+    tokens: HashSet<String>,
+    issued_tokens: usize,
+    authenticated: usize,
+    /// By lower-case ARM type.
+    normalizers: HashMap<String, Normalizer>,
+}
+
+struct Stored {
+    arm_type: &'static str,
+    body: Value,
+    state: String,
+    /// Whether the generated type has `properties.provisioningState` (else it is kept out of the body).
+    models_state: bool,
+    location: String,
+    operation: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Outcome {
+    Succeed,
+    Fail { code: String, message: String },
+    Cancel,
+}
+
+struct Operation {
+    resource_key: String,
+    delete: bool,
+    polls: u32,
+    outcome: Outcome,
+    status: &'static str,
+    start: String,
+    end: Option<String>,
+}
+
+impl Simulator {
+    /// A simulator with no resources.
+    pub fn new(config: SimulatorConfig) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                config,
+                registry: registry::Registry::new(aks_api::KINDS),
+                start: Instant::now(),
+                state: Mutex::new(State::default()),
+            }),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SimulatorConfig {
+        &self.inner.config
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds a fault rule; rules are tried in the order added.
+    pub fn inject(&self, rule: FaultRule) {
+        if rule.times > 0 {
+            self.state().faults.push(rule);
+        }
+    }
+
+    /// Removes every fault rule not yet used up.
+    pub fn clear_faults(&self) {
+        self.state().faults.clear();
+    }
+
+    /// The recorded exchanges (resource requests and operation polls), oldest first.
+    pub fn traffic(&self) -> Vec<Exchange> {
+        self.state().traffic.clone()
+    }
+
+    /// Forgets the recorded exchanges and resets [`Self::count`] and [`Self::count_polls`].
+    pub fn clear_traffic(&self) {
+        let mut st = self.state();
+        st.traffic.clear();
+        st.counts.clear();
+        st.polls = 0;
+    }
+
+    /// How many requests with `method` reached resource URLs (resources, collections, actions; any outcome,
+    /// dropped connections included) since the start or [`Self::clear_traffic`].
+    pub fn count(&self, method: &str) -> usize {
+        self.state()
+            .counts
+            .get(&method.to_ascii_uppercase())
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// How many `GET`s of operation status (`Azure-AsyncOperation`) or result (`Location`) URLs arrived.
+    pub fn count_polls(&self) -> usize {
+        self.state().polls
+    }
+
+    /// The resource as a `GET` returns it, by ID (case-insensitive).
+    pub fn resource(&self, id: &str) -> Option<Value> {
+        self.state().resources.get(&id.to_lowercase()).map(|s| s.body.clone())
+    }
+
+    /// Every stored resource, as `GET` returns it, ordered by ID.
+    pub fn resources(&self) -> Vec<Value> {
+        self.state().resources.values().map(|s| s.body.clone()).collect()
+    }
+
+    /// How many resources are stored.
+    pub fn resource_count(&self) -> usize {
+        self.state().resources.len()
+    }
+
+    /// Stores a resource as if a PUT with `api_version` had created it and its operation had succeeded
+    /// (`provisioningState` `Succeeded`, server defaults applied, normalizer run); returns the stored body.
+    /// The body is validated as a PUT body is; parents are not required.
+    pub fn seed(&self, id: &str, api_version: &str, body: Value) -> Result<Value, ArmError> {
+        let mut st = self.state();
+        self.seed_locked(&mut st, id, api_version, body)
+    }
+
+    /// Sets the normalizer of an ARM type (case-insensitive), replacing any earlier one.
+    pub fn set_normalizer(&self, arm_type: &str, normalizer: Normalizer) {
+        self.state().normalizers.insert(arm_type.to_lowercase(), normalizer);
+    }
+
+    /// Writes the traffic, one `oav validate-traffic` JSON file per exchange, into `dir`; returns how many.
+    pub fn write_traffic(&self, dir: impl AsRef<std::path::Path>) -> std::io::Result<usize> {
+        let traffic = self.traffic();
+        traffic::write(dir.as_ref(), &traffic)
+    }
+
+    /// How many tokens the fake token endpoints issued.
+    pub fn issued_tokens(&self) -> usize {
+        self.state().issued_tokens
+    }
+
+    /// How many ARM requests carried a valid issued bearer token.
+    pub fn authenticated_requests(&self) -> usize {
+        self.state().authenticated
+    }
+
+    /// The ARM types served and their API versions, from [`aks_api::KINDS`].
+    pub fn resource_types(&self) -> Vec<(&'static str, Vec<&'static str>)> {
+        self.inner
+            .registry
+            .types
+            .iter()
+            .map(|t| (t.arm_type, t.versions.iter().map(|k| k.arm.api_version).collect()))
+            .collect()
+    }
+}

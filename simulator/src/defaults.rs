@@ -1,0 +1,275 @@
+//! What the service adds to or removes from a PUT body: a small per-type table.
+//!
+//! | ARM type | server-set when absent |
+//! |---|---|
+//! | `managedClusters` | `properties.kubernetesVersion` ([`DEFAULT_KUBERNETES_VERSION`]), `currentKubernetesVersion` (the version, `.0` appended to `major.minor`), `fqdn` (`{dnsPrefix}-{hash}.hcp.{location}.azmk8s.io`, when `dnsPrefix` is set), `nodeResourceGroup` (`MC_{rg}_{name}_{location}`), `powerState.code` `Running`, `agentPoolProfiles[*]`: `orchestratorVersion`, `currentOrchestratorVersion`, `nodeImageVersion`, `powerState`; `identity.principalId`/`tenantId` (type `SystemAssigned`), `identity.userAssignedIdentities[*].principalId`/`clientId`, `identityProfile.kubeletidentity` (with an identity), `oidcIssuerProfile.issuerURL` (when enabled) |
+//! | `managedClusters/agentPools` | `orchestratorVersion` (the cluster's), `currentOrchestratorVersion`, `nodeImageVersion`, `powerState.code` `Running` |
+//!
+//! Secrets (`x-ms-secret` in the spec) never come back: `managedClusters` `properties.servicePrincipalProfile.secret`,
+//! `properties.windowsProfile.adminPassword`, `properties.aadProfile.serverAppSecret`.
+//!
+//! Server-set IDs are derived from the resource ID, so they stay the same across updates.
+
+use serde_json::{Map, Value, json};
+
+use crate::registry::scope;
+use crate::util::stable_uuid;
+
+/// The Kubernetes version a cluster gets when the PUT names none.
+pub const DEFAULT_KUBERNETES_VERSION: &str = "1.32.7";
+/// The tenant of server-assigned identities when no [`crate::AuthConfig`] names one.
+pub const DEFAULT_TENANT_ID: &str = "72f988bf-86f1-41af-91ab-2d7cd011db47";
+
+const MANAGED_CLUSTERS: &str = "microsoft.containerservice/managedclusters";
+const AGENT_POOLS: &str = "microsoft.containerservice/managedclusters/agentpools";
+
+/// The secret (write-only) properties of each ARM type, as paths of object keys.
+const SECRETS: &[(&str, &[&str])] = &[
+    (MANAGED_CLUSTERS, &["properties", "servicePrincipalProfile", "secret"]),
+    (MANAGED_CLUSTERS, &["properties", "windowsProfile", "adminPassword"]),
+    (MANAGED_CLUSTERS, &["properties", "aadProfile", "serverAppSecret"]),
+];
+
+/// Facts the defaults need besides the body.
+pub(crate) struct Context<'a> {
+    pub arm_type: &'a str,
+    pub id: &'a str,
+    pub name: &'a str,
+    pub location: &'a str,
+    pub tenant_id: &'a str,
+    /// The parent resource's stored body, if any.
+    pub parent: Option<&'a Value>,
+}
+
+/// Removes secret properties.
+pub(crate) fn strip_secrets(arm_type: &str, body: &mut Value) {
+    for (ty, path) in SECRETS {
+        if !ty.eq_ignore_ascii_case(arm_type) {
+            continue;
+        }
+        if let Some((last, parents)) = path.split_last() {
+            let mut cur = Some(&mut *body);
+            for p in parents {
+                cur = cur.and_then(|v| v.get_mut(*p));
+            }
+            if let Some(Value::Object(m)) = cur {
+                m.remove(*last);
+            }
+        }
+    }
+}
+
+/// Applies the server defaults of the type.
+pub(crate) fn apply(ctx: &Context<'_>, body: &mut Value) {
+    if ctx.arm_type.eq_ignore_ascii_case(MANAGED_CLUSTERS) {
+        managed_cluster(ctx, body);
+    } else if ctx.arm_type.eq_ignore_ascii_case(AGENT_POOLS) {
+        let cluster_version = ctx
+            .parent
+            .and_then(|p| p.pointer("/properties/currentKubernetesVersion"))
+            .and_then(Value::as_str)
+            .unwrap_or(DEFAULT_KUBERNETES_VERSION)
+            .to_string();
+        if let Some(props) = properties(body) {
+            agent_pool(props, &cluster_version);
+        }
+    }
+}
+
+/// `major.minor` → `major.minor.0`; a full version stays.
+fn full_version(v: &str) -> String {
+    if v.matches('.').count() >= 2 {
+        v.to_string()
+    } else {
+        format!("{v}.0")
+    }
+}
+
+fn properties(body: &mut Value) -> Option<&mut Map<String, Value>> {
+    let obj = body.as_object_mut()?;
+    obj.entry("properties").or_insert_with(|| json!({})).as_object_mut()
+}
+
+fn set_default(m: &mut Map<String, Value>, key: &str, value: Value) {
+    if m.get(key).is_none_or(Value::is_null) {
+        m.insert(key.to_string(), value);
+    }
+}
+
+fn agent_pool(p: &mut Map<String, Value>, cluster_version: &str) {
+    set_default(p, "orchestratorVersion", json!(cluster_version));
+    let version = full_version(
+        p.get("orchestratorVersion")
+            .and_then(Value::as_str)
+            .unwrap_or(cluster_version),
+    );
+    set_default(p, "currentOrchestratorVersion", json!(version));
+    let os_type = p.get("osType").and_then(Value::as_str).unwrap_or("Linux");
+    let os_sku = p.get("osSKU").and_then(Value::as_str).unwrap_or("Ubuntu");
+    let image = if os_type.eq_ignore_ascii_case("Windows") {
+        "AKSWindows-2022-containerd-20348.3932.250705"
+    } else if os_sku.eq_ignore_ascii_case("AzureLinux") {
+        "AKSAzureLinux-V3gen2-202507.21.0"
+    } else {
+        "AKSUbuntu-2204gen2containerd-202507.21.0"
+    };
+    set_default(p, "nodeImageVersion", json!(image));
+    set_default(p, "powerState", json!({"code": "Running"}));
+}
+
+fn managed_cluster(ctx: &Context<'_>, body: &mut Value) {
+    let (sub, rg) = scope(ctx.id);
+    let location = ctx.location.to_lowercase().replace(' ', "");
+    let id_hash = stable_uuid(&ctx.id.to_lowercase());
+    let has_identity = body
+        .pointer("/identity/type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t != "None");
+    if let Some(identity) = body.get_mut("identity").and_then(Value::as_object_mut) {
+        let ty = identity
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        if ty.contains("SystemAssigned") {
+            set_default(
+                identity,
+                "principalId",
+                json!(stable_uuid(&format!("{}/principal", ctx.id.to_lowercase()))),
+            );
+            set_default(identity, "tenantId", json!(ctx.tenant_id));
+        }
+        if let Some(Value::Object(uais)) = identity.get_mut("userAssignedIdentities") {
+            for (uai_id, v) in uais.iter_mut() {
+                if !v.is_object() {
+                    *v = json!({});
+                }
+                if let Some(m) = v.as_object_mut() {
+                    set_default(
+                        m,
+                        "principalId",
+                        json!(stable_uuid(&format!("{}/principal", uai_id.to_lowercase()))),
+                    );
+                    set_default(
+                        m,
+                        "clientId",
+                        json!(stable_uuid(&format!("{}/client", uai_id.to_lowercase()))),
+                    );
+                }
+            }
+        }
+    }
+    let Some(p) = properties(body) else { return };
+    set_default(p, "kubernetesVersion", json!(DEFAULT_KUBERNETES_VERSION));
+    let version = p
+        .get("kubernetesVersion")
+        .and_then(Value::as_str)
+        .unwrap_or(DEFAULT_KUBERNETES_VERSION);
+    let version = full_version(version);
+    set_default(p, "currentKubernetesVersion", json!(version));
+    if let Some(prefix) = p.get("dnsPrefix").and_then(Value::as_str).map(str::to_string) {
+        set_default(
+            p,
+            "fqdn",
+            json!(format!("{prefix}-{}.hcp.{location}.azmk8s.io", &id_hash[..8])),
+        );
+        set_default(
+            p,
+            "azurePortalFQDN",
+            json!(format!("{prefix}-{}.portal.hcp.{location}.azmk8s.io", &id_hash[..8])),
+        );
+    }
+    let node_rg = format!("MC_{rg}_{}_{location}", ctx.name);
+    set_default(p, "nodeResourceGroup", json!(node_rg));
+    set_default(p, "powerState", json!({"code": "Running"}));
+    set_default(p, "maxAgentPools", json!(100));
+    if let Some(Value::Array(pools)) = p.get_mut("agentPoolProfiles") {
+        for pool in pools.iter_mut().filter_map(Value::as_object_mut) {
+            agent_pool(pool, &version);
+        }
+    }
+    if has_identity && p.get("identityProfile").is_none_or(Value::is_null) {
+        let node_rg = p
+            .get("nodeResourceGroup")
+            .and_then(Value::as_str)
+            .unwrap_or(&node_rg)
+            .to_string();
+        let kubelet = format!(
+            "/subscriptions/{sub}/resourcegroups/{node_rg}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{}-agentpool",
+            ctx.name
+        );
+        p.insert(
+            "identityProfile".into(),
+            json!({"kubeletidentity": {
+                "resourceId": kubelet,
+                "clientId": stable_uuid(&format!("{}/client", kubelet.to_lowercase())),
+                "objectId": stable_uuid(&format!("{}/principal", kubelet.to_lowercase())),
+            }}),
+        );
+    }
+    if let Some(Value::Object(oidc)) = p.get_mut("oidcIssuerProfile")
+        && oidc.get("enabled").and_then(Value::as_bool) == Some(true)
+    {
+        set_default(
+            oidc,
+            "issuerURL",
+            json!(format!(
+                "https://{location}.oic.prod-aks.azure.com/{}/{id_hash}/",
+                ctx.tenant_id
+            )),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cluster_defaults_and_secrets() {
+        let id = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/c1";
+        let mut body = json!({
+            "location": "westeurope",
+            "identity": {"type": "SystemAssigned"},
+            "properties": {
+                "dnsPrefix": "c1",
+                "kubernetesVersion": "1.30",
+                "oidcIssuerProfile": {"enabled": true},
+                "servicePrincipalProfile": {"clientId": "msi", "secret": "s3cret"},
+                "agentPoolProfiles": [{"name": "system", "count": 1}]
+            }
+        });
+        let ctx = Context {
+            arm_type: "Microsoft.ContainerService/managedClusters",
+            id,
+            name: "c1",
+            location: "westeurope",
+            tenant_id: DEFAULT_TENANT_ID,
+            parent: None,
+        };
+        strip_secrets(ctx.arm_type, &mut body);
+        apply(&ctx, &mut body);
+        let p = &body["properties"];
+        assert_eq!(p["servicePrincipalProfile"], json!({"clientId": "msi"}));
+        assert_eq!(p["currentKubernetesVersion"], "1.30.0");
+        assert_eq!(p["nodeResourceGroup"], "MC_rg_c1_westeurope");
+        assert!(
+            p["fqdn"]
+                .as_str()
+                .is_some_and(|f| f.starts_with("c1-") && f.ends_with(".hcp.westeurope.azmk8s.io"))
+        );
+        assert_eq!(p["agentPoolProfiles"][0]["currentOrchestratorVersion"], "1.30.0");
+        assert!(
+            p["oidcIssuerProfile"]["issuerURL"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("https://westeurope.oic"))
+        );
+        assert_eq!(body["identity"]["tenantId"], DEFAULT_TENANT_ID);
+        let again = {
+            let mut b = json!({"location": "westeurope", "identity": {"type": "SystemAssigned"}});
+            apply(&ctx, &mut b);
+            b
+        };
+        assert_eq!(again["identity"]["principalId"], body["identity"]["principalId"]);
+    }
+}

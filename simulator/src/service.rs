@@ -1,0 +1,915 @@
+//! The HTTP surface: the axum router, ARM request handling and the `/_simulator/` admin endpoints.
+
+use std::collections::BTreeMap;
+
+use axum::Json;
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State as AxState;
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+use crate::defaults::{self, DEFAULT_TENANT_ID};
+use crate::registry::{ResourceType, Target, guess_type, parent_id, scope};
+use crate::util::{ArmError, now_rfc3339, random_uuid};
+use crate::{
+    Exchange, ExchangeRequest, ExchangeResponse, Fault, FaultRule, Operation, Outcome, Simulator, State, Stored,
+};
+
+/// A response before it becomes HTTP.
+pub(crate) struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Value>,
+}
+
+impl Reply {
+    fn json(status: u16, body: Value) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: Some(body),
+        }
+    }
+
+    fn empty(status: u16) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: None,
+        }
+    }
+
+    fn header(mut self, name: &str, value: impl Into<String>) -> Self {
+        self.headers.push((name.to_string(), value.into()));
+        self
+    }
+
+    pub fn into_response(self) -> Response {
+        let mut b = Response::builder().status(StatusCode::from_u16(self.status).unwrap_or(StatusCode::OK));
+        for (k, v) in &self.headers {
+            b = b.header(k.as_str(), v.as_str());
+        }
+        let body = match &self.body {
+            Some(v) => {
+                b = b.header(header::CONTENT_TYPE, "application/json; charset=utf-8");
+                Body::from(serde_json::to_vec(v).unwrap_or_default())
+            }
+            None => Body::empty(),
+        };
+        b.body(body)
+            .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+    }
+}
+
+impl From<ArmError> for Reply {
+    fn from(e: ArmError) -> Self {
+        Reply::json(e.status, e.body())
+    }
+}
+
+/// An ARM request.
+pub(crate) struct Req<'a> {
+    pub method: &'a str,
+    pub path: &'a str,
+    pub query: Option<&'a str>,
+    pub headers: &'a HeaderMap,
+    pub body: &'a [u8],
+    /// `http://host:port`, from the `Host` header.
+    pub base: String,
+}
+
+impl Req<'_> {
+    fn query_param(&self, name: &str) -> Option<&str> {
+        self.query?
+            .split('&')
+            .filter_map(|kv| kv.split_once('='))
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v)
+    }
+}
+
+pub(crate) fn base_url(headers: &HeaderMap) -> String {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("localhost");
+    format!("http://{host}")
+}
+
+fn terminal(state: &str) -> bool {
+    matches!(state, "Succeeded" | "Failed" | "Canceled")
+}
+
+/// `providers/...` part of an ID, as ARM names resources in messages.
+fn type_and_name(id: &str) -> &str {
+    id.find("/providers/")
+        .map(|i| &id[i + "/providers/".len()..])
+        .unwrap_or(id)
+}
+
+fn not_found(id: &str) -> ArmError {
+    let (_, rg) = scope(id);
+    ArmError::new(
+        404,
+        "ResourceNotFound",
+        format!(
+            "The Resource '{}' under resource group '{rg}' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix",
+            type_and_name(id)
+        ),
+    )
+}
+
+fn conflict(stored: &Stored) -> ArmError {
+    ArmError::new(
+        409,
+        "OperationNotAllowed",
+        format!(
+            "Operation is not allowed because there's an in progress operation on the resource (provisioningState {}). Please wait for it to finish before starting a new operation.",
+            stored.state
+        ),
+    )
+}
+
+fn set_state(stored: &mut Stored, state: &str) {
+    stored.state = state.to_string();
+    write_state(&mut stored.body, stored.arm_type, stored.models_state, state);
+}
+
+fn write_state(body: &mut Value, arm_type: &str, models_state: bool, state: &str) {
+    if !models_state {
+        return;
+    }
+    if let Some(obj) = body.as_object_mut()
+        && let Some(props) = obj.entry("properties").or_insert_with(|| json!({})).as_object_mut()
+    {
+        props.insert("provisioningState".into(), json!(state));
+        if arm_type.eq_ignore_ascii_case("Microsoft.ContainerService/managedClusters")
+            && let Some(Value::Array(pools)) = props.get_mut("agentPoolProfiles")
+        {
+            for pool in pools.iter_mut().filter_map(Value::as_object_mut) {
+                pool.insert("provisioningState".into(), json!(state));
+            }
+        }
+    }
+}
+
+impl Simulator {
+    /// The router: ARM resource URLs, operation URLs, token endpoints and `/_simulator/` admin endpoints. Served
+    /// in process (e.g. with `tower::ServiceExt::oneshot`) [`Fault::DropConnection`] has no effect.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route("/_simulator/faults", post(admin_fault).delete(admin_clear_faults))
+            .route("/_simulator/traffic", get(admin_traffic).delete(admin_clear_traffic))
+            .route("/_simulator/resources", get(admin_resources))
+            .route("/metadata/identity/oauth2/token", get(crate::auth::imds))
+            .route("/{tenant}/oauth2/v2.0/token", post(crate::auth::token))
+            .fallback(arm)
+            .with_state(self.clone())
+    }
+
+    fn elapsed_ms(&self) -> u64 {
+        self.inner.start.elapsed().as_millis() as u64
+    }
+
+    /// Takes the first rule matching the request whose fault `pick` accepts.
+    fn take_fault(st: &mut State, method: &str, path: &str, pick: impl Fn(&Fault) -> bool) -> Option<Fault> {
+        let i = st
+            .faults
+            .iter()
+            .position(|r| r.times > 0 && pick(&r.fault) && r.matches(method, path))?;
+        let rule: &mut FaultRule = &mut st.faults[i];
+        rule.times -= 1;
+        let fault = rule.fault.clone();
+        if rule.times == 0 {
+            st.faults.remove(i);
+        }
+        Some(fault)
+    }
+
+    /// Whether the connection carrying this request is to be dropped (a [`Fault::DropConnection`] matched).
+    pub(crate) fn take_drop(&self, method: &str, path: &str) -> bool {
+        if !path.to_ascii_lowercase().starts_with("/subscriptions/") {
+            return false;
+        }
+        let mut st = self.state();
+        let dropped = Self::take_fault(&mut st, method, path, |f| matches!(f, Fault::DropConnection)).is_some();
+        if dropped {
+            match self.inner.registry.match_path(path) {
+                Some(Target::Operation { .. }) => st.polls += 1,
+                _ => *st.counts.entry(method.to_ascii_uppercase()).or_default() += 1,
+            }
+            tracing::info!(method, path, "fault: dropping the connection");
+        }
+        dropped
+    }
+
+    fn handle(&self, req: &Req<'_>) -> (Reply, bool) {
+        let mut st = self.state();
+        let target = self.inner.registry.match_path(req.path);
+        let is_poll = matches!(target, Some(Target::Operation { .. }));
+        if is_poll {
+            st.polls += 1;
+        } else {
+            *st.counts.entry(req.method.to_ascii_uppercase()).or_default() += 1;
+        }
+        let reply = self.handle_locked(&mut st, req, target).unwrap_or_else(Reply::from);
+        tracing::info!(
+            method = req.method,
+            path = req.path,
+            status = reply.status,
+            "ARM request"
+        );
+        let exchange = Exchange {
+            at_ms: self.elapsed_ms(),
+            request: ExchangeRequest {
+                url: match req.query {
+                    Some(q) => format!("{}{}?{q}", req.base, req.path),
+                    None => format!("{}{}", req.base, req.path),
+                },
+                method: req.method.to_string(),
+                headers: req
+                    .headers
+                    .iter()
+                    .map(|(k, v)| {
+                        let v = if k == header::AUTHORIZATION {
+                            "Bearer <redacted>".to_string()
+                        } else {
+                            String::from_utf8_lossy(v.as_bytes()).into_owned()
+                        };
+                        (k.as_str().to_string(), v)
+                    })
+                    .collect(),
+                body: if req.body.is_empty() {
+                    None
+                } else {
+                    Some(
+                        serde_json::from_slice(req.body)
+                            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(req.body).into_owned())),
+                    )
+                },
+            },
+            response: ExchangeResponse {
+                status_code: reply.status,
+                headers: {
+                    let mut h: BTreeMap<String, String> = reply
+                        .headers
+                        .iter()
+                        .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
+                        .collect();
+                    if reply.body.is_some() {
+                        h.insert("content-type".into(), "application/json; charset=utf-8".into());
+                    }
+                    h
+                },
+                body: reply.body.clone(),
+            },
+        };
+        st.traffic.push(exchange);
+        (reply, is_poll)
+    }
+
+    fn authenticate(&self, st: &mut State, req: &Req<'_>) -> Result<(), Reply> {
+        let Some(auth) = &self.inner.config.auth else {
+            return Ok(());
+        };
+        let header = req.headers.get(header::AUTHORIZATION).and_then(|h| h.to_str().ok());
+        let (message, error) = match header.map(|h| h.split_once(' ')) {
+            None => ("Authentication failed. The 'Authorization' header is missing.", None),
+            Some(Some((scheme, token))) if scheme.eq_ignore_ascii_case("Bearer") => {
+                if st.tokens.contains(token.trim()) {
+                    st.authenticated += 1;
+                    return Ok(());
+                }
+                (
+                    "Authentication failed. The access token was not issued by the token endpoints.",
+                    Some("invalid_token"),
+                )
+            }
+            Some(_) => (
+                "Authentication failed. The 'Authorization' header is not of the 'Bearer' scheme.",
+                None,
+            ),
+        };
+        let mut www = format!(
+            "Bearer authorization_uri=\"https://login.microsoftonline.com/{}\"",
+            auth.tenant_id
+        );
+        if let Some(error) = error {
+            www.push_str(&format!(", error=\"{error}\""));
+        }
+        Err(Reply::from(ArmError::new(401, "AuthenticationFailed", message)).header("WWW-Authenticate", www))
+    }
+
+    fn handle_locked(&self, st: &mut State, req: &Req<'_>, target: Option<Target<'_>>) -> Result<Reply, ArmError> {
+        if let Err(reply) = self.authenticate(st, req) {
+            return Ok(reply);
+        }
+        match Self::take_fault(st, req.method, req.path, |f| {
+            matches!(f, Fault::Throttle { .. } | Fault::ServerError)
+        }) {
+            Some(Fault::Throttle { retry_after_secs }) => {
+                return Ok(Reply::from(ArmError::new(
+                    429,
+                    "TooManyRequests",
+                    "The request is being throttled as the limit has been reached for operation type. Please try again after the time in Retry-After.",
+                ))
+                .header("Retry-After", retry_after_secs.to_string()));
+            }
+            Some(_) => {
+                return Err(ArmError::new(
+                    500,
+                    "InternalServerError",
+                    "An unexpected error occured while processing the request.",
+                ));
+            }
+            None => {}
+        }
+        let Some(target) = target else {
+            let version = req.query_param("api-version").unwrap_or_default();
+            return Err(match guess_type(req.path) {
+                Some((ty, ns)) => ArmError::new(
+                    404,
+                    "InvalidResourceType",
+                    format!(
+                        "The resource type '{ty}' could not be found in the namespace '{ns}' for api version '{version}'."
+                    ),
+                ),
+                None => ArmError::new(
+                    404,
+                    "NotFound",
+                    format!("No HTTP resource was found that matches '{}'.", req.path),
+                ),
+            });
+        };
+        let Some(api_version) = req.query_param("api-version").filter(|v| !v.is_empty()) else {
+            return Err(ArmError::new(
+                400,
+                "MissingApiVersionParameter",
+                "The api-version query parameter (?api-version=) is required for all requests.",
+            ));
+        };
+        let ty = match &target {
+            Target::Operation { id, result } => return self.poll(st, req, id, *result),
+            Target::Resource { ty, .. } | Target::Collection { ty, .. } | Target::Action { ty, .. } => *ty,
+        };
+        if ty.version(api_version).is_none() {
+            return Err(ArmError::new(
+                400,
+                "InvalidApiVersionParameter",
+                format!(
+                    "The api-version '{api_version}' is invalid. The supported versions for resource type '{}' are '{}'.",
+                    ty.arm_type,
+                    ty.supported_versions()
+                ),
+            ));
+        }
+        match (target, req.method) {
+            (Target::Resource { id, .. }, "GET") => self.get(st, &id),
+            (Target::Resource { ty, id, name }, "PUT") => self.put(st, req, ty, &id, &name, api_version),
+            (Target::Resource { ty, id, .. }, "DELETE") => self.delete(st, req, ty, &id, api_version),
+            (Target::Collection { ty, prefix }, "GET") => self.list(st, ty, &prefix),
+            (Target::Action { ty, id, name, action }, "POST") => self.action(st, ty, &id, &name, &action),
+            (_, method) => Err(ArmError::new(
+                405,
+                "MethodNotAllowed",
+                format!("The method '{method}' is not supported on '{}'.", req.path),
+            )),
+        }
+    }
+
+    fn get(&self, st: &mut State, id: &str) -> Result<Reply, ArmError> {
+        let key = id.to_lowercase();
+        if let Some(op) = st.resources.get(&key).and_then(|s| s.operation.clone()) {
+            self.advance(st, &op);
+        }
+        match st.resources.get(&key) {
+            Some(s) => Ok(Reply::json(200, s.body.clone())),
+            None => Err(not_found(id)),
+        }
+    }
+
+    fn list(&self, st: &mut State, ty: &ResourceType, prefix: &str) -> Result<Reply, ArmError> {
+        if ty.depth() > 0
+            && let Some(parent) = prefix.rfind('/').map(|i| &prefix[..i])
+            && !st.resources.contains_key(&parent.to_lowercase())
+        {
+            return Err(not_found(parent));
+        }
+        let start = format!("{}/", prefix.to_lowercase());
+        let value: Vec<Value> = st
+            .resources
+            .range(start.clone()..)
+            .take_while(|(k, _)| k.starts_with(&start))
+            .filter(|(k, _)| !k[start.len()..].contains('/'))
+            .map(|(_, s)| s.body.clone())
+            .collect();
+        Ok(Reply::json(200, json!({ "value": value })))
+    }
+
+    /// The ancestors' IDs, nearest first; an error naming the first missing one.
+    fn check_parents(st: &State, ty: &ResourceType, id: &str) -> Result<Option<String>, ArmError> {
+        let mut cur = id;
+        let mut nearest = None;
+        for _ in 0..ty.depth() {
+            let Some(parent) = parent_id(cur) else { break };
+            if !st.resources.contains_key(&parent.to_lowercase()) {
+                let name = parent.rsplit('/').next().unwrap_or(parent);
+                return Err(ArmError::new(
+                    404,
+                    "ParentResourceNotFound",
+                    format!(
+                        "Can not perform requested operation on nested resource. Parent resource '{name}' not found."
+                    ),
+                ));
+            }
+            nearest.get_or_insert_with(|| parent.to_string());
+            cur = parent;
+        }
+        Ok(nearest)
+    }
+
+    /// The body as the service stores it: server fields, secrets removed, defaults, the normalizer, the state;
+    /// checked against the generated type. Returns the body, whether the type models `provisioningState`, the
+    /// location, and the state written (`Creating` becomes `Updating` where the type's states lack it).
+    #[allow(clippy::too_many_arguments)]
+    fn materialize(
+        &self,
+        st: &State,
+        ty: &ResourceType,
+        kind: &armgen_runtime::KindInfo,
+        id: &str,
+        name: &str,
+        body: Value,
+        state: &'static str,
+    ) -> Result<(Value, bool, String, &'static str), ArmError> {
+        let Value::Object(fields) = body else {
+            return Err(ArmError::new(
+                400,
+                "InvalidRequestContent",
+                "The request content must be a JSON object.",
+            ));
+        };
+        let mut out = serde_json::Map::new();
+        out.insert("id".into(), json!(id));
+        out.insert("name".into(), json!(name));
+        out.insert("type".into(), json!(ty.arm_type));
+        for (k, v) in fields {
+            if !matches!(k.as_str(), "id" | "name" | "type") {
+                out.insert(k, v);
+            }
+        }
+        let mut body = Value::Object(out);
+        if let Some(Value::Object(p)) = body.get_mut("properties") {
+            p.remove("provisioningState");
+        }
+        let parent = parent_id(id)
+            .filter(|_| ty.depth() > 0)
+            .and_then(|p| st.resources.get(&p.to_lowercase()));
+        let location = body
+            .get("location")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| parent.map(|p| p.location.clone()))
+            .unwrap_or_else(|| self.inner.config.location_default.clone());
+        let tenant = self
+            .inner
+            .config
+            .auth
+            .as_ref()
+            .map(|a| a.tenant_id.as_str())
+            .unwrap_or(DEFAULT_TENANT_ID);
+        defaults::strip_secrets(ty.arm_type, &mut body);
+        let ctx = defaults::Context {
+            arm_type: ty.arm_type,
+            id,
+            name,
+            location: &location,
+            tenant_id: tenant,
+            parent: parent.map(|p| &p.body),
+        };
+        defaults::apply(&ctx, &mut body);
+        if let Some(n) = st.normalizers.get(&ty.arm_type.to_lowercase()) {
+            n(&mut body);
+        }
+        let had_properties = body.get("properties").is_some();
+        write_state(&mut body, ty.arm_type, true, state);
+        let internal = |e: ArmError| {
+            ArmError::new(
+                500,
+                "InternalServerError",
+                format!("the simulator's response does not deserialize ({})", e.message),
+            )
+        };
+        let rt = match crate::validate::round_trip(kind, &body) {
+            Ok(rt) => rt,
+            // `properties` is optional but has required members: the state cannot go in a new one.
+            Err(_) if !had_properties => {
+                if let Some(obj) = body.as_object_mut() {
+                    obj.remove("properties");
+                }
+                crate::validate::round_trip(kind, &body).map_err(internal)?;
+                return Ok((body, false, location, state));
+            }
+            Err(e) => return Err(internal(e)),
+        };
+        let mut models_state = !rt.unknown.iter().any(|u| u == "/properties/provisioningState");
+        if state == "Creating" && rt.unknown.iter().any(|u| u == "/properties/provisioningState=Creating") {
+            // The type's closed list of states lacks `Creating` (2024-09-01 TrustedAccessRoleBinding): the
+            // service says `Updating` then.
+            write_state(&mut body, ty.arm_type, true, "Updating");
+            models_state = true;
+            return Ok((body, models_state, location, "Updating"));
+        }
+        if !models_state && let Some(Value::Object(p)) = body.get_mut("properties") {
+            p.remove("provisioningState");
+        }
+        Ok((body, models_state, location, state))
+    }
+
+    pub(crate) fn seed_locked(
+        &self,
+        st: &mut State,
+        id: &str,
+        api_version: &str,
+        body: Value,
+    ) -> Result<Value, ArmError> {
+        let Some(Target::Resource { ty, id, name }) = self.inner.registry.match_path(id) else {
+            return Err(ArmError::new(
+                404,
+                "InvalidResourceType",
+                format!("'{id}' is not the ID of a served resource type"),
+            ));
+        };
+        let Some(kind) = ty.version(api_version) else {
+            return Err(ArmError::new(
+                400,
+                "InvalidApiVersionParameter",
+                format!(
+                    "The api-version '{api_version}' is invalid. The supported versions are '{}'.",
+                    ty.supported_versions()
+                ),
+            ));
+        };
+        crate::validate::round_trip(kind, &body)?;
+        let key = id.to_lowercase();
+        let (body, models_state, location, _) = self.materialize(st, ty, kind, &id, &name, body, "Succeeded")?;
+        let stored = Stored {
+            arm_type: ty.arm_type,
+            body: body.clone(),
+            state: "Succeeded".into(),
+            models_state,
+            location,
+            operation: None,
+        };
+        st.resources.insert(key, stored);
+        Ok(body)
+    }
+
+    fn start_operation(&self, st: &mut State, req: &Req<'_>, key: &str, delete: bool) -> String {
+        let outcome = match Self::take_fault(st, req.method, req.path, |f| {
+            matches!(f, Fault::FailOperation { .. } | Fault::CancelOperation)
+        }) {
+            Some(Fault::FailOperation { code, message }) => Outcome::Fail { code, message },
+            Some(_) => Outcome::Cancel,
+            None => Outcome::Succeed,
+        };
+        let id = random_uuid();
+        st.operations.insert(
+            id.clone(),
+            Operation {
+                resource_key: key.to_string(),
+                delete,
+                polls: 0,
+                outcome,
+                status: "InProgress",
+                start: now_rfc3339(),
+                end: None,
+            },
+        );
+        id
+    }
+
+    fn operation_url(
+        req: &Req<'_>,
+        ty: &ResourceType,
+        id: &str,
+        location: &str,
+        op: &str,
+        segment: &str,
+        api_version: &str,
+    ) -> String {
+        let (sub, _) = scope(id);
+        let location = location.to_lowercase().replace(' ', "");
+        format!(
+            "{}/subscriptions/{sub}/providers/{}/locations/{location}/{segment}/{op}?api-version={api_version}",
+            req.base,
+            ty.namespace()
+        )
+    }
+
+    fn put(
+        &self,
+        st: &mut State,
+        req: &Req<'_>,
+        ty: &ResourceType,
+        id: &str,
+        name: &str,
+        api_version: &str,
+    ) -> Result<Reply, ArmError> {
+        let kind = ty
+            .version(api_version)
+            .ok_or_else(|| ArmError::new(400, "InvalidApiVersionParameter", api_version))?;
+        Self::check_parents(st, ty, id)?;
+        let key = id.to_lowercase();
+        let existing = st.resources.get(&key);
+        if let Some(s) = existing
+            && !terminal(&s.state)
+        {
+            return Err(conflict(s));
+        }
+        let creating = existing.is_none();
+        let id = existing
+            .and_then(|s| s.body.get("id"))
+            .and_then(Value::as_str)
+            .unwrap_or(id)
+            .to_string();
+        if req.body.iter().all(u8::is_ascii_whitespace) {
+            return Err(ArmError::new(
+                400,
+                "InvalidRequestContent",
+                "The request content was invalid: the body is empty.",
+            ));
+        }
+        let body: Value = serde_json::from_slice(req.body).map_err(|e| {
+            ArmError::new(
+                400,
+                "InvalidRequestContent",
+                format!("The request content was invalid and cannot be deserialized: {e}."),
+            )
+        })?;
+        if !body.is_object() {
+            return Err(ArmError::new(
+                400,
+                "InvalidRequestContent",
+                "The request content must be a JSON object.",
+            ));
+        }
+        crate::validate::round_trip(kind, &body)?;
+        let long_running = kind.arm.long_running;
+        let state = match (long_running, creating) {
+            (false, _) => "Succeeded",
+            (true, true) => "Creating",
+            (true, false) => "Updating",
+        };
+        let (body, models_state, location, state) = self.materialize(st, ty, kind, &id, name, body, state)?;
+        let mut stored = Stored {
+            arm_type: ty.arm_type,
+            body,
+            state: state.into(),
+            models_state,
+            location,
+            operation: None,
+        };
+        let status = if creating { 201 } else { 200 };
+        if !long_running {
+            let reply = Reply::json(status, stored.body.clone());
+            st.resources.insert(key, stored);
+            return Ok(reply);
+        }
+        let op = self.start_operation(st, req, &key, false);
+        let url = Self::operation_url(req, ty, &id, &stored.location, &op, "operations", api_version);
+        stored.operation = Some(op);
+        let reply = Reply::json(status, stored.body.clone())
+            .header("Azure-AsyncOperation", url)
+            .header("Retry-After", self.inner.config.retry_after_secs.to_string());
+        st.resources.insert(key, stored);
+        Ok(reply)
+    }
+
+    fn remove_tree(st: &mut State, key: &str) {
+        st.resources.remove(key);
+        let prefix = format!("{key}/");
+        let children: Vec<String> = st
+            .resources
+            .range(prefix.clone()..)
+            .take_while(|(k, _)| k.starts_with(&prefix))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in children {
+            st.resources.remove(&k);
+        }
+    }
+
+    fn delete(
+        &self,
+        st: &mut State,
+        req: &Req<'_>,
+        ty: &ResourceType,
+        id: &str,
+        api_version: &str,
+    ) -> Result<Reply, ArmError> {
+        let key = id.to_lowercase();
+        let Some(s) = st.resources.get(&key) else {
+            return Ok(Reply::empty(204));
+        };
+        if !terminal(&s.state) {
+            return Err(conflict(s));
+        }
+        let long_running = ty.version(api_version).is_some_and(|k| k.arm.long_running);
+        if !long_running {
+            Self::remove_tree(st, &key);
+            return Ok(Reply::empty(200));
+        }
+        let location = s.location.clone();
+        let op = self.start_operation(st, req, &key, true);
+        if let Some(s) = st.resources.get_mut(&key) {
+            set_state(s, "Deleting");
+            s.operation = Some(op.clone());
+        }
+        Ok(Reply::empty(202)
+            .header(
+                "Location",
+                Self::operation_url(req, ty, id, &location, &op, "operationresults", api_version),
+            )
+            .header(
+                "Azure-AsyncOperation",
+                Self::operation_url(req, ty, id, &location, &op, "operations", api_version),
+            )
+            .header("Retry-After", self.inner.config.retry_after_secs.to_string()))
+    }
+
+    /// One poll of an operation: ends it once it has been polled `operation_polls` times.
+    fn advance(&self, st: &mut State, op_id: &str) {
+        let Some(op) = st.operations.get_mut(op_id) else { return };
+        if op.status != "InProgress" {
+            return;
+        }
+        if op.polls < self.inner.config.operation_polls {
+            op.polls += 1;
+            return;
+        }
+        op.end = Some(now_rfc3339());
+        op.status = match op.outcome {
+            Outcome::Succeed => "Succeeded",
+            Outcome::Fail { .. } => "Failed",
+            Outcome::Cancel => "Canceled",
+        };
+        let (key, delete, status) = (op.resource_key.clone(), op.delete, op.status);
+        if delete && status == "Succeeded" {
+            Self::remove_tree(st, &key);
+        } else if let Some(s) = st.resources.get_mut(&key) {
+            set_state(s, status);
+            s.operation = None;
+        }
+    }
+
+    fn poll(&self, st: &mut State, req: &Req<'_>, op_id: &str, result: bool) -> Result<Reply, ArmError> {
+        if !st.operations.contains_key(op_id) {
+            return Err(ArmError::new(
+                404,
+                "NotFound",
+                format!("The operation '{op_id}' was not found."),
+            ));
+        }
+        self.advance(st, op_id);
+        let Some(op) = st.operations.get(op_id) else {
+            return Err(ArmError::new(
+                404,
+                "NotFound",
+                format!("The operation '{op_id}' was not found."),
+            ));
+        };
+        let retry = self.inner.config.retry_after_secs.to_string();
+        if result {
+            let url = match req.query {
+                Some(q) => format!("{}{}?{q}", req.base, req.path),
+                None => format!("{}{}", req.base, req.path),
+            };
+            return Ok(match (&op.outcome, op.status) {
+                (_, "InProgress") => Reply::empty(202).header("Location", url).header("Retry-After", retry),
+                (_, "Succeeded") if op.delete => Reply::empty(204),
+                (_, "Succeeded") => match st.resources.get(&op.resource_key) {
+                    Some(s) => Reply::json(200, s.body.clone()),
+                    None => Reply::empty(204),
+                },
+                (Outcome::Fail { code, message }, _) => Reply::from(ArmError::new(400, code, message.clone())),
+                _ => Reply::from(ArmError::new(400, "OperationCanceled", "The operation was canceled.")),
+            });
+        }
+        let mut body = json!({"name": op_id, "status": op.status, "startTime": op.start});
+        if let Some(end) = &op.end {
+            body["endTime"] = json!(end);
+        }
+        match &op.outcome {
+            Outcome::Fail { code, message } if op.status == "Failed" => {
+                body["error"] = json!({"code": code, "message": message});
+            }
+            Outcome::Cancel if op.status == "Canceled" => {
+                body["error"] = json!({"code": "OperationCanceled", "message": "The operation was canceled."});
+            }
+            _ => {}
+        }
+        let reply = Reply::json(200, body);
+        Ok(if op.status == "InProgress" {
+            reply.header("Retry-After", retry)
+        } else {
+            reply
+        })
+    }
+
+    fn action(&self, st: &mut State, ty: &ResourceType, id: &str, name: &str, action: &str) -> Result<Reply, ArmError> {
+        let user = if action.eq_ignore_ascii_case("listClusterAdminCredential") {
+            false
+        } else if action.eq_ignore_ascii_case("listClusterUserCredential") {
+            true
+        } else {
+            return Err(ArmError::new(
+                404,
+                "InvalidResourceType",
+                format!("The resource type '{}/{action}' could not be found.", ty.arm_type),
+            ));
+        };
+        if !ty
+            .arm_type
+            .eq_ignore_ascii_case("Microsoft.ContainerService/managedClusters")
+        {
+            return Err(ArmError::new(
+                404,
+                "InvalidResourceType",
+                format!("'{action}' is not an action of '{}'.", ty.arm_type),
+            ));
+        }
+        let s = st.resources.get(&id.to_lowercase()).ok_or_else(|| not_found(id))?;
+        let p = s.body.get("properties");
+        let fqdn = p
+            .and_then(|p| p.get("fqdn").or_else(|| p.get("privateFQDN")))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("{name}.hcp.{}.azmk8s.io", s.location.to_lowercase()));
+        let (_, rg) = scope(id);
+        let (cred, context) = if user {
+            ("clusterUser", name.to_string())
+        } else {
+            ("clusterAdmin", format!("{name}-admin"))
+        };
+        let user_name = format!("{cred}_{rg}_{name}");
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let kubeconfig = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    certificate-authority-data: {ca}\n    server: https://{fqdn}:443\n  name: {name}\ncontexts:\n- context:\n    cluster: {name}\n    user: {user_name}\n  name: {context}\ncurrent-context: {context}\npreferences: {{}}\nusers:\n- name: {user_name}\n  user:\n    token: {token}\n",
+            ca = b64.encode(format!("simulated CA of {fqdn}")),
+            token = crate::util::stable_uuid(&format!("{}/{cred}", id.to_lowercase())).replace('-', ""),
+        );
+        Ok(Reply::json(
+            200,
+            json!({"kubeconfigs": [{"name": cred, "value": b64.encode(kubeconfig)}]}),
+        ))
+    }
+}
+
+async fn arm(AxState(sim): AxState<Simulator>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+    let req = Req {
+        method: method.as_str(),
+        path: uri.path(),
+        query: uri.query(),
+        headers: &headers,
+        body: &body,
+        base: base_url(&headers),
+    };
+    if !req.path.to_ascii_lowercase().starts_with("/subscriptions/") {
+        return Reply::from(ArmError::new(
+            404,
+            "NotFound",
+            format!("No HTTP resource was found that matches '{}'.", req.path),
+        ))
+        .into_response();
+    }
+    sim.handle(&req).0.into_response()
+}
+
+async fn admin_fault(AxState(sim): AxState<Simulator>, Json(rule): Json<FaultRule>) -> StatusCode {
+    tracing::info!(?rule, "fault injected");
+    sim.inject(rule);
+    StatusCode::NO_CONTENT
+}
+
+async fn admin_clear_faults(AxState(sim): AxState<Simulator>) -> StatusCode {
+    sim.clear_faults();
+    StatusCode::NO_CONTENT
+}
+
+async fn admin_traffic(AxState(sim): AxState<Simulator>) -> Json<Vec<Value>> {
+    Json(sim.traffic().iter().map(Exchange::to_live_traffic).collect())
+}
+
+async fn admin_clear_traffic(AxState(sim): AxState<Simulator>) -> StatusCode {
+    sim.clear_traffic();
+    StatusCode::NO_CONTENT
+}
+
+async fn admin_resources(AxState(sim): AxState<Simulator>) -> Json<Value> {
+    Json(json!({ "value": sim.resources() }))
+}

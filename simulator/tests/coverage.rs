@@ -1,0 +1,239 @@
+//! Every resource type and API version of the registry, and every PUT example of the specs, through the simulator.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::{Value, json};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// The spec root, resolved as the generator does; missing, the test fails under CI (`CI` set) and is skipped
+/// with a message elsewhere.
+fn spec_root() -> Option<PathBuf> {
+    match armgen::resolve_spec_root(None, &workspace()) {
+        Ok(root) => Some(root),
+        Err(e) => {
+            if std::env::var_os("CI").is_some() {
+                panic!("CI is set and the spec root is missing: {e}");
+            }
+            eprintln!("skipping: {e}");
+            None
+        }
+    }
+}
+
+/// The template with `{name}` segments taken from `param`.
+fn fill(template: &str, param: impl Fn(&str) -> String) -> String {
+    template
+        .split('/')
+        .map(|s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+            Some(name) => param(name),
+            None => s.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Sets the value at an ARM-style path (`properties.pools[0].name`; `` is the root), creating objects.
+fn set_at(body: &mut Value, path: &str, value: Value) {
+    let mut cur = body;
+    for seg in path.split('.').filter(|s| !s.is_empty()) {
+        let mut parts = seg.split('[');
+        let name = parts.next().unwrap_or_default();
+        if !name.is_empty() {
+            if !cur.is_object() {
+                *cur = json!({});
+            }
+            cur = cur.as_object_mut().expect("object").entry(name).or_insert(json!({}));
+        }
+        for index in parts {
+            let i: usize = index.trim_end_matches(']').parse().expect("index");
+            cur = &mut cur[i];
+        }
+    }
+    *cur = value;
+}
+
+/// A value of the type serde expected (`invalid type: map, expected a string`).
+fn value_for(expected: &str) -> Value {
+    if expected.contains("string") {
+        json!("value")
+    } else if expected.contains("sequence") {
+        json!([])
+    } else if expected.contains("bool") {
+        json!(true)
+    } else if expected.contains("i32") || expected.contains("i64") || expected.contains("u") || expected.contains("f64")
+    {
+        json!(1)
+    } else {
+        json!({})
+    }
+}
+
+/// PUTs bodies, starting from `{}`, each time adding what the simulator's 400 said was missing or of the
+/// wrong type, until it is accepted; returns the accepted body and the PUT's reply.
+async fn put_minimal(env: &Env, id: &str, api_version: &str) -> (Value, Reply) {
+    let mut body = json!({});
+    for _ in 0..40 {
+        let r = env.put(id, api_version, &body).await;
+        if r.status != 400 {
+            return (body, r);
+        }
+        let message = r.body["error"]["message"].as_str().expect("message").to_string();
+        let (head, path) = message.rsplit_once(". Path '").expect("a path in the message");
+        let path = path.trim_end_matches("'.");
+        let serde = head
+            .split_once(&format!("{api_version}: "))
+            .map(|(_, m)| m)
+            .expect("the serde message");
+        if let Some(field) = serde.strip_prefix("missing field `").and_then(|s| s.split('`').next()) {
+            let path = if path.is_empty() {
+                field.to_string()
+            } else {
+                format!("{path}.{field}")
+            };
+            set_at(&mut body, &path, json!({}));
+        } else if let Some((_, expected)) = serde.split_once("expected one of `") {
+            set_at(&mut body, path, json!(expected.split('`').next().unwrap_or_default()));
+        } else if let Some((_, expected)) = serde.split_once(", expected ") {
+            set_at(&mut body, path, value_for(expected));
+        } else {
+            panic!("{id}: cannot derive a body from {message}");
+        }
+    }
+    panic!("{id}: no accepted body after 40 PUTs: {body}");
+}
+
+#[tokio::test]
+async fn every_kind_and_api_version_with_a_minimal_body() {
+    let env = Env::default().await;
+    for k in aks_api::KINDS {
+        let v = k.arm.api_version;
+        let last = k.arm.path.rsplit('/').next().unwrap_or_default().to_string();
+        let id = fill(k.arm.path, |p| match p {
+            "subscriptionId" => SUB.to_string(),
+            "resourceGroupName" => "kinds".to_string(),
+            p if format!("{{{p}}}") == last => format!("{}-{v}", k.kind.to_lowercase()),
+            _ => format!("cluster-{v}"),
+        });
+        if !k.arm.parents.is_empty() {
+            let parent = id.rsplitn(3, '/').nth(2).expect("parent").to_string();
+            if env.sim.resource(&parent).is_none() {
+                env.sim
+                    .seed(&parent, v, json!({"location": "westeurope"}))
+                    .expect("seed the parent");
+            }
+        }
+        let (body, r) = put_minimal(&env, &id, v).await;
+        assert_eq!(r.status, 201, "{} {v}: {} with {body}", k.kind, r.body);
+        assert_eq!(
+            r.header("azure-asyncoperation").is_some(),
+            k.arm.long_running,
+            "{} {v}",
+            k.kind
+        );
+        if let Some(url) = r.header("azure-asyncoperation") {
+            assert_eq!(env.wait(&url).await["status"], "Succeeded");
+        }
+        for response in [r.body, env.get(&id, v).await.body] {
+            assert_eq!(response["id"], id);
+            assert_eq!(response["type"], k.arm.arm_type);
+            let unknown = deserializes(k.arm.arm_type, v, &response);
+            assert!(
+                unknown.is_empty(),
+                "{} {v}: the response has fields the type lacks: {unknown:?}",
+                k.kind
+            );
+        }
+        let list = env
+            .get_url(&env.url(id.rsplit_once('/').expect("collection").0, v))
+            .await;
+        assert_eq!(list.status, 200, "{}", list.body);
+        assert!(
+            list.body["value"]
+                .as_array()
+                .is_some_and(|l| l.iter().any(|r| r["id"] == id))
+        );
+    }
+}
+
+#[tokio::test]
+async fn every_put_example_of_the_specs_is_accepted() {
+    let Some(root) = spec_root() else { return };
+    let config = armgen::Config::load(&workspace().join("azure-arm.yaml")).expect("azure-arm.yaml");
+    let env = Env::default().await;
+    let mut accepted = 0;
+    let mut failures = Vec::new();
+    for group in config.groups.values() {
+        for version in group.versions.values() {
+            let v = version.arm_api_version.as_str();
+            for file in &version.spec_files {
+                let spec_path = root.join(&group.spec_folder).join(file);
+                let spec: Value = serde_json::from_str(&std::fs::read_to_string(&spec_path).expect("spec"))
+                    .unwrap_or_else(|e| panic!("{}: {e}", spec_path.display()));
+                let dir = spec_path.parent().expect("spec folder");
+                for (path, ops) in spec["paths"].as_object().expect("paths") {
+                    let Some(put) = ops.get("put") else { continue };
+                    let Some(kind) = aks_api::KINDS
+                        .iter()
+                        .find(|k| k.arm.path == path && k.arm.api_version == v)
+                    else {
+                        continue;
+                    };
+                    let body_param = put["parameters"]
+                        .as_array()
+                        .expect("parameters")
+                        .iter()
+                        .map(
+                            |p| match p["$ref"].as_str().and_then(|r| r.strip_prefix("#/parameters/")) {
+                                Some(name) => &spec["parameters"][name],
+                                None => p,
+                            },
+                        )
+                        .find(|p| p["in"] == "body")
+                        .and_then(|p| p["name"].as_str())
+                        .expect("a body parameter");
+                    let examples = put["x-ms-examples"].as_object().expect("x-ms-examples");
+                    assert!(!examples.is_empty(), "{path} {v} has no PUT example");
+                    for (title, reference) in examples {
+                        let example_path = dir.join(reference["$ref"].as_str().expect("$ref"));
+                        let example: Value =
+                            serde_json::from_str(&std::fs::read_to_string(&example_path).expect("example"))
+                                .expect("example JSON");
+                        let params = &example["parameters"];
+                        let id = fill(path, |p| params[p].as_str().unwrap_or_default().to_string());
+                        if !kind.arm.parents.is_empty() {
+                            let parent = id.rsplitn(3, '/').nth(2).expect("parent").to_string();
+                            if env.sim.resource(&parent).is_none() {
+                                env.sim
+                                    .seed(&parent, v, json!({"location": "westeurope"}))
+                                    .expect("seed the parent");
+                            }
+                        }
+                        let r = env.put(&id, v, &params[body_param]).await;
+                        if r.status != 200 && r.status != 201 {
+                            failures.push(format!("{v} {title}: {} {}", r.status, r.body));
+                            continue;
+                        }
+                        if let Some(url) = r.header("azure-asyncoperation") {
+                            assert_eq!(env.wait(&url).await["status"], "Succeeded");
+                        }
+                        let got = env.get(&id, v).await;
+                        deserializes(kind.arm.arm_type, v, &got.body);
+                        accepted += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "rejected examples:\n{}", failures.join("\n"));
+    assert!(accepted >= 20, "only {accepted} examples found");
+    eprintln!("{accepted} PUT examples accepted");
+}
