@@ -192,12 +192,25 @@ pub struct ArmClient {
     http: reqwest::Client,
     endpoint: Url,
     retry: RetryPolicy,
+    scope: Option<String>,
 }
 
 impl ArmClient {
     /// A client for the ARM endpoint `endpoint` (e.g. `https://management.azure.com`).
     pub fn new(http: reqwest::Client, endpoint: Url, retry: RetryPolicy) -> Self {
-        ArmClient { http, endpoint, retry }
+        ArmClient {
+            http,
+            endpoint,
+            retry,
+            scope: None,
+        }
+    }
+
+    /// Tokens for another scope than the endpoint's own (`{endpoint}/.default`), e.g. a simulator on a local URL
+    /// that stands for `https://management.azure.com/.default`.
+    pub fn with_token_scope(mut self, scope: impl Into<String>) -> Self {
+        self.scope = Some(scope.into());
+        self
     }
 
     /// The ARM endpoint.
@@ -205,9 +218,12 @@ impl ArmClient {
         &self.endpoint
     }
 
-    /// The scope of tokens for this endpoint (`https://management.azure.com/.default` for the public cloud;
-    /// the endpoint's own origin elsewhere).
+    /// The scope of tokens for this endpoint: the one given to [`ArmClient::with_token_scope`], else
+    /// `{endpoint}/.default` (`https://management.azure.com/.default` for the public cloud).
     pub fn token_scope(&self) -> String {
+        if let Some(scope) = &self.scope {
+            return scope.clone();
+        }
         format!("{}/.default", self.endpoint.as_str().trim_end_matches('/'))
     }
 

@@ -40,9 +40,7 @@ impl ParsedId {
     pub fn parse(id: &str) -> Result<ParsedId, String> {
         let segments: Vec<&str> = id.trim_matches('/').split('/').collect();
         let bad = || {
-            format!(
-                "not a resource ID of the form /subscriptions/{{id}}/resourceGroups/{{group}}/providers/{{namespace}}/{{type}}/{{name}}[/{{type}}/{{name}}]"
-            )
+            "not a resource ID of the form /subscriptions/{id}/resourceGroups/{group}/providers/{namespace}/{type}/{name}[/{type}/{name}]".to_string()
         };
         if segments.len() < 8
             || !segments[0].eq_ignore_ascii_case("subscriptions")

@@ -26,6 +26,9 @@ struct Args {
     /// https://management.chinacloudapi.cn, or a simulator's URL.
     #[arg(long, env = "ARM_ENDPOINT", default_value = "https://management.azure.com")]
     arm_endpoint: url::Url,
+    /// The token scope for ARM (default: the endpoint followed by `/.default`).
+    #[arg(long, env = "ARM_TOKEN_SCOPE")]
+    arm_token_scope: Option<String>,
     /// Watch only this namespace (default: all namespaces).
     #[arg(long, env = "WATCH_NAMESPACE")]
     namespace: Option<String>,

@@ -24,16 +24,32 @@ async fn imported_resources_reconcile_with_zero_differences() {
     h.sim.seed(&id, "2025-10-01", cluster).expect("seed cluster");
     for (name, count) in [("system", 3), ("gpu", 2)] {
         let pool = json!({"properties": {"count": count, "vmSize": "Standard_NC6s_v3", "mode": if name == "system" {"System"} else {"User"}, "osType": "Linux"}});
-        h.sim.seed(&format!("{id}/agentPools/{name}"), "2025-10-01", pool).expect("seed pool");
+        h.sim
+            .seed(&format!("{id}/agentPools/{name}"), "2025-10-01", pool)
+            .expect("seed pool");
     }
 
     let arm = h.shared.arm.clone();
-    let objects = import(&arm, None, std::slice::from_ref(&id), "v2alpha1", Some(NS), true).await.expect("import");
+    let objects = import(&arm, None, std::slice::from_ref(&id), "v2alpha1", Some(NS), true)
+        .await
+        .expect("import");
     let kinds: Vec<(&str, &str)> = objects
         .iter()
-        .map(|o| (o["kind"].as_str().unwrap_or_default(), o["metadata"]["name"].as_str().unwrap_or_default()))
+        .map(|o| {
+            (
+                o["kind"].as_str().unwrap_or_default(),
+                o["metadata"]["name"].as_str().unwrap_or_default(),
+            )
+        })
         .collect();
-    assert_eq!(kinds, [("ManagedCluster", "prod-cluster"), ("AgentPool", "gpu"), ("AgentPool", "system")]);
+    assert_eq!(
+        kinds,
+        [
+            ("ManagedCluster", "prod-cluster"),
+            ("AgentPool", "gpu"),
+            ("AgentPool", "system")
+        ]
+    );
     assert_eq!(objects[0]["spec"]["azureName"], json!("Prod_Cluster"));
     assert_eq!(objects[1]["spec"]["owner"], json!({"name": "prod-cluster"}));
     assert!(objects.iter().all(|o| o.get("status").is_none()));

@@ -94,7 +94,8 @@ async fn the_federated_token_is_exchanged_and_the_bearer_reaches_arm_and_no_secr
         json!({"adminUsername": "azureuser", "adminPassword": {"name": "win-admin", "key": "password"}});
     h.apply("ManagedCluster", "demo", spec).await;
     h.converge("ManagedCluster", "demo").await;
-    assert_eq!(h.ready("ManagedCluster", "demo").await.0, "True");
+    let ready = h.ready("ManagedCluster", "demo").await;
+    assert_eq!(ready.0, "True", "{ready:?}");
 
     assert_eq!(h.sim.issued_tokens(), 1, "one exchange; the token is cached");
     let arm_requests = h.sim.traffic().len();

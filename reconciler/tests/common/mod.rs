@@ -76,7 +76,8 @@ impl Harness {
                 base_delay: Duration::from_millis(10),
                 max_delay: Duration::from_secs(5),
             },
-        );
+        )
+        .with_token_scope(aks_reconciler::credentials::ARM_SCOPE);
         let reporter = Reporter {
             controller: "aks-reconciler".into(),
             instance: None,
