@@ -12,13 +12,14 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use armgen_runtime::KindInfo;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use kube::api::DynamicObject;
-use kube::runtime::controller::Controller;
+use kube::runtime::controller::{Config, Controller};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use kube::{Api, Resource};
 
-use crate::reconcile::{KindContext, Shared, error_policy, reconcile};
+use crate::reconcile::{KindContext, Shared, api_resource, error_policy, find_kind, reconcile};
 
 /// The kinds a reconciler serves: per kind, the storage version when it has the kind, else the newest version
 /// that has it; `versions` (`group=version` pairs) overrides the version per API group.
@@ -55,18 +56,43 @@ fn trigger_hash(object: &DynamicObject) -> Option<u64> {
     Some(h.finish())
 }
 
-/// Runs one controller per kind until shutdown (Ctrl-C / SIGTERM); `namespace` limits the watch.
-pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, namespace: Option<String>) {
+/// How [`run`] runs the controllers.
+pub struct RunOptions {
+    /// Watch only this namespace.
+    pub namespace: Option<String>,
+    /// Concurrent reconciles per kind (0: unbounded).
+    pub concurrency: u16,
+    /// Stop when this completes (in-flight reconciles finish first); `None`: on Ctrl-C / SIGTERM.
+    pub shutdown: Option<futures::future::BoxFuture<'static, ()>>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            namespace: None,
+            concurrency: 16,
+            shutdown: None,
+        }
+    }
+}
+
+/// Runs one controller per kind until shutdown. A child kind's controller also watches its owner kind, so a
+/// child waiting for its owner is reconciled as soon as the owner changes (e.g. gets its ARM ID), not only at the
+/// next retry.
+pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: RunOptions) {
+    let shutdown = options.shutdown.map(FutureExt::shared);
     let mut controllers = Vec::new();
     for info in kinds {
         let ctx = Arc::new(KindContext::new(shared.clone(), info));
-        let api: Api<DynamicObject> = match &namespace {
-            Some(ns) => Api::namespaced_with(shared.client.clone(), ns, &ctx.resource),
-            None => Api::all_with(shared.client.clone(), &ctx.resource),
+        let api_for = |resource: &kube::api::ApiResource| -> Api<DynamicObject> {
+            match &options.namespace {
+                Some(ns) => Api::namespaced_with(shared.client.clone(), ns, resource),
+                None => Api::all_with(shared.client.clone(), resource),
+            }
         };
         let writer = reflector::store::Writer::new(ctx.resource.clone());
         let reader = writer.as_reader();
-        let trigger = watcher(api, watcher::Config::default())
+        let trigger = watcher(api_for(&ctx.resource), watcher::Config::default())
             .default_backoff()
             .reflect(writer)
             .applied_objects()
@@ -78,16 +104,44 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, namespace: 
             api_version = info.arm.api_version,
             "watching"
         );
-        let controller = Controller::for_stream_with(trigger, reader, ctx.resource.clone())
-            .shutdown_on_signal()
-            .run(reconcile, error_policy, ctx)
-            .for_each(move |result| {
-                if let Err(e) = result {
-                    tracing::debug!(kind, "controller: {e}");
-                }
-                futures::future::ready(())
-            });
-        controllers.push(Box::pin(controller));
+        let mut controller = Controller::for_stream_with(trigger, reader.clone(), ctx.resource.clone())
+            .with_config(Config::default().concurrency(options.concurrency));
+        if let Some(owner) = info
+            .owner_kind
+            .and_then(|o| find_kind(info.kube_group, info.version, o))
+        {
+            let owner_resource = api_resource(owner);
+            let children = reader.clone();
+            let child_resource = ctx.resource.clone();
+            controller = controller.watches_with(
+                api_for(&owner_resource),
+                owner_resource,
+                watcher::Config::default(),
+                move |owner: DynamicObject| {
+                    let (name, namespace) = (owner.metadata.name.clone(), owner.metadata.namespace.clone());
+                    children
+                        .state()
+                        .into_iter()
+                        .filter(|child| {
+                            child.metadata.namespace == namespace
+                                && child.data.pointer("/spec/owner/name").and_then(|v| v.as_str()) == name.as_deref()
+                        })
+                        .map(|child| ObjectRef::from_obj_with(child.as_ref(), child_resource.clone()))
+                        .collect::<Vec<_>>()
+                },
+            );
+        }
+        controller = match &shutdown {
+            Some(signal) => controller.graceful_shutdown_on(signal.clone()),
+            None => controller.shutdown_on_signal(),
+        };
+        let running = controller.run(reconcile, error_policy, ctx).for_each(move |result| {
+            if let Err(e) = result {
+                tracing::debug!(kind, "controller: {e}");
+            }
+            futures::future::ready(())
+        });
+        controllers.push(Box::pin(running));
     }
     futures::future::join_all(controllers).await;
 }

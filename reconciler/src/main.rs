@@ -48,6 +48,9 @@ struct Args {
     /// Seconds before retrying after ARM rejected a request or an operation failed.
     #[arg(long, env = "FAILED_RETRY_SECONDS", default_value_t = 300)]
     failed_retry_interval: u64,
+    /// Concurrent reconciles per kind (0: unbounded).
+    #[arg(long, env = "CONCURRENCY", default_value_t = 16)]
+    concurrency: u16,
     /// Attempts per ARM request on 429, 5xx and connection errors, the first included.
     #[arg(long, env = "ARM_MAX_ATTEMPTS", default_value_t = 4)]
     max_attempts: u32,
@@ -141,6 +144,11 @@ async fn run(args: Args) -> Result<(), String> {
         },
     });
     tracing::info!(endpoint = %args.arm_endpoint, kinds = kinds.len(), "starting");
-    controller::run(shared, kinds, args.namespace).await;
+    let options = controller::RunOptions {
+        namespace: args.namespace,
+        concurrency: args.concurrency,
+        shutdown: None,
+    };
+    controller::run(shared, kinds, options).await;
     Ok(())
 }

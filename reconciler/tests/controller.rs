@@ -1,0 +1,80 @@
+//! The real kube-rs controllers (`controller::run`) against the fake API server and the simulator: watches,
+//! the trigger filter (the reconciler's own status writes do not re-trigger it), and children woken by their
+//! owner's changes rather than by the retry timer.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use aks_reconciler::controller::{RunOptions, run, served_kinds};
+use common::*;
+use futures::FutureExt;
+
+async fn wait_ready(h: &Harness, kind: &str, name: &str, within: Duration) -> Duration {
+    let start = Instant::now();
+    while start.elapsed() < within {
+        if h.object(kind, name).await.is_some() && h.ready(kind, name).await.0 == "True" {
+            return start.elapsed();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!(
+        "{kind} {name} not ready within {within:?}: {:?}",
+        h.ready(kind, name).await
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controllers_reconcile_children_when_their_owner_appears_and_stay_quiet_when_in_sync() {
+    let h = Harness::new().await;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let options = RunOptions {
+        namespace: Some(NS.into()),
+        concurrency: 4,
+        shutdown: Some(stopped.map(|_| ()).boxed()),
+    };
+    let controllers = tokio::spawn(run(h.shared.clone(), served_kinds(&[]), options));
+
+    h.apply("AgentPool", "gpu", pool_spec("demo")).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(h.ready("AgentPool", "gpu").await.1, "WaitingForOwner");
+    h.apply("ManagedCluster", "demo", cluster_spec()).await;
+    wait_ready(&h, "ManagedCluster", "demo", Duration::from_secs(20)).await;
+    // The retry timer is 30 s (Settings::wait): the pool is ready long before, woken by its owner's status.
+    let waited = wait_ready(&h, "AgentPool", "gpu", Duration::from_secs(10)).await;
+    assert!(waited < Duration::from_secs(10));
+    assert_eq!(h.sim.count("PUT"), 2);
+
+    // In sync: the status writes do not trigger more reconciles; nothing reaches ARM while idle.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    h.sim.clear_traffic();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(h.sim.traffic().len(), 0, "idle and in sync: no ARM call");
+
+    // A spec change is picked up by the watch: one PUT.
+    h.patch_spec("AgentPool", "gpu", serde_json::json!({"count": 5})).await;
+    let start = Instant::now();
+    while h.sim.count("PUT") == 0 && start.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    wait_ready(&h, "AgentPool", "gpu", Duration::from_secs(10)).await;
+    assert_eq!(h.sim.count("PUT"), 1);
+
+    // Deletion through the finalizer.
+    h.delete("AgentPool", "gpu").await;
+    let start = Instant::now();
+    while h.object("AgentPool", "gpu").await.is_some() && start.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        h.object("AgentPool", "gpu").await.is_none(),
+        "finalizer removed after the DELETE"
+    );
+    assert_eq!(h.sim.count("DELETE"), 1);
+
+    let _ = stop.send(());
+    tokio::time::timeout(Duration::from_secs(10), controllers)
+        .await
+        .expect("controllers stop")
+        .expect("no panic");
+}
