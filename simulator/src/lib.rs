@@ -53,6 +53,9 @@ pub struct SimulatorConfig {
     pub auth: Option<AuthConfig>,
     /// The location of operations for resources without one (default `westeurope`).
     pub location_default: String,
+    /// Whether exchanges are kept for [`Simulator::traffic`] (default `true`); counts are kept either way. Off for
+    /// long runs such as the scale benchmark, where the log would only grow.
+    pub record_traffic: bool,
 }
 
 impl Default for SimulatorConfig {
@@ -62,6 +65,7 @@ impl Default for SimulatorConfig {
             retry_after_secs: 1,
             auth: None,
             location_default: "westeurope".into(),
+            record_traffic: true,
         }
     }
 }

@@ -8,7 +8,7 @@ use clap::Parser;
 
 /// An Azure Resource Manager simulator serving every resource type and API version of the generated AKS
 /// registry. Admin endpoints: POST /_simulator/faults (a JSON fault rule), GET /_simulator/traffic,
-/// GET /_simulator/resources.
+/// GET /_simulator/resources, GET /_simulator/counts (requests by method, polls, stored resources).
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {
@@ -24,6 +24,9 @@ struct Args {
     /// On Ctrl-C, write the traffic here, one `oav validate-traffic` JSON file per exchange.
     #[arg(long)]
     traffic_dir: Option<PathBuf>,
+    /// Keep no traffic log (request counts only, GET /_simulator/counts): for long runs such as benchmarks.
+    #[arg(long, conflicts_with = "traffic_dir")]
+    no_traffic: bool,
     /// The location of operations for resources without one.
     #[arg(long, default_value = "westeurope")]
     location: String,
@@ -68,6 +71,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         retry_after_secs: args.retry_after,
         auth,
         location_default: args.location,
+        record_traffic: !args.no_traffic,
     });
     let running = sim.serve(args.listen).await?;
     tracing::info!(base_url = %running.base_url, "ARM simulator listening; Ctrl-C stops");

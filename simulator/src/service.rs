@@ -165,6 +165,7 @@ impl Simulator {
             .route("/_simulator/faults", post(admin_fault).delete(admin_clear_faults))
             .route("/_simulator/traffic", get(admin_traffic).delete(admin_clear_traffic))
             .route("/_simulator/resources", get(admin_resources))
+            .route("/_simulator/counts", get(admin_counts))
             .route("/metadata/identity/oauth2/token", get(crate::auth::imds))
             .route("/{tenant}/oauth2/v2.0/token", post(crate::auth::token))
             .fallback(arm)
@@ -268,7 +269,9 @@ impl Simulator {
                 body: reply.body.clone(),
             },
         };
-        st.traffic.push(exchange);
+        if self.inner.config.record_traffic {
+            st.traffic.push(exchange);
+        }
         (reply, is_poll)
     }
 
@@ -908,6 +911,17 @@ async fn admin_traffic(AxState(sim): AxState<Simulator>) -> Json<Vec<Value>> {
 async fn admin_clear_traffic(AxState(sim): AxState<Simulator>) -> StatusCode {
     sim.clear_traffic();
     StatusCode::NO_CONTENT
+}
+
+async fn admin_counts(AxState(sim): AxState<Simulator>) -> Json<Value> {
+    Json(json!({
+        "GET": sim.count("GET"),
+        "PUT": sim.count("PUT"),
+        "DELETE": sim.count("DELETE"),
+        "POST": sim.count("POST"),
+        "polls": sim.count_polls(),
+        "resources": sim.resource_count(),
+    }))
 }
 
 async fn admin_resources(AxState(sim): AxState<Simulator>) -> Json<Value> {

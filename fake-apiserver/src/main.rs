@@ -1,0 +1,68 @@
+//! `fake-apiserver`: the in-memory API server over plain HTTP, for benchmarks and demos that run the real
+//! `aks-reconciler` binary in its own process (point a kubeconfig's `server:` at the printed URL). Not a real
+//! API server: no authentication, no TLS, no validation — see the crate documentation.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+
+use fake_apiserver::FakeApiServer;
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use tower::Service;
+
+fn usage() -> ! {
+    eprintln!("usage: fake-apiserver [--listen 127.0.0.1:6443]\nServes an in-memory Kubernetes API over HTTP.");
+    std::process::exit(2)
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut listen: SocketAddr = SocketAddr::from(([127, 0, 0, 1], 6443));
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--listen" => match args.next().and_then(|a| a.parse().ok()) {
+                Some(addr) => listen = addr,
+                None => usage(),
+            },
+            "-h" | "--help" => usage(),
+            _ => usage(),
+        }
+    }
+    let listener = match tokio::net::TcpListener::bind(listen).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("fake-apiserver: cannot listen on {listen}: {e}");
+            std::process::exit(1)
+        }
+    };
+    let addr = listener.local_addr().unwrap_or(listen);
+    println!("http://{addr}");
+    let server = FakeApiServer::new();
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = tokio::signal::ctrl_c() => return,
+        };
+        let Ok((stream, _)) = accepted else { continue };
+        let server = server.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |request: hyper::Request<Incoming>| {
+                let mut server = server.clone();
+                async move {
+                    let (parts, body) = request.into_parts();
+                    let bytes = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+                    let request = hyper::Request::from_parts(parts, kube::client::Body::from(bytes));
+                    let response = match server.call(request).await {
+                        Ok(r) => r,
+                        Err(never) => match never {},
+                    };
+                    Ok::<_, Infallible>(response)
+                }
+            });
+            let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+        });
+    }
+}
