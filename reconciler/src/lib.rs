@@ -11,6 +11,7 @@
 pub mod arm;
 pub mod controller;
 pub mod credentials;
+pub mod leader;
 pub mod reconcile;
 pub mod resolve;
 pub mod sources;
