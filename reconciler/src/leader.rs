@@ -342,7 +342,9 @@ impl LeaderElector {
     /// shutdown while leading. Leads at most once: it returns when leadership is lost.
     ///
     /// `shutdown` should resolve only after the controllers stopped (see the module docs). Dropping this future
-    /// while leading stops renewing without releasing: the others take over after `lease_duration`.
+    /// while leading stops renewing without releasing (the status turns `false`): the others take over after
+    /// `lease_duration`. A shutdown while an acquiring write is in flight abandons that write; should it have
+    /// succeeded, the Lease is not released either.
     pub async fn run(mut self, shutdown: impl Future<Output = ()>) -> Termination {
         let mut shutdown = std::pin::pin!(shutdown);
         let acquired_at = tokio::select! {
@@ -688,7 +690,8 @@ impl LeaderHandle {
     }
 
     /// Stops the elector at once without releasing the Lease — as if the process died: the others take over
-    /// after `lease_duration`. The status turns `false` and its channel closes.
+    /// after `lease_duration`. The status turns `false` and its channel closes as soon as the runtime drops the
+    /// task (right after this call, asynchronously).
     pub fn abort(self) {
         self.task.abort();
     }
