@@ -5,6 +5,7 @@
 //! - [`reconcile`]: the loop itself, the same code path for every kind.
 //! - [`resolve`]: secret and resource references resolved into the PUT body.
 //! - [`controller`]: one kube-rs `Controller` per registered kind.
+//! - [`leader`]: Lease-based leader election, so two replicas never reconcile the same object.
 //! - [`import`]: existing Azure resources → custom resources (`armctl import <ARM ID>`).
 //! - [`credentials`]: workload identity, managed identity and client-secret tokens; [`sources`]: which one an
 //!   object uses (annotation, namespace Secret, global default).
@@ -13,6 +14,7 @@ pub mod arm;
 pub mod controller;
 pub mod credentials;
 pub mod import;
+pub mod leader;
 pub mod reconcile;
 pub mod resolve;
 pub mod sources;

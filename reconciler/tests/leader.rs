@@ -1,0 +1,461 @@
+//! Leader election against the fake API server, with short durations (lease 1 s, renew deadline 600 ms, retry
+//! 100 ms) so that every scenario takes a few seconds.
+
+use std::time::Duration;
+
+use aks_reconciler::leader::{LeaderElection, LeaderElector, LeaderHandle, Termination};
+use fake_apiserver::FakeApiServer;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use serde_json::{Value, json};
+use tokio::time::{Instant, sleep, timeout};
+
+const NAMESPACE: &str = "aks-system";
+const LEASE: &str = "aks-reconciler";
+const LEASE_API: &str = "coordination.k8s.io/v1";
+const LEASE_PATH: &str = "/leases/aks-reconciler";
+const LEASE_DURATION: Duration = Duration::from_millis(1000);
+const RENEW_DEADLINE: Duration = Duration::from_millis(600);
+const RETRY_PERIOD: Duration = Duration::from_millis(100);
+
+fn config(identity: &str) -> LeaderElection {
+    LeaderElection::new(LEASE, NAMESPACE, identity).with_durations(LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD)
+}
+
+fn spawn(server: &FakeApiServer, identity: &str) -> LeaderHandle {
+    LeaderElector::new(server.client(), config(identity))
+        .expect("valid configuration")
+        .spawn()
+}
+
+fn lease(server: &FakeApiServer) -> Value {
+    server
+        .get(LEASE_API, "leases", Some(NAMESPACE), LEASE)
+        .expect("the lease exists")
+}
+
+fn holder(server: &FakeApiServer) -> Option<String> {
+    lease(server)
+        .pointer("/spec/holderIdentity")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+fn time_field(lease: &Value, field: &str) -> Timestamp {
+    lease
+        .pointer(&format!("/spec/{field}"))
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("{field} in {lease}"))
+        .parse()
+        .unwrap_or_else(|e| panic!("{field} is a timestamp: {e}"))
+}
+
+fn transitions(lease: &Value) -> Option<i64> {
+    lease.pointer("/spec/leaseTransitions").and_then(Value::as_i64)
+}
+
+/// A MicroTime as the API server writes it, `ago` before now.
+fn micro_time_ago(ago: Duration) -> String {
+    let at = Timestamp::now() - SignedDuration::try_from(ago).expect("small duration");
+    at.strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+}
+
+fn insert_lease(server: &FakeApiServer, spec: Value) -> Value {
+    server.insert(json!({
+        "apiVersion": LEASE_API,
+        "kind": "Lease",
+        "metadata": {"name": LEASE, "namespace": NAMESPACE},
+        "spec": spec,
+    }))
+}
+
+async fn acquired_within(handle: &LeaderHandle, limit: Duration) -> bool {
+    timeout(limit, handle.acquired()).await == Ok(true)
+}
+
+/// Polls `condition` every 5 ms; whether it held within `limit`.
+async fn eventually(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        if condition() {
+            return true;
+        }
+        sleep(Duration::from_millis(5)).await;
+    }
+    condition()
+}
+
+#[tokio::test]
+async fn a_single_elector_creates_the_lease_and_renews_it() {
+    let server = FakeApiServer::new();
+    let a = spawn(&server, "pod-a");
+    assert!(
+        acquired_within(&a, Duration::from_secs(2)).await,
+        "acquires a free lease"
+    );
+    assert!(a.is_leader());
+    assert_eq!(server.count("POST", "/leases"), 1, "created");
+
+    let first = lease(&server);
+    assert_eq!(first.pointer("/spec/holderIdentity"), Some(&json!("pod-a")));
+    assert_eq!(first.pointer("/spec/leaseDurationSeconds"), Some(&json!(1)));
+    assert_eq!(transitions(&first), Some(0));
+    let acquired = time_field(&first, "acquireTime");
+    let renewed = time_field(&first, "renewTime");
+    assert_eq!(acquired, renewed, "acquired and renewed at creation");
+
+    sleep(RETRY_PERIOD * 4).await;
+    let later = lease(&server);
+    assert!(a.is_leader(), "still leading");
+    assert!(time_field(&later, "renewTime") > renewed, "renewTime advances: {later}");
+    assert_eq!(time_field(&later, "acquireTime"), acquired, "acquireTime stays");
+    assert_eq!(transitions(&later), Some(0));
+    assert!(server.count("PUT", LEASE_PATH) >= 2, "renewed by replace");
+    assert_eq!(
+        server.count("GET", LEASE_PATH),
+        1,
+        "the leader renews the lease it last wrote without reading it again"
+    );
+
+    assert_eq!(a.shutdown().await, Termination::Released);
+    let released = lease(&server);
+    assert_eq!(released.pointer("/spec/holderIdentity"), None, "released: {released}");
+    assert_eq!(transitions(&released), Some(0));
+}
+
+#[tokio::test]
+async fn of_two_electors_exactly_one_leads_at_any_time() {
+    let server = FakeApiServer::new();
+    let a = spawn(&server, "pod-a");
+    let b = spawn(&server, "pod-b");
+    let mut first_leader = None;
+    let end = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < end {
+        let (a_leads, b_leads) = (a.is_leader(), b.is_leader());
+        assert!(!(a_leads && b_leads), "both lead at once");
+        match (first_leader, a_leads, b_leads) {
+            (None, true, _) => first_leader = Some("pod-a"),
+            (None, _, true) => first_leader = Some("pod-b"),
+            (Some(leader), _, _) => assert_eq!(
+                (a_leads, b_leads),
+                (leader == "pod-a", leader == "pod-b"),
+                "leadership stays with {leader} while it renews"
+            ),
+            (None, false, false) => {}
+        }
+        sleep(Duration::from_millis(10)).await;
+    }
+    let leader = first_leader.expect("one of them leads");
+    assert_eq!(holder(&server).as_deref(), Some(leader), "the lease names the leader");
+    assert_eq!(transitions(&lease(&server)), Some(0));
+
+    let (a_end, b_end) = (a.shutdown().await, b.shutdown().await);
+    let (leader_end, other_end) = if leader == "pod-a" {
+        (a_end, b_end)
+    } else {
+        (b_end, a_end)
+    };
+    assert_eq!(leader_end, Termination::Released);
+    assert!(
+        matches!(other_end, Termination::Stopped | Termination::Released),
+        "the other stops without having lost anything: {other_end:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_graceful_shutdown_releases_and_the_other_leads_promptly() {
+    let server = FakeApiServer::new();
+    let a = spawn(&server, "pod-a");
+    assert!(acquired_within(&a, Duration::from_secs(2)).await);
+    let b = spawn(&server, "pod-b");
+    sleep(RETRY_PERIOD * 3).await;
+    assert!(!b.is_leader(), "the lease is held");
+    let acquired_by_a = time_field(&lease(&server), "acquireTime");
+
+    let b_status = b.status();
+    let released_at = Instant::now();
+    assert_eq!(a.shutdown().await, Termination::Released);
+    assert!(
+        !b_status.is_leader(),
+        "pod-a reports not-leader before the other can lead"
+    );
+    assert!(acquired_within(&b, LEASE_DURATION).await, "pod-b takes over");
+    let handover = released_at.elapsed();
+    assert!(
+        handover < LEASE_DURATION / 2,
+        "handover after a release is well under the lease duration: {handover:?}"
+    );
+
+    let taken = lease(&server);
+    assert_eq!(taken.pointer("/spec/holderIdentity"), Some(&json!("pod-b")));
+    assert_eq!(transitions(&taken), Some(1), "a transition");
+    assert!(time_field(&taken, "acquireTime") > acquired_by_a, "a new acquireTime");
+    assert_eq!(b.shutdown().await, Termination::Released);
+}
+
+#[tokio::test]
+async fn dropping_the_handle_releases_the_lease() {
+    let server = FakeApiServer::new();
+    let a = spawn(&server, "pod-a");
+    assert!(acquired_within(&a, Duration::from_secs(2)).await);
+    let b = spawn(&server, "pod-b");
+    sleep(RETRY_PERIOD * 2).await;
+    let dropped_at = Instant::now();
+    drop(a);
+    assert!(acquired_within(&b, LEASE_DURATION).await);
+    assert!(dropped_at.elapsed() < LEASE_DURATION / 2, "{:?}", dropped_at.elapsed());
+    assert_eq!(b.shutdown().await, Termination::Released);
+}
+
+#[tokio::test]
+async fn a_leader_that_stops_renewing_is_taken_over_only_after_the_lease_duration() {
+    let server = FakeApiServer::new();
+    let a = LeaderElector::new(server.client(), config("pod-a")).expect("valid");
+    let a_status = a.status();
+    let a_task = tokio::spawn(a.run(std::future::pending()));
+    assert!(timeout(Duration::from_secs(2), a_status.acquired()).await == Ok(true));
+    let b = spawn(&server, "pod-b");
+    sleep(RETRY_PERIOD * 3).await;
+    assert!(!b.is_leader());
+
+    let crashed_at = Instant::now();
+    a_task.abort();
+    assert!(a_task.await.is_err_and(|e| e.is_cancelled()));
+    assert!(!a_status.is_leader(), "an aborted elector does not report leading");
+    assert_eq!(holder(&server).as_deref(), Some("pod-a"), "not released");
+
+    assert!(
+        acquired_within(&b, LEASE_DURATION * 3).await,
+        "pod-b takes over an expired lease"
+    );
+    let takeover = crashed_at.elapsed();
+    // pod-a's last renewal began at most one retry period (plus scheduling) before the abort.
+    assert!(
+        takeover >= LEASE_DURATION - RETRY_PERIOD * 2,
+        "not before the lease expired: {takeover:?}"
+    );
+    let taken = lease(&server);
+    assert_eq!(taken.pointer("/spec/holderIdentity"), Some(&json!("pod-b")));
+    assert_eq!(transitions(&taken), Some(1));
+    assert_eq!(b.shutdown().await, Termination::Released);
+}
+
+#[tokio::test]
+async fn failing_renewals_make_the_leader_step_down_after_the_renew_deadline() {
+    let server = FakeApiServer::new();
+    let a = spawn(&server, "pod-a");
+    assert!(acquired_within(&a, Duration::from_secs(2)).await);
+    let b = spawn(&server, "pod-b");
+    sleep(RETRY_PERIOD * 2).await;
+
+    let failing_from = Instant::now();
+    server.fail_next("PUT", "/leases/", 500, 1000);
+    assert!(
+        timeout(Duration::from_secs(3), a.lost()).await.is_ok(),
+        "pod-a reports the loss"
+    );
+    let stepped_down = failing_from.elapsed();
+    let b_led_meanwhile = b.is_leader();
+    server.clear_faults();
+    assert!(!a.is_leader());
+    assert!(!b_led_meanwhile, "pod-b could not write the lease either");
+    assert!(
+        stepped_down >= RENEW_DEADLINE - RETRY_PERIOD * 2 && stepped_down < RENEW_DEADLINE * 3,
+        "steps down after the renew deadline: {stepped_down:?}"
+    );
+    assert_eq!(
+        holder(&server).as_deref(),
+        Some("pod-a"),
+        "a lost leader does not release"
+    );
+    assert_eq!(a.shutdown().await, Termination::Lost);
+
+    assert!(
+        acquired_within(&b, LEASE_DURATION * 3).await,
+        "pod-b takes over once the lease expired"
+    );
+    assert!(failing_from.elapsed() >= LEASE_DURATION - RETRY_PERIOD * 2);
+    assert_eq!(b.shutdown().await, Termination::Released);
+}
+
+#[tokio::test]
+async fn short_renewal_errors_are_retried_within_the_renew_deadline() {
+    let server = FakeApiServer::new();
+    let a = spawn(&server, "pod-a");
+    assert!(acquired_within(&a, Duration::from_secs(2)).await);
+    let puts_before = server.count("PUT", LEASE_PATH);
+    // The first retry fails twice (optimistic replace, then read-and-replace), the second once.
+    server.fail_next("PUT", "/leases/", 500, 3);
+    let before = time_field(&lease(&server), "renewTime");
+    let end = Instant::now() + RENEW_DEADLINE + RETRY_PERIOD * 2;
+    while Instant::now() < end {
+        assert!(a.is_leader(), "errors shorter than the renew deadline are tolerated");
+        sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        server.count("PUT", LEASE_PATH) >= puts_before + 4,
+        "the failed writes were retried"
+    );
+    assert!(
+        time_field(&lease(&server), "renewTime") > before,
+        "renewed after the errors"
+    );
+    assert_eq!(a.shutdown().await, Termination::Released);
+}
+
+#[tokio::test]
+async fn a_conflict_while_acquiring_makes_the_loser_keep_waiting() {
+    let server = FakeApiServer::new();
+    insert_lease(
+        &server,
+        json!({
+            "holderIdentity": "pod-ghost",
+            "leaseDurationSeconds": 1,
+            "acquireTime": micro_time_ago(Duration::from_secs(3600)),
+            "renewTime": micro_time_ago(Duration::from_secs(3600)),
+            "leaseTransitions": 3,
+        }),
+    );
+    // pod-b tries to take the expired lease over, but pod-winner's write comes first.
+    server.fail_next("PUT", "/leases/", 409, 1);
+    let b = spawn(&server, "pod-b");
+    assert!(
+        eventually(Duration::from_secs(2), || server.count("PUT", LEASE_PATH) >= 1).await,
+        "pod-b tried to take over"
+    );
+    let winner = {
+        let server = server.clone();
+        tokio::spawn(async move {
+            let acquired = micro_time_ago(Duration::ZERO);
+            loop {
+                insert_lease(
+                    &server,
+                    json!({
+                        "holderIdentity": "pod-winner",
+                        "leaseDurationSeconds": 1,
+                        "acquireTime": acquired,
+                        "renewTime": micro_time_ago(Duration::ZERO),
+                        "leaseTransitions": 4,
+                    }),
+                );
+                sleep(RETRY_PERIOD).await;
+            }
+        })
+    };
+    let end = Instant::now() + LEASE_DURATION * 2;
+    while Instant::now() < end {
+        assert!(
+            !b.is_leader(),
+            "the loser of the conflict waits while the winner renews"
+        );
+        sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(holder(&server).as_deref(), Some("pod-winner"));
+
+    winner.abort();
+    let _ = winner.await;
+    assert!(
+        acquired_within(&b, LEASE_DURATION * 3).await,
+        "takes over once the winner stops renewing"
+    );
+    let taken = lease(&server);
+    assert_eq!(taken.pointer("/spec/holderIdentity"), Some(&json!("pod-b")));
+    assert_eq!(transitions(&taken), Some(5));
+    assert_eq!(b.shutdown().await, Termination::Released);
+}
+
+#[tokio::test]
+async fn a_lease_without_spec_is_free() {
+    let server = FakeApiServer::new();
+    server.insert(json!({
+        "apiVersion": LEASE_API,
+        "kind": "Lease",
+        "metadata": {"name": LEASE, "namespace": NAMESPACE},
+    }));
+    let b = spawn(&server, "pod-b");
+    assert!(acquired_within(&b, LEASE_DURATION / 2).await, "nobody holds it");
+    let taken = lease(&server);
+    assert_eq!(taken.pointer("/spec/holderIdentity"), Some(&json!("pod-b")));
+    assert_eq!(transitions(&taken), Some(1));
+    assert_eq!(b.shutdown().await, Termination::Released);
+}
+
+#[tokio::test]
+async fn a_held_lease_without_times_or_duration_expires_after_the_own_lease_duration() {
+    let server = FakeApiServer::new();
+    insert_lease(&server, json!({"holderIdentity": "pod-ghost"}));
+    let started = Instant::now();
+    let b = spawn(&server, "pod-b");
+    assert!(
+        acquired_within(&b, LEASE_DURATION * 3).await,
+        "the ghost's lease expires"
+    );
+    assert!(
+        started.elapsed() >= LEASE_DURATION,
+        "waited for the lease to stay unchanged for the lease duration: {:?}",
+        started.elapsed()
+    );
+    let taken = lease(&server);
+    assert_eq!(taken.pointer("/spec/holderIdentity"), Some(&json!("pod-b")));
+    assert_eq!(transitions(&taken), Some(1));
+    assert_eq!(
+        b.shutdown().await,
+        Termination::Released,
+        "no panic in the elector task"
+    );
+}
+
+#[tokio::test]
+async fn an_unreadable_lease_keeps_the_elector_waiting_without_panicking() {
+    let server = FakeApiServer::new();
+    insert_lease(
+        &server,
+        json!({"holderIdentity": 42, "renewTime": "yesterday", "leaseDurationSeconds": "long"}),
+    );
+    let b = spawn(&server, "pod-b");
+    sleep(LEASE_DURATION * 2).await;
+    assert!(!b.is_leader(), "cannot take over what it cannot read");
+    assert!(server.count("GET", LEASE_PATH) >= 3, "kept trying");
+    assert_eq!(server.count("PUT", LEASE_PATH), 0);
+
+    server.delete(LEASE_API, "leases", Some(NAMESPACE), LEASE);
+    assert!(
+        acquired_within(&b, LEASE_DURATION).await,
+        "recovers once the lease is gone"
+    );
+    assert_eq!(
+        b.shutdown().await,
+        Termination::Released,
+        "no panic in the elector task"
+    );
+}
+
+#[tokio::test]
+async fn a_candidate_shut_down_before_leading_stops_and_writes_nothing() {
+    let server = FakeApiServer::new();
+    insert_lease(
+        &server,
+        json!({
+            "holderIdentity": "pod-other",
+            "leaseDurationSeconds": 3600,
+            "renewTime": micro_time_ago(Duration::ZERO),
+        }),
+    );
+    let b = spawn(&server, "pod-b");
+    let status = b.status();
+    sleep(RETRY_PERIOD * 3).await;
+    assert_eq!(b.shutdown().await, Termination::Stopped);
+    assert!(
+        !status.acquired().await,
+        "acquired() answers false once the elector ended"
+    );
+    status.lost().await;
+    assert_eq!(server.count("PUT", LEASE_PATH), 0);
+    assert_eq!(holder(&server).as_deref(), Some("pod-other"));
+}
+
+#[tokio::test]
+async fn an_invalid_configuration_is_refused() {
+    let server = FakeApiServer::new();
+    let config = config("pod-a").with_durations(RENEW_DEADLINE, LEASE_DURATION, RETRY_PERIOD);
+    assert!(LeaderElector::new(server.client(), config).is_err());
+}
