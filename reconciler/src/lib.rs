@@ -5,12 +5,16 @@
 //! - [`reconcile`]: the loop itself, the same code path for every kind.
 //! - [`resolve`]: secret and resource references resolved into the PUT body.
 //! - [`controller`]: one kube-rs `Controller` per registered kind.
+//! - [`serve`]: the conversion webhook over TLS, the probes and metrics server; [`metrics`]: the Prometheus
+//!   series.
 //! - [`credentials`]: workload identity, managed identity and client-secret tokens; [`sources`]: which one an
 //!   object uses (annotation, namespace Secret, global default).
 
 pub mod arm;
 pub mod controller;
 pub mod credentials;
+pub mod metrics;
 pub mod reconcile;
 pub mod resolve;
+pub mod serve;
 pub mod sources;
