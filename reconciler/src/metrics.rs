@@ -304,7 +304,11 @@ impl Collector for ProcessCollector {
             self.started,
         )?;
         if let Some(bytes) = Self::resident_bytes() {
-            gauge("process_resident_memory_bytes", "Resident memory size in bytes", bytes as f64)?;
+            gauge(
+                "process_resident_memory_bytes",
+                "Resident memory size in bytes",
+                bytes as f64,
+            )?;
         }
         if let Some(fds) = Self::open_fds() {
             gauge("process_open_fds", "Open file descriptors", fds as f64)?;

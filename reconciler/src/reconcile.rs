@@ -1126,6 +1126,44 @@ mod tests {
     }
 
     #[test]
+    fn pending_operations_measure_from_their_recorded_start() {
+        let poller = Poller {
+            verb: "PUT".into(),
+            resource_id: "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/c"
+                .into(),
+            api_version: "2025-10-01".into(),
+            url: "https://management.azure.com/operations/1".into(),
+            via: crate::arm::PollVia::AsyncOperation,
+        };
+        let fresh = Pending::new(poller.clone(), None);
+        let stored: Pending = serde_json::from_str(&serde_json::to_string(&fresh).unwrap()).unwrap();
+        assert_eq!(stored, fresh, "the start time survives the status");
+        let started = k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_secs(90);
+        let metrics = Metrics::new();
+        let mut pending = Pending::new(poller.clone(), None);
+        pending.started = Some(started.to_string());
+        pending.completed("ManagedCluster", &metrics);
+        // A record without a start time (an older version's) is not observed.
+        let old: Pending = serde_json::from_value(serde_json::to_value(&poller).unwrap()).unwrap();
+        assert_eq!(old.started, None);
+        old.completed("ManagedCluster", &metrics);
+        let text = metrics.encode().unwrap();
+        let line = |name: &str| {
+            text.lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.rsplit_once(' '))
+                .and_then(|(_, v)| v.parse::<f64>().ok())
+        };
+        assert_eq!(
+            line("aks_reconciler_arm_operation_duration_seconds_count"),
+            Some(1.0),
+            "{text}"
+        );
+        let sum = line("aks_reconciler_arm_operation_duration_seconds_sum").unwrap();
+        assert!((90.0..100.0).contains(&sum), "{sum}");
+    }
+
+    #[test]
     fn terminal_states() {
         assert!(is_terminal("Succeeded") && is_terminal("failed") && is_terminal("Canceled"));
         assert!(!is_terminal("Updating") && !is_terminal("Creating") && !is_terminal("Upgrading"));

@@ -61,7 +61,11 @@ pub enum ServeError {
     },
     /// The certificate and key do not make a TLS configuration.
     #[error("TLS certificate {} and key {}: {message}", .cert.display(), .key.display())]
-    Tls { cert: PathBuf, key: PathBuf, message: String },
+    Tls {
+        cert: PathBuf,
+        key: PathBuf,
+        message: String,
+    },
     /// The listen address could not be bound.
     #[error("listening on {addr}: {source}")]
     Bind {
@@ -214,12 +218,7 @@ pub fn serve_webhook(options: &WebhookOptions, converter: Arc<dyn Converter>) ->
         path: options.key_file.clone(),
         source,
     })?;
-    let tls = RustlsConfig::from_config(tls_config(
-        &cert_pem,
-        &key_pem,
-        &options.cert_file,
-        &options.key_file,
-    )?);
+    let tls = RustlsConfig::from_config(tls_config(&cert_pem, &key_pem, &options.cert_file, &options.key_file)?);
     let listener = bind(options.listen)?;
     let addr = listener.local_addr().map_err(|source| ServeError::Bind {
         addr: options.listen,
@@ -229,11 +228,7 @@ pub fn serve_webhook(options: &WebhookOptions, converter: Arc<dyn Converter>) ->
     let server = axum_server::from_tcp_rustls(listener, tls.clone())
         .map_err(|source| ServeError::Bind { addr, source })?
         .handle(handle.clone());
-    let reloader = tokio::spawn(reload_certificates(
-        tls,
-        options.clone(),
-        (cert_pem, key_pem),
-    ));
+    let reloader = tokio::spawn(reload_certificates(tls, options.clone(), (cert_pem, key_pem)));
     let app = armgen_runtime::webhook::router(converter);
     let (stop, stopped) = oneshot::channel();
     let task = tokio::spawn(async move {
@@ -332,8 +327,8 @@ async fn metrics_text(State((_, metrics)): State<(Readiness, Metrics)>) -> Respo
 /// Starts the probes and metrics server ([`probes_router`]) on `listen` over plain HTTP. Call it inside a Tokio
 /// runtime.
 pub fn serve_probes(listen: SocketAddr, readiness: Readiness, metrics: Metrics) -> Result<Server, ServeError> {
-    let listener = tokio::net::TcpListener::from_std(bind(listen)?)
-        .map_err(|source| ServeError::Bind { addr: listen, source })?;
+    let listener =
+        tokio::net::TcpListener::from_std(bind(listen)?).map_err(|source| ServeError::Bind { addr: listen, source })?;
     let addr = listener
         .local_addr()
         .map_err(|source| ServeError::Bind { addr: listen, source })?;
