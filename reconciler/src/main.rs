@@ -137,8 +137,8 @@ async fn run(args: Args) -> Result<(), String> {
     }
     let metrics = Metrics::new();
     let readiness = Readiness::new();
-    let probes =
-        serve::serve_probes(args.metrics_listen, readiness.clone(), metrics.clone()).map_err(|e| e.to_string())?;
+    let probes = serve::serve_probes(args.metrics_listen, readiness.clone(), metrics.clone())
+        .map_err(|e| format!("probes and metrics: {e}"))?;
     let webhook = if args.disable_webhook {
         None
     } else {
@@ -147,7 +147,9 @@ async fn run(args: Args) -> Result<(), String> {
             key_file: args.tls_key_file.clone(),
             ..WebhookOptions::new(args.webhook_listen)
         };
-        Some(serve::serve_webhook(&options, Arc::new(aks_api::Converter)).map_err(|e| e.to_string())?)
+        let webhook = serve::serve_webhook(&options, Arc::new(aks_api::Converter))
+            .map_err(|e| format!("conversion webhook: {e} (see --tls-cert-file, --tls-key-file, --disable-webhook)"))?;
+        Some(webhook)
     };
     let client = kube::Client::try_default()
         .await
