@@ -30,7 +30,13 @@ struct Args {
 }
 
 fn args() -> Result<Args, String> {
-    let mut a = Args { bin_dir: "target/release".into(), clusters: 1000, pools: 3, concurrency: 32, idle_secs: 20 };
+    let mut a = Args {
+        bin_dir: "target/release".into(),
+        clusters: 1000,
+        pools: 3,
+        concurrency: 32,
+        idle_secs: 20,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
@@ -54,7 +60,7 @@ fn free_port() -> Result<u16, String> {
 }
 
 /// A child process killed on drop.
-struct Proc(Child, &'static str);
+struct Proc(Child);
 
 impl Drop for Proc {
     fn drop(&mut self) {
@@ -69,7 +75,9 @@ fn spawn(bin: PathBuf, args: &[String], env: &[(&str, String)], what: &'static s
     for (k, v) in env {
         cmd.env(k, v);
     }
-    cmd.spawn().map(|c| Proc(c, what)).map_err(|e| format!("cannot start {}: {e}", bin.display()))
+    cmd.spawn()
+        .map(Proc)
+        .map_err(|e| format!("cannot start {what} ({}): {e}", bin.display()))
 }
 
 /// (VmRSS, VmHWM) in MiB of a process.
@@ -148,8 +156,14 @@ fn start_reconciler(a: &Args, kubeconfig: &std::path::Path, sim: &str) -> Result
             "3600".into(),
             "--concurrency".into(),
             a.concurrency.to_string(),
+            "--disable-webhook".into(),
+            "--metrics-listen".into(),
+            "127.0.0.1:0".into(),
         ],
-        &[("KUBECONFIG", kubeconfig.display().to_string()), ("RUST_LOG", "warn".into())],
+        &[
+            ("KUBECONFIG", kubeconfig.display().to_string()),
+            ("RUST_LOG", "warn".into()),
+        ],
         "aks-reconciler",
     )
 }
@@ -205,7 +219,8 @@ async fn run() -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     let config = kube::Config::new(api_url.parse().map_err(|e| format!("{e}"))?);
     let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
-    let clusters: Api<DynamicObject> = Api::namespaced_with(client.clone(), NS, &resource("ManagedCluster", "managedclusters"));
+    let clusters: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), NS, &resource("ManagedCluster", "managedclusters"));
     let pools: Api<DynamicObject> = Api::namespaced_with(client.clone(), NS, &resource("AgentPool", "agentpools"));
 
     let created = Instant::now();
@@ -219,7 +234,10 @@ async fn run() -> Result<(), String> {
                 "agentPoolProfiles": [{"name": "system", "count": 3, "vmSize": "Standard_D4s_v5", "mode": "System"}]},
         });
         let object: DynamicObject = serde_json::from_value(cluster).map_err(|e| e.to_string())?;
-        clusters.create(&PostParams::default(), &object).await.map_err(|e| e.to_string())?;
+        clusters
+            .create(&PostParams::default(), &object)
+            .await
+            .map_err(|e| e.to_string())?;
         for p in 0..a.pools {
             let pool = json!({
                 "apiVersion": "containerservice.azure.com/v2alpha1", "kind": "AgentPool",
@@ -228,12 +246,19 @@ async fn run() -> Result<(), String> {
                     "vmSize": "Standard_D8s_v5", "mode": "User"},
             });
             let object: DynamicObject = serde_json::from_value(pool).map_err(|e| e.to_string())?;
-            pools.create(&PostParams::default(), &object).await.map_err(|e| e.to_string())?;
+            pools
+                .create(&PostParams::default(), &object)
+                .await
+                .map_err(|e| e.to_string())?;
         }
     }
     eprintln!("created {total} objects in {:.1} s", created.elapsed().as_secs_f64());
 
-    println!("## Scale: {} ManagedClusters + {} AgentPools\n", a.clusters, a.clusters * a.pools);
+    println!(
+        "## Scale: {} ManagedClusters + {} AgentPools\n",
+        a.clusters,
+        a.clusters * a.pools
+    );
     println!(
         "`aks-reconciler` (release) in its own process, `--concurrency {}` per kind, against `fake-apiserver` and \
          `arm-simulator` (operations finish after 2 polls, `Retry-After: 1`) in their own processes.\n",

@@ -14,6 +14,8 @@
 //! - **Errors**: ARM's error body (`error.code`, `error.message`) is parsed into [`ArmError::Api`], which the
 //!   reconciler surfaces in the `Ready` condition.
 //! - Request and response bodies are never logged: PUT bodies carry secrets.
+//! - **Metrics**: with [`ArmClient::with_metrics`], every HTTP request (each retry included) is counted by verb
+//!   and status code ([`Metrics::arm_request`]).
 
 use std::time::Duration;
 
@@ -21,6 +23,8 @@ use reqwest::{Method, StatusCode, header::HeaderMap};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use url::Url;
+
+use crate::metrics::Metrics;
 
 /// How one call retries throttling, server errors and connection errors.
 #[derive(Debug, Clone)]
@@ -193,6 +197,7 @@ pub struct ArmClient {
     endpoint: Url,
     retry: RetryPolicy,
     scope: Option<String>,
+    metrics: Option<Metrics>,
 }
 
 impl ArmClient {
@@ -203,6 +208,7 @@ impl ArmClient {
             endpoint,
             retry,
             scope: None,
+            metrics: None,
         }
     }
 
@@ -210,6 +216,12 @@ impl ArmClient {
     /// that stands for `https://management.azure.com/.default`.
     pub fn with_token_scope(mut self, scope: impl Into<String>) -> Self {
         self.scope = Some(scope.into());
+        self
+    }
+
+    /// The same client, counting its requests in `metrics`.
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = Some(metrics);
         self
     }
 
@@ -439,7 +451,11 @@ impl ArmClient {
                 builder = builder.json(body);
             }
             let last = attempt >= self.retry.max_attempts.max(1);
-            match builder.send().await {
+            let sent = builder.send().await;
+            if let Some(metrics) = &self.metrics {
+                metrics.arm_request(method.as_str(), sent.as_ref().ok().map(|r| r.status().as_u16()));
+            }
+            match sent {
                 Err(e) => {
                     let message = format!("connection failed: {}", without_url(&e));
                     tracing::debug!(%request, attempt, %message, "ARM call failed");

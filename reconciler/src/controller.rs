@@ -98,6 +98,7 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
             .applied_objects()
             .predicate_filter(trigger_hash, Default::default());
         let kind = info.kind;
+        let metrics = shared.metrics.clone();
         tracing::info!(
             kind,
             version = info.version,
@@ -137,6 +138,11 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
         };
         let running = controller.run(reconcile, error_policy, ctx).for_each(move |result| {
             if let Err(e) = result {
+                if let kube::runtime::controller::Error::ObjectNotFound(gone) = &e {
+                    // A retry scheduled for an object deleted since: it no longer waits.
+                    let key = format!("{}/{}", gone.namespace.as_deref().unwrap_or_default(), gone.name);
+                    metrics.forget(kind, &key);
+                }
                 tracing::debug!(kind, "controller: {e}");
             }
             futures::future::ready(())

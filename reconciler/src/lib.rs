@@ -7,6 +7,8 @@
 //! - [`controller`]: one kube-rs `Controller` per registered kind.
 //! - [`leader`]: Lease-based leader election, so two replicas never reconcile the same object.
 //! - [`import`]: existing Azure resources → custom resources (`armctl import <ARM ID>`).
+//! - [`serve`]: the conversion webhook over TLS, the probes and metrics server; [`metrics`]: the Prometheus
+//!   series.
 //! - [`credentials`]: workload identity, managed identity and client-secret tokens; [`sources`]: which one an
 //!   object uses (annotation, namespace Secret, global default).
 
@@ -15,6 +17,8 @@ pub mod controller;
 pub mod credentials;
 pub mod import;
 pub mod leader;
+pub mod metrics;
 pub mod reconcile;
 pub mod resolve;
+pub mod serve;
 pub mod sources;

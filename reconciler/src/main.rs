@@ -1,5 +1,7 @@
 //! `aks-reconciler`: the controller binary. Every flag also reads an environment variable (shown by `--help`).
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,9 +9,12 @@ use std::time::Duration;
 use aks_reconciler::arm::{ArmClient, RetryPolicy};
 use aks_reconciler::controller;
 use aks_reconciler::credentials::{CredentialConfig, CredentialDefaults, Credentials};
+use aks_reconciler::leader::{LeaderElection, LeaderElector};
+use aks_reconciler::metrics::Metrics;
 use aks_reconciler::reconcile::{Access, CredentialProvider, Settings, Shared, StaticAccess};
+use aks_reconciler::serve::{self, Readiness, WebhookOptions};
 use aks_reconciler::sources::CredentialSources;
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use kube::runtime::events::{Recorder, Reporter};
 
 /// Reconciles the generated AKS custom resources against Azure Resource Manager.
@@ -19,6 +24,9 @@ use kube::runtime::events::{Recorder, Reporter};
 /// managed identity, or AZURE_CLIENT_SECRET; AZURE_AUTHORITY_HOST, AZURE_IDENTITY_ENDPOINT). A Secret named
 /// `armgen-credential` in a namespace overrides it there, and the annotation `armgen.azure.com/credential-from:
 /// <secret>` on a resource overrides both. Kubernetes access: in-cluster service account or KUBECONFIG.
+///
+/// Serving: the CRD conversion webhook (POST /convert) over HTTPS on --webhook-listen, with the certificate files
+/// reloaded when they change; /healthz, /readyz and /metrics (Prometheus) over HTTP on --metrics-listen.
 #[derive(Debug, Parser)]
 #[command(name = "aks-reconciler", version)]
 struct Args {
@@ -34,7 +42,13 @@ struct Args {
     namespace: Option<String>,
     /// Serve an API group at another Kubernetes version than its storage version, e.g.
     /// `containerservice=v1beta1` (repeatable): the reconciler then speaks that version's ARM API version.
-    #[arg(long = "kube-version", value_name = "GROUP=VERSION", value_parser = parse_pair)]
+    #[arg(
+        long = "kube-version",
+        env = "KUBE_VERSIONS",
+        value_delimiter = ',',
+        value_name = "GROUP=VERSION",
+        value_parser = parse_pair
+    )]
     versions: Vec<(String, String)>,
     /// Seconds between resyncs of an object in sync (one GET each).
     #[arg(long, env = "RESYNC_INTERVAL_SECONDS", default_value_t = 600)]
@@ -55,11 +69,47 @@ struct Args {
     #[arg(long, env = "ARM_MAX_ATTEMPTS", default_value_t = 4)]
     max_attempts: u32,
     /// Send no bearer token, with this subscription ID (for a local ARM simulator only).
-    #[arg(long, value_name = "SUBSCRIPTION_ID")]
+    #[arg(long, env = "ARM_ANONYMOUS_SUBSCRIPTION_ID", value_name = "SUBSCRIPTION_ID")]
     anonymous: Option<String>,
     /// Log filter (tracing EnvFilter syntax), e.g. `info` or `aks_reconciler=debug`.
     #[arg(long, env = "RUST_LOG", default_value = "info")]
     log: String,
+    /// Log format: `text` (human-readable lines) or `json` (one JSON object per line: timestamp, level, target,
+    /// message and fields at the top level).
+    #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+    /// Where the CRD conversion webhook (POST /convert, HTTPS) listens.
+    #[arg(long, env = "WEBHOOK_LISTEN", default_value = "0.0.0.0:9443")]
+    webhook_listen: SocketAddr,
+    /// The webhook's TLS certificate (PEM, chain after the certificate); re-read every few seconds, a change
+    /// applies to new connections.
+    #[arg(long, env = "TLS_CERT_FILE", default_value = serve::DEFAULT_CERT_FILE)]
+    tls_cert_file: PathBuf,
+    /// The webhook's TLS private key (PEM: PKCS#8, PKCS#1 or SEC1); re-read with the certificate.
+    #[arg(long, env = "TLS_KEY_FILE", default_value = serve::DEFAULT_KEY_FILE)]
+    tls_key_file: PathBuf,
+    /// Serve no conversion webhook (when the CRDs serve one version only, or another process converts).
+    #[arg(long, env = "DISABLE_WEBHOOK")]
+    disable_webhook: bool,
+    /// Elect a leader through a Lease, so that only one replica reconciles; the others stand by (ready, serving
+    /// the webhook) and take over when the leader stops or loses the lease.
+    #[arg(long, env = "LEADER_ELECT")]
+    leader_elect: bool,
+    /// The Lease's name.
+    #[arg(long, env = "LEADER_ELECTION_ID", default_value = "aks-reconciler")]
+    leader_election_id: String,
+    /// The Lease's namespace (the operator's own; POD_NAMESPACE from the downward API).
+    #[arg(long, env = "POD_NAMESPACE", default_value = "aks-reconciler-system")]
+    leader_election_namespace: String,
+    /// Where /healthz, /readyz and /metrics (plain HTTP) listen.
+    #[arg(long, env = "METRICS_LISTEN", default_value = "0.0.0.0:8080")]
+    metrics_listen: SocketAddr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
 }
 
 fn parse_pair(s: &str) -> Result<(String, String), String> {
@@ -72,9 +122,15 @@ fn parse_pair(s: &str) -> Result<(String, String), String> {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(&args.log))
-        .init();
+    let filter = tracing_subscriber::EnvFilter::new(&args.log);
+    match args.log_format {
+        LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),
+        LogFormat::Json => tracing_subscriber::fmt()
+            .json()
+            .flatten_event(true)
+            .with_env_filter(filter)
+            .init(),
+    }
     match run(args).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -92,10 +148,26 @@ async fn run(args: Args) -> Result<(), String> {
             .any(|k| (k.kube_group == group || k.group == group) && k.version == version)
         {
             return Err(format!(
-                "--version {group}={version}: no such group and version in this build"
+                "--kube-version {group}={version}: no such group and version in this build"
             ));
         }
     }
+    let metrics = Metrics::new();
+    let readiness = Readiness::new();
+    let probes = serve::serve_probes(args.metrics_listen, readiness.clone(), metrics.clone())
+        .map_err(|e| format!("probes and metrics: {e}"))?;
+    let webhook = if args.disable_webhook {
+        None
+    } else {
+        let options = WebhookOptions {
+            cert_file: args.tls_cert_file.clone(),
+            key_file: args.tls_key_file.clone(),
+            ..WebhookOptions::new(args.webhook_listen)
+        };
+        let webhook = serve::serve_webhook(&options, Arc::new(aks_api::Converter))
+            .map_err(|e| format!("conversion webhook: {e} (see --tls-cert-file, --tls-key-file, --disable-webhook)"))?;
+        Some(webhook)
+    };
     let client = kube::Client::try_default()
         .await
         .map_err(|e| format!("Kubernetes client: {e}"))?;
@@ -110,7 +182,12 @@ async fn run(args: Args) -> Result<(), String> {
             max_attempts: args.max_attempts.max(1),
             ..RetryPolicy::default()
         },
-    );
+    )
+    .with_metrics(metrics.clone());
+    let arm = match &args.arm_token_scope {
+        Some(scope) => arm.with_token_scope(scope.clone()),
+        None => arm,
+    };
     let credentials: Arc<dyn CredentialProvider> = match &args.anonymous {
         Some(subscription_id) => Arc::new(StaticAccess(Access {
             subscription_id: subscription_id.clone(),
@@ -142,13 +219,98 @@ async fn run(args: Args) -> Result<(), String> {
             poll: Duration::from_secs(args.poll_interval),
             failed: Duration::from_secs(args.failed_retry_interval),
         },
+        metrics,
     });
     tracing::info!(endpoint = %args.arm_endpoint, kinds = kinds.len(), "starting");
+    // Ready while running, and while standing by as a non-leader (the webhook serves either way).
+    readiness.set(true);
+    let mut outcome = Ok(());
+    let leader = if args.leader_elect {
+        let identity = std::env::var("POD_NAME")
+            .ok()
+            .or_else(|| {
+                std::fs::read_to_string("/etc/hostname")
+                    .ok()
+                    .map(|h| h.trim().to_string())
+            })
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| format!("aks-reconciler-{}", std::process::id()));
+        let config = LeaderElection::new(&args.leader_election_id, &args.leader_election_namespace, identity);
+        let elector = LeaderElector::new(shared.client.clone(), config).map_err(|e| format!("leader election: {e}"))?;
+        let handle = elector.spawn();
+        tracing::info!("waiting to become the leader");
+        let acquired = tokio::select! {
+            acquired = handle.acquired() => acquired,
+            _ = shutdown_signal() => false,
+        };
+        if !acquired {
+            readiness.set(false);
+            handle.shutdown().await;
+            return stop_servers(webhook, probes).await;
+        }
+        Some(handle)
+    } else {
+        None
+    };
+    let shutdown: futures::future::BoxFuture<'static, ()> = match &leader {
+        Some(handle) => {
+            let status = handle.status();
+            Box::pin(async move {
+                tokio::select! {
+                    _ = shutdown_signal() => {}
+                    _ = status.lost() => {}
+                }
+            })
+        }
+        None => Box::pin(shutdown_signal()),
+    };
     let options = controller::RunOptions {
         namespace: args.namespace,
         concurrency: args.concurrency,
-        shutdown: None,
+        shutdown: Some(shutdown),
     };
     controller::run(shared, kinds, options).await;
-    Ok(())
+    readiness.set(false);
+    if let Some(handle) = leader {
+        if !handle.is_leader() {
+            // Lost the lease: exit non-zero so the Deployment restarts this replica as a fresh candidate.
+            outcome = Err("leadership lost; exiting so that another replica takes over".to_string());
+        }
+        handle.shutdown().await;
+    }
+    let stopped = stop_servers(webhook, probes).await;
+    outcome.and(stopped)
+}
+
+/// Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(term) => term,
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+async fn stop_servers(webhook: Option<serve::Server>, probes: serve::Server) -> Result<(), String> {
+    let mut result = Ok(());
+    for server in webhook.into_iter().chain([probes]) {
+        if let Err(e) = server.shutdown().await {
+            tracing::error!("{e}");
+            result = Err(e.to_string());
+        }
+    }
+    result
 }

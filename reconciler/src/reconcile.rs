@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::arm::{ArmClient, ArmError, PollStatus, Poller, Started};
+use crate::metrics::{Metrics, ReconcileResult};
 use crate::resolve;
 
 /// The finalizer the reconciler puts on every managed custom resource before its first PUT.
@@ -197,6 +198,9 @@ pub struct Shared {
     pub settings: Settings,
     /// Events about the objects (none when `None`).
     pub recorder: Option<Recorder>,
+    /// Reconcile results, queue depth and operation durations ([`Metrics::default`] when nobody scrapes them).
+    /// ARM requests are counted by the [`ArmClient`] given the same handle ([`ArmClient::with_metrics`]).
+    pub metrics: Metrics,
 }
 
 /// One kind's controller context.
@@ -250,6 +254,34 @@ struct Pending {
     /// The difference paths the PUT was sent for; `None` for a create (everything).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     differences: Option<Vec<String>>,
+    /// When the operation started (RFC 3339), for the operation duration metric; absent in records of older
+    /// versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    started: Option<String>,
+}
+
+impl Pending {
+    fn new(poller: Poller, differences: Option<Vec<String>>) -> Self {
+        Pending {
+            poller,
+            differences,
+            started: Some(k8s_openapi::jiff::Timestamp::now().to_string()),
+        }
+    }
+
+    /// Records the operation's duration, from its recorded start to now, in `metrics`.
+    fn completed(&self, kind: &str, metrics: &Metrics) {
+        let Some(started) = self
+            .started
+            .as_deref()
+            .and_then(|s| s.parse::<k8s_openapi::jiff::Timestamp>().ok())
+        else {
+            return;
+        };
+        let elapsed = k8s_openapi::jiff::Timestamp::now().duration_since(started);
+        let elapsed = Duration::try_from(elapsed).unwrap_or(Duration::ZERO);
+        metrics.operation_completed(kind, &self.poller.verb, elapsed);
+    }
 }
 
 /// The result of one reconcile step, before the status is written.
@@ -276,9 +308,32 @@ impl Ready {
     }
 }
 
-/// Reconciles one object: see the module docs.
+/// Reconciles one object: see the module docs. Counts the result and the queue depth in
+/// [`Shared::metrics`].
 pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindContext>) -> Result<Action, Error> {
-    let mut run = Run::new(&object, &ctx)?;
+    let metrics = &ctx.shared.metrics;
+    let kind = ctx.info.kind;
+    let key = format!("{}/{}", object.namespace().unwrap_or_default(), object.name_any());
+    metrics.reconcile_started(kind, &key);
+    let result = reconcile_object(&object, &ctx).await;
+    match &result {
+        Ok((action, ready)) => {
+            let result = if *ready {
+                ReconcileResult::Ready
+            } else {
+                ReconcileResult::NotReady
+            };
+            metrics.reconcile_finished(kind, &key, result, *action != Action::await_change());
+        }
+        // `error_policy` requeues.
+        Err(_) => metrics.reconcile_finished(kind, &key, ReconcileResult::Error, true),
+    }
+    result.map(|(action, _)| action)
+}
+
+/// [`reconcile`] without the metrics: the action, and whether the object is ready (or gone after a deletion).
+async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(Action, bool), Error> {
+    let mut run = Run::new(object, ctx)?;
     let outcome = match run.run().await {
         Ok(outcome) => outcome,
         Err(StepError::Failure(f)) => {
@@ -296,10 +351,10 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindContext>) -> Res
             }
         }
         Err(StepError::Kube(e)) => return Err(e),
-        Err(StepError::Gone) => return Ok(Action::await_change()),
+        Err(StepError::Gone) => return Ok((Action::await_change(), true)),
     };
     run.write_status(outcome.arm.as_ref(), &outcome.ready).await?;
-    Ok(outcome.action)
+    Ok((outcome.action, outcome.ready.status == "True"))
 }
 
 /// What the controller does after an error from [`reconcile`]: retry soon.
@@ -419,10 +474,12 @@ impl<'a> Run<'a> {
                     });
                 }
                 Ok(PollStatus::Succeeded) => {
+                    pending.completed(self.info().kind, &self.shared().metrics);
                     self.operator.pending_operation = None;
                     just_put = Some(pending.differences);
                 }
                 Ok(PollStatus::Failed(e)) | Ok(PollStatus::Canceled(e)) => {
+                    pending.completed(self.info().kind, &self.shared().metrics);
                     self.operator.pending_operation = None;
                     let actual = self.get(&id, &access).await.unwrap_or(None);
                     self.event(
@@ -548,10 +605,7 @@ impl<'a> Run<'a> {
                 retry_after,
                 body,
             } => {
-                let pending = Pending {
-                    poller,
-                    differences: paths,
-                };
+                let pending = Pending::new(poller, paths);
                 self.operator.pending_operation = serde_json::to_string(&pending).ok();
                 Ok(Outcome {
                     arm: body,
@@ -854,8 +908,9 @@ impl<'a> Run<'a> {
                         action: Action::requeue(retry_after.unwrap_or(self.shared().settings.poll)),
                     });
                 }
-                Ok(PollStatus::Succeeded) => {}
+                Ok(PollStatus::Succeeded) => pending.completed(self.info().kind, &self.shared().metrics),
                 Ok(PollStatus::Failed(e)) | Ok(PollStatus::Canceled(e)) => {
+                    pending.completed(self.info().kind, &self.shared().metrics);
                     self.operator.pending_operation = None;
                     return Err(Failure {
                         reason: e.code.clone(),
@@ -891,11 +946,7 @@ impl<'a> Run<'a> {
             }) => {
                 self.event(EventType::Normal, "Deleting", "Delete", Some(format!("deleting {id}")))
                     .await;
-                self.operator.pending_operation = serde_json::to_string(&Pending {
-                    poller,
-                    differences: None,
-                })
-                .ok();
+                self.operator.pending_operation = serde_json::to_string(&Pending::new(poller, None)).ok();
                 Ok(Outcome {
                     arm: None,
                     ready: Ready::new("Unknown", "Deleting", format!("deleting {id}")),
@@ -1072,6 +1123,44 @@ mod tests {
             merge_diff(&old, &new),
             json!({"b": {"d": null}, "e": [1, 2], "f": true})
         );
+    }
+
+    #[test]
+    fn pending_operations_measure_from_their_recorded_start() {
+        let poller = Poller {
+            verb: "PUT".into(),
+            resource_id: "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/c"
+                .into(),
+            api_version: "2025-10-01".into(),
+            url: "https://management.azure.com/operations/1".into(),
+            via: crate::arm::PollVia::AsyncOperation,
+        };
+        let fresh = Pending::new(poller.clone(), None);
+        let stored: Pending = serde_json::from_str(&serde_json::to_string(&fresh).unwrap()).unwrap();
+        assert_eq!(stored, fresh, "the start time survives the status");
+        let started = k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_secs(90);
+        let metrics = Metrics::new();
+        let mut pending = Pending::new(poller.clone(), None);
+        pending.started = Some(started.to_string());
+        pending.completed("ManagedCluster", &metrics);
+        // A record without a start time (an older version's) is not observed.
+        let old: Pending = serde_json::from_value(serde_json::to_value(&poller).unwrap()).unwrap();
+        assert_eq!(old.started, None);
+        old.completed("ManagedCluster", &metrics);
+        let text = metrics.encode().unwrap();
+        let line = |name: &str| {
+            text.lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.rsplit_once(' '))
+                .and_then(|(_, v)| v.parse::<f64>().ok())
+        };
+        assert_eq!(
+            line("aks_reconciler_arm_operation_duration_seconds_count"),
+            Some(1.0),
+            "{text}"
+        );
+        let sum = line("aks_reconciler_arm_operation_duration_seconds_sum").unwrap();
+        assert!((90.0..100.0).contains(&sum), "{sum}");
     }
 
     #[test]

@@ -33,6 +33,7 @@ fn shared(client: kube::Client, arm_url: &str) -> Arc<Shared> {
         })),
         settings: Settings::default(),
         recorder: None,
+        metrics: aks_reconciler::metrics::Metrics::default(),
     })
 }
 

@@ -93,6 +93,7 @@ impl Harness {
                 poll: Duration::from_millis(1),
                 failed: Duration::from_secs(300),
             },
+            metrics: aks_reconciler::metrics::Metrics::default(),
         })
     }
 
