@@ -138,6 +138,7 @@ async fn run(args: Args) -> Result<(), String> {
             wait: Duration::from_secs(args.wait_interval),
             poll: Duration::from_secs(args.poll_interval),
             failed: Duration::from_secs(args.failed_retry_interval),
+            ..Settings::default()
         },
     });
     tracing::info!(endpoint = %args.arm_endpoint, kinds = kinds.len(), "starting");
