@@ -75,7 +75,20 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
         plural: "managedclusters",
         storage: false,
         owner_kind: None,
-        secret_exports: &["adminCredentials", "userCredentials"],
+        secret_exports: &[
+            armgen_runtime::SecretExport {
+                name: "adminCredentials",
+                action: "listClusterAdminCredential",
+                value_path: "kubeconfigs[0].value",
+                base64: true,
+            },
+            armgen_runtime::SecretExport {
+                name: "userCredentials",
+                action: "listClusterUserCredential",
+                value_path: "kubeconfigs[0].value",
+                base64: true,
+            },
+        ],
         config_map_exports: &[
             ("oidcIssuerUrl", "properties.oidcIssuerProfile.issuerURL"),
             ("principalId", "identity.principalId"),
@@ -198,7 +211,20 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
         plural: "managedclusters",
         storage: true,
         owner_kind: None,
-        secret_exports: &["adminCredentials", "userCredentials"],
+        secret_exports: &[
+            armgen_runtime::SecretExport {
+                name: "adminCredentials",
+                action: "listClusterAdminCredential",
+                value_path: "kubeconfigs[0].value",
+                base64: true,
+            },
+            armgen_runtime::SecretExport {
+                name: "userCredentials",
+                action: "listClusterUserCredential",
+                value_path: "kubeconfigs[0].value",
+                base64: true,
+            },
+        ],
         config_map_exports: &[
             ("oidcIssuerUrl", "properties.oidcIssuerProfile.issuerURL"),
             ("principalId", "identity.principalId"),

@@ -79,10 +79,11 @@ pub enum EmptyCollections {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct KubeResourceConfig {
-    /// Named Secret exports (`spec.operatorSpec.secrets.<name>`), which the reconciler knows how to fetch
-    /// (e.g. `adminCredentials`).
+    /// Secret exports (`spec.operatorSpec.secrets.<name>`): name → the ARM POST action that returns the value
+    /// and where the value is in its response (e.g. `adminCredentials`: `listClusterAdminCredential`,
+    /// `kubeconfigs[0].value`, base64).
     #[serde(default)]
-    pub secrets: Vec<String>,
+    pub secrets: BTreeMap<String, SecretExportConfig>,
     /// ConfigMap exports (`spec.operatorSpec.configMaps.<name>`): name → dotted JSON path of the value in the
     /// ARM GET body (e.g. `properties.oidcIssuerProfile.issuerURL`).
     #[serde(default)]
@@ -90,6 +91,46 @@ pub struct KubeResourceConfig {
     /// Also generate `<Kind>Template` (`spec.template.spec` holds a `<Kind>Spec`).
     #[serde(default)]
     pub template: bool,
+}
+
+/// `kubernetes.resources.<Kind>.secrets.<name>`: how the reconciler fetches a Secret export.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SecretExportConfig {
+    /// The ARM POST action on the resource (`POST <resource ID>/<action>`), e.g. `listClusterAdminCredential`.
+    pub action: String,
+    /// Where the value is in the action's JSON response: property names separated by `.`, each optionally
+    /// followed by array indexes, e.g. `kubeconfigs[0].value` ([`parse_value_path`]).
+    pub value: String,
+    /// Whether the value is base64 text to decode (ARM's `format: byte`).
+    #[serde(default)]
+    pub base64: bool,
+}
+
+/// Checks a value path such as `kubeconfigs[0].value`: property names (no `.`, `[`, `]`) separated by `.`,
+/// each optionally followed by `[<index>]`s — the grammar of `armgen_runtime::exports::lookup`.
+pub fn parse_value_path(path: &str) -> std::result::Result<(), String> {
+    for segment in path.split('.') {
+        let (name, mut rest) = match segment.find('[') {
+            Some(i) => (&segment[..i], &segment[i..]),
+            None => (segment, ""),
+        };
+        if name.is_empty() || name.contains(']') {
+            return Err(format!(
+                "{path:?}: every segment needs a property name (as in kubeconfigs[0].value)"
+            ));
+        }
+        while !rest.is_empty() {
+            let Some(close) = rest.find(']').filter(|_| rest.starts_with('[')) else {
+                return Err(format!("{path:?}: {segment:?} is not `name` or `name[<index>]`"));
+            };
+            if rest[1..close].parse::<usize>().is_err() {
+                return Err(format!("{path:?}: {:?} is not an array index", &rest[1..close]));
+            }
+            rest = &rest[close + 1..];
+        }
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -309,17 +350,21 @@ impl Config {
                 if !is_type_ident(kind) {
                     return Err(err(key, format!("{kind:?} is not an UpperCamelCase kind name")));
                 }
-                let mut seen = std::collections::BTreeSet::new();
-                for secret in &rc.secrets {
+                for (secret, export) in &rc.secrets {
+                    let key = format!("{key}.secrets.{secret}");
                     if !is_export_name(secret) {
+                        return Err(err(key, format!("{secret:?} is not a lowerCamelCase export name")));
+                    }
+                    if !is_action_name(&export.action) {
                         return Err(err(
-                            format!("{key}.secrets"),
-                            format!("{secret:?} is not a lowerCamelCase export name"),
+                            format!("{key}.action"),
+                            format!(
+                                "{:?} is not an ARM action name (letters and digits, such as listClusterAdminCredential)",
+                                export.action
+                            ),
                         ));
                     }
-                    if !seen.insert(secret) {
-                        return Err(err(format!("{key}.secrets"), format!("{secret:?} is listed twice")));
-                    }
+                    parse_value_path(&export.value).map_err(|message| err(format!("{key}.value"), message))?;
                 }
                 for (export, path) in &rc.config_maps {
                     if !is_export_name(export) {
@@ -407,6 +452,11 @@ fn is_export_name(s: &str) -> bool {
     s.starts_with(|c: char| c.is_ascii_lowercase()) && s.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
+/// An ARM action: the last segment of a POST path (`listClusterAdminCredential`).
+fn is_action_name(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_alphabetic()) && s.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
 fn is_module_name(s: &str) -> bool {
     s.starts_with(|c: char| c.is_ascii_lowercase())
         && s.chars()
@@ -454,6 +504,61 @@ mod tests {
             Some("v2")
         );
         assert_eq!(hub(&[("v1", "2025-06-01-preview", false)]).as_deref(), Some("v1"));
+    }
+
+    fn secret_export(body: &str) -> Result<Config> {
+        let text = format!(
+            "{}    kubernetes:\n      resources:\n        Widget:\n          secrets:\n            adminCredentials:\n{body}",
+            group(&[("v1", "2024-01-01", true)])
+        );
+        Config::parse(&text, Path::new("azure-arm.yaml"))
+    }
+
+    #[test]
+    fn secret_exports_say_how_to_fetch_the_value() {
+        let c = secret_export(
+            "              action: listClusterAdminCredential\n              value: kubeconfigs[0].value\n              base64: true\n",
+        )
+        .expect("valid");
+        assert_eq!(
+            c.groups["g"].kubernetes.resources["Widget"].secrets["adminCredentials"],
+            SecretExportConfig {
+                action: "listClusterAdminCredential".into(),
+                value: "kubeconfigs[0].value".into(),
+                base64: true,
+            }
+        );
+        let key = "groups.g.kubernetes.resources.Widget.secrets.adminCredentials";
+        let cases = [
+            (
+                "              action: listX\n              value: a\n              encoding: base64\n",
+                format!("config key `{key}.encoding`: unknown field `encoding`"),
+            ),
+            (
+                "              value: a\n",
+                format!("config key `{key}.action`: missing field `action`"),
+            ),
+            (
+                "              action: list/X\n              value: a\n",
+                format!("config key `{key}.action`: \"list/X\" is not an ARM action name"),
+            ),
+            (
+                "              action: listX\n              value: kubeconfigs[zero].value\n",
+                format!("config key `{key}.value`: \"kubeconfigs[zero].value\": \"zero\" is not an array index"),
+            ),
+            (
+                "              action: listX\n              value: kubeconfigs..value\n",
+                format!("config key `{key}.value`: \"kubeconfigs..value\": every segment needs a property name"),
+            ),
+            (
+                "              action: listX\n              value: \"a[0\"\n",
+                format!("config key `{key}.value`: \"a[0\": \"a[0\" is not `name` or `name[<index>]`"),
+            ),
+        ];
+        for (body, expected) in cases {
+            let e = secret_export(body).expect_err(body).to_string();
+            assert!(e.contains(&expected), "{body}: expected {expected:?} in {e}");
+        }
     }
 
     #[test]

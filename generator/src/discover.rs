@@ -34,6 +34,9 @@ pub struct DiscoveredResource {
     /// The ARM types of the parent resources, outermost first.
     pub parents: Vec<String>,
     pub long_running: bool,
+    /// The POST actions on the resource (`<PUT path>/<action>`), e.g. `listClusterAdminCredential`, sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<String>,
     pub put_operation_id: Option<String>,
     #[serde(skip)]
     pub file: PathBuf,
@@ -87,6 +90,7 @@ pub fn discover(specs: &SpecSet) -> Result<Vec<DiscoveredResource>> {
                 name_parameters: parsed.name_parameters,
                 parents: parsed.parents,
                 long_running,
+                actions: actions(&doc.openapi.paths, route),
                 put_operation_id: put.operation_id.clone(),
                 file: root.clone(),
                 put_body,
@@ -96,6 +100,19 @@ pub fn discover(specs: &SpecSet) -> Result<Vec<DiscoveredResource>> {
     }
     out.sort_by(|a, b| a.arm_type.cmp(&b.arm_type).then(a.path.cmp(&b.path)));
     Ok(out)
+}
+
+/// The POST actions of the resource at `route`: paths `<route>/<action>` with a `post` operation.
+fn actions(paths: &openapiv3::Paths, route: &str) -> Vec<String> {
+    let mut out: Vec<String> = paths
+        .iter()
+        .filter(|(_, item)| matches!(item, ReferenceOr::Item(i) if i.post.is_some()))
+        .filter_map(|(p, _)| p.strip_prefix(route)?.strip_prefix('/'))
+        .filter(|action| !action.is_empty() && !action.contains(['/', '{']))
+        .map(str::to_string)
+        .collect();
+    out.sort();
+    out
 }
 
 struct ParsedPath {

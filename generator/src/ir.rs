@@ -53,6 +53,9 @@ pub struct Resource {
     pub name_parameters: Vec<String>,
     pub parents: Vec<String>,
     pub long_running: bool,
+    /// The POST actions on the resource (`<path>/<action>`), sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<String>,
     /// The PUT body type; the GET response type when it differs is recorded in `get_type`.
     pub body_type: TypeId,
     pub get_type: Option<TypeId>,

@@ -16,8 +16,9 @@
 //!   resource group of a top-level resource, or the parent custom resource of a child resource); the status
 //!   root gains `conditions` and `operatorStatus`.
 //! - Enums and discriminated unions are shared with the ARM types (same wire values).
-//! - `operatorSpec` (spec root, only for kinds with exports in `kubernetes.resources.<Kind>`): where the
-//!   operator writes the declared Secret and ConfigMap exports (`{name, key}` each). Not sent to Azure.
+//! - `operatorSpec` (spec root, every kind): where the operator writes the declared Secret and ConfigMap exports
+//!   of `kubernetes.resources.<Kind>` (`{name, key}` each), and `secretExpressions` / `configMapExpressions`
+//!   (CEL over the custom resource). Not sent to Azure.
 //! - Collections: a spec collection set to `[]`/`{}` is sent (`kubernetes.emptyCollections: send`, the default)
 //!   or treated as unset (`omit`); per property with `overrides.types.X.properties.y.emptyCollection`
 //!   ([`KubeField::omit_empty`]).
@@ -29,7 +30,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use heck::ToSnakeCase;
 use serde::Serialize;
 
-use crate::config::{EmptyCollections, GroupConfig, KubeResourceConfig};
+use crate::config::{EmptyCollections, GroupConfig, KubeResourceConfig, SecretExportConfig};
 use crate::discover::Scope;
 use crate::ir::{Diagnostic, Ir, ObjectType, Primitive, Property, TypeId, TypeKind, TypeRef, Validation};
 
@@ -85,11 +86,11 @@ pub struct KubeResource {
     pub template: bool,
 }
 
-/// The declared exports of a kind, in config order (secrets) and name order (config maps).
+/// The declared exports of a kind, in name order.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Exports {
-    /// Named Secret exports, e.g. `adminCredentials`.
-    pub secrets: Vec<String>,
+    /// Secret exports: name (e.g. `adminCredentials`) → the ARM action that returns the value, and where.
+    pub secrets: Vec<(String, SecretExportConfig)>,
     /// ConfigMap exports: name → dotted JSON path in the ARM GET body.
     pub config_maps: Vec<(String, String)>,
 }
@@ -272,18 +273,16 @@ pub fn shape_with(ir: &Ir, group: &str, version: &str, storage: bool, options: &
         }
         let config = options.resources.get(&r.kind).cloned().unwrap_or_default();
         let exports = Exports {
-            secrets: config.secrets.clone(),
+            secrets: config.secrets.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             config_maps: config.config_maps.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         };
-        if !exports.is_empty() {
-            spec_fields.push(synthetic(
-                "operatorSpec",
-                KubeRef::Json,
-                Special::OperatorSpec,
-                "Where the operator exports values to Kubernetes Secrets and ConfigMaps: each declared export is \
-                 written to the `{name, key}` given, when set. Not sent to Azure.",
-            ));
-        }
+        spec_fields.push(synthetic(
+            "operatorSpec",
+            KubeRef::Json,
+            Special::OperatorSpec,
+            "What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared \
+             exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.",
+        ));
         spec_fields.extend(cx.root_fields(body, &r.body_type, Family::Spec));
         let mut status_fields = cx.root_fields(body, &r.body_type, Family::Status);
         status_fields.push(synthetic(
@@ -600,6 +599,23 @@ pub fn check_config(ir: &Ir, options: &KubeOptions) -> std::result::Result<BTree
             continue;
         };
         matched.insert(kind.clone());
+        for (export, secret) in &config.secrets {
+            if !r.actions.contains(&secret.action) {
+                return Err(ConfigProblem {
+                    key: format!("kubernetes.resources.{kind}.secrets.{export}.action"),
+                    message: format!(
+                        "{kind} has no POST action {} (ARM API version {}; its actions: {})",
+                        secret.action,
+                        ir.api_version,
+                        if r.actions.is_empty() {
+                            "none".to_string()
+                        } else {
+                            r.actions.join(", ")
+                        }
+                    ),
+                });
+            }
+        }
         for (export, path) in &config.config_maps {
             let key = format!("kubernetes.resources.{kind}.configMaps.{export}");
             let problem = |message: String| ConfigProblem {

@@ -4,6 +4,7 @@
 //! - [`arm`]: the ARM client (long-running operations, retries, error bodies).
 //! - [`reconcile`]: the loop itself, the same code path for every kind.
 //! - [`resolve`]: secret and resource references resolved into the PUT body.
+//! - [`exports`]: `spec.operatorSpec` exports to Secrets and ConfigMaps once a resource is ready.
 //! - [`controller`]: one kube-rs `Controller` per registered kind.
 //! - [`leader`]: Lease-based leader election, so two replicas never reconcile the same object.
 //! - [`import`]: existing Azure resources → custom resources (`armctl import <ARM ID>`).
@@ -15,6 +16,7 @@
 pub mod arm;
 pub mod controller;
 pub mod credentials;
+pub mod exports;
 pub mod import;
 pub mod leader;
 pub mod metrics;

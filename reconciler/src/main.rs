@@ -218,6 +218,7 @@ async fn run(args: Args) -> Result<(), String> {
             wait: Duration::from_secs(args.wait_interval),
             poll: Duration::from_secs(args.poll_interval),
             failed: Duration::from_secs(args.failed_retry_interval),
+            ..Settings::default()
         },
         metrics,
     });

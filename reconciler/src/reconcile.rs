@@ -17,6 +17,7 @@
 //!    Differences that remain right after a successful PUT at paths the PUT tried to fix become known
 //!    differences (the service normalizes or ignores them), so a server default never causes a PUT loop.
 //! 9. Status from the GET (the generated ARM → status conversion), `Ready` with reason and message.
+//! 10. Once `Ready` is `True`: the exports of `spec.operatorSpec` ([`crate::exports`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -79,6 +80,9 @@ pub struct Settings {
     pub poll: Duration,
     /// Retry after an operation failed or ARM rejected a request.
     pub failed: Duration,
+    /// How old an exported Secret's values may get before the next reconcile fetches them again (each fetch is
+    /// an ARM POST); see [`crate::exports`].
+    pub export_refresh: Duration,
 }
 
 impl Default for Settings {
@@ -88,6 +92,7 @@ impl Default for Settings {
             wait: Duration::from_secs(30),
             poll: Duration::from_secs(10),
             failed: Duration::from_secs(300),
+            export_refresh: Duration::from_secs(3600),
         }
     }
 }
@@ -176,7 +181,7 @@ impl Failure {
         }
     }
 
-    fn arm(e: &ArmError) -> Self {
+    pub(crate) fn arm(e: &ArmError) -> Self {
         let retry = match e.retry_after() {
             Some(d) => Retry::After(d),
             None if e.is_transient() => Retry::Wait,
@@ -334,7 +339,7 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindContext>) -> Res
 /// [`reconcile`] without the metrics: the action, and whether the object is ready (or gone after a deletion).
 async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(Action, bool), Error> {
     let mut run = Run::new(object, ctx)?;
-    let outcome = match run.run().await {
+    let mut outcome = match run.run().await {
         Ok(outcome) => outcome,
         Err(StepError::Failure(f)) => {
             let action = match f.retry {
@@ -353,6 +358,26 @@ async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(
         Err(StepError::Kube(e)) => return Err(e),
         Err(StepError::Gone) => return Ok((Action::await_change(), true)),
     };
+    // Ready with a GET body: the exports of spec.operatorSpec.
+    if let (Some(arm), "True") = (&outcome.arm, outcome.ready.status) {
+        let exporter = crate::exports::Exporter {
+            shared: &ctx.shared,
+            info: ctx.info,
+            object,
+            arm,
+            bearer: run.bearer.as_deref(),
+        };
+        match exporter.write().await {
+            Ok(()) => {}
+            Err(crate::exports::ExportError::Failure(f)) => {
+                tracing::info!(kind = ctx.info.kind, namespace = %run.namespace, name = %run.name, reason = %f.reason, "exports: {}", f.message);
+                outcome.action = crate::exports::retry_interval(f.retry, &ctx.shared.settings)
+                    .map_or_else(Action::await_change, Action::requeue);
+                outcome.ready = Ready::new("False", &f.reason, f.message);
+            }
+            Err(crate::exports::ExportError::Kube(e)) => return Err(e),
+        }
+    }
     run.write_status(outcome.arm.as_ref(), &outcome.ready).await?;
     Ok((outcome.action, outcome.ready.status == "True"))
 }
@@ -383,6 +408,8 @@ struct Run<'a> {
     namespace: String,
     name: String,
     operator: OperatorStatus,
+    /// The bearer token of this reconcile's ARM calls (for the exports' POST actions).
+    bearer: Option<String>,
 }
 
 impl<'a> Run<'a> {
@@ -403,6 +430,7 @@ impl<'a> Run<'a> {
             namespace,
             name,
             operator,
+            bearer: None,
         })
     }
 
@@ -455,6 +483,7 @@ impl<'a> Run<'a> {
             .credentials
             .access(&self.shared().client, &self.namespace, &annotations, &scope)
             .await?;
+        self.bearer = access.bearer.clone();
         let id = self.arm_id(&access).await?;
         let api_version = self.info().arm.api_version;
 

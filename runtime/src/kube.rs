@@ -36,6 +36,20 @@ pub struct ConfigMapDestination {
     pub key: String,
 }
 
+/// A value the operator computes with a CEL expression and writes to a Secret or ConfigMap
+/// (`spec.operatorSpec.secretExpressions[]` / `configMapExpressions[]`): `value` is evaluated with `self` = the
+/// custom resource (spec and status) and, for Secrets, `secret` = the resource's Secret export values by name;
+/// it must give a string.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+pub struct ExportExpression {
+    /// The Secret's or ConfigMap's name (in the custom resource's namespace).
+    pub name: String,
+    /// The key within it.
+    pub key: String,
+    /// The CEL expression, e.g. `self.status.fqdn + ":443"`.
+    pub value: String,
+}
+
 /// A reference to an Azure resource: either its ARM ID, or another custom resource (in the same namespace
 /// unless `namespace` is given) whose ARM ID the operator resolves.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]

@@ -5,6 +5,7 @@
 
 pub mod conversion;
 pub mod diff;
+pub mod exports;
 pub mod hub;
 pub mod kube;
 pub mod nullable;
@@ -73,8 +74,8 @@ pub struct KindInfo {
     /// The kind of the owning custom resource for child resources (`spec.owner.name` names one);
     /// `None` for top-level resources, owned by a resource group (`spec.owner.name` or `spec.owner.armId`).
     pub owner_kind: Option<&'static str>,
-    /// Named Secret exports of `spec.operatorSpec.secrets`.
-    pub secret_exports: &'static [&'static str],
+    /// Secret exports of `spec.operatorSpec.secrets`, with how to fetch each.
+    pub secret_exports: &'static [SecretExport],
     /// ConfigMap exports of `spec.operatorSpec.configMaps`: name → dotted JSON path in the ARM GET body.
     pub config_map_exports: &'static [(&'static str, &'static str)],
     /// The ARM resource.
@@ -86,6 +87,20 @@ impl KindInfo {
     pub fn api_version(&self) -> String {
         format!("{}/{}", self.kube_group, self.version)
     }
+}
+
+/// A Secret export (`spec.operatorSpec.secrets.<name>`): the value is in the response of an ARM POST action on
+/// the resource (`POST <resource ID>/<action>`), at `value_path` ([`exports::lookup`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SecretExport {
+    /// The export's name, e.g. `adminCredentials`.
+    pub name: &'static str,
+    /// The ARM action, e.g. `listClusterAdminCredential`.
+    pub action: &'static str,
+    /// Where the value is in the action's JSON response, e.g. `kubeconfigs[0].value`.
+    pub value_path: &'static str,
+    /// Whether the value is base64 text to decode.
+    pub base64: bool,
 }
 
 /// A value a closed enum does not have. Open enums (`modelAsString: true`) never produce it: they keep

@@ -201,7 +201,10 @@ impl ShapeCheck<'_> {
                 let exports = self.exports.clone();
                 let mut parts = Vec::new();
                 if !exports.secrets.is_empty() {
-                    parts.push(("secrets", exports.secrets.clone()));
+                    parts.push((
+                        "secrets",
+                        exports.secrets.iter().map(|(n, _)| n.clone()).collect::<Vec<String>>(),
+                    ));
                 }
                 if !exports.config_maps.is_empty() {
                     parts.push((
@@ -209,8 +212,24 @@ impl ShapeCheck<'_> {
                         exports.config_maps.iter().map(|(n, _)| n.clone()).collect(),
                     ));
                 }
-                let names: Vec<&str> = parts.iter().map(|(n, _)| *n).collect();
+                let mut names: Vec<&str> = parts.iter().map(|(n, _)| *n).collect();
+                names.extend(["secretExpressions", "configMapExpressions"]);
                 self.expect_object(node, at, &names, &[]);
+                for list in ["secretExpressions", "configMapExpressions"] {
+                    let list_at = format!("{at}/properties/{list}");
+                    let list_node = node
+                        .pointer(&format!("/properties/{list}"))
+                        .cloned()
+                        .unwrap_or_default();
+                    self.expect_type(&list_node, &list_at, "array");
+                    let items = list_node.get("items").cloned().unwrap_or_default();
+                    self.expect_object(
+                        &items,
+                        &format!("{list_at}/items"),
+                        &["name", "key", "value"],
+                        &["name", "key", "value"],
+                    );
+                }
                 for (part, exports) in &parts {
                     let part_at = format!("{at}/properties/{part}");
                     let part_node = node
@@ -1020,10 +1039,32 @@ fn aks_invalid_custom_resources_are_rejected_naming_the_field() {
         rejected(s, &bad, "/spec/operatorSpec/configMaps", "fqdn");
         let bad = with(&mc, "/spec/operatorSpec/configMaps/principalId/key", None);
         rejected(s, &bad, "/spec/operatorSpec/configMaps/principalId", "key");
-        // AgentPool declares no exports: no operatorSpec.
+        // Expressions: complete {name, key, value} items.
+        let good = with(
+            &mc,
+            "/spec/operatorSpec/configMapExpressions",
+            Some(json!([{"name": "aks1-info", "key": "endpoint", "value": "self.status.fqdn + \":443\""}])),
+        );
+        accepted(s, &good);
+        let bad = with(
+            &mc,
+            "/spec/operatorSpec/secretExpressions",
+            Some(json!([{"name": "aks1-admin", "key": "k"}])),
+        );
+        rejected(s, &bad, "/spec/operatorSpec/secretExpressions/0", "value");
+        // AgentPool declares no exports: an operatorSpec with expressions only.
         let ap = agent_pool(version);
-        let bad = with(&ap, "/spec/operatorSpec", Some(json!({})));
-        rejected(schema(find(&crds, "AgentPool"), version), &bad, "/spec", "operatorSpec");
+        let ap_schema = schema(find(&crds, "AgentPool"), version);
+        let good = with(
+            &ap,
+            "/spec/operatorSpec",
+            Some(
+                json!({"configMapExpressions": [{"name": "pool", "key": "count", "value": "string(self.spec.count)"}]}),
+            ),
+        );
+        accepted(ap_schema, &good);
+        let bad = with(&ap, "/spec/operatorSpec", Some(json!({"secrets": {}})));
+        rejected(ap_schema, &bad, "/spec/operatorSpec", "secrets");
     }
 
     // The one closed enum of AKS: ResourceIdentityType in 2024-09-01 (v1beta1); 2025-10-01 opened it.

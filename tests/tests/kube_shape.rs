@@ -58,7 +58,14 @@ fn spec_and_status_of_every_resource() {
                 out.push(format!("  template kind: {}Template", r.kind));
             }
             if !r.exports.secrets.is_empty() {
-                out.push(format!("  secret exports: {}", r.exports.secrets.join(", ")));
+                for (name, e) in &r.exports.secrets {
+                    out.push(format!(
+                        "  secret export: {name} <- POST {} at {}{}",
+                        e.action,
+                        e.value,
+                        if e.base64 { " (base64)" } else { "" }
+                    ));
+                }
             }
             for (name, path) in &r.exports.config_maps {
                 out.push(format!("  config map export: {name} <- {path}"));

@@ -10,7 +10,8 @@ use aks_api::containerservice::v2alpha1::{
     ManagedClusterTemplate,
 };
 use armgen_runtime::kube::{
-    ArmIdsOnly, ConfigMapDestination, KnownOwner, ResourceReference, SecretDestination, SecretReference,
+    ArmIdsOnly, ConfigMapDestination, ExportExpression, KnownOwner, ResourceReference, SecretDestination,
+    SecretReference,
 };
 use kube_core::Resource;
 use serde_json::json;
@@ -141,7 +142,27 @@ fn references_resolve_through_the_resolver() {
 
 #[test]
 fn operator_spec_declares_the_exports_and_is_not_sent_to_azure() {
-    assert_eq!(ManagedCluster::SECRET_EXPORTS, ["adminCredentials", "userCredentials"]);
+    let secrets: Vec<(&str, &str, &str, bool)> = ManagedCluster::SECRET_EXPORTS
+        .iter()
+        .map(|e| (e.name, e.action, e.value_path, e.base64))
+        .collect();
+    assert_eq!(
+        secrets,
+        [
+            (
+                "adminCredentials",
+                "listClusterAdminCredential",
+                "kubeconfigs[0].value",
+                true
+            ),
+            (
+                "userCredentials",
+                "listClusterUserCredential",
+                "kubeconfigs[0].value",
+                true
+            ),
+        ]
+    );
     assert_eq!(
         ManagedCluster::CONFIG_MAP_EXPORTS,
         [
@@ -171,6 +192,12 @@ fn operator_spec_declares_the_exports_and_is_not_sent_to_azure() {
                 }),
                 principal_id: None,
             }),
+            config_map_expressions: Some(vec![ExportExpression {
+                name: "aks1-info".into(),
+                key: "endpoint".into(),
+                value: "self.status.fqdn + \":443\"".into(),
+            }]),
+            secret_expressions: None,
         }),
         ..plain.clone()
     };
@@ -181,6 +208,7 @@ fn operator_spec_declares_the_exports_and_is_not_sent_to_azure() {
         json!({
             "secrets": {"adminCredentials": {"name": "aks1-admin", "key": "kubeconfig"}},
             "configMaps": {"oidcIssuerUrl": {"name": "aks1-info", "key": "issuer"}},
+            "configMapExpressions": [{"name": "aks1-info", "key": "endpoint", "value": "self.status.fqdn + \":443\""}],
         })
     );
     let back: ManagedCluster = serde_json::from_value(cr.clone()).expect("deserialize");
@@ -189,7 +217,7 @@ fn operator_spec_declares_the_exports_and_is_not_sent_to_azure() {
     let a = with_exports.to_arm(&ArmIdsOnly).expect("to_arm");
     assert_eq!(a, plain.to_arm(&ArmIdsOnly).expect("to_arm"));
     let text = serde_json::to_string(&a).expect("json");
-    for word in ["operatorSpec", "aks1-admin", "aks1-info", "kubeconfig"] {
+    for word in ["operatorSpec", "aks1-admin", "aks1-info", "kubeconfig", "endpoint"] {
         assert!(!text.contains(word), "{word} reached the ARM body: {text}");
     }
     // Export through the dispatcher ignores it too; import leaves it unset.
@@ -246,12 +274,28 @@ fn an_unknown_kind_under_kubernetes_resources_is_a_config_error() {
             && message.contains("no version of the specs has this kind"),
         "{message}"
     );
-    let Some(message) = config_error(&|t| t.replace("secrets: [adminCredentials,", "secrets: [admin-credentials,"))
+    let Some(message) = config_error(&|t| t.replace("adminCredentials:\n", "admin-credentials:\n")) else {
+        return;
+    };
+    assert!(
+        message.contains("kubernetes.resources.ManagedCluster.secrets.admin-credentials")
+            && message.contains("lowerCamelCase"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_secret_export_action_the_resource_lacks_is_a_config_error() {
+    let Some(message) =
+        config_error(&|t| t.replace("action: listClusterAdminCredential", "action: listClusterKubeconfig"))
     else {
         return;
     };
     assert!(
-        message.contains("kubernetes.resources.ManagedCluster.secrets") && message.contains("lowerCamelCase"),
+        message.contains(
+            "config key `groups.containerservice.kubernetes.resources.ManagedCluster.secrets.adminCredentials.action`"
+        ) && message.contains("ManagedCluster has no POST action listClusterKubeconfig")
+            && message.contains("listClusterAdminCredential, "),
         "{message}"
     );
 }

@@ -36,7 +36,7 @@
 //! | resource reference | `{armId, group, kind, name, namespace}` |
 //! | owner | `{name, armId}` for a resource group, `{name}` (required) for a parent custom resource |
 //! | conditions, operator status | the shapes of `armgen_runtime::kube::{Condition, OperatorStatus}` |
-//! | `operatorSpec` | `{secrets: {<export>: {name, key}}, configMaps: {<export>: {name, key}}}`, the declared exports only |
+//! | `operatorSpec` | `{secrets: {<export>: {name, key}}, configMaps: {<export>: {name, key}}}` (the declared exports only), `secretExpressions`/`configMapExpressions: [{name, key, value}]` |
 //! | `x-nullable` | `nullable: true` |
 //!
 //! Descriptions come from the IR (the field's, else its type's: never both). Validations come from the spec
@@ -949,7 +949,8 @@ fn conditions_schema() -> Map<String, Value> {
 }
 
 /// `<Kind>OperatorSpec`: `secrets` and `configMaps` (those the kind declares), each an object of optional
-/// destinations `{name, key}` (both required), one per declared export. No other export is accepted.
+/// destinations `{name, key}` (both required), one per declared export (no other export is accepted); and
+/// `secretExpressions` / `configMapExpressions`, lists of `{name, key, value}` (all required).
 fn operator_spec_schema(exports: &Exports) -> Map<String, Value> {
     let destination = |what: &str, export: &str| {
         Value::Object(described(
@@ -968,7 +969,13 @@ fn operator_spec_schema(exports: &Exports) -> Map<String, Value> {
         let secrets: Map<String, Value> = exports
             .secrets
             .iter()
-            .map(|n| (n.clone(), destination("Secret", n)))
+            .map(|(n, e)| {
+                let mut d = destination("Secret", n);
+                if let Some(Value::String(text)) = d.get_mut("description") {
+                    text.push_str(&format!(" The value comes from the Azure action `{}`.", e.action));
+                }
+                (n.clone(), d)
+            })
             .collect();
         props.insert(
             "secrets".into(),
@@ -992,6 +999,36 @@ fn operator_spec_schema(exports: &Exports) -> Map<String, Value> {
             Value::Object(described("ConfigMap exports.".into(), object(Value::Object(maps), &[]))),
         );
     }
+    let expressions = |what: &str, variables: &str| {
+        let item = object(
+            json!({
+                "name": string_described(&format!("The {what}'s name (in the custom resource's namespace).")),
+                "key": string_described(&format!("The key within the {what}.")),
+                "value": string_described(&format!(
+                    "A CEL expression giving a string; {variables}."
+                )),
+            }),
+            &["name", "key", "value"],
+        );
+        let mut list = Map::new();
+        list.insert("type".into(), json!("array"));
+        list.insert("items".into(), Value::Object(item));
+        Value::Object(described(
+            format!("Values computed with CEL expressions and written to {what}s."),
+            list,
+        ))
+    };
+    props.insert(
+        "secretExpressions".into(),
+        expressions(
+            "Secret",
+            "`self` is the custom resource (spec and status), `secret` the Secret exports' values by name",
+        ),
+    );
+    props.insert(
+        "configMapExpressions".into(),
+        expressions("ConfigMap", "`self` is the custom resource (spec and status)"),
+    );
     object(Value::Object(props), &[])
 }
 

@@ -12,9 +12,10 @@
 //! config marks `omit` ([`KubeField::omit_empty`]: `kubernetes.emptyCollections`, or the property's
 //! `emptyCollection` override) is not sent when empty: `[]`/`{}` are treated like unset.
 //!
-//! `operatorSpec` (kinds with exports): `<Kind>OperatorSpec` with `<Kind>OperatorSecrets` /
-//! `<Kind>OperatorConfigMaps`, one optional destination per declared export; `Kind::SECRET_EXPORTS` and
-//! `Kind::CONFIG_MAP_EXPORTS` (name, ARM JSON path) list them for the reconciler. Never sent to Azure.
+//! `operatorSpec` (every kind): `<Kind>OperatorSpec` with `<Kind>OperatorSecrets` / `<Kind>OperatorConfigMaps`
+//! (kinds with exports: one optional destination per declared export) and `secretExpressions` /
+//! `configMapExpressions` (CEL); `Kind::SECRET_EXPORTS` (name, ARM action, value path) and
+//! `Kind::CONFIG_MAP_EXPORTS` (name, ARM JSON path) list the exports for the reconciler. Never sent to Azure.
 //!
 //! Template kinds (`template: true`): `<Kind>Template`, whose `spec.template.spec` is a `<Kind>Spec`.
 
@@ -544,7 +545,7 @@ impl Ctx<'_> {
             status_from.push(quote!(#field: #value,));
         }
         let operator_items = operator_spec(r);
-        let secret_exports = r.exports.secrets.iter().map(String::as_str);
+        let secret_exports = r.exports.secrets.iter().map(super::secret_export);
         let config_map_exports = r.exports.config_maps.iter().map(|(n, p)| quote!((#n, #p)));
         let template_items = if r.template {
             template(r, group, version)
@@ -571,8 +572,9 @@ impl Ctx<'_> {
                 pub const KIND: &'static str = #kind_str;
                 /// The ARM resource type it manages.
                 pub const ARM_TYPE: &'static str = #arm_type;
-                /// The Secret exports `spec.operatorSpec.secrets` may name (the reconciler fetches them).
-                pub const SECRET_EXPORTS: &'static [&'static str] = &[#(#secret_exports),*];
+                /// The Secret exports `spec.operatorSpec.secrets` may name, each with the ARM action the reconciler
+                /// fetches it with.
+                pub const SECRET_EXPORTS: &'static [armgen_runtime::SecretExport] = &[#(#secret_exports),*];
                 /// The ConfigMap exports `spec.operatorSpec.configMaps` may name, each with the dotted JSON path of
                 /// its value in the ARM GET body.
                 pub const CONFIG_MAP_EXPORTS: &'static [(&'static str, &'static str)] = &[#(#config_map_exports),*];
@@ -685,11 +687,8 @@ impl Ctx<'_> {
     }
 }
 
-/// `<Kind>OperatorSpec` and its parts, for a kind with exports; nothing otherwise.
+/// `<Kind>OperatorSpec` and its parts: the declared exports' destinations, and the CEL expressions.
 fn operator_spec(r: &KubeResource) -> TokenStream {
-    if r.exports.is_empty() {
-        return quote!();
-    }
     let kind = &r.kind;
     let name = format_ident!("{}OperatorSpec", kind);
     let secrets_ty = format_ident!("{}OperatorSecrets", kind);
@@ -711,7 +710,7 @@ fn operator_spec(r: &KubeResource) -> TokenStream {
     let mut items = Vec::new();
     if !r.exports.secrets.is_empty() {
         let fields = destinations(
-            &mut r.exports.secrets.iter(),
+            &mut r.exports.secrets.iter().map(|(n, _)| n),
             quote!(armgen_runtime::kube::SecretDestination),
             "a Secret",
         );
@@ -745,6 +744,15 @@ fn operator_spec(r: &KubeResource) -> TokenStream {
             pub config_maps: Option<#config_maps_ty>,
         });
     }
+    parts.push(quote! {
+        /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
+        /// values by name).
+        #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
+        pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+        /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
+        #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
+        pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+    });
     let d = format!(" What the operator exports from a `{kind}` to Secrets and ConfigMaps. Not sent to Azure.");
     quote! {
         #[doc = #d]

@@ -140,7 +140,7 @@ pub fn crate_files(
                     crate::kube::Owner::Parent(p) => quote!(Some(#p)),
                     _ => quote!(None),
                 };
-                let secrets = r.exports.secrets.iter();
+                let secrets = r.exports.secrets.iter().map(secret_export);
                 let maps = r.exports.config_maps.iter().map(|(n, p)| quote!((#n, #p)));
                 let (arm_type, api_version, path, lro) =
                     (&arm.arm_type, v.ir.api_version.as_str(), &arm.path, arm.long_running);
@@ -509,4 +509,10 @@ pub fn report(versions: &[VersionOutput<'_>]) -> String {
         }
     }
     out
+}
+
+/// An `armgen_runtime::SecretExport` literal.
+pub(crate) fn secret_export((name, e): &(String, crate::config::SecretExportConfig)) -> TokenStream {
+    let (action, value, base64) = (&e.action, &e.value, e.base64);
+    quote!(armgen_runtime::SecretExport { name: #name, action: #action, value_path: #value, base64: #base64 })
 }

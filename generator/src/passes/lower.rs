@@ -172,6 +172,7 @@ pub fn lower(specs: &SpecSet, resources: &[DiscoveredResource], api_version: &st
             name_parameters: r.name_parameters.clone(),
             parents: r.parents.clone(),
             long_running: r.long_running,
+            actions: r.actions.clone(),
             get_type: get.filter(|g| *g != body),
             body_type: body,
             module: String::new(),

@@ -92,6 +92,7 @@ impl Harness {
                 wait: Duration::from_secs(30),
                 poll: Duration::from_millis(1),
                 failed: Duration::from_secs(300),
+                export_refresh: Duration::from_secs(3600),
             },
             metrics: aks_reconciler::metrics::Metrics::default(),
         })
@@ -100,6 +101,20 @@ impl Harness {
     pub fn restart(&mut self) {
         let credentials = self.shared.credentials.clone();
         self.shared = Self::shared(&self.api, &self.running.base_url, credentials);
+    }
+
+    /// A restarted operator whose exported Secrets are refreshed after `refresh`.
+    pub fn set_export_refresh(&mut self, refresh: Duration) {
+        let mut shared = Self::shared(&self.api, &self.running.base_url, self.shared.credentials.clone());
+        if let Some(s) = Arc::get_mut(&mut shared) {
+            s.settings.export_refresh = refresh;
+        }
+        self.shared = shared;
+    }
+
+    /// A core/v1 object (`secrets`, `configmaps`, `events`, …) in the test namespace, as JSON.
+    pub fn core(&self, plural: &str, name: &str) -> Option<Value> {
+        self.api.get("v1", plural, Some(NS), name)
     }
 
     pub fn ctx(&self, kind: &str) -> Arc<KindContext> {

@@ -28,8 +28,9 @@ impl MaintenanceConfiguration {
     pub const KIND: &'static str = "MaintenanceConfiguration";
     /// The ARM resource type it manages.
     pub const ARM_TYPE: &'static str = "Microsoft.ContainerService/managedClusters/maintenanceConfigurations";
-    /// The Secret exports `spec.operatorSpec.secrets` may name (the reconciler fetches them).
-    pub const SECRET_EXPORTS: &'static [&'static str] = &[];
+    /// The Secret exports `spec.operatorSpec.secrets` may name, each with the ARM action the reconciler
+    /// fetches it with.
+    pub const SECRET_EXPORTS: &'static [armgen_runtime::SecretExport] = &[];
     /// The ConfigMap exports `spec.operatorSpec.configMaps` may name, each with the dotted JSON path of
     /// its value in the ARM GET body.
     pub const CONFIG_MAP_EXPORTS: &'static [(&'static str, &'static str)] = &[];
@@ -119,6 +120,9 @@ pub struct MaintenanceConfigurationSpec {
     /// The parent custom resource, by `name`, in the same namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
+    /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
+    #[serde(rename = "operatorSpec", default, skip_serializing_if = "Option::is_none")]
+    pub operator_spec: Option<MaintenanceConfigurationOperatorSpec>,
     /// If two array entries specify the same day of the week, the applied configuration is the union of times in both entries.
     #[serde(rename = "timeInWeek", default, skip_serializing_if = "Option::is_none")]
     pub time_in_week: Option<Vec<spec::TimeInWeek>>,
@@ -204,6 +208,7 @@ impl MaintenanceConfigurationSpec {
         Self {
             azure_name: arm.name.clone(),
             owner: None,
+            operator_spec: None,
             time_in_week: arm
                 .properties
                 .as_ref()
@@ -303,4 +308,24 @@ impl From<&arm::MaintenanceConfiguration> for MaintenanceConfigurationStatus {
             operator_status: None,
         }
     }
+}
+
+/// What the operator exports from a `MaintenanceConfiguration` to Secrets and ConfigMaps. Not sent to Azure.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct MaintenanceConfigurationOperatorSpec {
+    /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
+    /// values by name).
+    #[serde(
+        rename = "secretExpressions",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+    /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
+    #[serde(
+        rename = "configMapExpressions",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }

@@ -28,8 +28,9 @@ impl TrustedAccessRoleBinding {
     pub const KIND: &'static str = "TrustedAccessRoleBinding";
     /// The ARM resource type it manages.
     pub const ARM_TYPE: &'static str = "Microsoft.ContainerService/managedClusters/trustedAccessRoleBindings";
-    /// The Secret exports `spec.operatorSpec.secrets` may name (the reconciler fetches them).
-    pub const SECRET_EXPORTS: &'static [&'static str] = &[];
+    /// The Secret exports `spec.operatorSpec.secrets` may name, each with the ARM action the reconciler
+    /// fetches it with.
+    pub const SECRET_EXPORTS: &'static [armgen_runtime::SecretExport] = &[];
     /// The ConfigMap exports `spec.operatorSpec.configMaps` may name, each with the dotted JSON path of
     /// its value in the ARM GET body.
     pub const CONFIG_MAP_EXPORTS: &'static [(&'static str, &'static str)] = &[];
@@ -119,6 +120,9 @@ pub struct TrustedAccessRoleBindingSpec {
     /// The parent custom resource, by `name`, in the same namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
+    /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
+    #[serde(rename = "operatorSpec", default, skip_serializing_if = "Option::is_none")]
+    pub operator_spec: Option<TrustedAccessRoleBindingOperatorSpec>,
     /// The ARM resource ID of source resource that trusted access is configured for.
     #[serde(
         rename = "sourceResourceId",
@@ -178,6 +182,7 @@ impl TrustedAccessRoleBindingSpec {
         Self {
             azure_name: arm.name.clone(),
             owner: None,
+            operator_spec: None,
             source_resource_id: {
                 let e = &arm.properties;
                 {
@@ -256,4 +261,24 @@ impl From<&arm::TrustedAccessRoleBinding> for TrustedAccessRoleBindingStatus {
             operator_status: None,
         }
     }
+}
+
+/// What the operator exports from a `TrustedAccessRoleBinding` to Secrets and ConfigMaps. Not sent to Azure.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TrustedAccessRoleBindingOperatorSpec {
+    /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
+    /// values by name).
+    #[serde(
+        rename = "secretExpressions",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+    /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
+    #[serde(
+        rename = "configMapExpressions",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }

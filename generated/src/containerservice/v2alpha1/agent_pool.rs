@@ -28,8 +28,9 @@ impl AgentPool {
     pub const KIND: &'static str = "AgentPool";
     /// The ARM resource type it manages.
     pub const ARM_TYPE: &'static str = "Microsoft.ContainerService/managedClusters/agentPools";
-    /// The Secret exports `spec.operatorSpec.secrets` may name (the reconciler fetches them).
-    pub const SECRET_EXPORTS: &'static [&'static str] = &[];
+    /// The Secret exports `spec.operatorSpec.secrets` may name, each with the ARM action the reconciler
+    /// fetches it with.
+    pub const SECRET_EXPORTS: &'static [armgen_runtime::SecretExport] = &[];
     /// The ConfigMap exports `spec.operatorSpec.configMaps` may name, each with the dotted JSON path of
     /// its value in the ARM GET body.
     pub const CONFIG_MAP_EXPORTS: &'static [(&'static str, &'static str)] = &[];
@@ -113,6 +114,9 @@ pub struct AgentPoolSpec {
     /// The parent custom resource, by `name`, in the same namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
+    /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
+    #[serde(rename = "operatorSpec", default, skip_serializing_if = "Option::is_none")]
+    pub operator_spec: Option<AgentPoolOperatorSpec>,
     /// Number of agents (VMs) to host docker containers. Allowed values must be in the range of 0 to 1000 (inclusive) for user pools and in the range of 1 to 1000 (inclusive) for system pools. The default value is 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
@@ -585,6 +589,7 @@ impl AgentPoolSpec {
         Self {
             azure_name: arm.name.clone(),
             owner: None,
+            operator_spec: None,
             count: arm.properties.as_ref().and_then(|e| e.count),
             vm_size: arm.properties.as_ref().and_then(|e| e.vm_size.clone()),
             os_disk_size_gb: arm.properties.as_ref().and_then(|e| e.os_disk_size_gb),
@@ -1299,6 +1304,26 @@ impl From<&arm::AgentPool> for AgentPoolStatus {
             operator_status: None,
         }
     }
+}
+
+/// What the operator exports from a `AgentPool` to Secrets and ConfigMaps. Not sent to Azure.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct AgentPoolOperatorSpec {
+    /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
+    /// values by name).
+    #[serde(
+        rename = "secretExpressions",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+    /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
+    #[serde(
+        rename = "configMapExpressions",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 
 /// A template of `AgentPool` specs (ClusterClass style): `spec.template.spec` is what a `AgentPool` made from it gets. Nothing is created in Azure for a template.

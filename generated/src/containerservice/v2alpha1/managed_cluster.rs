@@ -28,10 +28,21 @@ impl ManagedCluster {
     pub const KIND: &'static str = "ManagedCluster";
     /// The ARM resource type it manages.
     pub const ARM_TYPE: &'static str = "Microsoft.ContainerService/managedClusters";
-    /// The Secret exports `spec.operatorSpec.secrets` may name (the reconciler fetches them).
-    pub const SECRET_EXPORTS: &'static [&'static str] = &[
-        "adminCredentials",
-        "userCredentials",
+    /// The Secret exports `spec.operatorSpec.secrets` may name, each with the ARM action the reconciler
+    /// fetches it with.
+    pub const SECRET_EXPORTS: &'static [armgen_runtime::SecretExport] = &[
+        armgen_runtime::SecretExport {
+            name: "adminCredentials",
+            action: "listClusterAdminCredential",
+            value_path: "kubeconfigs[0].value",
+            base64: true,
+        },
+        armgen_runtime::SecretExport {
+            name: "userCredentials",
+            action: "listClusterUserCredential",
+            value_path: "kubeconfigs[0].value",
+            base64: true,
+        },
     ];
     /// The ConfigMap exports `spec.operatorSpec.configMaps` may name, each with the dotted JSON path of
     /// its value in the ARM GET body.
@@ -123,7 +134,7 @@ pub struct ManagedClusterSpec {
     /// The resource group the resource lives in: `name` (in the operator's subscription) or `armId`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::ResourceGroupOwner>,
-    /// Where the operator exports values to Kubernetes Secrets and ConfigMaps: each declared export is written to the `{name, key}` given, when set. Not sent to Azure.
+    /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
     #[serde(rename = "operatorSpec", default, skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<ManagedClusterOperatorSpec>,
     /// Resource tags.
@@ -1652,6 +1663,21 @@ pub struct ManagedClusterOperatorSpec {
     /// ConfigMap exports.
     #[serde(rename = "configMaps", default, skip_serializing_if = "Option::is_none")]
     pub config_maps: Option<ManagedClusterOperatorConfigMaps>,
+    /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
+    /// values by name).
+    #[serde(
+        rename = "secretExpressions",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+    /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
+    #[serde(
+        rename = "configMapExpressions",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 
 /// The Secret exports of a `ManagedCluster`.

@@ -28,8 +28,9 @@ impl Snapshot {
     pub const KIND: &'static str = "Snapshot";
     /// The ARM resource type it manages.
     pub const ARM_TYPE: &'static str = "Microsoft.ContainerService/snapshots";
-    /// The Secret exports `spec.operatorSpec.secrets` may name (the reconciler fetches them).
-    pub const SECRET_EXPORTS: &'static [&'static str] = &[];
+    /// The Secret exports `spec.operatorSpec.secrets` may name, each with the ARM action the reconciler
+    /// fetches it with.
+    pub const SECRET_EXPORTS: &'static [armgen_runtime::SecretExport] = &[];
     /// The ConfigMap exports `spec.operatorSpec.configMaps` may name, each with the dotted JSON path of
     /// its value in the ARM GET body.
     pub const CONFIG_MAP_EXPORTS: &'static [(&'static str, &'static str)] = &[];
@@ -113,6 +114,9 @@ pub struct SnapshotSpec {
     /// The resource group the resource lives in: `name` (in the operator's subscription) or `armId`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::ResourceGroupOwner>,
+    /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
+    #[serde(rename = "operatorSpec", default, skip_serializing_if = "Option::is_none")]
+    pub operator_spec: Option<SnapshotOperatorSpec>,
     /// Resource tags.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
@@ -182,6 +186,7 @@ impl SnapshotSpec {
         Self {
             azure_name: arm.name.clone(),
             owner: None,
+            operator_spec: None,
             tags: arm.tags.clone(),
             location: Some(arm.location.clone()),
             creation_data: arm
@@ -286,4 +291,24 @@ impl From<&arm::Snapshot> for SnapshotStatus {
             operator_status: None,
         }
     }
+}
+
+/// What the operator exports from a `Snapshot` to Secrets and ConfigMaps. Not sent to Azure.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SnapshotOperatorSpec {
+    /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
+    /// values by name).
+    #[serde(
+        rename = "secretExpressions",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+    /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
+    #[serde(
+        rename = "configMapExpressions",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }

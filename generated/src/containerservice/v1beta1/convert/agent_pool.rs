@@ -17,6 +17,12 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
         hub::AgentPoolSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
+            operator_spec: cx
+                .try_convert(
+                    self.operator_spec.as_ref(),
+                    &path.field("operatorSpec"),
+                    armgen_runtime::hub::via_json,
+                ),
             count: cx.copy(self.count.as_ref(), &path.field("count")),
             vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
             os_disk_size_gb: cx
@@ -257,6 +263,12 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
         spoke::AgentPoolSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
+            operator_spec: cx
+                .try_convert(
+                    self.operator_spec.as_ref(),
+                    &path.field("operatorSpec"),
+                    armgen_runtime::hub::via_json,
+                ),
             count: cx.copy(self.count.as_ref(), &path.field("count")),
             vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
             os_disk_size_gb: cx

@@ -18,6 +18,12 @@ for spoke::MaintenanceConfigurationSpec {
         hub::MaintenanceConfigurationSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
+            operator_spec: cx
+                .try_convert(
+                    self.operator_spec.as_ref(),
+                    &path.field("operatorSpec"),
+                    armgen_runtime::hub::via_json,
+                ),
             time_in_week: cx
                 .convert(
                     self.time_in_week.as_ref(),
@@ -74,6 +80,12 @@ for hub::MaintenanceConfigurationSpec {
         spoke::MaintenanceConfigurationSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
+            operator_spec: cx
+                .try_convert(
+                    self.operator_spec.as_ref(),
+                    &path.field("operatorSpec"),
+                    armgen_runtime::hub::via_json,
+                ),
             time_in_week: cx
                 .convert(
                     self.time_in_week.as_ref(),

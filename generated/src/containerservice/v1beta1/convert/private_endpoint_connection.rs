@@ -18,6 +18,12 @@ for spoke::PrivateEndpointConnectionSpec {
         hub::PrivateEndpointConnectionSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
+            operator_spec: cx
+                .try_convert(
+                    self.operator_spec.as_ref(),
+                    &path.field("operatorSpec"),
+                    armgen_runtime::hub::via_json,
+                ),
             private_endpoint: cx
                 .convert(
                     self.private_endpoint.as_ref(),
@@ -46,6 +52,12 @@ for hub::PrivateEndpointConnectionSpec {
         spoke::PrivateEndpointConnectionSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
+            operator_spec: cx
+                .try_convert(
+                    self.operator_spec.as_ref(),
+                    &path.field("operatorSpec"),
+                    armgen_runtime::hub::via_json,
+                ),
             private_endpoint: cx
                 .convert(
                     self.private_endpoint.as_ref(),

@@ -17,6 +17,12 @@ impl armgen_runtime::hub::Convert<hub::SnapshotSpec> for spoke::SnapshotSpec {
         hub::SnapshotSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
+            operator_spec: cx
+                .try_convert(
+                    self.operator_spec.as_ref(),
+                    &path.field("operatorSpec"),
+                    armgen_runtime::hub::via_json,
+                ),
             tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
             location: cx.copy(self.location.as_ref(), &path.field("location")),
             creation_data: cx
@@ -45,6 +51,12 @@ impl armgen_runtime::hub::Convert<spoke::SnapshotSpec> for hub::SnapshotSpec {
         spoke::SnapshotSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
+            operator_spec: cx
+                .try_convert(
+                    self.operator_spec.as_ref(),
+                    &path.field("operatorSpec"),
+                    armgen_runtime::hub::via_json,
+                ),
             tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
             location: cx.copy(self.location.as_ref(), &path.field("location")),
             creation_data: cx

@@ -18,6 +18,12 @@ for spoke::TrustedAccessRoleBindingSpec {
         hub::TrustedAccessRoleBindingSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
+            operator_spec: cx
+                .try_convert(
+                    self.operator_spec.as_ref(),
+                    &path.field("operatorSpec"),
+                    armgen_runtime::hub::via_json,
+                ),
             source_resource_id: cx
                 .copy(self.source_resource_id.as_ref(), &path.field("sourceResourceId")),
             roles: cx.copy(self.roles.as_ref(), &path.field("roles")),
@@ -35,6 +41,12 @@ for hub::TrustedAccessRoleBindingSpec {
         spoke::TrustedAccessRoleBindingSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
+            operator_spec: cx
+                .try_convert(
+                    self.operator_spec.as_ref(),
+                    &path.field("operatorSpec"),
+                    armgen_runtime::hub::via_json,
+                ),
             source_resource_id: cx
                 .copy(self.source_resource_id.as_ref(), &path.field("sourceResourceId")),
             roles: cx.copy(self.roles.as_ref(), &path.field("roles")),
