@@ -13,6 +13,8 @@ fn main() {
         Ok(entries) => entries
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            // `kustomization.yaml` lists the manifests for kustomize (config/crd); it is not one.
+            .filter(|p| !p.ends_with("kustomization.yaml"))
             .collect(),
         Err(e) => panic!("cannot read the CRD folder {}: {e}", dir.display()),
     };

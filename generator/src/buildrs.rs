@@ -207,7 +207,13 @@ impl Options {
                 // manifests are written beside that file and included from there.
                 let text = text.replace("include_str!(\"../../../crds/", "include_str!(\"crds/");
                 let mut out = BTreeMap::from([(PathBuf::from(name), text)]);
-                out.extend(files.into_iter().filter(|(p, _)| p.starts_with("crds")));
+                // The manifests only: a single file has no kustomize layout to compose.
+                let kustomization = crate::emit::crd::kustomization_path();
+                out.extend(
+                    files
+                        .into_iter()
+                        .filter(|(p, _)| p.starts_with("crds") && *p != kustomization),
+                );
                 Ok(out)
             }
         }

@@ -54,7 +54,7 @@ async fn imported_resources_reconcile_with_zero_differences() {
     assert_eq!(objects[1]["spec"]["owner"], json!({"name": "prod-cluster"}));
     assert!(objects.iter().all(|o| o.get("status").is_none()));
 
-    h.sim.clear_traffic();
+    h.clear_traffic();
     for object in &objects {
         let mut object = object.clone();
         object["metadata"]["namespace"] = Value::String(NS.into());

@@ -64,7 +64,7 @@ async fn in_sync_resync_costs_one_get_and_no_write_and_a_change_one_put() {
     h.apply("ManagedCluster", "demo", cluster_spec()).await;
     h.converge("ManagedCluster", "demo").await;
 
-    h.sim.clear_traffic();
+    h.clear_traffic();
     h.api.clear_requests();
     for _ in 0..3 {
         h.reconcile("ManagedCluster", "demo").await;
@@ -86,7 +86,7 @@ async fn in_sync_resync_costs_one_get_and_no_write_and_a_change_one_put() {
     assert_eq!(h.sim.count("PUT"), 1, "a spec change: exactly one PUT");
     let stored = h.sim.resource(&cluster_id("demo")).expect("stored");
     assert_eq!(stored["tags"], json!({"team": "a"}));
-    h.sim.clear_traffic();
+    h.clear_traffic();
     h.reconcile("ManagedCluster", "demo").await;
     assert_eq!(h.sim.count("PUT"), 0);
 }
@@ -361,7 +361,7 @@ async fn skip_observes_and_never_writes() {
     spec["dnsPrefix"] = json!("different");
     h.apply_with("ManagedCluster", "legacy", spec, json!({POLICY_ANNOTATION: "skip"}))
         .await;
-    h.sim.clear_traffic();
+    h.clear_traffic();
     for _ in 0..2 {
         h.reconcile("ManagedCluster", "legacy").await;
     }

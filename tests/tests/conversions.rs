@@ -24,6 +24,9 @@ fn crd_schemas() -> BTreeMap<String, BTreeMap<String, Value>> {
     let mut out: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
     for entry in std::fs::read_dir(&dir).expect("crds folder") {
         let path = entry.expect("entry").path();
+        if path.ends_with("kustomization.yaml") {
+            continue; // the list of manifests for kustomize (config/crd), not a CRD
+        }
         let text = std::fs::read_to_string(&path).expect("read crd");
         let crd: Value = serde_yaml_ng::from_str(&text).expect("crd yaml");
         let kind = crd["spec"]["names"]["kind"].as_str().expect("kind").to_string();

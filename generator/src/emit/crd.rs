@@ -3,7 +3,9 @@
 //!
 //! Layout: `crds/<plural>.<group>.yaml` in the generated crate's folder, e.g.
 //! `crds/managedclusters.containerservice.azure.com.yaml`. Each file starts with the generated-file header
-//! (sources, and the ARM API version of every Kubernetes version in it).
+//! (sources, and the ARM API version of every Kubernetes version in it). Beside them, `crds/kustomization.yaml`
+//! lists every manifest (sorted, the header as comments), so that a deployment can compose the folder with
+//! kustomize (which refuses files outside a kustomization root): `config/crd` references it.
 //!
 //! What a manifest holds:
 //!
@@ -187,12 +189,40 @@ pub fn crds_of(generation: &Generation) -> Vec<Crd> {
     crds(&pairs(&generation.kubes, &generation.irs))
 }
 
-/// The manifest files, path (relative to the generated crate) → YAML; what `generate` writes.
+/// The manifest files and `crds/kustomization.yaml`, path (relative to the generated crate) → YAML; what
+/// `generate` writes.
 pub fn files(kubes: &BTreeMap<String, KubeIr>, irs: &BTreeMap<String, Ir>) -> Result<BTreeMap<PathBuf, String>> {
-    crds(&pairs(kubes, irs))
-        .into_iter()
+    let crds = crds(&pairs(kubes, irs));
+    let mut files = crds
+        .iter()
         .map(|c| Ok((c.path(), c.to_yaml()?)))
-        .collect()
+        .collect::<Result<BTreeMap<_, _>>>()?;
+    if !crds.is_empty() {
+        files.insert(kustomization_path(), kustomization(&crds));
+    }
+    Ok(files)
+}
+
+/// `crds/kustomization.yaml`.
+pub fn kustomization_path() -> PathBuf {
+    PathBuf::from(CRD_DIR).join("kustomization.yaml")
+}
+
+/// `crds/kustomization.yaml`: the generated-file header (every source of the manifests) as comments, then a
+/// kustomize `Kustomization` whose `resources` are the manifest files, sorted by name.
+pub fn kustomization(crds: &[Crd]) -> String {
+    let sources: BTreeSet<&String> = crds.iter().flat_map(|c| &c.sources).collect();
+    let sources: Vec<String> = sources.into_iter().cloned().collect();
+    let mut out = super::header("#", &sources, None);
+    out.push_str("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n");
+    let names: BTreeSet<String> = crds
+        .iter()
+        .filter_map(|c| c.path().file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    for name in names {
+        out.push_str(&format!("- {name}\n"));
+    }
+    out
 }
 
 /// The `openAPIV3Schema` of `kind` in Kubernetes version `version`, exactly as its manifest has it (the first

@@ -1,9 +1,15 @@
 //! The scenario harness: the real reconcile loop against the ARM simulator (over HTTP) and the fake API server
 //! (through a real `kube::Client`). Tests drive the loop step by step, as the controller's queue would.
+//!
+//! Traffic recording (opt-in, for `.ci/oav.sh`): when `ARMGEN_TRAFFIC_DIR` is set, every exchange with the
+//! simulator is written there when the harness is dropped, in `oav validate-traffic`'s file format, one folder per
+//! test (`<DIR>/<test binary>/<test name>/00001-PUT-201.json`, …). Tests that reset the simulator's counters call
+//! [`Harness::clear_traffic`], which keeps what was recorded so far for that file.
 
 #![allow(dead_code)]
 
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use aks_reconciler::arm::{ArmClient, RetryPolicy};
@@ -11,7 +17,7 @@ use aks_reconciler::controller::served_kinds;
 use aks_reconciler::reconcile::{
     Access, CredentialProvider, KindContext, Settings, Shared, StaticAccess, api_resource, reconcile,
 };
-use arm_simulator::{Running, Simulator, SimulatorConfig};
+use arm_simulator::{Exchange, Running, Simulator, SimulatorConfig};
 use fake_apiserver::FakeApiServer;
 use kube::Api;
 use kube::api::DynamicObject;
@@ -28,7 +34,15 @@ pub struct Harness {
     pub sim: Simulator,
     pub running: Running,
     pub shared: Arc<Shared>,
+    /// `--kube-version` overrides (GROUP, VERSION): which Kubernetes version of each kind the harness serves and
+    /// creates (default: the storage versions).
+    pub versions: Vec<(String, String)>,
+    /// Exchanges recorded before a [`Harness::clear_traffic`], kept for `ARMGEN_TRAFFIC_DIR`.
+    recorded: Mutex<Vec<Exchange>>,
 }
+
+/// The environment variable that turns traffic recording on: the folder to write into.
+pub const TRAFFIC_DIR_ENV: &str = "ARMGEN_TRAFFIC_DIR";
 
 pub fn sim_config() -> SimulatorConfig {
     SimulatorConfig {
@@ -62,7 +76,26 @@ impl Harness {
             sim,
             running,
             shared,
+            recorded: Mutex::new(Vec::new()),
+            versions: Vec::new(),
         }
+    }
+
+    /// Serves (and creates) `group`'s kinds at Kubernetes version `version`, as `--kube-version GROUP=VERSION`
+    /// does, so that the reconciler speaks that version's ARM API version.
+    pub fn serving(mut self, group: &str, version: &str) -> Self {
+        self.versions.push((group.to_string(), version.to_string()));
+        self
+    }
+
+    /// Resets the simulator's recorded traffic and counters ([`Simulator::clear_traffic`]), keeping the exchanges
+    /// so far for `ARMGEN_TRAFFIC_DIR`.
+    pub fn clear_traffic(&self) {
+        if std::env::var_os(TRAFFIC_DIR_ENV).is_some() {
+            let mut recorded = self.recorded.lock().unwrap_or_else(|e| e.into_inner());
+            recorded.extend(self.sim.traffic());
+        }
+        self.sim.clear_traffic();
     }
 
     /// A fresh `Shared` — a restarted operator: new ARM client, nothing in memory.
@@ -118,7 +151,7 @@ impl Harness {
     }
 
     pub fn ctx(&self, kind: &str) -> Arc<KindContext> {
-        let info = served_kinds(&[])
+        let info = served_kinds(&self.versions)
             .into_iter()
             .find(|k| k.kind == kind)
             .expect("a served kind");
@@ -207,6 +240,43 @@ impl Harness {
             }
         }
         panic!("{kind} {name} was not removed");
+    }
+}
+
+impl Drop for Harness {
+    /// With `ARMGEN_TRAFFIC_DIR` set: writes the test's exchanges into `<DIR>/<test binary>/<test name>/`.
+    fn drop(&mut self) {
+        let Some(root) = std::env::var_os(TRAFFIC_DIR_ENV) else {
+            return;
+        };
+        // libtest runs each test on a thread named after it; `#[tokio::test]` polls the test on that thread.
+        let test = std::thread::current()
+            .name()
+            .unwrap_or("unnamed")
+            .replace("::", "-")
+            .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_', "_");
+        let dir = PathBuf::from(root).join(env!("CARGO_CRATE_NAME")).join(test);
+        let mut exchanges = std::mem::take(&mut *self.recorded.lock().unwrap_or_else(|e| e.into_inner()));
+        exchanges.extend(self.sim.traffic());
+        let write = || -> std::io::Result<()> {
+            // A test may build more than one harness: number on after the files already there.
+            std::fs::create_dir_all(&dir)?;
+            let first = std::fs::read_dir(&dir)?.count();
+            for (i, e) in exchanges.iter().enumerate() {
+                let name = format!(
+                    "{:05}-{}-{}.json",
+                    first + i + 1,
+                    e.request.method,
+                    e.response.status_code
+                );
+                let text = serde_json::to_string_pretty(&e.to_live_traffic()).map_err(std::io::Error::other)?;
+                std::fs::write(dir.join(name), text)?;
+            }
+            Ok(())
+        };
+        if let Err(e) = write() {
+            eprintln!("cannot write the traffic to {}: {e}", dir.display());
+        }
     }
 }
 

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Azure's own validator on the simulator's traffic: records every exchange of the reconciler scenario tests
+# (reconciler/tests/scenarios.rs, every_kind.rs: ARMGEN_TRAFFIC_DIR, see reconciler/tests/common/mod.rs), keeps
+# those that are operations of the AKS spec of their api-version, and runs `oav validate-traffic` on them against
+# the real spec files. Fails on any error oav reports, request or response, and prints them.
+#
+# Not validated (counted in the output): operation-status polls (the Azure-AsyncOperation/Location URLs are
+# ARM's, not operations of the resource provider's spec), exchanges without a response (fault injection drops the
+# connection), and anything else that is not an operation of the spec, named.
+#
+# oav (npm, pinned by .ci/oav/package-lock.json) is installed with `npm ci` into a cache outside the repository:
+# $ARMGEN_CACHE (default $HOME/.cache/armgen)/oav-<lock hash>. Needs node (>= 18) and npm.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export AZURE_REST_API_SPECS="${AZURE_REST_API_SPECS:-$PWD/../shared/azure-rest-api-specs}"
+SPEC_DIR=specification/containerservice/resource-manager/Microsoft.ContainerService/aks/stable
+SPECS=("$SPEC_DIR/2024-09-01/managedClusters.json" "$SPEC_DIR/2025-10-01/managedClusters.json")
+start=$SECONDS
+
+command -v node >/dev/null && command -v npm >/dev/null || { echo "oav.sh: node and npm are needed" >&2; exit 1; }
+lock_hash=$(sha256sum .ci/oav/package-lock.json | cut -c1-12)
+prefix="${ARMGEN_CACHE:-$HOME/.cache/armgen}/oav-$lock_hash"
+oav="$prefix/node_modules/.bin/oav"
+if [ ! -x "$oav" ]; then
+  echo "installing oav into $prefix"
+  rm -rf "$prefix" && mkdir -p "$prefix"
+  cp .ci/oav/package.json .ci/oav/package-lock.json "$prefix/"
+  npm ci --prefix "$prefix" --no-audit --no-fund --loglevel=error
+fi
+echo "oav $("$oav" --version) ($((SECONDS - start))s)"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# The scenario tests, recording. `--workspace` (not `-p aks-reconciler`) unifies features as `cargo test --workspace`
+# does, so CI reuses that build instead of compiling aks-api a second time.
+ARMGEN_TRAFFIC_DIR="$work/traffic" cargo test --workspace --locked -q --test scenarios --test every_kind
+echo "scenario tests recorded ($((SECONDS - start))s)"
+
+node .ci/oav/traffic.mjs split "$work/traffic" "$work/validate" "$AZURE_REST_API_SPECS" "${SPECS[@]}"
+
+reports=()
+for spec_file in "$work"/validate/*.spec; do
+  version=$(basename "$spec_file" .spec)
+  # oav writes its HTML report and logs into the current folder and ~/oav_output: keep them in $work. Its exit
+  # code is 1 even for a clean run (its HTML report template is missing from the package): the JSON report
+  # decides, and a missing one is an error.
+  (cd "$work" && "$oav" validate-traffic "$work/validate/$version" "$(cat "$spec_file")" \
+    --jsonReport "$work/oav-$version.json" --report "$work/oav-$version.html" \
+    -l error -f "$work/oav-$version.log" >"$work/oav-$version.out" 2>&1) || true
+  if [ ! -s "$work/oav-$version.json" ]; then
+    cat "$work/oav-$version.out" >&2
+    echo "oav wrote no report for $version" >&2
+    exit 1
+  fi
+  reports+=("$work/oav-$version.json")
+done
+node .ci/oav/traffic.mjs report "${reports[@]}"
+echo "oav: no errors ($((SECONDS - start))s)"

@@ -1,0 +1,493 @@
+//! The deployment manifests (`config/`, kustomize): `kubectl kustomize config/default` builds, and what it
+//! builds fits together — every generated CRD converts through the webhook Service of the output, the
+//! Deployment's ports, probes and flags match that Service, the RBAC grants what the reconciler does and no more,
+//! workload identity is wired, and the cert-manager Certificate's Secret is what the reconciler serves TLS with.
+//!
+//! Needs `kubectl` (its built-in kustomize). Without it the tests fail when `CI` is set and are skipped with a
+//! message elsewhere.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+const GROUP: &str = "containerservice.azure.com";
+/// Where the webhook certificate is mounted and what the reconciler's `--tls-*-file` defaults read.
+const CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
+
+/// The output of `kubectl kustomize config/default`, one JSON value per document; `None` (skip) when kubectl is
+/// missing outside CI.
+fn built() -> Option<&'static [Value]> {
+    static OUT: OnceLock<Option<Vec<Value>>> = OnceLock::new();
+    OUT.get_or_init(|| {
+        let root = common::workspace();
+        let output = match Command::new("kubectl")
+            .args(["kustomize", "config/default"])
+            .current_dir(&root)
+            .output()
+        {
+            Ok(o) => o,
+            Err(e) => {
+                if std::env::var_os("CI").is_some() {
+                    panic!("CI is set and kubectl cannot be run ({e}); install it (Debian package `kubectl`)");
+                }
+                eprintln!("skipping: kubectl cannot be run ({e})");
+                return None;
+            }
+        };
+        assert!(
+            output.status.success(),
+            "kubectl kustomize config/default failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let text = String::from_utf8(output.stdout).expect("UTF-8 output");
+        Some(documents(&text))
+    })
+    .as_deref()
+}
+
+fn documents(text: &str) -> Vec<Value> {
+    serde_yaml_ng::Deserializer::from_str(text)
+        .map(|d| Value::deserialize(d).expect("a parseable YAML document"))
+        .filter(|v| !v.is_null())
+        .collect()
+}
+
+fn of_kind<'a>(docs: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    docs.iter().filter(|d| d["kind"] == kind).collect()
+}
+
+fn one<'a>(docs: &'a [Value], kind: &str) -> &'a Value {
+    let found = of_kind(docs, kind);
+    assert_eq!(found.len(), 1, "exactly one {kind} in the output");
+    found[0]
+}
+
+fn s(v: &Value) -> &str {
+    v.as_str().unwrap_or_default()
+}
+
+fn strings(v: &Value) -> Vec<&str> {
+    v.as_array().into_iter().flatten().filter_map(Value::as_str).collect()
+}
+
+/// The committed CRD manifests of `generated/crds`: name → manifest.
+fn generated_crds() -> BTreeMap<String, Value> {
+    let dir = common::workspace().join("generated/crds");
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(&dir).expect("generated/crds") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|x| x != "yaml") || path.ends_with("kustomization.yaml") {
+            continue;
+        }
+        let crd: Value = serde_yaml_ng::from_str(&std::fs::read_to_string(&path).expect("read")).expect("yaml");
+        out.insert(s(&crd["metadata"]["name"]).to_string(), crd);
+    }
+    out
+}
+
+/// The first JSON pointer where `a` and `b` differ (numbers compared as f64: YAML tools may write `2` as `2.0`).
+fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|k| {
+                let (l, r) = (x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null));
+                first_difference(l, r, &format!("{at}/{k}"))
+            })
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (l, r))| first_difference(l, r, &format!("{at}/{i}"))),
+        (Value::Number(x), Value::Number(y)) if x.as_f64() == y.as_f64() => None,
+        _ if a == b => None,
+        _ => Some(format!("{at}: {a} != {b}")),
+    }
+}
+
+/// The reconciled kinds: the CRDs with a status subresource (the template kinds have none).
+fn reconciled_plurals(crds: &BTreeMap<String, Value>) -> BTreeSet<String> {
+    crds.values()
+        .filter(|c| {
+            c["spec"]["versions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|v| v["subresources"]["status"].is_object())
+        })
+        .map(|c| s(&c["spec"]["names"]["plural"]).to_string())
+        .collect()
+}
+
+/// The Deployment's one container.
+fn container(docs: &[Value]) -> &Value {
+    let containers = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .expect("containers");
+    assert_eq!(containers.len(), 1, "one container");
+    &containers[0]
+}
+
+/// The value of `--name=value` (or `--name value`) in the container's args.
+fn flag<'a>(container: &'a Value, name: &str) -> Option<&'a str> {
+    let args = strings(&container["args"]);
+    let prefix = format!("--{name}=");
+    args.iter().enumerate().find_map(|(i, a)| {
+        a.strip_prefix(&prefix)
+            .or_else(|| (*a == format!("--{name}")).then(|| args.get(i + 1).copied()).flatten())
+    })
+}
+
+/// A container port given by number or name.
+fn port_number(container: &Value, port: &Value) -> u64 {
+    if let Some(n) = port.as_u64() {
+        return n;
+    }
+    container["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["name"] == *port)
+        .and_then(|p| p["containerPort"].as_u64())
+        .unwrap_or_else(|| panic!("no container port named {port}"))
+}
+
+/// The port of a listen address `HOST:PORT`.
+fn listen_port(address: &str) -> u64 {
+    address
+        .rsplit_once(':')
+        .and_then(|(_, p)| p.parse().ok())
+        .unwrap_or_else(|| panic!("{address:?} is not HOST:PORT"))
+}
+
+#[test]
+fn every_generated_crd_converts_through_the_webhook_service() {
+    let Some(docs) = built() else { return };
+    let generated = generated_crds();
+    assert!(generated.len() >= 9, "{:?}", generated.keys());
+    let crds: BTreeMap<&str, &Value> = of_kind(docs, "CustomResourceDefinition")
+        .into_iter()
+        .map(|c| (s(&c["metadata"]["name"]), c))
+        .collect();
+    assert_eq!(
+        crds.keys().copied().collect::<BTreeSet<_>>(),
+        generated.keys().map(String::as_str).collect::<BTreeSet<_>>(),
+        "the output has exactly the CRDs of generated/crds"
+    );
+
+    let service = one(docs, "Service");
+    let certificate = one(docs, "Certificate");
+    let inject = format!(
+        "{}/{}",
+        s(&certificate["metadata"]["namespace"]),
+        s(&certificate["metadata"]["name"])
+    );
+    for (name, crd) in &crds {
+        assert!(name.ends_with(&format!(".{GROUP}")), "{name}");
+        let conversion = &crd["spec"]["conversion"];
+        assert_eq!(conversion["strategy"], "Webhook", "{name}");
+        let webhook = &conversion["webhook"];
+        assert_eq!(strings(&webhook["conversionReviewVersions"]), ["v1"], "{name}");
+        let target = &webhook["clientConfig"]["service"];
+        assert_eq!(
+            target["name"], service["metadata"]["name"],
+            "{name}: the Service of the output"
+        );
+        assert_eq!(target["namespace"], service["metadata"]["namespace"], "{name}");
+        assert_eq!(target["path"], "/convert", "{name}");
+        let port = target["port"].as_u64().unwrap_or(443);
+        assert!(
+            service["spec"]["ports"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|p| p["port"] == port),
+            "{name}: the Service has port {port}"
+        );
+        assert!(webhook["clientConfig"]["url"].is_null(), "{name}");
+        assert_eq!(
+            s(&crd["metadata"]["annotations"]["cert-manager.io/inject-ca-from"]),
+            inject,
+            "{name}: cert-manager injects the CA of the webhook's Certificate"
+        );
+        // Nothing else of the generated manifest is changed.
+        let original = &generated[*name];
+        for key in ["versions", "names", "scope", "group"] {
+            if let Some(at) = first_difference(&crd["spec"][key], &original["spec"][key], &format!("/spec/{key}")) {
+                panic!("{name}: the output's CRD differs from generated/crds at {at}");
+            }
+        }
+        assert!(
+            crd["metadata"]["namespace"].is_null(),
+            "{name}: CRDs are cluster-scoped"
+        );
+    }
+}
+
+#[test]
+fn the_deployment_serves_what_the_service_probes_and_flags_say() {
+    let Some(docs) = built() else { return };
+    let deployment = one(docs, "Deployment");
+    let service = one(docs, "Service");
+    let namespace = &deployment["metadata"]["namespace"];
+    assert!(namespace.is_string(), "the Deployment is namespaced");
+    assert_eq!(service["metadata"]["namespace"], *namespace);
+    let ns = one(docs, "Namespace");
+    assert_eq!(ns["metadata"]["name"], *namespace, "the output creates its namespace");
+
+    let spec = &deployment["spec"];
+    assert!(spec["replicas"].as_u64().unwrap_or(1) >= 2, "replicas for availability");
+    let pod = &spec["template"];
+    let labels = pod["metadata"]["labels"].as_object().expect("pod labels");
+    for (k, v) in service["spec"]["selector"].as_object().expect("selector") {
+        assert_eq!(labels.get(k), Some(v), "the Service selects the pods ({k})");
+    }
+    for (k, v) in spec["selector"]["matchLabels"].as_object().expect("matchLabels") {
+        assert_eq!(labels.get(k), Some(v), "the Deployment selects its pods ({k})");
+    }
+
+    let c = container(docs);
+    assert_eq!(c["image"], "aks-reconciler:latest", "the one image placeholder");
+    assert!(
+        strings(&c["args"]).contains(&"--leader-elect"),
+        "two replicas need leader election"
+    );
+    assert_eq!(flag(c, "log-format"), Some("json"));
+
+    // Webhook: Service 443 → targetPort → the container port the reconciler listens on.
+    let webhook_port = listen_port(flag(c, "webhook-listen").expect("--webhook-listen"));
+    let https = service["spec"]["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["port"] == 443)
+        .expect("the Service listens on 443");
+    assert_eq!(port_number(c, &https["targetPort"]), webhook_port);
+    assert!(
+        c["ports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|p| p["containerPort"] == webhook_port),
+        "the container declares the webhook port"
+    );
+
+    // Probes: /healthz and /readyz on the metrics listener.
+    let metrics_port = listen_port(flag(c, "metrics-listen").expect("--metrics-listen"));
+    for (probe, path) in [("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")] {
+        let get = &c[probe]["httpGet"];
+        assert_eq!(get["path"], path, "{probe}");
+        assert_eq!(
+            port_number(c, &get["port"]),
+            metrics_port,
+            "{probe} on --metrics-listen"
+        );
+        assert!(
+            get["scheme"].is_null() || get["scheme"] == "HTTP",
+            "{probe}: plain HTTP"
+        );
+    }
+
+    // Resources and the restricted security context.
+    for k in ["requests", "limits"] {
+        for r in ["cpu", "memory"] {
+            assert!(c["resources"][k][r].is_string(), "resources.{k}.{r}");
+        }
+    }
+    let sc = &c["securityContext"];
+    let pod_sc = &pod["spec"]["securityContext"];
+    assert!(sc["runAsNonRoot"] == true || pod_sc["runAsNonRoot"] == true, "non-root");
+    assert_eq!(sc["readOnlyRootFilesystem"], true);
+    assert_eq!(sc["allowPrivilegeEscalation"], false);
+    assert_eq!(strings(&sc["capabilities"]["drop"]), ["ALL"]);
+    assert!(sc["capabilities"]["add"].is_null());
+    assert_eq!(pod_sc["seccompProfile"]["type"], "RuntimeDefault");
+    assert!(pod["spec"]["hostNetwork"].is_null() && sc["privileged"].is_null());
+}
+
+#[test]
+fn the_certificate_secret_is_mounted_where_the_tls_flags_read() {
+    let Some(docs) = built() else { return };
+    let certificate = one(docs, "Certificate");
+    let service = one(docs, "Service");
+    let secret = s(&certificate["spec"]["secretName"]);
+    assert!(!secret.is_empty());
+    let dns = format!(
+        "{}.{}.svc",
+        s(&service["metadata"]["name"]),
+        s(&service["metadata"]["namespace"])
+    );
+    assert!(
+        strings(&certificate["spec"]["dnsNames"]).contains(&dns.as_str()),
+        "the certificate names {dns}"
+    );
+    let issuer = one(docs, "Issuer");
+    assert_eq!(certificate["spec"]["issuerRef"]["name"], issuer["metadata"]["name"]);
+    assert_eq!(certificate["spec"]["issuerRef"]["kind"], "Issuer");
+    assert!(issuer["spec"]["selfSigned"].is_object(), "a self-signed issuer");
+    assert_eq!(issuer["metadata"]["namespace"], certificate["metadata"]["namespace"]);
+
+    let deployment = one(docs, "Deployment");
+    let volume = deployment["spec"]["template"]["spec"]["volumes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|v| v["secret"]["secretName"] == secret)
+        .expect("a volume of the Certificate's Secret");
+    let c = container(docs);
+    let mount = c["volumeMounts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|m| m["name"] == volume["name"])
+        .expect("the certificate volume is mounted");
+    assert_eq!(mount["readOnly"], true);
+    let dir = s(&mount["mountPath"]);
+    assert_eq!(
+        dir, CERT_DIR,
+        "the reconciler's default --tls-cert-file/--tls-key-file folder"
+    );
+    for (flag_name, file) in [("tls-cert-file", "tls.crt"), ("tls-key-file", "tls.key")] {
+        let path = flag(c, flag_name).unwrap_or_default();
+        let path = if path.is_empty() {
+            format!("{CERT_DIR}/{file}")
+        } else {
+            path.to_string()
+        };
+        assert_eq!(Path::new(&path), Path::new(dir).join(file), "--{flag_name}");
+    }
+}
+
+#[test]
+fn workload_identity_is_wired() {
+    let Some(docs) = built() else { return };
+    let sa = one(docs, "ServiceAccount");
+    let deployment = one(docs, "Deployment");
+    let pod = &deployment["spec"]["template"];
+    assert_eq!(pod["spec"]["serviceAccountName"], sa["metadata"]["name"]);
+    assert_eq!(sa["metadata"]["namespace"], deployment["metadata"]["namespace"]);
+    let client_id = s(&sa["metadata"]["annotations"]["azure.workload.identity/client-id"]);
+    assert_eq!(
+        client_id.len(),
+        36,
+        "a client ID (placeholder) for users to patch: {client_id:?}"
+    );
+    assert_eq!(pod["metadata"]["labels"]["azure.workload.identity/use"], "true");
+    let env: BTreeSet<&str> = container(docs)["env"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| s(&e["name"]))
+        .collect();
+    assert!(env.contains("AZURE_SUBSCRIPTION_ID"), "{env:?}");
+    for injected in ["AZURE_TENANT_ID", "AZURE_CLIENT_ID", "AZURE_FEDERATED_TOKEN_FILE"] {
+        assert!(
+            !env.contains(injected),
+            "{injected} is injected by the workload identity webhook"
+        );
+    }
+}
+
+/// (apiGroup, resource, verb) of every rule; panics on wildcards, resource names and non-resource URLs.
+fn grants(role: &Value) -> BTreeSet<(String, String, String)> {
+    let name = s(&role["metadata"]["name"]);
+    let mut out = BTreeSet::new();
+    for rule in role["rules"].as_array().expect("rules") {
+        assert!(rule["nonResourceURLs"].is_null(), "{name}: no non-resource URLs");
+        assert!(rule["resourceNames"].is_null(), "{name}: no resource names");
+        for group in strings(&rule["apiGroups"]) {
+            for resource in strings(&rule["resources"]) {
+                for verb in strings(&rule["verbs"]) {
+                    for x in [group, resource, verb] {
+                        assert!(!x.contains('*'), "{name}: no wildcards ({group}/{resource}: {verb})");
+                    }
+                    out.insert((group.to_string(), resource.to_string(), verb.to_string()));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn expand(group: &str, resource: &str, verbs: &[&str]) -> Vec<(String, String, String)> {
+    verbs
+        .iter()
+        .map(|v| (group.to_string(), resource.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn rbac_grants_exactly_what_the_reconciler_does() {
+    let Some(docs) = built() else { return };
+    let plurals = reconciled_plurals(&generated_crds());
+    assert!(plurals.contains("managedclusters") && !plurals.contains("managedclustertemplates"));
+
+    let mut needed = BTreeSet::new();
+    for p in &plurals {
+        needed.extend(expand(GROUP, p, &["get", "list", "watch", "patch", "update"]));
+        needed.extend(expand(GROUP, &format!("{p}/status"), &["get", "patch", "update"]));
+        needed.extend(expand(GROUP, &format!("{p}/finalizers"), &["update"]));
+    }
+    needed.extend(expand("", "secrets", &["get", "create", "update", "patch"]));
+    needed.extend(expand("", "configmaps", &["get", "create", "update", "patch"]));
+    needed.extend(expand("events.k8s.io", "events", &["create", "patch"]));
+
+    let cluster_role = one(docs, "ClusterRole");
+    let granted = grants(cluster_role);
+    let missing: Vec<_> = needed.difference(&granted).collect();
+    let extra: Vec<_> = granted.difference(&needed).collect();
+    assert!(missing.is_empty(), "the ClusterRole lacks {missing:?}");
+    assert!(extra.is_empty(), "the ClusterRole grants more than needed: {extra:?}");
+
+    let sa = one(docs, "ServiceAccount");
+    let subject_is_sa = |binding: &Value| {
+        let subjects = binding["subjects"].as_array().expect("subjects");
+        subjects.len() == 1
+            && subjects[0]["kind"] == "ServiceAccount"
+            && subjects[0]["name"] == sa["metadata"]["name"]
+            && subjects[0]["namespace"] == sa["metadata"]["namespace"]
+    };
+    let crb = one(docs, "ClusterRoleBinding");
+    assert_eq!(crb["roleRef"]["kind"], "ClusterRole");
+    assert_eq!(crb["roleRef"]["name"], cluster_role["metadata"]["name"]);
+    assert!(subject_is_sa(crb), "the ClusterRoleBinding binds the ServiceAccount");
+
+    // Leader election: leases in the reconciler's own namespace only.
+    let role = one(docs, "Role");
+    assert_eq!(role["metadata"]["namespace"], sa["metadata"]["namespace"]);
+    let leases: BTreeSet<_> = expand("coordination.k8s.io", "leases", &["get", "create", "update"])
+        .into_iter()
+        .collect();
+    assert_eq!(grants(role), leases);
+    let rb = one(docs, "RoleBinding");
+    assert_eq!(rb["metadata"]["namespace"], role["metadata"]["namespace"]);
+    assert_eq!(rb["roleRef"]["kind"], "Role");
+    assert_eq!(rb["roleRef"]["name"], role["metadata"]["name"]);
+    assert!(subject_is_sa(rb), "the RoleBinding binds the ServiceAccount");
+}
+
+#[test]
+fn the_crd_kustomization_lists_every_generated_manifest() {
+    // Without kubectl too: generated/crds/kustomization.yaml is what config/crd composes.
+    let root = common::workspace();
+    let text = std::fs::read_to_string(root.join("generated/crds/kustomization.yaml")).expect("kustomization");
+    let k: Value = serde_yaml_ng::from_str(&text).expect("yaml");
+    let listed: BTreeSet<&str> = strings(&k["resources"]).into_iter().collect();
+    let files: BTreeSet<String> = generated_crds()
+        .values()
+        .map(|c| format!("{}.yaml", s(&c["metadata"]["name"])))
+        .collect();
+    assert_eq!(listed, files.iter().map(String::as_str).collect::<BTreeSet<_>>());
+    let crd_dir = std::fs::read_to_string(root.join("config/crd/kustomization.yaml")).expect("config/crd");
+    assert!(
+        crd_dir.contains("../../generated/crds"),
+        "config/crd composes generated/crds"
+    );
+}
