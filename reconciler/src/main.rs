@@ -62,6 +62,9 @@ struct Args {
     /// Seconds before retrying after ARM rejected a request or an operation failed.
     #[arg(long, env = "FAILED_RETRY_SECONDS", default_value_t = 300)]
     failed_retry_interval: u64,
+    /// Seconds between refreshes of Secret exports (each costs ARM POSTs); ConfigMap exports follow every GET.
+    #[arg(long, env = "EXPORT_REFRESH_SECONDS", default_value_t = 3600)]
+    export_refresh_interval: u64,
     /// Concurrent reconciles per kind (0: unbounded).
     #[arg(long, env = "CONCURRENCY", default_value_t = 16)]
     concurrency: u16,
@@ -218,7 +221,7 @@ async fn run(args: Args) -> Result<(), String> {
             wait: Duration::from_secs(args.wait_interval),
             poll: Duration::from_secs(args.poll_interval),
             failed: Duration::from_secs(args.failed_retry_interval),
-            ..Settings::default()
+            export_refresh: Duration::from_secs(args.export_refresh_interval),
         },
         metrics,
     });

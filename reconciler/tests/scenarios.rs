@@ -382,3 +382,29 @@ async fn skip_observes_and_never_writes() {
     assert!(h.object("ManagedCluster", "legacy").await.is_none());
     assert_eq!(h.sim.count("DELETE"), 0);
 }
+
+#[tokio::test]
+async fn dropped_connections_are_retried_and_a_canceled_operation_is_reported() {
+    let h = Harness::new().await;
+    h.sim
+        .inject(FaultRule::new(Fault::DropConnection).method("GET").times(2));
+    h.apply("ManagedCluster", "demo", cluster_spec()).await;
+    h.reconcile("ManagedCluster", "demo").await;
+    assert_eq!(
+        h.sim.count("GET"),
+        3,
+        "two dropped connections, then the GET that passed"
+    );
+    assert_eq!(h.sim.count("PUT"), 1, "and the reconcile went on to the PUT");
+
+    let h = Harness::new().await;
+    h.sim.inject(FaultRule::new(Fault::CancelOperation).method("PUT"));
+    h.apply("ManagedCluster", "demo", cluster_spec()).await;
+    h.converge("ManagedCluster", "demo").await;
+    let (status, reason, message) = h.ready("ManagedCluster", "demo").await;
+    assert_eq!(status, "False", "{reason}: {message}");
+    assert!(
+        message.contains("PUT") && message.contains(&cluster_id("demo")),
+        "{message}"
+    );
+}
