@@ -408,3 +408,35 @@ async fn dropped_connections_are_retried_and_a_canceled_operation_is_reported() 
         "{message}"
     );
 }
+
+#[tokio::test]
+async fn no_put_while_azure_reports_a_non_terminal_provisioning_state() {
+    let h = Harness::with(
+        arm_simulator::SimulatorConfig {
+            operation_polls: 50,
+            ..sim_config()
+        },
+        None,
+    )
+    .await;
+    // Someone else (the portal, another tool) started an update the operator knows nothing about.
+    let url = format!("{}{}?api-version=2025-10-01", h.running.base_url, cluster_id("demo"));
+    let body = json!({"location": "westeurope", "properties": {"dnsPrefix": "demo",
+        "agentPoolProfiles": [{"name": "system", "count": 1, "vmSize": "Standard_D2s_v5", "mode": "System"}]}});
+    let response = reqwest::Client::new().put(&url).json(&body).send().await.expect("PUT");
+    assert_eq!(response.status().as_u16(), 201);
+    h.clear_traffic();
+
+    h.apply("ManagedCluster", "demo", cluster_spec()).await;
+    for _ in 0..3 {
+        h.reconcile("ManagedCluster", "demo").await;
+    }
+    let (status, reason, message) = h.ready("ManagedCluster", "demo").await;
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("Unknown", "Provisioning"),
+        "{message}"
+    );
+    assert!(message.contains("Creating"), "{message}");
+    assert_eq!(h.sim.count("PUT"), 0, "requeued, never PUT over a running operation");
+}
