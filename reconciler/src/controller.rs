@@ -46,6 +46,19 @@ pub fn served_kinds(overrides: &[(String, String)]) -> Vec<&'static KindInfo> {
     out
 }
 
+/// Whether a child's `Ready` condition says it waits for its owner: only those are woken by the owner's
+/// changes (the others have their own triggers; waking them would cost an ARM GET each, e.g. on every restart).
+fn waiting_for_owner(child: &DynamicObject) -> bool {
+    child
+        .data
+        .pointer("/status/conditions")
+        .and_then(|c| c.as_array())
+        .is_some_and(|c| {
+            c.iter()
+                .any(|c| c["type"] == "Ready" && c["reason"] == "WaitingForOwner")
+        })
+}
+
 /// What triggers a reconcile: generation, annotations, deletion.
 fn trigger_hash(object: &DynamicObject) -> Option<u64> {
     let meta = object.meta();
@@ -77,8 +90,8 @@ impl Default for RunOptions {
 }
 
 /// Runs one controller per kind until shutdown. A child kind's controller also watches its owner kind, so a
-/// child waiting for its owner is reconciled as soon as the owner changes (e.g. gets its ARM ID), not only at the
-/// next retry.
+/// child waiting for its owner (`Ready` reason `WaitingForOwner`) is reconciled as soon as the owner changes (e.g.
+/// gets its ARM ID), not only at the next retry.
 pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: RunOptions) {
     let shutdown = options.shutdown.map(FutureExt::shared);
     let mut controllers = Vec::new();
@@ -126,6 +139,7 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
                         .filter(|child| {
                             child.metadata.namespace == namespace
                                 && child.data.pointer("/spec/owner/name").and_then(|v| v.as_str()) == name.as_deref()
+                                && waiting_for_owner(child)
                         })
                         .map(|child| ObjectRef::from_obj_with(child.as_ref(), child_resource.clone()))
                         .collect::<Vec<_>>()
