@@ -114,6 +114,27 @@ async fn counts(sim: &str) -> Result<Value, String> {
         .map_err(|e| e.to_string())
 }
 
+/// A request count from `/_simulator/counts`.
+fn calls(c: &Value, key: &str) -> u64 {
+    c[key].as_u64().unwrap_or(0)
+}
+
+/// One Markdown row of the results table from the simulator's counts.
+fn row(phase: &str, wall: &str, rate: &str, c: &Value, total: usize, rss: &str) {
+    let all: u64 = ["GET", "PUT", "polls", "POST", "DELETE"]
+        .iter()
+        .map(|k| calls(c, k))
+        .sum();
+    println!(
+        "| {phase} | {wall} | {rate} | {} | {} | {} | {} | {:.2} | {rss} |",
+        calls(c, "GET"),
+        calls(c, "PUT"),
+        calls(c, "polls"),
+        calls(c, "POST") + calls(c, "DELETE"),
+        all as f64 / total as f64
+    );
+}
+
 fn resource(kind: &str, plural: &str) -> ApiResource {
     ApiResource {
         group: "containerservice.azure.com".into(),
@@ -283,17 +304,8 @@ async fn run() -> Result<(), String> {
     }
     let wall = start.elapsed().as_secs_f64();
     let c = counts(&sim_url).await?;
-    let calls = |c: &Value, k: &str| c[k].as_u64().unwrap_or(0);
     let (_, hwm) = rss(pid);
-    let all = calls(&c, "GET") + calls(&c, "PUT") + calls(&c, "polls") + calls(&c, "POST") + calls(&c, "DELETE");
-    println!(
-        "| create | {wall:.1} | — | {} | {} | {} | {} | {:.2} | {hwm:.1} |",
-        calls(&c, "GET"),
-        calls(&c, "PUT"),
-        calls(&c, "polls"),
-        calls(&c, "POST") + calls(&c, "DELETE"),
-        all as f64 / total as f64
-    );
+    row("create", &format!("{wall:.1}"), "—", &c, total, &format!("{hwm:.1}"));
     drop(reconciler);
 
     // Phase 2: a full resync pass after a restart: every object reconciled once, all in sync.
@@ -323,16 +335,15 @@ async fn run() -> Result<(), String> {
     }
     let wall = done_at.unwrap_or_default().as_secs_f64();
     let c = counts(&sim_url).await?;
-    let all = calls(&c, "GET") + calls(&c, "PUT") + calls(&c, "polls") + calls(&c, "POST") + calls(&c, "DELETE");
     let (_, hwm) = rss(pid);
-    println!(
-        "| resync pass (restart) | {wall:.1} | {:.0} | {} | {} | {} | {} | {:.2} | {hwm:.1} |",
-        total as f64 / wall.max(0.001),
-        calls(&c, "GET"),
-        calls(&c, "PUT"),
-        calls(&c, "polls"),
-        calls(&c, "POST") + calls(&c, "DELETE"),
-        all as f64 / total as f64
+    let rate = format!("{:.0}", total as f64 / wall.max(0.001));
+    row(
+        "resync pass (restart)",
+        &format!("{wall:.1}"),
+        &rate,
+        &c,
+        total,
+        &format!("{hwm:.1}"),
     );
 
     // Phase 3: idle, in sync.
@@ -344,16 +355,14 @@ async fn run() -> Result<(), String> {
     tokio::time::sleep(Duration::from_secs(a.idle_secs)).await;
     let c = counts(&sim_url).await?;
     let (rss_now, hwm) = rss(pid);
-    let all = calls(&c, "GET") + calls(&c, "PUT") + calls(&c, "polls") + calls(&c, "POST") + calls(&c, "DELETE");
-    println!(
-        "| idle {} s | {} | 0 | {} | {} | {} | {} | {:.2} | {hwm:.1} (now {rss_now:.1}) |",
-        a.idle_secs,
-        a.idle_secs,
-        calls(&c, "GET"),
-        calls(&c, "PUT"),
-        calls(&c, "polls"),
-        calls(&c, "POST") + calls(&c, "DELETE"),
-        all as f64 / total as f64
+    let idle = a.idle_secs.to_string();
+    row(
+        &format!("idle {idle} s"),
+        &idle,
+        "0",
+        &c,
+        total,
+        &format!("{hwm:.1} (now {rss_now:.1})"),
     );
     drop(reconciler);
     let _ = std::fs::remove_dir_all(&dir);

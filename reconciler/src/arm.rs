@@ -524,42 +524,9 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     if let Ok(secs) = text.parse::<u64>() {
         return Some(Duration::from_secs(secs));
     }
-    let when = httpdate(text)?;
+    let when = httpdate::parse_http_date(text).ok()?;
     let now = std::time::SystemTime::now();
     Some(when.duration_since(now).unwrap_or_default())
-}
-
-/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the only date form HTTP/1.1 senders use.
-fn httpdate(text: &str) -> Option<std::time::SystemTime> {
-    let parts: Vec<&str> = text.split_whitespace().collect();
-    if parts.len() != 6 || parts[5] != "GMT" {
-        return None;
-    }
-    let day: u64 = parts[1].parse().ok()?;
-    let month = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ]
-    .iter()
-    .position(|m| *m == parts[2])? as u64
-        + 1;
-    let year: u64 = parts[3].parse().ok()?;
-    let hms: Vec<u64> = parts[4].split(':').map(|p| p.parse().ok()).collect::<Option<_>>()?;
-    if hms.len() != 3 || !(1..=31).contains(&day) || year < 1970 {
-        return None;
-    }
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let (y, m) = if month <= 2 {
-        (year - 1, month + 9)
-    } else {
-        (year, month - 3)
-    };
-    let era = y / 400;
-    let yoe = y - era * 400;
-    let doy = (153 * m + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + hms[0] * 3600 + hms[1] * 60 + hms[2];
-    Some(std::time::UNIX_EPOCH + Duration::from_secs(secs))
 }
 
 struct Response {
@@ -631,7 +598,7 @@ mod tests {
         h.insert("retry-after", "Sun, 06 Nov 1994 08:49:37 GMT".parse().unwrap());
         assert_eq!(retry_after(&h), Some(Duration::ZERO), "a date in the past means now");
         assert_eq!(
-            httpdate("Sun, 06 Nov 1994 08:49:37 GMT"),
+            httpdate::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").ok(),
             Some(std::time::UNIX_EPOCH + Duration::from_secs(784_111_777))
         );
         h.insert("retry-after", "soon".parse().unwrap());

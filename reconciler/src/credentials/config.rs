@@ -200,16 +200,7 @@ impl CredentialConfig {
                 missing.push(format!("{TOKEN_FILE} or {CLIENT_SECRET} or {USE_MI}=true"));
                 None
             };
-            if tenant.is_none() {
-                missing.push(TENANT.to_string());
-            }
-            if client.is_none() {
-                missing.push(CLIENT.to_string());
-            }
-            match (method, tenant, client) {
-                (Some(m), Some(tenant_id), Some(client_id)) => Some(m.into_auth(tenant_id, client_id)),
-                _ => None,
-            }
+            Method::complete(method, tenant, client, &mut missing)
         };
         match (subscription_id, auth) {
             (Some(subscription_id), Some(auth)) if missing.is_empty() => Ok(Self {
@@ -279,16 +270,7 @@ impl CredentialConfig {
                 ));
                 None
             };
-            if tenant.is_none() {
-                missing.push(TENANT.to_string());
-            }
-            if client.is_none() {
-                missing.push(CLIENT.to_string());
-            }
-            match (method, tenant, client) {
-                (Some(m), Some(tenant_id), Some(client_id)) => Some(m.into_auth(tenant_id, client_id)),
-                _ => None,
-            }
+            Method::complete(method, tenant, client, &mut missing)
         };
         match (subscription_id, auth) {
             (Some(subscription_id), Some(auth)) if missing.is_empty() => Ok(Self {
@@ -361,6 +343,26 @@ enum Method {
 }
 
 impl Method {
+    /// The auth method when the method, tenant and client are all known; otherwise `None`, with the missing
+    /// tenant and client names added to `missing`.
+    fn complete(
+        method: Option<Method>,
+        tenant: Option<String>,
+        client: Option<String>,
+        missing: &mut Vec<String>,
+    ) -> Option<AuthMethod> {
+        if tenant.is_none() {
+            missing.push(TENANT.to_string());
+        }
+        if client.is_none() {
+            missing.push(CLIENT.to_string());
+        }
+        match (method, tenant, client) {
+            (Some(m), Some(tenant_id), Some(client_id)) => Some(m.into_auth(tenant_id, client_id)),
+            _ => None,
+        }
+    }
+
     fn into_auth(self, tenant_id: String, client_id: String) -> AuthMethod {
         match self {
             Self::Token(token) => AuthMethod::WorkloadIdentity {
