@@ -255,3 +255,20 @@ spec:
     let arm: Value = serde_json::from_str(&stdout(&o)).expect("JSON");
     assert_eq!(arm["properties"]["vnetSubnetID"], id);
 }
+
+#[test]
+fn export_of_a_field_of_the_wrong_type_names_its_path() {
+    let cr = r#"
+apiVersion: containerservice.azure.com/v2alpha1
+kind: AgentPool
+metadata: {name: pool1}
+spec:
+  owner: {name: cluster1}
+  availabilityZones: notalist
+"#;
+    let o = armctl(&["export", "-f", "-"], Some(cr));
+    assert_error(
+        &o,
+        &["spec.availabilityZones: invalid type: string \"notalist\", expected a sequence"],
+    );
+}

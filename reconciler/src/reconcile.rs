@@ -510,6 +510,7 @@ impl<'a> Run<'a> {
                 Ok(PollStatus::Failed(e)) | Ok(PollStatus::Canceled(e)) => {
                     pending.completed(self.info().kind, &self.shared().metrics);
                     self.operator.pending_operation = None;
+                    let wait = self.record_failure();
                     let actual = self.get(&id, &access).await.unwrap_or(None);
                     self.event(
                         EventType::Warning,
@@ -523,12 +524,18 @@ impl<'a> Run<'a> {
                         ready: Ready::new(
                             "False",
                             &e.code,
-                            format!("{} {id} failed: {}", pending.poller.verb, e.message),
+                            format!(
+                                "{} {id} failed: {}; retrying in {}s",
+                                pending.poller.verb,
+                                e.message,
+                                wait.as_secs()
+                            ),
                         ),
-                        action: Action::requeue(self.shared().settings.failed),
+                        action: Action::requeue(wait),
                     });
                 }
-                Err(e) => return Err(Failure::arm(&e).into()),
+                Err(e) if e.is_transient() => return Err(Failure::arm(&e).into()),
+                Err(e) => self.drop_unpollable(&pending, &e).await,
             }
         }
 
@@ -571,6 +578,22 @@ impl<'a> Run<'a> {
             });
         }
 
+        let failed_state = actual
+            .as_ref()
+            .and_then(provisioning_state)
+            .is_some_and(|s| s.eq_ignore_ascii_case("failed"));
+        if failed_state && just_put.is_none() {
+            // Azure reports the resource Failed (an operation failed, here or elsewhere): never Ready; a PUT of
+            // the spec is the retry AKS documents for a failed resource, sent after a backoff.
+            if let Some(wait) = self.failed_backoff_remaining() {
+                let (reason, message) = self.previous_failure();
+                return Ok(Outcome {
+                    arm: actual,
+                    ready: Ready::new("False", &reason, message),
+                    action: Action::requeue(wait),
+                });
+            }
+        }
         let resolved = self.resolve().await?;
         let differences = match &actual {
             None => None,
@@ -586,6 +609,8 @@ impl<'a> Run<'a> {
         }
         let put_for: Option<Option<Vec<String>>> = match &differences {
             None => Some(None),
+            // A Failed resource is PUT again even when it matches the spec (the retry after the backoff).
+            Some(d) if failed_state && just_put.is_none() => Some(Some(d.iter().map(|d| d.path.clone()).collect())),
             Some(d) if armgen_runtime::diff::needs_put(d, &self.operator.known_differences) => {
                 Some(Some(d.iter().map(|d| d.path.clone()).collect()))
             }
@@ -595,6 +620,9 @@ impl<'a> Run<'a> {
             }
         };
         let Some(paths) = put_for else {
+            self.operator.annotations.remove(FAILED_AT);
+            self.operator.annotations.remove(FAILED_ATTEMPTS);
+            self.operator.annotations.remove(FAILED_GENERATION);
             return Ok(Outcome {
                 arm: actual,
                 ready: Ready::new("True", "Succeeded", "the Azure resource matches the spec"),
@@ -658,6 +686,95 @@ impl<'a> Run<'a> {
                     action: Action::requeue(self.shared().settings.resync),
                 })
             }
+        }
+    }
+
+    /// A pending operation whose status URL answers with a permanent error (404, another origin, not a URL, not
+    /// an operation): it cannot be polled, so it is dropped and the loop goes on from a GET of the resource,
+    /// which tells the truth (a non-terminal `provisioningState` still keeps it from writing).
+    async fn drop_unpollable(&mut self, pending: &Pending, e: &ArmError) {
+        tracing::warn!(kind = self.info().kind, namespace = %self.namespace, name = %self.name, "dropping the {} operation that cannot be polled: {e}", pending.poller.verb);
+        self.operator.pending_operation = None;
+        self.event(
+            EventType::Warning,
+            "OperationLost",
+            "Reconcile",
+            Some(format!(
+                "the {} operation cannot be polled ({e}); continuing from a GET of the resource",
+                pending.poller.verb
+            )),
+        )
+        .await;
+    }
+
+    /// Records a failed operation in `operatorStatus.annotations` and returns the backoff before the next PUT:
+    /// [`Settings::failed`] doubled per consecutive failure, at most [`MAX_FAILED_BACKOFF`].
+    fn record_failure(&mut self) -> Duration {
+        let attempts = self
+            .operator
+            .annotations
+            .get(FAILED_ATTEMPTS)
+            .and_then(|a| a.parse::<u32>().ok())
+            .unwrap_or(0)
+            .saturating_add(1);
+        self.operator
+            .annotations
+            .insert(FAILED_ATTEMPTS.into(), attempts.to_string());
+        self.operator
+            .annotations
+            .insert(FAILED_AT.into(), k8s_openapi::jiff::Timestamp::now().to_string());
+        self.operator.annotations.insert(
+            FAILED_GENERATION.into(),
+            self.object.meta().generation.unwrap_or_default().to_string(),
+        );
+        failed_backoff(self.shared().settings.failed, attempts)
+    }
+
+    /// How long the backoff after the last recorded failure still runs; `None` when it is over, when the spec
+    /// changed since (a new generation is sent at once), or when none is recorded (a resource found Failed
+    /// after a restart or by another tool is retried at once, once).
+    fn failed_backoff_remaining(&mut self) -> Option<Duration> {
+        let generation = self.object.meta().generation.unwrap_or_default().to_string();
+        if self.operator.annotations.get(FAILED_GENERATION) != Some(&generation) {
+            return None;
+        }
+        let attempts = self
+            .operator
+            .annotations
+            .get(FAILED_ATTEMPTS)
+            .and_then(|a| a.parse::<u32>().ok());
+        let at = self
+            .operator
+            .annotations
+            .get(FAILED_AT)
+            .and_then(|t| t.parse::<k8s_openapi::jiff::Timestamp>().ok());
+        let (Some(attempts), Some(at)) = (attempts, at) else {
+            return None;
+        };
+        let backoff = failed_backoff(self.shared().settings.failed, attempts);
+        let elapsed =
+            Duration::try_from(k8s_openapi::jiff::Timestamp::now().duration_since(at)).unwrap_or(Duration::ZERO);
+        backoff.checked_sub(elapsed).filter(|d| !d.is_zero())
+    }
+
+    /// The reason and message of the `Ready=False` condition written last (ARM's error of the failed operation),
+    /// or a generic one.
+    fn previous_failure(&self) -> (String, String) {
+        let previous = self
+            .object
+            .data
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .and_then(|c| c.iter().find(|c| c["type"] == "Ready" && c["status"] == "False"));
+        match previous {
+            Some(c) => (
+                c["reason"].as_str().unwrap_or("ProvisioningFailed").to_string(),
+                c["message"].as_str().unwrap_or_default().to_string(),
+            ),
+            None => (
+                "ProvisioningFailed".into(),
+                "Azure reports provisioningState Failed; the spec is sent again after a backoff".into(),
+            ),
         }
     }
 
@@ -948,7 +1065,8 @@ impl<'a> Run<'a> {
                     }
                     .into());
                 }
-                Err(e) => return Err(Failure::arm(&e).into()),
+                Err(e) if e.is_transient() => return Err(Failure::arm(&e).into()),
+                Err(e) => self.drop_unpollable(&pending, &e).await,
             }
             // Confirm with a GET: 404 means gone.
             if self.get(&id, &access).await?.is_none() {
@@ -1106,6 +1224,21 @@ pub fn merge_diff(old: &Value, new: &Value) -> Value {
         }
         _ => new.clone(),
     }
+}
+
+/// `operatorStatus.annotations` key: when the last operation failed (RFC 3339).
+const FAILED_AT: &str = "lastFailure";
+/// `operatorStatus.annotations` key: consecutive failed operations.
+const FAILED_ATTEMPTS: &str = "failedAttempts";
+/// `operatorStatus.annotations` key: the generation whose operation failed (a newer one is sent at once).
+const FAILED_GENERATION: &str = "failedGeneration";
+/// The longest wait between PUTs of a resource Azure reports `Failed`.
+pub const MAX_FAILED_BACKOFF: Duration = Duration::from_secs(3600);
+
+/// The backoff after `attempts` consecutive failed operations: `base` doubled per failure, capped.
+fn failed_backoff(base: Duration, attempts: u32) -> Duration {
+    let factor = 2u32.saturating_pow(attempts.saturating_sub(1).min(16));
+    base.saturating_mul(factor).min(MAX_FAILED_BACKOFF.max(base))
 }
 
 /// `properties.provisioningState` of an ARM body.

@@ -163,6 +163,22 @@ impl std::fmt::Display for ConversionError {
 
 impl std::error::Error for ConversionError {}
 
+/// Reads a custom resource (JSON) as its generated type; an error names the field that does not fit
+/// (`spec.agentPoolProfiles[0].count: invalid type: …`), `(root)` when the object itself is not one.
+pub fn from_custom_resource<T: serde::de::DeserializeOwned>(value: &serde_json::Value) -> Result<T, ConversionError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        ConversionError {
+            path: if path.is_empty() || path == "." {
+                "(root)".into()
+            } else {
+                path
+            },
+            message: e.into_inner().to_string(),
+        }
+    })
+}
+
 /// Turns references into values during spec → ARM conversion. The reconciler implements it against the API
 /// server; [`ArmIdsOnly`] resolves what needs no cluster.
 pub trait Resolver {
@@ -196,5 +212,41 @@ pub const SECRET_PLACEHOLDER: &str = "$secret:";
 impl Resolver for ArmIdsOnly {
     fn secret(&self, _path: &str, reference: &SecretReference) -> Result<String, ConversionError> {
         Ok(format!("{SECRET_PLACEHOLDER}{}/{}", reference.name, reference.key))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Object {
+        spec: Spec,
+    }
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Spec {
+        pools: Vec<Pool>,
+    }
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Pool {
+        count: i32,
+    }
+
+    #[test]
+    fn custom_resource_errors_name_the_field() {
+        let e = from_custom_resource::<Object>(&serde_json::json!({"spec": {"pools": "notalist"}})).unwrap_err();
+        assert_eq!(e.path, "spec.pools");
+        assert!(e.message.contains("expected a sequence"), "{}", e.message);
+        let e = from_custom_resource::<Object>(&serde_json::json!({"spec": {"pools": [{"count": 1}, {"count": "x"}]}}))
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "spec.pools[1].count: invalid type: string \"x\", expected i32"
+        );
+        let e = from_custom_resource::<Object>(&serde_json::json!("x")).unwrap_err();
+        assert_eq!(e.path, "(root)");
     }
 }

@@ -1010,7 +1010,7 @@ pub fn version_files(
         let k = format_ident!("{}", r.kind);
         quote! {
             #kind => {
-                let cr: #k = serde_json::from_value(cr.clone()).map_err(|e| ConversionError { path: "".into(), message: e.to_string() })?;
+                let cr: #k = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 serde_json::to_value(&arm).map_err(|e| ConversionError { path: "spec".into(), message: e.to_string() })
             }

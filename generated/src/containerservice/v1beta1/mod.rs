@@ -94,11 +94,7 @@ pub fn export(
     let run = || -> Result<serde_json::Value, ConversionError> {
         match kind {
             "ManagedCluster" => {
-                let cr: ManagedCluster = serde_json::from_value(cr.clone())
-                    .map_err(|e| ConversionError {
-                        path: "".into(),
-                        message: e.to_string(),
-                    })?;
+                let cr: ManagedCluster = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 serde_json::to_value(&arm)
                     .map_err(|e| ConversionError {
@@ -107,11 +103,7 @@ pub fn export(
                     })
             }
             "AgentPool" => {
-                let cr: AgentPool = serde_json::from_value(cr.clone())
-                    .map_err(|e| ConversionError {
-                        path: "".into(),
-                        message: e.to_string(),
-                    })?;
+                let cr: AgentPool = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 serde_json::to_value(&arm)
                     .map_err(|e| ConversionError {
@@ -120,11 +112,9 @@ pub fn export(
                     })
             }
             "MaintenanceConfiguration" => {
-                let cr: MaintenanceConfiguration = serde_json::from_value(cr.clone())
-                    .map_err(|e| ConversionError {
-                        path: "".into(),
-                        message: e.to_string(),
-                    })?;
+                let cr: MaintenanceConfiguration = armgen_runtime::kube::from_custom_resource(
+                    cr,
+                )?;
                 let arm = cr.spec.to_arm(resolver)?;
                 serde_json::to_value(&arm)
                     .map_err(|e| ConversionError {
@@ -133,11 +123,9 @@ pub fn export(
                     })
             }
             "PrivateEndpointConnection" => {
-                let cr: PrivateEndpointConnection = serde_json::from_value(cr.clone())
-                    .map_err(|e| ConversionError {
-                        path: "".into(),
-                        message: e.to_string(),
-                    })?;
+                let cr: PrivateEndpointConnection = armgen_runtime::kube::from_custom_resource(
+                    cr,
+                )?;
                 let arm = cr.spec.to_arm(resolver)?;
                 serde_json::to_value(&arm)
                     .map_err(|e| ConversionError {
@@ -146,11 +134,9 @@ pub fn export(
                     })
             }
             "TrustedAccessRoleBinding" => {
-                let cr: TrustedAccessRoleBinding = serde_json::from_value(cr.clone())
-                    .map_err(|e| ConversionError {
-                        path: "".into(),
-                        message: e.to_string(),
-                    })?;
+                let cr: TrustedAccessRoleBinding = armgen_runtime::kube::from_custom_resource(
+                    cr,
+                )?;
                 let arm = cr.spec.to_arm(resolver)?;
                 serde_json::to_value(&arm)
                     .map_err(|e| ConversionError {
@@ -159,11 +145,7 @@ pub fn export(
                     })
             }
             "Snapshot" => {
-                let cr: Snapshot = serde_json::from_value(cr.clone())
-                    .map_err(|e| ConversionError {
-                        path: "".into(),
-                        message: e.to_string(),
-                    })?;
+                let cr: Snapshot = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 serde_json::to_value(&arm)
                     .map_err(|e| ConversionError {

@@ -103,11 +103,7 @@ pub fn export(
     let run = || -> Result<serde_json::Value, ConversionError> {
         match kind {
             "ManagedCluster" => {
-                let cr: ManagedCluster = serde_json::from_value(cr.clone())
-                    .map_err(|e| ConversionError {
-                        path: "".into(),
-                        message: e.to_string(),
-                    })?;
+                let cr: ManagedCluster = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 serde_json::to_value(&arm)
                     .map_err(|e| ConversionError {
@@ -116,11 +112,7 @@ pub fn export(
                     })
             }
             "AgentPool" => {
-                let cr: AgentPool = serde_json::from_value(cr.clone())
-                    .map_err(|e| ConversionError {
-                        path: "".into(),
-                        message: e.to_string(),
-                    })?;
+                let cr: AgentPool = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 serde_json::to_value(&arm)
                     .map_err(|e| ConversionError {
@@ -129,11 +121,9 @@ pub fn export(
                     })
             }
             "MaintenanceConfiguration" => {
-                let cr: MaintenanceConfiguration = serde_json::from_value(cr.clone())
-                    .map_err(|e| ConversionError {
-                        path: "".into(),
-                        message: e.to_string(),
-                    })?;
+                let cr: MaintenanceConfiguration = armgen_runtime::kube::from_custom_resource(
+                    cr,
+                )?;
                 let arm = cr.spec.to_arm(resolver)?;
                 serde_json::to_value(&arm)
                     .map_err(|e| ConversionError {
@@ -142,11 +132,9 @@ pub fn export(
                     })
             }
             "ManagedNamespace" => {
-                let cr: ManagedNamespace = serde_json::from_value(cr.clone())
-                    .map_err(|e| ConversionError {
-                        path: "".into(),
-                        message: e.to_string(),
-                    })?;
+                let cr: ManagedNamespace = armgen_runtime::kube::from_custom_resource(
+                    cr,
+                )?;
                 let arm = cr.spec.to_arm(resolver)?;
                 serde_json::to_value(&arm)
                     .map_err(|e| ConversionError {
@@ -155,11 +143,9 @@ pub fn export(
                     })
             }
             "PrivateEndpointConnection" => {
-                let cr: PrivateEndpointConnection = serde_json::from_value(cr.clone())
-                    .map_err(|e| ConversionError {
-                        path: "".into(),
-                        message: e.to_string(),
-                    })?;
+                let cr: PrivateEndpointConnection = armgen_runtime::kube::from_custom_resource(
+                    cr,
+                )?;
                 let arm = cr.spec.to_arm(resolver)?;
                 serde_json::to_value(&arm)
                     .map_err(|e| ConversionError {
@@ -168,11 +154,9 @@ pub fn export(
                     })
             }
             "TrustedAccessRoleBinding" => {
-                let cr: TrustedAccessRoleBinding = serde_json::from_value(cr.clone())
-                    .map_err(|e| ConversionError {
-                        path: "".into(),
-                        message: e.to_string(),
-                    })?;
+                let cr: TrustedAccessRoleBinding = armgen_runtime::kube::from_custom_resource(
+                    cr,
+                )?;
                 let arm = cr.spec.to_arm(resolver)?;
                 serde_json::to_value(&arm)
                     .map_err(|e| ConversionError {
@@ -181,11 +165,7 @@ pub fn export(
                     })
             }
             "Snapshot" => {
-                let cr: Snapshot = serde_json::from_value(cr.clone())
-                    .map_err(|e| ConversionError {
-                        path: "".into(),
-                        message: e.to_string(),
-                    })?;
+                let cr: Snapshot = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 serde_json::to_value(&arm)
                     .map_err(|e| ConversionError {
