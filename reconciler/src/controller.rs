@@ -69,6 +69,30 @@ fn trigger_hash(object: &DynamicObject) -> Option<u64> {
     Some(h.finish())
 }
 
+/// The owner kind's watch events as objects; a deleted owner comes with a `deletionTimestamp` (set here when the
+/// API server deleted it at once, without a finalizer), so the mapper can tell a deletion from a change.
+fn owner_events(
+    api: Api<DynamicObject>,
+) -> impl futures::Stream<Item = Result<DynamicObject, watcher::Error>> + Send + 'static {
+    watcher(api, watcher::Config::default())
+        .default_backoff()
+        .filter_map(|event| {
+            futures::future::ready(match event {
+                Ok(watcher::Event::Apply(o)) | Ok(watcher::Event::InitApply(o)) => Some(Ok(o)),
+                Ok(watcher::Event::Delete(mut o)) => {
+                    if o.metadata.deletion_timestamp.is_none() {
+                        o.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                            k8s_openapi::jiff::Timestamp::now(),
+                        ));
+                    }
+                    Some(Ok(o))
+                }
+                Ok(watcher::Event::Init) | Ok(watcher::Event::InitDone) => None,
+                Err(e) => Some(Err(e)),
+            })
+        })
+}
+
 /// How [`run`] runs the controllers.
 pub struct RunOptions {
     /// Watch only this namespace.
@@ -127,23 +151,25 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
             let owner_resource = api_resource(owner);
             let children = reader.clone();
             let child_resource = ctx.resource.clone();
-            controller = controller.watches_with(
-                api_for(&owner_resource),
-                owner_resource,
-                watcher::Config::default(),
+            controller = controller.watches_stream_with(
+                owner_events(api_for(&owner_resource)),
                 move |owner: DynamicObject| {
                     let (name, namespace) = (owner.metadata.name.clone(), owner.metadata.namespace.clone());
+                    // An owner being deleted (or gone) wakes every child: they report it instead of staying
+                    // Ready until their next resync.
+                    let deleting = owner.metadata.deletion_timestamp.is_some();
                     children
                         .state()
                         .into_iter()
                         .filter(|child| {
                             child.metadata.namespace == namespace
                                 && child.data.pointer("/spec/owner/name").and_then(|v| v.as_str()) == name.as_deref()
-                                && waiting_for_owner(child)
+                                && (deleting || waiting_for_owner(child))
                         })
                         .map(|child| ObjectRef::from_obj_with(child.as_ref(), child_resource.clone()))
                         .collect::<Vec<_>>()
                 },
+                owner_resource,
             );
         }
         controller = match &shutdown {

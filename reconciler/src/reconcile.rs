@@ -866,6 +866,16 @@ impl<'a> Run<'a> {
             )
             .into());
         };
+        if owner.metadata.deletion_timestamp.is_some() {
+            return Err(Failure::waiting(
+                "WaitingForOwner",
+                format!(
+                    "the owner {owner_kind} {}/{owner_name} is being deleted",
+                    self.namespace
+                ),
+            )
+            .into());
+        }
         match owner.data.pointer("/status/id").and_then(Value::as_str) {
             Some(id) if !id.is_empty() => Ok(id.to_string()),
             _ => Err(Failure::waiting(

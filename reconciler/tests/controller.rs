@@ -78,3 +78,44 @@ async fn controllers_reconcile_children_when_their_owner_appears_and_stay_quiet_
         .expect("controllers stop")
         .expect("no panic");
 }
+
+/// Issue 13 item 9: an owner's deletion wakes its children, which report the owner gone instead of staying
+/// `Ready=True` until their next resync (600 s here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_an_owner_wakes_its_children() {
+    let h = Harness::new().await;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let options = RunOptions {
+        namespace: Some(NS.into()),
+        concurrency: 4,
+        shutdown: Some(stopped.map(|_| ()).boxed()),
+    };
+    let controllers = tokio::spawn(run(h.shared.clone(), served_kinds(&[]), options));
+    h.apply("ManagedCluster", "demo", cluster_spec()).await;
+    h.apply("AgentPool", "gpu", pool_spec("demo")).await;
+    wait_ready(&h, "ManagedCluster", "demo", Duration::from_secs(20)).await;
+    wait_ready(&h, "AgentPool", "gpu", Duration::from_secs(20)).await;
+
+    h.delete("ManagedCluster", "demo").await;
+    let start = Instant::now();
+    let mut ready = h.ready("AgentPool", "gpu").await;
+    while ready.0 == "True" && start.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        ready = h.ready("AgentPool", "gpu").await;
+    }
+    assert_eq!(
+        (ready.0.as_str(), ready.1.as_str()),
+        ("False", "WaitingForOwner"),
+        "{ready:?}"
+    );
+    assert!(
+        ready.2.contains("being deleted") || ready.2.contains("does not exist"),
+        "{ready:?}"
+    );
+
+    let _ = stop.send(());
+    tokio::time::timeout(Duration::from_secs(10), controllers)
+        .await
+        .expect("controllers stop")
+        .expect("no panic");
+}
