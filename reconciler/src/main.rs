@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aks_reconciler::arm::{ArmClient, RetryPolicy};
+use aks_reconciler::arm::{ArmClient, RequeueBackoff, RetryPolicy};
 use aks_reconciler::controller;
 use aks_reconciler::credentials::{CredentialConfig, CredentialDefaults, Credentials};
 use aks_reconciler::leader::{LeaderElection, LeaderElector};
@@ -84,6 +84,17 @@ struct Args {
         default_value = aks_reconciler::credentials::AZURE_PUBLIC_CLOUD
     )]
     allowed_authority_hosts: Vec<url::Url>,
+    /// The longest Retry-After (seconds) honoured from ARM (429, 5xx, long-running operations); longer values
+    /// are cut to it.
+    #[arg(long, env = "MAX_RETRY_AFTER_SECONDS", default_value_t = 600)]
+    max_retry_after: u64,
+    /// Seconds before the first retry after a transient ARM failure (5xx, connection error) that persisted
+    /// through the in-call retries; each further consecutive failure of the object doubles it (with jitter).
+    #[arg(long, env = "BACKOFF_BASE_SECONDS", default_value_t = 10)]
+    backoff_base: u64,
+    /// The longest delay (seconds) between retries after transient ARM failures.
+    #[arg(long, env = "BACKOFF_MAX_SECONDS", default_value_t = 600)]
+    backoff_max: u64,
     /// Send no bearer token, with this subscription ID (for a local ARM simulator only).
     #[arg(long, env = "ARM_ANONYMOUS_SUBSCRIPTION_ID", value_name = "SUBSCRIPTION_ID")]
     anonymous: Option<String>,
@@ -199,7 +210,8 @@ async fn run(args: Args) -> Result<(), String> {
             ..RetryPolicy::default()
         },
     )
-    .with_metrics(metrics.clone());
+    .with_metrics(metrics.clone())
+    .with_max_retry_after(Duration::from_secs(args.max_retry_after));
     let arm = match &args.arm_token_scope {
         Some(scope) => arm.with_token_scope(scope.clone()),
         None => arm,
@@ -239,6 +251,10 @@ async fn run(args: Args) -> Result<(), String> {
             poll: Duration::from_secs(args.poll_interval),
             failed: Duration::from_secs(args.failed_retry_interval),
             export_refresh: Duration::from_secs(args.export_refresh_interval),
+            backoff: RequeueBackoff::new(
+                Duration::from_secs(args.backoff_base),
+                Duration::from_secs(args.backoff_max),
+            ),
         },
         metrics,
     });
