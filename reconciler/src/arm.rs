@@ -8,17 +8,29 @@
 //!   (`status.operatorStatus.pendingOperation`) before it polls, so that a restarted operator resumes polling
 //!   instead of sending the PUT again. [`ArmClient::poll`] asks once and says when to ask again (`Retry-After`).
 //! - **Retries** inside one call: 429 waits for `Retry-After` (seconds or an HTTP date; the policy's backoff
-//!   when absent); 5xx and connection errors back off exponentially (capped); both up to
-//!   [`RetryPolicy::max_attempts`]. What is still failing then is returned ([`ArmError::Throttled`] carries the
-//!   last `Retry-After` so the controller requeues after it).
+//!   when absent); 5xx and connection errors back off exponentially with jitter ([`backon`]), capped at
+//!   [`RetryPolicy::max_delay`]; both up to [`RetryPolicy::max_attempts`]. A `Retry-After` longer than
+//!   [`RetryPolicy::max_delay`] is **not** shortened: the call returns at once and the error carries it
+//!   ([`ArmError::retry_after`]), so the controller requeues the object after that long instead of holding a
+//!   worker. Every `Retry-After` (429, 5xx, long-running operations) is honoured up to
+//!   [`ArmClient::max_retry_after`] (default [`DEFAULT_MAX_RETRY_AFTER`], 10 minutes; `--max-retry-after`): ARM
+//!   asks for longer waits for a reason, and the cap only guards against a broken or hostile value (a day, a
+//!   year) stalling an object.
+//! - **Retries across reconciles** ([`RequeueBackoff`]): a failure still transient after the in-call retries
+//!   (5xx without `Retry-After`, connection errors, 429 without `Retry-After`, 409) requeues the object after an
+//!   exponentially growing, jittered delay, per object, up to a cap; the `Ready` message says which attempt it
+//!   was and when the next one is. See [`RequeueBackoff`] for why the count lives in memory.
 //! - **Errors**: ARM's error body (`error.code`, `error.message`) is parsed into [`ArmError::Api`], which the
 //!   reconciler surfaces in the `Ready` condition.
 //! - Request and response bodies are never logged: PUT bodies carry secrets.
 //! - **Metrics**: with [`ArmClient::with_metrics`], every HTTP request (each retry included) is counted by verb
 //!   and status code ([`Metrics::arm_request`]).
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use backon::{BackoffBuilder, ExponentialBackoff, ExponentialBuilder};
 use reqwest::{Method, StatusCode, header::HeaderMap};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -26,14 +38,17 @@ use url::Url;
 
 use crate::metrics::Metrics;
 
+/// The longest `Retry-After` honoured by default (10 minutes); longer values are cut to it.
+pub const DEFAULT_MAX_RETRY_AFTER: Duration = Duration::from_secs(600);
+
 /// How one call retries throttling, server errors and connection errors.
 #[derive(Debug, Clone)]
 pub struct RetryPolicy {
     /// Attempts in all, the first included.
     pub max_attempts: u32,
-    /// The first backoff; doubled on each retry.
+    /// The first backoff; doubled on each retry, with jitter (each wait is between the backoff and twice it).
     pub base_delay: Duration,
-    /// The longest backoff, and the longest `Retry-After` waited inside one call.
+    /// The longest backoff, and the longest `Retry-After` waited inside one call (a longer one ends the call).
     pub max_delay: Duration,
 }
 
@@ -48,10 +63,188 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// The backoff before retry number `retry` (1 for the first retry), capped.
-    pub fn backoff(&self, retry: u32) -> Duration {
-        let factor = 2u32.saturating_pow(retry.saturating_sub(1));
-        self.base_delay.saturating_mul(factor).min(self.max_delay)
+    /// The jittered backoffs of one call's retries (endless; the caller stops after
+    /// [`max_attempts`](Self::max_attempts)): see [`jittered`].
+    pub fn backoffs(&self) -> impl Iterator<Item = Duration> + use<> {
+        jittered(self.base_delay, self.max_delay)
+    }
+}
+
+/// Exponential backoff with jitter ([`backon`]): the n-th delay is drawn from `[d, 2d)` where
+/// `d = min(base * 2^(n-1), max / 2)`, and is never above `max`. Doubling with "add up to 100%" jitter spreads
+/// retries of many objects failing at once (an ARM outage) over time, while the lower bound keeps each object's
+/// retries growing.
+pub fn jittered(base: Duration, max: Duration) -> impl Iterator<Item = Duration> + use<> {
+    Jittered {
+        inner: builder(base, max).build(),
+        max,
+    }
+}
+
+fn builder(base: Duration, max: Duration) -> ExponentialBuilder {
+    let half = max / 2;
+    ExponentialBuilder::new()
+        .with_min_delay(base.min(half))
+        .with_max_delay(half)
+        .with_factor(2.0)
+        .with_jitter()
+        .without_max_times()
+}
+
+/// [`ExponentialBackoff`] with jitter, clamped to `max` (backon's jitter is added on top of its cap).
+#[derive(Debug)]
+struct Jittered {
+    inner: ExponentialBackoff,
+    max: Duration,
+}
+
+impl Iterator for Jittered {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        Some(self.inner.next().unwrap_or(self.max).min(self.max))
+    }
+}
+
+/// `12 s (at 2026-12-01T10:00:12Z)`: a requeue delay as the `Ready` message shows it.
+pub fn next_try(delay: Duration) -> String {
+    use k8s_openapi::jiff::{SignedDuration, Timestamp, Unit};
+    let at = SignedDuration::try_from(delay)
+        .ok()
+        .and_then(|d| Timestamp::now().checked_add(d).ok())
+        .map(|t| format!(" (at {})", t.round(Unit::Second).unwrap_or(t)))
+        .unwrap_or_default();
+    format!("{} s{at}", delay.as_secs())
+}
+
+/// Consecutive transient failures per object, across reconciles, and the delay before each next attempt.
+///
+/// A failure that is still transient after the in-call retries ([`Retry::Backoff`](crate::reconcile::Retry)) is
+/// retried after a [`jittered`] exponential delay from `base` up to `max` (defaults 10 s and 10 minutes; the
+/// binary's `--backoff-base` and `--backoff-max`), whole seconds, at least one. A successful reconcile
+/// ([`succeeded`](Self::succeeded)) starts the count over.
+///
+/// **Why in memory** (keyed by kind and object UID, in [`Settings`](crate::reconcile::Settings), shared by every
+/// controller) and not in the status: the count only paces retries. Losing it on a restart means the first retry
+/// after the restart comes early, which a restarted operator does anyway (it reconciles everything). In the status
+/// it would be tenant-writable input (a tenant could reset it to hammer ARM, or inflate it), cost a status field and
+/// survive in a replacement object of the same name; the UID key starts a new object over. Entries are dropped on
+/// success and on deletion, and entries not touched for twice `max` are pruned, so the map is as large as the set
+/// of objects failing right now.
+#[derive(Clone)]
+pub struct RequeueBackoff {
+    base: Duration,
+    max: Duration,
+    state: Arc<Mutex<BackoffState>>,
+}
+
+struct BackoffState {
+    entries: HashMap<String, Entry>,
+    last_prune: tokio::time::Instant,
+}
+
+struct Entry {
+    attempts: u32,
+    delays: Jittered,
+    last: tokio::time::Instant,
+}
+
+/// The outcome of [`RequeueBackoff::failed`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NextAttempt {
+    /// How many consecutive attempts have failed so far (1 after the first failure).
+    pub attempt: u32,
+    /// How long to wait before the next attempt.
+    pub delay: Duration,
+}
+
+impl Default for RequeueBackoff {
+    fn default() -> Self {
+        Self::new(Duration::from_secs(10), DEFAULT_MAX_RETRY_AFTER)
+    }
+}
+
+impl std::fmt::Debug for RequeueBackoff {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequeueBackoff")
+            .field("base", &self.base)
+            .field("max", &self.max)
+            .field("failing", &self.failing())
+            .finish()
+    }
+}
+
+impl RequeueBackoff {
+    /// Delays from `base` doubling up to `max` (each at least one second; `max` at least `base`).
+    pub fn new(base: Duration, max: Duration) -> Self {
+        let base = base.max(Duration::from_secs(1));
+        RequeueBackoff {
+            base,
+            max: max.max(base),
+            state: Arc::new(Mutex::new(BackoffState {
+                entries: HashMap::new(),
+                last_prune: tokio::time::Instant::now(),
+            })),
+        }
+    }
+
+    /// The first delay's lower bound.
+    pub fn base(&self) -> Duration {
+        self.base
+    }
+
+    /// The longest delay.
+    pub fn max(&self) -> Duration {
+        self.max
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BackoffState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records one more consecutive failure of the object `key`: which attempt that was and how long to wait.
+    pub fn failed(&self, key: &str) -> NextAttempt {
+        let now = tokio::time::Instant::now();
+        let mut state = self.lock();
+        let stale = self.max.saturating_mul(2);
+        if now.duration_since(state.last_prune) >= self.max {
+            state.entries.retain(|_, e| now.duration_since(e.last) < stale);
+            state.last_prune = now;
+        }
+        let (base, max) = (self.base, self.max);
+        let entry = state.entries.entry(key.to_string()).or_insert_with(|| Entry {
+            attempts: 0,
+            delays: Jittered {
+                inner: builder(base, max).build(),
+                max,
+            },
+            last: now,
+        });
+        if now.duration_since(entry.last) >= stale {
+            // Not seen failing for long: a new run of failures.
+            entry.attempts = 0;
+            entry.delays = Jittered {
+                inner: builder(base, max).build(),
+                max,
+            };
+        }
+        entry.attempts = entry.attempts.saturating_add(1);
+        entry.last = now;
+        let delay = entry.delays.next().unwrap_or(max);
+        NextAttempt {
+            attempt: entry.attempts,
+            delay: Duration::from_secs(delay.as_secs().max(1)),
+        }
+    }
+
+    /// The object `key` succeeded (or is gone): its next failure is attempt 1 again.
+    pub fn succeeded(&self, key: &str) {
+        self.lock().entries.remove(key);
+    }
+
+    /// How many objects are currently failing.
+    pub fn failing(&self) -> usize {
+        self.lock().entries.len()
     }
 }
 
@@ -73,13 +266,16 @@ pub enum ArmError {
         request: String,
         status: u16,
         error: ArmErrorBody,
+        /// ARM's `Retry-After` (capped at [`ArmClient::max_retry_after`]), when it sent one with a 5xx.
+        retry_after: Option<Duration>,
     },
-    /// Still throttled (429) after every attempt.
-    #[error("{request}: throttled (429) after {attempts} attempts; retry after {retry_after:?}")]
+    /// Still throttled (429) after every attempt, or ARM asked to wait longer than one call waits.
+    #[error("{request}: throttled (429) after {attempts} attempt(s){}", .retry_after.map(|d| format!("; ARM asks to retry after {} s", d.as_secs())).unwrap_or_default())]
     Throttled {
         request: String,
         attempts: u32,
-        retry_after: Duration,
+        /// ARM's `Retry-After` (capped at [`ArmClient::max_retry_after`]); `None` when it sent none.
+        retry_after: Option<Duration>,
     },
     /// The connection failed after every attempt.
     #[error("{request}: {message}")]
@@ -108,10 +304,14 @@ impl ArmError {
         }
     }
 
-    /// When the caller should try again, when ARM said (429 `Retry-After`).
+    /// When the caller should try again, when ARM said (`Retry-After` on a 429 or a 5xx), capped at
+    /// [`ArmClient::max_retry_after`].
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
-            ArmError::Throttled { retry_after, .. } => Some(*retry_after),
+            ArmError::Throttled { retry_after, .. } => *retry_after,
+            ArmError::Api {
+                status, retry_after, ..
+            } if *status >= 500 => *retry_after,
             _ => None,
         }
     }
@@ -196,6 +396,7 @@ pub struct ArmClient {
     http: reqwest::Client,
     endpoint: Url,
     retry: RetryPolicy,
+    max_retry_after: Duration,
     scope: Option<String>,
     metrics: Option<Metrics>,
 }
@@ -207,9 +408,21 @@ impl ArmClient {
             http,
             endpoint,
             retry,
+            max_retry_after: DEFAULT_MAX_RETRY_AFTER,
             scope: None,
             metrics: None,
         }
+    }
+
+    /// Honours `Retry-After` up to `max` (default [`DEFAULT_MAX_RETRY_AFTER`]); longer values are cut to it.
+    pub fn with_max_retry_after(mut self, max: Duration) -> Self {
+        self.max_retry_after = max;
+        self
+    }
+
+    /// The longest `Retry-After` honoured.
+    pub fn max_retry_after(&self) -> Duration {
+        self.max_retry_after
     }
 
     /// Tokens for another scope than the endpoint's own (`{endpoint}/.default`), e.g. a simulator on a local URL
@@ -440,6 +653,7 @@ impl ArmClient {
         bearer: Option<&str>,
     ) -> Result<Response, ArmError> {
         let request = format!("{method} {}", url.path());
+        let mut backoffs = self.retry.backoffs();
         let mut attempt = 0u32;
         loop {
             attempt += 1;
@@ -455,56 +669,60 @@ impl ArmClient {
             if let Some(metrics) = &self.metrics {
                 metrics.arm_request(method.as_str(), sent.as_ref().ok().map(|r| r.status().as_u16()));
             }
-            match sent {
+            let resp = match sent {
+                Ok(resp) => resp,
                 Err(e) => {
                     let message = format!("connection failed: {}", without_url(&e));
                     tracing::debug!(%request, attempt, %message, "ARM call failed");
                     if last {
                         return Err(ArmError::Transport { request, message });
                     }
-                    tokio::time::sleep(self.retry.backoff(attempt)).await;
+                    tokio::time::sleep(backoffs.next().unwrap_or(self.retry.max_delay)).await;
+                    continue;
                 }
-                Ok(resp) => {
-                    let status = resp.status();
-                    let headers = resp.headers().clone();
-                    let retry_after = retry_after(&headers);
-                    tracing::debug!(%request, attempt, status = status.as_u16(), "ARM call");
-                    if status == StatusCode::TOO_MANY_REQUESTS {
-                        let wait = retry_after.unwrap_or_else(|| self.retry.backoff(attempt));
-                        if last {
-                            return Err(ArmError::Throttled {
-                                request,
-                                attempts: attempt,
-                                retry_after: wait,
-                            });
-                        }
-                        tokio::time::sleep(wait.min(self.retry.max_delay)).await;
-                        continue;
-                    }
-                    let bytes = match resp.bytes().await {
-                        Ok(b) => b,
-                        Err(e) => {
-                            let message = format!("reading the response failed: {}", without_url(&e));
-                            if last {
-                                return Err(ArmError::Transport { request, message });
-                            }
-                            tokio::time::sleep(self.retry.backoff(attempt)).await;
-                            continue;
-                        }
-                    };
-                    if status.is_server_error() && !last {
-                        tokio::time::sleep(retry_after.unwrap_or_else(|| self.retry.backoff(attempt))).await;
-                        continue;
-                    }
-                    return Ok(Response {
+            };
+            let status = resp.status();
+            let headers = resp.headers().clone();
+            let retry_after = retry_after(&headers).map(|d| d.min(self.max_retry_after));
+            tracing::debug!(%request, attempt, status = status.as_u16(), "ARM call");
+            // ARM asks for a longer wait than one call waits: give the object back to the controller, which
+            // requeues it after exactly that long.
+            let too_long = retry_after.is_some_and(|d| d > self.retry.max_delay);
+            if status == StatusCode::TOO_MANY_REQUESTS {
+                if last || too_long {
+                    return Err(ArmError::Throttled {
                         request,
-                        status,
-                        headers,
+                        attempts: attempt,
                         retry_after,
-                        body: bytes.to_vec(),
                     });
                 }
+                let wait = retry_after.unwrap_or_else(|| backoffs.next().unwrap_or(self.retry.max_delay));
+                tokio::time::sleep(wait).await;
+                continue;
             }
+            let bytes = match resp.bytes().await {
+                Ok(b) => b,
+                Err(e) => {
+                    let message = format!("reading the response failed: {}", without_url(&e));
+                    if last {
+                        return Err(ArmError::Transport { request, message });
+                    }
+                    tokio::time::sleep(backoffs.next().unwrap_or(self.retry.max_delay)).await;
+                    continue;
+                }
+            };
+            if status.is_server_error() && !last && !too_long {
+                let wait = retry_after.unwrap_or_else(|| backoffs.next().unwrap_or(self.retry.max_delay));
+                tokio::time::sleep(wait).await;
+                continue;
+            }
+            return Ok(Response {
+                request,
+                status,
+                headers,
+                retry_after,
+                body: bytes.to_vec(),
+            });
         }
     }
 }
@@ -568,6 +786,7 @@ impl Response {
             request: self.request.clone(),
             status: self.status.as_u16(),
             error,
+            retry_after: self.retry_after,
         }
     }
 }
@@ -576,18 +795,59 @@ impl Response {
 mod tests {
     use super::*;
 
+    /// The n-th delay's bounds: `[d, 2d)` with `d = min(base * 2^(n-1), max / 2)`, never above `max`.
+    fn bounds(base: Duration, max: Duration, n: u32) -> (Duration, Duration) {
+        let half = max / 2;
+        let d = base.min(half).saturating_mul(2u32.saturating_pow(n - 1)).min(half);
+        (d, (d * 2).min(max))
+    }
+
     #[test]
-    fn backoff_doubles_and_is_capped() {
-        let p = RetryPolicy {
-            max_attempts: 10,
-            base_delay: Duration::from_millis(100),
-            max_delay: Duration::from_secs(1),
-        };
-        assert_eq!(p.backoff(1), Duration::from_millis(100));
-        assert_eq!(p.backoff(2), Duration::from_millis(200));
-        assert_eq!(p.backoff(4), Duration::from_millis(800));
-        assert_eq!(p.backoff(5), Duration::from_secs(1));
-        assert_eq!(p.backoff(60), Duration::from_secs(1));
+    fn backoff_doubles_with_jitter_and_is_capped() {
+        let (base, max) = (Duration::from_millis(100), Duration::from_secs(2));
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..50 {
+            for (i, d) in jittered(base, max).take(12).enumerate() {
+                let (low, high) = bounds(base, max, i as u32 + 1);
+                assert!(
+                    d >= low && d <= high,
+                    "delay {} = {d:?} not in [{low:?}, {high:?}]",
+                    i + 1
+                );
+                if i == 0 {
+                    seen.insert(d);
+                }
+            }
+        }
+        assert!(seen.len() > 10, "the first delay is jittered: {seen:?}");
+        let policy = RetryPolicy::default();
+        let first: Vec<Duration> = policy.backoffs().take(8).collect();
+        assert!(first[0] >= Duration::from_millis(500) && first[0] < Duration::from_secs(1));
+        assert!(first.iter().all(|d| *d <= policy.max_delay), "{first:?}");
+        assert!(first[7] >= policy.max_delay / 2, "{first:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn requeue_backoff_grows_per_object_and_starts_over() {
+        let backoff = RequeueBackoff::new(Duration::from_secs(4), Duration::from_secs(64));
+        for n in 1..=8 {
+            let next = backoff.failed("uid-a");
+            assert_eq!(next.attempt, n);
+            let (low, high) = bounds(Duration::from_secs(4), Duration::from_secs(64), n);
+            assert!(
+                next.delay.as_secs() >= low.as_secs() && next.delay <= high,
+                "attempt {n}: {next:?} not in [{low:?}, {high:?}]"
+            );
+        }
+        assert_eq!(backoff.failed("uid-b").attempt, 1, "per object");
+        backoff.succeeded("uid-a");
+        assert_eq!(backoff.failed("uid-a").attempt, 1, "success starts over");
+        assert_eq!(backoff.failing(), 2);
+
+        // Entries not touched for twice the maximum are pruned (a deleted object) or start over.
+        tokio::time::advance(Duration::from_secs(129)).await;
+        assert_eq!(backoff.failed("uid-a").attempt, 1);
+        assert_eq!(backoff.failing(), 1, "uid-b was pruned");
     }
 
     #[test]
@@ -624,9 +884,11 @@ mod tests {
             request: "GET /x".into(),
             status: 503,
             error: ArmErrorBody::default(),
+            retry_after: Some(Duration::from_secs(20)),
         };
         assert_eq!(e.code(), "InternalServerError");
         assert!(e.is_transient());
+        assert_eq!(e.retry_after(), Some(Duration::from_secs(20)));
         let e = ArmError::Api {
             request: "PUT /x".into(),
             status: 400,
@@ -634,9 +896,11 @@ mod tests {
                 code: "InvalidParameter".into(),
                 message: "bad".into(),
             },
+            retry_after: Some(Duration::from_secs(20)),
         };
         assert_eq!(e.code(), "InvalidParameter");
         assert!(!e.is_transient());
+        assert_eq!(e.retry_after(), None, "a 4xx is not retried after a Retry-After");
         assert_eq!(e.to_string(), "PUT /x: 400 InvalidParameter: bad");
     }
 }

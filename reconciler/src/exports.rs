@@ -687,6 +687,7 @@ pub fn retry_interval(retry: Retry, settings: &crate::reconcile::Settings) -> Op
         Retry::Wait => Some(settings.wait),
         Retry::Failed => Some(settings.failed),
         Retry::After(d) => Some(d.max(std::time::Duration::from_millis(1))),
+        Retry::Backoff { at_least } => Some(settings.backoff.base().max(at_least)),
     }
 }
 

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aks_reconciler::arm::{ArmClient, RetryPolicy};
+use aks_reconciler::arm::{ArmClient, RequeueBackoff, RetryPolicy};
 use aks_reconciler::controller;
 use aks_reconciler::credentials::{CredentialConfig, CredentialDefaults, Credentials};
 use aks_reconciler::leader::{LeaderElection, LeaderElector};
@@ -23,7 +23,9 @@ use kube::runtime::events::{Recorder, Reporter};
 /// AZURE_CLIENT_ID, and AZURE_FEDERATED_TOKEN_FILE for workload identity, AZURE_USE_MANAGED_IDENTITY=true for
 /// managed identity, or AZURE_CLIENT_SECRET; AZURE_AUTHORITY_HOST, AZURE_IDENTITY_ENDPOINT). A Secret named
 /// `armgen-credential` in a namespace overrides it there, and the annotation `armgen.azure.com/credential-from:
-/// <secret>` on a resource overrides both. Kubernetes access: in-cluster service account or KUBECONFIG.
+/// <secret>` on a resource overrides both; a namespace Secret proves only its own identity (AZURE_FEDERATED_TOKEN or
+/// AZURE_CLIENT_SECRET), at an authority host from --allowed-authority-hosts. Kubernetes access: in-cluster service
+/// account or KUBECONFIG.
 ///
 /// Serving: the CRD conversion webhook (POST /convert) over HTTPS on --webhook-listen, with the certificate files
 /// reloaded when they change; /healthz, /readyz and /metrics (Prometheus) over HTTP on --metrics-listen.
@@ -71,6 +73,28 @@ struct Args {
     /// Attempts per ARM request on 429, 5xx and connection errors, the first included.
     #[arg(long, env = "ARM_MAX_ATTEMPTS", default_value_t = 4)]
     max_attempts: u32,
+    /// Entra authority hosts a namespace's credential Secret may name in AZURE_AUTHORITY_HOST (comma-separated;
+    /// default: the public cloud https://login.microsoftonline.com/). The operator's own AZURE_AUTHORITY_HOST is
+    /// always allowed. A Secret naming another host is refused before any token request.
+    #[arg(
+        long,
+        env = "AZURE_ALLOWED_AUTHORITY_HOSTS",
+        value_delimiter = ',',
+        value_name = "URL",
+        default_value = aks_reconciler::credentials::AZURE_PUBLIC_CLOUD
+    )]
+    allowed_authority_hosts: Vec<url::Url>,
+    /// The longest Retry-After (seconds) honoured from ARM (429, 5xx, long-running operations); longer values
+    /// are cut to it.
+    #[arg(long, env = "MAX_RETRY_AFTER_SECONDS", default_value_t = 600)]
+    max_retry_after: u64,
+    /// Seconds before the first retry after a transient ARM failure (5xx, connection error) that persisted
+    /// through the in-call retries; each further consecutive failure of the object doubles it (with jitter).
+    #[arg(long, env = "BACKOFF_BASE_SECONDS", default_value_t = 10)]
+    backoff_base: u64,
+    /// The longest delay (seconds) between retries after transient ARM failures.
+    #[arg(long, env = "BACKOFF_MAX_SECONDS", default_value_t = 600)]
+    backoff_max: u64,
     /// Send no bearer token, with this subscription ID (for a local ARM simulator only).
     #[arg(long, env = "ARM_ANONYMOUS_SUBSCRIPTION_ID", value_name = "SUBSCRIPTION_ID")]
     anonymous: Option<String>,
@@ -186,7 +210,8 @@ async fn run(args: Args) -> Result<(), String> {
             ..RetryPolicy::default()
         },
     )
-    .with_metrics(metrics.clone());
+    .with_metrics(metrics.clone())
+    .with_max_retry_after(Duration::from_secs(args.max_retry_after));
     let arm = match &args.arm_token_scope {
         Some(scope) => arm.with_token_scope(scope.clone()),
         None => arm,
@@ -198,7 +223,11 @@ async fn run(args: Args) -> Result<(), String> {
         })),
         None => {
             let env = |k: &str| std::env::var(k).ok();
-            let defaults = CredentialDefaults::from_env(env).map_err(|e| e.to_string())?;
+            let defaults = CredentialDefaults::from_env(env)
+                .and_then(|d| {
+                    d.with_allowed_authority_hosts(args.allowed_authority_hosts.clone(), "--allowed-authority-hosts")
+                })
+                .map_err(|e| e.to_string())?;
             let global = CredentialConfig::from_env(env)
                 .map_err(|e| {
                     tracing::warn!("no global credentials ({e}); only namespaces with a credential Secret work")
@@ -222,6 +251,10 @@ async fn run(args: Args) -> Result<(), String> {
             poll: Duration::from_secs(args.poll_interval),
             failed: Duration::from_secs(args.failed_retry_interval),
             export_refresh: Duration::from_secs(args.export_refresh_interval),
+            backoff: RequeueBackoff::new(
+                Duration::from_secs(args.backoff_base),
+                Duration::from_secs(args.backoff_max),
+            ),
         },
         metrics,
     });

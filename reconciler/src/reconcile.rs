@@ -34,7 +34,7 @@ use kube::{Api, Resource, ResourceExt};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::arm::{ArmClient, ArmError, PollStatus, Poller, Started};
+use crate::arm::{ArmClient, ArmError, PollStatus, Poller, RequeueBackoff, Started, next_try};
 use crate::metrics::{Metrics, ReconcileResult};
 use crate::resolve;
 
@@ -83,6 +83,9 @@ pub struct Settings {
     /// How old an exported Secret's values may get before the next reconcile fetches them again (each fetch is
     /// an ARM POST); see [`crate::exports`].
     pub export_refresh: Duration,
+    /// Requeue delays after transient ARM failures ([`Retry::Backoff`]): exponential with jitter per object, reset
+    /// by a success. Clones share the per-object counts.
+    pub backoff: RequeueBackoff,
 }
 
 impl Default for Settings {
@@ -93,6 +96,7 @@ impl Default for Settings {
             poll: Duration::from_secs(10),
             failed: Duration::from_secs(300),
             export_refresh: Duration::from_secs(3600),
+            backoff: RequeueBackoff::default(),
         }
     }
 }
@@ -160,8 +164,12 @@ pub enum Retry {
     Wait,
     /// After [`Settings::failed`] (the request or operation failed).
     Failed,
-    /// After this long (ARM said so).
+    /// After this long (ARM said so in `Retry-After`, capped at [`ArmClient::max_retry_after`]).
     After(Duration),
+    /// After [`Settings::backoff`]'s next delay for this object, and at least `at_least` (a 5xx's `Retry-After`):
+    /// a transient failure (5xx, connection error, 429 without `Retry-After`, 409) that persisted through the
+    /// in-call retries.
+    Backoff { at_least: Duration },
 }
 
 impl Failure {
@@ -182,10 +190,16 @@ impl Failure {
     }
 
     pub(crate) fn arm(e: &ArmError) -> Self {
-        let retry = match e.retry_after() {
-            Some(d) => Retry::After(d),
-            None if e.is_transient() => Retry::Wait,
-            None => Retry::Failed,
+        // A 429's Retry-After is when ARM's quota refills: exactly that. A persistent 5xx backs off exponentially
+        // even when ARM suggests a (short) Retry-After, which is then the minimum.
+        let retry = match e {
+            ArmError::Throttled {
+                retry_after: Some(d), ..
+            } => Retry::After(*d),
+            _ if e.is_transient() => Retry::Backoff {
+                at_least: e.retry_after().unwrap_or_default(),
+            },
+            _ => Retry::Failed,
         };
         Failure {
             reason: e.code().to_string(),
@@ -339,15 +353,19 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindContext>) -> Res
 /// [`reconcile`] without the metrics: the action, and whether the object is ready (or gone after a deletion).
 async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(Action, bool), Error> {
     let mut run = Run::new(object, ctx)?;
+    let settings = &ctx.shared.settings;
+    // The consecutive-failure count of `Retry::Backoff` is per object: its UID (a new object of the same name
+    // starts over).
+    let backoff_key = match object.metadata.uid.as_deref() {
+        Some(uid) => format!("{}/{uid}", ctx.info.kind),
+        None => format!("{}/{}/{}", ctx.info.kind, run.namespace, run.name),
+    };
+    let mut failed = false;
     let mut outcome = match run.run().await {
         Ok(outcome) => outcome,
-        Err(StepError::Failure(f)) => {
-            let action = match f.retry {
-                Retry::OnChange => Action::await_change(),
-                Retry::Wait => Action::requeue(ctx.shared.settings.wait),
-                Retry::Failed => Action::requeue(ctx.shared.settings.failed),
-                Retry::After(d) => Action::requeue(d.max(Duration::from_millis(1))),
-            };
+        Err(StepError::Failure(mut f)) => {
+            failed = true;
+            let action = failure_action(&mut f, settings, &backoff_key);
             tracing::info!(kind = ctx.info.kind, namespace = %run.namespace, name = %run.name, reason = %f.reason, "not ready: {}", f.message);
             Outcome {
                 arm: None,
@@ -356,7 +374,10 @@ async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(
             }
         }
         Err(StepError::Kube(e)) => return Err(e),
-        Err(StepError::Gone) => return Ok((Action::await_change(), true)),
+        Err(StepError::Gone) => {
+            settings.backoff.succeeded(&backoff_key);
+            return Ok((Action::await_change(), true));
+        }
     };
     // Ready with a GET body: the exports of spec.operatorSpec.
     if let (Some(arm), "True") = (&outcome.arm, outcome.ready.status) {
@@ -369,17 +390,48 @@ async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(
         };
         match exporter.write().await {
             Ok(()) => {}
-            Err(crate::exports::ExportError::Failure(f)) => {
+            Err(crate::exports::ExportError::Failure(mut f)) => {
+                failed = true;
                 tracing::info!(kind = ctx.info.kind, namespace = %run.namespace, name = %run.name, reason = %f.reason, "exports: {}", f.message);
-                outcome.action = crate::exports::retry_interval(f.retry, &ctx.shared.settings)
-                    .map_or_else(Action::await_change, Action::requeue);
+                outcome.action = failure_action(&mut f, settings, &backoff_key);
                 outcome.ready = Ready::new("False", &f.reason, f.message);
             }
             Err(crate::exports::ExportError::Kube(e)) => return Err(e),
         }
     }
+    if !failed {
+        settings.backoff.succeeded(&backoff_key);
+    }
     run.write_status(outcome.arm.as_ref(), &outcome.ready).await?;
     Ok((outcome.action, outcome.ready.status == "True"))
+}
+
+/// When to retry after `f`, by its retry class; for ARM's `Retry-After` and the exponential backoff the message
+/// also says which attempt failed and when the next one is.
+fn failure_action(f: &mut Failure, settings: &Settings, backoff_key: &str) -> Action {
+    match f.retry {
+        Retry::OnChange => Action::await_change(),
+        Retry::Wait => Action::requeue(settings.wait),
+        Retry::Failed => Action::requeue(settings.failed),
+        Retry::After(d) => {
+            // At least a second: a `Retry-After: 0` repeated by a broken endpoint must not become a hot loop.
+            let d = d.max(Duration::from_secs(1));
+            f.message = format!("{}; next try in {} as ARM's Retry-After asks", f.message, next_try(d));
+            Action::requeue(d)
+        }
+        Retry::Backoff { at_least } => {
+            let next = settings.backoff.failed(backoff_key);
+            let delay = next.delay.max(at_least);
+            f.message = format!(
+                "{}; attempt {} failed, next try in {} (retries back off exponentially up to {} s)",
+                f.message,
+                next.attempt,
+                next_try(delay),
+                settings.backoff.max().as_secs()
+            );
+            Action::requeue(delay)
+        }
+    }
 }
 
 /// What the controller does after an error from [`reconcile`]: retry soon.

@@ -1,6 +1,9 @@
 //! Which credentials an object is reconciled with: the Secret its annotation names
 //! ([`CREDENTIAL_FROM_ANNOTATION`]), else the namespace's Secret [`DEFAULT_CREDENTIAL_SECRET`] when it exists, else
-//! the operator's global credential from its environment. See [`crate::credentials`] for the keys and methods.
+//! the operator's global credential from its environment. See [`crate::credentials`] for the keys and methods, and
+//! for the trust model: a namespace's Secret proves only its own identity (inline federated token or client
+//! secret), at an authority host the operator allows; the annotation must be a Secret name in the object's own
+//! namespace (`Ready=False`, reason `InvalidCredentialReference`, otherwise).
 
 use std::collections::BTreeMap;
 
@@ -9,7 +12,8 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 
 use crate::credentials::{
-    CREDENTIAL_FROM_ANNOTATION, CredentialConfig, CredentialDefaults, Credentials, DEFAULT_CREDENTIAL_SECRET,
+    CREDENTIAL_FROM_ANNOTATION, CredentialConfig, CredentialDefaults, CredentialError, Credentials,
+    DEFAULT_CREDENTIAL_SECRET, credential_secret_name,
 };
 use crate::reconcile::{Access, CredentialProvider, Failure};
 
@@ -22,7 +26,7 @@ pub struct CredentialSources {
 
 impl CredentialSources {
     /// `global`: the operator's own credential (`None`: only namespaces with a credential Secret work);
-    /// `defaults`: what Secret-sourced configuration inherits (authority host, the pod's federated token file).
+    /// `defaults`: the authority host Secret-sourced configuration inherits and the authority hosts it may choose.
     pub fn new(credentials: Credentials, global: Option<CredentialConfig>, defaults: CredentialDefaults) -> Self {
         CredentialSources {
             credentials,
@@ -37,12 +41,13 @@ impl CredentialSources {
         namespace: &str,
         annotations: &BTreeMap<String, String>,
     ) -> Result<CredentialConfig, Failure> {
-        let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
         let named = annotations
             .get(CREDENTIAL_FROM_ANNOTATION)
-            .map(|s| s.trim())
-            .filter(|s| !s.is_empty());
-        let name = named.unwrap_or(DEFAULT_CREDENTIAL_SECRET);
+            .is_some_and(|s| !s.trim().is_empty());
+        // The name reaches the API server's URL: checked first (a DNS-1123 subdomain, this namespace only).
+        let name = credential_secret_name(Some(annotations))
+            .map_err(|e| Failure::permanent("InvalidCredentialReference", e.to_string()))?;
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
         let secret = secrets.get_opt(name).await.map_err(|e| {
             Failure::waiting(
                 "CredentialsUnavailable",
@@ -50,13 +55,18 @@ impl CredentialSources {
             )
         })?;
         match (secret, named) {
-            (Some(secret), _) => CredentialConfig::from_kube_secret(&secret, &self.defaults)
-                .map_err(|e| Failure::waiting("CredentialsInvalid", e.to_string())),
-            (None, Some(_)) => Err(Failure::waiting(
+            (Some(secret), _) => CredentialConfig::from_kube_secret(&secret, &self.defaults).map_err(|e| {
+                let reason = match e {
+                    CredentialError::NotAllowed { .. } => "CredentialsNotAllowed",
+                    _ => "CredentialsInvalid",
+                };
+                Failure::waiting(reason, e.to_string())
+            }),
+            (None, true) => Err(Failure::waiting(
                 "CredentialsNotFound",
                 format!("Secret {namespace}/{name} (annotation {CREDENTIAL_FROM_ANNOTATION}) does not exist"),
             )),
-            (None, None) => self.global.clone().ok_or_else(|| {
+            (None, false) => self.global.clone().ok_or_else(|| {
                 Failure::waiting(
                     "CredentialsNotFound",
                     format!(

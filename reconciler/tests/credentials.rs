@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use aks_reconciler::credentials::{
-    ARM_SCOPE, AccessToken, AuthMethod, Cached, ClientSecret, CredentialConfig, CredentialDefaults, CredentialError,
-    Credentials, FederatedToken, IMDS_ENDPOINT, ManagedIdentity, Secret, TokenCredential, WorkloadIdentity,
-    credential_secret_name,
+    ARM_SCOPE, AZURE_PUBLIC_CLOUD, AccessToken, AuthMethod, Cached, ClientSecret, CredentialConfig, CredentialDefaults,
+    CredentialError, Credentials, FederatedToken, IMDS_ENDPOINT, ManagedIdentity, Secret, TokenCredential,
+    WorkloadIdentity, credential_secret_name,
 };
 use axum::Json;
 use axum::extract::{Form, Path, Query, State};
@@ -670,16 +670,43 @@ fn defaults_from_env() {
     ]))
     .unwrap();
     assert_eq!(defaults.authority_host.as_str(), "https://login.chinacloudapi.cn/");
+    let allowed: Vec<&str> = defaults.allowed_authority_hosts.iter().map(Url::as_str).collect();
     assert_eq!(
-        defaults.federated_token_file.as_deref(),
-        Some(std::path::Path::new(
-            "/var/run/secrets/azure/tokens/azure-identity-token"
-        ))
+        allowed,
+        ["https://login.microsoftonline.com/", "https://login.chinacloudapi.cn/"],
+        "the public cloud and the operator's own authority host"
     );
-    assert_eq!(defaults.identity_endpoint.as_str(), IMDS_ENDPOINT);
     assert_eq!(
         CredentialDefaults::from_env(env(&[])).unwrap(),
         CredentialDefaults::default()
+    );
+    assert_eq!(
+        CredentialDefaults::default().allowed_authority_hosts,
+        [Url::parse(AZURE_PUBLIC_CLOUD).unwrap()]
+    );
+
+    // --allowed-authority-hosts replaces the list; the operator's own host stays allowed; plain http only to
+    // loopback.
+    let defaults = defaults
+        .with_allowed_authority_hosts(
+            [Url::parse("https://login.microsoftonline.us").unwrap()],
+            "--allowed-authority-hosts",
+        )
+        .unwrap();
+    assert!(defaults.is_allowed_authority(&Url::parse("https://login.microsoftonline.us/").unwrap()));
+    assert!(defaults.is_allowed_authority(&Url::parse("https://login.chinacloudapi.cn").unwrap()));
+    assert!(!defaults.is_allowed_authority(&Url::parse(AZURE_PUBLIC_CLOUD).unwrap()));
+    let error = CredentialDefaults::default()
+        .with_allowed_authority_hosts(
+            [Url::parse("http://login.example.com/").unwrap()],
+            "--allowed-authority-hosts",
+        )
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("--allowed-authority-hosts: an authority host must use https"),
+        "{error}"
     );
 }
 
@@ -703,10 +730,7 @@ fn base_data(extra: &[(&'static str, &'static [u8])]) -> BTreeMap<String, Vec<u8
 }
 
 fn operator_defaults() -> CredentialDefaults {
-    CredentialDefaults {
-        federated_token_file: Some("/var/run/secrets/azure/tokens/azure-identity-token".into()),
-        ..CredentialDefaults::default()
-    }
+    CredentialDefaults::default()
 }
 
 #[test]
@@ -723,9 +747,8 @@ fn secret_missing_keys_are_named() {
     let error = CredentialConfig::from_secret(SECRET, &data(&[]), &operator_defaults()).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "Secret team-a/armgen-credential: keys AZURE_SUBSCRIPTION_ID, AZURE_FEDERATED_TOKEN or AZURE_CLIENT_SECRET \
-         or AZURE_USE_WORKLOAD_IDENTITY=true or AZURE_USE_MANAGED_IDENTITY=true, AZURE_TENANT_ID, AZURE_CLIENT_ID \
-         are missing"
+        "Secret team-a/armgen-credential: keys AZURE_SUBSCRIPTION_ID, AZURE_FEDERATED_TOKEN or AZURE_CLIENT_SECRET, \
+         AZURE_TENANT_ID, AZURE_CLIENT_ID are missing"
     );
 }
 
@@ -766,62 +789,51 @@ fn secret_methods_and_precedence() {
             token: FederatedToken::Inline(Secret::new("inline-jwt")),
         }
     );
-
-    // The operator's own token file, with this Secret's tenant and client.
-    let config = CredentialConfig::from_secret(
-        SECRET,
-        &base_data(&[
-            ("AZURE_USE_WORKLOAD_IDENTITY", b"true"),
-            ("AZURE_FEDERATED_TOKEN", b"x"),
-        ]),
-        &defaults,
-    )
-    .unwrap();
-    assert_eq!(
-        config.auth,
-        AuthMethod::WorkloadIdentity {
-            tenant_id: TENANT.into(),
-            client_id: CLIENT.into(),
-            token: FederatedToken::File("/var/run/secrets/azure/tokens/azure-identity-token".into()),
-        }
-    );
-
-    // Managed identity wins over everything.
-    let config = CredentialConfig::from_secret(
-        SECRET,
-        &data(&[
-            ("AZURE_SUBSCRIPTION_ID", b"sub-a"),
-            ("AZURE_CLIENT_ID", b"mi-client"),
-            ("AZURE_USE_MANAGED_IDENTITY", b"true"),
-            ("AZURE_USE_WORKLOAD_IDENTITY", b"true"),
-            ("AZURE_CLIENT_SECRET", b"pw"),
-        ]),
-        &defaults,
-    )
-    .unwrap();
-    assert_eq!(
-        config.auth,
-        AuthMethod::ManagedIdentity {
-            client_id: Some("mi-client".into()),
-            endpoint: defaults.identity_endpoint.clone(),
-        }
-    );
 }
 
+/// A namespace Secret is tenant input: it can never use the operator's own federated token, the node's managed
+/// identity, a file of the operator's pod or another identity endpoint — whatever else it says.
 #[test]
-fn secret_workload_identity_needs_the_operator_token_file() {
-    let error = CredentialConfig::from_secret(
-        SECRET,
-        &base_data(&[("AZURE_USE_WORKLOAD_IDENTITY", b"true")]),
-        &CredentialDefaults::default(),
-    )
-    .unwrap_err();
-    assert!(
-        error
-            .to_string()
-            .starts_with("Secret team-a/armgen-credential: key AZURE_USE_WORKLOAD_IDENTITY: is true, but the operator has no AZURE_FEDERATED_TOKEN_FILE"),
-        "{error}"
-    );
+fn secret_keys_that_would_use_the_operators_identity_are_refused() {
+    let defaults = operator_defaults();
+    for (key, value, says) in [
+        (
+            "AZURE_USE_WORKLOAD_IDENTITY",
+            &b"true"[..],
+            "the operator's own federated token",
+        ),
+        (
+            "AZURE_USE_MANAGED_IDENTITY",
+            b"true",
+            "managed identity of the operator's node",
+        ),
+        (
+            "AZURE_FEDERATED_TOKEN_FILE",
+            b"/var/run/secrets/azure/tokens/azure-identity-token",
+            "a file on the operator's filesystem",
+        ),
+        (
+            "AZURE_IDENTITY_ENDPOINT",
+            b"http://169.254.169.254/x",
+            "the operator's setting",
+        ),
+    ] {
+        // Even next to a perfectly good client secret.
+        let d = base_data(&[("AZURE_CLIENT_SECRET", b"pw")]);
+        let mut d = d;
+        d.insert(key.to_string(), value.to_vec());
+        let error = CredentialConfig::from_secret(SECRET, &d, &defaults).unwrap_err();
+        assert!(matches!(error, CredentialError::NotAllowed { .. }), "{key}: {error:?}");
+        let text = error.to_string();
+        assert!(
+            text.starts_with(&format!(
+                "Secret team-a/armgen-credential: key {key}: not allowed in a namespace credential"
+            )),
+            "{text}"
+        );
+        assert!(text.contains(says), "{text}");
+        assert_hidden(&text, &["pw", "/var/run/secrets", "169.254"]);
+    }
 }
 
 #[test]
@@ -833,26 +845,77 @@ fn secret_authority_host_overrides_the_default() {
     let config =
         CredentialConfig::from_secret(SECRET, &base_data(&[("AZURE_CLIENT_SECRET", b"pw")]), &defaults).unwrap();
     assert_eq!(config.authority_host.as_str(), "https://login.microsoftonline.us/");
+    // The public cloud is allowed by default; so is the operator's own host, with or without the trailing `/`.
+    for (host, expected) in [
+        (
+            &b"https://login.microsoftonline.com"[..],
+            "https://login.microsoftonline.com/",
+        ),
+        (b"https://LOGIN.microsoftonline.us", "https://login.microsoftonline.us/"),
+    ] {
+        let config = CredentialConfig::from_secret(
+            SECRET,
+            &base_data(&[("AZURE_CLIENT_SECRET", b"pw"), ("AZURE_AUTHORITY_HOST", host)]),
+            &defaults,
+        )
+        .unwrap();
+        assert_eq!(config.authority_host.as_str(), expected);
+    }
+    // Any other host is refused, naming the Secret, the key and the allowed hosts (not the value).
+    for host in [
+        &b"https://login.chinacloudapi.cn"[..],
+        b"https://attacker.example",
+        b"https://login.microsoftonline.com.attacker.example/",
+        b"https://login.microsoftonline.com@attacker.example/",
+        b"http://127.0.0.1:9/",
+    ] {
+        let error = CredentialConfig::from_secret(
+            SECRET,
+            &base_data(&[("AZURE_CLIENT_SECRET", b"pw"), ("AZURE_AUTHORITY_HOST", host)]),
+            &defaults,
+        )
+        .unwrap_err();
+        let text = error.to_string();
+        assert!(
+            text.starts_with("Secret team-a/armgen-credential: key AZURE_AUTHORITY_HOST: "),
+            "{text}"
+        );
+        assert!(
+            matches!(
+                error,
+                CredentialError::NotAllowed { .. } | CredentialError::InvalidValue { .. }
+            ),
+            "{error:?}"
+        );
+        assert_hidden(&text, &["attacker", "chinacloudapi", "127.0.0.1"]);
+    }
+    let allowed = defaults
+        .clone()
+        .with_allowed_authority_hosts(
+            [Url::parse("https://login.chinacloudapi.cn/").unwrap()],
+            "--allowed-authority-hosts",
+        )
+        .unwrap();
     let config = CredentialConfig::from_secret(
         SECRET,
         &base_data(&[
             ("AZURE_CLIENT_SECRET", b"pw"),
             ("AZURE_AUTHORITY_HOST", b"https://login.chinacloudapi.cn"),
         ]),
-        &defaults,
+        &allowed,
     )
     .unwrap();
     assert_eq!(config.authority_host.as_str(), "https://login.chinacloudapi.cn/");
 
     let error = CredentialConfig::from_secret(
         SECRET,
-        &base_data(&[("AZURE_CLIENT_SECRET", b"pw"), ("AZURE_USE_MANAGED_IDENTITY", b"maybe")]),
+        &base_data(&[("AZURE_CLIENT_SECRET", b"pw"), ("AZURE_TENANT_ID", b"../evil")]),
         &defaults,
     )
     .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "Secret team-a/armgen-credential: key AZURE_USE_MANAGED_IDENTITY: expected true or false"
+        "Secret team-a/armgen-credential: key AZURE_TENANT_ID: a tenant ID must be a GUID or a domain name"
     );
 }
 
@@ -880,12 +943,48 @@ fn kube_secret_is_named_namespace_slash_name() {
 
 #[test]
 fn annotation_selects_the_secret() {
-    assert_eq!(credential_secret_name(None), "armgen-credential");
+    assert_eq!(credential_secret_name(None).unwrap(), "armgen-credential");
     let mut annotations = BTreeMap::new();
     annotations.insert("other".to_string(), "x".to_string());
-    assert_eq!(credential_secret_name(Some(&annotations)), "armgen-credential");
+    assert_eq!(credential_secret_name(Some(&annotations)).unwrap(), "armgen-credential");
     annotations.insert("armgen.azure.com/credential-from".to_string(), "prod-creds".to_string());
-    assert_eq!(credential_secret_name(Some(&annotations)), "prod-creds");
+    assert_eq!(credential_secret_name(Some(&annotations)).unwrap(), "prod-creds");
+    annotations.insert(
+        "armgen.azure.com/credential-from".to_string(),
+        " team.creds-2 ".to_string(),
+    );
+    assert_eq!(credential_secret_name(Some(&annotations)).unwrap(), "team.creds-2");
+}
+
+#[test]
+fn annotation_must_be_a_secret_name() {
+    let long = "a".repeat(254);
+    let long_label = "b".repeat(64);
+    for bad in [
+        "../kube-system/operator-token",
+        "kube-system/armgen-credential",
+        "..",
+        "a..b",
+        ".hidden",
+        "creds-",
+        "Creds",
+        "creds?x=1",
+        "creds%2F..",
+        "creds#x",
+        "cr eds",
+        long.as_str(),
+        long_label.as_str(),
+    ] {
+        let mut annotations = BTreeMap::new();
+        annotations.insert("armgen.azure.com/credential-from".to_string(), bad.to_string());
+        let error = credential_secret_name(Some(&annotations)).unwrap_err();
+        assert!(
+            error.to_string().starts_with(
+                "annotation armgen.azure.com/credential-from: must name a Secret in the resource's own namespace"
+            ),
+            "{bad:?}: {error}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

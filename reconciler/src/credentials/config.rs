@@ -26,6 +26,30 @@ const USE_WI: &str = "AZURE_USE_WORKLOAD_IDENTITY";
 const AUTHORITY: &str = "AZURE_AUTHORITY_HOST";
 const IDENTITY_ENDPOINT: &str = "AZURE_IDENTITY_ENDPOINT";
 
+/// Keys a credential Secret must not carry, and why: each would let whoever writes the Secret use the operator's
+/// own identity (its federated token, the node's managed identity) or read a file of the operator's pod.
+const REFUSED_IN_SECRETS: [(&str, &str); 4] = [
+    (
+        USE_WI,
+        "not allowed in a namespace credential: it would exchange the operator's own federated token; put this \
+         namespace's own federated token in AZURE_FEDERATED_TOKEN instead",
+    ),
+    (
+        USE_MI,
+        "not allowed in a namespace credential: it would use the managed identity of the operator's node; use \
+         AZURE_FEDERATED_TOKEN or AZURE_CLIENT_SECRET instead",
+    ),
+    (
+        TOKEN_FILE,
+        "not allowed in a namespace credential: it names a file on the operator's filesystem; put the token itself \
+         in AZURE_FEDERATED_TOKEN instead",
+    ),
+    (
+        IDENTITY_ENDPOINT,
+        "not allowed in a namespace credential: the managed identity endpoint is the operator's setting",
+    ),
+];
+
 /// Where a workload identity gets its federated (Kubernetes service-account) token.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum FederatedToken {
@@ -92,26 +116,23 @@ pub struct CredentialConfig {
     pub auth: AuthMethod,
 }
 
-/// Operator-wide defaults applied to Secret-sourced configuration: authority host, the operator
-/// pod's own federated token file (for `AZURE_USE_WORKLOAD_IDENTITY=true`) and the managed
-/// identity endpoint.
+/// Operator-wide settings for Secret-sourced (namespace) configuration: the authority host a Secret without
+/// `AZURE_AUTHORITY_HOST` gets, and the authority hosts a Secret may choose.
+///
+/// There is deliberately no federated token file and no managed identity endpoint here: a namespace credential
+/// never uses the operator's own identity (see the [module documentation](super), "Trust model").
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CredentialDefaults {
-    /// Authority host used when a Secret has no `AZURE_AUTHORITY_HOST`.
+    /// Authority host used when a Secret has no `AZURE_AUTHORITY_HOST` (the operator's own, from its environment).
     pub authority_host: Url,
-    /// The operator pod's `AZURE_FEDERATED_TOKEN_FILE`, if any.
-    pub federated_token_file: Option<PathBuf>,
-    /// The managed identity endpoint (`AZURE_IDENTITY_ENDPOINT`, default [`IMDS_ENDPOINT`]).
-    pub identity_endpoint: Url,
+    /// The authority hosts a Secret's `AZURE_AUTHORITY_HOST` may name (compared by scheme, host, port and path,
+    /// ignoring a trailing `/`). [`authority_host`](Self::authority_host) is always allowed as well.
+    pub allowed_authority_hosts: Vec<Url>,
 }
 
 impl Default for CredentialDefaults {
     fn default() -> Self {
-        Self {
-            authority_host: public_cloud(),
-            federated_token_file: None,
-            identity_endpoint: imds(),
-        }
+        Self::new(public_cloud())
     }
 }
 
@@ -123,16 +144,76 @@ fn imds() -> Url {
     Url::parse(IMDS_ENDPOINT).expect("constant URL")
 }
 
+/// How two authority hosts are compared: scheme, host, port and path without trailing `/`.
+fn authority_key(url: &Url) -> String {
+    format!(
+        "{}{}",
+        url.origin().ascii_serialization(),
+        url.path().trim_end_matches('/')
+    )
+}
+
 impl CredentialDefaults {
-    /// Reads `AZURE_AUTHORITY_HOST`, `AZURE_FEDERATED_TOKEN_FILE` and `AZURE_IDENTITY_ENDPOINT`
-    /// through `get` (usually `|k| std::env::var(k).ok()`).
+    /// Secrets without `AZURE_AUTHORITY_HOST` use `authority_host`; a Secret may name the public cloud
+    /// ([`AZURE_PUBLIC_CLOUD`]) or `authority_host`.
+    pub fn new(authority_host: Url) -> Self {
+        let mut defaults = Self {
+            authority_host,
+            allowed_authority_hosts: vec![public_cloud()],
+        };
+        defaults.keep_own_authority();
+        defaults
+    }
+
+    /// Reads the operator's `AZURE_AUTHORITY_HOST` through `get` (usually `|k| std::env::var(k).ok()`); see
+    /// [`new`](Self::new) for the allowed hosts.
     pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Self, CredentialError> {
         let env = Env(&get);
-        Ok(Self {
-            authority_host: env.authority_host()?,
-            federated_token_file: env.get(TOKEN_FILE).map(PathBuf::from),
-            identity_endpoint: env.identity_endpoint()?,
-        })
+        Ok(Self::new(env.authority_host()?))
+    }
+
+    /// Replaces the allowed authority hosts (the operator's `--allowed-authority-hosts`); the operator's own
+    /// [`authority_host`](Self::authority_host) stays allowed. Each must be `https` (or `http` to a loopback
+    /// address), without user, query or fragment; `location` names the setting in errors.
+    pub fn with_allowed_authority_hosts(
+        mut self,
+        hosts: impl IntoIterator<Item = Url>,
+        location: &str,
+    ) -> Result<Self, CredentialError> {
+        let mut allowed = Vec::new();
+        for host in hosts {
+            allowed.push(parse_authority_host(host.as_str(), location.to_string())?);
+        }
+        self.allowed_authority_hosts = allowed;
+        self.keep_own_authority();
+        Ok(self)
+    }
+
+    fn keep_own_authority(&mut self) {
+        let own = authority_key(&self.authority_host);
+        if !self.allowed_authority_hosts.iter().any(|h| authority_key(h) == own) {
+            self.allowed_authority_hosts.push(self.authority_host.clone());
+        }
+    }
+
+    /// Whether a Secret may send its token requests to `url`.
+    pub fn is_allowed_authority(&self, url: &Url) -> bool {
+        let key = authority_key(url);
+        authority_key(&self.authority_host) == key
+            || self.allowed_authority_hosts.iter().any(|h| authority_key(h) == key)
+    }
+
+    fn allowed_list(&self) -> String {
+        let mut keys: Vec<String> = self.allowed_authority_hosts.iter().map(|h| h.to_string()).collect();
+        let own = self.authority_host.to_string();
+        if !self
+            .allowed_authority_hosts
+            .iter()
+            .any(|h| authority_key(h) == authority_key(&self.authority_host))
+        {
+            keys.push(own);
+        }
+        keys.join(", ")
     }
 }
 
@@ -217,6 +298,11 @@ impl CredentialConfig {
     /// `namespace/name`) is used in errors and as the [`source`](Self::source). Keys and
     /// precedence are described in the [module documentation](super); errors name the Secret and
     /// the key, never a value.
+    ///
+    /// A Secret is tenant input: keys that would use the operator's own identity or filesystem
+    /// (`AZURE_USE_WORKLOAD_IDENTITY`, `AZURE_USE_MANAGED_IDENTITY`, `AZURE_FEDERATED_TOKEN_FILE`,
+    /// `AZURE_IDENTITY_ENDPOINT`) and an `AZURE_AUTHORITY_HOST` outside
+    /// [`CredentialDefaults::allowed_authority_hosts`] are refused with [`CredentialError::NotAllowed`].
     pub fn from_secret(
         secret_name: &str,
         data: &BTreeMap<String, Vec<u8>>,
@@ -226,13 +312,34 @@ impl CredentialConfig {
             name: secret_name,
             data,
         };
+        for (key, reason) in REFUSED_IN_SECRETS {
+            if s.get(key)?.is_some() {
+                return Err(CredentialError::NotAllowed {
+                    location: s.location(key),
+                    reason: reason.to_string(),
+                });
+            }
+        }
         let mut missing = Vec::new();
         let subscription_id = s.get(SUBSCRIPTION)?;
         if subscription_id.is_none() {
             missing.push(SUBSCRIPTION.to_string());
         }
         let authority_host = match s.get(AUTHORITY)? {
-            Some(v) => parse_authority_host(&v, s.location(AUTHORITY))?,
+            Some(v) => {
+                let url = parse_authority_host(&v, s.location(AUTHORITY))?;
+                if !defaults.is_allowed_authority(&url) {
+                    return Err(CredentialError::NotAllowed {
+                        location: s.location(AUTHORITY),
+                        reason: format!(
+                            "not an authority host the operator allows (allowed: {}; the operator sets them with \
+                             --allowed-authority-hosts)",
+                            defaults.allowed_list()
+                        ),
+                    });
+                }
+                url
+            }
             None => defaults.authority_host.clone(),
         };
         let tenant = s.get(TENANT)?;
@@ -241,37 +348,15 @@ impl CredentialConfig {
         }
         let client = s.get(CLIENT)?;
 
-        let auth = if s.flag(USE_MI)? {
-            Some(AuthMethod::ManagedIdentity {
-                client_id: client,
-                endpoint: defaults.identity_endpoint.clone(),
-            })
+        let method = if let Some(token) = s.get(INLINE_TOKEN)? {
+            Some(Method::Token(FederatedToken::Inline(Secret::new(token))))
+        } else if let Some(secret) = s.get(CLIENT_SECRET)? {
+            Some(Method::Secret(Secret::new(secret)))
         } else {
-            let method = if s.flag(USE_WI)? {
-                match &defaults.federated_token_file {
-                    Some(file) => Some(Method::Token(FederatedToken::File(file.clone()))),
-                    None => {
-                        return Err(CredentialError::InvalidValue {
-                            location: s.location(USE_WI),
-                            reason: format!(
-                                "is true, but the operator has no {TOKEN_FILE} (is workload identity enabled for \
-                                 the operator's service account?)"
-                            ),
-                        });
-                    }
-                }
-            } else if let Some(token) = s.get(INLINE_TOKEN)? {
-                Some(Method::Token(FederatedToken::Inline(Secret::new(token))))
-            } else if let Some(secret) = s.get(CLIENT_SECRET)? {
-                Some(Method::Secret(Secret::new(secret)))
-            } else {
-                missing.push(format!(
-                    "{INLINE_TOKEN} or {CLIENT_SECRET} or {USE_WI}=true or {USE_MI}=true"
-                ));
-                None
-            };
-            Method::complete(method, tenant, client, &mut missing)
+            missing.push(format!("{INLINE_TOKEN} or {CLIENT_SECRET}"));
+            None
         };
+        let auth = Method::complete(method, tenant, client, &mut missing);
         match (subscription_id, auth) {
             (Some(subscription_id), Some(auth)) if missing.is_empty() => Ok(Self {
                 source: format!("Secret {secret_name}"),
@@ -329,12 +414,41 @@ impl CredentialConfig {
 
 /// The name of the credential Secret for a resource with these annotations: the value of
 /// [`CREDENTIAL_FROM_ANNOTATION`] if present and non-empty, else [`DEFAULT_CREDENTIAL_SECRET`].
-pub fn credential_secret_name(annotations: Option<&BTreeMap<String, String>>) -> &str {
-    annotations
+///
+/// The annotation is tenant input that ends up in an API server URL, so it must be a Secret name: a DNS-1123
+/// subdomain (lowercase letters, digits, `-` and `.`, at most 253 characters, starting and ending with a letter
+/// or digit) — no `/`, no `..`, no other namespace. Anything else is an error naming the annotation.
+pub fn credential_secret_name(annotations: Option<&BTreeMap<String, String>>) -> Result<&str, CredentialError> {
+    let named = annotations
         .and_then(|a| a.get(CREDENTIAL_FROM_ANNOTATION))
         .map(|v| v.trim())
-        .filter(|v| !v.is_empty())
-        .unwrap_or(DEFAULT_CREDENTIAL_SECRET)
+        .filter(|v| !v.is_empty());
+    match named {
+        Some(name) if is_dns1123_subdomain(name) => Ok(name),
+        Some(_) => Err(CredentialError::InvalidValue {
+            location: format!("annotation {CREDENTIAL_FROM_ANNOTATION}"),
+            reason: "must name a Secret in the resource's own namespace: a DNS-1123 subdomain (lowercase letters, \
+                     digits, '-' and '.', at most 253 characters, starting and ending with a letter or digit)"
+                .to_string(),
+        }),
+        None => Ok(DEFAULT_CREDENTIAL_SECRET),
+    }
+}
+
+/// Kubernetes' rule for object names such as Secrets (`IsDNS1123Subdomain`): dot-separated labels of lowercase
+/// alphanumerics and `-`, each starting and ending alphanumeric, 253 characters at most.
+fn is_dns1123_subdomain(name: &str) -> bool {
+    name.len() <= 253
+        && name.split('.').all(|label| {
+            let bytes = label.as_bytes();
+            !bytes.is_empty()
+                && bytes.len() <= 63
+                && bytes
+                    .iter()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+                && bytes.first().is_some_and(u8::is_ascii_alphanumeric)
+                && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
+        })
 }
 
 enum Method {
@@ -401,10 +515,6 @@ impl SecretData<'_> {
         let value = value.trim();
         Ok((!value.is_empty()).then(|| value.to_string()))
     }
-
-    fn flag(&self, key: &str) -> Result<bool, CredentialError> {
-        self.get(key)?.map_or(Ok(false), |v| parse_flag(&v, self.location(key)))
-    }
 }
 
 fn parse_flag(value: &str, location: String) -> Result<bool, CredentialError> {
@@ -427,6 +537,12 @@ fn parse_authority_host(value: &str, location: String) -> Result<Url, Credential
         Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip).is_loopback(),
         None => false,
     };
+    if !url.username().is_empty() || url.password().is_some() || url.query().is_some() || url.fragment().is_some() {
+        return Err(CredentialError::InvalidValue {
+            location,
+            reason: "an authority host must not carry a user, query or fragment".to_string(),
+        });
+    }
     if url.scheme() == "https" || loopback {
         Ok(url)
     } else {

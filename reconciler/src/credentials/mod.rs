@@ -44,36 +44,61 @@
 //! # Per-namespace credentials: Secrets
 //!
 //! A resource can name a Secret in its own namespace with the annotation
-//! [`armgen.azure.com/credential-from`](CREDENTIAL_FROM_ANNOTATION); without the annotation the
-//! namespace's Secret [`armgen-credential`](DEFAULT_CREDENTIAL_SECRET) applies
-//! ([`credential_secret_name`] picks the name). Where no such Secret exists, the operator's own
-//! credential (from its environment) is the fallback. [`CredentialConfig::from_secret`] (or
+//! [`armgen.azure.com/credential-from`](CREDENTIAL_FROM_ANNOTATION) (a Secret name: a DNS-1123
+//! subdomain, so no `/`, no `..`, no other namespace — anything else sets `Ready=False` with reason
+//! `InvalidCredentialReference`); without the annotation the namespace's Secret
+//! [`armgen-credential`](DEFAULT_CREDENTIAL_SECRET) applies ([`credential_secret_name`] picks and
+//! checks the name). Where no such Secret exists, the operator's own credential (from its
+//! environment) is the fallback. [`CredentialConfig::from_secret`] (or
 //! [`CredentialConfig::from_kube_secret`]) reads these keys:
 //!
 //! | Key | Meaning |
 //! |---|---|
 //! | `AZURE_SUBSCRIPTION_ID` | required |
-//! | `AZURE_TENANT_ID` | required except for managed identity |
-//! | `AZURE_CLIENT_ID` | required except for system-assigned managed identity |
-//! | `AZURE_USE_MANAGED_IDENTITY` | `true` → managed identity of the node with this Secret's `AZURE_CLIENT_ID`, through the operator's IMDS endpoint |
-//! | `AZURE_USE_WORKLOAD_IDENTITY` | `true` → workload identity with the **operator pod's** federated token file and this Secret's tenant and client (the identity needs a federated credential that trusts the operator's service account) |
-//! | `AZURE_FEDERATED_TOKEN` | an inline federated token → workload identity |
-//! | `AZURE_CLIENT_SECRET` | an application password → client secret |
-//! | `AZURE_AUTHORITY_HOST` | optional; defaults to the operator's authority host |
+//! | `AZURE_TENANT_ID` | required |
+//! | `AZURE_CLIENT_ID` | required |
+//! | `AZURE_FEDERATED_TOKEN` | this namespace's own federated token, inline → workload identity |
+//! | `AZURE_CLIENT_SECRET` | this namespace's own application password → client secret |
+//! | `AZURE_AUTHORITY_HOST` | optional, one of the operator's allowed authority hosts; defaults to the operator's authority host |
 //!
-//! The precedence among the method keys is the same as for the environment: managed identity,
-//! then workload identity (`AZURE_USE_WORKLOAD_IDENTITY`, then `AZURE_FEDERATED_TOKEN`), then
-//! client secret.
+//! `AZURE_FEDERATED_TOKEN` wins over `AZURE_CLIENT_SECRET`. These keys are **refused**
+//! ([`CredentialError::NotAllowed`], `Ready=False` with reason `CredentialsNotAllowed`, naming the
+//! Secret and the key): `AZURE_USE_WORKLOAD_IDENTITY`, `AZURE_USE_MANAGED_IDENTITY`,
+//! `AZURE_FEDERATED_TOKEN_FILE`, `AZURE_IDENTITY_ENDPOINT`.
 //!
 //! Errors name the Secret and the key — `Secret team-a/armgen-credential: key AZURE_CLIENT_ID is
 //! missing` — and never a value.
 //!
-//! **Security**: `AZURE_USE_WORKLOAD_IDENTITY=true` and `AZURE_USE_MANAGED_IDENTITY=true` in a
-//! namespace's Secret let whoever can write Secrets in that namespace use *any* identity that
-//! trusts the operator's service account (workload identity) or is assigned to the node (managed
-//! identity). Grant such identities only the access every namespace may have, or give each
-//! namespace its own federated token or identity.
+//! # Trust model
 //!
+//! Whoever can write Secrets (or annotate custom resources) in a watched namespace is a tenant,
+//! and a tenant's credential Secret is untrusted input. The operator's own identity — its
+//! projected service-account token (`AZURE_FEDERATED_TOKEN_FILE`), the managed identity of its
+//! node, its environment and files — belongs to the operator, so:
+//!
+//! * **A namespace credential proves its own identity only**: an inline federated token or an
+//!   application password the tenant put there. It can never ask the operator to exchange the
+//!   operator's federated token (`AZURE_USE_WORKLOAD_IDENTITY`, removed: it let a namespace use any
+//!   identity trusting the operator's service account and send that token to a host of its choice),
+//!   the node's managed identity (`AZURE_USE_MANAGED_IDENTITY`, removed), a file path
+//!   (`AZURE_FEDERATED_TOKEN_FILE`) or an identity endpoint (`AZURE_IDENTITY_ENDPOINT`).
+//!   Namespaces that used the removed keys move to `AZURE_FEDERATED_TOKEN` (a token the tenant
+//!   obtains for its own service account) or to the operator's global credential.
+//! * **Token requests go only to authority hosts the operator allows**:
+//!   [`CredentialDefaults::allowed_authority_hosts`], set with `--allowed-authority-hosts`
+//!   (`AZURE_ALLOWED_AUTHORITY_HOSTS`), by default the public cloud
+//!   (`https://login.microsoftonline.com/`) plus the operator's own `AZURE_AUTHORITY_HOST`; the
+//!   operator's own authority host is always allowed. A Secret naming another host is refused before
+//!   any request is made, so even a tenant's own secret never goes to a host the operator did not
+//!   choose.
+//! * **A shared credential is shared power**: a namespace without a credential Secret is
+//!   reconciled with the operator's global credential, so every such namespace can act with that
+//!   identity's Azure permissions (within the resources its objects claim). Give the global identity
+//!   only what every namespace may do, or give each namespace its own Secret (and run the operator
+//!   without a global credential).
+//! * The Secret's name comes from an annotation: it is checked to be a DNS-1123 subdomain before it
+//!   reaches an API server URL, and it is always looked up in the resource's own namespace.
+
 //! # Caching and reuse
 //!
 //! [`Cached`] wraps a credential: one token exchange serves every caller until the token is within
@@ -246,6 +271,15 @@ pub enum CredentialError {
         /// `Secret team-a/armgen-credential: key AZURE_TENANT_ID`.
         location: String,
         /// What is wrong (never the value itself).
+        reason: String,
+    },
+    /// A namespace credential asks for something only the operator may use or choose (its own federated token,
+    /// the node's managed identity, a file, an identity endpoint, an authority host outside the allow-list).
+    #[error("{location}: {reason}")]
+    NotAllowed {
+        /// Where the request came from, e.g. `Secret team-a/armgen-credential: key AZURE_AUTHORITY_HOST`.
+        location: String,
+        /// Why it is refused and what to use instead (never the value itself).
         reason: String,
     },
     /// The federated token file could not be read.

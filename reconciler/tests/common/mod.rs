@@ -126,6 +126,7 @@ impl Harness {
                 poll: Duration::from_millis(1),
                 failed: Duration::from_secs(300),
                 export_refresh: Duration::from_secs(3600),
+                ..Settings::default()
             },
             metrics: aks_reconciler::metrics::Metrics::default(),
         })
