@@ -10,16 +10,20 @@
 //! - [`import`]: existing Azure resources → custom resources (`armctl import <ARM ID>`).
 //! - [`serve`]: the conversion webhook over TLS, the probes and metrics server; [`metrics`]: the Prometheus
 //!   series.
+//! - [`names`]: tenant-written names checked before they reach a URL; [`claims`]: one custom resource per
+//!   Azure resource.
 //! - [`credentials`]: workload identity, managed identity and client-secret tokens; [`sources`]: which one an
 //!   object uses (annotation, namespace Secret, global default).
 
 pub mod arm;
+pub mod claims;
 pub mod controller;
 pub mod credentials;
 pub mod exports;
 pub mod import;
 pub mod leader;
 pub mod metrics;
+pub mod names;
 pub mod reconcile;
 pub mod resolve;
 pub mod serve;

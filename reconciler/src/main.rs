@@ -67,6 +67,10 @@ struct Args {
     /// Seconds between refreshes of Secret exports (each costs ARM POSTs); ConfigMap exports follow every GET.
     #[arg(long, env = "EXPORT_REFRESH_SECONDS", default_value_t = 3600)]
     export_refresh_interval: u64,
+    /// The namespace of the claim Leases that tie each Azure resource to one custom resource (the operator's
+    /// own; tenants must not be able to write Leases there). Defaults to the pod's namespace.
+    #[arg(long, env = "POD_NAMESPACE", default_value = "aks-reconciler-system")]
+    claims_namespace: String,
     /// Concurrent reconciles per kind (0: unbounded).
     #[arg(long, env = "CONCURRENCY", default_value_t = 16)]
     concurrency: u16,
@@ -255,6 +259,7 @@ async fn run(args: Args) -> Result<(), String> {
                 Duration::from_secs(args.backoff_base),
                 Duration::from_secs(args.backoff_max),
             ),
+            claims: aks_reconciler::claims::Claims::new(args.claims_namespace.clone()),
         },
         metrics,
     });

@@ -35,7 +35,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::arm::{ArmClient, ArmError, PollStatus, Poller, RequeueBackoff, Started, next_try};
+use crate::claims::{ClaimError, Claimant, Claims};
 use crate::metrics::{Metrics, ReconcileResult};
+use crate::names;
 use crate::resolve;
 
 /// The finalizer the reconciler puts on every managed custom resource before its first PUT.
@@ -86,6 +88,8 @@ pub struct Settings {
     /// Requeue delays after transient ARM failures ([`Retry::Backoff`]): exponential with jitter per object, reset
     /// by a success. Clones share the per-object counts.
     pub backoff: RequeueBackoff,
+    /// Where claims live ([`crate::claims`]): one custom resource per Azure resource.
+    pub claims: Claims,
 }
 
 impl Default for Settings {
@@ -97,6 +101,7 @@ impl Default for Settings {
             failed: Duration::from_secs(300),
             export_refresh: Duration::from_secs(3600),
             backoff: RequeueBackoff::default(),
+            claims: Claims::default(),
         }
     }
 }
@@ -537,6 +542,7 @@ impl<'a> Run<'a> {
             .await?;
         self.bearer = access.bearer.clone();
         let id = self.arm_id(&access).await?;
+        self.claim(&id).await?;
         let api_version = self.info().arm.api_version;
 
         // A long-running operation in flight: poll it before anything else.
@@ -741,6 +747,81 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// Whether a deletion may DELETE `id` (this object's `status.id`): `Err` says why not.
+    async fn may_delete(&self, id: &str, access: &Access) -> Result<Result<(), String>, StepError> {
+        if let Err(e) = names::check_arm_id("status.id", id) {
+            return Ok(Err(format!("{e}; nothing is deleted in Azure")));
+        }
+        let claims = &self.shared().settings.claims;
+        let uid = self.object.metadata.uid.as_deref().unwrap_or_default();
+        if claims
+            .holds(&self.shared().client, id, uid)
+            .await
+            .map_err(|e| self.kube_error("reading the claim", e))?
+        {
+            return Ok(Ok(()));
+        }
+        match self.arm_id(access).await {
+            Ok(derived) if derived.eq_ignore_ascii_case(id) => match self.claim(id).await {
+                Ok(()) => Ok(Ok(())),
+                Err(StepError::Failure(f)) => Ok(Err(format!("{}; {id} is left in Azure", f.message))),
+                Err(e) => Err(e),
+            },
+            _ => Ok(Err(format!(
+                "status.id {id} is not an Azure resource this object manages (it holds no claim of it and its spec does not name it); it is left in Azure"
+            ))),
+        }
+    }
+
+    /// This object as a claimant of ARM IDs.
+    fn claimant(&self) -> Claimant {
+        Claimant {
+            group: self.info().kube_group.to_string(),
+            version: self.info().version.to_string(),
+            kind: self.info().kind.to_string(),
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+            uid: self.object.metadata.uid.clone().unwrap_or_default(),
+        }
+    }
+
+    /// Claims `id` for this object ([`crate::claims`]): refused while another custom resource manages it.
+    async fn claim(&self, id: &str) -> Result<(), StepError> {
+        if self.object.metadata.uid.as_deref().is_none_or(str::is_empty) {
+            return Err(Failure::waiting("Unaddressable", "the object has no metadata.uid yet").into());
+        }
+        match self
+            .shared()
+            .settings
+            .claims
+            .claim(&self.shared().client, id, &self.claimant())
+            .await
+        {
+            Ok(()) => Ok(()),
+            Err(e @ ClaimError::Taken { .. }) => Err(Failure {
+                reason: "ClaimedByOther".into(),
+                message: e.to_string(),
+                retry: Retry::Failed,
+            }
+            .into()),
+            Err(ClaimError::Kube { source, .. }) => Err(self.kube_error("claiming the Azure resource", source)),
+        }
+    }
+
+    /// Releases this object's claim of `id` once its deletion is done; a failure only leaves a claim that the
+    /// next claimant takes over (its claimant is gone).
+    async fn release(&self, id: &str) {
+        if let Err(e) = self
+            .shared()
+            .settings
+            .claims
+            .release(&self.shared().client, id, &self.claimant())
+            .await
+        {
+            tracing::warn!(kind = self.info().kind, namespace = %self.namespace, name = %self.name, "releasing the claim of {id}: {e}");
+        }
+    }
+
     /// A pending operation whose status URL answers with a permanent error (404, another origin, not a URL, not
     /// an operation): it cannot be polled, so it is dropped and the loop goes on from a GET of the resource,
     /// which tells the truth (a non-terminal `provisioningState` still keeps it from writing).
@@ -858,6 +939,8 @@ impl<'a> Run<'a> {
             .and_then(Value::as_str)
             .map(str::to_string)
             .unwrap_or_else(|| self.name.clone());
+        let invalid = |message: String| StepError::from(Failure::permanent("InvalidName", message));
+        names::check_segment("spec.azureName", &azure_name).map_err(invalid)?;
         let owner = self.object.data.pointer("/spec/owner");
         let name_of = |key: &str| {
             owner
@@ -868,8 +951,26 @@ impl<'a> Run<'a> {
         match info.owner_kind {
             None => {
                 let group = match (name_of("armId"), name_of("name")) {
-                    (Some(id), _) => id.trim_end_matches('/').to_string(),
-                    (None, Some(rg)) => format!("/subscriptions/{}/resourceGroups/{rg}", access.subscription_id),
+                    (Some(id), _) => {
+                        let (subscription, rg) =
+                            names::parse_resource_group_id("spec.owner.armId", id).map_err(invalid)?;
+                        // The credential's subscription is the one this object may act in.
+                        if !subscription.eq_ignore_ascii_case(&access.subscription_id) {
+                            return Err(Failure::permanent(
+                                "InvalidOwner",
+                                format!(
+                                    "spec.owner.armId {id:?} is in subscription {subscription}, not in this object's subscription {}",
+                                    access.subscription_id
+                                ),
+                            )
+                            .into());
+                        }
+                        format!("/subscriptions/{}/resourceGroups/{rg}", access.subscription_id)
+                    }
+                    (None, Some(rg)) => {
+                        names::check_resource_group("spec.owner.name", rg).map_err(invalid)?;
+                        format!("/subscriptions/{}/resourceGroups/{rg}", access.subscription_id)
+                    }
                     (None, None) => {
                         return Err(Failure::permanent(
                             "InvalidOwner",
@@ -878,7 +979,9 @@ impl<'a> Run<'a> {
                         .into());
                     }
                 };
-                Ok(format!("{group}/providers/{}/{azure_name}", info.arm.arm_type))
+                let id = format!("{group}/providers/{}/{azure_name}", info.arm.arm_type);
+                names::check_arm_id("the ARM ID", &id).map_err(invalid)?;
+                Ok(id)
             }
             Some(owner_kind) => {
                 let Some(owner_name) = name_of("name") else {
@@ -888,9 +991,12 @@ impl<'a> Run<'a> {
                     )
                     .into());
                 };
+                names::check_object_name("spec.owner.name", owner_name).map_err(invalid)?;
                 let owner_id = self.owner_id(owner_kind, owner_name).await?;
                 let segment = info.arm.arm_type.rsplit('/').next().unwrap_or_default();
-                Ok(format!("{owner_id}/{segment}/{azure_name}"))
+                let id = format!("{owner_id}/{segment}/{azure_name}");
+                names::check_arm_id("the ARM ID", &id).map_err(invalid)?;
+                Ok(id)
             }
         }
     }
@@ -929,7 +1035,29 @@ impl<'a> Run<'a> {
             .into());
         }
         match owner.data.pointer("/status/id").and_then(Value::as_str) {
-            Some(id) if !id.is_empty() => Ok(id.to_string()),
+            Some(id) if !id.is_empty() => {
+                // The owner's status is tenant-writable: its ID counts only when the owner holds its claim.
+                let uid = owner.metadata.uid.as_deref().unwrap_or_default();
+                let held = self
+                    .shared()
+                    .settings
+                    .claims
+                    .holds(&self.shared().client, id, uid)
+                    .await
+                    .map_err(|e| self.kube_error("reading the owner's claim", e))?;
+                if held {
+                    Ok(id.to_string())
+                } else {
+                    Err(Failure::waiting(
+                        "WaitingForOwner",
+                        format!(
+                            "the owner {owner_kind} {}/{owner_name} does not manage {id} (yet): it holds no claim of it",
+                            self.namespace
+                        ),
+                    )
+                    .into())
+                }
+            }
             _ => Err(Failure::waiting(
                 "WaitingForOwner",
                 format!(
@@ -948,7 +1076,10 @@ impl<'a> Run<'a> {
         let refs = resolve::references(info, &cr).map_err(|e| Failure::permanent("InvalidSpec", e.to_string()))?;
         let mut values = resolve::Values::default();
         let secrets: Api<Secret> = Api::namespaced(self.shared().client.clone(), &self.namespace);
+        let invalid = |message: String| StepError::from(Failure::permanent("InvalidReference", message));
         for (path, reference) in &refs.secrets {
+            names::check_object_name(&format!("{path}.name"), &reference.name).map_err(invalid)?;
+            names::check_secret_key(&format!("{path}.key"), &reference.key).map_err(invalid)?;
             let key = (reference.name.clone(), reference.key.clone());
             if values.secrets.contains_key(&key) {
                 continue;
@@ -1018,6 +1149,18 @@ impl<'a> Run<'a> {
             };
             let group = reference.group.as_deref().unwrap_or(info.kube_group);
             let namespace = reference.namespace.as_deref().unwrap_or(&self.namespace);
+            // A reference reads another object's status.id: only within the tenant's own namespace.
+            if namespace != self.namespace {
+                return Err(Failure::permanent(
+                    "InvalidReference",
+                    format!(
+                        "{path}: references to other namespaces ({namespace}) are not allowed; use armId, or an object in {}",
+                        self.namespace
+                    ),
+                )
+                .into());
+            }
+            names::check_object_name(&format!("{path}.name"), name).map_err(invalid)?;
             let Some(target) = find_kind(group, info.version, kind) else {
                 return Err(Failure::permanent(
                     "InvalidReference",
@@ -1096,6 +1239,9 @@ impl<'a> Run<'a> {
                 (_, None) => "never created in Azure".to_string(),
             };
             self.event(EventType::Normal, "Detached", "Delete", Some(why)).await;
+            if let Some(id) = &id {
+                self.release(id).await;
+            }
             self.remove_finalizer().await?;
             return Err(StepError::Gone);
         }
@@ -1106,6 +1252,14 @@ impl<'a> Run<'a> {
             .credentials
             .access(&self.shared().client, &self.namespace, annotations, &scope)
             .await?;
+        // `status.id` is tenant-writable: DELETE only an ID this object holds the claim of, or (objects from
+        // before claims) the ID its spec and owner derive, once claimed.
+        if let Err(why) = self.may_delete(&id, &access).await? {
+            tracing::warn!(kind = self.info().kind, namespace = %self.namespace, name = %self.name, "not deleting: {why}");
+            self.event(EventType::Warning, "NotDeleted", "Delete", Some(why)).await;
+            self.remove_finalizer().await?;
+            return Err(StepError::Gone);
+        }
         let api_version = self.info().arm.api_version;
         if let Some(pending) = self.pending().filter(|p| p.poller.verb == "DELETE") {
             match self.shared().arm.poll(&pending.poller, access.bearer.as_deref()).await {
@@ -1134,6 +1288,7 @@ impl<'a> Run<'a> {
             if self.get(&id, &access).await?.is_none() {
                 self.event(EventType::Normal, "Deleted", "Delete", Some(format!("deleted {id}")))
                     .await;
+                self.release(&id).await;
                 self.remove_finalizer().await?;
                 return Err(StepError::Gone);
             }
@@ -1147,6 +1302,7 @@ impl<'a> Run<'a> {
             Ok(Started::Done(_)) => {
                 self.event(EventType::Normal, "Deleted", "Delete", Some(format!("deleted {id}")))
                     .await;
+                self.release(&id).await;
                 self.remove_finalizer().await?;
                 Err(StepError::Gone)
             }

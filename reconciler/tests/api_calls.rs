@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aks_reconciler::arm::{ArmClient, RetryPolicy};
+use aks_reconciler::claims::Claims;
 use aks_reconciler::controller::served_kinds;
 use aks_reconciler::reconcile::{Access, FINALIZER, KindContext, Settings, Shared, StaticAccess, reconcile};
 use arm_simulator::Simulator;
@@ -140,6 +141,32 @@ async fn a_create_adds_the_finalizer_before_the_put_then_persists_the_operation(
     let sim_in_verifier = sim.clone();
     let verifier = tokio::spawn(async move {
         let path = format!("/apis/containerservice.azure.com/v2alpha1/namespaces/{NS}/managedclusters/demo");
+        // The claim of the ARM ID (aks_reconciler::claims), before anything reaches Azure: read, then created.
+        let lease = Claims::lease_name(&common::cluster_id("demo"));
+        let leases = format!(
+            "/apis/coordination.k8s.io/v1/namespaces/{}/leases",
+            Claims::default().namespace()
+        );
+        expect(
+            &mut handle,
+            "GET",
+            &format!("{leases}/{lease}"),
+            |_| assert_eq!(sim_in_verifier.traffic().len(), 0, "claimed before the first ARM call"),
+            (404, json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404, "message": "not found"})),
+        )
+        .await;
+        expect(
+            &mut handle,
+            "POST",
+            &leases,
+            |body| {
+                assert_eq!(body["metadata"]["name"], lease.as_str());
+                assert_eq!(body["metadata"]["annotations"]["armgen.azure.com/claimant-uid"], "u-1");
+                assert_eq!(body["spec"]["holderIdentity"], format!("ManagedCluster {NS}/demo"));
+            },
+            (201, json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": lease, "namespace": "x"}})),
+        )
+        .await;
         expect(
             &mut handle,
             "PATCH",

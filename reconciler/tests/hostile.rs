@@ -204,3 +204,247 @@ async fn a_spec_field_of_the_wrong_type_names_its_path() {
     );
     assert_eq!(h.sim.count("PUT"), 0);
 }
+
+const OTHER: &str = "other";
+
+fn api_in(h: &Harness, kind: &str, namespace: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(h.api.client(), namespace, &api_resource(h.ctx(kind).info))
+}
+
+fn apply_in(h: &Harness, kind: &str, namespace: &str, name: &str, spec: Value) {
+    h.api.insert(json!({
+        "apiVersion": h.ctx(kind).info.api_version(),
+        "kind": kind,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }));
+}
+
+/// One reconcile of an object in `namespace`; `None` when it no longer exists.
+async fn reconcile_in(h: &Harness, kind: &str, namespace: &str, name: &str) -> Option<()> {
+    let object = api_in(h, kind, namespace).get_opt(name).await.expect("API server")?;
+    aks_reconciler::reconcile::reconcile(Arc::new(object), h.ctx(kind))
+        .await
+        .expect("reconcile");
+    Some(())
+}
+
+async fn ready_in(h: &Harness, kind: &str, namespace: &str, name: &str) -> (String, String, String) {
+    let object = api_in(h, kind, namespace).get(name).await.expect("exists");
+    let c = object
+        .data
+        .pointer("/status/conditions/0")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    (s("status"), s("reason"), s("message"))
+}
+
+async fn team_a_cluster(h: &Harness) {
+    h.apply("ManagedCluster", "demo", cluster_spec()).await;
+    h.converge("ManagedCluster", "demo").await;
+    assert_eq!(h.ready("ManagedCluster", "demo").await.0, "True");
+    h.clear_traffic();
+}
+
+/// Item 5: a custom resource in another namespace naming team-a's cluster (same resource group and azureName)
+/// neither reads nor overwrites it, and deleting it deletes nothing.
+#[tokio::test]
+async fn a_second_claimant_in_another_namespace_is_refused() {
+    let h = Harness::new().await;
+    team_a_cluster(&h).await;
+    let mut spec = cluster_spec();
+    spec["azureName"] = json!("demo");
+    spec["dnsPrefix"] = json!("evil");
+    apply_in(&h, "ManagedCluster", OTHER, "copy", spec);
+    reconcile_in(&h, "ManagedCluster", OTHER, "copy").await;
+    let (status, reason, message) = ready_in(&h, "ManagedCluster", OTHER, "copy").await;
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "ClaimedByOther"),
+        "{message}"
+    );
+    assert!(
+        message.contains("ManagedCluster team-a/demo"),
+        "names the claimant: {message}"
+    );
+    assert_eq!(h.sim.traffic().len(), 0, "not even a GET of team-a's cluster");
+
+    api_in(&h, "ManagedCluster", OTHER)
+        .delete("copy", &Default::default())
+        .await
+        .expect("delete");
+    for _ in 0..3 {
+        if reconcile_in(&h, "ManagedCluster", OTHER, "copy").await.is_none() {
+            break;
+        }
+    }
+    assert_eq!(h.sim.count("DELETE"), 0);
+    assert!(
+        h.sim.resource(&cluster_id("demo")).is_some(),
+        "team-a's cluster is intact"
+    );
+    h.reconcile("ManagedCluster", "demo").await;
+    assert_eq!(h.ready("ManagedCluster", "demo").await.0, "True");
+}
+
+/// Item 5: `status.id` edited to another tenant's resource, then the object deleted: nothing is DELETEd.
+#[tokio::test]
+async fn an_edited_status_id_is_never_deleted() {
+    let h = Harness::new().await;
+    team_a_cluster(&h).await;
+    let mut spec = cluster_spec();
+    spec["dnsPrefix"] = json!("mine");
+    apply_in(&h, "ManagedCluster", OTHER, "mine", spec);
+    for _ in 0..10 {
+        reconcile_in(&h, "ManagedCluster", OTHER, "mine").await;
+        if ready_in(&h, "ManagedCluster", OTHER, "mine").await.0 == "True" {
+            break;
+        }
+    }
+    assert_eq!(ready_in(&h, "ManagedCluster", OTHER, "mine").await.0, "True");
+    api_in(&h, "ManagedCluster", OTHER)
+        .patch_status(
+            "mine",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"id": cluster_id("demo")}})),
+        )
+        .await
+        .expect("status patch");
+    api_in(&h, "ManagedCluster", OTHER)
+        .delete("mine", &Default::default())
+        .await
+        .expect("delete");
+    for _ in 0..3 {
+        if reconcile_in(&h, "ManagedCluster", OTHER, "mine").await.is_none() {
+            break;
+        }
+    }
+    assert_eq!(h.sim.count("DELETE"), 0, "no DELETE of whatever status.id says");
+    assert!(
+        h.sim.resource(&cluster_id("demo")).is_some(),
+        "team-a's cluster is intact"
+    );
+    let events = h.api.list("events.k8s.io/v1", "events");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["reason"] == "NotDeleted" && e["note"].as_str().is_some_and(|n| n.contains("holds no claim"))),
+        "an event says why"
+    );
+}
+
+/// Item 5: an owner whose status.id was forged (it never claimed that ID) cannot aim a child at another
+/// tenant's cluster.
+#[tokio::test]
+async fn a_forged_owner_status_does_not_aim_a_child_elsewhere() {
+    let h = Harness::new().await;
+    team_a_cluster(&h).await;
+    apply_in(&h, "ManagedCluster", OTHER, "fake", cluster_spec());
+    api_in(&h, "ManagedCluster", OTHER)
+        .patch_status(
+            "fake",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"id": cluster_id("demo")}})),
+        )
+        .await
+        .expect("status patch");
+    apply_in(&h, "AgentPool", OTHER, "evil", pool_spec("fake"));
+    reconcile_in(&h, "AgentPool", OTHER, "evil").await;
+    let (status, reason, message) = ready_in(&h, "AgentPool", OTHER, "evil").await;
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "WaitingForOwner"),
+        "{message}"
+    );
+    assert!(message.contains("holds no claim"), "{message}");
+    assert_eq!(h.sim.traffic().len(), 0);
+}
+
+/// Item 5: names that would leave the resource's path are refused before any request.
+#[tokio::test]
+async fn names_that_leave_the_path_are_refused() {
+    let h = Harness::new().await;
+    let mut spec = cluster_spec();
+    spec["owner"] = json!({"name": "../../../providers/Microsoft.Authorization/roleAssignments"});
+    h.apply("ManagedCluster", "traversal", spec).await;
+    h.reconcile("ManagedCluster", "traversal").await;
+    let (status, reason, message) = h.ready("ManagedCluster", "traversal").await;
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "InvalidName"),
+        "{message}"
+    );
+    assert!(message.contains("spec.owner.name"), "{message}");
+
+    let mut spec = cluster_spec();
+    spec["owner"] = json!({"armId": format!("/subscriptions/{SUB}/resourceGroups/{RG}/../../x")});
+    h.apply("ManagedCluster", "dots", spec).await;
+    h.reconcile("ManagedCluster", "dots").await;
+    let (_, reason, message) = h.ready("ManagedCluster", "dots").await;
+    assert_eq!(reason, "InvalidName", "{message}");
+
+    let mut spec = cluster_spec();
+    spec["owner"] =
+        json!({"armId": format!("/subscriptions/00000000-0000-0000-0000-00000000ffff/resourceGroups/{RG}")});
+    h.apply("ManagedCluster", "elsewhere", spec).await;
+    h.reconcile("ManagedCluster", "elsewhere").await;
+    let (_, reason, message) = h.ready("ManagedCluster", "elsewhere").await;
+    assert_eq!(
+        reason, "InvalidOwner",
+        "another subscription than the credential's: {message}"
+    );
+
+    team_a_cluster(&h).await;
+    let mut spec = pool_spec("demo");
+    spec["azureName"] = json!("x/agentPools/evil");
+    h.apply("AgentPool", "sneaky", spec).await;
+    h.reconcile("AgentPool", "sneaky").await;
+    let (status, reason, message) = h.ready("AgentPool", "sneaky").await;
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "InvalidName"),
+        "{message}"
+    );
+    assert!(
+        message.contains("spec.azureName \"x/agentPools/evil\" contains '/'"),
+        "{message}"
+    );
+    assert_eq!(h.sim.traffic().len(), 0, "nothing reached ARM");
+}
+
+/// Item 5: Secret references with `..` or `/`, and references into other namespaces, are refused.
+#[tokio::test]
+async fn secret_and_cross_namespace_references_are_checked() {
+    let h = Harness::new().await;
+    let mut spec = cluster_spec();
+    spec["servicePrincipalProfile"] =
+        json!({"clientId": "app", "secret": {"name": "../../secrets/x", "key": "password"}});
+    h.apply("ManagedCluster", "sp", spec).await;
+    h.reconcile("ManagedCluster", "sp").await;
+    let (status, reason, message) = h.ready("ManagedCluster", "sp").await;
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "InvalidReference"),
+        "{message}"
+    );
+    assert!(
+        message.contains("spec.servicePrincipalProfile.secret.name"),
+        "{message}"
+    );
+
+    team_a_cluster(&h).await;
+    let mut spec = pool_spec("demo");
+    spec["vnetSubnetID"] =
+        json!({"group": "containerservice.azure.com", "kind": "ManagedCluster", "name": "demo", "namespace": OTHER});
+    h.apply("AgentPool", "crossns", spec).await;
+    h.reconcile("AgentPool", "crossns").await;
+    let (status, reason, message) = h.ready("AgentPool", "crossns").await;
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "InvalidReference"),
+        "{message}"
+    );
+    assert!(message.contains("other namespaces"), "{message}");
+    assert_eq!(h.sim.count("PUT"), 0);
+}

@@ -459,10 +459,10 @@ fn rbac_grants_exactly_what_the_reconciler_does() {
     assert_eq!(crb["roleRef"]["name"], cluster_role["metadata"]["name"]);
     assert!(subject_is_sa(crb), "the ClusterRoleBinding binds the ServiceAccount");
 
-    // Leader election: leases in the reconciler's own namespace only.
+    // Leader election and claims: leases in the reconciler's own namespace only.
     let role = one(docs, "Role");
     assert_eq!(role["metadata"]["namespace"], sa["metadata"]["namespace"]);
-    let leases: BTreeSet<_> = expand("coordination.k8s.io", "leases", &["get", "create", "update"])
+    let leases: BTreeSet<_> = expand("coordination.k8s.io", "leases", &["get", "create", "update", "delete"])
         .into_iter()
         .collect();
     assert_eq!(grants(role), leases);
