@@ -17,7 +17,7 @@ use crate::discover::discover;
 use crate::emit::{self, VersionOutput};
 use crate::error::{Error, Result};
 use crate::ir::Ir;
-use crate::load::SpecSet;
+use crate::load::{Contain, SpecFile, SpecRoot, SpecSet};
 use crate::passes;
 
 /// The environment variable naming the spec root.
@@ -167,7 +167,16 @@ impl Builder {
         let mut kubes: BTreeMap<String, crate::kube::KubeIr> = BTreeMap::new();
         let mut meta = Vec::new();
         let mut summaries = Vec::new();
+        let jail = SpecRoot::new(&spec_root)?;
         for (group_name, group) in &config.groups {
+            // A spec folder must stay inside the spec root (every file read is checked again when loaded).
+            if let Err(Contain::Outside(message)) = jail.contain(&spec_root.join(&group.spec_folder)) {
+                return Err(Error::Config {
+                    file: self.config.clone(),
+                    key: format!("groups.{group_name}.specFolder"),
+                    message: format!("{:?}: {message}", group.spec_folder.display().to_string()),
+                });
+            }
             let mut matched_overrides = BTreeSet::new();
             let mut matched_resources = BTreeSet::new();
             let kube_options = crate::kube::KubeOptions::of_group(group);
@@ -181,8 +190,19 @@ impl Builder {
                     api_version: version.arm_api_version.clone(),
                 });
                 let t = Instant::now();
-                let files: Vec<PathBuf> = version.spec_files.iter().map(|f| group.spec_folder.join(f)).collect();
-                let specs = SpecSet::load(&spec_root, &files)?;
+                let files: Vec<SpecFile> = version
+                    .spec_files
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| SpecFile {
+                        path: group.spec_folder.join(f),
+                        origin: Some((
+                            self.config.clone(),
+                            format!("groups.{group_name}.versions.{kube_version}.specFiles[{i}]"),
+                        )),
+                    })
+                    .collect();
+                let specs = SpecSet::load_files(&spec_root, &files)?;
                 inputs.extend(specs.docs.keys().cloned());
                 timings.add("load", t.elapsed());
 
