@@ -67,6 +67,26 @@ pub fn resolve_spec_root(explicit: Option<&Path>, base: &Path) -> Result<PathBuf
     })
 }
 
+/// The stack reserved for the pipeline's thread (see [`Builder::generate`]): 512 MiB.
+pub const PIPELINE_STACK: usize = 512 << 20;
+
+/// Runs `f` on a thread with a [`PIPELINE_STACK`] stack, or on this thread when none can be started; a panic
+/// in `f` is resumed here.
+pub(crate) fn on_big_stack<T: Send>(f: impl Fn() -> T + Sync) -> T {
+    let ran = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("armgen".into())
+            .stack_size(PIPELINE_STACK)
+            .spawn_scoped(scope, &f)
+            .ok()
+            .map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
+    match ran {
+        Some(out) => out,
+        None => f(),
+    }
+}
+
 /// Configures and runs a generation.
 #[derive(Debug, Clone)]
 pub struct Builder {
@@ -116,6 +136,9 @@ pub struct Generation {
     pub kubes: BTreeMap<String, crate::kube::KubeIr>,
     pub timings: Timings,
     pub spec_root: PathBuf,
+    /// The CRD manifests that were over their size budget, and what was trimmed to fit them (each is also a
+    /// `# Note:` in the manifest's header); `armgen generate` prints them as warnings.
+    pub fitted: Vec<crate::emit::fit::Fitted>,
 }
 
 /// A file in the output folder that differs from what generation writes.
@@ -154,7 +177,16 @@ impl Builder {
     }
 
     /// Runs the pipeline and returns the generated files without writing anything.
+    ///
+    /// The pipeline runs on a thread of its own with a large stack ([`PIPELINE_STACK`]): shaping and emitting
+    /// recurse once per level of nesting of the spec's definitions, and a deep chain must not overflow the
+    /// caller's stack (a test thread has 2 MiB). The stack is reserved, not used: pages are only touched as deep
+    /// as the specs nest. When no thread can be started, the pipeline runs on the caller's thread.
     pub fn generate(&self) -> Result<Generation> {
+        on_big_stack(|| self.generate_here())
+    }
+
+    fn generate_here(&self) -> Result<Generation> {
         let mut timings = Timings::default();
         let t = Instant::now();
         let config: Config = self.options.load_config(&self.config)?;
@@ -324,8 +356,11 @@ impl Builder {
             .unwrap_or_else(|| "Generated Rust types for Azure Resource Manager APIs".to_string());
         let mut files = emit::crate_files(&config.output.crate_name, &description, &outputs)?;
         files.insert(PathBuf::from("REPORT.md"), emit::report(&outputs));
+        let mut fitted = Vec::new();
         if self.options.kubernetes() {
-            files.extend(emit::crd::files(&kubes, &irs)?); // crds/<plural>.<group>.yaml
+            let (crds, fits) = emit::crd::files_and_fits(&kubes, &irs)?; // crds/<plural>.<group>.yaml
+            files.extend(crds);
+            fitted = fits;
         }
         timings.add("emit", t.elapsed());
         let t = Instant::now();
@@ -343,6 +378,7 @@ impl Builder {
             kubes,
             timings,
             spec_root,
+            fitted,
         })
     }
 }
