@@ -367,6 +367,10 @@ impl Builder {
         if self.specs.is_none() {
             cargo_instructions.push(format!("cargo:rerun-if-env-changed={SPECS_ENV}"));
         }
+        // A CRD trimmed to fit its size budget is worth a warning in the build output.
+        for f in &generation.fitted {
+            cargo_instructions.push(format!("cargo:warning={f}"));
+        }
         if !self.options.quiet {
             for line in &cargo_instructions {
                 println!("{line}");

@@ -17,7 +17,7 @@ use crate::discover::discover;
 use crate::emit::{self, VersionOutput};
 use crate::error::{Error, Result};
 use crate::ir::Ir;
-use crate::load::SpecSet;
+use crate::load::{Contain, SpecFile, SpecRoot, SpecSet};
 use crate::passes;
 
 /// The environment variable naming the spec root.
@@ -65,6 +65,26 @@ pub fn resolve_spec_root(explicit: Option<&Path>, base: &Path) -> Result<PathBuf
         default,
         tried: tried.join("; "),
     })
+}
+
+/// The stack reserved for the pipeline's thread (see [`Builder::generate`]): 512 MiB.
+pub const PIPELINE_STACK: usize = 512 << 20;
+
+/// Runs `f` on a thread with a [`PIPELINE_STACK`] stack, or on this thread when none can be started; a panic
+/// in `f` is resumed here.
+pub(crate) fn on_big_stack<T: Send>(f: impl Fn() -> T + Sync) -> T {
+    let ran = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("armgen".into())
+            .stack_size(PIPELINE_STACK)
+            .spawn_scoped(scope, &f)
+            .ok()
+            .map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
+    match ran {
+        Some(out) => out,
+        None => f(),
+    }
 }
 
 /// Configures and runs a generation.
@@ -116,6 +136,9 @@ pub struct Generation {
     pub kubes: BTreeMap<String, crate::kube::KubeIr>,
     pub timings: Timings,
     pub spec_root: PathBuf,
+    /// The CRD manifests that were over their size budget, and what was trimmed to fit them (each is also a
+    /// `# Note:` in the manifest's header); `armgen generate` prints them as warnings.
+    pub fitted: Vec<crate::emit::fit::Fitted>,
 }
 
 /// A file in the output folder that differs from what generation writes.
@@ -154,7 +177,16 @@ impl Builder {
     }
 
     /// Runs the pipeline and returns the generated files without writing anything.
+    ///
+    /// The pipeline runs on a thread of its own with a large stack ([`PIPELINE_STACK`]): shaping and emitting
+    /// recurse once per level of nesting of the spec's definitions, and a deep chain must not overflow the
+    /// caller's stack (a test thread has 2 MiB). The stack is reserved, not used: pages are only touched as deep
+    /// as the specs nest. When no thread can be started, the pipeline runs on the caller's thread.
     pub fn generate(&self) -> Result<Generation> {
+        on_big_stack(|| self.generate_here())
+    }
+
+    fn generate_here(&self) -> Result<Generation> {
         let mut timings = Timings::default();
         let t = Instant::now();
         let config: Config = self.options.load_config(&self.config)?;
@@ -167,7 +199,16 @@ impl Builder {
         let mut kubes: BTreeMap<String, crate::kube::KubeIr> = BTreeMap::new();
         let mut meta = Vec::new();
         let mut summaries = Vec::new();
+        let jail = SpecRoot::new(&spec_root)?;
         for (group_name, group) in &config.groups {
+            // A spec folder must stay inside the spec root (every file read is checked again when loaded).
+            if let Err(Contain::Outside(message)) = jail.contain(&spec_root.join(&group.spec_folder)) {
+                return Err(Error::Config {
+                    file: self.config.clone(),
+                    key: format!("groups.{group_name}.specFolder"),
+                    message: format!("{:?}: {message}", group.spec_folder.display().to_string()),
+                });
+            }
             let mut matched_overrides = BTreeSet::new();
             let mut matched_resources = BTreeSet::new();
             let kube_options = crate::kube::KubeOptions::of_group(group);
@@ -181,8 +222,19 @@ impl Builder {
                     api_version: version.arm_api_version.clone(),
                 });
                 let t = Instant::now();
-                let files: Vec<PathBuf> = version.spec_files.iter().map(|f| group.spec_folder.join(f)).collect();
-                let specs = SpecSet::load(&spec_root, &files)?;
+                let files: Vec<SpecFile> = version
+                    .spec_files
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| SpecFile {
+                        path: group.spec_folder.join(f),
+                        origin: Some((
+                            self.config.clone(),
+                            format!("groups.{group_name}.versions.{kube_version}.specFiles[{i}]"),
+                        )),
+                    })
+                    .collect();
+                let specs = SpecSet::load_files(&spec_root, &files)?;
                 inputs.extend(specs.docs.keys().cloned());
                 timings.add("load", t.elapsed());
 
@@ -304,8 +356,11 @@ impl Builder {
             .unwrap_or_else(|| "Generated Rust types for Azure Resource Manager APIs".to_string());
         let mut files = emit::crate_files(&config.output.crate_name, &description, &outputs)?;
         files.insert(PathBuf::from("REPORT.md"), emit::report(&outputs));
+        let mut fitted = Vec::new();
         if self.options.kubernetes() {
-            files.extend(emit::crd::files(&kubes, &irs)?); // crds/<plural>.<group>.yaml
+            let (crds, fits) = emit::crd::files_and_fits(&kubes, &irs)?; // crds/<plural>.<group>.yaml
+            files.extend(crds);
+            fitted = fits;
         }
         timings.add("emit", t.elapsed());
         let t = Instant::now();
@@ -323,6 +378,7 @@ impl Builder {
             kubes,
             timings,
             spec_root,
+            fitted,
         })
     }
 }

@@ -12,6 +12,15 @@
 //!   would ignore, becomes `allOf: [{$ref}]` with the siblings kept beside it;
 //! - every `x-*` extension is kept in `extensions`.
 //!
+//! Confinement: every file read resolves inside the spec root ([`SpecRoot`]). A `$ref`'s file part must be a
+//! path relative to the referring file: a URL (any scheme, or `//host`) or an absolute path is refused without
+//! being read, and so is one that leads outside the root through `..` (checked lexically, as `$ref`s resolve)
+//! or through a symlink (checked on disk with every symlink resolved; the file read is the resolved path that
+//! was checked). Refusals name the `$ref` site (file + JSON pointer) and, through [`SpecFile::origin`], the
+//! config key of the spec file it was reached from. Decision: refuse rather than skip, since a skipped file
+//! would turn into confusing "not loaded" errors later, and never fetch (generation must be reproducible from
+//! the pinned spec root).
+//!
 //! Errors name the file and the JSON pointer *of the original document* (so `#/definitions/Foo`, not
 //! `#/components/schemas/Foo`, for a Swagger 2.0 file): the upconverter records where it moved things
 //! ([`Document::moved`]: a body parameter that became a `requestBody`, a parameter's type keys that moved
@@ -112,30 +121,101 @@ pub struct Target {
     pub pointer: String,
 }
 
-impl SpecSet {
-    /// Loads `files` (relative to `spec_root` unless absolute) and everything they reference.
-    pub fn load(spec_root: &Path, files: &[PathBuf]) -> Result<SpecSet> {
-        let root = normalize(spec_root);
-        let mut raw: BTreeMap<PathBuf, Value> = BTreeMap::new();
-        // A file to read, and where it is referenced from (the `$ref` site and the reference as written).
-        let mut pending: Vec<(PathBuf, Option<(Location, String)>)> = Vec::new();
-        let mut roots = Vec::new();
-        for f in files {
-            let p = normalize(&root.join(f));
-            roots.push(p.clone());
-            pending.push((p, None));
+/// Where a file to load is referenced: the `$ref` site and the reference as written.
+type Referrer = (Location, String);
+
+/// A root spec file to load, and the configuration key that names it (for errors).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecFile {
+    /// Relative to the spec root.
+    pub path: PathBuf,
+    /// The config file and key naming this file (e.g. `groups.g.versions.v1.specFiles[0]`), when it comes from
+    /// a configuration.
+    pub origin: Option<(PathBuf, String)>,
+}
+
+impl From<PathBuf> for SpecFile {
+    fn from(path: PathBuf) -> Self {
+        SpecFile { path, origin: None }
+    }
+}
+
+impl SpecFile {
+    /// "config key `…` in FILE", or nothing.
+    fn origin_note(&self) -> String {
+        match &self.origin {
+            Some((file, key)) => format!(" (spec file of config key `{key}` in {})", file.display()),
+            None => String::new(),
         }
-        while let Some((path, referrer)) = pending.pop() {
+    }
+}
+
+impl SpecSet {
+    /// Loads `files` (relative to `spec_root`) and everything they reference.
+    ///
+    /// Every file read resolves inside the spec root (see [`SpecRoot::contain`]): a `$ref` that is a URL or an
+    /// absolute path, or that leads outside the root (through `..` or a symlink), is an error at its site, and
+    /// nothing outside the root is read.
+    pub fn load(spec_root: &Path, files: &[PathBuf]) -> Result<SpecSet> {
+        let files: Vec<SpecFile> = files.iter().cloned().map(SpecFile::from).collect();
+        Self::load_files(spec_root, &files)
+    }
+
+    /// As [`SpecSet::load`], with the config key of each root file, which errors name.
+    pub fn load_files(spec_root: &Path, files: &[SpecFile]) -> Result<SpecSet> {
+        let root = normalize(spec_root);
+        let jail = SpecRoot::new(spec_root)?;
+        let mut raw: BTreeMap<PathBuf, Value> = BTreeMap::new();
+        // A file to read, the root file it was reached from, and where it is referenced from (the `$ref` site
+        // and the reference as written).
+        let mut pending: Vec<(PathBuf, usize, Option<Referrer>)> = Vec::new();
+        let mut roots = Vec::new();
+        for (i, f) in files.iter().enumerate() {
+            let p = normalize(&root.join(&f.path));
+            roots.push(p.clone());
+            pending.push((p, i, None));
+        }
+        // Reversed so that the files are read in the order given (`pending` is a stack).
+        pending.reverse();
+        while let Some((path, origin, referrer)) = pending.pop() {
             if raw.contains_key(&path) {
                 continue;
             }
+            let root_file = &files[origin];
             let display = display_path(&root, &path);
-            let text = std::fs::read_to_string(&path).map_err(|source| match &referrer {
+            let refused = |message: String| match &referrer {
                 Some((at, reference)) => Error::Ref {
                     at: at.clone(),
                     reference: reference.clone(),
-                    message: format!("cannot read {}: {source}", display.display()),
+                    message: format!("{message}{}", root_file.origin_note()),
                 },
+                None => match &root_file.origin {
+                    Some((file, key)) => Error::Config {
+                        file: file.clone(),
+                        key: key.clone(),
+                        message: format!(
+                            "spec file {:?} (relative to the spec root): {message}",
+                            normalize(&root_file.path).display().to_string()
+                        ),
+                    },
+                    None => Error::Invalid {
+                        what: format!("spec file {}", normalize(&root_file.path).display()),
+                        message,
+                    },
+                },
+            };
+            let real = match jail.contain(&path) {
+                Ok(real) => real,
+                Err(Contain::Outside(message)) => return Err(refused(message)),
+                Err(Contain::Unreadable(source)) => {
+                    return Err(match &referrer {
+                        Some(_) => refused(format!("cannot read {}: {source}", display.display())),
+                        None => Error::io(display.clone(), source),
+                    });
+                }
+            };
+            let text = std::fs::read_to_string(&real).map_err(|source| match &referrer {
+                Some(_) => refused(format!("cannot read {}: {source}", display.display())),
                 None => Error::io(display.clone(), source),
             })?;
             let value = parse_json(&text, &display)?;
@@ -143,9 +223,17 @@ impl SpecSet {
             collect_external_refs(&value, "", &mut refs);
             for (pointer, reference) in refs {
                 let file_part = reference.split('#').next().unwrap_or_default();
+                let at = Location::new(display.clone(), pointer);
+                if let Some(why) = not_a_relative_path(file_part) {
+                    return Err(Error::Ref {
+                        at,
+                        reference,
+                        message: format!("{why}{}", root_file.origin_note()),
+                    });
+                }
                 let target = normalize(&path.parent().unwrap_or(Path::new("")).join(file_part));
                 if !raw.contains_key(&target) {
-                    pending.push((target, Some((Location::new(display.clone(), pointer), reference))));
+                    pending.push((target, origin, Some((at, reference))));
                 }
             }
             raw.insert(path, value);
@@ -388,6 +476,96 @@ pub fn json_kind(v: &Value) -> &'static str {
     }
 }
 
+/// Why a `$ref`'s file part is not a path relative to the referring file, if it is not: a URL (any scheme,
+/// or `//host`) or an absolute path. The generator never fetches and never reads outside the spec root.
+fn not_a_relative_path(file_part: &str) -> Option<String> {
+    let scheme = file_part.split_once(':').map(|(s, _)| s).filter(|s| {
+        let mut chars = s.chars();
+        chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    });
+    if let Some(scheme) = scheme {
+        return Some(format!(
+            "a URL (`{scheme}:`): the generator follows only paths relative to the referring file, inside the spec \
+             root, and never fetches"
+        ));
+    }
+    if file_part.starts_with("//") || file_part.starts_with("\\\\") {
+        return Some(
+            "a network-path URL (`//host/…`): the generator follows only paths relative to the referring file, \
+             inside the spec root"
+                .into(),
+        );
+    }
+    if file_part.starts_with('/') || file_part.starts_with('\\') || Path::new(file_part).is_absolute() {
+        return Some(
+            "an absolute path: a $ref names a file relative to the referring file, inside the spec root".into(),
+        );
+    }
+    None
+}
+
+/// The spec root, resolved once, which every file read must stay inside.
+///
+/// Containment is checked twice: lexically (the path with `.` and `..` resolved, as a `$ref` is resolved against
+/// its referring file, must be under the root) and on disk (the path with every symlink resolved must be under
+/// the root with its symlinks resolved). The file read is the resolved path that was checked.
+#[derive(Debug, Clone)]
+pub struct SpecRoot {
+    /// The root as an absolute, lexically normalised path.
+    absolute: PathBuf,
+    /// The root with symlinks resolved.
+    canonical: PathBuf,
+}
+
+/// Why [`SpecRoot::contain`] refuses a path.
+#[derive(Debug)]
+pub enum Contain {
+    /// It leads outside the root; the message says where to.
+    Outside(String),
+    /// It cannot be resolved on disk (does not exist, no permission).
+    Unreadable(std::io::Error),
+}
+
+impl SpecRoot {
+    pub fn new(root: &Path) -> Result<SpecRoot> {
+        let absolute = normalize(&std::path::absolute(root).map_err(|e| Error::io(root, e))?);
+        let canonical = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
+        Ok(SpecRoot { absolute, canonical })
+    }
+
+    /// The root, absolute and lexically normalised.
+    pub fn path(&self) -> &Path {
+        &self.absolute
+    }
+
+    /// Whether the folder or file `path` (absolute, or relative to the current directory) is inside the root,
+    /// lexically and on disk; returns its resolved path.
+    pub fn contain(&self, path: &Path) -> Result<PathBuf, Contain> {
+        let absolute = match std::path::absolute(path) {
+            Ok(p) => normalize(&p),
+            Err(e) => return Err(Contain::Unreadable(e)),
+        };
+        if !absolute.starts_with(&self.absolute) {
+            return Err(Contain::Outside(format!(
+                "it resolves to {}, outside the spec root {}",
+                absolute.display(),
+                self.absolute.display()
+            )));
+        }
+        let real = std::fs::canonicalize(&absolute).map_err(Contain::Unreadable)?;
+        if !real.starts_with(&self.canonical) {
+            return Err(Contain::Outside(format!(
+                "{} is a symlink (or under one) to {}, outside the spec root {}",
+                absolute.strip_prefix(&self.absolute).unwrap_or(&absolute).display(),
+                real.display(),
+                self.canonical.display()
+            )));
+        }
+        Ok(real)
+    }
+}
+
 /// The path relative to the spec root when under it, else the path itself.
 fn display_path(root: &Path, path: &Path) -> PathBuf {
     path.strip_prefix(root)
@@ -401,11 +579,14 @@ pub fn normalize(path: &Path) -> PathBuf {
     for c in path.components() {
         match c {
             Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
+            // `a/..` is nothing, `/..` is `/`; a leading `..` (or one after another `..`) stays.
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
                 }
-            }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(".."),
+            },
             other => out.push(other.as_os_str()),
         }
     }

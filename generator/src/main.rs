@@ -212,6 +212,7 @@ fn run(command: Command, verbose: bool) -> armgen::Result<ExitCode> {
                 generation.files.len() - written.len(),
                 start.elapsed().as_secs_f64()
             );
+            warnings(&generation);
             Ok(ExitCode::SUCCESS)
         }
         Command::Check(args) => check(&args.common, args.diff, verbose),
@@ -221,6 +222,7 @@ fn run(command: Command, verbose: bool) -> armgen::Result<ExitCode> {
 
 fn check(common: &Common, diff: bool, verbose: bool) -> armgen::Result<ExitCode> {
     let generation = build(common, verbose)?;
+    warnings(&generation);
     let stale = generation.check(&common.out)?;
     if stale.is_empty() {
         println!(
@@ -282,6 +284,17 @@ fn api_diff(args: &DiffArgs, verbose: bool) -> armgen::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What a user must know about the output, on stderr: what was given up to fit a CRD into its size budget (not
+/// only a comment in the file).
+fn warnings(generation: &Generation) {
+    let style = Style {
+        color: ui::stderr_color(),
+    };
+    for f in &generation.fitted {
+        eprintln!("{}: {f}", style.warning_label());
+    }
 }
 
 fn summary(generation: &Generation, verbose: bool) {

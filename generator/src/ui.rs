@@ -35,6 +35,10 @@ impl Style {
         self.paint("1;31", "error")
     }
 
+    pub fn warning_label(&self) -> String {
+        self.paint("1;33", "warning")
+    }
+
     pub fn arrow(&self) -> String {
         self.paint("1;34", "-->")
     }

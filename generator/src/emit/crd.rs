@@ -67,14 +67,19 @@
 //!   of `ErrorDetail.details` and of the pod identity provisioning error.
 //!
 //! Size: no manifest may exceed [`MAX_CRD_BYTES`] (the API server stores a CRD in one etcd object). When one
-//! would, descriptions are trimmed deterministically from the deepest fields up (see [`Crd::fit`]) and the trim
-//! is reported. The AKS manifests need no trim: ManagedCluster, the largest, is about 440 kB with both versions.
+//! would, descriptions are trimmed deterministically from the deepest fields up, and when that is not enough
+//! (a chain of hundreds of nested definitions), the deepest objects first lose their fields to
+//! `x-kubernetes-preserve-unknown-fields` (see [`Crd::fit`] and [`super::fit`], which does it in linear time).
+//! Each step is a note in the file's header, and [`Crd::fitted`] says what was given up, which `armgen
+//! generate` prints as a warning. The AKS manifests need no trim: ManagedCluster, the largest, is about 440 kB
+//! with both versions.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
+use super::fit::{self, Fitted, PRESERVE};
 use crate::error::{Error, Result};
 use crate::generate::Generation;
 use crate::ir::{Diagnostic, Ir, Primitive, TypeKind, Validation};
@@ -104,6 +109,8 @@ pub struct Crd {
     pub manifest: Value,
     /// What the emitter decided and a reviewer should know (recursion cut, unions, dropped validations, trims).
     pub diagnostics: Vec<Diagnostic>,
+    /// How [`Crd::fit`] made the manifest fit its size budget, when it was over.
+    pub fitted: Option<Fitted>,
 }
 
 impl Crd {
@@ -154,7 +161,14 @@ impl Crd {
 
 /// The manifests of every kind in `versions` (the Kubernetes shape and ARM IR of each version, any groups),
 /// sorted by file path.
+///
+/// Runs on a thread with a large stack (building a schema recurses once per level of nesting; see
+/// [`crate::Builder::generate`]).
 pub fn crds(versions: &[(&KubeIr, &Ir)]) -> Vec<Crd> {
+    crate::generate::on_big_stack(|| crds_here(versions))
+}
+
+fn crds_here(versions: &[(&KubeIr, &Ir)]) -> Vec<Crd> {
     // group → kube version → (shape, IR), so that versions appear in a stable order.
     let mut groups: BTreeMap<&str, BTreeMap<&str, (&KubeIr, &Ir)>> = BTreeMap::new();
     for (kube, ir) in versions {
@@ -192,7 +206,16 @@ pub fn crds_of(generation: &Generation) -> Vec<Crd> {
 /// The manifest files and `crds/kustomization.yaml`, path (relative to the generated crate) → YAML; what
 /// `generate` writes.
 pub fn files(kubes: &BTreeMap<String, KubeIr>, irs: &BTreeMap<String, Ir>) -> Result<BTreeMap<PathBuf, String>> {
+    files_and_fits(kubes, irs).map(|(files, _)| files)
+}
+
+/// As [`files`], with how each manifest that was over its size budget was made to fit (see [`Crd::fit`]).
+pub fn files_and_fits(
+    kubes: &BTreeMap<String, KubeIr>,
+    irs: &BTreeMap<String, Ir>,
+) -> Result<(BTreeMap<PathBuf, String>, Vec<Fitted>)> {
     let crds = crds(&pairs(kubes, irs));
+    let fits = crds.iter().filter_map(|c| c.fitted.clone()).collect();
     let mut files = crds
         .iter()
         .map(|c| Ok((c.path(), c.to_yaml()?)))
@@ -200,7 +223,7 @@ pub fn files(kubes: &BTreeMap<String, KubeIr>, irs: &BTreeMap<String, Ir>) -> Re
     if !crds.is_empty() {
         files.insert(kustomization_path(), kustomization(&crds));
     }
-    Ok(files)
+    Ok((files, fits))
 }
 
 /// `crds/kustomization.yaml`.
@@ -374,6 +397,7 @@ fn build_crd(group: &str, kind: &str, per_version: &[(&KubeIr, &Ir, &KubeResourc
         sources: sources.into_iter().collect(),
         manifest,
         diagnostics,
+        fitted: None,
     };
     crd.fit(MAX_CRD_BYTES);
     crd
@@ -1093,45 +1117,181 @@ fn operator_status_schema() -> Map<String, Value> {
 }
 
 impl Crd {
-    /// Trims descriptions when the manifest (as its YAML file) is over `budget` bytes: below a depth that
-    /// decreases until the file fits, descriptions keep their first sentence; the trim is reported. The emitter
-    /// applies it with [`MAX_CRD_BYTES`].
+    /// Fits the manifest (as its YAML file) into `budget` bytes when it is over: descriptions below a depth
+    /// that decreases until the file fits keep their first sentence; when even all of them cut is too much,
+    /// objects below a depth lose their fields (`x-kubernetes-preserve-unknown-fields`) first. Every step is a
+    /// note of the manifest and is recorded in [`Crd::fitted`]. Linear in the manifest's size (see
+    /// [`super::fit`]). The emitter applies it with [`MAX_CRD_BYTES`].
     pub fn fit(&mut self, budget: usize) {
-        let size = |crd: &Crd| crd.to_yaml().map(|y| y.len()).unwrap_or(0);
-        let original = size(self);
+        let measure = fit::measure(&self.manifest);
+        // The model's size is exact (`generator/tests/fit.rs`); still, whether a manifest is over the budget at
+        // all is decided on the real YAML unless the model puts it far over (serializing a deep chain's
+        // manifest, tens of megabytes, costs more than all of fitting).
+        let modelled = self.file_header().len() + measure.size.bytes;
+        let original = if measure.exact && modelled > 2 * budget {
+            modelled
+        } else {
+            self.yaml_len()
+        };
         if original <= budget {
             return;
         }
         let full = self.manifest.clone();
-        let deepest = versions_mut(&mut self.manifest)
-            .map(|s| max_depth(s, 0))
-            .max()
-            .unwrap_or(0);
         let at = format!("crd {}", self.kind);
-        // The deepest fields are `deepest - 1` levels below spec/status: start by trimming those.
-        for limit in (0..deepest.saturating_sub(1)).rev() {
-            self.manifest = full.clone();
+        let mut report = Fitted {
+            crd: self.name(),
+            original,
+            fitted: original,
+            budget,
+            trimmed: 0,
+            trim_limit: None,
+            cut: 0,
+            cut_limit: None,
+        };
+        let note_len = |message: &str| format!("# Note: {at}: {message}\n").len();
+        let trim_note = |trimmed: usize, limit: usize| trim_message(original, budget, trimmed, limit);
+        // The deepest trim (largest `limit`) the model predicts to fit, from a file of `size` bytes.
+        let pick_trim = |m: &fit::Measure, size: usize| -> Option<(usize, usize)> {
+            let by_depth = m.trim_by_depth();
+            let (mut saved, mut trimmed) = (0, 0);
+            for limit in (0..m.deepest().saturating_sub(1)).rev() {
+                if let Some((bytes, count)) = by_depth.get(limit + 2) {
+                    saved += bytes;
+                    trimmed += count;
+                }
+                if (size + note_len(&trim_note(trimmed, limit))).saturating_sub(saved) <= budget {
+                    return Some((limit, trimmed));
+                }
+            }
+            None
+        };
+        let mut start_limit = measure.deepest().saturating_sub(1);
+        if measure.exact {
+            let mut choice = pick_trim(&measure, original);
+            if choice.is_none() {
+                // Even every description cut is too much: cut structure first, on the fully trimmed sizes.
+                let mut trimmed_all = full.clone();
+                let n_all: usize = versions_mut(&mut trimmed_all).map(|s| trim(s, 0, 0)).sum();
+                let mt = fit::measure(&trimmed_all);
+                let saved_all: usize = measure.trim_by_depth().iter().skip(2).map(|(b, _)| b).sum();
+                let size_t = original.saturating_sub(saved_all) + note_len(&trim_note(n_all, 0));
+                let by_depth = mt.cut_by_depth();
+                let cut_note = |n: usize, limit: usize| {
+                    format!(
+                        "{original} bytes, over the budget of {budget}: {n} objects more than {limit} levels below \
+                         spec/status keep no fields (`{PRESERVE}: true`; the API server does not validate below them)"
+                    )
+                };
+                let cut_choice = (0..mt.deepest().saturating_sub(1)).rev().find_map(|limit| {
+                    let (bytes, n) = by_depth.get(limit + 1).copied().unwrap_or_default();
+                    (n > 0 && (size_t + note_len(&cut_note(n, limit))).saturating_sub(bytes) <= budget)
+                        .then_some((limit, n))
+                });
+                // Not even that fits (the model says): only the strongest trim is left to try.
+                start_limit = 1;
+                if let Some((limit, _)) = cut_choice {
+                    // The same objects as in the trimmed copy: trimming changes descriptions only.
+                    let cut: usize = versions_mut(&mut self.manifest).map(|s| fit::cut(s, 0, limit)).sum();
+                    report.cut = cut;
+                    report.cut_limit = Some(limit);
+                    self.diagnostics.push(diag(&at, cut_note(cut, limit)));
+                    let mc = fit::measure(&self.manifest);
+                    let size_c = self.file_header().len() + mc.size.bytes;
+                    if size_c <= budget {
+                        report.fitted = self.yaml_len();
+                    } else {
+                        choice = pick_trim(&mc, size_c);
+                        start_limit = mc.deepest().saturating_sub(1);
+                    }
+                }
+            }
+            if let Some((limit, _)) = choice {
+                let base = self.manifest.clone();
+                let trimmed: usize = versions_mut(&mut self.manifest).map(|s| trim(s, 0, limit)).sum();
+                self.diagnostics.push(diag(&at, trim_note(trimmed, limit)));
+                let size = self.yaml_len();
+                if size <= budget {
+                    report.trimmed = trimmed;
+                    report.trim_limit = Some(limit);
+                    report.fitted = size;
+                    self.fitted = Some(report);
+                    return;
+                }
+                // The model was off (it should not be): go on trimming, measuring for real.
+                self.diagnostics.pop();
+                self.manifest = base;
+                start_limit = limit;
+            } else if report.cut_limit.is_some() && report.fitted <= budget {
+                self.fitted = Some(report);
+                return;
+            }
+        }
+        self.fit_by_measuring(budget, start_limit, report);
+    }
+
+    /// The reference for [`Crd::fit`] when only descriptions need trimming: tries every trim depth from the
+    /// deepest, serializing the manifest each time (quadratic; for tests, and what `fit` falls back to).
+    pub fn fit_measuring(&mut self, budget: usize) {
+        let original = self.yaml_len();
+        if original <= budget {
+            return;
+        }
+        let deepest = fit::measure(&self.manifest).deepest();
+        let report = Fitted {
+            crd: self.name(),
+            original,
+            fitted: original,
+            budget,
+            trimmed: 0,
+            trim_limit: None,
+            cut: 0,
+            cut_limit: None,
+        };
+        self.fit_by_measuring(budget, deepest.saturating_sub(1), report);
+    }
+
+    /// Trims below `start_limit - 1`, `start_limit - 2`, … 0 levels until the file fits, measuring each.
+    fn fit_by_measuring(&mut self, budget: usize, start_limit: usize, mut report: Fitted) {
+        let (original, at) = (report.original, format!("crd {}", self.kind));
+        let base = self.manifest.clone();
+        for limit in (0..start_limit).rev() {
+            self.manifest = base.clone();
             let trimmed: usize = versions_mut(&mut self.manifest).map(|s| trim(s, 0, limit)).sum();
             // The note is part of the file, so it is measured too.
-            self.diagnostics.push(diag(
-                &at,
-                format!(
-                    "{original} bytes, over the budget of {budget}: {trimmed} descriptions of fields more than \
-                     {limit} levels below spec/status cut to their first sentence"
-                ),
-            ));
-            if size(self) <= budget {
+            self.diagnostics
+                .push(diag(&at, trim_message(original, budget, trimmed, limit)));
+            let size = self.yaml_len();
+            if size <= budget {
+                report.trimmed = trimmed;
+                report.trim_limit = Some(limit);
+                report.fitted = size;
+                self.fitted = Some(report);
                 return;
             }
             self.diagnostics.pop();
         }
+        let still = self.yaml_len();
         let message = format!(
-            "{original} bytes, over the budget of {budget}, and still {} bytes with every description below \
-             spec/status cut to its first sentence",
-            size(self)
+            "{original} bytes, over the budget of {budget}, and still {still} bytes with every description below \
+             spec/status cut to its first sentence"
         );
         self.diagnostics.push(diag(&at, message));
+        report.fitted = self.yaml_len();
+        self.fitted = Some(report);
     }
+
+    /// The size of the YAML file.
+    fn yaml_len(&self) -> usize {
+        self.file_header().len() + self.body_yaml().map(|y| y.len()).unwrap_or(0)
+    }
+}
+
+/// The note of a trim.
+fn trim_message(original: usize, budget: usize, trimmed: usize, limit: usize) -> String {
+    format!(
+        "{original} bytes, over the budget of {budget}: {trimmed} descriptions of fields more than {limit} levels \
+         below spec/status cut to their first sentence"
+    )
 }
 
 fn versions_mut(manifest: &mut Value) -> impl Iterator<Item = &mut Value> {
@@ -1162,14 +1322,6 @@ fn children_mut(node: &mut Value) -> Vec<(&mut Value, bool)> {
     out
 }
 
-fn max_depth(node: &mut Value, depth: usize) -> usize {
-    children_mut(node)
-        .into_iter()
-        .map(|(c, field)| max_depth(c, depth + usize::from(field)))
-        .max()
-        .unwrap_or(depth)
-}
-
 /// Cuts the descriptions of fields more than `limit` levels below spec/status (spec's own fields are level 1;
 /// `depth` counts fields from the root, where spec and status are depth 1) to their first sentence; returns how
 /// many changed.
@@ -1192,7 +1344,7 @@ fn trim(node: &mut Value, depth: usize, limit: usize) -> usize {
 
 /// The text up to the end of its first sentence (a `.` followed by a space and a capital letter, not after
 /// `e.g`/`i.e`; or a paragraph break), or all of it.
-fn first_sentence(d: &str) -> String {
+pub(crate) fn first_sentence(d: &str) -> String {
     let mut sentence_end = None;
     for (i, _) in d.match_indices(". ") {
         let before = &d[..i];

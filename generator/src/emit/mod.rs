@@ -16,6 +16,7 @@
 pub mod convert;
 pub mod crd;
 pub mod diff;
+pub mod fit;
 pub mod kube;
 pub mod par;
 pub mod rust;

@@ -4,48 +4,61 @@
 //! union variants are edges too. A field edge `A → B` is boxed when `B` reaches `A` again through direct
 //! edges — that is every field edge on a cycle, direct or indirect (A → B → C → A), so the generated types
 //! have a finite size.
+//!
+//! An edge `A → B` closes a cycle exactly when `A` and `B` are in the same strongly connected component of the
+//! graph (a self-edge included), so the components are computed once (Tarjan's algorithm, `petgraph`, which
+//! runs without recursion): linear in the size of the IR, where following the edges again from every field took
+//! quadratic time on long chains of definitions.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+
+use petgraph::graph::{DiGraph, NodeIndex};
 
 use crate::ir::{Ir, TypeId, TypeKind, TypeRef};
 
 pub fn run(ir: &mut Ir) {
-    let mut edges: BTreeMap<TypeId, BTreeSet<TypeId>> = BTreeMap::new();
+    let mut graph: DiGraph<(), ()> = DiGraph::new();
+    let nodes: BTreeMap<&TypeId, NodeIndex> = ir.types.keys().map(|id| (id, graph.add_node(()))).collect();
+    let edge = |graph: &mut DiGraph<(), ()>, from: NodeIndex, to: &TypeId| {
+        if let Some(&to) = nodes.get(to) {
+            graph.update_edge(from, to, ());
+        }
+    };
     for (id, def) in &ir.types {
-        let out = edges.entry(id.clone()).or_default();
+        let Some(&from) = nodes.get(id) else { continue };
         match &def.kind {
             TypeKind::Object(o) => {
                 for p in &o.properties {
                     if let TypeRef::Named(n) = &p.ty {
-                        out.insert(n.clone());
+                        edge(&mut graph, from, n);
                     }
                 }
             }
-            TypeKind::Union(u) => out.extend(u.variants.iter().map(|(_, v)| v.clone())),
+            TypeKind::Union(u) => {
+                for (_, v) in &u.variants {
+                    edge(&mut graph, from, v);
+                }
+            }
             TypeKind::Enum(_) => {}
         }
     }
-    let reaches = |from: &TypeId, to: &TypeId| -> bool {
-        let mut stack = vec![from.clone()];
-        let mut seen = BTreeSet::new();
-        while let Some(cur) = stack.pop() {
-            if cur == *to {
-                return true;
-            }
-            if seen.insert(cur.clone()) {
-                if let Some(next) = edges.get(&cur) {
-                    stack.extend(next.iter().cloned());
-                }
-            }
+    let mut component = vec![usize::MAX; graph.node_count()];
+    for (i, scc) in petgraph::algo::tarjan_scc(&graph).iter().enumerate() {
+        for n in scc {
+            component[n.index()] = i;
         }
-        false
+    }
+    let same_component = |a: &TypeId, b: &TypeId| match (nodes.get(a), nodes.get(b)) {
+        (Some(a), Some(b)) => component[a.index()] == component[b.index()],
+        _ => false,
     };
     let mut to_box = Vec::new();
     for (id, def) in &ir.types {
         if let TypeKind::Object(o) = &def.kind {
             for (i, p) in o.properties.iter().enumerate() {
                 if let TypeRef::Named(n) = &p.ty {
-                    if reaches(n, id) {
+                    // `n` reaches `id` again: a self-edge, or both in one component.
+                    if n == id || same_component(n, id) {
                         to_box.push((id.clone(), i));
                     }
                 }
