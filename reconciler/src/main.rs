@@ -364,3 +364,19 @@ async fn stop_servers(webhook: Option<serve::Server>, probes: serve::Server) -> 
     }
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_bytes;
+
+    #[test]
+    fn byte_counts_with_binary_suffixes() {
+        assert_eq!(parse_bytes("3Mi"), Ok(3 * 1024 * 1024));
+        assert_eq!(parse_bytes("512Ki"), Ok(512 * 1024));
+        assert_eq!(parse_bytes("1Gi"), Ok(1 << 30));
+        assert_eq!(parse_bytes(" 1048576 "), Ok(1_048_576));
+        for bad in ["", "0", "0Mi", "3MB", "3 Mi", "-1", "Mi", "99999999999999999999Gi"] {
+            assert!(parse_bytes(bad).is_err(), "{bad:?}");
+        }
+    }
+}
