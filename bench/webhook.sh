@@ -6,14 +6,14 @@
 # (/proc/PID/status) every 200 ms, /healthz latency and the Lease's renewTime every 500 ms. Prints Markdown.
 #
 # Environment: CLIENTS (default 16), SECONDS_UNDER_LOAD (30), MAX_BODY (webhook limit, default 3Mi, i.e. the
-# binary's default), SLOTS (--webhook-max-concurrent-reviews, default 4), BIN_DIR (default target/release; set
+# binary's default), SLOTS (--webhook-max-concurrent-reviews, default 2, the binary's default), BIN_DIR (default target/release; set
 # SKIP_BUILD=1 to use binaries already built there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CLIENTS="${CLIENTS:-16}"
 SECONDS_UNDER_LOAD="${SECONDS_UNDER_LOAD:-30}"
 MAX_BODY="${MAX_BODY:-3Mi}"
-SLOTS="${SLOTS:-4}"
+SLOTS="${SLOTS:-2}"
 BIN_DIR="${BIN_DIR:-target/release}"
 if [ -z "${SKIP_BUILD:-}" ]; then
   cargo build -q --release --locked -p aks-reconciler -p fake-apiserver --bins

@@ -101,7 +101,7 @@ struct Args {
     webhook_max_body_bytes: usize,
     /// How many ConversionReviews the webhook reads and converts at once; more get 429 (the API server retries).
     /// Memory used by conversions is bounded by about this × --webhook-max-body-bytes × the JSON expansion.
-    #[arg(long, env = "WEBHOOK_MAX_CONCURRENT_REVIEWS", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, env = "WEBHOOK_MAX_CONCURRENT_REVIEWS", default_value_t = DEFAULT_REVIEWS, value_parser = clap::value_parser!(u16).range(1..))]
     webhook_max_concurrent_reviews: u16,
     /// Serve no conversion webhook (when the CRDs serve one version only, or another process converts).
     #[arg(long, env = "DISABLE_WEBHOOK")]
@@ -128,6 +128,9 @@ enum LogFormat {
 }
 
 /// A byte count: digits, optionally followed by `Ki`, `Mi` or `Gi` (powers of 1024).
+/// `--webhook-max-concurrent-reviews`' default: the webhook's.
+const DEFAULT_REVIEWS: u16 = armgen_runtime::webhook::DEFAULT_MAX_CONCURRENT_REVIEWS as u16;
+
 fn parse_bytes(s: &str) -> Result<usize, String> {
     let s = s.trim();
     let (digits, unit) = match s.find(|c: char| !c.is_ascii_digit()) {

@@ -411,7 +411,7 @@ async fn healthz_and_lease_renewals_survive_maximal_concurrent_reviews() {
     let mut probes_answered = 0;
     let mut slowest = Duration::ZERO;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
-    while renewals.len() < 8 || converted.load(Ordering::SeqCst) < 4 || small_refused < 2 {
+    while renewals.len() < 16 || converted.load(Ordering::SeqCst) < 4 || small_refused < 2 {
         assert!(
             tokio::time::Instant::now() < deadline,
             "the load test did not complete: {} renewals, {} reviews converted, {small_refused} small ones refused",

@@ -26,15 +26,16 @@
 //! caller can make it spend ([`Limits`], configurable; the reconciler has a flag for each):
 //!
 //! - **Body size**: [`DEFAULT_MAX_BODY_BYTES`], 3 MiB — kube-apiserver's own limit on a request body
-//!   (`--max-request-bytes` defaults to 3 MiB) and twice etcd's limit on one stored object (1.5 MiB), so every
-//!   review of one object fits. The API server also converts the items of a `LIST` in one review; those above the
+//!   (`MaxRequestBodyBytes`, 3 MiB) and twice etcd's limit on one stored object (`--max-request-bytes`, 1.5 MiB),
+//!   so every review of one object fits. The API server also converts the items of a `LIST` in one review; those above the
 //!   limit fail with `413`, so clients listing at a non-storage version should page (`limit`, as kubectl does by
 //!   default with 500 items) or raise the limit.
-//! - **Concurrency**: at most [`DEFAULT_MAX_CONCURRENT_REVIEWS`] (4) reviews are read and converted at once;
+//! - **Concurrency**: at most [`DEFAULT_MAX_CONCURRENT_REVIEWS`] (2) reviews are read and converted at once;
 //!   more are refused with `429` before their body is read. A review holds its slot from before its body is read
 //!   until its answer is built, also when the client went away meanwhile (the conversion cannot be interrupted),
 //!   so the memory of the webhook is bounded by about `max_body_bytes × max_concurrent_reviews ×` the expansion
-//!   of JSON into `serde_json::Value`s during conversion (BENCHMARKS.md measures it).
+//!   of JSON into `serde_json::Value`s during conversion (about 33× for ManagedClusters: ~100 MiB per slot at the
+//!   default body limit, measured in BENCHMARKS.md).
 //! - **Time to send the body**: [`DEFAULT_BODY_TIMEOUT`], 10 s (the API server's default webhook timeout), so a
 //!   slow sender cannot hold a slot forever.
 //!
@@ -67,8 +68,9 @@ pub const CONVERT_PATH: &str = "/convert";
 /// The default [`Limits::max_body_bytes`]: 3 MiB, kube-apiserver's limit on request bodies.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 
-/// The default [`Limits::max_concurrent_reviews`]: 4.
-pub const DEFAULT_MAX_CONCURRENT_REVIEWS: usize = 4;
+/// The default [`Limits::max_concurrent_reviews`]: 2. Conversion is CPU work, and the reconciler's Deployment has a
+/// CPU limit of one core: more concurrent conversions would not finish sooner, only hold more memory at once.
+pub const DEFAULT_MAX_CONCURRENT_REVIEWS: usize = 2;
 
 /// The default [`Limits::body_timeout`]: 10 s.
 pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(10);
