@@ -77,6 +77,20 @@
 //!   initial list strategy.
 //! - Leases (`coordination.k8s.io/v1`), Events (`/api/v1/.../events` and `/apis/events.k8s.io/v1/.../events`) and
 //!   everything else are plain objects.
+//! - **Discovery** (`src/discovery.rs`): `/api`, `/api/v1`, `/apis`, `/apis/{group}` and `/apis/{group}/{version}`
+//!   (the legacy documents; aggregated discovery is not offered, and clients fall back) list the built-in resources
+//!   it knows (ConfigMaps, Secrets, Events, Pods, Services, ServiceAccounts, Namespaces, Nodes, Endpoints, PVs and
+//!   PVCs, Leases, Deployments, StatefulSets, ReplicaSets, DaemonSets, Jobs, CronJobs, CRDs) and every served version
+//!   of every stored CustomResourceDefinition (scope, names, short names, categories, status subresource);
+//!   `/openapi/v2` is an empty document (protobuf for kubectl, else JSON), `/openapi/v3` is `404`. That is what
+//!   `kubectl` needs: `kubectl apply -f`, `get`, `wait`, `api-resources` and `delete` work against the binary
+//!   (`tests/kubectl.rs`), with no client-side schema validation and JSON merge patches for custom resources.
+//!   `kubectl get` prints `NAME` and `AGE` only (no server-side `Table`s).
+//! - **CustomResourceDefinitions** are checked as the API server does where discovery depends on it (`422` without
+//!   `spec.group`, `spec.names.plural`/`kind`, a valid `spec.scope`, exactly one storage version, or with a name
+//!   other than `<plural>.<group>`) and are `Established` at once: every write sets `status.acceptedNames`,
+//!   `NamesAccepted` and `Established` conditions and `storedVersions`. Custom resources are served whether their
+//!   CRD exists or not (discovery lists only those with one), and deleting a CRD leaves its objects.
 //! - `GET /version` answers a version `Info` (v1.33). `dryRun` is rejected with `400`.
 //! - Unknown paths are `404`, methods not allowed on a path `405`, malformed bodies and queries `400`, unknown
 //!   patch types `415`, invalid objects and patches that cannot apply `422` — `Status` errors, never a panic.
@@ -87,12 +101,21 @@
 //!
 //! # Limits
 //!
-//! No admission, validation against schemas, defaulting, field conversion between versions, field ownership
-//! (`managedFields`), authentication or authorization, discovery (`/api`, `/apis`), subresources other than
-//! `status`, namespace lifecycle, or grace periods. `strategic-merge-patch` is a merge patch.
+//! No admission, validation against schemas, defaulting, field conversion between versions (and no calls to
+//! conversion webhooks), field ownership (`managedFields`), authentication or authorization, aggregated discovery,
+//! OpenAPI schemas, server-side `Table` printing, subresources other than `status`, namespace lifecycle, or grace
+//! periods. `strategic-merge-patch` is a merge patch.
+//!
+//! # The binary
+//!
+//! `fake-apiserver [--listen 127.0.0.1:6443] [--kubeconfig FILE]` serves the same over plain HTTP/1.1 and prints
+//! its URL (`--listen 127.0.0.1:0` picks a free port); `--kubeconfig` writes a kubeconfig for it (context
+//! `fake-apiserver`, namespace `default`, no credentials), so that `KUBECONFIG=FILE kubectl apply -f crd.yaml`
+//! works, as does the real `aks-reconciler` (`bench/scale.sh`, `bench/webhook.sh`).
 
 #![forbid(unsafe_code)]
 
+mod discovery;
 mod error;
 mod selector;
 mod service;

@@ -211,10 +211,44 @@ pub(crate) async fn handle(server: FakeApiServer, request: Request<kube::client:
         Err(message) => return error_response(&ApiError::bad_request(message)),
     };
     let query = Query::parse(raw_query.as_deref());
+    let accept = parts
+        .headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if let Some(answer) = discovery(&server, &parts.method, &path, accept) {
+        return answer.unwrap_or_else(|error| error_response(&error));
+    }
     match route(&server, &parts.method, &path, &query, &content_type, body) {
         Ok(response) => response,
         Err(error) => error_response(&error),
     }
+}
+
+/// The answer to a discovery or OpenAPI path (see [`crate::discovery`]), `None` for other paths.
+fn discovery(
+    server: &FakeApiServer,
+    method: &Method,
+    path: &str,
+    accept: &str,
+) -> Option<Result<Response<ResponseBody>, ApiError>> {
+    let document = crate::discovery::document(&server.state(), path, accept)?;
+    if method != Method::GET {
+        return Some(Err(ApiError::new(
+            405,
+            format!("the server does not allow this method on the requested resource ({method} {path})"),
+        )));
+    }
+    Some(document.map(|document| match document {
+        crate::discovery::Document::Json(value) => json_response(200, &value),
+        crate::discovery::Document::Bytes(content_type, bytes) => {
+            let mut response = Response::new(full(bytes));
+            response
+                .headers_mut()
+                .insert(header::CONTENT_TYPE, header::HeaderValue::from_static(content_type));
+            response
+        }
+    }))
 }
 
 fn route(

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use tokio::sync::broadcast;
 
+use crate::discovery;
 use crate::error::ApiError;
 use crate::selector::{FieldSelector, LabelSelector};
 
@@ -122,34 +123,6 @@ pub(crate) fn join_api_version(group: &str, version: &str) -> String {
         format!("{group}/{version}")
     }
 }
-
-/// Well-known kinds: (group, plural, kind).
-const KNOWN: &[(&str, &str, &str)] = &[
-    ("", "configmaps", "ConfigMap"),
-    ("", "secrets", "Secret"),
-    ("", "events", "Event"),
-    ("", "pods", "Pod"),
-    ("", "services", "Service"),
-    ("", "serviceaccounts", "ServiceAccount"),
-    ("", "namespaces", "Namespace"),
-    ("", "nodes", "Node"),
-    ("", "endpoints", "Endpoints"),
-    ("", "persistentvolumeclaims", "PersistentVolumeClaim"),
-    ("", "persistentvolumes", "PersistentVolume"),
-    ("coordination.k8s.io", "leases", "Lease"),
-    ("events.k8s.io", "events", "Event"),
-    ("apps", "deployments", "Deployment"),
-    ("apps", "statefulsets", "StatefulSet"),
-    ("apps", "replicasets", "ReplicaSet"),
-    ("apps", "daemonsets", "DaemonSet"),
-    ("batch", "jobs", "Job"),
-    ("batch", "cronjobs", "CronJob"),
-    (
-        "apiextensions.k8s.io",
-        "customresourcedefinitions",
-        "CustomResourceDefinition",
-    ),
-];
 
 /// The plural a kind most likely has: `Widget` → `widgets`, `Policy` → `policies`, `Ingress` → `ingresses`.
 fn guess_plural(kind: &str) -> String {
@@ -331,10 +304,8 @@ impl State {
         if let Some(kind) = self.kinds.get(resource) {
             return kind.clone();
         }
-        KNOWN
-            .iter()
-            .find(|(g, p, _)| *g == resource.group && *p == resource.plural)
-            .map(|(_, _, k)| k.to_string())
+        discovery::built_in_kind(&resource.group, &resource.plural)
+            .map(str::to_string)
             .unwrap_or_else(|| guess_kind(&resource.plural))
     }
 
@@ -343,11 +314,35 @@ impl State {
         if let Some(plural) = self.plurals.get(&(group.to_string(), kind.to_string())) {
             return plural.clone();
         }
-        KNOWN
-            .iter()
-            .find(|(g, _, k)| *g == group && *k == kind)
-            .map(|(_, p, _)| p.to_string())
+        discovery::built_in_plural(group, kind)
+            .map(str::to_string)
             .unwrap_or_else(|| guess_plural(kind))
+    }
+
+    /// For a CustomResourceDefinition: refuses an invalid one (`422`), gives it the status the API server's CRD
+    /// controllers would (established at once), and registers the kind and plural of its custom resources.
+    fn admit_crd(&mut self, resource: &ResourceId, crd: &mut Value, previous: Option<&Value>) -> Result<(), ApiError> {
+        if resource.group != discovery::CRD_GROUP || resource.plural != discovery::CRD_PLURAL {
+            return Ok(());
+        }
+        let name = meta_str(crd, "name").unwrap_or_default().to_string();
+        discovery::validate_crd(crd)
+            .map_err(|why| ApiError::invalid(&resource.group, &resource.plural, &name, &why))?;
+        let status = discovery::crd_status(crd, previous);
+        set_status(crd, Some(status));
+        let field = |pointer: &str| {
+            crd.pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let custom = ResourceId {
+            group: field("/spec/group"),
+            plural: field("/spec/names/plural"),
+        };
+        let kind = field("/spec/names/kind");
+        self.register_kind(&custom, &kind);
+        Ok(())
     }
 
     fn next_resource_version(&mut self) -> u64 {
@@ -474,6 +469,11 @@ impl State {
         if drop_status {
             set_status(&mut object, None);
         }
+        if let Some(map) = object.as_object_mut() {
+            map.insert("kind".into(), Value::String(kind.clone()));
+        }
+        meta_mut(&mut object).insert("name".into(), Value::String(name.clone()));
+        self.admit_crd(resource, &mut object, None)?;
         let uid = self.next_uid();
         let resource_version = self.next_resource_version();
         if let Some(map) = object.as_object_mut() {
@@ -559,6 +559,10 @@ impl State {
             }
             UpdateMode::Direct => new,
         };
+        if mode != UpdateMode::Status {
+            meta_mut(&mut result).insert("name".into(), Value::String(key.name.clone()));
+            self.admit_crd(&key.resource, &mut result, old.get("status"))?;
+        }
         if let Some(map) = result.as_object_mut() {
             map.insert("apiVersion".into(), Value::String(api_version.to_string()));
             if map.get("kind").and_then(Value::as_str).is_none_or(str::is_empty) {

@@ -5,7 +5,11 @@
 //! # Algorithm
 //!
 //! Every replica runs a [`LeaderElector`] on the same Lease (`lease_name` in `namespace`), under its own
-//! `identity` (the pod name). Every write is optimistic: a create, or a replace carrying the `resourceVersion`
+//! `identity`, which must be unique per process: [`default_identity`] is the pod name (`POD_NAME`) or else the
+//! host name, followed by `_` and a random UUID, as client-go's users (controller-runtime) do. The host name alone
+//! is not enough: two processes on one host (or two containers sharing the host's name) would both believe they
+//! hold the Lease. The suffix also means that a restarted process is a new candidate: it does not take over the
+//! Lease of its previous life, which it released on a graceful shutdown or which expires after `lease_duration`. Every write is optimistic: a create, or a replace carrying the `resourceVersion`
 //! that was read, so of two replicas racing for the Lease exactly one write succeeds and the other gets
 //! `409 Conflict`, which means "someone else won" — it keeps waiting.
 //!
@@ -35,6 +39,16 @@
 //! `renew_deadline` after its last successful renewal began, while the others wait at least `lease_duration`
 //! after seeing that renewal. The difference (5 s by default) is the time the caller has to stop reconciling. The
 //! wall-clock rule additionally assumes the replicas' clocks agree to within that difference.
+//!
+//! # Its own thread
+//!
+//! Renewals must happen every `retry_period` whatever else the process does, or the leader steps down (and exits):
+//! a renewal that waits for a busy runtime is as bad as a failed one. [`LeaderElector::spawn_dedicated`] therefore
+//! runs the elector on its own OS thread with its own single-threaded Tokio runtime, and builds its Kubernetes
+//! client there (a `kube::Client` runs its connections on the runtime it was built on), so neither CPU-heavy work
+//! on the main runtime (conversion webhook reviews, reconciles) nor a saturated client connection pool delays
+//! the Lease. The binary uses it; [`LeaderElector::spawn`] (on the caller's runtime) remains for tests and
+//! embedders.
 //!
 //! # What the caller must do
 //!
@@ -86,6 +100,34 @@ use tracing::{debug, info, warn};
 /// Candidates wait `retry_period × (1 + JITTER_FACTOR × r)`, `r` uniform in `[0, 1)` (client-go's value).
 const JITTER_FACTOR: f64 = 1.2;
 
+/// The base of an identity when neither a pod name nor a host name is known.
+const FALLBACK_IDENTITY_BASE: &str = "aks-reconciler";
+
+/// This process's leader election identity: [`identity_from`] of the environment variable `POD_NAME` (the
+/// downward API) and the host name (`HOSTNAME`, else `/proc/sys/kernel/hostname`, else `/etc/hostname`).
+/// Different on every call.
+pub fn default_identity() -> String {
+    let pod_name = std::env::var("POD_NAME").ok();
+    let hostname = std::env::var("HOSTNAME")
+        .ok()
+        .filter(|name| !name.trim().is_empty())
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok());
+    identity_from(pod_name.as_deref(), hostname.as_deref())
+}
+
+/// An identity unique to this call: the pod name (else the host name, else `aks-reconciler`), trimmed, then `_`
+/// and a random (v4) UUID, e.g. `aks-reconciler-7d9f8-x2x4q_3f2c0d9e-5b1a-4c8e-9a57-0e6b4f1d2c3a`.
+pub fn identity_from(pod_name: Option<&str>, hostname: Option<&str>) -> String {
+    let base = [pod_name, hostname]
+        .into_iter()
+        .flatten()
+        .map(str::trim)
+        .find(|name| !name.is_empty())
+        .unwrap_or(FALLBACK_IDENTITY_BASE);
+    format!("{base}_{}", uuid::Uuid::new_v4())
+}
+
 /// The Lease and timing of a leader election.
 ///
 /// The three durations follow client-go and must satisfy
@@ -96,7 +138,7 @@ pub struct LeaderElection {
     pub lease_name: String,
     /// The namespace of the Lease.
     pub namespace: String,
-    /// This replica's identity, unique among the replicas: the pod name.
+    /// This replica's identity, unique among the processes competing for the Lease ([`default_identity`]).
     pub identity: String,
     /// How long the others wait after the last renewal they saw before taking over. Written to the Lease as
     /// `leaseDurationSeconds`, rounded up to whole seconds. Default 15 s.
@@ -211,6 +253,26 @@ pub enum ConfigError {
         /// The configured renew deadline.
         renew_deadline: Duration,
     },
+}
+
+/// Why [`LeaderElector::spawn_dedicated`] did not start an elector.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// The configuration is invalid.
+    #[error(transparent)]
+    Config(ConfigError),
+    /// The Kubernetes client could not be built on the elector's runtime.
+    #[error("leader election: building the Kubernetes client: {0}")]
+    Client(#[source] kube::Error),
+    /// The elector's Tokio runtime could not be built.
+    #[error("leader election: building its runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// The elector's thread could not be started.
+    #[error("leader election: starting its thread: {0}")]
+    Thread(#[source] std::io::Error),
+    /// The elector's thread ended before it started (it panicked).
+    #[error("leader election: its thread ended before the elector started")]
+    Ended,
 }
 
 /// How a [`LeaderElector`] ended.
@@ -334,8 +396,84 @@ impl LeaderElector {
         LeaderHandle {
             status,
             stop: Some(stop),
-            task,
+            task: Task::Tokio(task),
         }
+    }
+
+    /// Runs an elector for `config` on a new OS thread with its own single-threaded Tokio runtime (see
+    /// [Its own thread](self#its-own-thread)); `client` builds its Kubernetes client on that runtime, e.g.
+    /// `move || kube::Client::try_from(kube_config)`. Returns once the thread runs the elector; the handle works
+    /// from any runtime, as the one of [`LeaderElector::spawn`] does.
+    pub async fn spawn_dedicated<F>(config: LeaderElection, client: F) -> Result<LeaderHandle, SpawnError>
+    where
+        F: FnOnce() -> Result<kube::Client, kube::Error> + Send + 'static,
+    {
+        config.validate().map_err(SpawnError::Config)?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .thread_name("leader-election")
+            .build()
+            .map_err(SpawnError::Runtime)?;
+        let (started, started_rx) = oneshot::channel::<Result<LeaderStatus, SpawnError>>();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let (abort, aborted) = oneshot::channel::<()>();
+        let (done, done_rx) = oneshot::channel::<Termination>();
+        std::thread::Builder::new()
+            .name("leader-election".into())
+            .spawn(move || {
+                let termination = runtime.block_on(async move {
+                    // The client is built here so that its connections run on this runtime.
+                    let elector = match client() {
+                        Ok(client) => match LeaderElector::new(client, config) {
+                            Ok(elector) => elector,
+                            Err(e) => {
+                                let _ = started.send(Err(SpawnError::Config(e)));
+                                return None;
+                            }
+                        },
+                        Err(e) => {
+                            let _ = started.send(Err(SpawnError::Client(e)));
+                            return None;
+                        }
+                    };
+                    if started.send(Ok(elector.status())).is_err() {
+                        return None;
+                    }
+                    let run = elector.run(async move {
+                        // Sent or dropped: both mean stop.
+                        let _ = stopped.await;
+                    });
+                    let aborted = async move {
+                        // Only a sent abort aborts; a dropped handle stops (and releases) instead.
+                        if aborted.await.is_err() {
+                            std::future::pending::<()>().await;
+                        }
+                    };
+                    tokio::select! {
+                        // `abort` also drops the handle's stop sender: the abort must win.
+                        biased;
+                        () = aborted => Some(Termination::Aborted),
+                        termination = run => Some(termination),
+                    }
+                });
+                if let Some(termination) = termination {
+                    let _ = done.send(termination);
+                }
+            })
+            .map_err(SpawnError::Thread)?;
+        let status = match started_rx.await {
+            Ok(Ok(status)) => status,
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Err(SpawnError::Ended),
+        };
+        Ok(LeaderHandle {
+            status,
+            stop: Some(stop),
+            task: Task::Thread {
+                done: done_rx,
+                abort: Some(abort),
+            },
+        })
     }
 
     /// Campaigns for the Lease, leads until leadership is lost or `shutdown` resolves, and releases the Lease on
@@ -649,12 +787,24 @@ fn is_status(error: &kube::Error, code: u16) -> bool {
     matches!(error, kube::Error::Api(status) if status.code == code)
 }
 
-/// A spawned [`LeaderElector`] ([`LeaderElector::spawn`]).
+/// A spawned [`LeaderElector`] ([`LeaderElector::spawn`], [`LeaderElector::spawn_dedicated`]).
 #[derive(Debug)]
 pub struct LeaderHandle {
     status: LeaderStatus,
     stop: Option<oneshot::Sender<()>>,
-    task: JoinHandle<Termination>,
+    task: Task,
+}
+
+/// Where the elector runs.
+#[derive(Debug)]
+enum Task {
+    /// A task on the caller's runtime.
+    Tokio(JoinHandle<Termination>),
+    /// Its own thread and runtime: the termination comes through `done`; `abort` drops the elector's future.
+    Thread {
+        done: oneshot::Receiver<Termination>,
+        abort: Option<oneshot::Sender<()>>,
+    },
 }
 
 impl LeaderHandle {
@@ -686,14 +836,25 @@ impl LeaderHandle {
             // An error means the elector already ended; its result is in the task.
             let _ = stop.send(());
         }
-        (&mut self.task).await.unwrap_or(Termination::Aborted)
+        match &mut self.task {
+            Task::Tokio(task) => task.await.unwrap_or(Termination::Aborted),
+            Task::Thread { done, .. } => done.await.unwrap_or(Termination::Aborted),
+        }
     }
 
     /// Stops the elector at once without releasing the Lease — as if the process died: the others take over
     /// after `lease_duration`. The status turns `false` and its channel closes as soon as the runtime drops the
     /// task (right after this call, asynchronously).
-    pub fn abort(self) {
-        self.task.abort();
+    pub fn abort(mut self) {
+        match &mut self.task {
+            Task::Tokio(task) => task.abort(),
+            Task::Thread { abort, .. } => {
+                if let Some(abort) = abort.take() {
+                    // An error means the elector already ended.
+                    let _ = abort.send(());
+                }
+            }
+        }
     }
 }
 
@@ -823,6 +984,22 @@ mod tests {
         let bare = spec(None, None, now);
         assert!(!lease_expired(&bare, Duration::from_secs(14), now, fallback));
         assert!(lease_expired(&bare, Duration::from_secs(15), now, fallback));
+    }
+
+    #[test]
+    fn identities_are_unique_per_call_and_keep_their_base() {
+        let a = identity_from(None, Some("node-1\n"));
+        let b = identity_from(None, Some("node-1"));
+        assert_ne!(a, b);
+        for identity in [&a, &b] {
+            let suffix = identity.strip_prefix("node-1_").unwrap_or_else(|| panic!("{identity}"));
+            assert!(uuid::Uuid::parse_str(suffix).is_ok(), "{identity}");
+        }
+        assert!(identity_from(Some("pod-a"), Some("node-1")).starts_with("pod-a_"));
+        assert!(identity_from(Some(" "), Some("node-1")).starts_with("node-1_"));
+        assert!(identity_from(None, None).starts_with("aks-reconciler_"));
+        assert!(identity_from(Some(""), Some("")).starts_with("aks-reconciler_"));
+        assert_ne!(default_identity(), default_identity());
     }
 
     #[test]

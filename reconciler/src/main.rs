@@ -9,11 +9,12 @@ use std::time::Duration;
 use aks_reconciler::arm::{ArmClient, RequeueBackoff, RetryPolicy};
 use aks_reconciler::controller;
 use aks_reconciler::credentials::{CredentialConfig, CredentialDefaults, Credentials};
-use aks_reconciler::leader::{LeaderElection, LeaderElector};
+use aks_reconciler::leader::{self, LeaderElection, LeaderElector};
 use aks_reconciler::metrics::Metrics;
 use aks_reconciler::reconcile::{Access, CredentialProvider, Settings, Shared, StaticAccess};
 use aks_reconciler::serve::{self, Readiness, WebhookOptions};
 use aks_reconciler::sources::CredentialSources;
+use armgen_runtime::webhook::Limits;
 use clap::{Parser, ValueEnum};
 use kube::runtime::events::{Recorder, Reporter};
 
@@ -28,7 +29,9 @@ use kube::runtime::events::{Recorder, Reporter};
 /// account or KUBECONFIG.
 ///
 /// Serving: the CRD conversion webhook (POST /convert) over HTTPS on --webhook-listen, with the certificate files
-/// reloaded when they change; /healthz, /readyz and /metrics (Prometheus) over HTTP on --metrics-listen.
+/// reloaded when they change; /healthz, /readyz and /metrics (Prometheus) over HTTP on --metrics-listen. The
+/// webhook is unauthenticated, so it is bounded: bodies over --webhook-max-body-bytes get 413 (before they are
+/// read), reviews beyond --webhook-max-concurrent-reviews get 429, and conversions run off the async workers.
 #[derive(Debug, Parser)]
 #[command(name = "aks-reconciler", version)]
 struct Args {
@@ -119,6 +122,15 @@ struct Args {
     /// The webhook's TLS private key (PEM: PKCS#8, PKCS#1 or SEC1); re-read with the certificate.
     #[arg(long, env = "TLS_KEY_FILE", default_value = serve::DEFAULT_KEY_FILE)]
     tls_key_file: PathBuf,
+    /// The largest ConversionReview body the webhook accepts, in bytes (suffixes Ki, Mi, Gi allowed); larger ones
+    /// get 413 before being read. The default, 3Mi, is kube-apiserver's own request body limit; raise it only if
+    /// unpaged LISTs at a non-storage version need more (the API server converts a LIST in one review).
+    #[arg(long, env = "WEBHOOK_MAX_BODY_BYTES", default_value = "3Mi", value_parser = parse_bytes, value_name = "BYTES")]
+    webhook_max_body_bytes: usize,
+    /// How many ConversionReviews the webhook reads and converts at once; more get 429 (the API server retries).
+    /// Memory used by conversions is bounded by about this × --webhook-max-body-bytes × the JSON expansion.
+    #[arg(long, env = "WEBHOOK_MAX_CONCURRENT_REVIEWS", default_value_t = DEFAULT_REVIEWS, value_parser = clap::value_parser!(u16).range(1..))]
+    webhook_max_concurrent_reviews: u16,
     /// Serve no conversion webhook (when the CRDs serve one version only, or another process converts).
     #[arg(long, env = "DISABLE_WEBHOOK")]
     disable_webhook: bool,
@@ -141,6 +153,37 @@ struct Args {
 enum LogFormat {
     Text,
     Json,
+}
+
+/// A byte count: digits, optionally followed by `Ki`, `Mi` or `Gi` (powers of 1024).
+/// `--webhook-max-concurrent-reviews`' default: the webhook's.
+const DEFAULT_REVIEWS: u16 = armgen_runtime::webhook::DEFAULT_MAX_CONCURRENT_REVIEWS as u16;
+
+fn parse_bytes(s: &str) -> Result<usize, String> {
+    let s = s.trim();
+    let (digits, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => s.split_at(at),
+        None => (s, ""),
+    };
+    let shift = match unit {
+        "" => 0,
+        "Ki" => 10,
+        "Mi" => 20,
+        "Gi" => 30,
+        _ => {
+            return Err(format!(
+                "{s:?}: expected a number of bytes, optionally with Ki, Mi or Gi"
+            ));
+        }
+    };
+    let number: usize = digits
+        .parse()
+        .map_err(|_| format!("{s:?}: expected a number of bytes, optionally with Ki, Mi or Gi"))?;
+    match number.checked_mul(1 << shift) {
+        Some(bytes) if bytes > 0 => Ok(bytes),
+        Some(_) => Err(format!("{s:?}: must be more than 0 bytes")),
+        None => Err(format!("{s:?}: too large")),
+    }
 }
 
 fn parse_pair(s: &str) -> Result<(String, String), String> {
@@ -193,15 +236,21 @@ async fn run(args: Args) -> Result<(), String> {
         let options = WebhookOptions {
             cert_file: args.tls_cert_file.clone(),
             key_file: args.tls_key_file.clone(),
+            limits: Limits {
+                max_body_bytes: args.webhook_max_body_bytes,
+                max_concurrent_reviews: usize::from(args.webhook_max_concurrent_reviews),
+                ..Limits::default()
+            },
             ..WebhookOptions::new(args.webhook_listen)
         };
         let webhook = serve::serve_webhook(&options, Arc::new(aks_api::Converter))
             .map_err(|e| format!("conversion webhook: {e} (see --tls-cert-file, --tls-key-file, --disable-webhook)"))?;
         Some(webhook)
     };
-    let client = kube::Client::try_default()
+    let kube_config = kube::Config::infer()
         .await
-        .map_err(|e| format!("Kubernetes client: {e}"))?;
+        .map_err(|e| format!("Kubernetes client configuration: {e}"))?;
+    let client = kube::Client::try_from(kube_config.clone()).map_err(|e| format!("Kubernetes client: {e}"))?;
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(120))
         .build()
@@ -268,19 +317,19 @@ async fn run(args: Args) -> Result<(), String> {
     readiness.set(true);
     let mut outcome = Ok(());
     let leader = if args.leader_elect {
-        let identity = std::env::var("POD_NAME")
-            .ok()
-            .or_else(|| {
-                std::fs::read_to_string("/etc/hostname")
-                    .ok()
-                    .map(|h| h.trim().to_string())
-            })
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| format!("aks-reconciler-{}", std::process::id()));
-        let config = LeaderElection::new(&args.leader_election_id, &args.leader_election_namespace, identity);
-        let elector = LeaderElector::new(shared.client.clone(), config).map_err(|e| format!("leader election: {e}"))?;
-        let handle = elector.spawn();
-        tracing::info!("waiting to become the leader");
+        // Unique per process (`<pod or host name>_<uuid>`): two replicas on one host never share an identity.
+        let identity = leader::default_identity();
+        let config = LeaderElection::new(
+            &args.leader_election_id,
+            &args.leader_election_namespace,
+            identity.clone(),
+        );
+        // On its own thread, runtime and client: the Lease is renewed whatever load the webhook or the controllers
+        // put on the main runtime.
+        let handle = LeaderElector::spawn_dedicated(config, move || kube::Client::try_from(kube_config))
+            .await
+            .map_err(|e| e.to_string())?;
+        tracing::info!(%identity, "waiting to become the leader");
         let acquired = tokio::select! {
             acquired = handle.acquired() => acquired,
             _ = shutdown_signal() => false,
@@ -355,4 +404,20 @@ async fn stop_servers(webhook: Option<serve::Server>, probes: serve::Server) -> 
         }
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_bytes;
+
+    #[test]
+    fn byte_counts_with_binary_suffixes() {
+        assert_eq!(parse_bytes("3Mi"), Ok(3 * 1024 * 1024));
+        assert_eq!(parse_bytes("512Ki"), Ok(512 * 1024));
+        assert_eq!(parse_bytes("1Gi"), Ok(1 << 30));
+        assert_eq!(parse_bytes(" 1048576 "), Ok(1_048_576));
+        for bad in ["", "0", "0Mi", "3MB", "3 Mi", "-1", "Mi", "99999999999999999999Gi"] {
+            assert!(parse_bytes(bad).is_err(), "{bad:?}");
+        }
+    }
 }

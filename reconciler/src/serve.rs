@@ -9,7 +9,12 @@
 //!   not match the certificate — as between the writes of the two files) is logged as an error and the previous
 //!   certificate keeps serving; the next change is tried again. TLS is rustls with the `ring` provider (TLS 1.2
 //!   and 1.3, ALPN `h2` and `http/1.1`). The webhook runs on every replica, leader or not: the API server calls
-//!   any endpoint of the Service.
+//!   any endpoint of the Service. It is unauthenticated (anything that reaches the port can call it), so it is
+//!   bounded by [`WebhookOptions::limits`]: bodies over the size limit are refused with `413` before they are read,
+//!   reviews beyond the concurrency limit with `429`, slow bodies with `408`, and conversions run on Tokio's
+//!   blocking pool, so that the probes and the controllers on the same runtime keep answering (see
+//!   [`armgen_runtime::webhook`]). Leader election runs on its own thread
+//!   ([`crate::leader::LeaderElector::spawn_dedicated`]), so no webhook load delays the Lease renewals.
 //! - **Probes and metrics** ([`serve_probes`], [`probes_router`]): `GET /healthz` answers `200 ok` while the
 //!   process serves; `GET /readyz` answers `200 ok` once the caller set the [`Readiness`] flag (controllers
 //!   running, or standing by as a non-leader) and `503` before; `GET /metrics` answers [`Metrics::encode`]'s
@@ -26,6 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use armgen_runtime::conversion::Converter;
+use armgen_runtime::webhook::Limits;
 use axum::Router;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
@@ -109,17 +115,21 @@ pub struct WebhookOptions {
     pub key_file: PathBuf,
     /// How often both files are read to detect a new certificate.
     pub reload_interval: Duration,
+    /// What one caller can make the webhook spend: body size, concurrent reviews, time to send a body
+    /// ([`armgen_runtime::webhook::Limits`]).
+    pub limits: Limits,
 }
 
 impl WebhookOptions {
     /// The defaults of the binary on `listen`: [`DEFAULT_CERT_FILE`], [`DEFAULT_KEY_FILE`],
-    /// [`DEFAULT_RELOAD_INTERVAL`].
+    /// [`DEFAULT_RELOAD_INTERVAL`], the default [`Limits`].
     pub fn new(listen: SocketAddr) -> Self {
         WebhookOptions {
             listen,
             cert_file: DEFAULT_CERT_FILE.into(),
             key_file: DEFAULT_KEY_FILE.into(),
             reload_interval: DEFAULT_RELOAD_INTERVAL,
+            limits: Limits::default(),
         }
     }
 }
@@ -229,7 +239,7 @@ pub fn serve_webhook(options: &WebhookOptions, converter: Arc<dyn Converter>) ->
         .map_err(|source| ServeError::Bind { addr, source })?
         .handle(handle.clone());
     let reloader = tokio::spawn(reload_certificates(tls, options.clone(), (cert_pem, key_pem)));
-    let app = armgen_runtime::webhook::router(converter);
+    let app = armgen_runtime::webhook::router_with_limits(converter, options.limits);
     let (stop, stopped) = oneshot::channel();
     let task = tokio::spawn(async move {
         let serving = server.serve(app.into_make_service());

@@ -1,9 +1,10 @@
 //! Leader election against the fake API server, with short durations (lease 1 s, renew deadline 600 ms, retry
 //! 100 ms) so that every scenario takes a few seconds.
 
+use std::future::Future;
 use std::time::Duration;
 
-use aks_reconciler::leader::{LeaderElection, LeaderElector, LeaderHandle, Termination};
+use aks_reconciler::leader::{LeaderElection, LeaderElector, LeaderHandle, Termination, identity_from};
 use fake_apiserver::FakeApiServer;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
@@ -458,4 +459,81 @@ async fn an_invalid_configuration_is_refused() {
     let server = FakeApiServer::new();
     let config = config("pod-a").with_durations(RENEW_DEADLINE, LEASE_DURATION, RETRY_PERIOD);
     assert!(LeaderElector::new(server.client(), config).is_err());
+}
+
+fn spawn_dedicated(server: &FakeApiServer, identity: &str) -> impl Future<Output = LeaderHandle> {
+    let server = server.clone();
+    let config = config(identity);
+    async move {
+        LeaderElector::spawn_dedicated(config, move || Ok(server.client()))
+            .await
+            .expect("starts")
+    }
+}
+
+/// Two processes on one host without `POD_NAME` used to share the host name as identity, so both believed they
+/// held the Lease. Now each gets `<host>_<uuid>`, and exactly one leads.
+#[tokio::test]
+async fn two_electors_without_pod_name_on_one_host_get_distinct_identities_and_one_leads() {
+    let server = FakeApiServer::new();
+    let first = identity_from(None, Some("shared-host"));
+    let second = identity_from(None, Some("shared-host"));
+    assert_ne!(first, second, "identities are unique per process");
+    assert!(first.starts_with("shared-host_") && second.starts_with("shared-host_"));
+
+    // One on the caller's runtime, one on its own thread (as the binary runs it).
+    let a = spawn(&server, &first);
+    let b = spawn_dedicated(&server, &second).await;
+    let end = Instant::now() + LEASE_DURATION * 3;
+    let mut leader = None;
+    while Instant::now() < end {
+        let (a_leads, b_leads) = (a.is_leader(), b.is_leader());
+        assert!(!(a_leads && b_leads), "both lead at once");
+        if a_leads || b_leads {
+            let now = if a_leads { &first } else { &second };
+            assert!(leader.is_none_or(|l| l == now), "leadership changed hands");
+            leader = Some(now);
+        }
+        sleep(Duration::from_millis(10)).await;
+    }
+    let leader = leader.expect("one of them leads");
+    assert_eq!(holder(&server).as_ref(), Some(leader), "the lease names the leader");
+    assert_eq!(transitions(&lease(&server)), Some(0), "no takeover happened");
+    let (a_end, b_end) = (a.shutdown().await, b.shutdown().await);
+    assert!(
+        a_end == Termination::Released || b_end == Termination::Released,
+        "{a_end:?} {b_end:?}"
+    );
+    assert!(!matches!(a_end, Termination::Lost) && !matches!(b_end, Termination::Lost));
+}
+
+#[tokio::test]
+async fn a_dedicated_elector_renews_releases_and_can_be_aborted() {
+    let server = FakeApiServer::new();
+    let a = spawn_dedicated(&server, "pod-a").await;
+    assert!(acquired_within(&a, Duration::from_secs(2)).await);
+    let renewed = time_field(&lease(&server), "renewTime");
+    assert!(
+        eventually(LEASE_DURATION, || time_field(&lease(&server), "renewTime") > renewed).await,
+        "renews from its own thread"
+    );
+    assert_eq!(a.shutdown().await, Termination::Released);
+    assert_eq!(holder(&server), None, "released");
+
+    // Aborted: stops at once without releasing, as if the process died.
+    let b = spawn_dedicated(&server, "pod-b").await;
+    assert!(acquired_within(&b, Duration::from_secs(2)).await);
+    let status = b.status();
+    b.abort();
+    assert!(eventually(Duration::from_secs(2), || !status.is_leader()).await);
+    sleep(RETRY_PERIOD * 3).await;
+    assert_eq!(holder(&server).as_deref(), Some("pod-b"), "not released");
+
+    // A configuration that cannot work is refused before a thread starts.
+    let invalid = config("pod-c").with_durations(LEASE_DURATION, LEASE_DURATION, RETRY_PERIOD);
+    let server = server.clone();
+    let e = LeaderElector::spawn_dedicated(invalid, move || Ok(server.client()))
+        .await
+        .expect_err("invalid durations");
+    assert!(e.to_string().contains("renew deadline"), "{e}");
 }

@@ -458,7 +458,7 @@ fn convert_objects_reports_the_first_failure() {
 mod router {
     use std::sync::Arc;
 
-    use armgen_runtime::webhook::{self, CONVERT_PATH, MAX_BODY_BYTES};
+    use armgen_runtime::webhook::{self, CONVERT_PATH, DEFAULT_MAX_BODY_BYTES};
     use axum::body::{Body, to_bytes};
     use axum::http::{Method, Request, StatusCode, header};
     use serde_json::{Value, json};
@@ -561,7 +561,7 @@ mod router {
 
     #[tokio::test]
     async fn a_body_over_the_limit_is_too_large() {
-        let body = vec![b' '; MAX_BODY_BYTES + 1];
+        let body = vec![b' '; DEFAULT_MAX_BODY_BYTES + 1];
         let (status, answer) = call(Method::POST, CONVERT_PATH, Some("application/json"), body).await;
         assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
         assert_eq!(answer["reason"], "RequestEntityTooLarge");
