@@ -95,7 +95,10 @@ fn malformed_json_names_the_file_and_the_place() {
     assert_error(&o, &["<stdin>", "more than one document"]);
     let cr = "apiVersion: containerservice.azure.com/v2alpha1\nkind: ManagedCluster\nspec: {location: [1]}\n";
     let o = armctl(&["export", "-f", "-"], Some(cr));
-    assert_error(&o, &["<stdin>", "spec.location: invalid type: sequence, expected a string"]);
+    assert_error(
+        &o,
+        &["<stdin>", "spec.location: invalid type: sequence, expected a string"],
+    );
 }
 
 #[test]
