@@ -104,17 +104,7 @@ pub fn parse_resource_group_id(what: &str, id: &str) -> Result<(String, String),
 /// Checks a Kubernetes object name the tenant wrote (a Secret, a referenced custom resource): a DNS-1123
 /// subdomain (lowercase letters, digits, `-` and `.`, at most 253 characters, starting and ending alphanumeric).
 pub fn check_object_name(what: &str, name: &str) -> Result<(), String> {
-    let ok = !name.is_empty()
-        && name.len() <= 253
-        && name.split('.').all(|label| {
-            !label.is_empty()
-                && label.len() <= 63
-                && label
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-        });
+    let ok = is_dns1123_subdomain(name);
     if ok {
         Ok(())
     } else {
@@ -122,6 +112,22 @@ pub fn check_object_name(what: &str, name: &str) -> Result<(), String> {
             "{what} {name:?} is not a Kubernetes object name (a DNS-1123 subdomain: lowercase letters, digits, '-' and '.')"
         ))
     }
+}
+
+/// Kubernetes' rule for object names such as Secrets (`IsDNS1123Subdomain`): dot-separated labels of lowercase
+/// alphanumerics and `-`, each starting and ending alphanumeric, 253 characters at most.
+pub fn is_dns1123_subdomain(name: &str) -> bool {
+    name.len() <= 253
+        && name.split('.').all(|label| {
+            let bytes = label.as_bytes();
+            !bytes.is_empty()
+                && bytes.len() <= 63
+                && bytes
+                    .iter()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+                && bytes.first().is_some_and(u8::is_ascii_alphanumeric)
+                && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
+        })
 }
 
 /// Checks a Secret key the tenant wrote: letters, digits, `-`, `_` and `.`, at most 253 characters (what

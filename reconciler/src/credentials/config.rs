@@ -424,7 +424,7 @@ pub fn credential_secret_name(annotations: Option<&BTreeMap<String, String>>) ->
         .map(|v| v.trim())
         .filter(|v| !v.is_empty());
     match named {
-        Some(name) if is_dns1123_subdomain(name) => Ok(name),
+        Some(name) if crate::names::is_dns1123_subdomain(name) => Ok(name),
         Some(_) => Err(CredentialError::InvalidValue {
             location: format!("annotation {CREDENTIAL_FROM_ANNOTATION}"),
             reason: "must name a Secret in the resource's own namespace: a DNS-1123 subdomain (lowercase letters, \
@@ -433,22 +433,6 @@ pub fn credential_secret_name(annotations: Option<&BTreeMap<String, String>>) ->
         }),
         None => Ok(DEFAULT_CREDENTIAL_SECRET),
     }
-}
-
-/// Kubernetes' rule for object names such as Secrets (`IsDNS1123Subdomain`): dot-separated labels of lowercase
-/// alphanumerics and `-`, each starting and ending alphanumeric, 253 characters at most.
-fn is_dns1123_subdomain(name: &str) -> bool {
-    name.len() <= 253
-        && name.split('.').all(|label| {
-            let bytes = label.as_bytes();
-            !bytes.is_empty()
-                && bytes.len() <= 63
-                && bytes
-                    .iter()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-                && bytes.first().is_some_and(u8::is_ascii_alphanumeric)
-                && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
-        })
 }
 
 enum Method {
