@@ -452,7 +452,15 @@ impl ArmClient {
         format!("{}/.default", self.endpoint.as_str().trim_end_matches('/'))
     }
 
+    /// The request URL of resource `id`. Every ID is checked segment by segment first ([`crate::names::check_arm_id`]:
+    /// no empty, `.` or `..` segments, no `?`, `#`, `%` or `/` smuggled into a name), so whatever an ID was built
+    /// from, the request cannot leave the resource it names.
     fn url(&self, id: &str, api_version: &str) -> Result<Url, ArmError> {
+        let id = id.trim_end_matches('/');
+        crate::names::check_arm_id("the resource ID", id).map_err(|message| ArmError::Protocol {
+            request: id.to_string(),
+            message,
+        })?;
         let mut url = self
             .endpoint
             .join(id.trim_start_matches('/'))
@@ -800,6 +808,27 @@ mod tests {
         let half = max / 2;
         let d = base.min(half).saturating_mul(2u32.saturating_pow(n - 1)).min(half);
         (d, (d * 2).min(max))
+    }
+
+    #[test]
+    fn request_urls_never_leave_the_resource_they_name() {
+        let client = ArmClient::new(
+            reqwest::Client::new(),
+            "https://management.azure.com".parse().unwrap(),
+            RetryPolicy::default(),
+        );
+        let id = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/c";
+        let url = client.url(&format!("{id}/"), "2025-10-01").unwrap();
+        assert_eq!(url.path(), id);
+        for bad in [
+            "/subscriptions/s/resourceGroups/rg/../../providers/Microsoft.Authorization/roleAssignments/x",
+            "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/c?x=1",
+            "/subscriptions/s/resourceGroups//providers/Microsoft.ContainerService/managedClusters/c",
+            "/providers/Microsoft.Authorization/roleAssignments/x",
+        ] {
+            let e = client.url(bad, "2025-10-01").unwrap_err();
+            assert!(matches!(e, ArmError::Protocol { .. }), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -636,13 +636,14 @@ impl<'a> Run<'a> {
             });
         }
 
-        let failed_state = actual
-            .as_ref()
-            .and_then(provisioning_state)
-            .is_some_and(|s| s.eq_ignore_ascii_case("failed"));
-        if failed_state && just_put.is_none() {
-            // Azure reports the resource Failed (an operation failed, here or elsewhere): never Ready; a PUT of
-            // the spec is the retry AKS documents for a failed resource, sent after a backoff.
+        // Azure reports the resource Failed (an operation failed, here or elsewhere) and no operation of ours just
+        // succeeded: never Ready; the spec is PUT again (the retry), after a backoff.
+        let retry_failed = just_put.is_none()
+            && actual
+                .as_ref()
+                .and_then(provisioning_state)
+                .is_some_and(|s| s.eq_ignore_ascii_case("failed"));
+        if retry_failed {
             if let Some(wait) = self.failed_backoff_remaining() {
                 let (reason, message) = self.previous_failure();
                 return Ok(Outcome {
@@ -668,7 +669,7 @@ impl<'a> Run<'a> {
         let put_for: Option<Option<Vec<String>>> = match &differences {
             None => Some(None),
             // A Failed resource is PUT again even when it matches the spec (the retry after the backoff).
-            Some(d) if failed_state && just_put.is_none() => Some(Some(d.iter().map(|d| d.path.clone()).collect())),
+            Some(d) if retry_failed => Some(Some(d.iter().map(|d| d.path.clone()).collect())),
             Some(d) if armgen_runtime::diff::needs_put(d, &self.operator.known_differences) => {
                 Some(Some(d.iter().map(|d| d.path.clone()).collect()))
             }
@@ -841,6 +842,9 @@ impl<'a> Run<'a> {
     }
 
     /// Records a failed operation in `operatorStatus.annotations` and returns the backoff before the next PUT:
+    /// in status rather than in [`RequeueBackoff`]'s memory because the wait spans minutes to an hour and must
+    /// hold across restarts (an AKS PUT is expensive); a tenant who edits it gains nothing a spec change would
+    /// not give at once.
     /// [`Settings::failed`] doubled per consecutive failure, at most [`MAX_FAILED_BACKOFF`].
     fn record_failure(&mut self) -> Duration {
         let attempts = self
@@ -979,9 +983,7 @@ impl<'a> Run<'a> {
                         .into());
                     }
                 };
-                let id = format!("{group}/providers/{}/{azure_name}", info.arm.arm_type);
-                names::check_arm_id("the ARM ID", &id).map_err(invalid)?;
-                Ok(id)
+                Ok(format!("{group}/providers/{}/{azure_name}", info.arm.arm_type))
             }
             Some(owner_kind) => {
                 let Some(owner_name) = name_of("name") else {
@@ -994,9 +996,7 @@ impl<'a> Run<'a> {
                 names::check_object_name("spec.owner.name", owner_name).map_err(invalid)?;
                 let owner_id = self.owner_id(owner_kind, owner_name).await?;
                 let segment = info.arm.arm_type.rsplit('/').next().unwrap_or_default();
-                let id = format!("{owner_id}/{segment}/{azure_name}");
-                names::check_arm_id("the ARM ID", &id).map_err(invalid)?;
-                Ok(id)
+                Ok(format!("{owner_id}/{segment}/{azure_name}"))
             }
         }
     }
