@@ -10,6 +10,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "support/deep_chain.rs"]
+#[allow(dead_code)] // the deep-chain writer is for fit.rs and the bench
+mod deep_chain;
+
 use armgen::load::SpecSet;
 use serde_json::{Value, json};
 
@@ -117,24 +121,9 @@ fn widget_spec(reference: Option<&str>, description: &str) -> Value {
     if let Some(r) = reference {
         properties["x"] = json!({"$ref": r});
     }
-    json!({
-        "swagger": "2.0",
-        "info": {"title": "Widgets", "version": "2024-01-01"},
-        "paths": {
-            "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Test/widgets/{widgetName}": {
-                "put": {
-                    "operationId": "Widgets_CreateOrUpdate",
-                    "parameters": [
-                        {"name": "subscriptionId", "in": "path", "required": true, "type": "string"},
-                        {"name": "resourceGroupName", "in": "path", "required": true, "type": "string"},
-                        {"name": "widgetName", "in": "path", "required": true, "type": "string"},
-                        {"name": "parameters", "in": "body", "required": true, "schema": {"$ref": "#/definitions/Widget"}}
-                    ],
-                    "responses": {"200": {"description": "OK", "schema": {"$ref": "#/definitions/Widget"}}}
-                }
-            }
-        },
-        "definitions": {
+    deep_chain::widget_document(
+        "Widgets",
+        json!({
             "Widget": {
                 "type": "object",
                 "description": description,
@@ -142,8 +131,8 @@ fn widget_spec(reference: Option<&str>, description: &str) -> Value {
             },
             "WidgetProperties": {"type": "object", "description": description, "properties": properties},
             "Secret": {"type": "object", "description": description, "properties": {"value": {"type": "string", "description": description}}}
-        }
-    })
+        }),
+    )
 }
 
 fn write_json(path: &Path, value: &Value) {

@@ -24,16 +24,38 @@ async fn wait_ready(h: &Harness, kind: &str, name: &str, within: Duration) -> Du
     );
 }
 
+/// The real controllers of every served kind, watching the test namespace, until [`Controllers::stop`].
+struct Controllers {
+    stop: tokio::sync::oneshot::Sender<()>,
+    running: tokio::task::JoinHandle<()>,
+}
+
+impl Controllers {
+    fn start(h: &Harness) -> Self {
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let options = RunOptions {
+            namespace: Some(NS.into()),
+            concurrency: 4,
+            shutdown: Some(stopped.map(|_| ()).boxed()),
+        };
+        let running = tokio::spawn(run(h.shared.clone(), served_kinds(&[]), options));
+        Controllers { stop, running }
+    }
+
+    /// Shuts the controllers down; they must stop within 10 s without a panic.
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        tokio::time::timeout(Duration::from_secs(10), self.running)
+            .await
+            .expect("controllers stop")
+            .expect("no panic");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn controllers_reconcile_children_when_their_owner_appears_and_stay_quiet_when_in_sync() {
     let h = Harness::new().await;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let options = RunOptions {
-        namespace: Some(NS.into()),
-        concurrency: 4,
-        shutdown: Some(stopped.map(|_| ()).boxed()),
-    };
-    let controllers = tokio::spawn(run(h.shared.clone(), served_kinds(&[]), options));
+    let controllers = Controllers::start(&h);
 
     h.apply("AgentPool", "gpu", pool_spec("demo")).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -72,11 +94,7 @@ async fn controllers_reconcile_children_when_their_owner_appears_and_stay_quiet_
     );
     assert_eq!(h.sim.count("DELETE"), 1);
 
-    let _ = stop.send(());
-    tokio::time::timeout(Duration::from_secs(10), controllers)
-        .await
-        .expect("controllers stop")
-        .expect("no panic");
+    controllers.stop().await;
 }
 
 /// Issue 13 item 9: an owner's deletion wakes its children, which report the owner gone instead of staying
@@ -84,13 +102,7 @@ async fn controllers_reconcile_children_when_their_owner_appears_and_stay_quiet_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_an_owner_wakes_its_children() {
     let h = Harness::new().await;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let options = RunOptions {
-        namespace: Some(NS.into()),
-        concurrency: 4,
-        shutdown: Some(stopped.map(|_| ()).boxed()),
-    };
-    let controllers = tokio::spawn(run(h.shared.clone(), served_kinds(&[]), options));
+    let controllers = Controllers::start(&h);
     h.apply("ManagedCluster", "demo", cluster_spec()).await;
     h.apply("AgentPool", "gpu", pool_spec("demo")).await;
     wait_ready(&h, "ManagedCluster", "demo", Duration::from_secs(20)).await;
@@ -113,9 +125,5 @@ async fn deleting_an_owner_wakes_its_children() {
         "{ready:?}"
     );
 
-    let _ = stop.send(());
-    tokio::time::timeout(Duration::from_secs(10), controllers)
-        .await
-        .expect("controllers stop")
-        .expect("no panic");
+    controllers.stop().await;
 }

@@ -6,11 +6,9 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aks_reconciler::reconcile::api_resource;
 use arm_simulator::{Fault, FaultRule};
 use common::*;
-use kube::Api;
-use kube::api::{DynamicObject, Patch, PatchParams};
+use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
 /// A harness whose failed-operation backoff is `failed` (the default is minutes).
@@ -22,15 +20,16 @@ async fn harness_failing_after(failed: Duration) -> Harness {
     h
 }
 
-async fn patch_status(h: &Harness, kind: &str, name: &str, status: Value) {
-    let api: Api<DynamicObject> = Api::namespaced_with(h.api.client(), NS, &api_resource(h.ctx(kind).info));
-    api.patch_status(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({ "status": status })),
-    )
-    .await
-    .expect("status patch");
+/// Writes `status` into the object's status, as a tenant allowed to patch status could.
+async fn patch_status(h: &Harness, kind: &str, namespace: &str, name: &str, status: Value) {
+    h.api_in(kind, namespace)
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "status": status })),
+        )
+        .await
+        .expect("status patch");
 }
 
 /// Item 2: a resource Azure reports `Failed` is never `Ready`; after the backoff the spec is PUT again, and the
@@ -38,13 +37,7 @@ async fn patch_status(h: &Harness, kind: &str, name: &str, status: Value) {
 #[tokio::test]
 async fn a_failed_operation_is_never_ready_and_is_retried_after_the_backoff() {
     let h = harness_failing_after(Duration::from_millis(300)).await;
-    h.sim.inject(
-        FaultRule::new(Fault::FailOperation {
-            code: "QuotaExceeded".into(),
-            message: "Operation could not be completed as it results in exceeding approved quota".into(),
-        })
-        .method("PUT"),
-    );
+    h.sim.inject(quota_exceeded_on_next_put());
     h.apply("ManagedCluster", "demo", cluster_spec()).await;
     h.converge("ManagedCluster", "demo").await;
     let (status, reason, message) = h.ready("ManagedCluster", "demo").await;
@@ -133,6 +126,7 @@ async fn pending_operation_that_cannot_be_polled(url: &str) {
     patch_status(
         &h,
         "ManagedCluster",
+        NS,
         "demo",
         json!({"operatorStatus": {"pendingOperation": poller.to_string()}}),
     )
@@ -167,8 +161,9 @@ async fn pending_operation_that_cannot_be_polled(url: &str) {
 async fn a_pending_operation_answering_404_is_dropped() {
     let h = Harness::new().await;
     let url = format!(
-        "{}/subscriptions/{SUB}/providers/Microsoft.ContainerService/locations/westeurope/operations/gone?api-version=2025-10-01",
-        h.running.base_url
+        "{}/subscriptions/{SUB}/providers/Microsoft.ContainerService/locations/westeurope/operations/gone?api-version={}",
+        h.running.base_url,
+        h.ctx("ManagedCluster").info.arm.api_version
     );
     drop(h);
     pending_operation_that_cannot_be_polled(&url).await;
@@ -207,39 +202,6 @@ async fn a_spec_field_of_the_wrong_type_names_its_path() {
 
 const OTHER: &str = "other";
 
-fn api_in(h: &Harness, kind: &str, namespace: &str) -> Api<DynamicObject> {
-    Api::namespaced_with(h.api.client(), namespace, &api_resource(h.ctx(kind).info))
-}
-
-fn apply_in(h: &Harness, kind: &str, namespace: &str, name: &str, spec: Value) {
-    h.api.insert(json!({
-        "apiVersion": h.ctx(kind).info.api_version(),
-        "kind": kind,
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": spec,
-    }));
-}
-
-/// One reconcile of an object in `namespace`; `None` when it no longer exists.
-async fn reconcile_in(h: &Harness, kind: &str, namespace: &str, name: &str) -> Option<()> {
-    let object = api_in(h, kind, namespace).get_opt(name).await.expect("API server")?;
-    aks_reconciler::reconcile::reconcile(Arc::new(object), h.ctx(kind))
-        .await
-        .expect("reconcile");
-    Some(())
-}
-
-async fn ready_in(h: &Harness, kind: &str, namespace: &str, name: &str) -> (String, String, String) {
-    let object = api_in(h, kind, namespace).get(name).await.expect("exists");
-    let c = object
-        .data
-        .pointer("/status/conditions/0")
-        .cloned()
-        .unwrap_or(Value::Null);
-    let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
-    (s("status"), s("reason"), s("message"))
-}
-
 async fn team_a_cluster(h: &Harness) {
     h.apply("ManagedCluster", "demo", cluster_spec()).await;
     h.converge("ManagedCluster", "demo").await;
@@ -256,9 +218,9 @@ async fn a_second_claimant_in_another_namespace_is_refused() {
     let mut spec = cluster_spec();
     spec["azureName"] = json!("demo");
     spec["dnsPrefix"] = json!("evil");
-    apply_in(&h, "ManagedCluster", OTHER, "copy", spec);
-    reconcile_in(&h, "ManagedCluster", OTHER, "copy").await;
-    let (status, reason, message) = ready_in(&h, "ManagedCluster", OTHER, "copy").await;
+    h.apply_in("ManagedCluster", OTHER, "copy", spec);
+    h.reconcile_in("ManagedCluster", OTHER, "copy").await;
+    let (status, reason, message) = h.ready_in("ManagedCluster", OTHER, "copy").await;
     assert_eq!(
         (status.as_str(), reason.as_str()),
         ("False", "ClaimedByOther"),
@@ -270,12 +232,12 @@ async fn a_second_claimant_in_another_namespace_is_refused() {
     );
     assert_eq!(h.sim.traffic().len(), 0, "not even a GET of team-a's cluster");
 
-    api_in(&h, "ManagedCluster", OTHER)
+    h.api_in("ManagedCluster", OTHER)
         .delete("copy", &Default::default())
         .await
         .expect("delete");
     for _ in 0..3 {
-        if reconcile_in(&h, "ManagedCluster", OTHER, "copy").await.is_none() {
+        if h.reconcile_in("ManagedCluster", OTHER, "copy").await.is_none() {
             break;
         }
     }
@@ -295,28 +257,21 @@ async fn an_edited_status_id_is_never_deleted() {
     team_a_cluster(&h).await;
     let mut spec = cluster_spec();
     spec["dnsPrefix"] = json!("mine");
-    apply_in(&h, "ManagedCluster", OTHER, "mine", spec);
+    h.apply_in("ManagedCluster", OTHER, "mine", spec);
     for _ in 0..10 {
-        reconcile_in(&h, "ManagedCluster", OTHER, "mine").await;
-        if ready_in(&h, "ManagedCluster", OTHER, "mine").await.0 == "True" {
+        h.reconcile_in("ManagedCluster", OTHER, "mine").await;
+        if h.ready_in("ManagedCluster", OTHER, "mine").await.0 == "True" {
             break;
         }
     }
-    assert_eq!(ready_in(&h, "ManagedCluster", OTHER, "mine").await.0, "True");
-    api_in(&h, "ManagedCluster", OTHER)
-        .patch_status(
-            "mine",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": {"id": cluster_id("demo")}})),
-        )
-        .await
-        .expect("status patch");
-    api_in(&h, "ManagedCluster", OTHER)
+    assert_eq!(h.ready_in("ManagedCluster", OTHER, "mine").await.0, "True");
+    patch_status(&h, "ManagedCluster", OTHER, "mine", json!({"id": cluster_id("demo")})).await;
+    h.api_in("ManagedCluster", OTHER)
         .delete("mine", &Default::default())
         .await
         .expect("delete");
     for _ in 0..3 {
-        if reconcile_in(&h, "ManagedCluster", OTHER, "mine").await.is_none() {
+        if h.reconcile_in("ManagedCluster", OTHER, "mine").await.is_none() {
             break;
         }
     }
@@ -340,18 +295,11 @@ async fn an_edited_status_id_is_never_deleted() {
 async fn a_forged_owner_status_does_not_aim_a_child_elsewhere() {
     let h = Harness::new().await;
     team_a_cluster(&h).await;
-    apply_in(&h, "ManagedCluster", OTHER, "fake", cluster_spec());
-    api_in(&h, "ManagedCluster", OTHER)
-        .patch_status(
-            "fake",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": {"id": cluster_id("demo")}})),
-        )
-        .await
-        .expect("status patch");
-    apply_in(&h, "AgentPool", OTHER, "evil", pool_spec("fake"));
-    reconcile_in(&h, "AgentPool", OTHER, "evil").await;
-    let (status, reason, message) = ready_in(&h, "AgentPool", OTHER, "evil").await;
+    h.apply_in("ManagedCluster", OTHER, "fake", cluster_spec());
+    patch_status(&h, "ManagedCluster", OTHER, "fake", json!({"id": cluster_id("demo")})).await;
+    h.apply_in("AgentPool", OTHER, "evil", pool_spec("fake"));
+    h.reconcile_in("AgentPool", OTHER, "evil").await;
+    let (status, reason, message) = h.ready_in("AgentPool", OTHER, "evil").await;
     assert_eq!(
         (status.as_str(), reason.as_str()),
         ("False", "WaitingForOwner"),

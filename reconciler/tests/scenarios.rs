@@ -189,13 +189,7 @@ async fn throttling_is_spaced_by_retry_after_and_server_errors_are_bounded() {
 #[tokio::test]
 async fn a_failed_operation_sets_ready_false_with_the_arm_code_and_a_spec_fix_recovers() {
     let h = Harness::new().await;
-    h.sim.inject(
-        FaultRule::new(Fault::FailOperation {
-            code: "QuotaExceeded".into(),
-            message: "Operation could not be completed as it results in exceeding approved quota".into(),
-        })
-        .method("PUT"),
-    );
+    h.sim.inject(quota_exceeded_on_next_put());
     h.apply("ManagedCluster", "demo", cluster_spec()).await;
     h.converge("ManagedCluster", "demo").await;
     let (status, reason, message) = h.ready("ManagedCluster", "demo").await;

@@ -50,10 +50,16 @@ pub fn spec(depth: usize) -> Value {
             }),
         );
     }
+    widget_document("Deep", Value::Object(definitions))
+}
+
+/// A Swagger 2.0 document with one resource, `Microsoft.Test/widgets` (PUT of a `Widget`), and `definitions`
+/// (which must define `Widget`): the fixture shape the generator's spec-root and deep-chain tests share.
+pub fn widget_document(title: &str, definitions: Value) -> Value {
     let path = "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Test/widgets/{widgetName}";
     json!({
         "swagger": "2.0",
-        "info": {"title": "Deep", "version": "2024-01-01"},
+        "info": {"title": title, "version": "2024-01-01"},
         "paths": {
             path: {
                 "put": {
@@ -68,6 +74,6 @@ pub fn spec(depth: usize) -> Value {
                 }
             }
         },
-        "definitions": Value::Object(definitions)
+        "definitions": definitions
     })
 }

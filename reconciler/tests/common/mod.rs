@@ -160,8 +160,23 @@ impl Harness {
     }
 
     fn dyn_api(&self, kind: &str) -> Api<DynamicObject> {
+        self.api_in(kind, NS)
+    }
+
+    /// The API of the served version of `kind` in `namespace`.
+    pub fn api_in(&self, kind: &str, namespace: &str) -> Api<DynamicObject> {
         let ctx = self.ctx(kind);
-        Api::namespaced_with(self.api.client(), NS, &api_resource(ctx.info))
+        Api::namespaced_with(self.api.client(), namespace, &api_resource(ctx.info))
+    }
+
+    /// Creates a custom resource of the served version of `kind` in `namespace`.
+    pub fn apply_in(&self, kind: &str, namespace: &str, name: &str, spec: Value) -> Value {
+        self.api.insert(json!({
+            "apiVersion": self.ctx(kind).info.api_version(),
+            "kind": kind,
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": spec,
+        }))
     }
 
     /// Creates a custom resource of the served version of `kind`.
@@ -180,7 +195,14 @@ impl Harness {
     }
 
     pub async fn object(&self, kind: &str, name: &str) -> Option<DynamicObject> {
-        self.dyn_api(kind).get_opt(name).await.expect("API server answers")
+        self.object_in(kind, NS, name).await
+    }
+
+    pub async fn object_in(&self, kind: &str, namespace: &str, name: &str) -> Option<DynamicObject> {
+        self.api_in(kind, namespace)
+            .get_opt(name)
+            .await
+            .expect("API server answers")
     }
 
     pub async fn patch_spec(&self, kind: &str, name: &str, patch: Value) {
@@ -203,13 +225,23 @@ impl Harness {
 
     /// One reconcile of the object as it is now; `None` when it no longer exists.
     pub async fn reconcile(&self, kind: &str, name: &str) -> Option<Action> {
-        let object = self.object(kind, name).await?;
+        self.reconcile_in(kind, NS, name).await
+    }
+
+    /// One reconcile of the object in `namespace`; `None` when it no longer exists.
+    pub async fn reconcile_in(&self, kind: &str, namespace: &str, name: &str) -> Option<Action> {
+        let object = self.object_in(kind, namespace, name).await?;
         Some(reconcile(Arc::new(object), self.ctx(kind)).await.expect("reconcile"))
     }
 
     /// `Ready`'s status, reason and message.
     pub async fn ready(&self, kind: &str, name: &str) -> (String, String, String) {
-        let object = self.object(kind, name).await.expect("object exists");
+        self.ready_in(kind, NS, name).await
+    }
+
+    /// `Ready`'s status, reason and message of the object in `namespace`.
+    pub async fn ready_in(&self, kind: &str, namespace: &str, name: &str) -> (String, String, String) {
+        let object = self.object_in(kind, namespace, name).await.expect("object exists");
         let c = object
             .data
             .pointer("/status/conditions")
@@ -306,4 +338,13 @@ pub fn pool_spec(cluster: &str) -> Value {
 
 pub fn cluster_id(name: &str) -> String {
     format!("/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.ContainerService/managedClusters/{name}")
+}
+
+/// The next long-running PUT ends `Failed` with AKS's quota error.
+pub fn quota_exceeded_on_next_put() -> arm_simulator::FaultRule {
+    arm_simulator::FaultRule::new(arm_simulator::Fault::FailOperation {
+        code: "QuotaExceeded".into(),
+        message: "Operation could not be completed as it results in exceeding approved quota".into(),
+    })
+    .method("PUT")
 }
