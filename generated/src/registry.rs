@@ -359,6 +359,15 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
         },
     },
 ];
+/// What the services do that their specs do not say (`rules.json`, generated from the config's
+/// `kubernetes.errors`, `childOwned`, `ownerGate` and `immutable` entries and the specs'
+/// `x-ms-mutability`): the document the reconciler and the simulator act on.
+pub const RULES_JSON: &str = include_str!("../rules.json");
+/// [`RULES_JSON`], parsed.
+pub fn rules() -> Result<armgen_runtime::rules::Rules, String> {
+    armgen_runtime::rules::Rules::from_json(RULES_JSON)
+}
+
 /// Imports an ARM payload of `kind` as a custom resource (JSON) of API group `group`, Kubernetes
 /// version `version`; `None` when that group, version (or its feature) or kind does not exist.
 pub fn import_custom_resource(

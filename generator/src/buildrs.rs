@@ -206,14 +206,13 @@ impl Options {
                 // `Kind::crd()` includes its manifest from `crds/` beside the crate's `src/`; in one file, the
                 // manifests are written beside that file and included from there.
                 let text = text.replace("include_str!(\"../../../crds/", "include_str!(\"crds/");
+                let text = text.replace("include_str!(\"../rules.json\")", "include_str!(\"rules.json\")");
                 let mut out = BTreeMap::from([(PathBuf::from(name), text)]);
                 // The manifests only: a single file has no kustomize layout to compose.
                 let kustomization = crate::emit::crd::kustomization_path();
-                out.extend(
-                    files
-                        .into_iter()
-                        .filter(|(p, _)| p.starts_with("crds") && *p != kustomization),
-                );
+                out.extend(files.into_iter().filter(|(p, _)| {
+                    (p.starts_with("crds") && *p != kustomization) || *p == Path::new(crate::rules::FILE)
+                }));
                 Ok(out)
             }
         }

@@ -62,6 +62,78 @@ pub struct KubernetesConfig {
     /// Per kind (as generated, after `resources.rename`).
     #[serde(default)]
     pub resources: BTreeMap<String, KubeResourceConfig>,
+    /// How the reconciler classifies the provider's ARM errors beyond 429, 5xx and dropped connections
+    /// (always retryable).
+    #[serde(default)]
+    pub errors: ErrorsConfig,
+}
+
+/// `kubernetes.errors`: ARM errors worth retrying, and errors that fail again until the spec changes.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ErrorsConfig {
+    #[serde(default)]
+    pub retryable: Vec<ErrorMatchConfig>,
+    #[serde(default)]
+    pub terminal: Vec<ErrorMatchConfig>,
+}
+
+/// One entry of `kubernetes.errors.retryable` / `.terminal`: an HTTP status, an ARM error code, or both.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ErrorMatchConfig {
+    #[serde(default)]
+    pub status: Option<u16>,
+    #[serde(default)]
+    pub code: Option<String>,
+    /// The public source of the entry (required).
+    pub source: String,
+}
+
+/// `kubernetes.resources.<Kind>.childOwned.<armPath>`: an array property whose items child resources own after
+/// creation.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ChildOwnedConfig {
+    /// The child kind whose resources the items are.
+    pub kind: String,
+    /// The item property that is the child resource's name.
+    pub key: String,
+    /// The public source of the rule (required).
+    pub source: String,
+}
+
+/// `kubernetes.resources.<Kind>.ownerGate`: when a child waits for its owner.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OwnerGateConfig {
+    /// Wait while the owner is not settled (an operation in flight, a non-terminal provisioningState, or a
+    /// `Ready` condition of an older generation).
+    #[serde(default)]
+    pub settled: bool,
+    /// The child's ARM path of a version (`properties.orchestratorVersion`) → the owner's it may not exceed.
+    #[serde(default)]
+    pub versions: BTreeMap<String, VersionGateConfig>,
+    /// The public source of the rule (required).
+    pub source: String,
+}
+
+/// `ownerGate.versions.<armPath>`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct VersionGateConfig {
+    /// The owner's ARM path (`properties.currentKubernetesVersion`), a read-only or writable string in its status.
+    pub owner: String,
+    /// The ARM error code the service refuses a violating PUT with.
+    pub error_code: String,
+}
+
+/// `overrides.types.<Schema>.properties.<json>.immutable`: the property is fixed after creation.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ImmutableConfig {
+    /// The public source of the rule (required).
+    pub source: String,
 }
 
 /// What spec → ARM does with an empty collection.
@@ -91,6 +163,13 @@ pub struct KubeResourceConfig {
     /// Also generate `<Kind>Template` (`spec.template.spec` holds a `<Kind>Spec`).
     #[serde(default)]
     pub template: bool,
+    /// Array properties (ARM path, e.g. `properties.agentPoolProfiles`) whose items child resources own after
+    /// creation.
+    #[serde(default)]
+    pub child_owned: BTreeMap<String, ChildOwnedConfig>,
+    /// When this (child) kind waits for its owner.
+    #[serde(default)]
+    pub owner_gate: Option<OwnerGateConfig>,
 }
 
 /// `kubernetes.resources.<Kind>.secrets.<name>`: how the reconciler fetches a Secret export.
@@ -205,6 +284,9 @@ pub struct PropertyOverride {
     /// boolean, string or integer): the value once the desired state is applied (desired when set, else actual).
     #[serde(default)]
     pub diff_ignored_when: BTreeMap<String, serde_json::Value>,
+    /// Fixed after creation (as `x-ms-mutability` without `update` would say), with the public source.
+    #[serde(default)]
+    pub immutable: Option<ImmutableConfig>,
 }
 
 impl Config {
@@ -326,6 +408,10 @@ impl Config {
                             "list the item properties that identify an item (at least one name)".into(),
                         ));
                     }
+                    if let Some(i) = &po.immutable {
+                        check_source(&format!("{key}.properties.{prop}.immutable.source"), &i.source)
+                            .map_err(|(k, m)| err(k, m))?;
+                    }
                     for (sibling, value) in &po.diff_ignored_when {
                         let scalar = value.is_boolean() || value.is_string() || value.is_i64() || value.is_u64();
                         if !scalar {
@@ -366,6 +452,53 @@ impl Config {
                     }
                     parse_value_path(&export.value).map_err(|message| err(format!("{key}.value"), message))?;
                 }
+                for (arm_path, owned) in &rc.child_owned {
+                    let key = format!("{key}.childOwned.{arm_path}");
+                    if !is_plain_path(arm_path) {
+                        return Err(err(
+                            key,
+                            format!("{arm_path:?} is not a dotted JSON path such as properties.agentPoolProfiles"),
+                        ));
+                    }
+                    if !is_type_ident(&owned.kind) {
+                        return Err(err(
+                            format!("{key}.kind"),
+                            format!("{:?} is not an UpperCamelCase kind name", owned.kind),
+                        ));
+                    }
+                    if owned.key.is_empty() || owned.key.contains('.') {
+                        return Err(err(
+                            format!("{key}.key"),
+                            format!("{:?} is not a property name", owned.key),
+                        ));
+                    }
+                    check_source(&format!("{key}.source"), &owned.source).map_err(|(k, m)| err(k, m))?;
+                }
+                if let Some(gate) = &rc.owner_gate {
+                    let key = format!("{key}.ownerGate");
+                    if !gate.settled && gate.versions.is_empty() {
+                        return Err(err(
+                            key,
+                            "a gate needs `settled: true` or at least one entry under `versions`".into(),
+                        ));
+                    }
+                    for (child, v) in &gate.versions {
+                        let key = format!("{key}.versions.{child}");
+                        if !is_plain_path(child) || !is_plain_path(&v.owner) {
+                            return Err(err(
+                                key,
+                                "keys and `owner` are dotted JSON paths such as properties.orchestratorVersion".into(),
+                            ));
+                        }
+                        if !is_action_name(&v.error_code) {
+                            return Err(err(
+                                format!("{key}.errorCode"),
+                                format!("{:?} is not an ARM error code", v.error_code),
+                            ));
+                        }
+                    }
+                    check_source(&format!("{key}.source"), &gate.source).map_err(|(k, m)| err(k, m))?;
+                }
                 for (export, path) in &rc.config_maps {
                     if !is_export_name(export) {
                         return Err(err(
@@ -379,6 +512,31 @@ impl Config {
                             format!("{path:?} is not a dotted JSON path such as properties.fqdn"),
                         ));
                     }
+                }
+            }
+            for (list, entries) in [
+                ("retryable", &group.kubernetes.errors.retryable),
+                ("terminal", &group.kubernetes.errors.terminal),
+            ] {
+                for (i, e) in entries.iter().enumerate() {
+                    let key = format!("groups.{name}.kubernetes.errors.{list}[{i}]");
+                    if e.status.is_none() && e.code.is_none() {
+                        return Err(err(key, "an entry needs `status`, `code` or both".into()));
+                    }
+                    if let Some(status) = e.status
+                        && !(400..=599).contains(&status)
+                    {
+                        return Err(err(
+                            format!("{key}.status"),
+                            format!("{status} is not an HTTP error status"),
+                        ));
+                    }
+                    if let Some(code) = &e.code
+                        && !is_action_name(code)
+                    {
+                        return Err(err(format!("{key}.code"), format!("{code:?} is not an ARM error code")));
+                    }
+                    check_source(&format!("{key}.source"), &e.source).map_err(|(k, m)| err(k, m))?;
                 }
             }
             for (version, v) in &group.versions {
@@ -461,6 +619,28 @@ fn is_module_name(s: &str) -> bool {
     s.starts_with(|c: char| c.is_ascii_lowercase())
         && s.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// A dotted JSON path of property names (`properties.agentPoolProfiles`).
+fn is_plain_path(path: &str) -> bool {
+    !path.is_empty()
+        && path
+            .split('.')
+            .all(|s| !s.is_empty() && !s.contains(['[', ']', '{', '}']))
+}
+
+/// A rule's `source`: where the behaviour it encodes is documented (a URL), required so that every encoded
+/// behaviour of a service can be checked.
+fn check_source(key: &str, source: &str) -> std::result::Result<(), (String, String)> {
+    let source = source.trim();
+    if source.starts_with("https://") && source.len() > "https://".len() && !source.contains(char::is_whitespace) {
+        Ok(())
+    } else {
+        Err((
+            key.to_string(),
+            format!("{source:?} is not a public source: give the https URL that documents the behaviour"),
+        ))
+    }
 }
 
 #[cfg(test)]

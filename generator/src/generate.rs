@@ -358,6 +358,10 @@ impl Builder {
         files.insert(PathBuf::from("REPORT.md"), emit::report(&outputs));
         let mut fitted = Vec::new();
         if self.options.kubernetes() {
+            files.insert(
+                PathBuf::from(crate::rules::FILE),
+                crate::rules::document(&config, &self.config, &outputs)?,
+            );
             let (crds, fits) = emit::crd::files_and_fits(&kubes, &irs)?; // crds/<plural>.<group>.yaml
             files.extend(crds);
             fitted = fits;

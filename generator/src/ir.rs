@@ -119,6 +119,9 @@ pub struct Property {
     pub read_only: bool,
     /// `x-ms-mutability`, when present (`create`, `read`, `update`).
     pub mutability: Option<Vec<String>>,
+    /// The config's `immutable` override: fixed after creation, with the public source saying so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub immutable_source: Option<String>,
     pub secret: bool,
     /// `x-ms-identifiers` on an array of objects (or the config's `identifiers` override).
     pub identifiers: Option<Vec<String>>,

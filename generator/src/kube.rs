@@ -34,6 +34,9 @@ use crate::config::{EmptyCollections, GroupConfig, KubeResourceConfig, SecretExp
 use crate::discover::Scope;
 use crate::ir::{Diagnostic, Ir, ObjectType, Primitive, Property, TypeId, TypeKind, TypeRef, Validation};
 
+/// The source of an immutability the spec itself declares.
+pub const MUTABILITY_SOURCE: &str = "x-ms-mutability";
+
 /// `spec:<arm type id>` or `status:<arm type id>`.
 pub type KubeTypeId = String;
 
@@ -181,6 +184,9 @@ pub struct KubeField {
     /// Required in the ARM payload (and writable): the CRD requires it.
     pub required: bool,
     pub immutable: bool,
+    /// Why it is immutable: [`MUTABILITY_SOURCE`] (the spec's `x-ms-mutability`) or the config override's source.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub immutable_source: Option<String>,
     pub description: Option<String>,
     pub validation: Validation,
     pub identifiers: Option<Vec<String>>,
@@ -373,6 +379,7 @@ fn synthetic(name: &str, ty: KubeRef, special: Special, doc: &str) -> KubeField 
         arm_props: Vec::new(),
         required: false,
         immutable: special == Special::AzureName || special == Special::Owner,
+        immutable_source: None,
         description: Some(doc.to_string()),
         validation: Validation::default(),
         identifiers: None,
@@ -510,10 +517,16 @@ impl Shaper<'_> {
     fn field(&mut self, path: &[Property], holder: &TypeId, family: Family) -> Option<KubeField> {
         let p = path.last()?;
         let ty = self.kube_ref(&p.ty, p, family)?;
-        let immutable = p
+        let create_only = p
             .mutability
             .as_ref()
             .is_some_and(|m| m.iter().any(|x| x == "create") && !m.iter().any(|x| x == "update"));
+        let immutable_source = match (&p.immutable_source, create_only) {
+            (Some(source), _) => Some(source.clone()),
+            (None, true) => Some(MUTABILITY_SOURCE.to_string()),
+            (None, false) => None,
+        };
+        let immutable = immutable_source.is_some();
         Some(KubeField {
             json_name: p.name.clone(),
             rust_name: p.rust_name.clone(),
@@ -522,6 +535,7 @@ impl Shaper<'_> {
             arm_props: path.to_vec(),
             required: family == Family::Spec && path.iter().all(|q| q.required && !q.read_only),
             immutable: family == Family::Spec && immutable,
+            immutable_source: immutable_source.filter(|_| family == Family::Spec),
             description: p.description.clone(),
             validation: p.validation.clone(),
             identifiers: p.identifiers.clone(),

@@ -114,10 +114,16 @@ fn single_file_writes_only_its_file_and_leaves_the_rest_of_the_folder_alone() {
         .expect("read_dir")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
         .collect();
-    // The file, and the CRD manifests its `Kind::crd()` functions include (`crds/` beside it).
+    // The file, the CRD manifests its `Kind::crd()` functions include (`crds/` beside it) and the rules
+    // document `rules()` includes.
     assert_eq!(
         names,
-        BTreeSet::from(["other.txt".into(), "widgets.rs".into(), "crds".into()])
+        BTreeSet::from([
+            "other.txt".into(),
+            "widgets.rs".into(),
+            "crds".into(),
+            "rules.json".into()
+        ])
     );
 }
 
@@ -350,8 +356,16 @@ fn the_single_file_form_is_self_contained() {
         .filter(|p| p.starts_with("crds"))
         .collect();
     assert!(!crds.is_empty(), "the CRD manifests are written beside the file");
-    assert_eq!(g.files.len(), crds.len() + 1, "{:?}", g.files.keys());
+    assert!(
+        g.files.contains_key(Path::new("rules.json")),
+        "the rules document is written beside the file"
+    );
+    assert_eq!(g.files.len(), crds.len() + 2, "{:?}", g.files.keys());
     let text = &g.files[Path::new("widgets.rs")];
+    assert!(
+        text.contains("include_str!(\"rules.json\")"),
+        "rules.json is included from beside the file"
+    );
     for crd in &crds {
         assert!(
             text.contains(&format!("include_str!(\"{}\")", crd.display())),

@@ -9,6 +9,7 @@ pub mod exports;
 pub mod hub;
 pub mod kube;
 pub mod nullable;
+pub mod rules;
 pub mod unknown;
 #[cfg(feature = "webhook")]
 pub mod webhook;

@@ -179,6 +179,16 @@ pub fn crate_files(
             /// resource: the registry a generic controller or simulator serves.
             pub const KINDS: &[armgen_runtime::KindInfo] = &[#(#kind_infos)*];
 
+            /// What the services do that their specs do not say (`rules.json`, generated from the config's
+            /// `kubernetes.errors`, `childOwned`, `ownerGate` and `immutable` entries and the specs'
+            /// `x-ms-mutability`): the document the reconciler and the simulator act on.
+            pub const RULES_JSON: &str = include_str!("../rules.json");
+
+            /// [`RULES_JSON`], parsed.
+            pub fn rules() -> Result<armgen_runtime::rules::Rules, String> {
+                armgen_runtime::rules::Rules::from_json(RULES_JSON)
+            }
+
             /// Imports an ARM payload of `kind` as a custom resource (JSON) of API group `group`, Kubernetes
             /// version `version`; `None` when that group, version (or its feature) or kind does not exist.
             pub fn import_custom_resource(group: &str, version: &str, kind: &str, arm_json: &str, name: &str, namespace: Option<&str>) -> Option<Result<serde_json::Value, serde_json::Error>> {

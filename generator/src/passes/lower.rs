@@ -430,6 +430,7 @@ impl<'a> Lower<'a> {
                 secret: ext("x-ms-secret").and_then(Value::as_bool) == Some(true),
                 identifiers: string_list(ext("x-ms-identifiers")).or(alias_identifiers),
                 diff_ignored_when: Default::default(),
+                immutable_source: None,
                 client_flatten: ext("x-ms-client-flatten").and_then(Value::as_bool) == Some(true),
                 nullable: data.is_some_and(|d| d.nullable),
                 default: data.and_then(|d| d.default.clone()).or(alias_default),

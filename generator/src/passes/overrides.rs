@@ -36,6 +36,9 @@ pub fn apply(ir: &mut Ir, overrides: &VersionOverrides) -> BTreeSet<String> {
                 if let Some(identifiers) = &po.identifiers {
                     p.identifiers = Some(identifiers.clone());
                 }
+                if let Some(i) = &po.immutable {
+                    p.immutable_source = Some(i.source.clone());
+                }
                 if !po.diff_ignored_when.is_empty() {
                     p.diff_ignored_when = po.diff_ignored_when.clone();
                 }
