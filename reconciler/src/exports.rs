@@ -688,6 +688,8 @@ pub fn retry_interval(retry: Retry, settings: &crate::reconcile::Settings) -> Op
         Retry::Failed => Some(settings.failed),
         Retry::After(d) => Some(d.max(std::time::Duration::from_millis(1))),
         Retry::Backoff { at_least } => Some(settings.backoff.base().max(at_least)),
+        Retry::OwnerChange => Some(settings.resync),
+        Retry::Terminal => (!settings.terminal_retry.is_zero()).then_some(settings.terminal_retry),
     }
 }
 

@@ -67,6 +67,16 @@ struct Args {
     /// Seconds before retrying after ARM rejected a request or an operation failed.
     #[arg(long, env = "FAILED_RETRY_SECONDS", default_value_t = 300)]
     failed_retry_interval: u64,
+    /// Seconds before a spec that ARM answered with a terminal error (the rules' `errors.terminal`: validation
+    /// errors, PropertyChangeNotAllowed, QuotaExceeded) is sent again unchanged; 0: only after a spec change. A
+    /// spec change (new generation) is always sent at once.
+    #[arg(long, env = "TERMINAL_RETRY_SECONDS", default_value_t = 21600)]
+    terminal_retry_interval: u64,
+    /// A rules document (JSON, the schema of `generated/rules.json`) replacing the built-in AKS rules: what the
+    /// services do that their specs do not say (child-owned properties, immutable properties, owner gates,
+    /// error classes). Read at start; an invalid file is an error.
+    #[arg(long, env = "ARMGEN_RULES_FILE", value_name = "FILE")]
+    rules: Option<PathBuf>,
     /// Seconds between refreshes of Secret exports (each costs ARM POSTs); ConfigMap exports follow every GET.
     #[arg(long, env = "EXPORT_REFRESH_SECONDS", default_value_t = 3600)]
     export_refresh_interval: u64,
@@ -289,6 +299,13 @@ async fn run(args: Args) -> Result<(), String> {
             Arc::new(CredentialSources::new(Credentials::new(http), global, defaults))
         }
     };
+    let rules = match &args.rules {
+        None => aks_api::rules().map_err(|e| format!("the built-in rules document: {e}"))?,
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("--rules {}: {e}", path.display()))?;
+            armgen_runtime::rules::Rules::from_json(&text).map_err(|e| format!("--rules {}: {e}", path.display()))?
+        }
+    };
     let reporter = Reporter {
         controller: "aks-reconciler".into(),
         instance: std::env::var("POD_NAME").ok(),
@@ -309,6 +326,8 @@ async fn run(args: Args) -> Result<(), String> {
                 Duration::from_secs(args.backoff_max),
             ),
             claims: aks_reconciler::claims::Claims::new(args.claims_namespace.clone()),
+            rules: Arc::new(rules),
+            terminal_retry: Duration::from_secs(args.terminal_retry_interval),
         },
         metrics,
     });

@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use armgen_runtime::KindInfo;
 use armgen_runtime::kube::{Condition, KnownDifference, OperatorStatus};
+use armgen_runtime::rules::{ErrorClass, ErrorRules, KindRules, OwnerGate, Rules, compare_versions};
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
@@ -90,6 +91,12 @@ pub struct Settings {
     pub backoff: RequeueBackoff,
     /// Where claims live ([`crate::claims`]): one custom resource per Azure resource.
     pub claims: Claims,
+    /// What the services do that their specs do not say ([`armgen_runtime::rules`]): by default the generated
+    /// `aks_api::rules()`; `--rules` replaces it.
+    pub rules: Arc<Rules>,
+    /// How long a terminal ARM error (see the rules' error classes) keeps the same generation from being sent
+    /// again; zero: until the spec changes.
+    pub terminal_retry: Duration,
 }
 
 impl Default for Settings {
@@ -102,8 +109,22 @@ impl Default for Settings {
             export_refresh: Duration::from_secs(3600),
             backoff: RequeueBackoff::default(),
             claims: Claims::default(),
+            rules: Arc::new(builtin_rules()),
+            terminal_retry: DEFAULT_TERMINAL_RETRY,
         }
     }
+}
+
+/// The default of [`Settings::terminal_retry`]: 6 hours.
+pub const DEFAULT_TERMINAL_RETRY: Duration = Duration::from_secs(6 * 3600);
+
+/// The generated rules document (`aks_api::rules()`). A document that does not parse is a generator bug that
+/// `tests/rules.rs` catches; should it happen anyway, the loop runs without rules and says so.
+pub fn builtin_rules() -> Rules {
+    aks_api::rules().unwrap_or_else(|e| {
+        tracing::error!("the generated rules document does not parse ({e}); running without service rules");
+        Rules::default()
+    })
 }
 
 /// Subscription and bearer token for one object's ARM calls.
@@ -171,6 +192,11 @@ pub enum Retry {
     Failed,
     /// After this long (ARM said so in `Retry-After`, capped at [`ArmClient::max_retry_after`]).
     After(Duration),
+    /// A terminal ARM error: after [`Settings::terminal_retry`] (never when zero), or when the spec changes.
+    Terminal,
+    /// Waiting for the owner: its controller's watch wakes the object when the owner changes; the resync
+    /// interval is only a safety net.
+    OwnerChange,
     /// After [`Settings::backoff`]'s next delay for this object, and at least `at_least` (a 5xx's `Retry-After`):
     /// a transient failure (5xx, connection error, 429 without `Retry-After`, 409) that persisted through the
     /// in-call retries.
@@ -192,6 +218,27 @@ impl Failure {
             message: message.into(),
             retry: Retry::Wait,
         }
+    }
+
+    /// [`Failure::arm`], with the retry class the rules' `errors` give ARM's status and code (429, 5xx and
+    /// connection errors are always retried with backoff).
+    pub(crate) fn classified(e: &ArmError, errors: &ErrorRules) -> Self {
+        let mut f = Failure::arm(e);
+        if let ArmError::Api { status, error, .. } = e
+            && *status != 429
+            && *status < 500
+        {
+            match errors.classify(Some(*status), &error.code) {
+                ErrorClass::Retryable => {
+                    f.retry = Retry::Backoff {
+                        at_least: Duration::ZERO,
+                    }
+                }
+                ErrorClass::Terminal => f.retry = Retry::Terminal,
+                ErrorClass::Unclassified => {}
+            }
+        }
+        f
     }
 
     pub(crate) fn arm(e: &ArmError) -> Self {
@@ -418,6 +465,19 @@ fn failure_action(f: &mut Failure, settings: &Settings, backoff_key: &str) -> Ac
         Retry::OnChange => Action::await_change(),
         Retry::Wait => Action::requeue(settings.wait),
         Retry::Failed => Action::requeue(settings.failed),
+        Retry::OwnerChange => Action::requeue(settings.resync),
+        Retry::Terminal if settings.terminal_retry.is_zero() => {
+            f.message = format!("{}; not retried until the spec changes", f.message);
+            Action::await_change()
+        }
+        Retry::Terminal => {
+            f.message = format!(
+                "{}; not retried until the spec changes (or in {})",
+                f.message,
+                next_try(settings.terminal_retry)
+            );
+            Action::requeue(settings.terminal_retry)
+        }
         Retry::After(d) => {
             // At least a second: a `Retry-After: 0` repeated by a broken endpoint must not become a hot loop.
             let d = d.max(Duration::from_secs(1));
@@ -512,6 +572,150 @@ impl<'a> Run<'a> {
     }
 
     /// The custom resource as JSON (what the generated dispatch functions read).
+    /// The rules of this kind at this version ([`Settings::rules`]).
+    fn kind_rules(&self) -> Option<&'a KindRules> {
+        let ctx: &'a KindContext = self.ctx;
+        let info = ctx.info;
+        ctx.shared.settings.rules.kind(info.group, info.version, info.kind)
+    }
+
+    /// The error classes of this kind's group.
+    fn errors(&self) -> &'a ErrorRules {
+        let ctx: &'a KindContext = self.ctx;
+        ctx.shared.settings.rules.errors(ctx.info.group)
+    }
+
+    /// The custom resource as the loop applies it. Once the Azure resource exists, a child-owned property
+    /// (the rules' `childOwned`: a cluster's agent pools) is what Azure reports — the GET converted to spec
+    /// shape — so it is neither compared nor changed by a PUT: its items are the child objects' to change.
+    fn desired(&self, rules: Option<&KindRules>, actual: Option<&Value>) -> Result<Value, StepError> {
+        let mut cr = self.custom_resource();
+        let (Some(rules), Some(actual)) = (rules, actual) else {
+            return Ok(cr);
+        };
+        if rules.child_owned.is_empty() {
+            return Ok(cr);
+        }
+        let info = self.info();
+        let imported = match aks_api::import_custom_resource(
+            info.group,
+            info.version,
+            info.kind,
+            &actual.to_string(),
+            &self.name,
+            Some(&self.namespace),
+        ) {
+            Some(Ok(v)) => v,
+            Some(Err(e)) => {
+                return Err(Failure::permanent(
+                    "InvalidResource",
+                    format!("the ARM GET body of {} is not a {}: {e}", self.describe(), info.kind),
+                )
+                .into());
+            }
+            None => return Err(Failure::permanent("UnsupportedKind", "no conversion for this kind").into()),
+        };
+        if let Some(spec) = cr.get_mut("spec").and_then(Value::as_object_mut) {
+            for owned in &rules.child_owned {
+                match imported.get("spec").and_then(|s| s.get(&owned.spec_field)) {
+                    Some(v) => spec.insert(owned.spec_field.clone(), v.clone()),
+                    None => spec.remove(&owned.spec_field),
+                };
+            }
+        }
+        Ok(cr)
+    }
+
+    /// The rules' `ownerGate`: `Err(WaitingForOwner)` while the owner is busy, or while a version field of the
+    /// desired spec is newer than the owner's. Woken by the owner's change (see [`crate::controller`]).
+    fn owner_gate(&self, gate: &OwnerGate, owner: &DynamicObject, desired: &Value) -> Result<(), StepError> {
+        let owner_name = format!(
+            "{} {}/{}",
+            self.info().owner_kind.unwrap_or("owner"),
+            self.namespace,
+            owner.name_any()
+        );
+        let wait = |message: String| {
+            Err(StepError::from(Failure {
+                reason: "WaitingForOwner".into(),
+                message,
+                retry: Retry::OwnerChange,
+            }))
+        };
+        if gate.settled
+            && let Some(why) = owner_busy(owner)
+        {
+            return wait(format!(
+                "the owner {owner_name} {why}; this change is sent once it settles"
+            ));
+        }
+        for v in &gate.versions {
+            let Some(want) = desired
+                .pointer(&format!("/spec/{}", v.spec_field))
+                .and_then(Value::as_str)
+            else {
+                continue;
+            };
+            let Some(have) = owner
+                .data
+                .pointer(&format!("/status/{}", v.owner_status_field))
+                .and_then(Value::as_str)
+            else {
+                continue;
+            };
+            if compare_versions(want, have) == Some(std::cmp::Ordering::Greater) {
+                return wait(format!(
+                    "spec.{} {want} is newer than the owner {owner_name}'s status.{} {have}, which Azure refuses                      ({}); this change is sent once the owner reaches it",
+                    v.spec_field, v.owner_status_field, v.error_code
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Records a terminal ARM error for this generation: the same spec is not sent again before
+    /// [`Settings::terminal_retry`] (persisted in status, like a failed operation, so that a restart keeps it).
+    fn record_terminal(&mut self) {
+        self.operator.annotations.insert(
+            TERMINAL_GENERATION.into(),
+            self.object.meta().generation.unwrap_or_default().to_string(),
+        );
+        self.operator
+            .annotations
+            .insert(TERMINAL_AT.into(), k8s_openapi::jiff::Timestamp::now().to_string());
+    }
+
+    /// When a terminal error was recorded for this generation: how long until the same spec may be sent again
+    /// (with a zero [`Settings::terminal_retry`]: never, so the resync interval).
+    fn terminal_remaining(&self) -> Option<Duration> {
+        let generation = self.object.meta().generation.unwrap_or_default().to_string();
+        if self.operator.annotations.get(TERMINAL_GENERATION) != Some(&generation) {
+            return None;
+        }
+        let interval = self.shared().settings.terminal_retry;
+        if interval.is_zero() {
+            return Some(self.shared().settings.resync);
+        }
+        let at = self
+            .operator
+            .annotations
+            .get(TERMINAL_AT)
+            .and_then(|t| t.parse::<k8s_openapi::jiff::Timestamp>().ok())?;
+        let elapsed =
+            Duration::try_from(k8s_openapi::jiff::Timestamp::now().duration_since(at)).unwrap_or(Duration::ZERO);
+        interval.checked_sub(elapsed).filter(|d| !d.is_zero())
+    }
+
+    /// The requeue after a terminal error.
+    fn terminal_wait(&self) -> Duration {
+        let settings = &self.shared().settings;
+        if settings.terminal_retry.is_zero() {
+            settings.resync
+        } else {
+            settings.terminal_retry
+        }
+    }
+
     fn custom_resource(&self) -> Value {
         let mut value = serde_json::to_value(self.object).unwrap_or(Value::Null);
         if let Some(map) = value.as_object_mut() {
@@ -541,7 +745,7 @@ impl<'a> Run<'a> {
             .access(&self.shared().client, &self.namespace, &annotations, &scope)
             .await?;
         self.bearer = access.bearer.clone();
-        let id = self.arm_id(&access).await?;
+        let (id, owner) = self.arm_id(&access).await?;
         self.claim(&id).await?;
         let api_version = self.info().arm.api_version;
 
@@ -568,7 +772,12 @@ impl<'a> Run<'a> {
                 Ok(PollStatus::Failed(e)) | Ok(PollStatus::Canceled(e)) => {
                     pending.completed(self.info().kind, &self.shared().metrics);
                     self.operator.pending_operation = None;
-                    let wait = self.record_failure();
+                    let terminal = self.errors().classify(None, &e.code) == ErrorClass::Terminal;
+                    let mut wait = self.record_failure();
+                    if terminal {
+                        self.record_terminal();
+                        wait = self.terminal_wait();
+                    }
                     let actual = self.get(&id, &access).await.unwrap_or(None);
                     self.event(
                         EventType::Warning,
@@ -577,17 +786,17 @@ impl<'a> Run<'a> {
                         Some(format!("{} failed: {}", pending.poller.verb, e.message)),
                     )
                     .await;
+                    let next = if terminal {
+                        "not retried until the spec changes (or after the terminal-error interval)".to_string()
+                    } else {
+                        format!("retrying in {}s", wait.as_secs())
+                    };
                     return Ok(Outcome {
                         arm: actual,
                         ready: Ready::new(
                             "False",
                             &e.code,
-                            format!(
-                                "{} {id} failed: {}; retrying in {}s",
-                                pending.poller.verb,
-                                e.message,
-                                wait.as_secs()
-                            ),
+                            format!("{} {id} failed: {}; {next}", pending.poller.verb, e.message),
                         ),
                         action: Action::requeue(wait),
                     });
@@ -653,7 +862,9 @@ impl<'a> Run<'a> {
                 });
             }
         }
-        let resolved = self.resolve().await?;
+        let rules = self.kind_rules();
+        let desired = self.desired(rules, actual.as_ref())?;
+        let resolved = self.resolve(desired).await?;
         let differences = match &actual {
             None => None,
             Some(actual) => Some(self.diff(&resolved.custom_resource, actual)?),
@@ -665,6 +876,29 @@ impl<'a> Run<'a> {
                 .filter(|d| before.as_ref().is_none_or(|paths| paths.contains(&d.path)))
                 .map(KnownDifference::from)
                 .collect();
+        }
+        // A change of a property fixed after creation can only fail: report it, send nothing.
+        if let (Some(rules), Some(d)) = (rules, &differences) {
+            let changed: Vec<String> = d
+                .iter()
+                .filter(|d| !armgen_runtime::diff::is_known(d, &self.operator.known_differences))
+                .filter(|d| rules.immutable.iter().any(|i| i.matches(&d.path)))
+                .map(ToString::to_string)
+                .collect();
+            if !changed.is_empty() {
+                return Ok(Outcome {
+                    arm: actual,
+                    ready: Ready::new(
+                        "False",
+                        "ImmutablePropertyChanged",
+                        format!(
+                            "fixed after creation, so nothing is sent: {}; revert the change, or recreate the resource",
+                            changed.join("; ")
+                        ),
+                    ),
+                    action: Action::requeue(self.shared().settings.resync),
+                });
+            }
         }
         let put_for: Option<Option<Vec<String>>> = match &differences {
             None => Some(None),
@@ -679,15 +913,35 @@ impl<'a> Run<'a> {
             }
         };
         let Some(paths) = put_for else {
-            self.operator.annotations.remove(FAILED_AT);
-            self.operator.annotations.remove(FAILED_ATTEMPTS);
-            self.operator.annotations.remove(FAILED_GENERATION);
+            for key in [
+                FAILED_AT,
+                FAILED_ATTEMPTS,
+                FAILED_GENERATION,
+                TERMINAL_AT,
+                TERMINAL_GENERATION,
+            ] {
+                self.operator.annotations.remove(key);
+            }
             return Ok(Outcome {
                 arm: actual,
                 ready: Ready::new("True", "Succeeded", "the Azure resource matches the spec"),
                 action: Action::requeue(self.shared().settings.resync),
             });
         };
+
+        // A terminal error for this generation: the same spec fails the same way.
+        if let Some(wait) = self.terminal_remaining() {
+            let (reason, message) = self.previous_failure();
+            return Ok(Outcome {
+                arm: actual,
+                ready: Ready::new("False", &reason, message),
+                action: Action::requeue(wait),
+            });
+        }
+        // A child waits while its owner is busy or behind (the rules' ownerGate).
+        if let (Some(gate), Some(owner)) = (rules.and_then(|r| r.owner_gate.as_ref()), &owner) {
+            self.owner_gate(gate, owner, &resolved.custom_resource)?;
+        }
 
         // PUT.
         let note = match &paths {
@@ -705,7 +959,11 @@ impl<'a> Run<'a> {
             Err(e) => {
                 self.event(EventType::Warning, e.code(), "Put", Some(e.to_string()))
                     .await;
-                return Err(Failure::arm(&e).into());
+                let f = Failure::classified(&e, self.errors());
+                if f.retry == Retry::Terminal {
+                    self.record_terminal();
+                }
+                return Err(f.into());
             }
         };
         self.event(
@@ -763,7 +1021,7 @@ impl<'a> Run<'a> {
             return Ok(Ok(()));
         }
         match self.arm_id(access).await {
-            Ok(derived) if derived.eq_ignore_ascii_case(id) => match self.claim(id).await {
+            Ok((derived, _)) if derived.eq_ignore_ascii_case(id) => match self.claim(id).await {
                 Ok(()) => Ok(Ok(())),
                 Err(StepError::Failure(f)) => Ok(Err(format!("{}; {id} is left in Azure", f.message))),
                 Err(e) => Err(e),
@@ -933,8 +1191,9 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// The ARM ID: owner's ID + this resource's type segment + `azureName` (default: the object's name).
-    async fn arm_id(&self, access: &Access) -> Result<String, StepError> {
+    /// The ARM ID: owner's ID + this resource's type segment + `azureName` (default: the object's name); and the
+    /// owner custom resource of a child kind, as read.
+    async fn arm_id(&self, access: &Access) -> Result<(String, Option<DynamicObject>), StepError> {
         let info = self.info();
         let azure_name = self
             .object
@@ -983,7 +1242,7 @@ impl<'a> Run<'a> {
                         .into());
                     }
                 };
-                Ok(format!("{group}/providers/{}/{azure_name}", info.arm.arm_type))
+                Ok((format!("{group}/providers/{}/{azure_name}", info.arm.arm_type), None))
             }
             Some(owner_kind) => {
                 let Some(owner_name) = name_of("name") else {
@@ -994,14 +1253,14 @@ impl<'a> Run<'a> {
                     .into());
                 };
                 names::check_object_name("spec.owner.name", owner_name).map_err(invalid)?;
-                let owner_id = self.owner_id(owner_kind, owner_name).await?;
+                let (owner_id, owner) = self.owner_id(owner_kind, owner_name).await?;
                 let segment = info.arm.arm_type.rsplit('/').next().unwrap_or_default();
-                Ok(format!("{owner_id}/{segment}/{azure_name}"))
+                Ok((format!("{owner_id}/{segment}/{azure_name}"), Some(owner)))
             }
         }
     }
 
-    async fn owner_id(&self, owner_kind: &str, owner_name: &str) -> Result<String, StepError> {
+    async fn owner_id(&self, owner_kind: &str, owner_name: &str) -> Result<(String, DynamicObject), StepError> {
         let info = self.info();
         let Some(owner_info) = find_kind(info.kube_group, info.version, owner_kind) else {
             return Err(
@@ -1046,7 +1305,7 @@ impl<'a> Run<'a> {
                     .await
                     .map_err(|e| self.kube_error("reading the owner's claim", e))?;
                 if held {
-                    Ok(id.to_string())
+                    Ok((id.to_string(), owner.clone()))
                 } else {
                     Err(Failure::waiting(
                         "WaitingForOwner",
@@ -1069,10 +1328,10 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Reads the Secrets and referenced resources the spec names, and builds the PUT body.
-    async fn resolve(&self) -> Result<resolve::Resolved, StepError> {
+    /// Reads the Secrets and referenced resources the spec of `cr` (the custom resource as [`Run::desired`]
+    /// gives it) names, and builds the PUT body.
+    async fn resolve(&self, cr: Value) -> Result<resolve::Resolved, StepError> {
         let info = self.info();
-        let cr = self.custom_resource();
         let refs = resolve::references(info, &cr).map_err(|e| Failure::permanent("InvalidSpec", e.to_string()))?;
         let mut values = resolve::Values::default();
         let secrets: Api<Secret> = Api::namespaced(self.shared().client.clone(), &self.namespace);
@@ -1445,6 +1704,9 @@ pub fn merge_diff(old: &Value, new: &Value) -> Value {
 }
 
 /// `operatorStatus.annotations` key: when the last operation failed (RFC 3339).
+/// `operatorStatus.annotations`: the generation a terminal ARM error was answered to, and when.
+const TERMINAL_GENERATION: &str = "terminalGeneration";
+const TERMINAL_AT: &str = "lastTerminalError";
 const FAILED_AT: &str = "lastFailure";
 /// `operatorStatus.annotations` key: consecutive failed operations.
 const FAILED_ATTEMPTS: &str = "failedAttempts";
@@ -1460,6 +1722,41 @@ fn failed_backoff(base: Duration, attempts: u32) -> Duration {
 }
 
 /// `properties.provisioningState` of an ARM body.
+/// Why an owner custom resource is busy (the `settled` gate), `None` when it is settled: an operation of ours in
+/// flight on it, a non-terminal `provisioningState` in its status, no `Ready` condition for its current generation,
+/// or a `Ready` of status `Unknown` (reconciling).
+pub fn owner_busy(owner: &DynamicObject) -> Option<String> {
+    let status = owner.data.get("status");
+    if status
+        .and_then(|s| s.pointer("/operatorStatus/pendingOperation"))
+        .is_some_and(|p| !p.is_null())
+    {
+        return Some("has an operation in flight".into());
+    }
+    if let Some(state) = status.and_then(|s| s.get("provisioningState")).and_then(Value::as_str)
+        && !is_terminal(state)
+    {
+        return Some(format!("is {state} in Azure"));
+    }
+    let ready = status
+        .and_then(|s| s.get("conditions"))
+        .and_then(Value::as_array)
+        .and_then(|c| c.iter().find(|c| c["type"] == "Ready"));
+    let Some(ready) = ready else {
+        return Some("has not been reconciled yet".into());
+    };
+    if ready.get("observedGeneration").and_then(Value::as_i64) != owner.metadata.generation {
+        return Some("has a spec change that is not applied yet".into());
+    }
+    if ready["status"] == "Unknown" {
+        return Some(format!(
+            "is reconciling ({})",
+            ready["reason"].as_str().unwrap_or("Unknown")
+        ));
+    }
+    None
+}
+
 pub fn provisioning_state(body: &Value) -> Option<&str> {
     body.pointer("/properties/provisioningState").and_then(Value::as_str)
 }

@@ -127,3 +127,82 @@ async fn deleting_an_owner_wakes_its_children() {
 
     controllers.stop().await;
 }
+
+/// Issue 14 (upgrade order), with the real controllers: one apply gives a cluster and its pool a new version; the
+/// cluster is PUT first, the pool only once the cluster reports the version, woken by the cluster's status — the
+/// retry and resync timers are an hour here, so nothing else could start it. No request is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upgrade_starts_the_pools_when_the_cluster_settles() {
+    let mut h = Harness::new().await;
+    let hour = Duration::from_secs(3600);
+    h.set_settings(|s| {
+        s.wait = hour;
+        s.resync = hour;
+    });
+    let controllers = Controllers::start(&h);
+    let mut cluster = cluster_spec();
+    cluster["kubernetesVersion"] = serde_json::json!("1.30.5");
+    let mut pool = pool_spec("demo");
+    pool["orchestratorVersion"] = serde_json::json!("1.30.5");
+    h.apply("ManagedCluster", "demo", cluster).await;
+    wait_ready(&h, "ManagedCluster", "demo", Duration::from_secs(20)).await;
+    h.apply("AgentPool", "gpu", pool).await;
+    wait_ready(&h, "AgentPool", "gpu", Duration::from_secs(20)).await;
+
+    h.clear_traffic();
+    h.patch_spec(
+        "ManagedCluster",
+        "demo",
+        serde_json::json!({"kubernetesVersion": "1.31.2"}),
+    )
+    .await;
+    h.patch_spec("AgentPool", "gpu", serde_json::json!({"orchestratorVersion": "1.31.2"}))
+        .await;
+    // The pool is done when its status reports the version.
+    let start = Instant::now();
+    loop {
+        let version = h
+            .object("AgentPool", "gpu")
+            .await
+            .and_then(|o| o.data.pointer("/status/orchestratorVersion").cloned());
+        if version == Some(serde_json::json!("1.31.2")) && h.ready("AgentPool", "gpu").await.0 == "True" {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the pool did not upgrade: {:?}",
+            h.ready("AgentPool", "gpu").await
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let traffic = h.sim.traffic();
+    let refused: Vec<_> = traffic.iter().filter(|e| e.response.status_code >= 400).collect();
+    assert!(refused.is_empty(), "no refused request: {refused:?}");
+    let is = |e: &arm_simulator::Exchange, method: &str, suffix: &str| {
+        e.request.method == method && e.request.url.split('?').next().is_some_and(|p| p.ends_with(suffix))
+    };
+    // The cluster settles with the first GET that reports the new control plane version.
+    let settled = traffic
+        .iter()
+        .find(|e| {
+            is(e, "GET", "/managedClusters/demo")
+                && e.response
+                    .body
+                    .as_ref()
+                    .and_then(|b| b.pointer("/properties/currentKubernetesVersion"))
+                    == Some(&serde_json::json!("1.31.2"))
+        })
+        .expect("a cluster GET with the new version");
+    let pool_puts: Vec<_> = traffic.iter().filter(|e| is(e, "PUT", "/agentPools/gpu")).collect();
+    assert_eq!(pool_puts.len(), 1, "one pool PUT");
+    let cluster_put = traffic
+        .iter()
+        .find(|e| is(e, "PUT", "/managedClusters/demo"))
+        .expect("the cluster PUT");
+    assert!(cluster_put.at_ms <= settled.at_ms && settled.at_ms <= pool_puts[0].at_ms);
+    let delay = Duration::from_millis(pool_puts[0].at_ms - settled.at_ms);
+    // Woken by the owner, not by a timer (both an hour): the delay is the wake-up's, a few milliseconds here.
+    assert!(delay < hour, "{delay:?}");
+    eprintln!("pool PUT {delay:?} after the cluster settled");
+    controllers.stop().await;
+}

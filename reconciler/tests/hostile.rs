@@ -37,13 +37,14 @@ async fn patch_status(h: &Harness, kind: &str, namespace: &str, name: &str, stat
 #[tokio::test]
 async fn a_failed_operation_is_never_ready_and_is_retried_after_the_backoff() {
     let h = harness_failing_after(Duration::from_millis(300)).await;
-    h.sim.inject(quota_exceeded_on_next_put());
+    // An operation failing for a reason the rules do not call terminal (QuotaExceeded is: tests/aks_rules.rs).
+    h.sim.inject(failed_operation_on_next_put("InternalOperationError"));
     h.apply("ManagedCluster", "demo", cluster_spec()).await;
     h.converge("ManagedCluster", "demo").await;
     let (status, reason, message) = h.ready("ManagedCluster", "demo").await;
     assert_eq!(
         (status.as_str(), reason.as_str()),
-        ("False", "QuotaExceeded"),
+        ("False", "InternalOperationError"),
         "{message}"
     );
     assert_eq!(
@@ -59,10 +60,10 @@ async fn a_failed_operation_is_never_ready_and_is_retried_after_the_backoff() {
     let (status, reason, message) = h.ready("ManagedCluster", "demo").await;
     assert_eq!(
         (status.as_str(), reason.as_str()),
-        ("False", "QuotaExceeded"),
+        ("False", "InternalOperationError"),
         "{message}"
     );
-    assert!(message.contains("exceeding approved quota"), "{message}");
+    assert!(message.contains("the operation failed"), "{message}");
     assert_eq!(h.sim.count("PUT"), 1, "no PUT within the backoff");
 
     // After it: the same spec is sent again, and this time the operation succeeds.
@@ -132,14 +133,8 @@ async fn pending_operation_that_cannot_be_polled(url: &str) {
     )
     .await;
     h.clear_traffic();
-    let mut spec = cluster_spec();
-    spec["agentPoolProfiles"][0]["count"] = json!(5);
-    h.patch_spec(
-        "ManagedCluster",
-        "demo",
-        json!({"agentPoolProfiles": spec["agentPoolProfiles"]}),
-    )
-    .await;
+    h.patch_spec("ManagedCluster", "demo", json!({"tags": {"team": "a"}}))
+        .await;
     h.converge("ManagedCluster", "demo").await;
     let (status, reason, message) = h.ready("ManagedCluster", "demo").await;
     assert_eq!((status.as_str(), reason.as_str()), ("True", "Succeeded"), "{message}");
@@ -147,8 +142,8 @@ async fn pending_operation_that_cannot_be_polled(url: &str) {
     let count = h
         .sim
         .resource(&cluster_id("demo"))
-        .and_then(|b| b.pointer("/properties/agentPoolProfiles/0/count").cloned());
-    assert_eq!(count, Some(json!(5)));
+        .and_then(|b| b.pointer("/tags/team").cloned());
+    assert_eq!(count, Some(json!("a")));
     let events = h.api.list("events.k8s.io/v1", "events");
     assert!(
         events.iter().any(|e| e["reason"] == "OperationLost"),

@@ -196,14 +196,10 @@ async fn a_failed_operation_sets_ready_false_with_the_arm_code_and_a_spec_fix_re
     assert_eq!((status.as_str(), reason.as_str()), ("False", "QuotaExceeded"));
     assert!(message.contains("exceeding approved quota"), "{message}");
 
-    let mut spec = cluster_spec();
-    spec["agentPoolProfiles"][0]["vmSize"] = json!("Standard_D2s_v5");
-    h.patch_spec(
-        "ManagedCluster",
-        "demo",
-        json!({"agentPoolProfiles": spec["agentPoolProfiles"]}),
-    )
-    .await;
+    // The spec is fixed (any change: a new generation is sent at once, although the error is terminal). The
+    // cluster exists (Failed), so its pools are its AgentPools' now and not the change to make.
+    h.patch_spec("ManagedCluster", "demo", json!({"tags": {"quota": "raised"}}))
+        .await;
     h.converge("ManagedCluster", "demo").await;
     assert_eq!(h.ready("ManagedCluster", "demo").await.0, "True");
     assert_eq!(h.sim.count("PUT"), 2);

@@ -531,7 +531,8 @@ pub fn needs_put(current: &Differences, known: &[KnownDifference]) -> bool {
     current.iter().any(|d| !is_known(d, known))
 }
 
-fn is_known(d: &Difference, known: &[KnownDifference]) -> bool {
+/// Whether `d` is recorded in `known` (same path, same desired and actual values).
+pub fn is_known(d: &Difference, known: &[KnownDifference]) -> bool {
     known
         .iter()
         .any(|k| k.path == d.path && k.desired == d.desired && k.actual == d.actual)

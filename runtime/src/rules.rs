@@ -161,8 +161,8 @@ pub struct ErrorMatch {
 
 impl ErrorMatch {
     /// How specifically this entry matches (`None`: not at all): a code match outranks a status-only match.
-    fn rank(&self, status: u16, code: &str) -> Option<u8> {
-        if self.status.is_some_and(|s| s != status) {
+    fn rank(&self, status: Option<u16>, code: &str) -> Option<u8> {
+        if self.status.is_some_and(|s| Some(s) != status) {
             return None;
         }
         match &self.code {
@@ -186,9 +186,10 @@ pub enum ErrorClass {
 }
 
 impl ErrorRules {
-    /// Classifies an ARM error answer (HTTP `status`, `error.code`). The most specific entry wins (status and
-    /// code, then code, then status alone); between equally specific entries, `retryable` wins.
-    pub fn classify(&self, status: u16, code: &str) -> ErrorClass {
+    /// Classifies an ARM error answer (HTTP `status`, `error.code`; no status for the error of a failed
+    /// long-running operation, which only entries without `status` match). The most specific entry wins (status
+    /// and code, then code, then status alone); between equally specific entries, `retryable` wins.
+    pub fn classify(&self, status: Option<u16>, code: &str) -> ErrorClass {
         let best = |list: &[ErrorMatch]| list.iter().filter_map(|m| m.rank(status, code)).max();
         match (best(&self.retryable), best(&self.terminal)) {
             (None, None) => ErrorClass::Unclassified,
@@ -409,12 +410,18 @@ mod tests {
             retryable: vec![m(Some(409), None), m(None, Some("OperationNotAllowed"))],
             terminal: vec![m(Some(400), None), m(None, Some("PropertyChangeNotAllowed"))],
         };
-        assert_eq!(rules.classify(409, "Conflict"), ErrorClass::Retryable);
-        assert_eq!(rules.classify(400, "InvalidParameter"), ErrorClass::Terminal);
-        assert_eq!(rules.classify(400, "operationnotallowed"), ErrorClass::Retryable);
-        assert_eq!(rules.classify(409, "PropertyChangeNotAllowed"), ErrorClass::Terminal);
-        assert_eq!(rules.classify(404, "NotFound"), ErrorClass::Unclassified);
-        assert_eq!(ErrorRules::default().classify(400, "X"), ErrorClass::Unclassified);
+        assert_eq!(rules.classify(Some(409), "Conflict"), ErrorClass::Retryable);
+        assert_eq!(rules.classify(Some(400), "InvalidParameter"), ErrorClass::Terminal);
+        assert_eq!(rules.classify(Some(400), "operationnotallowed"), ErrorClass::Retryable);
+        assert_eq!(
+            rules.classify(Some(409), "PropertyChangeNotAllowed"),
+            ErrorClass::Terminal
+        );
+        assert_eq!(rules.classify(Some(404), "NotFound"), ErrorClass::Unclassified);
+        // A failed operation's error has no HTTP status: only code entries match.
+        assert_eq!(rules.classify(None, "PropertyChangeNotAllowed"), ErrorClass::Terminal);
+        assert_eq!(rules.classify(None, "InvalidParameter"), ErrorClass::Unclassified);
+        assert_eq!(ErrorRules::default().classify(Some(400), "X"), ErrorClass::Unclassified);
     }
 
     #[test]

@@ -137,6 +137,24 @@ impl Harness {
         self.shared = Self::shared(&self.api, &self.running.base_url, credentials);
     }
 
+    /// A restarted operator with these service rules (`--rules`).
+    pub fn set_rules(&mut self, rules: Arc<armgen_runtime::rules::Rules>) {
+        let mut shared = Self::shared(&self.api, &self.running.base_url, self.shared.credentials.clone());
+        if let Some(s) = Arc::get_mut(&mut shared) {
+            s.settings.rules = rules;
+        }
+        self.shared = shared;
+    }
+
+    /// A restarted operator whose other settings are changed by `edit`.
+    pub fn set_settings(&mut self, edit: impl FnOnce(&mut Settings)) {
+        let mut shared = Self::shared(&self.api, &self.running.base_url, self.shared.credentials.clone());
+        if let Some(s) = Arc::get_mut(&mut shared) {
+            edit(&mut s.settings);
+        }
+        self.shared = shared;
+    }
+
     /// A restarted operator whose exported Secrets are refreshed after `refresh`.
     pub fn set_export_refresh(&mut self, refresh: Duration) {
         let mut shared = Self::shared(&self.api, &self.running.base_url, self.shared.credentials.clone());
@@ -338,6 +356,15 @@ pub fn pool_spec(cluster: &str) -> Value {
 
 pub fn cluster_id(name: &str) -> String {
     format!("/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.ContainerService/managedClusters/{name}")
+}
+
+/// The next long-running PUT ends `Failed` with ARM error `code`.
+pub fn failed_operation_on_next_put(code: &str) -> arm_simulator::FaultRule {
+    arm_simulator::FaultRule::new(arm_simulator::Fault::FailOperation {
+        code: code.into(),
+        message: "the operation failed".into(),
+    })
+    .method("PUT")
 }
 
 /// The next long-running PUT ends `Failed` with AKS's quota error.
