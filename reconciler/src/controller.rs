@@ -8,8 +8,9 @@
 //!
 //! [`Settings::resync`]: crate::reconcile::Settings::resync
 
+use std::collections::{BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use armgen_runtime::KindInfo;
 use futures::{FutureExt, StreamExt};
@@ -67,6 +68,73 @@ fn trigger_hash(object: &DynamicObject) -> Option<u64> {
     meta.annotations.hash(&mut h);
     meta.deletion_timestamp.is_some().hash(&mut h);
     Some(h.finish())
+}
+
+/// The children of each owner: `(namespace, owner name)` → child names, kept from the child kind's watch events, so
+/// that an owner's change finds its children without scanning every child (a scan per owner event made a resync
+/// of 10,000 clusters with 30,000 pools quadratic).
+#[derive(Default)]
+struct Children {
+    by_owner: HashMap<(String, String), BTreeSet<String>>,
+    /// child (namespace, name) → its owner's name, to move a child whose `spec.owner.name` changed.
+    owner_of: HashMap<(String, String), String>,
+}
+
+impl Children {
+    fn owner_name(child: &DynamicObject) -> Option<String> {
+        child
+            .data
+            .pointer("/spec/owner/name")
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    }
+
+    fn apply(&mut self, child: &DynamicObject) {
+        let (Some(ns), Some(name)) = (child.metadata.namespace.clone(), child.metadata.name.clone()) else {
+            return;
+        };
+        self.delete(&ns, &name);
+        if let Some(owner) = Self::owner_name(child) {
+            self.by_owner
+                .entry((ns.clone(), owner.clone()))
+                .or_default()
+                .insert(name.clone());
+            self.owner_of.insert((ns, name), owner);
+        }
+    }
+
+    fn delete(&mut self, ns: &str, name: &str) {
+        if let Some(owner) = self.owner_of.remove(&(ns.to_string(), name.to_string())) {
+            let key = (ns.to_string(), owner);
+            if let Some(set) = self.by_owner.get_mut(&key) {
+                set.remove(name);
+                if set.is_empty() {
+                    self.by_owner.remove(&key);
+                }
+            }
+        }
+    }
+
+    fn event(&mut self, event: &watcher::Event<DynamicObject>) {
+        match event {
+            watcher::Event::Apply(o) | watcher::Event::InitApply(o) => self.apply(o),
+            watcher::Event::Delete(o) => {
+                if let (Some(ns), Some(name)) = (&o.metadata.namespace, &o.metadata.name) {
+                    self.delete(ns, name);
+                }
+            }
+            // A relist starts over (objects deleted meanwhile never come as Delete events).
+            watcher::Event::Init => *self = Children::default(),
+            watcher::Event::InitDone => {}
+        }
+    }
+
+    fn of(&self, ns: &str, owner: &str) -> Vec<String> {
+        self.by_owner
+            .get(&(ns.to_string(), owner.to_string()))
+            .map(|set| set.iter().cloned().collect())
+            .unwrap_or_default()
+    }
 }
 
 /// The owner kind's watch events as objects; a deleted owner comes with a `deletionTimestamp` (set here when the
@@ -129,9 +197,16 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
         };
         let writer = reflector::store::Writer::new(ctx.resource.clone());
         let reader = writer.as_reader();
+        let children = Arc::new(Mutex::new(Children::default()));
+        let index = children.clone();
         let trigger = watcher(api_for(&ctx.resource), watcher::Config::default())
             .default_backoff()
             .reflect(writer)
+            .inspect(move |event| {
+                if let Ok(event) = event {
+                    index.lock().unwrap_or_else(|e| e.into_inner()).event(event);
+                }
+            })
             .applied_objects()
             .predicate_filter(trigger_hash, Default::default());
         let kind = info.kind;
@@ -149,7 +224,7 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
             .and_then(|o| find_kind(info.kube_group, info.version, o))
         {
             let owner_resource = api_resource(owner);
-            let children = reader.clone();
+            let store = reader.clone();
             let child_resource = ctx.resource.clone();
             controller = controller.watches_stream_with(
                 owner_events(api_for(&owner_resource)),
@@ -158,15 +233,14 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
                     // An owner being deleted (or gone) wakes every child: they report it instead of staying
                     // Ready until their next resync.
                     let deleting = owner.metadata.deletion_timestamp.is_some();
-                    children
-                        .state()
+                    let (Some(name), Some(namespace)) = (name, namespace) else {
+                        return Vec::new();
+                    };
+                    let names = children.lock().unwrap_or_else(|e| e.into_inner()).of(&namespace, &name);
+                    names
                         .into_iter()
-                        .filter(|child| {
-                            child.metadata.namespace == namespace
-                                && child.data.pointer("/spec/owner/name").and_then(|v| v.as_str()) == name.as_deref()
-                                && (deleting || waiting_for_owner(child))
-                        })
-                        .map(|child| ObjectRef::from_obj_with(child.as_ref(), child_resource.clone()))
+                        .map(|child| ObjectRef::new_with(&child, child_resource.clone()).within(&namespace))
+                        .filter(|r| store.get(r).is_some_and(|child| deleting || waiting_for_owner(&child)))
                         .collect::<Vec<_>>()
                 },
                 owner_resource,
@@ -190,4 +264,43 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
         controllers.push(Box::pin(running));
     }
     futures::future::join_all(controllers).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn child(ns: &str, name: &str, owner: &str) -> DynamicObject {
+        serde_json::from_value(json!({
+            "apiVersion": "containerservice.azure.com/v2alpha1",
+            "kind": "AgentPool",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"owner": {"name": owner}},
+        }))
+        .expect("object")
+    }
+
+    #[test]
+    fn the_index_follows_the_child_watch() {
+        let mut index = Children::default();
+        index.event(&watcher::Event::Apply(child("a", "p1", "c1")));
+        index.event(&watcher::Event::Apply(child("a", "p2", "c1")));
+        index.event(&watcher::Event::Apply(child("b", "p1", "c1")));
+        assert_eq!(index.of("a", "c1"), ["p1", "p2"]);
+        assert_eq!(index.of("b", "c1"), ["p1"]);
+        // A child moved to another owner, and one deleted.
+        index.event(&watcher::Event::Apply(child("a", "p2", "c2")));
+        assert_eq!(index.of("a", "c1"), ["p1"]);
+        assert_eq!(index.of("a", "c2"), ["p2"]);
+        index.event(&watcher::Event::Delete(child("a", "p1", "c1")));
+        assert!(index.of("a", "c1").is_empty());
+        assert!(!index.by_owner.contains_key(&("a".to_string(), "c1".to_string())));
+        // A relist starts over.
+        index.event(&watcher::Event::Init);
+        index.event(&watcher::Event::InitApply(child("a", "p3", "c1")));
+        index.event(&watcher::Event::InitDone);
+        assert_eq!(index.of("a", "c1"), ["p3"]);
+        assert!(index.of("a", "c2").is_empty());
+    }
 }
