@@ -60,7 +60,17 @@ async fn ids_are_read_with_their_children_and_printed_as_custom_resources() {
             )
         })
         .collect();
-    assert_eq!(names, [("ManagedCluster", "prod"), ("AgentPool", "gpu")]);
+    // The cluster's inline pool is an AgentPool resource too (the simulator's childOwned rule, as in AKS, whose
+    // agentPools list has every pool of the cluster).
+    assert_eq!(
+        names,
+        [
+            ("ManagedCluster", "prod"),
+            ("AgentPool", "gpu"),
+            ("AgentPool", "system")
+        ]
+    );
+    assert_eq!(docs[2]["spec"]["mode"], json!("System"));
     assert_eq!(docs[0]["spec"]["azureName"], json!("Prod"));
     assert_eq!(
         docs[0]["spec"]["owner"],

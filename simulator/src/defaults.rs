@@ -9,7 +9,24 @@
 //! `properties.windowsProfile.adminPassword`, `properties.aadProfile.serverAppSecret`.
 //!
 //! Server-set IDs are derived from the resource ID, so they stay the same across updates.
+//!
+//! Reported versions ([`REPORTED`]): a read-only field that reports what runs follows its writable field only
+//! when an operation succeeds. While an update runs (and after it fails) it keeps the version that ran before,
+//! as the spec describes `currentKubernetesVersion` ("The version of Kubernetes the Managed Cluster is running")
+//! and `currentOrchestratorVersion` ("The version of Kubernetes the Agent Pool is running"), both "exactly equal"
+//! to a full `major.minor.patch` request and the full version for a `major.minor` one (here `.0` appended).
+//!
+//! | ARM type | objects | writable | read-only |
+//! |---|---|---|---|
+//! | `managedClusters` | `properties` | `kubernetesVersion` | `currentKubernetesVersion` |
+//! | `managedClusters` | `properties.agentPoolProfiles[]` | `orchestratorVersion` | `currentOrchestratorVersion` |
+//! | `managedClusters/agentPools` | `properties` | `orchestratorVersion` | `currentOrchestratorVersion` |
+//!
+//! On a create the read-only field is set at once (the defaults above). Items of an array are paired by index
+//! when an update keeps the earlier values; pools that the rules mirror as child resources are paired by name
+//! instead, through their child resource ([`crate::rules`]).
 
+use armgen_runtime::rules::values_at;
 use serde_json::{Map, Value, json};
 
 use crate::registry::scope;
@@ -29,6 +46,82 @@ const SECRETS: &[(&str, &[&str])] = &[
     (MANAGED_CLUSTERS, &["properties", "windowsProfile", "adminPassword"]),
     (MANAGED_CLUSTERS, &["properties", "aadProfile", "serverAppSecret"]),
 ];
+
+/// Read-only version fields that report a writable one once an operation has succeeded: `(ARM type, the objects
+/// holding both (an ARM path, `[]` for every array item), writable field, read-only field)`. Source: the spec's
+/// descriptions of `currentKubernetesVersion` and `currentOrchestratorVersion` (see the module docs).
+pub(crate) const REPORTED: &[(&str, &str, &str, &str)] = &[
+    (
+        MANAGED_CLUSTERS,
+        "properties",
+        "kubernetesVersion",
+        "currentKubernetesVersion",
+    ),
+    (
+        MANAGED_CLUSTERS,
+        "properties.agentPoolProfiles[]",
+        "orchestratorVersion",
+        "currentOrchestratorVersion",
+    ),
+    (
+        AGENT_POOLS,
+        "properties",
+        "orchestratorVersion",
+        "currentOrchestratorVersion",
+    ),
+];
+
+/// The JSON pointer of a concrete ARM path as [`values_at`] writes it (`properties.pools[1].os` →
+/// `/properties/pools/1/os`).
+pub(crate) fn pointer_of(path: &str) -> String {
+    let mut out = String::new();
+    for segment in path.split('.').filter(|s| !s.is_empty()) {
+        let (name, indexes) = match segment.find('[') {
+            Some(i) => (&segment[..i], &segment[i..]),
+            None => (segment, ""),
+        };
+        out.push('/');
+        out.push_str(&name.replace('~', "~0").replace('/', "~1"));
+        for index in indexes.split(['[', ']']).filter(|s| !s.is_empty()) {
+            out.push('/');
+            out.push_str(index);
+        }
+    }
+    out
+}
+
+/// An update's body keeps the reported versions of the stored one (the operation has not succeeded yet).
+pub(crate) fn keep_reported(arm_type: &str, stored: &Value, body: &mut Value) {
+    for (ty, objects, _, reported) in REPORTED {
+        if !ty.eq_ignore_ascii_case(arm_type) {
+            continue;
+        }
+        for (at, old) in values_at(stored, objects) {
+            let Some(value) = old.get(*reported) else { continue };
+            if let Some(Value::Object(new)) = body.pointer_mut(&pointer_of(&at)) {
+                new.insert((*reported).to_string(), value.clone());
+            }
+        }
+    }
+}
+
+/// An operation succeeded: every reported version reports its writable field.
+pub(crate) fn settle_reported(arm_type: &str, body: &mut Value) {
+    for (ty, objects, writable, reported) in REPORTED {
+        if !ty.eq_ignore_ascii_case(arm_type) {
+            continue;
+        }
+        let places: Vec<String> = values_at(body, objects).into_iter().map(|(at, _)| at).collect();
+        for at in places {
+            if let Some(Value::Object(m)) = body.pointer_mut(&pointer_of(&at))
+                && let Some(version) = m.get(*writable).and_then(Value::as_str)
+            {
+                let version = full_version(version);
+                m.insert((*reported).to_string(), json!(version));
+            }
+        }
+    }
+}
 
 /// Facts the defaults need besides the body.
 pub(crate) struct Context<'a> {
@@ -224,6 +317,31 @@ fn managed_cluster(ctx: &Context<'_>, body: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reported_versions_wait_for_the_operation() {
+        let stored = json!({"properties": {"kubernetesVersion": "1.30", "currentKubernetesVersion": "1.30.0",
+            "agentPoolProfiles": [{"orchestratorVersion": "1.30", "currentOrchestratorVersion": "1.30.0"}]}});
+        let mut body = json!({"properties": {"kubernetesVersion": "1.31", "currentKubernetesVersion": "1.31.0",
+            "agentPoolProfiles": [{"orchestratorVersion": "1.31"}]}});
+        keep_reported(MANAGED_CLUSTERS, &stored, &mut body);
+        assert_eq!(body["properties"]["currentKubernetesVersion"], "1.30.0");
+        assert_eq!(
+            body["properties"]["agentPoolProfiles"][0]["currentOrchestratorVersion"],
+            "1.30.0"
+        );
+        settle_reported(MANAGED_CLUSTERS, &mut body);
+        assert_eq!(body["properties"]["currentKubernetesVersion"], "1.31.0");
+        assert_eq!(
+            body["properties"]["agentPoolProfiles"][0]["currentOrchestratorVersion"],
+            "1.31.0"
+        );
+        let mut other = body.clone();
+        settle_reported(AGENT_POOLS, &mut other);
+        assert_eq!(other, body, "another type's table rows do not apply");
+        assert_eq!(pointer_of("properties.pools[1].os"), "/properties/pools/1/os");
+        assert_eq!(pointer_of("location"), "/location");
+    }
 
     #[test]
     fn cluster_defaults_and_secrets() {

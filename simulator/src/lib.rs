@@ -18,6 +18,11 @@
 //! # Ok(()) }
 //! ```
 //!
+//! The simulator also refuses what AKS refuses beyond its spec — pools added through the cluster, changed
+//! immutable properties, child writes while the owner is busy, pools newer than the control plane — driven by a
+//! rules document ([`armgen_runtime::rules::Rules`], by default the generated [`aks_api::rules()`];
+//! [`SimulatorConfig::rules`] replaces it): see [`rules`] for each rule and its public source.
+//!
 //! Asynchronous operations advance by polling, not by time: the first [`SimulatorConfig::operation_polls`] polls
 //! of an operation answer `InProgress`, the next one ends it. A poll is a `GET` of its `Azure-AsyncOperation` or
 //! `Location` URL, or a `GET` of the resource it concerns.
@@ -25,6 +30,7 @@
 mod auth;
 pub mod defaults;
 mod registry;
+pub mod rules;
 mod server;
 mod service;
 mod traffic;
@@ -35,6 +41,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
+use armgen_runtime::KindInfo;
+use armgen_runtime::rules::Rules;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -56,6 +64,9 @@ pub struct SimulatorConfig {
     /// Whether exchanges are kept for [`Simulator::traffic`] (default `true`); counts are kept either way. Off for
     /// long runs such as the scale benchmark, where the log would only grow.
     pub record_traffic: bool,
+    /// The service rules enforced ([`rules`]): `None` (the default) is the generated document,
+    /// [`aks_api::rules()`]; `Some(Rules::default())` enforces none.
+    pub rules: Option<Rules>,
 }
 
 impl Default for SimulatorConfig {
@@ -66,6 +77,7 @@ impl Default for SimulatorConfig {
             auth: None,
             location_default: "westeurope".into(),
             record_traffic: true,
+            rules: None,
         }
     }
 }
@@ -169,6 +181,8 @@ pub struct Simulator {
 
 struct Inner {
     config: SimulatorConfig,
+    /// The rules enforced; an error when the generated document does not parse (every write then answers 500).
+    rules: Result<Rules, String>,
     registry: registry::Registry,
     start: Instant,
     state: Mutex<State>,
@@ -193,6 +207,8 @@ struct State {
 
 struct Stored {
     arm_type: &'static str,
+    /// The kind and version of the last PUT (or seed): its rules apply.
+    kind: &'static KindInfo,
     body: Value,
     state: String,
     /// Whether the generated type has `properties.provisioningState` (else it is kept out of the body).
@@ -210,6 +226,8 @@ enum Outcome {
 
 struct Operation {
     resource_key: String,
+    /// Resources whose state follows the operation's (child resources of a cluster PUT or DELETE).
+    linked: Vec<String>,
     delete: bool,
     polls: u32,
     outcome: Outcome,
@@ -221,9 +239,17 @@ struct Operation {
 impl Simulator {
     /// A simulator with no resources.
     pub fn new(config: SimulatorConfig) -> Self {
+        let rules = match &config.rules {
+            Some(rules) => Ok(rules.clone()),
+            None => aks_api::rules().map_err(|e| format!("the generated rules document (aks_api::RULES_JSON) {e}")),
+        };
+        if let Err(e) = &rules {
+            tracing::error!(error = %e, "no rules: every PUT and DELETE answers 500");
+        }
         Self {
             inner: Arc::new(Inner {
                 config,
+                rules,
                 registry: registry::Registry::new(aks_api::KINDS),
                 start: Instant::now(),
                 state: Mutex::new(State::default()),
@@ -234,6 +260,12 @@ impl Simulator {
     /// The configuration.
     pub fn config(&self) -> &SimulatorConfig {
         &self.inner.config
+    }
+
+    /// The rules enforced ([`SimulatorConfig::rules`]); an error naming the problem when the generated document
+    /// does not parse.
+    pub fn rules(&self) -> Result<&Rules, &str> {
+        self.inner.rules.as_ref().map_err(String::as_str)
     }
 
     fn state(&self) -> MutexGuard<'_, State> {

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use arm_simulator::{AuthConfig, Simulator, SimulatorConfig};
+use armgen_runtime::rules::Rules;
 use clap::Parser;
 
 /// An Azure Resource Manager simulator serving every resource type and API version of the generated AKS
@@ -45,6 +46,10 @@ struct Args {
     /// Issue tokens from the fake IMDS endpoint (managed identity).
     #[arg(long, requires = "tenant_id")]
     managed_identity: bool,
+    /// A rules document (JSON, the schema of the generated `generated/rules.json`) to enforce instead of the
+    /// generated one; `{"groups": []}` enforces none.
+    #[arg(long, value_name = "FILE")]
+    rules: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -66,13 +71,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }),
         _ => None,
     };
+    let rules = match &args.rules {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("--rules {}: {e}", path.display()))?;
+            Some(Rules::from_json(&text).map_err(|e| format!("--rules {}: {e}", path.display()))?)
+        }
+        None => None,
+    };
     let sim = Simulator::new(SimulatorConfig {
         operation_polls: args.operation_polls,
         retry_after_secs: args.retry_after,
         auth,
         location_default: args.location,
         record_traffic: !args.no_traffic,
+        rules,
     });
+    if let Err(e) = sim.rules() {
+        return Err(e.into());
+    }
     let running = sim.serve(args.listen).await?;
     tracing::info!(base_url = %running.base_url, "ARM simulator listening; Ctrl-C stops");
     tokio::signal::ctrl_c().await?;

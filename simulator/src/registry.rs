@@ -33,6 +33,14 @@ impl ResourceType {
         self.arm_type.split('/').next().unwrap_or(self.arm_type)
     }
 
+    /// The literal segment naming the collection of this type under its parent (`agentPools`).
+    pub fn collection(&self) -> Option<&'static str> {
+        match self.template.iter().rev().nth(1) {
+            Some(Segment::Literal(l)) => Some(l),
+            _ => None,
+        }
+    }
+
     /// How many ancestors (parent resources) the type has.
     pub fn depth(&self) -> usize {
         self.arm_type.matches('/').count().saturating_sub(1)
@@ -117,6 +125,19 @@ impl Registry {
             }
         }
         Self { types }
+    }
+
+    /// The kind `kind` of API group `group` at Kubernetes version `version`.
+    pub fn kind(&self, group: &str, version: &str, kind: &str) -> Option<&'static KindInfo> {
+        self.types
+            .iter()
+            .flat_map(|t| t.versions.iter().copied())
+            .find(|k| k.group == group && k.version == version && k.kind == kind)
+    }
+
+    /// The resource type of a kind.
+    pub fn type_of(&self, kind: &KindInfo) -> Option<&ResourceType> {
+        self.types.iter().find(|t| t.versions.contains(&kind))
     }
 
     /// Matches a path (without query). Resources win over collections, collections over actions.

@@ -100,7 +100,7 @@ pub(crate) fn base_url(headers: &HeaderMap) -> String {
     format!("http://{host}")
 }
 
-fn terminal(state: &str) -> bool {
+pub(crate) fn terminal(state: &str) -> bool {
     matches!(state, "Succeeded" | "Failed" | "Canceled")
 }
 
@@ -136,10 +136,12 @@ fn conflict(stored: &Stored) -> ArmError {
 
 fn set_state(stored: &mut Stored, state: &str) {
     stored.state = state.to_string();
-    write_state(&mut stored.body, stored.arm_type, stored.models_state, state);
+    write_state(&mut stored.body, stored.models_state, state);
 }
 
-fn write_state(body: &mut Value, arm_type: &str, models_state: bool, state: &str) {
+/// Writes the state into the body. Items of child-owned arrays show their child resource's state
+/// ([`Simulator::refresh_owned`]).
+fn write_state(body: &mut Value, models_state: bool, state: &str) {
     if !models_state {
         return;
     }
@@ -147,13 +149,6 @@ fn write_state(body: &mut Value, arm_type: &str, models_state: bool, state: &str
         && let Some(props) = obj.entry("properties").or_insert_with(|| json!({})).as_object_mut()
     {
         props.insert("provisioningState".into(), json!(state));
-        if arm_type.eq_ignore_ascii_case("Microsoft.ContainerService/managedClusters")
-            && let Some(Value::Array(pools)) = props.get_mut("agentPoolProfiles")
-        {
-            for pool in pools.iter_mut().filter_map(Value::as_object_mut) {
-                pool.insert("provisioningState".into(), json!(state));
-            }
-        }
     }
 }
 
@@ -435,13 +430,23 @@ impl Simulator {
         Ok(nearest)
     }
 
+    /// The stored parent of a resource of `ty` at `id`: its body and location.
+    fn stored_parent<'s>(st: &'s State, ty: &ResourceType, id: &str) -> Option<(&'s Value, &'s str)> {
+        parent_id(id)
+            .filter(|_| ty.depth() > 0)
+            .and_then(|p| st.resources.get(&p.to_lowercase()))
+            .map(|p| (&p.body, p.location.as_str()))
+    }
+
     /// The body as the service stores it: server fields, secrets removed, defaults, the normalizer, the state;
-    /// checked against the generated type. Returns the body, whether the type models `provisioningState`, the
-    /// location, and the state written (`Creating` becomes `Updating` where the type's states lack it).
+    /// checked against the generated type. `parent` is the parent resource's body and location. Returns the
+    /// body, whether the type models `provisioningState`, the location, and the state written (`Creating`
+    /// becomes `Updating` where the type's states lack it).
     #[allow(clippy::too_many_arguments)]
     fn materialize(
         &self,
         st: &State,
+        parent: Option<(&Value, &str)>,
         ty: &ResourceType,
         kind: &armgen_runtime::KindInfo,
         id: &str,
@@ -469,14 +474,11 @@ impl Simulator {
         if let Some(Value::Object(p)) = body.get_mut("properties") {
             p.remove("provisioningState");
         }
-        let parent = parent_id(id)
-            .filter(|_| ty.depth() > 0)
-            .and_then(|p| st.resources.get(&p.to_lowercase()));
         let location = body
             .get("location")
             .and_then(Value::as_str)
             .map(str::to_string)
-            .or_else(|| parent.map(|p| p.location.clone()))
+            .or_else(|| parent.map(|(_, l)| l.to_string()))
             .unwrap_or_else(|| self.inner.config.location_default.clone());
         let tenant = self
             .inner
@@ -492,14 +494,14 @@ impl Simulator {
             name,
             location: &location,
             tenant_id: tenant,
-            parent: parent.map(|p| &p.body),
+            parent: parent.map(|(b, _)| b),
         };
         defaults::apply(&ctx, &mut body);
         if let Some(n) = st.normalizers.get(&ty.arm_type.to_lowercase()) {
             n(&mut body);
         }
         let had_properties = body.get("properties").is_some();
-        write_state(&mut body, ty.arm_type, true, state);
+        write_state(&mut body, true, state);
         let internal = |e: ArmError| {
             ArmError::new(
                 500,
@@ -523,7 +525,7 @@ impl Simulator {
         if state == "Creating" && rt.unknown.iter().any(|u| u == "/properties/provisioningState=Creating") {
             // The type's closed list of states lacks `Creating` (2024-09-01 TrustedAccessRoleBinding): the
             // service says `Updating` then.
-            write_state(&mut body, ty.arm_type, true, "Updating");
+            write_state(&mut body, true, "Updating");
             models_state = true;
             return Ok((body, models_state, location, "Updating"));
         }
@@ -531,6 +533,55 @@ impl Simulator {
             p.remove("provisioningState");
         }
         Ok((body, models_state, location, state))
+    }
+
+    /// The child resources a parent's PUT (or seed) writes, as they will be stored: each materialized below
+    /// the parent's new body, in `state`, an update keeping its reported versions while `long_running`.
+    #[allow(clippy::too_many_arguments)]
+    fn materialize_children(
+        &self,
+        st: &State,
+        writes: Vec<crate::rules::ChildWrite>,
+        parent_body: &Value,
+        parent_location: &str,
+        state: &'static str,
+        long_running: bool,
+    ) -> Result<Vec<(String, Stored)>, ArmError> {
+        let mut out = Vec::new();
+        for w in writes {
+            let Some(ty) = self.inner.registry.type_of(w.kind) else {
+                continue;
+            };
+            let (mut body, models_state, location, state) = self.materialize(
+                st,
+                Some((parent_body, parent_location)),
+                ty,
+                w.kind,
+                &w.id,
+                &w.name,
+                w.body,
+                state,
+            )?;
+            if w.existing
+                && long_running
+                && let Some(old) = st.resources.get(&w.key)
+            {
+                defaults::keep_reported(ty.arm_type, &old.body, &mut body);
+            }
+            out.push((
+                w.key,
+                Stored {
+                    arm_type: ty.arm_type,
+                    kind: w.kind,
+                    body,
+                    state: state.into(),
+                    models_state,
+                    location,
+                    operation: None,
+                },
+            ));
+        }
+        Ok(out)
     }
 
     pub(crate) fn seed_locked(
@@ -559,20 +610,37 @@ impl Simulator {
         };
         crate::validate::round_trip(kind, &body)?;
         let key = id.to_lowercase();
-        let (body, models_state, location, _) = self.materialize(st, ty, kind, &id, &name, body, "Succeeded")?;
+        let parent = Self::stored_parent(st, ty, &id);
+        let (body, models_state, location, _) =
+            self.materialize(st, parent, ty, kind, &id, &name, body, "Succeeded")?;
+        // The children of its child-owned arrays, as a create would make them (no rule is checked).
+        // Checked against an empty store, every item is a child to create; no rule refuses a seed.
+        let writes = match &self.inner.rules {
+            Ok(rules) => self.check_put(&State::default(), rules, kind, &key, &id, &body)?,
+            Err(_) => Vec::new(),
+        };
+        let children = self.materialize_children(st, writes, &body, &location, "Succeeded", false)?;
         let stored = Stored {
             arm_type: ty.arm_type,
-            body: body.clone(),
+            kind,
+            body,
             state: "Succeeded".into(),
             models_state,
             location,
             operation: None,
         };
-        st.resources.insert(key, stored);
-        Ok(body)
+        st.resources.insert(key.clone(), stored);
+        for (k, child) in children {
+            st.resources.insert(k, child);
+        }
+        self.refresh_owned(st, &key);
+        if let Some(parent) = parent_id(&key).map(str::to_string) {
+            self.refresh_owned(st, &parent);
+        }
+        Ok(st.resources.get(&key).map(|s| s.body.clone()).unwrap_or_default())
     }
 
-    fn start_operation(&self, st: &mut State, req: &Req<'_>, key: &str, delete: bool) -> String {
+    fn start_operation(&self, st: &mut State, req: &Req<'_>, key: &str, linked: Vec<String>, delete: bool) -> String {
         let outcome = match Self::take_fault(st, req.method, req.path, |f| {
             matches!(f, Fault::FailOperation { .. } | Fault::CancelOperation)
         }) {
@@ -585,6 +653,7 @@ impl Simulator {
             id.clone(),
             Operation {
                 resource_key: key.to_string(),
+                linked,
                 delete,
                 polls: 0,
                 outcome,
@@ -662,15 +731,23 @@ impl Simulator {
             ));
         }
         crate::validate::round_trip(kind, &body)?;
+        let writes = self.check_put(st, self.write_rules()?, kind, &key, &id, &body)?;
         let long_running = kind.arm.long_running;
         let state = match (long_running, creating) {
             (false, _) => "Succeeded",
             (true, true) => "Creating",
             (true, false) => "Updating",
         };
-        let (body, models_state, location, state) = self.materialize(st, ty, kind, &id, name, body, state)?;
+        let parent = Self::stored_parent(st, ty, &id);
+        let (mut body, models_state, location, state) =
+            self.materialize(st, parent, ty, kind, &id, name, body, state)?;
+        if long_running && let Some(old) = st.resources.get(&key) {
+            defaults::keep_reported(ty.arm_type, &old.body, &mut body);
+        }
+        let children = self.materialize_children(st, writes, &body, &location, state, long_running)?;
         let mut stored = Stored {
             arm_type: ty.arm_type,
+            kind,
             body,
             state: state.into(),
             models_state,
@@ -678,18 +755,49 @@ impl Simulator {
             operation: None,
         };
         let status = if creating { 201 } else { 200 };
-        if !long_running {
-            let reply = Reply::json(status, stored.body.clone());
-            st.resources.insert(key, stored);
-            return Ok(reply);
+        let mut headers = Vec::new();
+        // Every child of a child-owned array runs with the parent's operation, those the PUT did not name too.
+        let mut linked: Vec<String> = children.iter().map(|(k, _)| k.clone()).collect();
+        for k in self.owned_children(st, &key) {
+            if !linked.contains(&k) {
+                linked.push(k);
+            }
         }
-        let op = self.start_operation(st, req, &key, false);
-        let url = Self::operation_url(req, ty, &id, &stored.location, &op, "operations", api_version);
-        stored.operation = Some(op);
-        let reply = Reply::json(status, stored.body.clone())
-            .header("Azure-AsyncOperation", url)
-            .header("Retry-After", self.inner.config.retry_after_secs.to_string());
-        st.resources.insert(key, stored);
+        let op = if long_running {
+            let op = self.start_operation(st, req, &key, linked.clone(), false);
+            let url = Self::operation_url(req, ty, &id, &stored.location, &op, "operations", api_version);
+            headers.push(("Azure-AsyncOperation".to_string(), url));
+            headers.push((
+                "Retry-After".to_string(),
+                self.inner.config.retry_after_secs.to_string(),
+            ));
+            stored.operation = Some(op.clone());
+            Some(op)
+        } else {
+            None
+        };
+        st.resources.insert(key.clone(), stored);
+        let written: Vec<String> = children.iter().map(|(k, _)| k.clone()).collect();
+        for (k, child) in children {
+            st.resources.insert(k, child);
+        }
+        for k in &linked {
+            if let Some(child) = st.resources.get_mut(k) {
+                if !written.contains(k) {
+                    set_state(child, state);
+                }
+                child.operation.clone_from(&op);
+            }
+        }
+        self.refresh_owned(st, &key);
+        if let Some(parent) = parent_id(&key).map(str::to_string) {
+            self.refresh_owned(st, &parent);
+        }
+        let body = st.resources.get(&key).map(|s| s.body.clone()).unwrap_or_default();
+        let mut reply = Reply::json(status, body);
+        for (k, v) in headers {
+            reply = reply.header(&k, v);
+        }
         Ok(reply)
     }
 
@@ -722,16 +830,31 @@ impl Simulator {
         if !terminal(&s.state) {
             return Err(conflict(s));
         }
-        let long_running = ty.version(api_version).is_some_and(|k| k.arm.long_running);
-        if !long_running {
+        let kind = ty
+            .version(api_version)
+            .ok_or_else(|| ArmError::new(400, "InvalidApiVersionParameter", api_version))?;
+        self.check_delete(st, self.write_rules()?, kind, &key)?;
+        let parent = parent_id(&key).map(str::to_string);
+        if !kind.arm.long_running {
             Self::remove_tree(st, &key);
+            if let Some(parent) = &parent {
+                self.refresh_owned(st, parent);
+            }
             return Ok(Reply::empty(200));
         }
         let location = s.location.clone();
-        let op = self.start_operation(st, req, &key, true);
-        if let Some(s) = st.resources.get_mut(&key) {
-            set_state(s, "Deleting");
-            s.operation = Some(op.clone());
+        // The children of its child-owned arrays are deleted with it, in its operation.
+        let linked = self.owned_children(st, &key);
+        let op = self.start_operation(st, req, &key, linked.clone(), true);
+        for k in linked.iter().chain([&key]) {
+            if let Some(s) = st.resources.get_mut(k) {
+                set_state(s, "Deleting");
+                s.operation = Some(op.clone());
+            }
+        }
+        self.refresh_owned(st, &key);
+        if let Some(parent) = &parent {
+            self.refresh_owned(st, parent);
         }
         Ok(Reply::empty(202)
             .header(
@@ -762,11 +885,25 @@ impl Simulator {
             Outcome::Cancel => "Canceled",
         };
         let (key, delete, status) = (op.resource_key.clone(), op.delete, op.status);
+        let linked = op.linked.clone();
         if delete && status == "Succeeded" {
             Self::remove_tree(st, &key);
-        } else if let Some(s) = st.resources.get_mut(&key) {
-            set_state(s, status);
-            s.operation = None;
+        } else {
+            for k in linked.iter().chain([&key]) {
+                let Some(s) = st.resources.get_mut(k) else { continue };
+                if s.operation.as_deref() != Some(op_id) {
+                    continue;
+                }
+                set_state(s, status);
+                s.operation = None;
+                if status == "Succeeded" {
+                    defaults::settle_reported(s.arm_type, &mut s.body);
+                }
+            }
+            self.refresh_owned(st, &key);
+        }
+        if let Some(parent) = parent_id(&key).map(str::to_string) {
+            self.refresh_owned(st, &parent);
         }
     }
 

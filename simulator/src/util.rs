@@ -6,7 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
-/// An ARM error: an HTTP status and the `{"error":{"code","message"}}` body.
+/// An ARM error: an HTTP status and the `{"error":{"code","message","target"?}}` body (the specs' `CloudError`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{status} {code}: {message}")]
 pub struct ArmError {
@@ -16,6 +16,8 @@ pub struct ArmError {
     pub code: String,
     /// The message.
     pub message: String,
+    /// What the error is about, e.g. the property a `PropertyChangeNotAllowed` names.
+    pub target: Option<String>,
 }
 
 impl ArmError {
@@ -24,12 +26,23 @@ impl ArmError {
             status,
             code: code.to_string(),
             message: message.into(),
+            target: None,
         }
+    }
+
+    /// The same error about `target`.
+    pub(crate) fn with_target(mut self, target: impl Into<String>) -> Self {
+        self.target = Some(target.into());
+        self
     }
 
     /// The ARM error body.
     pub fn body(&self) -> Value {
-        json!({"error": {"code": self.code, "message": self.message}})
+        let mut error = json!({"code": self.code, "message": self.message});
+        if let Some(target) = &self.target {
+            error["target"] = json!(target);
+        }
+        json!({ "error": error })
     }
 }
 
