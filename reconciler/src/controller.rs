@@ -47,17 +47,22 @@ pub fn served_kinds(overrides: &[(String, String)]) -> Vec<&'static KindInfo> {
     out
 }
 
-/// Whether a child's `Ready` condition says it waits for its owner: only those are woken by the owner's
-/// changes (the others have their own triggers; waking them would cost an ARM GET each, e.g. on every restart).
-fn waiting_for_owner(child: &DynamicObject) -> bool {
-    child
+/// Whether a child is not settled — its `Ready` condition is not `True` for its current generation (it waits for
+/// its owner, for a reference, or is between a spec change and its status write). Only those are woken by the
+/// owner's changes (the others have their own triggers; waking them would cost an ARM GET each, e.g. on every
+/// restart). Checking "not settled" rather than "waiting" closes the race where the owner changes between the
+/// child reading it and the child writing `WaitingForOwner` (the controller reruns a reconcile requested while it
+/// runs).
+fn unsettled(child: &DynamicObject) -> bool {
+    let ready = child
         .data
         .pointer("/status/conditions")
         .and_then(|c| c.as_array())
-        .is_some_and(|c| {
-            c.iter()
-                .any(|c| c["type"] == "Ready" && c["reason"] == "WaitingForOwner")
-        })
+        .and_then(|c| c.iter().find(|c| c["type"] == "Ready"));
+    match ready {
+        Some(c) => c["status"] != "True" || c["observedGeneration"].as_i64() != child.metadata.generation,
+        None => true,
+    }
 }
 
 /// What triggers a reconcile: generation, annotations, deletion.
@@ -182,8 +187,8 @@ impl Default for RunOptions {
 }
 
 /// Runs one controller per kind until shutdown. A child kind's controller also watches its owner kind, so a
-/// child waiting for its owner (`Ready` reason `WaitingForOwner`) is reconciled as soon as the owner changes (e.g.
-/// gets its ARM ID), not only at the next retry.
+/// child that is not settled (e.g. `Ready` reason `WaitingForOwner`) is reconciled as soon as the owner changes
+/// (e.g. gets its ARM ID or finishes an operation), not only at the next retry.
 pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: RunOptions) {
     let shutdown = options.shutdown.map(FutureExt::shared);
     let mut controllers = Vec::new();
@@ -240,7 +245,7 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
                     names
                         .into_iter()
                         .map(|child| ObjectRef::new_with(&child, child_resource.clone()).within(&namespace))
-                        .filter(|r| store.get(r).is_some_and(|child| deleting || waiting_for_owner(&child)))
+                        .filter(|r| store.get(r).is_some_and(|child| deleting || unsettled(&child)))
                         .collect::<Vec<_>>()
                 },
                 owner_resource,

@@ -1552,6 +1552,30 @@ impl<'a> Run<'a> {
                 return Err(StepError::Gone);
             }
         }
+        // An operation runs on the resource (a PUT of ours still in flight, or a DELETE this reconcile's cached
+        // copy of the object does not know about yet): Azure refuses a DELETE meanwhile, so wait for it.
+        match self.get(&id, &access).await? {
+            None => {
+                self.event(EventType::Normal, "Deleted", "Delete", Some(format!("deleted {id}")))
+                    .await;
+                self.release(&id).await;
+                self.remove_finalizer().await?;
+                return Err(StepError::Gone);
+            }
+            Some(actual) => {
+                if let Some(state) = provisioning_state(&actual).filter(|s| !is_terminal(s)) {
+                    return Ok(Outcome {
+                        arm: None,
+                        ready: Ready::new(
+                            "Unknown",
+                            "Deleting",
+                            format!("{id} is {state}; deleting it once that operation ends"),
+                        ),
+                        action: Action::requeue(self.shared().settings.poll),
+                    });
+                }
+            }
+        }
         match self
             .shared()
             .arm

@@ -5,6 +5,9 @@
 
 mod common;
 
+use std::sync::Arc;
+
+use armgen_runtime::rules::Rules;
 use common::*;
 use serde_json::{Value, json};
 
@@ -30,6 +33,13 @@ fn all_writes(h: &Harness) -> usize {
 
 fn pool_id(cluster: &str, pool: &str) -> String {
     format!("{}/agentPools/{pool}", cluster_id(cluster))
+}
+
+/// The built-in rules with `edit` applied: what a config without some of them generates.
+fn rules_without(edit: impl FnOnce(&mut Rules)) -> Arc<Rules> {
+    let mut rules = aks_api::rules().expect("the generated rules parse");
+    edit(&mut rules);
+    Arc::new(rules)
 }
 
 /// A cluster with one inline system pool plus two AgentPool objects, all Ready.
@@ -132,8 +142,13 @@ async fn an_upgrade_puts_the_cluster_first_and_the_pools_once_it_reports_the_ver
     // The cluster's PUT starts its operation; the pool still waits while it runs.
     h.reconcile("ManagedCluster", "demo").await;
     assert_eq!(writes_to(&h, &cluster_id("demo")), 1);
+    // (AKS runs the cluster's pools with its operation, so the pool may also report its own Updating state.)
     h.reconcile("AgentPool", "pool-a").await;
-    assert_eq!(h.ready("AgentPool", "pool-a").await.1, "WaitingForOwner");
+    let reason = h.ready("AgentPool", "pool-a").await.1;
+    assert!(
+        ["WaitingForOwner", "Provisioning"].contains(&reason.as_str()),
+        "{reason}"
+    );
     assert_eq!(writes_to(&h, &pool_id("demo", "pool-a")), 0);
     // Once the cluster settles, the pool goes.
     h.converge("ManagedCluster", "demo").await;
@@ -251,6 +266,125 @@ async fn a_terminal_operation_error_is_not_retried_for_the_same_generation() {
     h.converge("ManagedCluster", "demo").await;
     assert_eq!(h.sim.count("PUT"), 2);
     assert_eq!(h.ready("ManagedCluster", "demo").await.0, "True");
+}
+
+#[tokio::test]
+async fn without_the_child_owned_rule_a_pool_scale_puts_the_cluster() {
+    // The same steps with the rules document a config without `childOwned` generates: the loop compares the
+    // cluster's pools with Azure's (which lists every pool) and PUTs the cluster — the write storm the rule ends.
+    let mut h = Harness::new().await;
+    h.set_rules(rules_without(|r| {
+        for g in &mut r.groups {
+            for k in &mut g.kinds {
+                k.child_owned.clear();
+            }
+        }
+    }));
+    h.apply("ManagedCluster", "demo", cluster_spec()).await;
+    h.converge("ManagedCluster", "demo").await;
+    h.apply("AgentPool", "pool-a", pool_spec("demo")).await;
+    h.converge("AgentPool", "pool-a").await;
+    h.clear_traffic();
+    h.reconcile("ManagedCluster", "demo").await;
+    assert!(
+        writes_to(&h, &cluster_id("demo")) >= 1,
+        "without the rule, the pool the cluster spec lacks is a difference: {:?}",
+        h.sim
+            .traffic()
+            .iter()
+            .map(|e| (&e.request.method, e.response.status_code))
+            .collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test]
+async fn without_the_immutable_rule_the_change_is_sent_once_and_refused_as_terminal() {
+    // A rules document without `immutable`: the loop sends the change; the simulator refuses it as AKS does
+    // (400 PropertyChangeNotAllowed), a terminal error class: exactly one PUT for the generation, however often
+    // the object is reconciled, and a spec change is sent at once.
+    let mut h = Harness::new().await;
+    h.set_rules(rules_without(|r| {
+        for g in &mut r.groups {
+            for k in &mut g.kinds {
+                k.immutable.clear();
+            }
+        }
+    }));
+    h.apply("ManagedCluster", "demo", cluster_spec()).await;
+    h.converge("ManagedCluster", "demo").await;
+    h.clear_traffic();
+    h.patch_spec("ManagedCluster", "demo", json!({"dnsPrefix": "other"}))
+        .await;
+    for _ in 0..3 {
+        h.reconcile("ManagedCluster", "demo").await;
+    }
+    let (status, reason, _) = h.ready("ManagedCluster", "demo").await;
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "PropertyChangeNotAllowed")
+    );
+    assert_eq!(writes_to(&h, &cluster_id("demo")), 1, "one PUT for that generation");
+    // A restarted operator keeps it (the record is in status).
+    let mut h = h;
+    h.restart();
+    h.set_rules(rules_without(|r| {
+        for g in &mut r.groups {
+            for k in &mut g.kinds {
+                k.immutable.clear();
+            }
+        }
+    }));
+    h.reconcile("ManagedCluster", "demo").await;
+    assert_eq!(writes_to(&h, &cluster_id("demo")), 1, "still one after a restart");
+    // The next generation goes at once.
+    h.patch_spec(
+        "ManagedCluster",
+        "demo",
+        json!({"dnsPrefix": "demo", "tags": {"team": "a"}}),
+    )
+    .await;
+    h.converge("ManagedCluster", "demo").await;
+    assert_eq!(h.ready("ManagedCluster", "demo").await.0, "True");
+    assert_eq!(writes_to(&h, &cluster_id("demo")), 2);
+}
+
+#[tokio::test]
+async fn a_conflict_is_retried_until_the_conflicting_operation_ends() {
+    let h = Harness::new().await;
+    cluster_with_pools(&h).await;
+    // A pool operation in flight...
+    h.patch_spec("AgentPool", "pool-a", json!({"count": 4})).await;
+    h.reconcile("AgentPool", "pool-a").await;
+    assert_eq!(h.ready("AgentPool", "pool-a").await.1, "Reconciling");
+    // ...and a cluster change meanwhile: AKS answers 409 OperationNotAllowed, which is retried.
+    h.clear_traffic();
+    h.patch_spec("ManagedCluster", "demo", json!({"tags": {"team": "a"}}))
+        .await;
+    let action = h.reconcile("ManagedCluster", "demo").await.expect("exists");
+    let (status, reason, message) = h.ready("ManagedCluster", "demo").await;
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "OperationNotAllowed"),
+        "{message}"
+    );
+    assert_ne!(action, kube::runtime::controller::Action::await_change(), "retried");
+    let refused = h.sim.traffic().iter().filter(|e| e.response.status_code == 409).count();
+    assert_eq!(refused, 1);
+    // The pool's operation ends; the cluster's retry goes through with one more PUT.
+    h.converge("AgentPool", "pool-a").await;
+    h.converge("ManagedCluster", "demo").await;
+    assert_eq!(h.ready("ManagedCluster", "demo").await.0, "True");
+    let accepted = h
+        .sim
+        .traffic()
+        .iter()
+        .filter(|e| {
+            e.request.method == "PUT"
+                && path_of(&e.request.url).eq_ignore_ascii_case(&cluster_id("demo"))
+                && e.response.status_code < 300
+        })
+        .count();
+    assert_eq!(accepted, 1);
 }
 
 /// JSON as CEL sees it (strings, numbers, booleans, lists, maps).
