@@ -82,6 +82,51 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Why not `kube-lease-manager`
+//!
+//! Issue 19 asked for the crate [`kube-lease-manager`](https://crates.io/crates/kube-lease-manager) in place of
+//! this module. Version 0.13.1, the newest, targets kube 5 and k8s-openapi 0.29 as this workspace does. It was
+//! evaluated by reading its source and by running it against the fake API server (lease 2 s, grace 1 s, its
+//! shortest). It fails the behaviours that `reconciler/tests/leader.rs` requires, so this module stays:
+//!
+//! - **No stepping down, so two leaders.** The crate has no renew deadline. A leader renews once per
+//!   `duration − grace`. When that renewal fails, `LeaseManager::watch` logs the error, waits 1–30 s and leaves its
+//!   status `true` (`changed()` returns the error without changing the state). The leader goes on reporting
+//!   leadership after its Lease expired while a candidate takes it over. In the probe, a single failed renewal
+//!   (one `500` on the PATCH) left both replicas reporting leadership at once, for 24 ms and for 670 ms, in two of
+//!   four runs. This fails `failing_renewals_make_the_leader_step_down_after_the_renew_deadline` and the exclusivity
+//!   that `of_two_electors_exactly_one_leads_at_any_time` checks and that `--leader-elect` promises.
+//! - **Takeover without optimistic concurrency.** A candidate that finds an expired Lease first clears it with a
+//!   strategic-merge patch that carries no `resourceVersion`, and then acquires it with server-side apply. A renewal
+//!   that lands between the candidate's read and its patch is erased. The leader does not notice until its next
+//!   renewal, up to `duration − grace` later. This module, like client-go, writes back the `resourceVersion` it read,
+//!   so such a stale write fails with `409 Conflict` (`a_conflict_while_acquiring_makes_the_loser_keep_waiting`).
+//!   The crate keeps two candidates off a free Lease only through server-side apply's field-ownership conflicts,
+//!   which the fake API server does not model.
+//! - **No prompt handover.** A standing-by candidate sleeps until the expiry of the Lease it last read, not for a
+//!   retry period. A released Lease is therefore taken only once the old one would have expired. In the probe that
+//!   was 0.9–1.7 s after the release of a 2 s lease, and with the crate's default 30 s lease it can take up to 30 s.
+//!   The tests `a_graceful_shutdown_releases_and_the_other_leads_promptly` and
+//!   `dropping_the_handle_releases_the_lease` require less than half the lease duration.
+//! - **A deleted Lease is never created again.** The crate creates the Lease only when the manager is built.
+//!   Afterwards every step fails with `NonexistentLease`. In the probe the leader still reported leadership 6 s after
+//!   its Lease was deleted, and nothing created it again. Building the manager also fails while the Lease cannot be
+//!   read, so a wrapper would have to rebuild it in a loop. This fails
+//!   `an_unreadable_lease_keeps_the_elector_waiting_without_panicking`.
+//! - **Expiry by the wall clock only, and at once when fields are missing.** A Lease without `renewTime` or
+//!   `leaseDurationSeconds` counts as already expired, and expiry is judged only by this replica's wall clock
+//!   against `renewTime`. Here, as in client-go, a held Lease without `renewTime` is taken over only after its spec
+//!   stayed unchanged for the lease duration on this replica's monotonic clock, a rule that also covers a
+//!   `renewTime` skewed into the future. This fails
+//!   `a_held_lease_without_times_or_duration_expires_after_the_own_lease_duration`.
+//! - **Timing in whole seconds.** Durations are whole seconds, the grace period must be at least 1 s and below the
+//!   duration (`LeaseParams::new` panics otherwise), and there is no retry period. The tests' timing (lease 1 s,
+//!   renew deadline 600 ms, retry 100 ms) cannot be expressed.
+//! - Smaller differences: the first acquisition writes `leaseTransitions: 1` (client-go and
+//!   `a_single_elector_creates_the_lease_and_renews_it` expect `0`). The Lease is first created empty and then
+//!   patched, so acquiring it takes two or three writes. Version 0.13 needs Rust 1.89, while the workspace declares
+//!   `rust-version = "1.85"`; under that declaration cargo's MSRV-aware resolver picks 0.10.0, which uses kube 2.
 
 use std::collections::hash_map::RandomState;
 use std::future::Future;
