@@ -9,7 +9,9 @@
 //!   the code the conversion webhook runs;
 //! - `armctl crds` prints the CRD manifests;
 //! - `armctl diff -f CR.yaml --actual ARM.json` prints the differences between a custom resource and an ARM GET
-//!   body (exit code 1 when there are some; see `diff.rs`).
+//!   body (exit code 1 when there are some; see `diff.rs`);
+//! - `armctl migrate-storage [--namespace NS] [--kind KIND] [--dry-run]` rewrites every stored object of our CRDs at
+//!   the current storage version and reduces each CRD's `status.storedVersions` to it (see `migrate.rs`).
 //!
 //! Errors (unknown kind or version, malformed or unreadable input) go to stderr with exit code 2.
 
@@ -27,6 +29,7 @@ mod crds {
     include!(concat!(env!("OUT_DIR"), "/crds.rs"));
 }
 mod diff;
+mod migrate;
 
 /// The API group as `aks_api`'s dispatch functions name it.
 const GROUP_KEY: &str = "containerservice";
@@ -145,6 +148,19 @@ enum Command {
         #[arg(long, short = 'o', value_enum, default_value = "text")]
         output: diff::Output,
     },
+    /// Rewrite every stored object of our CRDs at the current storage version, then set each CRD's
+    /// status.storedVersions to just that version (the cluster from KUBECONFIG or the in-cluster config).
+    MigrateStorage {
+        /// Only the objects of this namespace; status.storedVersions is then left as it is.
+        #[arg(long)]
+        namespace: Option<String>,
+        /// Only the CRD of this kind (repeatable).
+        #[arg(long = "kind", value_name = "KIND")]
+        kinds: Vec<String>,
+        /// Print what would be rewritten and patched; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Print the CRD manifests (multi-document YAML).
     Crds {
         /// Only the CRD of this kind.
@@ -191,6 +207,15 @@ fn main() -> ExitCode {
         Command::Export { file } => export(&file),
         Command::Convert { file, to, output } => convert::convert(&file, &to, output),
         Command::Crds { kind } => crds(kind.as_deref()),
+        Command::MigrateStorage {
+            namespace,
+            kinds,
+            dry_run,
+        } => migrate::run(&migrate::Options {
+            namespace,
+            kinds,
+            dry_run,
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -468,6 +468,63 @@ pub(crate) fn validate_crd(crd: &Value) -> Result<(), String> {
     }
 }
 
+/// Checks `status.storedVersions` of a CRD as the API server does: at least one, each in `spec.versions`, and
+/// the storage version among them. `storage_required` is false for spec writes (the status is recomputed there,
+/// with the storage version added), true for status writes.
+pub(crate) fn validate_stored_versions(crd: &Value, storage_required: bool) -> Result<(), String> {
+    let stored = strings(crd.pointer("/status/storedVersions"));
+    let versions: Vec<&str> = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.get("name").and_then(Value::as_str))
+        .collect();
+    let storage = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+        .and_then(|v| v.get("name"))
+        .and_then(Value::as_str);
+    let mut problems = Vec::new();
+    if stored.is_empty() && storage_required {
+        problems.push("status.storedVersions: Invalid value: []: must have at least one stored version".to_string());
+    }
+    for (i, version) in stored.iter().enumerate() {
+        if !versions.contains(&version.as_str()) {
+            problems.push(format!(
+                "status.storedVersions[{i}]: Invalid value: {version:?}: must appear in spec.versions"
+            ));
+        }
+    }
+    if storage_required
+        && let Some(storage) = storage
+        && !stored.iter().any(|v| v == storage)
+    {
+        problems.push(format!(
+            "status.storedVersions: Invalid value: {stored:?}: must have the storage version {storage}"
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join(", "))
+    }
+}
+
+/// The storage version a CRD declares (`spec.versions[].storage: true`).
+pub(crate) fn storage_version(crd: &Value) -> Option<&str> {
+    crd.pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+        .and_then(|v| v.get("name"))
+        .and_then(Value::as_str)
+}
+
 /// The status the API server's CRD controllers give a valid CRD: names accepted, established, and the storage
 /// version among the stored versions (keeping those already recorded).
 pub(crate) fn crd_status(crd: &Value, previous: Option<&Value>) -> Value {

@@ -32,7 +32,14 @@
 //!
 //! - **Versions.** Objects of the same group and plural are one resource whatever the version in the URL: the object
 //!   is stored as written and answered with `apiVersion` set to the version asked for. There is no field
-//!   conversion.
+//!   conversion, unless a converter is set for the group ([`FakeApiServer::set_converter`], standing in for a
+//!   CRD's conversion webhook): then objects are stored at their CRD's storage version and converted on every
+//!   read and write, as the API server does.
+//! - **Storage versions.** Each object of a resource with a CRD records the CRD's storage version at its last
+//!   write ([`FakeApiServer::stored_version`]). A write that changes nothing still re-encodes an object recorded at
+//!   another version than the current storage version (a new resource version, a `MODIFIED` event): the API server
+//!   skips only writes whose newly encoded bytes equal the stored ones, which is what a storage version
+//!   migration (reading every object and writing it back) relies on.
 //! - **Create** (`POST`): the name comes from `metadata.name` or `metadata.generateName` (plus five random
 //!   characters); `409 AlreadyExists` when taken. Sets `uid`, `creationTimestamp`, `resourceVersion` and
 //!   `generation: 1`; drops `managedFields`.
@@ -89,7 +96,10 @@
 //! - **CustomResourceDefinitions** are checked as the API server does where discovery depends on it (`422` without
 //!   `spec.group`, `spec.names.plural`/`kind`, a valid `spec.scope`, exactly one storage version, or with a name
 //!   other than `<plural>.<group>`) and are `Established` at once: every write sets `status.acceptedNames`,
-//!   `NamesAccepted` and `Established` conditions and `storedVersions`. Custom resources are served whether their
+//!   `NamesAccepted` and `Established` conditions and `storedVersions` (the storage version added to those recorded).
+//!   `status.storedVersions` is checked as the API server checks it: a status write must keep at least one version,
+//!   each in `spec.versions`, the storage version among them; a spec write cannot drop from `spec.versions` a version
+//!   still in `storedVersions` (`422`). Custom resources are served whether their
 //!   CRD exists or not (discovery lists only those with one), and deleting a CRD leaves its objects.
 //! - `GET /version` answers a version `Info` (v1.33). `dryRun` is rejected with `400`.
 //! - Unknown paths are `404`, methods not allowed on a path `405`, malformed bodies and queries `400`, unknown
@@ -101,13 +111,15 @@
 //!
 //! # Limits
 //!
-//! No admission, validation against schemas, defaulting, field conversion between versions (and no calls to
-//! conversion webhooks), field ownership (`managedFields`), authentication or authorization, aggregated discovery,
+//! No admission, validation against schemas, defaulting, field conversion between versions without a converter
+//! (and no calls to conversion webhooks: a converter is a function in the test), field ownership (`managedFields`), authentication or authorization, aggregated discovery,
 //! OpenAPI schemas, server-side `Table` printing, subresources other than `status`, namespace lifecycle, or grace
 //! periods. `strategic-merge-patch` is a merge patch.
 //!
 //! # The binary
 //!
+//! [`FakeApiServer::serve`] serves a server over plain HTTP/1.1 on a listener, for a client in another process
+//! (e.g. a binary under test, with its converter set in the test).
 //! `fake-apiserver [--listen 127.0.0.1:6443] [--kubeconfig FILE]` serves the same over plain HTTP/1.1 and prints
 //! its URL (`--listen 127.0.0.1:0` picks a free port); `--kubeconfig` writes a kubeconfig for it (context
 //! `fake-apiserver`, namespace `default`, no credentials), so that `KUBECONFIG=FILE kubectl apply -f crd.yaml`
@@ -134,7 +146,9 @@ use http::{Method, Request, Response};
 use serde_json::Value;
 
 use crate::error::{ApiError, reason_for_code};
-use crate::store::{DeleteOptions, ObjectKey, ResourceId, State, UpdateMode, split_api_version, with_api_version};
+use crate::store::{DeleteOptions, ObjectKey, ResourceId, State, UpdateMode, split_api_version};
+
+pub use crate::store::Converter;
 
 /// The body of the server's responses: a JSON document, or a stream of watch events.
 pub type ResponseBody = http_body_util::combinators::UnsyncBoxBody<Bytes, Infallible>;
@@ -366,12 +380,76 @@ impl FakeApiServer {
         result.unwrap_or_else(|e| panic!("FakeApiServer::insert: {}", e.message))
     }
 
-    /// The stored object, with `apiVersion` set to `api_version`.
+    /// The stored object, with `apiVersion` set to `api_version` (converted, with a converter; see
+    /// [`FakeApiServer::set_converter`]).
+    ///
+    /// # Panics
+    ///
+    /// When the converter fails: the test sees the conversion error.
     pub fn get(&self, api_version: &str, plural: &str, namespace: Option<&str>, name: &str) -> Option<Value> {
         let key = Self::key(api_version, plural, namespace, name);
-        self.state()
-            .get(&key)
-            .map(|object| with_api_version(object.clone(), api_version))
+        let state = self.state();
+        state.get(&key).map(|object| present(&state, object, api_version))
+    }
+
+    /// Makes the server convert the custom resources of `group` (e.g. `example.com`) between versions, as the
+    /// API server does through a CRD's conversion webhook: once the resource's CRD is stored, objects are stored
+    /// at its storage version (writes are converted to it) and read at the version asked for (reads, lists,
+    /// watches and write responses are converted from it). `convert(object, "group/version")` returns the
+    /// object at that version, or a message; a failure is a `500` naming it, as a failing webhook is. Without a
+    /// converter, objects are stored as written and only relabelled on reads.
+    pub fn set_converter(
+        &self,
+        group: &str,
+        convert: impl Fn(Value, &str) -> Result<Value, String> + Send + Sync + 'static,
+    ) {
+        self.state().set_converter(group, Arc::new(convert));
+    }
+
+    /// The version an object was encoded at by its last write: the storage version of its CRD at that time
+    /// (what the API server keeps in etcd). `None` for objects without a CRD, or absent ones. A write that
+    /// changes nothing re-encodes an object whose encoding is not the current storage version, as in the API
+    /// server (that is what a storage version migration relies on).
+    pub fn stored_version(
+        &self,
+        api_version: &str,
+        plural: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<String> {
+        let key = Self::key(api_version, plural, namespace, name);
+        self.state().encoded_version(&key).map(str::to_string)
+    }
+
+    /// Serves this server over plain HTTP/1.1 on `listener` until the future is dropped (as the binary does), so
+    /// that a client in another process — `kubectl`, or a binary under test — talks to the same store.
+    pub async fn serve(self, listener: tokio::net::TcpListener) {
+        use http_body_util::BodyExt;
+        use tower::Service;
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let server = self.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                    let mut server = server.clone();
+                    async move {
+                        let (parts, body) = request.into_parts();
+                        let bytes = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+                        let request = hyper::Request::from_parts(parts, kube::client::Body::from(bytes));
+                        let response = match server.call(request).await {
+                            Ok(r) => r,
+                            Err(never) => match never {},
+                        };
+                        Ok::<_, Infallible>(response)
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
     }
 
     /// Every stored object of a resource, in all namespaces, ordered by namespace and name.
@@ -387,9 +465,10 @@ impl FakeApiServer {
             labels: Default::default(),
             fields: Default::default(),
         };
-        self.state()
+        let state = self.state();
+        state
             .list(&filter)
-            .map(|(_, object)| with_api_version(object.clone(), api_version))
+            .map(|(_, object)| present(&state, object, api_version))
             .collect()
     }
 
@@ -397,11 +476,17 @@ impl FakeApiServer {
     /// last state, `None` when absent.
     pub fn delete(&self, api_version: &str, plural: &str, namespace: Option<&str>, name: &str) -> Option<Value> {
         let key = Self::key(api_version, plural, namespace, name);
-        self.state()
-            .delete(&key, &DeleteOptions::default())
-            .ok()
-            .map(|object| with_api_version(object, api_version))
+        let mut state = self.state();
+        let object = state.delete(&key, &DeleteOptions::default()).ok()?;
+        Some(present(&state, &object, api_version))
     }
+}
+
+/// A stored object at `api_version`, for the test helpers: a conversion failure is a panic naming it.
+fn present(state: &State, object: &Value, api_version: &str) -> Value {
+    state
+        .present(object, api_version)
+        .unwrap_or_else(|e| panic!("FakeApiServer: converting to {api_version}: {}", e.message))
 }
 
 impl tower::Service<Request<kube::client::Body>> for FakeApiServer {

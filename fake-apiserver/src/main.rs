@@ -3,15 +3,9 @@
 //! `server:` at the printed URL, or let `--kubeconfig FILE` write one. Not a real API server: no authentication,
 //! no TLS, no validation — see the crate documentation.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 
 use fake_apiserver::FakeApiServer;
-use http_body_util::BodyExt;
-use hyper::body::Incoming;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
-use tower::Service;
 
 fn usage() -> ! {
     eprintln!(
@@ -79,31 +73,8 @@ async fn main() {
         std::process::exit(1)
     }
     println!("{url}");
-    let server = FakeApiServer::new();
-    loop {
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            _ = tokio::signal::ctrl_c() => return,
-        };
-        let Ok((stream, _)) = accepted else { continue };
-        let server = server.clone();
-        tokio::spawn(async move {
-            let service = service_fn(move |request: hyper::Request<Incoming>| {
-                let mut server = server.clone();
-                async move {
-                    let (parts, body) = request.into_parts();
-                    let bytes = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-                    let request = hyper::Request::from_parts(parts, kube::client::Body::from(bytes));
-                    let response = match server.call(request).await {
-                        Ok(r) => r,
-                        Err(never) => match never {},
-                    };
-                    Ok::<_, Infallible>(response)
-                }
-            });
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-        });
+    tokio::select! {
+        () = FakeApiServer::new().serve(listener) => {}
+        _ = tokio::signal::ctrl_c() => {}
     }
 }

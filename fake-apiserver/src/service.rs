@@ -14,8 +14,8 @@ use tokio::sync::{broadcast, mpsc};
 use crate::error::ApiError;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::store::{
-    Change, ChangeType, DeleteOptions, Filter, ObjectKey, ResourceId, UpdateMode, join_api_version, meta_str,
-    with_api_version,
+    Change, ChangeType, Converter, DeleteOptions, Filter, ObjectKey, ResourceId, UpdateMode, join_api_version,
+    meta_str, present_with,
 };
 use crate::{FakeApiServer, RecordedRequest, ResponseBody};
 
@@ -291,7 +291,7 @@ fn route(
                 object,
                 target.has_status_subresource(),
             )?;
-            Ok(json_response(201, &created))
+            Ok(json_response(201, &state.present(&created, &api_version)?))
         }
         (None, false, Method::DELETE) => delete_collection(server, &target, query, body),
         (Some(_), false, Method::GET) if query.flag("watch") => watch(server, &target, query),
@@ -300,7 +300,7 @@ fn route(
             let object = state
                 .get(&target.key(name))
                 .ok_or_else(|| target.key(name).not_found_error())?;
-            Ok(json_response(200, &with_api_version(object.clone(), &api_version)))
+            Ok(json_response(200, &state.present(object, &api_version)?))
         }
         (Some(name), status, Method::PUT) => {
             let mode = if status {
@@ -310,18 +310,18 @@ fn route(
                     keep_status: target.has_status_subresource(),
                 }
             };
-            let object = server
-                .state()
-                .update(&target.key(name), &api_version, body_required()?, mode)?;
-            Ok(json_response(200, &with_api_version(object, &api_version)))
+            let mut state = server.state();
+            let object = state.update(&target.key(name), &api_version, body_required()?, mode)?;
+            Ok(json_response(200, &state.present(&object, &api_version)?))
         }
         (Some(name), status, Method::PATCH) => {
             patch(server, &target, name, status, query, content_type, body_required()?)
         }
         (Some(name), false, Method::DELETE) => {
             let options = delete_options(query, body.as_ref())?;
-            let object = server.state().delete(&target.key(name), &options)?;
-            Ok(json_response(200, &with_api_version(object, &api_version)))
+            let mut state = server.state();
+            let object = state.delete(&target.key(name), &options)?;
+            Ok(json_response(200, &state.present(&object, &api_version)?))
         }
         _ => Err(method_not_allowed()),
     }
@@ -404,8 +404,8 @@ fn list(server: &FakeApiServer, target: &Target, query: &Query) -> Result<Respon
     });
     let items: Vec<Value> = matching[..taken]
         .iter()
-        .map(|(_, object)| with_api_version((*object).clone(), &api_version))
-        .collect();
+        .map(|(_, object)| state.present(object, &api_version))
+        .collect::<Result<_, _>>()?;
     let mut metadata = json!({ "resourceVersion": list_resource_version.to_string() });
     if taken < matching.len()
         && let Some((key, _)) = taken.checked_sub(1).and_then(|i| matching.get(i))
@@ -437,7 +437,7 @@ fn delete_collection(
     for key in keys {
         // An earlier deletion may have collected this object as a dependent.
         match state.delete(&key, &options) {
-            Ok(object) => items.push(with_api_version(object, &api_version)),
+            Ok(object) => items.push(state.present(&object, &api_version)?),
             Err(error) if error.code == 404 => {}
             Err(error) => return Err(error),
         }
@@ -483,7 +483,7 @@ fn patch(
     let mut state = server.state();
     let existing = state.get(&key).cloned();
     let mut document = match (existing, content_type) {
-        (Some(existing), _) => existing,
+        (Some(existing), _) => state.present(&existing, &api_version)?,
         (None, APPLY_PATCH) if !status => {
             if query.get("fieldManager").is_none_or(str::is_empty) {
                 return Err(invalid(
@@ -514,7 +514,7 @@ fn patch(
                 object,
                 target.has_status_subresource(),
             )?;
-            return Ok(json_response(201, &created));
+            return Ok(json_response(201, &state.present(&created, &api_version)?));
         }
         (None, _) => return Err(key.not_found_error()),
     };
@@ -551,7 +551,7 @@ fn patch(
         }
     };
     let object = state.update(&key, &api_version, document, mode)?;
-    Ok(json_response(200, &with_api_version(object, &api_version)))
+    Ok(json_response(200, &state.present(&object, &api_version)?))
 }
 
 fn watch_line(event_type: &str, object: Value) -> Bytes {
@@ -561,8 +561,9 @@ fn watch_line(event_type: &str, object: Value) -> Bytes {
 }
 
 /// The watch event a change makes for a watch with `filter`, if any: an object that starts (stops) matching a
-/// selector is ADDED (DELETED), as in the API server.
-fn change_line(change: &Change, filter: &Filter, api_version: &str) -> Option<Bytes> {
+/// selector is ADDED (DELETED), as in the API server. An object that cannot be converted to the watch's version
+/// is an `ERROR` event.
+fn change_line(change: &Change, filter: &Filter, api_version: &str, converter: Option<&Converter>) -> Option<Bytes> {
     let now = filter.matches(&change.key, &change.object);
     let before = change.old.as_ref().is_some_and(|old| filter.matches(&change.key, old));
     let event_type = match change.change_type {
@@ -573,10 +574,10 @@ fn change_line(change: &Change, filter: &Filter, api_version: &str) -> Option<By
         ChangeType::Deleted if now || before => "DELETED",
         _ => return None,
     };
-    Some(watch_line(
-        event_type,
-        with_api_version(change.object.clone(), api_version),
-    ))
+    Some(match present_with(converter, change.object.clone(), api_version) {
+        Ok(object) => watch_line(event_type, object),
+        Err(error) => watch_line("ERROR", error.to_status()),
+    })
 }
 
 fn bookmark_line(kind: &str, api_version: &str, resource_version: u64, initial_events_end: bool) -> Bytes {
@@ -598,8 +599,9 @@ fn watch(server: &FakeApiServer, target: &Target, query: &Query) -> Result<Respo
     let timeout = query.number("timeoutSeconds")?.filter(|t| *t > 0);
     let from = query.number("resourceVersion")?.filter(|rv| *rv > 0);
 
-    let (initial, receiver, start, kind, expired) = {
+    let (initial, receiver, start, kind, expired, converter) = {
         let state = server.state();
+        let converter = state.converter(&target.group);
         let kind = state.kind_of(&target.resource());
         let receiver = state.subscribe();
         let mut initial = Vec::new();
@@ -617,7 +619,7 @@ fn watch(server: &FakeApiServer, target: &Target, query: &Query) -> Result<Respo
                     initial.extend(
                         state
                             .changes_since(rv)
-                            .filter_map(|c| change_line(c, &filter, &api_version)),
+                            .filter_map(|c| change_line(c, &filter, &api_version, converter.as_ref())),
                     );
                 }
             }
@@ -625,14 +627,17 @@ fn watch(server: &FakeApiServer, target: &Target, query: &Query) -> Result<Respo
                 initial.extend(
                     state
                         .list(&filter)
-                        .map(|(_, object)| watch_line("ADDED", with_api_version(object.clone(), &api_version))),
+                        .map(|(_, object)| match state.present(object, &api_version) {
+                            Ok(object) => watch_line("ADDED", object),
+                            Err(error) => watch_line("ERROR", error.to_status()),
+                        }),
                 );
                 if send_initial_events {
                     initial.push(bookmark_line(&kind, &api_version, state.resource_version(), true));
                 }
             }
         }
-        (initial, receiver, state.resource_version(), kind, expired)
+        (initial, receiver, state.resource_version(), kind, expired, converter)
     };
 
     let (sender, lines) = mpsc::channel::<Bytes>(256);
@@ -647,6 +652,7 @@ fn watch(server: &FakeApiServer, target: &Target, query: &Query) -> Result<Respo
         bookmarks,
         timeout: timeout.map(Duration::from_secs),
         last_resource_version: start,
+        converter,
     }));
     let stream = futures::stream::unfold(lines, |mut lines| async move {
         lines
@@ -673,6 +679,7 @@ struct WatchTask {
     bookmarks: bool,
     timeout: Option<Duration>,
     last_resource_version: u64,
+    converter: Option<Converter>,
 }
 
 /// Feeds one watch: the initial events, then live changes, bookmarks, until the timeout, the client going
@@ -709,7 +716,7 @@ async fn stream_watch(mut task: WatchTask) {
                     return;
                 };
                 task.last_resource_version = change.resource_version;
-                if let Some(line) = change_line(&change, &task.filter, &task.api_version)
+                if let Some(line) = change_line(&change, &task.filter, &task.api_version, task.converter.as_ref())
                     && task.sender.send(line).await.is_err()
                 {
                     return;

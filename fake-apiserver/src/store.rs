@@ -86,6 +86,33 @@ pub(crate) struct DeleteOptions {
     pub(crate) orphan: bool,
 }
 
+/// Converts a custom resource (JSON) to an `apiVersion` (`group/version`), as a CRD's conversion webhook does;
+/// an error is the webhook's failure message.
+pub type Converter = Arc<dyn Fn(Value, &str) -> Result<Value, String> + Send + Sync>;
+
+/// The object as a client that asked for `api_version` sees it: converted by `converter` when it is stored at
+/// another version, else only relabelled (the fake's behaviour without a converter).
+pub(crate) fn present_with(converter: Option<&Converter>, object: Value, api_version: &str) -> Result<Value, ApiError> {
+    match converter {
+        Some(convert) if object.get("apiVersion").and_then(Value::as_str) != Some(api_version) => {
+            let kind = object
+                .get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            convert(object, api_version)
+                .map(|converted| with_api_version(converted, api_version))
+                .map_err(|e| {
+                    ApiError::new(
+                        500,
+                        format!("conversion webhook for {api_version}, Kind={kind} failed: {e}"),
+                    )
+                })
+        }
+        _ => Ok(with_api_version(object, api_version)),
+    }
+}
+
 /// How an update treats `.status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum UpdateMode {
@@ -109,6 +136,11 @@ pub(crate) struct State {
     history_floor: u64,
     orphan_uids: HashSet<String>,
     sender: broadcast::Sender<Arc<Change>>,
+    /// Conversion of custom resources, by API group.
+    converters: HashMap<String, Converter>,
+    /// The version each object of a resource with a CRD was encoded at by its last write: the CRD's storage
+    /// version then.
+    encoded: HashMap<ObjectKey, String>,
 }
 
 /// Splits `v1` into ("", "v1") and `example.com/v1` into ("example.com", "v1").
@@ -268,6 +300,8 @@ impl State {
             history_floor: 0,
             orphan_uids: HashSet::new(),
             sender,
+            converters: HashMap::new(),
+            encoded: HashMap::new(),
         }
     }
 
@@ -288,6 +322,75 @@ impl State {
         self.history
             .iter()
             .filter(move |c| c.resource_version > resource_version)
+    }
+
+    pub(crate) fn set_converter(&mut self, group: &str, converter: Converter) {
+        self.converters.insert(group.to_string(), converter);
+    }
+
+    /// The converter of a group, if any.
+    pub(crate) fn converter(&self, group: &str) -> Option<Converter> {
+        self.converters.get(group).cloned()
+    }
+
+    /// The object as a client that asked for `api_version` sees it (see [`present_with`]).
+    pub(crate) fn present(&self, object: &Value, api_version: &str) -> Result<Value, ApiError> {
+        let (group, _) = split_api_version(api_version);
+        present_with(self.converters.get(group), object.clone(), api_version)
+    }
+
+    /// The storage version of a resource, from its stored CRD.
+    pub(crate) fn storage_version_of(&self, resource: &ResourceId) -> Option<String> {
+        let key = ObjectKey {
+            resource: ResourceId {
+                group: discovery::CRD_GROUP.to_string(),
+                plural: discovery::CRD_PLURAL.to_string(),
+            },
+            namespace: String::new(),
+            name: format!("{}.{}", resource.plural, resource.group),
+        };
+        self.objects
+            .get(&key)
+            .and_then(discovery::storage_version)
+            .map(str::to_string)
+    }
+
+    /// The version an object was encoded at by its last write (objects of resources with a CRD only).
+    pub(crate) fn encoded_version(&self, key: &ObjectKey) -> Option<&str> {
+        self.encoded.get(key).map(String::as_str)
+    }
+
+    /// An object as it is stored: converted to the storage version when the resource has a CRD and its group a
+    /// converter. Also returns the storage version (when the resource has a CRD).
+    fn encode(&self, resource: &ResourceId, object: Value) -> Result<(Value, Option<String>), ApiError> {
+        let storage = self.storage_version_of(resource);
+        let object = match (&storage, self.converters.get(&resource.group)) {
+            (Some(version), Some(convert)) => {
+                let target = join_api_version(&resource.group, version);
+                if object.get("apiVersion").and_then(Value::as_str) == Some(target.as_str()) {
+                    object
+                } else {
+                    let kind = object
+                        .get("kind")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string();
+                    let converted = convert(object, &target).map_err(|e| {
+                        ApiError::new(500, format!("conversion webhook for {target}, Kind={kind} failed: {e}"))
+                    })?;
+                    with_api_version(converted, &target)
+                }
+            }
+            _ => object,
+        };
+        Ok((object, storage))
+    }
+
+    fn record_encoding(&mut self, key: &ObjectKey, storage: Option<String>) {
+        match storage {
+            Some(version) => self.encoded.insert(key.clone(), version),
+            None => self.encoded.remove(key),
+        };
     }
 
     pub(crate) fn register_kind(&mut self, resource: &ResourceId, kind: &str) {
@@ -330,6 +433,8 @@ impl State {
             .map_err(|why| ApiError::invalid(&resource.group, &resource.plural, &name, &why))?;
         let status = discovery::crd_status(crd, previous);
         set_status(crd, Some(status));
+        discovery::validate_stored_versions(crd, false)
+            .map_err(|why| ApiError::invalid(&resource.group, &resource.plural, &name, &why))?;
         let field = |pointer: &str| {
             crd.pointer(pointer)
                 .and_then(Value::as_str)
@@ -474,10 +579,13 @@ impl State {
         }
         meta_mut(&mut object).insert("name".into(), Value::String(name.clone()));
         self.admit_crd(resource, &mut object, None)?;
+        if let Some(map) = object.as_object_mut() {
+            map.insert("apiVersion".into(), Value::String(api_version.to_string()));
+        }
+        let (mut object, storage) = self.encode(resource, object)?;
         let uid = self.next_uid();
         let resource_version = self.next_resource_version();
         if let Some(map) = object.as_object_mut() {
-            map.insert("apiVersion".into(), Value::String(api_version.to_string()));
             map.insert("kind".into(), Value::String(kind));
         }
         let metadata = meta_mut(&mut object);
@@ -495,14 +603,18 @@ impl State {
         metadata.remove("deletionGracePeriodSeconds");
         normalize_metadata(&mut object);
         self.objects.insert(key.clone(), object.clone());
+        self.record_encoding(&key, storage);
         self.emit(&key, ChangeType::Added, None, &object);
         Ok((key, object))
     }
 
-    /// Replaces an object (a PUT, or the result of a patch). Returns the stored object.
+    /// Replaces an object (a PUT, or the result of a patch; `new` is at `api_version`). Returns the stored
+    /// object.
     ///
-    /// A write that changes nothing keeps the resource version and sends no watch event, as the API server does.
-    /// Removing the last finalizer of an object being deleted removes it.
+    /// A write that changes nothing keeps the resource version and sends no watch event, as the API server does —
+    /// unless the object is encoded at another version than its CRD's storage version now: then the write
+    /// re-encodes it (the API server compares the newly encoded bytes with the stored ones). Removing the last
+    /// finalizer of an object being deleted removes it.
     pub(crate) fn update(
         &mut self,
         key: &ObjectKey,
@@ -510,9 +622,11 @@ impl State {
         new: Value,
         mode: UpdateMode,
     ) -> Result<Value, ApiError> {
-        let Some(old) = self.objects.get(key).cloned() else {
+        let Some(stored) = self.objects.get(key).cloned() else {
             return Err(key.not_found());
         };
+        // The stored object as this client sees it; the write is worked out at its version, then encoded.
+        let old = self.present(&stored, api_version)?;
         if !new.is_object() {
             return Err(ApiError::bad_request("the request body must be a JSON object"));
         }
@@ -562,6 +676,9 @@ impl State {
         if mode != UpdateMode::Status {
             meta_mut(&mut result).insert("name".into(), Value::String(key.name.clone()));
             self.admit_crd(&key.resource, &mut result, old.get("status"))?;
+        } else if key.resource.group == discovery::CRD_GROUP && key.resource.plural == discovery::CRD_PLURAL {
+            discovery::validate_stored_versions(&result, true)
+                .map_err(|why| ApiError::invalid(&key.resource.group, &key.resource.plural, &key.name, &why))?;
         }
         if let Some(map) = result.as_object_mut() {
             map.insert("apiVersion".into(), Value::String(api_version.to_string()));
@@ -588,11 +705,13 @@ impl State {
         }
         normalize_metadata(&mut result);
 
-        let unchanged = same_outside(&old, &result, &["apiVersion"]);
+        let spec_changed = !same_outside(&old, &result, &["apiVersion", "kind", "metadata", "status"]);
+        let (mut result, storage) = self.encode(&key.resource, result)?;
+        let unchanged = same_outside(&stored, &result, &["apiVersion"]) && self.encoded.get(key).cloned() == storage;
         if unchanged {
-            return Ok(old);
+            return Ok(stored);
         }
-        if !same_outside(&old, &result, &["apiVersion", "kind", "metadata", "status"]) {
+        if spec_changed {
             let generation = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(0) + 1;
             meta_mut(&mut result).insert("generation".into(), json!(generation));
         }
@@ -606,7 +725,8 @@ impl State {
         let resource_version = self.next_resource_version();
         meta_mut(&mut result).insert("resourceVersion".into(), Value::String(resource_version.to_string()));
         self.objects.insert(key.clone(), result.clone());
-        self.emit(key, ChangeType::Modified, Some(old), &result);
+        self.record_encoding(key, storage);
+        self.emit(key, ChangeType::Modified, Some(stored), &result);
         Ok(result)
     }
 
@@ -665,6 +785,7 @@ impl State {
         let Some(stored) = self.objects.remove(key) else {
             return last.unwrap_or(Value::Null);
         };
+        self.encoded.remove(key);
         let mut last = last.unwrap_or_else(|| stored.clone());
         let resource_version = self.next_resource_version();
         meta_mut(&mut last).insert("resourceVersion".into(), Value::String(resource_version.to_string()));

@@ -23,6 +23,12 @@
 //! config file and every spec file, common-types included (and `cargo:rerun-if-env-changed` for
 //! `AZURE_REST_API_SPECS` when the spec root was not given). Cargo then reruns the build script only when
 //! one of them changes.
+//!
+//! Fetching is off by default: with [`fetch_missing_specs(true)`](Builder::fetch_missing_specs), a builder
+//! given no spec root fetches the files of the pin file (`specs/pin.json` next to the config, or
+//! [`spec_pin`](Builder::spec_pin)) into `specs/azure-rest-api-specs`, from
+//! [`spec_base_url`](Builder::spec_base_url) or `$ARMGEN_SPEC_BASE_URL` (see [`crate::fetch`]); `compile` then
+//! also watches the pin file and `ARMGEN_SPEC_BASE_URL`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -44,6 +50,21 @@ pub enum Progress {
     Version { name: String, api_version: String },
     /// Emitting Rust begins.
     Emit,
+    /// Downloading the `index`-th (from 1) of `total` spec files that were missing or differed from the pin
+    /// begins (only with [`Builder::fetch_missing_specs`]). `path` is the file as the pin names it. Without a
+    /// progress callback, these are printed on stderr as `fetching 3/8 <path>`.
+    Fetch { index: usize, total: usize, path: String },
+}
+
+impl std::fmt::Display for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Progress::Start { versions } => write!(f, "generating {}", versions.join(", ")),
+            Progress::Version { name, api_version } => write!(f, "{name} (ARM {api_version}): load, lower, passes"),
+            Progress::Emit => f.write_str("emit Rust"),
+            Progress::Fetch { index, total, path } => write!(f, "fetching {index}/{total} {path}"),
+        }
+    }
 }
 
 /// A function called with progress events.
@@ -86,6 +107,9 @@ pub struct Options {
     out_dir: Option<PathBuf>,
     quiet: bool,
     progress: ProgressFn,
+    fetch: bool,
+    spec_base_url: Option<String>,
+    spec_pin: Option<PathBuf>,
 }
 
 impl Options {
@@ -140,9 +164,18 @@ impl Options {
     }
 
     pub(crate) fn report(&self, p: Progress) {
-        if let Some(f) = &self.progress.0 {
-            f(&p);
+        match &self.progress.0 {
+            Some(f) => f(&p),
+            // A download is worth a line even when nobody asked for progress.
+            None if matches!(p, Progress::Fetch { .. }) => eprintln!("{p}"),
+            None => {}
         }
+    }
+
+    /// Whether a missing default spec root is fetched, and the base URL and pin file options.
+    pub(crate) fn fetch(&self) -> Option<(Option<&str>, Option<&Path>)> {
+        self.fetch
+            .then_some((self.spec_base_url.as_deref(), self.spec_pin.as_deref()))
     }
 
     /// Checks that every selected version and resource exists.
@@ -319,6 +352,32 @@ impl Builder {
         self
     }
 
+    /// Whether to fetch the spec files when no spec root is given (default: no; the `armgen` command: yes).
+    ///
+    /// With it, when neither [`specs`](crate::Builder::specs) nor `$AZURE_REST_API_SPECS` names a spec root, the
+    /// files of the pin file ([`spec_pin`](Self::spec_pin), default `specs/pin.json` next to the config) are
+    /// fetched at their pinned commits into `specs/azure-rest-api-specs` next to the config, verified by size
+    /// and SHA-256 (see [`crate::fetch`]). Files already there with the pinned hash are not fetched again; a
+    /// folder there that armgen did not create is used as it is. Each download is reported as
+    /// [`Progress::Fetch`].
+    pub fn fetch_missing_specs(mut self, on: bool) -> Self {
+        self.options.fetch = on;
+        self
+    }
+
+    /// The base URL spec files are fetched from: `<base>/<commit>/<path>` (http or https). Default:
+    /// `$ARMGEN_SPEC_BASE_URL`, else `https://raw.githubusercontent.com/Azure/azure-rest-api-specs`.
+    pub fn spec_base_url(mut self, url: impl Into<String>) -> Self {
+        self.options.spec_base_url = Some(url.into());
+        self
+    }
+
+    /// The pin file naming the spec files to fetch. Default: `specs/pin.json` next to the config file.
+    pub fn spec_pin(mut self, file: impl Into<PathBuf>) -> Self {
+        self.options.spec_pin = Some(file.into());
+        self
+    }
+
     /// Calls `f` as the generation progresses (for progress output on long runs).
     pub fn progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
         self.options.progress = ProgressFn(Some(Arc::new(f)));
@@ -365,6 +424,9 @@ impl Builder {
             .collect();
         if self.specs.is_none() {
             cargo_instructions.push(format!("cargo:rerun-if-env-changed={SPECS_ENV}"));
+        }
+        if self.options.fetch && self.options.spec_base_url.is_none() {
+            cargo_instructions.push(format!("cargo:rerun-if-env-changed={}", crate::fetch::BASE_URL_ENV));
         }
         // A CRD trimmed to fit its size budget is worth a warning in the build output.
         for f in &generation.fitted {

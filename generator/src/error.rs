@@ -74,6 +74,13 @@ pub enum Error {
     SpecRootMissing { default: PathBuf, tried: String },
     #[error("generated code for {what} does not parse: {message}")]
     Emit { what: String, message: String },
+    /// A bad entry of `specs/pin.json` (or of the pin file given): the file and the JSON pointer.
+    #[error("{at}: {message}")]
+    Pin { at: Location, message: String },
+    /// A spec file could not be fetched, or was refused (size or SHA-256 not the pinned ones): the file (as the
+    /// pin names it), the URL, what happened and what to do.
+    #[error("cannot fetch {file} from {url}: {message}")]
+    Fetch { file: String, url: String, message: String },
     /// A bad argument: a builder option, a command-line operand, a line of a structure file; `what` names it.
     #[error("{what}: {message}")]
     Invalid { what: String, message: String },

@@ -186,13 +186,56 @@ impl Builder {
         on_big_stack(|| self.generate_here())
     }
 
+    /// The spec root: as [`resolve_spec_root`] finds it, or — with
+    /// [`fetch_missing_specs`](Self::fetch_missing_specs), when neither `--specs` nor `$AZURE_REST_API_SPECS`
+    /// is given — the default spec root, fetched or brought up to date from the pin (see [`crate::fetch`]).
+    /// A default spec root armgen did not fetch is used as it is. The pin file becomes an input.
+    fn spec_root(&self, base: &Path, inputs: &mut BTreeSet<PathBuf>) -> Result<PathBuf> {
+        let found = resolve_spec_root(self.specs.as_deref(), base);
+        let env_given = std::env::var_os(SPECS_ENV).is_some_and(|v| !v.is_empty());
+        let Some((base_url, pin_file)) = self.options.fetch() else {
+            return found;
+        };
+        if self.specs.is_some() || env_given {
+            return found;
+        }
+        let default = base.join(DEFAULT_SPECS);
+        match found {
+            Ok(root) if !crate::fetch::is_managed(&root) => return Ok(root),
+            Ok(_) | Err(Error::SpecRootMissing { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        let pin_file = pin_file.map_or_else(|| base.join(crate::fetch::PIN_FILE), Path::to_path_buf);
+        let pin = match crate::fetch::Pin::load(&pin_file) {
+            Err(Error::Io { path, source }) if source.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::Invalid {
+                    what: path.display().to_string(),
+                    message: format!(
+                        "no spec root was given and there is no pin file naming the spec files to fetch: pass                          --specs DIR, or set {SPECS_ENV}, or add the pin file"
+                    ),
+                });
+            }
+            other => other?,
+        };
+        let base_url = crate::fetch::BaseUrl::resolve(base_url)?;
+        crate::fetch::sync(&pin, &default, &base_url, &mut |index, total, path| {
+            self.options.report(crate::buildrs::Progress::Fetch {
+                index,
+                total,
+                path: path.to_string(),
+            })
+        })?;
+        inputs.insert(pin_file);
+        Ok(default)
+    }
+
     fn generate_here(&self) -> Result<Generation> {
         let mut timings = Timings::default();
         let t = Instant::now();
         let config: Config = self.options.load_config(&self.config)?;
         let mut inputs: BTreeSet<PathBuf> = self.options.config_file(&self.config).into_iter().collect();
         let base = self.config.parent().map(Path::to_path_buf).unwrap_or_default();
-        let spec_root = resolve_spec_root(self.specs.as_deref(), &base)?;
+        let spec_root = self.spec_root(&base, &mut inputs)?;
         timings.add("config", t.elapsed());
 
         let mut irs: BTreeMap<String, Ir> = BTreeMap::new();

@@ -21,6 +21,7 @@ pub mod diff;
 pub mod discover;
 pub mod emit;
 pub mod error;
+pub mod fetch;
 pub mod generate;
 pub mod ir;
 pub mod kube;

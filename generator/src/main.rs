@@ -38,9 +38,13 @@ struct Common {
     #[arg(long, default_value = "azure-arm.yaml")]
     config: PathBuf,
     /// The spec root (a checkout of azure-rest-api-specs). Default: $AZURE_REST_API_SPECS, then
-    /// specs/azure-rest-api-specs next to the config file.
+    /// specs/azure-rest-api-specs next to the config file, fetched there from specs/pin.json when missing.
     #[arg(long)]
     specs: Option<PathBuf>,
+    /// Where missing spec files are fetched from: <URL>/<commit>/<path>. Default: $ARMGEN_SPEC_BASE_URL, then
+    /// https://raw.githubusercontent.com/Azure/azure-rest-api-specs.
+    #[arg(long, value_name = "URL")]
+    spec_base_url: Option<String>,
     /// The generated crate's folder.
     #[arg(long, default_value = "generated")]
     out: PathBuf,
@@ -68,6 +72,9 @@ struct DiffArgs {
     /// The spec root (for versions, and for spec files under it).
     #[arg(long)]
     specs: Option<PathBuf>,
+    /// Where missing spec files are fetched from (for versions), as for `generate`.
+    #[arg(long, value_name = "URL")]
+    spec_base_url: Option<String>,
     /// Exit with 1 when there are API changes (as `git diff --exit-code`).
     #[arg(long)]
     exit_code: bool,
@@ -120,10 +127,7 @@ impl ProgressOutput {
     }
 
     fn attach(&self, builder: Builder) -> Builder {
-        if !self.verbose && !self.transient {
-            return builder;
-        }
-        let (verbose, used) = (self.verbose, self.used.clone());
+        let (verbose, transient, used) = (self.verbose, self.transient, self.used.clone());
         let total = Arc::new(AtomicUsize::new(0));
         let done = Arc::new(AtomicUsize::new(0));
         let start = Instant::now();
@@ -141,7 +145,19 @@ impl ProgressOutput {
                     )
                 }
                 Progress::Emit => "emit Rust".to_string(),
+                // Downloads get a line of their own, always.
+                Progress::Fetch { .. } if !verbose => {
+                    if transient {
+                        eprint!("\r\x1b[2K");
+                    }
+                    eprintln!("{p}");
+                    return;
+                }
+                Progress::Fetch { .. } => p.to_string(),
             };
+            if !verbose && !transient {
+                return;
+            }
             if verbose {
                 eprintln!("{:>7.3} s  {line}", start.elapsed().as_secs_f64());
             } else {
@@ -160,17 +176,20 @@ impl ProgressOutput {
     }
 }
 
-fn builder(config: &PathBuf, specs: &Option<PathBuf>) -> Builder {
-    let mut builder = Builder::new(config);
-    if let Some(specs) = specs {
+fn builder(common: &Common) -> Builder {
+    let mut builder = Builder::new(&common.config).fetch_missing_specs(true);
+    if let Some(specs) = &common.specs {
         builder = builder.specs(specs);
+    }
+    if let Some(url) = &common.spec_base_url {
+        builder = builder.spec_base_url(url);
     }
     builder
 }
 
 fn build(common: &Common, verbose: bool) -> armgen::Result<Generation> {
     let progress = ProgressOutput::new(verbose);
-    let result = progress.attach(builder(&common.config, &common.specs)).generate();
+    let result = progress.attach(builder(common)).generate();
     progress.clear();
     result
 }
@@ -253,6 +272,7 @@ fn api_diff(args: &DiffArgs, verbose: bool) -> armgen::Result<ExitCode> {
         let common = Common {
             config: args.config.clone(),
             specs: args.specs.clone(),
+            spec_base_url: args.spec_base_url.clone(),
             out: PathBuf::new(),
         };
         Some(build(&common, verbose)?)

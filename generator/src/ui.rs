@@ -52,7 +52,9 @@ impl Style {
 pub fn split_error(e: &Error) -> (String, Option<String>) {
     match e {
         Error::Io { path, source } => (source.to_string(), Some(path.display().to_string())),
-        Error::Json { at, message } | Error::Spec { at, message } => (message.clone(), Some(at.to_string())),
+        Error::Json { at, message } | Error::Spec { at, message } | Error::Pin { at, message } => {
+            (message.clone(), Some(at.to_string()))
+        }
         Error::Ref { at, reference, message } => (
             format!("cannot resolve $ref {reference:?}: {message}"),
             Some(at.to_string()),
@@ -62,6 +64,7 @@ pub fn split_error(e: &Error) -> (String, Option<String>) {
         }
         Error::Emit { what, message } => (format!("generated code does not parse: {message}"), Some(what.clone())),
         Error::Invalid { what, message } => (message.clone(), Some(what.clone())),
+        Error::Fetch { file, url, message } => (format!("cannot fetch {file}: {message}"), Some(url.clone())),
         other => (other.to_string(), None),
     }
 }
