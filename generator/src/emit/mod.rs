@@ -168,6 +168,31 @@ pub fn crate_files(
         })
     });
     let diff_registry = diff::registry(&kube_versions);
+    let crd_lookups = kube_versions.iter().filter_map(|v| {
+        let kube = v.kube?;
+        let (kg, k) = (kube.group.as_str(), v.kube_version);
+        let (gm, km) = (format_ident!("{}", v.group), format_ident!("{}", v.kube_version));
+        let names: Vec<String> = kube
+            .resources
+            .iter()
+            .flat_map(|r| {
+                let mut names = vec![r.kind.clone()];
+                if r.template {
+                    names.push(format!("{}Template", r.kind));
+                }
+                names
+            })
+            .collect();
+        let types = names.iter().map(|n| format_ident!("{}", n));
+        Some(quote! {
+            #(
+                #[cfg(feature = #k)]
+                if (kube_group, kind) == (#kg, #names) {
+                    return Some(crate::#gm::#km::#types::crd());
+                }
+            )*
+        })
+    });
     let kube_registry = if kube_versions.is_empty() {
         quote!()
     } else {
@@ -201,6 +226,14 @@ pub fn crate_files(
                         None
                     }
                 }
+            }
+
+            /// The CustomResourceDefinition of `kind` (all its versions) in the Kubernetes API group `kube_group`;
+            /// `None` when no version (whose feature is on) has that kind.
+            pub fn custom_resource_definition(kube_group: &str, kind: &str) -> Option<Result<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition, serde_yaml_ng::Error>> {
+                #(#crd_lookups)*
+                let _ = (kube_group, kind);
+                None
             }
 
             #diff_registry
@@ -248,6 +281,7 @@ pub fn crate_files(
 
     let mut conversions_report = String::new();
     let mut convert_dispatch = Vec::new();
+    let mut normalize_dispatch = Vec::new();
     for group in &groups {
         let in_group: Vec<&VersionOutput<'_>> = versions.iter().filter(|v| v.group == *group).collect();
         let provider = in_group.first().map(|v| v.provider).unwrap_or_default();
@@ -281,7 +315,14 @@ pub fn crate_files(
         }) {
             files.extend(emitted?);
         }
-        let mut group_convert = quote!();
+        let mut group_convert = convert::group_normalize(&in_group);
+        if let Some(kube) = in_group.iter().find_map(|v| v.kube) {
+            let kube_group = kube.group.as_str();
+            let g = format_ident!("{}", group);
+            normalize_dispatch.push(quote! {
+                #kube_group => crate::#g::normalize(object),
+            });
+        }
         if let Some(hub) = hub {
             let mut spokes = Vec::new();
             for v in in_group
@@ -294,7 +335,7 @@ pub fn crate_files(
                 conversions_report.push_str(&done.report);
                 spokes.push((*v, done.kinds));
             }
-            group_convert = convert::group_convert(hub, &spokes);
+            group_convert.extend(convert::group_convert(hub, &spokes));
             let kube_group = hub.kube.map(|k| k.group.clone()).unwrap_or_default();
             let g = format_ident!("{}", group);
             let hub_version = hub.kube_version;
@@ -321,7 +362,10 @@ pub fn crate_files(
         text.push_str(
             " -->\n# Version conversions\n\nWhat converting each version to its hub (storage) version does, per pair of \
              matching types. Properties one side lacks, and values the other side cannot hold, are kept in the \
-             property bag (annotation `armgen.azure.com/property-bag`) and restored on the way back.\n\n",
+             property bag (annotation `armgen.azure.com/property-bag`, keyed by JSON pointers with the hub's names) \
+             and restored on the way back. Two versions that are not the hub convert through it, the bag carried \
+             along, so each sees what it has of what the other wrote. A `float` and a `double` convert through their \
+             shortest decimal representation (`0.1` stays `0.1`); a double no float has the decimal of is bagged.\n\n",
         );
         text.push_str(&conversions_report);
         files.insert(PathBuf::from("CONVERSIONS.md"), text);
@@ -337,6 +381,20 @@ pub fn crate_files(
                 _ => Err(armgen_runtime::kube::ConversionError {
                     path: "desiredAPIVersion".into(),
                     message: format!("{desired_api_version:?} is not a version this crate converts (its group, or the group's hub feature, is missing)"),
+                }),
+            }
+        }
+
+        /// Reads a custom resource (JSON) into the types of its version and writes it back, as a conversion writes
+        /// objects of that version (known enum values in the spec's spelling, numbers as their types write them).
+        pub fn normalize_custom_resource(object: serde_json::Value) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
+            let api_version = object.get("apiVersion").and_then(serde_json::Value::as_str).unwrap_or_default();
+            let group = api_version.split_once('/').map(|(g, _)| g).unwrap_or_default();
+            match group {
+                #(#normalize_dispatch)*
+                _ => Err(armgen_runtime::kube::ConversionError {
+                    path: "apiVersion".into(),
+                    message: format!("{api_version:?} is not a version of a group of this crate"),
                 }),
             }
         }
