@@ -358,7 +358,7 @@ impl Builder {
         files.insert(PathBuf::from("REPORT.md"), emit::report(&outputs));
         let mut fitted = Vec::new();
         if self.options.kubernetes() {
-            let (crds, fits) = emit::crd::files_and_fits(&kubes, &irs)?; // crds/<plural>.<group>.yaml
+            let (crds, fits) = emit::crd::files_and_fits(&config.output.crate_name, &kubes, &irs)?; // crds/<plural>.<group>.yaml
             files.extend(crds);
             fitted = fits;
         }

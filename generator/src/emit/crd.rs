@@ -206,23 +206,33 @@ pub fn crds_of(generation: &Generation) -> Vec<Crd> {
 /// The manifest files and `crds/kustomization.yaml`, path (relative to the generated crate) → YAML; what
 /// `generate` writes.
 pub fn files(kubes: &BTreeMap<String, KubeIr>, irs: &BTreeMap<String, Ir>) -> Result<BTreeMap<PathBuf, String>> {
-    files_and_fits(kubes, irs).map(|(files, _)| files)
+    manifest_files(&crds(&pairs(kubes, irs)))
 }
 
-/// As [`files`], with how each manifest that was over its size budget was made to fit (see [`Crd::fit`]).
-pub fn files_and_fits(
-    kubes: &BTreeMap<String, KubeIr>,
-    irs: &BTreeMap<String, Ir>,
-) -> Result<(BTreeMap<PathBuf, String>, Vec<Fitted>)> {
-    let crds = crds(&pairs(kubes, irs));
-    let fits = crds.iter().filter_map(|c| c.fitted.clone()).collect();
+fn manifest_files(crds: &[Crd]) -> Result<BTreeMap<PathBuf, String>> {
     let mut files = crds
         .iter()
         .map(|c| Ok((c.path(), c.to_yaml()?)))
         .collect::<Result<BTreeMap<_, _>>>()?;
     if !crds.is_empty() {
-        files.insert(kustomization_path(), kustomization(&crds));
+        files.insert(kustomization_path(), kustomization(crds));
     }
+    Ok(files)
+}
+
+/// As [`files`], with how each manifest that was over its size budget was made to fit (see [`Crd::fit`]).
+///
+/// Also the RBAC the reconciled kinds need, from the same CRDs (`rbac/`, see [`super::rbac`]), with the role
+/// named after `crate_name`.
+pub fn files_and_fits(
+    crate_name: &str,
+    kubes: &BTreeMap<String, KubeIr>,
+    irs: &BTreeMap<String, Ir>,
+) -> Result<(BTreeMap<PathBuf, String>, Vec<Fitted>)> {
+    let crds = crds(&pairs(kubes, irs));
+    let fits = crds.iter().filter_map(|c| c.fitted.clone()).collect();
+    let mut files = manifest_files(&crds)?;
+    files.extend(super::rbac::files(crate_name, &crds));
     Ok((files, fits))
 }
 

@@ -11,6 +11,8 @@
 //! src/containerservice/v2alpha1/arm/mod.rs     module list, RESOURCES, round_trip
 //! src/containerservice/v2alpha1/arm/<resource>.rs   types used by one resource only
 //! src/containerservice/v2alpha1/arm/shared.rs  types used by several resources
+//! crds/<plural>.<group>.yaml, crds/kustomization.yaml   CRD manifests (`crd`)
+//! rbac/role.yaml, rbac/kustomization.yaml      the ClusterRole on the reconciled kinds (`rbac`)
 //! ```
 
 pub mod convert;
@@ -19,6 +21,7 @@ pub mod diff;
 pub mod fit;
 pub mod kube;
 pub mod par;
+pub mod rbac;
 pub mod rust;
 
 use std::collections::{BTreeMap, BTreeSet};
