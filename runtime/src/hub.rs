@@ -908,4 +908,15 @@ mod tests {
         );
         assert!(cx.finish(m).unwrap().annotations.is_none());
     }
+
+    #[test]
+    fn a_kind_the_hub_lacks_is_named_with_where_it_is_served() {
+        let e = not_in_hub("Gadget", "v2", &["v1", "v3alpha1"]);
+        assert_eq!(e.path, "kind");
+        assert_eq!(
+            e.message,
+            "Gadget has no conversions between its versions (v1, v3alpha1): conversions go through the hub (storage) \
+             version v2, which does not have Gadget"
+        );
+    }
 }

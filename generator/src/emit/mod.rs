@@ -49,6 +49,73 @@ pub struct VersionOutput<'a> {
 
 pub const GENERATOR: &str = concat!("armgen ", env!("CARGO_PKG_VERSION"));
 
+/// Why a kind is stored (`storage: true` in its CRD) in the version it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageReason {
+    /// The group's storage (hub) version has the kind.
+    GroupStorage,
+    /// The storage version lacks the kind: the newest version that has it and is not a preview.
+    NewestStable,
+    /// The storage version lacks the kind and every version that has it is a preview: the newest of them.
+    NewestPreview,
+}
+
+impl StorageReason {
+    /// The reason in words, for `REPORT.md` and the CRD's notes.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StorageReason::GroupStorage => "the group's storage version",
+            StorageReason::NewestStable => {
+                "the storage version lacks the kind: the newest non-preview version that has it"
+            }
+            StorageReason::NewestPreview => {
+                "the storage version lacks the kind and only previews have it: the newest of them"
+            }
+        }
+    }
+}
+
+/// The storage version of a kind among the versions that have it, each given as (Kubernetes version, ARM API
+/// version, whether it is the group's storage version): the group's storage version, else the newest
+/// non-preview version (by ARM API version, then name), else the newest. Its index in `candidates` and why.
+pub fn kind_storage(candidates: &[StorageCandidate<'_>]) -> Option<(usize, StorageReason)> {
+    if let Some(i) = candidates.iter().position(|(_, _, storage)| *storage) {
+        return Some((i, StorageReason::GroupStorage));
+    }
+    let newest = |preview_ok: bool| {
+        candidates
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, api, _))| preview_ok || !api.contains("preview"))
+            .max_by(|(_, (ka, a, _)), (_, (kb, b, _))| a.cmp(b).then(ka.cmp(kb)))
+            .map(|(i, _)| i)
+    };
+    newest(false)
+        .map(|i| (i, StorageReason::NewestStable))
+        .or_else(|| newest(true).map(|i| (i, StorageReason::NewestPreview)))
+}
+
+/// A version that has a kind: (Kubernetes version, ARM API version, whether it is the group's storage version).
+type StorageCandidate<'a> = (&'a str, &'a str, bool);
+
+/// Per group and kind, the storage version ([`kind_storage`]) and why, over every version with custom resources.
+pub fn storage_versions<'a>(versions: &[&VersionOutput<'a>]) -> BTreeMap<(&'a str, String), (&'a str, StorageReason)> {
+    let mut candidates: BTreeMap<(&'a str, String), Vec<StorageCandidate<'a>>> = BTreeMap::new();
+    for v in versions {
+        for r in v.kube.iter().flat_map(|k| &k.resources) {
+            candidates.entry((v.group, r.kind.clone())).or_default().push((
+                v.kube_version,
+                v.ir.api_version.as_str(),
+                v.storage,
+            ));
+        }
+    }
+    candidates
+        .into_iter()
+        .filter_map(|(key, c)| kind_storage(&c).map(|(i, why)| (key, (c[i].0, why))))
+        .collect()
+}
+
 /// The header every generated file starts with.
 pub fn header(comment: &str, sources: &[String], api: Option<(&str, &str)>) -> String {
     let mut out =
@@ -130,9 +197,10 @@ pub fn crate_files(
             armgen_runtime::VersionInfo { group: #g, kube_group: #kg, version: #k, api_version: #a, storage: #st, kinds: &[#(#kinds),*] },
         })
     });
+    let stored = storage_versions(&kube_versions);
     let kind_infos = kube_versions.iter().filter_map(|v| {
         let kube = v.kube?;
-        let (g, k, st) = (v.group, v.kube_version, v.storage);
+        let (g, k) = (v.group, v.kube_version);
         let kg = kube.group.as_str();
         let rows: Vec<TokenStream> = kube
             .resources
@@ -140,6 +208,7 @@ pub fn crate_files(
             .filter_map(|r| {
                 let arm = v.ir.resources.iter().find(|a| a.arm_type == r.arm_type)?;
                 let (kind, plural) = (r.kind.as_str(), r.plural.as_str());
+                let st = stored.get(&(g, r.kind.clone())).is_some_and(|(s, _)| *s == k);
                 let owner = match &r.owner {
                     crate::kube::Owner::Parent(p) => quote!(Some(#p)),
                     _ => quote!(None),
@@ -529,7 +598,7 @@ fn version_files(files: &mut BTreeMap<PathBuf, String>, v: &VersionOutput<'_>, h
     Ok(())
 }
 
-/// `REPORT.md`: what was generated and every diagnostic, for reviewers.
+/// `REPORT.md`: what was generated and every diagnostic, for reviewers; last, where each kind is stored.
 pub fn report(versions: &[VersionOutput<'_>]) -> String {
     let mut out = String::from("<!-- ");
     out.push_str(&header("", &[], None).trim().replace('\n', " "));
@@ -569,6 +638,19 @@ pub fn report(versions: &[VersionOutput<'_>]) -> String {
             }
             out.push('\n');
         }
+    }
+    let with_kube: Vec<&VersionOutput<'_>> = versions.iter().filter(|v| v.kube.is_some()).collect();
+    let stored = storage_versions(&with_kube);
+    if !stored.is_empty() {
+        out.push_str(
+            "## Storage versions\n\nEach kind is stored (`storage: true` in its CRD) in its group's storage version; a \
+             kind that version lacks is stored in the newest version that has it and is not a preview (a preview only \
+             when no other version has it).\n\n| group | kind | stored in | why |\n| --- | --- | --- | --- |\n",
+        );
+        for ((group, kind), (version, why)) in &stored {
+            out.push_str(&format!("| {group} | {kind} | {version} | {} |\n", why.describe()));
+        }
+        out.push('\n');
     }
     out
 }
