@@ -11,7 +11,7 @@ pub fn run(
     children: bool,
     endpoint: &str,
     anonymous: bool,
-    version: &str,
+    version: Option<&str>,
     namespace: Option<&str>,
 ) -> Result<(), Failure> {
     let endpoint: url::Url = endpoint

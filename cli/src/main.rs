@@ -3,6 +3,7 @@
 //!
 //! - `armctl import ARM_ID... [--children]` GETs existing Azure resources and prints custom resources (YAML) that
 //!   reconcile with zero differences; `armctl import --from-file ARM.json --kind KIND` does the same for a body;
+//!   each kind at `--version`, by default at the newest version that has it;
 //! - `armctl export -f CR.yaml` prints the ARM PUT body (JSON) the reconciler would send for a custom resource,
 //!   with secret references left as `$secret:name/key` placeholders;
 //! - `armctl convert --to VERSION -f OBJ.yaml` converts custom resources between the served versions, through
@@ -43,7 +44,7 @@ fn versions() -> impl Iterator<Item = (&'static str, &'static str, &'static [&'s
         .map(|v| (v.version, v.api_version, v.kinds))
 }
 
-/// The storage version: the default of `armctl import --version`.
+/// The storage version of the group (in messages).
 fn storage_version() -> &'static str {
     let mut group = aks_api::VERSIONS.iter().filter(|v| v.group == GROUP_KEY);
     group
@@ -103,9 +104,10 @@ enum Command {
         /// The kind of the body in --from-file, e.g. `ManagedCluster`.
         #[arg(long)]
         kind: Option<String>,
-        /// The Kubernetes version of the custom resource.
-        #[arg(long, default_value = storage_version())]
-        version: String,
+        /// The Kubernetes version of the custom resources; default: for each kind, the newest version that has
+        /// it.
+        #[arg(long)]
+        version: Option<String>,
         /// `metadata.namespace` (omitted when not given).
         #[arg(long)]
         namespace: Option<String>,
@@ -197,12 +199,19 @@ fn main() -> ExitCode {
             (Some(from_file), Some(kind)) => import(
                 &from_file,
                 &kind,
-                &version,
+                version.as_deref(),
                 namespace.as_deref(),
                 name.as_deref(),
                 owner.as_deref(),
             ),
-            _ => import_ids::run(&ids, children, &arm_endpoint, anonymous, &version, namespace.as_deref()),
+            _ => import_ids::run(
+                &ids,
+                children,
+                &arm_endpoint,
+                anonymous,
+                version.as_deref(),
+                namespace.as_deref(),
+            ),
         },
         Command::Export { file } => export(&file),
         Command::Convert { file, to, output } => convert::convert(&file, &to, output),
@@ -286,14 +295,37 @@ fn emit(text: &str) -> Result<(), Failure> {
     }
 }
 
+/// The newest version that has `kind` (matched case-insensitively): the default of `armctl import`; an error
+/// listing the known kinds when no version has it.
+fn default_version(kind: &str) -> Result<&'static str, Failure> {
+    match armgen_runtime::newest(aks_api::KINDS, |k| {
+        k.group == GROUP_KEY && k.kind.eq_ignore_ascii_case(kind)
+    }) {
+        Some(info) => Ok(info.version),
+        None => {
+            let kinds: std::collections::BTreeSet<&str> =
+                versions().flat_map(|(_, _, kinds)| kinds.iter().copied()).collect();
+            Err(Failure(format!(
+                "unknown kind `{kind}` in {}; known kinds: {}",
+                kube_group(),
+                kinds.into_iter().collect::<Vec<_>>().join(", ")
+            )))
+        }
+    }
+}
+
 fn import(
     file: &Path,
     kind: &str,
-    version: &str,
+    version: Option<&str>,
     namespace: Option<&str>,
     name: Option<&str>,
     owner: Option<&str>,
 ) -> Result<(), Failure> {
+    let version = match version {
+        Some(version) => version,
+        None => default_version(kind)?,
+    };
     let (version, api_version, kinds) = version_of(version)?;
     let kind = kind_of(kind, version, kinds)?;
     let text = read_input(file)?;

@@ -137,7 +137,7 @@ fn export_of_an_unknown_api_version_lists_the_known_ones() {
 }
 
 #[test]
-fn import_defaults_to_the_storage_version_and_the_arm_name() {
+fn import_defaults_to_the_newest_version_and_the_arm_name() {
     let dir = tempfile::tempdir().expect("tempdir");
     let f = write(&dir, "c.json", CLUSTER);
     let o = armctl(
@@ -154,7 +154,12 @@ fn import_defaults_to_the_storage_version_and_the_arm_name() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let cr: Value = serde_yaml_ng::from_str(&stdout(&o)).expect("YAML");
-    assert_eq!(cr["apiVersion"], "containerservice.azure.com/v2alpha1");
+    let newest = aks_api::KINDS
+        .iter()
+        .filter(|k| k.kind == "ManagedCluster")
+        .max_by_key(|k| k.arm.api_version)
+        .expect("ManagedCluster");
+    assert_eq!(cr["apiVersion"], newest.api_version());
     assert_eq!(cr["kind"], "ManagedCluster");
     assert_eq!(cr["metadata"]["name"], "cluster1");
     assert!(cr["metadata"].get("namespace").is_none(), "{cr}");

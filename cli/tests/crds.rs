@@ -62,28 +62,50 @@ fn crds_of_one_kind() {
     assert_eq!(docs[0]["spec"]["names"]["kind"], "AgentPool");
 }
 
-/// `armctl import` defaults to `v2alpha1`: the version every CRD stores.
+/// `armctl import` without `--version` writes each kind at the newest version that has it (from the registry), not
+/// at the storage version, which may lack the kind; imported from an example request body of that version.
 #[test]
-fn the_default_import_version_is_the_storage_version() {
-    for (name, text) in committed() {
-        let doc = &documents(&text)[0];
-        let stored: Vec<&str> = doc["spec"]["versions"]
-            .as_sequence()
-            .expect("versions")
+fn the_default_import_version_is_the_newest_that_has_the_kind() {
+    let Some(root) = common::spec_root() else { return };
+    let payloads = common::examples::all_payloads(&root);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kinds: std::collections::BTreeSet<&str> = aks_api::KINDS.iter().map(|k| k.kind).collect();
+    for kind in kinds {
+        let newest = aks_api::KINDS
             .iter()
-            .filter(|v| v["storage"].as_bool() == Some(true))
-            .map(|v| v["name"].as_str().expect("name"))
-            .collect();
-        assert_eq!(stored, ["v2alpha1"], "{name}");
+            .filter(|k| k.kind == kind)
+            .max_by_key(|k| k.arm.api_version)
+            .expect("a version has the kind");
+        let body = payloads
+            .iter()
+            .find(|p| p.request && p.kind == kind && p.version == newest.version)
+            .unwrap_or_else(|| panic!("no example request body of {kind} in {}", newest.version));
+        let file = dir.path().join(format!("{kind}.json"));
+        std::fs::write(&file, body.json.to_string()).expect("write");
+        let o = armctl(
+            &[
+                "import",
+                "--from-file",
+                &file.to_string_lossy(),
+                "--kind",
+                kind,
+                "--name",
+                "s",
+            ],
+            None,
+        );
+        assert!(o.status.success(), "{kind}: {}", stderr(&o));
+        let expected = format!("apiVersion: {}\n", newest.api_version());
+        assert!(stdout(&o).starts_with(&expected), "{kind}: {}", stdout(&o));
     }
     let o = armctl(
-        &["import", "--from-file", "-", "--kind", "Snapshot", "--name", "s"],
-        Some(r#"{"location": "westeurope"}"#),
+        &["import", "--from-file", "-", "--kind", "Widget", "--name", "s"],
+        Some("{}"),
     );
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!o.status.success());
     assert!(
-        stdout(&o).starts_with("apiVersion: containerservice.azure.com/v2alpha1\n"),
+        stderr(&o).contains("unknown kind `Widget` in containerservice.azure.com; known kinds: "),
         "{}",
-        stdout(&o)
+        stderr(&o)
     );
 }

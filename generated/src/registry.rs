@@ -419,6 +419,91 @@ pub fn export_custom_resource(
     }
 }
 
+/// The CustomResourceDefinition of `kind` (all its versions) in the Kubernetes API group `kube_group`;
+/// `None` when no version (whose feature is on) has that kind.
+pub fn custom_resource_definition(
+    kube_group: &str,
+    kind: &str,
+) -> Option<
+    Result<
+        k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+        serde_yaml_ng::Error,
+    >,
+> {
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind) == ("containerservice.azure.com", "ManagedCluster") {
+        return Some(crate::containerservice::v1beta1::ManagedCluster::crd());
+    }
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind) == ("containerservice.azure.com", "ManagedClusterTemplate") {
+        return Some(crate::containerservice::v1beta1::ManagedClusterTemplate::crd());
+    }
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind) == ("containerservice.azure.com", "AgentPool") {
+        return Some(crate::containerservice::v1beta1::AgentPool::crd());
+    }
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind) == ("containerservice.azure.com", "AgentPoolTemplate") {
+        return Some(crate::containerservice::v1beta1::AgentPoolTemplate::crd());
+    }
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind) == ("containerservice.azure.com", "MaintenanceConfiguration") {
+        return Some(crate::containerservice::v1beta1::MaintenanceConfiguration::crd());
+    }
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind) == ("containerservice.azure.com", "PrivateEndpointConnection")
+    {
+        return Some(crate::containerservice::v1beta1::PrivateEndpointConnection::crd());
+    }
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind) == ("containerservice.azure.com", "TrustedAccessRoleBinding") {
+        return Some(crate::containerservice::v1beta1::TrustedAccessRoleBinding::crd());
+    }
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind) == ("containerservice.azure.com", "Snapshot") {
+        return Some(crate::containerservice::v1beta1::Snapshot::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.azure.com", "ManagedCluster") {
+        return Some(crate::containerservice::v2alpha1::ManagedCluster::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.azure.com", "ManagedClusterTemplate") {
+        return Some(crate::containerservice::v2alpha1::ManagedClusterTemplate::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.azure.com", "AgentPool") {
+        return Some(crate::containerservice::v2alpha1::AgentPool::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.azure.com", "AgentPoolTemplate") {
+        return Some(crate::containerservice::v2alpha1::AgentPoolTemplate::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.azure.com", "MaintenanceConfiguration") {
+        return Some(crate::containerservice::v2alpha1::MaintenanceConfiguration::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.azure.com", "ManagedNamespace") {
+        return Some(crate::containerservice::v2alpha1::ManagedNamespace::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.azure.com", "PrivateEndpointConnection")
+    {
+        return Some(crate::containerservice::v2alpha1::PrivateEndpointConnection::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.azure.com", "TrustedAccessRoleBinding") {
+        return Some(crate::containerservice::v2alpha1::TrustedAccessRoleBinding::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.azure.com", "Snapshot") {
+        return Some(crate::containerservice::v2alpha1::Snapshot::crd());
+    }
+    let _ = (kube_group, kind);
+    None
+}
+
 /// The differences between a custom resource (JSON) of `kind` in API group `group`, Kubernetes version
 /// `version`, and an ARM GET body of that kind (`armgen_runtime::diff`); `None` when that group, version
 /// (or its feature) or kind does not exist.
@@ -472,6 +557,29 @@ pub fn convert_custom_resource(
                 path: "desiredAPIVersion".into(),
                 message: format!(
                     "{desired_api_version:?} is not a version this crate converts (its group, or the group's hub feature, is missing)"
+                ),
+            })
+        }
+    }
+}
+
+/// Reads a custom resource (JSON) into the types of its version and writes it back, as a conversion writes
+/// objects of that version (known enum values in the spec's spelling, numbers as their types write them).
+pub fn normalize_custom_resource(
+    object: serde_json::Value,
+) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
+    let api_version = object
+        .get("apiVersion")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    let group = api_version.split_once('/').map(|(g, _)| g).unwrap_or_default();
+    match group {
+        "containerservice.azure.com" => crate::containerservice::normalize(object),
+        _ => {
+            Err(armgen_runtime::kube::ConversionError {
+                path: "apiVersion".into(),
+                message: format!(
+                    "{api_version:?} is not a version of a group of this crate"
                 ),
             })
         }

@@ -405,7 +405,7 @@ impl Builder {
                 PathBuf::from(crate::rules::FILE),
                 crate::rules::document(&config, &self.config, &outputs)?,
             );
-            let (crds, fits) = emit::crd::files_and_fits(&kubes, &irs)?; // crds/<plural>.<group>.yaml
+            let (crds, fits) = emit::crd::files_and_fits(&config.output.crate_name, &kubes, &irs)?; // crds/<plural>.<group>.yaml
             files.extend(crds);
             fitted = fits;
         }

@@ -317,6 +317,12 @@ impl VisitMut for Rewriter<'_> {
         visit_mut::visit_arm_mut(self, a);
     }
 
+    /// `if` statements carry `cfg(feature)` in the generated `custom_resource_definition`.
+    fn visit_expr_if_mut(&mut self, e: &mut syn::ExprIf) {
+        self.attrs(&mut e.attrs);
+        visit_mut::visit_expr_if_mut(self, e);
+    }
+
     /// Struct expressions carry `cfg(feature)` as elements of the generated `VERSIONS` table.
     fn visit_expr_struct_mut(&mut self, e: &mut syn::ExprStruct) {
         self.attrs(&mut e.attrs);

@@ -408,3 +408,31 @@ fn progress_reports_each_version_and_the_emit() {
         ]
     );
 }
+
+/// `rbac/role.yaml`: every kind with a status subresource (from the CRDs of the generation), its status and its
+/// finalizers, with the verbs the reconciler uses; `rbac/kustomization.yaml` lists it.
+#[test]
+fn the_rbac_of_the_custom_resources_is_generated_from_the_crds() {
+    let generation = builder().generate().expect("generate");
+    let role = &generation.files[Path::new("rbac/role.yaml")];
+    let crds = armgen::emit::crd::crds_of(&generation);
+    assert!(crds.len() >= 2, "the fixture has widgets and gadgets");
+    for crd in &crds {
+        for resource in [
+            crd.plural.clone(),
+            format!("{}/status", crd.plural),
+            format!("{}/finalizers", crd.plural),
+        ] {
+            assert!(
+                role.contains(&format!("  - {resource}\n")),
+                "{resource} is granted:\n{role}"
+            );
+        }
+    }
+    assert!(
+        role.contains("  name: widgets-api-custom-resources\n"),
+        "named after the crate"
+    );
+    insta::assert_snapshot!("rbac_role", role);
+    assert!(generation.files[Path::new("rbac/kustomization.yaml")].ends_with("resources:\n- role.yaml\n"));
+}

@@ -22,8 +22,9 @@ use kube::{Api, Resource};
 
 use crate::reconcile::{KindContext, Shared, api_resource, error_policy, find_kind, reconcile};
 
-/// The kinds a reconciler serves: per kind, the storage version when it has the kind, else the newest version
-/// that has it; `versions` (`group=version` pairs) overrides the version per API group.
+/// The kinds a reconciler serves: per kind, its storage version (`KindInfo::storage`: the group's storage version
+/// when it has the kind, else the newest non-preview version that has it); `versions` (`group=version` pairs)
+/// overrides the version per API group.
 pub fn served_kinds(overrides: &[(String, String)]) -> Vec<&'static KindInfo> {
     let mut out: Vec<&'static KindInfo> = Vec::new();
     for info in aks_api::KINDS {

@@ -66,11 +66,12 @@ impl ParsedId {
     }
 }
 
-/// The kind of `arm_type` at Kubernetes `version` (case-insensitive ARM type).
-pub fn kind_for(arm_type: &str, version: &str) -> Option<&'static KindInfo> {
-    aks_api::KINDS
-        .iter()
-        .find(|k| k.version == version && k.arm.arm_type.eq_ignore_ascii_case(arm_type))
+/// The kind of `arm_type` (case-insensitive) at Kubernetes `version`, or without one at the newest version that
+/// has it.
+pub fn kind_for(arm_type: &str, version: Option<&str>) -> Option<&'static KindInfo> {
+    armgen_runtime::newest(aks_api::KINDS, |k| {
+        version.is_none_or(|v| k.version == v) && k.arm.arm_type.eq_ignore_ascii_case(arm_type)
+    })
 }
 
 /// A valid Kubernetes object name (RFC 1123 subdomain) for an Azure name.
@@ -91,12 +92,12 @@ pub fn kube_name(azure_name: &str) -> String {
 }
 
 /// Imports the resources `ids` (and, with `children`, their child resources) as custom resources of Kubernetes
-/// `version` in `namespace`, parents before children.
+/// `version` (without one, each kind at the newest version that has it) in `namespace`, parents before children.
 pub async fn import(
     arm: &ArmClient,
     bearer: Option<&str>,
     ids: &[String],
-    version: &str,
+    version: Option<&str>,
     namespace: Option<&str>,
     children: bool,
 ) -> Result<Vec<Value>, ImportError> {
@@ -112,18 +113,26 @@ pub async fn import(
             id: id.clone(),
             message,
         })?;
-        let info = kind_for(&parsed.arm_type, version).ok_or_else(|| ImportError::Id {
-            id: id.clone(),
-            message: format!(
-                "{} has no custom resource in {version}; kinds: {}",
-                parsed.arm_type,
-                aks_api::KINDS
-                    .iter()
-                    .filter(|k| k.version == version)
-                    .map(|k| k.kind)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+        let info = kind_for(&parsed.arm_type, version).ok_or_else(|| {
+            let kinds: std::collections::BTreeSet<&str> = aks_api::KINDS
+                .iter()
+                .filter(|k| version.is_none_or(|v| k.version == v))
+                .map(|k| k.kind)
+                .collect();
+            let kinds = kinds.into_iter().collect::<Vec<_>>().join(", ");
+            ImportError::Id {
+                id: id.clone(),
+                message: match version {
+                    Some(version) => format!(
+                        "{} has no custom resource in {version}; kinds: {kinds}",
+                        parsed.arm_type
+                    ),
+                    None => format!(
+                        "{} has no custom resource in any version; kinds: {kinds}",
+                        parsed.arm_type
+                    ),
+                },
+            }
         })?;
         let body = arm
             .get(&id, info.arm.api_version, bearer)
@@ -139,10 +148,18 @@ pub async fn import(
             })?,
         );
         if children {
-            for child in aks_api::KINDS
+            // Each child kind at the version asked for, or at its own newest version.
+            let child_kinds: std::collections::BTreeSet<&str> = aks_api::KINDS
                 .iter()
-                .filter(|k| k.version == version && k.owner_kind == Some(info.kind))
-            {
+                .filter(|k| k.owner_kind == Some(info.kind))
+                .map(|k| k.kind)
+                .collect();
+            let child_infos = child_kinds.into_iter().filter_map(|kind| {
+                armgen_runtime::newest(aks_api::KINDS, |k| {
+                    k.kind == kind && k.owner_kind == Some(info.kind) && version.is_none_or(|v| k.version == v)
+                })
+            });
+            for child in child_infos {
                 let segment = child.arm.arm_type.rsplit('/').next().unwrap_or_default();
                 let list_id = format!("{}/{segment}", id.trim_end_matches('/'));
                 let Some(list) = arm.get(&list_id, child.arm.api_version, bearer).await? else {
@@ -211,9 +228,18 @@ mod tests {
         assert_eq!(id.arm_type, "Microsoft.ContainerService/managedClusters/agentPools");
         assert_eq!(id.names, ["Prod", "gpu"]);
         assert_eq!(
-            kind_for(&id.arm_type.to_lowercase(), "v2alpha1").map(|k| k.kind),
+            kind_for(&id.arm_type.to_lowercase(), Some("v2alpha1")).map(|k| k.kind),
             Some("AgentPool")
         );
+        // Without a version: the newest version that has the kind.
+        let newest = kind_for(&id.arm_type, None).expect("a version has AgentPool");
+        for other in aks_api::KINDS.iter().filter(|k| k.kind == "AgentPool") {
+            assert!(
+                other.arm.api_version <= newest.arm.api_version,
+                "{} is newer",
+                other.version
+            );
+        }
         for bad in [
             "",
             "/subscriptions/s",

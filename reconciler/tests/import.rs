@@ -30,7 +30,7 @@ async fn imported_resources_reconcile_with_zero_differences() {
     }
 
     let arm = h.shared.arm.clone();
-    let objects = import(&arm, None, std::slice::from_ref(&id), "v2alpha1", Some(NS), true)
+    let objects = import(&arm, None, std::slice::from_ref(&id), Some("v2alpha1"), Some(NS), true)
         .await
         .expect("import");
     let kinds: Vec<(&str, &str)> = objects

@@ -70,7 +70,8 @@ pub struct KindInfo {
     pub kind: &'static str,
     /// The lowercase plural of the kind (e.g. `agentpools`).
     pub plural: &'static str,
-    /// Whether this version is the storage (hub) version of its group.
+    /// Whether this version is the kind's storage version (`storage: true` in its CRD): the storage (hub) version
+    /// of its group when that has the kind, else the newest non-preview version that has it (see `REPORT.md`).
     pub storage: bool,
     /// The kind of the owning custom resource for child resources (`spec.owner.name` names one);
     /// `None` for top-level resources, owned by a resource group (`spec.owner.name` or `spec.owner.armId`).
@@ -88,6 +89,16 @@ impl KindInfo {
     pub fn api_version(&self) -> String {
         format!("{}/{}", self.kube_group, self.version)
     }
+}
+
+/// The entry of the newest version (by ARM API version, then Kubernetes version name) among the `kinds` that
+/// `matches` selects: the version tools default to for a kind when none is given (`armctl import`), which may not
+/// be the storage version (a kind the storage version lacks, a newer version than the storage version).
+pub fn newest(kinds: &[KindInfo], matches: impl Fn(&KindInfo) -> bool) -> Option<&KindInfo> {
+    kinds
+        .iter()
+        .filter(|k| matches(k))
+        .max_by(|a, b| a.arm.api_version.cmp(b.arm.api_version).then(a.version.cmp(b.version)))
 }
 
 /// A Secret export (`spec.operatorSpec.secrets.<name>`): the value is in the response of an ARM POST action on

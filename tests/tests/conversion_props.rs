@@ -1,34 +1,69 @@
-//! Property tests of the version conversions on generated values: ManagedCluster and AgentPool custom
-//! resources drawn from their CRD schemas (every property may appear, at any depth, with any value of its
-//! type: strings, enum values of either version, integers over the whole int32/int64 range, doubles that
-//! `float` cannot hold), as `v1beta1` and as `v2alpha1`; each must come back unchanged from the other version.
+//! Property tests of the version conversions on generated values, for every kind and every ordered pair of the
+//! versions that serve it, as the generated registry lists them (`KINDS`): custom resources drawn from the
+//! kind's CRD schema at the first version (every property may appear, at any depth, with any value of its type:
+//! strings, enum values of any version, integers over the whole int32/int64 range, doubles that `float` cannot
+//! hold) must come back unchanged from the second version, and from every chain through a third.
+//!
+//! Run for AKS (`aks_api`) and for the three-version orchard fixture (`versions_demo`), whose two spokes differ
+//! from each other as well as from the hub (float and double, properties only one spoke has), so that
+//! spoke-to-spoke conversions are exercised before AKS has a third version.
+//!
+//! `ARMGEN_CONVERSION_CASES` sets the number of cases per kind and pair (default 48).
 
 mod common;
 
 use std::collections::BTreeSet;
 
+use armgen_runtime::KindInfo;
+use armgen_runtime::kube::ConversionError;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use proptest::prelude::*;
+use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
 use serde_json::{Map, Value, json};
 
-const GROUP: &str = "containerservice.azure.com";
-
-fn crd(kind: &str) -> Value {
-    let path = common::workspace().join(format!("generated/crds/{}s.{GROUP}.yaml", kind.to_ascii_lowercase()));
-    let text = std::fs::read_to_string(&path).expect("read crd");
-    serde_yaml_ng::from_str(&text).expect("crd yaml")
+/// What a generated crate offers for these tests.
+struct Api {
+    name: &'static str,
+    kinds: &'static [KindInfo],
+    convert: fn(Value, &str) -> Result<Value, ConversionError>,
+    normalize: fn(Value) -> Result<Value, ConversionError>,
+    crd: fn(&str, &str) -> Option<Result<CustomResourceDefinition, serde_yaml_ng::Error>>,
 }
 
-fn schema(crd: &Value, version: &str) -> Value {
-    crd["spec"]["versions"]
-        .as_array()
-        .expect("versions")
+const AKS: Api = Api {
+    name: "aks-api",
+    kinds: aks_api::KINDS,
+    convert: aks_api::convert_custom_resource,
+    normalize: aks_api::normalize_custom_resource,
+    crd: aks_api::custom_resource_definition,
+};
+
+const ORCHARD: Api = Api {
+    name: "versions-demo",
+    kinds: versions_demo::KINDS,
+    convert: versions_demo::convert_custom_resource,
+    normalize: versions_demo::normalize_custom_resource,
+    crd: versions_demo::custom_resource_definition,
+};
+
+/// The `openAPIV3Schema` of every version of a CRD, by version name.
+fn schemas(crd: &CustomResourceDefinition) -> Vec<(String, Value)> {
+    crd.spec
+        .versions
         .iter()
-        .find(|v| v["name"] == version)
-        .map(|v| v["schema"]["openAPIV3Schema"].clone())
-        .expect("version")
+        .map(|v| {
+            let schema = v
+                .schema
+                .as_ref()
+                .and_then(|s| s.open_api_v3_schema.as_ref())
+                .map(|s| serde_json::to_value(s).expect("schema as JSON"))
+                .unwrap_or(Value::Null);
+            (v.name.clone(), schema)
+        })
+        .collect()
 }
 
-/// Every `enum` value in the schemas: drawn for strings, so open enums see their known values (in either
+/// Every `enum` value in the schemas: drawn for strings, so open enums see their known values (in any
 /// version's set) as well as unknown ones.
 fn enum_values(schema: &Value, out: &mut BTreeSet<String>) {
     match schema {
@@ -63,18 +98,30 @@ fn value(schema: &Value, depth: usize, words: &[String]) -> BoxedStrategy<Value>
             Some("int32") => any::<i32>().prop_map(Value::from).boxed(),
             _ => prop_oneof![any::<i64>(), -1000i64..1000].prop_map(Value::from).boxed(),
         },
-        // Doubles, several of which a `float` (2025-10-01's spotMaxPrice) cannot hold exactly; a `float` property
-        // gets values in its range.
-        Some("number") if schema.get("format").and_then(Value::as_str) == Some("float") => {
-            prop_oneof![Just(0.5f32), Just(-1.0f32), any::<i16>().prop_map(f32::from)]
-                .prop_map(|f| json!(f))
-                .boxed()
-        }
-        Some("number") => prop_oneof![
+        // A `float` gets values it holds: short decimals and any finite float (as the double with its decimal).
+        Some("number") if schema.get("format").and_then(Value::as_str) == Some("float") => prop_oneof![
             Just(0.1f64),
             Just(-1.0f64),
+            any::<f32>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(armgen_runtime::hub::widen),
+            any::<i16>().prop_map(f64::from),
+        ]
+        .prop_map(|f| json!(f))
+        .boxed(),
+        // A double gets decimals a `float` holds (0.1, 0.5, -1), doubles it cannot (0.123456789012, 1e300, any
+        // double) and floats: whatever the property's type in another version, that type is then exercised on
+        // values it can and cannot hold.
+        Some("number") => prop_oneof![
+            Just(0.1f64),
+            Just(0.5f64),
+            Just(-1.0f64),
+            Just(0.123456789012f64),
             Just(1e300f64),
             (-1e6f64..1e6f64),
+            any::<f32>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(armgen_runtime::hub::widen),
             any::<i32>().prop_map(f64::from),
         ]
         .prop_map(|f| json!(f))
@@ -132,20 +179,15 @@ fn object(schema: &Value, depth: usize, words: &[String]) -> BoxedStrategy<Value
         .boxed()
 }
 
-fn custom_resource(kind: &'static str, version: &'static str) -> BoxedStrategy<Value> {
-    let crd = crd(kind);
-    let s = schema(&crd, version);
-    let mut words = BTreeSet::new();
-    for v in ["v1beta1", "v2alpha1"] {
-        enum_values(&schema(&crd, v), &mut words);
-    }
-    let words: Vec<String> = words.into_iter().collect();
-    let spec = object(&s["properties"]["spec"], 6, &words);
-    let status = proptest::option::of(object(&s["properties"]["status"], 6, &words));
+/// Custom resources of `kind` at `version` of `group`, drawn from `schema`.
+fn custom_resource(group: &str, kind: &str, version: &str, schema: &Value, words: &[String]) -> BoxedStrategy<Value> {
+    let spec = object(&schema["properties"]["spec"], 6, words);
+    let status = proptest::option::of(object(&schema["properties"]["status"], 6, words));
+    let (api_version, kind) = (format!("{group}/{version}"), kind.to_string());
     (spec, status)
         .prop_map(move |(spec, status)| {
             let mut cr = json!({
-                "apiVersion": format!("{GROUP}/{version}"),
+                "apiVersion": api_version,
                 "kind": kind,
                 "metadata": {"name": "x", "namespace": "default", "uid": "0b6f5c1e-0000-4000-8000-000000000000"},
                 "spec": spec,
@@ -158,60 +200,163 @@ fn custom_resource(kind: &'static str, version: &'static str) -> BoxedStrategy<V
         .boxed()
 }
 
-fn convert(object: &Value, version: &str) -> Result<Value, TestCaseError> {
-    aks_api::convert_custom_resource(object.clone(), &format!("{GROUP}/{version}"))
-        .map_err(|e| TestCaseError::fail(format!("to {version}: {e}")))
+fn cases() -> u32 {
+    std::env::var("ARMGEN_CONVERSION_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(48)
 }
 
-/// `cr` as the generated types write it (numbers, enum spellings), then `cr → other → back` must be that.
-fn round_trip(cr: &Value, version: &str, other: &str) -> Result<(), TestCaseError> {
-    let normalized = match (cr["kind"].as_str(), version) {
-        (Some("ManagedCluster"), "v1beta1") => normalize::<aks_api::containerservice::v1beta1::ManagedCluster>(cr),
-        (Some("ManagedCluster"), _) => normalize::<aks_api::containerservice::v2alpha1::ManagedCluster>(cr),
-        (_, "v1beta1") => normalize::<aks_api::containerservice::v1beta1::AgentPool>(cr),
-        _ => normalize::<aks_api::containerservice::v2alpha1::AgentPool>(cr),
-    }?;
-    let there = convert(&normalized, other)?;
-    let back = convert(&there, version)?;
-    prop_assert_eq!(back, normalized);
+/// `cr` as its version's types write it; then `cr → to → cr's version` and `cr → to → third → cr's version`
+/// must give it back, for every third version in `versions`.
+fn round_trips(api: &Api, cr: &Value, to: &str, versions: &[String]) -> Result<(), TestCaseError> {
+    let convert = |object: &Value, api_version: &str| {
+        (api.convert)(object.clone(), api_version).map_err(|e| TestCaseError::fail(format!("to {api_version}: {e}")))
+    };
+    let normalized = (api.normalize)(cr.clone()).map_err(|e| TestCaseError::fail(format!("normalize: {e}")))?;
+    let from = cr["apiVersion"].as_str().unwrap_or_default();
+    let there = convert(&normalized, to)?;
+    prop_assert_eq!(&convert(&there, from)?, &normalized, "{} → {} → {}", from, to, from);
+    for third in versions.iter().filter(|v| *v != from && *v != to) {
+        let further = convert(&there, third)?;
+        prop_assert_eq!(
+            &convert(&further, from)?,
+            &normalized,
+            "{} → {} → {} → {}",
+            from,
+            to,
+            third,
+            from
+        );
+    }
     Ok(())
 }
 
-fn normalize<T: serde::de::DeserializeOwned + serde::Serialize>(cr: &Value) -> Result<Value, TestCaseError> {
-    let typed: T = serde_json::from_value(cr.clone()).map_err(|e| TestCaseError::fail(format!("decode: {e}")))?;
-    serde_json::to_value(&typed).map_err(|e| TestCaseError::fail(format!("encode: {e}")))
+/// Every kind of `api` with more than one version, every ordered pair of its versions.
+fn every_ordered_pair(api: &Api) {
+    let kinds: BTreeSet<(&str, &str)> = api.kinds.iter().map(|k| (k.kube_group, k.kind)).collect();
+    let mut pairs = 0;
+    for (group, kind) in kinds {
+        let served: Vec<&KindInfo> = api
+            .kinds
+            .iter()
+            .filter(|k| k.kube_group == group && k.kind == kind)
+            .collect();
+        if served.len() < 2 {
+            continue;
+        }
+        let crd = (api.crd)(group, kind)
+            .unwrap_or_else(|| panic!("{}: no CRD for {kind}", api.name))
+            .expect("the CRD parses");
+        let schemas = schemas(&crd);
+        let mut words = BTreeSet::new();
+        for (_, s) in &schemas {
+            enum_values(s, &mut words);
+        }
+        let words: Vec<String> = words.into_iter().collect();
+        let versions: Vec<String> = served.iter().map(|k| k.api_version()).collect();
+        for from in &served {
+            let schema = &schemas
+                .iter()
+                .find(|(v, _)| v == from.version)
+                .unwrap_or_else(|| panic!("{}: the CRD of {kind} lacks {}", api.name, from.version))
+                .1;
+            let strategy = custom_resource(group, kind, from.version, schema, &words);
+            for to in served.iter().filter(|to| to.version != from.version) {
+                let mut runner = TestRunner::new(Config {
+                    cases: cases(),
+                    failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
+                        "tests/conversion_props.proptest-regressions",
+                    ))),
+                    ..Config::default()
+                });
+                let to = to.api_version();
+                if let Err(e) = runner.run(&strategy, |cr| round_trips(api, &cr, &to, &versions)) {
+                    panic!("{}: {kind} {} → {to}: {e}", api.name, from.version);
+                }
+                pairs += 1;
+            }
+        }
+    }
+    assert!(pairs > 0, "{}: no kind has two versions", api.name);
+    eprintln!("{}: {pairs} ordered pairs × {} cases", api.name, cases());
 }
 
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        cases: std::env::var("ARMGEN_CONVERSION_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(64),
-        ..ProptestConfig::default()
-    }
+#[test]
+fn aks_every_kind_round_trips_between_every_ordered_pair_of_versions() {
+    every_ordered_pair(&AKS);
 }
 
-proptest! {
-    #![proptest_config(config())]
+#[test]
+fn orchard_every_kind_round_trips_between_every_ordered_pair_of_versions() {
+    every_ordered_pair(&ORCHARD);
+}
 
-    #[test]
-    fn managed_cluster_v1beta1_through_the_hub(cr in custom_resource("ManagedCluster", "v1beta1")) {
-        round_trip(&cr, "v1beta1", "v2alpha1")?;
-    }
-
-    #[test]
-    fn managed_cluster_v2alpha1_through_v1beta1(cr in custom_resource("ManagedCluster", "v2alpha1")) {
-        round_trip(&cr, "v2alpha1", "v1beta1")?;
-    }
-
-    #[test]
-    fn agent_pool_v1beta1_through_the_hub(cr in custom_resource("AgentPool", "v1beta1")) {
-        round_trip(&cr, "v1beta1", "v2alpha1")?;
-    }
-
-    #[test]
-    fn agent_pool_v2alpha1_through_v1beta1(cr in custom_resource("AgentPool", "v2alpha1")) {
-        round_trip(&cr, "v2alpha1", "v1beta1")?;
+/// Cases earlier runs of these properties shrank to (bugs fixed since): free-form and map-valued status
+/// properties next to a spot price, and `outboundType: None` (an enum value other versions spell differently).
+#[test]
+fn cases_found_earlier_round_trip() {
+    let group = "containerservice.azure.com";
+    let object = |version: &str, kind: &str, spec: Value, status: Option<Value>| {
+        let mut cr = json!({
+            "apiVersion": format!("{group}/{version}"),
+            "kind": kind,
+            "metadata": {"name": "x", "namespace": "default", "uid": "0b6f5c1e-0000-4000-8000-000000000000"},
+            "spec": spec,
+        });
+        if let Some(status) = status {
+            cr["status"] = status;
+        }
+        cr
+    };
+    let cases = [
+        object(
+            "v2alpha1",
+            "ManagedCluster",
+            json!({"location": "False"}),
+            Some(json!({
+                "agentPoolProfiles": [{
+                    "spotMaxPrice": 0.1,
+                    "kubeletConfig": {"imageGcHighThreshold": -114955, "imageGcLowThreshold": -1931859503, "containerLogMaxFiles": 347466004},
+                    "enableEncryptionAtHost": false, "enableUltraSSD": true, "enableFIPS": true,
+                    "gpuInstanceProfile": "Unknown", "creationData": {"sourceResourceId": "8"},
+                    "hostGroupID": "UserAssigned", "gpuProfile": {"driver": "xZb"}, "gatewayProfile": {},
+                    "status": {"provisioningError": {"code": "hK3xTivQ3", "message": "UserAssigned", "details": [{}, {}]}},
+                    "localDNSProfile": {"mode": "7Q26F3D9L", "vnetDNSOverrides": {}},
+                }],
+                "addonProfiles": {}, "enableRBAC": false, "aadProfile": {"adminGroupObjectIDs": ["Unknown"]},
+                "privateLinkResources": [{"id": "y", "requiredMembers": []}], "disableLocalAccounts": true,
+                "httpProxyConfig": {"trustedCa": "SystemAssigned"}, "publicNetworkAccess": "",
+                "azureMonitorProfile": {"metrics": {}},
+                "nodeProvisioningProfile": {"mode": "5G/-", "defaultNodePools": "Unknown"},
+                "aiToolchainOperatorProfile": {},
+                "identity": {"principalId": "True", "delegatedResources": {
+                    "msdgix": {"resourceId": "M9dKN7", "referralResource": "Unknown"},
+                    "nhagje": {"resourceId": "QBvVXeAx"},
+                }},
+                "operatorStatus": {},
+            })),
+        ),
+        object(
+            "v1beta1",
+            "ManagedCluster",
+            json!({"location": "False", "networkProfile": {"outboundType": "None"}}),
+            None,
+        ),
+    ];
+    for cr in cases {
+        let kind = cr["kind"].as_str().expect("kind");
+        let from = cr["apiVersion"].as_str().expect("apiVersion");
+        let versions: Vec<String> = AKS
+            .kinds
+            .iter()
+            .filter(|k| k.kind == kind)
+            .map(KindInfo::api_version)
+            .collect();
+        for to in versions.iter().filter(|v| *v != from) {
+            if let Err(e) = round_trips(&AKS, &cr, to, &versions) {
+                panic!("{kind} {from} → {to}: {e}");
+            }
+        }
     }
 }

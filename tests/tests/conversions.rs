@@ -1,10 +1,10 @@
 //! Version conversions through the hub, on every example payload, as the conversion webhook runs them
 //! (`aks_api::convert_custom_resource`, JSON in and out):
 //!
-//! - every example imported as a `v1beta1` custom resource: `v1beta1 → v2alpha1 (hub) → v1beta1` gives the
-//!   object back exactly;
-//! - every example imported as a `v2alpha1` custom resource: `v2alpha1 → v1beta1 → v2alpha1` gives it back
-//!   exactly — the ~150 properties `v1beta1` lacks travel in the property bag;
+//! - every example imported as a custom resource of the version of its spec converts to every other version
+//!   serving its kind (from the registry `aks_api::KINDS`) and back to exactly the object it was — e.g. the ~150
+//!   properties `v1beta1` lacks travel in the property bag — and through every third version and back (spoke to
+//!   spoke, once there is a third version);
 //! - every intermediate object is valid against its version's CRD schema (what the API server stores or
 //!   serves), and carries the bag only when something did not fit.
 
@@ -50,19 +50,27 @@ fn bag(object: &Value) -> Option<Value> {
         .map(|text| serde_json::from_str(text).expect("the bag is JSON"))
 }
 
+/// The API versions (`group/version`) serving `kind`, from the generated registry.
+fn served(kind: &str) -> Vec<String> {
+    aks_api::KINDS
+        .iter()
+        .filter(|k| k.kind == kind)
+        .map(|k| k.api_version())
+        .collect()
+}
+
 #[test]
 fn every_example_round_trips_between_the_versions() {
     let Some(root) = common::spec_root() else { return };
     let schemas = crd_schemas();
     let mut failures = Vec::new();
-    let mut counted: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut counted: BTreeMap<String, usize> = BTreeMap::new();
+    let mut chains = 0;
     let mut bagged = 0;
     let payloads = all_payloads(&root);
     for p in &payloads {
-        let other = if p.version == "v1beta1" { "v2alpha1" } else { "v1beta1" };
-        if !schemas.get(&p.kind).is_some_and(|s| s.contains_key(other)) {
-            continue; // a kind only one version has (ManagedNamespace) has nothing to convert to
-        }
+        let from = format!("{GROUP}/{}", p.version);
+        let versions = served(&p.kind);
         let text = serde_json::to_string(&p.json).expect("serialize");
         let cr = match aks_api::import_custom_resource(
             "containerservice",
@@ -75,56 +83,65 @@ fn every_example_round_trips_between_the_versions() {
             Some(Ok(cr)) => cr,
             other => panic!("{}: import failed: {other:?}", p.describe()),
         };
-        let there = match convert(&cr, other) {
-            Ok(v) => v,
-            Err(e) => {
-                failures.push(format!("{}: to {other}: {e}", p.describe()));
-                continue;
-            }
-        };
-        assert_eq!(there["apiVersion"], json!(format!("{GROUP}/{other}")));
-        assert_eq!(there["kind"], cr["kind"]);
-        let mut plain = there.clone();
-        if let Some(a) = plain["metadata"].get_mut("annotations").and_then(Value::as_object_mut) {
-            a.remove(PROPERTY_BAG_ANNOTATION);
-        }
-        if let Err(errors) = common::validate(&schemas[&p.kind][other], &plain) {
-            // 2025-10-01 requires `name` on Istio egress gateways, which 2024-09-01 did not have: a v1beta1 object
-            // without it converts to a hub object without it (conversion cannot invent a name; the API server
-            // validates the object in the version it was written in). Every other difference is a failure.
-            let unexpected: Vec<&String> = errors
-                .iter()
-                .filter(|e| {
-                    !(p.version == "v1beta1"
-                        && e.starts_with("/spec/serviceMeshProfile/istio/components/egressGateways/")
-                        && e.ends_with("\"name\" is a required property"))
-                })
-                .collect();
-            if !unexpected.is_empty() {
-                failures.push(format!(
-                    "{}: the {other} object is invalid: {unexpected:?}",
-                    p.describe()
-                ));
-            }
-        }
-        if bag(&there).is_some() {
-            bagged += 1;
-        }
-        match convert(&there, &p.version) {
-            Ok(back) => match first_difference(&cr, &back, "") {
-                None => {
-                    *counted
-                        .entry(if p.version == "v1beta1" { "v1beta1" } else { "v2alpha1" })
-                        .or_default() += 1
+        // A kind only one version has (ManagedNamespace) has nothing to convert to.
+        for other in versions.iter().filter(|v| **v != from) {
+            let other_version = other.rsplit('/').next().unwrap_or_default();
+            let there = match convert(&cr, other_version) {
+                Ok(v) => v,
+                Err(e) => {
+                    failures.push(format!("{}: to {other}: {e}", p.describe()));
+                    continue;
                 }
-                Some(d) => failures.push(format!(
-                    "{}: {} → {other} → {}: {d}",
-                    p.describe(),
-                    p.version,
-                    p.version
-                )),
-            },
-            Err(e) => failures.push(format!("{}: back to {}: {e}", p.describe(), p.version)),
+            };
+            assert_eq!(there["apiVersion"], json!(other));
+            assert_eq!(there["kind"], cr["kind"]);
+            let mut plain = there.clone();
+            if let Some(a) = plain["metadata"].get_mut("annotations").and_then(Value::as_object_mut) {
+                a.remove(PROPERTY_BAG_ANNOTATION);
+            }
+            if let Err(errors) = common::validate(&schemas[&p.kind][other_version], &plain) {
+                // 2025-10-01 requires `name` on Istio egress gateways, which 2024-09-01 did not have: a v1beta1
+                // object without it converts to a newer object without it (conversion cannot invent a name; the
+                // API server validates the object in the version it was written in). Every other difference is a
+                // failure.
+                let unexpected: Vec<&String> = errors
+                    .iter()
+                    .filter(|e| {
+                        let gateway = e.split(": ").next().unwrap_or_default();
+                        !(gateway.starts_with("/spec/serviceMeshProfile/istio/components/egressGateways/")
+                            && e.ends_with("\"name\" is a required property")
+                            && cr.pointer(gateway).is_some_and(|g| g.get("name").is_none()))
+                    })
+                    .collect();
+                if !unexpected.is_empty() {
+                    failures.push(format!(
+                        "{}: the {other} object is invalid: {unexpected:?}",
+                        p.describe()
+                    ));
+                }
+            }
+            if bag(&there).is_some() {
+                bagged += 1;
+            }
+            match convert(&there, &p.version) {
+                Ok(back) => match first_difference(&cr, &back, "") {
+                    None => *counted.entry(p.version.clone()).or_default() += 1,
+                    Some(d) => failures.push(format!("{}: {from} → {other} → {from}: {d}", p.describe())),
+                },
+                Err(e) => failures.push(format!("{}: back to {from}: {e}", p.describe())),
+            }
+            // Through a third version (spoke to spoke), and back.
+            for third in versions.iter().filter(|v| **v != from && *v != other) {
+                let third_version = third.rsplit('/').next().unwrap_or_default();
+                let back = convert(&there, third_version).and_then(|further| convert(&further, &p.version));
+                match back {
+                    Ok(back) => match first_difference(&cr, &back, "") {
+                        None => chains += 1,
+                        Some(d) => failures.push(format!("{}: {from} → {other} → {third} → {from}: {d}", p.describe())),
+                    },
+                    Err(e) => failures.push(format!("{}: {from} → {other} → {third} → {from}: {e}", p.describe())),
+                }
+            }
         }
     }
     assert!(
@@ -133,12 +150,22 @@ fn every_example_round_trips_between_the_versions() {
         failures.len(),
         failures.join("\n")
     );
-    eprintln!("round trips: {counted:?}; {bagged} intermediate objects carry a property bag");
-    // Every example of a kind both versions have, both ways (356 payloads, ManagedNamespace's aside).
-    assert!(counted["v1beta1"] > 100 && counted["v2alpha1"] > 100, "{counted:?}");
+    eprintln!(
+        "round trips: {counted:?}; {chains} chains through a third version; {bagged} intermediate objects carry a \
+         property bag"
+    );
+    // Every version's examples of the kinds another version has, to every other version and back (356 payloads
+    // with two versions, ManagedNamespace's aside).
+    for v in aks_api::VERSIONS {
+        assert!(
+            counted.get(v.version).is_some_and(|n| *n > 100),
+            "{}: {counted:?}",
+            v.version
+        );
+    }
     assert!(
         bagged >= 90,
-        "v2alpha1 objects lose properties in v1beta1: they must be bagged"
+        "newer objects lose properties in older versions: they must be bagged"
     );
 }
 
@@ -214,30 +241,56 @@ fn a_property_only_the_hub_has_survives_the_spoke() {
     assert!(bag(&hub).is_none());
 }
 
-/// A value the narrower type cannot hold (`spotMaxPrice` is a double in 2024-09-01 and a float in 2025-10-01)
-/// is bagged rather than rounded.
+/// `spotMaxPrice` is a double in 2024-09-01 (v1beta1) and a float in 2025-10-01 (v2alpha1): a decimal both hold
+/// (`0.1`) converts between every ordered pair of the versions serving AgentPool with its decimal unchanged — not
+/// bagged, not `0.10000000149011612` — and a double a float cannot hold comes back from every version exactly.
 #[test]
-fn a_value_the_other_version_cannot_hold_is_bagged() {
-    let cr = json!({
-        "apiVersion": format!("{GROUP}/v1beta1"),
-        "kind": "AgentPool",
-        "metadata": {"name": "p1", "namespace": "default"},
-        "spec": {"owner": {"name": "c1"}, "spotMaxPrice": 0.1, "count": 2},
-    });
-    let hub = convert(&cr, "v2alpha1").expect("to the hub");
-    assert!(hub["spec"].get("spotMaxPrice").is_none(), "{hub}");
-    assert_eq!(bag(&hub), Some(json!({"/spec/spotMaxPrice": 0.1})));
-    assert_eq!(convert(&hub, "v1beta1").expect("back"), cr);
-
-    let exact = json!({
-        "apiVersion": format!("{GROUP}/v1beta1"),
-        "kind": "AgentPool",
-        "metadata": {"name": "p1", "namespace": "default"},
-        "spec": {"spotMaxPrice": -1.0, "count": 2},
-    });
-    let hub = convert(&exact, "v2alpha1").expect("to the hub");
-    assert_eq!(hub["spec"]["spotMaxPrice"], -1.0, "a value that fits converts");
-    assert!(bag(&hub).is_none());
+fn spot_max_price_keeps_its_decimal_in_every_version() {
+    let pool = |version: &str, price: f64| {
+        json!({
+            "apiVersion": format!("{GROUP}/{version}"),
+            "kind": "AgentPool",
+            "metadata": {"name": "p1", "namespace": "default"},
+            "spec": {"owner": {"name": "c1"}, "spotMaxPrice": price, "count": 2},
+        })
+    };
+    let versions: Vec<&str> = aks_api::KINDS
+        .iter()
+        .filter(|k| k.kind == "AgentPool")
+        .map(|k| k.version)
+        .collect();
+    assert!(versions.len() >= 2, "{versions:?}");
+    let (mut pairs, mut doubles) = (0, 0);
+    for from in &versions {
+        for to in versions.iter().filter(|v| *v != from) {
+            for price in [0.1, -1.0, 0.5, 12.75] {
+                let cr = pool(from, price);
+                let there = convert(&cr, to).expect("convert");
+                assert_eq!(there["spec"]["spotMaxPrice"], json!(price), "{from} → {to}: {there}");
+                assert!(bag(&there).is_none(), "{from} → {to}: nothing to bag: {there}");
+                assert_eq!(convert(&there, from).expect("back"), cr, "{from} → {to} → {from}");
+            }
+            pairs += 1;
+            // A double that a float cannot hold, from a version that holds it: kept where the type holds it,
+            // bagged where not, and back.
+            let cr = pool(from, 0.123456789012);
+            if aks_api::normalize_custom_resource(cr.clone()).expect("normalize") != cr {
+                continue; // `from` has a float
+            }
+            let there = convert(&cr, to).expect("convert");
+            match there["spec"].get("spotMaxPrice") {
+                Some(price) => assert_eq!(*price, json!(0.123456789012), "{from} → {to}"),
+                None => assert_eq!(
+                    bag(&there),
+                    Some(json!({"/spec/spotMaxPrice": 0.123456789012})),
+                    "{from} → {to}"
+                ),
+            }
+            assert_eq!(convert(&there, from).expect("back"), cr, "{from} → {to} → {from}");
+            doubles += 1;
+        }
+    }
+    assert!(pairs >= 2 && doubles >= 1, "{pairs} pairs, {doubles} from a double");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The deployment manifests (`config/`, kustomize): `kubectl kustomize config/default` builds, and what it
 //! builds fits together — every generated CRD converts through the webhook Service of the output, the
-//! Deployment's ports, probes and flags match that Service, the RBAC grants what the reconciler does and no more,
+//! Deployment's ports, probes and flags match that Service, the RBAC grants what the reconciler does and no more
+//! (what it needs on the kinds generated from the CRDs, `generated/rbac`),
 //! workload identity is wired, and the cert-manager Certificate's Secret is what the reconciler serves TLS with.
 //!
 //! Needs `kubectl` (its built-in kustomize). Without it the tests fail when `CI` is set and are skipped with a
@@ -428,23 +429,41 @@ fn rbac_grants_exactly_what_the_reconciler_does() {
     let Some(docs) = built() else { return };
     let plurals = reconciled_plurals(&generated_crds());
     assert!(plurals.contains("managedclusters") && !plurals.contains("managedclustertemplates"));
+    let registry: BTreeSet<String> = aks_api::KINDS.iter().map(|k| k.plural.to_string()).collect();
+    assert_eq!(plurals, registry, "the reconciled CRDs are the registry's kinds");
 
-    let mut needed = BTreeSet::new();
+    let mut on_kinds = BTreeSet::new();
     for p in &plurals {
-        needed.extend(expand(GROUP, p, &["get", "list", "watch", "patch", "update"]));
-        needed.extend(expand(GROUP, &format!("{p}/status"), &["get", "patch", "update"]));
-        needed.extend(expand(GROUP, &format!("{p}/finalizers"), &["update"]));
+        on_kinds.extend(expand(GROUP, p, &["get", "list", "watch", "patch", "update"]));
+        on_kinds.extend(expand(GROUP, &format!("{p}/status"), &["get", "patch", "update"]));
+        on_kinds.extend(expand(GROUP, &format!("{p}/finalizers"), &["update"]));
     }
+    let mut needed = on_kinds.clone();
     needed.extend(expand("", "secrets", &["get", "create", "update", "patch"]));
     needed.extend(expand("", "configmaps", &["get", "create", "update", "patch"]));
     needed.extend(expand("events.k8s.io", "events", &["create", "patch"]));
 
-    let cluster_role = one(docs, "ClusterRole");
-    let granted = grants(cluster_role);
+    // The generated role (generated/rbac) grants exactly what the kinds need.
+    let generated: Value = serde_yaml_ng::from_str(
+        &std::fs::read_to_string(common::workspace().join("generated/rbac/role.yaml")).expect("generated/rbac"),
+    )
+    .expect("yaml");
+    let cluster_roles = of_kind(docs, "ClusterRole");
+    let from_generator = cluster_roles
+        .iter()
+        .find(|r| r["metadata"]["name"] == generated["metadata"]["name"])
+        .expect("the output has the generated ClusterRole");
+    assert_eq!(grants(from_generator), on_kinds, "the generated ClusterRole");
+    assert_eq!(**from_generator, generated, "the output has it as generated");
+
+    let mut granted = BTreeSet::new();
+    for role in &cluster_roles {
+        granted.extend(grants(role));
+    }
     let missing: Vec<_> = needed.difference(&granted).collect();
     let extra: Vec<_> = granted.difference(&needed).collect();
-    assert!(missing.is_empty(), "the ClusterRole lacks {missing:?}");
-    assert!(extra.is_empty(), "the ClusterRole grants more than needed: {extra:?}");
+    assert!(missing.is_empty(), "the ClusterRoles lack {missing:?}");
+    assert!(extra.is_empty(), "the ClusterRoles grant more than needed: {extra:?}");
 
     let sa = one(docs, "ServiceAccount");
     let subject_is_sa = |binding: &Value| {
@@ -454,10 +473,22 @@ fn rbac_grants_exactly_what_the_reconciler_does() {
             && subjects[0]["name"] == sa["metadata"]["name"]
             && subjects[0]["namespace"] == sa["metadata"]["namespace"]
     };
-    let crb = one(docs, "ClusterRoleBinding");
-    assert_eq!(crb["roleRef"]["kind"], "ClusterRole");
-    assert_eq!(crb["roleRef"]["name"], cluster_role["metadata"]["name"]);
-    assert!(subject_is_sa(crb), "the ClusterRoleBinding binds the ServiceAccount");
+    let bindings = of_kind(docs, "ClusterRoleBinding");
+    assert_eq!(
+        bindings.len(),
+        cluster_roles.len(),
+        "one ClusterRoleBinding per ClusterRole"
+    );
+    for role in &cluster_roles {
+        let name = &role["metadata"]["name"];
+        let bound: Vec<_> = bindings.iter().filter(|b| b["roleRef"]["name"] == *name).collect();
+        assert_eq!(bound.len(), 1, "{name}: bound once");
+        assert_eq!(bound[0]["roleRef"]["kind"], "ClusterRole");
+        assert!(
+            subject_is_sa(bound[0]),
+            "{name}: the ClusterRoleBinding binds the ServiceAccount"
+        );
+    }
 
     // Leader election and claims: leases in the reconciler's own namespace only.
     let role = one(docs, "Role");
@@ -471,6 +502,32 @@ fn rbac_grants_exactly_what_the_reconciler_does() {
     assert_eq!(rb["roleRef"]["kind"], "Role");
     assert_eq!(rb["roleRef"]["name"], role["metadata"]["name"]);
     assert!(subject_is_sa(rb), "the RoleBinding binds the ServiceAccount");
+}
+
+#[test]
+fn the_rbac_kustomization_composes_the_generated_role() {
+    // Without kubectl too: generated/rbac is what config/rbac composes, and no hand-written file lists kinds.
+    let root = common::workspace();
+    let text = std::fs::read_to_string(root.join("generated/rbac/kustomization.yaml")).expect("kustomization");
+    let k: Value = serde_yaml_ng::from_str(&text).expect("yaml");
+    assert_eq!(strings(&k["resources"]), ["role.yaml"]);
+    let rbac = std::fs::read_to_string(root.join("config/rbac/kustomization.yaml")).expect("config/rbac");
+    assert!(
+        rbac.contains("../../generated/rbac"),
+        "config/rbac composes generated/rbac"
+    );
+    for entry in std::fs::read_dir(root.join("config/rbac")).expect("config/rbac") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("read");
+        for kind in aks_api::KINDS {
+            assert!(
+                !text.contains(kind.plural),
+                "{}: names {} (kinds are granted by generated/rbac)",
+                path.display(),
+                kind.plural
+            );
+        }
+    }
 }
 
 #[test]

@@ -473,29 +473,50 @@ fn an_empty_collection_override_on_a_scalar_is_a_config_error() {
 
 #[test]
 fn crd_returns_the_committed_manifest_of_each_kind() {
-    use aks_api::containerservice::{v1beta1, v2alpha1};
-    let crds = [
-        ("managedclusters", v2alpha1::ManagedCluster::crd()),
-        ("managedclusters", v1beta1::ManagedCluster::crd()),
-        ("agentpools", v2alpha1::AgentPool::crd()),
-        ("managednamespaces", v2alpha1::ManagedNamespace::crd()),
-        ("snapshots", v1beta1::Snapshot::crd()),
-        ("managedclustertemplates", v2alpha1::ManagedClusterTemplate::crd()),
-    ];
-    for (plural, crd) in crds {
-        let crd = crd.unwrap_or_else(|e| panic!("{plural}: {e}"));
-        assert_eq!(
-            crd.metadata.name.as_deref(),
-            Some(format!("{plural}.containerservice.azure.com").as_str())
-        );
-        assert_eq!(crd.spec.names.plural, plural);
-        let stored: Vec<&str> = crd
-            .spec
-            .versions
-            .iter()
-            .filter(|v| v.storage)
-            .map(|v| v.name.as_str())
-            .collect();
-        assert_eq!(stored, ["v2alpha1"], "{plural}");
+    // Every kind of the registry, at every version that has it, and its template kind where it has one: the
+    // committed manifest, storing the kind's storage version.
+    for info in aks_api::KINDS {
+        let template = format!("{}Template", info.kind);
+        for (kind, plural) in [
+            (info.kind.to_string(), info.plural.to_string()),
+            (template.clone(), format!("{}s", template.to_ascii_lowercase())),
+        ] {
+            let Some(crd) = aks_api::custom_resource_definition(info.kube_group, &kind) else {
+                assert_ne!(kind, info.kind, "every kind has a CRD");
+                continue;
+            };
+            let crd = crd.unwrap_or_else(|e| panic!("{kind}: {e}"));
+            assert_eq!(
+                crd.metadata.name.as_deref(),
+                Some(format!("{plural}.{}", info.kube_group).as_str())
+            );
+            assert_eq!(crd.spec.names.plural, plural);
+            let stored: Vec<&str> = crd
+                .spec
+                .versions
+                .iter()
+                .filter(|v| v.storage)
+                .map(|v| v.name.as_str())
+                .collect();
+            let storage = aks_api::KINDS
+                .iter()
+                .find(|k| k.kind == info.kind && k.storage)
+                .expect("a storage version");
+            assert_eq!(stored, [storage.version], "{plural}");
+            let text = std::fs::read_to_string(
+                common::workspace().join(format!("generated/crds/{plural}.{}.yaml", info.kube_group)),
+            )
+            .expect("committed manifest");
+            let committed: k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition =
+                serde_yaml_ng::from_str(&text).expect("yaml");
+            assert_eq!(crd, committed, "{plural}");
+        }
     }
+    // The typed accessor is the same manifest.
+    assert_eq!(
+        aks_api::containerservice::v2alpha1::ManagedCluster::crd().expect("crd"),
+        aks_api::custom_resource_definition("containerservice.azure.com", "ManagedCluster")
+            .expect("ManagedCluster")
+            .expect("crd")
+    );
 }

@@ -4,7 +4,7 @@
 //! the fixture's fields: the versions and kinds come from the generated `VERSIONS`.
 
 use serde_json::{Value, json};
-use versions_demo::{VERSIONS, convert_custom_resource};
+use versions_demo::{VERSIONS, convert_custom_resource, normalize_custom_resource};
 
 const BAG: &str = armgen_runtime::hub::PROPERTY_BAG_ANNOTATION;
 
@@ -16,6 +16,14 @@ fn objects() -> Vec<Value> {
             value
         })
         .collect()
+}
+
+/// The property bag of a converted object (`null` when it has none).
+fn bag(object: &Value) -> Value {
+    object["metadata"]["annotations"][BAG]
+        .as_str()
+        .map(|text| serde_json::from_str(text).expect("the bag is JSON"))
+        .unwrap_or(Value::Null)
 }
 
 fn convert(object: &Value, api_version: &str) -> Value {
@@ -47,9 +55,10 @@ fn every_object_round_trips_through_every_version_and_chain() {
     let mut checked = 0;
     for object in objects() {
         let from = object["apiVersion"].as_str().expect("apiVersion").to_string();
-        let kind = object["kind"].as_str().expect("kind");
+        let kind = object["kind"].as_str().expect("kind").to_string();
+        let kind = kind.as_str();
         // The object as the types write it (the fixture may spell values differently).
-        let object = convert(&object, &from);
+        let object = normalize_custom_resource(object).expect("normalize");
         let versions = served(kind);
         assert_eq!(versions.len(), 3, "{kind}");
         for b in versions.iter().filter(|b| **b != from) {
@@ -81,17 +90,34 @@ fn the_fixture_changes_convert_as_declared() {
     );
     assert!(hub["spec"].get("size").is_none());
     assert_eq!(hub["spec"]["variety"], "Pear");
-    let bag: Value = serde_json::from_str(hub["metadata"]["annotations"][BAG].as_str().expect("bag")).expect("json");
-    assert_eq!(bag, json!({"/spec/legacyMode": true, "/status/legacyMode": true}));
+    assert_eq!(
+        hub["spec"]["irrigation"],
+        json!({"enabled": true, "litersPerDay": 20}),
+        "v1 watering"
+    );
+    assert_eq!(
+        bag(&hub),
+        json!({
+            "/spec/irrigation/nightOnly": true,
+            "/spec/legacyMode": true,
+            "/spec/notes": {"text": "north rows first", "author": "ana"},
+            "/status/legacyMode": true,
+        }),
+        "keyed by the hub's names (irrigation, not v1's watering)"
+    );
     assert_eq!(hub["metadata"]["annotations"]["owner-team"], "fruit");
 
     let v1 = convert(middle, "orchard.azure.com/v1");
     assert!(v1["spec"].get("variety").is_none(), "v1 has no Plum");
     assert_eq!(v1["spec"]["size"], 50);
-    let bag: Value = serde_json::from_str(v1["metadata"]["annotations"][BAG].as_str().expect("bag")).expect("json");
     assert_eq!(
-        bag,
-        json!({"/spec/irrigation": {"enabled": true, "litersPerDay": 40}, "/spec/variety": "Plum"})
+        v1["spec"]["watering"],
+        json!({"enabled": true, "litersPerDay": 40, "nightOnly": false}),
+        "v2's irrigation is v1's watering, nightOnly included although the hub lacks it"
+    );
+    assert_eq!(
+        bag(&v1),
+        json!({"/spec/pricePerKilo": 0.123456789012, "/spec/pruning": "winter", "/spec/variety": "Plum"})
     );
 
     let v2 = convert(new, "orchard.azure.com/v2");
@@ -101,9 +127,8 @@ fn the_fixture_changes_convert_as_declared() {
         json!([{"name": "big"}, {"name": "small", "count": 7}]),
         "a count beyond int32 is bagged, item by item"
     );
-    let bag: Value = serde_json::from_str(v2["metadata"]["annotations"][BAG].as_str().expect("bag")).expect("json");
     assert_eq!(
-        bag,
+        bag(&v2),
         json!({
             "/spec/capacity": 5_000_000_000_i64,
             "/spec/soil": "loam",
@@ -121,4 +146,46 @@ fn the_fixture_changes_convert_as_declared() {
         7,
         "a value that fits narrows"
     );
+}
+
+/// Spoke to spoke (v1 ⇄ v2, through the hub v3 in memory, as the webhook runs it when objects stored at an old
+/// version are read at another): what both spokes have arrives although the hub lacks it or holds it with
+/// another type, and the way back restores the rest.
+#[test]
+fn spokes_convert_to_each_other_losing_nothing() {
+    let objects = objects();
+    let (old, middle) = (&objects[0], &objects[1]);
+
+    let v2 = convert(old, "orchard.azure.com/v2");
+    assert_eq!(
+        v2["spec"]["pricePerKilo"],
+        json!(0.1),
+        "a float widens to the double with the same decimal, not 0.10000000149011612"
+    );
+    assert_eq!(
+        v2["spec"]["notes"],
+        json!({"text": "north rows first"}),
+        "what v2's notes hold arrives from the bag the hub kept"
+    );
+    assert_eq!(
+        v2["spec"]["irrigation"]["nightOnly"], true,
+        "v1's watering.nightOnly is v2's irrigation.nightOnly (bag keys use the hub's names)"
+    );
+    assert_eq!(
+        bag(&v2),
+        json!({"/spec/legacyMode": true, "/spec/notes/author": "ana", "/status/legacyMode": true}),
+        "the part of notes v2 lacks stays in the bag at its own place"
+    );
+    assert_eq!(convert(&v2, "orchard.azure.com/v1"), *old);
+
+    let v1 = convert(middle, "orchard.azure.com/v1");
+    assert!(
+        v1["spec"].get("pricePerKilo").is_none(),
+        "v1's float cannot hold 0.123456789012"
+    );
+    assert_eq!(v1["spec"]["notes"], json!({"text": "check the pears"}));
+    let back = convert(&v1, "orchard.azure.com/v2");
+    assert_eq!(back, normalize_custom_resource(middle.clone()).expect("normalize"));
+    assert_eq!(back["spec"]["pricePerKilo"], json!(0.123456789012));
+    assert_eq!(back["spec"]["pruning"], "winter", "the property only v2 has comes back");
 }

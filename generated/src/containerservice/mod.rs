@@ -9,6 +9,133 @@ pub mod v1beta1;
 /// ARM API version 2025-10-01 of `Microsoft.ContainerService` (storage version).
 #[cfg(feature = "v2alpha1")]
 pub mod v2alpha1;
+/// Reads a custom resource of `containerservice.azure.com` (JSON) into the types of its version and writes it back, as a conversion writes objects of that version: known enum values in the spec's spelling, numbers as their types write them, properties the version lacks dropped.
+pub fn normalize(
+    object: serde_json::Value,
+) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
+    let source = armgen_runtime::hub::TypeMeta::of(
+        &object,
+        "containerservice.azure.com",
+    )?;
+    match (source.kind.as_str(), source.version.as_str()) {
+        #[cfg(feature = "v1beta1")]
+        ("ManagedCluster", "v1beta1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v1beta1::ManagedCluster>(object)?,
+            )
+        }
+        #[cfg(feature = "v1beta1")]
+        ("ManagedClusterTemplate", "v1beta1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v1beta1::ManagedClusterTemplate>(object)?,
+            )
+        }
+        #[cfg(feature = "v1beta1")]
+        ("AgentPool", "v1beta1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v1beta1::AgentPool>(object)?,
+            )
+        }
+        #[cfg(feature = "v1beta1")]
+        ("AgentPoolTemplate", "v1beta1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v1beta1::AgentPoolTemplate>(object)?,
+            )
+        }
+        #[cfg(feature = "v1beta1")]
+        ("MaintenanceConfiguration", "v1beta1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<
+                    v1beta1::MaintenanceConfiguration,
+                >(object)?,
+            )
+        }
+        #[cfg(feature = "v1beta1")]
+        ("PrivateEndpointConnection", "v1beta1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<
+                    v1beta1::PrivateEndpointConnection,
+                >(object)?,
+            )
+        }
+        #[cfg(feature = "v1beta1")]
+        ("TrustedAccessRoleBinding", "v1beta1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<
+                    v1beta1::TrustedAccessRoleBinding,
+                >(object)?,
+            )
+        }
+        #[cfg(feature = "v1beta1")]
+        ("Snapshot", "v1beta1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v1beta1::Snapshot>(object)?,
+            )
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("ManagedCluster", "v2alpha1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v2alpha1::ManagedCluster>(object)?,
+            )
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("ManagedClusterTemplate", "v2alpha1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v2alpha1::ManagedClusterTemplate>(object)?,
+            )
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("AgentPool", "v2alpha1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v2alpha1::AgentPool>(object)?,
+            )
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("AgentPoolTemplate", "v2alpha1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v2alpha1::AgentPoolTemplate>(object)?,
+            )
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("MaintenanceConfiguration", "v2alpha1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<
+                    v2alpha1::MaintenanceConfiguration,
+                >(object)?,
+            )
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("ManagedNamespace", "v2alpha1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v2alpha1::ManagedNamespace>(object)?,
+            )
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("PrivateEndpointConnection", "v2alpha1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<
+                    v2alpha1::PrivateEndpointConnection,
+                >(object)?,
+            )
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("TrustedAccessRoleBinding", "v2alpha1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<
+                    v2alpha1::TrustedAccessRoleBinding,
+                >(object)?,
+            )
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("Snapshot", "v2alpha1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v2alpha1::Snapshot>(object)?,
+            )
+        }
+        (kind, version) => Err(armgen_runtime::hub::not_served(kind, version)),
+    }
+}
+
 /// Converts a custom resource of `containerservice.azure.com` (JSON, any served version) to `desired_api_version`, through the hub `v2alpha1`, as the conversion webhook does. An object already at that version comes back unchanged.
 #[cfg(feature = "v2alpha1")]
 pub fn convert(

@@ -10,18 +10,21 @@
 //! | source → target | conversion |
 //! | --- | --- |
 //! | same primitive, secret, resource reference, free-form JSON | copied |
-//! | `int32` → `int64`, `float` → `double`, `int32` → `double` | widened |
-//! | `int64` → `int32`, `double` → `float` | when the value fits, else bagged |
+//! | `int32` → `int64`, `int32` → `double` | widened |
+//! | `float` → `double` | widened through the shortest decimal (`0.1` stays `0.1`: `armgen_runtime::hub::widen`) |
+//! | `int64` → `int32` | when the value fits, else bagged |
+//! | `double` → `float` | when a float has the same shortest decimal (`armgen_runtime::hub::narrow`), else bagged |
 //! | enum → enum, string ↔ enum | by wire value (open target: always; closed target: when it has the value, else bagged); a string that only matches an enum value case-insensitively stays exactly as written (`Other`) or is bagged |
 //! | object → object | the pair's own conversion |
 //! | array, map | item by item (a value that does not fit bags the whole collection) |
-//! | discriminated union, JSON ↔ typed | through JSON when it fits, else bagged |
+//! | discriminated union, JSON ↔ typed, owner, `operatorSpec` | through JSON as far as it fits; the parts that do not are bagged |
 //! | anything else (a shape change) | bagged |
 //!
 //! "Bagged" means kept in the property bag (the `armgen.azure.com/property-bag` annotation; see
 //! `armgen_runtime::hub` for where and why) and restored when the object comes back; a property only one
 //! version has is bagged the same way. Nothing is dropped, so `spoke → hub → spoke` and `hub → spoke → hub`
-//! are identities.
+//! are identities; two spokes convert through the hub with the bag carried along (keyed by the hub's names), so
+//! `A → B → A` is one too.
 //!
 //! Layout: `src/<group>/<spoke>/convert/<module>.rs` (the spoke type's module; kinds in their resource's
 //! module), behind the hub's cargo feature; the group module gets `convert`, which dispatches a JSON custom
@@ -209,12 +212,11 @@ impl<'a> Emitter<'a> {
                 (P::String, P::String) => Conv::Total(quote!(#v.clone())),
                 (x, y) if x == y => Conv::Total(quote!(*#v)),
                 (P::Int32, P::Int64) => Conv::Total(quote!(i64::from(*#v))),
-                (P::Float, P::Double) | (P::Int32, P::Double) => Conv::Total(quote!(f64::from(*#v))),
+                // Through the shortest decimal representation, so that the JSON stays the same (`0.1`).
+                (P::Float, P::Double) => Conv::Total(quote!(armgen_runtime::hub::widen(*#v))),
+                (P::Int32, P::Double) => Conv::Total(quote!(f64::from(*#v))),
                 (P::Int64, P::Int32) => Conv::Partial(quote!(i32::try_from(*#v).ok())),
-                (P::Double, P::Float) => Conv::Partial(quote!({
-                    let narrowed = *#v as f32;
-                    (f64::from(narrowed) == *#v).then_some(narrowed)
-                })),
+                (P::Double, P::Float) => Conv::Partial(quote!(armgen_runtime::hub::narrow(*#v))),
                 _ => return Ok(None),
             },
             (K::Json, K::Json) | (K::Secret, K::Secret) | (K::ResourceRef, K::ResourceRef) => {
@@ -423,12 +425,11 @@ impl<'a> Emitter<'a> {
                         }
                         Some(Conv::Partial(e)) => {
                             let via_json = quote!(armgen_runtime::hub::via_json(value));
-                            let f = if e.to_string() == via_json.to_string() {
-                                quote!(armgen_runtime::hub::via_json)
+                            if e.to_string() == via_json.to_string() {
+                                quote!(#gname: cx.via_json(#value, &#field_path)#boxed,)
                             } else {
-                                quote!(|value| #e)
-                            };
-                            quote!(#gname: cx.try_convert(#value, &#field_path, #f)#boxed,)
+                                quote!(#gname: cx.try_convert(#value, &#field_path, |value| #e)#boxed,)
+                            }
                         }
                         None => {
                             stashes.push(quote!(cx.keep(#value, &#field_path);));
@@ -566,11 +567,11 @@ impl<'a> Emitter<'a> {
         let kind = format_ident!("{}", s.kind);
         let spec = format_ident!("{}Spec", s.kind);
         let status = format_ident!("{}Status", s.kind);
-        for (from, to) in [(quote!(spoke), quote!(hub)), (quote!(hub), quote!(spoke))] {
+        for (from, to, direction) in directions() {
             items.push(quote! {
                 impl armgen_runtime::hub::ConvertObject<#to::#kind> for #from::#kind {
                     fn convert_object(&self) -> Result<#to::#kind, armgen_runtime::kube::ConversionError> {
-                        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+                        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata, #direction)?;
                         let spec = armgen_runtime::hub::Convert::<#to::#spec>::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
                         let status = self.status.as_ref().map(|status| {
                             armgen_runtime::hub::Convert::<#to::#status>::convert(status, &mut cx, &armgen_runtime::hub::Path::Root("status"))
@@ -584,11 +585,11 @@ impl<'a> Emitter<'a> {
             let t = format_ident!("{}Template", s.kind);
             let tspec = format_ident!("{}TemplateSpec", s.kind);
             let tres = format_ident!("{}TemplateResource", s.kind);
-            for (from, to) in [(quote!(spoke), quote!(hub)), (quote!(hub), quote!(spoke))] {
+            for (from, to, direction) in directions() {
                 items.push(quote! {
                     impl armgen_runtime::hub::ConvertObject<#to::#t> for #from::#t {
                         fn convert_object(&self) -> Result<#to::#t, armgen_runtime::kube::ConversionError> {
-                            let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+                            let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata, #direction)?;
                             let spec = armgen_runtime::hub::Convert::<#to::#spec>::convert(
                                 &self.spec.template.spec,
                                 &mut cx,
@@ -610,6 +611,22 @@ impl<'a> Emitter<'a> {
         }
         Ok(())
     }
+}
+
+/// The two directions of a kind's `ConvertObject`: source alias, target alias, `armgen_runtime::hub::Direction`.
+fn directions() -> [(TokenStream, TokenStream, TokenStream); 2] {
+    [
+        (
+            quote!(spoke),
+            quote!(hub),
+            quote!(armgen_runtime::hub::Direction::ToHub),
+        ),
+        (
+            quote!(hub),
+            quote!(spoke),
+            quote!(armgen_runtime::hub::Direction::FromHub),
+        ),
+    ]
 }
 
 /// Whether values of `a` and `b` have the same Rust type in both versions (no enum, union or object, which
@@ -845,6 +862,27 @@ pub fn group_convert(hub: &VersionOutput<'_>, spokes: &[(&VersionOutput<'_>, Vec
             }
         });
     }
+    // Kinds the hub lacks have no conversions (they go through the hub): say so, and where they are served.
+    let mut elsewhere: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+    for (v, _) in spokes {
+        for r in v.kube.iter().flat_map(|k| &k.resources) {
+            let mut names = vec![r.kind.clone()];
+            if r.template {
+                names.push(format!("{}Template", r.kind));
+            }
+            for name in names {
+                if !template_kinds.iter().any(|(k, _)| *k == name) {
+                    elsewhere.entry(name).or_default().insert(v.kube_version);
+                }
+            }
+        }
+    }
+    for (kind, versions) in &elsewhere {
+        let versions: Vec<&str> = versions.iter().copied().collect();
+        arms.push(quote! {
+            #kind => Err(armgen_runtime::hub::not_in_hub(#kind, #hub_version, &[#(#versions),*])),
+        });
+    }
     let doc = format!(
         " Converts a custom resource of `{group}` (JSON, any served version) to `desired_api_version`, through \
          the hub `{hub_version}`, as the conversion webhook does. An object already at that version comes back \
@@ -866,6 +904,48 @@ pub fn group_convert(hub: &VersionOutput<'_>, spokes: &[(&VersionOutput<'_>, Vec
                     path: "kind".into(),
                     message: format!("{kind} is not a kind of {}", #group),
                 }),
+            }
+        }
+    }
+}
+
+/// The group module's `normalize` function: a JSON custom resource of any served version read into its
+/// version's types and written back, as a conversion writes objects of that version (known enum values in the
+/// spelling of the spec, numbers as their types write them).
+pub fn group_normalize(versions: &[&VersionOutput<'_>]) -> TokenStream {
+    let Some(group) = versions.iter().find_map(|v| v.kube).map(|k| k.group.clone()) else {
+        return quote!();
+    };
+    let mut arms = Vec::new();
+    for v in versions {
+        let Some(kube) = v.kube else { continue };
+        let (m, f) = (format_ident!("{}", v.kube_version), v.kube_version);
+        for r in &kube.resources {
+            let mut names = vec![r.kind.clone()];
+            if r.template {
+                names.push(format!("{}Template", r.kind));
+            }
+            for name in names {
+                let k = format_ident!("{}", name);
+                arms.push(quote! {
+                    #[cfg(feature = #f)]
+                    (#name, #f) => armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<#m::#k>(object)?),
+                });
+            }
+        }
+    }
+    let doc = format!(
+        " Reads a custom resource of `{group}` (JSON) into the types of its version and writes it back, as a \
+         conversion writes objects of that version: known enum values in the spec's spelling, numbers as their \
+         types write them, properties the version lacks dropped."
+    );
+    quote! {
+        #[doc = #doc]
+        pub fn normalize(object: serde_json::Value) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
+            let source = armgen_runtime::hub::TypeMeta::of(&object, #group)?;
+            match (source.kind.as_str(), source.version.as_str()) {
+                #(#arms)*
+                (kind, version) => Err(armgen_runtime::hub::not_served(kind, version)),
             }
         }
     }

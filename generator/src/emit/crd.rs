@@ -12,8 +12,9 @@
 //! - `apiextensions.k8s.io/v1`, namespaced, `names` (kind, `<Kind>List`, plural, lowercase singular, the
 //!   categories `azure` and the group's first label, e.g. `kubectl get containerservice`);
 //! - every version the kind exists in, `served: true`, `storage: true` on the version the configuration makes
-//!   storage (when a kind is missing from the storage version, its last version in name order is stored, and
-//!   the choice is reported); the conversion strategy is left at its default (`None`): a conversion webhook
+//!   storage (when a kind is missing from the storage version, the newest non-preview version that has it is
+//!   stored — a preview only when no other version has it — and the choice is reported, here and in
+//!   `REPORT.md`); the conversion strategy is left at its default (`None`): a conversion webhook
 //!   needs a service of the deployment, which the deployment adds;
 //! - subresources: `status` everywhere; `scale` where spec and status both have an integer `count` at their
 //!   root (`specReplicasPath: .spec.count`, `statusReplicasPath: .status.count`; AKS: AgentPool);
@@ -206,23 +207,33 @@ pub fn crds_of(generation: &Generation) -> Vec<Crd> {
 /// The manifest files and `crds/kustomization.yaml`, path (relative to the generated crate) → YAML; what
 /// `generate` writes.
 pub fn files(kubes: &BTreeMap<String, KubeIr>, irs: &BTreeMap<String, Ir>) -> Result<BTreeMap<PathBuf, String>> {
-    files_and_fits(kubes, irs).map(|(files, _)| files)
+    manifest_files(&crds(&pairs(kubes, irs)))
 }
 
-/// As [`files`], with how each manifest that was over its size budget was made to fit (see [`Crd::fit`]).
-pub fn files_and_fits(
-    kubes: &BTreeMap<String, KubeIr>,
-    irs: &BTreeMap<String, Ir>,
-) -> Result<(BTreeMap<PathBuf, String>, Vec<Fitted>)> {
-    let crds = crds(&pairs(kubes, irs));
-    let fits = crds.iter().filter_map(|c| c.fitted.clone()).collect();
+fn manifest_files(crds: &[Crd]) -> Result<BTreeMap<PathBuf, String>> {
     let mut files = crds
         .iter()
         .map(|c| Ok((c.path(), c.to_yaml()?)))
         .collect::<Result<BTreeMap<_, _>>>()?;
     if !crds.is_empty() {
-        files.insert(kustomization_path(), kustomization(&crds));
+        files.insert(kustomization_path(), kustomization(crds));
     }
+    Ok(files)
+}
+
+/// As [`files`], with how each manifest that was over its size budget was made to fit (see [`Crd::fit`]).
+///
+/// Also the RBAC the reconciled kinds need, from the same CRDs (`rbac/`, see [`super::rbac`]), with the role
+/// named after `crate_name`.
+pub fn files_and_fits(
+    crate_name: &str,
+    kubes: &BTreeMap<String, KubeIr>,
+    irs: &BTreeMap<String, Ir>,
+) -> Result<(BTreeMap<PathBuf, String>, Vec<Fitted>)> {
+    let crds = crds(&pairs(kubes, irs));
+    let fits = crds.iter().filter_map(|c| c.fitted.clone()).collect();
+    let mut files = manifest_files(&crds)?;
+    files.extend(super::rbac::files(crate_name, &crds));
     Ok((files, fits))
 }
 
@@ -293,32 +304,23 @@ fn build_crd(group: &str, kind: &str, per_version: &[(&KubeIr, &Ir, &KubeResourc
             ));
         }
     }
-    // Exactly one version is stored.
-    let stored: Vec<usize> = per_version
+    // Exactly one version is stored: the group's storage version, else the newest non-preview one that has the
+    // kind (super::kind_storage, as the registry and REPORT.md say).
+    if per_version.iter().filter(|(k, _, _)| k.storage).count() > 1 {
+        diagnostics.push(diag(&at, "several storage versions; the first is stored"));
+    }
+    let candidates: Vec<(&str, &str, bool)> = per_version
         .iter()
-        .enumerate()
-        .filter(|(_, (k, _, _))| k.storage)
-        .map(|(i, _)| i)
+        .map(|(k, ir, _)| (k.version.as_str(), ir.api_version.as_str(), k.storage))
         .collect();
-    let storage_index = match stored.as_slice() {
-        [one] => *one,
-        [] => {
-            let last = per_version.len().saturating_sub(1);
-            if let Some((k, _, _)) = per_version.get(last) {
-                diagnostics.push(diag(
-                    &at,
-                    format!(
-                        "the kind is not in the storage version; its last version {} is stored",
-                        k.version
-                    ),
-                ));
+    let storage_index = match super::kind_storage(&candidates) {
+        Some((i, why)) => {
+            if why != super::StorageReason::GroupStorage {
+                diagnostics.push(diag(&at, format!("{} is stored: {}", candidates[i].0, why.describe())));
             }
-            last
+            i
         }
-        [first, ..] => {
-            diagnostics.push(diag(&at, "several storage versions; the first is stored"));
-            *first
-        }
+        None => 0,
     };
 
     let mut sources = BTreeSet::new();

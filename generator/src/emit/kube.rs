@@ -1003,7 +1003,7 @@ pub fn version_files(
         let kind = &r.kind;
         let k = format_ident!("{}", r.kind);
         let arm_name = cx.arm_name(&r.arm_body).map(|n| quote!(#n)).unwrap_or_else(|_| quote!(()));
-        quote!(#kind => serde_json::from_str::<arm::#arm_name>(arm_json).and_then(|a| serde_json::to_value(#k::from_arm(name, namespace, &a))),)
+        quote!(#kind => serde_json::from_str::<arm::#arm_name>(arm_json).and_then(|a| armgen_runtime::hub::to_json(&#k::from_arm(name, namespace, &a))),)
     });
     let export_arms = kube.resources.iter().map(|r| {
         let kind = &r.kind;
@@ -1012,7 +1012,7 @@ pub fn version_files(
             #kind => {
                 let cr: #k = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                serde_json::to_value(&arm).map_err(|e| ConversionError { path: "spec".into(), message: e.to_string() })
+                armgen_runtime::hub::to_json(&arm).map_err(|e| ConversionError { path: "spec".into(), message: e.to_string() })
             }
         }
     });

@@ -11,6 +11,8 @@
 //! src/containerservice/v2alpha1/arm/mod.rs     module list, RESOURCES, round_trip
 //! src/containerservice/v2alpha1/arm/<resource>.rs   types used by one resource only
 //! src/containerservice/v2alpha1/arm/shared.rs  types used by several resources
+//! crds/<plural>.<group>.yaml, crds/kustomization.yaml   CRD manifests (`crd`)
+//! rbac/role.yaml, rbac/kustomization.yaml      the ClusterRole on the reconciled kinds (`rbac`)
 //! ```
 
 pub mod convert;
@@ -19,6 +21,7 @@ pub mod diff;
 pub mod fit;
 pub mod kube;
 pub mod par;
+pub mod rbac;
 pub mod rust;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -45,6 +48,73 @@ pub struct VersionOutput<'a> {
 }
 
 pub const GENERATOR: &str = concat!("armgen ", env!("CARGO_PKG_VERSION"));
+
+/// Why a kind is stored (`storage: true` in its CRD) in the version it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageReason {
+    /// The group's storage (hub) version has the kind.
+    GroupStorage,
+    /// The storage version lacks the kind: the newest version that has it and is not a preview.
+    NewestStable,
+    /// The storage version lacks the kind and every version that has it is a preview: the newest of them.
+    NewestPreview,
+}
+
+impl StorageReason {
+    /// The reason in words, for `REPORT.md` and the CRD's notes.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StorageReason::GroupStorage => "the group's storage version",
+            StorageReason::NewestStable => {
+                "the storage version lacks the kind: the newest non-preview version that has it"
+            }
+            StorageReason::NewestPreview => {
+                "the storage version lacks the kind and only previews have it: the newest of them"
+            }
+        }
+    }
+}
+
+/// The storage version of a kind among the versions that have it, each given as (Kubernetes version, ARM API
+/// version, whether it is the group's storage version): the group's storage version, else the newest
+/// non-preview version (by ARM API version, then name), else the newest. Its index in `candidates` and why.
+pub fn kind_storage(candidates: &[StorageCandidate<'_>]) -> Option<(usize, StorageReason)> {
+    if let Some(i) = candidates.iter().position(|(_, _, storage)| *storage) {
+        return Some((i, StorageReason::GroupStorage));
+    }
+    let newest = |preview_ok: bool| {
+        candidates
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, api, _))| preview_ok || !api.contains("preview"))
+            .max_by(|(_, (ka, a, _)), (_, (kb, b, _))| a.cmp(b).then(ka.cmp(kb)))
+            .map(|(i, _)| i)
+    };
+    newest(false)
+        .map(|i| (i, StorageReason::NewestStable))
+        .or_else(|| newest(true).map(|i| (i, StorageReason::NewestPreview)))
+}
+
+/// A version that has a kind: (Kubernetes version, ARM API version, whether it is the group's storage version).
+type StorageCandidate<'a> = (&'a str, &'a str, bool);
+
+/// Per group and kind, the storage version ([`kind_storage`]) and why, over every version with custom resources.
+pub fn storage_versions<'a>(versions: &[&VersionOutput<'a>]) -> BTreeMap<(&'a str, String), (&'a str, StorageReason)> {
+    let mut candidates: BTreeMap<(&'a str, String), Vec<StorageCandidate<'a>>> = BTreeMap::new();
+    for v in versions {
+        for r in v.kube.iter().flat_map(|k| &k.resources) {
+            candidates.entry((v.group, r.kind.clone())).or_default().push((
+                v.kube_version,
+                v.ir.api_version.as_str(),
+                v.storage,
+            ));
+        }
+    }
+    candidates
+        .into_iter()
+        .filter_map(|(key, c)| kind_storage(&c).map(|(i, why)| (key, (c[i].0, why))))
+        .collect()
+}
 
 /// The header every generated file starts with.
 pub fn header(comment: &str, sources: &[String], api: Option<(&str, &str)>) -> String {
@@ -127,9 +197,10 @@ pub fn crate_files(
             armgen_runtime::VersionInfo { group: #g, kube_group: #kg, version: #k, api_version: #a, storage: #st, kinds: &[#(#kinds),*] },
         })
     });
+    let stored = storage_versions(&kube_versions);
     let kind_infos = kube_versions.iter().filter_map(|v| {
         let kube = v.kube?;
-        let (g, k, st) = (v.group, v.kube_version, v.storage);
+        let (g, k) = (v.group, v.kube_version);
         let kg = kube.group.as_str();
         let rows: Vec<TokenStream> = kube
             .resources
@@ -137,6 +208,7 @@ pub fn crate_files(
             .filter_map(|r| {
                 let arm = v.ir.resources.iter().find(|a| a.arm_type == r.arm_type)?;
                 let (kind, plural) = (r.kind.as_str(), r.plural.as_str());
+                let st = stored.get(&(g, r.kind.clone())).is_some_and(|(s, _)| *s == k);
                 let owner = match &r.owner {
                     crate::kube::Owner::Parent(p) => quote!(Some(#p)),
                     _ => quote!(None),
@@ -168,6 +240,31 @@ pub fn crate_files(
         })
     });
     let diff_registry = diff::registry(&kube_versions);
+    let crd_lookups = kube_versions.iter().filter_map(|v| {
+        let kube = v.kube?;
+        let (kg, k) = (kube.group.as_str(), v.kube_version);
+        let (gm, km) = (format_ident!("{}", v.group), format_ident!("{}", v.kube_version));
+        let names: Vec<String> = kube
+            .resources
+            .iter()
+            .flat_map(|r| {
+                let mut names = vec![r.kind.clone()];
+                if r.template {
+                    names.push(format!("{}Template", r.kind));
+                }
+                names
+            })
+            .collect();
+        let types = names.iter().map(|n| format_ident!("{}", n));
+        Some(quote! {
+            #(
+                #[cfg(feature = #k)]
+                if (kube_group, kind) == (#kg, #names) {
+                    return Some(crate::#gm::#km::#types::crd());
+                }
+            )*
+        })
+    });
     let kube_registry = if kube_versions.is_empty() {
         quote!()
     } else {
@@ -211,6 +308,14 @@ pub fn crate_files(
                         None
                     }
                 }
+            }
+
+            /// The CustomResourceDefinition of `kind` (all its versions) in the Kubernetes API group `kube_group`;
+            /// `None` when no version (whose feature is on) has that kind.
+            pub fn custom_resource_definition(kube_group: &str, kind: &str) -> Option<Result<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition, serde_yaml_ng::Error>> {
+                #(#crd_lookups)*
+                let _ = (kube_group, kind);
+                None
             }
 
             #diff_registry
@@ -258,6 +363,7 @@ pub fn crate_files(
 
     let mut conversions_report = String::new();
     let mut convert_dispatch = Vec::new();
+    let mut normalize_dispatch = Vec::new();
     for group in &groups {
         let in_group: Vec<&VersionOutput<'_>> = versions.iter().filter(|v| v.group == *group).collect();
         let provider = in_group.first().map(|v| v.provider).unwrap_or_default();
@@ -291,7 +397,14 @@ pub fn crate_files(
         }) {
             files.extend(emitted?);
         }
-        let mut group_convert = quote!();
+        let mut group_convert = convert::group_normalize(&in_group);
+        if let Some(kube) = in_group.iter().find_map(|v| v.kube) {
+            let kube_group = kube.group.as_str();
+            let g = format_ident!("{}", group);
+            normalize_dispatch.push(quote! {
+                #kube_group => crate::#g::normalize(object),
+            });
+        }
         if let Some(hub) = hub {
             let mut spokes = Vec::new();
             for v in in_group
@@ -304,7 +417,7 @@ pub fn crate_files(
                 conversions_report.push_str(&done.report);
                 spokes.push((*v, done.kinds));
             }
-            group_convert = convert::group_convert(hub, &spokes);
+            group_convert.extend(convert::group_convert(hub, &spokes));
             let kube_group = hub.kube.map(|k| k.group.clone()).unwrap_or_default();
             let g = format_ident!("{}", group);
             let hub_version = hub.kube_version;
@@ -331,7 +444,10 @@ pub fn crate_files(
         text.push_str(
             " -->\n# Version conversions\n\nWhat converting each version to its hub (storage) version does, per pair of \
              matching types. Properties one side lacks, and values the other side cannot hold, are kept in the \
-             property bag (annotation `armgen.azure.com/property-bag`) and restored on the way back.\n\n",
+             property bag (annotation `armgen.azure.com/property-bag`, keyed by JSON pointers with the hub's names) \
+             and restored on the way back. Two versions that are not the hub convert through it, the bag carried \
+             along, so each sees what it has of what the other wrote. A `float` and a `double` convert through their \
+             shortest decimal representation (`0.1` stays `0.1`); a double no float has the decimal of is bagged.\n\n",
         );
         text.push_str(&conversions_report);
         files.insert(PathBuf::from("CONVERSIONS.md"), text);
@@ -347,6 +463,20 @@ pub fn crate_files(
                 _ => Err(armgen_runtime::kube::ConversionError {
                     path: "desiredAPIVersion".into(),
                     message: format!("{desired_api_version:?} is not a version this crate converts (its group, or the group's hub feature, is missing)"),
+                }),
+            }
+        }
+
+        /// Reads a custom resource (JSON) into the types of its version and writes it back, as a conversion writes
+        /// objects of that version (known enum values in the spec's spelling, numbers as their types write them).
+        pub fn normalize_custom_resource(object: serde_json::Value) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
+            let api_version = object.get("apiVersion").and_then(serde_json::Value::as_str).unwrap_or_default();
+            let group = api_version.split_once('/').map(|(g, _)| g).unwrap_or_default();
+            match group {
+                #(#normalize_dispatch)*
+                _ => Err(armgen_runtime::kube::ConversionError {
+                    path: "apiVersion".into(),
+                    message: format!("{api_version:?} is not a version of a group of this crate"),
                 }),
             }
         }
@@ -478,7 +608,7 @@ fn version_files(files: &mut BTreeMap<PathBuf, String>, v: &VersionOutput<'_>, h
     Ok(())
 }
 
-/// `REPORT.md`: what was generated and every diagnostic, for reviewers.
+/// `REPORT.md`: what was generated and every diagnostic, for reviewers; last, where each kind is stored.
 pub fn report(versions: &[VersionOutput<'_>]) -> String {
     let mut out = String::from("<!-- ");
     out.push_str(&header("", &[], None).trim().replace('\n', " "));
@@ -518,6 +648,19 @@ pub fn report(versions: &[VersionOutput<'_>]) -> String {
             }
             out.push('\n');
         }
+    }
+    let with_kube: Vec<&VersionOutput<'_>> = versions.iter().filter(|v| v.kube.is_some()).collect();
+    let stored = storage_versions(&with_kube);
+    if !stored.is_empty() {
+        out.push_str(
+            "## Storage versions\n\nEach kind is stored (`storage: true` in its CRD) in its group's storage version; a \
+             kind that version lacks is stored in the newest version that has it and is not a preview (a preview only \
+             when no other version has it).\n\n| group | kind | stored in | why |\n| --- | --- | --- | --- |\n",
+        );
+        for ((group, kind), (version, why)) in &stored {
+            out.push_str(&format!("| {group} | {kind} | {version} | {} |\n", why.describe()));
+        }
+        out.push('\n');
     }
     out
 }

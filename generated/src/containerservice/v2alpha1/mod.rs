@@ -48,44 +48,44 @@ pub fn import(
         match kind {
             "ManagedCluster" => {
                 serde_json::from_str::<arm::ManagedCluster>(arm_json)
-                    .and_then(|a| serde_json::to_value(
-                        ManagedCluster::from_arm(name, namespace, &a),
+                    .and_then(|a| armgen_runtime::hub::to_json(
+                        &ManagedCluster::from_arm(name, namespace, &a),
                     ))
             }
             "AgentPool" => {
                 serde_json::from_str::<arm::AgentPool>(arm_json)
-                    .and_then(|a| serde_json::to_value(
-                        AgentPool::from_arm(name, namespace, &a),
+                    .and_then(|a| armgen_runtime::hub::to_json(
+                        &AgentPool::from_arm(name, namespace, &a),
                     ))
             }
             "MaintenanceConfiguration" => {
                 serde_json::from_str::<arm::MaintenanceConfiguration>(arm_json)
-                    .and_then(|a| serde_json::to_value(
-                        MaintenanceConfiguration::from_arm(name, namespace, &a),
+                    .and_then(|a| armgen_runtime::hub::to_json(
+                        &MaintenanceConfiguration::from_arm(name, namespace, &a),
                     ))
             }
             "ManagedNamespace" => {
                 serde_json::from_str::<arm::ManagedNamespace>(arm_json)
-                    .and_then(|a| serde_json::to_value(
-                        ManagedNamespace::from_arm(name, namespace, &a),
+                    .and_then(|a| armgen_runtime::hub::to_json(
+                        &ManagedNamespace::from_arm(name, namespace, &a),
                     ))
             }
             "PrivateEndpointConnection" => {
                 serde_json::from_str::<arm::PrivateEndpointConnection>(arm_json)
-                    .and_then(|a| serde_json::to_value(
-                        PrivateEndpointConnection::from_arm(name, namespace, &a),
+                    .and_then(|a| armgen_runtime::hub::to_json(
+                        &PrivateEndpointConnection::from_arm(name, namespace, &a),
                     ))
             }
             "TrustedAccessRoleBinding" => {
                 serde_json::from_str::<arm::TrustedAccessRoleBinding>(arm_json)
-                    .and_then(|a| serde_json::to_value(
-                        TrustedAccessRoleBinding::from_arm(name, namespace, &a),
+                    .and_then(|a| armgen_runtime::hub::to_json(
+                        &TrustedAccessRoleBinding::from_arm(name, namespace, &a),
                     ))
             }
             "Snapshot" => {
                 serde_json::from_str::<arm::Snapshot>(arm_json)
-                    .and_then(|a| serde_json::to_value(
-                        Snapshot::from_arm(name, namespace, &a),
+                    .and_then(|a| armgen_runtime::hub::to_json(
+                        &Snapshot::from_arm(name, namespace, &a),
                     ))
             }
             _ => return None,
@@ -105,7 +105,7 @@ pub fn export(
             "ManagedCluster" => {
                 let cr: ManagedCluster = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                serde_json::to_value(&arm)
+                armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {
                         path: "spec".into(),
                         message: e.to_string(),
@@ -114,7 +114,7 @@ pub fn export(
             "AgentPool" => {
                 let cr: AgentPool = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                serde_json::to_value(&arm)
+                armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {
                         path: "spec".into(),
                         message: e.to_string(),
@@ -125,7 +125,7 @@ pub fn export(
                     cr,
                 )?;
                 let arm = cr.spec.to_arm(resolver)?;
-                serde_json::to_value(&arm)
+                armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {
                         path: "spec".into(),
                         message: e.to_string(),
@@ -136,7 +136,7 @@ pub fn export(
                     cr,
                 )?;
                 let arm = cr.spec.to_arm(resolver)?;
-                serde_json::to_value(&arm)
+                armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {
                         path: "spec".into(),
                         message: e.to_string(),
@@ -147,7 +147,7 @@ pub fn export(
                     cr,
                 )?;
                 let arm = cr.spec.to_arm(resolver)?;
-                serde_json::to_value(&arm)
+                armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {
                         path: "spec".into(),
                         message: e.to_string(),
@@ -158,7 +158,7 @@ pub fn export(
                     cr,
                 )?;
                 let arm = cr.spec.to_arm(resolver)?;
-                serde_json::to_value(&arm)
+                armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {
                         path: "spec".into(),
                         message: e.to_string(),
@@ -167,7 +167,7 @@ pub fn export(
             "Snapshot" => {
                 let cr: Snapshot = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                serde_json::to_value(&arm)
+                armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {
                         path: "spec".into(),
                         message: e.to_string(),

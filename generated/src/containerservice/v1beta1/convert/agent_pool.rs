@@ -18,11 +18,7 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
             operator_spec: cx
-                .try_convert(
-                    self.operator_spec.as_ref(),
-                    &path.field("operatorSpec"),
-                    armgen_runtime::hub::via_json,
-                ),
+                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
             count: cx.copy(self.count.as_ref(), &path.field("count")),
             vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
             os_disk_size_gb: cx
@@ -149,10 +145,7 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
                 .try_convert(
                     self.spot_max_price.as_ref(),
                     &path.field("spotMaxPrice"),
-                    |value| {
-                        let narrowed = *value as f32;
-                        (f64::from(narrowed) == *value).then_some(narrowed)
-                    },
+                    |value| armgen_runtime::hub::narrow(*value),
                 ),
             tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
             node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),
@@ -264,11 +257,7 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
             operator_spec: cx
-                .try_convert(
-                    self.operator_spec.as_ref(),
-                    &path.field("operatorSpec"),
-                    armgen_runtime::hub::via_json,
-                ),
+                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
             count: cx.copy(self.count.as_ref(), &path.field("count")),
             vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
             os_disk_size_gb: cx
@@ -395,7 +384,7 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
                 .convert(
                     self.spot_max_price.as_ref(),
                     &path.field("spotMaxPrice"),
-                    |value, _, _| f64::from(*value),
+                    |value, _, _| armgen_runtime::hub::widen(*value),
                 ),
             tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
             node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),
@@ -623,10 +612,7 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolStatus> for spoke::AgentPoolStat
                 .try_convert(
                     self.spot_max_price.as_ref(),
                     &path.field("spotMaxPrice"),
-                    |value| {
-                        let narrowed = *value as f32;
-                        (f64::from(narrowed) == *value).then_some(narrowed)
-                    },
+                    |value| armgen_runtime::hub::narrow(*value),
                 ),
             tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
             node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),
@@ -885,7 +871,7 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolStatus> for hub::AgentPoolStat
                 .convert(
                     self.spot_max_price.as_ref(),
                     &path.field("spotMaxPrice"),
-                    |value, _, _| f64::from(*value),
+                    |value, _, _| armgen_runtime::hub::widen(*value),
                 ),
             tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
             node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),
@@ -972,7 +958,10 @@ impl armgen_runtime::hub::ConvertObject<hub::AgentPool> for spoke::AgentPool {
     fn convert_object(
         &self,
     ) -> Result<hub::AgentPool, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
+            &self.metadata,
+            armgen_runtime::hub::Direction::ToHub,
+        )?;
         let spec = armgen_runtime::hub::Convert::<
             hub::AgentPoolSpec,
         >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
@@ -996,7 +985,10 @@ impl armgen_runtime::hub::ConvertObject<spoke::AgentPool> for hub::AgentPool {
     fn convert_object(
         &self,
     ) -> Result<spoke::AgentPool, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
+            &self.metadata,
+            armgen_runtime::hub::Direction::FromHub,
+        )?;
         let spec = armgen_runtime::hub::Convert::<
             spoke::AgentPoolSpec,
         >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
@@ -1021,7 +1013,10 @@ for spoke::AgentPoolTemplate {
     fn convert_object(
         &self,
     ) -> Result<hub::AgentPoolTemplate, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
+            &self.metadata,
+            armgen_runtime::hub::Direction::ToHub,
+        )?;
         let spec = armgen_runtime::hub::Convert::<
             hub::AgentPoolSpec,
         >::convert(
@@ -1045,7 +1040,10 @@ for hub::AgentPoolTemplate {
     fn convert_object(
         &self,
     ) -> Result<spoke::AgentPoolTemplate, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
+            &self.metadata,
+            armgen_runtime::hub::Direction::FromHub,
+        )?;
         let spec = armgen_runtime::hub::Convert::<
             spoke::AgentPoolSpec,
         >::convert(

@@ -19,11 +19,7 @@ for spoke::MaintenanceConfigurationSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
             operator_spec: cx
-                .try_convert(
-                    self.operator_spec.as_ref(),
-                    &path.field("operatorSpec"),
-                    armgen_runtime::hub::via_json,
-                ),
+                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
             time_in_week: cx
                 .convert(
                     self.time_in_week.as_ref(),
@@ -81,11 +77,7 @@ for hub::MaintenanceConfigurationSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
             operator_spec: cx
-                .try_convert(
-                    self.operator_spec.as_ref(),
-                    &path.field("operatorSpec"),
-                    armgen_runtime::hub::via_json,
-                ),
+                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
             time_in_week: cx
                 .convert(
                     self.time_in_week.as_ref(),
@@ -275,7 +267,10 @@ for spoke::MaintenanceConfiguration {
     fn convert_object(
         &self,
     ) -> Result<hub::MaintenanceConfiguration, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
+            &self.metadata,
+            armgen_runtime::hub::Direction::ToHub,
+        )?;
         let spec = armgen_runtime::hub::Convert::<
             hub::MaintenanceConfigurationSpec,
         >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
@@ -300,7 +295,10 @@ for hub::MaintenanceConfiguration {
     fn convert_object(
         &self,
     ) -> Result<spoke::MaintenanceConfiguration, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
+            &self.metadata,
+            armgen_runtime::hub::Direction::FromHub,
+        )?;
         let spec = armgen_runtime::hub::Convert::<
             spoke::MaintenanceConfigurationSpec,
         >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));

@@ -23,11 +23,7 @@ for spoke::ManagedClusterSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
             operator_spec: cx
-                .try_convert(
-                    self.operator_spec.as_ref(),
-                    &path.field("operatorSpec"),
-                    armgen_runtime::hub::via_json,
-                ),
+                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
             tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
             location: cx.copy(self.location.as_ref(), &path.field("location")),
             sku: cx
@@ -357,11 +353,7 @@ for hub::ManagedClusterSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
             operator_spec: cx
-                .try_convert(
-                    self.operator_spec.as_ref(),
-                    &path.field("operatorSpec"),
-                    armgen_runtime::hub::via_json,
-                ),
+                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
             tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
             location: cx.copy(self.location.as_ref(), &path.field("location")),
             sku: cx
@@ -1406,7 +1398,10 @@ impl armgen_runtime::hub::ConvertObject<hub::ManagedCluster> for spoke::ManagedC
     fn convert_object(
         &self,
     ) -> Result<hub::ManagedCluster, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
+            &self.metadata,
+            armgen_runtime::hub::Direction::ToHub,
+        )?;
         let spec = armgen_runtime::hub::Convert::<
             hub::ManagedClusterSpec,
         >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
@@ -1430,7 +1425,10 @@ impl armgen_runtime::hub::ConvertObject<spoke::ManagedCluster> for hub::ManagedC
     fn convert_object(
         &self,
     ) -> Result<spoke::ManagedCluster, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
+            &self.metadata,
+            armgen_runtime::hub::Direction::FromHub,
+        )?;
         let spec = armgen_runtime::hub::Convert::<
             spoke::ManagedClusterSpec,
         >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
@@ -1455,7 +1453,10 @@ for spoke::ManagedClusterTemplate {
     fn convert_object(
         &self,
     ) -> Result<hub::ManagedClusterTemplate, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
+            &self.metadata,
+            armgen_runtime::hub::Direction::ToHub,
+        )?;
         let spec = armgen_runtime::hub::Convert::<
             hub::ManagedClusterSpec,
         >::convert(
@@ -1479,7 +1480,10 @@ for hub::ManagedClusterTemplate {
     fn convert_object(
         &self,
     ) -> Result<spoke::ManagedClusterTemplate, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
+            &self.metadata,
+            armgen_runtime::hub::Direction::FromHub,
+        )?;
         let spec = armgen_runtime::hub::Convert::<
             spoke::ManagedClusterSpec,
         >::convert(
@@ -5038,10 +5042,7 @@ for spoke::status::ManagedClusterAgentPoolProfile {
                 .try_convert(
                     self.spot_max_price.as_ref(),
                     &path.field("spotMaxPrice"),
-                    |value| {
-                        let narrowed = *value as f32;
-                        (f64::from(narrowed) == *value).then_some(narrowed)
-                    },
+                    |value| armgen_runtime::hub::narrow(*value),
                 ),
             tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
             node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),
@@ -5294,7 +5295,7 @@ for hub::status::ManagedClusterAgentPoolProfile {
                 .convert(
                     self.spot_max_price.as_ref(),
                     &path.field("spotMaxPrice"),
-                    |value, _, _| f64::from(*value),
+                    |value, _, _| armgen_runtime::hub::widen(*value),
                 ),
             tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
             node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),
@@ -8873,10 +8874,7 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
                 .try_convert(
                     self.spot_max_price.as_ref(),
                     &path.field("spotMaxPrice"),
-                    |value| {
-                        let narrowed = *value as f32;
-                        (f64::from(narrowed) == *value).then_some(narrowed)
-                    },
+                    |value| armgen_runtime::hub::narrow(*value),
                 ),
             tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
             node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),
@@ -9113,7 +9111,7 @@ for hub::spec::ManagedClusterAgentPoolProfile {
                 .convert(
                     self.spot_max_price.as_ref(),
                     &path.field("spotMaxPrice"),
-                    |value, _, _| f64::from(*value),
+                    |value, _, _| armgen_runtime::hub::widen(*value),
                 ),
             tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
             node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),

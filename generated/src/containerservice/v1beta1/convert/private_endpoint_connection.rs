@@ -19,11 +19,7 @@ for spoke::PrivateEndpointConnectionSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
             operator_spec: cx
-                .try_convert(
-                    self.operator_spec.as_ref(),
-                    &path.field("operatorSpec"),
-                    armgen_runtime::hub::via_json,
-                ),
+                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
             private_endpoint: cx
                 .convert(
                     self.private_endpoint.as_ref(),
@@ -53,11 +49,7 @@ for hub::PrivateEndpointConnectionSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
             operator_spec: cx
-                .try_convert(
-                    self.operator_spec.as_ref(),
-                    &path.field("operatorSpec"),
-                    armgen_runtime::hub::via_json,
-                ),
+                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
             private_endpoint: cx
                 .convert(
                     self.private_endpoint.as_ref(),
@@ -171,7 +163,10 @@ for spoke::PrivateEndpointConnection {
     fn convert_object(
         &self,
     ) -> Result<hub::PrivateEndpointConnection, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
+            &self.metadata,
+            armgen_runtime::hub::Direction::ToHub,
+        )?;
         let spec = armgen_runtime::hub::Convert::<
             hub::PrivateEndpointConnectionSpec,
         >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
@@ -199,7 +194,10 @@ for hub::PrivateEndpointConnection {
         spoke::PrivateEndpointConnection,
         armgen_runtime::kube::ConversionError,
     > {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
+            &self.metadata,
+            armgen_runtime::hub::Direction::FromHub,
+        )?;
         let spec = armgen_runtime::hub::Convert::<
             spoke::PrivateEndpointConnectionSpec,
         >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));

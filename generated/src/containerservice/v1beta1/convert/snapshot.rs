@@ -18,11 +18,7 @@ impl armgen_runtime::hub::Convert<hub::SnapshotSpec> for spoke::SnapshotSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
             operator_spec: cx
-                .try_convert(
-                    self.operator_spec.as_ref(),
-                    &path.field("operatorSpec"),
-                    armgen_runtime::hub::via_json,
-                ),
+                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
             tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
             location: cx.copy(self.location.as_ref(), &path.field("location")),
             creation_data: cx
@@ -52,11 +48,7 @@ impl armgen_runtime::hub::Convert<spoke::SnapshotSpec> for hub::SnapshotSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
             operator_spec: cx
-                .try_convert(
-                    self.operator_spec.as_ref(),
-                    &path.field("operatorSpec"),
-                    armgen_runtime::hub::via_json,
-                ),
+                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
             tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
             location: cx.copy(self.location.as_ref(), &path.field("location")),
             creation_data: cx
@@ -202,7 +194,10 @@ impl armgen_runtime::hub::ConvertObject<hub::Snapshot> for spoke::Snapshot {
     fn convert_object(
         &self,
     ) -> Result<hub::Snapshot, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
+            &self.metadata,
+            armgen_runtime::hub::Direction::ToHub,
+        )?;
         let spec = armgen_runtime::hub::Convert::<
             hub::SnapshotSpec,
         >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
@@ -226,7 +221,10 @@ impl armgen_runtime::hub::ConvertObject<spoke::Snapshot> for hub::Snapshot {
     fn convert_object(
         &self,
     ) -> Result<spoke::Snapshot, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
+            &self.metadata,
+            armgen_runtime::hub::Direction::FromHub,
+        )?;
         let spec = armgen_runtime::hub::Convert::<
             spoke::SnapshotSpec,
         >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));

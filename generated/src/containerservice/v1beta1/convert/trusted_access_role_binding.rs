@@ -19,11 +19,7 @@ for spoke::TrustedAccessRoleBindingSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
             operator_spec: cx
-                .try_convert(
-                    self.operator_spec.as_ref(),
-                    &path.field("operatorSpec"),
-                    armgen_runtime::hub::via_json,
-                ),
+                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
             source_resource_id: cx
                 .copy(self.source_resource_id.as_ref(), &path.field("sourceResourceId")),
             roles: cx.copy(self.roles.as_ref(), &path.field("roles")),
@@ -42,11 +38,7 @@ for hub::TrustedAccessRoleBindingSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
             owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
             operator_spec: cx
-                .try_convert(
-                    self.operator_spec.as_ref(),
-                    &path.field("operatorSpec"),
-                    armgen_runtime::hub::via_json,
-                ),
+                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
             source_resource_id: cx
                 .copy(self.source_resource_id.as_ref(), &path.field("sourceResourceId")),
             roles: cx.copy(self.roles.as_ref(), &path.field("roles")),
@@ -135,7 +127,10 @@ for spoke::TrustedAccessRoleBinding {
     fn convert_object(
         &self,
     ) -> Result<hub::TrustedAccessRoleBinding, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
+            &self.metadata,
+            armgen_runtime::hub::Direction::ToHub,
+        )?;
         let spec = armgen_runtime::hub::Convert::<
             hub::TrustedAccessRoleBindingSpec,
         >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
@@ -160,7 +155,10 @@ for hub::TrustedAccessRoleBinding {
     fn convert_object(
         &self,
     ) -> Result<spoke::TrustedAccessRoleBinding, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata)?;
+        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
+            &self.metadata,
+            armgen_runtime::hub::Direction::FromHub,
+        )?;
         let spec = armgen_runtime::hub::Convert::<
             spoke::TrustedAccessRoleBindingSpec,
         >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));

@@ -1,0 +1,94 @@
+//! Pass **emit RBAC**: the `ClusterRole` a controller of the generated custom resources needs on them, from the
+//! CRDs of the generation, so that a new kind (a new version of the specs, a new group) is granted as soon as it
+//! is generated.
+//!
+//! Layout: `rbac/role.yaml` and `rbac/kustomization.yaml` in the generated crate's folder, beside `crds/`; a
+//! deployment composes the folder with kustomize (`config/rbac` references it, as `config/crd` references
+//! `crds/`). Why there and not `config/rbac/role.yaml` directly: the generator writes, and `armgen check`
+//! compares, one output folder; a `build.rs` user gets the same files in its `OUT_DIR`; and what the deployment
+//! adds by hand (the binding, the reconciler's own Secrets/ConfigMaps/events/Leases rules) stays in `config/`
+//! beside what it is about.
+//!
+//! The role, `<crateName>-custom-resources`, grants per Kubernetes API group, for every kind with a status
+//! subresource (the template kinds have none and are not reconciled):
+//!
+//! | resources | verbs |
+//! | --- | --- |
+//! | `<plural>` | `get`, `list`, `watch`, `patch`, `update` |
+//! | `<plural>/status` | `get`, `patch`, `update` |
+//! | `<plural>/finalizers` | `update` |
+//!
+//! No wildcards, no `create` or `delete` (the reconciler never creates or deletes custom resources).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use super::crd::Crd;
+
+/// The folder of the RBAC manifests in the generated crate.
+pub const RBAC_DIR: &str = "rbac";
+
+/// The name of the generated `ClusterRole` for crate `crate_name`.
+pub fn role_name(crate_name: &str) -> String {
+    format!("{crate_name}-custom-resources")
+}
+
+/// `rbac/role.yaml` and `rbac/kustomization.yaml` for the CRDs of a generation; nothing when no CRD is
+/// reconciled.
+pub fn files(crate_name: &str, crds: &[Crd]) -> BTreeMap<PathBuf, String> {
+    let mut plurals: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut sources = BTreeSet::new();
+    for crd in crds.iter().filter(|c| reconciled(c)) {
+        plurals
+            .entry(crd.group.as_str())
+            .or_default()
+            .insert(crd.plural.as_str());
+        sources.extend(crd.sources.iter().cloned());
+    }
+    let mut files = BTreeMap::new();
+    if plurals.is_empty() {
+        return files;
+    }
+    let sources: Vec<String> = sources.into_iter().collect();
+    let head = super::header("#", &sources, None);
+    let mut role = head.clone();
+    role.push_str(&format!(
+        "# What a controller of every reconciled custom resource kind of {crate_name} needs on them, and no more:\n\
+         # read and watch them, write their spec (finalizers, annotations) and status. The template kinds are not\n\
+         # reconciled and not granted. Generated from the CRDs (crds/).\n"
+    ));
+    role.push_str(&format!(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {}\nrules:\n",
+        role_name(crate_name)
+    ));
+    for (group, plurals) in &plurals {
+        let rule = |suffix: &str, verbs: &[&str]| {
+            let mut out = format!("- apiGroups:\n  - {group}\n  resources:\n");
+            for p in plurals {
+                out.push_str(&format!("  - {p}{suffix}\n"));
+            }
+            out.push_str("  verbs:\n");
+            for v in verbs {
+                out.push_str(&format!("  - {v}\n"));
+            }
+            out
+        };
+        role.push_str(&rule("", &["get", "list", "watch", "patch", "update"]));
+        role.push_str(&rule("/status", &["get", "patch", "update"]));
+        role.push_str(&rule("/finalizers", &["update"]));
+    }
+    let mut kustomization = head;
+    kustomization
+        .push_str("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- role.yaml\n");
+    files.insert(PathBuf::from(RBAC_DIR).join("role.yaml"), role);
+    files.insert(PathBuf::from(RBAC_DIR).join("kustomization.yaml"), kustomization);
+    files
+}
+
+/// Whether the reconciler serves the CRD's kind: it has a status subresource (template kinds have none).
+fn reconciled(crd: &Crd) -> bool {
+    crd.manifest
+        .pointer("/spec/versions")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|versions| versions.iter().any(|v| v.pointer("/subresources/status").is_some()))
+}

@@ -1,0 +1,117 @@
+//! Where each kind is stored when the storage version lacks it, on the widgets fixture in three versions: `v1`
+//! (2024-01-01, widgets and gadgets), the storage version `v2` (2024-06-01, `storage/lean.json`: widgets only)
+//! and the preview `v3alpha1` (2025-01-01-preview, widgets and gadgets). Gadgets must be stored in `v1`, the
+//! newest non-preview version that has them, not in the preview (the newest version, and the last by name);
+//! the CRD, the registry (`KindInfo::storage`) and `REPORT.md` say the same, and converting a gadget says that the
+//! hub lacks it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use armgen::Builder;
+use armgen::config::{Config, GroupConfig, OutputConfig, VersionConfig};
+
+fn version(api: &str, file: &str, storage: bool) -> VersionConfig {
+    VersionConfig {
+        arm_api_version: api.into(),
+        spec_files: vec![PathBuf::from(file)],
+        storage,
+        renames: Default::default(),
+    }
+}
+
+fn generate(versions: &[(&str, VersionConfig)]) -> armgen::Generation {
+    let config = Config {
+        output: OutputConfig {
+            crate_name: "widgets-api".into(),
+            description: None,
+        },
+        groups: BTreeMap::from([(
+            "fixture".to_string(),
+            GroupConfig {
+                provider: "Microsoft.Fixture".into(),
+                spec_folder: PathBuf::from("."),
+                kubernetes_group: None,
+                versions: versions.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+                resources: Default::default(),
+                overrides: Default::default(),
+                kubernetes: Default::default(),
+            },
+        )]),
+    };
+    Builder::from_config(config)
+        .specs(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/arm"))
+        .cargo_instructions(false)
+        .generate()
+        .expect("generate")
+}
+
+/// The versions of a CRD file with `storage: true`.
+fn stored(generation: &armgen::Generation, file: &str) -> Vec<String> {
+    let text = &generation.files[Path::new(file)];
+    let crd: serde_json::Value = serde_yaml_ng::from_str(text).expect("yaml");
+    crd["spec"]["versions"]
+        .as_array()
+        .expect("versions")
+        .iter()
+        .filter(|v| v["storage"] == true)
+        .map(|v| v["name"].as_str().expect("name").to_string())
+        .collect()
+}
+
+/// `text` with every run of whitespace as one space (generated Rust is wrapped by prettyplease).
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn a_kind_the_storage_version_lacks_is_stored_in_the_newest_non_preview_version() {
+    let generation = generate(&[
+        ("v1", version("2024-01-01", "fixture/widgets.json", false)),
+        ("v2", version("2024-06-01", "storage/lean.json", true)),
+        ("v3alpha1", version("2025-01-01-preview", "fixture/widgets.json", false)),
+    ]);
+    assert_eq!(stored(&generation, "crds/widgets.fixture.azure.com.yaml"), ["v2"]);
+    assert_eq!(stored(&generation, "crds/gadgets.fixture.azure.com.yaml"), ["v1"]);
+    let crd = &generation.files[Path::new("crds/gadgets.fixture.azure.com.yaml")];
+    assert!(
+        crd.contains("v1 is stored: the storage version lacks the kind: the newest non-preview version that has it"),
+        "the CRD notes the choice:\n{}",
+        &crd[..crd.len().min(2000)]
+    );
+
+    let report = &generation.files[Path::new("REPORT.md")];
+    let section = &report[report.find("## Storage versions").expect("a storage section")..];
+    insta::assert_snapshot!("storage_versions", section);
+
+    let registry = flat(&generation.files[Path::new("src/registry.rs")]);
+    for (v, storage) in [("v1", true), ("v3alpha1", false)] {
+        let row = format!(r#"version: "{v}", kind: "Gadget", plural: "gadgets", storage: {storage},"#);
+        assert!(registry.contains(&row), "{row}");
+    }
+    assert!(registry.contains(r#"version: "v2", kind: "Widget", plural: "widgets", storage: true,"#));
+
+    // Converting a gadget: no conversions go through a hub without gadgets, and the error says so.
+    let group = flat(&generation.files[Path::new("src/fixture/mod.rs")]);
+    assert!(
+        group.contains(r#""Gadget" => { Err(armgen_runtime::hub::not_in_hub("Gadget", "v2", &["v1", "v3alpha1"])) }"#),
+        "{group}"
+    );
+}
+
+#[test]
+fn a_kind_only_previews_have_is_stored_in_the_newest_preview() {
+    let generation = generate(&[
+        ("v2", version("2024-06-01", "storage/lean.json", true)),
+        ("v3alpha1", version("2025-01-01-preview", "fixture/widgets.json", false)),
+        ("v4alpha1", version("2025-06-01-preview", "fixture/widgets.json", false)),
+    ]);
+    assert_eq!(stored(&generation, "crds/gadgets.fixture.azure.com.yaml"), ["v4alpha1"]);
+    let report = &generation.files[Path::new("REPORT.md")];
+    assert!(
+        report.contains(
+            "| fixture | Gadget | v4alpha1 | the storage version lacks the kind and only previews have it: the newest of them |"
+        ),
+        "{report}"
+    );
+}
