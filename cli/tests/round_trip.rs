@@ -15,8 +15,9 @@ use common::{armctl, stderr, stdout};
 use serde_json::Value;
 
 #[test]
+#[cfg_attr(spec_root_missing, ignore = "needs the spec root: set AZURE_REST_API_SPECS")]
 fn every_example_request_body_round_trips_through_armctl_import_and_export() {
-    let Some(root) = common::spec_root() else { return };
+    let root = common::spec_root();
     let generation = armgen::Builder::new(common::workspace().join("azure-arm.yaml"))
         .specs(&root)
         .generate()

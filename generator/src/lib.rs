@@ -27,6 +27,7 @@ pub mod kube;
 pub mod load;
 pub mod passes;
 pub mod rewrite;
+pub mod spec_root;
 pub mod structure;
 pub mod ui;
 

@@ -51,8 +51,9 @@ fn bag(object: &Value) -> Option<Value> {
 }
 
 #[test]
+#[cfg_attr(spec_root_missing, ignore = "needs the spec root: set AZURE_REST_API_SPECS")]
 fn every_example_round_trips_between_the_versions() {
-    let Some(root) = common::spec_root() else { return };
+    let root = common::spec_root();
     let schemas = crd_schemas();
     let mut failures = Vec::new();
     let mut counted: BTreeMap<&str, usize> = BTreeMap::new();

@@ -94,8 +94,9 @@ fn lowercase(v: &Value) -> Value {
 }
 
 #[test]
+#[cfg_attr(spec_root_missing, ignore = "needs the spec root: set AZURE_REST_API_SPECS")]
 fn every_example_response_has_no_difference_with_its_request() {
-    let Some(root) = common::spec_root() else { return };
+    let root = common::spec_root();
     let payloads = all_payloads(&root);
     let mut failures = Vec::new();
     let (mut pairs, mut clean) = (0, 0);
@@ -182,8 +183,9 @@ const SPECS: [(&str, &str); 4] = [
 ];
 
 #[test]
+#[cfg_attr(spec_root_missing, ignore = "needs the spec root: set AZURE_REST_API_SPECS")]
 fn changing_any_writable_leaf_is_exactly_one_difference_at_its_path() {
-    let Some(root) = common::spec_root() else { return };
+    let root = common::spec_root();
     let generation = generation(&root);
     for (version, kind) in SPECS {
         let (spec, leaves) = full_spec(&generation, version, kind);
@@ -234,10 +236,7 @@ fn changing_any_writable_leaf_is_exactly_one_difference_at_its_path() {
 type Case = (String, String, Value, Vec<Leaf>);
 
 fn cases() -> Vec<Case> {
-    let Some(root) = common::spec_root() else {
-        return Vec::new();
-    };
-    let generation = generation(&root);
+    let generation = generation(&common::spec_root());
     SPECS
         .iter()
         .map(|(v, k)| {
@@ -254,12 +253,10 @@ proptest! {
     /// Changing a random set of leaves yields one difference per leaf, at its path; leaving random leaves unset
     /// in desired changes nothing (unset is not compared).
     #[test]
+    #[cfg_attr(spec_root_missing, ignore = "needs the spec root: set AZURE_REST_API_SPECS")]
     fn random_changes_are_reported_exactly(seed in any::<u64>(), picks in proptest::collection::vec(any::<prop::sample::Index>(), 1..8), drops in proptest::collection::vec(any::<prop::sample::Index>(), 0..8)) {
         static CASES: std::sync::OnceLock<Vec<Case>> = std::sync::OnceLock::new();
         let cases = CASES.get_or_init(cases);
-        if cases.is_empty() {
-            return Ok(());
-        }
         let (version, kind, spec, leaves) = &cases[(seed % cases.len() as u64) as usize];
         let mut chosen: Vec<&Leaf> = picks.iter().map(|i| i.get(leaves)).collect();
         chosen.sort_by(|a, b| a.pointer.cmp(&b.pointer));
