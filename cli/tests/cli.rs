@@ -154,7 +154,7 @@ fn import_defaults_to_the_storage_version_and_the_arm_name() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let cr: Value = serde_yaml_ng::from_str(&stdout(&o)).expect("YAML");
-    assert_eq!(cr["apiVersion"], "containerservice.azure.com/v2alpha1");
+    assert_eq!(cr["apiVersion"], common::storage_api_version());
     assert_eq!(cr["kind"], "ManagedCluster");
     assert_eq!(cr["metadata"]["name"], "cluster1");
     assert!(cr["metadata"].get("namespace").is_none(), "{cr}");

@@ -178,13 +178,28 @@ fn generate_is_short_by_default_and_detailed_with_verbose() {
     let short = armgen(&["generate", "--out", out], &specs);
     assert!(short.status.success(), "{}", text(&short));
     let stdout = String::from_utf8_lossy(&short.stdout);
+    // The configured versions, in order: (group/version, ARM API version).
+    let config = armgen::Config::load(&workspace().join("azure-arm.yaml")).expect("config");
+    let versions: Vec<(String, String)> = config
+        .groups
+        .iter()
+        .flat_map(|(g, group)| {
+            group
+                .versions
+                .iter()
+                .map(move |(v, version)| (format!("{g}/{v}"), version.arm_api_version.clone()))
+        })
+        .collect();
     // One line per version and a total.
-    assert_eq!(stdout.lines().count(), 3, "{stdout}");
-    assert!(
-        stdout
-            .lines()
-            .any(|l| l.starts_with("containerservice/v2alpha1 (ARM 2025-10-01): 7 resources,"))
-    );
+    assert_eq!(stdout.lines().count(), versions.len() + 1, "{stdout}");
+    for (version, api) in &versions {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("{version} (ARM {api}): ")) && l.contains(" resources, ")),
+            "{version}: {stdout}"
+        );
+    }
     assert!(stdout.contains(" written, 0 removed, 0 unchanged in "), "{stdout}");
     assert!(!stdout.contains("timings"));
     // Not a terminal: no progress, no colour.
@@ -208,14 +223,10 @@ fn generate_is_short_by_default_and_detailed_with_verbose() {
     }
     // Progress, one line per step, on stderr.
     let stderr = String::from_utf8_lossy(&verbose.stderr);
-    assert!(
-        stderr.contains("[1/2] containerservice/v1beta1 (ARM 2024-09-01)"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("[2/2] containerservice/v2alpha1 (ARM 2025-10-01)"),
-        "{stderr}"
-    );
+    for (i, (version, api)) in versions.iter().enumerate() {
+        let step = format!("[{}/{}] {version} (ARM {api})", i + 1, versions.len());
+        assert!(stderr.contains(&step), "{step}: {stderr}");
+    }
     assert!(stderr.contains("emit Rust"), "{stderr}");
 }
 

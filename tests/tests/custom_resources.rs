@@ -131,6 +131,7 @@ fn every_example_round_trips_through_the_custom_resources() {
 
 #[test]
 fn no_secret_reaches_status_or_the_arm_to_status_conversion() {
+    // A fixture: the 2025-10-01 types, where the spec marks these properties x-ms-secret.
     use aks_api::containerservice::v2alpha1::{ManagedClusterStatus, arm};
     let secret = "s3cr3t-value-that-must-not-leak";
     let body: arm::ManagedCluster = serde_json::from_value(serde_json::json!({

@@ -51,7 +51,8 @@ fn allocations<T>(f: impl FnOnce() -> T) -> (T, usize) {
     (out, ALLOCATIONS.with(Cell::get) - before)
 }
 
-/// The largest ManagedCluster request body of the v2alpha1 examples, as a spec.
+/// The largest ManagedCluster request body of the v2alpha1 examples, as a spec (a fixture: the typed comparison
+/// needs one version's types; 2025-10-01 has the most examples).
 fn largest_cluster_spec() -> ManagedClusterSpec {
     let json = all_payloads(&common::spec_root())
         .into_iter()

@@ -49,3 +49,14 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// The `apiVersion` of the storage version of the AKS group, from the generated registry (azure-arm.yaml's
+/// `storage: true`): what `armctl import` writes by default.
+pub fn storage_api_version() -> String {
+    let mut storage = aks_api::VERSIONS
+        .iter()
+        .filter(|v| v.group == "containerservice" && v.storage);
+    let hub = storage.next().expect("a storage version in aks_api::VERSIONS");
+    assert!(storage.next().is_none(), "one storage version");
+    format!("{}/{}", hub.kube_group, hub.version)
+}

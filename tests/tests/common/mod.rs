@@ -78,3 +78,31 @@ pub fn strict_json_schema(schema: &serde_json::Value) -> serde_json::Value {
         other => other.clone(),
     }
 }
+
+/// The generated registry's versions of `kind` (group `containerservice`), in registry order.
+pub fn versions_of(kind: &str) -> Vec<&'static str> {
+    aks_api::KINDS
+        .iter()
+        .filter(|k| k.kind == kind)
+        .map(|k| k.version)
+        .collect()
+}
+
+/// The storage (hub) version of API group `group` (`containerservice`), from the generated registry.
+pub fn storage_version(group: &str) -> &'static str {
+    let mut storage = aks_api::VERSIONS.iter().filter(|v| v.group == group && v.storage);
+    let hub = storage
+        .next()
+        .unwrap_or_else(|| panic!("no storage version of {group} in aks_api::VERSIONS"));
+    assert!(storage.next().is_none(), "{group} has more than one storage version");
+    hub.version
+}
+
+/// Every ordered pair of distinct registry versions that both have `kind`.
+pub fn version_pairs(kind: &str) -> Vec<(&'static str, &'static str)> {
+    let versions = versions_of(kind);
+    versions
+        .iter()
+        .flat_map(|a| versions.iter().filter(move |b| *b != a).map(move |b| (*a, *b)))
+        .collect()
+}
