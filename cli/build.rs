@@ -1,11 +1,20 @@
 //! Lists the CRD manifests in `../generated/crds` as `include_str!`s, so that `armctl crds` prints the
-//! committed manifests without depending on the generator.
+//! committed manifests without depending on the generator; and decides whether `tests/round_trip.rs`, which
+//! needs the spec root, runs: `cfg(spec_root_missing)` ignores it, with a reason, when the spec root is missing
+//! and `CI` is not set (the generator's search, `generator/src/spec_root.rs`, included here; see
+//! `tests/README.md` at the workspace root).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+#[allow(dead_code)]
+#[path = "../generator/src/spec_root.rs"]
+mod spec_root;
+
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+    println!("cargo::rerun-if-changed=../generator/src/spec_root.rs");
+    spec_root::emit_test_cfg(manifest_dir.parent().unwrap_or(&manifest_dir));
     let dir = manifest_dir.join("../generated/crds");
     println!("cargo:rerun-if-changed={}", dir.display());
     println!("cargo:rerun-if-changed=build.rs");

@@ -44,7 +44,7 @@ pub const DEFAULT_BASE_URL: &str = "https://raw.githubusercontent.com/Azure/azur
 /// The pin file, relative to the config file's folder.
 pub const PIN_FILE: &str = "specs/pin.json";
 /// The marker file armgen writes into a spec root it fetched (and so may update).
-pub const MARKER: &str = ".armgen-fetched";
+pub const MARKER: &str = crate::spec_root::FETCHED_MARKER;
 /// The largest file a pin may name (and so the most read from one response).
 pub const MAX_FILE_BYTES: u64 = 16 << 20;
 /// How long connecting to the server may take.

@@ -20,50 +20,15 @@ use crate::ir::Ir;
 use crate::load::{Contain, SpecFile, SpecRoot, SpecSet};
 use crate::passes;
 
-/// The environment variable naming the spec root.
-pub const SPECS_ENV: &str = "AZURE_REST_API_SPECS";
-/// The spec root used when neither `--specs` nor the environment variable is given, relative to the
-/// config file's folder.
-pub const DEFAULT_SPECS: &str = "specs/azure-rest-api-specs";
+pub use crate::spec_root::{DEFAULT_SPECS, SPECS_ENV};
 
 /// Finds the spec root: `explicit` when given, else `$AZURE_REST_API_SPECS` when that is a directory, else
 /// `<base>/specs/azure-rest-api-specs`. When none is found, the error names all three places and what each
-/// held.
+/// held. (The search itself is [`crate::spec_root::search`], which the test crates' build scripts share.)
 pub fn resolve_spec_root(explicit: Option<&Path>, base: &Path) -> Result<PathBuf> {
-    let env = std::env::var_os(SPECS_ENV).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let default = base.join(DEFAULT_SPECS);
-    let status = |p: &Path| if p.is_dir() { "a directory" } else { "not a directory" };
-    let mut tried = Vec::new();
-    match explicit {
-        Some(p) if p.is_dir() => return Ok(p.to_path_buf()),
-        Some(p) => tried.push(format!("--specs {} (not a directory)", p.display())),
-        None => tried.push("--specs (not given)".into()),
-    }
-    match &env {
-        Some(p) if explicit.is_none() && p.is_dir() => return Ok(p.clone()),
-        Some(p) if explicit.is_some() => tried.push(format!(
-            "${SPECS_ENV}={} ({}; not used when --specs is given)",
-            p.display(),
-            status(p)
-        )),
-        Some(p) => tried.push(format!("${SPECS_ENV}={} (not a directory)", p.display())),
-        None => tried.push(format!("${SPECS_ENV} (not set)")),
-    }
-    if explicit.is_none() && default.is_dir() {
-        return Ok(default);
-    }
-    if explicit.is_some() {
-        tried.push(format!(
-            "{} ({}; not used when --specs is given)",
-            default.display(),
-            status(&default)
-        ));
-    } else {
-        tried.push(format!("{} (not a directory)", default.display()));
-    }
-    Err(Error::SpecRootMissing {
-        default,
-        tried: tried.join("; "),
+    crate::spec_root::search(explicit, base).map_err(|m| Error::SpecRootMissing {
+        default: m.default,
+        tried: m.tried.join("; "),
     })
 }
 

@@ -29,6 +29,7 @@ pub mod load;
 pub mod passes;
 pub mod rewrite;
 pub mod rules;
+pub mod spec_root;
 pub mod structure;
 pub mod ui;
 

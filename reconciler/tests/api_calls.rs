@@ -43,9 +43,17 @@ fn ctx(shared: Arc<Shared>, kind: &str) -> Arc<KindContext> {
     Arc::new(KindContext::new(shared, info))
 }
 
+/// The `apiVersion` the reconciler serves by default (the storage version of the registry).
+fn served_api_version() -> String {
+    served_kinds(&[])
+        .first()
+        .map(|k| k.api_version())
+        .expect("a served kind")
+}
+
 fn object(kind: &str, name: &str, spec: Value) -> DynamicObject {
     serde_json::from_value(json!({
-        "apiVersion": "containerservice.azure.com/v2alpha1",
+        "apiVersion": served_api_version(),
         "kind": kind,
         "metadata": {"name": name, "namespace": NS, "resourceVersion": "7", "generation": 1, "uid": "u-1"},
         "spec": spec,
@@ -93,7 +101,7 @@ async fn a_child_without_its_owner_reads_the_owner_once_and_writes_one_status_pa
     let ctx = ctx(shared(client, "http://127.0.0.1:9"), "AgentPool");
     let pool = object("AgentPool", "gpu", pool_spec("demo"));
     let verifier = tokio::spawn(async move {
-        let base = format!("/apis/containerservice.azure.com/v2alpha1/namespaces/{NS}");
+        let base = format!("/apis/{}/namespaces/{NS}", served_api_version());
         expect(
             &mut handle,
             "GET",
@@ -113,7 +121,7 @@ async fn a_child_without_its_owner_reads_the_owner_once_and_writes_one_status_pa
                 assert_eq!(ready["reason"], "WaitingForOwner");
                 assert_eq!(ready["observedGeneration"], 1);
             },
-            (200, json!({"apiVersion": "containerservice.azure.com/v2alpha1", "kind": "AgentPool", "metadata": {"name": "gpu", "namespace": NS}})),
+            (200, json!({"apiVersion": served_api_version(), "kind": "AgentPool", "metadata": {"name": "gpu", "namespace": NS}})),
         )
         .await;
         handle
@@ -140,7 +148,7 @@ async fn a_create_adds_the_finalizer_before_the_put_then_persists_the_operation(
     let cluster = object("ManagedCluster", "demo", cluster_spec());
     let sim_in_verifier = sim.clone();
     let verifier = tokio::spawn(async move {
-        let path = format!("/apis/containerservice.azure.com/v2alpha1/namespaces/{NS}/managedclusters/demo");
+        let path = format!("/apis/{}/namespaces/{NS}/managedclusters/demo", served_api_version());
         // The claim of the ARM ID (aks_reconciler::claims), before anything reaches Azure: read, then created.
         let lease = Claims::lease_name(&common::cluster_id("demo"));
         let leases = format!(
@@ -176,7 +184,7 @@ async fn a_create_adds_the_finalizer_before_the_put_then_persists_the_operation(
                 assert_eq!(body["metadata"]["resourceVersion"], "7", "optimistic concurrency");
                 assert_eq!(sim_in_verifier.count("PUT"), 0, "the finalizer comes before the first PUT");
             },
-            (200, json!({"apiVersion": "containerservice.azure.com/v2alpha1", "kind": "ManagedCluster", "metadata": {"name": "demo", "namespace": NS}})),
+            (200, json!({"apiVersion": served_api_version(), "kind": "ManagedCluster", "metadata": {"name": "demo", "namespace": NS}})),
         )
         .await;
         expect(
@@ -188,7 +196,7 @@ async fn a_create_adds_the_finalizer_before_the_put_then_persists_the_operation(
                 assert!(pending.contains("/operations/"), "{pending}");
                 assert_eq!(body["status"]["conditions"][0]["reason"], "Reconciling");
             },
-            (200, json!({"apiVersion": "containerservice.azure.com/v2alpha1", "kind": "ManagedCluster", "metadata": {"name": "demo", "namespace": NS}})),
+            (200, json!({"apiVersion": served_api_version(), "kind": "ManagedCluster", "metadata": {"name": "demo", "namespace": NS}})),
         )
         .await;
         handle

@@ -105,7 +105,7 @@ async fn kubeconfigs_and_values_are_exported_once_ready_owned_by_the_custom_reso
         assert_eq!(
             owner,
             json!({
-                "apiVersion": "containerservice.azure.com/v2alpha1",
+                "apiVersion": h.ctx("ManagedCluster").info.api_version(),
                 "kind": "ManagedCluster",
                 "name": "demo",
                 "uid": uid,
@@ -159,7 +159,8 @@ async fn config_maps_follow_every_get_and_secrets_their_refresh_interval() {
         }),
     );
     let stored = h.sim.resource(&cluster_id("demo")).expect("stored");
-    h.sim.seed(&cluster_id("demo"), "2025-10-01", stored).expect("reseed");
+    let api_version = h.ctx("ManagedCluster").info.arm.api_version;
+    h.sim.seed(&cluster_id("demo"), api_version, stored).expect("reseed");
     h.sim.clear_traffic();
     h.reconcile("ManagedCluster", "demo").await;
     assert_eq!(

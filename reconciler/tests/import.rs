@@ -20,19 +20,28 @@ async fn imported_resources_reconcile_with_zero_differences() {
             "agentPoolProfiles": [{"name": "system", "count": 3, "vmSize": "Standard_D4s_v5", "mode": "System", "osType": "Linux"}],
         },
     });
+    // The version the harness serves (the registry's storage version) and its ARM API version.
+    let served = h.ctx("ManagedCluster").info;
     let id = cluster_id("Prod_Cluster");
-    h.sim.seed(&id, "2025-10-01", cluster).expect("seed cluster");
+    h.sim.seed(&id, served.arm.api_version, cluster).expect("seed cluster");
     for (name, count) in [("system", 3), ("gpu", 2)] {
         let pool = json!({"properties": {"count": count, "vmSize": "Standard_NC6s_v3", "mode": if name == "system" {"System"} else {"User"}, "osType": "Linux"}});
         h.sim
-            .seed(&format!("{id}/agentPools/{name}"), "2025-10-01", pool)
+            .seed(&format!("{id}/agentPools/{name}"), served.arm.api_version, pool)
             .expect("seed pool");
     }
 
     let arm = h.shared.arm.clone();
-    let objects = import(&arm, None, std::slice::from_ref(&id), Some("v2alpha1"), Some(NS), true)
-        .await
-        .expect("import");
+    let objects = import(
+        &arm,
+        None,
+        std::slice::from_ref(&id),
+        Some(served.version),
+        Some(NS),
+        true,
+    )
+    .await
+    .expect("import");
     let kinds: Vec<(&str, &str)> = objects
         .iter()
         .map(|o| {

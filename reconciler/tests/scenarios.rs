@@ -329,8 +329,9 @@ async fn skip_observes_and_never_writes() {
         "properties": {"dnsPrefix": "legacy", "kubernetesVersion": "1.30",
             "agentPoolProfiles": [{"name": "system", "count": 1, "vmSize": "Standard_D2s_v5", "mode": "System"}]},
     });
+    let api_version = h.ctx("ManagedCluster").info.arm.api_version;
     h.sim
-        .seed(&cluster_id("legacy"), "2025-10-01", existing)
+        .seed(&cluster_id("legacy"), api_version, existing)
         .expect("seeded");
     let mut spec = cluster_spec();
     spec["dnsPrefix"] = json!("different");
@@ -395,7 +396,8 @@ async fn no_put_while_azure_reports_a_non_terminal_provisioning_state() {
     )
     .await;
     // Someone else (the portal, another tool) started an update the operator knows nothing about.
-    let url = format!("{}{}?api-version=2025-10-01", h.running.base_url, cluster_id("demo"));
+    let api_version = h.ctx("ManagedCluster").info.arm.api_version;
+    let url = format!("{}{}?api-version={api_version}", h.running.base_url, cluster_id("demo"));
     let body = json!({"location": "westeurope", "properties": {"dnsPrefix": "demo",
         "agentPoolProfiles": [{"name": "system", "count": 1, "vmSize": "Standard_D2s_v5", "mode": "System"}]}});
     let response = reqwest::Client::new().put(&url).json(&body).send().await.expect("PUT");

@@ -15,8 +15,9 @@ use serde_json::Value;
 const EXAMPLE: &str = "specification/containerservice/resource-manager/Microsoft.ContainerService/aks/stable/2025-10-01/examples/ManagedClustersCreate_AzureServiceMesh.json";
 
 fn cluster() -> Value {
-    let root = std::env::var("AZURE_REST_API_SPECS").unwrap_or_else(|_| "../../shared/azure-rest-api-specs".into());
-    let path = std::path::Path::new(&root).join(EXAMPLE);
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = armgen::resolve_spec_root(None, &workspace).unwrap_or_else(|e| panic!("{e}"));
+    let path = root.join(EXAMPLE);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let example: Value = serde_json::from_str(&text).expect("example JSON");
     let body = &example["responses"]["200"]["body"];

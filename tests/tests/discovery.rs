@@ -10,8 +10,9 @@ use armgen::discover::discover;
 use armgen::load::SpecSet;
 
 #[test]
+#[cfg_attr(spec_root_missing, ignore = "needs the spec root: set AZURE_REST_API_SPECS")]
 fn resources_of_every_configured_version() {
-    let Some(root) = common::spec_root() else { return };
+    let root = common::spec_root();
     let config = Config::load(&common::workspace().join("azure-arm.yaml")).expect("config");
     for (group_name, group) in &config.groups {
         for (kube, version) in &group.versions {

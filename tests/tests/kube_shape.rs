@@ -41,8 +41,9 @@ fn describe(f: &KubeField) -> String {
 }
 
 #[test]
+#[cfg_attr(spec_root_missing, ignore = "needs the spec root: set AZURE_REST_API_SPECS")]
 fn spec_and_status_of_every_resource() {
-    let Some(root) = common::spec_root() else { return };
+    let root = common::spec_root();
     let generation = armgen::Builder::new(common::workspace().join("azure-arm.yaml"))
         .specs(root)
         .generate()

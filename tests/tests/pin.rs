@@ -5,8 +5,9 @@ mod common;
 use sha2::{Digest, Sha256};
 
 #[test]
+#[cfg_attr(spec_root_missing, ignore = "needs the spec root: set AZURE_REST_API_SPECS")]
 fn spec_root_matches_the_pin() {
-    let Some(root) = common::spec_root() else { return };
+    let root = common::spec_root();
     let pin_path = common::workspace().join("specs/pin.json");
     let pin: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&pin_path).expect("read pin.json")).expect("pin.json is JSON");

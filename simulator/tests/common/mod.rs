@@ -6,6 +6,8 @@ use arm_simulator::{Running, Simulator, SimulatorConfig};
 use serde_json::Value;
 
 pub const SUB: &str = "00000000-0000-0000-0000-000000000000";
+/// Two ARM API versions the tests use as fixtures (their resources and properties differ: ManagedNamespace is new
+/// in 2025-10-01); tests over every version read them from `aks_api::KINDS`.
 pub const V1: &str = "2024-09-01";
 pub const V2: &str = "2025-10-01";
 
