@@ -10,7 +10,7 @@
 //!
 //! Server-set IDs are derived from the resource ID, so they stay the same across updates.
 //!
-//! Reported versions ([`REPORTED`]): a read-only field that reports what runs follows its writable field only
+//! Reported versions (`REPORTED`): a read-only field that reports what runs follows its writable field only
 //! when an operation succeeds. While an update runs (and after it fails) it keeps the version that ran before,
 //! as the spec describes `currentKubernetesVersion` ("The version of Kubernetes the Managed Cluster is running")
 //! and `currentOrchestratorVersion` ("The version of Kubernetes the Agent Pool is running"), both "exactly equal"

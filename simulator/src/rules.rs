@@ -32,7 +32,7 @@
 //! 2. **Immutable properties** (`immutable`: ARM paths with `[]`/`{}` wildcards; the spec's `x-ms-mutability`
 //!    and the config's overrides, each with its source): a PUT on an existing resource that sends such a property
 //!    with a value other than the stored one (the stored value lacking counts as other) is refused: `400
-//!    PropertyChangeNotAllowed` "Changing property '<name>' is not allowed.", target `<name>` (the shape AKS
+//!    PropertyChangeNotAllowed` "Changing property '`<name>`' is not allowed.", target `<name>` (the shape AKS
 //!    answers: Azure/terraform-azurerm-avm-res-containerservice-managedcluster#166). Only what the PUT sent is
 //!    compared, and of an object only the members it sent, so server-filled members are no change. Array items
 //!    are paired by index.
