@@ -12,12 +12,10 @@ use std::path::PathBuf;
 mod spec_root;
 
 fn main() {
+    spec_root::emit_for_package();
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
-    println!("cargo::rerun-if-changed=../generator/src/spec_root.rs");
-    spec_root::emit_test_cfg(manifest_dir.parent().unwrap_or(&manifest_dir));
     let dir = manifest_dir.join("../generated/crds");
     println!("cargo:rerun-if-changed={}", dir.display());
-    println!("cargo:rerun-if-changed=build.rs");
     let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
         Ok(entries) => entries
             .filter_map(|e| e.ok().map(|e| e.path()))

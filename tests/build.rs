@@ -12,10 +12,7 @@
 mod spec_root;
 
 fn main() {
-    println!("cargo::rerun-if-changed=build.rs");
-    println!("cargo::rerun-if-changed=../generator/src/spec_root.rs");
-    let manifest_dir = std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
-    spec_root::emit_test_cfg(manifest_dir.parent().unwrap_or(&manifest_dir));
+    spec_root::emit_for_package();
 
     println!("cargo::rustc-check-cfg=cfg(kubectl_missing)");
     println!("cargo::rerun-if-env-changed=PATH");

@@ -88,46 +88,43 @@ pub fn test_cfg_instructions(base: &Path, ci: bool) -> Vec<String> {
 
 /// [`test_cfg_instructions`] for a search result, after the instructions every build prints (`out`).
 fn instructions_for(found: Result<PathBuf, Missing>, ci: bool, mut out: Vec<String>) -> Vec<String> {
-    // A spec root `armgen generate` fetched holds the pinned spec files only, not the examples the tests read.
-    if let Ok(root) = &found
-        && root.join(FETCHED_MARKER).exists()
-    {
-        let why = format!(
-            "{} was fetched by armgen (spec files only, no examples)",
+    let why = match found {
+        // A spec root `armgen generate` fetched holds the pinned spec files only, not the examples the tests read.
+        Ok(root) if root.join(FETCHED_MARKER).exists() => format!(
+            "{} was fetched by armgen (spec files only, no examples; set {SPECS_ENV} to a checkout with them)",
             root.display()
-        );
-        if ci {
-            out.push(format!(
-                "cargo::warning=CI is set and the spec root {why}: the tests that need examples will fail"
-            ));
-        } else {
-            out.push(format!("cargo::rustc-cfg={MISSING_CFG}"));
-            out.push(format!(
-                "cargo::warning=the spec root {why}: the tests that need it are ignored; set {SPECS_ENV} to a checkout with examples"
-            ));
+        ),
+        Ok(_) => return out,
+        Err(missing) => {
+            // The folder that would hold the default spec root, when it exists (watching a path that does not
+            // exist would rerun the build script on every build; cargo scans a watched folder recursively, so no
+            // farther ancestor either).
+            if let Some(watch) = missing.default.parent().filter(|p| p.is_dir()) {
+                out.push(format!("cargo::rerun-if-changed={}", watch.display()));
+            }
+            format!("is missing (tried {}; set {SPECS_ENV})", missing.tried.join("; "))
         }
-        return out;
-    }
-    if let Err(missing) = found {
-        // The folder that would hold the default spec root, when it exists (watching a path that does not exist
-        // would rerun the build script on every build; cargo scans a watched folder recursively, so no farther
-        // ancestor either).
-        if let Some(watch) = missing.default.parent().filter(|p| p.is_dir()) {
-            out.push(format!("cargo::rerun-if-changed={}", watch.display()));
-        }
-        let tried = missing.tried.join("; ");
-        if ci {
-            out.push(format!(
-                "cargo::warning=CI is set and the spec root is missing (tried {tried}): the tests that need it will fail"
-            ));
-        } else {
-            out.push(format!("cargo::rustc-cfg={MISSING_CFG}"));
-            out.push(format!(
-                "cargo::warning=the spec root is missing (tried {tried}): the tests that need it are ignored; set {SPECS_ENV}"
-            ));
-        }
+    };
+    if ci {
+        out.push(format!(
+            "cargo::warning=CI is set and the spec root {why}: the tests that need it will fail"
+        ));
+    } else {
+        out.push(format!("cargo::rustc-cfg={MISSING_CFG}"));
+        out.push(format!(
+            "cargo::warning=the spec root {why}: the tests that need it are ignored"
+        ));
     }
     out
+}
+
+/// The whole spec-root part of a build script of a package beside `generator/` (which includes this file with
+/// `#[path]`): reruns when the build script or this file changes, then [`emit_test_cfg`] from the workspace root.
+pub fn emit_for_package() {
+    println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rerun-if-changed=../generator/src/spec_root.rs");
+    let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+    emit_test_cfg(manifest_dir.parent().unwrap_or(&manifest_dir));
 }
 
 /// Prints [`test_cfg_instructions`] for a build script, with `CI` read from the environment (set and not
