@@ -14,11 +14,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export AZURE_REST_API_SPECS="${AZURE_REST_API_SPECS:-$PWD/../shared/azure-rest-api-specs}"
-SPEC_DIR=specification/containerservice/resource-manager/Microsoft.ContainerService/aks/stable
-SPECS=("$SPEC_DIR/2024-09-01/managedClusters.json" "$SPEC_DIR/2025-10-01/managedClusters.json")
 start=$SECONDS
 
 command -v node >/dev/null && command -v npm >/dev/null || { echo "oav.sh: node and npm are needed" >&2; exit 1; }
+# The spec files generation reads (specs/pin.json, every file but the shared common-types): a new API version is
+# validated as soon as its spec is pinned, with no edit here.
+mapfile -t SPECS < <(node -e 'for (const f of require("./specs/pin.json").files) if (!f.path.includes("/common-types/")) console.log(f.path)')
+[ ${#SPECS[@]} -gt 0 ] || { echo "oav.sh: no spec files in specs/pin.json" >&2; exit 1; }
+echo "validating against ${#SPECS[@]} spec files: ${SPECS[*]}"
 lock_hash=$(sha256sum .ci/oav/package-lock.json | cut -c1-12)
 prefix="${ARMGEN_CACHE:-$HOME/.cache/armgen}/oav-$lock_hash"
 oav="$prefix/node_modules/.bin/oav"

@@ -295,11 +295,11 @@ fn emit(text: &str) -> Result<(), Failure> {
     }
 }
 
-/// The newest version that has `kind` (matched case-insensitively): the default of `armctl import`; an error
+/// The newest served version that has `kind` (matched case-insensitively): the default of `armctl import`; an error
 /// listing the known kinds when no version has it.
 fn default_version(kind: &str) -> Result<&'static str, Failure> {
     match armgen_runtime::newest(aks_api::KINDS, |k| {
-        k.group == GROUP_KEY && k.kind.eq_ignore_ascii_case(kind)
+        k.group == GROUP_KEY && k.served && k.kind.eq_ignore_ascii_case(kind)
     }) {
         Some(info) => Ok(info.version),
         None => {

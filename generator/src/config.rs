@@ -223,6 +223,12 @@ pub struct VersionConfig {
     /// hub is the newest version whose ARM API version is not a preview ([`GroupConfig::hub`]).
     #[serde(default)]
     pub storage: bool,
+    /// Whether the version is served (`served: true` in its CRDs, the default). `false` keeps it only so that
+    /// objects stored at it can still be read and converted (see docs/config.md, "Served versions"): its CRD
+    /// versions are `served: false` with a schema that keeps every field, and no tool serves or writes its kinds.
+    /// The storage (hub) version is always served.
+    #[serde(default = "served_default")]
+    pub served: bool,
     /// Properties renamed between this version and the hub: `<Schema>.<jsonName>` (this version's schema
     /// and property) → the property's JSON name in the hub. Conversions match properties by JSON name
     /// otherwise.
@@ -564,6 +570,13 @@ impl Config {
                         ));
                     }
                 }
+                if !v.served && group.hub() == Some(version.as_str()) {
+                    return Err(err(
+                        format!("groups.{name}.versions.{version}.served"),
+                        "the storage (hub) version is always served: move `storage: true` to a served version first"
+                            .into(),
+                    ));
+                }
                 if v.spec_files.is_empty() {
                     return Err(err(
                         format!("groups.{name}.versions.{version}.specFiles"),
@@ -574,6 +587,10 @@ impl Config {
         }
         Ok(())
     }
+}
+
+fn served_default() -> bool {
+    true
 }
 
 impl GroupConfig {

@@ -301,8 +301,9 @@ impl Builder {
                     key: format!("groups.{group_name}.{}", p.key),
                     message: p.message,
                 })?;
-                let shaped =
+                let mut shaped =
                     crate::kube::shape_with(&ir, &group.kube_group(group_name), kube_version, is_hub, &kube_options);
+                shaped.served = version.served;
                 timings.add("kube", t.elapsed());
                 kubes.insert(key.clone(), shaped);
                 irs.insert(key, ir);

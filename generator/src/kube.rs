@@ -63,6 +63,8 @@ pub struct KubeIr {
     /// The Kubernetes version, e.g. `v2alpha1`.
     pub version: String,
     pub storage: bool,
+    /// Whether the version is served (`versions.<v>.served`, default `true`); set by the caller of [`shape_with`].
+    pub served: bool,
     pub resources: Vec<KubeResource>,
     /// Nested spec and status object types (the roots are in [`KubeResource`]).
     pub types: BTreeMap<KubeTypeId, KubeType>,
@@ -325,6 +327,7 @@ pub fn shape_with(ir: &Ir, group: &str, version: &str, storage: bool, options: &
         group: group.to_string(),
         version: version.to_string(),
         storage,
+        served: true,
         resources,
         types,
         diagnostics: cx.diagnostics,

@@ -337,6 +337,21 @@ fn summary(generation: &Generation, verbose: bool) {
             v.diagnostics
         );
     }
+    // The CRD budget (docs/config.md, "Served versions"): how close the largest manifest is.
+    let crds = generation
+        .files
+        .iter()
+        .filter(|(p, _)| p.starts_with("crds") && !p.ends_with("kustomization.yaml"));
+    if let Some((path, text)) = crds.clone().max_by_key(|(_, t)| t.len()) {
+        let budget = armgen::emit::crd::MAX_CRD_BYTES;
+        println!(
+            "crds: {} manifests, the largest {} at {} bytes, {}% of the {budget}-byte budget",
+            crds.count(),
+            path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(),
+            text.len(),
+            text.len() * 100 / budget
+        );
+    }
 }
 
 fn print_diff(generation: &Generation, out: &std::path::Path, stale: &Stale) {

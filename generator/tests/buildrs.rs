@@ -32,6 +32,7 @@ fn config() -> Config {
                         arm_api_version: "2024-01-01".into(),
                         spec_files: vec![PathBuf::from("widgets.json")],
                         storage: true,
+                        served: true,
                         renames: Default::default(),
                     },
                 )]),

@@ -190,8 +190,16 @@ fn generate_is_short_by_default_and_detailed_with_verbose() {
                 .map(move |(v, version)| (format!("{g}/{v}"), version.arm_api_version.clone()))
         })
         .collect();
-    // One line per version and a total.
-    assert_eq!(stdout.lines().count(), versions.len() + 1, "{stdout}");
+    // One line per version, the CRD budget line and a total.
+    assert_eq!(stdout.lines().count(), versions.len() + 2, "{stdout}");
+    let budget = stdout
+        .lines()
+        .find(|l| l.starts_with("crds: "))
+        .expect("a CRD budget line");
+    assert!(
+        budget.contains(" manifests, the largest ") && budget.ends_with("% of the 1048576-byte budget"),
+        "{budget}"
+    );
     for (version, api) in &versions {
         assert!(
             stdout

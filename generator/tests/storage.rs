@@ -16,8 +16,14 @@ fn version(api: &str, file: &str, storage: bool) -> VersionConfig {
         arm_api_version: api.into(),
         spec_files: vec![PathBuf::from(file)],
         storage,
+        served: true,
         renames: Default::default(),
     }
+}
+
+fn unserved(mut v: VersionConfig) -> VersionConfig {
+    v.served = false;
+    v
 }
 
 fn generate(versions: &[(&str, VersionConfig)]) -> armgen::Generation {
@@ -114,4 +120,80 @@ fn a_kind_only_previews_have_is_stored_in_the_newest_preview() {
         ),
         "{report}"
     );
+}
+
+/// `served: false` keeps a version only to read and convert what is stored at it: its CRD versions are not served
+/// and keep every field (a schema that cannot prune, a fraction of the size), the registry says so (no tool serves
+/// or writes its kinds), and it is never a kind's storage version. The hub cannot be unserved.
+#[test]
+fn an_unserved_version_is_kept_for_stored_objects_only() {
+    let both = generate(&[
+        ("v1", version("2024-01-01", "fixture/widgets.json", false)),
+        ("v3", version("2025-01-01", "fixture/widgets.json", true)),
+    ]);
+    let generation = generate(&[
+        ("v1", unserved(version("2024-01-01", "fixture/widgets.json", false))),
+        ("v2", version("2024-06-01", "storage/lean.json", true)),
+        ("v3", version("2025-01-01", "fixture/widgets.json", false)),
+    ]);
+    let file = "crds/gadgets.fixture.azure.com.yaml";
+    let crd: serde_json::Value = serde_yaml_ng::from_str(&generation.files[Path::new(file)]).expect("yaml");
+    let versions = crd["spec"]["versions"].as_array().expect("versions");
+    let v1 = versions
+        .iter()
+        .find(|v| v["name"] == "v1")
+        .expect("v1 is still in the CRD");
+    assert_eq!(
+        (v1["served"].clone(), v1["storage"].clone()),
+        (false.into(), false.into())
+    );
+    let schema = &v1["schema"]["openAPIV3Schema"];
+    assert_eq!(schema["x-kubernetes-preserve-unknown-fields"], true, "{schema}");
+    assert!(
+        schema.get("properties").is_none(),
+        "no fields to validate or prune: {schema}"
+    );
+    // Gadgets: the hub v2 lacks them and v1 is not served, so v3 stores them (not v1, as when all are served).
+    assert_eq!(stored(&generation, file), ["v3"]);
+    let smaller = generation.files[Path::new(file)].len();
+    let full = both.files[Path::new(file)].len();
+    assert!(
+        smaller * 3 < full * 2,
+        "an unserved version costs little: {smaller} vs {full} bytes"
+    );
+
+    let registry = flat(&generation.files[Path::new("src/registry.rs")]);
+    assert!(registry.contains(r#"version: "v1", kind: "Gadget", plural: "gadgets", storage: false, served: false,"#));
+    assert!(registry.contains(r#"version: "v3", kind: "Gadget", plural: "gadgets", storage: true, served: true,"#));
+    assert!(registry.contains(r#"version: "v1", api_version: "2024-01-01", storage: false, served: false,"#));
+
+    let config = Config {
+        output: OutputConfig {
+            crate_name: "widgets-api".into(),
+            description: None,
+        },
+        groups: BTreeMap::from([(
+            "fixture".to_string(),
+            GroupConfig {
+                provider: "Microsoft.Fixture".into(),
+                spec_folder: PathBuf::from("."),
+                kubernetes_group: None,
+                versions: BTreeMap::from([(
+                    "v1".to_string(),
+                    unserved(version("2024-01-01", "fixture/widgets.json", true)),
+                )]),
+                resources: Default::default(),
+                overrides: Default::default(),
+                kubernetes: Default::default(),
+            },
+        )]),
+    };
+    let e = Builder::from_config(config)
+        .specs(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/arm"))
+        .cargo_instructions(false)
+        .generate()
+        .expect_err("an unserved hub");
+    let text = e.to_string();
+    assert!(text.contains("groups.fixture.versions.v1.served"), "{text}");
+    assert!(text.contains("always served"), "{text}");
 }

@@ -24,7 +24,7 @@ use crate::reconcile::{KindContext, Shared, api_resource, error_policy, find_kin
 
 /// The kinds a reconciler serves: per kind, its storage version (`KindInfo::storage`: the group's storage version
 /// when it has the kind, else the newest non-preview version that has it); `versions` (`group=version` pairs)
-/// overrides the version per API group.
+/// overrides the version per API group. A version that is not served (`VersionInfo::served`) is never picked.
 pub fn served_kinds(overrides: &[(String, String)]) -> Vec<&'static KindInfo> {
     let mut out: Vec<&'static KindInfo> = Vec::new();
     for info in aks_api::KINDS {
@@ -38,6 +38,7 @@ pub fn served_kinds(overrides: &[(String, String)]) -> Vec<&'static KindInfo> {
             }
         };
         if wanted
+            && info.served
             && !out
                 .iter()
                 .any(|o| o.kube_group == info.kube_group && o.kind == info.kind)

@@ -235,6 +235,14 @@ async fn run(args: Args) -> Result<(), String> {
                 "--kube-version {group}={version}: no such group and version in this build"
             ));
         }
+        if aks_api::KINDS
+            .iter()
+            .any(|k| (k.kube_group == group || k.group == group) && k.version == version && !k.served)
+        {
+            return Err(format!(
+                "--kube-version {group}={version}: the version is not served (kept only to convert stored objects)"
+            ));
+        }
     }
     let metrics = Metrics::new();
     let readiness = Readiness::new();

@@ -10,6 +10,8 @@ pub mod hub;
 pub mod kube;
 pub mod nullable;
 pub mod rules;
+#[cfg(feature = "sample")]
+pub mod sample;
 pub mod unknown;
 #[cfg(feature = "webhook")]
 pub mod webhook;
@@ -52,6 +54,9 @@ pub struct VersionInfo {
     pub api_version: &'static str,
     /// Whether this is the storage (hub) version of its group.
     pub storage: bool,
+    /// Whether the version is served (`false`: kept only so that objects stored at it can be read and converted;
+    /// tools neither serve nor write its kinds).
+    pub served: bool,
     /// The kinds of the custom resources.
     pub kinds: &'static [&'static str],
 }
@@ -73,6 +78,8 @@ pub struct KindInfo {
     /// Whether this version is the kind's storage version (`storage: true` in its CRD): the storage (hub) version
     /// of its group when that has the kind, else the newest non-preview version that has it (see `REPORT.md`).
     pub storage: bool,
+    /// Whether this version of the kind is served (see [`VersionInfo::served`]).
+    pub served: bool,
     /// The kind of the owning custom resource for child resources (`spec.owner.name` names one);
     /// `None` for top-level resources, owned by a resource group (`spec.owner.name` or `spec.owner.armId`).
     pub owner_kind: Option<&'static str>,

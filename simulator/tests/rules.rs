@@ -88,6 +88,32 @@ fn set_at(body: &mut Value, path: &str, value: Value) {
     *cur = value;
 }
 
+/// A value of the property at `spec_path` the kind's CRD schema accepts (`armgen_runtime::sample`; variants 0 and 1
+/// differ), in ARM form: a resource reference (`{"armId": …}`) is the ARM ID it names.
+fn sample_value(kind: &KindInfo, spec_path: &str, variant: u32) -> Value {
+    fn arm_form(v: Value) -> Value {
+        match v {
+            Value::Object(m) if m.len() == 1 && m.get("armId").is_some_and(Value::is_string) => m["armId"].clone(),
+            Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (k, arm_form(v))).collect()),
+            Value::Array(a) => Value::Array(a.into_iter().map(arm_form).collect()),
+            other => other,
+        }
+    }
+    let crd = aks_api::custom_resource_definition(kind.kube_group, kind.kind)
+        .expect("a CRD per kind")
+        .expect("the CRD parses");
+    let version = crd
+        .spec
+        .versions
+        .iter()
+        .find(|v| v.name == kind.version)
+        .expect("the version");
+    let schema = serde_json::to_value(&version.schema.as_ref().expect("a schema").open_api_v3_schema).expect("json");
+    let v = armgen_runtime::sample::sample_at(&schema, spec_path, variant)
+        .unwrap_or_else(|e| panic!("{} {}: {e}", kind.kind, kind.version));
+    arm_form(v)
+}
+
 fn names_at(body: &Value, arm_path: &str, key: &str) -> Vec<String> {
     armgen_runtime::rules::values_at(body, arm_path)
         .into_iter()
@@ -242,14 +268,19 @@ async fn immutable_properties_cannot_change() {
             if kind.owner_kind.is_some() {
                 body = json!({"properties": {}});
             }
-            set_at(&mut body, &rule.arm_path, json!("first-value"));
+            let (first, second) = (
+                sample_value(kind, &rule.spec_path, 0),
+                sample_value(kind, &rule.spec_path, 1),
+            );
+            assert_ne!(first, second, "{} {}: two values", kind.kind, rule.spec_path);
+            set_at(&mut body, &rule.arm_path, first);
             let created = env.create(&id, v, &body).await;
             assert_eq!(created["id"], id);
 
             let same = env.put(&id, v, &body).await;
             wait_put(&env, &same).await;
             let mut changed = body.clone();
-            set_at(&mut changed, &rule.arm_path, json!("second-value"));
+            set_at(&mut changed, &rule.arm_path, second);
             let r = env.put(&id, v, &changed).await;
             assert_refused(&env, &r, 400, "PropertyChangeNotAllowed");
             let property = rule.arm_path.rsplit('.').next().expect("a name");
@@ -454,9 +485,9 @@ async fn an_empty_rules_document_refuses_none_of_it() {
                 Some(_) => json!({"properties": {}}),
                 None => json!({"location": "westeurope"}),
             };
-            set_at(&mut body, &rule.arm_path, json!("first-value"));
+            set_at(&mut body, &rule.arm_path, sample_value(kind, &rule.spec_path, 0));
             env.create(&id, v, &body).await;
-            set_at(&mut body, &rule.arm_path, json!("second-value"));
+            set_at(&mut body, &rule.arm_path, sample_value(kind, &rule.spec_path, 1));
             env.create(&id, v, &body).await;
         }
     }

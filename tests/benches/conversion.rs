@@ -1,63 +1,67 @@
-//! Criterion: converting one full ManagedCluster between the versions — the largest 2025-10-01 example
-//! request (`ManagedClustersCreate_AzureServiceMesh.json`, merged with its 200 response for the status), imported as
-//! a `v2alpha1` (hub) custom resource:
-//!
-//! - typed: `ConvertObject` hub → `v1beta1` (most properties bagged) and back;
-//! - JSON, as the conversion webhook runs it (`aks_api::convert_custom_resource`: decode, convert, encode).
+//! Criterion: converting one full ManagedCluster between the versions, as the conversion webhook runs it
+//! (`aks_api::convert_custom_resource`: decode, convert, encode). The object is the largest ManagedCluster example
+//! response of the storage (hub) version's ARM API version, imported as a hub custom resource; it is converted to
+//! every other version that has the kind (most properties bagged going down) and back. Versions come from the
+//! registry (`aks_api::KINDS`), so a new version or a moved hub needs no edit here.
 //!
 //! Needs the spec root (`AZURE_REST_API_SPECS`). Run: `cargo bench -p armgen-tests --bench conversion`.
 
-use aks_api::containerservice::{v1beta1, v2alpha1};
-use armgen_runtime::hub::ConvertObject;
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::Value;
 
-const EXAMPLE: &str = "specification/containerservice/resource-manager/Microsoft.ContainerService/aks/stable/2025-10-01/examples/ManagedClustersCreate_AzureServiceMesh.json";
+const KIND: &str = "ManagedCluster";
 
-fn cluster() -> Value {
-    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let root = armgen::resolve_spec_root(None, &workspace).unwrap_or_else(|e| panic!("{e}"));
-    let path = root.join(EXAMPLE);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let example: Value = serde_json::from_str(&text).expect("example JSON");
-    let body = &example["responses"]["200"]["body"];
-    let arm = serde_json::to_string(body).expect("body");
-    match aks_api::import_custom_resource(
-        "containerservice",
-        "v2alpha1",
-        "ManagedCluster",
-        &arm,
-        "c1",
-        Some("default"),
-    ) {
-        Some(Ok(cr)) => cr,
+fn hub() -> &'static armgen_runtime::KindInfo {
+    aks_api::KINDS
+        .iter()
+        .find(|k| k.kind == KIND && k.storage)
+        .expect("a storage version of ManagedCluster")
+}
+
+/// The largest example response body of the hub's version, imported as a custom resource.
+fn cluster(hub: &armgen_runtime::KindInfo) -> (String, Value) {
+    let root = common::spec_root();
+    let payloads = common::examples::all_payloads(&root);
+    let largest = payloads
+        .iter()
+        .filter(|p| !p.request && p.kind == KIND && p.version == hub.version && p.what.starts_with("put "))
+        .max_by_key(|p| p.json.to_string().len())
+        .unwrap_or_else(|| panic!("no {KIND} example response of {}", hub.version));
+    let arm = serde_json::to_string(&largest.json).expect("body");
+    match aks_api::import_custom_resource(hub.group, hub.version, KIND, &arm, "c1", Some("default")) {
+        Some(Ok(cr)) => (largest.file_name(), cr),
         other => panic!("import: {other:?}"),
     }
 }
 
 fn bench(c: &mut Criterion) {
-    let json = cluster();
-    let hub: v2alpha1::ManagedCluster = serde_json::from_value(json.clone()).expect("typed");
-    let spoke: v1beta1::ManagedCluster = ConvertObject::convert_object(&hub).expect("down");
-    let spoke_json = serde_json::to_value(&spoke).expect("spoke json");
+    let hub = hub();
+    let (example, json) = cluster(hub);
+    let hub_api = hub.api_version();
     eprintln!(
-        "ManagedCluster: {} bytes as v2alpha1 JSON, {} bytes as v1beta1 JSON (property bag included)",
+        "{KIND}: {example}, {} bytes as {} JSON",
         json.to_string().len(),
-        spoke_json.to_string().len()
+        hub.version
     );
     let mut g = c.benchmark_group("convert ManagedCluster");
-    g.bench_function("typed v2alpha1 -> v1beta1", |b| {
-        b.iter(|| ConvertObject::<v1beta1::ManagedCluster>::convert_object(std::hint::black_box(&hub)))
-    });
-    g.bench_function("typed v1beta1 -> v2alpha1", |b| {
-        b.iter(|| ConvertObject::<v2alpha1::ManagedCluster>::convert_object(std::hint::black_box(&spoke)))
-    });
-    g.bench_function("webhook JSON v2alpha1 -> v1beta1", |b| {
-        b.iter(|| aks_api::convert_custom_resource(json.clone(), "containerservice.azure.com/v1beta1"))
-    });
-    g.bench_function("webhook JSON v1beta1 -> v2alpha1", |b| {
-        b.iter(|| aks_api::convert_custom_resource(spoke_json.clone(), "containerservice.azure.com/v2alpha1"))
-    });
+    for other in aks_api::KINDS.iter().filter(|k| k.kind == KIND && !k.storage) {
+        let api = other.api_version();
+        let spoke = aks_api::convert_custom_resource(json.clone(), &api).expect("down");
+        eprintln!(
+            "  {} bytes as {} JSON (property bag included)",
+            spoke.to_string().len(),
+            other.version
+        );
+        g.bench_function(format!("webhook JSON {} -> {}", hub.version, other.version), |b| {
+            b.iter(|| aks_api::convert_custom_resource(std::hint::black_box(json.clone()), &api))
+        });
+        g.bench_function(format!("webhook JSON {} -> {}", other.version, hub.version), |b| {
+            b.iter(|| aks_api::convert_custom_resource(std::hint::black_box(spoke.clone()), &hub_api))
+        });
+    }
     g.finish();
 }
 

@@ -1,4 +1,5 @@
-//! `DiffWith` on full ManagedCluster specs (every writable field set, v2alpha1; built from the Kubernetes IR
+//! `DiffWith` on full ManagedCluster specs (every writable field set, v2alpha1 — a fixture: the benchmark needs one
+//! concrete Rust type, and its figures in BENCHMARKS.md are for this one; built from the Kubernetes IR
 //! like `tests/diff.rs` does), against a naive structural diff of the same objects as `serde_json::Value`s.
 //! Prints the allocations of one run of each case before measuring (a global allocator that counts them).
 //!

@@ -309,8 +309,10 @@ fn build_crd(group: &str, kind: &str, per_version: &[(&KubeIr, &Ir, &KubeResourc
     if per_version.iter().filter(|(k, _, _)| k.storage).count() > 1 {
         diagnostics.push(diag(&at, "several storage versions; the first is stored"));
     }
+    // Only a served version can be stored (an unserved one is kept for reading what is stored there).
     let candidates: Vec<(&str, &str, bool)> = per_version
         .iter()
+        .filter(|(k, _, _)| k.served)
         .map(|(k, ir, _)| (k.version.as_str(), ir.api_version.as_str(), k.storage))
         .collect();
     let storage_index = match super::kind_storage(&candidates) {
@@ -318,9 +320,15 @@ fn build_crd(group: &str, kind: &str, per_version: &[(&KubeIr, &Ir, &KubeResourc
             if why != super::StorageReason::GroupStorage {
                 diagnostics.push(diag(&at, format!("{} is stored: {}", candidates[i].0, why.describe())));
             }
-            i
+            per_version
+                .iter()
+                .position(|(k, _, _)| k.version == candidates[i].0)
+                .unwrap_or(0)
         }
-        None => 0,
+        None => {
+            diagnostics.push(diag(&at, "no served version has the kind; the first version is stored"));
+            0
+        }
     };
 
     let mut sources = BTreeSet::new();
@@ -329,6 +337,25 @@ fn build_crd(group: &str, kind: &str, per_version: &[(&KubeIr, &Ir, &KubeResourc
     for (i, (kube, ir, r)) in per_version.iter().enumerate() {
         sources.extend(ir.spec_files.iter().cloned());
         versions.push((kube.version.clone(), ir.api_version.clone()));
+        if !kube.served {
+            // Kept only so that objects stored at this version can be read and converted: the API server serves
+            // no request at it, so its schema need not validate; it must not prune what is stored either.
+            version_values.push(json!({
+                "name": kube.version,
+                "served": false,
+                "storage": false,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {
+                    "description": format!(
+                        "Not served (`served: false` in the generator's configuration): kept so that objects stored at {} can be read and converted; every field is kept.",
+                        kube.version
+                    ),
+                    "type": "object",
+                    PRESERVE: true,
+                }},
+            }));
+            continue;
+        }
         let mut b = SchemaBuilder {
             kube,
             ir,

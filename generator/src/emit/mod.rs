@@ -102,7 +102,8 @@ type StorageCandidate<'a> = (&'a str, &'a str, bool);
 pub fn storage_versions<'a>(versions: &[&VersionOutput<'a>]) -> BTreeMap<(&'a str, String), (&'a str, StorageReason)> {
     let mut candidates: BTreeMap<(&'a str, String), Vec<StorageCandidate<'a>>> = BTreeMap::new();
     for v in versions {
-        for r in v.kube.iter().flat_map(|k| &k.resources) {
+        // Only a served version can be a kind's storage version.
+        for r in v.kube.iter().filter(|k| k.served).flat_map(|k| &k.resources) {
             candidates.entry((v.group, r.kind.clone())).or_default().push((
                 v.kube_version,
                 v.ir.api_version.as_str(),
@@ -189,12 +190,12 @@ pub fn crate_files(
     });
     let version_infos = kube_versions.iter().filter_map(|v| {
         let kube = v.kube?;
-        let (g, k, a, st) = (v.group, v.kube_version, v.ir.api_version.as_str(), v.storage);
+        let (g, k, a, st, sv) = (v.group, v.kube_version, v.ir.api_version.as_str(), v.storage, kube.served);
         let kg = kube.group.as_str();
         let kinds = kube.resources.iter().map(|r| r.kind.as_str());
         Some(quote! {
             #[cfg(feature = #k)]
-            armgen_runtime::VersionInfo { group: #g, kube_group: #kg, version: #k, api_version: #a, storage: #st, kinds: &[#(#kinds),*] },
+            armgen_runtime::VersionInfo { group: #g, kube_group: #kg, version: #k, api_version: #a, storage: #st, served: #sv, kinds: &[#(#kinds),*] },
         })
     });
     let stored = storage_versions(&kube_versions);
@@ -209,6 +210,7 @@ pub fn crate_files(
                 let arm = v.ir.resources.iter().find(|a| a.arm_type == r.arm_type)?;
                 let (kind, plural) = (r.kind.as_str(), r.plural.as_str());
                 let st = stored.get(&(g, r.kind.clone())).is_some_and(|(s, _)| *s == k);
+                let served = kube.served;
                 let owner = match &r.owner {
                     crate::kube::Owner::Parent(p) => quote!(Some(#p)),
                     _ => quote!(None),
@@ -220,7 +222,7 @@ pub fn crate_files(
                 let parents = &arm.parents;
                 Some(quote! {
                     armgen_runtime::KindInfo {
-                        group: #g, kube_group: #kg, version: #k, kind: #kind, plural: #plural, storage: #st,
+                        group: #g, kube_group: #kg, version: #k, kind: #kind, plural: #plural, storage: #st, served: #served,
                         owner_kind: #owner,
                         secret_exports: &[#(#secrets),*],
                         config_map_exports: &[#(#maps),*],
