@@ -168,6 +168,6 @@ pub fn export(
 }
 
 /// Conversions to and from the hub (storage) version.
-#[cfg(feature = "v2alpha1")]
+#[cfg(feature = "v2beta1")]
 pub mod convert;
 pub mod diff;

@@ -187,4 +187,7 @@ pub fn export(
     Some(run())
 }
 
+/// Conversions to and from the hub (storage) version.
+#[cfg(feature = "v2beta1")]
+pub mod convert;
 pub mod diff;

@@ -2,11 +2,11 @@
 // Source: specification/containerservice/resource-manager/Microsoft.ContainerService/aks/stable/2024-09-01/managedClusters.json
 // ARM API version: 2024-09-01 (Kubernetes version v1beta1)
 
-//! Conversions between `v1beta1` and the hub `v2alpha1` for the types of `agent_pool`.
+//! Conversions between `v1beta1` and the hub `v2beta1` for the types of `agent_pool`.
 #[allow(unused_imports)]
 use crate::containerservice::v1beta1 as spoke;
 #[allow(unused_imports)]
-use crate::containerservice::v2alpha1 as hub;
+use crate::containerservice::v2beta1 as hub;
 
 impl armgen_runtime::hub::Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
     fn convert(
@@ -221,8 +221,11 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
                 ),
             message_of_the_day: cx.restore(&path.field("messageOfTheDay")),
             pod_ip_allocation_mode: cx.restore(&path.field("podIPAllocationMode")),
+            node_image_version: cx.restore(&path.field("nodeImageVersion")),
             gpu_profile: cx.restore(&path.field("gpuProfile")),
             gateway_profile: cx.restore(&path.field("gatewayProfile")),
+            artifact_streaming_profile: cx
+                .restore(&path.field("artifactStreamingProfile")),
             virtual_machines_profile: cx.restore(&path.field("virtualMachinesProfile")),
             virtual_machine_nodes_status: cx
                 .restore(&path.field("virtualMachineNodesStatus")),
@@ -242,8 +245,13 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
             self.pod_ip_allocation_mode.as_ref(),
             &path.field("podIPAllocationMode"),
         );
+        cx.keep(self.node_image_version.as_ref(), &path.field("nodeImageVersion"));
         cx.keep(self.gpu_profile.as_ref(), &path.field("gpuProfile"));
         cx.keep(self.gateway_profile.as_ref(), &path.field("gatewayProfile"));
+        cx.keep(
+            self.artifact_streaming_profile.as_ref(),
+            &path.field("artifactStreamingProfile"),
+        );
         cx.keep(
             self.virtual_machines_profile.as_ref(),
             &path.field("virtualMachinesProfile"),
@@ -695,6 +703,8 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolStatus> for spoke::AgentPoolStat
             pod_ip_allocation_mode: cx.restore(&path.field("podIPAllocationMode")),
             gpu_profile: cx.restore(&path.field("gpuProfile")),
             gateway_profile: cx.restore(&path.field("gatewayProfile")),
+            artifact_streaming_profile: cx
+                .restore(&path.field("artifactStreamingProfile")),
             virtual_machines_profile: cx.restore(&path.field("virtualMachinesProfile")),
             virtual_machine_nodes_status: cx
                 .restore(&path.field("virtualMachineNodesStatus")),
@@ -719,6 +729,10 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolStatus> for hub::AgentPoolStat
         );
         cx.keep(self.gpu_profile.as_ref(), &path.field("gpuProfile"));
         cx.keep(self.gateway_profile.as_ref(), &path.field("gatewayProfile"));
+        cx.keep(
+            self.artifact_streaming_profile.as_ref(),
+            &path.field("artifactStreamingProfile"),
+        );
         cx.keep(
             self.virtual_machines_profile.as_ref(),
             &path.field("virtualMachinesProfile"),

@@ -2,11 +2,11 @@
 // Source: specification/containerservice/resource-manager/Microsoft.ContainerService/aks/stable/2024-09-01/managedClusters.json
 // ARM API version: 2024-09-01 (Kubernetes version v1beta1)
 
-//! Conversions between `v1beta1` and the hub `v2alpha1` for the types of `managed_cluster`.
+//! Conversions between `v1beta1` and the hub `v2beta1` for the types of `managed_cluster`.
 #[allow(unused_imports)]
 use crate::containerservice::v1beta1 as spoke;
 #[allow(unused_imports)]
-use crate::containerservice::v2alpha1 as hub;
+use crate::containerservice::v2beta1 as hub;
 
 impl armgen_runtime::hub::Convert<hub::ManagedClusterSpec>
 for spoke::ManagedClusterSpec {
@@ -322,11 +322,14 @@ for spoke::ManagedClusterSpec {
                         hub::spec::ManagedClusterMetricsProfile,
                     >::convert,
                 ),
+            enable_fips: cx.restore(&path.field("enableFIPS")),
             node_provisioning_profile: cx
                 .restore(&path.field("nodeProvisioningProfile")),
             bootstrap_profile: cx.restore(&path.field("bootstrapProfile")),
             ai_toolchain_operator_profile: cx
                 .restore(&path.field("aiToolchainOperatorProfile")),
+            scheduler_profile: cx.restore(&path.field("schedulerProfile")),
+            hosted_system_profile: cx.restore(&path.field("hostedSystemProfile")),
             kind: cx.restore(&path.field("kind")),
         }
     }
@@ -339,6 +342,7 @@ for hub::ManagedClusterSpec {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::ManagedClusterSpec {
+        cx.keep(self.enable_fips.as_ref(), &path.field("enableFIPS"));
         cx.keep(
             self.node_provisioning_profile.as_ref(),
             &path.field("nodeProvisioningProfile"),
@@ -348,6 +352,8 @@ for hub::ManagedClusterSpec {
             self.ai_toolchain_operator_profile.as_ref(),
             &path.field("aiToolchainOperatorProfile"),
         );
+        cx.keep(self.scheduler_profile.as_ref(), &path.field("schedulerProfile"));
+        cx.keep(self.hosted_system_profile.as_ref(), &path.field("hostedSystemProfile"));
         cx.keep(self.kind.as_ref(), &path.field("kind"));
         spoke::ManagedClusterSpec {
             azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
@@ -1015,11 +1021,14 @@ for spoke::ManagedClusterStatus {
             conditions: cx.copy(self.conditions.as_ref(), &path.field("conditions")),
             operator_status: cx
                 .copy(self.operator_status.as_ref(), &path.field("operatorStatus")),
+            enable_fips: cx.restore(&path.field("enableFIPS")),
             node_provisioning_profile: cx
                 .restore(&path.field("nodeProvisioningProfile")),
             bootstrap_profile: cx.restore(&path.field("bootstrapProfile")),
             ai_toolchain_operator_profile: cx
                 .restore(&path.field("aiToolchainOperatorProfile")),
+            scheduler_profile: cx.restore(&path.field("schedulerProfile")),
+            hosted_system_profile: cx.restore(&path.field("hostedSystemProfile")),
             status: cx.restore(&path.field("status")),
             e_tag: cx.restore(&path.field("eTag")),
             kind: cx.restore(&path.field("kind")),
@@ -1034,6 +1043,7 @@ for hub::ManagedClusterStatus {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::ManagedClusterStatus {
+        cx.keep(self.enable_fips.as_ref(), &path.field("enableFIPS"));
         cx.keep(
             self.node_provisioning_profile.as_ref(),
             &path.field("nodeProvisioningProfile"),
@@ -1043,6 +1053,8 @@ for hub::ManagedClusterStatus {
             self.ai_toolchain_operator_profile.as_ref(),
             &path.field("aiToolchainOperatorProfile"),
         );
+        cx.keep(self.scheduler_profile.as_ref(), &path.field("schedulerProfile"));
+        cx.keep(self.hosted_system_profile.as_ref(), &path.field("hostedSystemProfile"));
         cx.keep(self.status.as_ref(), &path.field("status"));
         cx.keep(self.e_tag.as_ref(), &path.field("eTag"));
         cx.keep(self.kind.as_ref(), &path.field("kind"));
@@ -1816,6 +1828,8 @@ for spoke::status::IstioComponents {
                             .collect::<Vec<_>>()
                     },
                 ),
+            proxy_redirection_mechanism: cx
+                .restore(&path.field("proxyRedirectionMechanism")),
         }
     }
 }
@@ -1827,6 +1841,10 @@ for hub::status::IstioComponents {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::IstioComponents {
+        cx.keep(
+            self.proxy_redirection_mechanism.as_ref(),
+            &path.field("proxyRedirectionMechanism"),
+        );
         spoke::status::IstioComponents {
             ingress_gateways: cx
                 .convert(
@@ -1964,6 +1982,8 @@ for spoke::status::ManagedClusterAzureMonitorProfile {
                         hub::status::ManagedClusterAzureMonitorProfileMetrics,
                     >::convert,
                 ),
+            container_insights: cx.restore(&path.field("containerInsights")),
+            app_monitoring: cx.restore(&path.field("appMonitoring")),
         }
     }
 }
@@ -1975,6 +1995,8 @@ for hub::status::ManagedClusterAzureMonitorProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterAzureMonitorProfile {
+        cx.keep(self.container_insights.as_ref(), &path.field("containerInsights"));
+        cx.keep(self.app_monitoring.as_ref(), &path.field("appMonitoring"));
         spoke::status::ManagedClusterAzureMonitorProfile {
             metrics: cx
                 .convert(
@@ -2005,6 +2027,7 @@ for spoke::status::ManagedClusterAzureMonitorProfileMetrics {
                         hub::status::ManagedClusterAzureMonitorProfileKubeStateMetrics,
                     >::convert,
                 ),
+            control_plane: cx.restore(&path.field("controlPlane")),
         }
     }
 }
@@ -2017,6 +2040,7 @@ impl armgen_runtime::hub::Convert<
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterAzureMonitorProfileMetrics {
+        cx.keep(self.control_plane.as_ref(), &path.field("controlPlane"));
         spoke::status::ManagedClusterAzureMonitorProfileMetrics {
             enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
             kube_state_metrics: cx
@@ -2205,6 +2229,7 @@ for spoke::status::ManagedClusterIngressProfile {
                         hub::status::ManagedClusterIngressProfileWebAppRouting,
                     >::convert,
                 ),
+            gateway_api: cx.restore(&path.field("gatewayAPI")),
         }
     }
 }
@@ -2216,6 +2241,7 @@ for hub::status::ManagedClusterIngressProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterIngressProfile {
+        cx.keep(self.gateway_api.as_ref(), &path.field("gatewayAPI"));
         spoke::status::ManagedClusterIngressProfile {
             web_app_routing: cx
                 .convert(
@@ -2251,6 +2277,8 @@ for spoke::status::ManagedClusterIngressProfileWebAppRouting {
                         hub::status::UserAssignedIdentity,
                     >::convert,
                 ),
+            gateway_api_implementations: cx
+                .restore(&path.field("gatewayAPIImplementations")),
             nginx: cx.restore(&path.field("nginx")),
         }
     }
@@ -2264,6 +2292,10 @@ impl armgen_runtime::hub::Convert<
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterIngressProfileWebAppRouting {
+        cx.keep(
+            self.gateway_api_implementations.as_ref(),
+            &path.field("gatewayAPIImplementations"),
+        );
         cx.keep(self.nginx.as_ref(), &path.field("nginx"));
         spoke::status::ManagedClusterIngressProfileWebAppRouting {
             enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
@@ -2521,6 +2553,8 @@ for spoke::status::ManagedClusterSecurityProfile {
                         hub::status::ManagedClusterSecurityProfileImageCleaner,
                     >::convert,
                 ),
+            kubernetes_resource_object_encryption_profile: cx
+                .restore(&path.field("kubernetesResourceObjectEncryptionProfile")),
             custom_ca_trust_certificates: cx
                 .restore(&path.field("customCATrustCertificates")),
         }
@@ -2534,6 +2568,10 @@ for hub::status::ManagedClusterSecurityProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterSecurityProfile {
+        cx.keep(
+            self.kubernetes_resource_object_encryption_profile.as_ref(),
+            &path.field("kubernetesResourceObjectEncryptionProfile"),
+        );
         cx.keep(
             self.custom_ca_trust_certificates.as_ref(),
             &path.field("customCATrustCertificates"),
@@ -2711,6 +2749,7 @@ for spoke::status::ManagedClusterSecurityProfileDefender {
                         hub::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
                     >::convert,
                 ),
+            security_gating: cx.restore(&path.field("securityGating")),
         }
     }
 }
@@ -2722,6 +2761,7 @@ for hub::status::ManagedClusterSecurityProfileDefender {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterSecurityProfileDefender {
+        cx.keep(self.security_gating.as_ref(), &path.field("securityGating"));
         spoke::status::ManagedClusterSecurityProfileDefender {
             log_analytics_workspace_resource_id: cx
                 .copy(
@@ -3611,6 +3651,9 @@ for spoke::status::ManagedClusterNatGatewayProfile {
                     self.idle_timeout_in_minutes.as_ref(),
                     &path.field("idleTimeoutInMinutes"),
                 ),
+            sku: cx.restore(&path.field("sku")),
+            outbound_ip_prefixes: cx.restore(&path.field("outboundIPPrefixes")),
+            outbound_i_ps: cx.restore(&path.field("outboundIPs")),
         }
     }
 }
@@ -3622,6 +3665,9 @@ for hub::status::ManagedClusterNatGatewayProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterNatGatewayProfile {
+        cx.keep(self.sku.as_ref(), &path.field("sku"));
+        cx.keep(self.outbound_ip_prefixes.as_ref(), &path.field("outboundIPPrefixes"));
+        cx.keep(self.outbound_i_ps.as_ref(), &path.field("outboundIPs"));
         spoke::status::ManagedClusterNatGatewayProfile {
             managed_outbound_ip_profile: cx
                 .convert(
@@ -3693,6 +3739,7 @@ for spoke::status::ManagedClusterManagedOutboundIpProfile {
     ) -> hub::status::ManagedClusterManagedOutboundIpProfile {
         hub::status::ManagedClusterManagedOutboundIpProfile {
             count: cx.copy(self.count.as_ref(), &path.field("count")),
+            count_i_pv6: cx.restore(&path.field("countIPv6")),
         }
     }
 }
@@ -3704,6 +3751,7 @@ for hub::status::ManagedClusterManagedOutboundIpProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterManagedOutboundIpProfile {
+        cx.keep(self.count_i_pv6.as_ref(), &path.field("countIPv6"));
         spoke::status::ManagedClusterManagedOutboundIpProfile {
             count: cx.copy(self.count.as_ref(), &path.field("count")),
         }
@@ -4041,6 +4089,7 @@ for spoke::status::AdvancedNetworking {
                         hub::status::AdvancedNetworkingSecurity,
                     >::convert,
                 ),
+            performance: cx.restore(&path.field("performance")),
         }
     }
 }
@@ -4052,6 +4101,7 @@ for hub::status::AdvancedNetworking {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::AdvancedNetworking {
+        cx.keep(self.performance.as_ref(), &path.field("performance"));
         spoke::status::AdvancedNetworking {
             enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
             observability: cx
@@ -4083,7 +4133,9 @@ for spoke::status::AdvancedNetworkingSecurity {
     ) -> hub::status::AdvancedNetworkingSecurity {
         hub::status::AdvancedNetworkingSecurity {
             enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            advanced_network_policies: cx.restore(&path.field("advancedNetworkPolicies")),
+            advanced_network_policies: cx
+                .restore(&path.field("advancedNetworkPolicies")),
+            transit_encryption: cx.restore(&path.field("transitEncryption")),
         }
     }
 }
@@ -4099,6 +4151,7 @@ for hub::status::AdvancedNetworkingSecurity {
             self.advanced_network_policies.as_ref(),
             &path.field("advancedNetworkPolicies"),
         );
+        cx.keep(self.transit_encryption.as_ref(), &path.field("transitEncryption"));
         spoke::status::AdvancedNetworkingSecurity {
             enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
         }
@@ -5122,6 +5175,8 @@ for spoke::status::ManagedClusterAgentPoolProfile {
             pod_ip_allocation_mode: cx.restore(&path.field("podIPAllocationMode")),
             gpu_profile: cx.restore(&path.field("gpuProfile")),
             gateway_profile: cx.restore(&path.field("gatewayProfile")),
+            artifact_streaming_profile: cx
+                .restore(&path.field("artifactStreamingProfile")),
             virtual_machines_profile: cx.restore(&path.field("virtualMachinesProfile")),
             virtual_machine_nodes_status: cx
                 .restore(&path.field("virtualMachineNodesStatus")),
@@ -5146,6 +5201,10 @@ for hub::status::ManagedClusterAgentPoolProfile {
         );
         cx.keep(self.gpu_profile.as_ref(), &path.field("gpuProfile"));
         cx.keep(self.gateway_profile.as_ref(), &path.field("gatewayProfile"));
+        cx.keep(
+            self.artifact_streaming_profile.as_ref(),
+            &path.field("artifactStreamingProfile"),
+        );
         cx.keep(
             self.virtual_machines_profile.as_ref(),
             &path.field("virtualMachinesProfile"),
@@ -5985,6 +6044,8 @@ for spoke::spec::IstioComponents {
                             .collect::<Vec<_>>()
                     },
                 ),
+            proxy_redirection_mechanism: cx
+                .restore(&path.field("proxyRedirectionMechanism")),
         }
     }
 }
@@ -5996,6 +6057,10 @@ for hub::spec::IstioComponents {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::IstioComponents {
+        cx.keep(
+            self.proxy_redirection_mechanism.as_ref(),
+            &path.field("proxyRedirectionMechanism"),
+        );
         spoke::spec::IstioComponents {
             ingress_gateways: cx
                 .convert(
@@ -6133,6 +6198,8 @@ for spoke::spec::ManagedClusterAzureMonitorProfile {
                         hub::spec::ManagedClusterAzureMonitorProfileMetrics,
                     >::convert,
                 ),
+            container_insights: cx.restore(&path.field("containerInsights")),
+            app_monitoring: cx.restore(&path.field("appMonitoring")),
         }
     }
 }
@@ -6144,6 +6211,8 @@ for hub::spec::ManagedClusterAzureMonitorProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterAzureMonitorProfile {
+        cx.keep(self.container_insights.as_ref(), &path.field("containerInsights"));
+        cx.keep(self.app_monitoring.as_ref(), &path.field("appMonitoring"));
         spoke::spec::ManagedClusterAzureMonitorProfile {
             metrics: cx
                 .convert(
@@ -6174,6 +6243,7 @@ for spoke::spec::ManagedClusterAzureMonitorProfileMetrics {
                         hub::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics,
                     >::convert,
                 ),
+            control_plane: cx.restore(&path.field("controlPlane")),
         }
     }
 }
@@ -6185,6 +6255,7 @@ for hub::spec::ManagedClusterAzureMonitorProfileMetrics {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterAzureMonitorProfileMetrics {
+        cx.keep(self.control_plane.as_ref(), &path.field("controlPlane"));
         spoke::spec::ManagedClusterAzureMonitorProfileMetrics {
             enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
             kube_state_metrics: cx
@@ -6372,6 +6443,7 @@ for spoke::spec::ManagedClusterIngressProfile {
                         hub::spec::ManagedClusterIngressProfileWebAppRouting,
                     >::convert,
                 ),
+            gateway_api: cx.restore(&path.field("gatewayAPI")),
         }
     }
 }
@@ -6383,6 +6455,7 @@ for hub::spec::ManagedClusterIngressProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterIngressProfile {
+        cx.keep(self.gateway_api.as_ref(), &path.field("gatewayAPI"));
         spoke::spec::ManagedClusterIngressProfile {
             web_app_routing: cx
                 .convert(
@@ -6410,6 +6483,8 @@ for spoke::spec::ManagedClusterIngressProfileWebAppRouting {
                     self.dns_zone_resource_ids.as_ref(),
                     &path.field("dnsZoneResourceIds"),
                 ),
+            gateway_api_implementations: cx
+                .restore(&path.field("gatewayAPIImplementations")),
             nginx: cx.restore(&path.field("nginx")),
         }
     }
@@ -6422,6 +6497,10 @@ for hub::spec::ManagedClusterIngressProfileWebAppRouting {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterIngressProfileWebAppRouting {
+        cx.keep(
+            self.gateway_api_implementations.as_ref(),
+            &path.field("gatewayAPIImplementations"),
+        );
         cx.keep(self.nginx.as_ref(), &path.field("nginx"));
         spoke::spec::ManagedClusterIngressProfileWebAppRouting {
             enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
@@ -6666,6 +6745,8 @@ for spoke::spec::ManagedClusterSecurityProfile {
                         hub::spec::ManagedClusterSecurityProfileImageCleaner,
                     >::convert,
                 ),
+            kubernetes_resource_object_encryption_profile: cx
+                .restore(&path.field("kubernetesResourceObjectEncryptionProfile")),
             custom_ca_trust_certificates: cx
                 .restore(&path.field("customCATrustCertificates")),
         }
@@ -6679,6 +6760,10 @@ for hub::spec::ManagedClusterSecurityProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterSecurityProfile {
+        cx.keep(
+            self.kubernetes_resource_object_encryption_profile.as_ref(),
+            &path.field("kubernetesResourceObjectEncryptionProfile"),
+        );
         cx.keep(
             self.custom_ca_trust_certificates.as_ref(),
             &path.field("customCATrustCertificates"),
@@ -6855,6 +6940,7 @@ for spoke::spec::ManagedClusterSecurityProfileDefender {
                         hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
                     >::convert,
                 ),
+            security_gating: cx.restore(&path.field("securityGating")),
         }
     }
 }
@@ -6866,6 +6952,7 @@ for hub::spec::ManagedClusterSecurityProfileDefender {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterSecurityProfileDefender {
+        cx.keep(self.security_gating.as_ref(), &path.field("securityGating"));
         spoke::spec::ManagedClusterSecurityProfileDefender {
             log_analytics_workspace_resource_id: cx
                 .copy(
@@ -7734,6 +7821,9 @@ for spoke::spec::ManagedClusterNatGatewayProfile {
                     self.idle_timeout_in_minutes.as_ref(),
                     &path.field("idleTimeoutInMinutes"),
                 ),
+            sku: cx.restore(&path.field("sku")),
+            outbound_ip_prefixes: cx.restore(&path.field("outboundIPPrefixes")),
+            outbound_i_ps: cx.restore(&path.field("outboundIPs")),
         }
     }
 }
@@ -7745,6 +7835,9 @@ for hub::spec::ManagedClusterNatGatewayProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterNatGatewayProfile {
+        cx.keep(self.sku.as_ref(), &path.field("sku"));
+        cx.keep(self.outbound_ip_prefixes.as_ref(), &path.field("outboundIPPrefixes"));
+        cx.keep(self.outbound_i_ps.as_ref(), &path.field("outboundIPs"));
         spoke::spec::ManagedClusterNatGatewayProfile {
             managed_outbound_ip_profile: cx
                 .convert(
@@ -7773,6 +7866,7 @@ for spoke::spec::ManagedClusterManagedOutboundIpProfile {
     ) -> hub::spec::ManagedClusterManagedOutboundIpProfile {
         hub::spec::ManagedClusterManagedOutboundIpProfile {
             count: cx.copy(self.count.as_ref(), &path.field("count")),
+            count_i_pv6: cx.restore(&path.field("countIPv6")),
         }
     }
 }
@@ -7784,6 +7878,7 @@ for hub::spec::ManagedClusterManagedOutboundIpProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterManagedOutboundIpProfile {
+        cx.keep(self.count_i_pv6.as_ref(), &path.field("countIPv6"));
         spoke::spec::ManagedClusterManagedOutboundIpProfile {
             count: cx.copy(self.count.as_ref(), &path.field("count")),
         }
@@ -8116,6 +8211,7 @@ for spoke::spec::AdvancedNetworking {
                         hub::spec::AdvancedNetworkingSecurity,
                     >::convert,
                 ),
+            performance: cx.restore(&path.field("performance")),
         }
     }
 }
@@ -8127,6 +8223,7 @@ for hub::spec::AdvancedNetworking {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::AdvancedNetworking {
+        cx.keep(self.performance.as_ref(), &path.field("performance"));
         spoke::spec::AdvancedNetworking {
             enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
             observability: cx
@@ -8158,7 +8255,9 @@ for spoke::spec::AdvancedNetworkingSecurity {
     ) -> hub::spec::AdvancedNetworkingSecurity {
         hub::spec::AdvancedNetworkingSecurity {
             enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            advanced_network_policies: cx.restore(&path.field("advancedNetworkPolicies")),
+            advanced_network_policies: cx
+                .restore(&path.field("advancedNetworkPolicies")),
+            transit_encryption: cx.restore(&path.field("transitEncryption")),
         }
     }
 }
@@ -8174,6 +8273,7 @@ for hub::spec::AdvancedNetworkingSecurity {
             self.advanced_network_policies.as_ref(),
             &path.field("advancedNetworkPolicies"),
         );
+        cx.keep(self.transit_encryption.as_ref(), &path.field("transitEncryption"));
         spoke::spec::AdvancedNetworkingSecurity {
             enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
         }
@@ -8951,8 +9051,11 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
             name: cx.copy(self.name.as_ref(), &path.field("name")),
             message_of_the_day: cx.restore(&path.field("messageOfTheDay")),
             pod_ip_allocation_mode: cx.restore(&path.field("podIPAllocationMode")),
+            node_image_version: cx.restore(&path.field("nodeImageVersion")),
             gpu_profile: cx.restore(&path.field("gpuProfile")),
             gateway_profile: cx.restore(&path.field("gatewayProfile")),
+            artifact_streaming_profile: cx
+                .restore(&path.field("artifactStreamingProfile")),
             virtual_machines_profile: cx.restore(&path.field("virtualMachinesProfile")),
             virtual_machine_nodes_status: cx
                 .restore(&path.field("virtualMachineNodesStatus")),
@@ -8973,8 +9076,13 @@ for hub::spec::ManagedClusterAgentPoolProfile {
             self.pod_ip_allocation_mode.as_ref(),
             &path.field("podIPAllocationMode"),
         );
+        cx.keep(self.node_image_version.as_ref(), &path.field("nodeImageVersion"));
         cx.keep(self.gpu_profile.as_ref(), &path.field("gpuProfile"));
         cx.keep(self.gateway_profile.as_ref(), &path.field("gatewayProfile"));
+        cx.keep(
+            self.artifact_streaming_profile.as_ref(),
+            &path.field("artifactStreamingProfile"),
+        );
         cx.keep(
             self.virtual_machines_profile.as_ref(),
             &path.field("virtualMachinesProfile"),

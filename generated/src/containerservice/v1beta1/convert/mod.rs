@@ -2,7 +2,7 @@
 // Source: specification/containerservice/resource-manager/Microsoft.ContainerService/aks/stable/2024-09-01/managedClusters.json
 // ARM API version: 2024-09-01 (Kubernetes version v1beta1)
 
-//! Conversions between `v1beta1` and the hub (storage) version `v2alpha1`: `armgen_runtime::hub::Convert` for every pair of matching spec and status types, `armgen_runtime::hub::ConvertObject` for every kind both versions have. What one side cannot hold travels in the property bag (`armgen_runtime::hub`).
+//! Conversions between `v1beta1` and the hub (storage) version `v2beta1`: `armgen_runtime::hub::Convert` for every pair of matching spec and status types, `armgen_runtime::hub::ConvertObject` for every kind both versions have. What one side cannot hold travels in the property bag (`armgen_runtime::hub`).
 mod agent_pool;
 mod maintenance_configuration;
 mod managed_cluster;

@@ -2,11 +2,11 @@
 // Source: specification/containerservice/resource-manager/Microsoft.ContainerService/aks/stable/2024-09-01/managedClusters.json
 // ARM API version: 2024-09-01 (Kubernetes version v1beta1)
 
-//! Conversions between `v1beta1` and the hub `v2alpha1` for the types of `shared`.
+//! Conversions between `v1beta1` and the hub `v2beta1` for the types of `shared`.
 #[allow(unused_imports)]
 use crate::containerservice::v1beta1 as spoke;
 #[allow(unused_imports)]
-use crate::containerservice::v2alpha1 as hub;
+use crate::containerservice::v2beta1 as hub;
 
 impl armgen_runtime::hub::Convert<hub::status::AgentPoolSecurityProfile>
 for spoke::status::AgentPoolSecurityProfile {
@@ -123,6 +123,7 @@ for spoke::status::AgentPoolNetworkProfile {
                     self.application_security_groups.as_ref(),
                     &path.field("applicationSecurityGroups"),
                 ),
+            dranet: cx.restore(&path.field("dranet")),
         }
     }
 }
@@ -134,6 +135,7 @@ for hub::status::AgentPoolNetworkProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::AgentPoolNetworkProfile {
+        cx.keep(self.dranet.as_ref(), &path.field("dranet"));
         spoke::status::AgentPoolNetworkProfile {
             node_public_ip_tags: cx
                 .convert(
@@ -854,6 +856,7 @@ for spoke::spec::AgentPoolNetworkProfile {
                     self.application_security_groups.as_ref(),
                     &path.field("applicationSecurityGroups"),
                 ),
+            dranet: cx.restore(&path.field("dranet")),
         }
     }
 }
@@ -865,6 +868,7 @@ for hub::spec::AgentPoolNetworkProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::AgentPoolNetworkProfile {
+        cx.keep(self.dranet.as_ref(), &path.field("dranet"));
         spoke::spec::AgentPoolNetworkProfile {
             node_public_ip_tags: cx
                 .convert(

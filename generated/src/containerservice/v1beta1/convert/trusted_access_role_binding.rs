@@ -2,11 +2,11 @@
 // Source: specification/containerservice/resource-manager/Microsoft.ContainerService/aks/stable/2024-09-01/managedClusters.json
 // ARM API version: 2024-09-01 (Kubernetes version v1beta1)
 
-//! Conversions between `v1beta1` and the hub `v2alpha1` for the types of `trusted_access_role_binding`.
+//! Conversions between `v1beta1` and the hub `v2beta1` for the types of `trusted_access_role_binding`.
 #[allow(unused_imports)]
 use crate::containerservice::v1beta1 as spoke;
 #[allow(unused_imports)]
-use crate::containerservice::v2alpha1 as hub;
+use crate::containerservice::v2beta1 as hub;
 
 impl armgen_runtime::hub::Convert<hub::TrustedAccessRoleBindingSpec>
 for spoke::TrustedAccessRoleBindingSpec {
