@@ -12,7 +12,7 @@ bin=target/release/armgen
 
 median() { sort -g | awk '{v[NR]=$1} END {if (NR % 2) print v[(NR+1)/2]; else printf "%g\n", (v[NR/2]+v[NR/2+1])/2}'; }
 
-echo "## generate (release binary, $runs runs, both AKS versions, into an empty folder)"
+echo "## generate (release binary, $runs runs, every configured version, into an empty folder)"
 echo
 echo "Wall time in ms (clock around the whole process), peak RSS from /usr/bin/time."
 echo
@@ -71,7 +71,9 @@ echo "## cargo build -p aks-api (debug, non-incremental as in CI), dependencies 
 echo
 echo "| features | wall s | peak RSS MiB |"
 echo "| --- | --- | --- |"
-for features in v1beta1 v2alpha1 "v1beta1,v2alpha1"; do
+# Every version feature alone, then all of them (the default), from the generated manifest.
+versions=$(sed -n '/^\[features\]/,/^\[/p' generated/Cargo.toml | awk -F' = ' '/^v[0-9a-z]+ = / {print $1}')
+for features in $versions "$(echo $versions | tr ' ' ',')"; do
   CARGO_INCREMENTAL=0 cargo build -q -p aks-api --no-default-features --features "$features"
   CARGO_INCREMENTAL=0 cargo clean -q -p aks-api
   CARGO_INCREMENTAL=0 /usr/bin/time -f "%e %M" -o /tmp/armgen-time \

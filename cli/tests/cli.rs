@@ -85,12 +85,11 @@ fn malformed_json_names_the_file_and_the_place() {
         &["import", "--from-file", &f, "--kind", "ManagedCluster", "--name", "a"],
         None,
     );
-    // The default version's ARM API version (the registry's storage version).
-    let api_version = aks_api::KINDS
-        .iter()
-        .find(|k| k.kind == "ManagedCluster" && k.storage)
+    // The default version's ARM API version: the newest served version with the kind (not the storage version,
+    // which may be older).
+    let api_version = armgen_runtime::newest(aks_api::KINDS, |k| k.kind == "ManagedCluster" && k.served)
         .map(|k| k.arm.api_version)
-        .expect("a stored ManagedCluster");
+        .expect("a served ManagedCluster");
     assert_error(&o, &["wrong.json", "not a valid ManagedCluster ARM body", api_version]);
     let f = write(&dir, "array.json", "[]");
     let o = armctl(

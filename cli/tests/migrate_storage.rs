@@ -6,7 +6,8 @@
 //! version and at the hub, in two namespaces; then the real CRDs are installed (the storage moves to the hub,
 //! `storedVersions` lists both); then `migrate-storage` runs: `--dry-run`, `--namespace`, a run with an injected
 //! failure, a resumed run, an idempotent rerun. Versions come from the registry (`aks_api::VERSIONS`): the hub is
-//! the storage version, the older one each CRD's first non-storage version the registry lists.
+//! the storage version, the older one the newest served non-storage version each CRD has (the previous storage version
+//! when the hub moved to a new version, as it did from `v2alpha1` to `v2beta1`).
 //!
 //! No spec root needed: objects are built from each CRD's schema (the required fields only).
 
@@ -23,9 +24,13 @@ use serde_json::{Value, json};
 const GROUP_KEY: &str = "containerservice";
 const NAMESPACES: [&str; 2] = ["team-a", "team-b"];
 
-/// The hub (storage) version and the other versions, from the registry.
+/// The hub (storage) version and the other served versions, newest (by ARM API version) first, from the registry.
 fn registry_versions() -> (String, Vec<String>) {
-    let versions: Vec<_> = aks_api::VERSIONS.iter().filter(|v| v.group == GROUP_KEY).collect();
+    let mut versions: Vec<_> = aks_api::VERSIONS
+        .iter()
+        .filter(|v| v.group == GROUP_KEY && v.served)
+        .collect();
+    versions.sort_by(|a, b| b.api_version.cmp(a.api_version));
     let hub = versions
         .iter()
         .find(|v| v.storage)
@@ -121,7 +126,7 @@ struct Crd {
     kind: String,
     plural: String,
     group: String,
-    /// The version objects are first stored at: an older one the registry lists, else the hub.
+    /// The version objects are first stored at: the newest older one the CRD has, else the hub.
     old: String,
     served: Vec<String>,
 }
