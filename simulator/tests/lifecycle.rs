@@ -391,10 +391,11 @@ async fn seed_and_normalizer() {
     assert_eq!(r.body["properties"]["kubernetesVersion"], "1.30.7");
 }
 
+/// 4,000 resources: each list returns exactly its parent's children. (How fast is a benchmark's business, not a
+/// test's: `bench/scale.sh` runs the reconciler against the simulator with 1,000 clusters and 3,000 pools.)
 #[tokio::test]
-async fn many_resources_stay_cheap() {
+async fn many_resources_list_by_their_parent() {
     let env = Env::default().await;
-    let start = std::time::Instant::now();
     for c in 0..1000 {
         let id = cluster_id("scale", &format!("c{c}"));
         env.sim
@@ -411,19 +412,19 @@ async fn many_resources_stay_cheap() {
         }
     }
     assert_eq!(env.sim.resource_count(), 4000);
-    let seeded = start.elapsed();
-    let start = std::time::Instant::now();
     for c in (0..1000).step_by(50) {
-        let list = env
-            .get_url(&env.url(&format!("{}/agentPools", cluster_id("scale", &format!("c{c}"))), V2))
-            .await;
-        assert_eq!(list.body["value"].as_array().map(Vec::len), Some(3));
+        let parent = cluster_id("scale", &format!("c{c}"));
+        let list = env.get_url(&env.url(&format!("{parent}/agentPools"), V2)).await;
+        let ids: Vec<&str> = list.body["value"]
+            .as_array()
+            .map(|v| v.iter().filter_map(|p| p["id"].as_str()).collect())
+            .unwrap_or_default();
+        assert_eq!(ids.len(), 3, "{parent}: {}", list.body);
+        assert!(
+            ids.iter().all(|id| id.starts_with(&format!("{parent}/agentPools/"))),
+            "{ids:?}"
+        );
     }
-    let listed = start.elapsed();
-    assert!(
-        seeded.as_secs() < 60 && listed.as_secs() < 10,
-        "seeding {seeded:?}, listing {listed:?}"
-    );
 }
 
 /// The ARM API versions of ManagedCluster in the generated registry, as the error lists them (`a, b`).
