@@ -62,9 +62,17 @@ pub fn sample_spec_of(
     version: &str,
     variant: u32,
 ) -> Option<Result<Value, SampleError>> {
+    Some(sample_spec(&schema_of(crd, version)?, variant))
+}
+
+/// The `openAPIV3Schema` of the version `version` of a CustomResourceDefinition, as JSON; `None` when the CRD has
+/// no such version or that version no schema.
+pub fn schema_of(
+    crd: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+    version: &str,
+) -> Option<Value> {
     let v = crd.spec.versions.iter().find(|v| v.name == version)?;
-    let schema = serde_json::to_value(v.schema.as_ref()?.open_api_v3_schema.as_ref()?).ok()?;
-    Some(sample_spec(&schema, variant))
+    serde_json::to_value(v.schema.as_ref()?.open_api_v3_schema.as_ref()?).ok()
 }
 
 /// [`sample`] of the schema of the property at `path` of an `openAPIV3Schema`, a dotted path as the rules document

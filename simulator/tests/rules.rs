@@ -102,13 +102,7 @@ fn sample_value(kind: &KindInfo, spec_path: &str, variant: u32) -> Value {
     let crd = aks_api::custom_resource_definition(kind.kube_group, kind.kind)
         .expect("a CRD per kind")
         .expect("the CRD parses");
-    let version = crd
-        .spec
-        .versions
-        .iter()
-        .find(|v| v.name == kind.version)
-        .expect("the version");
-    let schema = serde_json::to_value(&version.schema.as_ref().expect("a schema").open_api_v3_schema).expect("json");
+    let schema = armgen_runtime::sample::schema_of(&crd, kind.version).expect("the version has a schema");
     let v = armgen_runtime::sample::sample_at(&schema, spec_path, variant)
         .unwrap_or_else(|e| panic!("{} {}: {e}", kind.kind, kind.version));
     arm_form(v)
