@@ -68,7 +68,7 @@ curl -sf "$lease" | grep -q holderIdentity || { cat "$work/reconciler.log" >&2; 
 python3 - "$max_body" "$work/max.json" "$work/huge.json" <<'PY'
 import json, sys
 limit, small_path, huge_path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-G = "containerservice.azure.com"
+G = "containerservice.armgen.dev"
 def obj(i):
     return {"apiVersion": f"{G}/v1beta1", "kind": "ManagedCluster",
             "metadata": {"name": f"cluster-{i:06}", "namespace": "team-a", "uid": f"6f1d2a3b-0000-4000-8000-{i:012}",

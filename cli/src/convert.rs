@@ -1,6 +1,6 @@
 //! `armctl convert --to VERSION -f OBJ.yaml`: custom resources converted between the served versions, through
 //! the same code the conversion webhook runs (`armgen_runtime::conversion::convert_objects` over
-//! `aks_api::Converter`): the hub in between, the property bag in the `armgen.azure.com/property-bag`
+//! `aks_api::Converter`): the hub in between, the property bag in the `armgen.dev/property-bag`
 //! annotation, the same checks on the result.
 //!
 //! Input: one or more YAML documents (JSON is YAML), each a custom resource or a `List` of them (as

@@ -125,13 +125,13 @@ enum Command {
         file: PathBuf,
     },
     /// Convert custom resources to another served version, as the conversion webhook does (like `kubectl
-    /// convert`); what the target version cannot hold travels in the `armgen.azure.com/property-bag`
+    /// convert`); what the target version cannot hold travels in the `armgen.dev/property-bag`
     /// annotation.
     Convert {
         /// The custom resources: YAML documents (or JSON), each an object or a `List`; `-` reads stdin.
         #[arg(long = "file", short = 'f', value_name = "OBJ.yaml")]
         file: PathBuf,
-        /// The version to convert to: `v1beta1` or `containerservice.azure.com/v1beta1`.
+        /// The version to convert to: `v1beta1` or `containerservice.armgen.dev/v1beta1`.
         #[arg(long, value_name = "VERSION")]
         to: String,
         /// Output format.

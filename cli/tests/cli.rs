@@ -39,7 +39,7 @@ fn unknown_kind_lists_the_known_ones() {
     );
     let o = armctl(&["crds", "--kind", "VirtualMachine"], None);
     assert_error(&o, &["unknown kind `VirtualMachine`", "ManagedCluster"]);
-    let cr = "apiVersion: containerservice.azure.com/v2alpha1\nkind: VirtualMachine\nmetadata: {name: a}\nspec: {}\n";
+    let cr = "apiVersion: containerservice.armgen.dev/v2alpha1\nkind: VirtualMachine\nmetadata: {name: a}\nspec: {}\n";
     let o = armctl(&["export", "-f", "-"], Some(cr));
     assert_error(&o, &["unknown kind `VirtualMachine`", "ManagedCluster"]);
 }
@@ -101,7 +101,7 @@ fn malformed_json_names_the_file_and_the_place() {
     assert_error(&o, &["<stdin>", "not a valid YAML or JSON document"]);
     let o = armctl(&["export", "-f", "-"], Some("a: 1\n---\nb: 2\n"));
     assert_error(&o, &["<stdin>", "more than one document"]);
-    let cr = "apiVersion: containerservice.azure.com/v2alpha1\nkind: ManagedCluster\nspec: {location: [1]}\n";
+    let cr = "apiVersion: containerservice.armgen.dev/v2alpha1\nkind: ManagedCluster\nspec: {location: [1]}\n";
     let o = armctl(&["export", "-f", "-"], Some(cr));
     assert_error(
         &o,
@@ -128,15 +128,15 @@ fn unreadable_files_are_named() {
 
 #[test]
 fn export_of_an_unknown_api_version_lists_the_known_ones() {
-    for api_version in ["containerservice.azure.com/v9", "compute.azure.com/v2alpha1", "v1"] {
+    for api_version in ["containerservice.armgen.dev/v9", "compute.armgen.dev/v2alpha1", "v1"] {
         let cr = format!("apiVersion: {api_version}\nkind: ManagedCluster\nmetadata: {{name: a}}\nspec: {{}}\n");
         let o = armctl(&["export", "-f", "-"], Some(&cr));
         assert_error(
             &o,
             &[
                 &format!("unknown apiVersion `{api_version}`"),
-                "containerservice.azure.com/v1beta1",
-                "containerservice.azure.com/v2alpha1",
+                "containerservice.armgen.dev/v1beta1",
+                "containerservice.armgen.dev/v2alpha1",
             ],
         );
     }
@@ -198,7 +198,7 @@ fn import_defaults_to_the_newest_version_and_the_arm_name() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let cr: Value = serde_yaml_ng::from_str(&stdout(&o)).expect("YAML");
-    assert_eq!(cr["apiVersion"], "containerservice.azure.com/v1beta1");
+    assert_eq!(cr["apiVersion"], "containerservice.armgen.dev/v1beta1");
     assert_eq!(cr["metadata"], json!({"name": "pool1", "namespace": "ns1"}));
     assert_eq!(cr["spec"]["owner"], json!({"name": "cluster1"}));
     assert_eq!(cr["spec"]["count"], 3);
@@ -207,7 +207,7 @@ fn import_defaults_to_the_newest_version_and_the_arm_name() {
 #[test]
 fn export_leaves_secrets_as_marked_references_and_lists_them() {
     let cr = r#"
-apiVersion: containerservice.azure.com/v2alpha1
+apiVersion: containerservice.armgen.dev/v2alpha1
 kind: ManagedCluster
 metadata: {name: c}
 spec:
@@ -251,19 +251,19 @@ spec:
 #[test]
 fn export_cannot_resolve_a_reference_to_another_custom_resource() {
     let cr = r#"
-apiVersion: containerservice.azure.com/v2alpha1
+apiVersion: containerservice.armgen.dev/v2alpha1
 kind: AgentPool
 metadata: {name: pool1}
 spec:
   owner: {name: cluster1}
-  vnetSubnetID: {group: network.azure.com, kind: VirtualNetworksSubnet, name: subnet1}
+  vnetSubnetID: {group: network.armgen.dev, kind: VirtualNetworksSubnet, name: subnet1}
 "#;
     let o = armctl(&["export", "-f", "-"], Some(cr));
     assert_error(&o, &["spec.vnetSubnetID", "VirtualNetworksSubnet/subnet1"]);
     // By ARM ID it resolves offline.
     let id = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v/subnets/subnet1";
     let cr = cr.replace(
-        "{group: network.azure.com, kind: VirtualNetworksSubnet, name: subnet1}",
+        "{group: network.armgen.dev, kind: VirtualNetworksSubnet, name: subnet1}",
         &format!("{{armId: {id}}}"),
     );
     let o = armctl(&["export", "-f", "-"], Some(&cr));
@@ -275,7 +275,7 @@ spec:
 #[test]
 fn export_of_a_field_of_the_wrong_type_names_its_path() {
     let cr = r#"
-apiVersion: containerservice.azure.com/v2alpha1
+apiVersion: containerservice.armgen.dev/v2alpha1
 kind: AgentPool
 metadata: {name: pool1}
 spec:

@@ -6,7 +6,7 @@ use common::{armctl, stderr, stdout};
 use serde_json::Value;
 
 const OBJECTS: &str = r#"
-apiVersion: containerservice.azure.com/v1beta1
+apiVersion: containerservice.armgen.dev/v1beta1
 kind: ManagedCluster
 metadata: {name: c1, namespace: default}
 spec:
@@ -17,7 +17,7 @@ spec:
 apiVersion: v1
 kind: List
 items:
-- apiVersion: containerservice.azure.com/v2alpha1
+- apiVersion: containerservice.armgen.dev/v2alpha1
   kind: AgentPool
   metadata: {name: p1, namespace: default}
   spec: {owner: {name: c1}, count: 3, messageOfTheDay: aGk=}
@@ -35,9 +35,9 @@ fn several_documents_and_lists_convert_and_come_back() {
     assert_eq!(up.status.code(), Some(0), "{}", stderr(&up));
     let hub = docs(&stdout(&up));
     assert_eq!(hub.len(), 2, "one output document per input document");
-    assert_eq!(hub[0]["apiVersion"], "containerservice.azure.com/v2alpha1");
+    assert_eq!(hub[0]["apiVersion"], "containerservice.armgen.dev/v2alpha1");
     assert_eq!(
-        hub[0]["metadata"]["annotations"]["armgen.azure.com/property-bag"],
+        hub[0]["metadata"]["annotations"]["armgen.dev/property-bag"],
         r#"{"/spec/enablePodSecurityPolicy":true}"#
     );
     assert_eq!(hub[1]["kind"], "List");
@@ -47,7 +47,7 @@ fn several_documents_and_lists_convert_and_come_back() {
         &[
             "convert",
             "--to",
-            "containerservice.azure.com/v1beta1",
+            "containerservice.armgen.dev/v1beta1",
             "-f",
             "-",
             "-o",
@@ -61,7 +61,7 @@ fn several_documents_and_lists_convert_and_come_back() {
     let original = docs(OBJECTS);
     assert_eq!(list["items"][0], original[0], "the v1beta1-only property is back");
     let pool = &list["items"][1];
-    assert_eq!(pool["apiVersion"], "containerservice.azure.com/v1beta1");
+    assert_eq!(pool["apiVersion"], "containerservice.armgen.dev/v1beta1");
     assert!(
         pool["spec"].get("messageOfTheDay").is_none(),
         "v1beta1 has no messageOfTheDay"
@@ -81,7 +81,7 @@ fn several_documents_and_lists_convert_and_come_back() {
 #[test]
 fn errors_name_the_document_object_and_field() {
     let bad =
-        "apiVersion: containerservice.azure.com/v1beta1\nkind: AgentPool\nmetadata: {name: p1}\nspec: {count: many}\n";
+        "apiVersion: containerservice.armgen.dev/v1beta1\nkind: AgentPool\nmetadata: {name: p1}\nspec: {count: many}\n";
     let o = armctl(
         &["convert", "--to", "v2alpha1", "-f", "-"],
         Some(&format!("{OBJECTS}---\n{bad}")),
@@ -89,7 +89,7 @@ fn errors_name_the_document_object_and_field() {
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert!(
-        err.contains("document 3 (AgentPool p1, containerservice.azure.com/v1beta1)"),
+        err.contains("document 3 (AgentPool p1, containerservice.armgen.dev/v1beta1)"),
         "{err}"
     );
     assert!(err.contains("spec.count"), "{err}");

@@ -60,7 +60,7 @@ fn crds_of_one_kind() {
     assert!(o.status.success(), "{}", stderr(&o));
     let docs = documents(&stdout(&o));
     assert_eq!(docs.len(), 1);
-    assert_eq!(docs[0]["metadata"]["name"], "agentpools.containerservice.azure.com");
+    assert_eq!(docs[0]["metadata"]["name"], "agentpools.containerservice.armgen.dev");
     assert_eq!(docs[0]["spec"]["names"]["kind"], "AgentPool");
 }
 
@@ -137,7 +137,7 @@ fn the_default_import_version_is_the_newest_that_has_the_kind() {
     );
     assert!(!o.status.success());
     assert!(
-        stderr(&o).contains("unknown kind `Widget` in containerservice.azure.com; known kinds: "),
+        stderr(&o).contains("unknown kind `Widget` in containerservice.armgen.dev; known kinds: "),
         "{}",
         stderr(&o)
     );

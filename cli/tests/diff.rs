@@ -34,7 +34,7 @@ fn get_body(count2: i32) -> String {
 
 fn custom_resource(version: &str) -> String {
     format!(
-        "apiVersion: containerservice.azure.com/{version}
+        "apiVersion: containerservice.armgen.dev/{version}
 kind: ManagedCluster
 metadata:
   name: c1
@@ -119,11 +119,15 @@ fn errors_are_exit_code_2_naming_the_input() {
         ),
         (
             vec![write(&dir, "v9.yaml", &custom_resource("v9")), actual.clone()],
-            "unknown apiVersion `containerservice.azure.com/v9`",
+            "unknown apiVersion `containerservice.armgen.dev/v9`",
         ),
         (
             vec![
-                write(&dir, "nokind.yaml", "apiVersion: containerservice.azure.com/v2alpha1\n"),
+                write(
+                    &dir,
+                    "nokind.yaml",
+                    "apiVersion: containerservice.armgen.dev/v2alpha1\n",
+                ),
                 actual.clone(),
             ],
             "no `kind`",

@@ -37,7 +37,7 @@ pub const VERSIONS: &[armgen_runtime::VersionInfo] = &[
     #[cfg(feature = "v1beta1")]
     armgen_runtime::VersionInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v1beta1",
         api_version: "2024-09-01",
         storage: false,
@@ -54,7 +54,7 @@ pub const VERSIONS: &[armgen_runtime::VersionInfo] = &[
     #[cfg(feature = "v2alpha1")]
     armgen_runtime::VersionInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v2alpha1",
         api_version: "2025-10-01",
         storage: false,
@@ -72,7 +72,7 @@ pub const VERSIONS: &[armgen_runtime::VersionInfo] = &[
     #[cfg(feature = "v2beta1")]
     armgen_runtime::VersionInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v2beta1",
         api_version: "2026-08-01",
         storage: true,
@@ -95,7 +95,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v1beta1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v1beta1",
         kind: "ManagedCluster",
         plural: "managedclusters",
@@ -132,7 +132,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v1beta1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v1beta1",
         kind: "AgentPool",
         plural: "agentpools",
@@ -153,7 +153,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v1beta1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v1beta1",
         kind: "MaintenanceConfiguration",
         plural: "maintenanceconfigurations",
@@ -174,7 +174,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v1beta1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v1beta1",
         kind: "PrivateEndpointConnection",
         plural: "privateendpointconnections",
@@ -195,7 +195,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v1beta1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v1beta1",
         kind: "TrustedAccessRoleBinding",
         plural: "trustedaccessrolebindings",
@@ -216,7 +216,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v1beta1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v1beta1",
         kind: "Snapshot",
         plural: "snapshots",
@@ -237,7 +237,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v2alpha1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v2alpha1",
         kind: "ManagedCluster",
         plural: "managedclusters",
@@ -274,7 +274,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v2alpha1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v2alpha1",
         kind: "AgentPool",
         plural: "agentpools",
@@ -295,7 +295,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v2alpha1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v2alpha1",
         kind: "MaintenanceConfiguration",
         plural: "maintenanceconfigurations",
@@ -316,7 +316,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v2alpha1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v2alpha1",
         kind: "ManagedNamespace",
         plural: "managednamespaces",
@@ -337,7 +337,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v2alpha1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v2alpha1",
         kind: "PrivateEndpointConnection",
         plural: "privateendpointconnections",
@@ -358,7 +358,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v2alpha1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v2alpha1",
         kind: "TrustedAccessRoleBinding",
         plural: "trustedaccessrolebindings",
@@ -379,7 +379,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v2alpha1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v2alpha1",
         kind: "Snapshot",
         plural: "snapshots",
@@ -400,7 +400,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v2beta1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v2beta1",
         kind: "ManagedCluster",
         plural: "managedclusters",
@@ -437,7 +437,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v2beta1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v2beta1",
         kind: "AgentPool",
         plural: "agentpools",
@@ -458,7 +458,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v2beta1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v2beta1",
         kind: "IdentityBinding",
         plural: "identitybindings",
@@ -479,7 +479,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v2beta1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v2beta1",
         kind: "MaintenanceConfiguration",
         plural: "maintenanceconfigurations",
@@ -500,7 +500,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v2beta1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v2beta1",
         kind: "ManagedNamespace",
         plural: "managednamespaces",
@@ -521,7 +521,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v2beta1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v2beta1",
         kind: "PrivateEndpointConnection",
         plural: "privateendpointconnections",
@@ -542,7 +542,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v2beta1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v2beta1",
         kind: "TrustedAccessRoleBinding",
         plural: "trustedaccessrolebindings",
@@ -563,7 +563,7 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
     #[cfg(feature = "v2beta1")]
     armgen_runtime::KindInfo {
         group: "containerservice",
-        kube_group: "containerservice.azure.com",
+        kube_group: "containerservice.armgen.dev",
         version: "v2beta1",
         kind: "Snapshot",
         plural: "snapshots",
@@ -662,114 +662,120 @@ pub fn custom_resource_definition(
     >,
 > {
     #[cfg(feature = "v1beta1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "ManagedCluster") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedCluster") {
         return Some(crate::containerservice::v1beta1::ManagedCluster::crd());
     }
     #[cfg(feature = "v1beta1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "ManagedClusterTemplate") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterTemplate") {
         return Some(crate::containerservice::v1beta1::ManagedClusterTemplate::crd());
     }
     #[cfg(feature = "v1beta1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "AgentPool") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "AgentPool") {
         return Some(crate::containerservice::v1beta1::AgentPool::crd());
     }
     #[cfg(feature = "v1beta1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "AgentPoolTemplate") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "AgentPoolTemplate") {
         return Some(crate::containerservice::v1beta1::AgentPoolTemplate::crd());
     }
     #[cfg(feature = "v1beta1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "MaintenanceConfiguration") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "MaintenanceConfiguration")
+    {
         return Some(crate::containerservice::v1beta1::MaintenanceConfiguration::crd());
     }
     #[cfg(feature = "v1beta1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "PrivateEndpointConnection")
+    if (kube_group, kind) == ("containerservice.armgen.dev", "PrivateEndpointConnection")
     {
         return Some(crate::containerservice::v1beta1::PrivateEndpointConnection::crd());
     }
     #[cfg(feature = "v1beta1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "TrustedAccessRoleBinding") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "TrustedAccessRoleBinding")
+    {
         return Some(crate::containerservice::v1beta1::TrustedAccessRoleBinding::crd());
     }
     #[cfg(feature = "v1beta1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "Snapshot") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "Snapshot") {
         return Some(crate::containerservice::v1beta1::Snapshot::crd());
     }
     #[cfg(feature = "v2alpha1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "ManagedCluster") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedCluster") {
         return Some(crate::containerservice::v2alpha1::ManagedCluster::crd());
     }
     #[cfg(feature = "v2alpha1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "ManagedClusterTemplate") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterTemplate") {
         return Some(crate::containerservice::v2alpha1::ManagedClusterTemplate::crd());
     }
     #[cfg(feature = "v2alpha1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "AgentPool") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "AgentPool") {
         return Some(crate::containerservice::v2alpha1::AgentPool::crd());
     }
     #[cfg(feature = "v2alpha1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "AgentPoolTemplate") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "AgentPoolTemplate") {
         return Some(crate::containerservice::v2alpha1::AgentPoolTemplate::crd());
     }
     #[cfg(feature = "v2alpha1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "MaintenanceConfiguration") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "MaintenanceConfiguration")
+    {
         return Some(crate::containerservice::v2alpha1::MaintenanceConfiguration::crd());
     }
     #[cfg(feature = "v2alpha1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "ManagedNamespace") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedNamespace") {
         return Some(crate::containerservice::v2alpha1::ManagedNamespace::crd());
     }
     #[cfg(feature = "v2alpha1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "PrivateEndpointConnection")
+    if (kube_group, kind) == ("containerservice.armgen.dev", "PrivateEndpointConnection")
     {
         return Some(crate::containerservice::v2alpha1::PrivateEndpointConnection::crd());
     }
     #[cfg(feature = "v2alpha1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "TrustedAccessRoleBinding") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "TrustedAccessRoleBinding")
+    {
         return Some(crate::containerservice::v2alpha1::TrustedAccessRoleBinding::crd());
     }
     #[cfg(feature = "v2alpha1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "Snapshot") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "Snapshot") {
         return Some(crate::containerservice::v2alpha1::Snapshot::crd());
     }
     #[cfg(feature = "v2beta1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "ManagedCluster") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedCluster") {
         return Some(crate::containerservice::v2beta1::ManagedCluster::crd());
     }
     #[cfg(feature = "v2beta1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "ManagedClusterTemplate") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterTemplate") {
         return Some(crate::containerservice::v2beta1::ManagedClusterTemplate::crd());
     }
     #[cfg(feature = "v2beta1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "AgentPool") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "AgentPool") {
         return Some(crate::containerservice::v2beta1::AgentPool::crd());
     }
     #[cfg(feature = "v2beta1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "AgentPoolTemplate") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "AgentPoolTemplate") {
         return Some(crate::containerservice::v2beta1::AgentPoolTemplate::crd());
     }
     #[cfg(feature = "v2beta1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "IdentityBinding") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "IdentityBinding") {
         return Some(crate::containerservice::v2beta1::IdentityBinding::crd());
     }
     #[cfg(feature = "v2beta1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "MaintenanceConfiguration") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "MaintenanceConfiguration")
+    {
         return Some(crate::containerservice::v2beta1::MaintenanceConfiguration::crd());
     }
     #[cfg(feature = "v2beta1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "ManagedNamespace") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedNamespace") {
         return Some(crate::containerservice::v2beta1::ManagedNamespace::crd());
     }
     #[cfg(feature = "v2beta1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "PrivateEndpointConnection")
+    if (kube_group, kind) == ("containerservice.armgen.dev", "PrivateEndpointConnection")
     {
         return Some(crate::containerservice::v2beta1::PrivateEndpointConnection::crd());
     }
     #[cfg(feature = "v2beta1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "TrustedAccessRoleBinding") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "TrustedAccessRoleBinding")
+    {
         return Some(crate::containerservice::v2beta1::TrustedAccessRoleBinding::crd());
     }
     #[cfg(feature = "v2beta1")]
-    if (kube_group, kind) == ("containerservice.azure.com", "Snapshot") {
+    if (kube_group, kind) == ("containerservice.armgen.dev", "Snapshot") {
         return Some(crate::containerservice::v2beta1::Snapshot::crd());
     }
     let _ = (kube_group, kind);
@@ -829,7 +835,7 @@ pub fn convert_custom_resource(
     let group = desired_api_version.split_once('/').map(|(g, _)| g).unwrap_or_default();
     match group {
         #[cfg(feature = "v2beta1")]
-        "containerservice.azure.com" => {
+        "containerservice.armgen.dev" => {
             crate::containerservice::convert(object, desired_api_version)
         }
         _ => {
@@ -854,7 +860,7 @@ pub fn normalize_custom_resource(
         .unwrap_or_default();
     let group = api_version.split_once('/').map(|(g, _)| g).unwrap_or_default();
     match group {
-        "containerservice.azure.com" => crate::containerservice::normalize(object),
+        "containerservice.armgen.dev" => crate::containerservice::normalize(object),
         _ => {
             Err(armgen_runtime::kube::ConversionError {
                 path: "apiVersion".into(),

@@ -27,6 +27,41 @@ pub struct OutputConfig {
     /// The crate's one-line description.
     #[serde(default)]
     pub description: Option<String>,
+    /// The DNS domain every group's Kubernetes API group is named under: `<group name>.<apiDomain>`
+    /// (default [`DEFAULT_API_DOMAIN`]). Never `azure.com` or below it: Azure Service Operator's CRDs use
+    /// `<service>.azure.com`, and a CRD of the same name would replace theirs.
+    #[serde(default = "default_api_domain")]
+    pub api_domain: String,
+}
+
+/// The default of `output.apiDomain`: the project's own domain.
+pub const DEFAULT_API_DOMAIN: &str = "armgen.dev";
+
+fn default_api_domain() -> String {
+    DEFAULT_API_DOMAIN.to_string()
+}
+
+/// The domain whose groups Azure Service Operator's CRDs use (`containerservice.armgen.dev`, ...).
+pub const ASO_DOMAIN: &str = "azure.com";
+
+/// Whether `group` is `domain` or a subdomain of it (case-insensitive, as DNS names are).
+pub fn is_within(group: &str, domain: &str) -> bool {
+    let (g, d) = (group.to_ascii_lowercase(), domain.to_ascii_lowercase());
+    g == d || g.ends_with(&format!(".{d}"))
+}
+
+/// A DNS subdomain of at least two labels, as a Kubernetes API group must be (RFC 1123 labels, lowercase).
+fn is_api_group(s: &str) -> bool {
+    s.len() <= 253
+        && s.contains('.')
+        && s.split('.').all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && l.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+        })
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -36,7 +71,7 @@ pub struct GroupConfig {
     pub provider: String,
     /// The folder under the spec root that the versions' `specFiles` are relative to.
     pub spec_folder: PathBuf,
-    /// The Kubernetes API group of the custom resources (default: `<group name>.azure.com`).
+    /// The Kubernetes API group of the custom resources (default: `<group name>.<output.apiDomain>`).
     #[serde(default)]
     pub kubernetes_group: Option<String>,
     /// Kubernetes version (e.g. `v1beta1`) → ARM API version and spec files.
@@ -239,6 +274,10 @@ pub struct VersionConfig {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ResourcesConfig {
+    /// When not empty, the only ARM types to generate (e.g. `Microsoft.Network/virtualNetworks`); the types
+    /// they reach are generated with them, nothing else of the spec.
+    #[serde(default)]
+    pub include: Vec<String>,
     /// ARM types (e.g. `Microsoft.ContainerService/snapshots`) not to generate.
     #[serde(default)]
     pub exclude: Vec<String>,
@@ -356,11 +395,48 @@ impl Config {
         if self.groups.is_empty() {
             return Err(err("groups".into(), "at least one group is needed".into()));
         }
+        if !is_api_group(&self.output.api_domain) {
+            return Err(err(
+                "output.apiDomain".into(),
+                format!(
+                    "{:?} is not a DNS domain of at least two lowercase labels (e.g. {DEFAULT_API_DOMAIN})",
+                    self.output.api_domain
+                ),
+            ));
+        }
+        let mut kube_groups = BTreeMap::new();
         for (name, group) in &self.groups {
             if !is_module_name(name) {
                 return Err(err(
                     format!("groups.{name}"),
                     "a group name must be a lowercase Rust module name".into(),
+                ));
+            }
+            let kube_group = group.kube_group(name, &self.output.api_domain);
+            let key = match group.kubernetes_group {
+                Some(_) => format!("groups.{name}.kubernetesGroup"),
+                None => "output.apiDomain".to_string(),
+            };
+            if !is_api_group(&kube_group) {
+                return Err(err(
+                    key,
+                    format!("{kube_group:?} is not a Kubernetes API group (a lowercase DNS subdomain)"),
+                ));
+            }
+            if is_within(&kube_group, ASO_DOMAIN) {
+                return Err(err(
+                    key,
+                    format!(
+                        "{kube_group} is under {ASO_DOMAIN}, the domain of Azure Service Operator's CRDs: installed in a \
+                         cluster that has them (every Cluster API Provider Azure management cluster does), our CRDs \
+                         would replace theirs. Use a domain you control"
+                    ),
+                ));
+            }
+            if let Some(other) = kube_groups.insert(kube_group.clone(), name) {
+                return Err(err(
+                    key,
+                    format!("{kube_group} is also the Kubernetes API group of groups.{other}"),
                 ));
             }
             if group.versions.is_empty() {
@@ -610,11 +686,11 @@ impl GroupConfig {
         newest(false).or_else(|| newest(true))
     }
 
-    /// The Kubernetes API group: `kubernetesGroup`, else `<name>.azure.com`.
-    pub fn kube_group(&self, name: &str) -> String {
+    /// The Kubernetes API group: `kubernetesGroup`, else `<name>.<domain>` (`domain` is `output.apiDomain`).
+    pub fn kube_group(&self, name: &str, domain: &str) -> String {
         self.kubernetes_group
             .clone()
-            .unwrap_or_else(|| format!("{name}.azure.com"))
+            .unwrap_or_else(|| format!("{name}.{domain}"))
     }
 }
 
@@ -769,5 +845,64 @@ mod tests {
             e.to_string().contains("at most one version may have `storage: true`"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn api_groups_are_under_the_api_domain_and_never_under_azure_com() {
+        let base = group(&[("v1", "2024-01-01", false)]);
+        let c = Config::parse(&base, Path::new("azure-arm.yaml")).expect("valid");
+        assert_eq!(c.groups["g"].kube_group("g", &c.output.api_domain), "g.armgen.dev");
+        let with = |output: &str, group_key: &str| {
+            base.replacen("output: {crateName: x}", output, 1).replacen(
+                "    provider: Microsoft.G\n",
+                &format!("    provider: Microsoft.G\n{group_key}"),
+                1,
+            )
+        };
+        let c = Config::parse(
+            &with("output: {crateName: x, apiDomain: example.org}", ""),
+            Path::new("a.yaml"),
+        )
+        .expect("valid");
+        assert_eq!(c.groups["g"].kube_group("g", &c.output.api_domain), "g.example.org");
+        let cases = [
+            (
+                with("output: {crateName: x, apiDomain: azure.com}", ""),
+                "output.apiDomain",
+                "under azure.com",
+            ),
+            (
+                with("output: {crateName: x, apiDomain: Azure.COM}", ""),
+                "output.apiDomain",
+                "not a DNS domain",
+            ),
+            (
+                with("output: {crateName: x, apiDomain: armgen}", ""),
+                "output.apiDomain",
+                "not a DNS domain",
+            ),
+            (
+                with(
+                    "output: {crateName: x}",
+                    "    kubernetesGroup: containerservice.azure.com\n",
+                ),
+                "groups.g.kubernetesGroup",
+                "Azure Service Operator",
+            ),
+            (
+                with("output: {crateName: x}", "    kubernetesGroup: bad_group.example\n"),
+                "groups.g.kubernetesGroup",
+                "not a Kubernetes API group",
+            ),
+        ];
+        for (text, key, message) in cases {
+            match Config::parse(&text, Path::new("a.yaml")) {
+                Err(Error::Config { key: k, message: m, .. }) => {
+                    assert_eq!(k, key, "{text}");
+                    assert!(m.contains(message), "{text}: {m}");
+                }
+                other => panic!("{text}: expected an error at {key}, got {other:?}"),
+            }
+        }
     }
 }

@@ -122,10 +122,27 @@ struct ParsedPath {
     parents: Vec<String>,
 }
 
-/// Parses `…/providers/Namespace/type/{name}/subtype/{name}`. Returns `None` for paths that do not name
-/// a resource (no provider segment, or an odd number of segments after it).
+/// ARM's one resource type whose path has no provider segment: a resource group,
+/// `/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}` (any case), of type
+/// `Microsoft.Resources/resourceGroups` (as the resource group's `type` in every ARM response says).
+const RESOURCE_GROUP_TYPE: &str = "Microsoft.Resources/resourceGroups";
+
+/// Parses `…/providers/Namespace/type/{name}/subtype/{name}`, and a resource group's path. Returns `None` for
+/// paths that do not name a resource (no provider segment, or an odd number of segments after it).
 fn parse_arm_path(route: &str) -> Option<ParsedPath> {
     let lower = route.to_ascii_lowercase();
+    if let ["", "subscriptions", sub, "resourcegroups", name] = lower.split('/').collect::<Vec<_>>().as_slice()
+        && is_parameter(sub)
+        && is_parameter(name)
+    {
+        let name = route.rsplit('/').next().unwrap_or_default();
+        return Some(ParsedPath {
+            arm_type: RESOURCE_GROUP_TYPE.to_string(),
+            scope: Scope::Subscription,
+            name_parameters: vec![name.trim_start_matches('{').trim_end_matches('}').to_string()],
+            parents: Vec::new(),
+        });
+    }
     let idx = lower.rfind("/providers/")?;
     let prefix = &route[..idx];
     let rest = &route[idx + "/providers/".len()..];
@@ -164,6 +181,11 @@ fn parse_arm_path(route: &str) -> Option<ParsedPath> {
         name_parameters: names,
         parents,
     })
+}
+
+/// A path segment that is a parameter (`{name}`).
+fn is_parameter(segment: &str) -> bool {
+    segment.len() > 2 && segment.starts_with('{') && segment.ends_with('}')
 }
 
 /// The schema of `op` (at `op_ptr` in `file`)'s JSON request body, when it has one: a `$ref` to a named
@@ -283,6 +305,11 @@ mod tests {
         let ext = parse_arm_path("/{scope}/providers/Microsoft.X/things/{n}").expect("path");
         assert_eq!(ext.scope, Scope::Extension);
         assert!(parse_arm_path("/subscriptions/{s}/providers/Microsoft.X/things").is_none());
-        assert!(parse_arm_path("/subscriptions/{s}/resourceGroups/{rg}").is_none());
+        let rg = parse_arm_path("/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}").expect("path");
+        assert_eq!(rg.arm_type, "Microsoft.Resources/resourceGroups");
+        assert_eq!(rg.scope, Scope::Subscription);
+        assert_eq!(rg.name_parameters, vec!["resourceGroupName".to_string()]);
+        assert!(parse_arm_path("/subscriptions/{s}/resourceGroups/fixed").is_none());
+        assert!(parse_arm_path("/subscriptions/{s}/resourceGroups/{rg}/things").is_none());
     }
 }

@@ -249,11 +249,15 @@ impl Builder {
                 let t = Instant::now();
                 let mut resources = discover(&specs)?;
                 resources.retain(|r| {
+                    let included = group.resources.include.is_empty() || group.resources.include.contains(&r.arm_type);
+                    if included && !group.resources.include.is_empty() {
+                        matched_resources.insert(format!("resources.include.{}", r.arm_type));
+                    }
                     let excluded = group.resources.exclude.contains(&r.arm_type);
                     if excluded {
                         matched_resources.insert(format!("resources.exclude.{}", r.arm_type));
                     }
-                    !excluded
+                    included && !excluded
                 });
                 for r in &mut resources {
                     if let Some(kind) = group.resources.rename.get(&r.arm_type) {
@@ -301,8 +305,13 @@ impl Builder {
                     key: format!("groups.{group_name}.{}", p.key),
                     message: p.message,
                 })?;
-                let mut shaped =
-                    crate::kube::shape_with(&ir, &group.kube_group(group_name), kube_version, is_hub, &kube_options);
+                let mut shaped = crate::kube::shape_with(
+                    &ir,
+                    &group.kube_group(group_name, &config.output.api_domain),
+                    kube_version,
+                    is_hub,
+                    &kube_options,
+                );
                 shaped.served = version.served;
                 timings.add("kube", t.elapsed());
                 kubes.insert(key.clone(), shaped);
@@ -318,8 +327,13 @@ impl Builder {
                     return Err(stale_key(&key));
                 }
             }
-            for arm_type in &group.resources.exclude {
-                let key = format!("resources.exclude.{arm_type}");
+            for arm_type in group.resources.include.iter().chain(&group.resources.exclude) {
+                let list = if group.resources.include.contains(arm_type) {
+                    "include"
+                } else {
+                    "exclude"
+                };
+                let key = format!("resources.{list}.{arm_type}");
                 if !matched_resources.contains(&key) && !self.options.is_filtered() {
                     return Err(stale_key(&key));
                 }

@@ -58,7 +58,7 @@ impl Family {
 /// The Kubernetes shape of one API version.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct KubeIr {
-    /// The Kubernetes API group, e.g. `containerservice.azure.com`.
+    /// The Kubernetes API group, e.g. `containerservice.armgen.dev`.
     pub group: String,
     /// The Kubernetes version, e.g. `v2alpha1`.
     pub version: String,

@@ -19,6 +19,7 @@ fn config() -> Config {
         output: OutputConfig {
             crate_name: "widgets-api".into(),
             description: None,
+            api_domain: armgen::config::DEFAULT_API_DOMAIN.into(),
         },
         groups: BTreeMap::from([(
             "fixture".to_string(),

@@ -59,7 +59,7 @@ fn emitted_diff_impls() {
     ]);
     let ir = finished(&f, &o);
     armgen::diff::check_config(&ir, &o).expect("valid rules");
-    let kube = armgen::kube::shape(&ir, "fixture.azure.com", "v1", true);
+    let kube = armgen::kube::shape(&ir, "fixture.armgen.dev", "v1", true);
     let outputs = [VersionOutput {
         group: "fixture",
         provider: "Microsoft.Fixture",

@@ -61,7 +61,7 @@ fn a_thousand_deep_chain_generates_and_every_crd_fits_in_one_mebibyte() {
     let [f] = g.fitted.as_slice() else {
         panic!("one CRD was fitted: {:?}", g.fitted)
     };
-    assert_eq!(f.crd, "widgets.test.azure.com");
+    assert_eq!(f.crd, "widgets.test.armgen.dev");
     assert!(
         f.original > 10 * MAX_CRD_BYTES,
         "the untrimmed manifest is far over: {}",
@@ -124,12 +124,12 @@ fn a_chain_over_the_budget_is_reported_on_stderr() {
     assert!(out.status.success(), "{stderr}");
     let line = stderr
         .lines()
-        .find(|l| l.starts_with("warning: CRD widgets.test.azure.com is "))
+        .find(|l| l.starts_with("warning: CRD widgets.test.armgen.dev is "))
         .unwrap_or_else(|| panic!("no warning on stderr:\n{stderr}"));
     for needle in ["over the budget of 1048576", "descriptions", "bytes written"] {
         assert!(line.contains(needle), "{needle:?} in {line}");
     }
-    let written = std::fs::read_to_string(dir.path().join("out/crds/widgets.test.azure.com.yaml")).expect("crd");
+    let written = std::fs::read_to_string(dir.path().join("out/crds/widgets.test.armgen.dev.yaml")).expect("crd");
     assert!(line.contains(&format!("({} bytes written)", written.len())), "{line}");
 }
 

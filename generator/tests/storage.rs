@@ -31,6 +31,7 @@ fn generate(versions: &[(&str, VersionConfig)]) -> armgen::Generation {
         output: OutputConfig {
             crate_name: "widgets-api".into(),
             description: None,
+            api_domain: armgen::config::DEFAULT_API_DOMAIN.into(),
         },
         groups: BTreeMap::from([(
             "fixture".to_string(),
@@ -77,9 +78,9 @@ fn a_kind_the_storage_version_lacks_is_stored_in_the_newest_non_preview_version(
         ("v2", version("2024-06-01", "storage/lean.json", true)),
         ("v3alpha1", version("2025-01-01-preview", "fixture/widgets.json", false)),
     ]);
-    assert_eq!(stored(&generation, "crds/widgets.fixture.azure.com.yaml"), ["v2"]);
-    assert_eq!(stored(&generation, "crds/gadgets.fixture.azure.com.yaml"), ["v1"]);
-    let crd = &generation.files[Path::new("crds/gadgets.fixture.azure.com.yaml")];
+    assert_eq!(stored(&generation, "crds/widgets.fixture.armgen.dev.yaml"), ["v2"]);
+    assert_eq!(stored(&generation, "crds/gadgets.fixture.armgen.dev.yaml"), ["v1"]);
+    let crd = &generation.files[Path::new("crds/gadgets.fixture.armgen.dev.yaml")];
     assert!(
         crd.contains("v1 is stored: the storage version lacks the kind: the newest non-preview version that has it"),
         "the CRD notes the choice:\n{}",
@@ -112,7 +113,10 @@ fn a_kind_only_previews_have_is_stored_in_the_newest_preview() {
         ("v3alpha1", version("2025-01-01-preview", "fixture/widgets.json", false)),
         ("v4alpha1", version("2025-06-01-preview", "fixture/widgets.json", false)),
     ]);
-    assert_eq!(stored(&generation, "crds/gadgets.fixture.azure.com.yaml"), ["v4alpha1"]);
+    assert_eq!(
+        stored(&generation, "crds/gadgets.fixture.armgen.dev.yaml"),
+        ["v4alpha1"]
+    );
     let report = &generation.files[Path::new("REPORT.md")];
     assert!(
         report.contains(
@@ -136,7 +140,7 @@ fn an_unserved_version_is_kept_for_stored_objects_only() {
         ("v2", version("2024-06-01", "storage/lean.json", true)),
         ("v3", version("2025-01-01", "fixture/widgets.json", false)),
     ]);
-    let file = "crds/gadgets.fixture.azure.com.yaml";
+    let file = "crds/gadgets.fixture.armgen.dev.yaml";
     let crd: serde_json::Value = serde_yaml_ng::from_str(&generation.files[Path::new(file)]).expect("yaml");
     let versions = crd["spec"]["versions"].as_array().expect("versions");
     let v1 = versions
@@ -171,6 +175,7 @@ fn an_unserved_version_is_kept_for_stored_objects_only() {
         output: OutputConfig {
             crate_name: "widgets-api".into(),
             description: None,
+            api_domain: armgen::config::DEFAULT_API_DOMAIN.into(),
         },
         groups: BTreeMap::from([(
             "fixture".to_string(),

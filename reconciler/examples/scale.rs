@@ -137,9 +137,9 @@ fn row(phase: &str, wall: &str, rate: &str, c: &Value, total: usize, rss: &str) 
 
 fn resource(kind: &str, plural: &str) -> ApiResource {
     ApiResource {
-        group: "containerservice.azure.com".into(),
+        group: "containerservice.armgen.dev".into(),
         version: "v2alpha1".into(),
-        api_version: "containerservice.azure.com/v2alpha1".into(),
+        api_version: "containerservice.armgen.dev/v2alpha1".into(),
         kind: kind.into(),
         plural: plural.into(),
     }
@@ -248,7 +248,7 @@ async fn run() -> Result<(), String> {
     for c in 0..a.clusters {
         let name = format!("c{c:04}");
         let cluster = json!({
-            "apiVersion": "containerservice.azure.com/v2alpha1", "kind": "ManagedCluster",
+            "apiVersion": "containerservice.armgen.dev/v2alpha1", "kind": "ManagedCluster",
             "metadata": {"name": name, "namespace": NS},
             "spec": {"owner": {"name": format!("rg-{}", c % 50)}, "location": "westeurope", "dnsPrefix": name,
                 "kubernetesVersion": "1.31", "identity": {"type": "SystemAssigned"},
@@ -261,7 +261,7 @@ async fn run() -> Result<(), String> {
             .map_err(|e| e.to_string())?;
         for p in 0..a.pools {
             let pool = json!({
-                "apiVersion": "containerservice.azure.com/v2alpha1", "kind": "AgentPool",
+                "apiVersion": "containerservice.armgen.dev/v2alpha1", "kind": "AgentPool",
                 "metadata": {"name": format!("{name}-p{p}"), "namespace": NS},
                 "spec": {"owner": {"name": name}, "azureName": format!("pool{p}"), "count": 2,
                     "vmSize": "Standard_D8s_v5", "mode": "User"},

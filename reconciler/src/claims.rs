@@ -33,15 +33,15 @@ use sha2::{Digest, Sha256};
 use crate::reconcile::{api_resource, find_kind};
 
 /// Annotations on a claim Lease.
-const ARM_ID: &str = "armgen.azure.com/arm-id";
-const CLAIMANT_UID: &str = "armgen.azure.com/claimant-uid";
-const CLAIMANT_GROUP: &str = "armgen.azure.com/claimant-group";
-const CLAIMANT_VERSION: &str = "armgen.azure.com/claimant-version";
-const CLAIMANT_KIND: &str = "armgen.azure.com/claimant-kind";
-const CLAIMANT_NAMESPACE: &str = "armgen.azure.com/claimant-namespace";
-const CLAIMANT_NAME: &str = "armgen.azure.com/claimant-name";
-/// The label every claim Lease has (`kubectl get leases -l armgen.azure.com/claim`).
-pub const CLAIM_LABEL: &str = "armgen.azure.com/claim";
+const ARM_ID: &str = "armgen.dev/arm-id";
+const CLAIMANT_UID: &str = "armgen.dev/claimant-uid";
+const CLAIMANT_GROUP: &str = "armgen.dev/claimant-group";
+const CLAIMANT_VERSION: &str = "armgen.dev/claimant-version";
+const CLAIMANT_KIND: &str = "armgen.dev/claimant-kind";
+const CLAIMANT_NAMESPACE: &str = "armgen.dev/claimant-namespace";
+const CLAIMANT_NAME: &str = "armgen.dev/claimant-name";
+/// The label every claim Lease has (`kubectl get leases -l armgen.dev/claim`).
+pub const CLAIM_LABEL: &str = "armgen.dev/claim";
 
 /// The custom resource that claims (or holds) an ARM ID.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -280,7 +280,7 @@ mod tests {
 
     fn child(ns: &str, name: &str, owner: &str) -> DynamicObject {
         serde_json::from_value(json!({
-            "apiVersion": "containerservice.azure.com/v2alpha1",
+            "apiVersion": "containerservice.armgen.dev/v2alpha1",
             "kind": "AgentPool",
             "metadata": {"name": name, "namespace": ns},
             "spec": {"owner": {"name": owner}},

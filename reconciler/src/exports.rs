@@ -38,7 +38,7 @@ use serde_json::{Value, json};
 use crate::reconcile::{Error, Failure, Retry, Shared};
 
 /// The annotation on an exported Secret with the time (RFC 3339) its values were last fetched from Azure.
-pub const EXPORTED_AT: &str = "armgen.azure.com/exported-at";
+pub const EXPORTED_AT: &str = "armgen.dev/exported-at";
 
 /// `spec.operatorSpec`, read generically (every kind's has this shape, with the kind's export names).
 #[derive(Debug, Default, Deserialize)]

@@ -23,7 +23,7 @@ use kube::runtime::events::{Recorder, Reporter};
 /// Credentials: the global default comes from the environment (AZURE_SUBSCRIPTION_ID, AZURE_TENANT_ID,
 /// AZURE_CLIENT_ID, and AZURE_FEDERATED_TOKEN_FILE for workload identity, AZURE_USE_MANAGED_IDENTITY=true for
 /// managed identity, or AZURE_CLIENT_SECRET; AZURE_AUTHORITY_HOST, AZURE_IDENTITY_ENDPOINT). A Secret named
-/// `armgen-credential` in a namespace overrides it there, and the annotation `armgen.azure.com/credential-from:
+/// `armgen-credential` in a namespace overrides it there, and the annotation `armgen.dev/credential-from:
 /// <secret>` on a resource overrides both; a namespace Secret proves only its own identity (AZURE_FEDERATED_TOKEN or
 /// AZURE_CLIENT_SECRET), at an authority host from --allowed-authority-hosts. Kubernetes access: in-cluster service
 /// account or KUBECONFIG.

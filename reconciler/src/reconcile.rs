@@ -42,9 +42,9 @@ use crate::names;
 use crate::resolve;
 
 /// The finalizer the reconciler puts on every managed custom resource before its first PUT.
-pub const FINALIZER: &str = "armgen.azure.com/finalizer";
+pub const FINALIZER: &str = "armgen.dev/finalizer";
 /// The reconcile policy annotation: `manage` (default), `skip` or `detach-on-delete`.
-pub const POLICY_ANNOTATION: &str = "armgen.azure.com/reconcile-policy";
+pub const POLICY_ANNOTATION: &str = "armgen.dev/reconcile-policy";
 
 /// What the reconciler may do to the Azure resource of one custom resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -169,7 +169,7 @@ async fn a_create_adds_the_finalizer_before_the_put_then_persists_the_operation(
             &leases,
             |body| {
                 assert_eq!(body["metadata"]["name"], lease.as_str());
-                assert_eq!(body["metadata"]["annotations"]["armgen.azure.com/claimant-uid"], "u-1");
+                assert_eq!(body["metadata"]["annotations"]["armgen.dev/claimant-uid"], "u-1");
                 assert_eq!(body["spec"]["holderIdentity"], format!("ManagedCluster {NS}/demo"));
             },
             (201, json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": lease, "namespace": "x"}})),

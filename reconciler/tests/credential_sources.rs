@@ -1,4 +1,4 @@
-//! Which credentials an object is reconciled with: the Secret named by its `armgen.azure.com/credential-from`
+//! Which credentials an object is reconciled with: the Secret named by its `armgen.dev/credential-from`
 //! annotation, else the namespace's `armgen-credential` Secret, else the operator's global credential — and the
 //! `Ready` condition naming what is missing — and what a namespace's Secret may not do: use the operator's own
 //! identity (federated token file, node managed identity, a file path, an identity endpoint), send token
@@ -390,7 +390,7 @@ async fn the_credential_annotation_must_name_a_secret_of_the_namespace() {
             "{message}"
         );
         assert!(
-            message.starts_with("annotation armgen.azure.com/credential-from: must name a Secret"),
+            message.starts_with("annotation armgen.dev/credential-from: must name a Secret"),
             "{message}"
         );
         assert_eq!(h.api.count("GET", "/secrets"), 0, "{bad:?}: no Secret was read");

@@ -947,12 +947,9 @@ fn annotation_selects_the_secret() {
     let mut annotations = BTreeMap::new();
     annotations.insert("other".to_string(), "x".to_string());
     assert_eq!(credential_secret_name(Some(&annotations)).unwrap(), "armgen-credential");
-    annotations.insert("armgen.azure.com/credential-from".to_string(), "prod-creds".to_string());
+    annotations.insert("armgen.dev/credential-from".to_string(), "prod-creds".to_string());
     assert_eq!(credential_secret_name(Some(&annotations)).unwrap(), "prod-creds");
-    annotations.insert(
-        "armgen.azure.com/credential-from".to_string(),
-        " team.creds-2 ".to_string(),
-    );
+    annotations.insert("armgen.dev/credential-from".to_string(), " team.creds-2 ".to_string());
     assert_eq!(credential_secret_name(Some(&annotations)).unwrap(), "team.creds-2");
 }
 
@@ -976,11 +973,11 @@ fn annotation_must_be_a_secret_name() {
         long_label.as_str(),
     ] {
         let mut annotations = BTreeMap::new();
-        annotations.insert("armgen.azure.com/credential-from".to_string(), bad.to_string());
+        annotations.insert("armgen.dev/credential-from".to_string(), bad.to_string());
         let error = credential_secret_name(Some(&annotations)).unwrap_err();
         assert!(
             error.to_string().starts_with(
-                "annotation armgen.azure.com/credential-from: must name a Secret in the resource's own namespace"
+                "annotation armgen.dev/credential-from: must name a Secret in the resource's own namespace"
             ),
             "{bad:?}: {error}"
         );

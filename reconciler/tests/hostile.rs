@@ -379,7 +379,7 @@ async fn secret_and_cross_namespace_references_are_checked() {
     team_a_cluster(&h).await;
     let mut spec = pool_spec("demo");
     spec["vnetSubnetID"] =
-        json!({"group": "containerservice.azure.com", "kind": "ManagedCluster", "name": "demo", "namespace": OTHER});
+        json!({"group": "containerservice.armgen.dev", "kind": "ManagedCluster", "name": "demo", "namespace": OTHER});
     h.apply("AgentPool", "crossns", spec).await;
     h.reconcile("AgentPool", "crossns").await;
     let (status, reason, message) = h.ready("AgentPool", "crossns").await;

@@ -11,7 +11,7 @@ use aks_reconciler::metrics::Metrics;
 use aks_reconciler::serve::{self, Readiness, ServeError, WebhookOptions};
 use serde_json::{Value, json};
 
-const GROUP: &str = "containerservice.azure.com";
+const GROUP: &str = "containerservice.armgen.dev";
 const RELOAD: Duration = Duration::from_millis(50);
 
 /// A self-signed certificate for `localhost`: (certificate PEM, key PEM, certificate DER).

@@ -50,7 +50,7 @@ use crate::escape_pointer;
 use crate::kube::ConversionError;
 
 /// The annotation holding the property bag of a converted object.
-pub const PROPERTY_BAG_ANNOTATION: &str = "armgen.azure.com/property-bag";
+pub const PROPERTY_BAG_ANNOTATION: &str = "armgen.dev/property-bag";
 
 /// Where a value sits in the custom resource, built on the stack while converting and rendered only when
 /// the bag is used. Field segments carry the JSON name on the source side and on the target side (they

@@ -46,7 +46,7 @@ pub struct ResourceInfo {
 pub struct VersionInfo {
     /// The API group's module name, as the dispatch functions take it (e.g. `containerservice`).
     pub group: &'static str,
-    /// The Kubernetes API group of the custom resources (e.g. `containerservice.azure.com`).
+    /// The Kubernetes API group of the custom resources (e.g. `containerservice.armgen.dev`).
     pub kube_group: &'static str,
     /// The Kubernetes version (e.g. `v2alpha1`).
     pub version: &'static str,
@@ -67,7 +67,7 @@ pub struct VersionInfo {
 pub struct KindInfo {
     /// The API group's module name (e.g. `containerservice`).
     pub group: &'static str,
-    /// The Kubernetes API group (e.g. `containerservice.azure.com`).
+    /// The Kubernetes API group (e.g. `containerservice.armgen.dev`).
     pub kube_group: &'static str,
     /// The Kubernetes version (e.g. `v2alpha1`).
     pub version: &'static str,

@@ -296,7 +296,7 @@ fn orchard_every_kind_round_trips_between_every_ordered_pair_of_versions() {
 /// properties next to a spot price, and `outboundType: None` (an enum value other versions spell differently).
 #[test]
 fn cases_found_earlier_round_trip() {
-    let group = "containerservice.azure.com";
+    let group = "containerservice.armgen.dev";
     let object = |version: &str, kind: &str, spec: Value, status: Option<Value>| {
         let mut cr = json!({
             "apiVersion": format!("{group}/{version}"),

@@ -19,7 +19,7 @@ use armgen_runtime::hub::PROPERTY_BAG_ANNOTATION;
 use common::examples::{all_payloads, first_difference};
 use serde_json::{Value, json};
 
-const GROUP: &str = "containerservice.azure.com";
+const GROUP: &str = "containerservice.armgen.dev";
 
 /// `kind` → version → `openAPIV3Schema`, from the committed CRDs.
 fn crd_schemas() -> BTreeMap<String, BTreeMap<String, Value>> {

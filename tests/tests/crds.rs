@@ -20,7 +20,7 @@ use armgen::kube::{Exports, KubeField, KubeIr, KubeRef, Owner, Special};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{Value, json};
 
-const GROUP: &str = "containerservice.azure.com";
+const GROUP: &str = "containerservice.armgen.dev";
 
 /// The generation on the real specs, shared by the tests of this file (each marked to be ignored when the spec
 /// root is missing; see `common::spec_root`).
@@ -77,8 +77,8 @@ fn fixture() -> &'static Fixture {
         let resources = armgen::discover::discover(&specs).expect("discover");
         let mut ir = armgen::passes::lower::lower(&specs, &resources, "2024-01-01").expect("lower");
         armgen::passes::run_all(&mut ir, &VersionOverrides::default());
-        let v1 = armgen::kube::shape(&ir, "fixture.azure.com", "v1", false);
-        let v2 = armgen::kube::shape(&ir, "fixture.azure.com", "v2", true);
+        let v1 = armgen::kube::shape(&ir, "fixture.armgen.dev", "v1", false);
+        let v2 = armgen::kube::shape(&ir, "fixture.armgen.dev", "v2", true);
         Fixture { ir, v1, v2 }
     })
 }
@@ -835,7 +835,7 @@ fn managed_cluster(version: &str) -> Value {
                 "networkPlugin": "azure", "podCidr": "10.244.0.0/16", "serviceCidr": "10.0.0.0/16",
                 "dnsServiceIP": "10.0.0.10", "outboundType": "loadBalancer",
             },
-            "diskEncryptionSetID": {"kind": "DiskEncryptionSet", "group": "compute.azure.com", "name": "des1"},
+            "diskEncryptionSetID": {"kind": "DiskEncryptionSet", "group": "compute.armgen.dev", "name": "des1"},
             "sku": {"name": "Base", "tier": "Standard"},
             "enableRBAC": true,
             "addonProfiles": {"azurepolicy": {"enabled": true, "config": {"version": "v2"}}},
@@ -871,7 +871,7 @@ fn agent_pool(version: &str) -> Value {
             "osType": "Linux",
             "osSKU": "AzureLinux",
             "mode": "User",
-            "vnetSubnetID": {"kind": "VirtualNetworksSubnet", "group": "network.azure.com", "name": "nodes"},
+            "vnetSubnetID": {"kind": "VirtualNetworksSubnet", "group": "network.armgen.dev", "name": "nodes"},
             "nodeLabels": {"workload": "batch"},
             "nodeTaints": ["batch=true:NoSchedule"],
             "upgradeSettings": {"maxSurge": "33%", "drainTimeoutInMinutes": 30},
@@ -1163,7 +1163,7 @@ fn aks_open_enums_accept_unknown_values() {
 
 fn widget() -> Value {
     json!({
-        "apiVersion": "fixture.azure.com/v2",
+        "apiVersion": "fixture.armgen.dev/v2",
         "kind": "Widget",
         "metadata": {"name": "w1"},
         "spec": {

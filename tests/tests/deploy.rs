@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 use serde_json::Value;
 
-const GROUP: &str = "containerservice.azure.com";
+const GROUP: &str = "containerservice.armgen.dev";
 /// Where the webhook certificate is mounted and what the reconciler's `--tls-*-file` defaults read.
 const CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
 

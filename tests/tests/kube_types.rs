@@ -35,13 +35,13 @@ fn custom_resources_are_kube_resources() {
     usable_with_kube_api::<ManagedCluster>();
     usable_with_kube_api::<AgentPool>();
     assert_eq!(ManagedCluster::kind(&()), "ManagedCluster");
-    assert_eq!(ManagedCluster::group(&()), "containerservice.azure.com");
+    assert_eq!(ManagedCluster::group(&()), "containerservice.armgen.dev");
     assert_eq!(ManagedCluster::version(&()), "v2alpha1");
     assert_eq!(ManagedCluster::plural(&()), "managedclusters");
-    assert_eq!(ManagedCluster::api_version(&()), "containerservice.azure.com/v2alpha1");
+    assert_eq!(ManagedCluster::api_version(&()), "containerservice.armgen.dev/v2alpha1");
     assert_eq!(
         ManagedCluster::url_path(&(), Some("ns")),
-        "/apis/containerservice.azure.com/v2alpha1/namespaces/ns/managedclusters"
+        "/apis/containerservice.armgen.dev/v2alpha1/namespaces/ns/managedclusters"
     );
 }
 
@@ -55,7 +55,7 @@ fn api_version_and_kind_are_written_and_read() {
         },
     );
     let value = serde_json::to_value(&cr).expect("serialize");
-    assert_eq!(value["apiVersion"], "containerservice.azure.com/v2alpha1");
+    assert_eq!(value["apiVersion"], "containerservice.armgen.dev/v2alpha1");
     assert_eq!(value["kind"], "ManagedCluster");
     assert_eq!(value["metadata"]["name"], "c1");
     assert_eq!(value["spec"], json!({"location": "westeurope"}));
@@ -300,13 +300,13 @@ fn template_kinds_are_kube_resources_holding_the_spec() {
     usable_with_kube_api::<AgentPoolTemplate>();
     usable_with_kube_api::<aks_api::containerservice::v1beta1::ManagedClusterTemplate>();
     assert_eq!(ManagedClusterTemplate::kind(&()), "ManagedClusterTemplate");
-    assert_eq!(ManagedClusterTemplate::group(&()), "containerservice.azure.com");
+    assert_eq!(ManagedClusterTemplate::group(&()), "containerservice.armgen.dev");
     assert_eq!(ManagedClusterTemplate::version(&()), "v2alpha1");
     assert_eq!(ManagedClusterTemplate::plural(&()), "managedclustertemplates");
     assert_eq!(AgentPoolTemplate::plural(&()), "agentpooltemplates");
     assert_eq!(
         AgentPoolTemplate::url_path(&(), Some("ns")),
-        "/apis/containerservice.azure.com/v2alpha1/namespaces/ns/agentpooltemplates"
+        "/apis/containerservice.armgen.dev/v2alpha1/namespaces/ns/agentpooltemplates"
     );
 
     let spec = ManagedClusterSpec {
@@ -319,7 +319,7 @@ fn template_kinds_are_kube_resources_holding_the_spec() {
     assert_eq!(
         value,
         json!({
-            "apiVersion": "containerservice.azure.com/v2alpha1",
+            "apiVersion": "containerservice.armgen.dev/v2alpha1",
             "kind": "ManagedClusterTemplate",
             "metadata": {"name": "standard"},
             "spec": {"template": {"spec": {"location": "westeurope", "kubernetesVersion": "1.33"}}},
@@ -517,7 +517,7 @@ fn crd_returns_the_committed_manifest_of_each_kind() {
     // The typed accessor is the same manifest.
     assert_eq!(
         aks_api::containerservice::v2alpha1::ManagedCluster::crd().expect("crd"),
-        aks_api::custom_resource_definition("containerservice.azure.com", "ManagedCluster")
+        aks_api::custom_resource_definition("containerservice.armgen.dev", "ManagedCluster")
             .expect("ManagedCluster")
             .expect("crd")
     );

@@ -83,7 +83,7 @@ fn the_fixture_changes_convert_as_declared() {
     let objects = objects();
     let (old, middle, new) = (&objects[0], &objects[1], &objects[2]);
 
-    let hub = convert(old, "orchard.azure.com/v3");
+    let hub = convert(old, "orchard.armgen.dev/v3");
     assert_eq!(
         hub["spec"]["capacity"], 120,
         "v1 size is the hub's capacity (renames in armgen.yaml)"
@@ -107,7 +107,7 @@ fn the_fixture_changes_convert_as_declared() {
     );
     assert_eq!(hub["metadata"]["annotations"]["owner-team"], "fruit");
 
-    let v1 = convert(middle, "orchard.azure.com/v1");
+    let v1 = convert(middle, "orchard.armgen.dev/v1");
     assert!(v1["spec"].get("variety").is_none(), "v1 has no Plum");
     assert_eq!(v1["spec"]["size"], 50);
     assert_eq!(
@@ -120,7 +120,7 @@ fn the_fixture_changes_convert_as_declared() {
         json!({"/spec/pricePerKilo": 0.123456789012, "/spec/pruning": "winter", "/spec/variety": "Plum"})
     );
 
-    let v2 = convert(new, "orchard.azure.com/v2");
+    let v2 = convert(new, "orchard.armgen.dev/v2");
     assert_eq!(v2["spec"]["variety"], json!(null), "v2 has no Cherry");
     assert_eq!(
         v2["spec"]["trees"],
@@ -140,9 +140,9 @@ fn the_fixture_changes_convert_as_declared() {
         })
     );
     assert_eq!(v2["spec"]["irrigation"], json!({"enabled": false}));
-    let small = json!({"apiVersion": "orchard.azure.com/v3", "kind": "Orchard", "metadata": {"name": "s"}, "spec": {"capacity": 7}});
+    let small = json!({"apiVersion": "orchard.armgen.dev/v3", "kind": "Orchard", "metadata": {"name": "s"}, "spec": {"capacity": 7}});
     assert_eq!(
-        convert(&small, "orchard.azure.com/v1")["spec"]["size"],
+        convert(&small, "orchard.armgen.dev/v1")["spec"]["size"],
         7,
         "a value that fits narrows"
     );
@@ -156,7 +156,7 @@ fn spokes_convert_to_each_other_losing_nothing() {
     let objects = objects();
     let (old, middle) = (&objects[0], &objects[1]);
 
-    let v2 = convert(old, "orchard.azure.com/v2");
+    let v2 = convert(old, "orchard.armgen.dev/v2");
     assert_eq!(
         v2["spec"]["pricePerKilo"],
         json!(0.1),
@@ -176,15 +176,15 @@ fn spokes_convert_to_each_other_losing_nothing() {
         json!({"/spec/legacyMode": true, "/spec/notes/author": "ana", "/status/legacyMode": true}),
         "the part of notes v2 lacks stays in the bag at its own place"
     );
-    assert_eq!(convert(&v2, "orchard.azure.com/v1"), *old);
+    assert_eq!(convert(&v2, "orchard.armgen.dev/v1"), *old);
 
-    let v1 = convert(middle, "orchard.azure.com/v1");
+    let v1 = convert(middle, "orchard.armgen.dev/v1");
     assert!(
         v1["spec"].get("pricePerKilo").is_none(),
         "v1's float cannot hold 0.123456789012"
     );
     assert_eq!(v1["spec"]["notes"], json!({"text": "check the pears"}));
-    let back = convert(&v1, "orchard.azure.com/v2");
+    let back = convert(&v1, "orchard.armgen.dev/v2");
     assert_eq!(back, normalize_custom_resource(middle.clone()).expect("normalize"));
     assert_eq!(back["spec"]["pricePerKilo"], json!(0.123456789012));
     assert_eq!(back["spec"]["pruning"], "winter", "the property only v2 has comes back");

@@ -13,13 +13,13 @@ pub mod v2alpha1;
 /// ARM API version 2026-08-01 of `Microsoft.ContainerService` (storage version).
 #[cfg(feature = "v2beta1")]
 pub mod v2beta1;
-/// Reads a custom resource of `containerservice.azure.com` (JSON) into the types of its version and writes it back, as a conversion writes objects of that version: known enum values in the spec's spelling, numbers as their types write them, properties the version lacks dropped.
+/// Reads a custom resource of `containerservice.armgen.dev` (JSON) into the types of its version and writes it back, as a conversion writes objects of that version: known enum values in the spec's spelling, numbers as their types write them, properties the version lacks dropped.
 pub fn normalize(
     object: serde_json::Value,
 ) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
     let source = armgen_runtime::hub::TypeMeta::of(
         &object,
-        "containerservice.azure.com",
+        "containerservice.armgen.dev",
     )?;
     match (source.kind.as_str(), source.version.as_str()) {
         #[cfg(feature = "v1beta1")]
@@ -206,7 +206,7 @@ pub fn normalize(
     }
 }
 
-/// Converts a custom resource of `containerservice.azure.com` (JSON, any served version) to `desired_api_version`, through the hub `v2beta1`, as the conversion webhook does. An object already at that version comes back unchanged.
+/// Converts a custom resource of `containerservice.armgen.dev` (JSON, any served version) to `desired_api_version`, through the hub `v2beta1`, as the conversion webhook does. An object already at that version comes back unchanged.
 #[cfg(feature = "v2beta1")]
 pub fn convert(
     object: serde_json::Value,
@@ -214,11 +214,11 @@ pub fn convert(
 ) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
     let target = armgen_runtime::hub::TypeMeta::of_api_version(
         desired_api_version,
-        "containerservice.azure.com",
+        "containerservice.armgen.dev",
     )?;
     let source = armgen_runtime::hub::TypeMeta::of(
         &object,
-        "containerservice.azure.com",
+        "containerservice.armgen.dev",
     )?;
     if source.version == target.version {
         return Ok(object);
@@ -650,7 +650,7 @@ pub fn convert(
             Err(armgen_runtime::kube::ConversionError {
                 path: "kind".into(),
                 message: format!(
-                    "{kind} is not a kind of {}", "containerservice.azure.com"
+                    "{kind} is not a kind of {}", "containerservice.armgen.dev"
                 ),
             })
         }

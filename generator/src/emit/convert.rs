@@ -20,7 +20,7 @@
 //! | discriminated union, JSON ↔ typed, owner, `operatorSpec` | through JSON as far as it fits; the parts that do not are bagged |
 //! | anything else (a shape change) | bagged |
 //!
-//! "Bagged" means kept in the property bag (the `armgen.azure.com/property-bag` annotation; see
+//! "Bagged" means kept in the property bag (the `armgen.dev/property-bag` annotation; see
 //! `armgen_runtime::hub` for where and why) and restored when the object comes back; a property only one
 //! version has is bagged the same way. Nothing is dropped, so `spoke → hub → spoke` and `hub → spoke → hub`
 //! are identities; two spokes convert through the hub with the bag carried along (keyed by the hub's names), so

@@ -2,7 +2,7 @@
 //! of the kind in it, built from the Kubernetes shape ([`KubeIr`]) and the ARM IR ([`Ir`]) of each version.
 //!
 //! Layout: `crds/<plural>.<group>.yaml` in the generated crate's folder, e.g.
-//! `crds/managedclusters.containerservice.azure.com.yaml`. Each file starts with the generated-file header
+//! `crds/managedclusters.containerservice.armgen.dev.yaml`. Each file starts with the generated-file header
 //! (sources, and the ARM API version of every Kubernetes version in it). Beside them, `crds/kustomization.yaml`
 //! lists every manifest (sorted, the header as comments), so that a deployment can compose the folder with
 //! kustomize (which refuses files outside a kustomization root): `config/crd` references it.
@@ -98,7 +98,7 @@ pub const IMMUTABLE_RULE: &str = "self == oldSelf";
 /// One CustomResourceDefinition.
 #[derive(Debug, Clone)]
 pub struct Crd {
-    /// The Kubernetes API group, e.g. `containerservice.azure.com`.
+    /// The Kubernetes API group, e.g. `containerservice.armgen.dev`.
     pub group: String,
     pub kind: String,
     pub plural: String,

@@ -446,7 +446,7 @@ pub fn crate_files(
         text.push_str(
             " -->\n# Version conversions\n\nWhat converting each version to its hub (storage) version does, per pair of \
              matching types. Properties one side lacks, and values the other side cannot hold, are kept in the \
-             property bag (annotation `armgen.azure.com/property-bag`, keyed by JSON pointers with the hub's names) \
+             property bag (annotation `armgen.dev/property-bag`, keyed by JSON pointers with the hub's names) \
              and restored on the way back. Two versions that are not the hub convert through it, the bag carried \
              along, so each sees what it has of what the other wrote. A `float` and a `double` convert through their \
              shortest decimal representation (`0.1` stays `0.1`); a double no float has the decimal of is bagged.\n\n",

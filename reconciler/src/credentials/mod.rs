@@ -44,7 +44,7 @@
 //! # Per-namespace credentials: Secrets
 //!
 //! A resource can name a Secret in its own namespace with the annotation
-//! [`armgen.azure.com/credential-from`](CREDENTIAL_FROM_ANNOTATION) (a Secret name: a DNS-1123
+//! [`armgen.dev/credential-from`](CREDENTIAL_FROM_ANNOTATION) (a Secret name: a DNS-1123
 //! subdomain, so no `/`, no `..`, no other namespace — anything else sets `Ready=False` with reason
 //! `InvalidCredentialReference`); without the annotation the namespace's Secret
 //! [`armgen-credential`](DEFAULT_CREDENTIAL_SECRET) applies ([`credential_secret_name`] picks and
@@ -166,7 +166,7 @@ pub use registry::{Credentials, DEFAULT_MAX_CREDENTIALS};
 
 /// Annotation on a custom resource naming the Secret (in the resource's namespace) that holds the
 /// credential for it.
-pub const CREDENTIAL_FROM_ANNOTATION: &str = "armgen.azure.com/credential-from";
+pub const CREDENTIAL_FROM_ANNOTATION: &str = "armgen.dev/credential-from";
 
 /// Name of the Secret used for a namespace's resources when they carry no
 /// [`CREDENTIAL_FROM_ANNOTATION`].

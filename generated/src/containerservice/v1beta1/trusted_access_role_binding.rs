@@ -23,7 +23,7 @@ pub struct TrustedAccessRoleBinding {
 
 impl TrustedAccessRoleBinding {
     /// The custom resource's `apiVersion`.
-    pub const API_VERSION: &'static str = "containerservice.azure.com/v1beta1";
+    pub const API_VERSION: &'static str = "containerservice.armgen.dev/v1beta1";
     /// The custom resource's `kind`.
     pub const KIND: &'static str = "TrustedAccessRoleBinding";
     /// The ARM resource type it manages.
@@ -41,7 +41,7 @@ impl TrustedAccessRoleBinding {
     > {
         serde_yaml_ng::from_str(
             include_str!(
-                "../../../crds/trustedaccessrolebindings.containerservice.azure.com.yaml"
+                "../../../crds/trustedaccessrolebindings.containerservice.armgen.dev.yaml"
             ),
         )
     }
@@ -93,7 +93,7 @@ impl kube_core::Resource for TrustedAccessRoleBinding {
         "TrustedAccessRoleBinding".into()
     }
     fn group(_: &()) -> std::borrow::Cow<'_, str> {
-        "containerservice.azure.com".into()
+        "containerservice.armgen.dev".into()
     }
     fn version(_: &()) -> std::borrow::Cow<'_, str> {
         "v1beta1".into()

@@ -23,7 +23,7 @@ pub struct AgentPool {
 
 impl AgentPool {
     /// The custom resource's `apiVersion`.
-    pub const API_VERSION: &'static str = "containerservice.azure.com/v2alpha1";
+    pub const API_VERSION: &'static str = "containerservice.armgen.dev/v2alpha1";
     /// The custom resource's `kind`.
     pub const KIND: &'static str = "AgentPool";
     /// The ARM resource type it manages.
@@ -40,7 +40,7 @@ impl AgentPool {
         serde_yaml_ng::Error,
     > {
         serde_yaml_ng::from_str(
-            include_str!("../../../crds/agentpools.containerservice.azure.com.yaml"),
+            include_str!("../../../crds/agentpools.containerservice.armgen.dev.yaml"),
         )
     }
     /// A custom resource named `name` with `spec`.
@@ -87,7 +87,7 @@ impl kube_core::Resource for AgentPool {
         "AgentPool".into()
     }
     fn group(_: &()) -> std::borrow::Cow<'_, str> {
-        "containerservice.azure.com".into()
+        "containerservice.armgen.dev".into()
     }
     fn version(_: &()) -> std::borrow::Cow<'_, str> {
         "v2alpha1".into()
@@ -1335,7 +1335,7 @@ pub struct AgentPoolTemplate {
 
 impl AgentPoolTemplate {
     /// The custom resource's `apiVersion`.
-    pub const API_VERSION: &'static str = "containerservice.azure.com/v2alpha1";
+    pub const API_VERSION: &'static str = "containerservice.armgen.dev/v2alpha1";
     /// The custom resource's `kind`.
     pub const KIND: &'static str = "AgentPoolTemplate";
     /// The CustomResourceDefinition of this kind (all its versions), as committed in `crds/`.
@@ -1345,7 +1345,7 @@ impl AgentPoolTemplate {
     > {
         serde_yaml_ng::from_str(
             include_str!(
-                "../../../crds/agentpooltemplates.containerservice.azure.com.yaml"
+                "../../../crds/agentpooltemplates.containerservice.armgen.dev.yaml"
             ),
         )
     }
@@ -1382,7 +1382,7 @@ impl kube_core::Resource for AgentPoolTemplate {
         "AgentPoolTemplate".into()
     }
     fn group(_: &()) -> std::borrow::Cow<'_, str> {
-        "containerservice.azure.com".into()
+        "containerservice.armgen.dev".into()
     }
     fn version(_: &()) -> std::borrow::Cow<'_, str> {
         "v2alpha1".into()

@@ -23,7 +23,7 @@ pub struct MaintenanceConfiguration {
 
 impl MaintenanceConfiguration {
     /// The custom resource's `apiVersion`.
-    pub const API_VERSION: &'static str = "containerservice.azure.com/v2alpha1";
+    pub const API_VERSION: &'static str = "containerservice.armgen.dev/v2alpha1";
     /// The custom resource's `kind`.
     pub const KIND: &'static str = "MaintenanceConfiguration";
     /// The ARM resource type it manages.
@@ -41,7 +41,7 @@ impl MaintenanceConfiguration {
     > {
         serde_yaml_ng::from_str(
             include_str!(
-                "../../../crds/maintenanceconfigurations.containerservice.azure.com.yaml"
+                "../../../crds/maintenanceconfigurations.containerservice.armgen.dev.yaml"
             ),
         )
     }
@@ -93,7 +93,7 @@ impl kube_core::Resource for MaintenanceConfiguration {
         "MaintenanceConfiguration".into()
     }
     fn group(_: &()) -> std::borrow::Cow<'_, str> {
-        "containerservice.azure.com".into()
+        "containerservice.armgen.dev".into()
     }
     fn version(_: &()) -> std::borrow::Cow<'_, str> {
         "v2alpha1".into()

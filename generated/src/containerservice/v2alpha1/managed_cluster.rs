@@ -23,7 +23,7 @@ pub struct ManagedCluster {
 
 impl ManagedCluster {
     /// The custom resource's `apiVersion`.
-    pub const API_VERSION: &'static str = "containerservice.azure.com/v2alpha1";
+    pub const API_VERSION: &'static str = "containerservice.armgen.dev/v2alpha1";
     /// The custom resource's `kind`.
     pub const KIND: &'static str = "ManagedCluster";
     /// The ARM resource type it manages.
@@ -56,7 +56,9 @@ impl ManagedCluster {
         serde_yaml_ng::Error,
     > {
         serde_yaml_ng::from_str(
-            include_str!("../../../crds/managedclusters.containerservice.azure.com.yaml"),
+            include_str!(
+                "../../../crds/managedclusters.containerservice.armgen.dev.yaml"
+            ),
         )
     }
     /// A custom resource named `name` with `spec`.
@@ -107,7 +109,7 @@ impl kube_core::Resource for ManagedCluster {
         "ManagedCluster".into()
     }
     fn group(_: &()) -> std::borrow::Cow<'_, str> {
-        "containerservice.azure.com".into()
+        "containerservice.armgen.dev".into()
     }
     fn version(_: &()) -> std::borrow::Cow<'_, str> {
         "v2alpha1".into()
@@ -1719,7 +1721,7 @@ pub struct ManagedClusterTemplate {
 
 impl ManagedClusterTemplate {
     /// The custom resource's `apiVersion`.
-    pub const API_VERSION: &'static str = "containerservice.azure.com/v2alpha1";
+    pub const API_VERSION: &'static str = "containerservice.armgen.dev/v2alpha1";
     /// The custom resource's `kind`.
     pub const KIND: &'static str = "ManagedClusterTemplate";
     /// The CustomResourceDefinition of this kind (all its versions), as committed in `crds/`.
@@ -1729,7 +1731,7 @@ impl ManagedClusterTemplate {
     > {
         serde_yaml_ng::from_str(
             include_str!(
-                "../../../crds/managedclustertemplates.containerservice.azure.com.yaml"
+                "../../../crds/managedclustertemplates.containerservice.armgen.dev.yaml"
             ),
         )
     }
@@ -1768,7 +1770,7 @@ impl kube_core::Resource for ManagedClusterTemplate {
         "ManagedClusterTemplate".into()
     }
     fn group(_: &()) -> std::borrow::Cow<'_, str> {
-        "containerservice.azure.com".into()
+        "containerservice.armgen.dev".into()
     }
     fn version(_: &()) -> std::borrow::Cow<'_, str> {
         "v2alpha1".into()

@@ -23,7 +23,7 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// The custom resource's `apiVersion`.
-    pub const API_VERSION: &'static str = "containerservice.azure.com/v2alpha1";
+    pub const API_VERSION: &'static str = "containerservice.armgen.dev/v2alpha1";
     /// The custom resource's `kind`.
     pub const KIND: &'static str = "Snapshot";
     /// The ARM resource type it manages.
@@ -40,7 +40,7 @@ impl Snapshot {
         serde_yaml_ng::Error,
     > {
         serde_yaml_ng::from_str(
-            include_str!("../../../crds/snapshots.containerservice.azure.com.yaml"),
+            include_str!("../../../crds/snapshots.containerservice.armgen.dev.yaml"),
         )
     }
     /// A custom resource named `name` with `spec`.
@@ -87,7 +87,7 @@ impl kube_core::Resource for Snapshot {
         "Snapshot".into()
     }
     fn group(_: &()) -> std::borrow::Cow<'_, str> {
-        "containerservice.azure.com".into()
+        "containerservice.armgen.dev".into()
     }
     fn version(_: &()) -> std::borrow::Cow<'_, str> {
         "v2alpha1".into()

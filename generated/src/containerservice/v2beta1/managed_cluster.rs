@@ -23,7 +23,7 @@ pub struct ManagedCluster {
 
 impl ManagedCluster {
     /// The custom resource's `apiVersion`.
-    pub const API_VERSION: &'static str = "containerservice.azure.com/v2beta1";
+    pub const API_VERSION: &'static str = "containerservice.armgen.dev/v2beta1";
     /// The custom resource's `kind`.
     pub const KIND: &'static str = "ManagedCluster";
     /// The ARM resource type it manages.
@@ -56,7 +56,9 @@ impl ManagedCluster {
         serde_yaml_ng::Error,
     > {
         serde_yaml_ng::from_str(
-            include_str!("../../../crds/managedclusters.containerservice.azure.com.yaml"),
+            include_str!(
+                "../../../crds/managedclusters.containerservice.armgen.dev.yaml"
+            ),
         )
     }
     /// A custom resource named `name` with `spec`.
@@ -107,7 +109,7 @@ impl kube_core::Resource for ManagedCluster {
         "ManagedCluster".into()
     }
     fn group(_: &()) -> std::borrow::Cow<'_, str> {
-        "containerservice.azure.com".into()
+        "containerservice.armgen.dev".into()
     }
     fn version(_: &()) -> std::borrow::Cow<'_, str> {
         "v2beta1".into()
@@ -1802,7 +1804,7 @@ pub struct ManagedClusterTemplate {
 
 impl ManagedClusterTemplate {
     /// The custom resource's `apiVersion`.
-    pub const API_VERSION: &'static str = "containerservice.azure.com/v2beta1";
+    pub const API_VERSION: &'static str = "containerservice.armgen.dev/v2beta1";
     /// The custom resource's `kind`.
     pub const KIND: &'static str = "ManagedClusterTemplate";
     /// The CustomResourceDefinition of this kind (all its versions), as committed in `crds/`.
@@ -1812,7 +1814,7 @@ impl ManagedClusterTemplate {
     > {
         serde_yaml_ng::from_str(
             include_str!(
-                "../../../crds/managedclustertemplates.containerservice.azure.com.yaml"
+                "../../../crds/managedclustertemplates.containerservice.armgen.dev.yaml"
             ),
         )
     }
@@ -1851,7 +1853,7 @@ impl kube_core::Resource for ManagedClusterTemplate {
         "ManagedClusterTemplate".into()
     }
     fn group(_: &()) -> std::borrow::Cow<'_, str> {
-        "containerservice.azure.com".into()
+        "containerservice.armgen.dev".into()
     }
     fn version(_: &()) -> std::borrow::Cow<'_, str> {
         "v2beta1".into()

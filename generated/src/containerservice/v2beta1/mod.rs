@@ -27,7 +27,7 @@ pub use trusted_access_role_binding::*;
 mod snapshot;
 pub use snapshot::*;
 /// The Kubernetes API group of these custom resources.
-pub const GROUP: &str = "containerservice.azure.com";
+pub const GROUP: &str = "containerservice.armgen.dev";
 /// The kinds of this version.
 pub const KINDS: &[&str] = &[
     "ManagedCluster",
