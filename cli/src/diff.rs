@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 
-use super::{Failure, GROUP_KEY, display, emit, kube_group, read_input, version_of, versions};
+use super::{Failure, display, emit, read_input, version_and_kind};
 
 /// The output format of `armctl diff`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -42,41 +42,11 @@ fn differences(file: &Path, actual: &Path) -> Result<armgen_runtime::diff::Diffe
     let text = read_input(file)?;
     let cr: Value =
         serde_yaml_ng::from_str(&text).map_err(|e| format!("{shown}: not a valid YAML or JSON document: {e}"))?;
-    let api_version = cr.get("apiVersion").and_then(Value::as_str).ok_or_else(|| {
-        format!(
-            "{shown}: no `apiVersion` (a string such as `{}/v2alpha1`)",
-            kube_group()
-        )
-    })?;
-    let known = || {
-        versions()
-            .map(|(v, ..)| format!("{}/{v}", kube_group()))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let unknown = || {
-        Failure(format!(
-            "{shown}: unknown apiVersion `{api_version}`; known: {}",
-            known()
-        ))
-    };
-    let (version, _, kinds) = match api_version.split_once('/') {
-        Some((group, version)) if group == kube_group() => version_of(version).map_err(|_| unknown())?,
-        _ => return Err(unknown()),
-    };
-    let kind = cr
-        .get("kind")
-        .and_then(Value::as_str)
-        .ok_or_else(|| format!("{shown}: no `kind` (a string such as `ManagedCluster`)"))?;
-    let kind = kinds.iter().find(|k| **k == kind).ok_or_else(|| {
-        format!(
-            "{shown}: unknown kind `{kind}` in {api_version}; known kinds: {}",
-            kinds.join(", ")
-        )
-    })?;
+    let (version, kind) = version_and_kind(&cr, &shown)?;
+    let api_version = format!("{}/{}", version.kube_group, version.version);
     let arm_json = read_input(actual)?;
     let actual_shown = display(actual);
-    match aks_api::diff_custom_resource(GROUP_KEY, version, kind, &cr, &arm_json) {
+    match aks_api::diff_custom_resource(version.group, version.version, kind, &cr, &arm_json) {
         Some(Ok(d)) => Ok(d),
         Some(Err(e)) if e.input == "ARM body" => {
             Err(format!("{actual_shown}: not a {kind} ARM body: {}", e.message).into())

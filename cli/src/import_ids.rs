@@ -1,5 +1,7 @@
 //! `armctl import ARM_ID...`: GET existing Azure resources and print them as custom resources (YAML documents),
-//! through `aks_reconciler::import` — the same ARM client and credentials as the reconciler.
+//! through `aks_reconciler::import` — the same ARM client and credentials as the reconciler. The ID decides the kind
+//! (its resource type, in every API group of the registry) and the owner (by the kind's scope: the resource group,
+//! the parent custom resource, the scope an extension resource extends, or none for a resource group).
 
 use aks_reconciler::arm::{ArmClient, RetryPolicy};
 use aks_reconciler::credentials::CredentialConfig;

@@ -1,20 +1,23 @@
-//! `armctl`: the command-line tool over the generated AKS custom resources (in the spirit of Azure Service
-//! Operator's `asoctl`).
+//! `armctl`: the command-line tool over the generated custom resources of every API group of `azure-arm.yaml`
+//! (in the spirit of Azure Service Operator's `asoctl`). Groups, versions and kinds come from the generated
+//! registry (`aks_api::VERSIONS`, `aks_api::KINDS`; see `registry.rs`): each group has its own versions and
+//! storage version, and a kind is looked up in every group (`--group` picks one when a kind is in several).
 //!
 //! - `armctl import ARM_ID... [--children]` GETs existing Azure resources and prints custom resources (YAML) that
 //!   reconcile with zero differences; `armctl import --from-file ARM.json --kind KIND` does the same for a body;
-//!   each kind at `--version`, by default at the newest version that has it;
+//!   each kind at `--version` (a version of the kind's group), by default at the newest version that has it;
 //! - `armctl export -f CR.yaml` prints the ARM PUT body (JSON) the reconciler would send for a custom resource,
 //!   with secret references left as `$secret:name/key` placeholders;
 //! - `armctl convert --to VERSION -f OBJ.yaml` converts custom resources between the served versions, through
 //!   the code the conversion webhook runs;
-//! - `armctl crds` prints the CRD manifests;
+//! - `armctl crds [--group GROUP] [--kind KIND]` prints the CRD manifests (all, one group's, or one kind's);
 //! - `armctl diff -f CR.yaml --actual ARM.json` prints the differences between a custom resource and an ARM GET
 //!   body (exit code 1 when there are some; see `diff.rs`);
-//! - `armctl migrate-storage [--namespace NS] [--kind KIND] [--dry-run]` rewrites every stored object of our CRDs at
+//! - `armctl migrate-storage [--namespace NS] [--group GROUP] [--kind KIND] [--dry-run]` rewrites every stored object of our CRDs at
 //!   the current storage version and reduces each CRD's `status.storedVersions` to it (see `migrate.rs`).
 //!
-//! Errors (unknown kind or version, malformed or unreadable input) go to stderr with exit code 2.
+//! Errors (unknown kind, group or version, a kind in several groups without `--group`, malformed or unreadable
+//! input) go to stderr with exit code 2.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -31,44 +34,15 @@ mod crds {
 }
 mod diff;
 mod migrate;
+mod registry;
 
-/// The API group as `aks_api`'s dispatch functions name it.
-const GROUP_KEY: &str = "containerservice";
-
-/// The versions of `GROUP_KEY` that aks-api was built with: version, ARM API version, kinds. Taken from the
-/// generated `aks_api::VERSIONS`, so a new version in `azure-arm.yaml` needs no change here.
-fn versions() -> impl Iterator<Item = (&'static str, &'static str, &'static [&'static str])> {
-    aks_api::VERSIONS
-        .iter()
-        .filter(|v| v.group == GROUP_KEY)
-        .map(|v| (v.version, v.api_version, v.kinds))
-}
-
-/// The storage version of the group (in messages).
-fn storage_version() -> &'static str {
-    let mut group = aks_api::VERSIONS.iter().filter(|v| v.group == GROUP_KEY);
-    group
-        .clone()
-        .find(|v| v.storage)
-        .or_else(|| group.next_back())
-        .map(|v| v.version)
-        .unwrap_or_default()
-}
-
-/// The Kubernetes API group of the custom resources.
-fn kube_group() -> &'static str {
-    aks_api::VERSIONS
-        .iter()
-        .find(|v| v.group == GROUP_KEY)
-        .map(|v| v.kube_group)
-        .unwrap_or_default()
-}
+use registry::Group;
 
 #[derive(Parser)]
 #[command(
     name = "armctl",
     version,
-    about = "Import, export and inspect the AKS custom resources"
+    about = "Import, export and inspect the generated Azure custom resources (every API group of azure-arm.yaml)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -80,7 +54,10 @@ enum Command {
     /// Print custom resources (YAML) for existing Azure resources, by ARM resource ID (read with a GET), or for
     /// an ARM GET or PUT body in a file. Applied, they reconcile with zero differences.
     Import {
-        /// ARM resource IDs, e.g. `/subscriptions/…/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/prod`.
+        /// ARM resource IDs: a resource in a resource group or a child of one
+        /// (`/subscriptions/…/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/prod`), a
+        /// resource group (`/subscriptions/…/resourceGroups/rg`), or an extension resource
+        /// (`<scope ID>/providers/Microsoft.Authorization/roleAssignments/<GUID>`).
         #[arg(
             value_name = "ARM_ID",
             required_unless_present = "from_file",
@@ -101,11 +78,15 @@ enum Command {
         /// The ARM body (JSON); `-` reads stdin.
         #[arg(long = "from-file", short = 'f', value_name = "ARM.json", requires = "kind")]
         from_file: Option<PathBuf>,
-        /// The kind of the body in --from-file, e.g. `ManagedCluster`.
+        /// The kind of the body in --from-file, e.g. `ManagedCluster` (case-insensitive), looked up in every API
+        /// group.
         #[arg(long)]
         kind: Option<String>,
-        /// The Kubernetes version of the custom resources; default: for each kind, the newest version that has
-        /// it.
+        /// The API group of --kind (`network` or `network.armgen.dev`); needed only when the kind is in several.
+        #[arg(long, requires = "kind")]
+        group: Option<String>,
+        /// The Kubernetes version of the custom resources (a version of each kind's API group); default: for each
+        /// kind, the newest served version that has it.
         #[arg(long)]
         version: Option<String>,
         /// `metadata.namespace` (omitted when not given).
@@ -114,7 +95,10 @@ enum Command {
         /// `metadata.name` (--from-file only); defaults to the ARM body's `name`.
         #[arg(long, requires = "from_file")]
         name: Option<String>,
-        /// `spec.owner.name` (--from-file only): the resource group (top-level kinds) or the parent custom resource.
+        /// `spec.owner` (--from-file only): for a kind in a resource group, the resource group's name
+        /// (`spec.owner.name`) or ARM ID (`spec.owner.armId`); for a child kind, the parent custom resource's name;
+        /// for an extension kind (RoleAssignment), the ARM ID of the resource it extends, or its custom resource as
+        /// `KIND[.GROUP]/NAME`. Subscription-scoped kinds (ResourceGroup) have no owner.
         #[arg(long, requires = "from_file")]
         owner: Option<String>,
     },
@@ -131,7 +115,8 @@ enum Command {
         /// The custom resources: YAML documents (or JSON), each an object or a `List`; `-` reads stdin.
         #[arg(long = "file", short = 'f', value_name = "OBJ.yaml")]
         file: PathBuf,
-        /// The version to convert to: `v1beta1` or `containerservice.armgen.dev/v1beta1`.
+        /// The version to convert to: `containerservice.armgen.dev/v1beta1`, or a bare `v1beta1` (each object in
+        /// its own API group, which must have that version).
         #[arg(long, value_name = "VERSION")]
         to: String,
         /// Output format.
@@ -156,18 +141,26 @@ enum Command {
         /// Only the objects of this namespace; status.storedVersions is then left as it is.
         #[arg(long)]
         namespace: Option<String>,
-        /// Only the CRD of this kind (repeatable).
+        /// Only the CRD of this kind (repeatable, case-insensitive).
         #[arg(long = "kind", value_name = "KIND")]
         kinds: Vec<String>,
+        /// Only the CRDs of this API group (`network` or `network.armgen.dev`); also picks the group of a --kind
+        /// that is in several.
+        #[arg(long)]
+        group: Option<String>,
         /// Print what would be rewritten and patched; write nothing.
         #[arg(long)]
         dry_run: bool,
     },
     /// Print the CRD manifests (multi-document YAML).
     Crds {
-        /// Only the CRD of this kind.
+        /// Only the CRD of this kind (case-insensitive).
         #[arg(long)]
         kind: Option<String>,
+        /// Only the CRDs of this API group (`network` or `network.armgen.dev`); also picks the group of a --kind
+        /// that is in several.
+        #[arg(long)]
+        group: Option<String>,
     },
 }
 
@@ -191,6 +184,7 @@ fn main() -> ExitCode {
             anonymous,
             from_file,
             kind,
+            group,
             version,
             namespace,
             name,
@@ -199,6 +193,7 @@ fn main() -> ExitCode {
             (Some(from_file), Some(kind)) => import(
                 &from_file,
                 &kind,
+                group.as_deref(),
                 version.as_deref(),
                 namespace.as_deref(),
                 name.as_deref(),
@@ -215,14 +210,16 @@ fn main() -> ExitCode {
         },
         Command::Export { file } => export(&file),
         Command::Convert { file, to, output } => convert::convert(&file, &to, output),
-        Command::Crds { kind } => crds(kind.as_deref()),
+        Command::Crds { kind, group } => crds(kind.as_deref(), group.as_deref()),
         Command::MigrateStorage {
             namespace,
             kinds,
+            group,
             dry_run,
         } => migrate::run(&migrate::Options {
             namespace,
             kinds,
+            group,
             dry_run,
         }),
     };
@@ -235,32 +232,19 @@ fn main() -> ExitCode {
     }
 }
 
-fn known_versions() -> String {
-    versions().map(|(v, ..)| v).collect::<Vec<_>>().join(", ")
-}
-
-/// The version entry, or an error listing the known versions.
-fn version_of(version: &str) -> Result<(&'static str, &'static str, &'static [&'static str]), Failure> {
-    versions().find(|(v, ..)| *v == version).ok_or_else(|| {
-        Failure(format!(
-            "unknown version `{version}` of {}; known versions: {}",
-            kube_group(),
-            known_versions()
-        ))
-    })
-}
-
-/// The kind as spelled in `kinds` (matched case-insensitively), or an error listing the known kinds.
-fn kind_of(kind: &str, version: &str, kinds: &[&'static str]) -> Result<&'static str, Failure> {
-    kinds
+/// The kind as spelled in `version`'s kinds (matched case-insensitively), or an error listing them.
+fn kind_of(kind: &str, version: &armgen_runtime::VersionInfo) -> Result<&'static str, Failure> {
+    version
+        .kinds
         .iter()
         .find(|k| k.eq_ignore_ascii_case(kind))
         .copied()
         .ok_or_else(|| {
             Failure(format!(
-                "unknown kind `{kind}` in {}/{version}; known kinds: {}",
-                kube_group(),
-                kinds.join(", ")
+                "unknown kind `{kind}` in {}/{}; known kinds: {}",
+                version.kube_group,
+                version.version,
+                version.kinds.join(", ")
             ))
         })
 }
@@ -295,39 +279,91 @@ fn emit(text: &str) -> Result<(), Failure> {
     }
 }
 
-/// The newest served version that has `kind` (matched case-insensitively): the default of `armctl import`; an error
-/// listing the known kinds when no version has it.
-fn default_version(kind: &str) -> Result<&'static str, Failure> {
-    match armgen_runtime::newest(aks_api::KINDS, |k| {
-        k.group == GROUP_KEY && k.served && k.kind.eq_ignore_ascii_case(kind)
-    }) {
-        Some(info) => Ok(info.version),
-        None => {
-            let kinds: std::collections::BTreeSet<&str> =
-                versions().flat_map(|(_, _, kinds)| kinds.iter().copied()).collect();
-            Err(Failure(format!(
-                "unknown kind `{kind}` in {}; known kinds: {}",
-                kube_group(),
-                kinds.into_iter().collect::<Vec<_>>().join(", ")
-            )))
+/// The version `armctl import` writes `kind` at in `group`: `version` when given (a version of the group), else the
+/// newest served version of the group that has the kind.
+fn import_version(
+    group: Group,
+    kind: &str,
+    version: Option<&str>,
+) -> Result<&'static armgen_runtime::VersionInfo, Failure> {
+    let version = match version {
+        Some(version) => version,
+        None => armgen_runtime::newest(aks_api::KINDS, |k| k.group == group.key && k.served && k.kind == kind)
+            .map(|k| k.version)
+            .ok_or_else(|| {
+                format!(
+                    "{kind} has no served version in {}; give one with --version (known versions: {})",
+                    group.kube,
+                    registry::known_versions(group)
+                )
+            })?,
+    };
+    registry::version_of(group, version)
+}
+
+/// `spec.owner` for `--owner`, by where the kind lives (`KindInfo::arm.scope`): a child names its parent custom
+/// resource; a kind in a resource group names the group, or gives its ARM ID; an extension resource gives the ARM
+/// ID of the resource it extends, or names its custom resource as `KIND[.GROUP]/NAME`; a subscription- or
+/// tenant-scoped kind has no owner.
+fn owner_of(info: &armgen_runtime::KindInfo, owner: &str) -> Result<Value, Failure> {
+    use armgen_runtime::Scope;
+    let kind = info.kind;
+    if info.owner_kind.is_some() {
+        return Ok(serde_json::json!({ "name": owner }));
+    }
+    match info.arm.scope {
+        Scope::ResourceGroup if owner.starts_with('/') => Ok(serde_json::json!({ "armId": owner })),
+        Scope::ResourceGroup => Ok(serde_json::json!({ "name": owner })),
+        Scope::Extension if owner.starts_with('/') => Ok(serde_json::json!({ "armId": owner })),
+        Scope::Extension => {
+            let Some((target, name)) = owner.split_once('/').filter(|(t, n)| !t.is_empty() && !n.is_empty()) else {
+                return Err(format!(
+                    "--owner {owner}: {kind} extends another resource; give that resource's ARM ID \
+                     (/subscriptions/…) or its custom resource as KIND[.GROUP]/NAME"
+                )
+                .into());
+            };
+            // `Kind.group` (either name of the group) or a bare kind, looked up in every group.
+            let (target_kind, target_group) = match target.split_once('.') {
+                Some((k, g)) => (k, Some(registry::group(g)?.kube)),
+                None => (target, None),
+            };
+            let (group, target_kind) =
+                registry::find_kind(&registry::kinds(), target_kind, target_group, "--owner KIND.GROUP/NAME")
+                    .map_err(|Failure(m)| Failure(format!("--owner {owner}: {m}")))?;
+            Ok(serde_json::json!({ "group": group, "kind": target_kind, "name": name }))
         }
+        Scope::Subscription | Scope::Tenant => Err(format!(
+            "--owner {owner}: {kind} is not in a resource group and has no owner (no spec.owner); leave out --owner"
+        )
+        .into()),
     }
 }
 
 fn import(
     file: &Path,
     kind: &str,
+    group: Option<&str>,
     version: Option<&str>,
     namespace: Option<&str>,
     name: Option<&str>,
     owner: Option<&str>,
 ) -> Result<(), Failure> {
-    let version = match version {
-        Some(version) => version,
-        None => default_version(kind)?,
+    let wanted = match group {
+        Some(g) => Some(registry::group(g)?.kube),
+        None => None,
     };
-    let (version, api_version, kinds) = version_of(version)?;
-    let kind = kind_of(kind, version, kinds)?;
+    let (kube_group, kind) = registry::find_kind(&registry::kinds(), kind, wanted, "--group")?;
+    let group = registry::group_of_kube(kube_group).ok_or("a kind's group is not in the registry")?;
+    let version = import_version(group, kind, version)?;
+    let kind = kind_of(kind, version)?;
+    let info = registry::kind_info(version, kind).ok_or_else(|| {
+        format!(
+            "{kind} has no custom resource in {}/{}",
+            version.kube_group, version.version
+        )
+    })?;
+    let owner = owner.map(|o| owner_of(info, o)).transpose()?;
     let text = read_input(file)?;
     let shown = display(file);
     let body: Value = serde_json::from_str(&text).map_err(|e| format!("{shown}: not valid JSON: {e}"))?;
@@ -346,22 +382,60 @@ fn import(
             }
         },
     };
-    let mut cr = match aks_api::import_custom_resource(GROUP_KEY, version, kind, &text, &name, namespace) {
+    let api_version = version.api_version;
+    let mut cr = match aks_api::import_custom_resource(group.key, version.version, kind, &text, &name, namespace) {
         Some(Ok(cr)) => cr,
         Some(Err(e)) => {
             return Err(format!("{shown}: not a valid {kind} ARM body (API version {api_version}): {e}").into());
         }
-        None => return Err(format!("{kind} has no custom resource in {}/{version}", kube_group()).into()),
+        None => {
+            return Err(format!(
+                "{kind} has no custom resource in {}/{}",
+                version.kube_group, version.version
+            )
+            .into());
+        }
     };
     if let Some(owner) = owner {
         let spec = cr
             .get_mut("spec")
             .and_then(Value::as_object_mut)
             .ok_or("the imported custom resource has no spec")?;
-        spec.insert("owner".into(), serde_json::json!({ "name": owner }));
+        spec.insert("owner".into(), owner);
     }
     let yaml = serde_yaml_ng::to_string(&cr).map_err(|e| format!("cannot write the custom resource as YAML: {e}"))?;
     emit(&yaml)
+}
+
+/// The version and kind of a custom resource, from its `apiVersion` and `kind` (exactly, as the API server
+/// has them); errors name `shown` and list the known API versions or the version's kinds.
+fn version_and_kind(cr: &Value, shown: &str) -> Result<(&'static armgen_runtime::VersionInfo, &'static str), Failure> {
+    let api_version = cr.get("apiVersion").and_then(Value::as_str).ok_or_else(|| {
+        format!(
+            "{shown}: no `apiVersion` (a string such as `{}`)",
+            registry::example_api_version()
+        )
+    })?;
+    let version = registry::api_version(api_version).ok_or_else(|| {
+        format!(
+            "{shown}: unknown apiVersion `{api_version}`; known: {}",
+            registry::known_api_versions()
+        )
+    })?;
+    let kind = cr.get("kind").and_then(Value::as_str).ok_or_else(|| {
+        format!(
+            "{shown}: no `kind` (a string such as `{}`)",
+            version.kinds.first().unwrap_or(&"")
+        )
+    })?;
+    match version.kinds.iter().find(|k| **k == kind) {
+        Some(k) => Ok((version, k)),
+        None => Err(format!(
+            "{shown}: unknown kind `{kind}` in {api_version}; known kinds: {}",
+            version.kinds.join(", ")
+        )
+        .into()),
+    }
 }
 
 fn export(file: &Path) -> Result<(), Failure> {
@@ -372,50 +446,9 @@ fn export(file: &Path) -> Result<(), Failure> {
     if !cr.is_object() {
         return Err(format!("{shown}: a custom resource must be a YAML or JSON object").into());
     }
-    let api_version = cr.get("apiVersion").and_then(Value::as_str).ok_or_else(|| {
-        format!(
-            "{shown}: no `apiVersion` (a string such as `{}/{}`)",
-            kube_group(),
-            storage_version()
-        )
-    })?;
-    let known_api_versions = || {
-        versions()
-            .map(|(v, ..)| format!("{}/{v}", kube_group()))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let version = match api_version.split_once('/') {
-        Some((group, version)) if group == kube_group() => version,
-        _ => {
-            return Err(format!(
-                "{shown}: unknown apiVersion `{api_version}`; known: {}",
-                known_api_versions()
-            )
-            .into());
-        }
-    };
-    let (version, _, kinds) = version_of(version).map_err(|_| {
-        format!(
-            "{shown}: unknown apiVersion `{api_version}`; known: {}",
-            known_api_versions()
-        )
-    })?;
-    let kind = cr
-        .get("kind")
-        .and_then(Value::as_str)
-        .ok_or_else(|| format!("{shown}: no `kind` (a string such as `ManagedCluster`)"))?;
-    let kind = match kinds.iter().find(|k| **k == kind) {
-        Some(k) => *k,
-        None => {
-            return Err(format!(
-                "{shown}: unknown kind `{kind}` in {api_version}; known kinds: {}",
-                kinds.join(", ")
-            )
-            .into());
-        }
-    };
-    let arm = match aks_api::export_custom_resource(GROUP_KEY, version, kind, &cr, &ArmIdsOnly) {
+    let (version, kind) = version_and_kind(&cr, &shown)?;
+    let api_version = format!("{}/{}", version.kube_group, version.version);
+    let arm = match aks_api::export_custom_resource(version.group, version.version, kind, &cr, &ArmIdsOnly) {
         Some(Ok(arm)) => arm,
         Some(Err(e)) if e.path.is_empty() => {
             return Err(format!("{shown}: not a valid {kind} custom resource: {}", e.message).into());
@@ -465,29 +498,59 @@ fn secret_placeholders(value: &Value, path: String, out: &mut Vec<(String, Strin
     }
 }
 
-/// The `spec.names.kind` of a CRD manifest.
-fn crd_kind(yaml: &str) -> Option<String> {
-    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(yaml).ok()?;
-    doc.get("spec")?.get("names")?.get("kind")?.as_str().map(str::to_string)
+/// The CRD manifests armctl carries, with their (Kubernetes API group, kind): `spec.group`, `spec.names.kind`.
+pub(crate) fn manifests() -> Result<Vec<(String, String, &'static str)>, Failure> {
+    let mut out = Vec::new();
+    for (_, yaml) in crds::CRDS {
+        let doc: Value =
+            serde_yaml_ng::from_str(yaml).map_err(|e| format!("a CRD manifest armctl carries does not parse: {e}"))?;
+        let group = doc.pointer("/spec/group").and_then(Value::as_str);
+        let kind = doc.pointer("/spec/names/kind").and_then(Value::as_str);
+        if let (Some(group), Some(kind)) = (group, kind) {
+            out.push((group.to_string(), kind.to_string(), *yaml));
+        }
+    }
+    Ok(out)
 }
 
-fn crds(kind: Option<&str>) -> Result<(), Failure> {
-    let selected: Vec<&str> = match kind {
-        None => crds::CRDS.iter().map(|(_, yaml)| *yaml).collect(),
-        Some(kind) => {
-            let kinds: Vec<(String, &str)> = crds::CRDS
-                .iter()
-                .filter_map(|(_, yaml)| crd_kind(yaml).map(|k| (k, *yaml)))
-                .collect();
-            match kinds.iter().find(|(k, _)| k.eq_ignore_ascii_case(kind)) {
-                Some((_, yaml)) => vec![*yaml],
-                None => {
-                    let known: Vec<&str> = kinds.iter().map(|(k, _)| k.as_str()).collect();
-                    return Err(format!("unknown kind `{kind}`; known kinds: {}", known.join(", ")).into());
-                }
+/// The (Kubernetes API group, kind) pairs of the manifests that `kinds` (case-insensitive, each looked up in
+/// every group) and `group` (either name of a group) select: all of them when neither is given.
+pub(crate) fn select_manifests(
+    manifests: &[(String, String, &'static str)],
+    kinds: &[String],
+    group: Option<&str>,
+) -> Result<Vec<(String, String)>, Failure> {
+    let group = match group {
+        Some(g) => Some(registry::group(g)?.kube),
+        None => None,
+    };
+    let candidates: Vec<(&str, &str)> = manifests.iter().map(|(g, k, _)| (g.as_str(), k.as_str())).collect();
+    let mut selected = Vec::new();
+    if kinds.is_empty() {
+        for (g, k) in &candidates {
+            if group.is_none_or(|want| want == *g) {
+                selected.push((g.to_string(), k.to_string()));
             }
         }
-    };
+    }
+    for kind in kinds {
+        let (g, k) = registry::find_kind(&candidates, kind, group, "--group")?;
+        if !selected.iter().any(|(sg, sk)| sg == g && sk == k) {
+            selected.push((g.to_string(), k.to_string()));
+        }
+    }
+    Ok(selected)
+}
+
+fn crds(kind: Option<&str>, group: Option<&str>) -> Result<(), Failure> {
+    let all = manifests()?;
+    let kinds: Vec<String> = kind.map(str::to_string).into_iter().collect();
+    let chosen = select_manifests(&all, &kinds, group)?;
+    let selected: Vec<&str> = all
+        .iter()
+        .filter(|(g, k, _)| chosen.iter().any(|(cg, ck)| cg == g && ck == k))
+        .map(|(_, _, yaml)| *yaml)
+        .collect();
     let mut out = String::new();
     for (i, yaml) in selected.iter().enumerate() {
         if i > 0 {

@@ -17,8 +17,9 @@
 //! somebody wrote it meanwhile (which stored it at the storage version too) and is retried with a fresh read. The
 //! list is read at the storage version, through the conversion webhook for the older objects.
 //!
-//! - Which CRDs: the manifests armctl carries (`armctl crds`: every kind, templates included), looked up by name in
-//!   the cluster; one not installed is skipped. The storage version and `storedVersions` are the installed CRD's.
+//! - Which CRDs: the manifests armctl carries (`armctl crds`: every kind of every API group, templates included),
+//!   looked up by name in the cluster; one not installed is skipped. `--kind` and `--group` select as they do for
+//!   `armctl crds`. The storage version and `storedVersions` are the installed CRD's.
 //! - Idempotent: a CRD whose `storedVersions` is already just its storage version is left alone (nothing listed).
 //! - Resumable: an interrupted run changes nothing that a rerun does not redo; `storedVersions` is patched only
 //!   after every object of the CRD was rewritten, and only when the storage version did not move meanwhile.
@@ -31,7 +32,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
-use crate::{Failure, crds};
+use crate::Failure;
 
 /// How many objects a list page holds.
 const PAGE: u32 = 500;
@@ -42,6 +43,7 @@ const CONFLICT_RETRIES: usize = 5;
 pub struct Options {
     pub namespace: Option<String>,
     pub kinds: Vec<String>,
+    pub group: Option<String>,
     pub dry_run: bool,
 }
 
@@ -51,33 +53,30 @@ struct Ours {
     kind: String,
 }
 
-/// Our CRDs (those `armctl crds` prints), optionally only some kinds (case-insensitive).
-fn ours(kinds: &[String]) -> Result<Vec<Ours>, Failure> {
+/// Our CRDs (those `armctl crds` prints), optionally only some kinds (case-insensitive, each looked up in every API
+/// group) and only one group: as `armctl crds --kind --group` selects them.
+fn ours(kinds: &[String], group: Option<&str>) -> Result<Vec<Ours>, Failure> {
+    let manifests = crate::manifests()?;
+    let selected = crate::select_manifests(&manifests, kinds, group)?;
     let mut all = Vec::new();
-    for (_, yaml) in crds::CRDS {
+    for (g, k, yaml) in &manifests {
+        if !selected.iter().any(|(sg, sk)| sg == g && sk == k) {
+            continue;
+        }
         let doc: serde_json::Value =
             serde_yaml_ng::from_str(yaml).map_err(|e| format!("a CRD manifest armctl carries does not parse: {e}"))?;
-        let name = doc.pointer("/metadata/name").and_then(|v| v.as_str());
-        let kind = doc.pointer("/spec/names/kind").and_then(|v| v.as_str());
-        if let (Some(name), Some(kind)) = (name, kind) {
+        if let Some(name) = doc.pointer("/metadata/name").and_then(|v| v.as_str()) {
             all.push(Ours {
                 name: name.to_string(),
-                kind: kind.to_string(),
+                kind: k.clone(),
             });
         }
     }
-    for k in kinds {
-        if !all.iter().any(|o| o.kind.eq_ignore_ascii_case(k)) {
-            let known: Vec<&str> = all.iter().map(|o| o.kind.as_str()).collect();
-            return Err(format!("unknown kind `{k}`; known kinds: {}", known.join(", ")).into());
-        }
-    }
-    all.retain(|o| kinds.is_empty() || kinds.iter().any(|k| o.kind.eq_ignore_ascii_case(k)));
     Ok(all)
 }
 
 pub fn run(options: &Options) -> Result<(), Failure> {
-    let selected = ours(&options.kinds)?;
+    let selected = ours(&options.kinds, options.group.as_deref())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

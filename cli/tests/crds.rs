@@ -64,81 +64,102 @@ fn crds_of_one_kind() {
     assert_eq!(docs[0]["spec"]["names"]["kind"], "AgentPool");
 }
 
-/// The ARM PUT body of the sample of the kind's CRD schema (`armgen_runtime::sample`).
-fn sampled_arm_body(kind: &armgen_runtime::KindInfo) -> serde_json::Value {
-    let crd = aks_api::custom_resource_definition(kind.kube_group, kind.kind)
-        .expect("a CRD per kind")
-        .expect("the CRD parses");
-    let spec = armgen_runtime::sample::sample_spec_of(&crd, kind.version, 0)
-        .expect("the version is in its CRD")
-        .unwrap_or_else(|e| panic!("{}: {e}", kind.kind));
-    let cr = serde_json::json!({
-        "apiVersion": kind.api_version(),
-        "kind": kind.kind,
-        "metadata": {"name": "s", "namespace": "default"},
-        "spec": spec,
-    });
-    aks_api::export_custom_resource(
-        kind.group,
-        kind.version,
-        kind.kind,
-        &cr,
-        &armgen_runtime::kube::ArmIdsOnly,
-    )
-    .expect("the kind is in the registry")
-    .unwrap_or_else(|e| panic!("{}: {e}", kind.kind))
-}
-
-/// `armctl import` without `--version` writes each kind at the newest version that has it (from the registry), not
-/// at the storage version, which may lack the kind; imported from an example request body of that version.
+/// `armctl import` without `--version` writes each kind at the newest version of its API group that has it (from the
+/// registry), not at the group's storage version, which may lack the kind; imported from an example request body of
+/// that version. Every kind of every group: without `--group` when the kind is in one group only (armctl finds the
+/// group), with it otherwise.
 #[test]
 #[cfg_attr(spec_root_missing, ignore = "needs the spec root: set AZURE_REST_API_SPECS")]
 fn the_default_import_version_is_the_newest_that_has_the_kind() {
     let root = common::spec_root();
     let payloads = common::examples::all_payloads(&root);
     let dir = tempfile::tempdir().expect("tempdir");
-    let kinds: std::collections::BTreeSet<&str> = aks_api::KINDS.iter().map(|k| k.kind).collect();
-    for kind in kinds {
+    let kinds: std::collections::BTreeSet<(&str, &str)> =
+        aks_api::KINDS.iter().map(|k| (k.kube_group, k.kind)).collect();
+    assert!(!kinds.is_empty());
+    for (group, kind) in kinds.iter().copied() {
         let newest = aks_api::KINDS
             .iter()
-            .filter(|k| k.kind == kind)
+            .filter(|k| k.kube_group == group && k.kind == kind && k.served)
             .max_by_key(|k| k.arm.api_version)
-            .expect("a version has the kind");
+            .expect("a served version has the kind");
         // An example request body of that version, else (the spec root lacks the kind's examples) the ARM body of
         // the smallest spec its CRD schema accepts.
         let body = match payloads
             .iter()
-            .find(|p| p.request && p.kind == kind && p.version == newest.version)
+            .find(|p| p.request && p.group == newest.group && p.kind == kind && p.version == newest.version)
         {
             Some(example) => example.json.clone(),
-            None => sampled_arm_body(newest),
+            None => common::sample_arm_body(newest),
         };
-        let file = dir.path().join(format!("{kind}.json"));
+        let file = dir.path().join(format!("{group}-{kind}.json"));
         std::fs::write(&file, body.to_string()).expect("write");
-        let o = armctl(
-            &[
-                "import",
-                "--from-file",
-                &file.to_string_lossy(),
-                "--kind",
-                kind,
-                "--name",
-                "s",
-            ],
-            None,
-        );
-        assert!(o.status.success(), "{kind}: {}", stderr(&o));
+        let file = file.to_string_lossy().into_owned();
+        let mut args = vec!["import", "--from-file", &file, "--kind", kind, "--name", "s"];
+        if kinds.iter().filter(|(_, k)| *k == kind).count() > 1 {
+            args.extend(["--group", group]);
+        }
+        let o = armctl(&args, None);
+        assert!(o.status.success(), "{group} {kind}: {}", stderr(&o));
         let expected = format!("apiVersion: {}\n", newest.api_version());
-        assert!(stdout(&o).starts_with(&expected), "{kind}: {}", stdout(&o));
+        assert!(stdout(&o).starts_with(&expected), "{group} {kind}: {}", stdout(&o));
     }
     let o = armctl(
         &["import", "--from-file", "-", "--kind", "Widget", "--name", "s"],
         Some("{}"),
     );
     assert!(!o.status.success());
+    // The known kinds of every group are listed, by group.
     assert!(
-        stderr(&o).contains("unknown kind `Widget` in containerservice.armgen.dev; known kinds: "),
+        stderr(&o).contains("unknown kind `Widget`; known kinds: "),
         "{}",
         stderr(&o)
     );
+    for (group, kind) in &kinds {
+        assert!(stderr(&o).contains(&format!("{group}: ")), "{group}: {}", stderr(&o));
+        assert!(stderr(&o).contains(kind), "{kind}: {}", stderr(&o));
+    }
+}
+
+/// `armctl crds --group` prints exactly the CRDs of that API group (either name of it), for every group of the
+/// registry; with `--kind`, the kind's CRD in that group.
+#[test]
+fn crds_of_one_group() {
+    let committed = committed();
+    let mut groups: Vec<(&str, &str)> = aks_api::VERSIONS.iter().map(|v| (v.group, v.kube_group)).collect();
+    groups.dedup();
+    groups.sort();
+    groups.dedup();
+    for (short, group) in groups {
+        let expected: Vec<&str> = committed
+            .iter()
+            .filter(|(_, text)| documents(text)[0]["spec"]["group"].as_str() == Some(group))
+            .map(|(n, _)| n.as_str())
+            .collect();
+        assert!(!expected.is_empty(), "{group} has CRDs");
+        for g in [short, group] {
+            let o = armctl(&["crds", "--group", g], None);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let docs = documents(&stdout(&o));
+            let names: Vec<&str> = docs
+                .iter()
+                .map(|d| d["metadata"]["name"].as_str().expect("metadata.name"))
+                .collect();
+            assert_eq!(names, expected, "--group {g}");
+        }
+        let kind = aks_api::KINDS
+            .iter()
+            .find(|k| k.kube_group == group)
+            .expect("a kind")
+            .kind;
+        let o = armctl(&["crds", "--group", short, "--kind", kind], None);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let docs = documents(&stdout(&o));
+        assert_eq!(docs.len(), 1);
+        assert_eq!(docs[0]["spec"]["group"].as_str(), Some(group));
+        assert_eq!(docs[0]["spec"]["names"]["kind"].as_str(), Some(kind));
+    }
+    let o = armctl(&["crds", "--group", "compute"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unknown API group `compute`"), "{}", stderr(&o));
 }

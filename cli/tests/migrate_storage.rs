@@ -5,9 +5,10 @@
 //! a test-only copy, since the generated CRDs mark the hub — and objects of every kind are written, at the older
 //! version and at the hub, in two namespaces; then the real CRDs are installed (the storage moves to the hub,
 //! `storedVersions` lists both); then `migrate-storage` runs: `--dry-run`, `--namespace`, a run with an injected
-//! failure, a resumed run, an idempotent rerun. Versions come from the registry (`aks_api::VERSIONS`): the hub is
-//! the storage version, the older one the newest served non-storage version each CRD has (the previous storage version
-//! when the hub moved to a new version, as it did from `v2alpha1` to `v2beta1`).
+//! failure, a resumed run, an idempotent rerun. Every API group of the registry, each with its own versions
+//! (`aks_api::VERSIONS`): a CRD's hub is its group's storage version, the older one the newest served non-storage
+//! version of the group that the CRD has (the previous storage version when the hub moved to a new version, as it
+//! did from `v2alpha1` to `v2beta1`); a CRD of a group with one version has no older one and nothing to migrate.
 //!
 //! No spec root needed: objects are built from each CRD's schema (the required fields only).
 
@@ -21,27 +22,32 @@ use common::{stderr, stdout};
 use fake_apiserver::FakeApiServer;
 use serde_json::{Value, json};
 
-const GROUP_KEY: &str = "containerservice";
 const NAMESPACES: [&str; 2] = ["team-a", "team-b"];
 
-/// The hub (storage) version and the other served versions, newest (by ARM API version) first, from the registry.
-fn registry_versions() -> (String, Vec<String>) {
-    let mut versions: Vec<_> = aks_api::VERSIONS
-        .iter()
-        .filter(|v| v.group == GROUP_KEY && v.served)
-        .collect();
-    versions.sort_by(|a, b| b.api_version.cmp(a.api_version));
-    let hub = versions
-        .iter()
-        .find(|v| v.storage)
-        .map(|v| v.version.to_string())
-        .expect("the registry has a storage version");
-    let others = versions
-        .iter()
-        .filter(|v| !v.storage)
-        .map(|v| v.version.to_string())
-        .collect();
-    (hub, others)
+/// Per Kubernetes API group of the registry: the hub (storage) version and the other served versions, newest (by
+/// ARM API version) first.
+fn registry_versions() -> BTreeMap<String, (String, Vec<String>)> {
+    let mut out = BTreeMap::new();
+    let groups: std::collections::BTreeSet<&str> = aks_api::VERSIONS.iter().map(|v| v.kube_group).collect();
+    for group in groups {
+        let mut versions: Vec<_> = aks_api::VERSIONS
+            .iter()
+            .filter(|v| v.kube_group == group && v.served)
+            .collect();
+        versions.sort_by(|a, b| b.api_version.cmp(a.api_version));
+        let hub = versions
+            .iter()
+            .find(|v| v.storage)
+            .map(|v| v.version.to_string())
+            .unwrap_or_else(|| panic!("{group} has a storage version"));
+        let others = versions
+            .iter()
+            .filter(|v| !v.storage)
+            .map(|v| v.version.to_string())
+            .collect();
+        out.insert(group.to_string(), (hub, others));
+    }
+    out
 }
 
 fn armctl(kubeconfig: &Path, args: &[&str]) -> Output {
@@ -128,10 +134,12 @@ struct Crd {
     group: String,
     /// The version objects are first stored at: the newest older one the CRD has, else the hub.
     old: String,
+    /// Its group's storage version.
+    hub: String,
     served: Vec<String>,
 }
 
-fn describe(manifest: &Value, hub: &str, others: &[String]) -> Crd {
+fn describe(manifest: &Value, registry: &BTreeMap<String, (String, Vec<String>)>) -> Crd {
     let names: Vec<String> = versions_of(manifest)
         .iter()
         .filter_map(|v| v["name"].as_str().map(str::to_string))
@@ -142,7 +150,11 @@ fn describe(manifest: &Value, hub: &str, others: &[String]) -> Crd {
         .and_then(|v| v["name"].as_str())
         .unwrap_or_default()
         .to_string();
-    assert_eq!(storage, hub, "the generated CRDs store the registry's hub");
+    let group = manifest["spec"]["group"].as_str().unwrap_or_default().to_string();
+    let (hub, others) = registry
+        .get(&group)
+        .unwrap_or_else(|| panic!("the CRD's group {group} is a group of the registry"));
+    assert_eq!(&storage, hub, "the generated CRDs store their group's hub");
     Crd {
         name: manifest["metadata"]["name"].as_str().unwrap_or_default().to_string(),
         kind: manifest["spec"]["names"]["kind"]
@@ -153,12 +165,13 @@ fn describe(manifest: &Value, hub: &str, others: &[String]) -> Crd {
             .as_str()
             .unwrap_or_default()
             .to_string(),
-        group: manifest["spec"]["group"].as_str().unwrap_or_default().to_string(),
+        group,
         old: others
             .iter()
             .find(|o| names.contains(o))
             .cloned()
             .unwrap_or_else(|| hub.to_string()),
+        hub: hub.clone(),
         served: versions_of(manifest)
             .iter()
             .filter(|v| v["served"] == true)
@@ -200,15 +213,18 @@ fn encoded(server: &FakeApiServer, crd: &Crd, namespace: &str, name: &str) -> Op
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrate_storage_moves_every_object_to_the_hub_and_reduces_stored_versions() {
-    let (hub, others) = registry_versions();
+    let registry = registry_versions();
     assert!(
-        !others.is_empty(),
-        "the registry has only the hub: there is no older storage version to migrate from"
+        registry.values().any(|(_, others)| !others.is_empty()),
+        "every group of the registry has only its hub: there is no older storage version to migrate from"
     );
     let server = FakeApiServer::new();
-    server.set_converter(aks_api::VERSIONS[0].kube_group, |object, to| {
-        aks_api::convert_custom_resource(object, to).map_err(|e| format!("{}: {}", e.path, e.message))
-    });
+    // The conversion webhook serves every group.
+    for group in registry.keys() {
+        server.set_converter(group, |object, to| {
+            aks_api::convert_custom_resource(object, to).map_err(|e| format!("{}: {}", e.path, e.message))
+        });
+    }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let url = format!("http://{}", listener.local_addr().expect("address"));
     let serving = tokio::spawn(server.clone().serve(listener));
@@ -223,11 +239,15 @@ async fn migrate_storage_moves_every_object_to_the_hub_and_reduces_stored_versio
     )
     .expect("kubeconfig");
 
-    let crds: Vec<Crd> = our_crds(&kubeconfig)
-        .iter()
-        .map(|m| describe(m, &hub, &others))
-        .collect();
-    assert!(crds.iter().any(|c| c.old != hub), "some CRD has an older version");
+    let crds: Vec<Crd> = our_crds(&kubeconfig).iter().map(|m| describe(m, &registry)).collect();
+    // Every group's CRDs are among ours.
+    let groups: std::collections::BTreeSet<&str> = crds.iter().map(|c| c.group.as_str()).collect();
+    assert_eq!(
+        groups,
+        registry.keys().map(String::as_str).collect(),
+        "a CRD of every group"
+    );
+    assert!(crds.iter().any(|c| c.old != c.hub), "some CRD has an older version");
 
     // Storage at the older version (a test-only copy of each CRD); objects written at every served version.
     let mut written: BTreeMap<(String, String, String), Value> = BTreeMap::new();
@@ -249,10 +269,10 @@ async fn migrate_storage_moves_every_object_to_the_hub_and_reduces_stored_versio
     // The storage moves to the hub: storedVersions lists both.
     for crd in &crds {
         server.insert(crd.manifest.clone());
-        let expected: Vec<&str> = if crd.old == hub {
-            vec![&hub]
+        let expected: Vec<&str> = if crd.old == crd.hub {
+            vec![&crd.hub]
         } else {
-            vec![&crd.old, &hub]
+            vec![&crd.old, &crd.hub]
         };
         assert_eq!(stored_versions(&server, crd), json!(expected), "{}", crd.name);
     }
@@ -262,7 +282,7 @@ async fn migrate_storage_moves_every_object_to_the_hub_and_reduces_stored_versio
             .filter(|(crd_name, ns, _)| namespace.is_none_or(|n| n == ns) && crds.iter().any(|c| c.name == *crd_name))
             .filter(|(crd_name, ns, name)| {
                 let crd = crds.iter().find(|c| c.name == *crd_name).expect("crd");
-                encoded(server, crd, ns, name).as_deref() != Some(hub.as_str())
+                encoded(server, crd, ns, name).as_deref() != Some(crd.hub.as_str())
             })
             .count()
     };
@@ -277,7 +297,33 @@ async fn migrate_storage_moves_every_object_to_the_hub_and_reduces_stored_versio
     assert_eq!(server.count("PATCH", "/"), 0, "no writes in a dry run");
     assert_eq!(still_old(&server, None), at_old);
     assert!(stdout(&dry).contains(": would rewrite"), "{}", text(&dry));
-    assert!(stdout(&dry).contains(&format!("→ [{hub}]")), "{}", text(&dry));
+    for crd in crds.iter().filter(|c| c.old != c.hub) {
+        let patch = format!(
+            "{}: would set status.storedVersions [{}, {}] → [{}]",
+            crd.name, crd.old, crd.hub, crd.hub
+        );
+        assert!(stdout(&dry).contains(&patch), "{patch}: {}", text(&dry));
+    }
+
+    // --group: only that group's CRDs (by either name of the group).
+    for group in registry.keys() {
+        let short = aks_api::VERSIONS
+            .iter()
+            .find(|v| v.kube_group == group)
+            .map(|v| v.group)
+            .expect("the group's module name");
+        for g in [group.as_str(), short] {
+            let dry = armctl_async(&kubeconfig, &["migrate-storage", "--dry-run", "--group", g]).await;
+            assert!(dry.status.success(), "{}", text(&dry));
+            for crd in &crds {
+                let prefix = format!("{}: ", crd.name);
+                let named = stdout(&dry).lines().any(|l| l.starts_with(&prefix));
+                assert_eq!(named, crd.group == *group, "--group {g}, {}: {}", crd.name, text(&dry));
+            }
+        }
+    }
+    assert_eq!(server.count("PUT", "/"), 0, "no writes in a dry run");
+    assert_eq!(server.count("PATCH", "/"), 0, "no writes in a dry run");
 
     // --namespace: that namespace only, storedVersions kept.
     let one = armctl_async(&kubeconfig, &["migrate-storage", "--namespace", NAMESPACES[0]]).await;
@@ -289,12 +335,12 @@ async fn migrate_storage_moves_every_object_to_the_hub_and_reduces_stored_versio
         "{}",
         text(&one)
     );
-    for crd in crds.iter().filter(|c| c.old != hub) {
-        assert_eq!(stored_versions(&server, crd), json!([crd.old, hub]), "{}", crd.name);
+    for crd in crds.iter().filter(|c| c.old != c.hub) {
+        assert_eq!(stored_versions(&server, crd), json!([crd.old, crd.hub]), "{}", crd.name);
     }
 
     // A failing write is named, and keeps its CRD's storedVersions; a conflict is retried.
-    let migrated: Vec<&Crd> = crds.iter().filter(|c| c.old != hub).collect();
+    let migrated: Vec<&Crd> = crds.iter().filter(|c| c.old != c.hub).collect();
     let failing = migrated[0];
     let failing_object = format!("{}-1", failing.old);
     server.fail_next(
@@ -306,7 +352,10 @@ async fn migrate_storage_moves_every_object_to_the_hub_and_reduces_stored_versio
     let conflicting = migrated[migrated.len() - 1];
     server.fail_next(
         "PUT",
-        &format!("/namespaces/{}/{}/{}-1", NAMESPACES[1], conflicting.plural, hub),
+        &format!(
+            "/namespaces/{}/{}/{}-1",
+            NAMESPACES[1], conflicting.plural, conflicting.hub
+        ),
         409,
         1,
     );
@@ -324,11 +373,11 @@ async fn migrate_storage_moves_every_object_to_the_hub_and_reduces_stored_versio
             "the error does not name {needle}: {message}"
         );
     }
-    assert_eq!(stored_versions(&server, failing), json!([failing.old, hub]));
+    assert_eq!(stored_versions(&server, failing), json!([failing.old, failing.hub]));
     if conflicting.name != failing.name {
         assert_eq!(
             stored_versions(&server, conflicting),
-            json!([hub]),
+            json!([conflicting.hub]),
             "the conflict was retried"
         );
     }
@@ -344,7 +393,7 @@ async fn migrate_storage_moves_every_object_to_the_hub_and_reduces_stored_versio
     assert!(stdout(&resumed).contains("rewritten"), "{}", text(&resumed));
     assert_eq!(still_old(&server, None), 0);
     for crd in &crds {
-        assert_eq!(stored_versions(&server, crd), json!([hub]), "{}", crd.name);
+        assert_eq!(stored_versions(&server, crd), json!([crd.hub]), "{}", crd.name);
     }
     let client = server.client();
     for ((crd_name, namespace, name), original) in &written {

@@ -205,6 +205,26 @@ pub struct KubeResourceConfig {
     /// When this (child) kind waits for its owner.
     #[serde(default)]
     pub owner_gate: Option<OwnerGateConfig>,
+    /// What the resource's Azure name must look like, when the spec says so only in words.
+    #[serde(default)]
+    pub azure_name: Option<AzureNameConfig>,
+}
+
+/// `kubernetes.resources.<Kind>.azureName`: the format of the resource's Azure name.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AzureNameConfig {
+    pub format: AzureNameFormat,
+    /// The public source of the rule (required).
+    pub source: String,
+}
+
+/// The formats of `azureName.format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum AzureNameFormat {
+    /// A UUID; an object without `spec.azureName` gets one derived from its group, kind, namespace and name.
+    Uuid,
 }
 
 /// `kubernetes.resources.<Kind>.secrets.<name>`: how the reconciler fetches a Secret export.
@@ -292,11 +312,27 @@ pub struct ResourcesConfig {
 pub struct VersionOverrides {
     #[serde(default)]
     pub types: BTreeMap<String, TypeOverride>,
+    /// Spec files (relative to the group's `specFolder`) that stand in as opaque JSON wherever a `$ref` reaches
+    /// them, and are not read: for files of a spec's `$ref` closure that cannot be obtained.
+    #[serde(default)]
+    pub opaque_files: BTreeMap<String, OpaqueConfig>,
+}
+
+/// `overrides.opaqueFiles.<file>` / `overrides.types.<Schema>.opaque`: why something stands in as opaque JSON.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OpaqueConfig {
+    /// Why (required; written to `REPORT.md` with every `$ref` it stands in for).
+    pub because: String,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TypeOverride {
+    /// Stand in opaque JSON (`serde_json::Value`, `x-kubernetes-preserve-unknown-fields`) for every `$ref` to this
+    /// definition, in any file: for definitions that are broken or not worth modelling.
+    #[serde(default)]
+    pub opaque: Option<OpaqueConfig>,
     /// The Rust type name to use instead of the schema name.
     #[serde(default)]
     pub rename: Option<String>,
@@ -445,6 +481,44 @@ impl Config {
                     "at least one version is needed".into(),
                 ));
             }
+            for (file, o) in &group.overrides.opaque_files {
+                let key = format!("groups.{name}.overrides.opaqueFiles.{file}");
+                let relative = Path::new(file);
+                if file.is_empty()
+                    || relative.is_absolute()
+                    || relative
+                        .components()
+                        .any(|c| !matches!(c, std::path::Component::Normal(_)))
+                {
+                    return Err(err(
+                        key,
+                        "a spec file path relative to the group's specFolder, without `..`".into(),
+                    ));
+                }
+                if o.because.trim().is_empty() {
+                    return Err(err(
+                        format!("{key}.because"),
+                        "say why the file stands in as opaque JSON".into(),
+                    ));
+                }
+            }
+            for (schema, o) in &group.overrides.types {
+                let Some(opaque) = &o.opaque else { continue };
+                let key = format!("groups.{name}.overrides.types.{schema}.opaque");
+                if opaque.because.trim().is_empty() {
+                    return Err(err(
+                        format!("{key}.because"),
+                        "say why the definition stands in as opaque JSON".into(),
+                    ));
+                }
+                if o.rename.is_some() || !o.properties.is_empty() {
+                    return Err(err(
+                        key,
+                        "an opaque definition has no Rust type or properties to override: remove `rename` and `properties`"
+                            .into(),
+                    ));
+                }
+            }
             let storage: Vec<&String> = group
                 .versions
                 .iter()
@@ -580,6 +654,9 @@ impl Config {
                         }
                     }
                     check_source(&format!("{key}.source"), &gate.source).map_err(|(k, m)| err(k, m))?;
+                }
+                if let Some(name) = &rc.azure_name {
+                    check_source(&format!("{key}.azureName.source"), &name.source).map_err(|(k, m)| err(k, m))?;
                 }
                 for (export, path) in &rc.config_maps {
                     if !is_export_name(export) {

@@ -242,34 +242,37 @@ impl Builder {
                         )),
                     })
                     .collect();
-                let specs = SpecSet::load_files(&spec_root, &files)?;
+                let specs = SpecSet::load_with(&spec_root, &files, opaque_of(&spec_root, group))?;
                 inputs.extend(specs.docs.keys().cloned());
                 timings.add("load", t.elapsed());
 
                 let t = Instant::now();
-                let mut resources = discover(&specs)?;
-                resources.retain(|r| {
-                    let included = group.resources.include.is_empty() || group.resources.include.contains(&r.arm_type);
-                    if included && !group.resources.include.is_empty() {
-                        matched_resources.insert(format!("resources.include.{}", r.arm_type));
-                    }
-                    let excluded = group.resources.exclude.contains(&r.arm_type);
-                    if excluded {
-                        matched_resources.insert(format!("resources.exclude.{}", r.arm_type));
-                    }
-                    included && !excluded
-                });
-                for r in &mut resources {
-                    if let Some(kind) = group.resources.rename.get(&r.arm_type) {
-                        matched_resources.insert(format!("resources.rename.{}", r.arm_type));
-                        r.name = kind.clone();
-                    }
-                }
+                let mut resources = select_resources(group, discover(&specs)?, &mut matched_resources);
                 resources.retain(|r| self.options.selects_resource(&r.name, &r.arm_type));
                 timings.add("discover", t.elapsed());
 
                 let t = Instant::now();
                 let mut ir = passes::lower::lower(&specs, &resources, &version.arm_api_version)?;
+                for (key, sites) in specs.opaque_uses() {
+                    let because = group
+                        .overrides
+                        .opaque_files
+                        .iter()
+                        .map(|(f, o)| (format!("overrides.opaqueFiles.{f}"), &o.because))
+                        .chain(group.overrides.types.iter().filter_map(|(t, o)| {
+                            o.opaque.as_ref().map(|o| (format!("overrides.types.{t}"), &o.because))
+                        }))
+                        .find(|(k, _)| *k == key)
+                        .map(|(_, b)| b.clone())
+                        .unwrap_or_default();
+                    for site in sites {
+                        ir.diagnostics.push(crate::ir::Diagnostic {
+                            at: site,
+                            message: format!("stands in as opaque JSON (groups.{group_name}.{key}): {because}"),
+                        });
+                    }
+                    matched_overrides.insert(key);
+                }
                 timings.add("lower", t.elapsed());
                 matched_overrides.extend(passes::run_all_timed(&mut ir, &group.overrides, &mut |pass, d| {
                     timings.add(pass, d)
@@ -322,6 +325,12 @@ impl Builder {
                 key: format!("groups.{group_name}.{key}"),
                 message: "matches nothing in any version of the specs; remove or fix it".into(),
             };
+            for file in group.overrides.opaque_files.keys() {
+                let key = format!("overrides.opaqueFiles.{file}");
+                if !matched_overrides.contains(&key) && !self.options.is_filtered() {
+                    return Err(stale_key(&key));
+                }
+            }
             for key in passes::overrides::declared(&group.overrides) {
                 if !matched_overrides.contains(&key) && !self.options.is_filtered() {
                     return Err(stale_key(&key));
@@ -507,4 +516,82 @@ fn remove_empty_dirs(dir: &Path) {
             }
         }
     }
+}
+
+/// The opaque entries of `group` (its `overrides.opaqueFiles` and `overrides.types.X.opaque`), keyed as the
+/// loader looks them up; each value is the entry's config key (relative to the group) and reason.
+fn opaque_of(spec_root: &Path, group: &crate::config::GroupConfig) -> crate::load::Opaque {
+    let root = crate::load::normalize(spec_root);
+    crate::load::Opaque {
+        files: group
+            .overrides
+            .opaque_files
+            .iter()
+            .map(|(file, o)| {
+                (
+                    crate::load::normalize(&root.join(&group.spec_folder).join(file)),
+                    (format!("overrides.opaqueFiles.{file}"), o.because.clone()),
+                )
+            })
+            .collect(),
+        definitions: group
+            .overrides
+            .types
+            .iter()
+            .filter_map(|(name, o)| {
+                o.opaque
+                    .as_ref()
+                    .map(|op| (name.clone(), (format!("overrides.types.{name}"), op.because.clone())))
+            })
+            .collect(),
+    }
+}
+
+/// The resources of a version that the group's `resources` selection keeps (`include`, `exclude`), renamed
+/// (`rename`); the config keys that matched are added to `matched`.
+pub fn select_resources(
+    group: &crate::config::GroupConfig,
+    mut resources: Vec<crate::discover::DiscoveredResource>,
+    matched: &mut BTreeSet<String>,
+) -> Vec<crate::discover::DiscoveredResource> {
+    let selection = &group.resources;
+    resources.retain(|r| {
+        let included = selection.include.is_empty() || selection.include.contains(&r.arm_type);
+        if included && !selection.include.is_empty() {
+            matched.insert(format!("resources.include.{}", r.arm_type));
+        }
+        let excluded = selection.exclude.contains(&r.arm_type);
+        if excluded {
+            matched.insert(format!("resources.exclude.{}", r.arm_type));
+        }
+        included && !excluded
+    });
+    for r in &mut resources {
+        if let Some(kind) = selection.rename.get(&r.arm_type) {
+            matched.insert(format!("resources.rename.{}", r.arm_type));
+            r.name = kind.clone();
+        }
+    }
+    resources
+}
+
+/// The specs and resources of one configured version as generation sees them — its spec files loaded with the
+/// group's opaque entries, its resources discovered and selected — for tools and tests that walk the specs (the
+/// example round trips) without generating.
+pub fn load_version(
+    spec_root: &Path,
+    group: &crate::config::GroupConfig,
+    version: &crate::config::VersionConfig,
+) -> Result<(SpecSet, Vec<crate::discover::DiscoveredResource>)> {
+    let files: Vec<SpecFile> = version
+        .spec_files
+        .iter()
+        .map(|f| SpecFile {
+            path: group.spec_folder.join(f),
+            origin: None,
+        })
+        .collect();
+    let specs = SpecSet::load_with(spec_root, &files, opaque_of(spec_root, group))?;
+    let resources = select_resources(group, discover(&specs)?, &mut BTreeSet::new());
+    Ok((specs, resources))
 }

@@ -89,6 +89,8 @@ pub struct KubeResource {
     pub exports: Exports,
     /// Whether a `<Kind>Template` kind is generated too.
     pub template: bool,
+    /// Whether the Azure name must be a UUID (`kubernetes.resources.<Kind>.azureName.format: uuid`).
+    pub uuid_name: bool,
 }
 
 /// The declared exports of a kind, in name order.
@@ -142,7 +144,10 @@ pub enum Owner {
     ResourceGroup,
     /// A child resource: the parent's kind.
     Parent(String),
-    /// A scope armgen does not model an owner for (tenant, subscription, extension resources).
+    /// An extension resource: its scope, any ARM resource, by `armId` or a custom resource of ours (`group`,
+    /// `kind`, `name`) whose `status.id` it is.
+    Scope,
+    /// No owner: a resource in the subscription (resource groups), or a scope armgen does not model (tenant).
     Unsupported,
 }
 
@@ -258,6 +263,7 @@ pub fn shape_with(ir: &Ir, group: &str, version: &str, storage: bool, options: &
                 None => Owner::Unsupported,
             },
             (None, Scope::ResourceGroup) => Owner::ResourceGroup,
+            (None, Scope::Extension) => Owner::Scope,
             (None, _) => Owner::Unsupported,
         };
         let mut spec_fields = vec![synthetic(
@@ -274,6 +280,10 @@ pub fn shape_with(ir: &Ir, group: &str, version: &str, storage: bool, options: &
                 match &owner {
                     Owner::ResourceGroup => {
                         "The resource group the resource lives in: `name` (in the operator's subscription) or `armId`."
+                    }
+                    Owner::Scope => {
+                        "The resource this one extends (its scope): `armId`, or a custom resource of this namespace by \
+                         `group`, `kind` and `name`, whose `status.id` is used once it is created."
                     }
                     _ => "The parent custom resource, by `name`, in the same namespace.",
                 },
@@ -308,7 +318,7 @@ pub fn shape_with(ir: &Ir, group: &str, version: &str, storage: bool, options: &
         dedupe_names(&mut spec_fields, &def.origin, &mut cx.diagnostics);
         dedupe_names(&mut status_fields, &def.origin, &mut cx.diagnostics);
         resources.push(KubeResource {
-            plural: format!("{}s", r.kind.to_ascii_lowercase()),
+            plural: plural_of(&r.kind),
             kind: r.kind.clone(),
             arm_type: r.arm_type.clone(),
             module: r.module.clone(),
@@ -319,6 +329,10 @@ pub fn shape_with(ir: &Ir, group: &str, version: &str, storage: bool, options: &
             description: def.description.clone(),
             exports,
             template: config.template,
+            uuid_name: config
+                .azure_name
+                .as_ref()
+                .is_some_and(|n| n.format == crate::config::AzureNameFormat::Uuid),
         });
     }
     let mut types = cx.types;
@@ -494,6 +508,12 @@ impl Shaper<'_> {
         let mut out = Vec::new();
         for p in &body.properties {
             if !included(p, family) {
+                continue;
+            }
+            // The ARM envelope's `id`, `name` and `type` are the URL's, never the spec's, even where a spec leaves
+            // them writable (the network spec's SubResource `id`, a subnet's `name` and `type`): `azureName` and
+            // the owner say where the resource is; a writable `name` would be sent beside the URL's name.
+            if family == Family::Spec && matches!(p.name.as_str(), "id" | "name" | "type") {
                 continue;
             }
             let envelope = (p.client_flatten || p.name == "properties") && self.object_of(&p.ty).is_some();
@@ -693,4 +713,39 @@ pub fn check_config(ir: &Ir, options: &KubeOptions) -> std::result::Result<BTree
         }
     }
     Ok(matched)
+}
+
+/// The lowercase plural of a kind, as Kubernetes names resources: English rules for the endings kinds have
+/// (`ManagedCluster` → `managedclusters`, `UserAssignedIdentity` → `userassignedidentities`, `Address` →
+/// `addresses`, `Gateway` → `gateways`).
+pub fn plural_of(kind: &str) -> String {
+    let lower = kind.to_ascii_lowercase();
+    let consonant_y =
+        lower.len() > 1 && lower.ends_with('y') && !lower[..lower.len() - 1].ends_with(['a', 'e', 'i', 'o', 'u']);
+    if consonant_y {
+        format!("{}ies", &lower[..lower.len() - 1])
+    } else if lower.ends_with(['s', 'x', 'z']) || lower.ends_with("ch") || lower.ends_with("sh") {
+        format!("{lower}es")
+    } else {
+        format!("{lower}s")
+    }
+}
+
+#[cfg(test)]
+mod plural_tests {
+    #[test]
+    fn plurals_follow_english_endings() {
+        for (kind, plural) in [
+            ("ManagedCluster", "managedclusters"),
+            ("UserAssignedIdentity", "userassignedidentities"),
+            ("Gateway", "gateways"),
+            ("Address", "addresses"),
+            ("Box", "boxes"),
+            ("Patch", "patches"),
+            ("Policy", "policies"),
+            ("ManagedClusterTemplate", "managedclustertemplates"),
+        ] {
+            assert_eq!(super::plural_of(kind), plural, "{kind}");
+        }
+    }
 }

@@ -112,6 +112,39 @@ pub struct SpecSet {
     pub root: PathBuf,
     pub roots: Vec<PathBuf>,
     pub docs: BTreeMap<PathBuf, Document>,
+    /// What stands in as opaque JSON instead of being read (the config's `overrides.opaqueFiles` and
+    /// `overrides.types.X.opaque`).
+    pub opaque: Opaque,
+    /// Each opaque entry's config key → the `$ref` sites it stood in for (for the report and stale-entry checks).
+    used: std::sync::Arc<std::sync::Mutex<BTreeMap<String, BTreeSet<String>>>>,
+}
+
+/// Files and definitions that stand in as any JSON value (`serde_json::Value` in Rust,
+/// `x-kubernetes-preserve-unknown-fields` in a CRD) wherever a `$ref` reaches them: a documented escape hatch for
+/// spec files that cannot be obtained or definitions that cannot be modelled, never a silent fallback (each entry
+/// has a config key and a reason, and every use is a diagnostic in the report).
+#[derive(Debug, Clone, Default)]
+pub struct Opaque {
+    /// A file (normalized, under the spec root, as [`SpecSet::docs`] keys it) → (config key, reason). The file is
+    /// not read: every `$ref` into it is opaque.
+    pub files: BTreeMap<PathBuf, (String, String)>,
+    /// A definition's name (as written in the spec, any file) → (config key, reason).
+    pub definitions: BTreeMap<String, (String, String)>,
+}
+
+impl Opaque {
+    /// The entry `target` falls under: its file, or its definition's name.
+    fn entry(&self, target: &Target) -> Option<&(String, String)> {
+        if let Some(e) = self.files.get(&target.file) {
+            return Some(e);
+        }
+        match split_pointer(&target.pointer).as_slice() {
+            [components, schemas, name] if components == "components" && schemas == "schemas" => {
+                self.definitions.get(name.as_str())
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A parsed `$ref`: the document it points into and the pointer inside it.
@@ -163,8 +196,15 @@ impl SpecSet {
 
     /// As [`SpecSet::load`], with the config key of each root file, which errors name.
     pub fn load_files(spec_root: &Path, files: &[SpecFile]) -> Result<SpecSet> {
+        Self::load_with(spec_root, files, Opaque::default())
+    }
+
+    /// As [`SpecSet::load_files`]; the files of `opaque` are not read, and `$ref`s into them or to its
+    /// definitions resolve to an opaque schema (see [`Opaque`]).
+    pub fn load_with(spec_root: &Path, files: &[SpecFile], opaque: Opaque) -> Result<SpecSet> {
         let root = normalize(spec_root);
         let jail = SpecRoot::new(spec_root)?;
+        let used: std::sync::Arc<std::sync::Mutex<BTreeMap<String, BTreeSet<String>>>> = Default::default();
         let mut raw: BTreeMap<PathBuf, Value> = BTreeMap::new();
         // A file to read, the root file it was reached from, and where it is referenced from (the `$ref` site
         // and the reference as written).
@@ -218,7 +258,22 @@ impl SpecSet {
                 Some(_) => refused(format!("cannot read {}: {source}", display.display())),
                 None => Error::io(display.clone(), source),
             })?;
-            let value = parse_json(&text, &display)?;
+            let mut value = parse_json(&text, &display)?;
+            // An opaque definition is neither read nor followed: it may be what is broken.
+            for container in ["/definitions", "/components/schemas"] {
+                if let Some(Value::Object(defs)) = value.pointer_mut(container) {
+                    for (name, def) in defs.iter_mut() {
+                        if let Some((key, _)) = opaque.definitions.get(name) {
+                            *def = json!({});
+                            // Replaced unread: a use of the entry even where no generated type reaches it.
+                            let site = Location::new(display.clone(), format!("/definitions/{}", escape_pointer(name)));
+                            if let Ok(mut used) = used.lock() {
+                                used.entry(key.clone()).or_default().insert(site.to_string());
+                            }
+                        }
+                    }
+                }
+            }
             let mut refs = Vec::new();
             collect_external_refs(&value, "", &mut refs);
             for (pointer, reference) in refs {
@@ -232,6 +287,13 @@ impl SpecSet {
                     });
                 }
                 let target = normalize(&path.parent().unwrap_or(Path::new("")).join(file_part));
+                if let Some((key, _)) = opaque.files.get(&target) {
+                    // Not read: the `$ref` is a use of the entry even where no generated type reaches it.
+                    if let Ok(mut used) = used.lock() {
+                        used.entry(key.clone()).or_default().insert(at.to_string());
+                    }
+                    continue;
+                }
                 if !raw.contains_key(&target) {
                     pending.push((target, origin, Some((at, reference))));
                 }
@@ -279,7 +341,32 @@ impl SpecSet {
             doc.raw = oas3;
             docs.insert(path.clone(), doc);
         }
-        Ok(SpecSet { root, roots, docs })
+        Ok(SpecSet {
+            root,
+            roots,
+            docs,
+            opaque,
+            used,
+        })
+    }
+
+    /// Each opaque entry's config key → the `$ref` sites (`file#pointer`) it stood in for so far.
+    pub fn opaque_uses(&self) -> BTreeMap<String, BTreeSet<String>> {
+        self.used.lock().map(|u| u.clone()).unwrap_or_default()
+    }
+
+    /// The schema an opaque entry stands in with: any JSON value, described by its reason.
+    fn opaque_schema(&self, key: &str, because: &str, site: &Location) -> Schema {
+        if let Ok(mut used) = self.used.lock() {
+            used.entry(key.to_string()).or_default().insert(site.to_string());
+        }
+        Schema {
+            schema_data: openapiv3::SchemaData {
+                description: Some(format!("Any JSON value: not modelled ({key}: {because}).")),
+                ..Default::default()
+            },
+            schema_kind: openapiv3::SchemaKind::Any(Default::default()),
+        }
     }
 
     pub fn doc(&self, path: &Path) -> Option<&Document> {
@@ -302,6 +389,12 @@ impl SpecSet {
             reference: self.original_reference(from, reference),
             message,
         };
+        if self.opaque.files.contains_key(&file) {
+            return Ok(Target {
+                file,
+                pointer: fragment.to_string(),
+            });
+        }
         let Some(doc) = self.docs.get(&file) else {
             return Err(err(format!(
                 "the file {} is not loaded",
@@ -363,6 +456,9 @@ impl SpecSet {
         let mut reference = reference.to_string();
         let mut at = at.clone();
         loop {
+            if let Some((key, because)) = self.opaque.entry(&target) {
+                return Ok((target.clone(), self.opaque_schema(key, because, start)));
+            }
             let here = self.location(&target.file, &target.pointer).to_string();
             chain.push(here);
             let followed = |message: String, chain: &[String]| {

@@ -121,6 +121,7 @@ fn overrides() {
     overrides.types.insert(
         "Gadget".into(),
         TypeOverride {
+            opaque: None,
             rename: Some("Doohickey".into()),
             properties: BTreeMap::new(),
         },
@@ -130,6 +131,7 @@ fn overrides() {
     overrides.types.insert(
         "Labelled".into(),
         TypeOverride {
+            opaque: None,
             rename: None,
             properties: BTreeMap::from([(
                 "labelColor".to_string(),
@@ -146,6 +148,7 @@ fn overrides() {
     overrides.types.insert(
         "WidgetProperties".into(),
         TypeOverride {
+            opaque: None,
             rename: None,
             properties: BTreeMap::from([
                 (

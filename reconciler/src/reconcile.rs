@@ -1203,6 +1203,23 @@ impl<'a> Run<'a> {
             .map(str::to_string)
             .unwrap_or_else(|| self.name.clone());
         let invalid = |message: String| StepError::from(Failure::permanent("InvalidName", message));
+        // A name that must be a UUID: the given one must parse; none given, one derived from the object, so that
+        // applying the object again (also after deleting it) names the same resource.
+        let azure_name = match (info.name_format, self.object.data.pointer("/spec/azureName")) {
+            (armgen_runtime::NameFormat::Uuid, Some(_)) => match uuid::Uuid::parse_str(&azure_name) {
+                Ok(u) => u.hyphenated().to_string(),
+                Err(_) => {
+                    return Err(invalid(format!(
+                        "spec.azureName {azure_name:?} is not a UUID, which {} names must be",
+                        info.kind
+                    )));
+                }
+            },
+            (armgen_runtime::NameFormat::Uuid, None) => {
+                armgen_runtime::derived_uuid_name(info.kube_group, info.kind, &self.namespace, &self.name)
+            }
+            (armgen_runtime::NameFormat::Any, _) => azure_name,
+        };
         names::check_segment("spec.azureName", &azure_name).map_err(invalid)?;
         let owner = self.object.data.pointer("/spec/owner");
         let name_of = |key: &str| {
@@ -1211,8 +1228,63 @@ impl<'a> Run<'a> {
                 .and_then(Value::as_str)
                 .filter(|s| !s.is_empty())
         };
-        match info.owner_kind {
-            None => {
+        match (info.owner_kind, info.arm.scope) {
+            (None, armgen_runtime::Scope::Subscription) => {
+                // In the credential's subscription: the path's only other parameter is the name.
+                Ok((
+                    subscription_scoped_id(info, &access.subscription_id, &azure_name).map_err(invalid)?,
+                    None,
+                ))
+            }
+            (None, armgen_runtime::Scope::Extension) => {
+                let scope = match (name_of("armId"), name_of("kind"), name_of("name")) {
+                    (Some(id), _, _) => {
+                        names::check_arm_id("spec.owner.armId", id).map_err(invalid)?;
+                        // The credential's subscription is the one this object may act in.
+                        let subscription = id.trim_start_matches('/').split('/').nth(1).unwrap_or_default();
+                        if !subscription.eq_ignore_ascii_case(&access.subscription_id) {
+                            return Err(Failure::permanent(
+                                "InvalidOwner",
+                                format!(
+                                    "spec.owner.armId {id:?} is in subscription {subscription}, not in this object's subscription {}",
+                                    access.subscription_id
+                                ),
+                            )
+                            .into());
+                        }
+                        id.trim_end_matches('/').to_string()
+                    }
+                    (None, Some(kind), Some(name)) => {
+                        names::check_object_name("spec.owner.name", name).map_err(invalid)?;
+                        let group = name_of("group").unwrap_or(info.kube_group);
+                        let Some(target) = find_served_kind(group, kind) else {
+                            return Err(Failure::permanent(
+                                "InvalidOwner",
+                                format!("spec.owner: {kind}.{group} is not a kind this reconciler knows; use armId"),
+                            )
+                            .into());
+                        };
+                        self.owner_id(target, name).await?.0
+                    }
+                    _ => {
+                        return Err(Failure::permanent(
+                            "InvalidOwner",
+                            "spec.owner needs the armId of the resource this one extends, or its custom resource's kind and name",
+                        )
+                        .into());
+                    }
+                };
+                Ok((format!("{scope}/providers/{}/{azure_name}", info.arm.arm_type), None))
+            }
+            (None, armgen_runtime::Scope::Tenant) => Err(Failure::permanent(
+                "UnsupportedScope",
+                format!(
+                    "{} resources are outside any subscription; the reconciler does not manage them",
+                    info.kind
+                ),
+            )
+            .into()),
+            (None, armgen_runtime::Scope::ResourceGroup) => {
                 let group = match (name_of("armId"), name_of("name")) {
                     (Some(id), _) => {
                         let (subscription, rg) =
@@ -1244,7 +1316,7 @@ impl<'a> Run<'a> {
                 };
                 Ok((format!("{group}/providers/{}/{azure_name}", info.arm.arm_type), None))
             }
-            Some(owner_kind) => {
+            (Some(owner_kind), _) => {
                 let Some(owner_name) = name_of("name") else {
                     return Err(Failure::permanent(
                         "InvalidOwner",
@@ -1253,20 +1325,24 @@ impl<'a> Run<'a> {
                     .into());
                 };
                 names::check_object_name("spec.owner.name", owner_name).map_err(invalid)?;
-                let (owner_id, owner) = self.owner_id(owner_kind, owner_name).await?;
+                let Some(owner_info) = find_kind(info.kube_group, info.version, owner_kind) else {
+                    return Err(Failure::permanent(
+                        "InvalidOwner",
+                        format!("{owner_kind} is not a kind of this reconciler"),
+                    )
+                    .into());
+                };
+                let (owner_id, owner) = self.owner_id(owner_info, owner_name).await?;
                 let segment = info.arm.arm_type.rsplit('/').next().unwrap_or_default();
                 Ok((format!("{owner_id}/{segment}/{azure_name}"), Some(owner)))
             }
         }
     }
 
-    async fn owner_id(&self, owner_kind: &str, owner_name: &str) -> Result<(String, DynamicObject), StepError> {
-        let info = self.info();
-        let Some(owner_info) = find_kind(info.kube_group, info.version, owner_kind) else {
-            return Err(
-                Failure::permanent("InvalidOwner", format!("{owner_kind} is not a kind of this reconciler")).into(),
-            );
-        };
+    /// The ARM ID of the owner (or scope) custom resource `owner_name` of kind `owner_info`, in this namespace, once
+    /// it exists in Azure and holds the claim of that ID; and the owner as read.
+    async fn owner_id(&self, owner_info: &KindInfo, owner_name: &str) -> Result<(String, DynamicObject), StepError> {
+        let owner_kind = owner_info.kind;
         let api: Api<DynamicObject> =
             Api::namespaced_with(self.shared().client.clone(), &self.namespace, &api_resource(owner_info));
         let owner = api
@@ -1420,7 +1496,7 @@ impl<'a> Run<'a> {
                 .into());
             }
             names::check_object_name(&format!("{path}.name"), name).map_err(invalid)?;
-            let Some(target) = find_kind(group, info.version, kind) else {
+            let Some(target) = find_served_kind(group, kind) else {
                 return Err(Failure::permanent(
                     "InvalidReference",
                     format!("{path}: {kind}.{group} is not a kind this reconciler knows; use armId"),
@@ -1796,6 +1872,46 @@ pub fn find_kind(kube_group: &str, version: &str, kind: &str) -> Option<&'static
     aks_api::KINDS
         .iter()
         .find(|k| k.kube_group == kube_group && k.version == version && k.kind.eq_ignore_ascii_case(kind))
+}
+
+/// The kind `kind` of API group `kube_group` at a version to read it at, for references across groups and versions
+/// (the API server converts): its storage version, else its newest served one.
+pub fn find_served_kind(kube_group: &str, kind: &str) -> Option<&'static KindInfo> {
+    let matches = |k: &&KindInfo| k.kube_group == kube_group && k.kind.eq_ignore_ascii_case(kind) && k.served;
+    aks_api::KINDS
+        .iter()
+        .filter(matches)
+        .find(|k| k.storage)
+        .or_else(|| armgen_runtime::newest(aks_api::KINDS, |k| matches(&k)))
+}
+
+/// The ID of a subscription-scoped resource from its path template: `{subscriptionId}` is the credential's
+/// subscription, the last parameter the name; any other parameter is an error (no such kind is generated).
+fn subscription_scoped_id(info: &KindInfo, subscription: &str, name: &str) -> Result<String, String> {
+    let segments: Vec<&str> = info.arm.path.trim_start_matches('/').split('/').collect();
+    let last = segments.len().saturating_sub(1);
+    let mut out = String::new();
+    for (i, segment) in segments.iter().enumerate() {
+        out.push('/');
+        if !segment.starts_with('{') {
+            // ARM's usual casing for the one literal that specs write in lowercase (`resourcegroups`).
+            out.push_str(if segment.eq_ignore_ascii_case("resourcegroups") {
+                "resourceGroups"
+            } else {
+                segment
+            });
+        } else if i == last {
+            out.push_str(name);
+        } else if segment.eq_ignore_ascii_case("{subscriptionId}") {
+            out.push_str(subscription);
+        } else {
+            return Err(format!(
+                "{} path {} has a parameter {segment} the reconciler cannot fill",
+                info.kind, info.arm.path
+            ));
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

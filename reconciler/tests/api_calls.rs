@@ -43,17 +43,18 @@ fn ctx(shared: Arc<Shared>, kind: &str) -> Arc<KindContext> {
     Arc::new(KindContext::new(shared, info))
 }
 
-/// The `apiVersion` the reconciler serves by default (the storage version of the registry).
-fn served_api_version() -> String {
+/// The `apiVersion` the reconciler serves `kind` at by default (its storage version in the registry).
+fn served_api_version(kind: &str) -> String {
     served_kinds(&[])
-        .first()
+        .into_iter()
+        .find(|k| k.kind == kind)
         .map(|k| k.api_version())
         .expect("a served kind")
 }
 
 fn object(kind: &str, name: &str, spec: Value) -> DynamicObject {
     serde_json::from_value(json!({
-        "apiVersion": served_api_version(),
+        "apiVersion": served_api_version(kind),
         "kind": kind,
         "metadata": {"name": name, "namespace": NS, "resourceVersion": "7", "generation": 1, "uid": "u-1"},
         "spec": spec,
@@ -101,7 +102,7 @@ async fn a_child_without_its_owner_reads_the_owner_once_and_writes_one_status_pa
     let ctx = ctx(shared(client, "http://127.0.0.1:9"), "AgentPool");
     let pool = object("AgentPool", "gpu", pool_spec("demo"));
     let verifier = tokio::spawn(async move {
-        let base = format!("/apis/{}/namespaces/{NS}", served_api_version());
+        let base = format!("/apis/{}/namespaces/{NS}", served_api_version("AgentPool"));
         expect(
             &mut handle,
             "GET",
@@ -121,7 +122,7 @@ async fn a_child_without_its_owner_reads_the_owner_once_and_writes_one_status_pa
                 assert_eq!(ready["reason"], "WaitingForOwner");
                 assert_eq!(ready["observedGeneration"], 1);
             },
-            (200, json!({"apiVersion": served_api_version(), "kind": "AgentPool", "metadata": {"name": "gpu", "namespace": NS}})),
+            (200, json!({"apiVersion": served_api_version("AgentPool"), "kind": "AgentPool", "metadata": {"name": "gpu", "namespace": NS}})),
         )
         .await;
         handle
@@ -148,7 +149,10 @@ async fn a_create_adds_the_finalizer_before_the_put_then_persists_the_operation(
     let cluster = object("ManagedCluster", "demo", cluster_spec());
     let sim_in_verifier = sim.clone();
     let verifier = tokio::spawn(async move {
-        let path = format!("/apis/{}/namespaces/{NS}/managedclusters/demo", served_api_version());
+        let path = format!(
+            "/apis/{}/namespaces/{NS}/managedclusters/demo",
+            served_api_version("ManagedCluster")
+        );
         // The claim of the ARM ID (aks_reconciler::claims), before anything reaches Azure: read, then created.
         let lease = Claims::lease_name(&common::cluster_id("demo"));
         let leases = format!(
@@ -184,7 +188,7 @@ async fn a_create_adds_the_finalizer_before_the_put_then_persists_the_operation(
                 assert_eq!(body["metadata"]["resourceVersion"], "7", "optimistic concurrency");
                 assert_eq!(sim_in_verifier.count("PUT"), 0, "the finalizer comes before the first PUT");
             },
-            (200, json!({"apiVersion": served_api_version(), "kind": "ManagedCluster", "metadata": {"name": "demo", "namespace": NS}})),
+            (200, json!({"apiVersion": served_api_version("ManagedCluster"), "kind": "ManagedCluster", "metadata": {"name": "demo", "namespace": NS}})),
         )
         .await;
         expect(
@@ -196,7 +200,7 @@ async fn a_create_adds_the_finalizer_before_the_put_then_persists_the_operation(
                 assert!(pending.contains("/operations/"), "{pending}");
                 assert_eq!(body["status"]["conditions"][0]["reason"], "Reconciling");
             },
-            (200, json!({"apiVersion": served_api_version(), "kind": "ManagedCluster", "metadata": {"name": "demo", "namespace": NS}})),
+            (200, json!({"apiVersion": served_api_version("ManagedCluster"), "kind": "ManagedCluster", "metadata": {"name": "demo", "namespace": NS}})),
         )
         .await;
         handle

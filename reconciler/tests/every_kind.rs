@@ -19,14 +19,36 @@ fn sampled_spec_for(info: &armgen_runtime::KindInfo) -> Option<Value> {
     let crd = aks_api::custom_resource_definition(info.kube_group, info.kind)?.ok()?;
     let mut spec = armgen_runtime::sample::sample_spec_of(&crd, info.version, 0)?
         .unwrap_or_else(|e| panic!("{} {}: {e}", info.kind, info.version));
-    // The test creates one cluster, `demo`: a kind owned by anything else needs a written row.
-    let owner = match info.owner_kind {
-        Some("ManagedCluster") => "demo",
-        Some(_) => return None,
-        None => RG,
-    };
-    spec["owner"] = json!({ "name": owner });
+    // The owner by the kind's place (KindInfo::owner_kind and arm.scope): the test's cluster `demo`, the object the
+    // test made of the owner kind (kinds are created parents first), the resource group, nothing for a
+    // subscription-scoped kind, and the resource group's ID as the scope of an extension resource.
+    match (info.owner_kind, info.arm.scope) {
+        (Some("ManagedCluster"), _) => spec["owner"] = json!({ "name": "demo" }),
+        (Some(owner), _) => {
+            let owner = aks_api::KINDS
+                .iter()
+                .find(|k| k.kube_group == info.kube_group && k.kind == owner)?;
+            spec["owner"] = json!({ "name": object_name(owner) });
+        }
+        (None, armgen_runtime::Scope::ResourceGroup) => spec["owner"] = json!({ "name": RG }),
+        (None, armgen_runtime::Scope::Subscription) => {
+            if let Some(spec) = spec.as_object_mut() {
+                spec.remove("owner");
+            }
+        }
+        (None, armgen_runtime::Scope::Extension) => {
+            spec["owner"] = json!({ "armId": format!("/subscriptions/{SUB}/resourceGroups/{RG}") })
+        }
+        (None, armgen_runtime::Scope::Tenant) => return None,
+    }
     Some(spec)
+}
+
+/// The name of the test's object of a kind: one every kind's ARM name rules accept (agent pools:
+/// `^[a-z][a-z0-9]{0,11}$`; trusted access role bindings: at most 24 characters), as `oav validate-traffic` checks
+/// (.ci/oav.sh).
+fn object_name(info: &armgen_runtime::KindInfo) -> String {
+    format!("x{}", info.plural).chars().take(12).collect()
 }
 
 /// The specs written by hand (closer to real use than samples).
@@ -75,12 +97,18 @@ async fn every_kind_of_every_other_served_version_is_created_kept_in_sync_and_de
     for v in others {
         let h = Harness::new().await.serving(v.group, v.version);
         let kinds = served_kinds(&h.versions);
-        assert!(kinds.iter().all(|k| k.version == v.version), "{} only", v.version);
-        assert!(kinds.iter().all(|k| k.arm.api_version == v.api_version));
+        // That group's kinds at that version; the other groups' at their storage versions.
+        let of_group: Vec<_> = kinds.iter().filter(|k| k.group == v.group).collect();
+        assert!(of_group.iter().all(|k| k.version == v.version), "{} only", v.version);
+        assert!(of_group.iter().all(|k| k.arm.api_version == v.api_version));
         assert_eq!(
-            kinds.len(),
-            aks_api::KINDS.iter().filter(|k| k.version == v.version).count()
+            of_group.len(),
+            aks_api::KINDS
+                .iter()
+                .filter(|k| k.group == v.group && k.version == v.version)
+                .count()
         );
+        assert!(kinds.iter().filter(|k| k.group != v.group).all(|k| k.storage));
         every_kind(h, kinds).await;
     }
 }
@@ -105,14 +133,16 @@ async fn every_kind_with(
     h.apply("ManagedCluster", "demo", cluster_spec()).await;
     h.converge("ManagedCluster", "demo").await;
     let mut missing = Vec::new();
+    // Parents before children (a child's owner is the test's object of the owner kind); deleted in reverse order.
+    let mut kinds = kinds;
+    kinds.sort_by_key(|k| k.arm.parents.len());
+    let mut created = Vec::new();
     for info in &kinds {
         let Some(spec) = spec_for(info) else {
             missing.push(info.kind);
             continue;
         };
-        // A name every kind's ARM name rules accept (agent pools: `^[a-z][a-z0-9]{0,11}$`; trusted access role
-        // bindings: at most 24 characters), as `oav validate-traffic` checks (.ci/oav.sh).
-        let name: String = format!("x{}", info.plural).chars().take(12).collect();
+        let name = object_name(info);
         h.apply(info.kind, &name, spec).await;
         h.converge(info.kind, &name).await;
         let (status, reason, message) = h.ready(info.kind, &name).await;
@@ -140,9 +170,12 @@ async fn every_kind_with(
             info.kind
         );
 
-        h.delete(info.kind, &name).await;
-        h.reconcile_until_gone(info.kind, &name).await;
-        assert!(h.sim.resource(&id).is_none(), "{}: deleted", info.kind);
+        created.push((info.kind, name, id));
+    }
+    for (kind, name, id) in created.into_iter().rev() {
+        h.delete(kind, &name).await;
+        h.reconcile_until_gone(kind, &name).await;
+        assert!(h.sim.resource(&id).is_none(), "{kind}: deleted");
     }
     assert!(missing.is_empty(), "kinds without a test spec: {missing:?}");
 }

@@ -24,6 +24,38 @@ pub fn escape_pointer(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
+/// Where an ARM resource lives, from its PUT path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// In a resource group (`/subscriptions/{s}/resourceGroups/{rg}/providers/…`), or a child of such a resource.
+    ResourceGroup,
+    /// In a subscription (`/subscriptions/{s}/providers/…`, and resource groups themselves).
+    Subscription,
+    /// An extension resource on any other resource (`/{scope}/providers/…`, e.g. role assignments): its scope is
+    /// an ARM ID.
+    Extension,
+    /// Outside any subscription (`/providers/…`).
+    Tenant,
+}
+
+/// What an Azure resource name must look like, beyond ARM's rules for a path segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NameFormat {
+    /// Any valid segment.
+    Any,
+    /// A UUID (role assignments): when `spec.azureName` is unset the name is derived from the object (see
+    /// [`derived_uuid_name`]), so re-applying the object never creates a second resource.
+    Uuid,
+}
+
+/// The Azure name of a resource whose names must be UUIDs, for an object without `spec.azureName`: a version 5
+/// (SHA-1, name-based) UUID of `<kube group>/<kind>/<namespace>/<name>` in the URL namespace of RFC 4122, so the
+/// same object (also deleted and applied again) always names the same resource, and two objects never share one.
+pub fn derived_uuid_name(kube_group: &str, kind: &str, namespace: &str, name: &str) -> String {
+    let key = format!("{kube_group}/{kind}/{namespace}/{name}");
+    uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_URL, key.as_bytes()).to_string()
+}
+
 /// Static facts about one generated resource (one ARM PUT path in one API version).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ResourceInfo {
@@ -37,6 +69,8 @@ pub struct ResourceInfo {
     pub path: &'static str,
     /// The ARM types of the parent resources, outermost first.
     pub parents: &'static [&'static str],
+    /// Where the resource lives (from [`ResourceInfo::path`]).
+    pub scope: Scope,
     /// Whether the PUT is a long-running operation.
     pub long_running: bool,
 }
@@ -81,8 +115,12 @@ pub struct KindInfo {
     /// Whether this version of the kind is served (see [`VersionInfo::served`]).
     pub served: bool,
     /// The kind of the owning custom resource for child resources (`spec.owner.name` names one);
-    /// `None` for top-level resources, owned by a resource group (`spec.owner.name` or `spec.owner.armId`).
+    /// `None` for top-level resources: by [`ResourceInfo::scope`], in a resource group (`spec.owner.name` or
+    /// `spec.owner.armId`), in the subscription (no owner), or an extension of any resource (`spec.owner.armId`, or
+    /// `spec.owner.{group, kind, name}` naming a custom resource whose `status.id` is the scope).
     pub owner_kind: Option<&'static str>,
+    /// What the resource's Azure name must look like.
+    pub name_format: NameFormat,
     /// Secret exports of `spec.operatorSpec.secrets`, with how to fetch each.
     pub secret_exports: &'static [SecretExport],
     /// ConfigMap exports of `spec.operatorSpec.configMaps`: name → dotted JSON path in the ARM GET body.

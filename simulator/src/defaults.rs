@@ -4,6 +4,10 @@
 //! |---|---|
 //! | `managedClusters` | `properties.kubernetesVersion` ([`DEFAULT_KUBERNETES_VERSION`]), `currentKubernetesVersion` (the version, `.0` appended to `major.minor`), `fqdn` (`{dnsPrefix}-{hash}.hcp.{location}.azmk8s.io`, when `dnsPrefix` is set), `nodeResourceGroup` (`MC_{rg}_{name}_{location}`), `powerState.code` `Running`, `agentPoolProfiles[*]`: `orchestratorVersion`, `currentOrchestratorVersion`, `nodeImageVersion`, `powerState`; `identity.principalId`/`tenantId` (type `SystemAssigned`), `identity.userAssignedIdentities[*].principalId`/`clientId`, `identityProfile.kubeletidentity` (with an identity), `oidcIssuerProfile.issuerURL` (when enabled) |
 //! | `managedClusters/agentPools` | `orchestratorVersion` (the cluster's), `currentOrchestratorVersion`, `nodeImageVersion`, `powerState.code` `Running` |
+//! | `Microsoft.Authorization/roleAssignments` | `properties.scope`: always the scope of the ID (read-only in the spec: "The role assignment scope"); the request's `roleDefinitionId`, `principalId`, `principalType` are kept |
+//!
+//! Every type whose generated type has `properties.provisioningState` gets it from the simulator (a synchronous
+//! PUT, such as a resource group's, `Succeeded` at once), not from this table.
 //!
 //! Secrets (`x-ms-secret` in the spec) never come back: `managedClusters` `properties.servicePrincipalProfile.secret`,
 //! `properties.windowsProfile.adminPassword`, `properties.aadProfile.serverAppSecret`.
@@ -29,7 +33,7 @@
 use armgen_runtime::rules::values_at;
 use serde_json::{Map, Value, json};
 
-use crate::registry::scope;
+use crate::registry::subscription_and_group;
 use crate::util::stable_uuid;
 
 /// The Kubernetes version a cluster gets when the PUT names none.
@@ -39,6 +43,7 @@ pub const DEFAULT_TENANT_ID: &str = "72f988bf-86f1-41af-91ab-2d7cd011db47";
 
 const MANAGED_CLUSTERS: &str = "microsoft.containerservice/managedclusters";
 const AGENT_POOLS: &str = "microsoft.containerservice/managedclusters/agentpools";
+const ROLE_ASSIGNMENTS: &str = "microsoft.authorization/roleassignments";
 
 /// The secret (write-only) properties of each ARM type, as paths of object keys.
 const SECRETS: &[(&str, &[&str])] = &[
@@ -132,6 +137,8 @@ pub(crate) struct Context<'a> {
     pub tenant_id: &'a str,
     /// The parent resource's stored body, if any.
     pub parent: Option<&'a Value>,
+    /// The scope of an extension resource (the ID before its `/providers/...`); `None` for other resources.
+    pub scope: Option<&'a str>,
 }
 
 /// Removes secret properties.
@@ -166,6 +173,11 @@ pub(crate) fn apply(ctx: &Context<'_>, body: &mut Value) {
         if let Some(props) = properties(body) {
             agent_pool(props, &cluster_version);
         }
+    } else if ctx.arm_type.eq_ignore_ascii_case(ROLE_ASSIGNMENTS)
+        && let Some(scope) = ctx.scope
+        && let Some(props) = properties(body)
+    {
+        props.insert("scope".into(), json!(scope));
     }
 }
 
@@ -211,7 +223,7 @@ fn agent_pool(p: &mut Map<String, Value>, cluster_version: &str) {
 }
 
 fn managed_cluster(ctx: &Context<'_>, body: &mut Value) {
-    let (sub, rg) = scope(ctx.id);
+    let (sub, rg) = subscription_and_group(ctx.id);
     let location = ctx.location.to_lowercase().replace(' ', "");
     let id_hash = stable_uuid(&ctx.id.to_lowercase());
     let has_identity = body
@@ -364,6 +376,7 @@ mod tests {
             location: "westeurope",
             tenant_id: DEFAULT_TENANT_ID,
             parent: None,
+            scope: None,
         };
         strip_secrets(ctx.arm_type, &mut body);
         apply(&ctx, &mut body);
@@ -389,5 +402,26 @@ mod tests {
             b
         };
         assert_eq!(again["identity"]["principalId"], body["identity"]["principalId"]);
+    }
+
+    #[test]
+    fn role_assignments_report_their_scope() {
+        let scope = "/subscriptions/s/resourceGroups/rg";
+        let id = format!("{scope}/providers/Microsoft.Authorization/roleAssignments/ra1");
+        let ctx = Context {
+            arm_type: "Microsoft.Authorization/roleAssignments",
+            id: &id,
+            name: "ra1",
+            location: "westeurope",
+            tenant_id: DEFAULT_TENANT_ID,
+            parent: None,
+            scope: Some(scope),
+        };
+        let mut body = json!({"properties": {"roleDefinitionId": "r", "principalId": "p", "scope": "/elsewhere"}});
+        apply(&ctx, &mut body);
+        assert_eq!(
+            body,
+            json!({"properties": {"roleDefinitionId": "r", "principalId": "p", "scope": scope}})
+        );
     }
 }

@@ -26,6 +26,24 @@
 //! Asynchronous operations advance by polling, not by time: the first [`SimulatorConfig::operation_polls`] polls
 //! of an operation answer `InProgress`, the next one ends it. A poll is a `GET` of its `Azure-AsyncOperation` or
 //! `Location` URL, or a `GET` of the resource it concerns.
+//!
+//! Resources of every scope are served (see `registry.rs` for how paths match): resource-group-scoped resources
+//! and their children (`/subscriptions/{s}/resourceGroups/{rg}/providers/...`), resource groups themselves
+//! (`/subscriptions/{s}/resourcegroups/{rg}`, ARM type `Microsoft.Resources/resourceGroups`, listed by `GET
+//! /subscriptions/{s}/resourcegroups`), and extension resources, whose template starts with `{scope}`
+//! (`/{scope}/providers/Microsoft.Authorization/roleAssignments/{name}`): `{scope}` is any resource ID, from
+//! `/subscriptions/{s}` to a child resource, and the ID is `<scope>/providers/...` (only paths under
+//! `/subscriptions/` are served: no management group or tenant scopes). Deleting a resource deletes what is below
+//! its ID: its child resources and the extension resources scoped to it or to its children; so deleting a
+//! resource group deletes every resource in it, as Azure does ("When you delete a resource group, all of its
+//! resources are also deleted",
+//! <https://learn.microsoft.com/en-us/azure/azure-resource-manager/management/delete-resource-group>).
+//!
+//! Resource groups need not exist unless [`SimulatorConfig::require_resource_groups`] is set: then a PUT of a
+//! resource in a resource group the simulator does not hold is refused with `404 ResourceGroupNotFound`
+//! ("Resource group 'rg' could not be found."), and a PUT of an extension resource whose scope it does not
+//! hold with `404 ResourceNotFound` naming the scope (`ResourceGroupNotFound` when the scope's resource group is
+//! missing; a subscription always exists).
 
 mod auth;
 pub mod defaults;
@@ -41,8 +59,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use armgen_runtime::KindInfo;
 use armgen_runtime::rules::Rules;
+use armgen_runtime::{KindInfo, RoundTrip};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -67,6 +85,11 @@ pub struct SimulatorConfig {
     /// The service rules enforced ([`rules`]): `None` (the default) is the generated document,
     /// [`aks_api::rules()`]; `Some(Rules::default())` enforces none.
     pub rules: Option<Rules>,
+    /// Whether a PUT needs what contains the resource (default `false`: resources may be created in resource
+    /// groups that were never created): its resource group (`404 ResourceGroupNotFound`), and for an extension
+    /// resource its scope (`404 ResourceNotFound`; a scope of just `/subscriptions/{s}` always exists). Seeds
+    /// ([`Simulator::seed`]) are not checked.
+    pub require_resource_groups: bool,
 }
 
 impl Default for SimulatorConfig {
@@ -78,6 +101,7 @@ impl Default for SimulatorConfig {
             location_default: "westeurope".into(),
             record_traffic: true,
             rules: None,
+            require_resource_groups: false,
         }
     }
 }
@@ -173,6 +197,11 @@ impl FaultRule {
 /// the simulator is locked: it must not call the [`Simulator`].
 pub type Normalizer = Arc<dyn Fn(&mut Value) + Send + Sync>;
 
+/// Reads a JSON body as the generated ARM type of a kind, given by `(group, version, kind, json)`, and writes it
+/// back out, listing what the type does not model; `None` when there is no such kind. The signature of
+/// [`aks_api::arm_round_trip`], which [`Simulator::new`] uses.
+pub type RoundTripFn = fn(&str, &str, &str, &str) -> Option<Result<RoundTrip, serde_json::Error>>;
+
 /// The ARM simulator. Cheap to clone: clones share state.
 #[derive(Clone)]
 pub struct Simulator {
@@ -184,6 +213,8 @@ struct Inner {
     /// The rules enforced; an error when the generated document does not parse (every write then answers 500).
     rules: Result<Rules, String>,
     registry: registry::Registry,
+    /// Reads bodies as the generated types of the registry's kinds.
+    round_trip: RoundTripFn,
     start: Instant,
     state: Mutex<State>,
 }
@@ -237,8 +268,15 @@ struct Operation {
 }
 
 impl Simulator {
-    /// A simulator with no resources.
+    /// A simulator with no resources, serving the generated registry ([`aks_api::KINDS`]).
     pub fn new(config: SimulatorConfig) -> Self {
+        Self::with_kinds(config, aks_api::KINDS, aks_api::arm_round_trip)
+    }
+
+    /// A simulator with no resources, serving `kinds` (whose bodies `round_trip` reads) instead of the generated
+    /// registry: for tests of resource shapes the generated registry may lack. The rules are still
+    /// [`SimulatorConfig::rules`] (by default the generated document, whose kinds `kinds` may not have).
+    pub fn with_kinds(config: SimulatorConfig, kinds: &'static [KindInfo], round_trip: RoundTripFn) -> Self {
         let rules = match &config.rules {
             Some(rules) => Ok(rules.clone()),
             None => aks_api::rules().map_err(|e| format!("the generated rules document (aks_api::RULES_JSON) {e}")),
@@ -250,7 +288,8 @@ impl Simulator {
             inner: Arc::new(Inner {
                 config,
                 rules,
-                registry: registry::Registry::new(aks_api::KINDS),
+                registry: registry::Registry::new(kinds),
+                round_trip,
                 start: Instant::now(),
                 state: Mutex::new(State::default()),
             }),
@@ -356,7 +395,8 @@ impl Simulator {
         self.state().authenticated
     }
 
-    /// The ARM types served and their API versions, from [`aks_api::KINDS`].
+    /// The ARM types served and their API versions, from the registry ([`aks_api::KINDS`] unless
+    /// [`Self::with_kinds`] named others).
     pub fn resource_types(&self) -> Vec<(&'static str, Vec<&'static str>)> {
         self.inner
             .registry

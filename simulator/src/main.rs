@@ -50,6 +50,10 @@ struct Args {
     /// generated one; `{"groups": []}` enforces none.
     #[arg(long, value_name = "FILE")]
     rules: Option<PathBuf>,
+    /// Refuse a PUT of a resource whose resource group was not created here (404 ResourceGroupNotFound), or of an
+    /// extension resource (a role assignment) whose scope was not (404 ResourceNotFound).
+    #[arg(long)]
+    require_resource_groups: bool,
 }
 
 #[tokio::main]
@@ -85,6 +89,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         location_default: args.location,
         record_traffic: !args.no_traffic,
         rules,
+        require_resource_groups: args.require_resource_groups,
     });
     if let Err(e) = sim.rules() {
         return Err(e.into());

@@ -13,7 +13,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use crate::defaults::{self, DEFAULT_TENANT_ID};
-use crate::registry::{ResourceType, Target, guess_type, parent_id, scope};
+use crate::registry::{ResourceType, Target, guess_type, parent_id, resource_group_of, subscription_and_group};
 use crate::util::{ArmError, now_rfc3339, random_uuid};
 use crate::{
     Exchange, ExchangeRequest, ExchangeResponse, Fault, FaultRule, Operation, Outcome, Simulator, State, Stored,
@@ -111,15 +111,35 @@ fn type_and_name(id: &str) -> &str {
         .unwrap_or(id)
 }
 
+/// ARM's answer for a resource ID it does not hold: `ResourceGroupNotFound` for a resource group (what ARM
+/// answers `GET /subscriptions/{s}/resourcegroups/{rg}` of a missing group), else `ResourceNotFound`.
 fn not_found(id: &str) -> ArmError {
-    let (_, rg) = scope(id);
+    if let Some((rg_id, rg)) = resource_group_of(id)
+        && rg_id.len() == id.len()
+    {
+        return resource_group_not_found(&rg);
+    }
+    let (_, rg) = subscription_and_group(id);
+    let under = if rg.is_empty() {
+        String::new()
+    } else {
+        format!(" under resource group '{rg}'")
+    };
     ArmError::new(
         404,
         "ResourceNotFound",
         format!(
-            "The Resource '{}' under resource group '{rg}' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix",
+            "The Resource '{}'{under} was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix",
             type_and_name(id)
         ),
+    )
+}
+
+fn resource_group_not_found(rg: &str) -> ArmError {
+    ArmError::new(
+        404,
+        "ResourceGroupNotFound",
+        format!("Resource group '{rg}' could not be found."),
     )
 }
 
@@ -430,6 +450,28 @@ impl Simulator {
         Ok(nearest)
     }
 
+    /// [`crate::SimulatorConfig::require_resource_groups`]: the resource group of a resource at `id` (of type `ty`)
+    /// and, for an extension resource, its scope must be stored. A resource group needs nothing, nor does a
+    /// scope that is a subscription (`/subscriptions/{s}`, which always exists).
+    fn check_container(st: &State, ty: &ResourceType, id: &str) -> Result<(), ArmError> {
+        let scope = ty.scope_of(id);
+        let contained = scope.unwrap_or(id);
+        if let Some((rg_id, rg)) = resource_group_of(contained)
+            // A resource group is not in itself; an extension resource on one needs it.
+            && (scope.is_some() || rg_id.len() < contained.len())
+            && !st.resources.contains_key(&rg_id.to_lowercase())
+        {
+            return Err(resource_group_not_found(&rg));
+        }
+        if let Some(scope) = scope
+            && scope.trim_start_matches('/').split('/').count() > 2
+            && !st.resources.contains_key(&scope.to_lowercase())
+        {
+            return Err(not_found(scope));
+        }
+        Ok(())
+    }
+
     /// The stored parent of a resource of `ty` at `id`: its body and location.
     fn stored_parent<'s>(st: &'s State, ty: &ResourceType, id: &str) -> Option<(&'s Value, &'s str)> {
         parent_id(id)
@@ -495,6 +537,7 @@ impl Simulator {
             location: &location,
             tenant_id: tenant,
             parent: parent.map(|(b, _)| b),
+            scope: ty.scope_of(id),
         };
         defaults::apply(&ctx, &mut body);
         if let Some(n) = st.normalizers.get(&ty.arm_type.to_lowercase()) {
@@ -509,14 +552,14 @@ impl Simulator {
                 format!("the simulator's response does not deserialize ({})", e.message),
             )
         };
-        let rt = match crate::validate::round_trip(kind, &body) {
+        let rt = match crate::validate::round_trip(self.inner.round_trip, kind, &body) {
             Ok(rt) => rt,
             // `properties` is optional but has required members: the state cannot go in a new one.
             Err(_) if !had_properties => {
                 if let Some(obj) = body.as_object_mut() {
                     obj.remove("properties");
                 }
-                crate::validate::round_trip(kind, &body).map_err(internal)?;
+                crate::validate::round_trip(self.inner.round_trip, kind, &body).map_err(internal)?;
                 return Ok((body, false, location, state));
             }
             Err(e) => return Err(internal(e)),
@@ -608,7 +651,7 @@ impl Simulator {
                 ),
             ));
         };
-        crate::validate::round_trip(kind, &body)?;
+        crate::validate::round_trip(self.inner.round_trip, kind, &body)?;
         let key = id.to_lowercase();
         let parent = Self::stored_parent(st, ty, &id);
         let (body, models_state, location, _) =
@@ -674,7 +717,7 @@ impl Simulator {
         segment: &str,
         api_version: &str,
     ) -> String {
-        let (sub, _) = scope(id);
+        let (sub, _) = subscription_and_group(id);
         let location = location.to_lowercase().replace(' ', "");
         format!(
             "{}/subscriptions/{sub}/providers/{}/locations/{location}/{segment}/{op}?api-version={api_version}",
@@ -695,6 +738,9 @@ impl Simulator {
         let kind = ty
             .version(api_version)
             .ok_or_else(|| ArmError::new(400, "InvalidApiVersionParameter", api_version))?;
+        if self.inner.config.require_resource_groups {
+            Self::check_container(st, ty, id)?;
+        }
         Self::check_parents(st, ty, id)?;
         let key = id.to_lowercase();
         let existing = st.resources.get(&key);
@@ -730,7 +776,7 @@ impl Simulator {
                 "The request content must be a JSON object.",
             ));
         }
-        crate::validate::round_trip(kind, &body)?;
+        crate::validate::round_trip(self.inner.round_trip, kind, &body)?;
         let writes = self.check_put(st, self.write_rules()?, kind, &key, &id, &body)?;
         let long_running = kind.arm.long_running;
         let state = match (long_running, creating) {
@@ -801,6 +847,10 @@ impl Simulator {
         Ok(reply)
     }
 
+    /// Removes the resource at `key` and everything whose ID is below it: its child resources, and the extension
+    /// resources (`<scope>/providers/...`) scoped to it or to one of its children. Of a resource group that is
+    /// every resource in it, as Azure deletes them: "When you delete a resource group, all of its resources are
+    /// also deleted" (<https://learn.microsoft.com/en-us/azure/azure-resource-manager/management/delete-resource-group>).
     fn remove_tree(st: &mut State, key: &str) {
         st.resources.remove(key);
         let prefix = format!("{key}/");
@@ -836,11 +886,18 @@ impl Simulator {
         self.check_delete(st, self.write_rules()?, kind, &key)?;
         let parent = parent_id(&key).map(str::to_string);
         if !kind.arm.long_running {
+            // An extension resource's synchronous delete answers with the deleted resource (Role Assignments -
+            // Delete: "200 OK: the deleted role assignment", its spec's RoleAssignments_Delete 200 schema); others
+            // with an empty 200, as their specs say.
+            let deleted = (kind.arm.scope == armgen_runtime::Scope::Extension).then(|| s.body.clone());
             Self::remove_tree(st, &key);
             if let Some(parent) = &parent {
                 self.refresh_owned(st, parent);
             }
-            return Ok(Reply::empty(200));
+            return Ok(match deleted {
+                Some(body) => Reply::json(200, body),
+                None => Reply::empty(200),
+            });
         }
         let location = s.location.clone();
         // The children of its child-owned arrays are deleted with it, in its operation.
@@ -990,7 +1047,7 @@ impl Simulator {
             .and_then(Value::as_str)
             .map(str::to_string)
             .unwrap_or_else(|| format!("{name}.hcp.{}.azmk8s.io", s.location.to_lowercase()));
-        let (_, rg) = scope(id);
+        let (_, rg) = subscription_and_group(id);
         let (cred, context) = if user {
             ("clusterUser", name.to_string())
         } else {

@@ -1,16 +1,18 @@
-//! Validation of request bodies through the generated ARM types ([`aks_api::arm_round_trip`]), with errors that
-//! name the JSON path of the offending value.
+//! Validation of request bodies through the generated ARM types ([`aks_api::arm_round_trip`], or the
+//! [`crate::RoundTripFn`] of [`crate::Simulator::with_kinds`]), with errors that name the JSON path of the
+//! offending value.
 
 use armgen_runtime::{KindInfo, RoundTrip};
 use serde_json::Value;
 
+use crate::RoundTripFn;
 use crate::util::ArmError;
 
 /// Reads `body` as the generated ARM type of `kind`. On error the message names the field, in ARM's
-/// `Path 'properties.agentPoolProfiles[0].count'` style.
-pub(crate) fn round_trip(kind: &KindInfo, body: &Value) -> Result<RoundTrip, ArmError> {
+/// `Path 'properties.agentPoolProfiles[0].count'` style. `types` reads a body as a kind's type.
+pub(crate) fn round_trip(types: RoundTripFn, kind: &KindInfo, body: &Value) -> Result<RoundTrip, ArmError> {
     let compact = body.to_string();
-    match aks_api::arm_round_trip(kind.group, kind.version, kind.kind, &compact) {
+    match types(kind.group, kind.version, kind.kind, &compact) {
         None => Err(ArmError::new(
             500,
             "InternalServerError",
@@ -24,7 +26,7 @@ pub(crate) fn round_trip(kind: &KindInfo, body: &Value) -> Result<RoundTrip, Arm
             // Again, pretty-printed: serde_json reports a line, and in pretty output every value is on the
             // line of its key, so the line names the path.
             let pretty = serde_json::to_string_pretty(body).unwrap_or(compact);
-            let err = match aks_api::arm_round_trip(kind.group, kind.version, kind.kind, &pretty) {
+            let err = match types(kind.group, kind.version, kind.kind, &pretty) {
                 Some(Err(e)) => e,
                 _ => {
                     return Err(ArmError::new(
@@ -93,7 +95,7 @@ mod tests {
     #[test]
     fn names_the_path_of_a_wrong_type() {
         let body = json!({"location": "westeurope", "properties": {"agentPoolProfiles": [{"name": "a"}, {"name": "b", "count": "three"}]}});
-        let e = round_trip(kind("ManagedCluster"), &body).unwrap_err();
+        let e = round_trip(aks_api::arm_round_trip, kind("ManagedCluster"), &body).unwrap_err();
         assert_eq!(e.status, 400);
         assert!(
             e.message.contains("Path 'properties.agentPoolProfiles[1].count'"),
@@ -104,7 +106,12 @@ mod tests {
 
     #[test]
     fn names_the_object_missing_a_field() {
-        let e = round_trip(kind("ManagedCluster"), &json!({"properties": {}})).unwrap_err();
+        let e = round_trip(
+            aks_api::arm_round_trip,
+            kind("ManagedCluster"),
+            &json!({"properties": {}}),
+        )
+        .unwrap_err();
         assert!(
             e.message.contains("missing field `location`") && e.message.contains("Path ''"),
             "{}",
@@ -114,6 +121,13 @@ mod tests {
 
     #[test]
     fn accepts_a_valid_body() {
-        assert!(round_trip(kind("ManagedCluster"), &json!({"location": "x"})).is_ok());
+        assert!(
+            round_trip(
+                aks_api::arm_round_trip,
+                kind("ManagedCluster"),
+                &json!({"location": "x"})
+            )
+            .is_ok()
+        );
     }
 }

@@ -15,9 +15,10 @@ use serde_json::Value;
 const KIND: &str = "ManagedCluster";
 
 fn hub() -> &'static armgen_runtime::KindInfo {
+    let aks = common::aks_group();
     aks_api::KINDS
         .iter()
-        .find(|k| k.kind == KIND && k.storage)
+        .find(|k| k.group == aks.name && k.kind == KIND && k.storage)
         .expect("a storage version of ManagedCluster")
 }
 
@@ -27,7 +28,13 @@ fn cluster(hub: &armgen_runtime::KindInfo) -> (String, Value) {
     let payloads = common::examples::all_payloads(&root);
     let largest = payloads
         .iter()
-        .filter(|p| !p.request && p.kind == KIND && p.version == hub.version && p.what.starts_with("put "))
+        .filter(|p| {
+            !p.request
+                && p.group == hub.group
+                && p.kind == KIND
+                && p.version == hub.version
+                && p.what.starts_with("put ")
+        })
         .max_by_key(|p| p.json.to_string().len())
         .unwrap_or_else(|| panic!("no {KIND} example response of {}", hub.version));
     let arm = serde_json::to_string(&largest.json).expect("body");
@@ -47,7 +54,10 @@ fn bench(c: &mut Criterion) {
         hub.version
     );
     let mut g = c.benchmark_group("convert ManagedCluster");
-    for other in aks_api::KINDS.iter().filter(|k| k.kind == KIND && !k.storage) {
+    for other in aks_api::KINDS
+        .iter()
+        .filter(|k| k.group == hub.group && k.kind == KIND && !k.storage)
+    {
         let api = other.api_version();
         let spoke = aks_api::convert_custom_resource(json.clone(), &api).expect("down");
         eprintln!(

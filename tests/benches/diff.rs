@@ -79,7 +79,8 @@ fn bench(c: &mut Criterion) {
         .specs(&root)
         .generate()
         .expect("generate");
-    let (json, leaves) = common::full_spec::full_spec(&generation, "v2alpha1", "ManagedCluster");
+    let aks = common::aks_group();
+    let (json, leaves) = common::full_spec::full_spec(&generation, &aks.name, "v2alpha1", "ManagedCluster");
     let desired: ManagedClusterSpec = serde_json::from_value(json.clone()).expect("full spec");
     let same = desired.clone();
     let mut one = desired.clone();

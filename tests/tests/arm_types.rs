@@ -1,6 +1,8 @@
 //! Behaviour of the generated AKS ARM types beyond the example round trips: open enums, unknown properties,
 //! typed fields. These use the committed generated crate and need no spec root.
 
+mod common;
+
 use aks_api::containerservice::{v1beta1, v2alpha1};
 use armgen_runtime::UnknownFields;
 use serde_json::json;
@@ -74,7 +76,7 @@ fn resources_are_listed_per_version() {
     let registry = |version: &str| {
         aks_api::VERSIONS
             .iter()
-            .find(|v| v.version == version)
+            .find(|v| v.group == common::aks_group().name && v.version == version)
             .map(|v| v.kinds.to_vec())
             .unwrap_or_else(|| panic!("{version} is not in aks_api::VERSIONS"))
     };

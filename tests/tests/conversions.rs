@@ -1,15 +1,16 @@
 //! Version conversions through the hub, on every example payload, as the conversion webhook runs them
 //! (`aks_api::convert_custom_resource`, JSON in and out):
 //!
-//! - every example imported as a custom resource of the version of its spec converts to every other version
-//!   serving its kind (from the registry `aks_api::KINDS`) and back to exactly the object it was — e.g. the ~150
-//!   properties `v1beta1` lacks travel in the property bag — and through every third version and back (spoke to
-//!   spoke, once there is a third version);
+//! - every example (of every group) imported as a custom resource of the version of its spec converts to every
+//!   other version of its group serving its kind (from the registry `aks_api::KINDS`) and back to exactly the
+//!   object it was — e.g. the ~150 properties `v1beta1` lacks travel in the property bag — and through every third
+//!   version and back (spoke to spoke); a group with one version has nothing to convert to;
 //! - every intermediate object is valid against its version's CRD schema (what the API server stores or
 //!   serves), and carries in the bag every spec property its version lacks.
 //!
-//! The other tests are fixtures of two versions' differences (named there: a property only 2024-09-01 has, a
-//! type that changed), which hold whichever version is the hub.
+//! The other tests are fixtures of two AKS versions' differences (named there: a property only 2024-09-01 has, a
+//! type that changed), which hold whichever version is the hub; the AKS group is the configured group of provider
+//! `Microsoft.ContainerService`.
 
 mod common;
 
@@ -19,12 +20,15 @@ use armgen_runtime::hub::PROPERTY_BAG_ANNOTATION;
 use common::examples::{all_payloads, first_difference};
 use serde_json::{Value, json};
 
-const GROUP: &str = "containerservice.armgen.dev";
+/// The Kubernetes API group of the AKS kinds, for the AKS fixtures.
+fn aks() -> String {
+    common::aks_group().kube_group
+}
 
-/// `kind` → version → `openAPIV3Schema`, from the committed CRDs.
-fn crd_schemas() -> BTreeMap<String, BTreeMap<String, Value>> {
+/// (Kubernetes API group, `kind`) → version → `openAPIV3Schema`, from the committed CRDs.
+fn crd_schemas() -> BTreeMap<(String, String), BTreeMap<String, Value>> {
     let dir = common::workspace().join("generated/crds");
-    let mut out: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
+    let mut out: BTreeMap<(String, String), BTreeMap<String, Value>> = BTreeMap::new();
     for entry in std::fs::read_dir(&dir).expect("crds folder") {
         let path = entry.expect("entry").path();
         if path.ends_with("kustomization.yaml") {
@@ -32,10 +36,11 @@ fn crd_schemas() -> BTreeMap<String, BTreeMap<String, Value>> {
         }
         let text = std::fs::read_to_string(&path).expect("read crd");
         let crd: Value = serde_yaml_ng::from_str(&text).expect("crd yaml");
+        let group = crd["spec"]["group"].as_str().expect("group").to_string();
         let kind = crd["spec"]["names"]["kind"].as_str().expect("kind").to_string();
         for v in crd["spec"]["versions"].as_array().expect("versions") {
             let name = v["name"].as_str().expect("name").to_string();
-            out.entry(kind.clone())
+            out.entry((group.clone(), kind.clone()))
                 .or_default()
                 .insert(name, v["schema"]["openAPIV3Schema"].clone());
         }
@@ -43,8 +48,14 @@ fn crd_schemas() -> BTreeMap<String, BTreeMap<String, Value>> {
     out
 }
 
+/// `object` converted to `version` of its own API group (the webhook converts within a group).
 fn convert(object: &Value, version: &str) -> Result<Value, String> {
-    aks_api::convert_custom_resource(object.clone(), &format!("{GROUP}/{version}")).map_err(|e| e.to_string())
+    let group = object["apiVersion"]
+        .as_str()
+        .and_then(|a| a.split_once('/'))
+        .map(|(g, _)| g)
+        .unwrap_or_default();
+    aks_api::convert_custom_resource(object.clone(), &format!("{group}/{version}")).map_err(|e| e.to_string())
 }
 
 fn bag(object: &Value) -> Option<Value> {
@@ -53,11 +64,11 @@ fn bag(object: &Value) -> Option<Value> {
         .map(|text| serde_json::from_str(text).expect("the bag is JSON"))
 }
 
-/// The API versions (`group/version`) serving `kind`, from the generated registry.
-fn served(kind: &str) -> Vec<String> {
+/// The API versions (`group/version`) of group `group` (module name) serving `kind`, from the generated registry.
+fn served(group: &str, kind: &str) -> Vec<String> {
     aks_api::KINDS
         .iter()
-        .filter(|k| k.kind == kind)
+        .filter(|k| k.group == group && k.kind == kind)
         .map(|k| k.api_version())
         .collect()
 }
@@ -68,20 +79,29 @@ fn every_example_round_trips_between_the_versions() {
     let root = common::spec_root();
     let schemas = crd_schemas();
     let mut failures = Vec::new();
-    let mut counted: BTreeMap<String, usize> = BTreeMap::new();
+    // (group, version) → round trips to another version and back.
+    let mut counted: BTreeMap<(String, String), usize> = BTreeMap::new();
+    // (group, version) → its payloads of kinds that another version of the group serves.
+    let mut convertible: BTreeMap<(String, String), usize> = BTreeMap::new();
     let mut chains = 0;
     let mut bagged = 0;
     let payloads = all_payloads(&root);
     for p in &payloads {
-        let from = format!("{GROUP}/{}", p.version);
-        let versions = served(&p.kind);
+        let info = common::kind_info(&p.group, &p.version, &p.kind);
+        let from = info.api_version();
+        let versions = served(&p.group, &p.kind);
+        let key = (p.group.clone(), p.version.clone());
+        if versions.iter().any(|v| *v != from) {
+            *convertible.entry(key.clone()).or_default() += 1;
+        }
         let text = serde_json::to_string(&p.json).expect("serialize");
         let cr = match aks_api::import_custom_resource(&p.group, &p.version, &p.kind, &text, "example", Some("default"))
         {
             Some(Ok(cr)) => cr,
             other => panic!("{}: import failed: {other:?}", p.describe()),
         };
-        // A kind only one version has (ManagedNamespace) has nothing to convert to.
+        // A kind only one version has (ManagedNamespace, every kind of a group with one version) has nothing to
+        // convert to.
         for other in versions.iter().filter(|v| **v != from) {
             let other_version = other.rsplit('/').next().unwrap_or_default();
             let there = match convert(&cr, other_version) {
@@ -97,7 +117,10 @@ fn every_example_round_trips_between_the_versions() {
             if let Some(a) = plain["metadata"].get_mut("annotations").and_then(Value::as_object_mut) {
                 a.remove(PROPERTY_BAG_ANNOTATION);
             }
-            if let Err(errors) = common::validate(&schemas[&p.kind][other_version], &plain) {
+            if let Err(errors) = common::validate(
+                &schemas[&(info.kube_group.to_string(), p.kind.clone())][other_version],
+                &plain,
+            ) {
                 // 2025-10-01 requires `name` on Istio egress gateways, which 2024-09-01 did not have: a v1beta1
                 // object without it converts to a newer object without it (conversion cannot invent a name; the
                 // API server validates the object in the version it was written in). Every other difference is a
@@ -123,7 +146,7 @@ fn every_example_round_trips_between_the_versions() {
             }
             match convert(&there, &p.version) {
                 Ok(back) => match first_difference(&cr, &back, "") {
-                    None => *counted.entry(p.version.clone()).or_default() += 1,
+                    None => *counted.entry(key.clone()).or_default() += 1,
                     Some(d) => failures.push(format!("{}: {from} → {other} → {from}: {d}", p.describe())),
                 },
                 Err(e) => failures.push(format!("{}: back to {from}: {e}", p.describe())),
@@ -152,14 +175,28 @@ fn every_example_round_trips_between_the_versions() {
         "round trips: {counted:?}; {chains} chains through a third version; {bagged} intermediate objects carry a \
          property bag"
     );
-    // Every version's examples of the kinds another version has, to every other version and back (356 payloads
-    // with two versions, ManagedNamespace's aside).
+    // Every version's examples of the kinds another version of its group has went to every other version and
+    // back: at least one round trip per such payload, and a version that shares a kind with another version of
+    // its group has such examples. AKS has many (356 payloads with two versions, ManagedNamespace's aside).
+    let aks_group = common::aks_group();
     for v in aks_api::VERSIONS {
-        assert!(
-            counted.get(v.version).is_some_and(|n| *n > 100),
-            "{}: {counted:?}",
+        let key = (v.group.to_string(), v.version.to_string());
+        let shares_a_kind = aks_api::KINDS
+            .iter()
+            .any(|k| k.group == v.group && k.version != v.version && v.kinds.contains(&k.kind));
+        let payloads = convertible.get(&key).copied().unwrap_or_default();
+        let round_trips = counted.get(&key).copied().unwrap_or_default();
+        assert_eq!(
+            shares_a_kind,
+            payloads > 0,
+            "{}/{}: {convertible:?}",
+            v.group,
             v.version
         );
+        assert!(round_trips >= payloads, "{}/{}: {counted:?}", v.group, v.version);
+        if v.group == aks_group.name {
+            assert!(round_trips > 100, "{}/{}: {counted:?}", v.group, v.version);
+        }
     }
     assert!(
         bagged >= 90,
@@ -171,9 +208,9 @@ fn every_example_round_trips_between_the_versions() {
 /// registry's storage version) keeps it in the bag, and it comes back.
 #[test]
 fn a_property_only_the_spoke_has_survives_the_hub() {
-    let hub_version = common::storage_version("containerservice");
+    let hub_version = common::storage_version(&common::aks_group().name);
     let cr = json!({
-        "apiVersion": format!("{GROUP}/v1beta1"),
+        "apiVersion": format!("{}/v1beta1", aks()),
         "kind": "ManagedCluster",
         "metadata": {"name": "c1", "namespace": "default", "annotations": {"team": "a"}},
         "spec": {
@@ -204,7 +241,7 @@ fn a_property_only_the_spoke_has_survives_the_hub() {
 #[test]
 fn a_property_only_the_newer_version_has_survives_the_older() {
     let cr = json!({
-        "apiVersion": format!("{GROUP}/v2alpha1"),
+        "apiVersion": format!("{}/v2alpha1", aks()),
         "kind": "ManagedCluster",
         "metadata": {"name": "c1", "namespace": "default"},
         "spec": {
@@ -249,17 +286,13 @@ fn a_property_only_the_newer_version_has_survives_the_older() {
 fn spot_max_price_keeps_its_decimal_in_every_version() {
     let pool = |version: &str, price: f64| {
         json!({
-            "apiVersion": format!("{GROUP}/{version}"),
+            "apiVersion": format!("{}/{version}", aks()),
             "kind": "AgentPool",
             "metadata": {"name": "p1", "namespace": "default"},
             "spec": {"owner": {"name": "c1"}, "spotMaxPrice": price, "count": 2},
         })
     };
-    let versions: Vec<&str> = aks_api::KINDS
-        .iter()
-        .filter(|k| k.kind == "AgentPool")
-        .map(|k| k.version)
-        .collect();
+    let versions = common::versions_of(&common::aks_group().name, "AgentPool");
     assert!(versions.len() >= 2, "{versions:?}");
     let (mut pairs, mut doubles) = (0, 0);
     for from in &versions {
@@ -297,14 +330,14 @@ fn spot_max_price_keeps_its_decimal_in_every_version() {
 #[test]
 fn errors_name_the_object_field() {
     let bad = json!({
-        "apiVersion": format!("{GROUP}/v1beta1"),
+        "apiVersion": format!("{}/v1beta1", aks()),
         "kind": "AgentPool",
         "metadata": {"name": "p1"},
         "spec": {"count": "three"},
     });
     let e = convert(&bad, "v2alpha1").unwrap_err();
     assert!(e.starts_with("spec.count:"), "{e}");
-    let unknown = json!({"apiVersion": format!("{GROUP}/v1beta1"), "kind": "Widget", "metadata": {}, "spec": {}});
+    let unknown = json!({"apiVersion": format!("{}/v1beta1", aks()), "kind": "Widget", "metadata": {}, "spec": {}});
     let e = convert(&unknown, "v2alpha1").unwrap_err();
     assert!(e.contains("Widget is not a kind"), "{e}");
     let mut good = bad.clone();
@@ -327,7 +360,7 @@ fn errors_name_the_object_field() {
 fn conversion_review_golden() {
     let object = |kind: &str, name: &str, spec: Value| {
         json!({
-            "apiVersion": format!("{GROUP}/v1beta1"),
+            "apiVersion": format!("{}/v1beta1", aks()),
             "kind": kind,
             "metadata": {
                 "name": name,
@@ -340,7 +373,7 @@ fn conversion_review_golden() {
                 "managedFields": [{
                     "manager": "kubectl-client-side-apply",
                     "operation": "Update",
-                    "apiVersion": format!("{GROUP}/v1beta1"),
+                    "apiVersion": format!("{}/v1beta1", aks()),
                     "time": "2026-11-02T09:14:00Z",
                     "fieldsType": "FieldsV1",
                     "fieldsV1": {"f:spec": {".": {}}},
@@ -354,7 +387,7 @@ fn conversion_review_golden() {
         "apiVersion": "apiextensions.k8s.io/v1",
         "request": {
             "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
-            "desiredAPIVersion": format!("{GROUP}/v2alpha1"),
+            "desiredAPIVersion": format!("{}/v2alpha1", aks()),
             "objects": [
                 object("ManagedCluster", "prod", json!({
                     "location": "westeurope",
@@ -382,7 +415,7 @@ fn conversion_review_golden() {
 
     // Back down: the objects the API server would send from storage come back as they were written.
     let mut down = request.clone();
-    down["request"]["desiredAPIVersion"] = json!(format!("{GROUP}/v1beta1"));
+    down["request"]["desiredAPIVersion"] = json!(format!("{}/v1beta1", aks()));
     down["request"]["objects"] = response["response"]["convertedObjects"].clone();
     let back: Value = serde_json::from_slice(&armgen_runtime::conversion::review_json(
         &aks_api::Converter,

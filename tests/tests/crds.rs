@@ -8,7 +8,7 @@
 
 mod common;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -17,10 +17,15 @@ use armgen::config::VersionOverrides;
 use armgen::emit::crd::{self, Crd, IMMUTABLE_RULE, MAX_CRD_BYTES};
 use armgen::ir::{Ir, Primitive, TypeKind};
 use armgen::kube::{Exports, KubeField, KubeIr, KubeRef, Owner, Special};
+use armgen_runtime::Scope;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{Value, json};
 
-const GROUP: &str = "containerservice.armgen.dev";
+/// The Kubernetes API group of the AKS kinds (the configured group of provider `Microsoft.ContainerService`), for
+/// the tests of AKS kinds and hand-built AKS custom resources.
+fn aks() -> String {
+    common::aks_group().kube_group
+}
 
 /// The generation on the real specs, shared by the tests of this file (each marked to be ignored when the spec
 /// root is missing; see `common::spec_root`).
@@ -34,27 +39,31 @@ fn generation() -> &'static Generation {
     })
 }
 
-/// The configured versions that have `kind`, in the generation's order (the hand-built custom resources below
-/// are valid in each of them; tests over versions take them from here, never from a list).
+/// The configured versions of the AKS group that have `kind`, in the generation's order (the hand-built custom
+/// resources below are valid in each of them; tests over versions take them from here, never from a list).
 fn served_versions<'a>(g: &'a Generation, kind: &str) -> Vec<&'a str> {
+    let aks = aks();
     let versions: Vec<&str> = g
         .kubes
         .values()
-        .filter(|k| k.resources.iter().any(|r| r.kind == kind))
+        .filter(|k| k.group == aks && k.resources.iter().any(|r| r.kind == kind))
         .map(|k| k.version.as_str())
         .collect();
     assert!(!versions.is_empty(), "no version has {kind}");
     versions
 }
 
-fn aks_crds(generation: &Generation) -> Vec<Crd> {
+/// The CRDs of every configured group.
+fn generated_crds(generation: &Generation) -> Vec<Crd> {
     crd::crds_of(generation)
 }
 
+/// The one CRD of `kind` (kind names are unique among the configured groups; a second one fails the test).
 fn find<'a>(crds: &'a [Crd], kind: &str) -> &'a Crd {
-    crds.iter()
-        .find(|c| c.kind == kind)
-        .unwrap_or_else(|| panic!("no CRD for {kind}"))
+    let mut found = crds.iter().filter(|c| c.kind == kind);
+    let crd = found.next().unwrap_or_else(|| panic!("no CRD for {kind}"));
+    assert!(found.next().is_none(), "more than one CRD of kind {kind}");
+    crd
 }
 
 fn schema<'a>(crd: &'a Crd, version: &str) -> &'a Value {
@@ -93,16 +102,21 @@ fn fixture_crds() -> Vec<Crd> {
 
 /// Walks a version's schema beside its Kubernetes shape and lists every disagreement. Also collects the JSON
 /// pointers where the shape allows `x-kubernetes-preserve-unknown-fields` (free-form JSON, the point where a
-/// recursive type is cut, a discriminated union).
+/// recursive type is cut, a discriminated union), each with the spec site of the ARM property it stands for.
 struct ShapeCheck<'a> {
     kube: &'a KubeIr,
     ir: &'a Ir,
     owner: Owner,
     exports: Exports,
     stack: Vec<String>,
+    /// The IR type whose fields are being walked (the resource body at the root).
+    container: Option<String>,
+    /// The spec site (`file#pointer`, as IR diagnostics name sites) of the ARM property being walked: its
+    /// declaring type's origin, `/properties/<name>`, then `/items` or `/additionalProperties` into collections.
+    site: Option<String>,
     preserve_allowed: BTreeSet<String>,
-    /// (pointer, why) of each allowed preserve-unknown-fields node.
-    preserve_why: Vec<(String, &'static str)>,
+    /// (pointer, why, spec site) of each allowed preserve-unknown-fields node.
+    preserve_why: Vec<(String, &'static str, Option<String>)>,
     errors: Vec<String>,
 }
 
@@ -113,7 +127,7 @@ impl ShapeCheck<'_> {
 
     fn allow_preserve(&mut self, at: &str, why: &'static str) {
         self.preserve_allowed.insert(at.to_string());
-        self.preserve_why.push((at.to_string(), why));
+        self.preserve_why.push((at.to_string(), why, self.site.clone()));
     }
 
     fn fields(&mut self, node: &Value, fields: &[KubeField], at: &str, spec: bool, correlatable: bool) {
@@ -172,6 +186,19 @@ impl ShapeCheck<'_> {
         }
         match f.special {
             Special::None => {
+                // The ARM property this field stands for is the last of its path; it is declared by the type of
+                // the one before it (a flattened envelope), or by the type being walked.
+                let declaring = match f.arm_props.as_slice() {
+                    [.., envelope, _] => match &envelope.ty {
+                        armgen::ir::TypeRef::Named(id) => Some(id.clone()),
+                        _ => None,
+                    },
+                    _ => self.container.clone(),
+                };
+                self.site = match (declaring.and_then(|id| self.ir.types.get(&id)), f.arm_props.last()) {
+                    (Some(t), Some(p)) => Some(format!("{}/properties/{}", t.origin, p.name)),
+                    _ => None,
+                };
                 self.of_ref(node, &f.ty, at, spec, correlatable);
                 self.validation(node, f, at, spec);
             }
@@ -179,7 +206,10 @@ impl ShapeCheck<'_> {
             Special::Owner => {
                 let (props, required): (&[&str], &[&str]) = match self.owner {
                     Owner::Parent(_) => (&["name"], &["name"]),
-                    _ => (&["name", "armId"], &[]),
+                    Owner::ResourceGroup => (&["name", "armId"], &[]),
+                    // `armgen_runtime::kube::ResourceReference` without `namespace`: the scope is in this namespace.
+                    Owner::Scope => (&["armId", "group", "kind", "name"], &[]),
+                    Owner::Unsupported => return self.err(at, "an owner field, but the kind has no owner"),
                 };
                 self.expect_object(node, at, props, required);
             }
@@ -307,7 +337,9 @@ impl ShapeCheck<'_> {
                     return self.err(at, format!("the shape has no type {id}"));
                 };
                 self.stack.push(id.clone());
+                let outer = self.container.replace(t.source.clone());
                 self.fields(node, &t.fields, at, spec, correlatable);
+                self.container = outer;
                 self.stack.pop();
             }
             KubeRef::ArmEnum(id) => {
@@ -348,11 +380,13 @@ impl ShapeCheck<'_> {
             KubeRef::Array(inner) => {
                 self.expect_type(node, at, "array");
                 let items = node.get("items").cloned().unwrap_or_default();
+                self.site = self.site.take().map(|s| format!("{s}/items"));
                 self.of_ref(&items, inner, &format!("{at}/items"), spec, false);
             }
             KubeRef::Map(inner) => {
                 self.expect_type(node, at, "object");
                 let values = node.get("additionalProperties").cloned().unwrap_or_default();
+                self.site = self.site.take().map(|s| format!("{s}/additionalProperties"));
                 self.of_ref(
                     &values,
                     inner,
@@ -497,9 +531,13 @@ fn no_refs(v: &Value, at: &str, errors: &mut Vec<String>) {
     }
 }
 
+/// An allowed preserve-unknown-fields node: `kind version`, JSON pointer, why, and the spec site of the ARM
+/// property it stands for (see [`ShapeCheck::site`]).
+type Preserved = (String, String, &'static str, Option<String>);
+
 /// Checks every version of every manifest against the shapes; returns the allowed preserve-unknown-fields
-/// pointers with why, per `kind version`.
-fn check_all(crds: &[Crd], versions: &[(&KubeIr, &Ir)]) -> Vec<(String, String, &'static str)> {
+/// nodes.
+fn check_all(crds: &[Crd], versions: &[(&KubeIr, &Ir)]) -> Vec<Preserved> {
     let mut errors = Vec::new();
     let mut preserved = Vec::new();
     for c in crds {
@@ -528,6 +566,8 @@ fn check_all(crds: &[Crd], versions: &[(&KubeIr, &Ir)]) -> Vec<(String, String, 
                 owner: r.owner.clone(),
                 exports: r.exports.clone(),
                 stack: Vec::new(),
+                container: Some(r.arm_body.clone()),
+                site: None,
                 preserve_allowed: BTreeSet::new(),
                 preserve_why: Vec::new(),
                 errors: Vec::new(),
@@ -571,7 +611,7 @@ fn check_all(crds: &[Crd], versions: &[(&KubeIr, &Ir)]) -> Vec<(String, String, 
                 check
                     .preserve_why
                     .into_iter()
-                    .map(|(at, why)| (format!("{} {}", c.kind, kube.version), at, why)),
+                    .map(|(at, why, site)| (format!("{} {}", c.kind, kube.version), at, why, site)),
             );
         }
     }
@@ -583,19 +623,62 @@ fn check_all(crds: &[Crd], versions: &[(&KubeIr, &Ir)]) -> Vec<(String, String, 
 #[cfg_attr(spec_root_missing, ignore = "needs the spec root: set AZURE_REST_API_SPECS")]
 fn aks_manifests_are_structural_and_follow_the_shape() {
     let g = generation();
-    let crds = aks_crds(g);
+    let crds = generated_crds(g);
     let versions: Vec<(&KubeIr, &Ir)> = g.kubes.iter().map(|(k, kube)| (kube, &g.irs[k])).collect();
     let preserved = check_all(&crds, &versions);
-    // AKS: free-form JSON nowhere in spec, no unions; what preserves unknown fields is the error-detail
-    // recursion in status (ErrorDetail.details, the pod identity error body), and each cut is reported.
-    for (at, pointer, why) in &preserved {
-        assert!(
-            pointer.starts_with("/properties/status"),
-            "{at} {pointer}: {why} in spec"
-        );
-        assert_ne!(*why, "union", "{at} {pointer}");
+    // `spec.owner` (which `check_all` compares with the shape) is what the registry says of where each kind lives
+    // (`KindInfo::owner_kind`, `KindInfo::arm.scope`; docs/config.md, "Scopes and names"): a child kind's parent
+    // by name, a resource-group kind's resource group by name or ARM ID, an extension kind's scope by ARM ID or
+    // custom resource; a subscription-scoped kind (resource groups) has no owner.
+    for kube in g.kubes.values() {
+        for r in &kube.resources {
+            let info = aks_api::KINDS
+                .iter()
+                .find(|k| k.kube_group == kube.group && k.version == kube.version && k.kind == r.kind)
+                .unwrap_or_else(|| panic!("{} {}: not in aks_api::KINDS", r.kind, kube.version));
+            let expected = match (info.owner_kind, info.arm.scope) {
+                (Some(parent), _) => Some(Owner::Parent(parent.to_string())),
+                (None, Scope::ResourceGroup) => Some(Owner::ResourceGroup),
+                (None, Scope::Extension) => Some(Owner::Scope),
+                (None, Scope::Subscription | Scope::Tenant) => None,
+            };
+            let owner_field = r.spec_fields.iter().any(|f| f.special == Special::Owner);
+            match expected {
+                Some(owner) => {
+                    assert_eq!(r.owner, owner, "{} {}", r.kind, kube.version);
+                    assert!(owner_field, "{} {}: no spec.owner", r.kind, kube.version);
+                }
+                None => assert!(
+                    !owner_field,
+                    "{} {}: spec.owner, but the kind lives in the {:?} scope",
+                    r.kind, kube.version, info.arm.scope
+                ),
+            }
+        }
     }
-    let cuts = preserved.iter().filter(|(_, _, why)| *why == "recursion").count();
+    // The configured specs have no unions, and free-form JSON in spec only where the config makes a type or file
+    // opaque (`overrides.types.X.opaque`, `overrides.opaqueFiles`; the network group's NetworkSecurityGroup,
+    // RouteTable and ServiceEndpointPolicy, which a subnet points at by id): each such node stands for a `$ref`
+    // site that generation reports as an opaque stand-in. In status, what preserves unknown fields is the
+    // error-detail recursion (ErrorDetail.details, the pod identity error body), each cut reported, and opaque
+    // stand-ins.
+    let opaque_sites: BTreeSet<&str> = g
+        .irs
+        .values()
+        .flat_map(|ir| &ir.diagnostics)
+        .filter(|d| d.message.starts_with("stands in as opaque JSON"))
+        .map(|d| d.at.as_str())
+        .collect();
+    for (at, pointer, why, site) in &preserved {
+        assert_ne!(*why, "union", "{at} {pointer}");
+        if pointer.starts_with("/properties/spec") {
+            assert!(
+                *why == "json" && site.as_deref().is_some_and(|s| opaque_sites.contains(s)),
+                "{at} {pointer}: {why} in spec, and not an opaque stand-in of the config (site {site:?})"
+            );
+        }
+    }
+    let cuts = preserved.iter().filter(|(_, _, why, _)| *why == "recursion").count();
     let reported: usize = crds
         .iter()
         .map(|c| {
@@ -612,36 +695,62 @@ fn aks_manifests_are_structural_and_follow_the_shape() {
     );
 }
 
+/// One CRD per kind and per template kind of every configured group, each under its group's Kubernetes API
+/// group (`<group name>.<output.apiDomain>`), with the registry's versions and storage flags.
 #[test]
 #[cfg_attr(spec_root_missing, ignore = "needs the spec root: set AZURE_REST_API_SPECS")]
 fn aks_manifest_layout() {
     let g = generation();
-    let crds = aks_crds(g);
-    let kinds: BTreeSet<&str> = crds.iter().map(|c| c.kind.as_str()).collect();
-    let mut expected: BTreeSet<String> = g
+    let crds = generated_crds(g);
+    let config = common::config();
+    // Kubernetes API group → the configured group's name (the registry's `group`, the generation's keys).
+    let groups: BTreeMap<String, String> = config
+        .groups
+        .iter()
+        .map(|(name, group)| (group.kube_group(name, &config.output.api_domain), name.clone()))
+        .collect();
+    let kinds: BTreeSet<(String, String)> = crds.iter().map(|c| (c.group.clone(), c.kind.clone())).collect();
+    let mut expected: BTreeSet<(String, String)> = g
         .kubes
         .values()
-        .flat_map(|k| k.resources.iter().map(|r| r.kind.clone()))
+        .flat_map(|k| k.resources.iter().map(|r| (k.group.clone(), r.kind.clone())))
         .collect();
-    let templates: BTreeSet<String> = g
+    let templates: BTreeSet<(String, String)> = g
         .kubes
         .values()
         .flat_map(|k| {
             k.resources
                 .iter()
                 .filter(|r| r.template)
-                .map(|r| format!("{}Template", r.kind))
+                .map(|r| (k.group.clone(), format!("{}Template", r.kind)))
+        })
+        .collect();
+    let configured: BTreeSet<(String, String)> = config
+        .groups
+        .iter()
+        .flat_map(|(name, group)| {
+            let kube_group = group.kube_group(name, &config.output.api_domain);
+            group
+                .kubernetes
+                .resources
+                .iter()
+                .filter(|(_, r)| r.template)
+                .map(move |(kind, _)| (kube_group.clone(), format!("{kind}Template")))
         })
         .collect();
     assert_eq!(
-        templates,
-        BTreeSet::from(["AgentPoolTemplate".to_string(), "ManagedClusterTemplate".to_string()]),
-        "azure-arm.yaml switches templates on for ManagedCluster and AgentPool"
+        templates, configured,
+        "a template kind for each kind azure-arm.yaml switches templates on for (ManagedCluster and AgentPool)"
     );
+    assert!(!templates.is_empty());
     expected.extend(templates.iter().cloned());
-    let kinds: BTreeSet<String> = kinds.into_iter().map(str::to_string).collect();
     assert_eq!(kinds, expected, "one CRD per kind and per template kind");
     assert_eq!(crds.len(), expected.len(), "one CRD per kind");
+    assert_eq!(
+        crds.iter().map(|c| c.group.clone()).collect::<BTreeSet<_>>(),
+        groups.keys().cloned().collect::<BTreeSet<_>>(),
+        "CRDs in the API group of every configured group, and in no other"
+    );
 
     // The files generation writes: exactly the manifests, named <plural>.<group>.yaml, starting with the header,
     // and the kustomization that lists them all (for config/crd).
@@ -659,20 +768,43 @@ fn aks_manifest_layout() {
         .iter()
         .filter_map(serde_json::Value::as_str)
         .collect();
-    let mut expected: Vec<String> = crds.iter().map(|c| format!("{}.{GROUP}.yaml", c.plural)).collect();
+    let mut expected: Vec<String> = crds.iter().map(|c| format!("{}.{}.yaml", c.plural, c.group)).collect();
     expected.sort();
     assert_eq!(listed, expected, "every manifest, sorted");
+    let aks = aks();
     for c in &crds {
-        let plural = format!("{}s", c.kind.to_ascii_lowercase());
-        assert_eq!(c.path(), PathBuf::from(format!("crds/{plural}.{GROUP}.yaml")));
+        let group = &c.group;
+        let group_name = &groups[group];
+        // The versions of the registry that have the kind (a template kind: its base kind), and its storage version.
+        let template = templates.contains(&(group.clone(), c.kind.clone()));
+        let base = c.kind.strip_suffix("Template").filter(|_| template).unwrap_or(&c.kind);
+        let registry: Vec<&armgen_runtime::KindInfo> = aks_api::KINDS
+            .iter()
+            .filter(|k| k.kube_group == group && k.kind == base)
+            .collect();
+        assert!(
+            registry.iter().all(|k| k.group == group_name),
+            "{}: the registry's group",
+            c.kind
+        );
+        // The registry's plural (`userassignedidentities`); a template kind's is `<kind>templates`.
+        let plurals: BTreeSet<&str> = registry.iter().map(|k| k.plural).collect();
+        assert_eq!(plurals.len(), 1, "{}: one plural in every version: {plurals:?}", c.kind);
+        let plural = match (template, plurals.first()) {
+            (true, _) => format!("{}templates", base.to_ascii_lowercase()),
+            (false, Some(p)) => p.to_string(),
+            (false, None) => unreachable!("checked above"),
+        };
+        assert_eq!(c.plural, plural, "{}", c.kind);
+        assert_eq!(c.path(), PathBuf::from(format!("crds/{plural}.{group}.yaml")));
         let text = &g.files[&c.path()];
         assert!(text.starts_with("# Code generated by armgen"), "{}", c.kind);
 
         let m = &c.manifest;
         assert_eq!(m["apiVersion"], "apiextensions.k8s.io/v1");
         assert_eq!(m["kind"], "CustomResourceDefinition");
-        assert_eq!(m["metadata"]["name"], format!("{plural}.{GROUP}"));
-        assert_eq!(m["spec"]["group"], GROUP);
+        assert_eq!(m["metadata"]["name"], format!("{plural}.{group}"));
+        assert_eq!(m["spec"]["group"], group.as_str());
         assert_eq!(m["spec"]["scope"], "Namespaced");
         assert_eq!(m["spec"]["names"]["kind"], c.kind.as_str());
         assert_eq!(m["spec"]["names"]["listKind"], format!("{}List", c.kind));
@@ -680,19 +812,12 @@ fn aks_manifest_layout() {
 
         let versions = m["spec"]["versions"].as_array().expect("versions");
         let names: Vec<&str> = versions.iter().filter_map(|v| v["name"].as_str()).collect();
-        // The versions of the registry that have the kind (a template kind: its base kind), and its storage version.
-        let base = c
-            .kind
-            .strip_suffix("Template")
-            .filter(|_| templates.contains(&c.kind))
-            .unwrap_or(&c.kind);
-        let registry: Vec<&armgen_runtime::KindInfo> = aks_api::KINDS.iter().filter(|k| k.kind == base).collect();
         let mut want: Vec<&str> = registry.iter().map(|k| k.version).collect();
         want.sort();
         assert_eq!(names, want, "{}: every served version of the kind", c.kind);
         // The header names each version's ARM API version.
         for version in &want {
-            let api = &g.irs[&format!("containerservice/{version}")].api_version;
+            let api = &g.irs[&format!("{group_name}/{version}")].api_version;
             let line = format!("# ARM API version: {api} (Kubernetes version {version})\n");
             assert!(text.contains(&line), "{}: no {line:?}", c.kind);
         }
@@ -704,7 +829,7 @@ fn aks_manifest_layout() {
                 c.kind
             );
             assert_eq!(v["served"], true);
-            if templates.contains(&c.kind) {
+            if template {
                 assert!(v.get("subresources").is_none(), "{}: a template has no status", c.kind);
                 assert_eq!(
                     v["additionalPrinterColumns"],
@@ -713,8 +838,24 @@ fn aks_manifest_layout() {
                 continue;
             }
             assert_eq!(v["subresources"]["status"], json!({}));
+            // `scale` where spec and status both have an integer `count` at their root (AKS: AgentPool).
+            let version = v["name"].as_str().unwrap_or_default();
+            let resource = g.kubes[&format!("{group_name}/{version}")]
+                .resources
+                .iter()
+                .find(|r| r.kind == c.kind)
+                .unwrap_or_else(|| panic!("{} {version}: no shape", c.kind));
+            let integer_count = |fields: &[KubeField]| {
+                fields.iter().any(|f| {
+                    f.json_name == "count" && matches!(f.ty, KubeRef::Primitive(Primitive::Int32 | Primitive::Int64))
+                })
+            };
+            let scaled = integer_count(&resource.spec_fields) && integer_count(&resource.status_fields);
+            if *group == aks && c.kind == "AgentPool" {
+                assert!(scaled, "AgentPool {version}: an integer count in spec and status");
+            }
             let scale = json!({"specReplicasPath": ".spec.count", "statusReplicasPath": ".status.count"});
-            if c.kind == "AgentPool" {
+            if scaled {
                 assert_eq!(v["subresources"]["scale"], scale);
             } else {
                 assert!(v["subresources"].get("scale").is_none(), "{}: no scale", c.kind);
@@ -788,10 +929,10 @@ fn round_trip(crds: &[Crd], texts: &dyn Fn(&Crd) -> String) {
 #[cfg_attr(spec_root_missing, ignore = "needs the spec root: set AZURE_REST_API_SPECS")]
 fn aks_manifests_round_trip_through_k8s_openapi() {
     let g = generation();
-    let crds = aks_crds(g);
+    let crds = generated_crds(g);
     round_trip(&crds, &|c| g.files[&c.path()].clone());
     // Deterministic: built again, byte for byte the same.
-    let again = aks_crds(g);
+    let again = generated_crds(g);
     for (a, b) in crds.iter().zip(&again) {
         assert_eq!(a.to_yaml().ok(), b.to_yaml().ok(), "{}", a.kind);
     }
@@ -813,7 +954,7 @@ fn managed_cluster(version: &str) -> Value {
     // principal secret a secret reference there too.
     let secret = json!({"name": "aks-sp", "key": "secret"});
     json!({
-        "apiVersion": format!("{GROUP}/{version}"),
+        "apiVersion": format!("{}/{version}", aks()),
         "kind": "ManagedCluster",
         "metadata": {"name": "aks1", "namespace": "default"},
         "spec": {
@@ -859,7 +1000,7 @@ fn managed_cluster(version: &str) -> Value {
 
 fn agent_pool(version: &str) -> Value {
     json!({
-        "apiVersion": format!("{GROUP}/{version}"),
+        "apiVersion": format!("{}/{version}", aks()),
         "kind": "AgentPool",
         "metadata": {"name": "pool1", "namespace": "default"},
         "spec": {
@@ -944,7 +1085,7 @@ fn with_operator_spec(mc: &Value) -> Value {
 #[cfg_attr(spec_root_missing, ignore = "needs the spec root: set AZURE_REST_API_SPECS")]
 fn aks_valid_custom_resources_pass() {
     let g = generation();
-    let crds = aks_crds(g);
+    let crds = generated_crds(g);
     for version in served_versions(g, "ManagedCluster") {
         accepted(
             schema(find(&crds, "ManagedCluster"), version),
@@ -981,7 +1122,7 @@ fn template_of(cr: &Value) -> Value {
 #[cfg_attr(spec_root_missing, ignore = "needs the spec root: set AZURE_REST_API_SPECS")]
 fn aks_template_instances_are_validated_like_the_kind() {
     let g = generation();
-    let crds = aks_crds(g);
+    let crds = generated_crds(g);
     for version in served_versions(g, "ManagedCluster") {
         let s = schema(find(&crds, "ManagedClusterTemplate"), version);
         let t = template_of(&managed_cluster(version));
@@ -1019,7 +1160,7 @@ fn aks_template_instances_are_validated_like_the_kind() {
 #[cfg_attr(spec_root_missing, ignore = "needs the spec root: set AZURE_REST_API_SPECS")]
 fn aks_invalid_custom_resources_are_rejected_naming_the_field() {
     let g = generation();
-    let crds = aks_crds(g);
+    let crds = generated_crds(g);
     for version in served_versions(g, "ManagedCluster") {
         let mc = managed_cluster(version);
         let s = schema(find(&crds, "ManagedCluster"), version);
@@ -1122,7 +1263,7 @@ fn aks_invalid_custom_resources_are_rejected_naming_the_field() {
 #[cfg_attr(spec_root_missing, ignore = "needs the spec root: set AZURE_REST_API_SPECS")]
 fn aks_open_enums_accept_unknown_values() {
     let g = generation();
-    let crds = aks_crds(g);
+    let crds = generated_crds(g);
     for version in served_versions(g, "ManagedCluster") {
         let s = schema(find(&crds, "ManagedCluster"), version);
         let mc = with(
@@ -1199,8 +1340,8 @@ fn fixture_manifests_are_structural_and_follow_the_shape() {
     let widget_spec = |why: &str| {
         preserved
             .iter()
-            .filter(|(at, p, w)| at == "Widget v2" && p.starts_with("/properties/spec") && *w == why)
-            .map(|(_, p, _)| p.as_str())
+            .filter(|(at, p, w, _)| at == "Widget v2" && p.starts_with("/properties/spec") && *w == why)
+            .map(|(_, p, _, _)| p.as_str())
             .collect::<Vec<_>>()
     };
     // Free-form JSON: settings (additionalProperties: true), blob ({}), extensions' values.
@@ -1370,7 +1511,7 @@ fn trimming_fits_a_manifest_into_its_budget_deterministically() {
 fn aks_manifests_are_under_one_mebibyte() {
     let g = generation();
     let mut report = Vec::new();
-    for c in aks_crds(g) {
+    for c in generated_crds(g) {
         let size = g.files[&c.path()].len();
         report.push(format!("{:>9} bytes  {}", size, c.path().display()));
         assert!(size < MAX_CRD_BYTES, "{}: {size} bytes", c.path().display());

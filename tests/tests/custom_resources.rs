@@ -9,6 +9,9 @@
 //! - response bodies: ARM body → status loses no property except secrets (which never reach status) and the
 //!   properties the spec does not define (the 2024-09-01 `eTag`s, listed exactly in `examples.rs`).
 //!
+//! Every example of every configured group; a payload is a kind's when its schema is the kind's PUT body or GET
+//! response (`common::examples`).
+//!
 //! Normalizations, as in `examples.rs`: numbers by value, `null` members as absent; and an empty `properties`
 //! envelope (`"properties": {}`) as absent, since a spec with no flattened field set sends none.
 
@@ -176,8 +179,10 @@ fn custom_resources_from_every_example_validate_against_their_crd() {
             failures.push(format!("{}: import failed", p.describe()));
             continue;
         };
-        // An import sets no owner; a custom resource in a cluster has one.
-        cr["spec"]["owner"] = serde_json::json!({"name": "parent"});
+        // An import sets no owner; a custom resource in a cluster has one, unless its kind has none.
+        if let Some(owner) = common::sample_owner(common::kind_info(&p.group, &p.version, &p.kind)) {
+            cr["spec"]["owner"] = owner;
+        }
         let Some(schema) = crds
             .iter()
             .find(|c| c.kind == p.kind)

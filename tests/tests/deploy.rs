@@ -1,7 +1,7 @@
 //! The deployment manifests (`config/`, kustomize): `kubectl kustomize config/default` builds, and what it
 //! builds fits together — every generated CRD converts through the webhook Service of the output, the
 //! Deployment's ports, probes and flags match that Service, the RBAC grants what the reconciler does and no more
-//! (what it needs on the kinds generated from the CRDs, `generated/rbac`),
+//! (what it needs on the kinds of every generated API group, from the CRDs and `aks_api::KINDS`; `generated/rbac`),
 //! workload identity is wired, and the cert-manager Certificate's Secret is what the reconciler serves TLS with.
 //!
 //! Needs `kubectl` (its built-in kustomize). Without it on `PATH` the tests are ignored with a reason
@@ -17,7 +17,6 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 use serde_json::Value;
 
-const GROUP: &str = "containerservice.armgen.dev";
 /// Where the webhook certificate is mounted and what the reconciler's `--tls-*-file` defaults read.
 const CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
 
@@ -102,7 +101,7 @@ fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
 }
 
 /// The reconciled kinds: the CRDs with a status subresource (the template kinds have none).
-fn reconciled_plurals(crds: &BTreeMap<String, Value>) -> BTreeSet<String> {
+fn reconciled_plurals(crds: &BTreeMap<String, Value>) -> BTreeSet<(String, String)> {
     crds.values()
         .filter(|c| {
             c["spec"]["versions"]
@@ -111,7 +110,12 @@ fn reconciled_plurals(crds: &BTreeMap<String, Value>) -> BTreeSet<String> {
                 .flatten()
                 .any(|v| v["subresources"]["status"].is_object())
         })
-        .map(|c| s(&c["spec"]["names"]["plural"]).to_string())
+        .map(|c| {
+            (
+                s(&c["spec"]["group"]).to_string(),
+                s(&c["spec"]["names"]["plural"]).to_string(),
+            )
+        })
         .collect()
 }
 
@@ -180,7 +184,12 @@ fn every_generated_crd_converts_through_the_webhook_service() {
         s(&certificate["metadata"]["name"])
     );
     for (name, crd) in &crds {
-        assert!(name.ends_with(&format!(".{GROUP}")), "{name}");
+        let group = s(&crd["spec"]["group"]);
+        assert!(
+            aks_api::KINDS.iter().any(|k| k.kube_group == group),
+            "{name}: {group} is the API group of a generated kind"
+        );
+        assert!(name.ends_with(&format!(".{group}")), "{name}");
         let conversion = &crd["spec"]["conversion"];
         assert_eq!(conversion["strategy"], "Webhook", "{name}");
         let webhook = &conversion["webhook"];
@@ -421,15 +430,28 @@ fn expand(group: &str, resource: &str, verbs: &[&str]) -> Vec<(String, String, S
 fn rbac_grants_exactly_what_the_reconciler_does() {
     let docs = built();
     let plurals = reconciled_plurals(&generated_crds());
-    assert!(plurals.contains("managedclusters") && !plurals.contains("managedclustertemplates"));
-    let registry: BTreeSet<String> = aks_api::KINDS.iter().map(|k| k.plural.to_string()).collect();
+    let aks = common::aks_group().kube_group;
+    assert!(
+        plurals.contains(&(aks.clone(), "managedclusters".to_string()))
+            && !plurals.contains(&(aks, "managedclustertemplates".to_string()))
+    );
+    // (API group, plural) of every kind of every group in the registry.
+    let registry: BTreeSet<(String, String)> = aks_api::KINDS
+        .iter()
+        .map(|k| (k.kube_group.to_string(), k.plural.to_string()))
+        .collect();
     assert_eq!(plurals, registry, "the reconciled CRDs are the registry's kinds");
+    assert_eq!(
+        registry.iter().map(|(g, _)| g.as_str()).collect::<BTreeSet<_>>(),
+        aks_api::VERSIONS.iter().map(|v| v.kube_group).collect::<BTreeSet<_>>(),
+        "kinds of every generated group"
+    );
 
     let mut on_kinds = BTreeSet::new();
-    for p in &plurals {
-        on_kinds.extend(expand(GROUP, p, &["get", "list", "watch", "patch", "update"]));
-        on_kinds.extend(expand(GROUP, &format!("{p}/status"), &["get", "patch", "update"]));
-        on_kinds.extend(expand(GROUP, &format!("{p}/finalizers"), &["update"]));
+    for (group, p) in &plurals {
+        on_kinds.extend(expand(group, p, &["get", "list", "watch", "patch", "update"]));
+        on_kinds.extend(expand(group, &format!("{p}/status"), &["get", "patch", "update"]));
+        on_kinds.extend(expand(group, &format!("{p}/finalizers"), &["update"]));
     }
     let mut needed = on_kinds.clone();
     needed.extend(expand("", "secrets", &["get", "create", "update", "patch"]));

@@ -3,12 +3,12 @@
 //! - every example whose PUT request and response describe the same resource: desired = the request imported
 //!   as a custom resource, actual = the response → no difference (read-only properties and server defaults
 //!   are not compared);
-//! - for every writable leaf field of every kind in every version of the registry (`aks_api::KINDS`; an
-//!   exhaustive walker over the Kubernetes IR builds a spec with every field set): changing only that field
-//!   yields exactly one difference, at that field's path; changing a secret yields none; a proptest changes
-//!   random sets of leaves;
+//! - for every writable leaf field of every kind in every version of every group of the registry
+//!   (`aks_api::KINDS`; an exhaustive walker over the Kubernetes IR builds a spec with every field set): changing
+//!   only that field yields exactly one difference, at that field's path; changing a secret yields none; a
+//!   proptest changes random sets of leaves;
 //! - `x-ms-identifiers` matching of agent pool profiles, and the autoscaler rule of `azure-arm.yaml`, in every
-//!   version that has ManagedCluster / AgentPool.
+//!   version of the AKS group (provider `Microsoft.ContainerService`) that has ManagedCluster / AgentPool.
 //!
 //! Specs are compared as the reconciler compares them: the desired custom resource against an ARM body,
 //! through the registry's dispatch, so no test lists per-version types.
@@ -31,15 +31,17 @@ fn generation(root: &std::path::Path) -> armgen::Generation {
         .expect("generate")
 }
 
-/// The registry's API group (module name) of the AKS kinds.
-const GROUP: &str = "containerservice";
+/// The registry's API group (module name) of the AKS kinds, for the AKS fixtures.
+fn aks() -> String {
+    common::aks_group().name
+}
 
-/// `spec` as a custom resource (JSON) of `kind` in `version`.
-fn custom_resource(version: &str, kind: &str, spec: &Value) -> Value {
+/// `spec` as a custom resource (JSON) of `kind` in `version` of group `group` (module name).
+fn custom_resource(group: &str, version: &str, kind: &str, spec: &Value) -> Value {
     let kube_group = aks_api::VERSIONS
         .iter()
-        .find(|v| v.group == GROUP && v.version == version)
-        .unwrap_or_else(|| panic!("no version {version} in aks_api::VERSIONS"))
+        .find(|v| v.group == group && v.version == version)
+        .unwrap_or_else(|| panic!("no version {group}/{version} in aks_api::VERSIONS"))
         .kube_group;
     json!({
         "apiVersion": format!("{kube_group}/{version}"),
@@ -52,15 +54,15 @@ fn custom_resource(version: &str, kind: &str, spec: &Value) -> Value {
 /// `spec` as ARM sends it back: exported to an ARM body (secrets as placeholders) and checked to read back as
 /// the same spec, the pointers in `secrets` aside (a secret is never read back), so that a field the types do
 /// not know (a walker or test mistake) cannot go unnoticed.
-fn as_arm(version: &str, kind: &str, spec: &Value, secrets: &[&str]) -> String {
-    let cr = custom_resource(version, kind, spec);
-    let arm = aks_api::export_custom_resource(GROUP, version, kind, &cr, &ArmIdsOnly)
-        .unwrap_or_else(|| panic!("no {kind} in {version}"))
-        .unwrap_or_else(|e| panic!("{version} {kind}: the spec does not export: {e}\n{spec}"));
+fn as_arm(group: &str, version: &str, kind: &str, spec: &Value, secrets: &[&str]) -> String {
+    let cr = custom_resource(group, version, kind, spec);
+    let arm = aks_api::export_custom_resource(group, version, kind, &cr, &ArmIdsOnly)
+        .unwrap_or_else(|| panic!("no {kind} in {group}/{version}"))
+        .unwrap_or_else(|e| panic!("{group}/{version} {kind}: the spec does not export: {e}\n{spec}"));
     let arm = arm.to_string();
-    let back = match aks_api::import_custom_resource(GROUP, version, kind, &arm, "x", Some("default")) {
+    let back = match aks_api::import_custom_resource(group, version, kind, &arm, "x", Some("default")) {
         Some(Ok(back)) => back,
-        other => panic!("{version} {kind}: the ARM body does not import: {other:?}"),
+        other => panic!("{group}/{version} {kind}: the ARM body does not import: {other:?}"),
     };
     let mut expected = spec.clone();
     for pointer in secrets {
@@ -73,32 +75,47 @@ fn as_arm(version: &str, kind: &str, spec: &Value, secrets: &[&str]) -> String {
     assert_eq!(
         lowercase(&back["spec"]),
         lowercase(&expected),
-        "{version} {kind}: the spec did not survive export and import"
+        "{group}/{version} {kind}: the spec did not survive export and import"
     );
     arm
 }
 
-/// The differences between two specs (JSON) of `kind` in `version`, as the reconciler computes them: the
+/// The differences between two specs (JSON) of an AKS `kind` in `version`, as the reconciler computes them: the
 /// desired custom resource against the ARM body of the actual spec, through the registry's dispatch
 /// (`aks_api::diff_custom_resource`) for whichever versions the registry has. Both specs are checked to read
 /// without losing a field (see [`as_arm`]).
 fn diff_specs(version: &str, kind: &str, desired: &Value, actual: &Value) -> Differences {
-    as_arm(version, kind, desired, &[]);
-    diff_with_secrets(version, kind, desired, actual, &[])
+    let group = aks();
+    as_arm(&group, version, kind, desired, &[]);
+    diff_with_secrets(&group, version, kind, desired, actual, &[])
 }
 
-/// [`diff_specs`], the leaves at `secrets` (pointers) of `actual` not read back, and `desired` not checked.
-fn diff_with_secrets(version: &str, kind: &str, desired: &Value, actual: &Value, secrets: &[&str]) -> Differences {
-    let arm = as_arm(version, kind, actual, secrets);
-    aks_api::diff_custom_resource(GROUP, version, kind, &custom_resource(version, kind, desired), &arm)
-        .unwrap_or_else(|| panic!("no {kind} in {version}"))
-        .unwrap_or_else(|e| panic!("{version} {kind}: {e}"))
+/// [`diff_specs`] in group `group` (module name), the leaves at `secrets` (pointers) of `actual` not read back,
+/// and `desired` not checked.
+fn diff_with_secrets(
+    group: &str,
+    version: &str,
+    kind: &str,
+    desired: &Value,
+    actual: &Value,
+    secrets: &[&str],
+) -> Differences {
+    let arm = as_arm(group, version, kind, actual, secrets);
+    aks_api::diff_custom_resource(
+        group,
+        version,
+        kind,
+        &custom_resource(group, version, kind, desired),
+        &arm,
+    )
+    .unwrap_or_else(|| panic!("no {kind} in {group}/{version}"))
+    .unwrap_or_else(|e| panic!("{group}/{version} {kind}: {e}"))
 }
 
-/// The registry's versions that have `kind` (the kinds these tests name are fixtures: the behaviour under test
-/// is theirs, e.g. `agentPoolProfiles` matched by name).
+/// The registry's versions of the AKS group that have `kind` (the kinds these tests name are fixtures: the
+/// behaviour under test is theirs, e.g. `agentPoolProfiles` matched by name).
 fn versions_of(kind: &str) -> Vec<&'static str> {
-    let versions = common::versions_of(kind);
+    let versions = common::versions_of(&aks(), kind);
     assert!(!versions.is_empty(), "no version has {kind}");
     versions
 }
@@ -148,6 +165,7 @@ fn every_example_response_has_no_difference_with_its_request() {
         for response in payloads.iter().filter(|p| {
             !p.request
                 && p.example == request.example
+                && p.group == request.group
                 && p.kind == request.kind
                 && p.version == request.version
                 && p.what.starts_with(&format!("{route} response"))
@@ -223,9 +241,9 @@ fn changed(spec: &Value, leaf: &Leaf) -> Value {
     out
 }
 
-/// Every (version, kind) of the registry.
-fn every_kind() -> Vec<(&'static str, &'static str)> {
-    aks_api::KINDS.iter().map(|k| (k.version, k.kind)).collect()
+/// Every (group, version, kind) of the registry.
+fn every_kind() -> Vec<(&'static str, &'static str, &'static str)> {
+    aks_api::KINDS.iter().map(|k| (k.group, k.version, k.kind)).collect()
 }
 
 #[test]
@@ -233,20 +251,21 @@ fn every_kind() -> Vec<(&'static str, &'static str)> {
 fn changing_any_writable_leaf_is_exactly_one_difference_at_its_path() {
     let root = common::spec_root();
     let generation = generation(&root);
-    for (version, kind) in every_kind() {
-        let (spec, leaves) = full_spec(&generation, version, kind);
+    let aks = aks();
+    for (group, version, kind) in every_kind() {
+        let (spec, leaves) = full_spec(&generation, group, version, kind);
         let secrets: Vec<&str> = leaves
             .iter()
             .filter(|l| l.what == LeafKind::Secret)
             .map(|l| l.pointer.as_str())
             .collect();
-        let d = diff_with_secrets(version, kind, &spec, &spec, &secrets);
-        assert!(d.is_empty(), "{version} {kind}: {d:?}");
+        let d = diff_with_secrets(group, version, kind, &spec, &spec, &secrets);
+        assert!(d.is_empty(), "{group}/{version} {kind}: {d:?}");
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
         let mut failures = Vec::new();
         for leaf in &leaves {
             let desired = changed(&spec, leaf);
-            let d = diff_with_secrets(version, kind, &desired, &spec, &secrets);
+            let d = diff_with_secrets(group, version, kind, &desired, &spec, &secrets);
             let paths: Vec<&str> = d.iter().map(|x| x.path.as_str()).collect();
             let ok = match leaf.what {
                 LeafKind::Compared => {
@@ -270,18 +289,22 @@ fn changing_any_writable_leaf_is_exactly_one_difference_at_its_path() {
                 })
                 .or_default() += 1;
         }
-        assert!(failures.is_empty(), "{version} {kind}:\n{}", failures.join("\n"));
-        // Every kind has writable fields; the two largest have many in every AKS version (a walker check).
-        let floor = match kind {
-            "ManagedCluster" => 200,
-            "AgentPool" => 60,
+        assert!(
+            failures.is_empty(),
+            "{group}/{version} {kind}:\n{}",
+            failures.join("\n")
+        );
+        // Every kind has writable fields; the two largest AKS kinds have many in every version (a walker check).
+        let floor = match (group == aks, kind) {
+            (true, "ManagedCluster") => 200,
+            (true, "AgentPool") => 60,
             _ => 0,
         };
         assert!(
             counts.get("compared").is_some_and(|n| *n > floor),
-            "{version} {kind}: only {counts:?} leaves"
+            "{group}/{version} {kind}: only {counts:?} leaves"
         );
-        if kind == "ManagedCluster" {
+        if group == aks && kind == "ManagedCluster" {
             assert!(counts.get("secret").is_some_and(|n| *n >= 2), "{version}: {counts:?}");
             assert_eq!(
                 counts.get("identifier"),
@@ -292,22 +315,22 @@ fn changing_any_writable_leaf_is_exactly_one_difference_at_its_path() {
     }
 }
 
-/// A version, a kind, its full spec, the leaves whose change is one difference, and the secret leaves.
-type Case = (String, String, Value, Vec<Leaf>, Vec<String>);
+/// A group, a version, a kind, its full spec, the leaves whose change is one difference, and the secret leaves.
+type Case = (String, String, String, Value, Vec<Leaf>, Vec<String>);
 
 fn cases() -> Vec<Case> {
     let generation = generation(&common::spec_root());
     every_kind()
         .into_iter()
-        .map(|(v, k)| {
-            let (spec, leaves) = full_spec(&generation, v, k);
+        .map(|(g, v, k)| {
+            let (spec, leaves) = full_spec(&generation, g, v, k);
             let secrets: Vec<String> = leaves
                 .iter()
                 .filter(|l| l.what == LeafKind::Secret)
                 .map(|l| l.pointer.clone())
                 .collect();
             let leaves = leaves.into_iter().filter(|l| l.what == LeafKind::Compared).collect();
-            (v.to_string(), k.to_string(), spec, leaves, secrets)
+            (g.to_string(), v.to_string(), k.to_string(), spec, leaves, secrets)
         })
         .collect()
 }
@@ -322,7 +345,7 @@ proptest! {
     fn random_changes_are_reported_exactly(seed in any::<u64>(), picks in proptest::collection::vec(any::<prop::sample::Index>(), 1..8), drops in proptest::collection::vec(any::<prop::sample::Index>(), 0..8)) {
         static CASES: std::sync::OnceLock<Vec<Case>> = std::sync::OnceLock::new();
         let cases = CASES.get_or_init(cases);
-        let (version, kind, spec, leaves, secrets) = &cases[(seed % cases.len() as u64) as usize];
+        let (group, version, kind, spec, leaves, secrets) = &cases[(seed % cases.len() as u64) as usize];
         let mut chosen: Vec<&Leaf> = picks.iter().map(|i| i.get(leaves)).collect();
         chosen.sort_by(|a, b| a.pointer.cmp(&b.pointer));
         chosen.dedup_by(|a, b| a.pointer == b.pointer);
@@ -344,7 +367,7 @@ proptest! {
         }
         prop_assume!(drops.is_empty() || dropped > 0 || chosen.len() == leaves.len());
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-        let d = diff_with_secrets(version, kind, &desired, spec, &secrets);
+        let d = diff_with_secrets(group, version, kind, &desired, spec, &secrets);
         let mut got: Vec<&str> = d.iter().map(|x| x.path.as_str()).collect();
         got.sort_unstable();
         let mut want: Vec<&str> = chosen.iter().map(|l| l.path.as_str()).collect();
@@ -486,7 +509,7 @@ fn enums_and_arm_ids_compare_case_insensitively_other_strings_exactly() {
         // An unresolved reference to another custom resource always differs.
         let desired = json!({"vnetSubnetID": {"kind": "VirtualNetworksSubnet", "name": "subnet1"}});
         // (Not exportable without a cluster to resolve it: compared without the export check.)
-        let d = diff_with_secrets(version, "AgentPool", &desired, &actual, &[]);
+        let d = diff_with_secrets(&aks(), version, "AgentPool", &desired, &actual, &[]);
         assert_eq!(
             d.iter().map(|x| x.path.as_str()).collect::<Vec<_>>(),
             ["spec.vnetSubnetID"]

@@ -54,9 +54,10 @@ fn allocations<T>(f: impl FnOnce() -> T) -> (T, usize) {
 /// The largest ManagedCluster request body of the v2alpha1 examples, as a spec (a fixture: the typed comparison
 /// needs one version's types; 2025-10-01 has the most examples).
 fn largest_cluster_spec() -> ManagedClusterSpec {
+    let aks = common::aks_group();
     let json = all_payloads(&common::spec_root())
         .into_iter()
-        .filter(|p| p.request && p.kind == "ManagedCluster" && p.version == "v2alpha1")
+        .filter(|p| p.request && p.group == aks.name && p.kind == "ManagedCluster" && p.version == "v2alpha1")
         .map(|p| p.json)
         .max_by_key(|j| j.to_string().len())
         .expect("a ManagedCluster request among the examples");

@@ -1,13 +1,11 @@
-//! Resource discovery on the real AKS specs: every PUT path, with ARM type, scope, parents and whether the
-//! PUT is long-running. A snapshot, so that a new API version's resources show up in review.
+//! Resource discovery on the real specs of every configured group: every PUT path of the resources the group
+//! generates (loaded and selected as generation does: its opaque entries, `resources.include`, named after
+//! `resources.rename`), with ARM type, scope, parents and whether the PUT is long-running. A snapshot per group
+//! and version, so that a new API version's or group's resources show up in review.
 
 mod common;
 
-use std::path::PathBuf;
-
 use armgen::Config;
-use armgen::discover::discover;
-use armgen::load::SpecSet;
 
 #[test]
 #[cfg_attr(spec_root_missing, ignore = "needs the spec root: set AZURE_REST_API_SPECS")]
@@ -16,9 +14,8 @@ fn resources_of_every_configured_version() {
     let config = Config::load(&common::workspace().join("azure-arm.yaml")).expect("config");
     for (group_name, group) in &config.groups {
         for (kube, version) in &group.versions {
-            let files: Vec<PathBuf> = version.spec_files.iter().map(|f| group.spec_folder.join(f)).collect();
-            let specs = SpecSet::load(&root, &files).expect("load");
-            let resources = discover(&specs).expect("discover");
+            let (_, resources) = armgen::generate::load_version(&root, group, version)
+                .unwrap_or_else(|e| panic!("{group_name}/{kube}: {e}"));
             insta::assert_yaml_snapshot!(format!("{group_name}-{kube}"), resources);
         }
     }

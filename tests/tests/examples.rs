@@ -1,17 +1,17 @@
 //! Every example payload under the spec root, through the generated ARM types and back.
 //!
-//! For each API version in `azure-arm.yaml`, every operation's `x-ms-examples` is read. A request body whose
-//! schema is a resource's payload type, and every response body that is a resource (or a list of them,
-//! `value: [...]`), is deserialized into the generated type and serialized back; the result must equal the
-//! original JSON.
+//! For each API version of each group in `azure-arm.yaml`, every operation's `x-ms-examples` is read. A request
+//! body whose schema is a generated resource's payload type (its PUT body or GET response), and every response
+//! body that is one (or a list of them, `value: [...]`), is deserialized into the kind's generated ARM type and
+//! serialized back; the result must equal the original JSON.
 //!
 //! Normalizations applied before comparing, and why:
 //! 1. Numbers compare by value (`-1` equals `-1.0`): JSON does not distinguish them, ARM neither, and a
 //!    `type: number` property is an `f64`, which serializes `-1` as `-1.0`.
 //! 2. A member whose value is `null` is the same as an absent member, *for properties that are not
 //!    `x-nullable`*: no AKS property is nullable, so `null` there carries no meaning beyond "not set" (three
-//!    examples send `"minCount": null` or `"adminGroupObjectIDs": null`). Nullable properties keep `null`
-//!    (see the generator's fixture tests).
+//!    examples send `"minCount": null` or `"adminGroupObjectIDs": null`); the other providers' examples send no
+//!    `null`. Nullable properties keep `null` (see the generator's fixture tests).
 //!
 //! The generated types keep properties they do not model (so the round trip alone cannot tell a modelled
 //! property from an unmodelled one); the test therefore also lists, per configured version, what the payloads

@@ -224,9 +224,15 @@ fn operator_spec_declares_the_exports_and_is_not_sent_to_azure() {
         assert!(!text.contains(word), "{word} reached the ARM body: {text}");
     }
     // Export through the dispatcher ignores it too; import leaves it unset.
-    let exported = aks_api::export_custom_resource("containerservice", "v2alpha1", "ManagedCluster", &cr, &ArmIdsOnly)
-        .expect("kind")
-        .expect("export");
+    let exported = aks_api::export_custom_resource(
+        &common::aks_group().name,
+        "v2alpha1",
+        "ManagedCluster",
+        &cr,
+        &ArmIdsOnly,
+    )
+    .expect("kind")
+    .expect("export");
     assert!(!exported.to_string().contains("operatorSpec"));
     assert_eq!(ManagedClusterSpec::from_arm(&a).operator_spec, None);
 }
@@ -333,6 +339,25 @@ fn template_kinds_are_kube_resources_holding_the_spec() {
     assert_eq!(cluster.spec.to_arm(&ArmIdsOnly).expect("to_arm").location, "westeurope");
 }
 
+/// `text` (azure-arm.yaml) with the first `from` in the AKS group's entry (provider `Microsoft.ContainerService`)
+/// replaced by `to`: an edit of that group only, whatever other groups the config has.
+fn in_aks_group(text: &str, from: &str, to: &str) -> String {
+    let header = format!("\n  {}:\n", common::aks_group().name);
+    let start = text.find(&header).expect("the AKS group in azure-arm.yaml") + header.len();
+    // The group's entry ends where the next key of `groups` (two spaces of indentation) starts.
+    let end = text[start..]
+        .match_indices('\n')
+        .map(|(i, _)| start + i + 1)
+        .find(|&i| {
+            let line = &text[i..];
+            line.starts_with("  ") && line[2..].starts_with(|c: char| c.is_ascii_alphanumeric())
+        })
+        .unwrap_or(text.len());
+    let entry = &text[start..end];
+    assert!(entry.contains(from), "no {from:?} in the AKS group's entry");
+    format!("{}{}{}", &text[..start], entry.replacen(from, to, 1), &text[end..])
+}
+
 /// `generate` on the real specs with azure-arm.yaml edited by `edit`.
 fn generate_with(edit: &dyn Fn(&str) -> String) -> armgen::Generation {
     let root = common::spec_root();
@@ -345,9 +370,9 @@ fn generate_with(edit: &dyn Fn(&str) -> String) -> armgen::Generation {
     armgen::Builder::new(&path).specs(root).generate().expect("generate")
 }
 
-/// The `omit_empty` flag of the spec field `json` of the resource `kind` (root) or of the spec type `ty`.
+/// The `omit_empty` flag of the spec field `json` of the AKS resource `kind` (root) or of the spec type `ty`.
 fn omit_flags(g: &armgen::Generation, version: &str, owner: &str, json: &str) -> bool {
-    let kube = &g.kubes[&format!("containerservice/{version}")];
+    let kube = &g.kubes[&format!("{}/{version}", common::aks_group().name)];
     let fields = match kube.resources.iter().find(|r| r.kind == owner) {
         Some(r) => &r.spec_fields,
         None => {
@@ -384,25 +409,40 @@ fn empty_collections_follow_the_group_default_and_property_overrides() {
         );
     }
 
-    // `omit` for the group, and nodeTaints (declared by ManagedClusterAgentPoolProfileProperties, inherited by
+    // `omit` for the AKS group, and nodeTaints (declared by ManagedClusterAgentPoolProfileProperties, inherited by
     // ManagedClusterAgentPoolProfile) back to `send`.
     let g = generate_with(&|t| {
-        t.replace("    kubernetes:\n", "    kubernetes:\n      emptyCollections: omit\n")
-            .replacen(
-                "        ManagedClusterAgentPoolProfileProperties:\n          properties:\n",
-                "        ManagedClusterAgentPoolProfileProperties:\n          properties:\n            \
+        in_aks_group(
+            &in_aks_group(
+                t,
+                "    kubernetes:\n",
+                "    kubernetes:\n      emptyCollections: omit\n",
+            ),
+            "        ManagedClusterAgentPoolProfileProperties:\n          properties:\n",
+            "        ManagedClusterAgentPoolProfileProperties:\n          properties:\n            \
              nodeTaints: { emptyCollection: send }\n",
-                1,
-            )
+        )
     });
-    // Every version that has both kinds (from the generation, i.e. azure-arm.yaml).
+    // The other groups keep the default, `send`.
+    let aks = common::aks_group();
+    for (path, text) in &g.files {
+        if path.starts_with("src") && !path.starts_with(format!("src/{}", aks.name)) {
+            assert!(
+                !text.contains(FILTER),
+                "{}: an empty collection is omitted",
+                path.display()
+            );
+        }
+    }
+    // Every AKS version that has both kinds (from the generation, i.e. azure-arm.yaml).
     let versions: Vec<&str> = g
         .kubes
         .values()
         .filter(|k| {
-            ["ManagedCluster", "AgentPool"]
-                .iter()
-                .all(|kind| k.resources.iter().any(|r| r.kind == *kind))
+            k.group == aks.kube_group
+                && ["ManagedCluster", "AgentPool"]
+                    .iter()
+                    .all(|kind| k.resources.iter().any(|r| r.kind == *kind))
         })
         .map(|k| k.version.as_str())
         .collect();
@@ -429,15 +469,15 @@ fn empty_collections_follow_the_group_default_and_property_overrides() {
 
         // Compared without whitespace: prettyplease decides the line breaks.
         let squash = |t: &str| t.split_whitespace().collect::<String>();
-        let pool = squash(&g.files[&std::path::PathBuf::from(format!("src/containerservice/{version}/agent_pool.rs"))]);
+        let file = |name: &str| std::path::PathBuf::from(format!("src/{}/{version}/{name}", aks.name));
+        let pool = squash(&g.files[&file("agent_pool.rs")]);
         let has = |text: &str, code: &str| text.contains(&squash(code));
         assert!(has(&pool, &format!("node_labels: self.node_labels.clone(){FILTER},")));
         assert!(has(&pool, "node_taints: self.node_taints.clone(),"));
         // The envelope is sent only when a field in it is: an empty omitted collection does not count.
         assert!(has(&pool, "self.node_labels.as_ref().is_some_and(|v| !v.is_empty())"));
         assert!(has(&pool, "self.node_taints.is_some()"));
-        let cluster =
-            squash(&g.files[&std::path::PathBuf::from(format!("src/containerservice/{version}/managed_cluster.rs"))]);
+        let cluster = squash(&g.files[&file("managed_cluster.rs")]);
         assert!(has(&cluster, &format!("tags: self.tags.clone(){FILTER},")));
         // A collection converted item by item: filtered before the conversion.
         assert!(has(
@@ -464,7 +504,13 @@ fn an_empty_collection_override_on_a_scalar_is_a_config_error() {
         ) && message.contains("not an array or a map"),
         "{message}"
     );
-    let message = config_error(&|t| t.replace("    kubernetes:\n", "    kubernetes:\n      emptyCollections: never\n"));
+    let message = config_error(&|t| {
+        in_aks_group(
+            t,
+            "    kubernetes:\n",
+            "    kubernetes:\n      emptyCollections: never\n",
+        )
+    });
     assert!(
         message.contains("groups.containerservice.kubernetes.emptyCollections"),
         "{message}"
@@ -502,7 +548,7 @@ fn crd_returns_the_committed_manifest_of_each_kind() {
                 .collect();
             let storage = aks_api::KINDS
                 .iter()
-                .find(|k| k.kind == info.kind && k.storage)
+                .find(|k| k.kube_group == info.kube_group && k.kind == info.kind && k.storage)
                 .expect("a storage version");
             assert_eq!(stored, [storage.version], "{plural}");
             let text = std::fs::read_to_string(
@@ -517,7 +563,7 @@ fn crd_returns_the_committed_manifest_of_each_kind() {
     // The typed accessor is the same manifest.
     assert_eq!(
         aks_api::containerservice::v2alpha1::ManagedCluster::crd().expect("crd"),
-        aks_api::custom_resource_definition("containerservice.armgen.dev", "ManagedCluster")
+        aks_api::custom_resource_definition(&common::aks_group().kube_group, "ManagedCluster")
             .expect("ManagedCluster")
             .expect("crd")
     );

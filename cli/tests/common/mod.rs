@@ -50,13 +50,33 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// The `apiVersion` of the storage version of the AKS group, from the generated registry (azure-arm.yaml's
-/// `storage: true`): what `armctl import` writes by default.
-pub fn storage_api_version() -> String {
-    let mut storage = aks_api::VERSIONS
-        .iter()
-        .filter(|v| v.group == "containerservice" && v.storage);
-    let hub = storage.next().expect("a storage version in aks_api::VERSIONS");
-    assert!(storage.next().is_none(), "one storage version");
-    format!("{}/{}", hub.kube_group, hub.version)
+/// A custom resource of the kind and version whose spec is the sample of its CRD schema (`armgen_runtime::sample`):
+/// one that needs no spec root.
+pub fn sample_custom_resource(kind: &armgen_runtime::KindInfo) -> serde_json::Value {
+    let crd = aks_api::custom_resource_definition(kind.kube_group, kind.kind)
+        .expect("a CRD per kind")
+        .expect("the CRD parses");
+    let spec = armgen_runtime::sample::sample_spec_of(&crd, kind.version, 0)
+        .expect("the version is in its CRD")
+        .unwrap_or_else(|e| panic!("{}: {e}", kind.kind));
+    serde_json::json!({
+        "apiVersion": kind.api_version(),
+        "kind": kind.kind,
+        "metadata": {"name": "s", "namespace": "default"},
+        "spec": spec,
+    })
+}
+
+/// The ARM PUT body of [`sample_custom_resource`]: an ARM body of that kind and version that needs no spec root.
+pub fn sample_arm_body(kind: &armgen_runtime::KindInfo) -> serde_json::Value {
+    let cr = sample_custom_resource(kind);
+    aks_api::export_custom_resource(
+        kind.group,
+        kind.version,
+        kind.kind,
+        &cr,
+        &armgen_runtime::kube::ArmIdsOnly,
+    )
+    .expect("the kind is in the registry")
+    .unwrap_or_else(|e| panic!("{}: {e}", kind.kind))
 }

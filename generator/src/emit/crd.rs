@@ -284,14 +284,14 @@ fn build_crd(group: &str, kind: &str, per_version: &[(&KubeIr, &Ir, &KubeResourc
     let kind = if template { template_kind.as_str() } else { kind };
     let at = format!("crd {kind}");
     let plural = if template {
-        format!("{}s", kind.to_ascii_lowercase())
+        crate::kube::plural_of(kind)
     } else {
         per_version
             .iter()
             .find(|(k, _, _)| k.storage)
             .or(per_version.last())
             .map(|(_, _, r)| r.plural.clone())
-            .unwrap_or_else(|| format!("{}s", kind.to_ascii_lowercase()))
+            .unwrap_or_else(|| crate::kube::plural_of(kind))
     };
     for (kube, _, r) in per_version {
         if !template && r.plural != plural {
@@ -987,6 +987,15 @@ fn owner_schema(owner: &Owner) -> Map<String, Value> {
         Owner::Parent(_) => object(
             json!({"name": string_described("The parent custom resource's name.")}),
             &["name"],
+        ),
+        Owner::Scope => object(
+            json!({
+                "armId": string_described("The ARM ID of the resource this one extends."),
+                "group": string_described("The API group of the custom resource this one extends."),
+                "kind": string_described("The kind of the custom resource this one extends."),
+                "name": string_described("The name of the custom resource this one extends (in this namespace)."),
+            }),
+            &[],
         ),
         Owner::ResourceGroup | Owner::Unsupported => object(
             json!({

@@ -289,13 +289,23 @@ pub fn version_files(
         })
     });
     let arms = arms.collect::<Result<Vec<_>>>()?;
+    // Only what the file uses: without enums or unions there is no `impl DiffWith` here.
+    let imports = if value_impls.is_empty() {
+        quote!(
+            use armgen_runtime::diff::{DiffInputError, Differences};
+        )
+    } else {
+        quote!(
+            use armgen_runtime::diff::{DiffInputError, DiffWith, Differences, Path};
+        )
+    };
     let tokens = quote! {
         #![doc = " Change detection: `armgen_runtime::diff::DiffWith` for every spec type of this version, and for the ARM"]
         #![doc = " enums and unions they use (enums compare case-insensitively)."]
         #(mod #mods;)*
         #[allow(unused_imports)]
         use super::arm;
-        use armgen_runtime::diff::{DiffInputError, DiffWith, Differences, Path};
+        #imports
 
         #(#value_impls)*
 

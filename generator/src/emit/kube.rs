@@ -126,6 +126,7 @@ impl Ctx<'_> {
             Special::AzureName => quote!(String),
             Special::Owner => match owner {
                 Owner::ResourceGroup => quote!(armgen_runtime::kube::ResourceGroupOwner),
+                Owner::Scope => quote!(armgen_runtime::kube::ResourceReference),
                 _ => quote!(armgen_runtime::kube::KnownOwner),
             },
             Special::Conditions => quote!(Vec<armgen_runtime::kube::Condition>),
@@ -314,10 +315,12 @@ impl Ctx<'_> {
             let f = self.mapper(&f.ty, &p.ty, status)?;
             return Ok(quote!(#a.as_ref().map(#f)));
         }
+        // A boxed ARM value is matched as `&Box<T>`: the conversions take `&T`.
+        let arm_value = if p.boxed { quote!(v.as_ref()) } else { quote!(v) };
         let mut inner = if plain {
             self.copy_or_clone(&f.ty, quote!(v), false)
         } else {
-            self.convert_from_arm(&f.ty, &p.ty, quote!(v), status)?
+            self.convert_from_arm(&f.ty, &p.ty, arm_value, status)?
         };
         if p.boxed {
             inner = quote!(Box::new(#inner));
@@ -839,7 +842,7 @@ fn template(r: &KubeResource, group: &str, version: &str) -> TokenStream {
     let spec = format_ident!("{}TemplateSpec", r.kind);
     let resource = format_ident!("{}TemplateResource", r.kind);
     let target_spec = format_ident!("{}Spec", r.kind);
-    let plural = format!("{}s", kind_str.to_ascii_lowercase());
+    let plural = crate::kube::plural_of(&kind_str);
     let api_version = format!("{group}/{version}");
     let d = format!(
         " A template of `{}` specs (ClusterClass style): `spec.template.spec` is what a `{}` made from it gets. \

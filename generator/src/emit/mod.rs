@@ -220,15 +220,22 @@ pub fn crate_files(
                 let (arm_type, api_version, path, lro) =
                     (&arm.arm_type, v.ir.api_version.as_str(), &arm.path, arm.long_running);
                 let parents = &arm.parents;
+                let scope = scope_tokens(&arm.scope);
+                let name_format = if r.uuid_name {
+                    quote!(armgen_runtime::NameFormat::Uuid)
+                } else {
+                    quote!(armgen_runtime::NameFormat::Any)
+                };
                 Some(quote! {
                     armgen_runtime::KindInfo {
                         group: #g, kube_group: #kg, version: #k, kind: #kind, plural: #plural, storage: #st, served: #served,
                         owner_kind: #owner,
+                        name_format: #name_format,
                         secret_exports: &[#(#secrets),*],
                         config_map_exports: &[#(#maps),*],
                         arm: armgen_runtime::ResourceInfo {
                             kind: #kind, arm_type: #arm_type, api_version: #api_version, path: #path,
-                            parents: &[#(#parents),*], long_running: #lro,
+                            parents: &[#(#parents),*], scope: #scope, long_running: #lro,
                         },
                     },
                 })
@@ -570,6 +577,7 @@ fn version_files(files: &mut BTreeMap<PathBuf, String>, v: &VersionOutput<'_>, h
         let path = &r.path;
         let parents = &r.parents;
         let lro = r.long_running;
+        let scope = scope_tokens(&r.scope);
         quote! {
             armgen_runtime::ResourceInfo {
                 kind: #kind,
@@ -577,6 +585,7 @@ fn version_files(files: &mut BTreeMap<PathBuf, String>, v: &VersionOutput<'_>, h
                 api_version: #api_version,
                 path: #path,
                 parents: &[#(#parents),*],
+                scope: #scope,
                 long_running: #lro,
             },
         }
@@ -671,4 +680,14 @@ pub fn report(versions: &[VersionOutput<'_>]) -> String {
 pub(crate) fn secret_export((name, e): &(String, crate::config::SecretExportConfig)) -> TokenStream {
     let (action, value, base64) = (&e.action, &e.value, e.base64);
     quote!(armgen_runtime::SecretExport { name: #name, action: #action, value_path: #value, base64: #base64 })
+}
+
+/// `armgen_runtime::Scope::…` for a discovered scope.
+fn scope_tokens(scope: &crate::discover::Scope) -> TokenStream {
+    match scope {
+        crate::discover::Scope::ResourceGroup => quote!(armgen_runtime::Scope::ResourceGroup),
+        crate::discover::Scope::Subscription => quote!(armgen_runtime::Scope::Subscription),
+        crate::discover::Scope::Extension => quote!(armgen_runtime::Scope::Extension),
+        crate::discover::Scope::Tenant => quote!(armgen_runtime::Scope::Tenant),
+    }
 }

@@ -179,9 +179,64 @@ pub fn lower(specs: &SpecSet, resources: &[DiscoveredResource], api_version: &st
         });
     }
     cx.run()?;
+    for r in &mut ir.resources {
+        if let Some(get) = r.get_type.clone()
+            && body_plus_read_only(&cx.types, &r.body_type, &get)
+        {
+            cx.diagnostics.push(Diagnostic {
+                at: cx.types.get(&get).map(|t| t.origin.clone()).unwrap_or_default(),
+                message: format!(
+                    "{}: the GET response type is the resource's type: it is the PUT body plus read-only properties \
+                     (the ARM envelope `id`, `name`, `type`), which the body lacks",
+                    r.kind
+                ),
+            });
+            // What the body requires, the resource requires (the GET type may say less).
+            let required: Vec<String> = match cx.types.get(&r.body_type).map(|t| &t.kind) {
+                Some(TypeKind::Object(b)) => b
+                    .properties
+                    .iter()
+                    .filter(|p| p.required)
+                    .map(|p| p.name.clone())
+                    .collect(),
+                _ => Vec::new(),
+            };
+            if let Some(TypeKind::Object(g)) = cx.types.get_mut(&get).map(|t| &mut t.kind) {
+                for p in &mut g.properties {
+                    p.required |= required.contains(&p.name);
+                }
+            }
+            r.body_type = get;
+            r.get_type = None;
+        }
+    }
     ir.types = cx.types;
     ir.diagnostics = cx.diagnostics;
     Ok(ir)
+}
+
+/// Whether the object type `get` is the object type `body` plus read-only properties only: every property of
+/// the body is in `get` with the same JSON name and type, the same `allOf` parents, and every other property of
+/// `get` is read-only. Then `get` serves as the resource's type (spec: its writable part, which is the body;
+/// status: all of it). A PUT body without the ARM envelope (role assignments'
+/// `RoleAssignmentCreateParameters`) would otherwise give a status without `id`.
+fn body_plus_read_only(types: &BTreeMap<TypeId, TypeDef>, body: &TypeId, get: &TypeId) -> bool {
+    let (Some(TypeKind::Object(b)), Some(TypeKind::Object(g))) =
+        (types.get(body).map(|t| &t.kind), types.get(get).map(|t| &t.kind))
+    else {
+        return false;
+    };
+    let has_id = |o: &ObjectType| o.properties.iter().any(|p| p.name == "id");
+    !has_id(b)
+        && has_id(g)
+        && b.parents == g.parents
+        && b.additional_properties == g.additional_properties
+        && b.properties
+            .iter()
+            .all(|bp| g.properties.iter().any(|gp| gp.name == bp.name && gp.ty == bp.ty))
+        && g.properties
+            .iter()
+            .all(|gp| gp.read_only || b.properties.iter().any(|bp| bp.name == gp.name))
 }
 
 struct Lower<'a> {

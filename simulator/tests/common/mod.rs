@@ -27,7 +27,11 @@ pub struct Env {
 
 impl Env {
     pub async fn start(config: SimulatorConfig) -> Self {
-        let sim = Simulator::new(config);
+        Self::serve(Simulator::new(config)).await
+    }
+
+    /// Serves `sim` (e.g. one of [`Simulator::with_kinds`]).
+    pub async fn serve(sim: Simulator) -> Self {
         let running = sim.serve("127.0.0.1:0".parse().expect("address")).await.expect("serve");
         Self {
             sim,

@@ -1,12 +1,11 @@
 //! The example payloads under the spec root, found through each operation's `x-ms-examples`: every request
-//! body whose schema is a resource's payload type, and every response body that is a resource (or a list of
-//! them, `value: [...]`).
+//! body whose schema is a generated resource's payload type (its PUT body or GET response), and every response
+//! body that is one (or a list of them, `value: [...]`), in every configured group and version.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use armgen::Config;
-use armgen::discover::discover;
 use armgen::ir::{Ir, Property, TypeKind, TypeRef};
 use armgen::load::{SpecSet, Target};
 use openapiv3::ReferenceOr;
@@ -45,7 +44,11 @@ impl Payload {
     }
 }
 
-/// Every resource payload of every configured version (`azure-arm.yaml`). Panics (a test failure) when an example
+/// Every resource payload of every configured version (`azure-arm.yaml`), of every group. Each version is loaded
+/// as generation loads it (`armgen::generate::load_version`: the group's opaque entries, its `resources`
+/// selection and renames), so only the payloads of generated kinds count, under their generated kind names. A
+/// payload is a resource's when its schema is the resource's PUT body or its GET response (they differ for role
+/// assignments: `RoleAssignmentCreateParameters` and `RoleAssignment`). Panics (a test failure) when an example
 /// file present in an `examples/` folder is not referenced by its spec, or is not JSON, or when a version has
 /// example files but no resource payload among them.
 pub fn all_payloads(root: &Path) -> Vec<Payload> {
@@ -53,11 +56,16 @@ pub fn all_payloads(root: &Path) -> Vec<Payload> {
     let mut out = Vec::new();
     for (group_name, group) in &config.groups {
         for (kube, version) in &group.versions {
-            let files: Vec<PathBuf> = version.spec_files.iter().map(|f| group.spec_folder.join(f)).collect();
-            let specs = SpecSet::load(root, &files).expect("specs load");
-            let resources = discover(&specs).expect("discover");
-            let kinds: BTreeMap<Target, String> =
-                resources.iter().map(|r| (r.put_body.clone(), r.name.clone())).collect();
+            let (specs, resources) = armgen::generate::load_version(root, group, version)
+                .unwrap_or_else(|e| panic!("{group_name}/{kube}: {e}"));
+            let kinds: BTreeMap<Target, String> = resources
+                .iter()
+                .flat_map(|r| {
+                    std::iter::once(&r.put_body)
+                        .chain(&r.get_response)
+                        .map(|t| (t.clone(), r.name.clone()))
+                })
+                .collect();
             let mut referenced: BTreeSet<PathBuf> = BTreeSet::new();
             let before = out.len();
             for spec_file in &specs.roots {
@@ -131,14 +139,39 @@ struct Site<'a> {
 }
 
 impl Site<'_> {
-    /// The kind of a schema (`$ref` into a resource's payload type), if any.
-    fn kind_of(&self, schema: &ReferenceOr<openapiv3::Schema>) -> Option<String> {
+    /// The kind of a schema written in `file` (`$ref` into a resource's payload type), if any.
+    fn kind_of(&self, file: &Path, schema: &ReferenceOr<openapiv3::Schema>) -> Option<String> {
         let ReferenceOr::Reference { reference } = schema else {
             return None;
         };
-        let at = armgen::Location::new(self.file, "");
-        let (target, _) = self.specs.resolve_schema(self.file, reference, &at).ok()?;
+        let at = armgen::Location::new(file, "");
+        let (target, _) = self.specs.resolve_schema(file, reference, &at).ok()?;
         self.kinds.get(&target).cloned()
+    }
+
+    /// The operation's request body and the file it is written in (its schema's `$ref`s are relative to that
+    /// file): inline, or a `$ref` (a Swagger `$ref: #/parameters/X` body parameter is upconverted to a `$ref`
+    /// into `components/requestBodies`), resolved as discovery resolves a PUT body. A `$ref` that does not
+    /// resolve to a request body is a test failure.
+    fn request_body(&self, op: &openapiv3::Operation) -> Option<(openapiv3::RequestBody, PathBuf)> {
+        match op.request_body.as_ref()? {
+            ReferenceOr::Item(body) => Some((body.clone(), self.file.to_path_buf())),
+            ReferenceOr::Reference { reference } => {
+                let at = armgen::Location::new(self.file, "");
+                let target = self
+                    .specs
+                    .target(self.file, reference, &at)
+                    .unwrap_or_else(|e| panic!("request body {reference}: {e}"));
+                let value = self
+                    .specs
+                    .doc(&target.file)
+                    .and_then(|d| d.raw.pointer(&target.pointer))
+                    .unwrap_or_else(|| panic!("request body {reference}: not loaded"));
+                let body = serde_json::from_value(value.clone())
+                    .unwrap_or_else(|e| panic!("request body {reference}: not a request body: {e}"));
+                Some((body, target.file))
+            }
+        }
     }
 
     /// The kind of the items of a list schema (`{value: [Kind]}`), if any.
@@ -175,14 +208,17 @@ impl Site<'_> {
         ex: &Value,
         out: &mut Vec<Payload>,
     ) {
-        if let Some(ReferenceOr::Item(body)) = &op.request_body {
+        if let Some((body, body_file)) = self.request_body(op) {
             let name = body
                 .extensions
                 .get("x-ms-requestBody-name")
                 .and_then(Value::as_str)
                 .unwrap_or("parameters");
             if let Some(schema) = body.content.get("application/json").and_then(|m| m.schema.as_ref())
-                && let (Some(kind), Some(json)) = (self.kind_of(schema), ex.pointer(&format!("/parameters/{name}")))
+                && let (Some(kind), Some(json)) = (
+                    self.kind_of(&body_file, schema),
+                    ex.pointer(&format!("/parameters/{name}")),
+                )
             {
                 out.push(self.payload(example, format!("{method} {route} request"), kind, json, true));
             }
@@ -199,7 +235,7 @@ impl Site<'_> {
             let Some(schema) = r.content.get("application/json").and_then(|m| m.schema.as_ref()) else {
                 continue;
             };
-            if let Some(kind) = self.kind_of(schema) {
+            if let Some(kind) = self.kind_of(self.file, schema) {
                 out.push(self.payload(example, format!("{method} {route} response {code}"), kind, body, false));
             } else if let Some(kind) = self.list_kind_of(schema) {
                 for (i, item) in body

@@ -153,17 +153,24 @@ impl Walker<'_> {
                 )?;
                 Some(json!({ "key1": item }))
             }
-            KubeRef::ArmUnion(_) => panic!("{path}: the AKS specs have no unions in spec"),
+            KubeRef::ArmUnion(_) => panic!("{path}: the configured specs have no unions in spec"),
         }
     }
 }
 
-/// The full spec of `kind` in `version` and its leaves.
-pub fn full_spec(generation: &armgen::Generation, version: &str, kind: &str) -> (Value, Vec<Leaf>) {
-    let key = format!("containerservice/{version}");
-    let ir = generation.irs.get(&key).expect("ir");
-    let kube = generation.kubes.get(&key).expect("kube");
-    let r = kube.resources.iter().find(|r| r.kind == kind).expect("resource");
+/// The full spec of `kind` in `version` of group `group` (module name, e.g. `containerservice`) and its leaves.
+pub fn full_spec(generation: &armgen::Generation, group: &str, version: &str, kind: &str) -> (Value, Vec<Leaf>) {
+    let key = format!("{group}/{version}");
+    let ir = generation.irs.get(&key).unwrap_or_else(|| panic!("no IR of {key}"));
+    let kube = generation
+        .kubes
+        .get(&key)
+        .unwrap_or_else(|| panic!("no shape of {key}"));
+    let r = kube
+        .resources
+        .iter()
+        .find(|r| r.kind == kind)
+        .unwrap_or_else(|| panic!("{key}: no resource {kind}"));
     let mut w = Walker {
         ir,
         kube,

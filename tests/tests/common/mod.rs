@@ -79,16 +79,50 @@ pub fn strict_json_schema(schema: &serde_json::Value) -> serde_json::Value {
     }
 }
 
-/// The generated registry's versions of `kind` (group `containerservice`), in registry order.
-pub fn versions_of(kind: &str) -> Vec<&'static str> {
+/// The project's configuration, `azure-arm.yaml`.
+pub fn config() -> armgen::Config {
+    armgen::Config::load(&workspace().join("azure-arm.yaml")).expect("azure-arm.yaml")
+}
+
+/// A configured API group: its name (the registry's `group`, the generated module) and its Kubernetes API group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    pub name: String,
+    pub kube_group: String,
+}
+
+/// The one configured group of ARM provider `provider` (e.g. `Microsoft.ContainerService`): for tests of one
+/// provider's rules (AKS fixtures), which must not assume that it is the only group.
+pub fn group_of_provider(provider: &str) -> Group {
+    let config = config();
+    let mut groups = config.groups.iter().filter(|(_, g)| g.provider == provider);
+    let (name, group) = groups
+        .next()
+        .unwrap_or_else(|| panic!("no group of provider {provider} in azure-arm.yaml"));
+    assert!(groups.next().is_none(), "more than one group of provider {provider}");
+    Group {
+        name: name.clone(),
+        kube_group: group.kube_group(name, &config.output.api_domain),
+    }
+}
+
+/// The AKS group (provider `Microsoft.ContainerService`).
+pub fn aks_group() -> Group {
+    group_of_provider("Microsoft.ContainerService")
+}
+
+/// The generated registry's versions of `kind` in group `group` (module name, e.g. `containerservice`), in
+/// registry order.
+pub fn versions_of(group: &str, kind: &str) -> Vec<&'static str> {
     aks_api::KINDS
         .iter()
-        .filter(|k| k.kind == kind)
+        .filter(|k| k.group == group && k.kind == kind)
         .map(|k| k.version)
         .collect()
 }
 
-/// The storage (hub) version of API group `group` (`containerservice`), from the generated registry.
+/// The storage (hub) version of API group `group` (module name, e.g. `containerservice`), from the generated
+/// registry.
 pub fn storage_version(group: &str) -> &'static str {
     let mut storage = aks_api::VERSIONS.iter().filter(|v| v.group == group && v.storage);
     let hub = storage
@@ -98,11 +132,33 @@ pub fn storage_version(group: &str) -> &'static str {
     hub.version
 }
 
-/// Every ordered pair of distinct registry versions that both have `kind`.
-pub fn version_pairs(kind: &str) -> Vec<(&'static str, &'static str)> {
-    let versions = versions_of(kind);
+/// Every ordered pair of distinct registry versions of group `group` that both have `kind`.
+pub fn version_pairs(group: &str, kind: &str) -> Vec<(&'static str, &'static str)> {
+    let versions = versions_of(group, kind);
     versions
         .iter()
         .flat_map(|a| versions.iter().filter(move |b| *b != a).map(move |b| (*a, *b)))
         .collect()
+}
+
+/// The generated registry's entry of `kind` in version `version` of group `group` (module name).
+pub fn kind_info(group: &str, version: &str, kind: &str) -> &'static armgen_runtime::KindInfo {
+    aks_api::KINDS
+        .iter()
+        .find(|k| k.group == group && k.version == version && k.kind == kind)
+        .unwrap_or_else(|| panic!("{group}/{version} {kind}: not in aks_api::KINDS"))
+}
+
+/// A `spec.owner` such as a custom resource of `info`'s kind has in a cluster, by where the registry says the kind
+/// lives (docs/config.md, "Scopes and names"): a child kind names its parent, a resource-group kind its resource
+/// group, an extension kind its scope by ARM ID; a subscription-scoped kind (resource groups) has no owner.
+pub fn sample_owner(info: &armgen_runtime::KindInfo) -> Option<serde_json::Value> {
+    use armgen_runtime::Scope;
+    match (info.owner_kind, info.arm.scope) {
+        (Some(_), _) | (None, Scope::ResourceGroup) => Some(serde_json::json!({"name": "parent"})),
+        (None, Scope::Extension) => Some(serde_json::json!({
+            "armId": "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/parent"
+        })),
+        (None, Scope::Subscription | Scope::Tenant) => None,
+    }
 }

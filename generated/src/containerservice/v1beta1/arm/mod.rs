@@ -25,6 +25,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2024-09-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
         parents: &[],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: true,
     },
     armgen_runtime::ResourceInfo {
@@ -33,6 +34,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2024-09-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}",
         parents: &["Microsoft.ContainerService/managedClusters"],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: true,
     },
     armgen_runtime::ResourceInfo {
@@ -41,6 +43,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2024-09-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/maintenanceConfigurations/{configName}",
         parents: &["Microsoft.ContainerService/managedClusters"],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: false,
     },
     armgen_runtime::ResourceInfo {
@@ -49,6 +52,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2024-09-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/privateEndpointConnections/{privateEndpointConnectionName}",
         parents: &["Microsoft.ContainerService/managedClusters"],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: false,
     },
     armgen_runtime::ResourceInfo {
@@ -57,6 +61,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2024-09-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/trustedAccessRoleBindings/{trustedAccessRoleBindingName}",
         parents: &["Microsoft.ContainerService/managedClusters"],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: true,
     },
     armgen_runtime::ResourceInfo {
@@ -65,6 +70,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2024-09-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/snapshots/{resourceName}",
         parents: &[],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: false,
     },
 ];

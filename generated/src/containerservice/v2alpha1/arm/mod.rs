@@ -27,6 +27,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2025-10-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
         parents: &[],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: true,
     },
     armgen_runtime::ResourceInfo {
@@ -35,6 +36,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2025-10-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}",
         parents: &["Microsoft.ContainerService/managedClusters"],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: true,
     },
     armgen_runtime::ResourceInfo {
@@ -43,6 +45,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2025-10-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/maintenanceConfigurations/{configName}",
         parents: &["Microsoft.ContainerService/managedClusters"],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: false,
     },
     armgen_runtime::ResourceInfo {
@@ -51,6 +54,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2025-10-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/managedNamespaces/{managedNamespaceName}",
         parents: &["Microsoft.ContainerService/managedClusters"],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: true,
     },
     armgen_runtime::ResourceInfo {
@@ -59,6 +63,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2025-10-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/privateEndpointConnections/{privateEndpointConnectionName}",
         parents: &["Microsoft.ContainerService/managedClusters"],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: false,
     },
     armgen_runtime::ResourceInfo {
@@ -67,6 +72,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2025-10-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/trustedAccessRoleBindings/{trustedAccessRoleBindingName}",
         parents: &["Microsoft.ContainerService/managedClusters"],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: true,
     },
     armgen_runtime::ResourceInfo {
@@ -75,6 +81,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2025-10-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/snapshots/{resourceName}",
         parents: &[],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: false,
     },
 ];

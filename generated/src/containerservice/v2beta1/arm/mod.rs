@@ -29,6 +29,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2026-08-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
         parents: &[],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: true,
     },
     armgen_runtime::ResourceInfo {
@@ -37,6 +38,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2026-08-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}",
         parents: &["Microsoft.ContainerService/managedClusters"],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: true,
     },
     armgen_runtime::ResourceInfo {
@@ -45,6 +47,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2026-08-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/identityBindings/{identityBindingName}",
         parents: &["Microsoft.ContainerService/managedClusters"],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: true,
     },
     armgen_runtime::ResourceInfo {
@@ -53,6 +56,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2026-08-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/maintenanceConfigurations/{configName}",
         parents: &["Microsoft.ContainerService/managedClusters"],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: false,
     },
     armgen_runtime::ResourceInfo {
@@ -61,6 +65,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2026-08-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/managedNamespaces/{managedNamespaceName}",
         parents: &["Microsoft.ContainerService/managedClusters"],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: true,
     },
     armgen_runtime::ResourceInfo {
@@ -69,6 +74,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2026-08-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/privateEndpointConnections/{privateEndpointConnectionName}",
         parents: &["Microsoft.ContainerService/managedClusters"],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: false,
     },
     armgen_runtime::ResourceInfo {
@@ -77,6 +83,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2026-08-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/trustedAccessRoleBindings/{trustedAccessRoleBindingName}",
         parents: &["Microsoft.ContainerService/managedClusters"],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: true,
     },
     armgen_runtime::ResourceInfo {
@@ -85,6 +92,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
         api_version: "2026-08-01",
         path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/snapshots/{resourceName}",
         parents: &[],
+        scope: armgen_runtime::Scope::ResourceGroup,
         long_running: false,
     },
 ];
