@@ -6,6 +6,11 @@
 //! `metadata.generation` (spec changes), annotations (reconcile policy, credentials) and the deletion timestamp —
 //! the reconciler's own status writes do not. Objects in sync are resynced every [`Settings::resync`].
 //!
+//! What waits is woken by what it waits for: a child by its owner's changes ([`Children`]), and any object by the
+//! changes of the custom resources its spec references — `{group, kind, name}` references and an extension
+//! resource's scope ([`References`], shared by all controllers) — only while it is not settled, so a referenced
+//! object's change costs nothing for objects already in sync.
+//!
 //! [`Settings::resync`]: crate::reconcile::Settings::resync
 
 use std::collections::{BTreeSet, HashMap};
@@ -144,6 +149,119 @@ impl Children {
     }
 }
 
+/// A custom resource a spec references: `(API group, lowercase kind, namespace, name)`.
+type Target = (String, String, String, String);
+
+/// Who references whom beyond owners: each object's references to other custom resources — `{group?, kind, name}`
+/// objects anywhere in its spec (resource references, an extension resource's `spec.owner`) — kept from each kind's
+/// watch events, shared by all controllers, so that a change of the referenced object wakes the objects that wait
+/// for it (`WaitingForReference`, `WaitingForOwner` of an extension) instead of their retry timer. A child's owner by
+/// `name` alone is [`Children`]'s.
+#[derive(Default)]
+struct References {
+    /// referenced object → (referring kind's index in `run`, namespace, name).
+    by_target: HashMap<Target, BTreeSet<(usize, String, String)>>,
+    /// (referring kind's index, namespace, name) → what it references.
+    of: HashMap<(usize, String, String), Vec<Target>>,
+}
+
+impl References {
+    /// The references in `spec` (default group `group`, default namespace `namespace`).
+    fn targets(spec: &serde_json::Value, group: &str, namespace: &str, out: &mut Vec<Target>) {
+        match spec {
+            serde_json::Value::Object(map) => {
+                let text = |k: &str| map.get(k).and_then(|v| v.as_str()).filter(|s| !s.is_empty());
+                if let (Some(kind), Some(name), None) = (text("kind"), text("name"), text("armId")) {
+                    out.push((
+                        text("group").unwrap_or(group).to_string(),
+                        kind.to_ascii_lowercase(),
+                        text("namespace").unwrap_or(namespace).to_string(),
+                        name.to_string(),
+                    ));
+                }
+                for v in map.values() {
+                    Self::targets(v, group, namespace, out);
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| Self::targets(v, group, namespace, out)),
+            _ => {}
+        }
+    }
+
+    fn apply(&mut self, kind: usize, group: &str, object: &DynamicObject) {
+        let (Some(ns), Some(name)) = (object.metadata.namespace.clone(), object.metadata.name.clone()) else {
+            return;
+        };
+        self.delete(kind, &ns, &name);
+        let mut targets = Vec::new();
+        if let Some(spec) = object.data.get("spec") {
+            Self::targets(spec, group, &ns, &mut targets);
+        }
+        if targets.is_empty() {
+            return;
+        }
+        for t in &targets {
+            self.by_target
+                .entry(t.clone())
+                .or_default()
+                .insert((kind, ns.clone(), name.clone()));
+        }
+        self.of.insert((kind, ns, name), targets);
+    }
+
+    fn delete(&mut self, kind: usize, ns: &str, name: &str) {
+        let key = (kind, ns.to_string(), name.to_string());
+        for t in self.of.remove(&key).unwrap_or_default() {
+            if let Some(set) = self.by_target.get_mut(&t) {
+                set.remove(&key);
+                if set.is_empty() {
+                    self.by_target.remove(&t);
+                }
+            }
+        }
+    }
+
+    fn event(&mut self, kind: usize, group: &str, event: &watcher::Event<DynamicObject>) {
+        match event {
+            watcher::Event::Apply(o) | watcher::Event::InitApply(o) => self.apply(kind, group, o),
+            watcher::Event::Delete(o) => {
+                if let (Some(ns), Some(name)) = (&o.metadata.namespace, &o.metadata.name) {
+                    self.delete(kind, ns, name);
+                }
+            }
+            // A relist starts this kind over (objects deleted meanwhile never come as Delete events).
+            watcher::Event::Init => {
+                let gone: Vec<_> = self.of.keys().filter(|(k, _, _)| *k == kind).cloned().collect();
+                for (k, ns, name) in gone {
+                    self.delete(k, &ns, &name);
+                }
+            }
+            watcher::Event::InitDone => {}
+        }
+    }
+
+    /// The objects of kind `kind` (index) that reference `target`.
+    fn referring(&self, target: &Target, kind: usize) -> Vec<(String, String)> {
+        self.by_target
+            .get(target)
+            .map(|set| {
+                set.iter()
+                    .filter(|(k, _, _)| *k == kind)
+                    .map(|(_, ns, name)| (ns.clone(), name.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The kinds (indexes) with objects referencing `target`.
+    fn referring_kinds(&self, target: &Target) -> BTreeSet<usize> {
+        self.by_target
+            .get(target)
+            .map(|set| set.iter().map(|(k, _, _)| *k).collect())
+            .unwrap_or_default()
+    }
+}
+
 /// The owner kind's watch events as objects; a deleted owner comes with a `deletionTimestamp` (set here when the
 /// API server deleted it at once, without a finalizer), so the mapper can tell a deletion from a change.
 fn owner_events(
@@ -194,7 +312,16 @@ impl Default for RunOptions {
 pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: RunOptions) {
     let shutdown = options.shutdown.map(FutureExt::shared);
     let mut controllers = Vec::new();
-    for info in kinds {
+    // Referenced objects' changes, per referring kind: each kind's watch sends its object to the kinds that have
+    // objects referencing it, whose controllers wake those that are not settled.
+    let references = Arc::new(Mutex::new(References::default()));
+    let (senders, receivers): (Vec<_>, Vec<_>) = kinds
+        .iter()
+        .map(|_| futures::channel::mpsc::unbounded::<DynamicObject>())
+        .unzip();
+    let senders = Arc::new(senders);
+    let mut receivers = receivers.into_iter();
+    for (position, info) in kinds.into_iter().enumerate() {
         let ctx = Arc::new(KindContext::new(shared.clone(), info));
         let api_for = |resource: &kube::api::ApiResource| -> Api<DynamicObject> {
             match &options.namespace {
@@ -206,12 +333,40 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
         let reader = writer.as_reader();
         let children = Arc::new(Mutex::new(Children::default()));
         let index = children.clone();
+        let (refs, outbox, group) = (references.clone(), senders.clone(), info.kube_group);
+        let (kind_lower, kind_name) = (info.kind.to_ascii_lowercase(), info.kind);
         let trigger = watcher(api_for(&ctx.resource), watcher::Config::default())
             .default_backoff()
             .reflect(writer)
             .inspect(move |event| {
                 if let Ok(event) = event {
                     index.lock().unwrap_or_else(|e| e.into_inner()).event(event);
+                    let mut refs = refs.lock().unwrap_or_else(|e| e.into_inner());
+                    refs.event(position, group, event);
+                    // This object changed: tell the kinds that reference it.
+                    let changed = match event {
+                        watcher::Event::Apply(o) | watcher::Event::InitApply(o) | watcher::Event::Delete(o) => Some(o),
+                        _ => None,
+                    };
+                    if let Some(o) = changed
+                        && let (Some(ns), Some(name)) = (&o.metadata.namespace, &o.metadata.name)
+                    {
+                        let target = (group.to_string(), kind_lower.clone(), ns.clone(), name.clone());
+                        let kinds = refs.referring_kinds(&target);
+                        if !kinds.is_empty() {
+                            // What the receiver keys by, whatever the watch event carried.
+                            let mut o = o.clone();
+                            o.types = Some(kube::api::TypeMeta {
+                                api_version: format!("{group}/-"),
+                                kind: kind_name.to_string(),
+                            });
+                            for kind in kinds {
+                                if let Some(tx) = outbox.get(kind) {
+                                    let _ = tx.unbounded_send(o.clone());
+                                }
+                            }
+                        }
+                    }
                 }
             })
             .applied_objects()
@@ -253,6 +408,38 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
                 owner_resource,
             );
         }
+        // Woken by what its objects reference (see [`References`]): the unsettled referring objects of this kind.
+        if let Some(inbox) = receivers.next() {
+            let (refs, store, own) = (references.clone(), reader.clone(), ctx.resource.clone());
+            let changed_resource = ctx.resource.clone();
+            controller = controller.watches_stream_with(
+                inbox.map(Ok::<_, watcher::Error>),
+                move |changed: DynamicObject| {
+                    let (Some(kind), Some(ns), Some(name)) = (
+                        changed.types.as_ref().map(|t| t.kind.to_ascii_lowercase()),
+                        changed.metadata.namespace.clone(),
+                        changed.metadata.name.clone(),
+                    ) else {
+                        return Vec::new();
+                    };
+                    let group = changed
+                        .types
+                        .as_ref()
+                        .and_then(|t| t.api_version.split_once('/').map(|(g, _)| g.to_string()))
+                        .unwrap_or_default();
+                    let referring = refs
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .referring(&(group, kind, ns, name), position);
+                    referring
+                        .into_iter()
+                        .map(|(ns, name)| ObjectRef::new_with(&name, own.clone()).within(&ns))
+                        .filter(|r| store.get(r).is_some_and(|o| unsettled(&o)))
+                        .collect::<Vec<_>>()
+                },
+                changed_resource,
+            );
+        }
         controller = match &shutdown {
             Some(signal) => controller.graceful_shutdown_on(signal.clone()),
             None => controller.shutdown_on_signal(),
@@ -286,6 +473,77 @@ mod tests {
             "spec": {"owner": {"name": owner}},
         }))
         .expect("object")
+    }
+
+    fn referring(ns: &str, name: &str, spec: serde_json::Value) -> DynamicObject {
+        serde_json::from_value(json!({
+            "apiVersion": "authorization.armgen.dev/v1alpha1",
+            "kind": "RoleAssignment",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": spec,
+        }))
+        .expect("object")
+    }
+
+    #[test]
+    fn references_are_indexed_from_the_spec_and_follow_the_watch() {
+        let mut refs = References::default();
+        let target =
+            |g: &str, k: &str, ns: &str, n: &str| (g.to_string(), k.to_string(), ns.to_string(), n.to_string());
+        // An extension's owner by custom resource, and a nested resource reference in the default group.
+        refs.event(
+            0,
+            "authorization.armgen.dev",
+            &watcher::Event::Apply(referring(
+                "a",
+                "r1",
+                json!({
+                    "owner": {"group": "containerservice.armgen.dev", "kind": "ManagedCluster", "name": "demo"},
+                    "nested": [{"ref": {"kind": "Other", "name": "o"}}],
+                    "byId": {"kind": "Ignored", "name": "x", "armId": "/subscriptions/s"},
+                }),
+            )),
+        );
+        let cluster = target("containerservice.armgen.dev", "managedcluster", "a", "demo");
+        assert_eq!(refs.referring(&cluster, 0), [("a".to_string(), "r1".to_string())]);
+        assert_eq!(refs.referring_kinds(&cluster), BTreeSet::from([0]));
+        assert_eq!(
+            refs.referring(&target("authorization.armgen.dev", "other", "a", "o"), 0)
+                .len(),
+            1
+        );
+        assert!(
+            refs.by_target.keys().all(|t| t.1 != "ignored"),
+            "a reference by armId waits for nothing"
+        );
+        // A spec change moves it; a deletion and a relist forget it.
+        refs.event(
+            0,
+            "authorization.armgen.dev",
+            &watcher::Event::Apply(referring(
+                "a",
+                "r1",
+                json!({
+                    "owner": {"group": "containerservice.armgen.dev", "kind": "ManagedCluster", "name": "prod"},
+                }),
+            )),
+        );
+        assert!(refs.referring(&cluster, 0).is_empty());
+        let prod = target("containerservice.armgen.dev", "managedcluster", "a", "prod");
+        assert_eq!(refs.referring(&prod, 0).len(), 1);
+        refs.event(
+            0,
+            "authorization.armgen.dev",
+            &watcher::Event::Delete(referring("a", "r1", json!({}))),
+        );
+        assert!(refs.by_target.is_empty() && refs.of.is_empty());
+        refs.event(
+            1,
+            "g",
+            &watcher::Event::Apply(referring("a", "r2", json!({"x": {"kind": "K", "name": "n"}}))),
+        );
+        refs.event(1, "g", &watcher::Event::Init);
+        assert!(refs.by_target.is_empty() && refs.of.is_empty());
     }
 
     #[test]

@@ -206,3 +206,33 @@ async fn an_upgrade_starts_the_pools_when_the_cluster_settles() {
     eprintln!("pool PUT {delay:?} after the cluster settled");
     controllers.stop().await;
 }
+
+/// Issue 18 item 3: an object waiting for a custom resource it references (here an extension resource scoped by a
+/// ManagedCluster, `WaitingForOwner` until the cluster holds its ID) is woken by that object's change, not by its
+/// retry timer (Settings::wait, 30 s here). The kinds come from the registry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reference_wakes_what_waits_for_it() {
+    let h = Harness::new().await;
+    let extension = aks_api::KINDS
+        .iter()
+        .find(|k| k.storage && k.arm.scope == armgen_runtime::Scope::Extension)
+        .expect("azure-arm.yaml generates an extension kind");
+    let crd = aks_api::custom_resource_definition(extension.kube_group, extension.kind)
+        .expect("a CRD")
+        .expect("CRD YAML");
+    let mut spec = armgen_runtime::sample::sample_spec_of(&crd, extension.version, 0)
+        .expect("the version")
+        .expect("a sample");
+    spec["owner"] =
+        serde_json::json!({"group": "containerservice.armgen.dev", "kind": "ManagedCluster", "name": "demo"});
+    let controllers = Controllers::start(&h);
+
+    h.apply(extension.kind, "grant", spec).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(h.ready(extension.kind, "grant").await.1, "WaitingForOwner");
+    h.apply("ManagedCluster", "demo", cluster_spec()).await;
+    wait_ready(&h, "ManagedCluster", "demo", Duration::from_secs(20)).await;
+    // Well before the 30 s retry: woken by the cluster's status write.
+    wait_ready(&h, extension.kind, "grant", Duration::from_secs(10)).await;
+    controllers.stop().await;
+}
