@@ -6,9 +6,9 @@
 //! `metadata.generation` (spec changes), annotations (reconcile policy, credentials) and the deletion timestamp —
 //! the reconciler's own status writes do not. Objects in sync are resynced every [`Settings::resync`].
 //!
-//! What waits is woken by what it waits for: a child by its owner's changes ([`Children`]), and any object by the
+//! What waits is woken by what it waits for: a child by its owner's changes (`Children`), and any object by the
 //! changes of the custom resources its spec references — `{group, kind, name}` references and an extension
-//! resource's scope ([`References`], shared by all controllers) — only while it is not settled, so a referenced
+//! resource's scope (`References`, shared by all controllers) — only while it is not settled, so a referenced
 //! object's change costs nothing for objects already in sync.
 //!
 //! [`Settings::resync`]: crate::reconcile::Settings::resync
