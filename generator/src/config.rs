@@ -368,6 +368,15 @@ pub struct PropertyOverride {
     /// Fixed after creation (as `x-ms-mutability` without `update` would say), with the public source.
     #[serde(default)]
     pub immutable: Option<ImmutableConfig>,
+    /// For a string property: the custom resource may take the value from a ConfigMap instead
+    /// (`<property>FromConfig: {name, key}` beside the property), typically another object's ConfigMap export
+    /// (a role assignment's `principalId` from an identity's `principalId` export). The reconciler waits for it.
+    #[serde(default)]
+    pub from_config: Option<bool>,
+    /// For a map keyed by ARM resource IDs whose values have no writable property (`identity.userAssignedIdentities`):
+    /// the custom resource lists the keys as resource references (`[{armId}]` or `[{group, kind, name}]`).
+    #[serde(default)]
+    pub arm_id_keys: Option<bool>,
 }
 
 impl Config {

@@ -123,6 +123,12 @@ pub struct Property {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub immutable_source: Option<String>,
     pub secret: bool,
+    /// The config's `fromConfig` override: the custom resource may take the value from a ConfigMap.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub from_config: bool,
+    /// The config's `armIdKeys` override: a map keyed by ARM IDs, listed as resource references in the spec.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub arm_id_keys: bool,
     /// `x-ms-identifiers` on an array of objects (or the config's `identifiers` override).
     pub identifiers: Option<Vec<String>>,
     /// Change detection does not compare this property while each sibling property named here has the given

@@ -174,6 +174,9 @@ pub enum Special {
     OperatorStatus,
     /// `operatorSpec`: the destinations of the kind's exports ([`KubeResource::exports`]).
     OperatorSpec,
+    /// `<property>FromConfig`: the ConfigMap a `fromConfig` property ([`KubeField::from_config`], the field before
+    /// this one) may take its value from. Not an ARM property of its own.
+    FromConfig,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -201,6 +204,10 @@ pub struct KubeField {
     pub special: Special,
     /// A collection whose empty value spec → ARM does not send (treated like unset).
     pub omit_empty: bool,
+    /// The value may come from a ConfigMap instead: the field after this one is its `<name>FromConfig`
+    /// ([`Special::FromConfig`]). Set from the config's `fromConfig` override (spec only).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub from_config: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -218,6 +225,11 @@ pub enum KubeRef {
     Secret,
     /// `armgen_runtime::kube::ResourceReference`.
     ResourceRef,
+    /// `armgen_runtime::kube::ConfigMapReference` (`<property>FromConfig`).
+    ConfigMapRef,
+    /// A map keyed by ARM IDs (the config's `armIdKeys`), listed in the spec as `Vec<ResourceReference>`; the
+    /// boxed shape is the map's value, which has no writable property (its spec type is empty).
+    RefKeys(Box<KubeRef>),
 }
 
 impl KubeRef {
@@ -403,6 +415,7 @@ fn synthetic(name: &str, ty: KubeRef, special: Special, doc: &str) -> KubeField 
         boxed: false,
         special,
         omit_empty: false,
+        from_config: false,
     }
 }
 
@@ -432,6 +445,14 @@ fn dedupe_names(fields: &mut [KubeField], origin: &str, diagnostics: &mut Vec<Di
         f.rust_name = crate::passes::names::field_ident(&json.to_snake_case());
         f.json_name = json.clone();
         taken.insert(json);
+    }
+    // A renamed `fromConfig` field's sibling follows its name.
+    for i in 1..fields.len() {
+        if fields[i].special == Special::FromConfig && fields[i - 1].from_config {
+            let (json, rust) = (fields[i - 1].json_name.clone(), fields[i - 1].rust_name.clone());
+            fields[i].json_name = format!("{json}FromConfig");
+            fields[i].rust_name = format!("{rust}_from_config");
+        }
     }
 }
 
@@ -525,11 +546,11 @@ impl Shaper<'_> {
                         continue;
                     }
                     if let Some(f) = self.field(&[p.clone(), q.clone()], &inner_id, family) {
-                        out.push(f);
+                        Self::push_field(&mut out, f);
                     }
                 }
             } else if let Some(f) = self.field(std::slice::from_ref(p), body_id, family) {
-                out.push(f);
+                Self::push_field(&mut out, f);
             }
         }
         out
@@ -565,7 +586,35 @@ impl Shaper<'_> {
             boxed: p.boxed,
             special: Special::None,
             omit_empty: family == Family::Spec && self.omit_empty(holder, p),
+            from_config: family == Family::Spec && p.from_config,
         })
+    }
+
+    /// Pushes `f` and, for a `fromConfig` field, its `<name>FromConfig` sibling.
+    fn push_field(out: &mut Vec<KubeField>, f: KubeField) {
+        let sibling = f.from_config.then(|| KubeField {
+            json_name: format!("{}FromConfig", f.json_name),
+            rust_name: format!("{}_from_config", f.rust_name),
+            ty: KubeRef::ConfigMapRef,
+            arm_path: Vec::new(),
+            arm_props: Vec::new(),
+            required: false,
+            immutable: false,
+            immutable_source: None,
+            description: Some(format!(
+                "Where to read `{}` from instead: a key of a ConfigMap in this namespace, such as another object's \
+                 ConfigMap export. The operator waits until the key exists.",
+                f.json_name
+            )),
+            validation: Validation::default(),
+            identifiers: None,
+            boxed: false,
+            special: Special::FromConfig,
+            omit_empty: false,
+            from_config: false,
+        });
+        out.push(f);
+        out.extend(sibling);
     }
 
     fn kube_ref(&mut self, ty: &TypeRef, p: &Property, family: Family) -> Option<KubeRef> {
@@ -583,6 +632,9 @@ impl Shaper<'_> {
             }
             TypeRef::Primitive(prim) => KubeRef::Primitive(*prim),
             TypeRef::Array(inner) => KubeRef::Array(Box::new(self.kube_ref(inner, p, family)?)),
+            TypeRef::Map(inner) if family == Family::Spec && p.arm_id_keys && ty == &p.ty => {
+                KubeRef::RefKeys(Box::new(self.kube_ref(inner, p, family)?))
+            }
             TypeRef::Map(inner) => KubeRef::Map(Box::new(self.kube_ref(inner, p, family)?)),
             TypeRef::Json => KubeRef::Json,
         })
@@ -600,7 +652,7 @@ impl Shaper<'_> {
         for p in &o.properties {
             if included(p, family) {
                 if let Some(f) = self.field(std::slice::from_ref(p), id, family) {
-                    fields.push(f);
+                    Self::push_field(&mut fields, f);
                 }
             }
         }
@@ -699,6 +751,7 @@ pub fn check_config(ir: &Ir, options: &KubeOptions) -> std::result::Result<BTree
             }
         }
     }
+    check_reference_overrides(ir)?;
     for (schema, prop) in options.empty_collection.keys() {
         for def in ir.types.values().filter(|d| d.name == *schema) {
             let TypeKind::Object(o) = &def.kind else { continue };
@@ -713,6 +766,56 @@ pub fn check_config(ir: &Ir, options: &KubeOptions) -> std::result::Result<BTree
         }
     }
     Ok(matched)
+}
+
+/// The `fromConfig` and `armIdKeys` overrides fit their properties: `fromConfig` a plain writable string (not a
+/// secret, not nullable) with no property named `<name>FromConfig` beside it; `armIdKeys` a map of objects
+/// with no writable property (the spec lists only the keys).
+fn check_reference_overrides(ir: &Ir) -> std::result::Result<(), ConfigProblem> {
+    for def in ir.types.values() {
+        let TypeKind::Object(o) = &def.kind else { continue };
+        for p in &o.properties {
+            let problem = |option: &str, message: String| ConfigProblem {
+                key: format!("overrides.types.{}.properties.{}.{option}", def.name, p.name),
+                message: format!("{message} (ARM API version {})", ir.api_version),
+            };
+            if p.from_config {
+                let plain = p.ty == TypeRef::Primitive(Primitive::String) && !p.secret && !p.nullable && !p.read_only;
+                if !plain {
+                    return Err(problem(
+                        "fromConfig",
+                        format!("{} is not a writable, non-secret, non-nullable string", p.name),
+                    ));
+                }
+                let sibling = format!("{}FromConfig", p.name);
+                if o.properties.iter().any(|q| q.name == sibling) {
+                    return Err(problem(
+                        "fromConfig",
+                        format!("{} already has a property {sibling}", def.name),
+                    ));
+                }
+            }
+            if p.arm_id_keys {
+                let empty_values = match &p.ty {
+                    TypeRef::Map(inner) => match inner.as_ref() {
+                        TypeRef::Named(id) => matches!(
+                            ir.types.get(id).map(|d| &d.kind),
+                            Some(TypeKind::Object(v)) if v.properties.iter().all(|q| q.read_only)
+                        ),
+                        _ => false,
+                    },
+                    _ => false,
+                };
+                if !empty_values {
+                    return Err(problem(
+                        "armIdKeys",
+                        format!("{} is not a map of objects whose properties are all read-only", p.name),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The lowercase plural of a kind, as Kubernetes names resources: English rules for the endings kinds have

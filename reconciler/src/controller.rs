@@ -149,8 +149,19 @@ impl Children {
     }
 }
 
-/// A custom resource a spec references: `(API group, lowercase kind, namespace, name)`.
+/// A custom resource a spec references: `(API group, lowercase kind, namespace, name)`; a ConfigMap a
+/// `<field>FromConfig` reads is `("", "configmap", namespace, name)`.
 type Target = (String, String, String, String);
+
+/// The target of a ConfigMap.
+fn config_map_target(namespace: &str, name: &str) -> Target {
+    (
+        String::new(),
+        "configmap".into(),
+        namespace.to_string(),
+        name.to_string(),
+    )
+}
 
 /// Who references whom beyond owners: each object's references to other custom resources — `{group?, kind, name}`
 /// objects anywhere in its spec (resource references, an extension resource's `spec.owner`) — kept from each kind's
@@ -179,7 +190,13 @@ impl References {
                         name.to_string(),
                     ));
                 }
-                for v in map.values() {
+                for (key, v) in map {
+                    if key.ends_with("FromConfig")
+                        && let Some(name) = v.get("name").and_then(|n| n.as_str()).filter(|n| !n.is_empty())
+                    {
+                        out.push(config_map_target(namespace, name));
+                        continue;
+                    }
                     Self::targets(v, group, namespace, out);
                 }
             }
@@ -188,7 +205,9 @@ impl References {
         }
     }
 
-    fn apply(&mut self, kind: usize, group: &str, object: &DynamicObject) {
+    /// `resource_group`: the resource-group kind `(group, kind)` when the object's kind lives in a resource group,
+    /// whose object named by `spec.owner.name` the object waits for (reconcile.rs `resource_group_kind`).
+    fn apply(&mut self, kind: usize, group: &str, resource_group: Option<(&str, &str)>, object: &DynamicObject) {
         let (Some(ns), Some(name)) = (object.metadata.namespace.clone(), object.metadata.name.clone()) else {
             return;
         };
@@ -196,6 +215,18 @@ impl References {
         let mut targets = Vec::new();
         if let Some(spec) = object.data.get("spec") {
             Self::targets(spec, group, &ns, &mut targets);
+        }
+        let owner = object.data.pointer("/spec/owner");
+        let owner_name = owner.and_then(|o| o.get("name")).and_then(|n| n.as_str());
+        if let (Some((rg_group, rg_kind)), Some(rg), None) =
+            (resource_group, owner_name, owner.and_then(|o| o.get("armId")))
+        {
+            targets.push((
+                rg_group.to_string(),
+                rg_kind.to_ascii_lowercase(),
+                ns.clone(),
+                rg.to_string(),
+            ));
         }
         if targets.is_empty() {
             return;
@@ -221,9 +252,15 @@ impl References {
         }
     }
 
-    fn event(&mut self, kind: usize, group: &str, event: &watcher::Event<DynamicObject>) {
+    fn event(
+        &mut self,
+        kind: usize,
+        group: &str,
+        resource_group: Option<(&str, &str)>,
+        event: &watcher::Event<DynamicObject>,
+    ) {
         match event {
-            watcher::Event::Apply(o) | watcher::Event::InitApply(o) => self.apply(kind, group, o),
+            watcher::Event::Apply(o) | watcher::Event::InitApply(o) => self.apply(kind, group, resource_group, o),
             watcher::Event::Delete(o) => {
                 if let (Some(ns), Some(name)) = (&o.metadata.namespace, &o.metadata.name) {
                     self.delete(kind, ns, name);
@@ -286,6 +323,49 @@ fn owner_events(
         })
 }
 
+/// The exported ConfigMaps' changes (label [`EXPORT_LABEL`], metadata only) sent to the kinds with objects reading
+/// them (`<field>FromConfig`), like a referenced custom resource's. A ConfigMap without the label (one a user
+/// wrote) is read again at the referring object's retry.
+///
+/// [`EXPORT_LABEL`]: crate::exports::EXPORT_LABEL
+async fn wake_on_config_maps(
+    api: Api<kube::core::PartialObjectMeta<k8s_openapi::api::core::v1::ConfigMap>>,
+    references: Arc<Mutex<References>>,
+    outbox: Arc<Vec<futures::channel::mpsc::UnboundedSender<DynamicObject>>>,
+) {
+    let config = watcher::Config::default().labels(&format!("{}=true", crate::exports::EXPORT_LABEL));
+    watcher(api, config)
+        .default_backoff()
+        .applied_objects()
+        .for_each(|meta| {
+            if let Ok(meta) = meta
+                && let (Some(ns), Some(name)) = (&meta.metadata.namespace, &meta.metadata.name)
+            {
+                let kinds = references
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .referring_kinds(&config_map_target(ns, name));
+                if !kinds.is_empty() {
+                    let changed = DynamicObject {
+                        types: Some(kube::api::TypeMeta {
+                            api_version: "/-".into(),
+                            kind: "ConfigMap".into(),
+                        }),
+                        metadata: meta.metadata.clone(),
+                        data: serde_json::Value::Null,
+                    };
+                    for kind in kinds {
+                        if let Some(tx) = outbox.get(kind) {
+                            let _ = tx.unbounded_send(changed.clone());
+                        }
+                    }
+                }
+            }
+            futures::future::ready(())
+        })
+        .await;
+}
+
 /// How [`run`] runs the controllers.
 pub struct RunOptions {
     /// Watch only this namespace.
@@ -320,6 +400,11 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
         .map(|_| futures::channel::mpsc::unbounded::<DynamicObject>())
         .unzip();
     let senders = Arc::new(senders);
+    let config_maps = match &options.namespace {
+        Some(ns) => Api::namespaced(shared.client.clone(), ns),
+        None => Api::all(shared.client.clone()),
+    };
+    let config_map_wakes = wake_on_config_maps(config_maps, references.clone(), senders.clone());
     let mut receivers = receivers.into_iter();
     for (position, info) in kinds.into_iter().enumerate() {
         let ctx = Arc::new(KindContext::new(shared.clone(), info));
@@ -335,6 +420,10 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
         let index = children.clone();
         let (refs, outbox, group) = (references.clone(), senders.clone(), info.kube_group);
         let (kind_lower, kind_name) = (info.kind.to_ascii_lowercase(), info.kind);
+        let resource_group = (info.owner_kind.is_none() && info.arm.scope == armgen_runtime::Scope::ResourceGroup)
+            .then(crate::reconcile::resource_group_kind)
+            .flatten()
+            .map(|k| (k.kube_group, k.kind));
         let trigger = watcher(api_for(&ctx.resource), watcher::Config::default())
             .default_backoff()
             .reflect(writer)
@@ -342,7 +431,7 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
                 if let Ok(event) = event {
                     index.lock().unwrap_or_else(|e| e.into_inner()).event(event);
                     let mut refs = refs.lock().unwrap_or_else(|e| e.into_inner());
-                    refs.event(position, group, event);
+                    refs.event(position, group, resource_group, event);
                     // This object changed: tell the kinds that reference it.
                     let changed = match event {
                         watcher::Event::Apply(o) | watcher::Event::InitApply(o) | watcher::Event::Delete(o) => Some(o),
@@ -457,7 +546,13 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
         });
         controllers.push(Box::pin(running));
     }
-    futures::future::join_all(controllers).await;
+    // The ConfigMap watch runs as long as the controllers (it never ends by itself).
+    let config_map_wakes = config_map_wakes.then(|()| futures::future::pending::<()>());
+    futures::future::select(
+        Box::pin(futures::future::join_all(controllers)),
+        Box::pin(config_map_wakes),
+    )
+    .await;
 }
 
 #[cfg(test)]
@@ -494,6 +589,7 @@ mod tests {
         refs.event(
             0,
             "authorization.armgen.dev",
+            None,
             &watcher::Event::Apply(referring(
                 "a",
                 "r1",
@@ -520,6 +616,7 @@ mod tests {
         refs.event(
             0,
             "authorization.armgen.dev",
+            None,
             &watcher::Event::Apply(referring(
                 "a",
                 "r1",
@@ -534,16 +631,51 @@ mod tests {
         refs.event(
             0,
             "authorization.armgen.dev",
+            None,
             &watcher::Event::Delete(referring("a", "r1", json!({}))),
         );
         assert!(refs.by_target.is_empty() && refs.of.is_empty());
         refs.event(
             1,
             "g",
+            None,
             &watcher::Event::Apply(referring("a", "r2", json!({"x": {"kind": "K", "name": "n"}}))),
         );
-        refs.event(1, "g", &watcher::Event::Init);
+        refs.event(1, "g", None, &watcher::Event::Init);
         assert!(refs.by_target.is_empty() && refs.of.is_empty());
+
+        // A ConfigMap a `<field>FromConfig` reads, and the resource group object a resource-group-scoped object's
+        // `spec.owner.name` names (not when the owner is an ARM ID).
+        refs.event(
+            2,
+            "managedidentity.armgen.dev",
+            Some(("resources.armgen.dev", "ResourceGroup")),
+            &watcher::Event::Apply(referring(
+                "a",
+                "fic",
+                json!({"owner": {"name": "rg1"}, "issuerFromConfig": {"name": "cluster-oidc", "key": "issuer"}}),
+            )),
+        );
+        assert_eq!(refs.referring(&config_map_target("a", "cluster-oidc"), 2).len(), 1);
+        assert_eq!(
+            refs.referring(&target("resources.armgen.dev", "resourcegroup", "a", "rg1"), 2)
+                .len(),
+            1
+        );
+        refs.event(
+            2,
+            "managedidentity.armgen.dev",
+            Some(("resources.armgen.dev", "ResourceGroup")),
+            &watcher::Event::Apply(referring(
+                "a",
+                "byid",
+                json!({"owner": {"name": "rg2", "armId": "/subscriptions/s/resourceGroups/rg2"}}),
+            )),
+        );
+        assert!(
+            refs.referring(&target("resources.armgen.dev", "resourcegroup", "a", "rg2"), 2)
+                .is_empty()
+        );
     }
 
     #[test]

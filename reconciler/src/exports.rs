@@ -40,6 +40,10 @@ use crate::reconcile::{Error, Failure, Retry, Shared};
 /// The annotation on an exported Secret with the time (RFC 3339) its values were last fetched from Azure.
 pub const EXPORTED_AT: &str = "armgen.dev/exported-at";
 
+/// The label on every Secret and ConfigMap an export writes (value `true`). The reconciler watches the labelled
+/// ConfigMaps, metadata only, to wake the objects whose `<field>FromConfig` reads one (controller.rs).
+pub const EXPORT_LABEL: &str = "armgen.dev/export";
+
 /// `spec.operatorSpec`, read generically (every kind's has this shape, with the kind's export names).
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -313,11 +317,15 @@ impl Exporter<'_> {
         match existing {
             Some(mut current) => {
                 self.check_owner("ConfigMap", name, &current.metadata, &owner)?;
-                if current.data.as_ref() == Some(&data) && current.binary_data.is_none() {
+                let labelled = current.labels().get(EXPORT_LABEL).is_some_and(|v| v == "true");
+                if current.data.as_ref() == Some(&data) && current.binary_data.is_none() && labelled {
                     return Ok(());
                 }
                 current.data = Some(data);
                 current.binary_data = None;
+                current
+                    .labels_mut()
+                    .insert(EXPORT_LABEL.to_string(), "true".to_string());
                 api.replace(name, &PostParams::default(), &current)
                     .await
                     .map_err(|e| self.kube_error("updating an export ConfigMap", e))?;
@@ -342,6 +350,7 @@ impl Exporter<'_> {
             name: Some(name.to_string()),
             namespace: Some(self.namespace()),
             owner_references: Some(vec![owner]),
+            labels: Some(BTreeMap::from([(EXPORT_LABEL.to_string(), "true".to_string())])),
             annotations: (!annotations.is_empty()).then_some(annotations),
             ..Default::default()
         }

@@ -144,7 +144,7 @@ pub fn check_secret_key(what: &str, key: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "{what} {key:?} is not a Secret key (letters, digits, '-', '_' and '.')"
+            "{what} {key:?} is not a Secret or ConfigMap key (letters, digits, '-', '_' and '.')"
         ))
     }
 }

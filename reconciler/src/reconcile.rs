@@ -27,7 +27,7 @@ use armgen_runtime::KindInfo;
 use armgen_runtime::kube::{Condition, KnownDifference, OperatorStatus};
 use armgen_runtime::rules::{ErrorClass, ErrorRules, KindRules, OwnerGate, Rules, compare_versions};
 use futures::future::BoxFuture;
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Recorder};
@@ -1304,7 +1304,34 @@ impl<'a> Run<'a> {
                     }
                     (None, Some(rg)) => {
                         names::check_resource_group("spec.owner.name", rg).map_err(invalid)?;
-                        format!("/subscriptions/{}/resourceGroups/{rg}", access.subscription_id)
+                        // A resource group made here (an object of the resource-group kind named so, in this
+                        // namespace) is waited for, as an owner is; else the group is managed elsewhere. Only
+                        // until the object is created: then its group exists, and a resync reads nothing more.
+                        let created = self
+                            .object
+                            .data
+                            .pointer("/status/id")
+                            .and_then(Value::as_str)
+                            .is_some_and(|id| !id.is_empty());
+                        let made_here = match resource_group_kind().filter(|_| !created) {
+                            Some(rg_info) => {
+                                let api: Api<DynamicObject> = Api::namespaced_with(
+                                    self.shared().client.clone(),
+                                    &self.namespace,
+                                    &api_resource(rg_info),
+                                );
+                                let found = api
+                                    .get_opt(rg)
+                                    .await
+                                    .map_err(|e| self.kube_error("reading the resource group", e))?;
+                                found.is_some().then_some(rg_info)
+                            }
+                            None => None,
+                        };
+                        match made_here {
+                            Some(rg_info) => self.owner_id(rg_info, rg).await?.0,
+                            None => format!("/subscriptions/{}/resourceGroups/{rg}", access.subscription_id),
+                        }
                     }
                     (None, None) => {
                         return Err(Failure::permanent(
@@ -1521,6 +1548,43 @@ impl<'a> Run<'a> {
                     return Err(Failure::waiting(
                         "WaitingForReference",
                         format!("{path}: {kind} {namespace}/{name} does not exist or is not created in Azure yet"),
+                    )
+                    .into());
+                }
+            }
+        }
+        // Values from ConfigMaps (`<field>FromConfig`): typically another object's export, written once that object
+        // is created; until then the object waits, woken when an exported ConfigMap changes (controller.rs).
+        let config_maps: Api<ConfigMap> = Api::namespaced(self.shared().client.clone(), &self.namespace);
+        let mut read: BTreeMap<String, Option<ConfigMap>> = BTreeMap::new();
+        for (path, reference) in &refs.config_maps {
+            let from = format!("{path}FromConfig");
+            names::check_object_name(&format!("{from}.name"), &reference.name).map_err(invalid)?;
+            names::check_secret_key(&format!("{from}.key"), &reference.key).map_err(invalid)?;
+            if !read.contains_key(&reference.name) {
+                let found = config_maps
+                    .get_opt(&reference.name)
+                    .await
+                    .map_err(|e| self.kube_error("reading a ConfigMap", e))?;
+                read.insert(reference.name.clone(), found);
+            }
+            let value = read
+                .get(&reference.name)
+                .and_then(Option::as_ref)
+                .and_then(|cm| cm.data.as_ref())
+                .and_then(|d| d.get(&reference.key))
+                .filter(|v| !v.is_empty());
+            match value {
+                Some(v) => {
+                    values.config_maps.insert(path.clone(), v.clone());
+                }
+                None => {
+                    return Err(Failure::waiting(
+                        "WaitingForReference",
+                        format!(
+                            "{from}: ConfigMap {}/{} has no value for key {} yet",
+                            self.namespace, reference.name, reference.key
+                        ),
                     )
                     .into());
                 }
@@ -1876,6 +1940,22 @@ pub fn find_kind(kube_group: &str, version: &str, kind: &str) -> Option<&'static
 
 /// The kind `kind` of API group `kube_group` at a version to read it at, for references across groups and versions
 /// (the API server converts): its storage version, else its newest served one.
+/// The served kind of resource groups (`Microsoft.Resources/resourceGroups`), if generated: a resource-group-scoped
+/// object whose `spec.owner.name` names an object of this kind waits for it.
+pub fn resource_group_kind() -> Option<&'static KindInfo> {
+    let matches = |k: &&KindInfo| {
+        k.served
+            && k.arm
+                .arm_type
+                .eq_ignore_ascii_case("Microsoft.Resources/resourceGroups")
+    };
+    aks_api::KINDS
+        .iter()
+        .filter(matches)
+        .find(|k| k.storage)
+        .or_else(|| armgen_runtime::newest(aks_api::KINDS, |k| matches(&k)))
+}
+
 pub fn find_served_kind(kube_group: &str, kind: &str) -> Option<&'static KindInfo> {
     let matches = |k: &&KindInfo| k.kube_group == kube_group && k.kind.eq_ignore_ascii_case(kind) && k.served;
     aks_api::KINDS

@@ -5,13 +5,14 @@
 //! that only records what the spec references ([`references`]), then — once the reconciler has read those
 //! Secrets and resources — with one that answers from what was read ([`export`]). The custom resource with its
 //! references replaced by `armId`s ([`Resolved::custom_resource`]) is what change detection compares, so a
-//! reference to another custom resource compares by the ARM ID it stands for.
+//! reference to another custom resource compares by the ARM ID it stands for, and a value read from a ConfigMap
+//! (`<property>FromConfig`) by the value.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use armgen_runtime::KindInfo;
-use armgen_runtime::kube::{ConversionError, Resolver, ResourceReference, SecretReference};
+use armgen_runtime::kube::{ConfigMapReference, ConversionError, Resolver, ResourceReference, SecretReference};
 use serde_json::Value;
 
 /// What a spec references: `(field path, reference)` in the order the export met them.
@@ -19,6 +20,8 @@ use serde_json::Value;
 pub struct References {
     pub secrets: Vec<(String, SecretReference)>,
     pub resources: Vec<(String, ResourceReference)>,
+    /// `(path of the value's field, ConfigMap reference)`.
+    pub config_maps: Vec<(String, ConfigMapReference)>,
 }
 
 #[derive(Default)]
@@ -42,6 +45,14 @@ impl Resolver for Recorder {
             .push((path.to_string(), reference.clone()));
         Ok(reference.arm_id.clone().unwrap_or_default())
     }
+
+    fn config_map(&self, path: &str, reference: &ConfigMapReference) -> Result<String, ConversionError> {
+        self.found
+            .borrow_mut()
+            .config_maps
+            .push((path.to_string(), reference.clone()));
+        Ok(String::new())
+    }
 }
 
 /// The references of `custom_resource` (a custom resource of `info`'s kind, as JSON).
@@ -51,11 +62,13 @@ pub fn references(info: &KindInfo, custom_resource: &Value) -> Result<References
     Ok(recorder.found.into_inner())
 }
 
-/// Values read for the references: secret values by `(name, key)`, ARM IDs by field path.
+/// Values read for the references: secret values by `(name, key)`, ARM IDs by field path, ConfigMap values by the
+/// path of the field they stand for.
 #[derive(Default)]
 pub struct Values {
     pub secrets: BTreeMap<(String, String), String>,
     pub resources: BTreeMap<String, String>,
+    pub config_maps: BTreeMap<String, String>,
 }
 
 impl Resolver for Values {
@@ -78,6 +91,13 @@ impl Resolver for Values {
             }),
         }
     }
+
+    fn config_map(&self, path: &str, reference: &ConfigMapReference) -> Result<String, ConversionError> {
+        self.config_maps.get(path).cloned().ok_or_else(|| ConversionError {
+            path: path.to_string(),
+            message: format!("ConfigMap {:?} key {:?} was not read", reference.name, reference.key),
+        })
+    }
 }
 
 /// The ARM body, and the custom resource as change detection should see it.
@@ -91,15 +111,30 @@ pub struct Resolved {
 pub fn export(info: &KindInfo, custom_resource: &Value, values: &Values) -> Result<Resolved, ConversionError> {
     let body = run_export(info, custom_resource, values)?;
     let mut resolved = custom_resource.clone();
-    for (path, id) in &values.resources {
-        if let Some(slot) = at_path(&mut resolved, path) {
-            *slot = serde_json::json!({ "armId": id });
-        }
-    }
+    substitute(&mut resolved, values);
     Ok(Resolved {
         body,
         custom_resource: resolved,
     })
+}
+
+/// Puts what `values` resolved in place of the references in `custom_resource`: `{armId}` for a reference to
+/// another custom resource, and the value for a `<field>FromConfig` (read for `….<field>`).
+fn substitute(custom_resource: &mut Value, values: &Values) {
+    for (path, id) in &values.resources {
+        if let Some(slot) = at_path(custom_resource, path) {
+            *slot = serde_json::json!({ "armId": id });
+        }
+    }
+    for (path, value) in &values.config_maps {
+        let Some((parent, field)) = path.rsplit_once('.') else {
+            continue;
+        };
+        if let Some(Value::Object(map)) = at_path(custom_resource, parent) {
+            map.remove(&format!("{field}FromConfig"));
+            map.insert(field.to_string(), Value::String(value.clone()));
+        }
+    }
 }
 
 fn run_export(info: &KindInfo, custom_resource: &Value, resolver: &dyn Resolver) -> Result<Value, ConversionError> {
@@ -153,5 +188,24 @@ mod tests {
         assert_eq!(at_path(&mut v, "spec.a[7].b"), None);
         assert_eq!(at_path(&mut v, "spec.a[x]"), None);
         assert_eq!(at_path(&mut v, "spec.missing"), None);
+    }
+
+    #[test]
+    fn config_map_values_take_their_references_place() {
+        let mut cr = json!({"spec": {
+            "issuerFromConfig": {"name": "c", "key": "k"},
+            "subject": "s",
+            "ids": [{"kind": "UserAssignedIdentity", "name": "cp"}],
+        }});
+        let mut values = Values::default();
+        values.config_maps.insert("spec.issuer".into(), "https://issuer".into());
+        values
+            .resources
+            .insert("spec.ids[0]".into(), "/subscriptions/s/x".into());
+        substitute(&mut cr, &values);
+        assert_eq!(
+            cr,
+            json!({"spec": {"issuer": "https://issuer", "subject": "s", "ids": [{"armId": "/subscriptions/s/x"}]}})
+        );
     }
 }

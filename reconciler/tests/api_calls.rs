@@ -12,7 +12,7 @@ use aks_reconciler::claims::Claims;
 use aks_reconciler::controller::served_kinds;
 use aks_reconciler::reconcile::{Access, FINALIZER, KindContext, Settings, Shared, StaticAccess, reconcile};
 use arm_simulator::Simulator;
-use common::{NS, SUB, cluster_spec, pool_spec, sim_config};
+use common::{NS, RG, SUB, cluster_spec, pool_spec, sim_config};
 use http::{Request, Response};
 use kube::api::DynamicObject;
 use kube::client::Body;
@@ -153,6 +153,17 @@ async fn a_create_adds_the_finalizer_before_the_put_then_persists_the_operation(
             "/apis/{}/namespaces/{NS}/managedclusters/demo",
             served_api_version("ManagedCluster")
         );
+        // Not created yet: is its resource group an object of this namespace, to wait for? (No.)
+        if let Some(rg) = aks_reconciler::reconcile::resource_group_kind() {
+            expect(
+                &mut handle,
+                "GET",
+                &format!("/apis/{}/{}/namespaces/{NS}/{}/{RG}", rg.kube_group, rg.version, rg.plural),
+                |_| {},
+                (404, json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404, "message": "not found"})),
+            )
+            .await;
+        }
         // The claim of the ARM ID (aks_reconciler::claims), before anything reaches Azure: read, then created.
         let lease = Claims::lease_name(&common::cluster_id("demo"));
         let leases = format!(

@@ -236,3 +236,65 @@ async fn a_reference_wakes_what_waits_for_it() {
     wait_ready(&h, extension.kind, "grant", Duration::from_secs(10)).await;
     controllers.stop().await;
 }
+
+/// Issue 18 item 3: an object waiting for a ConfigMap key (`<field>FromConfig`, here a role assignment's principal
+/// ID from a user-assigned identity's `principalId` export) is woken when the export writes it (the reconciler
+/// watches the exported ConfigMaps by their label), not by its retry timer (30 s here). The kinds come from the
+/// registry: the extension kind, and the kind of user-assigned identities.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exported_config_map_wakes_what_reads_it() {
+    let h = Harness::new().await;
+    let extension = aks_api::KINDS
+        .iter()
+        .find(|k| k.storage && k.arm.scope == armgen_runtime::Scope::Extension)
+        .expect("azure-arm.yaml generates an extension kind");
+    let identity = aks_api::KINDS
+        .iter()
+        .find(|k| {
+            k.storage
+                && k.arm
+                    .arm_type
+                    .eq_ignore_ascii_case("Microsoft.ManagedIdentity/userAssignedIdentities")
+        })
+        .expect("azure-arm.yaml generates user-assigned identities");
+    let crd = aks_api::custom_resource_definition(extension.kube_group, extension.kind)
+        .expect("a CRD")
+        .expect("CRD YAML");
+    let mut spec = armgen_runtime::sample::sample_spec_of(&crd, extension.version, 0)
+        .expect("the version")
+        .expect("a sample");
+    spec["owner"] = serde_json::json!({"armId": format!("/subscriptions/{SUB}/resourceGroups/{RG}")});
+    spec.as_object_mut().expect("spec").remove("principalId");
+    spec["principalIdFromConfig"] = serde_json::json!({"name": "identity-ids", "key": "principalId"});
+    let controllers = Controllers::start(&h);
+
+    h.apply(extension.kind, "grant", spec).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(h.ready(extension.kind, "grant").await.1, "WaitingForReference");
+    h.apply(
+        identity.kind,
+        "app",
+        serde_json::json!({
+            "owner": {"name": RG},
+            "location": "westeurope",
+            "operatorSpec": {"configMaps": {"principalId": {"name": "identity-ids", "key": "principalId"}}},
+        }),
+    )
+    .await;
+    wait_ready(&h, identity.kind, "app", Duration::from_secs(20)).await;
+    // Well before the 30 s retry: woken by the export's ConfigMap.
+    wait_ready(&h, extension.kind, "grant", Duration::from_secs(10)).await;
+    let exported = h.core("configmaps", "identity-ids").expect("the export");
+    assert_eq!(exported["metadata"]["labels"]["armgen.dev/export"], "true");
+    let grant = h.object(extension.kind, "grant").await.expect("grant");
+    let id = grant
+        .data
+        .pointer("/status/id")
+        .and_then(|v| v.as_str())
+        .expect("status.id");
+    assert_eq!(
+        h.sim.resource(id).expect("created")["properties"]["principalId"],
+        exported["data"]["principalId"]
+    );
+    controllers.stop().await;
+}

@@ -16,6 +16,18 @@ pub struct SecretReference {
     pub key: String,
 }
 
+/// A value held in a ConfigMap key, `{name, key}` in the custom resource's namespace: what a `<property>FromConfig`
+/// field names (the config's `fromConfig`), typically another object's ConfigMap export — a role assignment's
+/// principal ID from an identity's `principalId` export, a federated credential's issuer from a cluster's
+/// `oidcIssuerUrl`. The reconciler waits until the key exists.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+pub struct ConfigMapReference {
+    /// The ConfigMap's name.
+    pub name: String,
+    /// The key within the ConfigMap.
+    pub key: String,
+}
+
 /// Where the operator writes a Secret export (`spec.operatorSpec.secrets.<export>`): the Secret `name` in the
 /// custom resource's namespace and the `key` within it. The operator creates or updates the Secret.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
@@ -198,20 +210,45 @@ pub trait Resolver {
             }),
         }
     }
+    /// The value of a ConfigMap key (the reconciler reads the ConfigMap); `path` names the value's field.
+    fn config_map(&self, path: &str, reference: &ConfigMapReference) -> Result<String, ConversionError> {
+        Err(ConversionError {
+            path: path.to_string(),
+            message: format!(
+                "the value from ConfigMap {:?} key {:?} needs a cluster to resolve",
+                reference.name, reference.key
+            ),
+        })
+    }
+}
+
+/// The references a map keyed by ARM IDs stands for (the config's `armIdKeys`: `identity.userAssignedIdentities`),
+/// as `armId` references ordered by the IDs compared case-insensitively, as ARM compares them.
+pub fn references_of_keys<V>(map: &BTreeMap<String, V>) -> Vec<ResourceReference> {
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort_by_cached_key(|k| k.to_ascii_lowercase());
+    keys.into_iter().map(|k| ResourceReference::arm_id(k.clone())).collect()
 }
 
 /// A resolver for use without a cluster: ARM-ID references resolve to themselves; secrets stay unresolved and
-/// are written as the placeholder [`SECRET_PLACEHOLDER`] followed by `name/key`, so that a printed payload
-/// shows where a secret goes without containing one.
+/// are written as the placeholder [`SECRET_PLACEHOLDER`] followed by `name/key` (ConfigMap values as
+/// [`CONFIG_MAP_PLACEHOLDER`] and `name/key`), so that a printed payload shows where a secret goes without
+/// containing one.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ArmIdsOnly;
 
 /// The prefix of an unresolved secret in a payload built with [`ArmIdsOnly`].
 pub const SECRET_PLACEHOLDER: &str = "$secret:";
 
+/// The prefix of an unresolved ConfigMap value in a payload built with [`ArmIdsOnly`].
+pub const CONFIG_MAP_PLACEHOLDER: &str = "$configMap:";
+
 impl Resolver for ArmIdsOnly {
     fn secret(&self, _path: &str, reference: &SecretReference) -> Result<String, ConversionError> {
         Ok(format!("{SECRET_PLACEHOLDER}{}/{}", reference.name, reference.key))
+    }
+    fn config_map(&self, _path: &str, reference: &ConfigMapReference) -> Result<String, ConversionError> {
+        Ok(format!("{CONFIG_MAP_PLACEHOLDER}{}/{}", reference.name, reference.key))
     }
 }
 

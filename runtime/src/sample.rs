@@ -13,7 +13,10 @@
 //! - integers and numbers are `minimum` (or 0) plus the variant, capped by `maximum`; booleans alternate;
 //!   `x-kubernetes-int-or-string` is an integer; arrays have `minItems` items.
 //!
-//! What it does not know: CEL rules (`x-kubernetes-validations`) and what a service accepts beyond its schema
+//! - of a "one of two" rule `has(self.a) != has(self.b)` (a required `fromConfig` value and its ConfigMap
+//!   reference), `a` is given.
+//!
+//! What it does not know: other CEL rules (`x-kubernetes-validations`) and what a service accepts beyond its schema
 //! (a name Azure reserves, say). A pattern the regex syntax cannot parse is an error naming the schema location.
 
 use serde_json::{Map, Value, json};
@@ -164,6 +167,24 @@ impl Sampler {
             .unwrap_or_default();
         if names.is_empty() && properties.contains_key("armId") {
             names.push("armId");
+        }
+        // `has(self.a) != has(self.b)`: exactly one of the two, `a`.
+        let rules = s.get("x-kubernetes-validations").and_then(Value::as_array);
+        for rule in rules
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r.get("rule").and_then(Value::as_str))
+        {
+            let one_of = rule
+                .strip_prefix("has(self.")
+                .and_then(|r| r.split_once(") != has(self."))
+                .filter(|(_, b)| b.ends_with(')'));
+            if let Some((a, _)) = one_of
+                && properties.contains_key(a)
+                && !names.contains(&a)
+            {
+                names.push(a);
+            }
         }
         for name in names {
             let Some(p) = properties.get(name) else {
@@ -328,6 +349,19 @@ mod tests {
         assert_eq!(v1["name"], "b");
         assert_eq!(v1["count"], 2);
         assert_eq!(sample(&schema, 5).expect("sample")["count"], 2, "capped by maximum");
+    }
+
+    #[test]
+    fn one_of_two_rules_give_the_first() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"principalId": {"type": "string"}, "principalIdFromConfig": {"type": "object"}},
+            "x-kubernetes-validations": [
+                {"rule": "has(self.principalId) != has(self.principalIdFromConfig)"},
+                {"rule": "!(has(self.note) && has(self.noteFromConfig))"},
+            ],
+        });
+        assert_eq!(sample(&schema, 0).expect("sample"), json!({"principalId": "sample"}));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! |---|---|
 //! | `managedClusters` | `properties.kubernetesVersion` ([`DEFAULT_KUBERNETES_VERSION`]), `currentKubernetesVersion` (the version, `.0` appended to `major.minor`), `fqdn` (`{dnsPrefix}-{hash}.hcp.{location}.azmk8s.io`, when `dnsPrefix` is set), `nodeResourceGroup` (`MC_{rg}_{name}_{location}`), `powerState.code` `Running`, `agentPoolProfiles[*]`: `orchestratorVersion`, `currentOrchestratorVersion`, `nodeImageVersion`, `powerState`; `identity.principalId`/`tenantId` (type `SystemAssigned`), `identity.userAssignedIdentities[*].principalId`/`clientId`, `identityProfile.kubeletidentity` (with an identity), `oidcIssuerProfile.issuerURL` (when enabled) |
 //! | `managedClusters/agentPools` | `orchestratorVersion` (the cluster's), `currentOrchestratorVersion`, `nodeImageVersion`, `powerState.code` `Running` |
+//! | `Microsoft.ManagedIdentity/userAssignedIdentities` | `properties.principalId`, `clientId` (stable UUIDs of the ID, the same a cluster using the identity reports), `tenantId` |
 //! | `Microsoft.Authorization/roleAssignments` | `properties.scope`: always the scope of the ID (read-only in the spec: "The role assignment scope"); the request's `roleDefinitionId`, `principalId`, `principalType` are kept |
 //!
 //! Every type whose generated type has `properties.provisioningState` gets it from the simulator (a synchronous
@@ -44,6 +45,7 @@ pub const DEFAULT_TENANT_ID: &str = "72f988bf-86f1-41af-91ab-2d7cd011db47";
 const MANAGED_CLUSTERS: &str = "microsoft.containerservice/managedclusters";
 const AGENT_POOLS: &str = "microsoft.containerservice/managedclusters/agentpools";
 const ROLE_ASSIGNMENTS: &str = "microsoft.authorization/roleassignments";
+const USER_ASSIGNED_IDENTITIES: &str = "microsoft.managedidentity/userassignedidentities";
 
 /// The secret (write-only) properties of each ARM type, as paths of object keys.
 const SECRETS: &[(&str, &[&str])] = &[
@@ -172,6 +174,13 @@ pub(crate) fn apply(ctx: &Context<'_>, body: &mut Value) {
             .to_string();
         if let Some(props) = properties(body) {
             agent_pool(props, &cluster_version);
+        }
+    } else if ctx.arm_type.eq_ignore_ascii_case(USER_ASSIGNED_IDENTITIES) {
+        let id = ctx.id.to_lowercase();
+        if let Some(p) = properties(body) {
+            set_default(p, "principalId", json!(stable_uuid(&format!("{id}/principal"))));
+            set_default(p, "clientId", json!(stable_uuid(&format!("{id}/client"))));
+            set_default(p, "tenantId", json!(ctx.tenant_id));
         }
     } else if ctx.arm_type.eq_ignore_ascii_case(ROLE_ASSIGNMENTS)
         && let Some(scope) = ctx.scope
@@ -402,6 +411,36 @@ mod tests {
             b
         };
         assert_eq!(again["identity"]["principalId"], body["identity"]["principalId"]);
+    }
+
+    #[test]
+    fn identities_report_the_ids_a_cluster_using_them_reports() {
+        let id = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/cp";
+        let ctx = Context {
+            arm_type: "Microsoft.ManagedIdentity/userAssignedIdentities",
+            id,
+            name: "cp",
+            location: "westeurope",
+            tenant_id: DEFAULT_TENANT_ID,
+            parent: None,
+            scope: None,
+        };
+        let mut identity = json!({"location": "westeurope"});
+        apply(&ctx, &mut identity);
+        assert_eq!(identity["properties"]["tenantId"], DEFAULT_TENANT_ID);
+        let cluster_id = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/c";
+        let ctx = Context {
+            arm_type: "Microsoft.ContainerService/managedClusters",
+            id: cluster_id,
+            name: "c",
+            ..ctx
+        };
+        let mut cluster =
+            json!({"location": "westeurope", "identity": {"type": "UserAssigned", "userAssignedIdentities": {id: {}}}});
+        apply(&ctx, &mut cluster);
+        let reported = &cluster["identity"]["userAssignedIdentities"][id];
+        assert_eq!(reported["principalId"], identity["properties"]["principalId"]);
+        assert_eq!(reported["clientId"], identity["properties"]["clientId"]);
     }
 
     #[test]

@@ -142,11 +142,28 @@ impl ShapeCheck<'_> {
         if names != expected {
             self.err(at, format!("properties {names:?}, the shape has {expected:?}"));
         }
+        // A required `fromConfig` value is required through a rule: the value or its ConfigMap, exactly one.
         let required: Vec<&str> = fields
             .iter()
-            .filter(|f| f.required)
+            .filter(|f| f.required && !f.from_config)
             .map(|f| f.json_name.as_str())
             .collect();
+        let rules: Vec<&str> = node
+            .get("x-kubernetes-validations")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(|r| r.get("rule").and_then(Value::as_str)).collect())
+            .unwrap_or_default();
+        for f in fields.iter().filter(|f| f.from_config) {
+            let (a, b) = (&f.json_name, format!("{}FromConfig", f.json_name));
+            let rule = if f.required {
+                format!("has(self.{a}) != has(self.{b})")
+            } else {
+                format!("!(has(self.{a}) && has(self.{b}))")
+            };
+            if !rules.contains(&rule.as_str()) {
+                self.err(at, format!("no rule {rule} for the fromConfig field {a}"));
+            }
+        }
         let listed: Vec<&str> = node
             .get("required")
             .and_then(Value::as_array)
@@ -176,7 +193,19 @@ impl ShapeCheck<'_> {
                 self.err(at, format!("description {has:?} does not start with the IR's {d:?}"));
             }
         }
-        let rules = node.get("x-kubernetes-validations");
+        // The object's own `fromConfig` rules (checked with its fields) aside.
+        let own: Vec<Value> = node
+            .get("x-kubernetes-validations")
+            .and_then(Value::as_array)
+            .map(|r| {
+                r.iter()
+                    .filter(|r| !r["rule"].as_str().unwrap_or_default().contains("FromConfig)"))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        let own = Value::Array(own);
+        let rules = Some(&own).filter(|r| r.as_array().is_some_and(|a| !a.is_empty()));
         let expected_rule = json!([{"rule": IMMUTABLE_RULE, "message": format!("{} is immutable", f.json_name)}]);
         match (f.immutable && correlatable, rules) {
             (true, Some(r)) if *r == expected_rule => {}
@@ -203,6 +232,7 @@ impl ShapeCheck<'_> {
                 self.validation(node, f, at, spec);
             }
             Special::AzureName => self.expect_type(node, at, "string"),
+            Special::FromConfig => self.expect_object(node, at, &["name", "key"], &["name", "key"]),
             Special::Owner => {
                 let (props, required): (&[&str], &[&str]) = match self.owner {
                     Owner::Parent(_) => (&["name"], &["name"]),
@@ -403,6 +433,17 @@ impl ShapeCheck<'_> {
             }
             KubeRef::Secret => self.expect_object(node, at, &["name", "key"], &["name", "key"]),
             KubeRef::ResourceRef => self.expect_object(node, at, &["armId", "group", "kind", "name", "namespace"], &[]),
+            KubeRef::ConfigMapRef => self.expect_object(node, at, &["name", "key"], &["name", "key"]),
+            KubeRef::RefKeys(_) => {
+                self.expect_type(node, at, "array");
+                let items = node.get("items").cloned().unwrap_or_default();
+                self.expect_object(
+                    &items,
+                    &format!("{at}/items"),
+                    &["armId", "group", "kind", "name", "namespace"],
+                    &[],
+                );
+            }
         }
     }
 

@@ -455,7 +455,11 @@ fn rbac_grants_exactly_what_the_reconciler_does() {
     }
     let mut needed = on_kinds.clone();
     needed.extend(expand("", "secrets", &["get", "create", "update", "patch"]));
-    needed.extend(expand("", "configmaps", &["get", "create", "update", "patch"]));
+    needed.extend(expand(
+        "",
+        "configmaps",
+        &["get", "list", "watch", "create", "update", "patch"],
+    ));
     needed.extend(expand("events.k8s.io", "events", &["create", "patch"]));
 
     // The generated role (generated/rbac) grants exactly what the kinds need.

@@ -17,6 +17,8 @@ fn render(t: &KubeRef) -> String {
         KubeRef::Json => "json".into(),
         KubeRef::Secret => "SecretReference".into(),
         KubeRef::ResourceRef => "ResourceReference".into(),
+        KubeRef::ConfigMapRef => "ConfigMapReference".into(),
+        KubeRef::RefKeys(_) => "[ResourceReference] (ARM ID keys)".into(),
     }
 }
 

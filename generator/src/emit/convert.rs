@@ -82,6 +82,8 @@ impl Side<'_> {
             KubeRef::Json => quote!(serde_json::Value),
             KubeRef::Secret => quote!(armgen_runtime::kube::SecretReference),
             KubeRef::ResourceRef => quote!(armgen_runtime::kube::ResourceReference),
+            KubeRef::ConfigMapRef => quote!(armgen_runtime::kube::ConfigMapReference),
+            KubeRef::RefKeys(_) => quote!(Vec<armgen_runtime::kube::ResourceReference>),
         })
     }
 
@@ -219,9 +221,11 @@ impl<'a> Emitter<'a> {
                 (P::Double, P::Float) => Conv::Partial(quote!(armgen_runtime::hub::narrow(*#v))),
                 _ => return Ok(None),
             },
-            (K::Json, K::Json) | (K::Secret, K::Secret) | (K::ResourceRef, K::ResourceRef) => {
-                Conv::Total(quote!(#v.clone()))
-            }
+            (K::Json, K::Json)
+            | (K::Secret, K::Secret)
+            | (K::ResourceRef, K::ResourceRef)
+            | (K::ConfigMapRef, K::ConfigMapRef)
+            | (K::RefKeys(_), K::RefKeys(_)) => Conv::Total(quote!(#v.clone())),
             // Items of arrays and maps (fields go through `Conversion::spelled`): by wire value, when the target
             // has the value with the same spelling; else the collection is bagged.
             (K::ArmEnum(_), K::ArmEnum(y)) | (K::Primitive(P::String), K::ArmEnum(y)) => {
@@ -636,7 +640,9 @@ fn identical(a: &KubeRef, b: &KubeRef) -> bool {
         (KubeRef::Primitive(p), KubeRef::Primitive(q)) => p == q,
         (KubeRef::Json, KubeRef::Json)
         | (KubeRef::Secret, KubeRef::Secret)
-        | (KubeRef::ResourceRef, KubeRef::ResourceRef) => true,
+        | (KubeRef::ResourceRef, KubeRef::ResourceRef)
+        | (KubeRef::ConfigMapRef, KubeRef::ConfigMapRef)
+        | (KubeRef::RefKeys(_), KubeRef::RefKeys(_)) => true,
         (KubeRef::Array(x), KubeRef::Array(y)) | (KubeRef::Map(x), KubeRef::Map(y)) => identical(x, y),
         _ => false,
     }
@@ -665,6 +671,8 @@ fn describe(side: Side<'_>, k: &KubeRef) -> String {
         KubeRef::Json => "JSON".into(),
         KubeRef::Secret => "secret reference".into(),
         KubeRef::ResourceRef => "resource reference".into(),
+        KubeRef::ConfigMapRef => "ConfigMap reference".into(),
+        KubeRef::RefKeys(_) => "list of resource references".into(),
     }
 }
 

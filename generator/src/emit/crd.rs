@@ -621,10 +621,22 @@ impl SchemaBuilder<'_> {
     fn object_of_fields(&mut self, fields: &[KubeField], pos: &Pos) -> Map<String, Value> {
         let mut properties = Map::new();
         let mut required = Vec::new();
-        for f in fields {
+        let mut rules = Vec::new();
+        for (i, f) in fields.iter().enumerate() {
             let schema = self.field(f, &pos.field(&f.json_name));
             properties.insert(f.json_name.clone(), schema);
-            if f.required {
+            // A `fromConfig` value: the value or its ConfigMap, exactly one when required, else at most one.
+            let sibling = fields
+                .get(i + 1)
+                .filter(|g| f.from_config && g.special == Special::FromConfig);
+            if let Some(g) = sibling {
+                let (a, b) = (&f.json_name, &g.json_name);
+                rules.push(if f.required {
+                    json!({"rule": format!("has(self.{a}) != has(self.{b})"), "message": format!("set one of {a} and {b}")})
+                } else {
+                    json!({"rule": format!("!(has(self.{a}) && has(self.{b}))"), "message": format!("set {a} or {b}, not both")})
+                });
+            } else if f.required {
                 required.push(json!(f.json_name));
             }
         }
@@ -633,6 +645,9 @@ impl SchemaBuilder<'_> {
         out.insert("properties".into(), Value::Object(properties));
         if !required.is_empty() {
             out.insert("required".into(), Value::Array(required));
+        }
+        if !rules.is_empty() {
+            out.insert("x-kubernetes-validations".into(), Value::Array(rules));
         }
         out
     }
@@ -651,16 +666,21 @@ impl SchemaBuilder<'_> {
             Special::Conditions => conditions_schema(),
             Special::OperatorStatus => operator_status_schema(),
             Special::OperatorSpec => operator_spec_schema(&self.resource.exports),
+            Special::FromConfig => config_map_reference_schema(),
         };
         if f.arm_props.last().is_some_and(|p| p.nullable) {
             schema.insert("nullable".into(), json!(true));
         }
         if f.immutable {
             if pos.correlatable {
-                schema.insert(
-                    "x-kubernetes-validations".into(),
-                    json!([{"rule": IMMUTABLE_RULE, "message": format!("{} is immutable", f.json_name)}]),
-                );
+                // Beside the object's own rules (a `fromConfig` field's), if any.
+                let rule = json!({"rule": IMMUTABLE_RULE, "message": format!("{} is immutable", f.json_name)});
+                match schema.get_mut("x-kubernetes-validations").and_then(Value::as_array_mut) {
+                    Some(rules) => rules.push(rule),
+                    None => {
+                        schema.insert("x-kubernetes-validations".into(), json!([rule]));
+                    }
+                }
             } else {
                 self.diag(
                     pos,
@@ -789,6 +809,13 @@ impl SchemaBuilder<'_> {
             }
             KubeRef::Secret => secret_schema(),
             KubeRef::ResourceRef => resource_reference_schema(),
+            KubeRef::ConfigMapRef => config_map_reference_schema(),
+            KubeRef::RefKeys(_) => {
+                let mut out = Map::new();
+                out.insert("type".into(), json!("array"));
+                out.insert("items".into(), Value::Object(resource_reference_schema()));
+                out
+            }
         }
     }
 
@@ -960,6 +987,17 @@ fn secret_schema() -> Map<String, Value> {
         json!({
             "name": string_described("The Secret's name, in the custom resource's namespace."),
             "key": string_described("The key within the Secret."),
+        }),
+        &["name", "key"],
+    )
+}
+
+/// `armgen_runtime::kube::ConfigMapReference`.
+fn config_map_reference_schema() -> Map<String, Value> {
+    object(
+        json!({
+            "name": string_described("The ConfigMap's name, in the custom resource's namespace."),
+            "key": string_described("The key within the ConfigMap."),
         }),
         &["name", "key"],
     )

@@ -52,7 +52,7 @@ struct Ctx<'a> {
 /// Whether converting a value of this shape needs more than a clone.
 fn converts(k: &KubeRef) -> bool {
     match k {
-        KubeRef::Kube(_) | KubeRef::Secret | KubeRef::ResourceRef => true,
+        KubeRef::Kube(_) | KubeRef::Secret | KubeRef::ResourceRef | KubeRef::RefKeys(_) => true,
         KubeRef::Array(inner) | KubeRef::Map(inner) => converts(inner),
         _ => false,
     }
@@ -114,12 +114,14 @@ impl Ctx<'_> {
             KubeRef::Json => quote!(serde_json::Value),
             KubeRef::Secret => quote!(armgen_runtime::kube::SecretReference),
             KubeRef::ResourceRef => quote!(armgen_runtime::kube::ResourceReference),
+            KubeRef::ConfigMapRef => quote!(armgen_runtime::kube::ConfigMapReference),
+            KubeRef::RefKeys(_) => quote!(Vec<armgen_runtime::kube::ResourceReference>),
         })
     }
 
     fn field_ty(&self, f: &KubeField, owner: &Owner, kind: &str) -> Result<TokenStream> {
         Ok(match f.special {
-            Special::None => {
+            Special::None | Special::FromConfig => {
                 let t = self.ty(&f.ty)?;
                 if f.boxed { quote!(Box<#t>) } else { t }
             }
@@ -174,6 +176,11 @@ impl Ctx<'_> {
             (KubeRef::Kube(_), _) => quote!(#v.to_arm(resolver, &#path)),
             (KubeRef::Secret, _) => quote!(resolver.secret(&#path, #v)),
             (KubeRef::ResourceRef, _) => quote!(resolver.resource(&#path, #v)),
+            // Keys by ARM ID whose values have no writable property: the ARM value is its default.
+            (KubeRef::RefKeys(_), _) => {
+                let item = format_ident!("item_path_{}", depth);
+                quote!(#v.iter().enumerate().map(|(i, r)| { let #item = format!("{}[{}]", #path, i); resolver.resource(&#item, r).map(|key| (key, Default::default())) }).collect::<Result<BTreeMap<_, _>, _>>())
+            }
             (KubeRef::Array(ki), TypeRef::Array(ti)) if converts(ki) => {
                 let item = format_ident!("item_path_{}", depth);
                 let x = format_ident!("x{}", depth);
@@ -202,6 +209,7 @@ impl Ctx<'_> {
                     quote!(#name::from_arm)
                 }
             }
+            (KubeRef::RefKeys(_), _) if !status => quote!(armgen_runtime::kube::references_of_keys),
             _ => {
                 let inner = self.convert_from_arm(k, t, quote!(x), status)?;
                 quote!(|x| #inner)
@@ -219,6 +227,7 @@ impl Ctx<'_> {
             (KubeRef::ResourceRef, _) if !status => {
                 quote!(armgen_runtime::kube::ResourceReference::arm_id(#a.clone()))
             }
+            (KubeRef::RefKeys(_), _) => quote!(armgen_runtime::kube::references_of_keys(#a)),
             (KubeRef::Array(ki), TypeRef::Array(ti)) if converts(ki) => {
                 let f = self.mapper(ki, ti, status)?;
                 quote!(#a.iter().map(#f).collect())
@@ -256,6 +265,9 @@ impl Ctx<'_> {
     fn arm_field_from_spec(&self, f: &KubeField, p: &Property, path: &proc_macro2::Ident) -> TokenStream {
         let field = ident(&f.rust_name);
         let json = &f.json_name;
+        if f.from_config {
+            return from_config_value(f, p, path);
+        }
         let field_path = format_ident!("field_path");
         let plain = !converts(&f.ty) && !p.boxed && !p.nullable;
         // `omit`: an empty collection is treated like an unset one.
@@ -374,6 +386,10 @@ impl Ctx<'_> {
         let mut from = Vec::new();
         for f in &t.fields {
             let field = ident(&f.rust_name);
+            if f.special == Special::FromConfig {
+                from.push(quote!(#field: None,));
+                continue;
+            }
             let Some(p) = f.arm_path.first().and_then(|j| by_json.get(j.as_str())) else {
                 continue;
             };
@@ -491,6 +507,9 @@ impl Ctx<'_> {
                 let field = ident(&f.rust_name);
                 if f.omit_empty && matches!(f.ty, KubeRef::Array(_) | KubeRef::Map(_)) {
                     any.push(quote!(self.#field.as_ref().is_some_and(|v| !v.is_empty())));
+                } else if f.from_config {
+                    let sibling = ident(&format!("{}_from_config", f.rust_name));
+                    any.push(quote!(self.#field.is_some() || self.#sibling.is_some()));
                 } else {
                     any.push(quote!(self.#field.is_some()));
                 }
@@ -899,20 +918,52 @@ fn template(r: &KubeResource, group: &str, version: &str) -> TokenStream {
     }
 }
 
-/// Whether any field's conversion uses `path` (a nested object, a reference, or a required field's error).
+/// Whether any field's conversion uses `path` (a nested object, a reference, a ConfigMap value, or a required
+/// field's error).
 fn uses_path(fields: &[KubeField]) -> bool {
     fields
         .iter()
         .filter(|f| f.special == Special::None)
-        .any(|f| converts(&f.ty) || f.arm_props.iter().any(|p| !arm_optional(p)))
+        .any(|f| converts(&f.ty) || f.from_config || f.arm_props.iter().any(|p| !arm_optional(p)))
 }
 
-/// Whether any field's conversion uses the resolver (a nested object or a reference).
+/// Whether any field's conversion uses the resolver (a nested object, a reference or a ConfigMap value).
 fn uses_resolver(fields: &[KubeField]) -> bool {
     fields
         .iter()
         .filter(|f| f.special == Special::None)
-        .any(|f| converts(&f.ty))
+        .any(|f| converts(&f.ty) || f.from_config)
+}
+
+/// The ARM value of a `fromConfig` string field `f` (ARM property `p`): the spec's value, else the ConfigMap
+/// key its `<name>FromConfig` names (read through the resolver, the path naming the value's field), never both.
+fn from_config_value(f: &KubeField, p: &Property, path: &proc_macro2::Ident) -> TokenStream {
+    let field = ident(&f.rust_name);
+    let sibling = ident(&format!("{}_from_config", f.rust_name));
+    let json = &f.json_name;
+    let both = format!("set {json} or {json}FromConfig, not both");
+    let given = quote!(v.clone());
+    let read = quote!(resolver.config_map(&format!("{}.{}", #path, #json), r)?);
+    let (given, read, none) = if arm_optional(p) {
+        (quote!(Some(#given)), quote!(Some(#read)), quote!(None))
+    } else {
+        (
+            given,
+            read,
+            quote!(
+                return Err(ConversionError {
+                    path: format!("{}.{}", #path, #json),
+                    message: "required".to_string()
+                })
+            ),
+        )
+    };
+    quote!(match (&self.#field, &self.#sibling) {
+        (Some(_), Some(_)) => return Err(ConversionError { path: format!("{}.{}", #path, #json), message: #both.to_string() }),
+        (Some(v), None) => #given,
+        (None, Some(r)) => #read,
+        (None, None) => #none,
+    })
 }
 
 /// The version's custom-resource files, and the items its `mod.rs` needs.

@@ -483,6 +483,8 @@ impl<'a> Lower<'a> {
                 read_only: data.is_some_and(|d| d.read_only),
                 mutability: string_list(ext("x-ms-mutability")),
                 secret: ext("x-ms-secret").and_then(Value::as_bool) == Some(true),
+                from_config: false,
+                arm_id_keys: false,
                 identifiers: string_list(ext("x-ms-identifiers")).or(alias_identifiers),
                 diff_ignored_when: Default::default(),
                 immutable_source: None,

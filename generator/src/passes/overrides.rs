@@ -39,6 +39,12 @@ pub fn apply(ir: &mut Ir, overrides: &VersionOverrides) -> BTreeSet<String> {
                 if let Some(i) = &po.immutable {
                     p.immutable_source = Some(i.source.clone());
                 }
+                if let Some(from_config) = po.from_config {
+                    p.from_config = from_config;
+                }
+                if let Some(arm_id_keys) = po.arm_id_keys {
+                    p.arm_id_keys = arm_id_keys;
+                }
                 if !po.diff_ignored_when.is_empty() {
                     p.diff_ignored_when = po.diff_ignored_when.clone();
                 }

@@ -153,6 +153,19 @@ impl Walker<'_> {
                 )?;
                 Some(json!({ "key1": item }))
             }
+            // A map keyed by ARM IDs (`armIdKeys`), listed as references: the one item's ID is the leaf.
+            KubeRef::RefKeys(_) => {
+                let item = self.leaf(
+                    &format!("{pointer}/0"),
+                    &format!("{path}[0]"),
+                    json!({"armId": "/subscriptions/s/resourceGroups/rg/providers/P/t/one"}),
+                    json!({"armId": "/subscriptions/s/resourceGroups/rg/providers/P/t/two"}),
+                    LeafKind::Compared,
+                )?;
+                Some(json!([item]))
+            }
+            // `<field>FromConfig` fields are special (not set here: the value is).
+            KubeRef::ConfigMapRef => None,
             KubeRef::ArmUnion(_) => panic!("{path}: the configured specs have no unions in spec"),
         }
     }

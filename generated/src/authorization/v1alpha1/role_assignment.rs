@@ -131,6 +131,13 @@ pub struct RoleAssignmentSpec {
     /// The principal ID.
     #[serde(rename = "principalId", default, skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<String>,
+    /// Where to read `principalId` from instead: a key of a ConfigMap in this namespace, such as another object's ConfigMap export. The operator waits until the key exists.
+    #[serde(
+        rename = "principalIdFromConfig",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub principal_id_from_config: Option<armgen_runtime::kube::ConfigMapReference>,
     /// The principal type of the assigned principal ID.
     #[serde(rename = "principalType", default, skip_serializing_if = "Option::is_none")]
     pub principal_type: Option<arm::PrincipalType>,
@@ -160,7 +167,7 @@ impl RoleAssignmentSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
     pub fn to_arm(
         &self,
-        _resolver: &dyn Resolver,
+        resolver: &dyn Resolver,
     ) -> Result<arm::RoleAssignment, ConversionError> {
         let path = "spec";
         let envelope_properties = arm::RoleAssignmentProperties {
@@ -174,9 +181,19 @@ impl RoleAssignmentSpec {
                     });
                 }
             },
-            principal_id: match &self.principal_id {
-                Some(v) => v.clone(),
-                None => {
+            principal_id: match (&self.principal_id, &self.principal_id_from_config) {
+                (Some(_), Some(_)) => {
+                    return Err(ConversionError {
+                        path: format!("{}.{}", path, "principalId"),
+                        message: "set principalId or principalIdFromConfig, not both"
+                            .to_string(),
+                    });
+                }
+                (Some(v), None) => v.clone(),
+                (None, Some(r)) => {
+                    resolver.config_map(&format!("{}.{}", path, "principalId"), r)?
+                }
+                (None, None) => {
                     return Err(ConversionError {
                         path: format!("{}.{}", path, "principalId"),
                         message: "required".to_string(),
@@ -219,6 +236,7 @@ impl RoleAssignmentSpec {
                 let e = &arm.properties;
                 Some(e.principal_id.clone())
             },
+            principal_id_from_config: None,
             principal_type: {
                 let e = &arm.properties;
                 e.principal_type.clone()

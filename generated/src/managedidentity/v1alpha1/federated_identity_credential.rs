@@ -126,6 +126,13 @@ pub struct FederatedIdentityCredentialSpec {
     /// The URL of the issuer to be trusted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub issuer: Option<String>,
+    /// Where to read `issuer` from instead: a key of a ConfigMap in this namespace, such as another object's ConfigMap export. The operator waits until the key exists.
+    #[serde(
+        rename = "issuerFromConfig",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub issuer_from_config: Option<armgen_runtime::kube::ConfigMapReference>,
     /// The identifier of the external identity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
@@ -138,16 +145,27 @@ impl FederatedIdentityCredentialSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
     pub fn to_arm(
         &self,
-        _resolver: &dyn Resolver,
+        resolver: &dyn Resolver,
     ) -> Result<arm::FederatedIdentityCredential, ConversionError> {
         let path = "spec";
-        let envelope_properties = if self.issuer.is_some() || self.subject.is_some()
+        let envelope_properties = if self.issuer.is_some()
+            || self.issuer_from_config.is_some() || self.subject.is_some()
             || self.audiences.is_some()
         {
             Some(arm::FederatedIdentityCredentialProperties {
-                issuer: match &self.issuer {
-                    Some(v) => v.clone(),
-                    None => {
+                issuer: match (&self.issuer, &self.issuer_from_config) {
+                    (Some(_), Some(_)) => {
+                        return Err(ConversionError {
+                            path: format!("{}.{}", path, "issuer"),
+                            message: "set issuer or issuerFromConfig, not both"
+                                .to_string(),
+                        });
+                    }
+                    (Some(v), None) => v.clone(),
+                    (None, Some(r)) => {
+                        resolver.config_map(&format!("{}.{}", path, "issuer"), r)?
+                    }
+                    (None, None) => {
                         return Err(ConversionError {
                             path: format!("{}.{}", path, "issuer"),
                             message: "required".to_string(),
@@ -194,6 +212,7 @@ impl FederatedIdentityCredentialSpec {
             owner: None,
             operator_spec: None,
             issuer: arm.properties.as_ref().map(|e| e.issuer.clone()),
+            issuer_from_config: None,
             subject: arm.properties.as_ref().map(|e| e.subject.clone()),
             audiences: arm.properties.as_ref().map(|e| e.audiences.clone()),
         }

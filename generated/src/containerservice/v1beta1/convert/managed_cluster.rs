@@ -7079,7 +7079,17 @@ for spoke::spec::UserAssignedIdentity {
         hub::spec::UserAssignedIdentity {
             resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
             client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
+            client_id_from_config: cx
+                .copy(
+                    self.client_id_from_config.as_ref(),
+                    &path.field("clientIdFromConfig"),
+                ),
             object_id: cx.copy(self.object_id.as_ref(), &path.field("objectId")),
+            object_id_from_config: cx
+                .copy(
+                    self.object_id_from_config.as_ref(),
+                    &path.field("objectIdFromConfig"),
+                ),
         }
     }
 }
@@ -7094,7 +7104,17 @@ for hub::spec::UserAssignedIdentity {
         spoke::spec::UserAssignedIdentity {
             resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
             client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
+            client_id_from_config: cx
+                .copy(
+                    self.client_id_from_config.as_ref(),
+                    &path.field("clientIdFromConfig"),
+                ),
             object_id: cx.copy(self.object_id.as_ref(), &path.field("objectId")),
+            object_id_from_config: cx
+                .copy(
+                    self.object_id_from_config.as_ref(),
+                    &path.field("objectIdFromConfig"),
+                ),
         }
     }
 }
@@ -9338,24 +9358,9 @@ for spoke::spec::ManagedClusterIdentity {
                     },
                 ),
             user_assigned_identities: cx
-                .convert(
+                .copy(
                     self.user_assigned_identities.as_ref(),
                     &path.field("userAssignedIdentities"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        hub::spec::ManagedServiceIdentityUserAssignedIdentitiesValue,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
                 ),
         }
     }
@@ -9400,53 +9405,10 @@ for hub::spec::ManagedClusterIdentity {
                     },
                 ),
             user_assigned_identities: cx
-                .convert(
+                .copy(
                     self.user_assigned_identities.as_ref(),
                     &path.field("userAssignedIdentities"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        spoke::spec::ManagedClusterIdentityUserAssignedIdentitiesValue,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
                 ),
-        }
-    }
-}
-
-impl armgen_runtime::hub::Convert<
-    hub::spec::ManagedServiceIdentityUserAssignedIdentitiesValue,
-> for spoke::spec::ManagedClusterIdentityUserAssignedIdentitiesValue {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedServiceIdentityUserAssignedIdentitiesValue {
-        let _ = (cx, path);
-        hub::spec::ManagedServiceIdentityUserAssignedIdentitiesValue {
-        }
-    }
-}
-
-impl armgen_runtime::hub::Convert<
-    spoke::spec::ManagedClusterIdentityUserAssignedIdentitiesValue,
-> for hub::spec::ManagedServiceIdentityUserAssignedIdentitiesValue {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterIdentityUserAssignedIdentitiesValue {
-        let _ = (cx, path);
-        spoke::spec::ManagedClusterIdentityUserAssignedIdentitiesValue {
         }
     }
 }

@@ -611,10 +611,6 @@ impl DiffWith for spec::ManagedClusterIdentity {
     }
 }
 
-impl DiffWith for spec::ManagedClusterIdentityUserAssignedIdentitiesValue {
-    fn diff_with(&self, _actual: &Self, _path: &Path<'_>, _out: &mut Differences) {}
-}
-
 impl DiffWith for spec::ManagedClusterIngressProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.web_app_routing

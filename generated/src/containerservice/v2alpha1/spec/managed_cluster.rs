@@ -2071,9 +2071,7 @@ pub struct ManagedClusterIdentity {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub user_assigned_identities: Option<
-        BTreeMap<String, ManagedServiceIdentityUserAssignedIdentitiesValue>,
-    >,
+    pub user_assigned_identities: Option<Vec<armgen_runtime::kube::ResourceReference>>,
 }
 
 impl ManagedClusterIdentity {
@@ -2108,9 +2106,12 @@ impl ManagedClusterIdentity {
                     Some(
                         v
                             .iter()
-                            .map(|(key, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, key);
-                                x0.to_arm(resolver, &item_path_0).map(|y| (key.clone(), y))
+                            .enumerate()
+                            .map(|(i, r)| {
+                                let item_path_0 = format!("{}[{}]", field_path, i);
+                                resolver
+                                    .resource(&item_path_0, r)
+                                    .map(|key| (key, Default::default()))
                             })
                             .collect::<Result<BTreeMap<_, _>, _>>()?,
                     )
@@ -2137,17 +2138,7 @@ impl ManagedClusterIdentity {
             user_assigned_identities: arm
                 .user_assigned_identities
                 .as_ref()
-                .map(|x| {
-                    x
-                        .iter()
-                        .map(|(key, x)| (
-                            key.clone(),
-                            ManagedServiceIdentityUserAssignedIdentitiesValue::from_arm(
-                                x,
-                            ),
-                        ))
-                        .collect()
-                }),
+                .map(armgen_runtime::kube::references_of_keys),
         }
     }
 }
@@ -3958,34 +3949,6 @@ impl ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     }
 }
 
-/// User assigned identity properties.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {}
-impl ManagedServiceIdentityUserAssignedIdentitiesValue {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &str,
-    ) -> Result<
-        arm::ManagedServiceIdentityUserAssignedIdentitiesValue,
-        ConversionError,
-    > {
-        Ok(arm::ManagedServiceIdentityUserAssignedIdentitiesValue {
-            principal_id: None,
-            client_id: None,
-            unknown_fields: Default::default(),
-        })
-    }
-    /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
-    /// references, secrets unset.
-    pub fn from_arm(
-        _arm: &arm::ManagedServiceIdentityUserAssignedIdentitiesValue,
-    ) -> Self {
-        Self {}
-    }
-}
-
 /// A private link resource
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PrivateLinkResource {
@@ -4169,9 +4132,23 @@ pub struct UserAssignedIdentity {
     /// The client ID of the user assigned identity.
     #[serde(rename = "clientId", default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
+    /// Where to read `clientId` from instead: a key of a ConfigMap in this namespace, such as another object's ConfigMap export. The operator waits until the key exists.
+    #[serde(
+        rename = "clientIdFromConfig",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub client_id_from_config: Option<armgen_runtime::kube::ConfigMapReference>,
     /// The object ID of the user assigned identity.
     #[serde(rename = "objectId", default, skip_serializing_if = "Option::is_none")]
     pub object_id: Option<String>,
+    /// Where to read `objectId` from instead: a key of a ConfigMap in this namespace, such as another object's ConfigMap export. The operator waits until the key exists.
+    #[serde(
+        rename = "objectIdFromConfig",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub object_id_from_config: Option<armgen_runtime::kube::ConfigMapReference>,
 }
 
 impl UserAssignedIdentity {
@@ -4189,8 +4166,34 @@ impl UserAssignedIdentity {
                 }
                 None => None,
             },
-            client_id: self.client_id.clone(),
-            object_id: self.object_id.clone(),
+            client_id: match (&self.client_id, &self.client_id_from_config) {
+                (Some(_), Some(_)) => {
+                    return Err(ConversionError {
+                        path: format!("{}.{}", path, "clientId"),
+                        message: "set clientId or clientIdFromConfig, not both"
+                            .to_string(),
+                    });
+                }
+                (Some(v), None) => Some(v.clone()),
+                (None, Some(r)) => {
+                    Some(resolver.config_map(&format!("{}.{}", path, "clientId"), r)?)
+                }
+                (None, None) => None,
+            },
+            object_id: match (&self.object_id, &self.object_id_from_config) {
+                (Some(_), Some(_)) => {
+                    return Err(ConversionError {
+                        path: format!("{}.{}", path, "objectId"),
+                        message: "set objectId or objectIdFromConfig, not both"
+                            .to_string(),
+                    });
+                }
+                (Some(v), None) => Some(v.clone()),
+                (None, Some(r)) => {
+                    Some(resolver.config_map(&format!("{}.{}", path, "objectId"), r)?)
+                }
+                (None, None) => None,
+            },
             unknown_fields: Default::default(),
         })
     }
@@ -4203,7 +4206,9 @@ impl UserAssignedIdentity {
                 .as_ref()
                 .map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
             client_id: arm.client_id.clone(),
+            client_id_from_config: None,
             object_id: arm.object_id.clone(),
+            object_id_from_config: None,
         }
     }
 }

@@ -1387,10 +1387,6 @@ impl DiffWith for spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutosc
     }
 }
 
-impl DiffWith for spec::ManagedServiceIdentityUserAssignedIdentitiesValue {
-    fn diff_with(&self, _actual: &Self, _path: &Path<'_>, _out: &mut Differences) {}
-}
-
 impl DiffWith for spec::PrivateLinkResource {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.id.diff_with(&actual.id, &path.field("id"), out);
