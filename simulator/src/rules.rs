@@ -304,8 +304,16 @@ impl Simulator {
                     )
                     .with_target(format!("{}[{i}].{key_field}", array.rule.arm_path)));
                 };
-                let mut sent = item.clone();
-                sent.remove(key_field);
+                // A sub-resource item (`{id, name, type, properties}`: subnets) sends its `properties`; a flattened
+                // one (pools) is its properties beside the key.
+                let sent = match item.get("properties") {
+                    Some(Value::Object(p)) => p.clone(),
+                    _ => {
+                        let mut sent = item.clone();
+                        sent.remove(key_field);
+                        sent
+                    }
+                };
                 let child_key = format!("{key}/{}/{}", array.collection.to_lowercase(), name.to_lowercase());
                 let child_id = format!("{id}/{}/{name}", array.collection);
                 let write = match (existing, st.resources.get(&child_key)) {
@@ -417,22 +425,49 @@ impl Simulator {
                     })
                     .unwrap_or(usize::MAX)
             };
-            let mut items: Vec<(usize, String, Value)> = children(st, owner_key, array.child.arm.arm_type)
+            // Each child as an item in both shapes ARM uses: flattened (AKS lists a cluster's pools as
+            // `{name, count, …}`) and as a sub-resource (a virtual network lists its subnets as
+            // `{id, name, type, properties}`); the owner's generated type tells which one it models.
+            let mut items: Vec<(usize, String, Value, Value)> = children(st, owner_key, array.child.arm.arm_type)
                 .map(|(_, child)| {
                     let name = child.body.get("name").and_then(Value::as_str).unwrap_or_default();
-                    let mut item = Map::new();
-                    item.insert(array.rule.key.clone(), json!(name));
+                    let mut flat = Map::new();
+                    flat.insert(array.rule.key.clone(), json!(name));
                     if let Some(Value::Object(p)) = child.body.get("properties") {
-                        item.extend(p.iter().map(|(k, v)| (k.clone(), v.clone())));
+                        flat.extend(p.iter().map(|(k, v)| (k.clone(), v.clone())));
                     }
-                    (position(name), name.to_lowercase(), Value::Object(item))
+                    let mut nested = Map::new();
+                    for k in ["id", "name", "type", "properties"] {
+                        if let Some(v) = child.body.get(k) {
+                            nested.insert(k.to_string(), v.clone());
+                        }
+                    }
+                    nested.insert(array.rule.key.clone(), json!(name));
+                    (
+                        position(name),
+                        name.to_lowercase(),
+                        Value::Object(flat),
+                        Value::Object(nested),
+                    )
                 })
                 .collect();
             if items.is_empty() && current.is_none() {
                 continue;
             }
             items.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-            let items = items.into_iter().map(|(_, _, item)| item).collect();
+            let (flat, nested): (Vec<Value>, Vec<Value>) =
+                items.into_iter().map(|(_, _, flat, nested)| (flat, nested)).unzip();
+            let unknown_with = |items: &[Value]| {
+                let mut body = owner.body.clone();
+                set_path(&mut body, &array.rule.arm_path, Value::Array(items.to_vec()));
+                crate::validate::round_trip(self.inner.round_trip, owner.kind, &body)
+                    .map_or(usize::MAX, |rt| rt.unknown.len())
+            };
+            let items = if !flat.is_empty() && unknown_with(&nested) < unknown_with(&flat) {
+                nested
+            } else {
+                flat
+            };
             updates.push((array.rule.arm_path.clone(), Value::Array(items)));
         }
         if let Some(owner) = st.resources.get_mut(owner_key) {
