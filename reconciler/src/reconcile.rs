@@ -1252,7 +1252,35 @@ impl<'a> Run<'a> {
                             )
                             .into());
                         }
-                        id.trim_end_matches('/').to_string()
+                        let id = id.trim_end_matches('/');
+                        // Tenants stay apart: a resource another namespace's object manages (holds the claim of)
+                        // is not extended from here — checked until this object is created.
+                        let created = self
+                            .object
+                            .data
+                            .pointer("/status/id")
+                            .and_then(Value::as_str)
+                            .is_some_and(|i| !i.is_empty());
+                        if !created {
+                            let holder = self
+                                .shared()
+                                .settings
+                                .claims
+                                .holder(&self.shared().client, id)
+                                .await
+                                .map_err(|e| self.kube_error("reading the scope's claim", e))?;
+                            if let Some(holder) = holder.filter(|h| h.namespace != self.namespace) {
+                                return Err(Failure::permanent(
+                                    "InvalidOwner",
+                                    format!(
+                                        "spec.owner.armId {id:?} is managed by {holder}, in another namespace; extend \
+                                         resources of this namespace's objects (by group, kind and name) or unmanaged ones"
+                                    ),
+                                )
+                                .into());
+                            }
+                        }
+                        id.to_string()
                     }
                     (None, Some(kind), Some(name)) => {
                         names::check_object_name("spec.owner.name", name).map_err(invalid)?;

@@ -127,3 +127,45 @@ async fn an_extension_scoped_by_a_custom_resource_waits_for_it_then_uses_its_id(
     assert_eq!((status.as_str(), reason.as_str()), ("False", "InvalidOwner"));
     assert!(message.contains("Thing.example.org"), "{message}");
 }
+
+/// Tenants stay apart: an extension may not name by `armId` a resource that an object of another namespace
+/// manages (holds its claim); a resource of its own namespace, or one armgen does not manage, it may.
+#[tokio::test]
+async fn an_extension_may_not_extend_another_namespaces_resource_by_arm_id() {
+    let h = Harness::new().await;
+    let info = kind_where(|k| k.arm.scope == Scope::Extension);
+    let cluster = kind_where(|k| k.kind == "ManagedCluster");
+    h.apply_in(cluster.kind, "team-b", "theirs", cluster_spec());
+    for _ in 0..20 {
+        h.reconcile_in(cluster.kind, "team-b", "theirs").await;
+        if h.ready_in(cluster.kind, "team-b", "theirs").await.0 == "True" {
+            break;
+        }
+    }
+    let theirs = h
+        .object_in(cluster.kind, "team-b", "theirs")
+        .await
+        .and_then(|o| o.data.pointer("/status/id").and_then(Value::as_str).map(str::to_string))
+        .expect("team-b's cluster is created");
+    h.clear_traffic();
+    h.apply(info.kind, "on-theirs", extension_spec(info, json!({"armId": theirs})))
+        .await;
+    h.converge(info.kind, "on-theirs").await;
+    let (status, reason, message) = h.ready(info.kind, "on-theirs").await;
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "InvalidOwner"),
+        "{message}"
+    );
+    assert!(message.contains("team-b/theirs"), "{message}");
+    assert_eq!(h.sim.count("PUT"), 0);
+
+    // Its own namespace's cluster, by ID, it may extend.
+    h.apply(cluster.kind, "ours", cluster_spec()).await;
+    h.converge(cluster.kind, "ours").await;
+    let ours = id_of(&h, cluster.kind, "ours").await;
+    h.apply(info.kind, "on-ours", extension_spec(info, json!({"armId": ours})))
+        .await;
+    h.converge(info.kind, "on-ours").await;
+    assert_eq!(h.ready(info.kind, "on-ours").await.0, "True");
+}
