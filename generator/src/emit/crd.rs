@@ -1007,13 +1007,12 @@ fn config_map_reference_schema() -> Map<String, Value> {
 fn resource_reference_schema() -> Map<String, Value> {
     object(
         json!({
-            "armId": string_described("The ARM resource ID."),
-            "group": string_described("The API group of the referenced custom resource."),
-            "kind": string_described("The kind of the referenced custom resource."),
-            "name": string_described("The name of the referenced custom resource."),
-            "namespace": string_described(
-                "The namespace of the referenced custom resource (default: the referring resource's)."
-            ),
+            // Short: a reference appears wherever the spec has an ARM ID (the CRD budget).
+            "armId": string_described("The ARM ID."),
+            "group": string_described("Or a custom resource: its API group,"),
+            "kind": string_described("kind,"),
+            "name": string_described("name,"),
+            "namespace": string_described("namespace (default: this one's)."),
         }),
         &[],
     )

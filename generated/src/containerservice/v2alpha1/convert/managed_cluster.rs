@@ -7979,17 +7979,7 @@ for spoke::spec::UserAssignedIdentity {
         hub::spec::UserAssignedIdentity {
             resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
             client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
-            client_id_from_config: cx
-                .copy(
-                    self.client_id_from_config.as_ref(),
-                    &path.field("clientIdFromConfig"),
-                ),
             object_id: cx.copy(self.object_id.as_ref(), &path.field("objectId")),
-            object_id_from_config: cx
-                .copy(
-                    self.object_id_from_config.as_ref(),
-                    &path.field("objectIdFromConfig"),
-                ),
         }
     }
 }
@@ -8004,17 +7994,7 @@ for hub::spec::UserAssignedIdentity {
         spoke::spec::UserAssignedIdentity {
             resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
             client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
-            client_id_from_config: cx
-                .copy(
-                    self.client_id_from_config.as_ref(),
-                    &path.field("clientIdFromConfig"),
-                ),
             object_id: cx.copy(self.object_id.as_ref(), &path.field("objectId")),
-            object_id_from_config: cx
-                .copy(
-                    self.object_id_from_config.as_ref(),
-                    &path.field("objectIdFromConfig"),
-                ),
         }
     }
 }

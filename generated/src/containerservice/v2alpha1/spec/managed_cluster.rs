@@ -4132,23 +4132,9 @@ pub struct UserAssignedIdentity {
     /// The client ID of the user assigned identity.
     #[serde(rename = "clientId", default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
-    /// Where to read `clientId` from instead: a key of a ConfigMap in this namespace, such as another object's ConfigMap export. The operator waits until the key exists.
-    #[serde(
-        rename = "clientIdFromConfig",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub client_id_from_config: Option<armgen_runtime::kube::ConfigMapReference>,
     /// The object ID of the user assigned identity.
     #[serde(rename = "objectId", default, skip_serializing_if = "Option::is_none")]
     pub object_id: Option<String>,
-    /// Where to read `objectId` from instead: a key of a ConfigMap in this namespace, such as another object's ConfigMap export. The operator waits until the key exists.
-    #[serde(
-        rename = "objectIdFromConfig",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub object_id_from_config: Option<armgen_runtime::kube::ConfigMapReference>,
 }
 
 impl UserAssignedIdentity {
@@ -4166,34 +4152,8 @@ impl UserAssignedIdentity {
                 }
                 None => None,
             },
-            client_id: match (&self.client_id, &self.client_id_from_config) {
-                (Some(_), Some(_)) => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "clientId"),
-                        message: "set clientId or clientIdFromConfig, not both"
-                            .to_string(),
-                    });
-                }
-                (Some(v), None) => Some(v.clone()),
-                (None, Some(r)) => {
-                    Some(resolver.config_map(&format!("{}.{}", path, "clientId"), r)?)
-                }
-                (None, None) => None,
-            },
-            object_id: match (&self.object_id, &self.object_id_from_config) {
-                (Some(_), Some(_)) => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "objectId"),
-                        message: "set objectId or objectIdFromConfig, not both"
-                            .to_string(),
-                    });
-                }
-                (Some(v), None) => Some(v.clone()),
-                (None, Some(r)) => {
-                    Some(resolver.config_map(&format!("{}.{}", path, "objectId"), r)?)
-                }
-                (None, None) => None,
-            },
+            client_id: self.client_id.clone(),
+            object_id: self.object_id.clone(),
             unknown_fields: Default::default(),
         })
     }
@@ -4206,9 +4166,7 @@ impl UserAssignedIdentity {
                 .as_ref()
                 .map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
             client_id: arm.client_id.clone(),
-            client_id_from_config: None,
             object_id: arm.object_id.clone(),
-            object_id_from_config: None,
         }
     }
 }
