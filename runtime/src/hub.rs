@@ -108,6 +108,35 @@ impl<'a> Path<'a> {
         Path::Key { parent: self, key }
     }
 
+    /// This place as the dotted path that errors of spec → ARM conversions name (`spec.agentPoolProfiles[0].name`,
+    /// map keys in brackets too): the root as given, then `.field`, `[index]` and `[key]`, with the source's names.
+    pub fn dotted(&self) -> String {
+        let mut out = String::new();
+        self.write_dotted(&mut out);
+        out
+    }
+
+    fn write_dotted(&self, out: &mut String) {
+        match self {
+            Path::Root(root) => out.push_str(root),
+            Path::Field { parent, source, .. } => {
+                parent.write_dotted(out);
+                out.push('.');
+                out.push_str(source);
+            }
+            Path::Index { parent, index } => {
+                parent.write_dotted(out);
+                out.push_str(&format!("[{index}]"));
+            }
+            Path::Key { parent, key } => {
+                parent.write_dotted(out);
+                out.push('[');
+                out.push_str(key);
+                out.push(']');
+            }
+        }
+    }
+
     /// The JSON pointer of this place, with `side`'s names.
     pub fn pointer(&self, side: Side) -> String {
         let mut out = String::new();
@@ -294,8 +323,18 @@ impl Conversion {
     }
 
     /// A property both versions have with the same type.
-    pub fn copy<T: Clone + Serialize + DeserializeOwned>(&mut self, value: Option<&T>, path: &Path<'_>) -> Option<T> {
-        self.convert(value, path, |value, _, _| value.clone())
+    pub fn copy<T: Clone + Serialize + DeserializeOwned>(&mut self, value: &Option<T>, path: &Path<'_>) -> Option<T> {
+        self.convert(value.as_ref(), path, |value, _, _| value.clone())
+    }
+
+    /// A property whose types convert by [`Convert`]: objects, and arrays, maps and boxes of them (the impls
+    /// for `Vec`, `BTreeMap` and `Box` below extend the path by index and key).
+    pub fn object<S: Convert<T>, T: Serialize + DeserializeOwned>(
+        &mut self,
+        value: &Option<S>,
+        path: &Path<'_>,
+    ) -> Option<T> {
+        self.convert(value.as_ref(), path, |value, cx, path| value.convert(cx, path))
     }
 
     /// A property both versions have, whose values convert when they fit (`convert` returns `None` when not):
@@ -326,9 +365,9 @@ impl Conversion {
     /// conversions cut from it put back, read as the target type as far as it holds it exactly ([`fit`]); the
     /// parts it drops or changes go to the bag at their own places, and a value that does not fit at all goes
     /// to the bag whole.
-    pub fn via_json<S: Serialize + ?Sized, T: Serialize + DeserializeOwned>(
+    pub fn via_json<S: Serialize, T: Serialize + DeserializeOwned>(
         &mut self,
-        value: Option<&S>,
+        value: &Option<S>,
         path: &Path<'_>,
     ) -> Option<T> {
         let Some(value) = value else { return self.restore(path) };
@@ -383,7 +422,7 @@ impl Conversion {
     }
 
     /// A property the target version cannot hold: its value (when set) goes to the bag.
-    pub fn keep<S: Serialize + ?Sized>(&mut self, value: Option<&S>, path: &Path<'_>) {
+    pub fn keep<S: Serialize>(&mut self, value: &Option<S>, path: &Path<'_>) {
         if let Some(value) = value {
             self.stash(path, value);
         }
@@ -514,6 +553,32 @@ fn same_number(a: &serde_json::Number, b: &serde_json::Number) -> bool {
 /// A conversion of one value between matching types of two versions (generated for every pair).
 pub trait Convert<T> {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> T;
+}
+
+/// Arrays convert item by item, each at its index.
+impl<S: Convert<T>, T> Convert<Vec<T>> for Vec<S> {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> Vec<T> {
+        self.iter()
+            .enumerate()
+            .map(|(i, item)| item.convert(cx, &path.index(i)))
+            .collect()
+    }
+}
+
+/// Maps convert value by value, each at its key.
+impl<S: Convert<T>, T> Convert<BTreeMap<String, T>> for BTreeMap<String, S> {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> BTreeMap<String, T> {
+        self.iter()
+            .map(|(key, item)| (key.clone(), item.convert(cx, &path.key(key))))
+            .collect()
+    }
+}
+
+/// A boxed value (a recursive type) converts as the value.
+impl<S: Convert<T>, T> Convert<Box<T>> for Box<S> {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> Box<T> {
+        Box::new(<S as Convert<T>>::convert(self, cx, path))
+    }
 }
 
 /// A conversion of a whole custom resource between two versions of its kind (generated for every kind).
@@ -865,7 +930,7 @@ mod tests {
         let root = Path::Root("spec");
         let (mut cx, m) = Conversion::begin(&meta(None), Direction::ToHub).unwrap();
         let spoke_to_hub = root.renamed("watering", "irrigation");
-        cx.keep(Some(&true), &spoke_to_hub.field("nightOnly"));
+        cx.keep(&Some(true), &spoke_to_hub.field("nightOnly"));
         let m = cx.finish(m).unwrap();
         assert_eq!(
             m.annotations.as_ref().unwrap()[PROPERTY_BAG_ANNOTATION],

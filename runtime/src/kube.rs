@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::hub::Path;
+
 /// A value held in a Kubernetes Secret: `{name, key}` in the custom resource's namespace. Secret values never
 /// appear inline in a spec and never in a status.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
@@ -219,6 +221,115 @@ pub trait Resolver {
                 reference.name, reference.key
             ),
         })
+    }
+}
+
+/// A part of a spec that becomes part of an ARM payload: generated for every nested spec type, and here for
+/// references (a Secret's value, a resource's ARM ID, through the [`Resolver`]) and for arrays, maps, boxes and
+/// options of such parts, so that a generated field reads `x: self.x.to_arm(resolver, &path.field("x"))?`.
+/// `path` names the part in errors ([`Path::dotted`]) and is rendered only when one needs it.
+pub trait ToArm {
+    /// The ARM value.
+    type Arm;
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<Self::Arm, ConversionError>;
+}
+
+impl ToArm for SecretReference {
+    type Arm = String;
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<String, ConversionError> {
+        resolver.secret(&path.dotted(), self)
+    }
+}
+
+impl ToArm for ResourceReference {
+    type Arm = String;
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<String, ConversionError> {
+        resolver.resource(&path.dotted(), self)
+    }
+}
+
+impl<S: ToArm> ToArm for Option<S> {
+    type Arm = Option<S::Arm>;
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<Self::Arm, ConversionError> {
+        self.as_ref().map(|value| value.to_arm(resolver, path)).transpose()
+    }
+}
+
+impl<S: ToArm> ToArm for Vec<S> {
+    type Arm = Vec<S::Arm>;
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<Self::Arm, ConversionError> {
+        self.iter()
+            .enumerate()
+            .map(|(i, item)| item.to_arm(resolver, &path.index(i)))
+            .collect()
+    }
+}
+
+impl<S: ToArm> ToArm for BTreeMap<String, S> {
+    type Arm = BTreeMap<String, S::Arm>;
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<Self::Arm, ConversionError> {
+        self.iter()
+            .map(|(key, item)| Ok((key.clone(), item.to_arm(resolver, &path.key(key))?)))
+            .collect()
+    }
+}
+
+impl<S: ToArm> ToArm for Box<S> {
+    type Arm = Box<S::Arm>;
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<Self::Arm, ConversionError> {
+        Ok(Box::new(S::to_arm(self, resolver, path)?))
+    }
+}
+
+/// A required property's value: the error names `path` when it is unset.
+pub fn required<'a, T: ?Sized>(value: Option<&'a T>, path: &Path<'_>) -> Result<&'a T, ConversionError> {
+    value.ok_or_else(|| missing(path))
+}
+
+/// The error for a required property left unset at `path`.
+pub fn missing(path: &Path<'_>) -> ConversionError {
+    ConversionError {
+        path: path.dotted(),
+        message: "required".to_string(),
+    }
+}
+
+/// A map keyed by ARM IDs (the config's `armIdKeys`) from its references, each value the default (the values'
+/// properties are all read-only).
+pub fn keys_of_references<V: Default>(
+    references: &[ResourceReference],
+    resolver: &dyn Resolver,
+    path: &Path<'_>,
+) -> Result<BTreeMap<String, V>, ConversionError> {
+    references
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Ok((r.to_arm(resolver, &path.index(i))?, V::default())))
+        .collect()
+}
+
+/// The value of a `fromConfig` property: the spec's `value`, else the ConfigMap key `from` names (read through the
+/// resolver), never both; `None` when neither is set.
+pub fn value_or_config(
+    value: &Option<String>,
+    from: &Option<ConfigMapReference>,
+    resolver: &dyn Resolver,
+    path: &Path<'_>,
+) -> Result<Option<String>, ConversionError> {
+    match (value, from) {
+        (Some(_), Some(_)) => {
+            let name = match path {
+                Path::Field { source, .. } => source,
+                _ => "the value",
+            };
+            Err(ConversionError {
+                path: path.dotted(),
+                message: format!("set {name} or {name}FromConfig, not both"),
+            })
+        }
+        (Some(v), None) => Ok(Some(v.clone())),
+        (None, Some(r)) => resolver.config_map(&path.dotted(), r).map(Some),
+        (None, None) => Ok(None),
     }
 }
 

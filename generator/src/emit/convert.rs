@@ -336,12 +336,7 @@ impl<'a> Emitter<'a> {
                 (Some(f), None) => {
                     let name = ident(&f.rust_name);
                     let json = &f.json_name;
-                    let value = if f.boxed {
-                        quote!(self.#name.as_deref())
-                    } else {
-                        quote!(self.#name.as_ref())
-                    };
-                    stashes.push(quote!(cx.keep(#value, &path.field(#json));));
+                    stashes.push(quote!(cx.keep(&self.#name, &path.field(#json));));
                     if spoke_to_hub {
                         notes.only_source.push(json.clone());
                     }
@@ -372,10 +367,28 @@ impl<'a> Emitter<'a> {
                         quote!(self.#fname.as_ref())
                     };
                     let boxed = if g.boxed { quote!(.map(Box::new)) } else { quote!() };
+                    // The field itself, when both sides box it alike (the runtime's impls for `Box` see through).
+                    let same_box = f.boxed == g.boxed;
+                    let field = quote!(&self.#fname);
                     let (conv, objects) = match (f.special, g.special) {
                         (Special::None, Special::None) => {
                             if identical(&f.ty, &g.ty) {
-                                inits.push(quote!(#gname: cx.copy(#value, &#field_path),));
+                                inits.push(if same_box {
+                                    quote!(#gname: cx.copy(#field, &#field_path),)
+                                } else {
+                                    quote!(#gname: cx.convert(#value, &#field_path, |value, _, _| value.clone())#boxed,)
+                                });
+                                continue;
+                            }
+                            if same_box && by_impls(&f.ty, &g.ty) {
+                                self.value(from, to, &f.ty, &g.ty, quote!(value), quote!(path))?;
+                                if spoke_to_hub {
+                                    let (a, b) = (describe(from, &f.ty), describe(to, &g.ty));
+                                    if a != b {
+                                        notes.changed.push(format!("{fj}: {a} → {b}"));
+                                    }
+                                }
+                                inits.push(quote!(#gname: cx.object(#field, &#field_path),));
                                 continue;
                             }
                             if let Some(init) = self.spelled(from, to, f, g, &field_path)? {
@@ -410,8 +423,8 @@ impl<'a> Emitter<'a> {
                         (Special::OperatorSpec, Special::OperatorSpec) => {
                             (Some(Conv::Partial(quote!(armgen_runtime::hub::via_json(value)))), false)
                         }
-                        (a, b) if a == b => {
-                            inits.push(quote!(#gname: cx.copy(#value, &#field_path),));
+                        (a, b) if a == b && same_box => {
+                            inits.push(quote!(#gname: cx.copy(#field, &#field_path),));
                             continue;
                         }
                         _ => (None, false),
@@ -430,13 +443,13 @@ impl<'a> Emitter<'a> {
                         Some(Conv::Partial(e)) => {
                             let via_json = quote!(armgen_runtime::hub::via_json(value));
                             if e.to_string() == via_json.to_string() {
-                                quote!(#gname: cx.via_json(#value, &#field_path)#boxed,)
+                                quote!(#gname: cx.via_json(#field, &#field_path),)
                             } else {
                                 quote!(#gname: cx.try_convert(#value, &#field_path, |value| #e)#boxed,)
                             }
                         }
                         None => {
-                            stashes.push(quote!(cx.keep(#value, &#field_path);));
+                            stashes.push(quote!(cx.keep(#field, &#field_path);));
                             quote!(#gname: cx.restore(&#field_path),)
                         }
                     });
@@ -649,6 +662,16 @@ fn identical(a: &KubeRef, b: &KubeRef) -> bool {
 }
 
 /// Whether converting a value of `k` converts objects (whose conversions take a path).
+/// Whether values of `a` convert to `b` through `Convert` impls alone: objects on both sides, and arrays and
+/// maps of them (the runtime implements `Convert` for `Vec`, `BTreeMap` and `Box` of convertible values).
+fn by_impls(a: &KubeRef, b: &KubeRef) -> bool {
+    match (a, b) {
+        (KubeRef::Kube(_), KubeRef::Kube(_)) => true,
+        (KubeRef::Array(x), KubeRef::Array(y)) | (KubeRef::Map(x), KubeRef::Map(y)) => by_impls(x, y),
+        _ => false,
+    }
+}
+
 fn has_object(k: &KubeRef) -> bool {
     match k {
         KubeRef::Kube(_) => true,

@@ -50,6 +50,29 @@ struct Ctx<'a> {
 }
 
 /// Whether converting a value of this shape needs more than a clone.
+/// `name` as serde's `rename_all = "camelCase"` spells a field: each `_` dropped and the letter after it
+/// upper-cased, then the first letter lower-cased (serde_derive's `RenameRule::CamelCase`). Every custom-resource
+/// struct renames its fields so and defaults them (`#[serde(default)]`: all its fields are options, so this is
+/// what a per-field `default` would do), and only fields spelled otherwise carry a `rename`.
+fn serde_camel_case(name: &str) -> String {
+    let mut pascal = String::new();
+    let mut capitalize = true;
+    for ch in name.chars() {
+        if ch == '_' {
+            capitalize = true;
+        } else if capitalize {
+            pascal.push(ch.to_ascii_uppercase());
+            capitalize = false;
+        } else {
+            pascal.push(ch);
+        }
+    }
+    match pascal.chars().next() {
+        Some(first) => first.to_ascii_lowercase().to_string() + &pascal[first.len_utf8()..],
+        None => pascal,
+    }
+}
+
 fn converts(k: &KubeRef) -> bool {
     match k {
         KubeRef::Kube(_) | KubeRef::Secret | KubeRef::ResourceRef | KubeRef::RefKeys(_) => true,
@@ -146,7 +169,9 @@ impl Ctx<'_> {
             let name = ident(&f.rust_name);
             let ty = self.field_ty(f, owner, kind)?;
             let json = &f.json_name;
-            let rename = if f.rust_name != *json {
+            // The struct renames its fields `camelCase` (and defaults them, see `serde_camel_case`): only the fields
+            // whose JSON name is not that spelling of the Rust name are renamed here.
+            let rename = if serde_camel_case(&f.rust_name) != *json {
                 quote!(rename = #json,)
             } else {
                 quote!()
@@ -154,47 +179,11 @@ impl Ctx<'_> {
             let d = doc(f.description.as_deref());
             out.push(quote! {
                 #d
-                #[serde(#rename default, skip_serializing_if = "Option::is_none")]
+                #[serde(#rename skip_serializing_if = "Option::is_none")]
                 pub #name: Option<#ty>,
             });
         }
         Ok(out)
-    }
-
-    /// Spec value `v` (a reference) → `Result` of the ARM value, for `k` in the custom resource and `t` in the
-    /// ARM type. `path` is an identifier bound to the value's path (a `String` or `&str`); `depth` keeps the
-    /// names of nested bindings apart.
-    fn to_arm_result(
-        &self,
-        k: &KubeRef,
-        t: &TypeRef,
-        v: TokenStream,
-        path: &proc_macro2::Ident,
-        depth: usize,
-    ) -> TokenStream {
-        match (k, t) {
-            (KubeRef::Kube(_), _) => quote!(#v.to_arm(resolver, &#path)),
-            (KubeRef::Secret, _) => quote!(resolver.secret(&#path, #v)),
-            (KubeRef::ResourceRef, _) => quote!(resolver.resource(&#path, #v)),
-            // Keys by ARM ID whose values have no writable property: the ARM value is its default.
-            (KubeRef::RefKeys(_), _) => {
-                let item = format_ident!("item_path_{}", depth);
-                quote!(#v.iter().enumerate().map(|(i, r)| { let #item = format!("{}[{}]", #path, i); resolver.resource(&#item, r).map(|key| (key, Default::default())) }).collect::<Result<BTreeMap<_, _>, _>>())
-            }
-            (KubeRef::Array(ki), TypeRef::Array(ti)) if converts(ki) => {
-                let item = format_ident!("item_path_{}", depth);
-                let x = format_ident!("x{}", depth);
-                let inner = self.to_arm_result(ki, ti, quote!(#x), &item, depth + 1);
-                quote!(#v.iter().enumerate().map(|(i, #x)| { let #item = format!("{}[{}]", #path, i); #inner }).collect::<Result<Vec<_>, _>>())
-            }
-            (KubeRef::Map(ki), TypeRef::Map(ti)) if converts(ki) => {
-                let item = format_ident!("item_path_{}", depth);
-                let x = format_ident!("x{}", depth);
-                let inner = self.to_arm_result(ki, ti, quote!(#x), &item, depth + 1);
-                quote!(#v.iter().map(|(key, #x)| { let #item = format!("{}[{}]", #path, key); #inner.map(|y| (key.clone(), y)) }).collect::<Result<BTreeMap<_, _>, _>>())
-            }
-            _ => quote!(Ok::<_, ConversionError>(#v.clone())),
-        }
     }
 
     /// A callable turning `&A` (ARM) into the spec value (`status`: the status value): a function path where
@@ -261,15 +250,23 @@ impl Ctx<'_> {
     }
 
     /// The expression of ARM field `p` built from the spec field `f` (`self.<field>: Option<S>`); `path` is
-    /// an identifier bound to the path of the object holding `f`.
+    /// an identifier bound to the `Path` of the object holding `f`. Converting values go through
+    /// `armgen_runtime::kube::ToArm` (references, nested objects, and arrays, maps and boxes of them).
     fn arm_field_from_spec(&self, f: &KubeField, p: &Property, path: &proc_macro2::Ident) -> TokenStream {
         let field = ident(&f.rust_name);
         let json = &f.json_name;
+        let at = quote!(&#path.field(#json));
         if f.from_config {
-            return from_config_value(f, p, path);
+            let sibling = ident(&format!("{}_from_config", f.rust_name));
+            let value = quote!(value_or_config(&self.#field, &self.#sibling, resolver, #at)?);
+            return if arm_optional(p) {
+                value
+            } else {
+                quote!(#value.ok_or_else(|| missing(#at))?)
+            };
         }
-        let field_path = format_ident!("field_path");
-        let plain = !converts(&f.ty) && !p.boxed && !p.nullable;
+        let converts = converts(&f.ty);
+        let plain = !converts && !p.boxed && !p.nullable;
         // `omit`: an empty collection is treated like an unset one.
         let omit = f.omit_empty && matches!(f.ty, KubeRef::Array(_) | KubeRef::Map(_));
         if plain && arm_optional(p) {
@@ -278,38 +275,42 @@ impl Ctx<'_> {
             }
             return self.copy_or_clone(&f.ty, quote!(self.#field), true);
         }
-        // The spec value, matched as `Some(v)` with `v: &T` (`source`) or mapped (`mapped`).
-        let (source, mapped) = if omit {
-            let filtered = quote!(self.#field.as_ref().filter(|v| !v.is_empty()));
-            (filtered.clone(), filtered)
-        } else {
-            (quote!(&self.#field), quote!(self.#field.as_ref()))
-        };
-        let bind = quote!(let #field_path = format!("{}.{}", #path, #json););
-        let mut value = if converts(&f.ty) {
-            let result = self.to_arm_result(&f.ty, &p.ty, quote!(v), &field_path, 0);
-            quote!(#result?)
-        } else {
-            self.copy_or_clone(&f.ty, quote!(v), false)
-        };
-        if p.boxed {
-            value = quote!(Box::new(#value));
-        }
-        if p.nullable {
-            value = quote!(armgen_runtime::Nullable::Value(#value));
-        }
-        let bind_if_used = if converts(&f.ty) { bind.clone() } else { quote!() };
-        if arm_optional(p) {
-            if converts(&f.ty) {
-                quote!(match #source { Some(v) => { #bind_if_used Some(#value) } None => None })
-            } else {
-                quote!(#mapped.map(|v| #value))
+        // The ARM value of one spec value `v` (a reference); a converted box stays one.
+        let one = |v: TokenStream| -> TokenStream {
+            let value = match &f.ty {
+                KubeRef::RefKeys(_) => quote!(keys_of_references(#v, resolver, #at)?),
+                _ if converts => quote!(#v.to_arm(resolver, #at)?),
+                _ => self.copy_or_clone(&f.ty, v, false),
+            };
+            match (p.boxed, converts && f.boxed) {
+                (true, false) => quote!(Box::new(#value)),
+                (false, true) => quote!(*#value),
+                _ => value,
             }
+        };
+        let nullable = |value: TokenStream| {
+            if p.nullable {
+                quote!(armgen_runtime::Nullable::Value(#value))
+            } else {
+                value
+            }
+        };
+        let source = if omit {
+            quote!(self.#field.as_ref().filter(|v| !v.is_empty()))
         } else {
-            quote!(match #source {
-                Some(v) => { #bind_if_used #value }
-                None => return Err(ConversionError { path: format!("{}.{}", #path, #json), message: "required".to_string() }),
-            })
+            quote!(self.#field.as_ref())
+        };
+        if !arm_optional(p) {
+            return nullable(one(quote!(required(#source, #at)?)));
+        }
+        if converts && !omit && !matches!(f.ty, KubeRef::RefKeys(_)) && p.boxed == f.boxed && !p.nullable {
+            return quote!(self.#field.to_arm(resolver, #at)?);
+        }
+        let value = nullable(one(quote!(v)));
+        if converts {
+            quote!(match #source { Some(v) => Some(#value), None => None })
+        } else {
+            quote!(#source.map(|v| #value))
         }
     }
 
@@ -400,6 +401,7 @@ impl Ctx<'_> {
         let struct_def = quote! {
             #d
             #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+            #[serde(default, rename_all = "camelCase")]
             pub struct #name {
                 #(#fields)*
             }
@@ -441,11 +443,13 @@ impl Ctx<'_> {
         };
         Ok(quote! {
             #struct_def
-            impl #name {
-                /// The ARM payload for this part of the spec; `path` names it in errors.
-                pub fn to_arm(&self, #resolver_param: &dyn Resolver, #path_param: &str) -> Result<arm::#arm_name, ConversionError> {
+            impl armgen_runtime::kube::ToArm for #name {
+                type Arm = arm::#arm_name;
+                fn to_arm(&self, #resolver_param: &dyn Resolver, #path_param: &Path<'_>) -> Result<arm::#arm_name, ConversionError> {
                     Ok(#literal)
                 }
+            }
+            impl #name {
                 /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
                 /// references, secrets unset.
                 pub fn from_arm(#arm_param: &arm::#arm_name) -> Self {
@@ -526,7 +530,7 @@ impl Ctx<'_> {
         }
         let literal = self.arm_literal(quote!(arm::#arm_name), &body, &mapped);
         let path_let = if uses_path(&r.spec_fields) {
-            quote!(let path = "spec";)
+            quote!(let path = Path::Root("spec");)
         } else {
             quote!()
         };
@@ -629,6 +633,7 @@ impl Ctx<'_> {
 
             #[doc = #spec_doc]
             #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+            #[serde(default, rename_all = "camelCase")]
             pub struct #spec {
                 #(#spec_fields)*
             }
@@ -650,6 +655,7 @@ impl Ctx<'_> {
 
             #[doc = #status_doc]
             #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+            #[serde(default, rename_all = "camelCase")]
             pub struct #status {
                 #(#status_fields)*
             }
@@ -935,37 +941,6 @@ fn uses_resolver(fields: &[KubeField]) -> bool {
         .any(|f| converts(&f.ty) || f.from_config)
 }
 
-/// The ARM value of a `fromConfig` string field `f` (ARM property `p`): the spec's value, else the ConfigMap
-/// key its `<name>FromConfig` names (read through the resolver, the path naming the value's field), never both.
-fn from_config_value(f: &KubeField, p: &Property, path: &proc_macro2::Ident) -> TokenStream {
-    let field = ident(&f.rust_name);
-    let sibling = ident(&format!("{}_from_config", f.rust_name));
-    let json = &f.json_name;
-    let both = format!("set {json} or {json}FromConfig, not both");
-    let given = quote!(v.clone());
-    let read = quote!(resolver.config_map(&format!("{}.{}", #path, #json), r)?);
-    let (given, read, none) = if arm_optional(p) {
-        (quote!(Some(#given)), quote!(Some(#read)), quote!(None))
-    } else {
-        (
-            given,
-            read,
-            quote!(
-                return Err(ConversionError {
-                    path: format!("{}.{}", #path, #json),
-                    message: "required".to_string()
-                })
-            ),
-        )
-    };
-    quote!(match (&self.#field, &self.#sibling) {
-        (Some(_), Some(_)) => return Err(ConversionError { path: format!("{}.{}", #path, #json), message: #both.to_string() }),
-        (Some(v), None) => #given,
-        (None, Some(r)) => #read,
-        (None, None) => #none,
-    })
-}
-
 /// The version's custom-resource files, and the items its `mod.rs` needs.
 pub fn version_files(
     files: &mut BTreeMap<PathBuf, String>,
@@ -1013,7 +988,9 @@ pub fn version_files(
                 #[allow(unused_imports)]
                 use super::super::arm;
                 #[allow(unused_imports)]
-                use armgen_runtime::kube::{ConversionError, Resolver};
+                use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+                #[allow(unused_imports)]
+                use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
                 #[allow(unused_imports)]
                 use serde::{Deserialize, Serialize};
                 #[allow(unused_imports)]
@@ -1042,7 +1019,9 @@ pub fn version_files(
             #[allow(unused_imports)]
             use super::{arm, spec, status};
             #[allow(unused_imports)]
-            use armgen_runtime::kube::{ConversionError, Resolver};
+            use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+                #[allow(unused_imports)]
+                use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
             #[allow(unused_imports)]
             use serde::{Deserialize, Serialize};
             #[allow(unused_imports)]
@@ -1108,4 +1087,45 @@ pub fn version_files(
             Some(run())
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::serde_camel_case;
+
+    /// The spellings serde gives fields under `rename_all = "camelCase"`: a field needs its own `rename` exactly
+    /// when its JSON name differs from these.
+    #[test]
+    fn camel_case_spells_fields_as_serde_does() {
+        #[derive(serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Probe {
+            kubernetes_version: u8,
+            enable_rbac: u8,
+            ipv4_address: u8,
+            r#type: u8,
+            dns_prefix_2x: u8,
+        }
+        let probe = Probe {
+            kubernetes_version: 0,
+            enable_rbac: 0,
+            ipv4_address: 0,
+            r#type: 0,
+            dns_prefix_2x: 0,
+        };
+        let json = serde_json::to_value(&probe).unwrap_or_default();
+        let keys: Vec<&String> = json.as_object().map(|m| m.keys().collect()).unwrap_or_default();
+        let ours: Vec<String> = [
+            "kubernetes_version",
+            "enable_rbac",
+            "ipv4_address",
+            "type",
+            "dns_prefix_2x",
+        ]
+        .iter()
+        .map(|n| serde_camel_case(n))
+        .collect();
+        assert_eq!(keys, ours.iter().collect::<Vec<_>>());
+        assert_eq!(serde_camel_case("enable_rbac"), "enableRbac");
+    }
 }

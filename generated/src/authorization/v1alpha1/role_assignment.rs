@@ -6,7 +6,9 @@
 #[allow(unused_imports)]
 use super::{arm, spec, status};
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -111,55 +113,40 @@ impl kube_core::Resource for RoleAssignment {
 
 /// The desired state of a `RoleAssignment`: the writable properties of `Microsoft.Authorization/roleAssignments`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct RoleAssignmentSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(rename = "azureName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The resource this one extends (its scope): `armId`, or a custom resource of this namespace by `group`, `kind` and `name`, whose `status.id` is used once it is created.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::ResourceReference>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(rename = "operatorSpec", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<RoleAssignmentOperatorSpec>,
     /// The role definition ID.
-    #[serde(
-        rename = "roleDefinitionId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub role_definition_id: Option<String>,
     /// The principal ID.
-    #[serde(rename = "principalId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<String>,
     /// Where to read `principalId` from instead: a key of a ConfigMap in this namespace, such as another object's ConfigMap export. The operator waits until the key exists.
-    #[serde(
-        rename = "principalIdFromConfig",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub principal_id_from_config: Option<armgen_runtime::kube::ConfigMapReference>,
     /// The principal type of the assigned principal ID.
-    #[serde(rename = "principalType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub principal_type: Option<arm::PrincipalType>,
     /// Description of role assignment
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The conditions on the role assignment. This limits the resources it can be assigned to. e.g.: @Resource\[Microsoft.Storage/storageAccounts/blobServices/containers:ContainerName\] StringEqualsIgnoreCase 'foo_storage_container'
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
     /// Version of the condition. Currently the only accepted value is '2.0'
-    #[serde(
-        rename = "conditionVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub condition_version: Option<String>,
     /// Id of the delegated managed identity resource
-    #[serde(
-        rename = "delegatedManagedIdentityResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub delegated_managed_identity_resource_id: Option<String>,
 }
 
@@ -169,37 +156,21 @@ impl RoleAssignmentSpec {
         &self,
         resolver: &dyn Resolver,
     ) -> Result<arm::RoleAssignment, ConversionError> {
-        let path = "spec";
+        let path = Path::Root("spec");
         let envelope_properties = arm::RoleAssignmentProperties {
             scope: None,
-            role_definition_id: match &self.role_definition_id {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "roleDefinitionId"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            principal_id: match (&self.principal_id, &self.principal_id_from_config) {
-                (Some(_), Some(_)) => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "principalId"),
-                        message: "set principalId or principalIdFromConfig, not both"
-                            .to_string(),
-                    });
-                }
-                (Some(v), None) => v.clone(),
-                (None, Some(r)) => {
-                    resolver.config_map(&format!("{}.{}", path, "principalId"), r)?
-                }
-                (None, None) => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "principalId"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            role_definition_id: required(
+                    self.role_definition_id.as_ref(),
+                    &path.field("roleDefinitionId"),
+                )?
+                .clone(),
+            principal_id: value_or_config(
+                    &self.principal_id,
+                    &self.principal_id_from_config,
+                    resolver,
+                    &path.field("principalId"),
+                )?
+                .ok_or_else(|| missing(&path.field("principalId")))?,
             principal_type: self.principal_type.clone(),
             description: self.description.clone(),
             condition: self.condition.clone(),
@@ -263,69 +234,58 @@ impl RoleAssignmentSpec {
 
 /// The observed state of a `RoleAssignment`: what Azure returns, secrets excluded.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct RoleAssignmentStatus {
     /// The role assignment ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The role assignment name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The role assignment type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The role assignment scope.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
     /// The role definition ID.
-    #[serde(
-        rename = "roleDefinitionId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub role_definition_id: Option<String>,
     /// The principal ID.
-    #[serde(rename = "principalId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<String>,
     /// The principal type of the assigned principal ID.
-    #[serde(rename = "principalType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub principal_type: Option<arm::PrincipalType>,
     /// Description of role assignment
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The conditions on the role assignment. This limits the resources it can be assigned to. e.g.: @Resource\[Microsoft.Storage/storageAccounts/blobServices/containers:ContainerName\] StringEqualsIgnoreCase 'foo_storage_container'
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
     /// Version of the condition. Currently the only accepted value is '2.0'
-    #[serde(
-        rename = "conditionVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub condition_version: Option<String>,
     /// Time it was created
-    #[serde(rename = "createdOn", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_on: Option<String>,
     /// Time it was updated
-    #[serde(rename = "updatedOn", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub updated_on: Option<String>,
     /// Id of the user who created the assignment
-    #[serde(rename = "createdBy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
     /// Id of the user who updated the assignment
-    #[serde(rename = "updatedBy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub updated_by: Option<String>,
     /// Id of the delegated managed identity resource
-    #[serde(
-        rename = "delegatedManagedIdentityResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub delegated_managed_identity_resource_id: Option<String>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(rename = "operatorStatus", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 

@@ -6,7 +6,9 @@
 #[allow(unused_imports)]
 use super::{arm, spec, status};
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -107,193 +109,140 @@ impl kube_core::Resource for AgentPool {
 
 /// The desired state of a `AgentPool`: the writable properties of `Microsoft.ContainerService/managedClusters/agentPools`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(rename = "azureName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The parent custom resource, by `name`, in the same namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(rename = "operatorSpec", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<AgentPoolOperatorSpec>,
     /// Number of agents (VMs) to host docker containers. Allowed values must be in the range of 0 to 1000 (inclusive) for user pools and in the range of 1 to 1000 (inclusive) for system pools. The default value is 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// VM size availability varies by region. If a node contains insufficient compute resources (memory, cpu, etc) pods might fail to run correctly. For more details on restricted VM sizes, see: <https://docs.microsoft.com/azure/aks/quotas-skus-regions>
-    #[serde(rename = "vmSize", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_size: Option<String>,
-    #[serde(rename = "osDiskSizeGB", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "osDiskSizeGB", skip_serializing_if = "Option::is_none")]
     pub os_disk_size_gb: Option<i32>,
-    #[serde(rename = "osDiskType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_disk_type: Option<arm::OsDiskType>,
-    #[serde(
-        rename = "kubeletDiskType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_disk_type: Option<arm::KubeletDiskType>,
-    #[serde(
-        rename = "workloadRuntime",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_runtime: Option<arm::WorkloadRuntime>,
     /// If this is not specified, a VNET and subnet will be generated and used. If no podSubnetID is specified, this applies to nodes and pods, otherwise it applies to just nodes. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
-    #[serde(rename = "vnetSubnetID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "vnetSubnetID", skip_serializing_if = "Option::is_none")]
     pub vnet_subnet_id: Option<armgen_runtime::kube::ResourceReference>,
     /// If omitted, pod IPs are statically assigned on the node subnet (see vnetSubnetID for more details). This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
-    #[serde(rename = "podSubnetID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "podSubnetID", skip_serializing_if = "Option::is_none")]
     pub pod_subnet_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The maximum number of pods that can run on a node.
-    #[serde(rename = "maxPods", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_pods: Option<i32>,
-    #[serde(rename = "osType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_type: Option<arm::OsType>,
-    #[serde(rename = "osSKU", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "osSKU", skip_serializing_if = "Option::is_none")]
     pub os_sku: Option<arm::Ossku>,
     /// The maximum number of nodes for auto-scaling
-    #[serde(rename = "maxCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_count: Option<i32>,
     /// The minimum number of nodes for auto-scaling
-    #[serde(rename = "minCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i32>,
     /// Whether to enable auto-scaler
-    #[serde(
-        rename = "enableAutoScaling",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_auto_scaling: Option<bool>,
     /// This also effects the cluster autoscaler behavior. If not specified, it defaults to Delete.
-    #[serde(rename = "scaleDownMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_down_mode: Option<arm::ScaleDownMode>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::AgentPoolType>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::AgentPoolMode>,
     /// Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see [upgrading a node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool>).
-    #[serde(
-        rename = "orchestratorVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub orchestrator_version: Option<String>,
     /// Settings for upgrading the agentpool
-    #[serde(
-        rename = "upgradeSettings",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<spec::AgentPoolUpgradeSettings>,
     /// When an Agent Pool is first created it is initially Running. The Agent Pool can be stopped by setting this field to Stopped. A stopped Agent Pool stops all of its VMs and does not accrue billing charges. An Agent Pool can only be stopped if it is Running and provisioning state is Succeeded
-    #[serde(rename = "powerState", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub power_state: Option<spec::PowerState>,
     /// The list of Availability zones to use for nodes. This can only be specified if the AgentPoolType property is 'VirtualMachineScaleSets'.
-    #[serde(
-        rename = "availabilityZones",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub availability_zones: Option<Vec<String>>,
     /// Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see [assigning a public IP per node](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools>). The default is false.
-    #[serde(
-        rename = "enableNodePublicIP",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableNodePublicIP", skip_serializing_if = "Option::is_none")]
     pub enable_node_public_ip: Option<bool>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/publicIPPrefixes/{publicIPPrefixName}
-    #[serde(
-        rename = "nodePublicIPPrefixID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodePublicIPPrefixID", skip_serializing_if = "Option::is_none")]
     pub node_public_ip_prefix_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The Virtual Machine Scale Set priority. If not specified, the default is 'Regular'.
-    #[serde(
-        rename = "scaleSetPriority",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_set_priority: Option<arm::ScaleSetPriority>,
     /// This cannot be specified unless the scaleSetPriority is 'Spot'. If not specified, the default is 'Delete'.
-    #[serde(
-        rename = "scaleSetEvictionPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_set_eviction_policy: Option<arm::ScaleSetEvictionPolicy>,
     /// Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see [spot VMs pricing](<https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing>)
-    #[serde(rename = "spotMaxPrice", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spot_max_price: Option<f64>,
     /// The tags to be persisted on the agent pool virtual machine scale set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The node labels to be persisted across all nodes in agent pool.
-    #[serde(rename = "nodeLabels", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_labels: Option<BTreeMap<String, String>>,
     /// The taints added to new nodes during node pool create and scale. For example, key=value:NoSchedule.
-    #[serde(rename = "nodeTaints", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_taints: Option<Vec<String>>,
     /// The ID for Proximity Placement Group.
     #[serde(
         rename = "proximityPlacementGroupID",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub proximity_placement_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The Kubelet configuration on the agent pool nodes.
-    #[serde(rename = "kubeletConfig", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_config: Option<spec::KubeletConfig>,
     /// The OS configuration of Linux agent nodes.
-    #[serde(rename = "linuxOSConfig", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "linuxOSConfig", skip_serializing_if = "Option::is_none")]
     pub linux_os_config: Option<spec::LinuxOsConfig>,
     /// This is only supported on certain VM sizes and in certain Azure regions. For more information, see: <https://docs.microsoft.com/azure/aks/enable-host-encryption>
-    #[serde(
-        rename = "enableEncryptionAtHost",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_encryption_at_host: Option<bool>,
     /// Whether to enable UltraSSD
-    #[serde(rename = "enableUltraSSD", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "enableUltraSSD", skip_serializing_if = "Option::is_none")]
     pub enable_ultra_ssd: Option<bool>,
     /// See [Add a FIPS-enabled node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#add-a-fips-enabled-node-pool-preview>) for more details.
-    #[serde(rename = "enableFIPS", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "enableFIPS", skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
-    #[serde(
-        rename = "gpuInstanceProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_instance_profile: Option<arm::GpuInstanceProfile>,
     /// CreationData to be used to specify the source Snapshot ID if the node pool will be created/upgraded using a snapshot.
-    #[serde(rename = "creationData", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<spec::CreationData>,
     /// AKS will associate the specified agent pool with the Capacity Reservation Group.
     #[serde(
         rename = "capacityReservationGroupID",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub capacity_reservation_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
-    #[serde(rename = "hostGroupID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "hostGroupID", skip_serializing_if = "Option::is_none")]
     pub host_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// Network-related settings of an agent pool.
-    #[serde(rename = "networkProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_profile: Option<spec::AgentPoolNetworkProfile>,
     /// The Windows agent pool's specific profile.
-    #[serde(rename = "windowsProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<spec::AgentPoolWindowsProfile>,
     /// The security settings of an agent pool.
-    #[serde(
-        rename = "securityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<spec::AgentPoolSecurityProfile>,
 }
 
@@ -303,7 +252,7 @@ impl AgentPoolSpec {
         &self,
         resolver: &dyn Resolver,
     ) -> Result<arm::AgentPool, ConversionError> {
-        let path = "spec";
+        let path = Path::Root("spec");
         let envelope_properties = if self.count.is_some() || self.vm_size.is_some()
             || self.os_disk_size_gb.is_some() || self.os_disk_type.is_some()
             || self.kubelet_disk_type.is_some() || self.workload_runtime.is_some()
@@ -335,20 +284,12 @@ impl AgentPoolSpec {
                 os_disk_type: self.os_disk_type.clone(),
                 kubelet_disk_type: self.kubelet_disk_type.clone(),
                 workload_runtime: self.workload_runtime.clone(),
-                vnet_subnet_id: match &self.vnet_subnet_id {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "vnetSubnetID");
-                        Some(resolver.resource(&field_path, v)?)
-                    }
-                    None => None,
-                },
-                pod_subnet_id: match &self.pod_subnet_id {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "podSubnetID");
-                        Some(resolver.resource(&field_path, v)?)
-                    }
-                    None => None,
-                },
+                vnet_subnet_id: self
+                    .vnet_subnet_id
+                    .to_arm(resolver, &path.field("vnetSubnetID"))?,
+                pod_subnet_id: self
+                    .pod_subnet_id
+                    .to_arm(resolver, &path.field("podSubnetID"))?,
                 max_pods: self.max_pods,
                 os_type: self.os_type.clone(),
                 os_sku: self.os_sku.clone(),
@@ -361,108 +302,55 @@ impl AgentPoolSpec {
                 orchestrator_version: self.orchestrator_version.clone(),
                 current_orchestrator_version: None,
                 node_image_version: None,
-                upgrade_settings: match &self.upgrade_settings {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "upgradeSettings");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
+                upgrade_settings: self
+                    .upgrade_settings
+                    .to_arm(resolver, &path.field("upgradeSettings"))?,
                 provisioning_state: None,
-                power_state: match &self.power_state {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "powerState");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
+                power_state: self
+                    .power_state
+                    .to_arm(resolver, &path.field("powerState"))?,
                 availability_zones: self.availability_zones.clone(),
                 enable_node_public_ip: self.enable_node_public_ip,
-                node_public_ip_prefix_id: match &self.node_public_ip_prefix_id {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "nodePublicIPPrefixID");
-                        Some(resolver.resource(&field_path, v)?)
-                    }
-                    None => None,
-                },
+                node_public_ip_prefix_id: self
+                    .node_public_ip_prefix_id
+                    .to_arm(resolver, &path.field("nodePublicIPPrefixID"))?,
                 scale_set_priority: self.scale_set_priority.clone(),
                 scale_set_eviction_policy: self.scale_set_eviction_policy.clone(),
                 spot_max_price: self.spot_max_price,
                 tags: self.tags.clone(),
                 node_labels: self.node_labels.clone(),
                 node_taints: self.node_taints.clone(),
-                proximity_placement_group_id: match &self.proximity_placement_group_id {
-                    Some(v) => {
-                        let field_path = format!(
-                            "{}.{}", path, "proximityPlacementGroupID"
-                        );
-                        Some(resolver.resource(&field_path, v)?)
-                    }
-                    None => None,
-                },
-                kubelet_config: match &self.kubelet_config {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "kubeletConfig");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                linux_os_config: match &self.linux_os_config {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "linuxOSConfig");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
+                proximity_placement_group_id: self
+                    .proximity_placement_group_id
+                    .to_arm(resolver, &path.field("proximityPlacementGroupID"))?,
+                kubelet_config: self
+                    .kubelet_config
+                    .to_arm(resolver, &path.field("kubeletConfig"))?,
+                linux_os_config: self
+                    .linux_os_config
+                    .to_arm(resolver, &path.field("linuxOSConfig"))?,
                 enable_encryption_at_host: self.enable_encryption_at_host,
                 enable_ultra_ssd: self.enable_ultra_ssd,
                 enable_fips: self.enable_fips,
                 gpu_instance_profile: self.gpu_instance_profile.clone(),
-                creation_data: match &self.creation_data {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "creationData");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                capacity_reservation_group_id: match &self.capacity_reservation_group_id
-                {
-                    Some(v) => {
-                        let field_path = format!(
-                            "{}.{}", path, "capacityReservationGroupID"
-                        );
-                        Some(resolver.resource(&field_path, v)?)
-                    }
-                    None => None,
-                },
-                host_group_id: match &self.host_group_id {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "hostGroupID");
-                        Some(resolver.resource(&field_path, v)?)
-                    }
-                    None => None,
-                },
-                network_profile: match &self.network_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "networkProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                windows_profile: match &self.windows_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "windowsProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                security_profile: match &self.security_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "securityProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
+                creation_data: self
+                    .creation_data
+                    .to_arm(resolver, &path.field("creationData"))?,
+                capacity_reservation_group_id: self
+                    .capacity_reservation_group_id
+                    .to_arm(resolver, &path.field("capacityReservationGroupID"))?,
+                host_group_id: self
+                    .host_group_id
+                    .to_arm(resolver, &path.field("hostGroupID"))?,
+                network_profile: self
+                    .network_profile
+                    .to_arm(resolver, &path.field("networkProfile"))?,
+                windows_profile: self
+                    .windows_profile
+                    .to_arm(resolver, &path.field("windowsProfile"))?,
+                security_profile: self
+                    .security_profile
+                    .to_arm(resolver, &path.field("securityProfile"))?,
                 unknown_fields: Default::default(),
             })
         } else {
@@ -674,220 +562,155 @@ impl AgentPoolSpec {
 
 /// The observed state of a `AgentPool`: what Azure returns, secrets excluded.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolStatus {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Resource type
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Number of agents (VMs) to host docker containers. Allowed values must be in the range of 0 to 1000 (inclusive) for user pools and in the range of 1 to 1000 (inclusive) for system pools. The default value is 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// VM size availability varies by region. If a node contains insufficient compute resources (memory, cpu, etc) pods might fail to run correctly. For more details on restricted VM sizes, see: <https://docs.microsoft.com/azure/aks/quotas-skus-regions>
-    #[serde(rename = "vmSize", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_size: Option<String>,
-    #[serde(rename = "osDiskSizeGB", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "osDiskSizeGB", skip_serializing_if = "Option::is_none")]
     pub os_disk_size_gb: Option<i32>,
-    #[serde(rename = "osDiskType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_disk_type: Option<arm::OsDiskType>,
-    #[serde(
-        rename = "kubeletDiskType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_disk_type: Option<arm::KubeletDiskType>,
-    #[serde(
-        rename = "workloadRuntime",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_runtime: Option<arm::WorkloadRuntime>,
     /// If this is not specified, a VNET and subnet will be generated and used. If no podSubnetID is specified, this applies to nodes and pods, otherwise it applies to just nodes. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
-    #[serde(rename = "vnetSubnetID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "vnetSubnetID", skip_serializing_if = "Option::is_none")]
     pub vnet_subnet_id: Option<String>,
     /// If omitted, pod IPs are statically assigned on the node subnet (see vnetSubnetID for more details). This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
-    #[serde(rename = "podSubnetID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "podSubnetID", skip_serializing_if = "Option::is_none")]
     pub pod_subnet_id: Option<String>,
     /// The maximum number of pods that can run on a node.
-    #[serde(rename = "maxPods", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_pods: Option<i32>,
-    #[serde(rename = "osType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_type: Option<arm::OsType>,
-    #[serde(rename = "osSKU", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "osSKU", skip_serializing_if = "Option::is_none")]
     pub os_sku: Option<arm::Ossku>,
     /// The maximum number of nodes for auto-scaling
-    #[serde(rename = "maxCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_count: Option<i32>,
     /// The minimum number of nodes for auto-scaling
-    #[serde(rename = "minCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i32>,
     /// Whether to enable auto-scaler
-    #[serde(
-        rename = "enableAutoScaling",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_auto_scaling: Option<bool>,
     /// This also effects the cluster autoscaler behavior. If not specified, it defaults to Delete.
-    #[serde(rename = "scaleDownMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_down_mode: Option<arm::ScaleDownMode>,
-    #[serde(rename = "propertiesType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties_type: Option<arm::AgentPoolType>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::AgentPoolMode>,
     /// Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see [upgrading a node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool>).
-    #[serde(
-        rename = "orchestratorVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub orchestrator_version: Option<String>,
     /// If orchestratorVersion is a fully specified version &lt;major.minor.patch&gt;, this field will be exactly equal to it. If orchestratorVersion is &lt;major.minor&gt;, this field will contain the full &lt;major.minor.patch&gt; version being used.
-    #[serde(
-        rename = "currentOrchestratorVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub current_orchestrator_version: Option<String>,
     /// The version of node image
-    #[serde(
-        rename = "nodeImageVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_image_version: Option<String>,
     /// Settings for upgrading the agentpool
-    #[serde(
-        rename = "upgradeSettings",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<status::AgentPoolUpgradeSettings>,
     /// The current deployment or provisioning state.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// When an Agent Pool is first created it is initially Running. The Agent Pool can be stopped by setting this field to Stopped. A stopped Agent Pool stops all of its VMs and does not accrue billing charges. An Agent Pool can only be stopped if it is Running and provisioning state is Succeeded
-    #[serde(rename = "powerState", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub power_state: Option<status::PowerState>,
     /// The list of Availability zones to use for nodes. This can only be specified if the AgentPoolType property is 'VirtualMachineScaleSets'.
-    #[serde(
-        rename = "availabilityZones",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub availability_zones: Option<Vec<String>>,
     /// Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see [assigning a public IP per node](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools>). The default is false.
-    #[serde(
-        rename = "enableNodePublicIP",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableNodePublicIP", skip_serializing_if = "Option::is_none")]
     pub enable_node_public_ip: Option<bool>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/publicIPPrefixes/{publicIPPrefixName}
-    #[serde(
-        rename = "nodePublicIPPrefixID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodePublicIPPrefixID", skip_serializing_if = "Option::is_none")]
     pub node_public_ip_prefix_id: Option<String>,
     /// The Virtual Machine Scale Set priority. If not specified, the default is 'Regular'.
-    #[serde(
-        rename = "scaleSetPriority",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_set_priority: Option<arm::ScaleSetPriority>,
     /// This cannot be specified unless the scaleSetPriority is 'Spot'. If not specified, the default is 'Delete'.
-    #[serde(
-        rename = "scaleSetEvictionPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_set_eviction_policy: Option<arm::ScaleSetEvictionPolicy>,
     /// Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see [spot VMs pricing](<https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing>)
-    #[serde(rename = "spotMaxPrice", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spot_max_price: Option<f64>,
     /// The tags to be persisted on the agent pool virtual machine scale set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The node labels to be persisted across all nodes in agent pool.
-    #[serde(rename = "nodeLabels", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_labels: Option<BTreeMap<String, String>>,
     /// The taints added to new nodes during node pool create and scale. For example, key=value:NoSchedule.
-    #[serde(rename = "nodeTaints", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_taints: Option<Vec<String>>,
     /// The ID for Proximity Placement Group.
     #[serde(
         rename = "proximityPlacementGroupID",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub proximity_placement_group_id: Option<String>,
     /// The Kubelet configuration on the agent pool nodes.
-    #[serde(rename = "kubeletConfig", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_config: Option<status::KubeletConfig>,
     /// The OS configuration of Linux agent nodes.
-    #[serde(rename = "linuxOSConfig", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "linuxOSConfig", skip_serializing_if = "Option::is_none")]
     pub linux_os_config: Option<status::LinuxOsConfig>,
     /// This is only supported on certain VM sizes and in certain Azure regions. For more information, see: <https://docs.microsoft.com/azure/aks/enable-host-encryption>
-    #[serde(
-        rename = "enableEncryptionAtHost",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_encryption_at_host: Option<bool>,
     /// Whether to enable UltraSSD
-    #[serde(rename = "enableUltraSSD", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "enableUltraSSD", skip_serializing_if = "Option::is_none")]
     pub enable_ultra_ssd: Option<bool>,
     /// See [Add a FIPS-enabled node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#add-a-fips-enabled-node-pool-preview>) for more details.
-    #[serde(rename = "enableFIPS", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "enableFIPS", skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
-    #[serde(
-        rename = "gpuInstanceProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_instance_profile: Option<arm::GpuInstanceProfile>,
     /// CreationData to be used to specify the source Snapshot ID if the node pool will be created/upgraded using a snapshot.
-    #[serde(rename = "creationData", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<status::CreationData>,
     /// AKS will associate the specified agent pool with the Capacity Reservation Group.
     #[serde(
         rename = "capacityReservationGroupID",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub capacity_reservation_group_id: Option<String>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
-    #[serde(rename = "hostGroupID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "hostGroupID", skip_serializing_if = "Option::is_none")]
     pub host_group_id: Option<String>,
     /// Network-related settings of an agent pool.
-    #[serde(rename = "networkProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_profile: Option<status::AgentPoolNetworkProfile>,
     /// The Windows agent pool's specific profile.
-    #[serde(rename = "windowsProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<status::AgentPoolWindowsProfile>,
     /// The security settings of an agent pool.
-    #[serde(
-        rename = "securityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<status::AgentPoolSecurityProfile>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(rename = "operatorStatus", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 

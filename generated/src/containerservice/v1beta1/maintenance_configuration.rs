@@ -6,7 +6,9 @@
 #[allow(unused_imports)]
 use super::{arm, spec, status};
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -113,28 +115,25 @@ impl kube_core::Resource for MaintenanceConfiguration {
 
 /// The desired state of a `MaintenanceConfiguration`: the writable properties of `Microsoft.ContainerService/managedClusters/maintenanceConfigurations`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct MaintenanceConfigurationSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(rename = "azureName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The parent custom resource, by `name`, in the same namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(rename = "operatorSpec", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<MaintenanceConfigurationOperatorSpec>,
     /// If two array entries specify the same day of the week, the applied configuration is the union of times in both entries.
-    #[serde(rename = "timeInWeek", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub time_in_week: Option<Vec<spec::TimeInWeek>>,
     /// Time slots on which upgrade is not allowed.
-    #[serde(rename = "notAllowedTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub not_allowed_time: Option<Vec<spec::TimeSpan>>,
     /// Maintenance window for the maintenance configuration.
-    #[serde(
-        rename = "maintenanceWindow",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub maintenance_window: Option<spec::MaintenanceWindow>,
 }
 
@@ -144,50 +143,20 @@ impl MaintenanceConfigurationSpec {
         &self,
         resolver: &dyn Resolver,
     ) -> Result<arm::MaintenanceConfiguration, ConversionError> {
-        let path = "spec";
+        let path = Path::Root("spec");
         let envelope_properties = if self.time_in_week.is_some()
             || self.not_allowed_time.is_some() || self.maintenance_window.is_some()
         {
             Some(arm::MaintenanceConfigurationProperties {
-                time_in_week: match &self.time_in_week {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "timeInWeek");
-                        Some(
-                            v
-                                .iter()
-                                .enumerate()
-                                .map(|(i, x0)| {
-                                    let item_path_0 = format!("{}[{}]", field_path, i);
-                                    x0.to_arm(resolver, &item_path_0)
-                                })
-                                .collect::<Result<Vec<_>, _>>()?,
-                        )
-                    }
-                    None => None,
-                },
-                not_allowed_time: match &self.not_allowed_time {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "notAllowedTime");
-                        Some(
-                            v
-                                .iter()
-                                .enumerate()
-                                .map(|(i, x0)| {
-                                    let item_path_0 = format!("{}[{}]", field_path, i);
-                                    x0.to_arm(resolver, &item_path_0)
-                                })
-                                .collect::<Result<Vec<_>, _>>()?,
-                        )
-                    }
-                    None => None,
-                },
-                maintenance_window: match &self.maintenance_window {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "maintenanceWindow");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
+                time_in_week: self
+                    .time_in_week
+                    .to_arm(resolver, &path.field("timeInWeek"))?,
+                not_allowed_time: self
+                    .not_allowed_time
+                    .to_arm(resolver, &path.field("notAllowedTime"))?,
+                maintenance_window: self
+                    .maintenance_window
+                    .to_arm(resolver, &path.field("maintenanceWindow"))?,
                 unknown_fields: Default::default(),
             })
         } else {
@@ -239,37 +208,34 @@ impl MaintenanceConfigurationSpec {
 
 /// The observed state of a `MaintenanceConfiguration`: what Azure returns, secrets excluded.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct MaintenanceConfigurationStatus {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Resource type
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The system metadata relating to this resource.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub system_data: Option<status::SystemData>,
     /// If two array entries specify the same day of the week, the applied configuration is the union of times in both entries.
-    #[serde(rename = "timeInWeek", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub time_in_week: Option<Vec<status::TimeInWeek>>,
     /// Time slots on which upgrade is not allowed.
-    #[serde(rename = "notAllowedTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub not_allowed_time: Option<Vec<status::TimeSpan>>,
     /// Maintenance window for the maintenance configuration.
-    #[serde(
-        rename = "maintenanceWindow",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub maintenance_window: Option<status::MaintenanceWindow>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(rename = "operatorStatus", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 

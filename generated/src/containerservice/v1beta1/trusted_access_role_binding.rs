@@ -6,7 +6,9 @@
 #[allow(unused_imports)]
 use super::{arm, spec, status};
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -113,25 +115,22 @@ impl kube_core::Resource for TrustedAccessRoleBinding {
 
 /// The desired state of a `TrustedAccessRoleBinding`: the writable properties of `Microsoft.ContainerService/managedClusters/trustedAccessRoleBindings`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct TrustedAccessRoleBindingSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(rename = "azureName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The parent custom resource, by `name`, in the same namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(rename = "operatorSpec", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<TrustedAccessRoleBindingOperatorSpec>,
     /// The ARM resource ID of source resource that trusted access is configured for.
-    #[serde(
-        rename = "sourceResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub source_resource_id: Option<armgen_runtime::kube::ResourceReference>,
     /// A list of roles to bind, each item is a resource type qualified role name. For example: 'Microsoft.MachineLearningServices/workspaces/reader'.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub roles: Option<Vec<String>>,
 }
 
@@ -141,30 +140,15 @@ impl TrustedAccessRoleBindingSpec {
         &self,
         resolver: &dyn Resolver,
     ) -> Result<arm::TrustedAccessRoleBinding, ConversionError> {
-        let path = "spec";
+        let path = Path::Root("spec");
         let envelope_properties = arm::TrustedAccessRoleBindingProperties {
             provisioning_state: None,
-            source_resource_id: match &self.source_resource_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "sourceResourceId");
-                    resolver.resource(&field_path, v)?
-                }
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "sourceResourceId"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            roles: match &self.roles {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "roles"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            source_resource_id: required(
+                    self.source_resource_id.as_ref(),
+                    &path.field("sourceResourceId"),
+                )?
+                .to_arm(resolver, &path.field("sourceResourceId"))?,
+            roles: required(self.roles.as_ref(), &path.field("roles"))?.clone(),
             unknown_fields: Default::default(),
         };
         Ok(arm::TrustedAccessRoleBinding {
@@ -200,41 +184,34 @@ impl TrustedAccessRoleBindingSpec {
 
 /// The observed state of a `TrustedAccessRoleBinding`: what Azure returns, secrets excluded.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct TrustedAccessRoleBindingStatus {
     /// Fully qualified resource ID for the resource. E.g. "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}"
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub system_data: Option<status::SystemData>,
     /// The current provisioning state of trusted access role binding.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::TrustedAccessRoleBindingProvisioningState>,
     /// The ARM resource ID of source resource that trusted access is configured for.
-    #[serde(
-        rename = "sourceResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub source_resource_id: Option<String>,
     /// A list of roles to bind, each item is a resource type qualified role name. For example: 'Microsoft.MachineLearningServices/workspaces/reader'.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub roles: Option<Vec<String>>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(rename = "operatorStatus", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 

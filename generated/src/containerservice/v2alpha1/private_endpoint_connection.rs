@@ -6,7 +6,9 @@
 #[allow(unused_imports)]
 use super::{arm, spec, status};
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -113,29 +115,22 @@ impl kube_core::Resource for PrivateEndpointConnection {
 
 /// The desired state of a `PrivateEndpointConnection`: the writable properties of `Microsoft.ContainerService/managedClusters/privateEndpointConnections`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct PrivateEndpointConnectionSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(rename = "azureName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The parent custom resource, by `name`, in the same namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(rename = "operatorSpec", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<PrivateEndpointConnectionOperatorSpec>,
     /// The resource of private endpoint.
-    #[serde(
-        rename = "privateEndpoint",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoint: Option<spec::PrivateEndpoint>,
     /// A collection of information about the state of the connection between service consumer and provider.
-    #[serde(
-        rename = "privateLinkServiceConnectionState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_link_service_connection_state: Option<
         spec::PrivateLinkServiceConnectionState,
     >,
@@ -147,37 +142,20 @@ impl PrivateEndpointConnectionSpec {
         &self,
         resolver: &dyn Resolver,
     ) -> Result<arm::PrivateEndpointConnection, ConversionError> {
-        let path = "spec";
+        let path = Path::Root("spec");
         let envelope_properties = if self.private_endpoint.is_some()
             || self.private_link_service_connection_state.is_some()
         {
             Some(arm::PrivateEndpointConnectionProperties {
                 provisioning_state: None,
-                private_endpoint: match &self.private_endpoint {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "privateEndpoint");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                private_link_service_connection_state: match &self
-                    .private_link_service_connection_state
-                {
-                    Some(v) => {
-                        let field_path = format!(
-                            "{}.{}", path, "privateLinkServiceConnectionState"
-                        );
-                        v.to_arm(resolver, &field_path)?
-                    }
-                    None => {
-                        return Err(ConversionError {
-                            path: format!(
-                                "{}.{}", path, "privateLinkServiceConnectionState"
-                            ),
-                            message: "required".to_string(),
-                        });
-                    }
-                },
+                private_endpoint: self
+                    .private_endpoint
+                    .to_arm(resolver, &path.field("privateEndpoint"))?,
+                private_link_service_connection_state: required(
+                        self.private_link_service_connection_state.as_ref(),
+                        &path.field("privateLinkServiceConnectionState"),
+                    )?
+                    .to_arm(resolver, &path.field("privateLinkServiceConnectionState"))?,
                 unknown_fields: Default::default(),
             })
         } else {
@@ -217,47 +195,36 @@ impl PrivateEndpointConnectionSpec {
 
 /// The observed state of a `PrivateEndpointConnection`: what Azure returns, secrets excluded.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct PrivateEndpointConnectionStatus {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub system_data: Option<status::SystemData>,
     /// The current provisioning state.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::PrivateEndpointConnectionProvisioningState>,
     /// The resource of private endpoint.
-    #[serde(
-        rename = "privateEndpoint",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoint: Option<status::PrivateEndpoint>,
     /// A collection of information about the state of the connection between service consumer and provider.
-    #[serde(
-        rename = "privateLinkServiceConnectionState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_link_service_connection_state: Option<
         status::PrivateLinkServiceConnectionState,
     >,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(rename = "operatorStatus", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 

@@ -6,7 +6,9 @@
 #[allow(unused_imports)]
 use super::{arm, spec, status};
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -113,22 +115,19 @@ impl kube_core::Resource for IdentityBinding {
 
 /// The desired state of a `IdentityBinding`: the writable properties of `Microsoft.ContainerService/managedClusters/identityBindings`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IdentityBindingSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(rename = "azureName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The parent custom resource, by `name`, in the same namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(rename = "operatorSpec", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<IdentityBindingOperatorSpec>,
     /// Managed identity profile for the identity binding.
-    #[serde(
-        rename = "managedIdentity",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub managed_identity: Option<spec::IdentityBindingManagedIdentityProfile>,
 }
 
@@ -138,21 +137,14 @@ impl IdentityBindingSpec {
         &self,
         resolver: &dyn Resolver,
     ) -> Result<arm::IdentityBinding, ConversionError> {
-        let path = "spec";
+        let path = Path::Root("spec");
         let envelope_properties = if self.managed_identity.is_some() {
             Some(arm::IdentityBindingProperties {
-                managed_identity: match &self.managed_identity {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "managedIdentity");
-                        v.to_arm(resolver, &field_path)?
-                    }
-                    None => {
-                        return Err(ConversionError {
-                            path: format!("{}.{}", path, "managedIdentity"),
-                            message: "required".to_string(),
-                        });
-                    }
-                },
+                managed_identity: required(
+                        self.managed_identity.as_ref(),
+                        &path.field("managedIdentity"),
+                    )?
+                    .to_arm(resolver, &path.field("managedIdentity"))?,
                 oidc_issuer: None,
                 provisioning_state: None,
                 unknown_fields: Default::default(),
@@ -189,44 +181,37 @@ impl IdentityBindingSpec {
 
 /// The observed state of a `IdentityBinding`: what Azure returns, secrets excluded.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IdentityBindingStatus {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub system_data: Option<status::SystemData>,
     /// Managed identity profile for the identity binding.
-    #[serde(
-        rename = "managedIdentity",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub managed_identity: Option<status::IdentityBindingManagedIdentityProfile>,
     /// The OIDC issuer URL of the IdentityBinding.
-    #[serde(rename = "oidcIssuer", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub oidc_issuer: Option<status::IdentityBindingOidcIssuerProfile>,
     /// The status of the last operation.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::IdentityBindingProvisioningState>,
     /// If eTag is provided in the response body, it may also be provided as a header per the normal etag convention.  Entity tags are used for comparing two or more entities from the same requested resource. HTTP/1.1 uses entity tags in the etag (section 14.19), If-Match (section 14.24), If-None-Match (section 14.26), and If-Range (section 14.27) header fields.
-    #[serde(rename = "eTag", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub e_tag: Option<String>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(rename = "operatorStatus", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 

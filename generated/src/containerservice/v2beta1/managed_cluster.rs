@@ -6,7 +6,9 @@
 #[allow(unused_imports)]
 use super::{arm, spec, status};
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -129,264 +131,157 @@ impl kube_core::Resource for ManagedCluster {
 
 /// The desired state of a `ManagedCluster`: the writable properties of `Microsoft.ContainerService/managedClusters`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(rename = "azureName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The resource group the resource lives in: `name` (in the operator's subscription) or `armId`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::ResourceGroupOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(rename = "operatorSpec", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<ManagedClusterOperatorSpec>,
     /// Resource tags.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The geo-location where the resource lives
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// The version of Kubernetes specified by the user. Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. When you upgrade a supported AKS cluster, Kubernetes minor versions cannot be skipped. All upgrades must be performed sequentially by major version number. For example, upgrades between 1.14.x -&gt; 1.15.x or 1.15.x -&gt; 1.16.x are allowed, however 1.14.x -&gt; 1.16.x is not allowed. See [upgrading an AKS cluster](<https://docs.microsoft.com/azure/aks/upgrade-cluster>) for more details.
-    #[serde(
-        rename = "kubernetesVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// The DNS prefix of the Managed Cluster. This cannot be updated once the Managed Cluster has been created.
-    #[serde(rename = "dnsPrefix", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dns_prefix: Option<String>,
     /// The FQDN subdomain of the private cluster with custom private dns zone. This cannot be updated once the Managed Cluster has been created.
-    #[serde(rename = "fqdnSubdomain", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fqdn_subdomain: Option<String>,
     /// The agent pool properties.
-    #[serde(
-        rename = "agentPoolProfiles",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_pool_profiles: Option<Vec<spec::ManagedClusterAgentPoolProfile>>,
     /// The profile for Linux VMs in the Managed Cluster.
-    #[serde(rename = "linuxProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub linux_profile: Option<spec::ContainerServiceLinuxProfile>,
     /// The profile for Windows VMs in the Managed Cluster.
-    #[serde(rename = "windowsProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<spec::ManagedClusterWindowsProfile>,
     /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
-    #[serde(
-        rename = "servicePrincipalProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_principal_profile: Option<spec::ManagedClusterServicePrincipalProfile>,
     /// The profile of managed cluster add-on.
-    #[serde(rename = "addonProfiles", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub addon_profiles: Option<BTreeMap<String, spec::ManagedClusterAddonProfile>>,
     /// The pod identity profile of the Managed Cluster. See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on AAD pod identity integration.
-    #[serde(
-        rename = "podIdentityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_identity_profile: Option<spec::ManagedClusterPodIdentityProfile>,
     /// The OIDC issuer profile of the Managed Cluster.
-    #[serde(
-        rename = "oidcIssuerProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub oidc_issuer_profile: Option<spec::ManagedClusterOidcIssuerProfile>,
     /// The name of the resource group containing agent pool nodes.
-    #[serde(
-        rename = "nodeResourceGroup",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_resource_group: Option<String>,
     /// Profile of the node resource group configuration.
-    #[serde(
-        rename = "nodeResourceGroupProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_resource_group_profile: Option<
         spec::ManagedClusterNodeResourceGroupProfile,
     >,
     /// Whether to enable Kubernetes Role-Based Access Control.
-    #[serde(rename = "enableRBAC", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "enableRBAC", skip_serializing_if = "Option::is_none")]
     pub enable_rbac: Option<bool>,
     /// The support plan for the Managed Cluster. If unspecified, the default is 'KubernetesOfficial'.
-    #[serde(rename = "supportPlan", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub support_plan: Option<arm::KubernetesSupportPlan>,
     /// Whether to enable FIPS mode at the cluster level. When enabled, this setting enforces FIPS compliance for all AKS-managed components, such as the node operating system, addons, and [managed containerized components](<https://aka.ms/aks/components/docs>). See [Enable cluster-wide FIPS](<https://aka.ms/aks/fips>) for more details. When this property is enabled, all node pools in the cluster must also be FIPS-enabled. Although this property is available in a stable API version, cluster-wide FIPS remains a preview feature. Write requests whose resulting cluster state has this property set to true require the `Microsoft.ContainerService/EnableFIPSPreview` subscription feature registration.
-    #[serde(rename = "enableFIPS", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "enableFIPS", skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// The network configuration profile.
-    #[serde(rename = "networkProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_profile: Option<spec::ContainerServiceNetworkProfile>,
     /// The Azure Active Directory configuration.
-    #[serde(rename = "aadProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub aad_profile: Option<spec::ManagedClusterAadProfile>,
     /// The auto upgrade configuration.
-    #[serde(
-        rename = "autoUpgradeProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub auto_upgrade_profile: Option<spec::ManagedClusterAutoUpgradeProfile>,
     /// Settings for upgrading a cluster.
-    #[serde(
-        rename = "upgradeSettings",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<spec::ClusterUpgradeSettings>,
     /// Parameters to be applied to the cluster-autoscaler when enabled
-    #[serde(
-        rename = "autoScalerProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub auto_scaler_profile: Option<spec::ManagedClusterPropertiesAutoScalerProfile>,
     /// The access profile for managed cluster API server.
-    #[serde(
-        rename = "apiServerAccessProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub api_server_access_profile: Option<spec::ManagedClusterApiServerAccessProfile>,
     /// The Resource ID of the disk encryption set to use for enabling encryption at rest. This is of the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/diskEncryptionSets/{encryptionSetName}'
-    #[serde(
-        rename = "diskEncryptionSetID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "diskEncryptionSetID", skip_serializing_if = "Option::is_none")]
     pub disk_encryption_set_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The user identity associated with the managed cluster. This identity will be used by the kubelet. Only one user assigned identity is allowed. The only accepted key is "kubeletidentity", with value of "resourceId": "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}".
-    #[serde(
-        rename = "identityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity_profile: Option<BTreeMap<String, spec::UserAssignedIdentity>>,
     /// Private link resources associated with the cluster.
-    #[serde(
-        rename = "privateLinkResources",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_link_resources: Option<Vec<spec::PrivateLinkResource>>,
     /// If local accounts should be disabled on the Managed Cluster. If set to true, getting static credentials will be disabled for this cluster. This must only be used on Managed Clusters that are AAD enabled. For more details see [disable local accounts](<https://docs.microsoft.com/azure/aks/managed-aad#disable-local-accounts-preview>).
-    #[serde(
-        rename = "disableLocalAccounts",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_local_accounts: Option<bool>,
     /// Configurations for provisioning the cluster with HTTP proxy servers.
-    #[serde(
-        rename = "httpProxyConfig",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub http_proxy_config: Option<spec::ManagedClusterHttpProxyConfig>,
     /// Security profile for the managed cluster.
-    #[serde(
-        rename = "securityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<spec::ManagedClusterSecurityProfile>,
     /// Storage profile for the managed cluster.
-    #[serde(rename = "storageProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub storage_profile: Option<spec::ManagedClusterStorageProfile>,
     /// Ingress profile for the managed cluster.
-    #[serde(rename = "ingressProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ingress_profile: Option<spec::ManagedClusterIngressProfile>,
     /// PublicNetworkAccess of the managedCluster. Allow or deny public network access for AKS
-    #[serde(
-        rename = "publicNetworkAccess",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub public_network_access: Option<arm::PublicNetworkAccess>,
     /// Workload Auto-scaler profile for the managed cluster.
-    #[serde(
-        rename = "workloadAutoScalerProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_auto_scaler_profile: Option<
         spec::ManagedClusterWorkloadAutoScalerProfile,
     >,
     /// Azure Monitor addon profiles for monitoring the managed cluster.
-    #[serde(
-        rename = "azureMonitorProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_monitor_profile: Option<spec::ManagedClusterAzureMonitorProfile>,
     /// Service mesh profile for a managed cluster.
-    #[serde(
-        rename = "serviceMeshProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_mesh_profile: Option<spec::ServiceMeshProfile>,
     /// Optional cluster metrics configuration.
-    #[serde(rename = "metricsProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metrics_profile: Option<spec::ManagedClusterMetricsProfile>,
     /// Node provisioning settings that apply to the whole cluster.
-    #[serde(
-        rename = "nodeProvisioningProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_provisioning_profile: Option<spec::ManagedClusterNodeProvisioningProfile>,
     /// Profile of the cluster bootstrap configuration.
-    #[serde(
-        rename = "bootstrapProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bootstrap_profile: Option<spec::ManagedClusterBootstrapProfile>,
     /// AI toolchain operator settings that apply to the whole cluster.
-    #[serde(
-        rename = "aiToolchainOperatorProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ai_toolchain_operator_profile: Option<
         spec::ManagedClusterAiToolchainOperatorProfile,
     >,
     /// Profile with scheduler-related settings, like the configuration mode for each scheduler managed by AKS. See <https://aka.ms/aks/scheduler-profile>.
-    #[serde(
-        rename = "schedulerProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scheduler_profile: Option<spec::SchedulerProfile>,
     /// Settings for hosted system addons. For more information, see <https://aka.ms/aks/automatic/systemcomponents>.
-    #[serde(
-        rename = "hostedSystemProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hosted_system_profile: Option<spec::ManagedClusterHostedSystemProfile>,
     /// The managed cluster SKU.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sku: Option<spec::ManagedClusterSku>,
     /// The extended location of the Virtual Machine.
-    #[serde(
-        rename = "extendedLocation",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub extended_location: Option<spec::ExtendedLocation>,
     /// The identity of the managed cluster, if configured.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<spec::ManagedClusterIdentity>,
     /// This is primarily used to expose different UI experiences in the portal for different kinds
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
 }
 
@@ -396,7 +291,7 @@ impl ManagedClusterSpec {
         &self,
         resolver: &dyn Resolver,
     ) -> Result<arm::ManagedCluster, ConversionError> {
-        let path = "spec";
+        let path = Path::Root("spec");
         let envelope_properties = if self.kubernetes_version.is_some()
             || self.dns_prefix.is_some() || self.fqdn_subdomain.is_some()
             || self.agent_pool_profiles.is_some() || self.linux_profile.is_some()
@@ -433,270 +328,103 @@ impl ManagedClusterSpec {
                 fqdn: None,
                 private_fqdn: None,
                 azure_portal_fqdn: None,
-                agent_pool_profiles: match &self.agent_pool_profiles {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "agentPoolProfiles");
-                        Some(
-                            v
-                                .iter()
-                                .enumerate()
-                                .map(|(i, x0)| {
-                                    let item_path_0 = format!("{}[{}]", field_path, i);
-                                    x0.to_arm(resolver, &item_path_0)
-                                })
-                                .collect::<Result<Vec<_>, _>>()?,
-                        )
-                    }
-                    None => None,
-                },
-                linux_profile: match &self.linux_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "linuxProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                windows_profile: match &self.windows_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "windowsProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                service_principal_profile: match &self.service_principal_profile {
-                    Some(v) => {
-                        let field_path = format!(
-                            "{}.{}", path, "servicePrincipalProfile"
-                        );
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                addon_profiles: match &self.addon_profiles {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "addonProfiles");
-                        Some(
-                            v
-                                .iter()
-                                .map(|(key, x0)| {
-                                    let item_path_0 = format!("{}[{}]", field_path, key);
-                                    x0.to_arm(resolver, &item_path_0).map(|y| (key.clone(), y))
-                                })
-                                .collect::<Result<BTreeMap<_, _>, _>>()?,
-                        )
-                    }
-                    None => None,
-                },
-                pod_identity_profile: match &self.pod_identity_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "podIdentityProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                oidc_issuer_profile: match &self.oidc_issuer_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "oidcIssuerProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
+                agent_pool_profiles: self
+                    .agent_pool_profiles
+                    .to_arm(resolver, &path.field("agentPoolProfiles"))?,
+                linux_profile: self
+                    .linux_profile
+                    .to_arm(resolver, &path.field("linuxProfile"))?,
+                windows_profile: self
+                    .windows_profile
+                    .to_arm(resolver, &path.field("windowsProfile"))?,
+                service_principal_profile: self
+                    .service_principal_profile
+                    .to_arm(resolver, &path.field("servicePrincipalProfile"))?,
+                addon_profiles: self
+                    .addon_profiles
+                    .to_arm(resolver, &path.field("addonProfiles"))?,
+                pod_identity_profile: self
+                    .pod_identity_profile
+                    .to_arm(resolver, &path.field("podIdentityProfile"))?,
+                oidc_issuer_profile: self
+                    .oidc_issuer_profile
+                    .to_arm(resolver, &path.field("oidcIssuerProfile"))?,
                 node_resource_group: self.node_resource_group.clone(),
-                node_resource_group_profile: match &self.node_resource_group_profile {
-                    Some(v) => {
-                        let field_path = format!(
-                            "{}.{}", path, "nodeResourceGroupProfile"
-                        );
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
+                node_resource_group_profile: self
+                    .node_resource_group_profile
+                    .to_arm(resolver, &path.field("nodeResourceGroupProfile"))?,
                 enable_rbac: self.enable_rbac,
                 support_plan: self.support_plan.clone(),
                 enable_fips: self.enable_fips,
-                network_profile: match &self.network_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "networkProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                aad_profile: match &self.aad_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "aadProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                auto_upgrade_profile: match &self.auto_upgrade_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "autoUpgradeProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                upgrade_settings: match &self.upgrade_settings {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "upgradeSettings");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                auto_scaler_profile: match &self.auto_scaler_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "autoScalerProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                api_server_access_profile: match &self.api_server_access_profile {
-                    Some(v) => {
-                        let field_path = format!(
-                            "{}.{}", path, "apiServerAccessProfile"
-                        );
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                disk_encryption_set_id: match &self.disk_encryption_set_id {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "diskEncryptionSetID");
-                        Some(resolver.resource(&field_path, v)?)
-                    }
-                    None => None,
-                },
-                identity_profile: match &self.identity_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "identityProfile");
-                        Some(
-                            v
-                                .iter()
-                                .map(|(key, x0)| {
-                                    let item_path_0 = format!("{}[{}]", field_path, key);
-                                    x0.to_arm(resolver, &item_path_0).map(|y| (key.clone(), y))
-                                })
-                                .collect::<Result<BTreeMap<_, _>, _>>()?,
-                        )
-                    }
-                    None => None,
-                },
-                private_link_resources: match &self.private_link_resources {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "privateLinkResources");
-                        Some(
-                            v
-                                .iter()
-                                .enumerate()
-                                .map(|(i, x0)| {
-                                    let item_path_0 = format!("{}[{}]", field_path, i);
-                                    x0.to_arm(resolver, &item_path_0)
-                                })
-                                .collect::<Result<Vec<_>, _>>()?,
-                        )
-                    }
-                    None => None,
-                },
+                network_profile: self
+                    .network_profile
+                    .to_arm(resolver, &path.field("networkProfile"))?,
+                aad_profile: self
+                    .aad_profile
+                    .to_arm(resolver, &path.field("aadProfile"))?,
+                auto_upgrade_profile: self
+                    .auto_upgrade_profile
+                    .to_arm(resolver, &path.field("autoUpgradeProfile"))?,
+                upgrade_settings: self
+                    .upgrade_settings
+                    .to_arm(resolver, &path.field("upgradeSettings"))?,
+                auto_scaler_profile: self
+                    .auto_scaler_profile
+                    .to_arm(resolver, &path.field("autoScalerProfile"))?,
+                api_server_access_profile: self
+                    .api_server_access_profile
+                    .to_arm(resolver, &path.field("apiServerAccessProfile"))?,
+                disk_encryption_set_id: self
+                    .disk_encryption_set_id
+                    .to_arm(resolver, &path.field("diskEncryptionSetID"))?,
+                identity_profile: self
+                    .identity_profile
+                    .to_arm(resolver, &path.field("identityProfile"))?,
+                private_link_resources: self
+                    .private_link_resources
+                    .to_arm(resolver, &path.field("privateLinkResources"))?,
                 disable_local_accounts: self.disable_local_accounts,
-                http_proxy_config: match &self.http_proxy_config {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "httpProxyConfig");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                security_profile: match &self.security_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "securityProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                storage_profile: match &self.storage_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "storageProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                ingress_profile: match &self.ingress_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "ingressProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
+                http_proxy_config: self
+                    .http_proxy_config
+                    .to_arm(resolver, &path.field("httpProxyConfig"))?,
+                security_profile: self
+                    .security_profile
+                    .to_arm(resolver, &path.field("securityProfile"))?,
+                storage_profile: self
+                    .storage_profile
+                    .to_arm(resolver, &path.field("storageProfile"))?,
+                ingress_profile: self
+                    .ingress_profile
+                    .to_arm(resolver, &path.field("ingressProfile"))?,
                 public_network_access: self.public_network_access.clone(),
-                workload_auto_scaler_profile: match &self.workload_auto_scaler_profile {
-                    Some(v) => {
-                        let field_path = format!(
-                            "{}.{}", path, "workloadAutoScalerProfile"
-                        );
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                azure_monitor_profile: match &self.azure_monitor_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "azureMonitorProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                service_mesh_profile: match &self.service_mesh_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "serviceMeshProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
+                workload_auto_scaler_profile: self
+                    .workload_auto_scaler_profile
+                    .to_arm(resolver, &path.field("workloadAutoScalerProfile"))?,
+                azure_monitor_profile: self
+                    .azure_monitor_profile
+                    .to_arm(resolver, &path.field("azureMonitorProfile"))?,
+                service_mesh_profile: self
+                    .service_mesh_profile
+                    .to_arm(resolver, &path.field("serviceMeshProfile"))?,
                 resource_uid: None,
-                metrics_profile: match &self.metrics_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "metricsProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                node_provisioning_profile: match &self.node_provisioning_profile {
-                    Some(v) => {
-                        let field_path = format!(
-                            "{}.{}", path, "nodeProvisioningProfile"
-                        );
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                bootstrap_profile: match &self.bootstrap_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "bootstrapProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                ai_toolchain_operator_profile: match &self.ai_toolchain_operator_profile
-                {
-                    Some(v) => {
-                        let field_path = format!(
-                            "{}.{}", path, "aiToolchainOperatorProfile"
-                        );
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                scheduler_profile: match &self.scheduler_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "schedulerProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                hosted_system_profile: match &self.hosted_system_profile {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "hostedSystemProfile");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
+                metrics_profile: self
+                    .metrics_profile
+                    .to_arm(resolver, &path.field("metricsProfile"))?,
+                node_provisioning_profile: self
+                    .node_provisioning_profile
+                    .to_arm(resolver, &path.field("nodeProvisioningProfile"))?,
+                bootstrap_profile: self
+                    .bootstrap_profile
+                    .to_arm(resolver, &path.field("bootstrapProfile"))?,
+                ai_toolchain_operator_profile: self
+                    .ai_toolchain_operator_profile
+                    .to_arm(resolver, &path.field("aiToolchainOperatorProfile"))?,
+                scheduler_profile: self
+                    .scheduler_profile
+                    .to_arm(resolver, &path.field("schedulerProfile"))?,
+                hosted_system_profile: self
+                    .hosted_system_profile
+                    .to_arm(resolver, &path.field("hostedSystemProfile"))?,
                 status: None,
                 unknown_fields: Default::default(),
             })
@@ -709,38 +437,14 @@ impl ManagedClusterSpec {
             r#type: None,
             system_data: None,
             tags: self.tags.clone(),
-            location: match &self.location {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "location"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            location: required(self.location.as_ref(), &path.field("location"))?.clone(),
             properties: envelope_properties,
             e_tag: None,
-            sku: match &self.sku {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "sku");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            extended_location: match &self.extended_location {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "extendedLocation");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            identity: match &self.identity {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "identity");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            sku: self.sku.to_arm(resolver, &path.field("sku"))?,
+            extended_location: self
+                .extended_location
+                .to_arm(resolver, &path.field("extendedLocation"))?,
+            identity: self.identity.to_arm(resolver, &path.field("identity"))?,
             kind: self.kind.clone(),
             unknown_fields: Default::default(),
         })
@@ -1080,315 +784,196 @@ impl ManagedClusterSpec {
 
 /// The observed state of a `ManagedCluster`: what Azure returns, secrets excluded.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStatus {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub system_data: Option<status::SystemData>,
     /// Resource tags.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The geo-location where the resource lives
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// The current provisioning state.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// The Power State of the cluster.
-    #[serde(rename = "powerState", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub power_state: Option<status::PowerState>,
     /// The max number of agent pools for the managed cluster.
-    #[serde(rename = "maxAgentPools", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_agent_pools: Option<i32>,
     /// The version of Kubernetes specified by the user. Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. When you upgrade a supported AKS cluster, Kubernetes minor versions cannot be skipped. All upgrades must be performed sequentially by major version number. For example, upgrades between 1.14.x -&gt; 1.15.x or 1.15.x -&gt; 1.16.x are allowed, however 1.14.x -&gt; 1.16.x is not allowed. See [upgrading an AKS cluster](<https://docs.microsoft.com/azure/aks/upgrade-cluster>) for more details.
-    #[serde(
-        rename = "kubernetesVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// The version of Kubernetes the Managed Cluster is running. If kubernetesVersion was a fully specified version &lt;major.minor.patch&gt;, this field will be exactly equal to it. If kubernetesVersion was &lt;major.minor&gt;, this field will contain the full &lt;major.minor.patch&gt; version being used.
-    #[serde(
-        rename = "currentKubernetesVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub current_kubernetes_version: Option<String>,
     /// The DNS prefix of the Managed Cluster. This cannot be updated once the Managed Cluster has been created.
-    #[serde(rename = "dnsPrefix", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dns_prefix: Option<String>,
     /// The FQDN subdomain of the private cluster with custom private dns zone. This cannot be updated once the Managed Cluster has been created.
-    #[serde(rename = "fqdnSubdomain", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fqdn_subdomain: Option<String>,
     /// The FQDN of the master pool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fqdn: Option<String>,
     /// The FQDN of private cluster.
-    #[serde(rename = "privateFQDN", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "privateFQDN", skip_serializing_if = "Option::is_none")]
     pub private_fqdn: Option<String>,
     /// The special FQDN used by the Azure Portal to access the Managed Cluster. This FQDN is for use only by the Azure Portal and should not be used by other clients. The Azure Portal requires certain Cross-Origin Resource Sharing (CORS) headers to be sent in some responses, which Kubernetes APIServer doesn't handle by default. This special FQDN supports CORS, allowing the Azure Portal to function properly.
-    #[serde(
-        rename = "azurePortalFQDN",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "azurePortalFQDN", skip_serializing_if = "Option::is_none")]
     pub azure_portal_fqdn: Option<String>,
     /// The agent pool properties.
-    #[serde(
-        rename = "agentPoolProfiles",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_pool_profiles: Option<Vec<status::ManagedClusterAgentPoolProfile>>,
     /// The profile for Linux VMs in the Managed Cluster.
-    #[serde(rename = "linuxProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub linux_profile: Option<status::ContainerServiceLinuxProfile>,
     /// The profile for Windows VMs in the Managed Cluster.
-    #[serde(rename = "windowsProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<status::ManagedClusterWindowsProfile>,
     /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
-    #[serde(
-        rename = "servicePrincipalProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_principal_profile: Option<status::ManagedClusterServicePrincipalProfile>,
     /// The profile of managed cluster add-on.
-    #[serde(rename = "addonProfiles", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub addon_profiles: Option<BTreeMap<String, status::ManagedClusterAddonProfile>>,
     /// The pod identity profile of the Managed Cluster. See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on AAD pod identity integration.
-    #[serde(
-        rename = "podIdentityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_identity_profile: Option<status::ManagedClusterPodIdentityProfile>,
     /// The OIDC issuer profile of the Managed Cluster.
-    #[serde(
-        rename = "oidcIssuerProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub oidc_issuer_profile: Option<status::ManagedClusterOidcIssuerProfile>,
     /// The name of the resource group containing agent pool nodes.
-    #[serde(
-        rename = "nodeResourceGroup",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_resource_group: Option<String>,
     /// Profile of the node resource group configuration.
-    #[serde(
-        rename = "nodeResourceGroupProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_resource_group_profile: Option<
         status::ManagedClusterNodeResourceGroupProfile,
     >,
     /// Whether to enable Kubernetes Role-Based Access Control.
-    #[serde(rename = "enableRBAC", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "enableRBAC", skip_serializing_if = "Option::is_none")]
     pub enable_rbac: Option<bool>,
     /// The support plan for the Managed Cluster. If unspecified, the default is 'KubernetesOfficial'.
-    #[serde(rename = "supportPlan", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub support_plan: Option<arm::KubernetesSupportPlan>,
     /// Whether to enable FIPS mode at the cluster level. When enabled, this setting enforces FIPS compliance for all AKS-managed components, such as the node operating system, addons, and [managed containerized components](<https://aka.ms/aks/components/docs>). See [Enable cluster-wide FIPS](<https://aka.ms/aks/fips>) for more details. When this property is enabled, all node pools in the cluster must also be FIPS-enabled. Although this property is available in a stable API version, cluster-wide FIPS remains a preview feature. Write requests whose resulting cluster state has this property set to true require the `Microsoft.ContainerService/EnableFIPSPreview` subscription feature registration.
-    #[serde(rename = "enableFIPS", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "enableFIPS", skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// The network configuration profile.
-    #[serde(rename = "networkProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_profile: Option<status::ContainerServiceNetworkProfile>,
     /// The Azure Active Directory configuration.
-    #[serde(rename = "aadProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub aad_profile: Option<status::ManagedClusterAadProfile>,
     /// The auto upgrade configuration.
-    #[serde(
-        rename = "autoUpgradeProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub auto_upgrade_profile: Option<status::ManagedClusterAutoUpgradeProfile>,
     /// Settings for upgrading a cluster.
-    #[serde(
-        rename = "upgradeSettings",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<status::ClusterUpgradeSettings>,
     /// Parameters to be applied to the cluster-autoscaler when enabled
-    #[serde(
-        rename = "autoScalerProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub auto_scaler_profile: Option<status::ManagedClusterPropertiesAutoScalerProfile>,
     /// The access profile for managed cluster API server.
-    #[serde(
-        rename = "apiServerAccessProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub api_server_access_profile: Option<status::ManagedClusterApiServerAccessProfile>,
     /// The Resource ID of the disk encryption set to use for enabling encryption at rest. This is of the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/diskEncryptionSets/{encryptionSetName}'
-    #[serde(
-        rename = "diskEncryptionSetID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "diskEncryptionSetID", skip_serializing_if = "Option::is_none")]
     pub disk_encryption_set_id: Option<String>,
     /// The user identity associated with the managed cluster. This identity will be used by the kubelet. Only one user assigned identity is allowed. The only accepted key is "kubeletidentity", with value of "resourceId": "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}".
-    #[serde(
-        rename = "identityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity_profile: Option<BTreeMap<String, status::UserAssignedIdentity>>,
     /// Private link resources associated with the cluster.
-    #[serde(
-        rename = "privateLinkResources",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_link_resources: Option<Vec<status::PrivateLinkResource>>,
     /// If local accounts should be disabled on the Managed Cluster. If set to true, getting static credentials will be disabled for this cluster. This must only be used on Managed Clusters that are AAD enabled. For more details see [disable local accounts](<https://docs.microsoft.com/azure/aks/managed-aad#disable-local-accounts-preview>).
-    #[serde(
-        rename = "disableLocalAccounts",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_local_accounts: Option<bool>,
     /// Configurations for provisioning the cluster with HTTP proxy servers.
-    #[serde(
-        rename = "httpProxyConfig",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub http_proxy_config: Option<status::ManagedClusterHttpProxyConfig>,
     /// Security profile for the managed cluster.
-    #[serde(
-        rename = "securityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<status::ManagedClusterSecurityProfile>,
     /// Storage profile for the managed cluster.
-    #[serde(rename = "storageProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub storage_profile: Option<status::ManagedClusterStorageProfile>,
     /// Ingress profile for the managed cluster.
-    #[serde(rename = "ingressProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ingress_profile: Option<status::ManagedClusterIngressProfile>,
     /// PublicNetworkAccess of the managedCluster. Allow or deny public network access for AKS
-    #[serde(
-        rename = "publicNetworkAccess",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub public_network_access: Option<arm::PublicNetworkAccess>,
     /// Workload Auto-scaler profile for the managed cluster.
-    #[serde(
-        rename = "workloadAutoScalerProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_auto_scaler_profile: Option<
         status::ManagedClusterWorkloadAutoScalerProfile,
     >,
     /// Azure Monitor addon profiles for monitoring the managed cluster.
-    #[serde(
-        rename = "azureMonitorProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_monitor_profile: Option<status::ManagedClusterAzureMonitorProfile>,
     /// Service mesh profile for a managed cluster.
-    #[serde(
-        rename = "serviceMeshProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_mesh_profile: Option<status::ServiceMeshProfile>,
     /// The resourceUID uniquely identifies ManagedClusters that reuse ARM ResourceIds (i.e: create, delete, create sequence)
-    #[serde(rename = "resourceUID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "resourceUID", skip_serializing_if = "Option::is_none")]
     pub resource_uid: Option<String>,
     /// Optional cluster metrics configuration.
-    #[serde(rename = "metricsProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metrics_profile: Option<status::ManagedClusterMetricsProfile>,
     /// Node provisioning settings that apply to the whole cluster.
-    #[serde(
-        rename = "nodeProvisioningProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_provisioning_profile: Option<status::ManagedClusterNodeProvisioningProfile>,
     /// Profile of the cluster bootstrap configuration.
-    #[serde(
-        rename = "bootstrapProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bootstrap_profile: Option<status::ManagedClusterBootstrapProfile>,
     /// AI toolchain operator settings that apply to the whole cluster.
-    #[serde(
-        rename = "aiToolchainOperatorProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ai_toolchain_operator_profile: Option<
         status::ManagedClusterAiToolchainOperatorProfile,
     >,
     /// Profile with scheduler-related settings, like the configuration mode for each scheduler managed by AKS. See <https://aka.ms/aks/scheduler-profile>.
-    #[serde(
-        rename = "schedulerProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scheduler_profile: Option<status::SchedulerProfile>,
     /// Settings for hosted system addons. For more information, see <https://aka.ms/aks/automatic/systemcomponents>.
-    #[serde(
-        rename = "hostedSystemProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hosted_system_profile: Option<status::ManagedClusterHostedSystemProfile>,
     /// Contains read-only information about the Managed Cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<status::ManagedClusterStatus>,
     /// If eTag is provided in the response body, it may also be provided as a header per the normal etag convention.  Entity tags are used for comparing two or more entities from the same requested resource. HTTP/1.1 uses entity tags in the etag (section 14.19), If-Match (section 14.24), If-None-Match (section 14.26), and If-Range (section 14.27) header fields.
-    #[serde(rename = "eTag", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub e_tag: Option<String>,
     /// The managed cluster SKU.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sku: Option<status::ManagedClusterSku>,
     /// The extended location of the Virtual Machine.
-    #[serde(
-        rename = "extendedLocation",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub extended_location: Option<status::ExtendedLocation>,
     /// The identity of the managed cluster, if configured.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<status::ManagedClusterIdentity>,
     /// This is primarily used to expose different UI experiences in the portal for different kinds
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(rename = "operatorStatus", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 

@@ -6,7 +6,9 @@
 #[allow(unused_imports)]
 use super::{arm, spec, status};
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -113,47 +115,40 @@ impl kube_core::Resource for ManagedNamespace {
 
 /// The desired state of a `ManagedNamespace`: the writable properties of `Microsoft.ContainerService/managedClusters/managedNamespaces`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedNamespaceSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(rename = "azureName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The parent custom resource, by `name`, in the same namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(rename = "operatorSpec", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<ManagedNamespaceOperatorSpec>,
     /// Resource tags.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The geo-location where the resource lives
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// The labels of managed namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub labels: Option<BTreeMap<String, String>>,
     /// The annotations of managed namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<BTreeMap<String, String>>,
     /// The default resource quota enforced upon the namespace. Customers can have other Kubernetes resource quota objects under the namespace. Resource quotas are additive; if multiple resource quotas are applied to a given namespace, then the effective limit will be one such that all quotas on the namespace can be satisfied.
-    #[serde(
-        rename = "defaultResourceQuota",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_resource_quota: Option<spec::ResourceQuota>,
     /// The default network policy enforced upon the namespace. Customers can have other Kubernetes network policy objects under the namespace. Network policies are additive; if a policy or policies apply to a given pod for a given direction, the connections allowed in that direction for the pod is the union of what all applicable policies allow.
-    #[serde(
-        rename = "defaultNetworkPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_network_policy: Option<spec::NetworkPolicies>,
     /// Action if Kubernetes namespace with same name already exists.
-    #[serde(rename = "adoptionPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub adoption_policy: Option<arm::AdoptionPolicy>,
     /// Delete options of a namespace.
-    #[serde(rename = "deletePolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub delete_policy: Option<arm::DeletePolicy>,
 }
 
@@ -163,7 +158,7 @@ impl ManagedNamespaceSpec {
         &self,
         resolver: &dyn Resolver,
     ) -> Result<arm::ManagedNamespace, ConversionError> {
-        let path = "spec";
+        let path = Path::Root("spec");
         let envelope_properties = if self.labels.is_some() || self.annotations.is_some()
             || self.default_resource_quota.is_some()
             || self.default_network_policy.is_some() || self.adoption_policy.is_some()
@@ -174,20 +169,12 @@ impl ManagedNamespaceSpec {
                 labels: self.labels.clone(),
                 annotations: self.annotations.clone(),
                 portal_fqdn: None,
-                default_resource_quota: match &self.default_resource_quota {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "defaultResourceQuota");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                default_network_policy: match &self.default_network_policy {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "defaultNetworkPolicy");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
+                default_resource_quota: self
+                    .default_resource_quota
+                    .to_arm(resolver, &path.field("defaultResourceQuota"))?,
+                default_network_policy: self
+                    .default_network_policy
+                    .to_arm(resolver, &path.field("defaultNetworkPolicy"))?,
                 adoption_policy: self.adoption_policy.clone(),
                 delete_policy: self.delete_policy.clone(),
                 unknown_fields: Default::default(),
@@ -201,15 +188,7 @@ impl ManagedNamespaceSpec {
             r#type: None,
             system_data: None,
             tags: self.tags.clone(),
-            location: match &self.location {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "location"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            location: required(self.location.as_ref(), &path.field("location"))?.clone(),
             properties: envelope_properties,
             e_tag: None,
             unknown_fields: Default::default(),
@@ -252,69 +231,58 @@ impl ManagedNamespaceSpec {
 
 /// The observed state of a `ManagedNamespace`: what Azure returns, secrets excluded.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedNamespaceStatus {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub system_data: Option<status::SystemData>,
     /// Resource tags.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The geo-location where the resource lives
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// The current provisioning state of the namespace.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::NamespaceProvisioningState>,
     /// The labels of managed namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub labels: Option<BTreeMap<String, String>>,
     /// The annotations of managed namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<BTreeMap<String, String>>,
     /// The special FQDN used by the Azure Portal to access the Managed Cluster. This FQDN is for use only by the Azure Portal and should not be used by other clients. The Azure Portal requires certain Cross-Origin Resource Sharing (CORS) headers to be sent in some responses, which Kubernetes APIServer doesn't handle by default. This special FQDN supports CORS, allowing the Azure Portal to function properly.
-    #[serde(rename = "portalFqdn", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub portal_fqdn: Option<String>,
     /// The default resource quota enforced upon the namespace. Customers can have other Kubernetes resource quota objects under the namespace. Resource quotas are additive; if multiple resource quotas are applied to a given namespace, then the effective limit will be one such that all quotas on the namespace can be satisfied.
-    #[serde(
-        rename = "defaultResourceQuota",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_resource_quota: Option<status::ResourceQuota>,
     /// The default network policy enforced upon the namespace. Customers can have other Kubernetes network policy objects under the namespace. Network policies are additive; if a policy or policies apply to a given pod for a given direction, the connections allowed in that direction for the pod is the union of what all applicable policies allow.
-    #[serde(
-        rename = "defaultNetworkPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_network_policy: Option<status::NetworkPolicies>,
     /// Action if Kubernetes namespace with same name already exists.
-    #[serde(rename = "adoptionPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub adoption_policy: Option<arm::AdoptionPolicy>,
     /// Delete options of a namespace.
-    #[serde(rename = "deletePolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub delete_policy: Option<arm::DeletePolicy>,
     /// If eTag is provided in the response body, it may also be provided as a header per the normal etag convention.  Entity tags are used for comparing two or more entities from the same requested resource. HTTP/1.1 uses entity tags in the etag (section 14.19), If-Match (section 14.24), If-None-Match (section 14.26), and If-Range (section 14.27) header fields.
-    #[serde(rename = "eTag", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub e_tag: Option<String>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(rename = "operatorStatus", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 

@@ -6,7 +6,9 @@
 #[allow(unused_imports)]
 use super::{arm, spec, status};
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -107,27 +109,28 @@ impl kube_core::Resource for Snapshot {
 
 /// The desired state of a `Snapshot`: the writable properties of `Microsoft.ContainerService/snapshots`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct SnapshotSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(rename = "azureName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The resource group the resource lives in: `name` (in the operator's subscription) or `armId`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::ResourceGroupOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(rename = "operatorSpec", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<SnapshotOperatorSpec>,
     /// Resource tags.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The geo-location where the resource lives
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// CreationData to be used to specify the source agent pool resource ID to create this snapshot.
-    #[serde(rename = "creationData", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<spec::CreationData>,
     /// The type of a snapshot. The default is NodePool.
-    #[serde(rename = "snapshotType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot_type: Option<arm::SnapshotType>,
 }
 
@@ -137,18 +140,14 @@ impl SnapshotSpec {
         &self,
         resolver: &dyn Resolver,
     ) -> Result<arm::Snapshot, ConversionError> {
-        let path = "spec";
+        let path = Path::Root("spec");
         let envelope_properties = if self.creation_data.is_some()
             || self.snapshot_type.is_some()
         {
             Some(arm::SnapshotProperties {
-                creation_data: match &self.creation_data {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "creationData");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
+                creation_data: self
+                    .creation_data
+                    .to_arm(resolver, &path.field("creationData"))?,
                 snapshot_type: self.snapshot_type.clone(),
                 kubernetes_version: None,
                 node_image_version: None,
@@ -167,15 +166,7 @@ impl SnapshotSpec {
             r#type: None,
             system_data: None,
             tags: self.tags.clone(),
-            location: match &self.location {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "location"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            location: required(self.location.as_ref(), &path.field("location"))?.clone(),
             properties: envelope_properties,
             unknown_fields: Default::default(),
         })
@@ -202,62 +193,55 @@ impl SnapshotSpec {
 
 /// The observed state of a `Snapshot`: what Azure returns, secrets excluded.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct SnapshotStatus {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub system_data: Option<status::SystemData>,
     /// Resource tags.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The geo-location where the resource lives
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// CreationData to be used to specify the source agent pool resource ID to create this snapshot.
-    #[serde(rename = "creationData", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<status::CreationData>,
     /// The type of a snapshot. The default is NodePool.
-    #[serde(rename = "snapshotType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot_type: Option<arm::SnapshotType>,
     /// The version of Kubernetes.
-    #[serde(
-        rename = "kubernetesVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// The version of node image.
-    #[serde(
-        rename = "nodeImageVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_image_version: Option<String>,
     /// The operating system type. The default is Linux.
-    #[serde(rename = "osType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_type: Option<arm::OsType>,
     /// Specifies the OS SKU used by the agent pool. The default is Ubuntu if OSType is Linux. The default is Windows2019 when Kubernetes &lt;= 1.24 or Windows2022 when Kubernetes &gt;= 1.25 if OSType is Windows.
-    #[serde(rename = "osSku", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_sku: Option<arm::Ossku>,
     /// The size of the VM.
-    #[serde(rename = "vmSize", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_size: Option<String>,
     /// Whether to use a FIPS-enabled OS.
-    #[serde(rename = "enableFIPS", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "enableFIPS", skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(rename = "operatorStatus", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 

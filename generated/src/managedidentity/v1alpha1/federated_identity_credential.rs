@@ -6,7 +6,9 @@
 #[allow(unused_imports)]
 use super::{arm, spec, status};
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -113,31 +115,28 @@ impl kube_core::Resource for FederatedIdentityCredential {
 
 /// The desired state of a `FederatedIdentityCredential`: the writable properties of `Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct FederatedIdentityCredentialSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(rename = "azureName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The parent custom resource, by `name`, in the same namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(rename = "operatorSpec", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<FederatedIdentityCredentialOperatorSpec>,
     /// The URL of the issuer to be trusted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub issuer: Option<String>,
     /// Where to read `issuer` from instead: a key of a ConfigMap in this namespace, such as another object's ConfigMap export. The operator waits until the key exists.
-    #[serde(
-        rename = "issuerFromConfig",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub issuer_from_config: Option<armgen_runtime::kube::ConfigMapReference>,
     /// The identifier of the external identity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
     /// The list of audiences that can appear in the issued token.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub audiences: Option<Vec<String>>,
 }
 
@@ -147,49 +146,23 @@ impl FederatedIdentityCredentialSpec {
         &self,
         resolver: &dyn Resolver,
     ) -> Result<arm::FederatedIdentityCredential, ConversionError> {
-        let path = "spec";
+        let path = Path::Root("spec");
         let envelope_properties = if self.issuer.is_some()
             || self.issuer_from_config.is_some() || self.subject.is_some()
             || self.audiences.is_some()
         {
             Some(arm::FederatedIdentityCredentialProperties {
-                issuer: match (&self.issuer, &self.issuer_from_config) {
-                    (Some(_), Some(_)) => {
-                        return Err(ConversionError {
-                            path: format!("{}.{}", path, "issuer"),
-                            message: "set issuer or issuerFromConfig, not both"
-                                .to_string(),
-                        });
-                    }
-                    (Some(v), None) => v.clone(),
-                    (None, Some(r)) => {
-                        resolver.config_map(&format!("{}.{}", path, "issuer"), r)?
-                    }
-                    (None, None) => {
-                        return Err(ConversionError {
-                            path: format!("{}.{}", path, "issuer"),
-                            message: "required".to_string(),
-                        });
-                    }
-                },
-                subject: match &self.subject {
-                    Some(v) => v.clone(),
-                    None => {
-                        return Err(ConversionError {
-                            path: format!("{}.{}", path, "subject"),
-                            message: "required".to_string(),
-                        });
-                    }
-                },
-                audiences: match &self.audiences {
-                    Some(v) => v.clone(),
-                    None => {
-                        return Err(ConversionError {
-                            path: format!("{}.{}", path, "audiences"),
-                            message: "required".to_string(),
-                        });
-                    }
-                },
+                issuer: value_or_config(
+                        &self.issuer,
+                        &self.issuer_from_config,
+                        resolver,
+                        &path.field("issuer"),
+                    )?
+                    .ok_or_else(|| missing(&path.field("issuer")))?,
+                subject: required(self.subject.as_ref(), &path.field("subject"))?
+                    .clone(),
+                audiences: required(self.audiences.as_ref(), &path.field("audiences"))?
+                    .clone(),
                 unknown_fields: Default::default(),
             })
         } else {
@@ -221,33 +194,34 @@ impl FederatedIdentityCredentialSpec {
 
 /// The observed state of a `FederatedIdentityCredential`: what Azure returns, secrets excluded.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct FederatedIdentityCredentialStatus {
     /// Fully qualified resource ID for the resource. E.g. "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}"
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub system_data: Option<status::SystemData>,
     /// The URL of the issuer to be trusted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub issuer: Option<String>,
     /// The identifier of the external identity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
     /// The list of audiences that can appear in the issued token.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub audiences: Option<Vec<String>>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(rename = "operatorStatus", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 

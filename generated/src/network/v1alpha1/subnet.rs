@@ -6,7 +6,9 @@
 #[allow(unused_imports)]
 use super::{arm, spec, status};
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -107,102 +109,70 @@ impl kube_core::Resource for Subnet {
 
 /// The desired state of a `Subnet`: the writable properties of `Microsoft.Network/virtualNetworks/subnets`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct SubnetSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(rename = "azureName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The parent custom resource, by `name`, in the same namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(rename = "operatorSpec", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<SubnetOperatorSpec>,
     /// The address prefix for the subnet.
-    #[serde(rename = "addressPrefix", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_prefix: Option<String>,
     /// List of address prefixes for the subnet.
-    #[serde(
-        rename = "addressPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_prefixes: Option<Vec<String>>,
     /// The reference to the NetworkSecurityGroup resource.
-    #[serde(
-        rename = "networkSecurityGroup",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_security_group: Option<serde_json::Value>,
     /// The reference to the RouteTable resource.
-    #[serde(rename = "routeTable", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub route_table: Option<serde_json::Value>,
     /// Nat gateway associated with this subnet.
-    #[serde(rename = "natGateway", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub nat_gateway: Option<spec::SubResource>,
     /// An array of service endpoints.
-    #[serde(
-        rename = "serviceEndpoints",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_endpoints: Option<Vec<spec::ServiceEndpointPropertiesFormat>>,
     /// An array of service endpoint policies.
-    #[serde(
-        rename = "serviceEndpointPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_endpoint_policies: Option<Vec<serde_json::Value>>,
     /// Array of IpAllocation which reference this subnet.
-    #[serde(rename = "ipAllocations", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_allocations: Option<Vec<spec::SubResource>>,
     /// An array of references to the delegations on the subnet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub delegations: Option<Vec<spec::Delegation>>,
     /// Enable or Disable apply network policies on private end point in the subnet.
-    #[serde(
-        rename = "privateEndpointNetworkPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoint_network_policies: Option<
         arm::VirtualNetworkPrivateEndpointNetworkPolicies,
     >,
     /// Enable or Disable apply network policies on private link service in the subnet.
-    #[serde(
-        rename = "privateLinkServiceNetworkPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_link_service_network_policies: Option<
         arm::VirtualNetworkPrivateLinkServiceNetworkPolicies,
     >,
     /// Application gateway IP configurations of virtual network resource.
     #[serde(
         rename = "applicationGatewayIPConfigurations",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub application_gateway_ip_configurations: Option<
         Vec<spec::ApplicationGatewayIpConfiguration>,
     >,
     /// Set this property to Tenant to allow sharing subnet with other subscriptions in your AAD tenant. This property can only be set if defaultOutboundAccess is set to false, both properties can only be set if subnet is empty.
-    #[serde(rename = "sharingScope", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sharing_scope: Option<arm::SharingScope>,
     /// Set this property to false to disable default outbound connectivity for all VMs in the subnet. This property can only be set at the time of subnet creation and cannot be updated for an existing subnet.
-    #[serde(
-        rename = "defaultOutboundAccess",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_outbound_access: Option<bool>,
     /// A list of IPAM Pools for allocating IP address prefixes.
-    #[serde(
-        rename = "ipamPoolPrefixAllocations",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ipam_pool_prefix_allocations: Option<Vec<spec::IpamPoolPrefixAllocation>>,
 }
 
@@ -212,7 +182,7 @@ impl SubnetSpec {
         &self,
         resolver: &dyn Resolver,
     ) -> Result<arm::Subnet, ConversionError> {
-        let path = "spec";
+        let path = Path::Root("spec");
         let envelope_properties = if self.address_prefix.is_some()
             || self.address_prefixes.is_some() || self.network_security_group.is_some()
             || self.route_table.is_some() || self.nat_gateway.is_some()
@@ -230,67 +200,24 @@ impl SubnetSpec {
                 address_prefixes: self.address_prefixes.clone(),
                 network_security_group: self.network_security_group.clone(),
                 route_table: self.route_table.clone(),
-                nat_gateway: match &self.nat_gateway {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "natGateway");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                service_endpoints: match &self.service_endpoints {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "serviceEndpoints");
-                        Some(
-                            v
-                                .iter()
-                                .enumerate()
-                                .map(|(i, x0)| {
-                                    let item_path_0 = format!("{}[{}]", field_path, i);
-                                    x0.to_arm(resolver, &item_path_0)
-                                })
-                                .collect::<Result<Vec<_>, _>>()?,
-                        )
-                    }
-                    None => None,
-                },
+                nat_gateway: self
+                    .nat_gateway
+                    .to_arm(resolver, &path.field("natGateway"))?,
+                service_endpoints: self
+                    .service_endpoints
+                    .to_arm(resolver, &path.field("serviceEndpoints"))?,
                 service_endpoint_policies: self.service_endpoint_policies.clone(),
                 private_endpoints: None,
                 ip_configurations: None,
                 ip_configuration_profiles: None,
-                ip_allocations: match &self.ip_allocations {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "ipAllocations");
-                        Some(
-                            v
-                                .iter()
-                                .enumerate()
-                                .map(|(i, x0)| {
-                                    let item_path_0 = format!("{}[{}]", field_path, i);
-                                    x0.to_arm(resolver, &item_path_0)
-                                })
-                                .collect::<Result<Vec<_>, _>>()?,
-                        )
-                    }
-                    None => None,
-                },
+                ip_allocations: self
+                    .ip_allocations
+                    .to_arm(resolver, &path.field("ipAllocations"))?,
                 resource_navigation_links: None,
                 service_association_links: None,
-                delegations: match &self.delegations {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "delegations");
-                        Some(
-                            v
-                                .iter()
-                                .enumerate()
-                                .map(|(i, x0)| {
-                                    let item_path_0 = format!("{}[{}]", field_path, i);
-                                    x0.to_arm(resolver, &item_path_0)
-                                })
-                                .collect::<Result<Vec<_>, _>>()?,
-                        )
-                    }
-                    None => None,
-                },
+                delegations: self
+                    .delegations
+                    .to_arm(resolver, &path.field("delegations"))?,
                 purpose: None,
                 provisioning_state: None,
                 private_endpoint_network_policies: self
@@ -299,46 +226,17 @@ impl SubnetSpec {
                 private_link_service_network_policies: self
                     .private_link_service_network_policies
                     .clone(),
-                application_gateway_ip_configurations: match &self
+                application_gateway_ip_configurations: self
                     .application_gateway_ip_configurations
-                {
-                    Some(v) => {
-                        let field_path = format!(
-                            "{}.{}", path, "applicationGatewayIPConfigurations"
-                        );
-                        Some(
-                            v
-                                .iter()
-                                .enumerate()
-                                .map(|(i, x0)| {
-                                    let item_path_0 = format!("{}[{}]", field_path, i);
-                                    x0.to_arm(resolver, &item_path_0)
-                                })
-                                .collect::<Result<Vec<_>, _>>()?,
-                        )
-                    }
-                    None => None,
-                },
+                    .to_arm(
+                        resolver,
+                        &path.field("applicationGatewayIPConfigurations"),
+                    )?,
                 sharing_scope: self.sharing_scope.clone(),
                 default_outbound_access: self.default_outbound_access,
-                ipam_pool_prefix_allocations: match &self.ipam_pool_prefix_allocations {
-                    Some(v) => {
-                        let field_path = format!(
-                            "{}.{}", path, "ipamPoolPrefixAllocations"
-                        );
-                        Some(
-                            v
-                                .iter()
-                                .enumerate()
-                                .map(|(i, x0)| {
-                                    let item_path_0 = format!("{}[{}]", field_path, i);
-                                    x0.to_arm(resolver, &item_path_0)
-                                })
-                                .collect::<Result<Vec<_>, _>>()?,
-                        )
-                    }
-                    None => None,
-                },
+                ipam_pool_prefix_allocations: self
+                    .ipam_pool_prefix_allocations
+                    .to_arm(resolver, &path.field("ipamPoolPrefixAllocations"))?,
                 unknown_fields: Default::default(),
             })
         } else {
@@ -460,156 +358,100 @@ impl SubnetSpec {
 
 /// The observed state of a `Subnet`: what Azure returns, secrets excluded.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct SubnetStatus {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The address prefix for the subnet.
-    #[serde(rename = "addressPrefix", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_prefix: Option<String>,
     /// List of address prefixes for the subnet.
-    #[serde(
-        rename = "addressPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_prefixes: Option<Vec<String>>,
     /// The reference to the NetworkSecurityGroup resource.
-    #[serde(
-        rename = "networkSecurityGroup",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_security_group: Option<serde_json::Value>,
     /// The reference to the RouteTable resource.
-    #[serde(rename = "routeTable", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub route_table: Option<serde_json::Value>,
     /// Nat gateway associated with this subnet.
-    #[serde(rename = "natGateway", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub nat_gateway: Option<status::SubResource>,
     /// An array of service endpoints.
-    #[serde(
-        rename = "serviceEndpoints",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_endpoints: Option<Vec<status::ServiceEndpointPropertiesFormat>>,
     /// An array of service endpoint policies.
-    #[serde(
-        rename = "serviceEndpointPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_endpoint_policies: Option<Vec<serde_json::Value>>,
     /// An array of references to private endpoints.
-    #[serde(
-        rename = "privateEndpoints",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoints: Option<Vec<serde_json::Value>>,
     /// An array of references to the network interface IP configurations using subnet.
-    #[serde(
-        rename = "ipConfigurations",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_configurations: Option<Vec<serde_json::Value>>,
     /// Array of IP configuration profiles which reference this subnet.
-    #[serde(
-        rename = "ipConfigurationProfiles",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_configuration_profiles: Option<Vec<serde_json::Value>>,
     /// Array of IpAllocation which reference this subnet.
-    #[serde(rename = "ipAllocations", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_allocations: Option<Vec<status::SubResource>>,
     /// An array of references to the external resources using subnet.
-    #[serde(
-        rename = "resourceNavigationLinks",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_navigation_links: Option<Vec<status::ResourceNavigationLink>>,
     /// An array of references to services injecting into this subnet.
-    #[serde(
-        rename = "serviceAssociationLinks",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_association_links: Option<Vec<status::ServiceAssociationLink>>,
     /// An array of references to the delegations on the subnet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub delegations: Option<Vec<status::Delegation>>,
     /// A read-only string identifying the intention of use for this subnet based on delegations and other user-defined properties.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub purpose: Option<String>,
     /// The provisioning state of the subnet resource.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
     /// Enable or Disable apply network policies on private end point in the subnet.
-    #[serde(
-        rename = "privateEndpointNetworkPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoint_network_policies: Option<
         arm::VirtualNetworkPrivateEndpointNetworkPolicies,
     >,
     /// Enable or Disable apply network policies on private link service in the subnet.
-    #[serde(
-        rename = "privateLinkServiceNetworkPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_link_service_network_policies: Option<
         arm::VirtualNetworkPrivateLinkServiceNetworkPolicies,
     >,
     /// Application gateway IP configurations of virtual network resource.
     #[serde(
         rename = "applicationGatewayIPConfigurations",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub application_gateway_ip_configurations: Option<
         Vec<status::ApplicationGatewayIpConfiguration>,
     >,
     /// Set this property to Tenant to allow sharing subnet with other subscriptions in your AAD tenant. This property can only be set if defaultOutboundAccess is set to false, both properties can only be set if subnet is empty.
-    #[serde(rename = "sharingScope", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sharing_scope: Option<arm::SharingScope>,
     /// Set this property to false to disable default outbound connectivity for all VMs in the subnet. This property can only be set at the time of subnet creation and cannot be updated for an existing subnet.
-    #[serde(
-        rename = "defaultOutboundAccess",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_outbound_access: Option<bool>,
     /// A list of IPAM Pools for allocating IP address prefixes.
-    #[serde(
-        rename = "ipamPoolPrefixAllocations",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ipam_pool_prefix_allocations: Option<Vec<status::IpamPoolPrefixAllocation>>,
     /// The name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Resource type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(rename = "operatorStatus", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 

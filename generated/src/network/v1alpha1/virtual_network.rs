@@ -6,7 +6,9 @@
 #[allow(unused_imports)]
 use super::{arm, spec, status};
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -111,88 +113,61 @@ impl kube_core::Resource for VirtualNetwork {
 
 /// The desired state of a `VirtualNetwork`: the writable properties of `Microsoft.Network/virtualNetworks`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(rename = "azureName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The resource group the resource lives in: `name` (in the operator's subscription) or `armId`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::ResourceGroupOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(rename = "operatorSpec", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<VirtualNetworkOperatorSpec>,
     /// Resource location.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// Resource tags.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The extended location of the virtual network.
-    #[serde(
-        rename = "extendedLocation",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub extended_location: Option<spec::ExtendedLocation>,
     /// The AddressSpace that contains an array of IP address ranges that can be used by subnets.
-    #[serde(rename = "addressSpace", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_space: Option<spec::AddressSpace>,
     /// The dhcpOptions that contains an array of DNS servers available to VMs deployed in the virtual network.
-    #[serde(rename = "dhcpOptions", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dhcp_options: Option<spec::DhcpOptions>,
     /// The FlowTimeout value (in minutes) for the Virtual Network
-    #[serde(
-        rename = "flowTimeoutInMinutes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_timeout_in_minutes: Option<i32>,
     /// A list of subnets in a Virtual Network.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub subnets: Option<Vec<spec::Subnet>>,
     /// A list of peerings in a Virtual Network.
-    #[serde(
-        rename = "virtualNetworkPeerings",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub virtual_network_peerings: Option<Vec<spec::VirtualNetworkPeering>>,
     /// Indicates if DDoS protection is enabled for all the protected resources in the virtual network. It requires a DDoS protection plan associated with the resource.
-    #[serde(
-        rename = "enableDdosProtection",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_ddos_protection: Option<bool>,
     /// Indicates if VM protection is enabled for all the subnets in the virtual network.
-    #[serde(
-        rename = "enableVmProtection",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_vm_protection: Option<bool>,
     /// The DDoS protection plan associated with the virtual network.
-    #[serde(
-        rename = "ddosProtectionPlan",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ddos_protection_plan: Option<spec::SubResource>,
     /// Bgp Communities sent over ExpressRoute with each route corresponding to a prefix in this VNET.
-    #[serde(rename = "bgpCommunities", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bgp_communities: Option<spec::VirtualNetworkBgpCommunities>,
     /// Indicates if encryption is enabled on virtual network and if VM without encryption is allowed in encrypted VNet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub encryption: Option<spec::VirtualNetworkEncryption>,
     /// Array of IpAllocation which reference this VNET.
-    #[serde(rename = "ipAllocations", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_allocations: Option<Vec<spec::SubResource>>,
     /// Private Endpoint VNet Policies.
-    #[serde(
-        rename = "privateEndpointVNetPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoint_v_net_policies: Option<arm::PrivateEndpointVNetPolicies>,
 }
 
@@ -202,7 +177,7 @@ impl VirtualNetworkSpec {
         &self,
         resolver: &dyn Resolver,
     ) -> Result<arm::VirtualNetwork, ConversionError> {
-        let path = "spec";
+        let path = Path::Root("spec");
         let envelope_properties = if self.address_space.is_some()
             || self.dhcp_options.is_some() || self.flow_timeout_in_minutes.is_some()
             || self.subnets.is_some() || self.virtual_network_peerings.is_some()
@@ -213,96 +188,31 @@ impl VirtualNetworkSpec {
             || self.private_endpoint_v_net_policies.is_some()
         {
             Some(arm::VirtualNetworkPropertiesFormat {
-                address_space: match &self.address_space {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "addressSpace");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                dhcp_options: match &self.dhcp_options {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "dhcpOptions");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
+                address_space: self
+                    .address_space
+                    .to_arm(resolver, &path.field("addressSpace"))?,
+                dhcp_options: self
+                    .dhcp_options
+                    .to_arm(resolver, &path.field("dhcpOptions"))?,
                 flow_timeout_in_minutes: self.flow_timeout_in_minutes,
-                subnets: match &self.subnets {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "subnets");
-                        Some(
-                            v
-                                .iter()
-                                .enumerate()
-                                .map(|(i, x0)| {
-                                    let item_path_0 = format!("{}[{}]", field_path, i);
-                                    x0.to_arm(resolver, &item_path_0)
-                                })
-                                .collect::<Result<Vec<_>, _>>()?,
-                        )
-                    }
-                    None => None,
-                },
-                virtual_network_peerings: match &self.virtual_network_peerings {
-                    Some(v) => {
-                        let field_path = format!(
-                            "{}.{}", path, "virtualNetworkPeerings"
-                        );
-                        Some(
-                            v
-                                .iter()
-                                .enumerate()
-                                .map(|(i, x0)| {
-                                    let item_path_0 = format!("{}[{}]", field_path, i);
-                                    x0.to_arm(resolver, &item_path_0)
-                                })
-                                .collect::<Result<Vec<_>, _>>()?,
-                        )
-                    }
-                    None => None,
-                },
+                subnets: self.subnets.to_arm(resolver, &path.field("subnets"))?,
+                virtual_network_peerings: self
+                    .virtual_network_peerings
+                    .to_arm(resolver, &path.field("virtualNetworkPeerings"))?,
                 resource_guid: None,
                 provisioning_state: None,
                 enable_ddos_protection: self.enable_ddos_protection,
                 enable_vm_protection: self.enable_vm_protection,
-                ddos_protection_plan: match &self.ddos_protection_plan {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "ddosProtectionPlan");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                bgp_communities: match &self.bgp_communities {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "bgpCommunities");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                encryption: match &self.encryption {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "encryption");
-                        Some(v.to_arm(resolver, &field_path)?)
-                    }
-                    None => None,
-                },
-                ip_allocations: match &self.ip_allocations {
-                    Some(v) => {
-                        let field_path = format!("{}.{}", path, "ipAllocations");
-                        Some(
-                            v
-                                .iter()
-                                .enumerate()
-                                .map(|(i, x0)| {
-                                    let item_path_0 = format!("{}[{}]", field_path, i);
-                                    x0.to_arm(resolver, &item_path_0)
-                                })
-                                .collect::<Result<Vec<_>, _>>()?,
-                        )
-                    }
-                    None => None,
-                },
+                ddos_protection_plan: self
+                    .ddos_protection_plan
+                    .to_arm(resolver, &path.field("ddosProtectionPlan"))?,
+                bgp_communities: self
+                    .bgp_communities
+                    .to_arm(resolver, &path.field("bgpCommunities"))?,
+                encryption: self.encryption.to_arm(resolver, &path.field("encryption"))?,
+                ip_allocations: self
+                    .ip_allocations
+                    .to_arm(resolver, &path.field("ipAllocations"))?,
                 flow_logs: None,
                 private_endpoint_v_net_policies: self
                     .private_endpoint_v_net_policies
@@ -318,13 +228,9 @@ impl VirtualNetworkSpec {
             r#type: None,
             location: self.location.clone(),
             tags: self.tags.clone(),
-            extended_location: match &self.extended_location {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "extendedLocation");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            extended_location: self
+                .extended_location
+                .to_arm(resolver, &path.field("extendedLocation"))?,
             properties: envelope_properties,
             etag: None,
             unknown_fields: Default::default(),
@@ -425,110 +331,79 @@ impl VirtualNetworkSpec {
 
 /// The observed state of a `VirtualNetwork`: what Azure returns, secrets excluded.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkStatus {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Resource name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Resource type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Resource location.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// Resource tags.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The extended location of the virtual network.
-    #[serde(
-        rename = "extendedLocation",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub extended_location: Option<status::ExtendedLocation>,
     /// The AddressSpace that contains an array of IP address ranges that can be used by subnets.
-    #[serde(rename = "addressSpace", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_space: Option<status::AddressSpace>,
     /// The dhcpOptions that contains an array of DNS servers available to VMs deployed in the virtual network.
-    #[serde(rename = "dhcpOptions", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dhcp_options: Option<status::DhcpOptions>,
     /// The FlowTimeout value (in minutes) for the Virtual Network
-    #[serde(
-        rename = "flowTimeoutInMinutes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_timeout_in_minutes: Option<i32>,
     /// A list of subnets in a Virtual Network.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub subnets: Option<Vec<status::Subnet>>,
     /// A list of peerings in a Virtual Network.
-    #[serde(
-        rename = "virtualNetworkPeerings",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub virtual_network_peerings: Option<Vec<status::VirtualNetworkPeering>>,
     /// The resourceGuid property of the Virtual Network resource.
-    #[serde(rename = "resourceGuid", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_guid: Option<String>,
     /// The provisioning state of the virtual network resource.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
     /// Indicates if DDoS protection is enabled for all the protected resources in the virtual network. It requires a DDoS protection plan associated with the resource.
-    #[serde(
-        rename = "enableDdosProtection",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_ddos_protection: Option<bool>,
     /// Indicates if VM protection is enabled for all the subnets in the virtual network.
-    #[serde(
-        rename = "enableVmProtection",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_vm_protection: Option<bool>,
     /// The DDoS protection plan associated with the virtual network.
-    #[serde(
-        rename = "ddosProtectionPlan",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ddos_protection_plan: Option<status::SubResource>,
     /// Bgp Communities sent over ExpressRoute with each route corresponding to a prefix in this VNET.
-    #[serde(rename = "bgpCommunities", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bgp_communities: Option<status::VirtualNetworkBgpCommunities>,
     /// Indicates if encryption is enabled on virtual network and if VM without encryption is allowed in encrypted VNet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub encryption: Option<status::VirtualNetworkEncryption>,
     /// Array of IpAllocation which reference this VNET.
-    #[serde(rename = "ipAllocations", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_allocations: Option<Vec<status::SubResource>>,
     /// A collection of references to flow log resources.
-    #[serde(rename = "flowLogs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_logs: Option<Vec<status::FlowLog>>,
     /// Private Endpoint VNet Policies.
-    #[serde(
-        rename = "privateEndpointVNetPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoint_v_net_policies: Option<arm::PrivateEndpointVNetPolicies>,
     /// A unique read-only string that changes whenever the resource is updated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(rename = "operatorStatus", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 

@@ -6,7 +6,9 @@
 #[allow(unused_imports)]
 use super::{arm, spec, status};
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -111,21 +113,22 @@ impl kube_core::Resource for ResourceGroup {
 
 /// The desired state of a `ResourceGroup`: the writable properties of `Microsoft.Resources/resourceGroups`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ResourceGroupSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(rename = "azureName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(rename = "operatorSpec", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<ResourceGroupOperatorSpec>,
     /// The location of the resource group. It cannot be changed after the resource group has been created. It must be one of the supported Azure locations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// The ID of the resource that manages this resource group.
-    #[serde(rename = "managedBy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub managed_by: Option<String>,
     /// The tags attached to the resource group.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
 }
 
@@ -135,21 +138,13 @@ impl ResourceGroupSpec {
         &self,
         _resolver: &dyn Resolver,
     ) -> Result<arm::ResourceGroup, ConversionError> {
-        let path = "spec";
+        let path = Path::Root("spec");
         Ok(arm::ResourceGroup {
             id: None,
             name: None,
             r#type: None,
             properties: None,
-            location: match &self.location {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "location"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            location: required(self.location.as_ref(), &path.field("location"))?.clone(),
             managed_by: self.managed_by.clone(),
             tags: self.tags.clone(),
             unknown_fields: Default::default(),
@@ -170,37 +165,34 @@ impl ResourceGroupSpec {
 
 /// The observed state of a `ResourceGroup`: what Azure returns, secrets excluded.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ResourceGroupStatus {
     /// The ID of the resource group.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource group.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource group.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The provisioning state.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// The location of the resource group. It cannot be changed after the resource group has been created. It must be one of the supported Azure locations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// The ID of the resource that manages this resource group.
-    #[serde(rename = "managedBy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub managed_by: Option<String>,
     /// The tags attached to the resource group.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(rename = "operatorStatus", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 

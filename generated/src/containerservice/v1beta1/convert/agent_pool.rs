@@ -15,14 +15,12 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::AgentPoolSpec {
         hub::AgentPoolSpec {
-            azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
-            owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
-            operator_spec: cx
-                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
-            os_disk_size_gb: cx
-                .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
+            azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
+            owner: cx.copy(&self.owner, &path.field("owner")),
+            operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
+            count: cx.copy(&self.count, &path.field("count")),
+            vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
+            os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
             os_disk_type: cx
                 .spelled(
                     self.os_disk_type.as_ref().map(|value| value.as_str()),
@@ -44,11 +42,9 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
                     |value| Some(hub::arm::WorkloadRuntime::from(value.to_string())),
                     hub::arm::WorkloadRuntime::as_str,
                 ),
-            vnet_subnet_id: cx
-                .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
-            pod_subnet_id: cx
-                .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
-            max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
+            vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
+            pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
+            max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
             os_type: cx
                 .spelled(
                     self.os_type.as_ref().map(|value| value.as_str()),
@@ -63,13 +59,10 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
                     |value| Some(hub::arm::Ossku::from(value.to_string())),
                     hub::arm::Ossku::as_str,
                 ),
-            max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
-            min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
+            max_count: cx.copy(&self.max_count, &path.field("maxCount")),
+            min_count: cx.copy(&self.min_count, &path.field("minCount")),
             enable_auto_scaling: cx
-                .copy(
-                    self.enable_auto_scaling.as_ref(),
-                    &path.field("enableAutoScaling"),
-                ),
+                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
             scale_down_mode: cx
                 .spelled(
                     self.scale_down_mode.as_ref().map(|value| value.as_str()),
@@ -92,37 +85,17 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
                     hub::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
-                .copy(
-                    self.orchestrator_version.as_ref(),
-                    &path.field("orchestratorVersion"),
-                ),
+                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AgentPoolUpgradeSettings,
-                    >::convert,
-                ),
-            power_state: cx
-                .convert(
-                    self.power_state.as_ref(),
-                    &path.field("powerState"),
-                    armgen_runtime::hub::Convert::<hub::spec::PowerState>::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            power_state: cx.object(&self.power_state, &path.field("powerState")),
             availability_zones: cx
-                .copy(
-                    self.availability_zones.as_ref(),
-                    &path.field("availabilityZones"),
-                ),
+                .copy(&self.availability_zones, &path.field("availabilityZones")),
             enable_node_public_ip: cx
-                .copy(
-                    self.enable_node_public_ip.as_ref(),
-                    &path.field("enableNodePublicIP"),
-                ),
+                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
             node_public_ip_prefix_id: cx
                 .copy(
-                    self.node_public_ip_prefix_id.as_ref(),
+                    &self.node_public_ip_prefix_id,
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
@@ -147,34 +120,26 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
                     &path.field("spotMaxPrice"),
                     |value| armgen_runtime::hub::narrow(*value),
                 ),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),
-            node_taints: cx.copy(self.node_taints.as_ref(), &path.field("nodeTaints")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
+            node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
                 .copy(
-                    self.proximity_placement_group_id.as_ref(),
+                    &self.proximity_placement_group_id,
                     &path.field("proximityPlacementGroupID"),
                 ),
             kubelet_config: cx
-                .convert(
-                    self.kubelet_config.as_ref(),
-                    &path.field("kubeletConfig"),
-                    armgen_runtime::hub::Convert::<hub::spec::KubeletConfig>::convert,
-                ),
+                .object(&self.kubelet_config, &path.field("kubeletConfig")),
             linux_os_config: cx
-                .convert(
-                    self.linux_os_config.as_ref(),
-                    &path.field("linuxOSConfig"),
-                    armgen_runtime::hub::Convert::<hub::spec::LinuxOsConfig>::convert,
-                ),
+                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
             enable_encryption_at_host: cx
                 .copy(
-                    self.enable_encryption_at_host.as_ref(),
+                    &self.enable_encryption_at_host,
                     &path.field("enableEncryptionAtHost"),
                 ),
             enable_ultra_ssd: cx
-                .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
-            enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
+                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+            enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
             gpu_instance_profile: cx
                 .spelled(
                     self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
@@ -182,43 +147,19 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
                     |value| Some(hub::arm::GpuInstanceProfile::from(value.to_string())),
                     hub::arm::GpuInstanceProfile::as_str,
                 ),
-            creation_data: cx
-                .convert(
-                    self.creation_data.as_ref(),
-                    &path.field("creationData"),
-                    armgen_runtime::hub::Convert::<hub::spec::CreationData>::convert,
-                ),
+            creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
                 .copy(
-                    self.capacity_reservation_group_id.as_ref(),
+                    &self.capacity_reservation_group_id,
                     &path.field("capacityReservationGroupID"),
                 ),
-            host_group_id: cx
-                .copy(self.host_group_id.as_ref(), &path.field("hostGroupID")),
+            host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AgentPoolNetworkProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AgentPoolWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AgentPoolSecurityProfile,
-                    >::convert,
-                ),
+                .object(&self.security_profile, &path.field("securityProfile")),
             message_of_the_day: cx.restore(&path.field("messageOfTheDay")),
             pod_ip_allocation_mode: cx.restore(&path.field("podIPAllocationMode")),
             node_image_version: cx.restore(&path.field("nodeImageVersion")),
@@ -240,36 +181,28 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::AgentPoolSpec {
-        cx.keep(self.message_of_the_day.as_ref(), &path.field("messageOfTheDay"));
+        cx.keep(&self.message_of_the_day, &path.field("messageOfTheDay"));
+        cx.keep(&self.pod_ip_allocation_mode, &path.field("podIPAllocationMode"));
+        cx.keep(&self.node_image_version, &path.field("nodeImageVersion"));
+        cx.keep(&self.gpu_profile, &path.field("gpuProfile"));
+        cx.keep(&self.gateway_profile, &path.field("gatewayProfile"));
         cx.keep(
-            self.pod_ip_allocation_mode.as_ref(),
-            &path.field("podIPAllocationMode"),
-        );
-        cx.keep(self.node_image_version.as_ref(), &path.field("nodeImageVersion"));
-        cx.keep(self.gpu_profile.as_ref(), &path.field("gpuProfile"));
-        cx.keep(self.gateway_profile.as_ref(), &path.field("gatewayProfile"));
-        cx.keep(
-            self.artifact_streaming_profile.as_ref(),
+            &self.artifact_streaming_profile,
             &path.field("artifactStreamingProfile"),
         );
+        cx.keep(&self.virtual_machines_profile, &path.field("virtualMachinesProfile"));
         cx.keep(
-            self.virtual_machines_profile.as_ref(),
-            &path.field("virtualMachinesProfile"),
-        );
-        cx.keep(
-            self.virtual_machine_nodes_status.as_ref(),
+            &self.virtual_machine_nodes_status,
             &path.field("virtualMachineNodesStatus"),
         );
-        cx.keep(self.local_dns_profile.as_ref(), &path.field("localDNSProfile"));
+        cx.keep(&self.local_dns_profile, &path.field("localDNSProfile"));
         spoke::AgentPoolSpec {
-            azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
-            owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
-            operator_spec: cx
-                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
-            os_disk_size_gb: cx
-                .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
+            azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
+            owner: cx.copy(&self.owner, &path.field("owner")),
+            operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
+            count: cx.copy(&self.count, &path.field("count")),
+            vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
+            os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
             os_disk_type: cx
                 .spelled(
                     self.os_disk_type.as_ref().map(|value| value.as_str()),
@@ -291,11 +224,9 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
                     |value| Some(spoke::arm::WorkloadRuntime::from(value.to_string())),
                     spoke::arm::WorkloadRuntime::as_str,
                 ),
-            vnet_subnet_id: cx
-                .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
-            pod_subnet_id: cx
-                .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
-            max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
+            vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
+            pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
+            max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
             os_type: cx
                 .spelled(
                     self.os_type.as_ref().map(|value| value.as_str()),
@@ -310,13 +241,10 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
                     |value| Some(spoke::arm::Ossku::from(value.to_string())),
                     spoke::arm::Ossku::as_str,
                 ),
-            max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
-            min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
+            max_count: cx.copy(&self.max_count, &path.field("maxCount")),
+            min_count: cx.copy(&self.min_count, &path.field("minCount")),
             enable_auto_scaling: cx
-                .copy(
-                    self.enable_auto_scaling.as_ref(),
-                    &path.field("enableAutoScaling"),
-                ),
+                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
             scale_down_mode: cx
                 .spelled(
                     self.scale_down_mode.as_ref().map(|value| value.as_str()),
@@ -339,37 +267,17 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
                     spoke::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
-                .copy(
-                    self.orchestrator_version.as_ref(),
-                    &path.field("orchestratorVersion"),
-                ),
+                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AgentPoolUpgradeSettings,
-                    >::convert,
-                ),
-            power_state: cx
-                .convert(
-                    self.power_state.as_ref(),
-                    &path.field("powerState"),
-                    armgen_runtime::hub::Convert::<spoke::spec::PowerState>::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            power_state: cx.object(&self.power_state, &path.field("powerState")),
             availability_zones: cx
-                .copy(
-                    self.availability_zones.as_ref(),
-                    &path.field("availabilityZones"),
-                ),
+                .copy(&self.availability_zones, &path.field("availabilityZones")),
             enable_node_public_ip: cx
-                .copy(
-                    self.enable_node_public_ip.as_ref(),
-                    &path.field("enableNodePublicIP"),
-                ),
+                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
             node_public_ip_prefix_id: cx
                 .copy(
-                    self.node_public_ip_prefix_id.as_ref(),
+                    &self.node_public_ip_prefix_id,
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
@@ -394,34 +302,26 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
                     &path.field("spotMaxPrice"),
                     |value, _, _| armgen_runtime::hub::widen(*value),
                 ),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),
-            node_taints: cx.copy(self.node_taints.as_ref(), &path.field("nodeTaints")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
+            node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
                 .copy(
-                    self.proximity_placement_group_id.as_ref(),
+                    &self.proximity_placement_group_id,
                     &path.field("proximityPlacementGroupID"),
                 ),
             kubelet_config: cx
-                .convert(
-                    self.kubelet_config.as_ref(),
-                    &path.field("kubeletConfig"),
-                    armgen_runtime::hub::Convert::<spoke::spec::KubeletConfig>::convert,
-                ),
+                .object(&self.kubelet_config, &path.field("kubeletConfig")),
             linux_os_config: cx
-                .convert(
-                    self.linux_os_config.as_ref(),
-                    &path.field("linuxOSConfig"),
-                    armgen_runtime::hub::Convert::<spoke::spec::LinuxOsConfig>::convert,
-                ),
+                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
             enable_encryption_at_host: cx
                 .copy(
-                    self.enable_encryption_at_host.as_ref(),
+                    &self.enable_encryption_at_host,
                     &path.field("enableEncryptionAtHost"),
                 ),
             enable_ultra_ssd: cx
-                .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
-            enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
+                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+            enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
             gpu_instance_profile: cx
                 .spelled(
                     self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
@@ -431,43 +331,19 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
                     ),
                     spoke::arm::GpuInstanceProfile::as_str,
                 ),
-            creation_data: cx
-                .convert(
-                    self.creation_data.as_ref(),
-                    &path.field("creationData"),
-                    armgen_runtime::hub::Convert::<spoke::spec::CreationData>::convert,
-                ),
+            creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
                 .copy(
-                    self.capacity_reservation_group_id.as_ref(),
+                    &self.capacity_reservation_group_id,
                     &path.field("capacityReservationGroupID"),
                 ),
-            host_group_id: cx
-                .copy(self.host_group_id.as_ref(), &path.field("hostGroupID")),
+            host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AgentPoolNetworkProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AgentPoolWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AgentPoolSecurityProfile,
-                    >::convert,
-                ),
+                .object(&self.security_profile, &path.field("securityProfile")),
         }
     }
 }
@@ -479,13 +355,12 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolStatus> for spoke::AgentPoolStat
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::AgentPoolStatus {
         hub::AgentPoolStatus {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
-            os_disk_size_gb: cx
-                .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            count: cx.copy(&self.count, &path.field("count")),
+            vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
+            os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
             os_disk_type: cx
                 .spelled(
                     self.os_disk_type.as_ref().map(|value| value.as_str()),
@@ -507,11 +382,9 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolStatus> for spoke::AgentPoolStat
                     |value| Some(hub::arm::WorkloadRuntime::from(value.to_string())),
                     hub::arm::WorkloadRuntime::as_str,
                 ),
-            vnet_subnet_id: cx
-                .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
-            pod_subnet_id: cx
-                .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
-            max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
+            vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
+            pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
+            max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
             os_type: cx
                 .spelled(
                     self.os_type.as_ref().map(|value| value.as_str()),
@@ -526,13 +399,10 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolStatus> for spoke::AgentPoolStat
                     |value| Some(hub::arm::Ossku::from(value.to_string())),
                     hub::arm::Ossku::as_str,
                 ),
-            max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
-            min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
+            max_count: cx.copy(&self.max_count, &path.field("maxCount")),
+            min_count: cx.copy(&self.min_count, &path.field("minCount")),
             enable_auto_scaling: cx
-                .copy(
-                    self.enable_auto_scaling.as_ref(),
-                    &path.field("enableAutoScaling"),
-                ),
+                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
             scale_down_mode: cx
                 .spelled(
                     self.scale_down_mode.as_ref().map(|value| value.as_str()),
@@ -555,49 +425,26 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolStatus> for spoke::AgentPoolStat
                     hub::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
-                .copy(
-                    self.orchestrator_version.as_ref(),
-                    &path.field("orchestratorVersion"),
-                ),
+                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
             current_orchestrator_version: cx
                 .copy(
-                    self.current_orchestrator_version.as_ref(),
+                    &self.current_orchestrator_version,
                     &path.field("currentOrchestratorVersion"),
                 ),
             node_image_version: cx
-                .copy(self.node_image_version.as_ref(), &path.field("nodeImageVersion")),
+                .copy(&self.node_image_version, &path.field("nodeImageVersion")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AgentPoolUpgradeSettings,
-                    >::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
             provisioning_state: cx
-                .copy(
-                    self.provisioning_state.as_ref(),
-                    &path.field("provisioningState"),
-                ),
-            power_state: cx
-                .convert(
-                    self.power_state.as_ref(),
-                    &path.field("powerState"),
-                    armgen_runtime::hub::Convert::<hub::status::PowerState>::convert,
-                ),
+                .copy(&self.provisioning_state, &path.field("provisioningState")),
+            power_state: cx.object(&self.power_state, &path.field("powerState")),
             availability_zones: cx
-                .copy(
-                    self.availability_zones.as_ref(),
-                    &path.field("availabilityZones"),
-                ),
+                .copy(&self.availability_zones, &path.field("availabilityZones")),
             enable_node_public_ip: cx
-                .copy(
-                    self.enable_node_public_ip.as_ref(),
-                    &path.field("enableNodePublicIP"),
-                ),
+                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
             node_public_ip_prefix_id: cx
                 .copy(
-                    self.node_public_ip_prefix_id.as_ref(),
+                    &self.node_public_ip_prefix_id,
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
@@ -622,34 +469,26 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolStatus> for spoke::AgentPoolStat
                     &path.field("spotMaxPrice"),
                     |value| armgen_runtime::hub::narrow(*value),
                 ),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),
-            node_taints: cx.copy(self.node_taints.as_ref(), &path.field("nodeTaints")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
+            node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
                 .copy(
-                    self.proximity_placement_group_id.as_ref(),
+                    &self.proximity_placement_group_id,
                     &path.field("proximityPlacementGroupID"),
                 ),
             kubelet_config: cx
-                .convert(
-                    self.kubelet_config.as_ref(),
-                    &path.field("kubeletConfig"),
-                    armgen_runtime::hub::Convert::<hub::status::KubeletConfig>::convert,
-                ),
+                .object(&self.kubelet_config, &path.field("kubeletConfig")),
             linux_os_config: cx
-                .convert(
-                    self.linux_os_config.as_ref(),
-                    &path.field("linuxOSConfig"),
-                    armgen_runtime::hub::Convert::<hub::status::LinuxOsConfig>::convert,
-                ),
+                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
             enable_encryption_at_host: cx
                 .copy(
-                    self.enable_encryption_at_host.as_ref(),
+                    &self.enable_encryption_at_host,
                     &path.field("enableEncryptionAtHost"),
                 ),
             enable_ultra_ssd: cx
-                .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
-            enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
+                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+            enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
             gpu_instance_profile: cx
                 .spelled(
                     self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
@@ -657,46 +496,22 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolStatus> for spoke::AgentPoolStat
                     |value| Some(hub::arm::GpuInstanceProfile::from(value.to_string())),
                     hub::arm::GpuInstanceProfile::as_str,
                 ),
-            creation_data: cx
-                .convert(
-                    self.creation_data.as_ref(),
-                    &path.field("creationData"),
-                    armgen_runtime::hub::Convert::<hub::status::CreationData>::convert,
-                ),
+            creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
                 .copy(
-                    self.capacity_reservation_group_id.as_ref(),
+                    &self.capacity_reservation_group_id,
                     &path.field("capacityReservationGroupID"),
                 ),
-            host_group_id: cx
-                .copy(self.host_group_id.as_ref(), &path.field("hostGroupID")),
+            host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AgentPoolNetworkProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AgentPoolWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AgentPoolSecurityProfile,
-                    >::convert,
-                ),
-            conditions: cx.copy(self.conditions.as_ref(), &path.field("conditions")),
+                .object(&self.security_profile, &path.field("securityProfile")),
+            conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx
-                .copy(self.operator_status.as_ref(), &path.field("operatorStatus")),
+                .copy(&self.operator_status, &path.field("operatorStatus")),
             system_data: cx.restore(&path.field("systemData")),
             e_tag: cx.restore(&path.field("eTag")),
             message_of_the_day: cx.restore(&path.field("messageOfTheDay")),
@@ -720,37 +535,30 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolStatus> for hub::AgentPoolStat
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::AgentPoolStatus {
-        cx.keep(self.system_data.as_ref(), &path.field("systemData"));
-        cx.keep(self.e_tag.as_ref(), &path.field("eTag"));
-        cx.keep(self.message_of_the_day.as_ref(), &path.field("messageOfTheDay"));
+        cx.keep(&self.system_data, &path.field("systemData"));
+        cx.keep(&self.e_tag, &path.field("eTag"));
+        cx.keep(&self.message_of_the_day, &path.field("messageOfTheDay"));
+        cx.keep(&self.pod_ip_allocation_mode, &path.field("podIPAllocationMode"));
+        cx.keep(&self.gpu_profile, &path.field("gpuProfile"));
+        cx.keep(&self.gateway_profile, &path.field("gatewayProfile"));
         cx.keep(
-            self.pod_ip_allocation_mode.as_ref(),
-            &path.field("podIPAllocationMode"),
-        );
-        cx.keep(self.gpu_profile.as_ref(), &path.field("gpuProfile"));
-        cx.keep(self.gateway_profile.as_ref(), &path.field("gatewayProfile"));
-        cx.keep(
-            self.artifact_streaming_profile.as_ref(),
+            &self.artifact_streaming_profile,
             &path.field("artifactStreamingProfile"),
         );
+        cx.keep(&self.virtual_machines_profile, &path.field("virtualMachinesProfile"));
         cx.keep(
-            self.virtual_machines_profile.as_ref(),
-            &path.field("virtualMachinesProfile"),
-        );
-        cx.keep(
-            self.virtual_machine_nodes_status.as_ref(),
+            &self.virtual_machine_nodes_status,
             &path.field("virtualMachineNodesStatus"),
         );
-        cx.keep(self.status.as_ref(), &path.field("status"));
-        cx.keep(self.local_dns_profile.as_ref(), &path.field("localDNSProfile"));
+        cx.keep(&self.status, &path.field("status"));
+        cx.keep(&self.local_dns_profile, &path.field("localDNSProfile"));
         spoke::AgentPoolStatus {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
-            os_disk_size_gb: cx
-                .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            count: cx.copy(&self.count, &path.field("count")),
+            vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
+            os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
             os_disk_type: cx
                 .spelled(
                     self.os_disk_type.as_ref().map(|value| value.as_str()),
@@ -772,11 +580,9 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolStatus> for hub::AgentPoolStat
                     |value| Some(spoke::arm::WorkloadRuntime::from(value.to_string())),
                     spoke::arm::WorkloadRuntime::as_str,
                 ),
-            vnet_subnet_id: cx
-                .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
-            pod_subnet_id: cx
-                .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
-            max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
+            vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
+            pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
+            max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
             os_type: cx
                 .spelled(
                     self.os_type.as_ref().map(|value| value.as_str()),
@@ -791,13 +597,10 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolStatus> for hub::AgentPoolStat
                     |value| Some(spoke::arm::Ossku::from(value.to_string())),
                     spoke::arm::Ossku::as_str,
                 ),
-            max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
-            min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
+            max_count: cx.copy(&self.max_count, &path.field("maxCount")),
+            min_count: cx.copy(&self.min_count, &path.field("minCount")),
             enable_auto_scaling: cx
-                .copy(
-                    self.enable_auto_scaling.as_ref(),
-                    &path.field("enableAutoScaling"),
-                ),
+                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
             scale_down_mode: cx
                 .spelled(
                     self.scale_down_mode.as_ref().map(|value| value.as_str()),
@@ -820,49 +623,26 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolStatus> for hub::AgentPoolStat
                     spoke::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
-                .copy(
-                    self.orchestrator_version.as_ref(),
-                    &path.field("orchestratorVersion"),
-                ),
+                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
             current_orchestrator_version: cx
                 .copy(
-                    self.current_orchestrator_version.as_ref(),
+                    &self.current_orchestrator_version,
                     &path.field("currentOrchestratorVersion"),
                 ),
             node_image_version: cx
-                .copy(self.node_image_version.as_ref(), &path.field("nodeImageVersion")),
+                .copy(&self.node_image_version, &path.field("nodeImageVersion")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AgentPoolUpgradeSettings,
-                    >::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
             provisioning_state: cx
-                .copy(
-                    self.provisioning_state.as_ref(),
-                    &path.field("provisioningState"),
-                ),
-            power_state: cx
-                .convert(
-                    self.power_state.as_ref(),
-                    &path.field("powerState"),
-                    armgen_runtime::hub::Convert::<spoke::status::PowerState>::convert,
-                ),
+                .copy(&self.provisioning_state, &path.field("provisioningState")),
+            power_state: cx.object(&self.power_state, &path.field("powerState")),
             availability_zones: cx
-                .copy(
-                    self.availability_zones.as_ref(),
-                    &path.field("availabilityZones"),
-                ),
+                .copy(&self.availability_zones, &path.field("availabilityZones")),
             enable_node_public_ip: cx
-                .copy(
-                    self.enable_node_public_ip.as_ref(),
-                    &path.field("enableNodePublicIP"),
-                ),
+                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
             node_public_ip_prefix_id: cx
                 .copy(
-                    self.node_public_ip_prefix_id.as_ref(),
+                    &self.node_public_ip_prefix_id,
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
@@ -887,34 +667,26 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolStatus> for hub::AgentPoolStat
                     &path.field("spotMaxPrice"),
                     |value, _, _| armgen_runtime::hub::widen(*value),
                 ),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),
-            node_taints: cx.copy(self.node_taints.as_ref(), &path.field("nodeTaints")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
+            node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
                 .copy(
-                    self.proximity_placement_group_id.as_ref(),
+                    &self.proximity_placement_group_id,
                     &path.field("proximityPlacementGroupID"),
                 ),
             kubelet_config: cx
-                .convert(
-                    self.kubelet_config.as_ref(),
-                    &path.field("kubeletConfig"),
-                    armgen_runtime::hub::Convert::<spoke::status::KubeletConfig>::convert,
-                ),
+                .object(&self.kubelet_config, &path.field("kubeletConfig")),
             linux_os_config: cx
-                .convert(
-                    self.linux_os_config.as_ref(),
-                    &path.field("linuxOSConfig"),
-                    armgen_runtime::hub::Convert::<spoke::status::LinuxOsConfig>::convert,
-                ),
+                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
             enable_encryption_at_host: cx
                 .copy(
-                    self.enable_encryption_at_host.as_ref(),
+                    &self.enable_encryption_at_host,
                     &path.field("enableEncryptionAtHost"),
                 ),
             enable_ultra_ssd: cx
-                .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
-            enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
+                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+            enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
             gpu_instance_profile: cx
                 .spelled(
                     self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
@@ -924,46 +696,22 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolStatus> for hub::AgentPoolStat
                     ),
                     spoke::arm::GpuInstanceProfile::as_str,
                 ),
-            creation_data: cx
-                .convert(
-                    self.creation_data.as_ref(),
-                    &path.field("creationData"),
-                    armgen_runtime::hub::Convert::<spoke::status::CreationData>::convert,
-                ),
+            creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
                 .copy(
-                    self.capacity_reservation_group_id.as_ref(),
+                    &self.capacity_reservation_group_id,
                     &path.field("capacityReservationGroupID"),
                 ),
-            host_group_id: cx
-                .copy(self.host_group_id.as_ref(), &path.field("hostGroupID")),
+            host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AgentPoolNetworkProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AgentPoolWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AgentPoolSecurityProfile,
-                    >::convert,
-                ),
-            conditions: cx.copy(self.conditions.as_ref(), &path.field("conditions")),
+                .object(&self.security_profile, &path.field("securityProfile")),
+            conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx
-                .copy(self.operator_status.as_ref(), &path.field("operatorStatus")),
+                .copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }

@@ -16,52 +16,14 @@ for spoke::MaintenanceConfigurationSpec {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::MaintenanceConfigurationSpec {
         hub::MaintenanceConfigurationSpec {
-            azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
-            owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
-            operator_spec: cx
-                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
-            time_in_week: cx
-                .convert(
-                    self.time_in_week.as_ref(),
-                    &path.field("timeInWeek"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::TimeInWeek,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
+            owner: cx.copy(&self.owner, &path.field("owner")),
+            operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
+            time_in_week: cx.object(&self.time_in_week, &path.field("timeInWeek")),
             not_allowed_time: cx
-                .convert(
-                    self.not_allowed_time.as_ref(),
-                    &path.field("notAllowedTime"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::TimeSpan,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.not_allowed_time, &path.field("notAllowedTime")),
             maintenance_window: cx
-                .convert(
-                    self.maintenance_window.as_ref(),
-                    &path.field("maintenanceWindow"),
-                    armgen_runtime::hub::Convert::<hub::spec::MaintenanceWindow>::convert,
-                ),
+                .object(&self.maintenance_window, &path.field("maintenanceWindow")),
         }
     }
 }
@@ -74,54 +36,14 @@ for hub::MaintenanceConfigurationSpec {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::MaintenanceConfigurationSpec {
         spoke::MaintenanceConfigurationSpec {
-            azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
-            owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
-            operator_spec: cx
-                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
-            time_in_week: cx
-                .convert(
-                    self.time_in_week.as_ref(),
-                    &path.field("timeInWeek"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::TimeInWeek,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
+            owner: cx.copy(&self.owner, &path.field("owner")),
+            operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
+            time_in_week: cx.object(&self.time_in_week, &path.field("timeInWeek")),
             not_allowed_time: cx
-                .convert(
-                    self.not_allowed_time.as_ref(),
-                    &path.field("notAllowedTime"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::TimeSpan,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.not_allowed_time, &path.field("notAllowedTime")),
             maintenance_window: cx
-                .convert(
-                    self.maintenance_window.as_ref(),
-                    &path.field("maintenanceWindow"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::MaintenanceWindow,
-                    >::convert,
-                ),
+                .object(&self.maintenance_window, &path.field("maintenanceWindow")),
         }
     }
 }
@@ -134,62 +56,18 @@ for spoke::MaintenanceConfigurationStatus {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::MaintenanceConfigurationStatus {
         hub::MaintenanceConfigurationStatus {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            system_data: cx
-                .convert(
-                    self.system_data.as_ref(),
-                    &path.field("systemData"),
-                    armgen_runtime::hub::Convert::<hub::status::SystemData>::convert,
-                ),
-            time_in_week: cx
-                .convert(
-                    self.time_in_week.as_ref(),
-                    &path.field("timeInWeek"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::TimeInWeek,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            system_data: cx.object(&self.system_data, &path.field("systemData")),
+            time_in_week: cx.object(&self.time_in_week, &path.field("timeInWeek")),
             not_allowed_time: cx
-                .convert(
-                    self.not_allowed_time.as_ref(),
-                    &path.field("notAllowedTime"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::TimeSpan,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.not_allowed_time, &path.field("notAllowedTime")),
             maintenance_window: cx
-                .convert(
-                    self.maintenance_window.as_ref(),
-                    &path.field("maintenanceWindow"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::MaintenanceWindow,
-                    >::convert,
-                ),
-            conditions: cx.copy(self.conditions.as_ref(), &path.field("conditions")),
+                .object(&self.maintenance_window, &path.field("maintenanceWindow")),
+            conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx
-                .copy(self.operator_status.as_ref(), &path.field("operatorStatus")),
+                .copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
@@ -202,62 +80,18 @@ for hub::MaintenanceConfigurationStatus {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::MaintenanceConfigurationStatus {
         spoke::MaintenanceConfigurationStatus {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            system_data: cx
-                .convert(
-                    self.system_data.as_ref(),
-                    &path.field("systemData"),
-                    armgen_runtime::hub::Convert::<spoke::status::SystemData>::convert,
-                ),
-            time_in_week: cx
-                .convert(
-                    self.time_in_week.as_ref(),
-                    &path.field("timeInWeek"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::TimeInWeek,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            system_data: cx.object(&self.system_data, &path.field("systemData")),
+            time_in_week: cx.object(&self.time_in_week, &path.field("timeInWeek")),
             not_allowed_time: cx
-                .convert(
-                    self.not_allowed_time.as_ref(),
-                    &path.field("notAllowedTime"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::TimeSpan,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.not_allowed_time, &path.field("notAllowedTime")),
             maintenance_window: cx
-                .convert(
-                    self.maintenance_window.as_ref(),
-                    &path.field("maintenanceWindow"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::MaintenanceWindow,
-                    >::convert,
-                ),
-            conditions: cx.copy(self.conditions.as_ref(), &path.field("conditions")),
+                .object(&self.maintenance_window, &path.field("maintenanceWindow")),
+            conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx
-                .copy(self.operator_status.as_ref(), &path.field("operatorStatus")),
+                .copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
@@ -326,35 +160,13 @@ for spoke::status::MaintenanceWindow {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::MaintenanceWindow {
         hub::status::MaintenanceWindow {
-            schedule: cx
-                .convert(
-                    self.schedule.as_ref(),
-                    &path.field("schedule"),
-                    armgen_runtime::hub::Convert::<hub::status::Schedule>::convert,
-                ),
-            duration_hours: cx
-                .copy(self.duration_hours.as_ref(), &path.field("durationHours")),
-            utc_offset: cx.copy(self.utc_offset.as_ref(), &path.field("utcOffset")),
-            start_date: cx.copy(self.start_date.as_ref(), &path.field("startDate")),
-            start_time: cx.copy(self.start_time.as_ref(), &path.field("startTime")),
+            schedule: cx.object(&self.schedule, &path.field("schedule")),
+            duration_hours: cx.copy(&self.duration_hours, &path.field("durationHours")),
+            utc_offset: cx.copy(&self.utc_offset, &path.field("utcOffset")),
+            start_date: cx.copy(&self.start_date, &path.field("startDate")),
+            start_time: cx.copy(&self.start_time, &path.field("startTime")),
             not_allowed_dates: cx
-                .convert(
-                    self.not_allowed_dates.as_ref(),
-                    &path.field("notAllowedDates"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::DateSpan,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.not_allowed_dates, &path.field("notAllowedDates")),
         }
     }
 }
@@ -367,35 +179,13 @@ for hub::status::MaintenanceWindow {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::MaintenanceWindow {
         spoke::status::MaintenanceWindow {
-            schedule: cx
-                .convert(
-                    self.schedule.as_ref(),
-                    &path.field("schedule"),
-                    armgen_runtime::hub::Convert::<spoke::status::Schedule>::convert,
-                ),
-            duration_hours: cx
-                .copy(self.duration_hours.as_ref(), &path.field("durationHours")),
-            utc_offset: cx.copy(self.utc_offset.as_ref(), &path.field("utcOffset")),
-            start_date: cx.copy(self.start_date.as_ref(), &path.field("startDate")),
-            start_time: cx.copy(self.start_time.as_ref(), &path.field("startTime")),
+            schedule: cx.object(&self.schedule, &path.field("schedule")),
+            duration_hours: cx.copy(&self.duration_hours, &path.field("durationHours")),
+            utc_offset: cx.copy(&self.utc_offset, &path.field("utcOffset")),
+            start_date: cx.copy(&self.start_date, &path.field("startDate")),
+            start_time: cx.copy(&self.start_time, &path.field("startTime")),
             not_allowed_dates: cx
-                .convert(
-                    self.not_allowed_dates.as_ref(),
-                    &path.field("notAllowedDates"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::DateSpan,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.not_allowed_dates, &path.field("notAllowedDates")),
         }
     }
 }
@@ -407,8 +197,8 @@ impl armgen_runtime::hub::Convert<hub::status::DateSpan> for spoke::status::Date
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::DateSpan {
         hub::status::DateSpan {
-            start: cx.copy(self.start.as_ref(), &path.field("start")),
-            end: cx.copy(self.end.as_ref(), &path.field("end")),
+            start: cx.copy(&self.start, &path.field("start")),
+            end: cx.copy(&self.end, &path.field("end")),
         }
     }
 }
@@ -420,8 +210,8 @@ impl armgen_runtime::hub::Convert<spoke::status::DateSpan> for hub::status::Date
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::DateSpan {
         spoke::status::DateSpan {
-            start: cx.copy(self.start.as_ref(), &path.field("start")),
-            end: cx.copy(self.end.as_ref(), &path.field("end")),
+            start: cx.copy(&self.start, &path.field("start")),
+            end: cx.copy(&self.end, &path.field("end")),
         }
     }
 }
@@ -433,34 +223,12 @@ impl armgen_runtime::hub::Convert<hub::status::Schedule> for spoke::status::Sche
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::Schedule {
         hub::status::Schedule {
-            daily: cx
-                .convert(
-                    self.daily.as_ref(),
-                    &path.field("daily"),
-                    armgen_runtime::hub::Convert::<hub::status::DailySchedule>::convert,
-                ),
-            weekly: cx
-                .convert(
-                    self.weekly.as_ref(),
-                    &path.field("weekly"),
-                    armgen_runtime::hub::Convert::<hub::status::WeeklySchedule>::convert,
-                ),
+            daily: cx.object(&self.daily, &path.field("daily")),
+            weekly: cx.object(&self.weekly, &path.field("weekly")),
             absolute_monthly: cx
-                .convert(
-                    self.absolute_monthly.as_ref(),
-                    &path.field("absoluteMonthly"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AbsoluteMonthlySchedule,
-                    >::convert,
-                ),
+                .object(&self.absolute_monthly, &path.field("absoluteMonthly")),
             relative_monthly: cx
-                .convert(
-                    self.relative_monthly.as_ref(),
-                    &path.field("relativeMonthly"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::RelativeMonthlySchedule,
-                    >::convert,
-                ),
+                .object(&self.relative_monthly, &path.field("relativeMonthly")),
         }
     }
 }
@@ -472,36 +240,12 @@ impl armgen_runtime::hub::Convert<spoke::status::Schedule> for hub::status::Sche
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::Schedule {
         spoke::status::Schedule {
-            daily: cx
-                .convert(
-                    self.daily.as_ref(),
-                    &path.field("daily"),
-                    armgen_runtime::hub::Convert::<spoke::status::DailySchedule>::convert,
-                ),
-            weekly: cx
-                .convert(
-                    self.weekly.as_ref(),
-                    &path.field("weekly"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::WeeklySchedule,
-                    >::convert,
-                ),
+            daily: cx.object(&self.daily, &path.field("daily")),
+            weekly: cx.object(&self.weekly, &path.field("weekly")),
             absolute_monthly: cx
-                .convert(
-                    self.absolute_monthly.as_ref(),
-                    &path.field("absoluteMonthly"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AbsoluteMonthlySchedule,
-                    >::convert,
-                ),
+                .object(&self.absolute_monthly, &path.field("absoluteMonthly")),
             relative_monthly: cx
-                .convert(
-                    self.relative_monthly.as_ref(),
-                    &path.field("relativeMonthly"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::RelativeMonthlySchedule,
-                    >::convert,
-                ),
+                .object(&self.relative_monthly, &path.field("relativeMonthly")),
         }
     }
 }
@@ -515,7 +259,7 @@ for spoke::status::RelativeMonthlySchedule {
     ) -> hub::status::RelativeMonthlySchedule {
         hub::status::RelativeMonthlySchedule {
             interval_months: cx
-                .copy(self.interval_months.as_ref(), &path.field("intervalMonths")),
+                .copy(&self.interval_months, &path.field("intervalMonths")),
             week_index: cx
                 .spelled(
                     self.week_index.as_ref().map(|value| value.as_str()),
@@ -543,7 +287,7 @@ for hub::status::RelativeMonthlySchedule {
     ) -> spoke::status::RelativeMonthlySchedule {
         spoke::status::RelativeMonthlySchedule {
             interval_months: cx
-                .copy(self.interval_months.as_ref(), &path.field("intervalMonths")),
+                .copy(&self.interval_months, &path.field("intervalMonths")),
             week_index: cx
                 .spelled(
                     self.week_index.as_ref().map(|value| value.as_str()),
@@ -571,8 +315,8 @@ for spoke::status::AbsoluteMonthlySchedule {
     ) -> hub::status::AbsoluteMonthlySchedule {
         hub::status::AbsoluteMonthlySchedule {
             interval_months: cx
-                .copy(self.interval_months.as_ref(), &path.field("intervalMonths")),
-            day_of_month: cx.copy(self.day_of_month.as_ref(), &path.field("dayOfMonth")),
+                .copy(&self.interval_months, &path.field("intervalMonths")),
+            day_of_month: cx.copy(&self.day_of_month, &path.field("dayOfMonth")),
         }
     }
 }
@@ -586,8 +330,8 @@ for hub::status::AbsoluteMonthlySchedule {
     ) -> spoke::status::AbsoluteMonthlySchedule {
         spoke::status::AbsoluteMonthlySchedule {
             interval_months: cx
-                .copy(self.interval_months.as_ref(), &path.field("intervalMonths")),
-            day_of_month: cx.copy(self.day_of_month.as_ref(), &path.field("dayOfMonth")),
+                .copy(&self.interval_months, &path.field("intervalMonths")),
+            day_of_month: cx.copy(&self.day_of_month, &path.field("dayOfMonth")),
         }
     }
 }
@@ -600,8 +344,7 @@ for spoke::status::WeeklySchedule {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::WeeklySchedule {
         hub::status::WeeklySchedule {
-            interval_weeks: cx
-                .copy(self.interval_weeks.as_ref(), &path.field("intervalWeeks")),
+            interval_weeks: cx.copy(&self.interval_weeks, &path.field("intervalWeeks")),
             day_of_week: cx
                 .spelled(
                     self.day_of_week.as_ref().map(|value| value.as_str()),
@@ -621,8 +364,7 @@ for hub::status::WeeklySchedule {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::WeeklySchedule {
         spoke::status::WeeklySchedule {
-            interval_weeks: cx
-                .copy(self.interval_weeks.as_ref(), &path.field("intervalWeeks")),
+            interval_weeks: cx.copy(&self.interval_weeks, &path.field("intervalWeeks")),
             day_of_week: cx
                 .spelled(
                     self.day_of_week.as_ref().map(|value| value.as_str()),
@@ -642,8 +384,7 @@ for spoke::status::DailySchedule {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::DailySchedule {
         hub::status::DailySchedule {
-            interval_days: cx
-                .copy(self.interval_days.as_ref(), &path.field("intervalDays")),
+            interval_days: cx.copy(&self.interval_days, &path.field("intervalDays")),
         }
     }
 }
@@ -656,8 +397,7 @@ for hub::status::DailySchedule {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::DailySchedule {
         spoke::status::DailySchedule {
-            interval_days: cx
-                .copy(self.interval_days.as_ref(), &path.field("intervalDays")),
+            interval_days: cx.copy(&self.interval_days, &path.field("intervalDays")),
         }
     }
 }
@@ -669,8 +409,8 @@ impl armgen_runtime::hub::Convert<hub::status::TimeSpan> for spoke::status::Time
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::TimeSpan {
         hub::status::TimeSpan {
-            start: cx.copy(self.start.as_ref(), &path.field("start")),
-            end: cx.copy(self.end.as_ref(), &path.field("end")),
+            start: cx.copy(&self.start, &path.field("start")),
+            end: cx.copy(&self.end, &path.field("end")),
         }
     }
 }
@@ -682,8 +422,8 @@ impl armgen_runtime::hub::Convert<spoke::status::TimeSpan> for hub::status::Time
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::TimeSpan {
         spoke::status::TimeSpan {
-            start: cx.copy(self.start.as_ref(), &path.field("start")),
-            end: cx.copy(self.end.as_ref(), &path.field("end")),
+            start: cx.copy(&self.start, &path.field("start")),
+            end: cx.copy(&self.end, &path.field("end")),
         }
     }
 }
@@ -703,7 +443,7 @@ for spoke::status::TimeInWeek {
                     |value| Some(hub::arm::WeekDay::from(value.to_string())),
                     hub::arm::WeekDay::as_str,
                 ),
-            hour_slots: cx.copy(self.hour_slots.as_ref(), &path.field("hourSlots")),
+            hour_slots: cx.copy(&self.hour_slots, &path.field("hourSlots")),
         }
     }
 }
@@ -723,7 +463,7 @@ for hub::status::TimeInWeek {
                     |value| Some(spoke::arm::WeekDay::from(value.to_string())),
                     spoke::arm::WeekDay::as_str,
                 ),
-            hour_slots: cx.copy(self.hour_slots.as_ref(), &path.field("hourSlots")),
+            hour_slots: cx.copy(&self.hour_slots, &path.field("hourSlots")),
         }
     }
 }
@@ -736,35 +476,13 @@ for spoke::spec::MaintenanceWindow {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::MaintenanceWindow {
         hub::spec::MaintenanceWindow {
-            schedule: cx
-                .convert(
-                    self.schedule.as_ref(),
-                    &path.field("schedule"),
-                    armgen_runtime::hub::Convert::<hub::spec::Schedule>::convert,
-                ),
-            duration_hours: cx
-                .copy(self.duration_hours.as_ref(), &path.field("durationHours")),
-            utc_offset: cx.copy(self.utc_offset.as_ref(), &path.field("utcOffset")),
-            start_date: cx.copy(self.start_date.as_ref(), &path.field("startDate")),
-            start_time: cx.copy(self.start_time.as_ref(), &path.field("startTime")),
+            schedule: cx.object(&self.schedule, &path.field("schedule")),
+            duration_hours: cx.copy(&self.duration_hours, &path.field("durationHours")),
+            utc_offset: cx.copy(&self.utc_offset, &path.field("utcOffset")),
+            start_date: cx.copy(&self.start_date, &path.field("startDate")),
+            start_time: cx.copy(&self.start_time, &path.field("startTime")),
             not_allowed_dates: cx
-                .convert(
-                    self.not_allowed_dates.as_ref(),
-                    &path.field("notAllowedDates"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::DateSpan,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.not_allowed_dates, &path.field("notAllowedDates")),
         }
     }
 }
@@ -777,35 +495,13 @@ for hub::spec::MaintenanceWindow {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::MaintenanceWindow {
         spoke::spec::MaintenanceWindow {
-            schedule: cx
-                .convert(
-                    self.schedule.as_ref(),
-                    &path.field("schedule"),
-                    armgen_runtime::hub::Convert::<spoke::spec::Schedule>::convert,
-                ),
-            duration_hours: cx
-                .copy(self.duration_hours.as_ref(), &path.field("durationHours")),
-            utc_offset: cx.copy(self.utc_offset.as_ref(), &path.field("utcOffset")),
-            start_date: cx.copy(self.start_date.as_ref(), &path.field("startDate")),
-            start_time: cx.copy(self.start_time.as_ref(), &path.field("startTime")),
+            schedule: cx.object(&self.schedule, &path.field("schedule")),
+            duration_hours: cx.copy(&self.duration_hours, &path.field("durationHours")),
+            utc_offset: cx.copy(&self.utc_offset, &path.field("utcOffset")),
+            start_date: cx.copy(&self.start_date, &path.field("startDate")),
+            start_time: cx.copy(&self.start_time, &path.field("startTime")),
             not_allowed_dates: cx
-                .convert(
-                    self.not_allowed_dates.as_ref(),
-                    &path.field("notAllowedDates"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::DateSpan,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.not_allowed_dates, &path.field("notAllowedDates")),
         }
     }
 }
@@ -817,8 +513,8 @@ impl armgen_runtime::hub::Convert<hub::spec::DateSpan> for spoke::spec::DateSpan
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::DateSpan {
         hub::spec::DateSpan {
-            start: cx.copy(self.start.as_ref(), &path.field("start")),
-            end: cx.copy(self.end.as_ref(), &path.field("end")),
+            start: cx.copy(&self.start, &path.field("start")),
+            end: cx.copy(&self.end, &path.field("end")),
         }
     }
 }
@@ -830,8 +526,8 @@ impl armgen_runtime::hub::Convert<spoke::spec::DateSpan> for hub::spec::DateSpan
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::DateSpan {
         spoke::spec::DateSpan {
-            start: cx.copy(self.start.as_ref(), &path.field("start")),
-            end: cx.copy(self.end.as_ref(), &path.field("end")),
+            start: cx.copy(&self.start, &path.field("start")),
+            end: cx.copy(&self.end, &path.field("end")),
         }
     }
 }
@@ -843,34 +539,12 @@ impl armgen_runtime::hub::Convert<hub::spec::Schedule> for spoke::spec::Schedule
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::Schedule {
         hub::spec::Schedule {
-            daily: cx
-                .convert(
-                    self.daily.as_ref(),
-                    &path.field("daily"),
-                    armgen_runtime::hub::Convert::<hub::spec::DailySchedule>::convert,
-                ),
-            weekly: cx
-                .convert(
-                    self.weekly.as_ref(),
-                    &path.field("weekly"),
-                    armgen_runtime::hub::Convert::<hub::spec::WeeklySchedule>::convert,
-                ),
+            daily: cx.object(&self.daily, &path.field("daily")),
+            weekly: cx.object(&self.weekly, &path.field("weekly")),
             absolute_monthly: cx
-                .convert(
-                    self.absolute_monthly.as_ref(),
-                    &path.field("absoluteMonthly"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AbsoluteMonthlySchedule,
-                    >::convert,
-                ),
+                .object(&self.absolute_monthly, &path.field("absoluteMonthly")),
             relative_monthly: cx
-                .convert(
-                    self.relative_monthly.as_ref(),
-                    &path.field("relativeMonthly"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::RelativeMonthlySchedule,
-                    >::convert,
-                ),
+                .object(&self.relative_monthly, &path.field("relativeMonthly")),
         }
     }
 }
@@ -882,34 +556,12 @@ impl armgen_runtime::hub::Convert<spoke::spec::Schedule> for hub::spec::Schedule
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::Schedule {
         spoke::spec::Schedule {
-            daily: cx
-                .convert(
-                    self.daily.as_ref(),
-                    &path.field("daily"),
-                    armgen_runtime::hub::Convert::<spoke::spec::DailySchedule>::convert,
-                ),
-            weekly: cx
-                .convert(
-                    self.weekly.as_ref(),
-                    &path.field("weekly"),
-                    armgen_runtime::hub::Convert::<spoke::spec::WeeklySchedule>::convert,
-                ),
+            daily: cx.object(&self.daily, &path.field("daily")),
+            weekly: cx.object(&self.weekly, &path.field("weekly")),
             absolute_monthly: cx
-                .convert(
-                    self.absolute_monthly.as_ref(),
-                    &path.field("absoluteMonthly"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AbsoluteMonthlySchedule,
-                    >::convert,
-                ),
+                .object(&self.absolute_monthly, &path.field("absoluteMonthly")),
             relative_monthly: cx
-                .convert(
-                    self.relative_monthly.as_ref(),
-                    &path.field("relativeMonthly"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::RelativeMonthlySchedule,
-                    >::convert,
-                ),
+                .object(&self.relative_monthly, &path.field("relativeMonthly")),
         }
     }
 }
@@ -923,7 +575,7 @@ for spoke::spec::RelativeMonthlySchedule {
     ) -> hub::spec::RelativeMonthlySchedule {
         hub::spec::RelativeMonthlySchedule {
             interval_months: cx
-                .copy(self.interval_months.as_ref(), &path.field("intervalMonths")),
+                .copy(&self.interval_months, &path.field("intervalMonths")),
             week_index: cx
                 .spelled(
                     self.week_index.as_ref().map(|value| value.as_str()),
@@ -951,7 +603,7 @@ for hub::spec::RelativeMonthlySchedule {
     ) -> spoke::spec::RelativeMonthlySchedule {
         spoke::spec::RelativeMonthlySchedule {
             interval_months: cx
-                .copy(self.interval_months.as_ref(), &path.field("intervalMonths")),
+                .copy(&self.interval_months, &path.field("intervalMonths")),
             week_index: cx
                 .spelled(
                     self.week_index.as_ref().map(|value| value.as_str()),
@@ -979,8 +631,8 @@ for spoke::spec::AbsoluteMonthlySchedule {
     ) -> hub::spec::AbsoluteMonthlySchedule {
         hub::spec::AbsoluteMonthlySchedule {
             interval_months: cx
-                .copy(self.interval_months.as_ref(), &path.field("intervalMonths")),
-            day_of_month: cx.copy(self.day_of_month.as_ref(), &path.field("dayOfMonth")),
+                .copy(&self.interval_months, &path.field("intervalMonths")),
+            day_of_month: cx.copy(&self.day_of_month, &path.field("dayOfMonth")),
         }
     }
 }
@@ -994,8 +646,8 @@ for hub::spec::AbsoluteMonthlySchedule {
     ) -> spoke::spec::AbsoluteMonthlySchedule {
         spoke::spec::AbsoluteMonthlySchedule {
             interval_months: cx
-                .copy(self.interval_months.as_ref(), &path.field("intervalMonths")),
-            day_of_month: cx.copy(self.day_of_month.as_ref(), &path.field("dayOfMonth")),
+                .copy(&self.interval_months, &path.field("intervalMonths")),
+            day_of_month: cx.copy(&self.day_of_month, &path.field("dayOfMonth")),
         }
     }
 }
@@ -1008,8 +660,7 @@ for spoke::spec::WeeklySchedule {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::WeeklySchedule {
         hub::spec::WeeklySchedule {
-            interval_weeks: cx
-                .copy(self.interval_weeks.as_ref(), &path.field("intervalWeeks")),
+            interval_weeks: cx.copy(&self.interval_weeks, &path.field("intervalWeeks")),
             day_of_week: cx
                 .spelled(
                     self.day_of_week.as_ref().map(|value| value.as_str()),
@@ -1029,8 +680,7 @@ for hub::spec::WeeklySchedule {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::WeeklySchedule {
         spoke::spec::WeeklySchedule {
-            interval_weeks: cx
-                .copy(self.interval_weeks.as_ref(), &path.field("intervalWeeks")),
+            interval_weeks: cx.copy(&self.interval_weeks, &path.field("intervalWeeks")),
             day_of_week: cx
                 .spelled(
                     self.day_of_week.as_ref().map(|value| value.as_str()),
@@ -1050,8 +700,7 @@ for spoke::spec::DailySchedule {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::DailySchedule {
         hub::spec::DailySchedule {
-            interval_days: cx
-                .copy(self.interval_days.as_ref(), &path.field("intervalDays")),
+            interval_days: cx.copy(&self.interval_days, &path.field("intervalDays")),
         }
     }
 }
@@ -1064,8 +713,7 @@ for hub::spec::DailySchedule {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::DailySchedule {
         spoke::spec::DailySchedule {
-            interval_days: cx
-                .copy(self.interval_days.as_ref(), &path.field("intervalDays")),
+            interval_days: cx.copy(&self.interval_days, &path.field("intervalDays")),
         }
     }
 }
@@ -1077,8 +725,8 @@ impl armgen_runtime::hub::Convert<hub::spec::TimeSpan> for spoke::spec::TimeSpan
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::TimeSpan {
         hub::spec::TimeSpan {
-            start: cx.copy(self.start.as_ref(), &path.field("start")),
-            end: cx.copy(self.end.as_ref(), &path.field("end")),
+            start: cx.copy(&self.start, &path.field("start")),
+            end: cx.copy(&self.end, &path.field("end")),
         }
     }
 }
@@ -1090,8 +738,8 @@ impl armgen_runtime::hub::Convert<spoke::spec::TimeSpan> for hub::spec::TimeSpan
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::TimeSpan {
         spoke::spec::TimeSpan {
-            start: cx.copy(self.start.as_ref(), &path.field("start")),
-            end: cx.copy(self.end.as_ref(), &path.field("end")),
+            start: cx.copy(&self.start, &path.field("start")),
+            end: cx.copy(&self.end, &path.field("end")),
         }
     }
 }
@@ -1110,7 +758,7 @@ impl armgen_runtime::hub::Convert<hub::spec::TimeInWeek> for spoke::spec::TimeIn
                     |value| Some(hub::arm::WeekDay::from(value.to_string())),
                     hub::arm::WeekDay::as_str,
                 ),
-            hour_slots: cx.copy(self.hour_slots.as_ref(), &path.field("hourSlots")),
+            hour_slots: cx.copy(&self.hour_slots, &path.field("hourSlots")),
         }
     }
 }
@@ -1129,7 +777,7 @@ impl armgen_runtime::hub::Convert<spoke::spec::TimeInWeek> for hub::spec::TimeIn
                     |value| Some(spoke::arm::WeekDay::from(value.to_string())),
                     spoke::arm::WeekDay::as_str,
                 ),
-            hour_slots: cx.copy(self.hour_slots.as_ref(), &path.field("hourSlots")),
+            hour_slots: cx.copy(&self.hour_slots, &path.field("hourSlots")),
         }
     }
 }

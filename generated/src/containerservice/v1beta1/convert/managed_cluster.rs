@@ -16,136 +16,47 @@ for spoke::ManagedClusterSpec {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::ManagedClusterSpec {
         cx.keep(
-            self.enable_pod_security_policy.as_ref(),
+            &self.enable_pod_security_policy,
             &path.field("enablePodSecurityPolicy"),
         );
         hub::ManagedClusterSpec {
-            azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
-            owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
-            operator_spec: cx
-                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
-            sku: cx
-                .convert(
-                    self.sku.as_ref(),
-                    &path.field("sku"),
-                    armgen_runtime::hub::Convert::<hub::spec::ManagedClusterSku>::convert,
-                ),
+            azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
+            owner: cx.copy(&self.owner, &path.field("owner")),
+            operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            location: cx.copy(&self.location, &path.field("location")),
+            sku: cx.object(&self.sku, &path.field("sku")),
             extended_location: cx
-                .convert(
-                    self.extended_location.as_ref(),
-                    &path.field("extendedLocation"),
-                    armgen_runtime::hub::Convert::<hub::spec::ExtendedLocation>::convert,
-                ),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterIdentity,
-                    >::convert,
-                ),
+                .object(&self.extended_location, &path.field("extendedLocation")),
+            identity: cx.object(&self.identity, &path.field("identity")),
             kubernetes_version: cx
-                .copy(
-                    self.kubernetes_version.as_ref(),
-                    &path.field("kubernetesVersion"),
-                ),
-            dns_prefix: cx.copy(self.dns_prefix.as_ref(), &path.field("dnsPrefix")),
-            fqdn_subdomain: cx
-                .copy(self.fqdn_subdomain.as_ref(), &path.field("fqdnSubdomain")),
+                .copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            dns_prefix: cx.copy(&self.dns_prefix, &path.field("dnsPrefix")),
+            fqdn_subdomain: cx.copy(&self.fqdn_subdomain, &path.field("fqdnSubdomain")),
             agent_pool_profiles: cx
-                .convert(
-                    self.agent_pool_profiles.as_ref(),
-                    &path.field("agentPoolProfiles"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::ManagedClusterAgentPoolProfile,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
-            linux_profile: cx
-                .convert(
-                    self.linux_profile.as_ref(),
-                    &path.field("linuxProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ContainerServiceLinuxProfile,
-                    >::convert,
-                ),
+                .object(&self.agent_pool_profiles, &path.field("agentPoolProfiles")),
+            linux_profile: cx.object(&self.linux_profile, &path.field("linuxProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             service_principal_profile: cx
-                .convert(
-                    self.service_principal_profile.as_ref(),
+                .object(
+                    &self.service_principal_profile,
                     &path.field("servicePrincipalProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterServicePrincipalProfile,
-                    >::convert,
                 ),
             addon_profiles: cx
-                .convert(
-                    self.addon_profiles.as_ref(),
-                    &path.field("addonProfiles"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        hub::spec::ManagedClusterAddonProfile,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.addon_profiles, &path.field("addonProfiles")),
             pod_identity_profile: cx
-                .convert(
-                    self.pod_identity_profile.as_ref(),
-                    &path.field("podIdentityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterPodIdentityProfile,
-                    >::convert,
-                ),
+                .object(&self.pod_identity_profile, &path.field("podIdentityProfile")),
             oidc_issuer_profile: cx
-                .convert(
-                    self.oidc_issuer_profile.as_ref(),
-                    &path.field("oidcIssuerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterOidcIssuerProfile,
-                    >::convert,
-                ),
+                .object(&self.oidc_issuer_profile, &path.field("oidcIssuerProfile")),
             node_resource_group: cx
-                .copy(
-                    self.node_resource_group.as_ref(),
-                    &path.field("nodeResourceGroup"),
-                ),
+                .copy(&self.node_resource_group, &path.field("nodeResourceGroup")),
             node_resource_group_profile: cx
-                .convert(
-                    self.node_resource_group_profile.as_ref(),
+                .object(
+                    &self.node_resource_group_profile,
                     &path.field("nodeResourceGroupProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterNodeResourceGroupProfile,
-                    >::convert,
                 ),
-            enable_rbac: cx.copy(self.enable_rbac.as_ref(), &path.field("enableRBAC")),
+            enable_rbac: cx.copy(&self.enable_rbac, &path.field("enableRBAC")),
             support_plan: cx
                 .spelled(
                     self.support_plan.as_ref().map(|value| value.as_str()),
@@ -156,133 +67,38 @@ for spoke::ManagedClusterSpec {
                     hub::arm::KubernetesSupportPlan::as_str,
                 ),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ContainerServiceNetworkProfile,
-                    >::convert,
-                ),
-            aad_profile: cx
-                .convert(
-                    self.aad_profile.as_ref(),
-                    &path.field("aadProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterAadProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
+            aad_profile: cx.object(&self.aad_profile, &path.field("aadProfile")),
             auto_upgrade_profile: cx
-                .convert(
-                    self.auto_upgrade_profile.as_ref(),
-                    &path.field("autoUpgradeProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterAutoUpgradeProfile,
-                    >::convert,
-                ),
+                .object(&self.auto_upgrade_profile, &path.field("autoUpgradeProfile")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ClusterUpgradeSettings,
-                    >::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
             auto_scaler_profile: cx
-                .convert(
-                    self.auto_scaler_profile.as_ref(),
-                    &path.field("autoScalerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterPropertiesAutoScalerProfile,
-                    >::convert,
-                ),
+                .object(&self.auto_scaler_profile, &path.field("autoScalerProfile")),
             api_server_access_profile: cx
-                .convert(
-                    self.api_server_access_profile.as_ref(),
+                .object(
+                    &self.api_server_access_profile,
                     &path.field("apiServerAccessProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterApiServerAccessProfile,
-                    >::convert,
                 ),
             disk_encryption_set_id: cx
-                .copy(
-                    self.disk_encryption_set_id.as_ref(),
-                    &path.field("diskEncryptionSetID"),
-                ),
+                .copy(&self.disk_encryption_set_id, &path.field("diskEncryptionSetID")),
             identity_profile: cx
-                .convert(
-                    self.identity_profile.as_ref(),
-                    &path.field("identityProfile"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        hub::spec::UserAssignedIdentity,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.identity_profile, &path.field("identityProfile")),
             private_link_resources: cx
-                .convert(
-                    self.private_link_resources.as_ref(),
+                .object(
+                    &self.private_link_resources,
                     &path.field("privateLinkResources"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::PrivateLinkResource,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             disable_local_accounts: cx
-                .copy(
-                    self.disable_local_accounts.as_ref(),
-                    &path.field("disableLocalAccounts"),
-                ),
+                .copy(&self.disable_local_accounts, &path.field("disableLocalAccounts")),
             http_proxy_config: cx
-                .convert(
-                    self.http_proxy_config.as_ref(),
-                    &path.field("httpProxyConfig"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterHttpProxyConfig,
-                    >::convert,
-                ),
+                .object(&self.http_proxy_config, &path.field("httpProxyConfig")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterSecurityProfile,
-                    >::convert,
-                ),
+                .object(&self.security_profile, &path.field("securityProfile")),
             storage_profile: cx
-                .convert(
-                    self.storage_profile.as_ref(),
-                    &path.field("storageProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterStorageProfile,
-                    >::convert,
-                ),
+                .object(&self.storage_profile, &path.field("storageProfile")),
             ingress_profile: cx
-                .convert(
-                    self.ingress_profile.as_ref(),
-                    &path.field("ingressProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterIngressProfile,
-                    >::convert,
-                ),
+                .object(&self.ingress_profile, &path.field("ingressProfile")),
             public_network_access: cx
                 .spelled(
                     self.public_network_access.as_ref().map(|value| value.as_str()),
@@ -291,37 +107,16 @@ for spoke::ManagedClusterSpec {
                     hub::arm::PublicNetworkAccess::as_str,
                 ),
             workload_auto_scaler_profile: cx
-                .convert(
-                    self.workload_auto_scaler_profile.as_ref(),
+                .object(
+                    &self.workload_auto_scaler_profile,
                     &path.field("workloadAutoScalerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterWorkloadAutoScalerProfile,
-                    >::convert,
                 ),
             azure_monitor_profile: cx
-                .convert(
-                    self.azure_monitor_profile.as_ref(),
-                    &path.field("azureMonitorProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterAzureMonitorProfile,
-                    >::convert,
-                ),
+                .object(&self.azure_monitor_profile, &path.field("azureMonitorProfile")),
             service_mesh_profile: cx
-                .convert(
-                    self.service_mesh_profile.as_ref(),
-                    &path.field("serviceMeshProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ServiceMeshProfile,
-                    >::convert,
-                ),
+                .object(&self.service_mesh_profile, &path.field("serviceMeshProfile")),
             metrics_profile: cx
-                .convert(
-                    self.metrics_profile.as_ref(),
-                    &path.field("metricsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterMetricsProfile,
-                    >::convert,
-                ),
+                .object(&self.metrics_profile, &path.field("metricsProfile")),
             enable_fips: cx.restore(&path.field("enableFIPS")),
             node_provisioning_profile: cx
                 .restore(&path.field("nodeProvisioningProfile")),
@@ -342,150 +137,54 @@ for hub::ManagedClusterSpec {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::ManagedClusterSpec {
-        cx.keep(self.enable_fips.as_ref(), &path.field("enableFIPS"));
+        cx.keep(&self.enable_fips, &path.field("enableFIPS"));
+        cx.keep(&self.node_provisioning_profile, &path.field("nodeProvisioningProfile"));
+        cx.keep(&self.bootstrap_profile, &path.field("bootstrapProfile"));
         cx.keep(
-            self.node_provisioning_profile.as_ref(),
-            &path.field("nodeProvisioningProfile"),
-        );
-        cx.keep(self.bootstrap_profile.as_ref(), &path.field("bootstrapProfile"));
-        cx.keep(
-            self.ai_toolchain_operator_profile.as_ref(),
+            &self.ai_toolchain_operator_profile,
             &path.field("aiToolchainOperatorProfile"),
         );
-        cx.keep(self.scheduler_profile.as_ref(), &path.field("schedulerProfile"));
-        cx.keep(self.hosted_system_profile.as_ref(), &path.field("hostedSystemProfile"));
-        cx.keep(self.kind.as_ref(), &path.field("kind"));
+        cx.keep(&self.scheduler_profile, &path.field("schedulerProfile"));
+        cx.keep(&self.hosted_system_profile, &path.field("hostedSystemProfile"));
+        cx.keep(&self.kind, &path.field("kind"));
         spoke::ManagedClusterSpec {
-            azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
-            owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
-            operator_spec: cx
-                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
-            sku: cx
-                .convert(
-                    self.sku.as_ref(),
-                    &path.field("sku"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterSku,
-                    >::convert,
-                ),
+            azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
+            owner: cx.copy(&self.owner, &path.field("owner")),
+            operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            location: cx.copy(&self.location, &path.field("location")),
+            sku: cx.object(&self.sku, &path.field("sku")),
             extended_location: cx
-                .convert(
-                    self.extended_location.as_ref(),
-                    &path.field("extendedLocation"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ExtendedLocation,
-                    >::convert,
-                ),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterIdentity,
-                    >::convert,
-                ),
+                .object(&self.extended_location, &path.field("extendedLocation")),
+            identity: cx.object(&self.identity, &path.field("identity")),
             kubernetes_version: cx
-                .copy(
-                    self.kubernetes_version.as_ref(),
-                    &path.field("kubernetesVersion"),
-                ),
-            dns_prefix: cx.copy(self.dns_prefix.as_ref(), &path.field("dnsPrefix")),
-            fqdn_subdomain: cx
-                .copy(self.fqdn_subdomain.as_ref(), &path.field("fqdnSubdomain")),
+                .copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            dns_prefix: cx.copy(&self.dns_prefix, &path.field("dnsPrefix")),
+            fqdn_subdomain: cx.copy(&self.fqdn_subdomain, &path.field("fqdnSubdomain")),
             agent_pool_profiles: cx
-                .convert(
-                    self.agent_pool_profiles.as_ref(),
-                    &path.field("agentPoolProfiles"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::ManagedClusterAgentPoolProfile,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
-            linux_profile: cx
-                .convert(
-                    self.linux_profile.as_ref(),
-                    &path.field("linuxProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ContainerServiceLinuxProfile,
-                    >::convert,
-                ),
+                .object(&self.agent_pool_profiles, &path.field("agentPoolProfiles")),
+            linux_profile: cx.object(&self.linux_profile, &path.field("linuxProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             service_principal_profile: cx
-                .convert(
-                    self.service_principal_profile.as_ref(),
+                .object(
+                    &self.service_principal_profile,
                     &path.field("servicePrincipalProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterServicePrincipalProfile,
-                    >::convert,
                 ),
             addon_profiles: cx
-                .convert(
-                    self.addon_profiles.as_ref(),
-                    &path.field("addonProfiles"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        spoke::spec::ManagedClusterAddonProfile,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.addon_profiles, &path.field("addonProfiles")),
             pod_identity_profile: cx
-                .convert(
-                    self.pod_identity_profile.as_ref(),
-                    &path.field("podIdentityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterPodIdentityProfile,
-                    >::convert,
-                ),
+                .object(&self.pod_identity_profile, &path.field("podIdentityProfile")),
             oidc_issuer_profile: cx
-                .convert(
-                    self.oidc_issuer_profile.as_ref(),
-                    &path.field("oidcIssuerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterOidcIssuerProfile,
-                    >::convert,
-                ),
+                .object(&self.oidc_issuer_profile, &path.field("oidcIssuerProfile")),
             node_resource_group: cx
-                .copy(
-                    self.node_resource_group.as_ref(),
-                    &path.field("nodeResourceGroup"),
-                ),
+                .copy(&self.node_resource_group, &path.field("nodeResourceGroup")),
             node_resource_group_profile: cx
-                .convert(
-                    self.node_resource_group_profile.as_ref(),
+                .object(
+                    &self.node_resource_group_profile,
                     &path.field("nodeResourceGroupProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterNodeResourceGroupProfile,
-                    >::convert,
                 ),
-            enable_rbac: cx.copy(self.enable_rbac.as_ref(), &path.field("enableRBAC")),
+            enable_rbac: cx.copy(&self.enable_rbac, &path.field("enableRBAC")),
             support_plan: cx
                 .spelled(
                     self.support_plan.as_ref().map(|value| value.as_str()),
@@ -498,133 +197,38 @@ for hub::ManagedClusterSpec {
             enable_pod_security_policy: cx
                 .restore(&path.field("enablePodSecurityPolicy")),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ContainerServiceNetworkProfile,
-                    >::convert,
-                ),
-            aad_profile: cx
-                .convert(
-                    self.aad_profile.as_ref(),
-                    &path.field("aadProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterAadProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
+            aad_profile: cx.object(&self.aad_profile, &path.field("aadProfile")),
             auto_upgrade_profile: cx
-                .convert(
-                    self.auto_upgrade_profile.as_ref(),
-                    &path.field("autoUpgradeProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterAutoUpgradeProfile,
-                    >::convert,
-                ),
+                .object(&self.auto_upgrade_profile, &path.field("autoUpgradeProfile")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ClusterUpgradeSettings,
-                    >::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
             auto_scaler_profile: cx
-                .convert(
-                    self.auto_scaler_profile.as_ref(),
-                    &path.field("autoScalerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterPropertiesAutoScalerProfile,
-                    >::convert,
-                ),
+                .object(&self.auto_scaler_profile, &path.field("autoScalerProfile")),
             api_server_access_profile: cx
-                .convert(
-                    self.api_server_access_profile.as_ref(),
+                .object(
+                    &self.api_server_access_profile,
                     &path.field("apiServerAccessProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterApiServerAccessProfile,
-                    >::convert,
                 ),
             disk_encryption_set_id: cx
-                .copy(
-                    self.disk_encryption_set_id.as_ref(),
-                    &path.field("diskEncryptionSetID"),
-                ),
+                .copy(&self.disk_encryption_set_id, &path.field("diskEncryptionSetID")),
             identity_profile: cx
-                .convert(
-                    self.identity_profile.as_ref(),
-                    &path.field("identityProfile"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        spoke::spec::UserAssignedIdentity,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.identity_profile, &path.field("identityProfile")),
             private_link_resources: cx
-                .convert(
-                    self.private_link_resources.as_ref(),
+                .object(
+                    &self.private_link_resources,
                     &path.field("privateLinkResources"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::PrivateLinkResource,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             disable_local_accounts: cx
-                .copy(
-                    self.disable_local_accounts.as_ref(),
-                    &path.field("disableLocalAccounts"),
-                ),
+                .copy(&self.disable_local_accounts, &path.field("disableLocalAccounts")),
             http_proxy_config: cx
-                .convert(
-                    self.http_proxy_config.as_ref(),
-                    &path.field("httpProxyConfig"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterHttpProxyConfig,
-                    >::convert,
-                ),
+                .object(&self.http_proxy_config, &path.field("httpProxyConfig")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterSecurityProfile,
-                    >::convert,
-                ),
+                .object(&self.security_profile, &path.field("securityProfile")),
             storage_profile: cx
-                .convert(
-                    self.storage_profile.as_ref(),
-                    &path.field("storageProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterStorageProfile,
-                    >::convert,
-                ),
+                .object(&self.storage_profile, &path.field("storageProfile")),
             ingress_profile: cx
-                .convert(
-                    self.ingress_profile.as_ref(),
-                    &path.field("ingressProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterIngressProfile,
-                    >::convert,
-                ),
+                .object(&self.ingress_profile, &path.field("ingressProfile")),
             public_network_access: cx
                 .spelled(
                     self.public_network_access.as_ref().map(|value| value.as_str()),
@@ -635,37 +239,16 @@ for hub::ManagedClusterSpec {
                     spoke::arm::PublicNetworkAccess::as_str,
                 ),
             workload_auto_scaler_profile: cx
-                .convert(
-                    self.workload_auto_scaler_profile.as_ref(),
+                .object(
+                    &self.workload_auto_scaler_profile,
                     &path.field("workloadAutoScalerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterWorkloadAutoScalerProfile,
-                    >::convert,
                 ),
             azure_monitor_profile: cx
-                .convert(
-                    self.azure_monitor_profile.as_ref(),
-                    &path.field("azureMonitorProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterAzureMonitorProfile,
-                    >::convert,
-                ),
+                .object(&self.azure_monitor_profile, &path.field("azureMonitorProfile")),
             service_mesh_profile: cx
-                .convert(
-                    self.service_mesh_profile.as_ref(),
-                    &path.field("serviceMeshProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ServiceMeshProfile,
-                    >::convert,
-                ),
+                .object(&self.service_mesh_profile, &path.field("serviceMeshProfile")),
             metrics_profile: cx
-                .convert(
-                    self.metrics_profile.as_ref(),
-                    &path.field("metricsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterMetricsProfile,
-                    >::convert,
-                ),
+                .object(&self.metrics_profile, &path.field("metricsProfile")),
         }
     }
 }
@@ -678,168 +261,62 @@ for spoke::ManagedClusterStatus {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::ManagedClusterStatus {
         cx.keep(
-            self.enable_pod_security_policy.as_ref(),
+            &self.enable_pod_security_policy,
             &path.field("enablePodSecurityPolicy"),
         );
         hub::ManagedClusterStatus {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            system_data: cx
-                .convert(
-                    self.system_data.as_ref(),
-                    &path.field("systemData"),
-                    armgen_runtime::hub::Convert::<hub::status::SystemData>::convert,
-                ),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
-            sku: cx
-                .convert(
-                    self.sku.as_ref(),
-                    &path.field("sku"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterSku,
-                    >::convert,
-                ),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            system_data: cx.object(&self.system_data, &path.field("systemData")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            location: cx.copy(&self.location, &path.field("location")),
+            sku: cx.object(&self.sku, &path.field("sku")),
             extended_location: cx
-                .convert(
-                    self.extended_location.as_ref(),
-                    &path.field("extendedLocation"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ExtendedLocation,
-                    >::convert,
-                ),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterIdentity,
-                    >::convert,
-                ),
+                .object(&self.extended_location, &path.field("extendedLocation")),
+            identity: cx.object(&self.identity, &path.field("identity")),
             provisioning_state: cx
-                .copy(
-                    self.provisioning_state.as_ref(),
-                    &path.field("provisioningState"),
-                ),
-            power_state: cx
-                .convert(
-                    self.power_state.as_ref(),
-                    &path.field("powerState"),
-                    armgen_runtime::hub::Convert::<hub::status::PowerState>::convert,
-                ),
+                .copy(&self.provisioning_state, &path.field("provisioningState")),
+            power_state: cx.object(&self.power_state, &path.field("powerState")),
             max_agent_pools: cx
-                .copy(self.max_agent_pools.as_ref(), &path.field("maxAgentPools")),
+                .copy(&self.max_agent_pools, &path.field("maxAgentPools")),
             kubernetes_version: cx
-                .copy(
-                    self.kubernetes_version.as_ref(),
-                    &path.field("kubernetesVersion"),
-                ),
+                .copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
             current_kubernetes_version: cx
                 .copy(
-                    self.current_kubernetes_version.as_ref(),
+                    &self.current_kubernetes_version,
                     &path.field("currentKubernetesVersion"),
                 ),
-            dns_prefix: cx.copy(self.dns_prefix.as_ref(), &path.field("dnsPrefix")),
-            fqdn_subdomain: cx
-                .copy(self.fqdn_subdomain.as_ref(), &path.field("fqdnSubdomain")),
-            fqdn: cx.copy(self.fqdn.as_ref(), &path.field("fqdn")),
-            private_fqdn: cx
-                .copy(self.private_fqdn.as_ref(), &path.field("privateFQDN")),
+            dns_prefix: cx.copy(&self.dns_prefix, &path.field("dnsPrefix")),
+            fqdn_subdomain: cx.copy(&self.fqdn_subdomain, &path.field("fqdnSubdomain")),
+            fqdn: cx.copy(&self.fqdn, &path.field("fqdn")),
+            private_fqdn: cx.copy(&self.private_fqdn, &path.field("privateFQDN")),
             azure_portal_fqdn: cx
-                .copy(self.azure_portal_fqdn.as_ref(), &path.field("azurePortalFQDN")),
+                .copy(&self.azure_portal_fqdn, &path.field("azurePortalFQDN")),
             agent_pool_profiles: cx
-                .convert(
-                    self.agent_pool_profiles.as_ref(),
-                    &path.field("agentPoolProfiles"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ManagedClusterAgentPoolProfile,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
-            linux_profile: cx
-                .convert(
-                    self.linux_profile.as_ref(),
-                    &path.field("linuxProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ContainerServiceLinuxProfile,
-                    >::convert,
-                ),
+                .object(&self.agent_pool_profiles, &path.field("agentPoolProfiles")),
+            linux_profile: cx.object(&self.linux_profile, &path.field("linuxProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             service_principal_profile: cx
-                .convert(
-                    self.service_principal_profile.as_ref(),
+                .object(
+                    &self.service_principal_profile,
                     &path.field("servicePrincipalProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterServicePrincipalProfile,
-                    >::convert,
                 ),
             addon_profiles: cx
-                .convert(
-                    self.addon_profiles.as_ref(),
-                    &path.field("addonProfiles"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        hub::status::ManagedClusterAddonProfile,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.addon_profiles, &path.field("addonProfiles")),
             pod_identity_profile: cx
-                .convert(
-                    self.pod_identity_profile.as_ref(),
-                    &path.field("podIdentityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterPodIdentityProfile,
-                    >::convert,
-                ),
+                .object(&self.pod_identity_profile, &path.field("podIdentityProfile")),
             oidc_issuer_profile: cx
-                .convert(
-                    self.oidc_issuer_profile.as_ref(),
-                    &path.field("oidcIssuerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterOidcIssuerProfile,
-                    >::convert,
-                ),
+                .object(&self.oidc_issuer_profile, &path.field("oidcIssuerProfile")),
             node_resource_group: cx
-                .copy(
-                    self.node_resource_group.as_ref(),
-                    &path.field("nodeResourceGroup"),
-                ),
+                .copy(&self.node_resource_group, &path.field("nodeResourceGroup")),
             node_resource_group_profile: cx
-                .convert(
-                    self.node_resource_group_profile.as_ref(),
+                .object(
+                    &self.node_resource_group_profile,
                     &path.field("nodeResourceGroupProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterNodeResourceGroupProfile,
-                    >::convert,
                 ),
-            enable_rbac: cx.copy(self.enable_rbac.as_ref(), &path.field("enableRBAC")),
+            enable_rbac: cx.copy(&self.enable_rbac, &path.field("enableRBAC")),
             support_plan: cx
                 .spelled(
                     self.support_plan.as_ref().map(|value| value.as_str()),
@@ -850,133 +327,38 @@ for spoke::ManagedClusterStatus {
                     hub::arm::KubernetesSupportPlan::as_str,
                 ),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ContainerServiceNetworkProfile,
-                    >::convert,
-                ),
-            aad_profile: cx
-                .convert(
-                    self.aad_profile.as_ref(),
-                    &path.field("aadProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterAadProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
+            aad_profile: cx.object(&self.aad_profile, &path.field("aadProfile")),
             auto_upgrade_profile: cx
-                .convert(
-                    self.auto_upgrade_profile.as_ref(),
-                    &path.field("autoUpgradeProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterAutoUpgradeProfile,
-                    >::convert,
-                ),
+                .object(&self.auto_upgrade_profile, &path.field("autoUpgradeProfile")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ClusterUpgradeSettings,
-                    >::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
             auto_scaler_profile: cx
-                .convert(
-                    self.auto_scaler_profile.as_ref(),
-                    &path.field("autoScalerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterPropertiesAutoScalerProfile,
-                    >::convert,
-                ),
+                .object(&self.auto_scaler_profile, &path.field("autoScalerProfile")),
             api_server_access_profile: cx
-                .convert(
-                    self.api_server_access_profile.as_ref(),
+                .object(
+                    &self.api_server_access_profile,
                     &path.field("apiServerAccessProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterApiServerAccessProfile,
-                    >::convert,
                 ),
             disk_encryption_set_id: cx
-                .copy(
-                    self.disk_encryption_set_id.as_ref(),
-                    &path.field("diskEncryptionSetID"),
-                ),
+                .copy(&self.disk_encryption_set_id, &path.field("diskEncryptionSetID")),
             identity_profile: cx
-                .convert(
-                    self.identity_profile.as_ref(),
-                    &path.field("identityProfile"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        hub::status::UserAssignedIdentity,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.identity_profile, &path.field("identityProfile")),
             private_link_resources: cx
-                .convert(
-                    self.private_link_resources.as_ref(),
+                .object(
+                    &self.private_link_resources,
                     &path.field("privateLinkResources"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::PrivateLinkResource,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             disable_local_accounts: cx
-                .copy(
-                    self.disable_local_accounts.as_ref(),
-                    &path.field("disableLocalAccounts"),
-                ),
+                .copy(&self.disable_local_accounts, &path.field("disableLocalAccounts")),
             http_proxy_config: cx
-                .convert(
-                    self.http_proxy_config.as_ref(),
-                    &path.field("httpProxyConfig"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterHttpProxyConfig,
-                    >::convert,
-                ),
+                .object(&self.http_proxy_config, &path.field("httpProxyConfig")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterSecurityProfile,
-                    >::convert,
-                ),
+                .object(&self.security_profile, &path.field("securityProfile")),
             storage_profile: cx
-                .convert(
-                    self.storage_profile.as_ref(),
-                    &path.field("storageProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterStorageProfile,
-                    >::convert,
-                ),
+                .object(&self.storage_profile, &path.field("storageProfile")),
             ingress_profile: cx
-                .convert(
-                    self.ingress_profile.as_ref(),
-                    &path.field("ingressProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterIngressProfile,
-                    >::convert,
-                ),
+                .object(&self.ingress_profile, &path.field("ingressProfile")),
             public_network_access: cx
                 .spelled(
                     self.public_network_access.as_ref().map(|value| value.as_str()),
@@ -985,42 +367,20 @@ for spoke::ManagedClusterStatus {
                     hub::arm::PublicNetworkAccess::as_str,
                 ),
             workload_auto_scaler_profile: cx
-                .convert(
-                    self.workload_auto_scaler_profile.as_ref(),
+                .object(
+                    &self.workload_auto_scaler_profile,
                     &path.field("workloadAutoScalerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterWorkloadAutoScalerProfile,
-                    >::convert,
                 ),
             azure_monitor_profile: cx
-                .convert(
-                    self.azure_monitor_profile.as_ref(),
-                    &path.field("azureMonitorProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterAzureMonitorProfile,
-                    >::convert,
-                ),
+                .object(&self.azure_monitor_profile, &path.field("azureMonitorProfile")),
             service_mesh_profile: cx
-                .convert(
-                    self.service_mesh_profile.as_ref(),
-                    &path.field("serviceMeshProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ServiceMeshProfile,
-                    >::convert,
-                ),
-            resource_uid: cx
-                .copy(self.resource_uid.as_ref(), &path.field("resourceUID")),
+                .object(&self.service_mesh_profile, &path.field("serviceMeshProfile")),
+            resource_uid: cx.copy(&self.resource_uid, &path.field("resourceUID")),
             metrics_profile: cx
-                .convert(
-                    self.metrics_profile.as_ref(),
-                    &path.field("metricsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterMetricsProfile,
-                    >::convert,
-                ),
-            conditions: cx.copy(self.conditions.as_ref(), &path.field("conditions")),
+                .object(&self.metrics_profile, &path.field("metricsProfile")),
+            conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx
-                .copy(self.operator_status.as_ref(), &path.field("operatorStatus")),
+                .copy(&self.operator_status, &path.field("operatorStatus")),
             enable_fips: cx.restore(&path.field("enableFIPS")),
             node_provisioning_profile: cx
                 .restore(&path.field("nodeProvisioningProfile")),
@@ -1043,180 +403,71 @@ for hub::ManagedClusterStatus {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::ManagedClusterStatus {
-        cx.keep(self.enable_fips.as_ref(), &path.field("enableFIPS"));
+        cx.keep(&self.enable_fips, &path.field("enableFIPS"));
+        cx.keep(&self.node_provisioning_profile, &path.field("nodeProvisioningProfile"));
+        cx.keep(&self.bootstrap_profile, &path.field("bootstrapProfile"));
         cx.keep(
-            self.node_provisioning_profile.as_ref(),
-            &path.field("nodeProvisioningProfile"),
-        );
-        cx.keep(self.bootstrap_profile.as_ref(), &path.field("bootstrapProfile"));
-        cx.keep(
-            self.ai_toolchain_operator_profile.as_ref(),
+            &self.ai_toolchain_operator_profile,
             &path.field("aiToolchainOperatorProfile"),
         );
-        cx.keep(self.scheduler_profile.as_ref(), &path.field("schedulerProfile"));
-        cx.keep(self.hosted_system_profile.as_ref(), &path.field("hostedSystemProfile"));
-        cx.keep(self.status.as_ref(), &path.field("status"));
-        cx.keep(self.e_tag.as_ref(), &path.field("eTag"));
-        cx.keep(self.kind.as_ref(), &path.field("kind"));
+        cx.keep(&self.scheduler_profile, &path.field("schedulerProfile"));
+        cx.keep(&self.hosted_system_profile, &path.field("hostedSystemProfile"));
+        cx.keep(&self.status, &path.field("status"));
+        cx.keep(&self.e_tag, &path.field("eTag"));
+        cx.keep(&self.kind, &path.field("kind"));
         spoke::ManagedClusterStatus {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            system_data: cx
-                .convert(
-                    self.system_data.as_ref(),
-                    &path.field("systemData"),
-                    armgen_runtime::hub::Convert::<spoke::status::SystemData>::convert,
-                ),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
-            sku: cx
-                .convert(
-                    self.sku.as_ref(),
-                    &path.field("sku"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterSku,
-                    >::convert,
-                ),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            system_data: cx.object(&self.system_data, &path.field("systemData")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            location: cx.copy(&self.location, &path.field("location")),
+            sku: cx.object(&self.sku, &path.field("sku")),
             extended_location: cx
-                .convert(
-                    self.extended_location.as_ref(),
-                    &path.field("extendedLocation"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ExtendedLocation,
-                    >::convert,
-                ),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterIdentity,
-                    >::convert,
-                ),
+                .object(&self.extended_location, &path.field("extendedLocation")),
+            identity: cx.object(&self.identity, &path.field("identity")),
             provisioning_state: cx
-                .copy(
-                    self.provisioning_state.as_ref(),
-                    &path.field("provisioningState"),
-                ),
-            power_state: cx
-                .convert(
-                    self.power_state.as_ref(),
-                    &path.field("powerState"),
-                    armgen_runtime::hub::Convert::<spoke::status::PowerState>::convert,
-                ),
+                .copy(&self.provisioning_state, &path.field("provisioningState")),
+            power_state: cx.object(&self.power_state, &path.field("powerState")),
             max_agent_pools: cx
-                .copy(self.max_agent_pools.as_ref(), &path.field("maxAgentPools")),
+                .copy(&self.max_agent_pools, &path.field("maxAgentPools")),
             kubernetes_version: cx
-                .copy(
-                    self.kubernetes_version.as_ref(),
-                    &path.field("kubernetesVersion"),
-                ),
+                .copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
             current_kubernetes_version: cx
                 .copy(
-                    self.current_kubernetes_version.as_ref(),
+                    &self.current_kubernetes_version,
                     &path.field("currentKubernetesVersion"),
                 ),
-            dns_prefix: cx.copy(self.dns_prefix.as_ref(), &path.field("dnsPrefix")),
-            fqdn_subdomain: cx
-                .copy(self.fqdn_subdomain.as_ref(), &path.field("fqdnSubdomain")),
-            fqdn: cx.copy(self.fqdn.as_ref(), &path.field("fqdn")),
-            private_fqdn: cx
-                .copy(self.private_fqdn.as_ref(), &path.field("privateFQDN")),
+            dns_prefix: cx.copy(&self.dns_prefix, &path.field("dnsPrefix")),
+            fqdn_subdomain: cx.copy(&self.fqdn_subdomain, &path.field("fqdnSubdomain")),
+            fqdn: cx.copy(&self.fqdn, &path.field("fqdn")),
+            private_fqdn: cx.copy(&self.private_fqdn, &path.field("privateFQDN")),
             azure_portal_fqdn: cx
-                .copy(self.azure_portal_fqdn.as_ref(), &path.field("azurePortalFQDN")),
+                .copy(&self.azure_portal_fqdn, &path.field("azurePortalFQDN")),
             agent_pool_profiles: cx
-                .convert(
-                    self.agent_pool_profiles.as_ref(),
-                    &path.field("agentPoolProfiles"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ManagedClusterAgentPoolProfile,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
-            linux_profile: cx
-                .convert(
-                    self.linux_profile.as_ref(),
-                    &path.field("linuxProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ContainerServiceLinuxProfile,
-                    >::convert,
-                ),
+                .object(&self.agent_pool_profiles, &path.field("agentPoolProfiles")),
+            linux_profile: cx.object(&self.linux_profile, &path.field("linuxProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             service_principal_profile: cx
-                .convert(
-                    self.service_principal_profile.as_ref(),
+                .object(
+                    &self.service_principal_profile,
                     &path.field("servicePrincipalProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterServicePrincipalProfile,
-                    >::convert,
                 ),
             addon_profiles: cx
-                .convert(
-                    self.addon_profiles.as_ref(),
-                    &path.field("addonProfiles"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        spoke::status::ManagedClusterAddonProfile,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.addon_profiles, &path.field("addonProfiles")),
             pod_identity_profile: cx
-                .convert(
-                    self.pod_identity_profile.as_ref(),
-                    &path.field("podIdentityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterPodIdentityProfile,
-                    >::convert,
-                ),
+                .object(&self.pod_identity_profile, &path.field("podIdentityProfile")),
             oidc_issuer_profile: cx
-                .convert(
-                    self.oidc_issuer_profile.as_ref(),
-                    &path.field("oidcIssuerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterOidcIssuerProfile,
-                    >::convert,
-                ),
+                .object(&self.oidc_issuer_profile, &path.field("oidcIssuerProfile")),
             node_resource_group: cx
-                .copy(
-                    self.node_resource_group.as_ref(),
-                    &path.field("nodeResourceGroup"),
-                ),
+                .copy(&self.node_resource_group, &path.field("nodeResourceGroup")),
             node_resource_group_profile: cx
-                .convert(
-                    self.node_resource_group_profile.as_ref(),
+                .object(
+                    &self.node_resource_group_profile,
                     &path.field("nodeResourceGroupProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterNodeResourceGroupProfile,
-                    >::convert,
                 ),
-            enable_rbac: cx.copy(self.enable_rbac.as_ref(), &path.field("enableRBAC")),
+            enable_rbac: cx.copy(&self.enable_rbac, &path.field("enableRBAC")),
             support_plan: cx
                 .spelled(
                     self.support_plan.as_ref().map(|value| value.as_str()),
@@ -1229,133 +480,38 @@ for hub::ManagedClusterStatus {
             enable_pod_security_policy: cx
                 .restore(&path.field("enablePodSecurityPolicy")),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ContainerServiceNetworkProfile,
-                    >::convert,
-                ),
-            aad_profile: cx
-                .convert(
-                    self.aad_profile.as_ref(),
-                    &path.field("aadProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterAadProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
+            aad_profile: cx.object(&self.aad_profile, &path.field("aadProfile")),
             auto_upgrade_profile: cx
-                .convert(
-                    self.auto_upgrade_profile.as_ref(),
-                    &path.field("autoUpgradeProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterAutoUpgradeProfile,
-                    >::convert,
-                ),
+                .object(&self.auto_upgrade_profile, &path.field("autoUpgradeProfile")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ClusterUpgradeSettings,
-                    >::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
             auto_scaler_profile: cx
-                .convert(
-                    self.auto_scaler_profile.as_ref(),
-                    &path.field("autoScalerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterPropertiesAutoScalerProfile,
-                    >::convert,
-                ),
+                .object(&self.auto_scaler_profile, &path.field("autoScalerProfile")),
             api_server_access_profile: cx
-                .convert(
-                    self.api_server_access_profile.as_ref(),
+                .object(
+                    &self.api_server_access_profile,
                     &path.field("apiServerAccessProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterApiServerAccessProfile,
-                    >::convert,
                 ),
             disk_encryption_set_id: cx
-                .copy(
-                    self.disk_encryption_set_id.as_ref(),
-                    &path.field("diskEncryptionSetID"),
-                ),
+                .copy(&self.disk_encryption_set_id, &path.field("diskEncryptionSetID")),
             identity_profile: cx
-                .convert(
-                    self.identity_profile.as_ref(),
-                    &path.field("identityProfile"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        spoke::status::UserAssignedIdentity,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.identity_profile, &path.field("identityProfile")),
             private_link_resources: cx
-                .convert(
-                    self.private_link_resources.as_ref(),
+                .object(
+                    &self.private_link_resources,
                     &path.field("privateLinkResources"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::PrivateLinkResource,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             disable_local_accounts: cx
-                .copy(
-                    self.disable_local_accounts.as_ref(),
-                    &path.field("disableLocalAccounts"),
-                ),
+                .copy(&self.disable_local_accounts, &path.field("disableLocalAccounts")),
             http_proxy_config: cx
-                .convert(
-                    self.http_proxy_config.as_ref(),
-                    &path.field("httpProxyConfig"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterHttpProxyConfig,
-                    >::convert,
-                ),
+                .object(&self.http_proxy_config, &path.field("httpProxyConfig")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterSecurityProfile,
-                    >::convert,
-                ),
+                .object(&self.security_profile, &path.field("securityProfile")),
             storage_profile: cx
-                .convert(
-                    self.storage_profile.as_ref(),
-                    &path.field("storageProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterStorageProfile,
-                    >::convert,
-                ),
+                .object(&self.storage_profile, &path.field("storageProfile")),
             ingress_profile: cx
-                .convert(
-                    self.ingress_profile.as_ref(),
-                    &path.field("ingressProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterIngressProfile,
-                    >::convert,
-                ),
+                .object(&self.ingress_profile, &path.field("ingressProfile")),
             public_network_access: cx
                 .spelled(
                     self.public_network_access.as_ref().map(|value| value.as_str()),
@@ -1366,42 +522,20 @@ for hub::ManagedClusterStatus {
                     spoke::arm::PublicNetworkAccess::as_str,
                 ),
             workload_auto_scaler_profile: cx
-                .convert(
-                    self.workload_auto_scaler_profile.as_ref(),
+                .object(
+                    &self.workload_auto_scaler_profile,
                     &path.field("workloadAutoScalerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterWorkloadAutoScalerProfile,
-                    >::convert,
                 ),
             azure_monitor_profile: cx
-                .convert(
-                    self.azure_monitor_profile.as_ref(),
-                    &path.field("azureMonitorProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterAzureMonitorProfile,
-                    >::convert,
-                ),
+                .object(&self.azure_monitor_profile, &path.field("azureMonitorProfile")),
             service_mesh_profile: cx
-                .convert(
-                    self.service_mesh_profile.as_ref(),
-                    &path.field("serviceMeshProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ServiceMeshProfile,
-                    >::convert,
-                ),
-            resource_uid: cx
-                .copy(self.resource_uid.as_ref(), &path.field("resourceUID")),
+                .object(&self.service_mesh_profile, &path.field("serviceMeshProfile")),
+            resource_uid: cx.copy(&self.resource_uid, &path.field("resourceUID")),
             metrics_profile: cx
-                .convert(
-                    self.metrics_profile.as_ref(),
-                    &path.field("metricsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterMetricsProfile,
-                    >::convert,
-                ),
-            conditions: cx.copy(self.conditions.as_ref(), &path.field("conditions")),
+                .object(&self.metrics_profile, &path.field("metricsProfile")),
+            conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx
-                .copy(self.operator_status.as_ref(), &path.field("operatorStatus")),
+                .copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
@@ -1522,14 +656,7 @@ for spoke::status::ManagedClusterMetricsProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterMetricsProfile {
         hub::status::ManagedClusterMetricsProfile {
-            cost_analysis: cx
-                .convert(
-                    self.cost_analysis.as_ref(),
-                    &path.field("costAnalysis"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterCostAnalysis,
-                    >::convert,
-                ),
+            cost_analysis: cx.object(&self.cost_analysis, &path.field("costAnalysis")),
         }
     }
 }
@@ -1542,14 +669,7 @@ for hub::status::ManagedClusterMetricsProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterMetricsProfile {
         spoke::status::ManagedClusterMetricsProfile {
-            cost_analysis: cx
-                .convert(
-                    self.cost_analysis.as_ref(),
-                    &path.field("costAnalysis"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterCostAnalysis,
-                    >::convert,
-                ),
+            cost_analysis: cx.object(&self.cost_analysis, &path.field("costAnalysis")),
         }
     }
 }
@@ -1562,7 +682,7 @@ for spoke::status::ManagedClusterCostAnalysis {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterCostAnalysis {
         hub::status::ManagedClusterCostAnalysis {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -1575,7 +695,7 @@ for hub::status::ManagedClusterCostAnalysis {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterCostAnalysis {
         spoke::status::ManagedClusterCostAnalysis {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -1595,14 +715,7 @@ for spoke::status::ServiceMeshProfile {
                     |value| Some(hub::arm::ServiceMeshMode::from(value.to_string())),
                     hub::arm::ServiceMeshMode::as_str,
                 ),
-            istio: cx
-                .convert(
-                    self.istio.as_ref(),
-                    &path.field("istio"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::IstioServiceMesh,
-                    >::convert,
-                ),
+            istio: cx.object(&self.istio, &path.field("istio")),
         }
     }
 }
@@ -1622,14 +735,7 @@ for hub::status::ServiceMeshProfile {
                     |value| Some(spoke::arm::ServiceMeshMode::from(value.to_string())),
                     spoke::arm::ServiceMeshMode::as_str,
                 ),
-            istio: cx
-                .convert(
-                    self.istio.as_ref(),
-                    &path.field("istio"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::IstioServiceMesh,
-                    >::convert,
-                ),
+            istio: cx.object(&self.istio, &path.field("istio")),
         }
     }
 }
@@ -1642,21 +748,13 @@ for spoke::status::IstioServiceMesh {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::IstioServiceMesh {
         hub::status::IstioServiceMesh {
-            components: cx
-                .convert(
-                    self.components.as_ref(),
-                    &path.field("components"),
-                    armgen_runtime::hub::Convert::<hub::status::IstioComponents>::convert,
-                ),
+            components: cx.object(&self.components, &path.field("components")),
             certificate_authority: cx
-                .convert(
-                    self.certificate_authority.as_ref(),
+                .object(
+                    &self.certificate_authority,
                     &path.field("certificateAuthority"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::IstioCertificateAuthority,
-                    >::convert,
                 ),
-            revisions: cx.copy(self.revisions.as_ref(), &path.field("revisions")),
+            revisions: cx.copy(&self.revisions, &path.field("revisions")),
         }
     }
 }
@@ -1669,23 +767,13 @@ for hub::status::IstioServiceMesh {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::IstioServiceMesh {
         spoke::status::IstioServiceMesh {
-            components: cx
-                .convert(
-                    self.components.as_ref(),
-                    &path.field("components"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::IstioComponents,
-                    >::convert,
-                ),
+            components: cx.object(&self.components, &path.field("components")),
             certificate_authority: cx
-                .convert(
-                    self.certificate_authority.as_ref(),
+                .object(
+                    &self.certificate_authority,
                     &path.field("certificateAuthority"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::IstioCertificateAuthority,
-                    >::convert,
                 ),
-            revisions: cx.copy(self.revisions.as_ref(), &path.field("revisions")),
+            revisions: cx.copy(&self.revisions, &path.field("revisions")),
         }
     }
 }
@@ -1698,14 +786,7 @@ for spoke::status::IstioCertificateAuthority {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::IstioCertificateAuthority {
         hub::status::IstioCertificateAuthority {
-            plugin: cx
-                .convert(
-                    self.plugin.as_ref(),
-                    &path.field("plugin"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::IstioPluginCertificateAuthority,
-                    >::convert,
-                ),
+            plugin: cx.object(&self.plugin, &path.field("plugin")),
         }
     }
 }
@@ -1718,14 +799,7 @@ for hub::status::IstioCertificateAuthority {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::IstioCertificateAuthority {
         spoke::status::IstioCertificateAuthority {
-            plugin: cx
-                .convert(
-                    self.plugin.as_ref(),
-                    &path.field("plugin"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::IstioPluginCertificateAuthority,
-                    >::convert,
-                ),
+            plugin: cx.object(&self.plugin, &path.field("plugin")),
         }
     }
 }
@@ -1738,21 +812,15 @@ for spoke::status::IstioPluginCertificateAuthority {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::IstioPluginCertificateAuthority {
         hub::status::IstioPluginCertificateAuthority {
-            key_vault_id: cx.copy(self.key_vault_id.as_ref(), &path.field("keyVaultId")),
+            key_vault_id: cx.copy(&self.key_vault_id, &path.field("keyVaultId")),
             cert_object_name: cx
-                .copy(self.cert_object_name.as_ref(), &path.field("certObjectName")),
+                .copy(&self.cert_object_name, &path.field("certObjectName")),
             key_object_name: cx
-                .copy(self.key_object_name.as_ref(), &path.field("keyObjectName")),
+                .copy(&self.key_object_name, &path.field("keyObjectName")),
             root_cert_object_name: cx
-                .copy(
-                    self.root_cert_object_name.as_ref(),
-                    &path.field("rootCertObjectName"),
-                ),
+                .copy(&self.root_cert_object_name, &path.field("rootCertObjectName")),
             cert_chain_object_name: cx
-                .copy(
-                    self.cert_chain_object_name.as_ref(),
-                    &path.field("certChainObjectName"),
-                ),
+                .copy(&self.cert_chain_object_name, &path.field("certChainObjectName")),
         }
     }
 }
@@ -1765,21 +833,15 @@ for hub::status::IstioPluginCertificateAuthority {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::IstioPluginCertificateAuthority {
         spoke::status::IstioPluginCertificateAuthority {
-            key_vault_id: cx.copy(self.key_vault_id.as_ref(), &path.field("keyVaultId")),
+            key_vault_id: cx.copy(&self.key_vault_id, &path.field("keyVaultId")),
             cert_object_name: cx
-                .copy(self.cert_object_name.as_ref(), &path.field("certObjectName")),
+                .copy(&self.cert_object_name, &path.field("certObjectName")),
             key_object_name: cx
-                .copy(self.key_object_name.as_ref(), &path.field("keyObjectName")),
+                .copy(&self.key_object_name, &path.field("keyObjectName")),
             root_cert_object_name: cx
-                .copy(
-                    self.root_cert_object_name.as_ref(),
-                    &path.field("rootCertObjectName"),
-                ),
+                .copy(&self.root_cert_object_name, &path.field("rootCertObjectName")),
             cert_chain_object_name: cx
-                .copy(
-                    self.cert_chain_object_name.as_ref(),
-                    &path.field("certChainObjectName"),
-                ),
+                .copy(&self.cert_chain_object_name, &path.field("certChainObjectName")),
         }
     }
 }
@@ -1793,41 +855,9 @@ for spoke::status::IstioComponents {
     ) -> hub::status::IstioComponents {
         hub::status::IstioComponents {
             ingress_gateways: cx
-                .convert(
-                    self.ingress_gateways.as_ref(),
-                    &path.field("ingressGateways"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::IstioIngressGateway,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.ingress_gateways, &path.field("ingressGateways")),
             egress_gateways: cx
-                .convert(
-                    self.egress_gateways.as_ref(),
-                    &path.field("egressGateways"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::IstioEgressGateway,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.egress_gateways, &path.field("egressGateways")),
             proxy_redirection_mechanism: cx
                 .restore(&path.field("proxyRedirectionMechanism")),
         }
@@ -1842,46 +872,14 @@ for hub::status::IstioComponents {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::IstioComponents {
         cx.keep(
-            self.proxy_redirection_mechanism.as_ref(),
+            &self.proxy_redirection_mechanism,
             &path.field("proxyRedirectionMechanism"),
         );
         spoke::status::IstioComponents {
             ingress_gateways: cx
-                .convert(
-                    self.ingress_gateways.as_ref(),
-                    &path.field("ingressGateways"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::IstioIngressGateway,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.ingress_gateways, &path.field("ingressGateways")),
             egress_gateways: cx
-                .convert(
-                    self.egress_gateways.as_ref(),
-                    &path.field("egressGateways"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::IstioEgressGateway,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.egress_gateways, &path.field("egressGateways")),
         }
     }
 }
@@ -1894,7 +892,7 @@ for spoke::status::IstioEgressGateway {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::IstioEgressGateway {
         hub::status::IstioEgressGateway {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             name: cx.restore(&path.field("name")),
             namespace: cx.restore(&path.field("namespace")),
             gateway_configuration_name: cx
@@ -1910,14 +908,14 @@ for hub::status::IstioEgressGateway {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::IstioEgressGateway {
-        cx.keep(self.name.as_ref(), &path.field("name"));
-        cx.keep(self.namespace.as_ref(), &path.field("namespace"));
+        cx.keep(&self.name, &path.field("name"));
+        cx.keep(&self.namespace, &path.field("namespace"));
         cx.keep(
-            self.gateway_configuration_name.as_ref(),
+            &self.gateway_configuration_name,
             &path.field("gatewayConfigurationName"),
         );
         spoke::status::IstioEgressGateway {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -1939,7 +937,7 @@ for spoke::status::IstioIngressGateway {
                     ),
                     hub::arm::IstioIngressGatewayMode::as_str,
                 ),
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -1961,7 +959,7 @@ for hub::status::IstioIngressGateway {
                     ),
                     spoke::arm::IstioIngressGatewayMode::as_str,
                 ),
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -1974,14 +972,7 @@ for spoke::status::ManagedClusterAzureMonitorProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterAzureMonitorProfile {
         hub::status::ManagedClusterAzureMonitorProfile {
-            metrics: cx
-                .convert(
-                    self.metrics.as_ref(),
-                    &path.field("metrics"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterAzureMonitorProfileMetrics,
-                    >::convert,
-                ),
+            metrics: cx.object(&self.metrics, &path.field("metrics")),
             container_insights: cx.restore(&path.field("containerInsights")),
             app_monitoring: cx.restore(&path.field("appMonitoring")),
         }
@@ -1995,17 +986,10 @@ for hub::status::ManagedClusterAzureMonitorProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterAzureMonitorProfile {
-        cx.keep(self.container_insights.as_ref(), &path.field("containerInsights"));
-        cx.keep(self.app_monitoring.as_ref(), &path.field("appMonitoring"));
+        cx.keep(&self.container_insights, &path.field("containerInsights"));
+        cx.keep(&self.app_monitoring, &path.field("appMonitoring"));
         spoke::status::ManagedClusterAzureMonitorProfile {
-            metrics: cx
-                .convert(
-                    self.metrics.as_ref(),
-                    &path.field("metrics"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterAzureMonitorProfileMetrics,
-                    >::convert,
-                ),
+            metrics: cx.object(&self.metrics, &path.field("metrics")),
         }
     }
 }
@@ -2018,15 +1002,9 @@ for spoke::status::ManagedClusterAzureMonitorProfileMetrics {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterAzureMonitorProfileMetrics {
         hub::status::ManagedClusterAzureMonitorProfileMetrics {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             kube_state_metrics: cx
-                .convert(
-                    self.kube_state_metrics.as_ref(),
-                    &path.field("kubeStateMetrics"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterAzureMonitorProfileKubeStateMetrics,
-                    >::convert,
-                ),
+                .object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
             control_plane: cx.restore(&path.field("controlPlane")),
         }
     }
@@ -2040,17 +1018,11 @@ impl armgen_runtime::hub::Convert<
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterAzureMonitorProfileMetrics {
-        cx.keep(self.control_plane.as_ref(), &path.field("controlPlane"));
+        cx.keep(&self.control_plane, &path.field("controlPlane"));
         spoke::status::ManagedClusterAzureMonitorProfileMetrics {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             kube_state_metrics: cx
-                .convert(
-                    self.kube_state_metrics.as_ref(),
-                    &path.field("kubeStateMetrics"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterAzureMonitorProfileKubeStateMetrics,
-                    >::convert,
-                ),
+                .object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
         }
     }
 }
@@ -2066,12 +1038,12 @@ impl armgen_runtime::hub::Convert<
         hub::status::ManagedClusterAzureMonitorProfileKubeStateMetrics {
             metric_labels_allowlist: cx
                 .copy(
-                    self.metric_labels_allowlist.as_ref(),
+                    &self.metric_labels_allowlist,
                     &path.field("metricLabelsAllowlist"),
                 ),
             metric_annotations_allow_list: cx
                 .copy(
-                    self.metric_annotations_allow_list.as_ref(),
+                    &self.metric_annotations_allow_list,
                     &path.field("metricAnnotationsAllowList"),
                 ),
         }
@@ -2089,12 +1061,12 @@ impl armgen_runtime::hub::Convert<
         spoke::status::ManagedClusterAzureMonitorProfileKubeStateMetrics {
             metric_labels_allowlist: cx
                 .copy(
-                    self.metric_labels_allowlist.as_ref(),
+                    &self.metric_labels_allowlist,
                     &path.field("metricLabelsAllowlist"),
                 ),
             metric_annotations_allow_list: cx
                 .copy(
-                    self.metric_annotations_allow_list.as_ref(),
+                    &self.metric_annotations_allow_list,
                     &path.field("metricAnnotationsAllowList"),
                 ),
         }
@@ -2109,21 +1081,11 @@ for spoke::status::ManagedClusterWorkloadAutoScalerProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterWorkloadAutoScalerProfile {
         hub::status::ManagedClusterWorkloadAutoScalerProfile {
-            keda: cx
-                .convert(
-                    self.keda.as_ref(),
-                    &path.field("keda"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterWorkloadAutoScalerProfileKeda,
-                    >::convert,
-                ),
+            keda: cx.object(&self.keda, &path.field("keda")),
             vertical_pod_autoscaler: cx
-                .convert(
-                    self.vertical_pod_autoscaler.as_ref(),
+                .object(
+                    &self.vertical_pod_autoscaler,
                     &path.field("verticalPodAutoscaler"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-                    >::convert,
                 ),
         }
     }
@@ -2137,21 +1099,11 @@ for hub::status::ManagedClusterWorkloadAutoScalerProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterWorkloadAutoScalerProfile {
         spoke::status::ManagedClusterWorkloadAutoScalerProfile {
-            keda: cx
-                .convert(
-                    self.keda.as_ref(),
-                    &path.field("keda"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterWorkloadAutoScalerProfileKeda,
-                    >::convert,
-                ),
+            keda: cx.object(&self.keda, &path.field("keda")),
             vertical_pod_autoscaler: cx
-                .convert(
-                    self.vertical_pod_autoscaler.as_ref(),
+                .object(
+                    &self.vertical_pod_autoscaler,
                     &path.field("verticalPodAutoscaler"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-                    >::convert,
                 ),
         }
     }
@@ -2166,7 +1118,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
         hub::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2180,7 +1132,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
         spoke::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2194,7 +1146,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterWorkloadAutoScalerProfileKeda {
         hub::status::ManagedClusterWorkloadAutoScalerProfileKeda {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2208,7 +1160,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterWorkloadAutoScalerProfileKeda {
         spoke::status::ManagedClusterWorkloadAutoScalerProfileKeda {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2222,13 +1174,7 @@ for spoke::status::ManagedClusterIngressProfile {
     ) -> hub::status::ManagedClusterIngressProfile {
         hub::status::ManagedClusterIngressProfile {
             web_app_routing: cx
-                .convert(
-                    self.web_app_routing.as_ref(),
-                    &path.field("webAppRouting"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterIngressProfileWebAppRouting,
-                    >::convert,
-                ),
+                .object(&self.web_app_routing, &path.field("webAppRouting")),
             gateway_api: cx.restore(&path.field("gatewayAPI")),
         }
     }
@@ -2241,16 +1187,10 @@ for hub::status::ManagedClusterIngressProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterIngressProfile {
-        cx.keep(self.gateway_api.as_ref(), &path.field("gatewayAPI"));
+        cx.keep(&self.gateway_api, &path.field("gatewayAPI"));
         spoke::status::ManagedClusterIngressProfile {
             web_app_routing: cx
-                .convert(
-                    self.web_app_routing.as_ref(),
-                    &path.field("webAppRouting"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterIngressProfileWebAppRouting,
-                    >::convert,
-                ),
+                .object(&self.web_app_routing, &path.field("webAppRouting")),
         }
     }
 }
@@ -2263,20 +1203,10 @@ for spoke::status::ManagedClusterIngressProfileWebAppRouting {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterIngressProfileWebAppRouting {
         hub::status::ManagedClusterIngressProfileWebAppRouting {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             dns_zone_resource_ids: cx
-                .copy(
-                    self.dns_zone_resource_ids.as_ref(),
-                    &path.field("dnsZoneResourceIds"),
-                ),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::UserAssignedIdentity,
-                    >::convert,
-                ),
+                .copy(&self.dns_zone_resource_ids, &path.field("dnsZoneResourceIds")),
+            identity: cx.object(&self.identity, &path.field("identity")),
             gateway_api_implementations: cx
                 .restore(&path.field("gatewayAPIImplementations")),
             nginx: cx.restore(&path.field("nginx")),
@@ -2293,25 +1223,15 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterIngressProfileWebAppRouting {
         cx.keep(
-            self.gateway_api_implementations.as_ref(),
+            &self.gateway_api_implementations,
             &path.field("gatewayAPIImplementations"),
         );
-        cx.keep(self.nginx.as_ref(), &path.field("nginx"));
+        cx.keep(&self.nginx, &path.field("nginx"));
         spoke::status::ManagedClusterIngressProfileWebAppRouting {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             dns_zone_resource_ids: cx
-                .copy(
-                    self.dns_zone_resource_ids.as_ref(),
-                    &path.field("dnsZoneResourceIds"),
-                ),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::UserAssignedIdentity,
-                    >::convert,
-                ),
+                .copy(&self.dns_zone_resource_ids, &path.field("dnsZoneResourceIds")),
+            identity: cx.object(&self.identity, &path.field("identity")),
         }
     }
 }
@@ -2325,37 +1245,13 @@ for spoke::status::ManagedClusterStorageProfile {
     ) -> hub::status::ManagedClusterStorageProfile {
         hub::status::ManagedClusterStorageProfile {
             disk_csi_driver: cx
-                .convert(
-                    self.disk_csi_driver.as_ref(),
-                    &path.field("diskCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterStorageProfileDiskCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.disk_csi_driver, &path.field("diskCSIDriver")),
             file_csi_driver: cx
-                .convert(
-                    self.file_csi_driver.as_ref(),
-                    &path.field("fileCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterStorageProfileFileCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.file_csi_driver, &path.field("fileCSIDriver")),
             snapshot_controller: cx
-                .convert(
-                    self.snapshot_controller.as_ref(),
-                    &path.field("snapshotController"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterStorageProfileSnapshotController,
-                    >::convert,
-                ),
+                .object(&self.snapshot_controller, &path.field("snapshotController")),
             blob_csi_driver: cx
-                .convert(
-                    self.blob_csi_driver.as_ref(),
-                    &path.field("blobCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterStorageProfileBlobCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.blob_csi_driver, &path.field("blobCSIDriver")),
         }
     }
 }
@@ -2369,37 +1265,13 @@ for hub::status::ManagedClusterStorageProfile {
     ) -> spoke::status::ManagedClusterStorageProfile {
         spoke::status::ManagedClusterStorageProfile {
             disk_csi_driver: cx
-                .convert(
-                    self.disk_csi_driver.as_ref(),
-                    &path.field("diskCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterStorageProfileDiskCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.disk_csi_driver, &path.field("diskCSIDriver")),
             file_csi_driver: cx
-                .convert(
-                    self.file_csi_driver.as_ref(),
-                    &path.field("fileCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterStorageProfileFileCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.file_csi_driver, &path.field("fileCSIDriver")),
             snapshot_controller: cx
-                .convert(
-                    self.snapshot_controller.as_ref(),
-                    &path.field("snapshotController"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterStorageProfileSnapshotController,
-                    >::convert,
-                ),
+                .object(&self.snapshot_controller, &path.field("snapshotController")),
             blob_csi_driver: cx
-                .convert(
-                    self.blob_csi_driver.as_ref(),
-                    &path.field("blobCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterStorageProfileBlobCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.blob_csi_driver, &path.field("blobCSIDriver")),
         }
     }
 }
@@ -2412,7 +1284,7 @@ for spoke::status::ManagedClusterStorageProfileBlobCsiDriver {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterStorageProfileBlobCsiDriver {
         hub::status::ManagedClusterStorageProfileBlobCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2426,7 +1298,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterStorageProfileBlobCsiDriver {
         spoke::status::ManagedClusterStorageProfileBlobCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2440,7 +1312,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterStorageProfileSnapshotController {
         hub::status::ManagedClusterStorageProfileSnapshotController {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2454,7 +1326,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterStorageProfileSnapshotController {
         spoke::status::ManagedClusterStorageProfileSnapshotController {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2467,7 +1339,7 @@ for spoke::status::ManagedClusterStorageProfileFileCsiDriver {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterStorageProfileFileCsiDriver {
         hub::status::ManagedClusterStorageProfileFileCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2481,7 +1353,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterStorageProfileFileCsiDriver {
         spoke::status::ManagedClusterStorageProfileFileCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2494,7 +1366,7 @@ for spoke::status::ManagedClusterStorageProfileDiskCsiDriver {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterStorageProfileDiskCsiDriver {
         hub::status::ManagedClusterStorageProfileDiskCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2508,7 +1380,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterStorageProfileDiskCsiDriver {
         spoke::status::ManagedClusterStorageProfileDiskCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2521,38 +1393,12 @@ for spoke::status::ManagedClusterSecurityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterSecurityProfile {
         hub::status::ManagedClusterSecurityProfile {
-            defender: cx
-                .convert(
-                    self.defender.as_ref(),
-                    &path.field("defender"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterSecurityProfileDefender,
-                    >::convert,
-                ),
+            defender: cx.object(&self.defender, &path.field("defender")),
             azure_key_vault_kms: cx
-                .convert(
-                    self.azure_key_vault_kms.as_ref(),
-                    &path.field("azureKeyVaultKms"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AzureKeyVaultKms,
-                    >::convert,
-                ),
+                .object(&self.azure_key_vault_kms, &path.field("azureKeyVaultKms")),
             workload_identity: cx
-                .convert(
-                    self.workload_identity.as_ref(),
-                    &path.field("workloadIdentity"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterSecurityProfileWorkloadIdentity,
-                    >::convert,
-                ),
-            image_cleaner: cx
-                .convert(
-                    self.image_cleaner.as_ref(),
-                    &path.field("imageCleaner"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterSecurityProfileImageCleaner,
-                    >::convert,
-                ),
+                .object(&self.workload_identity, &path.field("workloadIdentity")),
+            image_cleaner: cx.object(&self.image_cleaner, &path.field("imageCleaner")),
             kubernetes_resource_object_encryption_profile: cx
                 .restore(&path.field("kubernetesResourceObjectEncryptionProfile")),
             custom_ca_trust_certificates: cx
@@ -2569,46 +1415,20 @@ for hub::status::ManagedClusterSecurityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterSecurityProfile {
         cx.keep(
-            self.kubernetes_resource_object_encryption_profile.as_ref(),
+            &self.kubernetes_resource_object_encryption_profile,
             &path.field("kubernetesResourceObjectEncryptionProfile"),
         );
         cx.keep(
-            self.custom_ca_trust_certificates.as_ref(),
+            &self.custom_ca_trust_certificates,
             &path.field("customCATrustCertificates"),
         );
         spoke::status::ManagedClusterSecurityProfile {
-            defender: cx
-                .convert(
-                    self.defender.as_ref(),
-                    &path.field("defender"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterSecurityProfileDefender,
-                    >::convert,
-                ),
+            defender: cx.object(&self.defender, &path.field("defender")),
             azure_key_vault_kms: cx
-                .convert(
-                    self.azure_key_vault_kms.as_ref(),
-                    &path.field("azureKeyVaultKms"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AzureKeyVaultKms,
-                    >::convert,
-                ),
+                .object(&self.azure_key_vault_kms, &path.field("azureKeyVaultKms")),
             workload_identity: cx
-                .convert(
-                    self.workload_identity.as_ref(),
-                    &path.field("workloadIdentity"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterSecurityProfileWorkloadIdentity,
-                    >::convert,
-                ),
-            image_cleaner: cx
-                .convert(
-                    self.image_cleaner.as_ref(),
-                    &path.field("imageCleaner"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterSecurityProfileImageCleaner,
-                    >::convert,
-                ),
+                .object(&self.workload_identity, &path.field("workloadIdentity")),
+            image_cleaner: cx.object(&self.image_cleaner, &path.field("imageCleaner")),
         }
     }
 }
@@ -2621,9 +1441,8 @@ for spoke::status::ManagedClusterSecurityProfileImageCleaner {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterSecurityProfileImageCleaner {
         hub::status::ManagedClusterSecurityProfileImageCleaner {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            interval_hours: cx
-                .copy(self.interval_hours.as_ref(), &path.field("intervalHours")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            interval_hours: cx.copy(&self.interval_hours, &path.field("intervalHours")),
         }
     }
 }
@@ -2637,9 +1456,8 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterSecurityProfileImageCleaner {
         spoke::status::ManagedClusterSecurityProfileImageCleaner {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            interval_hours: cx
-                .copy(self.interval_hours.as_ref(), &path.field("intervalHours")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            interval_hours: cx.copy(&self.interval_hours, &path.field("intervalHours")),
         }
     }
 }
@@ -2653,7 +1471,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterSecurityProfileWorkloadIdentity {
         hub::status::ManagedClusterSecurityProfileWorkloadIdentity {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2667,7 +1485,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterSecurityProfileWorkloadIdentity {
         spoke::status::ManagedClusterSecurityProfileWorkloadIdentity {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2680,8 +1498,8 @@ for spoke::status::AzureKeyVaultKms {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::AzureKeyVaultKms {
         hub::status::AzureKeyVaultKms {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            key_id: cx.copy(self.key_id.as_ref(), &path.field("keyId")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            key_id: cx.copy(&self.key_id, &path.field("keyId")),
             key_vault_network_access: cx
                 .spelled(
                     self.key_vault_network_access.as_ref().map(|value| value.as_str()),
@@ -2692,10 +1510,7 @@ for spoke::status::AzureKeyVaultKms {
                     hub::arm::KeyVaultNetworkAccessTypes::as_str,
                 ),
             key_vault_resource_id: cx
-                .copy(
-                    self.key_vault_resource_id.as_ref(),
-                    &path.field("keyVaultResourceId"),
-                ),
+                .copy(&self.key_vault_resource_id, &path.field("keyVaultResourceId")),
         }
     }
 }
@@ -2708,8 +1523,8 @@ for hub::status::AzureKeyVaultKms {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::AzureKeyVaultKms {
         spoke::status::AzureKeyVaultKms {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            key_id: cx.copy(self.key_id.as_ref(), &path.field("keyId")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            key_id: cx.copy(&self.key_id, &path.field("keyId")),
             key_vault_network_access: cx
                 .spelled(
                     self.key_vault_network_access.as_ref().map(|value| value.as_str()),
@@ -2720,10 +1535,7 @@ for hub::status::AzureKeyVaultKms {
                     spoke::arm::KeyVaultNetworkAccessTypes::as_str,
                 ),
             key_vault_resource_id: cx
-                .copy(
-                    self.key_vault_resource_id.as_ref(),
-                    &path.field("keyVaultResourceId"),
-                ),
+                .copy(&self.key_vault_resource_id, &path.field("keyVaultResourceId")),
         }
     }
 }
@@ -2738,17 +1550,11 @@ for spoke::status::ManagedClusterSecurityProfileDefender {
         hub::status::ManagedClusterSecurityProfileDefender {
             log_analytics_workspace_resource_id: cx
                 .copy(
-                    self.log_analytics_workspace_resource_id.as_ref(),
+                    &self.log_analytics_workspace_resource_id,
                     &path.field("logAnalyticsWorkspaceResourceId"),
                 ),
             security_monitoring: cx
-                .convert(
-                    self.security_monitoring.as_ref(),
-                    &path.field("securityMonitoring"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-                    >::convert,
-                ),
+                .object(&self.security_monitoring, &path.field("securityMonitoring")),
             security_gating: cx.restore(&path.field("securityGating")),
         }
     }
@@ -2761,21 +1567,15 @@ for hub::status::ManagedClusterSecurityProfileDefender {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterSecurityProfileDefender {
-        cx.keep(self.security_gating.as_ref(), &path.field("securityGating"));
+        cx.keep(&self.security_gating, &path.field("securityGating"));
         spoke::status::ManagedClusterSecurityProfileDefender {
             log_analytics_workspace_resource_id: cx
                 .copy(
-                    self.log_analytics_workspace_resource_id.as_ref(),
+                    &self.log_analytics_workspace_resource_id,
                     &path.field("logAnalyticsWorkspaceResourceId"),
                 ),
             security_monitoring: cx
-                .convert(
-                    self.security_monitoring.as_ref(),
-                    &path.field("securityMonitoring"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-                    >::convert,
-                ),
+                .object(&self.security_monitoring, &path.field("securityMonitoring")),
         }
     }
 }
@@ -2789,7 +1589,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
         hub::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2803,7 +1603,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
         spoke::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2816,10 +1616,10 @@ for spoke::status::ManagedClusterHttpProxyConfig {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterHttpProxyConfig {
         hub::status::ManagedClusterHttpProxyConfig {
-            http_proxy: cx.copy(self.http_proxy.as_ref(), &path.field("httpProxy")),
-            https_proxy: cx.copy(self.https_proxy.as_ref(), &path.field("httpsProxy")),
-            no_proxy: cx.copy(self.no_proxy.as_ref(), &path.field("noProxy")),
-            trusted_ca: cx.copy(self.trusted_ca.as_ref(), &path.field("trustedCa")),
+            http_proxy: cx.copy(&self.http_proxy, &path.field("httpProxy")),
+            https_proxy: cx.copy(&self.https_proxy, &path.field("httpsProxy")),
+            no_proxy: cx.copy(&self.no_proxy, &path.field("noProxy")),
+            trusted_ca: cx.copy(&self.trusted_ca, &path.field("trustedCa")),
             enabled: cx.restore(&path.field("enabled")),
         }
     }
@@ -2832,12 +1632,12 @@ for hub::status::ManagedClusterHttpProxyConfig {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterHttpProxyConfig {
-        cx.keep(self.enabled.as_ref(), &path.field("enabled"));
+        cx.keep(&self.enabled, &path.field("enabled"));
         spoke::status::ManagedClusterHttpProxyConfig {
-            http_proxy: cx.copy(self.http_proxy.as_ref(), &path.field("httpProxy")),
-            https_proxy: cx.copy(self.https_proxy.as_ref(), &path.field("httpsProxy")),
-            no_proxy: cx.copy(self.no_proxy.as_ref(), &path.field("noProxy")),
-            trusted_ca: cx.copy(self.trusted_ca.as_ref(), &path.field("trustedCa")),
+            http_proxy: cx.copy(&self.http_proxy, &path.field("httpProxy")),
+            https_proxy: cx.copy(&self.https_proxy, &path.field("httpsProxy")),
+            no_proxy: cx.copy(&self.no_proxy, &path.field("noProxy")),
+            trusted_ca: cx.copy(&self.trusted_ca, &path.field("trustedCa")),
         }
     }
 }
@@ -2850,17 +1650,14 @@ for spoke::status::PrivateLinkResource {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::PrivateLinkResource {
         hub::status::PrivateLinkResource {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            group_id: cx.copy(self.group_id.as_ref(), &path.field("groupId")),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            group_id: cx.copy(&self.group_id, &path.field("groupId")),
             required_members: cx
-                .copy(self.required_members.as_ref(), &path.field("requiredMembers")),
+                .copy(&self.required_members, &path.field("requiredMembers")),
             private_link_service_id: cx
-                .copy(
-                    self.private_link_service_id.as_ref(),
-                    &path.field("privateLinkServiceID"),
-                ),
+                .copy(&self.private_link_service_id, &path.field("privateLinkServiceID")),
         }
     }
 }
@@ -2873,17 +1670,14 @@ for hub::status::PrivateLinkResource {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::PrivateLinkResource {
         spoke::status::PrivateLinkResource {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            group_id: cx.copy(self.group_id.as_ref(), &path.field("groupId")),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            group_id: cx.copy(&self.group_id, &path.field("groupId")),
             required_members: cx
-                .copy(self.required_members.as_ref(), &path.field("requiredMembers")),
+                .copy(&self.required_members, &path.field("requiredMembers")),
             private_link_service_id: cx
-                .copy(
-                    self.private_link_service_id.as_ref(),
-                    &path.field("privateLinkServiceID"),
-                ),
+                .copy(&self.private_link_service_id, &path.field("privateLinkServiceID")),
         }
     }
 }
@@ -2896,9 +1690,9 @@ for spoke::status::UserAssignedIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::UserAssignedIdentity {
         hub::status::UserAssignedIdentity {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
-            object_id: cx.copy(self.object_id.as_ref(), &path.field("objectId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
+            object_id: cx.copy(&self.object_id, &path.field("objectId")),
         }
     }
 }
@@ -2911,9 +1705,9 @@ for hub::status::UserAssignedIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::UserAssignedIdentity {
         spoke::status::UserAssignedIdentity {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
-            object_id: cx.copy(self.object_id.as_ref(), &path.field("objectId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
+            object_id: cx.copy(&self.object_id, &path.field("objectId")),
         }
     }
 }
@@ -2927,27 +1721,18 @@ for spoke::status::ManagedClusterApiServerAccessProfile {
     ) -> hub::status::ManagedClusterApiServerAccessProfile {
         hub::status::ManagedClusterApiServerAccessProfile {
             authorized_ip_ranges: cx
-                .copy(
-                    self.authorized_ip_ranges.as_ref(),
-                    &path.field("authorizedIPRanges"),
-                ),
+                .copy(&self.authorized_ip_ranges, &path.field("authorizedIPRanges")),
             enable_private_cluster: cx
-                .copy(
-                    self.enable_private_cluster.as_ref(),
-                    &path.field("enablePrivateCluster"),
-                ),
+                .copy(&self.enable_private_cluster, &path.field("enablePrivateCluster")),
             private_dns_zone: cx
-                .copy(self.private_dns_zone.as_ref(), &path.field("privateDNSZone")),
+                .copy(&self.private_dns_zone, &path.field("privateDNSZone")),
             enable_private_cluster_public_fqdn: cx
                 .copy(
-                    self.enable_private_cluster_public_fqdn.as_ref(),
+                    &self.enable_private_cluster_public_fqdn,
                     &path.field("enablePrivateClusterPublicFQDN"),
                 ),
             disable_run_command: cx
-                .copy(
-                    self.disable_run_command.as_ref(),
-                    &path.field("disableRunCommand"),
-                ),
+                .copy(&self.disable_run_command, &path.field("disableRunCommand")),
             enable_vnet_integration: cx.restore(&path.field("enableVnetIntegration")),
             subnet_id: cx.restore(&path.field("subnetId")),
         }
@@ -2961,34 +1746,22 @@ for hub::status::ManagedClusterApiServerAccessProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterApiServerAccessProfile {
-        cx.keep(
-            self.enable_vnet_integration.as_ref(),
-            &path.field("enableVnetIntegration"),
-        );
-        cx.keep(self.subnet_id.as_ref(), &path.field("subnetId"));
+        cx.keep(&self.enable_vnet_integration, &path.field("enableVnetIntegration"));
+        cx.keep(&self.subnet_id, &path.field("subnetId"));
         spoke::status::ManagedClusterApiServerAccessProfile {
             authorized_ip_ranges: cx
-                .copy(
-                    self.authorized_ip_ranges.as_ref(),
-                    &path.field("authorizedIPRanges"),
-                ),
+                .copy(&self.authorized_ip_ranges, &path.field("authorizedIPRanges")),
             enable_private_cluster: cx
-                .copy(
-                    self.enable_private_cluster.as_ref(),
-                    &path.field("enablePrivateCluster"),
-                ),
+                .copy(&self.enable_private_cluster, &path.field("enablePrivateCluster")),
             private_dns_zone: cx
-                .copy(self.private_dns_zone.as_ref(), &path.field("privateDNSZone")),
+                .copy(&self.private_dns_zone, &path.field("privateDNSZone")),
             enable_private_cluster_public_fqdn: cx
                 .copy(
-                    self.enable_private_cluster_public_fqdn.as_ref(),
+                    &self.enable_private_cluster_public_fqdn,
                     &path.field("enablePrivateClusterPublicFQDN"),
                 ),
             disable_run_command: cx
-                .copy(
-                    self.disable_run_command.as_ref(),
-                    &path.field("disableRunCommand"),
-                ),
+                .copy(&self.disable_run_command, &path.field("disableRunCommand")),
         }
     }
 }
@@ -3003,22 +1776,22 @@ for spoke::status::ManagedClusterPropertiesAutoScalerProfile {
         hub::status::ManagedClusterPropertiesAutoScalerProfile {
             balance_similar_node_groups: cx
                 .copy(
-                    self.balance_similar_node_groups.as_ref(),
+                    &self.balance_similar_node_groups,
                     &path.field("balance-similar-node-groups"),
                 ),
             daemonset_eviction_for_empty_nodes: cx
                 .copy(
-                    self.daemonset_eviction_for_empty_nodes.as_ref(),
+                    &self.daemonset_eviction_for_empty_nodes,
                     &path.field("daemonset-eviction-for-empty-nodes"),
                 ),
             daemonset_eviction_for_occupied_nodes: cx
                 .copy(
-                    self.daemonset_eviction_for_occupied_nodes.as_ref(),
+                    &self.daemonset_eviction_for_occupied_nodes,
                     &path.field("daemonset-eviction-for-occupied-nodes"),
                 ),
             ignore_daemonsets_utilization: cx
                 .copy(
-                    self.ignore_daemonsets_utilization.as_ref(),
+                    &self.ignore_daemonsets_utilization,
                     &path.field("ignore-daemonsets-utilization"),
                 ),
             expander: cx
@@ -3029,75 +1802,71 @@ for spoke::status::ManagedClusterPropertiesAutoScalerProfile {
                     hub::arm::Expander::as_str,
                 ),
             max_empty_bulk_delete: cx
-                .copy(
-                    self.max_empty_bulk_delete.as_ref(),
-                    &path.field("max-empty-bulk-delete"),
-                ),
+                .copy(&self.max_empty_bulk_delete, &path.field("max-empty-bulk-delete")),
             max_graceful_termination_sec: cx
                 .copy(
-                    self.max_graceful_termination_sec.as_ref(),
+                    &self.max_graceful_termination_sec,
                     &path.field("max-graceful-termination-sec"),
                 ),
             max_node_provision_time: cx
                 .copy(
-                    self.max_node_provision_time.as_ref(),
+                    &self.max_node_provision_time,
                     &path.field("max-node-provision-time"),
                 ),
             max_total_unready_percentage: cx
                 .copy(
-                    self.max_total_unready_percentage.as_ref(),
+                    &self.max_total_unready_percentage,
                     &path.field("max-total-unready-percentage"),
                 ),
             new_pod_scale_up_delay: cx
                 .copy(
-                    self.new_pod_scale_up_delay.as_ref(),
+                    &self.new_pod_scale_up_delay,
                     &path.field("new-pod-scale-up-delay"),
                 ),
             ok_total_unready_count: cx
                 .copy(
-                    self.ok_total_unready_count.as_ref(),
+                    &self.ok_total_unready_count,
                     &path.field("ok-total-unready-count"),
                 ),
-            scan_interval: cx
-                .copy(self.scan_interval.as_ref(), &path.field("scan-interval")),
+            scan_interval: cx.copy(&self.scan_interval, &path.field("scan-interval")),
             scale_down_delay_after_add: cx
                 .copy(
-                    self.scale_down_delay_after_add.as_ref(),
+                    &self.scale_down_delay_after_add,
                     &path.field("scale-down-delay-after-add"),
                 ),
             scale_down_delay_after_delete: cx
                 .copy(
-                    self.scale_down_delay_after_delete.as_ref(),
+                    &self.scale_down_delay_after_delete,
                     &path.field("scale-down-delay-after-delete"),
                 ),
             scale_down_delay_after_failure: cx
                 .copy(
-                    self.scale_down_delay_after_failure.as_ref(),
+                    &self.scale_down_delay_after_failure,
                     &path.field("scale-down-delay-after-failure"),
                 ),
             scale_down_unneeded_time: cx
                 .copy(
-                    self.scale_down_unneeded_time.as_ref(),
+                    &self.scale_down_unneeded_time,
                     &path.field("scale-down-unneeded-time"),
                 ),
             scale_down_unready_time: cx
                 .copy(
-                    self.scale_down_unready_time.as_ref(),
+                    &self.scale_down_unready_time,
                     &path.field("scale-down-unready-time"),
                 ),
             scale_down_utilization_threshold: cx
                 .copy(
-                    self.scale_down_utilization_threshold.as_ref(),
+                    &self.scale_down_utilization_threshold,
                     &path.field("scale-down-utilization-threshold"),
                 ),
             skip_nodes_with_local_storage: cx
                 .copy(
-                    self.skip_nodes_with_local_storage.as_ref(),
+                    &self.skip_nodes_with_local_storage,
                     &path.field("skip-nodes-with-local-storage"),
                 ),
             skip_nodes_with_system_pods: cx
                 .copy(
-                    self.skip_nodes_with_system_pods.as_ref(),
+                    &self.skip_nodes_with_system_pods,
                     &path.field("skip-nodes-with-system-pods"),
                 ),
         }
@@ -3115,22 +1884,22 @@ impl armgen_runtime::hub::Convert<
         spoke::status::ManagedClusterPropertiesAutoScalerProfile {
             balance_similar_node_groups: cx
                 .copy(
-                    self.balance_similar_node_groups.as_ref(),
+                    &self.balance_similar_node_groups,
                     &path.field("balance-similar-node-groups"),
                 ),
             daemonset_eviction_for_empty_nodes: cx
                 .copy(
-                    self.daemonset_eviction_for_empty_nodes.as_ref(),
+                    &self.daemonset_eviction_for_empty_nodes,
                     &path.field("daemonset-eviction-for-empty-nodes"),
                 ),
             daemonset_eviction_for_occupied_nodes: cx
                 .copy(
-                    self.daemonset_eviction_for_occupied_nodes.as_ref(),
+                    &self.daemonset_eviction_for_occupied_nodes,
                     &path.field("daemonset-eviction-for-occupied-nodes"),
                 ),
             ignore_daemonsets_utilization: cx
                 .copy(
-                    self.ignore_daemonsets_utilization.as_ref(),
+                    &self.ignore_daemonsets_utilization,
                     &path.field("ignore-daemonsets-utilization"),
                 ),
             expander: cx
@@ -3141,75 +1910,71 @@ impl armgen_runtime::hub::Convert<
                     spoke::arm::Expander::as_str,
                 ),
             max_empty_bulk_delete: cx
-                .copy(
-                    self.max_empty_bulk_delete.as_ref(),
-                    &path.field("max-empty-bulk-delete"),
-                ),
+                .copy(&self.max_empty_bulk_delete, &path.field("max-empty-bulk-delete")),
             max_graceful_termination_sec: cx
                 .copy(
-                    self.max_graceful_termination_sec.as_ref(),
+                    &self.max_graceful_termination_sec,
                     &path.field("max-graceful-termination-sec"),
                 ),
             max_node_provision_time: cx
                 .copy(
-                    self.max_node_provision_time.as_ref(),
+                    &self.max_node_provision_time,
                     &path.field("max-node-provision-time"),
                 ),
             max_total_unready_percentage: cx
                 .copy(
-                    self.max_total_unready_percentage.as_ref(),
+                    &self.max_total_unready_percentage,
                     &path.field("max-total-unready-percentage"),
                 ),
             new_pod_scale_up_delay: cx
                 .copy(
-                    self.new_pod_scale_up_delay.as_ref(),
+                    &self.new_pod_scale_up_delay,
                     &path.field("new-pod-scale-up-delay"),
                 ),
             ok_total_unready_count: cx
                 .copy(
-                    self.ok_total_unready_count.as_ref(),
+                    &self.ok_total_unready_count,
                     &path.field("ok-total-unready-count"),
                 ),
-            scan_interval: cx
-                .copy(self.scan_interval.as_ref(), &path.field("scan-interval")),
+            scan_interval: cx.copy(&self.scan_interval, &path.field("scan-interval")),
             scale_down_delay_after_add: cx
                 .copy(
-                    self.scale_down_delay_after_add.as_ref(),
+                    &self.scale_down_delay_after_add,
                     &path.field("scale-down-delay-after-add"),
                 ),
             scale_down_delay_after_delete: cx
                 .copy(
-                    self.scale_down_delay_after_delete.as_ref(),
+                    &self.scale_down_delay_after_delete,
                     &path.field("scale-down-delay-after-delete"),
                 ),
             scale_down_delay_after_failure: cx
                 .copy(
-                    self.scale_down_delay_after_failure.as_ref(),
+                    &self.scale_down_delay_after_failure,
                     &path.field("scale-down-delay-after-failure"),
                 ),
             scale_down_unneeded_time: cx
                 .copy(
-                    self.scale_down_unneeded_time.as_ref(),
+                    &self.scale_down_unneeded_time,
                     &path.field("scale-down-unneeded-time"),
                 ),
             scale_down_unready_time: cx
                 .copy(
-                    self.scale_down_unready_time.as_ref(),
+                    &self.scale_down_unready_time,
                     &path.field("scale-down-unready-time"),
                 ),
             scale_down_utilization_threshold: cx
                 .copy(
-                    self.scale_down_utilization_threshold.as_ref(),
+                    &self.scale_down_utilization_threshold,
                     &path.field("scale-down-utilization-threshold"),
                 ),
             skip_nodes_with_local_storage: cx
                 .copy(
-                    self.skip_nodes_with_local_storage.as_ref(),
+                    &self.skip_nodes_with_local_storage,
                     &path.field("skip-nodes-with-local-storage"),
                 ),
             skip_nodes_with_system_pods: cx
                 .copy(
-                    self.skip_nodes_with_system_pods.as_ref(),
+                    &self.skip_nodes_with_system_pods,
                     &path.field("skip-nodes-with-system-pods"),
                 ),
         }
@@ -3225,13 +1990,7 @@ for spoke::status::ClusterUpgradeSettings {
     ) -> hub::status::ClusterUpgradeSettings {
         hub::status::ClusterUpgradeSettings {
             override_settings: cx
-                .convert(
-                    self.override_settings.as_ref(),
-                    &path.field("overrideSettings"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::UpgradeOverrideSettings,
-                    >::convert,
-                ),
+                .object(&self.override_settings, &path.field("overrideSettings")),
         }
     }
 }
@@ -3245,13 +2004,7 @@ for hub::status::ClusterUpgradeSettings {
     ) -> spoke::status::ClusterUpgradeSettings {
         spoke::status::ClusterUpgradeSettings {
             override_settings: cx
-                .convert(
-                    self.override_settings.as_ref(),
-                    &path.field("overrideSettings"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::UpgradeOverrideSettings,
-                    >::convert,
-                ),
+                .object(&self.override_settings, &path.field("overrideSettings")),
         }
     }
 }
@@ -3264,9 +2017,8 @@ for spoke::status::UpgradeOverrideSettings {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::UpgradeOverrideSettings {
         hub::status::UpgradeOverrideSettings {
-            force_upgrade: cx
-                .copy(self.force_upgrade.as_ref(), &path.field("forceUpgrade")),
-            until: cx.copy(self.until.as_ref(), &path.field("until")),
+            force_upgrade: cx.copy(&self.force_upgrade, &path.field("forceUpgrade")),
+            until: cx.copy(&self.until, &path.field("until")),
         }
     }
 }
@@ -3279,9 +2031,8 @@ for hub::status::UpgradeOverrideSettings {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::UpgradeOverrideSettings {
         spoke::status::UpgradeOverrideSettings {
-            force_upgrade: cx
-                .copy(self.force_upgrade.as_ref(), &path.field("forceUpgrade")),
-            until: cx.copy(self.until.as_ref(), &path.field("until")),
+            force_upgrade: cx.copy(&self.force_upgrade, &path.field("forceUpgrade")),
+            until: cx.copy(&self.until, &path.field("until")),
         }
     }
 }
@@ -3350,19 +2101,14 @@ for spoke::status::ManagedClusterAadProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterAadProfile {
         hub::status::ManagedClusterAadProfile {
-            managed: cx.copy(self.managed.as_ref(), &path.field("managed")),
+            managed: cx.copy(&self.managed, &path.field("managed")),
             enable_azure_rbac: cx
-                .copy(self.enable_azure_rbac.as_ref(), &path.field("enableAzureRBAC")),
+                .copy(&self.enable_azure_rbac, &path.field("enableAzureRBAC")),
             admin_group_object_i_ds: cx
-                .copy(
-                    self.admin_group_object_i_ds.as_ref(),
-                    &path.field("adminGroupObjectIDs"),
-                ),
-            client_app_id: cx
-                .copy(self.client_app_id.as_ref(), &path.field("clientAppID")),
-            server_app_id: cx
-                .copy(self.server_app_id.as_ref(), &path.field("serverAppID")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantID")),
+                .copy(&self.admin_group_object_i_ds, &path.field("adminGroupObjectIDs")),
+            client_app_id: cx.copy(&self.client_app_id, &path.field("clientAppID")),
+            server_app_id: cx.copy(&self.server_app_id, &path.field("serverAppID")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantID")),
         }
     }
 }
@@ -3375,19 +2121,14 @@ for hub::status::ManagedClusterAadProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterAadProfile {
         spoke::status::ManagedClusterAadProfile {
-            managed: cx.copy(self.managed.as_ref(), &path.field("managed")),
+            managed: cx.copy(&self.managed, &path.field("managed")),
             enable_azure_rbac: cx
-                .copy(self.enable_azure_rbac.as_ref(), &path.field("enableAzureRBAC")),
+                .copy(&self.enable_azure_rbac, &path.field("enableAzureRBAC")),
             admin_group_object_i_ds: cx
-                .copy(
-                    self.admin_group_object_i_ds.as_ref(),
-                    &path.field("adminGroupObjectIDs"),
-                ),
-            client_app_id: cx
-                .copy(self.client_app_id.as_ref(), &path.field("clientAppID")),
-            server_app_id: cx
-                .copy(self.server_app_id.as_ref(), &path.field("serverAppID")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantID")),
+                .copy(&self.admin_group_object_i_ds, &path.field("adminGroupObjectIDs")),
+            client_app_id: cx.copy(&self.client_app_id, &path.field("clientAppID")),
+            server_app_id: cx.copy(&self.server_app_id, &path.field("serverAppID")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantID")),
         }
     }
 }
@@ -3436,18 +2177,10 @@ for spoke::status::ContainerServiceNetworkProfile {
                     hub::arm::NetworkDataplane::as_str,
                 ),
             advanced_networking: cx
-                .convert(
-                    self.advanced_networking.as_ref(),
-                    &path.field("advancedNetworking"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AdvancedNetworking,
-                    >::convert,
-                ),
-            pod_cidr: cx.copy(self.pod_cidr.as_ref(), &path.field("podCidr")),
-            service_cidr: cx
-                .copy(self.service_cidr.as_ref(), &path.field("serviceCidr")),
-            dns_service_ip: cx
-                .copy(self.dns_service_ip.as_ref(), &path.field("dnsServiceIP")),
+                .object(&self.advanced_networking, &path.field("advancedNetworking")),
+            pod_cidr: cx.copy(&self.pod_cidr, &path.field("podCidr")),
+            service_cidr: cx.copy(&self.service_cidr, &path.field("serviceCidr")),
+            dns_service_ip: cx.copy(&self.dns_service_ip, &path.field("dnsServiceIP")),
             outbound_type: cx
                 .spelled(
                     self.outbound_type.as_ref().map(|value| value.as_str()),
@@ -3463,24 +2196,11 @@ for spoke::status::ContainerServiceNetworkProfile {
                     hub::arm::LoadBalancerSku::as_str,
                 ),
             load_balancer_profile: cx
-                .convert(
-                    self.load_balancer_profile.as_ref(),
-                    &path.field("loadBalancerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterLoadBalancerProfile,
-                    >::convert,
-                ),
+                .object(&self.load_balancer_profile, &path.field("loadBalancerProfile")),
             nat_gateway_profile: cx
-                .convert(
-                    self.nat_gateway_profile.as_ref(),
-                    &path.field("natGatewayProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterNatGatewayProfile,
-                    >::convert,
-                ),
-            pod_cidrs: cx.copy(self.pod_cidrs.as_ref(), &path.field("podCidrs")),
-            service_cidrs: cx
-                .copy(self.service_cidrs.as_ref(), &path.field("serviceCidrs")),
+                .object(&self.nat_gateway_profile, &path.field("natGatewayProfile")),
+            pod_cidrs: cx.copy(&self.pod_cidrs, &path.field("podCidrs")),
+            service_cidrs: cx.copy(&self.service_cidrs, &path.field("serviceCidrs")),
             ip_families: cx
                 .try_convert(
                     self.ip_families.as_ref(),
@@ -3509,7 +2229,7 @@ for hub::status::ContainerServiceNetworkProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ContainerServiceNetworkProfile {
         cx.keep(
-            self.static_egress_gateway_profile.as_ref(),
+            &self.static_egress_gateway_profile,
             &path.field("staticEgressGatewayProfile"),
         );
         spoke::status::ContainerServiceNetworkProfile {
@@ -3549,18 +2269,10 @@ for hub::status::ContainerServiceNetworkProfile {
                     spoke::arm::NetworkDataplane::as_str,
                 ),
             advanced_networking: cx
-                .convert(
-                    self.advanced_networking.as_ref(),
-                    &path.field("advancedNetworking"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AdvancedNetworking,
-                    >::convert,
-                ),
-            pod_cidr: cx.copy(self.pod_cidr.as_ref(), &path.field("podCidr")),
-            service_cidr: cx
-                .copy(self.service_cidr.as_ref(), &path.field("serviceCidr")),
-            dns_service_ip: cx
-                .copy(self.dns_service_ip.as_ref(), &path.field("dnsServiceIP")),
+                .object(&self.advanced_networking, &path.field("advancedNetworking")),
+            pod_cidr: cx.copy(&self.pod_cidr, &path.field("podCidr")),
+            service_cidr: cx.copy(&self.service_cidr, &path.field("serviceCidr")),
+            dns_service_ip: cx.copy(&self.dns_service_ip, &path.field("dnsServiceIP")),
             outbound_type: cx
                 .spelled(
                     self.outbound_type.as_ref().map(|value| value.as_str()),
@@ -3576,24 +2288,11 @@ for hub::status::ContainerServiceNetworkProfile {
                     spoke::arm::LoadBalancerSku::as_str,
                 ),
             load_balancer_profile: cx
-                .convert(
-                    self.load_balancer_profile.as_ref(),
-                    &path.field("loadBalancerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterLoadBalancerProfile,
-                    >::convert,
-                ),
+                .object(&self.load_balancer_profile, &path.field("loadBalancerProfile")),
             nat_gateway_profile: cx
-                .convert(
-                    self.nat_gateway_profile.as_ref(),
-                    &path.field("natGatewayProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterNatGatewayProfile,
-                    >::convert,
-                ),
-            pod_cidrs: cx.copy(self.pod_cidrs.as_ref(), &path.field("podCidrs")),
-            service_cidrs: cx
-                .copy(self.service_cidrs.as_ref(), &path.field("serviceCidrs")),
+                .object(&self.nat_gateway_profile, &path.field("natGatewayProfile")),
+            pod_cidrs: cx.copy(&self.pod_cidrs, &path.field("podCidrs")),
+            service_cidrs: cx.copy(&self.service_cidrs, &path.field("serviceCidrs")),
             ip_families: cx
                 .try_convert(
                     self.ip_families.as_ref(),
@@ -3621,34 +2320,18 @@ for spoke::status::ManagedClusterNatGatewayProfile {
     ) -> hub::status::ManagedClusterNatGatewayProfile {
         hub::status::ManagedClusterNatGatewayProfile {
             managed_outbound_ip_profile: cx
-                .convert(
-                    self.managed_outbound_ip_profile.as_ref(),
+                .object(
+                    &self.managed_outbound_ip_profile,
                     &path.field("managedOutboundIPProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterManagedOutboundIpProfile,
-                    >::convert,
                 ),
             effective_outbound_i_ps: cx
-                .convert(
-                    self.effective_outbound_i_ps.as_ref(),
+                .object(
+                    &self.effective_outbound_i_ps,
                     &path.field("effectiveOutboundIPs"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             idle_timeout_in_minutes: cx
                 .copy(
-                    self.idle_timeout_in_minutes.as_ref(),
+                    &self.idle_timeout_in_minutes,
                     &path.field("idleTimeoutInMinutes"),
                 ),
             sku: cx.restore(&path.field("sku")),
@@ -3665,41 +2348,22 @@ for hub::status::ManagedClusterNatGatewayProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterNatGatewayProfile {
-        cx.keep(self.sku.as_ref(), &path.field("sku"));
-        cx.keep(self.outbound_ip_prefixes.as_ref(), &path.field("outboundIPPrefixes"));
-        cx.keep(self.outbound_i_ps.as_ref(), &path.field("outboundIPs"));
+        cx.keep(&self.sku, &path.field("sku"));
+        cx.keep(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes"));
+        cx.keep(&self.outbound_i_ps, &path.field("outboundIPs"));
         spoke::status::ManagedClusterNatGatewayProfile {
             managed_outbound_ip_profile: cx
-                .convert(
-                    self.managed_outbound_ip_profile.as_ref(),
+                .object(
+                    &self.managed_outbound_ip_profile,
                     &path.field("managedOutboundIPProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterManagedOutboundIpProfile,
-                    >::convert,
                 ),
             effective_outbound_i_ps: cx
-                .convert(
-                    self.effective_outbound_i_ps.as_ref(),
+                .object(
+                    &self.effective_outbound_i_ps,
                     &path.field("effectiveOutboundIPs"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             idle_timeout_in_minutes: cx
-                .copy(
-                    self.idle_timeout_in_minutes.as_ref(),
-                    &path.field("idleTimeoutInMinutes"),
-                ),
+                .copy(&self.idle_timeout_in_minutes, &path.field("idleTimeoutInMinutes")),
         }
     }
 }
@@ -3712,7 +2376,7 @@ for spoke::status::ResourceReference {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ResourceReference {
         hub::status::ResourceReference {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
+            id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
@@ -3725,7 +2389,7 @@ for hub::status::ResourceReference {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ResourceReference {
         spoke::status::ResourceReference {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
+            id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
@@ -3738,7 +2402,7 @@ for spoke::status::ManagedClusterManagedOutboundIpProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterManagedOutboundIpProfile {
         hub::status::ManagedClusterManagedOutboundIpProfile {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
+            count: cx.copy(&self.count, &path.field("count")),
             count_i_pv6: cx.restore(&path.field("countIPv6")),
         }
     }
@@ -3751,9 +2415,9 @@ for hub::status::ManagedClusterManagedOutboundIpProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterManagedOutboundIpProfile {
-        cx.keep(self.count_i_pv6.as_ref(), &path.field("countIPv6"));
+        cx.keep(&self.count_i_pv6, &path.field("countIPv6"));
         spoke::status::ManagedClusterManagedOutboundIpProfile {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
+            count: cx.copy(&self.count, &path.field("count")),
         }
     }
 }
@@ -3767,60 +2431,28 @@ for spoke::status::ManagedClusterLoadBalancerProfile {
     ) -> hub::status::ManagedClusterLoadBalancerProfile {
         hub::status::ManagedClusterLoadBalancerProfile {
             managed_outbound_i_ps: cx
-                .convert(
-                    self.managed_outbound_i_ps.as_ref(),
-                    &path.field("managedOutboundIPs"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-                    >::convert,
-                ),
+                .object(&self.managed_outbound_i_ps, &path.field("managedOutboundIPs")),
             outbound_ip_prefixes: cx
-                .convert(
-                    self.outbound_ip_prefixes.as_ref(),
-                    &path.field("outboundIPPrefixes"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-                    >::convert,
-                ),
-            outbound_i_ps: cx
-                .convert(
-                    self.outbound_i_ps.as_ref(),
-                    &path.field("outboundIPs"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterLoadBalancerProfileOutboundIPs,
-                    >::convert,
-                ),
+                .object(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes")),
+            outbound_i_ps: cx.object(&self.outbound_i_ps, &path.field("outboundIPs")),
             effective_outbound_i_ps: cx
-                .convert(
-                    self.effective_outbound_i_ps.as_ref(),
+                .object(
+                    &self.effective_outbound_i_ps,
                     &path.field("effectiveOutboundIPs"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             allocated_outbound_ports: cx
                 .copy(
-                    self.allocated_outbound_ports.as_ref(),
+                    &self.allocated_outbound_ports,
                     &path.field("allocatedOutboundPorts"),
                 ),
             idle_timeout_in_minutes: cx
                 .copy(
-                    self.idle_timeout_in_minutes.as_ref(),
+                    &self.idle_timeout_in_minutes,
                     &path.field("idleTimeoutInMinutes"),
                 ),
             enable_multiple_standard_load_balancers: cx
                 .copy(
-                    self.enable_multiple_standard_load_balancers.as_ref(),
+                    &self.enable_multiple_standard_load_balancers,
                     &path.field("enableMultipleStandardLoadBalancers"),
                 ),
             backend_pool_type: cx
@@ -3843,60 +2475,28 @@ for hub::status::ManagedClusterLoadBalancerProfile {
     ) -> spoke::status::ManagedClusterLoadBalancerProfile {
         spoke::status::ManagedClusterLoadBalancerProfile {
             managed_outbound_i_ps: cx
-                .convert(
-                    self.managed_outbound_i_ps.as_ref(),
-                    &path.field("managedOutboundIPs"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-                    >::convert,
-                ),
+                .object(&self.managed_outbound_i_ps, &path.field("managedOutboundIPs")),
             outbound_ip_prefixes: cx
-                .convert(
-                    self.outbound_ip_prefixes.as_ref(),
-                    &path.field("outboundIPPrefixes"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-                    >::convert,
-                ),
-            outbound_i_ps: cx
-                .convert(
-                    self.outbound_i_ps.as_ref(),
-                    &path.field("outboundIPs"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterLoadBalancerProfileOutboundIPs,
-                    >::convert,
-                ),
+                .object(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes")),
+            outbound_i_ps: cx.object(&self.outbound_i_ps, &path.field("outboundIPs")),
             effective_outbound_i_ps: cx
-                .convert(
-                    self.effective_outbound_i_ps.as_ref(),
+                .object(
+                    &self.effective_outbound_i_ps,
                     &path.field("effectiveOutboundIPs"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             allocated_outbound_ports: cx
                 .copy(
-                    self.allocated_outbound_ports.as_ref(),
+                    &self.allocated_outbound_ports,
                     &path.field("allocatedOutboundPorts"),
                 ),
             idle_timeout_in_minutes: cx
                 .copy(
-                    self.idle_timeout_in_minutes.as_ref(),
+                    &self.idle_timeout_in_minutes,
                     &path.field("idleTimeoutInMinutes"),
                 ),
             enable_multiple_standard_load_balancers: cx
                 .copy(
-                    self.enable_multiple_standard_load_balancers.as_ref(),
+                    &self.enable_multiple_standard_load_balancers,
                     &path.field("enableMultipleStandardLoadBalancers"),
                 ),
             backend_pool_type: cx
@@ -3919,24 +2519,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterLoadBalancerProfileOutboundIPs {
         hub::status::ManagedClusterLoadBalancerProfileOutboundIPs {
-            public_i_ps: cx
-                .convert(
-                    self.public_i_ps.as_ref(),
-                    &path.field("publicIPs"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            public_i_ps: cx.object(&self.public_i_ps, &path.field("publicIPs")),
         }
     }
 }
@@ -3950,24 +2533,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterLoadBalancerProfileOutboundIPs {
         spoke::status::ManagedClusterLoadBalancerProfileOutboundIPs {
-            public_i_ps: cx
-                .convert(
-                    self.public_i_ps.as_ref(),
-                    &path.field("publicIPs"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            public_i_ps: cx.object(&self.public_i_ps, &path.field("publicIPs")),
         }
     }
 }
@@ -3982,23 +2548,7 @@ impl armgen_runtime::hub::Convert<
     ) -> hub::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
         hub::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
             public_ip_prefixes: cx
-                .convert(
-                    self.public_ip_prefixes.as_ref(),
-                    &path.field("publicIPPrefixes"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.public_ip_prefixes, &path.field("publicIPPrefixes")),
         }
     }
 }
@@ -4013,23 +2563,7 @@ impl armgen_runtime::hub::Convert<
     ) -> spoke::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
         spoke::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
             public_ip_prefixes: cx
-                .convert(
-                    self.public_ip_prefixes.as_ref(),
-                    &path.field("publicIPPrefixes"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.public_ip_prefixes, &path.field("publicIPPrefixes")),
         }
     }
 }
@@ -4043,8 +2577,8 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
         hub::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            count_i_pv6: cx.copy(self.count_i_pv6.as_ref(), &path.field("countIPv6")),
+            count: cx.copy(&self.count, &path.field("count")),
+            count_i_pv6: cx.copy(&self.count_i_pv6, &path.field("countIPv6")),
         }
     }
 }
@@ -4058,8 +2592,8 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
         spoke::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            count_i_pv6: cx.copy(self.count_i_pv6.as_ref(), &path.field("countIPv6")),
+            count: cx.copy(&self.count, &path.field("count")),
+            count_i_pv6: cx.copy(&self.count_i_pv6, &path.field("countIPv6")),
         }
     }
 }
@@ -4072,23 +2606,9 @@ for spoke::status::AdvancedNetworking {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::AdvancedNetworking {
         hub::status::AdvancedNetworking {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            observability: cx
-                .convert(
-                    self.observability.as_ref(),
-                    &path.field("observability"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AdvancedNetworkingObservability,
-                    >::convert,
-                ),
-            security: cx
-                .convert(
-                    self.security.as_ref(),
-                    &path.field("security"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AdvancedNetworkingSecurity,
-                    >::convert,
-                ),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            observability: cx.object(&self.observability, &path.field("observability")),
+            security: cx.object(&self.security, &path.field("security")),
             performance: cx.restore(&path.field("performance")),
         }
     }
@@ -4101,25 +2621,11 @@ for hub::status::AdvancedNetworking {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::AdvancedNetworking {
-        cx.keep(self.performance.as_ref(), &path.field("performance"));
+        cx.keep(&self.performance, &path.field("performance"));
         spoke::status::AdvancedNetworking {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            observability: cx
-                .convert(
-                    self.observability.as_ref(),
-                    &path.field("observability"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AdvancedNetworkingObservability,
-                    >::convert,
-                ),
-            security: cx
-                .convert(
-                    self.security.as_ref(),
-                    &path.field("security"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AdvancedNetworkingSecurity,
-                    >::convert,
-                ),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            observability: cx.object(&self.observability, &path.field("observability")),
+            security: cx.object(&self.security, &path.field("security")),
         }
     }
 }
@@ -4132,7 +2638,7 @@ for spoke::status::AdvancedNetworkingSecurity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::AdvancedNetworkingSecurity {
         hub::status::AdvancedNetworkingSecurity {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             advanced_network_policies: cx
                 .restore(&path.field("advancedNetworkPolicies")),
             transit_encryption: cx.restore(&path.field("transitEncryption")),
@@ -4147,13 +2653,10 @@ for hub::status::AdvancedNetworkingSecurity {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::AdvancedNetworkingSecurity {
-        cx.keep(
-            self.advanced_network_policies.as_ref(),
-            &path.field("advancedNetworkPolicies"),
-        );
-        cx.keep(self.transit_encryption.as_ref(), &path.field("transitEncryption"));
+        cx.keep(&self.advanced_network_policies, &path.field("advancedNetworkPolicies"));
+        cx.keep(&self.transit_encryption, &path.field("transitEncryption"));
         spoke::status::AdvancedNetworkingSecurity {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -4166,7 +2669,7 @@ for spoke::status::AdvancedNetworkingObservability {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::AdvancedNetworkingObservability {
         hub::status::AdvancedNetworkingObservability {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -4179,7 +2682,7 @@ for hub::status::AdvancedNetworkingObservability {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::AdvancedNetworkingObservability {
         spoke::status::AdvancedNetworkingObservability {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -4230,8 +2733,8 @@ for spoke::status::ManagedClusterOidcIssuerProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterOidcIssuerProfile {
         hub::status::ManagedClusterOidcIssuerProfile {
-            issuer_url: cx.copy(self.issuer_url.as_ref(), &path.field("issuerURL")),
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            issuer_url: cx.copy(&self.issuer_url, &path.field("issuerURL")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -4244,8 +2747,8 @@ for hub::status::ManagedClusterOidcIssuerProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterOidcIssuerProfile {
         spoke::status::ManagedClusterOidcIssuerProfile {
-            issuer_url: cx.copy(self.issuer_url.as_ref(), &path.field("issuerURL")),
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            issuer_url: cx.copy(&self.issuer_url, &path.field("issuerURL")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -4258,47 +2761,21 @@ for spoke::status::ManagedClusterPodIdentityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterPodIdentityProfile {
         hub::status::ManagedClusterPodIdentityProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             allow_network_plugin_kubenet: cx
                 .copy(
-                    self.allow_network_plugin_kubenet.as_ref(),
+                    &self.allow_network_plugin_kubenet,
                     &path.field("allowNetworkPluginKubenet"),
                 ),
             user_assigned_identities: cx
-                .convert(
-                    self.user_assigned_identities.as_ref(),
+                .object(
+                    &self.user_assigned_identities,
                     &path.field("userAssignedIdentities"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ManagedClusterPodIdentity,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             user_assigned_identity_exceptions: cx
-                .convert(
-                    self.user_assigned_identity_exceptions.as_ref(),
+                .object(
+                    &self.user_assigned_identity_exceptions,
                     &path.field("userAssignedIdentityExceptions"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ManagedClusterPodIdentityException,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
         }
     }
@@ -4312,47 +2789,21 @@ for hub::status::ManagedClusterPodIdentityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterPodIdentityProfile {
         spoke::status::ManagedClusterPodIdentityProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             allow_network_plugin_kubenet: cx
                 .copy(
-                    self.allow_network_plugin_kubenet.as_ref(),
+                    &self.allow_network_plugin_kubenet,
                     &path.field("allowNetworkPluginKubenet"),
                 ),
             user_assigned_identities: cx
-                .convert(
-                    self.user_assigned_identities.as_ref(),
+                .object(
+                    &self.user_assigned_identities,
                     &path.field("userAssignedIdentities"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ManagedClusterPodIdentity,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             user_assigned_identity_exceptions: cx
-                .convert(
-                    self.user_assigned_identity_exceptions.as_ref(),
+                .object(
+                    &self.user_assigned_identity_exceptions,
                     &path.field("userAssignedIdentityExceptions"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ManagedClusterPodIdentityException,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
         }
     }
@@ -4366,9 +2817,9 @@ for spoke::status::ManagedClusterPodIdentityException {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterPodIdentityException {
         hub::status::ManagedClusterPodIdentityException {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
-            pod_labels: cx.copy(self.pod_labels.as_ref(), &path.field("podLabels")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
+            pod_labels: cx.copy(&self.pod_labels, &path.field("podLabels")),
         }
     }
 }
@@ -4381,9 +2832,9 @@ for hub::status::ManagedClusterPodIdentityException {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterPodIdentityException {
         spoke::status::ManagedClusterPodIdentityException {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
-            pod_labels: cx.copy(self.pod_labels.as_ref(), &path.field("podLabels")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
+            pod_labels: cx.copy(&self.pod_labels, &path.field("podLabels")),
         }
     }
 }
@@ -4396,18 +2847,11 @@ for spoke::status::ManagedClusterPodIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterPodIdentity {
         hub::status::ManagedClusterPodIdentity {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
             binding_selector: cx
-                .copy(self.binding_selector.as_ref(), &path.field("bindingSelector")),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::UserAssignedIdentity,
-                    >::convert,
-                ),
+                .copy(&self.binding_selector, &path.field("bindingSelector")),
+            identity: cx.object(&self.identity, &path.field("identity")),
             provisioning_state: cx
                 .spelled(
                     self.provisioning_state.as_ref().map(|value| value.as_str()),
@@ -4420,13 +2864,7 @@ for spoke::status::ManagedClusterPodIdentity {
                     hub::arm::ManagedClusterPodIdentityProvisioningState::as_str,
                 ),
             provisioning_info: cx
-                .convert(
-                    self.provisioning_info.as_ref(),
-                    &path.field("provisioningInfo"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterPodIdentityProvisioningInfo,
-                    >::convert,
-                ),
+                .object(&self.provisioning_info, &path.field("provisioningInfo")),
         }
     }
 }
@@ -4439,18 +2877,11 @@ for hub::status::ManagedClusterPodIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterPodIdentity {
         spoke::status::ManagedClusterPodIdentity {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
             binding_selector: cx
-                .copy(self.binding_selector.as_ref(), &path.field("bindingSelector")),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::UserAssignedIdentity,
-                    >::convert,
-                ),
+                .copy(&self.binding_selector, &path.field("bindingSelector")),
+            identity: cx.object(&self.identity, &path.field("identity")),
             provisioning_state: cx
                 .spelled(
                     self.provisioning_state.as_ref().map(|value| value.as_str()),
@@ -4463,13 +2894,7 @@ for hub::status::ManagedClusterPodIdentity {
                     spoke::arm::ManagedClusterPodIdentityProvisioningState::as_str,
                 ),
             provisioning_info: cx
-                .convert(
-                    self.provisioning_info.as_ref(),
-                    &path.field("provisioningInfo"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterPodIdentityProvisioningInfo,
-                    >::convert,
-                ),
+                .object(&self.provisioning_info, &path.field("provisioningInfo")),
         }
     }
 }
@@ -4482,14 +2907,7 @@ for spoke::status::ManagedClusterPodIdentityProvisioningInfo {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterPodIdentityProvisioningInfo {
         hub::status::ManagedClusterPodIdentityProvisioningInfo {
-            error: cx
-                .convert(
-                    self.error.as_ref(),
-                    &path.field("error"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterPodIdentityProvisioningError,
-                    >::convert,
-                ),
+            error: cx.object(&self.error, &path.field("error")),
         }
     }
 }
@@ -4503,14 +2921,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterPodIdentityProvisioningInfo {
         spoke::status::ManagedClusterPodIdentityProvisioningInfo {
-            error: cx
-                .convert(
-                    self.error.as_ref(),
-                    &path.field("error"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterPodIdentityProvisioningError,
-                    >::convert,
-                ),
+            error: cx.object(&self.error, &path.field("error")),
         }
     }
 }
@@ -4524,14 +2935,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterPodIdentityProvisioningError {
         hub::status::ManagedClusterPodIdentityProvisioningError {
-            error: cx
-                .convert(
-                    self.error.as_ref(),
-                    &path.field("error"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterPodIdentityProvisioningErrorBody,
-                    >::convert,
-                ),
+            error: cx.object(&self.error, &path.field("error")),
         }
     }
 }
@@ -4545,14 +2949,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterPodIdentityProvisioningError {
         spoke::status::ManagedClusterPodIdentityProvisioningError {
-            error: cx
-                .convert(
-                    self.error.as_ref(),
-                    &path.field("error"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterPodIdentityProvisioningErrorBody,
-                    >::convert,
-                ),
+            error: cx.object(&self.error, &path.field("error")),
         }
     }
 }
@@ -4566,27 +2963,10 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterPodIdentityProvisioningErrorBody {
         hub::status::ManagedClusterPodIdentityProvisioningErrorBody {
-            code: cx.copy(self.code.as_ref(), &path.field("code")),
-            message: cx.copy(self.message.as_ref(), &path.field("message")),
-            target: cx.copy(self.target.as_ref(), &path.field("target")),
-            details: cx
-                .convert(
-                    self.details.as_ref(),
-                    &path.field("details"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ManagedClusterPodIdentityProvisioningErrorBody,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            code: cx.copy(&self.code, &path.field("code")),
+            message: cx.copy(&self.message, &path.field("message")),
+            target: cx.copy(&self.target, &path.field("target")),
+            details: cx.object(&self.details, &path.field("details")),
         }
     }
 }
@@ -4600,27 +2980,10 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterPodIdentityProvisioningErrorBody {
         spoke::status::ManagedClusterPodIdentityProvisioningErrorBody {
-            code: cx.copy(self.code.as_ref(), &path.field("code")),
-            message: cx.copy(self.message.as_ref(), &path.field("message")),
-            target: cx.copy(self.target.as_ref(), &path.field("target")),
-            details: cx
-                .convert(
-                    self.details.as_ref(),
-                    &path.field("details"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ManagedClusterPodIdentityProvisioningErrorBody,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            code: cx.copy(&self.code, &path.field("code")),
+            message: cx.copy(&self.message, &path.field("message")),
+            target: cx.copy(&self.target, &path.field("target")),
+            details: cx.object(&self.details, &path.field("details")),
         }
     }
 }
@@ -4633,16 +2996,9 @@ for spoke::status::ManagedClusterAddonProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterAddonProfile {
         hub::status::ManagedClusterAddonProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            config: cx.copy(self.config.as_ref(), &path.field("config")),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterAddonProfileIdentity,
-                    >::convert,
-                ),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            config: cx.copy(&self.config, &path.field("config")),
+            identity: cx.object(&self.identity, &path.field("identity")),
         }
     }
 }
@@ -4655,16 +3011,9 @@ for hub::status::ManagedClusterAddonProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterAddonProfile {
         spoke::status::ManagedClusterAddonProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            config: cx.copy(self.config.as_ref(), &path.field("config")),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::UserAssignedIdentity,
-                    >::convert,
-                ),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            config: cx.copy(&self.config, &path.field("config")),
+            identity: cx.object(&self.identity, &path.field("identity")),
         }
     }
 }
@@ -4677,9 +3026,9 @@ for spoke::status::UserAssignedIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterAddonProfileIdentity {
         hub::status::ManagedClusterAddonProfileIdentity {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
-            object_id: cx.copy(self.object_id.as_ref(), &path.field("objectId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
+            object_id: cx.copy(&self.object_id, &path.field("objectId")),
         }
     }
 }
@@ -4692,9 +3041,9 @@ for hub::status::ManagedClusterAddonProfileIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::UserAssignedIdentity {
         spoke::status::UserAssignedIdentity {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
-            object_id: cx.copy(self.object_id.as_ref(), &path.field("objectId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
+            object_id: cx.copy(&self.object_id, &path.field("objectId")),
         }
     }
 }
@@ -4707,7 +3056,7 @@ for spoke::status::ManagedClusterServicePrincipalProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterServicePrincipalProfile {
         hub::status::ManagedClusterServicePrincipalProfile {
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
         }
     }
 }
@@ -4720,7 +3069,7 @@ for hub::status::ManagedClusterServicePrincipalProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterServicePrincipalProfile {
         spoke::status::ManagedClusterServicePrincipalProfile {
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
         }
     }
 }
@@ -4733,8 +3082,7 @@ for spoke::status::ManagedClusterWindowsProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterWindowsProfile {
         hub::status::ManagedClusterWindowsProfile {
-            admin_username: cx
-                .copy(self.admin_username.as_ref(), &path.field("adminUsername")),
+            admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
             license_type: cx
                 .spelled(
                     self.license_type.as_ref().map(|value| value.as_str()),
@@ -4743,15 +3091,8 @@ for spoke::status::ManagedClusterWindowsProfile {
                     hub::arm::LicenseType::as_str,
                 ),
             enable_csi_proxy: cx
-                .copy(self.enable_csi_proxy.as_ref(), &path.field("enableCSIProxy")),
-            gmsa_profile: cx
-                .convert(
-                    self.gmsa_profile.as_ref(),
-                    &path.field("gmsaProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::WindowsGmsaProfile,
-                    >::convert,
-                ),
+                .copy(&self.enable_csi_proxy, &path.field("enableCSIProxy")),
+            gmsa_profile: cx.object(&self.gmsa_profile, &path.field("gmsaProfile")),
         }
     }
 }
@@ -4764,8 +3105,7 @@ for hub::status::ManagedClusterWindowsProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterWindowsProfile {
         spoke::status::ManagedClusterWindowsProfile {
-            admin_username: cx
-                .copy(self.admin_username.as_ref(), &path.field("adminUsername")),
+            admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
             license_type: cx
                 .spelled(
                     self.license_type.as_ref().map(|value| value.as_str()),
@@ -4774,15 +3114,8 @@ for hub::status::ManagedClusterWindowsProfile {
                     spoke::arm::LicenseType::as_str,
                 ),
             enable_csi_proxy: cx
-                .copy(self.enable_csi_proxy.as_ref(), &path.field("enableCSIProxy")),
-            gmsa_profile: cx
-                .convert(
-                    self.gmsa_profile.as_ref(),
-                    &path.field("gmsaProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::WindowsGmsaProfile,
-                    >::convert,
-                ),
+                .copy(&self.enable_csi_proxy, &path.field("enableCSIProxy")),
+            gmsa_profile: cx.object(&self.gmsa_profile, &path.field("gmsaProfile")),
         }
     }
 }
@@ -4795,10 +3128,10 @@ for spoke::status::WindowsGmsaProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::WindowsGmsaProfile {
         hub::status::WindowsGmsaProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            dns_server: cx.copy(self.dns_server.as_ref(), &path.field("dnsServer")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            dns_server: cx.copy(&self.dns_server, &path.field("dnsServer")),
             root_domain_name: cx
-                .copy(self.root_domain_name.as_ref(), &path.field("rootDomainName")),
+                .copy(&self.root_domain_name, &path.field("rootDomainName")),
         }
     }
 }
@@ -4811,10 +3144,10 @@ for hub::status::WindowsGmsaProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::WindowsGmsaProfile {
         spoke::status::WindowsGmsaProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            dns_server: cx.copy(self.dns_server.as_ref(), &path.field("dnsServer")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            dns_server: cx.copy(&self.dns_server, &path.field("dnsServer")),
             root_domain_name: cx
-                .copy(self.root_domain_name.as_ref(), &path.field("rootDomainName")),
+                .copy(&self.root_domain_name, &path.field("rootDomainName")),
         }
     }
 }
@@ -4827,16 +3160,8 @@ for spoke::status::ContainerServiceLinuxProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ContainerServiceLinuxProfile {
         hub::status::ContainerServiceLinuxProfile {
-            admin_username: cx
-                .copy(self.admin_username.as_ref(), &path.field("adminUsername")),
-            ssh: cx
-                .convert(
-                    self.ssh.as_ref(),
-                    &path.field("ssh"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ContainerServiceSshConfiguration,
-                    >::convert,
-                ),
+            admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
+            ssh: cx.object(&self.ssh, &path.field("ssh")),
         }
     }
 }
@@ -4849,16 +3174,8 @@ for hub::status::ContainerServiceLinuxProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ContainerServiceLinuxProfile {
         spoke::status::ContainerServiceLinuxProfile {
-            admin_username: cx
-                .copy(self.admin_username.as_ref(), &path.field("adminUsername")),
-            ssh: cx
-                .convert(
-                    self.ssh.as_ref(),
-                    &path.field("ssh"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ContainerServiceSshConfiguration,
-                    >::convert,
-                ),
+            admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
+            ssh: cx.object(&self.ssh, &path.field("ssh")),
         }
     }
 }
@@ -4871,24 +3188,7 @@ for spoke::status::ContainerServiceSshConfiguration {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ContainerServiceSshConfiguration {
         hub::status::ContainerServiceSshConfiguration {
-            public_keys: cx
-                .convert(
-                    self.public_keys.as_ref(),
-                    &path.field("publicKeys"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ContainerServiceSshPublicKey,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            public_keys: cx.object(&self.public_keys, &path.field("publicKeys")),
         }
     }
 }
@@ -4901,24 +3201,7 @@ for hub::status::ContainerServiceSshConfiguration {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ContainerServiceSshConfiguration {
         spoke::status::ContainerServiceSshConfiguration {
-            public_keys: cx
-                .convert(
-                    self.public_keys.as_ref(),
-                    &path.field("publicKeys"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ContainerServiceSshPublicKey,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            public_keys: cx.object(&self.public_keys, &path.field("publicKeys")),
         }
     }
 }
@@ -4931,7 +3214,7 @@ for spoke::status::ContainerServiceSshPublicKey {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ContainerServiceSshPublicKey {
         hub::status::ContainerServiceSshPublicKey {
-            key_data: cx.copy(self.key_data.as_ref(), &path.field("keyData")),
+            key_data: cx.copy(&self.key_data, &path.field("keyData")),
         }
     }
 }
@@ -4944,7 +3227,7 @@ for hub::status::ContainerServiceSshPublicKey {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ContainerServiceSshPublicKey {
         spoke::status::ContainerServiceSshPublicKey {
-            key_data: cx.copy(self.key_data.as_ref(), &path.field("keyData")),
+            key_data: cx.copy(&self.key_data, &path.field("keyData")),
         }
     }
 }
@@ -4957,10 +3240,9 @@ for spoke::status::ManagedClusterAgentPoolProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterAgentPoolProfile {
         hub::status::ManagedClusterAgentPoolProfile {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
-            os_disk_size_gb: cx
-                .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
+            count: cx.copy(&self.count, &path.field("count")),
+            vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
+            os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
             os_disk_type: cx
                 .spelled(
                     self.os_disk_type.as_ref().map(|value| value.as_str()),
@@ -4982,11 +3264,9 @@ for spoke::status::ManagedClusterAgentPoolProfile {
                     |value| Some(hub::arm::WorkloadRuntime::from(value.to_string())),
                     hub::arm::WorkloadRuntime::as_str,
                 ),
-            vnet_subnet_id: cx
-                .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
-            pod_subnet_id: cx
-                .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
-            max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
+            vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
+            pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
+            max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
             os_type: cx
                 .spelled(
                     self.os_type.as_ref().map(|value| value.as_str()),
@@ -5001,13 +3281,10 @@ for spoke::status::ManagedClusterAgentPoolProfile {
                     |value| Some(hub::arm::Ossku::from(value.to_string())),
                     hub::arm::Ossku::as_str,
                 ),
-            max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
-            min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
+            max_count: cx.copy(&self.max_count, &path.field("maxCount")),
+            min_count: cx.copy(&self.min_count, &path.field("minCount")),
             enable_auto_scaling: cx
-                .copy(
-                    self.enable_auto_scaling.as_ref(),
-                    &path.field("enableAutoScaling"),
-                ),
+                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
             scale_down_mode: cx
                 .spelled(
                     self.scale_down_mode.as_ref().map(|value| value.as_str()),
@@ -5030,49 +3307,26 @@ for spoke::status::ManagedClusterAgentPoolProfile {
                     hub::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
-                .copy(
-                    self.orchestrator_version.as_ref(),
-                    &path.field("orchestratorVersion"),
-                ),
+                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
             current_orchestrator_version: cx
                 .copy(
-                    self.current_orchestrator_version.as_ref(),
+                    &self.current_orchestrator_version,
                     &path.field("currentOrchestratorVersion"),
                 ),
             node_image_version: cx
-                .copy(self.node_image_version.as_ref(), &path.field("nodeImageVersion")),
+                .copy(&self.node_image_version, &path.field("nodeImageVersion")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AgentPoolUpgradeSettings,
-                    >::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
             provisioning_state: cx
-                .copy(
-                    self.provisioning_state.as_ref(),
-                    &path.field("provisioningState"),
-                ),
-            power_state: cx
-                .convert(
-                    self.power_state.as_ref(),
-                    &path.field("powerState"),
-                    armgen_runtime::hub::Convert::<hub::status::PowerState>::convert,
-                ),
+                .copy(&self.provisioning_state, &path.field("provisioningState")),
+            power_state: cx.object(&self.power_state, &path.field("powerState")),
             availability_zones: cx
-                .copy(
-                    self.availability_zones.as_ref(),
-                    &path.field("availabilityZones"),
-                ),
+                .copy(&self.availability_zones, &path.field("availabilityZones")),
             enable_node_public_ip: cx
-                .copy(
-                    self.enable_node_public_ip.as_ref(),
-                    &path.field("enableNodePublicIP"),
-                ),
+                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
             node_public_ip_prefix_id: cx
                 .copy(
-                    self.node_public_ip_prefix_id.as_ref(),
+                    &self.node_public_ip_prefix_id,
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
@@ -5097,34 +3351,26 @@ for spoke::status::ManagedClusterAgentPoolProfile {
                     &path.field("spotMaxPrice"),
                     |value| armgen_runtime::hub::narrow(*value),
                 ),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),
-            node_taints: cx.copy(self.node_taints.as_ref(), &path.field("nodeTaints")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
+            node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
                 .copy(
-                    self.proximity_placement_group_id.as_ref(),
+                    &self.proximity_placement_group_id,
                     &path.field("proximityPlacementGroupID"),
                 ),
             kubelet_config: cx
-                .convert(
-                    self.kubelet_config.as_ref(),
-                    &path.field("kubeletConfig"),
-                    armgen_runtime::hub::Convert::<hub::status::KubeletConfig>::convert,
-                ),
+                .object(&self.kubelet_config, &path.field("kubeletConfig")),
             linux_os_config: cx
-                .convert(
-                    self.linux_os_config.as_ref(),
-                    &path.field("linuxOSConfig"),
-                    armgen_runtime::hub::Convert::<hub::status::LinuxOsConfig>::convert,
-                ),
+                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
             enable_encryption_at_host: cx
                 .copy(
-                    self.enable_encryption_at_host.as_ref(),
+                    &self.enable_encryption_at_host,
                     &path.field("enableEncryptionAtHost"),
                 ),
             enable_ultra_ssd: cx
-                .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
-            enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
+                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+            enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
             gpu_instance_profile: cx
                 .spelled(
                     self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
@@ -5132,44 +3378,20 @@ for spoke::status::ManagedClusterAgentPoolProfile {
                     |value| Some(hub::arm::GpuInstanceProfile::from(value.to_string())),
                     hub::arm::GpuInstanceProfile::as_str,
                 ),
-            creation_data: cx
-                .convert(
-                    self.creation_data.as_ref(),
-                    &path.field("creationData"),
-                    armgen_runtime::hub::Convert::<hub::status::CreationData>::convert,
-                ),
+            creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
                 .copy(
-                    self.capacity_reservation_group_id.as_ref(),
+                    &self.capacity_reservation_group_id,
                     &path.field("capacityReservationGroupID"),
                 ),
-            host_group_id: cx
-                .copy(self.host_group_id.as_ref(), &path.field("hostGroupID")),
+            host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AgentPoolNetworkProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AgentPoolWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AgentPoolSecurityProfile,
-                    >::convert,
-                ),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
+                .object(&self.security_profile, &path.field("securityProfile")),
+            name: cx.copy(&self.name, &path.field("name")),
             e_tag: cx.restore(&path.field("eTag")),
             message_of_the_day: cx.restore(&path.field("messageOfTheDay")),
             pod_ip_allocation_mode: cx.restore(&path.field("podIPAllocationMode")),
@@ -5193,33 +3415,26 @@ for hub::status::ManagedClusterAgentPoolProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterAgentPoolProfile {
-        cx.keep(self.e_tag.as_ref(), &path.field("eTag"));
-        cx.keep(self.message_of_the_day.as_ref(), &path.field("messageOfTheDay"));
+        cx.keep(&self.e_tag, &path.field("eTag"));
+        cx.keep(&self.message_of_the_day, &path.field("messageOfTheDay"));
+        cx.keep(&self.pod_ip_allocation_mode, &path.field("podIPAllocationMode"));
+        cx.keep(&self.gpu_profile, &path.field("gpuProfile"));
+        cx.keep(&self.gateway_profile, &path.field("gatewayProfile"));
         cx.keep(
-            self.pod_ip_allocation_mode.as_ref(),
-            &path.field("podIPAllocationMode"),
-        );
-        cx.keep(self.gpu_profile.as_ref(), &path.field("gpuProfile"));
-        cx.keep(self.gateway_profile.as_ref(), &path.field("gatewayProfile"));
-        cx.keep(
-            self.artifact_streaming_profile.as_ref(),
+            &self.artifact_streaming_profile,
             &path.field("artifactStreamingProfile"),
         );
+        cx.keep(&self.virtual_machines_profile, &path.field("virtualMachinesProfile"));
         cx.keep(
-            self.virtual_machines_profile.as_ref(),
-            &path.field("virtualMachinesProfile"),
-        );
-        cx.keep(
-            self.virtual_machine_nodes_status.as_ref(),
+            &self.virtual_machine_nodes_status,
             &path.field("virtualMachineNodesStatus"),
         );
-        cx.keep(self.status.as_ref(), &path.field("status"));
-        cx.keep(self.local_dns_profile.as_ref(), &path.field("localDNSProfile"));
+        cx.keep(&self.status, &path.field("status"));
+        cx.keep(&self.local_dns_profile, &path.field("localDNSProfile"));
         spoke::status::ManagedClusterAgentPoolProfile {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
-            os_disk_size_gb: cx
-                .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
+            count: cx.copy(&self.count, &path.field("count")),
+            vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
+            os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
             os_disk_type: cx
                 .spelled(
                     self.os_disk_type.as_ref().map(|value| value.as_str()),
@@ -5241,11 +3456,9 @@ for hub::status::ManagedClusterAgentPoolProfile {
                     |value| Some(spoke::arm::WorkloadRuntime::from(value.to_string())),
                     spoke::arm::WorkloadRuntime::as_str,
                 ),
-            vnet_subnet_id: cx
-                .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
-            pod_subnet_id: cx
-                .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
-            max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
+            vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
+            pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
+            max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
             os_type: cx
                 .spelled(
                     self.os_type.as_ref().map(|value| value.as_str()),
@@ -5260,13 +3473,10 @@ for hub::status::ManagedClusterAgentPoolProfile {
                     |value| Some(spoke::arm::Ossku::from(value.to_string())),
                     spoke::arm::Ossku::as_str,
                 ),
-            max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
-            min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
+            max_count: cx.copy(&self.max_count, &path.field("maxCount")),
+            min_count: cx.copy(&self.min_count, &path.field("minCount")),
             enable_auto_scaling: cx
-                .copy(
-                    self.enable_auto_scaling.as_ref(),
-                    &path.field("enableAutoScaling"),
-                ),
+                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
             scale_down_mode: cx
                 .spelled(
                     self.scale_down_mode.as_ref().map(|value| value.as_str()),
@@ -5289,49 +3499,26 @@ for hub::status::ManagedClusterAgentPoolProfile {
                     spoke::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
-                .copy(
-                    self.orchestrator_version.as_ref(),
-                    &path.field("orchestratorVersion"),
-                ),
+                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
             current_orchestrator_version: cx
                 .copy(
-                    self.current_orchestrator_version.as_ref(),
+                    &self.current_orchestrator_version,
                     &path.field("currentOrchestratorVersion"),
                 ),
             node_image_version: cx
-                .copy(self.node_image_version.as_ref(), &path.field("nodeImageVersion")),
+                .copy(&self.node_image_version, &path.field("nodeImageVersion")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AgentPoolUpgradeSettings,
-                    >::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
             provisioning_state: cx
-                .copy(
-                    self.provisioning_state.as_ref(),
-                    &path.field("provisioningState"),
-                ),
-            power_state: cx
-                .convert(
-                    self.power_state.as_ref(),
-                    &path.field("powerState"),
-                    armgen_runtime::hub::Convert::<spoke::status::PowerState>::convert,
-                ),
+                .copy(&self.provisioning_state, &path.field("provisioningState")),
+            power_state: cx.object(&self.power_state, &path.field("powerState")),
             availability_zones: cx
-                .copy(
-                    self.availability_zones.as_ref(),
-                    &path.field("availabilityZones"),
-                ),
+                .copy(&self.availability_zones, &path.field("availabilityZones")),
             enable_node_public_ip: cx
-                .copy(
-                    self.enable_node_public_ip.as_ref(),
-                    &path.field("enableNodePublicIP"),
-                ),
+                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
             node_public_ip_prefix_id: cx
                 .copy(
-                    self.node_public_ip_prefix_id.as_ref(),
+                    &self.node_public_ip_prefix_id,
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
@@ -5356,34 +3543,26 @@ for hub::status::ManagedClusterAgentPoolProfile {
                     &path.field("spotMaxPrice"),
                     |value, _, _| armgen_runtime::hub::widen(*value),
                 ),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),
-            node_taints: cx.copy(self.node_taints.as_ref(), &path.field("nodeTaints")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
+            node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
                 .copy(
-                    self.proximity_placement_group_id.as_ref(),
+                    &self.proximity_placement_group_id,
                     &path.field("proximityPlacementGroupID"),
                 ),
             kubelet_config: cx
-                .convert(
-                    self.kubelet_config.as_ref(),
-                    &path.field("kubeletConfig"),
-                    armgen_runtime::hub::Convert::<spoke::status::KubeletConfig>::convert,
-                ),
+                .object(&self.kubelet_config, &path.field("kubeletConfig")),
             linux_os_config: cx
-                .convert(
-                    self.linux_os_config.as_ref(),
-                    &path.field("linuxOSConfig"),
-                    armgen_runtime::hub::Convert::<spoke::status::LinuxOsConfig>::convert,
-                ),
+                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
             enable_encryption_at_host: cx
                 .copy(
-                    self.enable_encryption_at_host.as_ref(),
+                    &self.enable_encryption_at_host,
                     &path.field("enableEncryptionAtHost"),
                 ),
             enable_ultra_ssd: cx
-                .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
-            enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
+                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+            enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
             gpu_instance_profile: cx
                 .spelled(
                     self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
@@ -5393,44 +3572,20 @@ for hub::status::ManagedClusterAgentPoolProfile {
                     ),
                     spoke::arm::GpuInstanceProfile::as_str,
                 ),
-            creation_data: cx
-                .convert(
-                    self.creation_data.as_ref(),
-                    &path.field("creationData"),
-                    armgen_runtime::hub::Convert::<spoke::status::CreationData>::convert,
-                ),
+            creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
                 .copy(
-                    self.capacity_reservation_group_id.as_ref(),
+                    &self.capacity_reservation_group_id,
                     &path.field("capacityReservationGroupID"),
                 ),
-            host_group_id: cx
-                .copy(self.host_group_id.as_ref(), &path.field("hostGroupID")),
+            host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AgentPoolNetworkProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AgentPoolWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AgentPoolSecurityProfile,
-                    >::convert,
-                ),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
+                .object(&self.security_profile, &path.field("securityProfile")),
+            name: cx.copy(&self.name, &path.field("name")),
         }
     }
 }
@@ -5443,9 +3598,8 @@ for spoke::status::ManagedClusterIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterIdentity {
         hub::status::ManagedClusterIdentity {
-            principal_id: cx
-                .copy(self.principal_id.as_ref(), &path.field("principalId")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantId")),
+            principal_id: cx.copy(&self.principal_id, &path.field("principalId")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
             r#type: cx
                 .spelled(
                     self.r#type.as_ref().map(|value| value.as_str()),
@@ -5456,44 +3610,11 @@ for spoke::status::ManagedClusterIdentity {
                     hub::arm::ResourceIdentityType::as_str,
                 ),
             delegated_resources: cx
-                .convert(
-                    self.delegated_resources.as_ref(),
-                    &path.field("delegatedResources"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        hub::status::DelegatedResource,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.delegated_resources, &path.field("delegatedResources")),
             user_assigned_identities: cx
-                .convert(
-                    self.user_assigned_identities.as_ref(),
+                .object(
+                    &self.user_assigned_identities,
                     &path.field("userAssignedIdentities"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        hub::status::ManagedServiceIdentityUserAssignedIdentitiesValue,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
                 ),
         }
     }
@@ -5507,9 +3628,8 @@ for hub::status::ManagedClusterIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterIdentity {
         spoke::status::ManagedClusterIdentity {
-            principal_id: cx
-                .copy(self.principal_id.as_ref(), &path.field("principalId")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantId")),
+            principal_id: cx.copy(&self.principal_id, &path.field("principalId")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
             r#type: cx
                 .spelled(
                     self.r#type.as_ref().map(|value| value.as_str()),
@@ -5521,44 +3641,11 @@ for hub::status::ManagedClusterIdentity {
                     |value: &spoke::arm::ResourceIdentityType| value.as_str(),
                 ),
             delegated_resources: cx
-                .convert(
-                    self.delegated_resources.as_ref(),
-                    &path.field("delegatedResources"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        spoke::status::DelegatedResource,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.delegated_resources, &path.field("delegatedResources")),
             user_assigned_identities: cx
-                .convert(
-                    self.user_assigned_identities.as_ref(),
+                .object(
+                    &self.user_assigned_identities,
                     &path.field("userAssignedIdentities"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        spoke::status::ManagedClusterIdentityUserAssignedIdentitiesValue,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
                 ),
         }
     }
@@ -5573,9 +3660,8 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedServiceIdentityUserAssignedIdentitiesValue {
         hub::status::ManagedServiceIdentityUserAssignedIdentitiesValue {
-            principal_id: cx
-                .copy(self.principal_id.as_ref(), &path.field("principalId")),
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
+            principal_id: cx.copy(&self.principal_id, &path.field("principalId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
         }
     }
 }
@@ -5589,9 +3675,8 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterIdentityUserAssignedIdentitiesValue {
         spoke::status::ManagedClusterIdentityUserAssignedIdentitiesValue {
-            principal_id: cx
-                .copy(self.principal_id.as_ref(), &path.field("principalId")),
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
+            principal_id: cx.copy(&self.principal_id, &path.field("principalId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
         }
     }
 }
@@ -5604,11 +3689,11 @@ for spoke::status::DelegatedResource {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::DelegatedResource {
         hub::status::DelegatedResource {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
             referral_resource: cx
-                .copy(self.referral_resource.as_ref(), &path.field("referralResource")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
+                .copy(&self.referral_resource, &path.field("referralResource")),
+            location: cx.copy(&self.location, &path.field("location")),
         }
     }
 }
@@ -5621,11 +3706,11 @@ for hub::status::DelegatedResource {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::DelegatedResource {
         spoke::status::DelegatedResource {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
             referral_resource: cx
-                .copy(self.referral_resource.as_ref(), &path.field("referralResource")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
+                .copy(&self.referral_resource, &path.field("referralResource")),
+            location: cx.copy(&self.location, &path.field("location")),
         }
     }
 }
@@ -5638,7 +3723,7 @@ for spoke::status::ExtendedLocation {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ExtendedLocation {
         hub::status::ExtendedLocation {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
+            name: cx.copy(&self.name, &path.field("name")),
             r#type: cx
                 .spelled(
                     self.r#type.as_ref().map(|value| value.as_str()),
@@ -5660,7 +3745,7 @@ for hub::status::ExtendedLocation {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ExtendedLocation {
         spoke::status::ExtendedLocation {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
+            name: cx.copy(&self.name, &path.field("name")),
             r#type: cx
                 .spelled(
                     self.r#type.as_ref().map(|value| value.as_str()),
@@ -5742,14 +3827,7 @@ for spoke::spec::ManagedClusterMetricsProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterMetricsProfile {
         hub::spec::ManagedClusterMetricsProfile {
-            cost_analysis: cx
-                .convert(
-                    self.cost_analysis.as_ref(),
-                    &path.field("costAnalysis"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterCostAnalysis,
-                    >::convert,
-                ),
+            cost_analysis: cx.object(&self.cost_analysis, &path.field("costAnalysis")),
         }
     }
 }
@@ -5762,14 +3840,7 @@ for hub::spec::ManagedClusterMetricsProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterMetricsProfile {
         spoke::spec::ManagedClusterMetricsProfile {
-            cost_analysis: cx
-                .convert(
-                    self.cost_analysis.as_ref(),
-                    &path.field("costAnalysis"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterCostAnalysis,
-                    >::convert,
-                ),
+            cost_analysis: cx.object(&self.cost_analysis, &path.field("costAnalysis")),
         }
     }
 }
@@ -5782,7 +3853,7 @@ for spoke::spec::ManagedClusterCostAnalysis {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterCostAnalysis {
         hub::spec::ManagedClusterCostAnalysis {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -5795,7 +3866,7 @@ for hub::spec::ManagedClusterCostAnalysis {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterCostAnalysis {
         spoke::spec::ManagedClusterCostAnalysis {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -5815,12 +3886,7 @@ for spoke::spec::ServiceMeshProfile {
                     |value| Some(hub::arm::ServiceMeshMode::from(value.to_string())),
                     hub::arm::ServiceMeshMode::as_str,
                 ),
-            istio: cx
-                .convert(
-                    self.istio.as_ref(),
-                    &path.field("istio"),
-                    armgen_runtime::hub::Convert::<hub::spec::IstioServiceMesh>::convert,
-                ),
+            istio: cx.object(&self.istio, &path.field("istio")),
         }
     }
 }
@@ -5840,14 +3906,7 @@ for hub::spec::ServiceMeshProfile {
                     |value| Some(spoke::arm::ServiceMeshMode::from(value.to_string())),
                     spoke::arm::ServiceMeshMode::as_str,
                 ),
-            istio: cx
-                .convert(
-                    self.istio.as_ref(),
-                    &path.field("istio"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::IstioServiceMesh,
-                    >::convert,
-                ),
+            istio: cx.object(&self.istio, &path.field("istio")),
         }
     }
 }
@@ -5860,21 +3919,13 @@ for spoke::spec::IstioServiceMesh {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::IstioServiceMesh {
         hub::spec::IstioServiceMesh {
-            components: cx
-                .convert(
-                    self.components.as_ref(),
-                    &path.field("components"),
-                    armgen_runtime::hub::Convert::<hub::spec::IstioComponents>::convert,
-                ),
+            components: cx.object(&self.components, &path.field("components")),
             certificate_authority: cx
-                .convert(
-                    self.certificate_authority.as_ref(),
+                .object(
+                    &self.certificate_authority,
                     &path.field("certificateAuthority"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::IstioCertificateAuthority,
-                    >::convert,
                 ),
-            revisions: cx.copy(self.revisions.as_ref(), &path.field("revisions")),
+            revisions: cx.copy(&self.revisions, &path.field("revisions")),
         }
     }
 }
@@ -5887,21 +3938,13 @@ for hub::spec::IstioServiceMesh {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::IstioServiceMesh {
         spoke::spec::IstioServiceMesh {
-            components: cx
-                .convert(
-                    self.components.as_ref(),
-                    &path.field("components"),
-                    armgen_runtime::hub::Convert::<spoke::spec::IstioComponents>::convert,
-                ),
+            components: cx.object(&self.components, &path.field("components")),
             certificate_authority: cx
-                .convert(
-                    self.certificate_authority.as_ref(),
+                .object(
+                    &self.certificate_authority,
                     &path.field("certificateAuthority"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::IstioCertificateAuthority,
-                    >::convert,
                 ),
-            revisions: cx.copy(self.revisions.as_ref(), &path.field("revisions")),
+            revisions: cx.copy(&self.revisions, &path.field("revisions")),
         }
     }
 }
@@ -5914,14 +3957,7 @@ for spoke::spec::IstioCertificateAuthority {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::IstioCertificateAuthority {
         hub::spec::IstioCertificateAuthority {
-            plugin: cx
-                .convert(
-                    self.plugin.as_ref(),
-                    &path.field("plugin"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::IstioPluginCertificateAuthority,
-                    >::convert,
-                ),
+            plugin: cx.object(&self.plugin, &path.field("plugin")),
         }
     }
 }
@@ -5934,14 +3970,7 @@ for hub::spec::IstioCertificateAuthority {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::IstioCertificateAuthority {
         spoke::spec::IstioCertificateAuthority {
-            plugin: cx
-                .convert(
-                    self.plugin.as_ref(),
-                    &path.field("plugin"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::IstioPluginCertificateAuthority,
-                    >::convert,
-                ),
+            plugin: cx.object(&self.plugin, &path.field("plugin")),
         }
     }
 }
@@ -5954,21 +3983,15 @@ for spoke::spec::IstioPluginCertificateAuthority {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::IstioPluginCertificateAuthority {
         hub::spec::IstioPluginCertificateAuthority {
-            key_vault_id: cx.copy(self.key_vault_id.as_ref(), &path.field("keyVaultId")),
+            key_vault_id: cx.copy(&self.key_vault_id, &path.field("keyVaultId")),
             cert_object_name: cx
-                .copy(self.cert_object_name.as_ref(), &path.field("certObjectName")),
+                .copy(&self.cert_object_name, &path.field("certObjectName")),
             key_object_name: cx
-                .copy(self.key_object_name.as_ref(), &path.field("keyObjectName")),
+                .copy(&self.key_object_name, &path.field("keyObjectName")),
             root_cert_object_name: cx
-                .copy(
-                    self.root_cert_object_name.as_ref(),
-                    &path.field("rootCertObjectName"),
-                ),
+                .copy(&self.root_cert_object_name, &path.field("rootCertObjectName")),
             cert_chain_object_name: cx
-                .copy(
-                    self.cert_chain_object_name.as_ref(),
-                    &path.field("certChainObjectName"),
-                ),
+                .copy(&self.cert_chain_object_name, &path.field("certChainObjectName")),
         }
     }
 }
@@ -5981,21 +4004,15 @@ for hub::spec::IstioPluginCertificateAuthority {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::IstioPluginCertificateAuthority {
         spoke::spec::IstioPluginCertificateAuthority {
-            key_vault_id: cx.copy(self.key_vault_id.as_ref(), &path.field("keyVaultId")),
+            key_vault_id: cx.copy(&self.key_vault_id, &path.field("keyVaultId")),
             cert_object_name: cx
-                .copy(self.cert_object_name.as_ref(), &path.field("certObjectName")),
+                .copy(&self.cert_object_name, &path.field("certObjectName")),
             key_object_name: cx
-                .copy(self.key_object_name.as_ref(), &path.field("keyObjectName")),
+                .copy(&self.key_object_name, &path.field("keyObjectName")),
             root_cert_object_name: cx
-                .copy(
-                    self.root_cert_object_name.as_ref(),
-                    &path.field("rootCertObjectName"),
-                ),
+                .copy(&self.root_cert_object_name, &path.field("rootCertObjectName")),
             cert_chain_object_name: cx
-                .copy(
-                    self.cert_chain_object_name.as_ref(),
-                    &path.field("certChainObjectName"),
-                ),
+                .copy(&self.cert_chain_object_name, &path.field("certChainObjectName")),
         }
     }
 }
@@ -6009,41 +4026,9 @@ for spoke::spec::IstioComponents {
     ) -> hub::spec::IstioComponents {
         hub::spec::IstioComponents {
             ingress_gateways: cx
-                .convert(
-                    self.ingress_gateways.as_ref(),
-                    &path.field("ingressGateways"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::IstioIngressGateway,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.ingress_gateways, &path.field("ingressGateways")),
             egress_gateways: cx
-                .convert(
-                    self.egress_gateways.as_ref(),
-                    &path.field("egressGateways"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::IstioEgressGateway,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.egress_gateways, &path.field("egressGateways")),
             proxy_redirection_mechanism: cx
                 .restore(&path.field("proxyRedirectionMechanism")),
         }
@@ -6058,46 +4043,14 @@ for hub::spec::IstioComponents {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::IstioComponents {
         cx.keep(
-            self.proxy_redirection_mechanism.as_ref(),
+            &self.proxy_redirection_mechanism,
             &path.field("proxyRedirectionMechanism"),
         );
         spoke::spec::IstioComponents {
             ingress_gateways: cx
-                .convert(
-                    self.ingress_gateways.as_ref(),
-                    &path.field("ingressGateways"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::IstioIngressGateway,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.ingress_gateways, &path.field("ingressGateways")),
             egress_gateways: cx
-                .convert(
-                    self.egress_gateways.as_ref(),
-                    &path.field("egressGateways"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::IstioEgressGateway,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.egress_gateways, &path.field("egressGateways")),
         }
     }
 }
@@ -6110,7 +4063,7 @@ for spoke::spec::IstioEgressGateway {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::IstioEgressGateway {
         hub::spec::IstioEgressGateway {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             name: cx.restore(&path.field("name")),
             namespace: cx.restore(&path.field("namespace")),
             gateway_configuration_name: cx
@@ -6126,14 +4079,14 @@ for hub::spec::IstioEgressGateway {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::IstioEgressGateway {
-        cx.keep(self.name.as_ref(), &path.field("name"));
-        cx.keep(self.namespace.as_ref(), &path.field("namespace"));
+        cx.keep(&self.name, &path.field("name"));
+        cx.keep(&self.namespace, &path.field("namespace"));
         cx.keep(
-            self.gateway_configuration_name.as_ref(),
+            &self.gateway_configuration_name,
             &path.field("gatewayConfigurationName"),
         );
         spoke::spec::IstioEgressGateway {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6155,7 +4108,7 @@ for spoke::spec::IstioIngressGateway {
                     ),
                     hub::arm::IstioIngressGatewayMode::as_str,
                 ),
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6177,7 +4130,7 @@ for hub::spec::IstioIngressGateway {
                     ),
                     spoke::arm::IstioIngressGatewayMode::as_str,
                 ),
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6190,14 +4143,7 @@ for spoke::spec::ManagedClusterAzureMonitorProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterAzureMonitorProfile {
         hub::spec::ManagedClusterAzureMonitorProfile {
-            metrics: cx
-                .convert(
-                    self.metrics.as_ref(),
-                    &path.field("metrics"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterAzureMonitorProfileMetrics,
-                    >::convert,
-                ),
+            metrics: cx.object(&self.metrics, &path.field("metrics")),
             container_insights: cx.restore(&path.field("containerInsights")),
             app_monitoring: cx.restore(&path.field("appMonitoring")),
         }
@@ -6211,17 +4157,10 @@ for hub::spec::ManagedClusterAzureMonitorProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterAzureMonitorProfile {
-        cx.keep(self.container_insights.as_ref(), &path.field("containerInsights"));
-        cx.keep(self.app_monitoring.as_ref(), &path.field("appMonitoring"));
+        cx.keep(&self.container_insights, &path.field("containerInsights"));
+        cx.keep(&self.app_monitoring, &path.field("appMonitoring"));
         spoke::spec::ManagedClusterAzureMonitorProfile {
-            metrics: cx
-                .convert(
-                    self.metrics.as_ref(),
-                    &path.field("metrics"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterAzureMonitorProfileMetrics,
-                    >::convert,
-                ),
+            metrics: cx.object(&self.metrics, &path.field("metrics")),
         }
     }
 }
@@ -6234,15 +4173,9 @@ for spoke::spec::ManagedClusterAzureMonitorProfileMetrics {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterAzureMonitorProfileMetrics {
         hub::spec::ManagedClusterAzureMonitorProfileMetrics {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             kube_state_metrics: cx
-                .convert(
-                    self.kube_state_metrics.as_ref(),
-                    &path.field("kubeStateMetrics"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics,
-                    >::convert,
-                ),
+                .object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
             control_plane: cx.restore(&path.field("controlPlane")),
         }
     }
@@ -6255,17 +4188,11 @@ for hub::spec::ManagedClusterAzureMonitorProfileMetrics {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterAzureMonitorProfileMetrics {
-        cx.keep(self.control_plane.as_ref(), &path.field("controlPlane"));
+        cx.keep(&self.control_plane, &path.field("controlPlane"));
         spoke::spec::ManagedClusterAzureMonitorProfileMetrics {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             kube_state_metrics: cx
-                .convert(
-                    self.kube_state_metrics.as_ref(),
-                    &path.field("kubeStateMetrics"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics,
-                    >::convert,
-                ),
+                .object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
         }
     }
 }
@@ -6281,12 +4208,12 @@ impl armgen_runtime::hub::Convert<
         hub::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
             metric_labels_allowlist: cx
                 .copy(
-                    self.metric_labels_allowlist.as_ref(),
+                    &self.metric_labels_allowlist,
                     &path.field("metricLabelsAllowlist"),
                 ),
             metric_annotations_allow_list: cx
                 .copy(
-                    self.metric_annotations_allow_list.as_ref(),
+                    &self.metric_annotations_allow_list,
                     &path.field("metricAnnotationsAllowList"),
                 ),
         }
@@ -6304,12 +4231,12 @@ impl armgen_runtime::hub::Convert<
         spoke::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
             metric_labels_allowlist: cx
                 .copy(
-                    self.metric_labels_allowlist.as_ref(),
+                    &self.metric_labels_allowlist,
                     &path.field("metricLabelsAllowlist"),
                 ),
             metric_annotations_allow_list: cx
                 .copy(
-                    self.metric_annotations_allow_list.as_ref(),
+                    &self.metric_annotations_allow_list,
                     &path.field("metricAnnotationsAllowList"),
                 ),
         }
@@ -6324,21 +4251,11 @@ for spoke::spec::ManagedClusterWorkloadAutoScalerProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterWorkloadAutoScalerProfile {
         hub::spec::ManagedClusterWorkloadAutoScalerProfile {
-            keda: cx
-                .convert(
-                    self.keda.as_ref(),
-                    &path.field("keda"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterWorkloadAutoScalerProfileKeda,
-                    >::convert,
-                ),
+            keda: cx.object(&self.keda, &path.field("keda")),
             vertical_pod_autoscaler: cx
-                .convert(
-                    self.vertical_pod_autoscaler.as_ref(),
+                .object(
+                    &self.vertical_pod_autoscaler,
                     &path.field("verticalPodAutoscaler"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-                    >::convert,
                 ),
         }
     }
@@ -6352,21 +4269,11 @@ for hub::spec::ManagedClusterWorkloadAutoScalerProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterWorkloadAutoScalerProfile {
         spoke::spec::ManagedClusterWorkloadAutoScalerProfile {
-            keda: cx
-                .convert(
-                    self.keda.as_ref(),
-                    &path.field("keda"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterWorkloadAutoScalerProfileKeda,
-                    >::convert,
-                ),
+            keda: cx.object(&self.keda, &path.field("keda")),
             vertical_pod_autoscaler: cx
-                .convert(
-                    self.vertical_pod_autoscaler.as_ref(),
+                .object(
+                    &self.vertical_pod_autoscaler,
                     &path.field("verticalPodAutoscaler"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-                    >::convert,
                 ),
         }
     }
@@ -6381,7 +4288,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
         hub::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6395,7 +4302,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
         spoke::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6408,7 +4315,7 @@ for spoke::spec::ManagedClusterWorkloadAutoScalerProfileKeda {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterWorkloadAutoScalerProfileKeda {
         hub::spec::ManagedClusterWorkloadAutoScalerProfileKeda {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6422,7 +4329,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterWorkloadAutoScalerProfileKeda {
         spoke::spec::ManagedClusterWorkloadAutoScalerProfileKeda {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6436,13 +4343,7 @@ for spoke::spec::ManagedClusterIngressProfile {
     ) -> hub::spec::ManagedClusterIngressProfile {
         hub::spec::ManagedClusterIngressProfile {
             web_app_routing: cx
-                .convert(
-                    self.web_app_routing.as_ref(),
-                    &path.field("webAppRouting"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterIngressProfileWebAppRouting,
-                    >::convert,
-                ),
+                .object(&self.web_app_routing, &path.field("webAppRouting")),
             gateway_api: cx.restore(&path.field("gatewayAPI")),
         }
     }
@@ -6455,16 +4356,10 @@ for hub::spec::ManagedClusterIngressProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterIngressProfile {
-        cx.keep(self.gateway_api.as_ref(), &path.field("gatewayAPI"));
+        cx.keep(&self.gateway_api, &path.field("gatewayAPI"));
         spoke::spec::ManagedClusterIngressProfile {
             web_app_routing: cx
-                .convert(
-                    self.web_app_routing.as_ref(),
-                    &path.field("webAppRouting"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterIngressProfileWebAppRouting,
-                    >::convert,
-                ),
+                .object(&self.web_app_routing, &path.field("webAppRouting")),
         }
     }
 }
@@ -6477,12 +4372,9 @@ for spoke::spec::ManagedClusterIngressProfileWebAppRouting {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterIngressProfileWebAppRouting {
         hub::spec::ManagedClusterIngressProfileWebAppRouting {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             dns_zone_resource_ids: cx
-                .copy(
-                    self.dns_zone_resource_ids.as_ref(),
-                    &path.field("dnsZoneResourceIds"),
-                ),
+                .copy(&self.dns_zone_resource_ids, &path.field("dnsZoneResourceIds")),
             gateway_api_implementations: cx
                 .restore(&path.field("gatewayAPIImplementations")),
             nginx: cx.restore(&path.field("nginx")),
@@ -6498,17 +4390,14 @@ for hub::spec::ManagedClusterIngressProfileWebAppRouting {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterIngressProfileWebAppRouting {
         cx.keep(
-            self.gateway_api_implementations.as_ref(),
+            &self.gateway_api_implementations,
             &path.field("gatewayAPIImplementations"),
         );
-        cx.keep(self.nginx.as_ref(), &path.field("nginx"));
+        cx.keep(&self.nginx, &path.field("nginx"));
         spoke::spec::ManagedClusterIngressProfileWebAppRouting {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             dns_zone_resource_ids: cx
-                .copy(
-                    self.dns_zone_resource_ids.as_ref(),
-                    &path.field("dnsZoneResourceIds"),
-                ),
+                .copy(&self.dns_zone_resource_ids, &path.field("dnsZoneResourceIds")),
         }
     }
 }
@@ -6522,37 +4411,13 @@ for spoke::spec::ManagedClusterStorageProfile {
     ) -> hub::spec::ManagedClusterStorageProfile {
         hub::spec::ManagedClusterStorageProfile {
             disk_csi_driver: cx
-                .convert(
-                    self.disk_csi_driver.as_ref(),
-                    &path.field("diskCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterStorageProfileDiskCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.disk_csi_driver, &path.field("diskCSIDriver")),
             file_csi_driver: cx
-                .convert(
-                    self.file_csi_driver.as_ref(),
-                    &path.field("fileCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterStorageProfileFileCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.file_csi_driver, &path.field("fileCSIDriver")),
             snapshot_controller: cx
-                .convert(
-                    self.snapshot_controller.as_ref(),
-                    &path.field("snapshotController"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterStorageProfileSnapshotController,
-                    >::convert,
-                ),
+                .object(&self.snapshot_controller, &path.field("snapshotController")),
             blob_csi_driver: cx
-                .convert(
-                    self.blob_csi_driver.as_ref(),
-                    &path.field("blobCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterStorageProfileBlobCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.blob_csi_driver, &path.field("blobCSIDriver")),
         }
     }
 }
@@ -6566,37 +4431,13 @@ for hub::spec::ManagedClusterStorageProfile {
     ) -> spoke::spec::ManagedClusterStorageProfile {
         spoke::spec::ManagedClusterStorageProfile {
             disk_csi_driver: cx
-                .convert(
-                    self.disk_csi_driver.as_ref(),
-                    &path.field("diskCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterStorageProfileDiskCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.disk_csi_driver, &path.field("diskCSIDriver")),
             file_csi_driver: cx
-                .convert(
-                    self.file_csi_driver.as_ref(),
-                    &path.field("fileCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterStorageProfileFileCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.file_csi_driver, &path.field("fileCSIDriver")),
             snapshot_controller: cx
-                .convert(
-                    self.snapshot_controller.as_ref(),
-                    &path.field("snapshotController"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterStorageProfileSnapshotController,
-                    >::convert,
-                ),
+                .object(&self.snapshot_controller, &path.field("snapshotController")),
             blob_csi_driver: cx
-                .convert(
-                    self.blob_csi_driver.as_ref(),
-                    &path.field("blobCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterStorageProfileBlobCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.blob_csi_driver, &path.field("blobCSIDriver")),
         }
     }
 }
@@ -6609,7 +4450,7 @@ for spoke::spec::ManagedClusterStorageProfileBlobCsiDriver {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterStorageProfileBlobCsiDriver {
         hub::spec::ManagedClusterStorageProfileBlobCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6622,7 +4463,7 @@ for hub::spec::ManagedClusterStorageProfileBlobCsiDriver {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterStorageProfileBlobCsiDriver {
         spoke::spec::ManagedClusterStorageProfileBlobCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6636,7 +4477,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterStorageProfileSnapshotController {
         hub::spec::ManagedClusterStorageProfileSnapshotController {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6650,7 +4491,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterStorageProfileSnapshotController {
         spoke::spec::ManagedClusterStorageProfileSnapshotController {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6663,7 +4504,7 @@ for spoke::spec::ManagedClusterStorageProfileFileCsiDriver {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterStorageProfileFileCsiDriver {
         hub::spec::ManagedClusterStorageProfileFileCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6676,7 +4517,7 @@ for hub::spec::ManagedClusterStorageProfileFileCsiDriver {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterStorageProfileFileCsiDriver {
         spoke::spec::ManagedClusterStorageProfileFileCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6689,7 +4530,7 @@ for spoke::spec::ManagedClusterStorageProfileDiskCsiDriver {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterStorageProfileDiskCsiDriver {
         hub::spec::ManagedClusterStorageProfileDiskCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6702,7 +4543,7 @@ for hub::spec::ManagedClusterStorageProfileDiskCsiDriver {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterStorageProfileDiskCsiDriver {
         spoke::spec::ManagedClusterStorageProfileDiskCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6715,36 +4556,12 @@ for spoke::spec::ManagedClusterSecurityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterSecurityProfile {
         hub::spec::ManagedClusterSecurityProfile {
-            defender: cx
-                .convert(
-                    self.defender.as_ref(),
-                    &path.field("defender"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterSecurityProfileDefender,
-                    >::convert,
-                ),
+            defender: cx.object(&self.defender, &path.field("defender")),
             azure_key_vault_kms: cx
-                .convert(
-                    self.azure_key_vault_kms.as_ref(),
-                    &path.field("azureKeyVaultKms"),
-                    armgen_runtime::hub::Convert::<hub::spec::AzureKeyVaultKms>::convert,
-                ),
+                .object(&self.azure_key_vault_kms, &path.field("azureKeyVaultKms")),
             workload_identity: cx
-                .convert(
-                    self.workload_identity.as_ref(),
-                    &path.field("workloadIdentity"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterSecurityProfileWorkloadIdentity,
-                    >::convert,
-                ),
-            image_cleaner: cx
-                .convert(
-                    self.image_cleaner.as_ref(),
-                    &path.field("imageCleaner"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterSecurityProfileImageCleaner,
-                    >::convert,
-                ),
+                .object(&self.workload_identity, &path.field("workloadIdentity")),
+            image_cleaner: cx.object(&self.image_cleaner, &path.field("imageCleaner")),
             kubernetes_resource_object_encryption_profile: cx
                 .restore(&path.field("kubernetesResourceObjectEncryptionProfile")),
             custom_ca_trust_certificates: cx
@@ -6761,46 +4578,20 @@ for hub::spec::ManagedClusterSecurityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterSecurityProfile {
         cx.keep(
-            self.kubernetes_resource_object_encryption_profile.as_ref(),
+            &self.kubernetes_resource_object_encryption_profile,
             &path.field("kubernetesResourceObjectEncryptionProfile"),
         );
         cx.keep(
-            self.custom_ca_trust_certificates.as_ref(),
+            &self.custom_ca_trust_certificates,
             &path.field("customCATrustCertificates"),
         );
         spoke::spec::ManagedClusterSecurityProfile {
-            defender: cx
-                .convert(
-                    self.defender.as_ref(),
-                    &path.field("defender"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterSecurityProfileDefender,
-                    >::convert,
-                ),
+            defender: cx.object(&self.defender, &path.field("defender")),
             azure_key_vault_kms: cx
-                .convert(
-                    self.azure_key_vault_kms.as_ref(),
-                    &path.field("azureKeyVaultKms"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AzureKeyVaultKms,
-                    >::convert,
-                ),
+                .object(&self.azure_key_vault_kms, &path.field("azureKeyVaultKms")),
             workload_identity: cx
-                .convert(
-                    self.workload_identity.as_ref(),
-                    &path.field("workloadIdentity"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity,
-                    >::convert,
-                ),
-            image_cleaner: cx
-                .convert(
-                    self.image_cleaner.as_ref(),
-                    &path.field("imageCleaner"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterSecurityProfileImageCleaner,
-                    >::convert,
-                ),
+                .object(&self.workload_identity, &path.field("workloadIdentity")),
+            image_cleaner: cx.object(&self.image_cleaner, &path.field("imageCleaner")),
         }
     }
 }
@@ -6813,9 +4604,8 @@ for spoke::spec::ManagedClusterSecurityProfileImageCleaner {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterSecurityProfileImageCleaner {
         hub::spec::ManagedClusterSecurityProfileImageCleaner {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            interval_hours: cx
-                .copy(self.interval_hours.as_ref(), &path.field("intervalHours")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            interval_hours: cx.copy(&self.interval_hours, &path.field("intervalHours")),
         }
     }
 }
@@ -6828,9 +4618,8 @@ for hub::spec::ManagedClusterSecurityProfileImageCleaner {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterSecurityProfileImageCleaner {
         spoke::spec::ManagedClusterSecurityProfileImageCleaner {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            interval_hours: cx
-                .copy(self.interval_hours.as_ref(), &path.field("intervalHours")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            interval_hours: cx.copy(&self.interval_hours, &path.field("intervalHours")),
         }
     }
 }
@@ -6844,7 +4633,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterSecurityProfileWorkloadIdentity {
         hub::spec::ManagedClusterSecurityProfileWorkloadIdentity {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6858,7 +4647,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity {
         spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6871,8 +4660,8 @@ for spoke::spec::AzureKeyVaultKms {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::AzureKeyVaultKms {
         hub::spec::AzureKeyVaultKms {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            key_id: cx.copy(self.key_id.as_ref(), &path.field("keyId")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            key_id: cx.copy(&self.key_id, &path.field("keyId")),
             key_vault_network_access: cx
                 .spelled(
                     self.key_vault_network_access.as_ref().map(|value| value.as_str()),
@@ -6883,10 +4672,7 @@ for spoke::spec::AzureKeyVaultKms {
                     hub::arm::KeyVaultNetworkAccessTypes::as_str,
                 ),
             key_vault_resource_id: cx
-                .copy(
-                    self.key_vault_resource_id.as_ref(),
-                    &path.field("keyVaultResourceId"),
-                ),
+                .copy(&self.key_vault_resource_id, &path.field("keyVaultResourceId")),
         }
     }
 }
@@ -6899,8 +4685,8 @@ for hub::spec::AzureKeyVaultKms {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::AzureKeyVaultKms {
         spoke::spec::AzureKeyVaultKms {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            key_id: cx.copy(self.key_id.as_ref(), &path.field("keyId")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            key_id: cx.copy(&self.key_id, &path.field("keyId")),
             key_vault_network_access: cx
                 .spelled(
                     self.key_vault_network_access.as_ref().map(|value| value.as_str()),
@@ -6911,10 +4697,7 @@ for hub::spec::AzureKeyVaultKms {
                     spoke::arm::KeyVaultNetworkAccessTypes::as_str,
                 ),
             key_vault_resource_id: cx
-                .copy(
-                    self.key_vault_resource_id.as_ref(),
-                    &path.field("keyVaultResourceId"),
-                ),
+                .copy(&self.key_vault_resource_id, &path.field("keyVaultResourceId")),
         }
     }
 }
@@ -6929,17 +4712,11 @@ for spoke::spec::ManagedClusterSecurityProfileDefender {
         hub::spec::ManagedClusterSecurityProfileDefender {
             log_analytics_workspace_resource_id: cx
                 .copy(
-                    self.log_analytics_workspace_resource_id.as_ref(),
+                    &self.log_analytics_workspace_resource_id,
                     &path.field("logAnalyticsWorkspaceResourceId"),
                 ),
             security_monitoring: cx
-                .convert(
-                    self.security_monitoring.as_ref(),
-                    &path.field("securityMonitoring"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-                    >::convert,
-                ),
+                .object(&self.security_monitoring, &path.field("securityMonitoring")),
             security_gating: cx.restore(&path.field("securityGating")),
         }
     }
@@ -6952,21 +4729,15 @@ for hub::spec::ManagedClusterSecurityProfileDefender {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterSecurityProfileDefender {
-        cx.keep(self.security_gating.as_ref(), &path.field("securityGating"));
+        cx.keep(&self.security_gating, &path.field("securityGating"));
         spoke::spec::ManagedClusterSecurityProfileDefender {
             log_analytics_workspace_resource_id: cx
                 .copy(
-                    self.log_analytics_workspace_resource_id.as_ref(),
+                    &self.log_analytics_workspace_resource_id,
                     &path.field("logAnalyticsWorkspaceResourceId"),
                 ),
             security_monitoring: cx
-                .convert(
-                    self.security_monitoring.as_ref(),
-                    &path.field("securityMonitoring"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-                    >::convert,
-                ),
+                .object(&self.security_monitoring, &path.field("securityMonitoring")),
         }
     }
 }
@@ -6980,7 +4751,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
         hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6994,7 +4765,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
         spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7007,10 +4778,10 @@ for spoke::spec::ManagedClusterHttpProxyConfig {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterHttpProxyConfig {
         hub::spec::ManagedClusterHttpProxyConfig {
-            http_proxy: cx.copy(self.http_proxy.as_ref(), &path.field("httpProxy")),
-            https_proxy: cx.copy(self.https_proxy.as_ref(), &path.field("httpsProxy")),
-            no_proxy: cx.copy(self.no_proxy.as_ref(), &path.field("noProxy")),
-            trusted_ca: cx.copy(self.trusted_ca.as_ref(), &path.field("trustedCa")),
+            http_proxy: cx.copy(&self.http_proxy, &path.field("httpProxy")),
+            https_proxy: cx.copy(&self.https_proxy, &path.field("httpsProxy")),
+            no_proxy: cx.copy(&self.no_proxy, &path.field("noProxy")),
+            trusted_ca: cx.copy(&self.trusted_ca, &path.field("trustedCa")),
             enabled: cx.restore(&path.field("enabled")),
         }
     }
@@ -7023,12 +4794,12 @@ for hub::spec::ManagedClusterHttpProxyConfig {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterHttpProxyConfig {
-        cx.keep(self.enabled.as_ref(), &path.field("enabled"));
+        cx.keep(&self.enabled, &path.field("enabled"));
         spoke::spec::ManagedClusterHttpProxyConfig {
-            http_proxy: cx.copy(self.http_proxy.as_ref(), &path.field("httpProxy")),
-            https_proxy: cx.copy(self.https_proxy.as_ref(), &path.field("httpsProxy")),
-            no_proxy: cx.copy(self.no_proxy.as_ref(), &path.field("noProxy")),
-            trusted_ca: cx.copy(self.trusted_ca.as_ref(), &path.field("trustedCa")),
+            http_proxy: cx.copy(&self.http_proxy, &path.field("httpProxy")),
+            https_proxy: cx.copy(&self.https_proxy, &path.field("httpsProxy")),
+            no_proxy: cx.copy(&self.no_proxy, &path.field("noProxy")),
+            trusted_ca: cx.copy(&self.trusted_ca, &path.field("trustedCa")),
         }
     }
 }
@@ -7041,12 +4812,12 @@ for spoke::spec::PrivateLinkResource {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::PrivateLinkResource {
         hub::spec::PrivateLinkResource {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            group_id: cx.copy(self.group_id.as_ref(), &path.field("groupId")),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            group_id: cx.copy(&self.group_id, &path.field("groupId")),
             required_members: cx
-                .copy(self.required_members.as_ref(), &path.field("requiredMembers")),
+                .copy(&self.required_members, &path.field("requiredMembers")),
         }
     }
 }
@@ -7059,12 +4830,12 @@ for hub::spec::PrivateLinkResource {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::PrivateLinkResource {
         spoke::spec::PrivateLinkResource {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            group_id: cx.copy(self.group_id.as_ref(), &path.field("groupId")),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            group_id: cx.copy(&self.group_id, &path.field("groupId")),
             required_members: cx
-                .copy(self.required_members.as_ref(), &path.field("requiredMembers")),
+                .copy(&self.required_members, &path.field("requiredMembers")),
         }
     }
 }
@@ -7077,9 +4848,9 @@ for spoke::spec::UserAssignedIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::UserAssignedIdentity {
         hub::spec::UserAssignedIdentity {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
-            object_id: cx.copy(self.object_id.as_ref(), &path.field("objectId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
+            object_id: cx.copy(&self.object_id, &path.field("objectId")),
         }
     }
 }
@@ -7092,9 +4863,9 @@ for hub::spec::UserAssignedIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::UserAssignedIdentity {
         spoke::spec::UserAssignedIdentity {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
-            object_id: cx.copy(self.object_id.as_ref(), &path.field("objectId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
+            object_id: cx.copy(&self.object_id, &path.field("objectId")),
         }
     }
 }
@@ -7108,27 +4879,18 @@ for spoke::spec::ManagedClusterApiServerAccessProfile {
     ) -> hub::spec::ManagedClusterApiServerAccessProfile {
         hub::spec::ManagedClusterApiServerAccessProfile {
             authorized_ip_ranges: cx
-                .copy(
-                    self.authorized_ip_ranges.as_ref(),
-                    &path.field("authorizedIPRanges"),
-                ),
+                .copy(&self.authorized_ip_ranges, &path.field("authorizedIPRanges")),
             enable_private_cluster: cx
-                .copy(
-                    self.enable_private_cluster.as_ref(),
-                    &path.field("enablePrivateCluster"),
-                ),
+                .copy(&self.enable_private_cluster, &path.field("enablePrivateCluster")),
             private_dns_zone: cx
-                .copy(self.private_dns_zone.as_ref(), &path.field("privateDNSZone")),
+                .copy(&self.private_dns_zone, &path.field("privateDNSZone")),
             enable_private_cluster_public_fqdn: cx
                 .copy(
-                    self.enable_private_cluster_public_fqdn.as_ref(),
+                    &self.enable_private_cluster_public_fqdn,
                     &path.field("enablePrivateClusterPublicFQDN"),
                 ),
             disable_run_command: cx
-                .copy(
-                    self.disable_run_command.as_ref(),
-                    &path.field("disableRunCommand"),
-                ),
+                .copy(&self.disable_run_command, &path.field("disableRunCommand")),
             enable_vnet_integration: cx.restore(&path.field("enableVnetIntegration")),
             subnet_id: cx.restore(&path.field("subnetId")),
         }
@@ -7142,34 +4904,22 @@ for hub::spec::ManagedClusterApiServerAccessProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterApiServerAccessProfile {
-        cx.keep(
-            self.enable_vnet_integration.as_ref(),
-            &path.field("enableVnetIntegration"),
-        );
-        cx.keep(self.subnet_id.as_ref(), &path.field("subnetId"));
+        cx.keep(&self.enable_vnet_integration, &path.field("enableVnetIntegration"));
+        cx.keep(&self.subnet_id, &path.field("subnetId"));
         spoke::spec::ManagedClusterApiServerAccessProfile {
             authorized_ip_ranges: cx
-                .copy(
-                    self.authorized_ip_ranges.as_ref(),
-                    &path.field("authorizedIPRanges"),
-                ),
+                .copy(&self.authorized_ip_ranges, &path.field("authorizedIPRanges")),
             enable_private_cluster: cx
-                .copy(
-                    self.enable_private_cluster.as_ref(),
-                    &path.field("enablePrivateCluster"),
-                ),
+                .copy(&self.enable_private_cluster, &path.field("enablePrivateCluster")),
             private_dns_zone: cx
-                .copy(self.private_dns_zone.as_ref(), &path.field("privateDNSZone")),
+                .copy(&self.private_dns_zone, &path.field("privateDNSZone")),
             enable_private_cluster_public_fqdn: cx
                 .copy(
-                    self.enable_private_cluster_public_fqdn.as_ref(),
+                    &self.enable_private_cluster_public_fqdn,
                     &path.field("enablePrivateClusterPublicFQDN"),
                 ),
             disable_run_command: cx
-                .copy(
-                    self.disable_run_command.as_ref(),
-                    &path.field("disableRunCommand"),
-                ),
+                .copy(&self.disable_run_command, &path.field("disableRunCommand")),
         }
     }
 }
@@ -7184,22 +4934,22 @@ for spoke::spec::ManagedClusterPropertiesAutoScalerProfile {
         hub::spec::ManagedClusterPropertiesAutoScalerProfile {
             balance_similar_node_groups: cx
                 .copy(
-                    self.balance_similar_node_groups.as_ref(),
+                    &self.balance_similar_node_groups,
                     &path.field("balance-similar-node-groups"),
                 ),
             daemonset_eviction_for_empty_nodes: cx
                 .copy(
-                    self.daemonset_eviction_for_empty_nodes.as_ref(),
+                    &self.daemonset_eviction_for_empty_nodes,
                     &path.field("daemonset-eviction-for-empty-nodes"),
                 ),
             daemonset_eviction_for_occupied_nodes: cx
                 .copy(
-                    self.daemonset_eviction_for_occupied_nodes.as_ref(),
+                    &self.daemonset_eviction_for_occupied_nodes,
                     &path.field("daemonset-eviction-for-occupied-nodes"),
                 ),
             ignore_daemonsets_utilization: cx
                 .copy(
-                    self.ignore_daemonsets_utilization.as_ref(),
+                    &self.ignore_daemonsets_utilization,
                     &path.field("ignore-daemonsets-utilization"),
                 ),
             expander: cx
@@ -7210,75 +4960,71 @@ for spoke::spec::ManagedClusterPropertiesAutoScalerProfile {
                     hub::arm::Expander::as_str,
                 ),
             max_empty_bulk_delete: cx
-                .copy(
-                    self.max_empty_bulk_delete.as_ref(),
-                    &path.field("max-empty-bulk-delete"),
-                ),
+                .copy(&self.max_empty_bulk_delete, &path.field("max-empty-bulk-delete")),
             max_graceful_termination_sec: cx
                 .copy(
-                    self.max_graceful_termination_sec.as_ref(),
+                    &self.max_graceful_termination_sec,
                     &path.field("max-graceful-termination-sec"),
                 ),
             max_node_provision_time: cx
                 .copy(
-                    self.max_node_provision_time.as_ref(),
+                    &self.max_node_provision_time,
                     &path.field("max-node-provision-time"),
                 ),
             max_total_unready_percentage: cx
                 .copy(
-                    self.max_total_unready_percentage.as_ref(),
+                    &self.max_total_unready_percentage,
                     &path.field("max-total-unready-percentage"),
                 ),
             new_pod_scale_up_delay: cx
                 .copy(
-                    self.new_pod_scale_up_delay.as_ref(),
+                    &self.new_pod_scale_up_delay,
                     &path.field("new-pod-scale-up-delay"),
                 ),
             ok_total_unready_count: cx
                 .copy(
-                    self.ok_total_unready_count.as_ref(),
+                    &self.ok_total_unready_count,
                     &path.field("ok-total-unready-count"),
                 ),
-            scan_interval: cx
-                .copy(self.scan_interval.as_ref(), &path.field("scan-interval")),
+            scan_interval: cx.copy(&self.scan_interval, &path.field("scan-interval")),
             scale_down_delay_after_add: cx
                 .copy(
-                    self.scale_down_delay_after_add.as_ref(),
+                    &self.scale_down_delay_after_add,
                     &path.field("scale-down-delay-after-add"),
                 ),
             scale_down_delay_after_delete: cx
                 .copy(
-                    self.scale_down_delay_after_delete.as_ref(),
+                    &self.scale_down_delay_after_delete,
                     &path.field("scale-down-delay-after-delete"),
                 ),
             scale_down_delay_after_failure: cx
                 .copy(
-                    self.scale_down_delay_after_failure.as_ref(),
+                    &self.scale_down_delay_after_failure,
                     &path.field("scale-down-delay-after-failure"),
                 ),
             scale_down_unneeded_time: cx
                 .copy(
-                    self.scale_down_unneeded_time.as_ref(),
+                    &self.scale_down_unneeded_time,
                     &path.field("scale-down-unneeded-time"),
                 ),
             scale_down_unready_time: cx
                 .copy(
-                    self.scale_down_unready_time.as_ref(),
+                    &self.scale_down_unready_time,
                     &path.field("scale-down-unready-time"),
                 ),
             scale_down_utilization_threshold: cx
                 .copy(
-                    self.scale_down_utilization_threshold.as_ref(),
+                    &self.scale_down_utilization_threshold,
                     &path.field("scale-down-utilization-threshold"),
                 ),
             skip_nodes_with_local_storage: cx
                 .copy(
-                    self.skip_nodes_with_local_storage.as_ref(),
+                    &self.skip_nodes_with_local_storage,
                     &path.field("skip-nodes-with-local-storage"),
                 ),
             skip_nodes_with_system_pods: cx
                 .copy(
-                    self.skip_nodes_with_system_pods.as_ref(),
+                    &self.skip_nodes_with_system_pods,
                     &path.field("skip-nodes-with-system-pods"),
                 ),
         }
@@ -7295,22 +5041,22 @@ for hub::spec::ManagedClusterPropertiesAutoScalerProfile {
         spoke::spec::ManagedClusterPropertiesAutoScalerProfile {
             balance_similar_node_groups: cx
                 .copy(
-                    self.balance_similar_node_groups.as_ref(),
+                    &self.balance_similar_node_groups,
                     &path.field("balance-similar-node-groups"),
                 ),
             daemonset_eviction_for_empty_nodes: cx
                 .copy(
-                    self.daemonset_eviction_for_empty_nodes.as_ref(),
+                    &self.daemonset_eviction_for_empty_nodes,
                     &path.field("daemonset-eviction-for-empty-nodes"),
                 ),
             daemonset_eviction_for_occupied_nodes: cx
                 .copy(
-                    self.daemonset_eviction_for_occupied_nodes.as_ref(),
+                    &self.daemonset_eviction_for_occupied_nodes,
                     &path.field("daemonset-eviction-for-occupied-nodes"),
                 ),
             ignore_daemonsets_utilization: cx
                 .copy(
-                    self.ignore_daemonsets_utilization.as_ref(),
+                    &self.ignore_daemonsets_utilization,
                     &path.field("ignore-daemonsets-utilization"),
                 ),
             expander: cx
@@ -7321,75 +5067,71 @@ for hub::spec::ManagedClusterPropertiesAutoScalerProfile {
                     spoke::arm::Expander::as_str,
                 ),
             max_empty_bulk_delete: cx
-                .copy(
-                    self.max_empty_bulk_delete.as_ref(),
-                    &path.field("max-empty-bulk-delete"),
-                ),
+                .copy(&self.max_empty_bulk_delete, &path.field("max-empty-bulk-delete")),
             max_graceful_termination_sec: cx
                 .copy(
-                    self.max_graceful_termination_sec.as_ref(),
+                    &self.max_graceful_termination_sec,
                     &path.field("max-graceful-termination-sec"),
                 ),
             max_node_provision_time: cx
                 .copy(
-                    self.max_node_provision_time.as_ref(),
+                    &self.max_node_provision_time,
                     &path.field("max-node-provision-time"),
                 ),
             max_total_unready_percentage: cx
                 .copy(
-                    self.max_total_unready_percentage.as_ref(),
+                    &self.max_total_unready_percentage,
                     &path.field("max-total-unready-percentage"),
                 ),
             new_pod_scale_up_delay: cx
                 .copy(
-                    self.new_pod_scale_up_delay.as_ref(),
+                    &self.new_pod_scale_up_delay,
                     &path.field("new-pod-scale-up-delay"),
                 ),
             ok_total_unready_count: cx
                 .copy(
-                    self.ok_total_unready_count.as_ref(),
+                    &self.ok_total_unready_count,
                     &path.field("ok-total-unready-count"),
                 ),
-            scan_interval: cx
-                .copy(self.scan_interval.as_ref(), &path.field("scan-interval")),
+            scan_interval: cx.copy(&self.scan_interval, &path.field("scan-interval")),
             scale_down_delay_after_add: cx
                 .copy(
-                    self.scale_down_delay_after_add.as_ref(),
+                    &self.scale_down_delay_after_add,
                     &path.field("scale-down-delay-after-add"),
                 ),
             scale_down_delay_after_delete: cx
                 .copy(
-                    self.scale_down_delay_after_delete.as_ref(),
+                    &self.scale_down_delay_after_delete,
                     &path.field("scale-down-delay-after-delete"),
                 ),
             scale_down_delay_after_failure: cx
                 .copy(
-                    self.scale_down_delay_after_failure.as_ref(),
+                    &self.scale_down_delay_after_failure,
                     &path.field("scale-down-delay-after-failure"),
                 ),
             scale_down_unneeded_time: cx
                 .copy(
-                    self.scale_down_unneeded_time.as_ref(),
+                    &self.scale_down_unneeded_time,
                     &path.field("scale-down-unneeded-time"),
                 ),
             scale_down_unready_time: cx
                 .copy(
-                    self.scale_down_unready_time.as_ref(),
+                    &self.scale_down_unready_time,
                     &path.field("scale-down-unready-time"),
                 ),
             scale_down_utilization_threshold: cx
                 .copy(
-                    self.scale_down_utilization_threshold.as_ref(),
+                    &self.scale_down_utilization_threshold,
                     &path.field("scale-down-utilization-threshold"),
                 ),
             skip_nodes_with_local_storage: cx
                 .copy(
-                    self.skip_nodes_with_local_storage.as_ref(),
+                    &self.skip_nodes_with_local_storage,
                     &path.field("skip-nodes-with-local-storage"),
                 ),
             skip_nodes_with_system_pods: cx
                 .copy(
-                    self.skip_nodes_with_system_pods.as_ref(),
+                    &self.skip_nodes_with_system_pods,
                     &path.field("skip-nodes-with-system-pods"),
                 ),
         }
@@ -7405,13 +5147,7 @@ for spoke::spec::ClusterUpgradeSettings {
     ) -> hub::spec::ClusterUpgradeSettings {
         hub::spec::ClusterUpgradeSettings {
             override_settings: cx
-                .convert(
-                    self.override_settings.as_ref(),
-                    &path.field("overrideSettings"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::UpgradeOverrideSettings,
-                    >::convert,
-                ),
+                .object(&self.override_settings, &path.field("overrideSettings")),
         }
     }
 }
@@ -7425,13 +5161,7 @@ for hub::spec::ClusterUpgradeSettings {
     ) -> spoke::spec::ClusterUpgradeSettings {
         spoke::spec::ClusterUpgradeSettings {
             override_settings: cx
-                .convert(
-                    self.override_settings.as_ref(),
-                    &path.field("overrideSettings"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::UpgradeOverrideSettings,
-                    >::convert,
-                ),
+                .object(&self.override_settings, &path.field("overrideSettings")),
         }
     }
 }
@@ -7444,9 +5174,8 @@ for spoke::spec::UpgradeOverrideSettings {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::UpgradeOverrideSettings {
         hub::spec::UpgradeOverrideSettings {
-            force_upgrade: cx
-                .copy(self.force_upgrade.as_ref(), &path.field("forceUpgrade")),
-            until: cx.copy(self.until.as_ref(), &path.field("until")),
+            force_upgrade: cx.copy(&self.force_upgrade, &path.field("forceUpgrade")),
+            until: cx.copy(&self.until, &path.field("until")),
         }
     }
 }
@@ -7459,9 +5188,8 @@ for hub::spec::UpgradeOverrideSettings {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::UpgradeOverrideSettings {
         spoke::spec::UpgradeOverrideSettings {
-            force_upgrade: cx
-                .copy(self.force_upgrade.as_ref(), &path.field("forceUpgrade")),
-            until: cx.copy(self.until.as_ref(), &path.field("until")),
+            force_upgrade: cx.copy(&self.force_upgrade, &path.field("forceUpgrade")),
+            until: cx.copy(&self.until, &path.field("until")),
         }
     }
 }
@@ -7530,21 +5258,16 @@ for spoke::spec::ManagedClusterAadProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterAadProfile {
         hub::spec::ManagedClusterAadProfile {
-            managed: cx.copy(self.managed.as_ref(), &path.field("managed")),
+            managed: cx.copy(&self.managed, &path.field("managed")),
             enable_azure_rbac: cx
-                .copy(self.enable_azure_rbac.as_ref(), &path.field("enableAzureRBAC")),
+                .copy(&self.enable_azure_rbac, &path.field("enableAzureRBAC")),
             admin_group_object_i_ds: cx
-                .copy(
-                    self.admin_group_object_i_ds.as_ref(),
-                    &path.field("adminGroupObjectIDs"),
-                ),
-            client_app_id: cx
-                .copy(self.client_app_id.as_ref(), &path.field("clientAppID")),
-            server_app_id: cx
-                .copy(self.server_app_id.as_ref(), &path.field("serverAppID")),
+                .copy(&self.admin_group_object_i_ds, &path.field("adminGroupObjectIDs")),
+            client_app_id: cx.copy(&self.client_app_id, &path.field("clientAppID")),
+            server_app_id: cx.copy(&self.server_app_id, &path.field("serverAppID")),
             server_app_secret: cx
-                .copy(self.server_app_secret.as_ref(), &path.field("serverAppSecret")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantID")),
+                .copy(&self.server_app_secret, &path.field("serverAppSecret")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantID")),
         }
     }
 }
@@ -7557,21 +5280,16 @@ for hub::spec::ManagedClusterAadProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterAadProfile {
         spoke::spec::ManagedClusterAadProfile {
-            managed: cx.copy(self.managed.as_ref(), &path.field("managed")),
+            managed: cx.copy(&self.managed, &path.field("managed")),
             enable_azure_rbac: cx
-                .copy(self.enable_azure_rbac.as_ref(), &path.field("enableAzureRBAC")),
+                .copy(&self.enable_azure_rbac, &path.field("enableAzureRBAC")),
             admin_group_object_i_ds: cx
-                .copy(
-                    self.admin_group_object_i_ds.as_ref(),
-                    &path.field("adminGroupObjectIDs"),
-                ),
-            client_app_id: cx
-                .copy(self.client_app_id.as_ref(), &path.field("clientAppID")),
-            server_app_id: cx
-                .copy(self.server_app_id.as_ref(), &path.field("serverAppID")),
+                .copy(&self.admin_group_object_i_ds, &path.field("adminGroupObjectIDs")),
+            client_app_id: cx.copy(&self.client_app_id, &path.field("clientAppID")),
+            server_app_id: cx.copy(&self.server_app_id, &path.field("serverAppID")),
             server_app_secret: cx
-                .copy(self.server_app_secret.as_ref(), &path.field("serverAppSecret")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantID")),
+                .copy(&self.server_app_secret, &path.field("serverAppSecret")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantID")),
         }
     }
 }
@@ -7620,18 +5338,10 @@ for spoke::spec::ContainerServiceNetworkProfile {
                     hub::arm::NetworkDataplane::as_str,
                 ),
             advanced_networking: cx
-                .convert(
-                    self.advanced_networking.as_ref(),
-                    &path.field("advancedNetworking"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AdvancedNetworking,
-                    >::convert,
-                ),
-            pod_cidr: cx.copy(self.pod_cidr.as_ref(), &path.field("podCidr")),
-            service_cidr: cx
-                .copy(self.service_cidr.as_ref(), &path.field("serviceCidr")),
-            dns_service_ip: cx
-                .copy(self.dns_service_ip.as_ref(), &path.field("dnsServiceIP")),
+                .object(&self.advanced_networking, &path.field("advancedNetworking")),
+            pod_cidr: cx.copy(&self.pod_cidr, &path.field("podCidr")),
+            service_cidr: cx.copy(&self.service_cidr, &path.field("serviceCidr")),
+            dns_service_ip: cx.copy(&self.dns_service_ip, &path.field("dnsServiceIP")),
             outbound_type: cx
                 .spelled(
                     self.outbound_type.as_ref().map(|value| value.as_str()),
@@ -7647,24 +5357,11 @@ for spoke::spec::ContainerServiceNetworkProfile {
                     hub::arm::LoadBalancerSku::as_str,
                 ),
             load_balancer_profile: cx
-                .convert(
-                    self.load_balancer_profile.as_ref(),
-                    &path.field("loadBalancerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterLoadBalancerProfile,
-                    >::convert,
-                ),
+                .object(&self.load_balancer_profile, &path.field("loadBalancerProfile")),
             nat_gateway_profile: cx
-                .convert(
-                    self.nat_gateway_profile.as_ref(),
-                    &path.field("natGatewayProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterNatGatewayProfile,
-                    >::convert,
-                ),
-            pod_cidrs: cx.copy(self.pod_cidrs.as_ref(), &path.field("podCidrs")),
-            service_cidrs: cx
-                .copy(self.service_cidrs.as_ref(), &path.field("serviceCidrs")),
+                .object(&self.nat_gateway_profile, &path.field("natGatewayProfile")),
+            pod_cidrs: cx.copy(&self.pod_cidrs, &path.field("podCidrs")),
+            service_cidrs: cx.copy(&self.service_cidrs, &path.field("serviceCidrs")),
             ip_families: cx
                 .try_convert(
                     self.ip_families.as_ref(),
@@ -7693,7 +5390,7 @@ for hub::spec::ContainerServiceNetworkProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ContainerServiceNetworkProfile {
         cx.keep(
-            self.static_egress_gateway_profile.as_ref(),
+            &self.static_egress_gateway_profile,
             &path.field("staticEgressGatewayProfile"),
         );
         spoke::spec::ContainerServiceNetworkProfile {
@@ -7733,18 +5430,10 @@ for hub::spec::ContainerServiceNetworkProfile {
                     spoke::arm::NetworkDataplane::as_str,
                 ),
             advanced_networking: cx
-                .convert(
-                    self.advanced_networking.as_ref(),
-                    &path.field("advancedNetworking"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AdvancedNetworking,
-                    >::convert,
-                ),
-            pod_cidr: cx.copy(self.pod_cidr.as_ref(), &path.field("podCidr")),
-            service_cidr: cx
-                .copy(self.service_cidr.as_ref(), &path.field("serviceCidr")),
-            dns_service_ip: cx
-                .copy(self.dns_service_ip.as_ref(), &path.field("dnsServiceIP")),
+                .object(&self.advanced_networking, &path.field("advancedNetworking")),
+            pod_cidr: cx.copy(&self.pod_cidr, &path.field("podCidr")),
+            service_cidr: cx.copy(&self.service_cidr, &path.field("serviceCidr")),
+            dns_service_ip: cx.copy(&self.dns_service_ip, &path.field("dnsServiceIP")),
             outbound_type: cx
                 .spelled(
                     self.outbound_type.as_ref().map(|value| value.as_str()),
@@ -7760,24 +5449,11 @@ for hub::spec::ContainerServiceNetworkProfile {
                     spoke::arm::LoadBalancerSku::as_str,
                 ),
             load_balancer_profile: cx
-                .convert(
-                    self.load_balancer_profile.as_ref(),
-                    &path.field("loadBalancerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterLoadBalancerProfile,
-                    >::convert,
-                ),
+                .object(&self.load_balancer_profile, &path.field("loadBalancerProfile")),
             nat_gateway_profile: cx
-                .convert(
-                    self.nat_gateway_profile.as_ref(),
-                    &path.field("natGatewayProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterNatGatewayProfile,
-                    >::convert,
-                ),
-            pod_cidrs: cx.copy(self.pod_cidrs.as_ref(), &path.field("podCidrs")),
-            service_cidrs: cx
-                .copy(self.service_cidrs.as_ref(), &path.field("serviceCidrs")),
+                .object(&self.nat_gateway_profile, &path.field("natGatewayProfile")),
+            pod_cidrs: cx.copy(&self.pod_cidrs, &path.field("podCidrs")),
+            service_cidrs: cx.copy(&self.service_cidrs, &path.field("serviceCidrs")),
             ip_families: cx
                 .try_convert(
                     self.ip_families.as_ref(),
@@ -7803,22 +5479,16 @@ for spoke::spec::ManagedClusterNatGatewayProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterNatGatewayProfile {
-        cx.keep(
-            self.effective_outbound_i_ps.as_ref(),
-            &path.field("effectiveOutboundIPs"),
-        );
+        cx.keep(&self.effective_outbound_i_ps, &path.field("effectiveOutboundIPs"));
         hub::spec::ManagedClusterNatGatewayProfile {
             managed_outbound_ip_profile: cx
-                .convert(
-                    self.managed_outbound_ip_profile.as_ref(),
+                .object(
+                    &self.managed_outbound_ip_profile,
                     &path.field("managedOutboundIPProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterManagedOutboundIpProfile,
-                    >::convert,
                 ),
             idle_timeout_in_minutes: cx
                 .copy(
-                    self.idle_timeout_in_minutes.as_ref(),
+                    &self.idle_timeout_in_minutes,
                     &path.field("idleTimeoutInMinutes"),
                 ),
             sku: cx.restore(&path.field("sku")),
@@ -7835,24 +5505,18 @@ for hub::spec::ManagedClusterNatGatewayProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterNatGatewayProfile {
-        cx.keep(self.sku.as_ref(), &path.field("sku"));
-        cx.keep(self.outbound_ip_prefixes.as_ref(), &path.field("outboundIPPrefixes"));
-        cx.keep(self.outbound_i_ps.as_ref(), &path.field("outboundIPs"));
+        cx.keep(&self.sku, &path.field("sku"));
+        cx.keep(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes"));
+        cx.keep(&self.outbound_i_ps, &path.field("outboundIPs"));
         spoke::spec::ManagedClusterNatGatewayProfile {
             managed_outbound_ip_profile: cx
-                .convert(
-                    self.managed_outbound_ip_profile.as_ref(),
+                .object(
+                    &self.managed_outbound_ip_profile,
                     &path.field("managedOutboundIPProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterManagedOutboundIpProfile,
-                    >::convert,
                 ),
             effective_outbound_i_ps: cx.restore(&path.field("effectiveOutboundIPs")),
             idle_timeout_in_minutes: cx
-                .copy(
-                    self.idle_timeout_in_minutes.as_ref(),
-                    &path.field("idleTimeoutInMinutes"),
-                ),
+                .copy(&self.idle_timeout_in_minutes, &path.field("idleTimeoutInMinutes")),
         }
     }
 }
@@ -7865,7 +5529,7 @@ for spoke::spec::ManagedClusterManagedOutboundIpProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterManagedOutboundIpProfile {
         hub::spec::ManagedClusterManagedOutboundIpProfile {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
+            count: cx.copy(&self.count, &path.field("count")),
             count_i_pv6: cx.restore(&path.field("countIPv6")),
         }
     }
@@ -7878,9 +5542,9 @@ for hub::spec::ManagedClusterManagedOutboundIpProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterManagedOutboundIpProfile {
-        cx.keep(self.count_i_pv6.as_ref(), &path.field("countIPv6"));
+        cx.keep(&self.count_i_pv6, &path.field("countIPv6"));
         spoke::spec::ManagedClusterManagedOutboundIpProfile {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
+            count: cx.copy(&self.count, &path.field("count")),
         }
     }
 }
@@ -7892,48 +5556,26 @@ for spoke::spec::ManagedClusterLoadBalancerProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterLoadBalancerProfile {
-        cx.keep(
-            self.effective_outbound_i_ps.as_ref(),
-            &path.field("effectiveOutboundIPs"),
-        );
+        cx.keep(&self.effective_outbound_i_ps, &path.field("effectiveOutboundIPs"));
         hub::spec::ManagedClusterLoadBalancerProfile {
             managed_outbound_i_ps: cx
-                .convert(
-                    self.managed_outbound_i_ps.as_ref(),
-                    &path.field("managedOutboundIPs"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-                    >::convert,
-                ),
+                .object(&self.managed_outbound_i_ps, &path.field("managedOutboundIPs")),
             outbound_ip_prefixes: cx
-                .convert(
-                    self.outbound_ip_prefixes.as_ref(),
-                    &path.field("outboundIPPrefixes"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-                    >::convert,
-                ),
-            outbound_i_ps: cx
-                .convert(
-                    self.outbound_i_ps.as_ref(),
-                    &path.field("outboundIPs"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterLoadBalancerProfileOutboundIPs,
-                    >::convert,
-                ),
+                .object(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes")),
+            outbound_i_ps: cx.object(&self.outbound_i_ps, &path.field("outboundIPs")),
             allocated_outbound_ports: cx
                 .copy(
-                    self.allocated_outbound_ports.as_ref(),
+                    &self.allocated_outbound_ports,
                     &path.field("allocatedOutboundPorts"),
                 ),
             idle_timeout_in_minutes: cx
                 .copy(
-                    self.idle_timeout_in_minutes.as_ref(),
+                    &self.idle_timeout_in_minutes,
                     &path.field("idleTimeoutInMinutes"),
                 ),
             enable_multiple_standard_load_balancers: cx
                 .copy(
-                    self.enable_multiple_standard_load_balancers.as_ref(),
+                    &self.enable_multiple_standard_load_balancers,
                     &path.field("enableMultipleStandardLoadBalancers"),
                 ),
             backend_pool_type: cx
@@ -7956,43 +5598,24 @@ for hub::spec::ManagedClusterLoadBalancerProfile {
     ) -> spoke::spec::ManagedClusterLoadBalancerProfile {
         spoke::spec::ManagedClusterLoadBalancerProfile {
             managed_outbound_i_ps: cx
-                .convert(
-                    self.managed_outbound_i_ps.as_ref(),
-                    &path.field("managedOutboundIPs"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-                    >::convert,
-                ),
+                .object(&self.managed_outbound_i_ps, &path.field("managedOutboundIPs")),
             outbound_ip_prefixes: cx
-                .convert(
-                    self.outbound_ip_prefixes.as_ref(),
-                    &path.field("outboundIPPrefixes"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-                    >::convert,
-                ),
-            outbound_i_ps: cx
-                .convert(
-                    self.outbound_i_ps.as_ref(),
-                    &path.field("outboundIPs"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterLoadBalancerProfileOutboundIPs,
-                    >::convert,
-                ),
+                .object(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes")),
+            outbound_i_ps: cx.object(&self.outbound_i_ps, &path.field("outboundIPs")),
             effective_outbound_i_ps: cx.restore(&path.field("effectiveOutboundIPs")),
             allocated_outbound_ports: cx
                 .copy(
-                    self.allocated_outbound_ports.as_ref(),
+                    &self.allocated_outbound_ports,
                     &path.field("allocatedOutboundPorts"),
                 ),
             idle_timeout_in_minutes: cx
                 .copy(
-                    self.idle_timeout_in_minutes.as_ref(),
+                    &self.idle_timeout_in_minutes,
                     &path.field("idleTimeoutInMinutes"),
                 ),
             enable_multiple_standard_load_balancers: cx
                 .copy(
-                    self.enable_multiple_standard_load_balancers.as_ref(),
+                    &self.enable_multiple_standard_load_balancers,
                     &path.field("enableMultipleStandardLoadBalancers"),
                 ),
             backend_pool_type: cx
@@ -8015,24 +5638,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterLoadBalancerProfileOutboundIPs {
         hub::spec::ManagedClusterLoadBalancerProfileOutboundIPs {
-            public_i_ps: cx
-                .convert(
-                    self.public_i_ps.as_ref(),
-                    &path.field("publicIPs"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            public_i_ps: cx.object(&self.public_i_ps, &path.field("publicIPs")),
         }
     }
 }
@@ -8046,24 +5652,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterLoadBalancerProfileOutboundIPs {
         spoke::spec::ManagedClusterLoadBalancerProfileOutboundIPs {
-            public_i_ps: cx
-                .convert(
-                    self.public_i_ps.as_ref(),
-                    &path.field("publicIPs"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            public_i_ps: cx.object(&self.public_i_ps, &path.field("publicIPs")),
         }
     }
 }
@@ -8076,7 +5665,7 @@ for spoke::spec::ResourceReference {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ResourceReference {
         hub::spec::ResourceReference {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
+            id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
@@ -8089,7 +5678,7 @@ for hub::spec::ResourceReference {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ResourceReference {
         spoke::spec::ResourceReference {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
+            id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
@@ -8104,23 +5693,7 @@ impl armgen_runtime::hub::Convert<
     ) -> hub::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
         hub::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
             public_ip_prefixes: cx
-                .convert(
-                    self.public_ip_prefixes.as_ref(),
-                    &path.field("publicIPPrefixes"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.public_ip_prefixes, &path.field("publicIPPrefixes")),
         }
     }
 }
@@ -8135,23 +5708,7 @@ impl armgen_runtime::hub::Convert<
     ) -> spoke::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
         spoke::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
             public_ip_prefixes: cx
-                .convert(
-                    self.public_ip_prefixes.as_ref(),
-                    &path.field("publicIPPrefixes"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.public_ip_prefixes, &path.field("publicIPPrefixes")),
         }
     }
 }
@@ -8165,8 +5722,8 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
         hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            count_i_pv6: cx.copy(self.count_i_pv6.as_ref(), &path.field("countIPv6")),
+            count: cx.copy(&self.count, &path.field("count")),
+            count_i_pv6: cx.copy(&self.count_i_pv6, &path.field("countIPv6")),
         }
     }
 }
@@ -8180,8 +5737,8 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
         spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            count_i_pv6: cx.copy(self.count_i_pv6.as_ref(), &path.field("countIPv6")),
+            count: cx.copy(&self.count, &path.field("count")),
+            count_i_pv6: cx.copy(&self.count_i_pv6, &path.field("countIPv6")),
         }
     }
 }
@@ -8194,23 +5751,9 @@ for spoke::spec::AdvancedNetworking {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::AdvancedNetworking {
         hub::spec::AdvancedNetworking {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            observability: cx
-                .convert(
-                    self.observability.as_ref(),
-                    &path.field("observability"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AdvancedNetworkingObservability,
-                    >::convert,
-                ),
-            security: cx
-                .convert(
-                    self.security.as_ref(),
-                    &path.field("security"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AdvancedNetworkingSecurity,
-                    >::convert,
-                ),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            observability: cx.object(&self.observability, &path.field("observability")),
+            security: cx.object(&self.security, &path.field("security")),
             performance: cx.restore(&path.field("performance")),
         }
     }
@@ -8223,25 +5766,11 @@ for hub::spec::AdvancedNetworking {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::AdvancedNetworking {
-        cx.keep(self.performance.as_ref(), &path.field("performance"));
+        cx.keep(&self.performance, &path.field("performance"));
         spoke::spec::AdvancedNetworking {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            observability: cx
-                .convert(
-                    self.observability.as_ref(),
-                    &path.field("observability"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AdvancedNetworkingObservability,
-                    >::convert,
-                ),
-            security: cx
-                .convert(
-                    self.security.as_ref(),
-                    &path.field("security"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AdvancedNetworkingSecurity,
-                    >::convert,
-                ),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            observability: cx.object(&self.observability, &path.field("observability")),
+            security: cx.object(&self.security, &path.field("security")),
         }
     }
 }
@@ -8254,7 +5783,7 @@ for spoke::spec::AdvancedNetworkingSecurity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::AdvancedNetworkingSecurity {
         hub::spec::AdvancedNetworkingSecurity {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             advanced_network_policies: cx
                 .restore(&path.field("advancedNetworkPolicies")),
             transit_encryption: cx.restore(&path.field("transitEncryption")),
@@ -8269,13 +5798,10 @@ for hub::spec::AdvancedNetworkingSecurity {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::AdvancedNetworkingSecurity {
-        cx.keep(
-            self.advanced_network_policies.as_ref(),
-            &path.field("advancedNetworkPolicies"),
-        );
-        cx.keep(self.transit_encryption.as_ref(), &path.field("transitEncryption"));
+        cx.keep(&self.advanced_network_policies, &path.field("advancedNetworkPolicies"));
+        cx.keep(&self.transit_encryption, &path.field("transitEncryption"));
         spoke::spec::AdvancedNetworkingSecurity {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -8288,7 +5814,7 @@ for spoke::spec::AdvancedNetworkingObservability {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::AdvancedNetworkingObservability {
         hub::spec::AdvancedNetworkingObservability {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -8301,7 +5827,7 @@ for hub::spec::AdvancedNetworkingObservability {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::AdvancedNetworkingObservability {
         spoke::spec::AdvancedNetworkingObservability {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -8352,7 +5878,7 @@ for spoke::spec::ManagedClusterOidcIssuerProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterOidcIssuerProfile {
         hub::spec::ManagedClusterOidcIssuerProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -8365,7 +5891,7 @@ for hub::spec::ManagedClusterOidcIssuerProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterOidcIssuerProfile {
         spoke::spec::ManagedClusterOidcIssuerProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -8378,47 +5904,21 @@ for spoke::spec::ManagedClusterPodIdentityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterPodIdentityProfile {
         hub::spec::ManagedClusterPodIdentityProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             allow_network_plugin_kubenet: cx
                 .copy(
-                    self.allow_network_plugin_kubenet.as_ref(),
+                    &self.allow_network_plugin_kubenet,
                     &path.field("allowNetworkPluginKubenet"),
                 ),
             user_assigned_identities: cx
-                .convert(
-                    self.user_assigned_identities.as_ref(),
+                .object(
+                    &self.user_assigned_identities,
                     &path.field("userAssignedIdentities"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::ManagedClusterPodIdentity,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             user_assigned_identity_exceptions: cx
-                .convert(
-                    self.user_assigned_identity_exceptions.as_ref(),
+                .object(
+                    &self.user_assigned_identity_exceptions,
                     &path.field("userAssignedIdentityExceptions"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::ManagedClusterPodIdentityException,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
         }
     }
@@ -8432,47 +5932,21 @@ for hub::spec::ManagedClusterPodIdentityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterPodIdentityProfile {
         spoke::spec::ManagedClusterPodIdentityProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             allow_network_plugin_kubenet: cx
                 .copy(
-                    self.allow_network_plugin_kubenet.as_ref(),
+                    &self.allow_network_plugin_kubenet,
                     &path.field("allowNetworkPluginKubenet"),
                 ),
             user_assigned_identities: cx
-                .convert(
-                    self.user_assigned_identities.as_ref(),
+                .object(
+                    &self.user_assigned_identities,
                     &path.field("userAssignedIdentities"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::ManagedClusterPodIdentity,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             user_assigned_identity_exceptions: cx
-                .convert(
-                    self.user_assigned_identity_exceptions.as_ref(),
+                .object(
+                    &self.user_assigned_identity_exceptions,
                     &path.field("userAssignedIdentityExceptions"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::ManagedClusterPodIdentityException,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
         }
     }
@@ -8486,9 +5960,9 @@ for spoke::spec::ManagedClusterPodIdentityException {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterPodIdentityException {
         hub::spec::ManagedClusterPodIdentityException {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
-            pod_labels: cx.copy(self.pod_labels.as_ref(), &path.field("podLabels")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
+            pod_labels: cx.copy(&self.pod_labels, &path.field("podLabels")),
         }
     }
 }
@@ -8501,9 +5975,9 @@ for hub::spec::ManagedClusterPodIdentityException {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterPodIdentityException {
         spoke::spec::ManagedClusterPodIdentityException {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
-            pod_labels: cx.copy(self.pod_labels.as_ref(), &path.field("podLabels")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
+            pod_labels: cx.copy(&self.pod_labels, &path.field("podLabels")),
         }
     }
 }
@@ -8516,18 +5990,11 @@ for spoke::spec::ManagedClusterPodIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterPodIdentity {
         hub::spec::ManagedClusterPodIdentity {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
             binding_selector: cx
-                .copy(self.binding_selector.as_ref(), &path.field("bindingSelector")),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::UserAssignedIdentity,
-                    >::convert,
-                ),
+                .copy(&self.binding_selector, &path.field("bindingSelector")),
+            identity: cx.object(&self.identity, &path.field("identity")),
         }
     }
 }
@@ -8540,18 +6007,11 @@ for hub::spec::ManagedClusterPodIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterPodIdentity {
         spoke::spec::ManagedClusterPodIdentity {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
             binding_selector: cx
-                .copy(self.binding_selector.as_ref(), &path.field("bindingSelector")),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::UserAssignedIdentity,
-                    >::convert,
-                ),
+                .copy(&self.binding_selector, &path.field("bindingSelector")),
+            identity: cx.object(&self.identity, &path.field("identity")),
         }
     }
 }
@@ -8564,8 +6024,8 @@ for spoke::spec::ManagedClusterAddonProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterAddonProfile {
         hub::spec::ManagedClusterAddonProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            config: cx.copy(self.config.as_ref(), &path.field("config")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            config: cx.copy(&self.config, &path.field("config")),
         }
     }
 }
@@ -8578,8 +6038,8 @@ for hub::spec::ManagedClusterAddonProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterAddonProfile {
         spoke::spec::ManagedClusterAddonProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            config: cx.copy(self.config.as_ref(), &path.field("config")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            config: cx.copy(&self.config, &path.field("config")),
         }
     }
 }
@@ -8592,8 +6052,8 @@ for spoke::spec::ManagedClusterServicePrincipalProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterServicePrincipalProfile {
         hub::spec::ManagedClusterServicePrincipalProfile {
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
-            secret: cx.copy(self.secret.as_ref(), &path.field("secret")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
+            secret: cx.copy(&self.secret, &path.field("secret")),
         }
     }
 }
@@ -8606,8 +6066,8 @@ for hub::spec::ManagedClusterServicePrincipalProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterServicePrincipalProfile {
         spoke::spec::ManagedClusterServicePrincipalProfile {
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
-            secret: cx.copy(self.secret.as_ref(), &path.field("secret")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
+            secret: cx.copy(&self.secret, &path.field("secret")),
         }
     }
 }
@@ -8620,10 +6080,8 @@ for spoke::spec::ManagedClusterWindowsProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterWindowsProfile {
         hub::spec::ManagedClusterWindowsProfile {
-            admin_username: cx
-                .copy(self.admin_username.as_ref(), &path.field("adminUsername")),
-            admin_password: cx
-                .copy(self.admin_password.as_ref(), &path.field("adminPassword")),
+            admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
+            admin_password: cx.copy(&self.admin_password, &path.field("adminPassword")),
             license_type: cx
                 .spelled(
                     self.license_type.as_ref().map(|value| value.as_str()),
@@ -8632,15 +6090,8 @@ for spoke::spec::ManagedClusterWindowsProfile {
                     hub::arm::LicenseType::as_str,
                 ),
             enable_csi_proxy: cx
-                .copy(self.enable_csi_proxy.as_ref(), &path.field("enableCSIProxy")),
-            gmsa_profile: cx
-                .convert(
-                    self.gmsa_profile.as_ref(),
-                    &path.field("gmsaProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::WindowsGmsaProfile,
-                    >::convert,
-                ),
+                .copy(&self.enable_csi_proxy, &path.field("enableCSIProxy")),
+            gmsa_profile: cx.object(&self.gmsa_profile, &path.field("gmsaProfile")),
         }
     }
 }
@@ -8653,10 +6104,8 @@ for hub::spec::ManagedClusterWindowsProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterWindowsProfile {
         spoke::spec::ManagedClusterWindowsProfile {
-            admin_username: cx
-                .copy(self.admin_username.as_ref(), &path.field("adminUsername")),
-            admin_password: cx
-                .copy(self.admin_password.as_ref(), &path.field("adminPassword")),
+            admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
+            admin_password: cx.copy(&self.admin_password, &path.field("adminPassword")),
             license_type: cx
                 .spelled(
                     self.license_type.as_ref().map(|value| value.as_str()),
@@ -8665,15 +6114,8 @@ for hub::spec::ManagedClusterWindowsProfile {
                     spoke::arm::LicenseType::as_str,
                 ),
             enable_csi_proxy: cx
-                .copy(self.enable_csi_proxy.as_ref(), &path.field("enableCSIProxy")),
-            gmsa_profile: cx
-                .convert(
-                    self.gmsa_profile.as_ref(),
-                    &path.field("gmsaProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::WindowsGmsaProfile,
-                    >::convert,
-                ),
+                .copy(&self.enable_csi_proxy, &path.field("enableCSIProxy")),
+            gmsa_profile: cx.object(&self.gmsa_profile, &path.field("gmsaProfile")),
         }
     }
 }
@@ -8686,10 +6128,10 @@ for spoke::spec::WindowsGmsaProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::WindowsGmsaProfile {
         hub::spec::WindowsGmsaProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            dns_server: cx.copy(self.dns_server.as_ref(), &path.field("dnsServer")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            dns_server: cx.copy(&self.dns_server, &path.field("dnsServer")),
             root_domain_name: cx
-                .copy(self.root_domain_name.as_ref(), &path.field("rootDomainName")),
+                .copy(&self.root_domain_name, &path.field("rootDomainName")),
         }
     }
 }
@@ -8702,10 +6144,10 @@ for hub::spec::WindowsGmsaProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::WindowsGmsaProfile {
         spoke::spec::WindowsGmsaProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            dns_server: cx.copy(self.dns_server.as_ref(), &path.field("dnsServer")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            dns_server: cx.copy(&self.dns_server, &path.field("dnsServer")),
             root_domain_name: cx
-                .copy(self.root_domain_name.as_ref(), &path.field("rootDomainName")),
+                .copy(&self.root_domain_name, &path.field("rootDomainName")),
         }
     }
 }
@@ -8718,16 +6160,8 @@ for spoke::spec::ContainerServiceLinuxProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ContainerServiceLinuxProfile {
         hub::spec::ContainerServiceLinuxProfile {
-            admin_username: cx
-                .copy(self.admin_username.as_ref(), &path.field("adminUsername")),
-            ssh: cx
-                .convert(
-                    self.ssh.as_ref(),
-                    &path.field("ssh"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ContainerServiceSshConfiguration,
-                    >::convert,
-                ),
+            admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
+            ssh: cx.object(&self.ssh, &path.field("ssh")),
         }
     }
 }
@@ -8740,16 +6174,8 @@ for hub::spec::ContainerServiceLinuxProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ContainerServiceLinuxProfile {
         spoke::spec::ContainerServiceLinuxProfile {
-            admin_username: cx
-                .copy(self.admin_username.as_ref(), &path.field("adminUsername")),
-            ssh: cx
-                .convert(
-                    self.ssh.as_ref(),
-                    &path.field("ssh"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ContainerServiceSshConfiguration,
-                    >::convert,
-                ),
+            admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
+            ssh: cx.object(&self.ssh, &path.field("ssh")),
         }
     }
 }
@@ -8762,24 +6188,7 @@ for spoke::spec::ContainerServiceSshConfiguration {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ContainerServiceSshConfiguration {
         hub::spec::ContainerServiceSshConfiguration {
-            public_keys: cx
-                .convert(
-                    self.public_keys.as_ref(),
-                    &path.field("publicKeys"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::ContainerServiceSshPublicKey,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            public_keys: cx.object(&self.public_keys, &path.field("publicKeys")),
         }
     }
 }
@@ -8792,24 +6201,7 @@ for hub::spec::ContainerServiceSshConfiguration {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ContainerServiceSshConfiguration {
         spoke::spec::ContainerServiceSshConfiguration {
-            public_keys: cx
-                .convert(
-                    self.public_keys.as_ref(),
-                    &path.field("publicKeys"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::ContainerServiceSshPublicKey,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            public_keys: cx.object(&self.public_keys, &path.field("publicKeys")),
         }
     }
 }
@@ -8822,7 +6214,7 @@ for spoke::spec::ContainerServiceSshPublicKey {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ContainerServiceSshPublicKey {
         hub::spec::ContainerServiceSshPublicKey {
-            key_data: cx.copy(self.key_data.as_ref(), &path.field("keyData")),
+            key_data: cx.copy(&self.key_data, &path.field("keyData")),
         }
     }
 }
@@ -8835,7 +6227,7 @@ for hub::spec::ContainerServiceSshPublicKey {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ContainerServiceSshPublicKey {
         spoke::spec::ContainerServiceSshPublicKey {
-            key_data: cx.copy(self.key_data.as_ref(), &path.field("keyData")),
+            key_data: cx.copy(&self.key_data, &path.field("keyData")),
         }
     }
 }
@@ -8848,10 +6240,9 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterAgentPoolProfile {
         hub::spec::ManagedClusterAgentPoolProfile {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
-            os_disk_size_gb: cx
-                .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
+            count: cx.copy(&self.count, &path.field("count")),
+            vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
+            os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
             os_disk_type: cx
                 .spelled(
                     self.os_disk_type.as_ref().map(|value| value.as_str()),
@@ -8873,11 +6264,9 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
                     |value| Some(hub::arm::WorkloadRuntime::from(value.to_string())),
                     hub::arm::WorkloadRuntime::as_str,
                 ),
-            vnet_subnet_id: cx
-                .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
-            pod_subnet_id: cx
-                .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
-            max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
+            vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
+            pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
+            max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
             os_type: cx
                 .spelled(
                     self.os_type.as_ref().map(|value| value.as_str()),
@@ -8892,13 +6281,10 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
                     |value| Some(hub::arm::Ossku::from(value.to_string())),
                     hub::arm::Ossku::as_str,
                 ),
-            max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
-            min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
+            max_count: cx.copy(&self.max_count, &path.field("maxCount")),
+            min_count: cx.copy(&self.min_count, &path.field("minCount")),
             enable_auto_scaling: cx
-                .copy(
-                    self.enable_auto_scaling.as_ref(),
-                    &path.field("enableAutoScaling"),
-                ),
+                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
             scale_down_mode: cx
                 .spelled(
                     self.scale_down_mode.as_ref().map(|value| value.as_str()),
@@ -8921,37 +6307,17 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
                     hub::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
-                .copy(
-                    self.orchestrator_version.as_ref(),
-                    &path.field("orchestratorVersion"),
-                ),
+                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AgentPoolUpgradeSettings,
-                    >::convert,
-                ),
-            power_state: cx
-                .convert(
-                    self.power_state.as_ref(),
-                    &path.field("powerState"),
-                    armgen_runtime::hub::Convert::<hub::spec::PowerState>::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            power_state: cx.object(&self.power_state, &path.field("powerState")),
             availability_zones: cx
-                .copy(
-                    self.availability_zones.as_ref(),
-                    &path.field("availabilityZones"),
-                ),
+                .copy(&self.availability_zones, &path.field("availabilityZones")),
             enable_node_public_ip: cx
-                .copy(
-                    self.enable_node_public_ip.as_ref(),
-                    &path.field("enableNodePublicIP"),
-                ),
+                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
             node_public_ip_prefix_id: cx
                 .copy(
-                    self.node_public_ip_prefix_id.as_ref(),
+                    &self.node_public_ip_prefix_id,
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
@@ -8976,34 +6342,26 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
                     &path.field("spotMaxPrice"),
                     |value| armgen_runtime::hub::narrow(*value),
                 ),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),
-            node_taints: cx.copy(self.node_taints.as_ref(), &path.field("nodeTaints")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
+            node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
                 .copy(
-                    self.proximity_placement_group_id.as_ref(),
+                    &self.proximity_placement_group_id,
                     &path.field("proximityPlacementGroupID"),
                 ),
             kubelet_config: cx
-                .convert(
-                    self.kubelet_config.as_ref(),
-                    &path.field("kubeletConfig"),
-                    armgen_runtime::hub::Convert::<hub::spec::KubeletConfig>::convert,
-                ),
+                .object(&self.kubelet_config, &path.field("kubeletConfig")),
             linux_os_config: cx
-                .convert(
-                    self.linux_os_config.as_ref(),
-                    &path.field("linuxOSConfig"),
-                    armgen_runtime::hub::Convert::<hub::spec::LinuxOsConfig>::convert,
-                ),
+                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
             enable_encryption_at_host: cx
                 .copy(
-                    self.enable_encryption_at_host.as_ref(),
+                    &self.enable_encryption_at_host,
                     &path.field("enableEncryptionAtHost"),
                 ),
             enable_ultra_ssd: cx
-                .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
-            enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
+                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+            enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
             gpu_instance_profile: cx
                 .spelled(
                     self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
@@ -9011,44 +6369,20 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
                     |value| Some(hub::arm::GpuInstanceProfile::from(value.to_string())),
                     hub::arm::GpuInstanceProfile::as_str,
                 ),
-            creation_data: cx
-                .convert(
-                    self.creation_data.as_ref(),
-                    &path.field("creationData"),
-                    armgen_runtime::hub::Convert::<hub::spec::CreationData>::convert,
-                ),
+            creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
                 .copy(
-                    self.capacity_reservation_group_id.as_ref(),
+                    &self.capacity_reservation_group_id,
                     &path.field("capacityReservationGroupID"),
                 ),
-            host_group_id: cx
-                .copy(self.host_group_id.as_ref(), &path.field("hostGroupID")),
+            host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AgentPoolNetworkProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AgentPoolWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AgentPoolSecurityProfile,
-                    >::convert,
-                ),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
+                .object(&self.security_profile, &path.field("securityProfile")),
+            name: cx.copy(&self.name, &path.field("name")),
             message_of_the_day: cx.restore(&path.field("messageOfTheDay")),
             pod_ip_allocation_mode: cx.restore(&path.field("podIPAllocationMode")),
             node_image_version: cx.restore(&path.field("nodeImageVersion")),
@@ -9071,32 +6405,25 @@ for hub::spec::ManagedClusterAgentPoolProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterAgentPoolProfile {
-        cx.keep(self.message_of_the_day.as_ref(), &path.field("messageOfTheDay"));
+        cx.keep(&self.message_of_the_day, &path.field("messageOfTheDay"));
+        cx.keep(&self.pod_ip_allocation_mode, &path.field("podIPAllocationMode"));
+        cx.keep(&self.node_image_version, &path.field("nodeImageVersion"));
+        cx.keep(&self.gpu_profile, &path.field("gpuProfile"));
+        cx.keep(&self.gateway_profile, &path.field("gatewayProfile"));
         cx.keep(
-            self.pod_ip_allocation_mode.as_ref(),
-            &path.field("podIPAllocationMode"),
-        );
-        cx.keep(self.node_image_version.as_ref(), &path.field("nodeImageVersion"));
-        cx.keep(self.gpu_profile.as_ref(), &path.field("gpuProfile"));
-        cx.keep(self.gateway_profile.as_ref(), &path.field("gatewayProfile"));
-        cx.keep(
-            self.artifact_streaming_profile.as_ref(),
+            &self.artifact_streaming_profile,
             &path.field("artifactStreamingProfile"),
         );
+        cx.keep(&self.virtual_machines_profile, &path.field("virtualMachinesProfile"));
         cx.keep(
-            self.virtual_machines_profile.as_ref(),
-            &path.field("virtualMachinesProfile"),
-        );
-        cx.keep(
-            self.virtual_machine_nodes_status.as_ref(),
+            &self.virtual_machine_nodes_status,
             &path.field("virtualMachineNodesStatus"),
         );
-        cx.keep(self.local_dns_profile.as_ref(), &path.field("localDNSProfile"));
+        cx.keep(&self.local_dns_profile, &path.field("localDNSProfile"));
         spoke::spec::ManagedClusterAgentPoolProfile {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
-            os_disk_size_gb: cx
-                .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
+            count: cx.copy(&self.count, &path.field("count")),
+            vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
+            os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
             os_disk_type: cx
                 .spelled(
                     self.os_disk_type.as_ref().map(|value| value.as_str()),
@@ -9118,11 +6445,9 @@ for hub::spec::ManagedClusterAgentPoolProfile {
                     |value| Some(spoke::arm::WorkloadRuntime::from(value.to_string())),
                     spoke::arm::WorkloadRuntime::as_str,
                 ),
-            vnet_subnet_id: cx
-                .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
-            pod_subnet_id: cx
-                .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
-            max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
+            vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
+            pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
+            max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
             os_type: cx
                 .spelled(
                     self.os_type.as_ref().map(|value| value.as_str()),
@@ -9137,13 +6462,10 @@ for hub::spec::ManagedClusterAgentPoolProfile {
                     |value| Some(spoke::arm::Ossku::from(value.to_string())),
                     spoke::arm::Ossku::as_str,
                 ),
-            max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
-            min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
+            max_count: cx.copy(&self.max_count, &path.field("maxCount")),
+            min_count: cx.copy(&self.min_count, &path.field("minCount")),
             enable_auto_scaling: cx
-                .copy(
-                    self.enable_auto_scaling.as_ref(),
-                    &path.field("enableAutoScaling"),
-                ),
+                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
             scale_down_mode: cx
                 .spelled(
                     self.scale_down_mode.as_ref().map(|value| value.as_str()),
@@ -9166,37 +6488,17 @@ for hub::spec::ManagedClusterAgentPoolProfile {
                     spoke::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
-                .copy(
-                    self.orchestrator_version.as_ref(),
-                    &path.field("orchestratorVersion"),
-                ),
+                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AgentPoolUpgradeSettings,
-                    >::convert,
-                ),
-            power_state: cx
-                .convert(
-                    self.power_state.as_ref(),
-                    &path.field("powerState"),
-                    armgen_runtime::hub::Convert::<spoke::spec::PowerState>::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            power_state: cx.object(&self.power_state, &path.field("powerState")),
             availability_zones: cx
-                .copy(
-                    self.availability_zones.as_ref(),
-                    &path.field("availabilityZones"),
-                ),
+                .copy(&self.availability_zones, &path.field("availabilityZones")),
             enable_node_public_ip: cx
-                .copy(
-                    self.enable_node_public_ip.as_ref(),
-                    &path.field("enableNodePublicIP"),
-                ),
+                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
             node_public_ip_prefix_id: cx
                 .copy(
-                    self.node_public_ip_prefix_id.as_ref(),
+                    &self.node_public_ip_prefix_id,
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
@@ -9221,34 +6523,26 @@ for hub::spec::ManagedClusterAgentPoolProfile {
                     &path.field("spotMaxPrice"),
                     |value, _, _| armgen_runtime::hub::widen(*value),
                 ),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),
-            node_taints: cx.copy(self.node_taints.as_ref(), &path.field("nodeTaints")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
+            node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
                 .copy(
-                    self.proximity_placement_group_id.as_ref(),
+                    &self.proximity_placement_group_id,
                     &path.field("proximityPlacementGroupID"),
                 ),
             kubelet_config: cx
-                .convert(
-                    self.kubelet_config.as_ref(),
-                    &path.field("kubeletConfig"),
-                    armgen_runtime::hub::Convert::<spoke::spec::KubeletConfig>::convert,
-                ),
+                .object(&self.kubelet_config, &path.field("kubeletConfig")),
             linux_os_config: cx
-                .convert(
-                    self.linux_os_config.as_ref(),
-                    &path.field("linuxOSConfig"),
-                    armgen_runtime::hub::Convert::<spoke::spec::LinuxOsConfig>::convert,
-                ),
+                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
             enable_encryption_at_host: cx
                 .copy(
-                    self.enable_encryption_at_host.as_ref(),
+                    &self.enable_encryption_at_host,
                     &path.field("enableEncryptionAtHost"),
                 ),
             enable_ultra_ssd: cx
-                .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
-            enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
+                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+            enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
             gpu_instance_profile: cx
                 .spelled(
                     self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
@@ -9258,44 +6552,20 @@ for hub::spec::ManagedClusterAgentPoolProfile {
                     ),
                     spoke::arm::GpuInstanceProfile::as_str,
                 ),
-            creation_data: cx
-                .convert(
-                    self.creation_data.as_ref(),
-                    &path.field("creationData"),
-                    armgen_runtime::hub::Convert::<spoke::spec::CreationData>::convert,
-                ),
+            creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
                 .copy(
-                    self.capacity_reservation_group_id.as_ref(),
+                    &self.capacity_reservation_group_id,
                     &path.field("capacityReservationGroupID"),
                 ),
-            host_group_id: cx
-                .copy(self.host_group_id.as_ref(), &path.field("hostGroupID")),
+            host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AgentPoolNetworkProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AgentPoolWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AgentPoolSecurityProfile,
-                    >::convert,
-                ),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
+                .object(&self.security_profile, &path.field("securityProfile")),
+            name: cx.copy(&self.name, &path.field("name")),
         }
     }
 }
@@ -9318,28 +6588,10 @@ for spoke::spec::ManagedClusterIdentity {
                     hub::arm::ResourceIdentityType::as_str,
                 ),
             delegated_resources: cx
-                .convert(
-                    self.delegated_resources.as_ref(),
-                    &path.field("delegatedResources"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        hub::spec::DelegatedResource,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.delegated_resources, &path.field("delegatedResources")),
             user_assigned_identities: cx
                 .copy(
-                    self.user_assigned_identities.as_ref(),
+                    &self.user_assigned_identities,
                     &path.field("userAssignedIdentities"),
                 ),
         }
@@ -9365,28 +6617,10 @@ for hub::spec::ManagedClusterIdentity {
                     |value: &spoke::arm::ResourceIdentityType| value.as_str(),
                 ),
             delegated_resources: cx
-                .convert(
-                    self.delegated_resources.as_ref(),
-                    &path.field("delegatedResources"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        spoke::spec::DelegatedResource,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.delegated_resources, &path.field("delegatedResources")),
             user_assigned_identities: cx
                 .copy(
-                    self.user_assigned_identities.as_ref(),
+                    &self.user_assigned_identities,
                     &path.field("userAssignedIdentities"),
                 ),
         }
@@ -9401,11 +6635,11 @@ for spoke::spec::DelegatedResource {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::DelegatedResource {
         hub::spec::DelegatedResource {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
             referral_resource: cx
-                .copy(self.referral_resource.as_ref(), &path.field("referralResource")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
+                .copy(&self.referral_resource, &path.field("referralResource")),
+            location: cx.copy(&self.location, &path.field("location")),
         }
     }
 }
@@ -9418,11 +6652,11 @@ for hub::spec::DelegatedResource {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::DelegatedResource {
         spoke::spec::DelegatedResource {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
             referral_resource: cx
-                .copy(self.referral_resource.as_ref(), &path.field("referralResource")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
+                .copy(&self.referral_resource, &path.field("referralResource")),
+            location: cx.copy(&self.location, &path.field("location")),
         }
     }
 }
@@ -9435,7 +6669,7 @@ for spoke::spec::ExtendedLocation {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ExtendedLocation {
         hub::spec::ExtendedLocation {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
+            name: cx.copy(&self.name, &path.field("name")),
             r#type: cx
                 .spelled(
                     self.r#type.as_ref().map(|value| value.as_str()),
@@ -9457,7 +6691,7 @@ for hub::spec::ExtendedLocation {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ExtendedLocation {
         spoke::spec::ExtendedLocation {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
+            name: cx.copy(&self.name, &path.field("name")),
             r#type: cx
                 .spelled(
                     self.r#type.as_ref().map(|value| value.as_str()),

@@ -16,23 +16,15 @@ for spoke::PrivateEndpointConnectionSpec {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::PrivateEndpointConnectionSpec {
         hub::PrivateEndpointConnectionSpec {
-            azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
-            owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
-            operator_spec: cx
-                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
+            azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
+            owner: cx.copy(&self.owner, &path.field("owner")),
+            operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
             private_endpoint: cx
-                .convert(
-                    self.private_endpoint.as_ref(),
-                    &path.field("privateEndpoint"),
-                    armgen_runtime::hub::Convert::<hub::spec::PrivateEndpoint>::convert,
-                ),
+                .object(&self.private_endpoint, &path.field("privateEndpoint")),
             private_link_service_connection_state: cx
-                .convert(
-                    self.private_link_service_connection_state.as_ref(),
+                .object(
+                    &self.private_link_service_connection_state,
                     &path.field("privateLinkServiceConnectionState"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::PrivateLinkServiceConnectionState,
-                    >::convert,
                 ),
         }
     }
@@ -46,23 +38,15 @@ for hub::PrivateEndpointConnectionSpec {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::PrivateEndpointConnectionSpec {
         spoke::PrivateEndpointConnectionSpec {
-            azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
-            owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
-            operator_spec: cx
-                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
+            azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
+            owner: cx.copy(&self.owner, &path.field("owner")),
+            operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
             private_endpoint: cx
-                .convert(
-                    self.private_endpoint.as_ref(),
-                    &path.field("privateEndpoint"),
-                    armgen_runtime::hub::Convert::<spoke::spec::PrivateEndpoint>::convert,
-                ),
+                .object(&self.private_endpoint, &path.field("privateEndpoint")),
             private_link_service_connection_state: cx
-                .convert(
-                    self.private_link_service_connection_state.as_ref(),
+                .object(
+                    &self.private_link_service_connection_state,
                     &path.field("privateLinkServiceConnectionState"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::PrivateLinkServiceConnectionState,
-                    >::convert,
                 ),
         }
     }
@@ -76,9 +60,9 @@ for spoke::PrivateEndpointConnectionStatus {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::PrivateEndpointConnectionStatus {
         hub::PrivateEndpointConnectionStatus {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
             provisioning_state: cx
                 .spelled(
                     self.provisioning_state.as_ref().map(|value| value.as_str()),
@@ -91,22 +75,15 @@ for spoke::PrivateEndpointConnectionStatus {
                     hub::arm::PrivateEndpointConnectionProvisioningState::as_str,
                 ),
             private_endpoint: cx
-                .convert(
-                    self.private_endpoint.as_ref(),
-                    &path.field("privateEndpoint"),
-                    armgen_runtime::hub::Convert::<hub::status::PrivateEndpoint>::convert,
-                ),
+                .object(&self.private_endpoint, &path.field("privateEndpoint")),
             private_link_service_connection_state: cx
-                .convert(
-                    self.private_link_service_connection_state.as_ref(),
+                .object(
+                    &self.private_link_service_connection_state,
                     &path.field("privateLinkServiceConnectionState"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::PrivateLinkServiceConnectionState,
-                    >::convert,
                 ),
-            conditions: cx.copy(self.conditions.as_ref(), &path.field("conditions")),
+            conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx
-                .copy(self.operator_status.as_ref(), &path.field("operatorStatus")),
+                .copy(&self.operator_status, &path.field("operatorStatus")),
             system_data: cx.restore(&path.field("systemData")),
         }
     }
@@ -119,11 +96,11 @@ for hub::PrivateEndpointConnectionStatus {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::PrivateEndpointConnectionStatus {
-        cx.keep(self.system_data.as_ref(), &path.field("systemData"));
+        cx.keep(&self.system_data, &path.field("systemData"));
         spoke::PrivateEndpointConnectionStatus {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
             provisioning_state: cx
                 .spelled(
                     self.provisioning_state.as_ref().map(|value| value.as_str()),
@@ -136,24 +113,15 @@ for hub::PrivateEndpointConnectionStatus {
                     spoke::arm::PrivateEndpointConnectionProvisioningState::as_str,
                 ),
             private_endpoint: cx
-                .convert(
-                    self.private_endpoint.as_ref(),
-                    &path.field("privateEndpoint"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::PrivateEndpoint,
-                    >::convert,
-                ),
+                .object(&self.private_endpoint, &path.field("privateEndpoint")),
             private_link_service_connection_state: cx
-                .convert(
-                    self.private_link_service_connection_state.as_ref(),
+                .object(
+                    &self.private_link_service_connection_state,
                     &path.field("privateLinkServiceConnectionState"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::PrivateLinkServiceConnectionState,
-                    >::convert,
                 ),
-            conditions: cx.copy(self.conditions.as_ref(), &path.field("conditions")),
+            conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx
-                .copy(self.operator_status.as_ref(), &path.field("operatorStatus")),
+                .copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
@@ -232,7 +200,7 @@ for spoke::status::PrivateLinkServiceConnectionState {
                     |value| Some(hub::arm::ConnectionStatus::from(value.to_string())),
                     hub::arm::ConnectionStatus::as_str,
                 ),
-            description: cx.copy(self.description.as_ref(), &path.field("description")),
+            description: cx.copy(&self.description, &path.field("description")),
         }
     }
 }
@@ -252,7 +220,7 @@ for hub::status::PrivateLinkServiceConnectionState {
                     |value| Some(spoke::arm::ConnectionStatus::from(value.to_string())),
                     spoke::arm::ConnectionStatus::as_str,
                 ),
-            description: cx.copy(self.description.as_ref(), &path.field("description")),
+            description: cx.copy(&self.description, &path.field("description")),
         }
     }
 }
@@ -265,7 +233,7 @@ for spoke::status::PrivateEndpoint {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::PrivateEndpoint {
         hub::status::PrivateEndpoint {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
+            id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
@@ -278,7 +246,7 @@ for hub::status::PrivateEndpoint {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::PrivateEndpoint {
         spoke::status::PrivateEndpoint {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
+            id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
@@ -298,7 +266,7 @@ for spoke::spec::PrivateLinkServiceConnectionState {
                     |value| Some(hub::arm::ConnectionStatus::from(value.to_string())),
                     hub::arm::ConnectionStatus::as_str,
                 ),
-            description: cx.copy(self.description.as_ref(), &path.field("description")),
+            description: cx.copy(&self.description, &path.field("description")),
         }
     }
 }
@@ -318,7 +286,7 @@ for hub::spec::PrivateLinkServiceConnectionState {
                     |value| Some(spoke::arm::ConnectionStatus::from(value.to_string())),
                     spoke::arm::ConnectionStatus::as_str,
                 ),
-            description: cx.copy(self.description.as_ref(), &path.field("description")),
+            description: cx.copy(&self.description, &path.field("description")),
         }
     }
 }
@@ -331,7 +299,7 @@ for spoke::spec::PrivateEndpoint {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::PrivateEndpoint {
         hub::spec::PrivateEndpoint {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
+            id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
@@ -344,7 +312,7 @@ for hub::spec::PrivateEndpoint {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::PrivateEndpoint {
         spoke::spec::PrivateEndpoint {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
+            id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }

@@ -16,9 +16,9 @@ for spoke::status::AgentPoolSecurityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::AgentPoolSecurityProfile {
         hub::status::AgentPoolSecurityProfile {
-            enable_vtpm: cx.copy(self.enable_vtpm.as_ref(), &path.field("enableVTPM")),
+            enable_vtpm: cx.copy(&self.enable_vtpm, &path.field("enableVTPM")),
             enable_secure_boot: cx
-                .copy(self.enable_secure_boot.as_ref(), &path.field("enableSecureBoot")),
+                .copy(&self.enable_secure_boot, &path.field("enableSecureBoot")),
             ssh_access: cx.restore(&path.field("sshAccess")),
         }
     }
@@ -31,11 +31,11 @@ for hub::status::AgentPoolSecurityProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::AgentPoolSecurityProfile {
-        cx.keep(self.ssh_access.as_ref(), &path.field("sshAccess"));
+        cx.keep(&self.ssh_access, &path.field("sshAccess"));
         spoke::status::AgentPoolSecurityProfile {
-            enable_vtpm: cx.copy(self.enable_vtpm.as_ref(), &path.field("enableVTPM")),
+            enable_vtpm: cx.copy(&self.enable_vtpm, &path.field("enableVTPM")),
             enable_secure_boot: cx
-                .copy(self.enable_secure_boot.as_ref(), &path.field("enableSecureBoot")),
+                .copy(&self.enable_secure_boot, &path.field("enableSecureBoot")),
         }
     }
 }
@@ -49,10 +49,7 @@ for spoke::status::AgentPoolWindowsProfile {
     ) -> hub::status::AgentPoolWindowsProfile {
         hub::status::AgentPoolWindowsProfile {
             disable_outbound_nat: cx
-                .copy(
-                    self.disable_outbound_nat.as_ref(),
-                    &path.field("disableOutboundNat"),
-                ),
+                .copy(&self.disable_outbound_nat, &path.field("disableOutboundNat")),
         }
     }
 }
@@ -66,10 +63,7 @@ for hub::status::AgentPoolWindowsProfile {
     ) -> spoke::status::AgentPoolWindowsProfile {
         spoke::status::AgentPoolWindowsProfile {
             disable_outbound_nat: cx
-                .copy(
-                    self.disable_outbound_nat.as_ref(),
-                    &path.field("disableOutboundNat"),
-                ),
+                .copy(&self.disable_outbound_nat, &path.field("disableOutboundNat")),
         }
     }
 }
@@ -83,44 +77,12 @@ for spoke::status::AgentPoolNetworkProfile {
     ) -> hub::status::AgentPoolNetworkProfile {
         hub::status::AgentPoolNetworkProfile {
             node_public_ip_tags: cx
-                .convert(
-                    self.node_public_ip_tags.as_ref(),
-                    &path.field("nodePublicIPTags"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::IpTag,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.node_public_ip_tags, &path.field("nodePublicIPTags")),
             allowed_host_ports: cx
-                .convert(
-                    self.allowed_host_ports.as_ref(),
-                    &path.field("allowedHostPorts"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::PortRange,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.allowed_host_ports, &path.field("allowedHostPorts")),
             application_security_groups: cx
                 .copy(
-                    self.application_security_groups.as_ref(),
+                    &self.application_security_groups,
                     &path.field("applicationSecurityGroups"),
                 ),
             dranet: cx.restore(&path.field("dranet")),
@@ -135,47 +97,15 @@ for hub::status::AgentPoolNetworkProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::AgentPoolNetworkProfile {
-        cx.keep(self.dranet.as_ref(), &path.field("dranet"));
+        cx.keep(&self.dranet, &path.field("dranet"));
         spoke::status::AgentPoolNetworkProfile {
             node_public_ip_tags: cx
-                .convert(
-                    self.node_public_ip_tags.as_ref(),
-                    &path.field("nodePublicIPTags"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::IpTag,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.node_public_ip_tags, &path.field("nodePublicIPTags")),
             allowed_host_ports: cx
-                .convert(
-                    self.allowed_host_ports.as_ref(),
-                    &path.field("allowedHostPorts"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::PortRange,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.allowed_host_ports, &path.field("allowedHostPorts")),
             application_security_groups: cx
                 .copy(
-                    self.application_security_groups.as_ref(),
+                    &self.application_security_groups,
                     &path.field("applicationSecurityGroups"),
                 ),
         }
@@ -189,8 +119,8 @@ impl armgen_runtime::hub::Convert<hub::status::PortRange> for spoke::status::Por
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::PortRange {
         hub::status::PortRange {
-            port_start: cx.copy(self.port_start.as_ref(), &path.field("portStart")),
-            port_end: cx.copy(self.port_end.as_ref(), &path.field("portEnd")),
+            port_start: cx.copy(&self.port_start, &path.field("portStart")),
+            port_end: cx.copy(&self.port_end, &path.field("portEnd")),
             protocol: cx
                 .spelled(
                     self.protocol.as_ref().map(|value| value.as_str()),
@@ -209,8 +139,8 @@ impl armgen_runtime::hub::Convert<spoke::status::PortRange> for hub::status::Por
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::PortRange {
         spoke::status::PortRange {
-            port_start: cx.copy(self.port_start.as_ref(), &path.field("portStart")),
-            port_end: cx.copy(self.port_end.as_ref(), &path.field("portEnd")),
+            port_start: cx.copy(&self.port_start, &path.field("portStart")),
+            port_end: cx.copy(&self.port_end, &path.field("portEnd")),
             protocol: cx
                 .spelled(
                     self.protocol.as_ref().map(|value| value.as_str()),
@@ -229,8 +159,8 @@ impl armgen_runtime::hub::Convert<hub::status::IpTag> for spoke::status::IpTag {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::IpTag {
         hub::status::IpTag {
-            ip_tag_type: cx.copy(self.ip_tag_type.as_ref(), &path.field("ipTagType")),
-            tag: cx.copy(self.tag.as_ref(), &path.field("tag")),
+            ip_tag_type: cx.copy(&self.ip_tag_type, &path.field("ipTagType")),
+            tag: cx.copy(&self.tag, &path.field("tag")),
         }
     }
 }
@@ -242,8 +172,8 @@ impl armgen_runtime::hub::Convert<spoke::status::IpTag> for hub::status::IpTag {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::IpTag {
         spoke::status::IpTag {
-            ip_tag_type: cx.copy(self.ip_tag_type.as_ref(), &path.field("ipTagType")),
-            tag: cx.copy(self.tag.as_ref(), &path.field("tag")),
+            ip_tag_type: cx.copy(&self.ip_tag_type, &path.field("ipTagType")),
+            tag: cx.copy(&self.tag, &path.field("tag")),
         }
     }
 }
@@ -257,7 +187,7 @@ for spoke::status::CreationData {
     ) -> hub::status::CreationData {
         hub::status::CreationData {
             source_resource_id: cx
-                .copy(self.source_resource_id.as_ref(), &path.field("sourceResourceId")),
+                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
         }
     }
 }
@@ -271,7 +201,7 @@ for hub::status::CreationData {
     ) -> spoke::status::CreationData {
         spoke::status::CreationData {
             source_resource_id: cx
-                .copy(self.source_resource_id.as_ref(), &path.field("sourceResourceId")),
+                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
         }
     }
 }
@@ -284,24 +214,19 @@ for spoke::status::LinuxOsConfig {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::LinuxOsConfig {
         hub::status::LinuxOsConfig {
-            sysctls: cx
-                .convert(
-                    self.sysctls.as_ref(),
-                    &path.field("sysctls"),
-                    armgen_runtime::hub::Convert::<hub::status::SysctlConfig>::convert,
-                ),
+            sysctls: cx.object(&self.sysctls, &path.field("sysctls")),
             transparent_huge_page_enabled: cx
                 .copy(
-                    self.transparent_huge_page_enabled.as_ref(),
+                    &self.transparent_huge_page_enabled,
                     &path.field("transparentHugePageEnabled"),
                 ),
             transparent_huge_page_defrag: cx
                 .copy(
-                    self.transparent_huge_page_defrag.as_ref(),
+                    &self.transparent_huge_page_defrag,
                     &path.field("transparentHugePageDefrag"),
                 ),
             swap_file_size_mb: cx
-                .copy(self.swap_file_size_mb.as_ref(), &path.field("swapFileSizeMB")),
+                .copy(&self.swap_file_size_mb, &path.field("swapFileSizeMB")),
         }
     }
 }
@@ -314,24 +239,19 @@ for hub::status::LinuxOsConfig {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::LinuxOsConfig {
         spoke::status::LinuxOsConfig {
-            sysctls: cx
-                .convert(
-                    self.sysctls.as_ref(),
-                    &path.field("sysctls"),
-                    armgen_runtime::hub::Convert::<spoke::status::SysctlConfig>::convert,
-                ),
+            sysctls: cx.object(&self.sysctls, &path.field("sysctls")),
             transparent_huge_page_enabled: cx
                 .copy(
-                    self.transparent_huge_page_enabled.as_ref(),
+                    &self.transparent_huge_page_enabled,
                     &path.field("transparentHugePageEnabled"),
                 ),
             transparent_huge_page_defrag: cx
                 .copy(
-                    self.transparent_huge_page_defrag.as_ref(),
+                    &self.transparent_huge_page_defrag,
                     &path.field("transparentHugePageDefrag"),
                 ),
             swap_file_size_mb: cx
-                .copy(self.swap_file_size_mb.as_ref(), &path.field("swapFileSizeMB")),
+                .copy(&self.swap_file_size_mb, &path.field("swapFileSizeMB")),
         }
     }
 }
@@ -345,116 +265,99 @@ for spoke::status::SysctlConfig {
     ) -> hub::status::SysctlConfig {
         hub::status::SysctlConfig {
             net_core_somaxconn: cx
-                .copy(self.net_core_somaxconn.as_ref(), &path.field("netCoreSomaxconn")),
+                .copy(&self.net_core_somaxconn, &path.field("netCoreSomaxconn")),
             net_core_netdev_max_backlog: cx
                 .copy(
-                    self.net_core_netdev_max_backlog.as_ref(),
+                    &self.net_core_netdev_max_backlog,
                     &path.field("netCoreNetdevMaxBacklog"),
                 ),
             net_core_rmem_default: cx
-                .copy(
-                    self.net_core_rmem_default.as_ref(),
-                    &path.field("netCoreRmemDefault"),
-                ),
+                .copy(&self.net_core_rmem_default, &path.field("netCoreRmemDefault")),
             net_core_rmem_max: cx
-                .copy(self.net_core_rmem_max.as_ref(), &path.field("netCoreRmemMax")),
+                .copy(&self.net_core_rmem_max, &path.field("netCoreRmemMax")),
             net_core_wmem_default: cx
-                .copy(
-                    self.net_core_wmem_default.as_ref(),
-                    &path.field("netCoreWmemDefault"),
-                ),
+                .copy(&self.net_core_wmem_default, &path.field("netCoreWmemDefault")),
             net_core_wmem_max: cx
-                .copy(self.net_core_wmem_max.as_ref(), &path.field("netCoreWmemMax")),
+                .copy(&self.net_core_wmem_max, &path.field("netCoreWmemMax")),
             net_core_optmem_max: cx
-                .copy(
-                    self.net_core_optmem_max.as_ref(),
-                    &path.field("netCoreOptmemMax"),
-                ),
+                .copy(&self.net_core_optmem_max, &path.field("netCoreOptmemMax")),
             net_ipv4_tcp_max_syn_backlog: cx
                 .copy(
-                    self.net_ipv4_tcp_max_syn_backlog.as_ref(),
+                    &self.net_ipv4_tcp_max_syn_backlog,
                     &path.field("netIpv4TcpMaxSynBacklog"),
                 ),
             net_ipv4_tcp_max_tw_buckets: cx
                 .copy(
-                    self.net_ipv4_tcp_max_tw_buckets.as_ref(),
+                    &self.net_ipv4_tcp_max_tw_buckets,
                     &path.field("netIpv4TcpMaxTwBuckets"),
                 ),
             net_ipv4_tcp_fin_timeout: cx
                 .copy(
-                    self.net_ipv4_tcp_fin_timeout.as_ref(),
+                    &self.net_ipv4_tcp_fin_timeout,
                     &path.field("netIpv4TcpFinTimeout"),
                 ),
             net_ipv4_tcp_keepalive_time: cx
                 .copy(
-                    self.net_ipv4_tcp_keepalive_time.as_ref(),
+                    &self.net_ipv4_tcp_keepalive_time,
                     &path.field("netIpv4TcpKeepaliveTime"),
                 ),
             net_ipv4_tcp_keepalive_probes: cx
                 .copy(
-                    self.net_ipv4_tcp_keepalive_probes.as_ref(),
+                    &self.net_ipv4_tcp_keepalive_probes,
                     &path.field("netIpv4TcpKeepaliveProbes"),
                 ),
             net_ipv4_tcpkeepalive_intvl: cx
                 .copy(
-                    self.net_ipv4_tcpkeepalive_intvl.as_ref(),
+                    &self.net_ipv4_tcpkeepalive_intvl,
                     &path.field("netIpv4TcpkeepaliveIntvl"),
                 ),
             net_ipv4_tcp_tw_reuse: cx
-                .copy(
-                    self.net_ipv4_tcp_tw_reuse.as_ref(),
-                    &path.field("netIpv4TcpTwReuse"),
-                ),
+                .copy(&self.net_ipv4_tcp_tw_reuse, &path.field("netIpv4TcpTwReuse")),
             net_ipv4_ip_local_port_range: cx
                 .copy(
-                    self.net_ipv4_ip_local_port_range.as_ref(),
+                    &self.net_ipv4_ip_local_port_range,
                     &path.field("netIpv4IpLocalPortRange"),
                 ),
             net_ipv4_neigh_default_gc_thresh1: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh1.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh1,
                     &path.field("netIpv4NeighDefaultGcThresh1"),
                 ),
             net_ipv4_neigh_default_gc_thresh2: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh2.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh2,
                     &path.field("netIpv4NeighDefaultGcThresh2"),
                 ),
             net_ipv4_neigh_default_gc_thresh3: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh3.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh3,
                     &path.field("netIpv4NeighDefaultGcThresh3"),
                 ),
             net_netfilter_nf_conntrack_max: cx
                 .copy(
-                    self.net_netfilter_nf_conntrack_max.as_ref(),
+                    &self.net_netfilter_nf_conntrack_max,
                     &path.field("netNetfilterNfConntrackMax"),
                 ),
             net_netfilter_nf_conntrack_buckets: cx
                 .copy(
-                    self.net_netfilter_nf_conntrack_buckets.as_ref(),
+                    &self.net_netfilter_nf_conntrack_buckets,
                     &path.field("netNetfilterNfConntrackBuckets"),
                 ),
             fs_inotify_max_user_watches: cx
                 .copy(
-                    self.fs_inotify_max_user_watches.as_ref(),
+                    &self.fs_inotify_max_user_watches,
                     &path.field("fsInotifyMaxUserWatches"),
                 ),
-            fs_file_max: cx.copy(self.fs_file_max.as_ref(), &path.field("fsFileMax")),
-            fs_aio_max_nr: cx
-                .copy(self.fs_aio_max_nr.as_ref(), &path.field("fsAioMaxNr")),
-            fs_nr_open: cx.copy(self.fs_nr_open.as_ref(), &path.field("fsNrOpen")),
+            fs_file_max: cx.copy(&self.fs_file_max, &path.field("fsFileMax")),
+            fs_aio_max_nr: cx.copy(&self.fs_aio_max_nr, &path.field("fsAioMaxNr")),
+            fs_nr_open: cx.copy(&self.fs_nr_open, &path.field("fsNrOpen")),
             kernel_threads_max: cx
-                .copy(self.kernel_threads_max.as_ref(), &path.field("kernelThreadsMax")),
+                .copy(&self.kernel_threads_max, &path.field("kernelThreadsMax")),
             vm_max_map_count: cx
-                .copy(self.vm_max_map_count.as_ref(), &path.field("vmMaxMapCount")),
-            vm_swappiness: cx
-                .copy(self.vm_swappiness.as_ref(), &path.field("vmSwappiness")),
+                .copy(&self.vm_max_map_count, &path.field("vmMaxMapCount")),
+            vm_swappiness: cx.copy(&self.vm_swappiness, &path.field("vmSwappiness")),
             vm_vfs_cache_pressure: cx
-                .copy(
-                    self.vm_vfs_cache_pressure.as_ref(),
-                    &path.field("vmVfsCachePressure"),
-                ),
+                .copy(&self.vm_vfs_cache_pressure, &path.field("vmVfsCachePressure")),
         }
     }
 }
@@ -468,116 +371,99 @@ for hub::status::SysctlConfig {
     ) -> spoke::status::SysctlConfig {
         spoke::status::SysctlConfig {
             net_core_somaxconn: cx
-                .copy(self.net_core_somaxconn.as_ref(), &path.field("netCoreSomaxconn")),
+                .copy(&self.net_core_somaxconn, &path.field("netCoreSomaxconn")),
             net_core_netdev_max_backlog: cx
                 .copy(
-                    self.net_core_netdev_max_backlog.as_ref(),
+                    &self.net_core_netdev_max_backlog,
                     &path.field("netCoreNetdevMaxBacklog"),
                 ),
             net_core_rmem_default: cx
-                .copy(
-                    self.net_core_rmem_default.as_ref(),
-                    &path.field("netCoreRmemDefault"),
-                ),
+                .copy(&self.net_core_rmem_default, &path.field("netCoreRmemDefault")),
             net_core_rmem_max: cx
-                .copy(self.net_core_rmem_max.as_ref(), &path.field("netCoreRmemMax")),
+                .copy(&self.net_core_rmem_max, &path.field("netCoreRmemMax")),
             net_core_wmem_default: cx
-                .copy(
-                    self.net_core_wmem_default.as_ref(),
-                    &path.field("netCoreWmemDefault"),
-                ),
+                .copy(&self.net_core_wmem_default, &path.field("netCoreWmemDefault")),
             net_core_wmem_max: cx
-                .copy(self.net_core_wmem_max.as_ref(), &path.field("netCoreWmemMax")),
+                .copy(&self.net_core_wmem_max, &path.field("netCoreWmemMax")),
             net_core_optmem_max: cx
-                .copy(
-                    self.net_core_optmem_max.as_ref(),
-                    &path.field("netCoreOptmemMax"),
-                ),
+                .copy(&self.net_core_optmem_max, &path.field("netCoreOptmemMax")),
             net_ipv4_tcp_max_syn_backlog: cx
                 .copy(
-                    self.net_ipv4_tcp_max_syn_backlog.as_ref(),
+                    &self.net_ipv4_tcp_max_syn_backlog,
                     &path.field("netIpv4TcpMaxSynBacklog"),
                 ),
             net_ipv4_tcp_max_tw_buckets: cx
                 .copy(
-                    self.net_ipv4_tcp_max_tw_buckets.as_ref(),
+                    &self.net_ipv4_tcp_max_tw_buckets,
                     &path.field("netIpv4TcpMaxTwBuckets"),
                 ),
             net_ipv4_tcp_fin_timeout: cx
                 .copy(
-                    self.net_ipv4_tcp_fin_timeout.as_ref(),
+                    &self.net_ipv4_tcp_fin_timeout,
                     &path.field("netIpv4TcpFinTimeout"),
                 ),
             net_ipv4_tcp_keepalive_time: cx
                 .copy(
-                    self.net_ipv4_tcp_keepalive_time.as_ref(),
+                    &self.net_ipv4_tcp_keepalive_time,
                     &path.field("netIpv4TcpKeepaliveTime"),
                 ),
             net_ipv4_tcp_keepalive_probes: cx
                 .copy(
-                    self.net_ipv4_tcp_keepalive_probes.as_ref(),
+                    &self.net_ipv4_tcp_keepalive_probes,
                     &path.field("netIpv4TcpKeepaliveProbes"),
                 ),
             net_ipv4_tcpkeepalive_intvl: cx
                 .copy(
-                    self.net_ipv4_tcpkeepalive_intvl.as_ref(),
+                    &self.net_ipv4_tcpkeepalive_intvl,
                     &path.field("netIpv4TcpkeepaliveIntvl"),
                 ),
             net_ipv4_tcp_tw_reuse: cx
-                .copy(
-                    self.net_ipv4_tcp_tw_reuse.as_ref(),
-                    &path.field("netIpv4TcpTwReuse"),
-                ),
+                .copy(&self.net_ipv4_tcp_tw_reuse, &path.field("netIpv4TcpTwReuse")),
             net_ipv4_ip_local_port_range: cx
                 .copy(
-                    self.net_ipv4_ip_local_port_range.as_ref(),
+                    &self.net_ipv4_ip_local_port_range,
                     &path.field("netIpv4IpLocalPortRange"),
                 ),
             net_ipv4_neigh_default_gc_thresh1: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh1.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh1,
                     &path.field("netIpv4NeighDefaultGcThresh1"),
                 ),
             net_ipv4_neigh_default_gc_thresh2: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh2.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh2,
                     &path.field("netIpv4NeighDefaultGcThresh2"),
                 ),
             net_ipv4_neigh_default_gc_thresh3: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh3.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh3,
                     &path.field("netIpv4NeighDefaultGcThresh3"),
                 ),
             net_netfilter_nf_conntrack_max: cx
                 .copy(
-                    self.net_netfilter_nf_conntrack_max.as_ref(),
+                    &self.net_netfilter_nf_conntrack_max,
                     &path.field("netNetfilterNfConntrackMax"),
                 ),
             net_netfilter_nf_conntrack_buckets: cx
                 .copy(
-                    self.net_netfilter_nf_conntrack_buckets.as_ref(),
+                    &self.net_netfilter_nf_conntrack_buckets,
                     &path.field("netNetfilterNfConntrackBuckets"),
                 ),
             fs_inotify_max_user_watches: cx
                 .copy(
-                    self.fs_inotify_max_user_watches.as_ref(),
+                    &self.fs_inotify_max_user_watches,
                     &path.field("fsInotifyMaxUserWatches"),
                 ),
-            fs_file_max: cx.copy(self.fs_file_max.as_ref(), &path.field("fsFileMax")),
-            fs_aio_max_nr: cx
-                .copy(self.fs_aio_max_nr.as_ref(), &path.field("fsAioMaxNr")),
-            fs_nr_open: cx.copy(self.fs_nr_open.as_ref(), &path.field("fsNrOpen")),
+            fs_file_max: cx.copy(&self.fs_file_max, &path.field("fsFileMax")),
+            fs_aio_max_nr: cx.copy(&self.fs_aio_max_nr, &path.field("fsAioMaxNr")),
+            fs_nr_open: cx.copy(&self.fs_nr_open, &path.field("fsNrOpen")),
             kernel_threads_max: cx
-                .copy(self.kernel_threads_max.as_ref(), &path.field("kernelThreadsMax")),
+                .copy(&self.kernel_threads_max, &path.field("kernelThreadsMax")),
             vm_max_map_count: cx
-                .copy(self.vm_max_map_count.as_ref(), &path.field("vmMaxMapCount")),
-            vm_swappiness: cx
-                .copy(self.vm_swappiness.as_ref(), &path.field("vmSwappiness")),
+                .copy(&self.vm_max_map_count, &path.field("vmMaxMapCount")),
+            vm_swappiness: cx.copy(&self.vm_swappiness, &path.field("vmSwappiness")),
             vm_vfs_cache_pressure: cx
-                .copy(
-                    self.vm_vfs_cache_pressure.as_ref(),
-                    &path.field("vmVfsCachePressure"),
-                ),
+                .copy(&self.vm_vfs_cache_pressure, &path.field("vmVfsCachePressure")),
         }
     }
 }
@@ -591,46 +477,36 @@ for spoke::status::KubeletConfig {
     ) -> hub::status::KubeletConfig {
         hub::status::KubeletConfig {
             cpu_manager_policy: cx
-                .copy(self.cpu_manager_policy.as_ref(), &path.field("cpuManagerPolicy")),
-            cpu_cfs_quota: cx
-                .copy(self.cpu_cfs_quota.as_ref(), &path.field("cpuCfsQuota")),
+                .copy(&self.cpu_manager_policy, &path.field("cpuManagerPolicy")),
+            cpu_cfs_quota: cx.copy(&self.cpu_cfs_quota, &path.field("cpuCfsQuota")),
             cpu_cfs_quota_period: cx
-                .copy(
-                    self.cpu_cfs_quota_period.as_ref(),
-                    &path.field("cpuCfsQuotaPeriod"),
-                ),
+                .copy(&self.cpu_cfs_quota_period, &path.field("cpuCfsQuotaPeriod")),
             image_gc_high_threshold: cx
                 .copy(
-                    self.image_gc_high_threshold.as_ref(),
+                    &self.image_gc_high_threshold,
                     &path.field("imageGcHighThreshold"),
                 ),
             image_gc_low_threshold: cx
-                .copy(
-                    self.image_gc_low_threshold.as_ref(),
-                    &path.field("imageGcLowThreshold"),
-                ),
+                .copy(&self.image_gc_low_threshold, &path.field("imageGcLowThreshold")),
             topology_manager_policy: cx
                 .copy(
-                    self.topology_manager_policy.as_ref(),
+                    &self.topology_manager_policy,
                     &path.field("topologyManagerPolicy"),
                 ),
             allowed_unsafe_sysctls: cx
-                .copy(
-                    self.allowed_unsafe_sysctls.as_ref(),
-                    &path.field("allowedUnsafeSysctls"),
-                ),
-            fail_swap_on: cx.copy(self.fail_swap_on.as_ref(), &path.field("failSwapOn")),
+                .copy(&self.allowed_unsafe_sysctls, &path.field("allowedUnsafeSysctls")),
+            fail_swap_on: cx.copy(&self.fail_swap_on, &path.field("failSwapOn")),
             container_log_max_size_mb: cx
                 .copy(
-                    self.container_log_max_size_mb.as_ref(),
+                    &self.container_log_max_size_mb,
                     &path.field("containerLogMaxSizeMB"),
                 ),
             container_log_max_files: cx
                 .copy(
-                    self.container_log_max_files.as_ref(),
+                    &self.container_log_max_files,
                     &path.field("containerLogMaxFiles"),
                 ),
-            pod_max_pids: cx.copy(self.pod_max_pids.as_ref(), &path.field("podMaxPids")),
+            pod_max_pids: cx.copy(&self.pod_max_pids, &path.field("podMaxPids")),
         }
     }
 }
@@ -644,46 +520,36 @@ for hub::status::KubeletConfig {
     ) -> spoke::status::KubeletConfig {
         spoke::status::KubeletConfig {
             cpu_manager_policy: cx
-                .copy(self.cpu_manager_policy.as_ref(), &path.field("cpuManagerPolicy")),
-            cpu_cfs_quota: cx
-                .copy(self.cpu_cfs_quota.as_ref(), &path.field("cpuCfsQuota")),
+                .copy(&self.cpu_manager_policy, &path.field("cpuManagerPolicy")),
+            cpu_cfs_quota: cx.copy(&self.cpu_cfs_quota, &path.field("cpuCfsQuota")),
             cpu_cfs_quota_period: cx
-                .copy(
-                    self.cpu_cfs_quota_period.as_ref(),
-                    &path.field("cpuCfsQuotaPeriod"),
-                ),
+                .copy(&self.cpu_cfs_quota_period, &path.field("cpuCfsQuotaPeriod")),
             image_gc_high_threshold: cx
                 .copy(
-                    self.image_gc_high_threshold.as_ref(),
+                    &self.image_gc_high_threshold,
                     &path.field("imageGcHighThreshold"),
                 ),
             image_gc_low_threshold: cx
-                .copy(
-                    self.image_gc_low_threshold.as_ref(),
-                    &path.field("imageGcLowThreshold"),
-                ),
+                .copy(&self.image_gc_low_threshold, &path.field("imageGcLowThreshold")),
             topology_manager_policy: cx
                 .copy(
-                    self.topology_manager_policy.as_ref(),
+                    &self.topology_manager_policy,
                     &path.field("topologyManagerPolicy"),
                 ),
             allowed_unsafe_sysctls: cx
-                .copy(
-                    self.allowed_unsafe_sysctls.as_ref(),
-                    &path.field("allowedUnsafeSysctls"),
-                ),
-            fail_swap_on: cx.copy(self.fail_swap_on.as_ref(), &path.field("failSwapOn")),
+                .copy(&self.allowed_unsafe_sysctls, &path.field("allowedUnsafeSysctls")),
+            fail_swap_on: cx.copy(&self.fail_swap_on, &path.field("failSwapOn")),
             container_log_max_size_mb: cx
                 .copy(
-                    self.container_log_max_size_mb.as_ref(),
+                    &self.container_log_max_size_mb,
                     &path.field("containerLogMaxSizeMB"),
                 ),
             container_log_max_files: cx
                 .copy(
-                    self.container_log_max_files.as_ref(),
+                    &self.container_log_max_files,
                     &path.field("containerLogMaxFiles"),
                 ),
-            pod_max_pids: cx.copy(self.pod_max_pids.as_ref(), &path.field("podMaxPids")),
+            pod_max_pids: cx.copy(&self.pod_max_pids, &path.field("podMaxPids")),
         }
     }
 }
@@ -696,15 +562,15 @@ for spoke::status::AgentPoolUpgradeSettings {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::AgentPoolUpgradeSettings {
         hub::status::AgentPoolUpgradeSettings {
-            max_surge: cx.copy(self.max_surge.as_ref(), &path.field("maxSurge")),
+            max_surge: cx.copy(&self.max_surge, &path.field("maxSurge")),
             drain_timeout_in_minutes: cx
                 .copy(
-                    self.drain_timeout_in_minutes.as_ref(),
+                    &self.drain_timeout_in_minutes,
                     &path.field("drainTimeoutInMinutes"),
                 ),
             node_soak_duration_in_minutes: cx
                 .copy(
-                    self.node_soak_duration_in_minutes.as_ref(),
+                    &self.node_soak_duration_in_minutes,
                     &path.field("nodeSoakDurationInMinutes"),
                 ),
             max_unavailable: cx.restore(&path.field("maxUnavailable")),
@@ -720,21 +586,18 @@ for hub::status::AgentPoolUpgradeSettings {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::AgentPoolUpgradeSettings {
-        cx.keep(self.max_unavailable.as_ref(), &path.field("maxUnavailable"));
-        cx.keep(
-            self.undrainable_node_behavior.as_ref(),
-            &path.field("undrainableNodeBehavior"),
-        );
+        cx.keep(&self.max_unavailable, &path.field("maxUnavailable"));
+        cx.keep(&self.undrainable_node_behavior, &path.field("undrainableNodeBehavior"));
         spoke::status::AgentPoolUpgradeSettings {
-            max_surge: cx.copy(self.max_surge.as_ref(), &path.field("maxSurge")),
+            max_surge: cx.copy(&self.max_surge, &path.field("maxSurge")),
             drain_timeout_in_minutes: cx
                 .copy(
-                    self.drain_timeout_in_minutes.as_ref(),
+                    &self.drain_timeout_in_minutes,
                     &path.field("drainTimeoutInMinutes"),
                 ),
             node_soak_duration_in_minutes: cx
                 .copy(
-                    self.node_soak_duration_in_minutes.as_ref(),
+                    &self.node_soak_duration_in_minutes,
                     &path.field("nodeSoakDurationInMinutes"),
                 ),
         }
@@ -749,9 +612,9 @@ for spoke::spec::AgentPoolSecurityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::AgentPoolSecurityProfile {
         hub::spec::AgentPoolSecurityProfile {
-            enable_vtpm: cx.copy(self.enable_vtpm.as_ref(), &path.field("enableVTPM")),
+            enable_vtpm: cx.copy(&self.enable_vtpm, &path.field("enableVTPM")),
             enable_secure_boot: cx
-                .copy(self.enable_secure_boot.as_ref(), &path.field("enableSecureBoot")),
+                .copy(&self.enable_secure_boot, &path.field("enableSecureBoot")),
             ssh_access: cx.restore(&path.field("sshAccess")),
         }
     }
@@ -764,11 +627,11 @@ for hub::spec::AgentPoolSecurityProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::AgentPoolSecurityProfile {
-        cx.keep(self.ssh_access.as_ref(), &path.field("sshAccess"));
+        cx.keep(&self.ssh_access, &path.field("sshAccess"));
         spoke::spec::AgentPoolSecurityProfile {
-            enable_vtpm: cx.copy(self.enable_vtpm.as_ref(), &path.field("enableVTPM")),
+            enable_vtpm: cx.copy(&self.enable_vtpm, &path.field("enableVTPM")),
             enable_secure_boot: cx
-                .copy(self.enable_secure_boot.as_ref(), &path.field("enableSecureBoot")),
+                .copy(&self.enable_secure_boot, &path.field("enableSecureBoot")),
         }
     }
 }
@@ -782,10 +645,7 @@ for spoke::spec::AgentPoolWindowsProfile {
     ) -> hub::spec::AgentPoolWindowsProfile {
         hub::spec::AgentPoolWindowsProfile {
             disable_outbound_nat: cx
-                .copy(
-                    self.disable_outbound_nat.as_ref(),
-                    &path.field("disableOutboundNat"),
-                ),
+                .copy(&self.disable_outbound_nat, &path.field("disableOutboundNat")),
         }
     }
 }
@@ -799,10 +659,7 @@ for hub::spec::AgentPoolWindowsProfile {
     ) -> spoke::spec::AgentPoolWindowsProfile {
         spoke::spec::AgentPoolWindowsProfile {
             disable_outbound_nat: cx
-                .copy(
-                    self.disable_outbound_nat.as_ref(),
-                    &path.field("disableOutboundNat"),
-                ),
+                .copy(&self.disable_outbound_nat, &path.field("disableOutboundNat")),
         }
     }
 }
@@ -816,44 +673,12 @@ for spoke::spec::AgentPoolNetworkProfile {
     ) -> hub::spec::AgentPoolNetworkProfile {
         hub::spec::AgentPoolNetworkProfile {
             node_public_ip_tags: cx
-                .convert(
-                    self.node_public_ip_tags.as_ref(),
-                    &path.field("nodePublicIPTags"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::IpTag,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.node_public_ip_tags, &path.field("nodePublicIPTags")),
             allowed_host_ports: cx
-                .convert(
-                    self.allowed_host_ports.as_ref(),
-                    &path.field("allowedHostPorts"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::PortRange,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.allowed_host_ports, &path.field("allowedHostPorts")),
             application_security_groups: cx
                 .copy(
-                    self.application_security_groups.as_ref(),
+                    &self.application_security_groups,
                     &path.field("applicationSecurityGroups"),
                 ),
             dranet: cx.restore(&path.field("dranet")),
@@ -868,47 +693,15 @@ for hub::spec::AgentPoolNetworkProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::AgentPoolNetworkProfile {
-        cx.keep(self.dranet.as_ref(), &path.field("dranet"));
+        cx.keep(&self.dranet, &path.field("dranet"));
         spoke::spec::AgentPoolNetworkProfile {
             node_public_ip_tags: cx
-                .convert(
-                    self.node_public_ip_tags.as_ref(),
-                    &path.field("nodePublicIPTags"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::IpTag,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.node_public_ip_tags, &path.field("nodePublicIPTags")),
             allowed_host_ports: cx
-                .convert(
-                    self.allowed_host_ports.as_ref(),
-                    &path.field("allowedHostPorts"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::PortRange,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.allowed_host_ports, &path.field("allowedHostPorts")),
             application_security_groups: cx
                 .copy(
-                    self.application_security_groups.as_ref(),
+                    &self.application_security_groups,
                     &path.field("applicationSecurityGroups"),
                 ),
         }
@@ -922,8 +715,8 @@ impl armgen_runtime::hub::Convert<hub::spec::PortRange> for spoke::spec::PortRan
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::PortRange {
         hub::spec::PortRange {
-            port_start: cx.copy(self.port_start.as_ref(), &path.field("portStart")),
-            port_end: cx.copy(self.port_end.as_ref(), &path.field("portEnd")),
+            port_start: cx.copy(&self.port_start, &path.field("portStart")),
+            port_end: cx.copy(&self.port_end, &path.field("portEnd")),
             protocol: cx
                 .spelled(
                     self.protocol.as_ref().map(|value| value.as_str()),
@@ -942,8 +735,8 @@ impl armgen_runtime::hub::Convert<spoke::spec::PortRange> for hub::spec::PortRan
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::PortRange {
         spoke::spec::PortRange {
-            port_start: cx.copy(self.port_start.as_ref(), &path.field("portStart")),
-            port_end: cx.copy(self.port_end.as_ref(), &path.field("portEnd")),
+            port_start: cx.copy(&self.port_start, &path.field("portStart")),
+            port_end: cx.copy(&self.port_end, &path.field("portEnd")),
             protocol: cx
                 .spelled(
                     self.protocol.as_ref().map(|value| value.as_str()),
@@ -962,8 +755,8 @@ impl armgen_runtime::hub::Convert<hub::spec::IpTag> for spoke::spec::IpTag {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::IpTag {
         hub::spec::IpTag {
-            ip_tag_type: cx.copy(self.ip_tag_type.as_ref(), &path.field("ipTagType")),
-            tag: cx.copy(self.tag.as_ref(), &path.field("tag")),
+            ip_tag_type: cx.copy(&self.ip_tag_type, &path.field("ipTagType")),
+            tag: cx.copy(&self.tag, &path.field("tag")),
         }
     }
 }
@@ -975,8 +768,8 @@ impl armgen_runtime::hub::Convert<spoke::spec::IpTag> for hub::spec::IpTag {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::IpTag {
         spoke::spec::IpTag {
-            ip_tag_type: cx.copy(self.ip_tag_type.as_ref(), &path.field("ipTagType")),
-            tag: cx.copy(self.tag.as_ref(), &path.field("tag")),
+            ip_tag_type: cx.copy(&self.ip_tag_type, &path.field("ipTagType")),
+            tag: cx.copy(&self.tag, &path.field("tag")),
         }
     }
 }
@@ -990,7 +783,7 @@ for spoke::spec::CreationData {
     ) -> hub::spec::CreationData {
         hub::spec::CreationData {
             source_resource_id: cx
-                .copy(self.source_resource_id.as_ref(), &path.field("sourceResourceId")),
+                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
         }
     }
 }
@@ -1004,7 +797,7 @@ for hub::spec::CreationData {
     ) -> spoke::spec::CreationData {
         spoke::spec::CreationData {
             source_resource_id: cx
-                .copy(self.source_resource_id.as_ref(), &path.field("sourceResourceId")),
+                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
         }
     }
 }
@@ -1017,24 +810,19 @@ for spoke::spec::LinuxOsConfig {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::LinuxOsConfig {
         hub::spec::LinuxOsConfig {
-            sysctls: cx
-                .convert(
-                    self.sysctls.as_ref(),
-                    &path.field("sysctls"),
-                    armgen_runtime::hub::Convert::<hub::spec::SysctlConfig>::convert,
-                ),
+            sysctls: cx.object(&self.sysctls, &path.field("sysctls")),
             transparent_huge_page_enabled: cx
                 .copy(
-                    self.transparent_huge_page_enabled.as_ref(),
+                    &self.transparent_huge_page_enabled,
                     &path.field("transparentHugePageEnabled"),
                 ),
             transparent_huge_page_defrag: cx
                 .copy(
-                    self.transparent_huge_page_defrag.as_ref(),
+                    &self.transparent_huge_page_defrag,
                     &path.field("transparentHugePageDefrag"),
                 ),
             swap_file_size_mb: cx
-                .copy(self.swap_file_size_mb.as_ref(), &path.field("swapFileSizeMB")),
+                .copy(&self.swap_file_size_mb, &path.field("swapFileSizeMB")),
         }
     }
 }
@@ -1047,24 +835,19 @@ for hub::spec::LinuxOsConfig {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::LinuxOsConfig {
         spoke::spec::LinuxOsConfig {
-            sysctls: cx
-                .convert(
-                    self.sysctls.as_ref(),
-                    &path.field("sysctls"),
-                    armgen_runtime::hub::Convert::<spoke::spec::SysctlConfig>::convert,
-                ),
+            sysctls: cx.object(&self.sysctls, &path.field("sysctls")),
             transparent_huge_page_enabled: cx
                 .copy(
-                    self.transparent_huge_page_enabled.as_ref(),
+                    &self.transparent_huge_page_enabled,
                     &path.field("transparentHugePageEnabled"),
                 ),
             transparent_huge_page_defrag: cx
                 .copy(
-                    self.transparent_huge_page_defrag.as_ref(),
+                    &self.transparent_huge_page_defrag,
                     &path.field("transparentHugePageDefrag"),
                 ),
             swap_file_size_mb: cx
-                .copy(self.swap_file_size_mb.as_ref(), &path.field("swapFileSizeMB")),
+                .copy(&self.swap_file_size_mb, &path.field("swapFileSizeMB")),
         }
     }
 }
@@ -1078,116 +861,99 @@ for spoke::spec::SysctlConfig {
     ) -> hub::spec::SysctlConfig {
         hub::spec::SysctlConfig {
             net_core_somaxconn: cx
-                .copy(self.net_core_somaxconn.as_ref(), &path.field("netCoreSomaxconn")),
+                .copy(&self.net_core_somaxconn, &path.field("netCoreSomaxconn")),
             net_core_netdev_max_backlog: cx
                 .copy(
-                    self.net_core_netdev_max_backlog.as_ref(),
+                    &self.net_core_netdev_max_backlog,
                     &path.field("netCoreNetdevMaxBacklog"),
                 ),
             net_core_rmem_default: cx
-                .copy(
-                    self.net_core_rmem_default.as_ref(),
-                    &path.field("netCoreRmemDefault"),
-                ),
+                .copy(&self.net_core_rmem_default, &path.field("netCoreRmemDefault")),
             net_core_rmem_max: cx
-                .copy(self.net_core_rmem_max.as_ref(), &path.field("netCoreRmemMax")),
+                .copy(&self.net_core_rmem_max, &path.field("netCoreRmemMax")),
             net_core_wmem_default: cx
-                .copy(
-                    self.net_core_wmem_default.as_ref(),
-                    &path.field("netCoreWmemDefault"),
-                ),
+                .copy(&self.net_core_wmem_default, &path.field("netCoreWmemDefault")),
             net_core_wmem_max: cx
-                .copy(self.net_core_wmem_max.as_ref(), &path.field("netCoreWmemMax")),
+                .copy(&self.net_core_wmem_max, &path.field("netCoreWmemMax")),
             net_core_optmem_max: cx
-                .copy(
-                    self.net_core_optmem_max.as_ref(),
-                    &path.field("netCoreOptmemMax"),
-                ),
+                .copy(&self.net_core_optmem_max, &path.field("netCoreOptmemMax")),
             net_ipv4_tcp_max_syn_backlog: cx
                 .copy(
-                    self.net_ipv4_tcp_max_syn_backlog.as_ref(),
+                    &self.net_ipv4_tcp_max_syn_backlog,
                     &path.field("netIpv4TcpMaxSynBacklog"),
                 ),
             net_ipv4_tcp_max_tw_buckets: cx
                 .copy(
-                    self.net_ipv4_tcp_max_tw_buckets.as_ref(),
+                    &self.net_ipv4_tcp_max_tw_buckets,
                     &path.field("netIpv4TcpMaxTwBuckets"),
                 ),
             net_ipv4_tcp_fin_timeout: cx
                 .copy(
-                    self.net_ipv4_tcp_fin_timeout.as_ref(),
+                    &self.net_ipv4_tcp_fin_timeout,
                     &path.field("netIpv4TcpFinTimeout"),
                 ),
             net_ipv4_tcp_keepalive_time: cx
                 .copy(
-                    self.net_ipv4_tcp_keepalive_time.as_ref(),
+                    &self.net_ipv4_tcp_keepalive_time,
                     &path.field("netIpv4TcpKeepaliveTime"),
                 ),
             net_ipv4_tcp_keepalive_probes: cx
                 .copy(
-                    self.net_ipv4_tcp_keepalive_probes.as_ref(),
+                    &self.net_ipv4_tcp_keepalive_probes,
                     &path.field("netIpv4TcpKeepaliveProbes"),
                 ),
             net_ipv4_tcpkeepalive_intvl: cx
                 .copy(
-                    self.net_ipv4_tcpkeepalive_intvl.as_ref(),
+                    &self.net_ipv4_tcpkeepalive_intvl,
                     &path.field("netIpv4TcpkeepaliveIntvl"),
                 ),
             net_ipv4_tcp_tw_reuse: cx
-                .copy(
-                    self.net_ipv4_tcp_tw_reuse.as_ref(),
-                    &path.field("netIpv4TcpTwReuse"),
-                ),
+                .copy(&self.net_ipv4_tcp_tw_reuse, &path.field("netIpv4TcpTwReuse")),
             net_ipv4_ip_local_port_range: cx
                 .copy(
-                    self.net_ipv4_ip_local_port_range.as_ref(),
+                    &self.net_ipv4_ip_local_port_range,
                     &path.field("netIpv4IpLocalPortRange"),
                 ),
             net_ipv4_neigh_default_gc_thresh1: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh1.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh1,
                     &path.field("netIpv4NeighDefaultGcThresh1"),
                 ),
             net_ipv4_neigh_default_gc_thresh2: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh2.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh2,
                     &path.field("netIpv4NeighDefaultGcThresh2"),
                 ),
             net_ipv4_neigh_default_gc_thresh3: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh3.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh3,
                     &path.field("netIpv4NeighDefaultGcThresh3"),
                 ),
             net_netfilter_nf_conntrack_max: cx
                 .copy(
-                    self.net_netfilter_nf_conntrack_max.as_ref(),
+                    &self.net_netfilter_nf_conntrack_max,
                     &path.field("netNetfilterNfConntrackMax"),
                 ),
             net_netfilter_nf_conntrack_buckets: cx
                 .copy(
-                    self.net_netfilter_nf_conntrack_buckets.as_ref(),
+                    &self.net_netfilter_nf_conntrack_buckets,
                     &path.field("netNetfilterNfConntrackBuckets"),
                 ),
             fs_inotify_max_user_watches: cx
                 .copy(
-                    self.fs_inotify_max_user_watches.as_ref(),
+                    &self.fs_inotify_max_user_watches,
                     &path.field("fsInotifyMaxUserWatches"),
                 ),
-            fs_file_max: cx.copy(self.fs_file_max.as_ref(), &path.field("fsFileMax")),
-            fs_aio_max_nr: cx
-                .copy(self.fs_aio_max_nr.as_ref(), &path.field("fsAioMaxNr")),
-            fs_nr_open: cx.copy(self.fs_nr_open.as_ref(), &path.field("fsNrOpen")),
+            fs_file_max: cx.copy(&self.fs_file_max, &path.field("fsFileMax")),
+            fs_aio_max_nr: cx.copy(&self.fs_aio_max_nr, &path.field("fsAioMaxNr")),
+            fs_nr_open: cx.copy(&self.fs_nr_open, &path.field("fsNrOpen")),
             kernel_threads_max: cx
-                .copy(self.kernel_threads_max.as_ref(), &path.field("kernelThreadsMax")),
+                .copy(&self.kernel_threads_max, &path.field("kernelThreadsMax")),
             vm_max_map_count: cx
-                .copy(self.vm_max_map_count.as_ref(), &path.field("vmMaxMapCount")),
-            vm_swappiness: cx
-                .copy(self.vm_swappiness.as_ref(), &path.field("vmSwappiness")),
+                .copy(&self.vm_max_map_count, &path.field("vmMaxMapCount")),
+            vm_swappiness: cx.copy(&self.vm_swappiness, &path.field("vmSwappiness")),
             vm_vfs_cache_pressure: cx
-                .copy(
-                    self.vm_vfs_cache_pressure.as_ref(),
-                    &path.field("vmVfsCachePressure"),
-                ),
+                .copy(&self.vm_vfs_cache_pressure, &path.field("vmVfsCachePressure")),
         }
     }
 }
@@ -1201,116 +967,99 @@ for hub::spec::SysctlConfig {
     ) -> spoke::spec::SysctlConfig {
         spoke::spec::SysctlConfig {
             net_core_somaxconn: cx
-                .copy(self.net_core_somaxconn.as_ref(), &path.field("netCoreSomaxconn")),
+                .copy(&self.net_core_somaxconn, &path.field("netCoreSomaxconn")),
             net_core_netdev_max_backlog: cx
                 .copy(
-                    self.net_core_netdev_max_backlog.as_ref(),
+                    &self.net_core_netdev_max_backlog,
                     &path.field("netCoreNetdevMaxBacklog"),
                 ),
             net_core_rmem_default: cx
-                .copy(
-                    self.net_core_rmem_default.as_ref(),
-                    &path.field("netCoreRmemDefault"),
-                ),
+                .copy(&self.net_core_rmem_default, &path.field("netCoreRmemDefault")),
             net_core_rmem_max: cx
-                .copy(self.net_core_rmem_max.as_ref(), &path.field("netCoreRmemMax")),
+                .copy(&self.net_core_rmem_max, &path.field("netCoreRmemMax")),
             net_core_wmem_default: cx
-                .copy(
-                    self.net_core_wmem_default.as_ref(),
-                    &path.field("netCoreWmemDefault"),
-                ),
+                .copy(&self.net_core_wmem_default, &path.field("netCoreWmemDefault")),
             net_core_wmem_max: cx
-                .copy(self.net_core_wmem_max.as_ref(), &path.field("netCoreWmemMax")),
+                .copy(&self.net_core_wmem_max, &path.field("netCoreWmemMax")),
             net_core_optmem_max: cx
-                .copy(
-                    self.net_core_optmem_max.as_ref(),
-                    &path.field("netCoreOptmemMax"),
-                ),
+                .copy(&self.net_core_optmem_max, &path.field("netCoreOptmemMax")),
             net_ipv4_tcp_max_syn_backlog: cx
                 .copy(
-                    self.net_ipv4_tcp_max_syn_backlog.as_ref(),
+                    &self.net_ipv4_tcp_max_syn_backlog,
                     &path.field("netIpv4TcpMaxSynBacklog"),
                 ),
             net_ipv4_tcp_max_tw_buckets: cx
                 .copy(
-                    self.net_ipv4_tcp_max_tw_buckets.as_ref(),
+                    &self.net_ipv4_tcp_max_tw_buckets,
                     &path.field("netIpv4TcpMaxTwBuckets"),
                 ),
             net_ipv4_tcp_fin_timeout: cx
                 .copy(
-                    self.net_ipv4_tcp_fin_timeout.as_ref(),
+                    &self.net_ipv4_tcp_fin_timeout,
                     &path.field("netIpv4TcpFinTimeout"),
                 ),
             net_ipv4_tcp_keepalive_time: cx
                 .copy(
-                    self.net_ipv4_tcp_keepalive_time.as_ref(),
+                    &self.net_ipv4_tcp_keepalive_time,
                     &path.field("netIpv4TcpKeepaliveTime"),
                 ),
             net_ipv4_tcp_keepalive_probes: cx
                 .copy(
-                    self.net_ipv4_tcp_keepalive_probes.as_ref(),
+                    &self.net_ipv4_tcp_keepalive_probes,
                     &path.field("netIpv4TcpKeepaliveProbes"),
                 ),
             net_ipv4_tcpkeepalive_intvl: cx
                 .copy(
-                    self.net_ipv4_tcpkeepalive_intvl.as_ref(),
+                    &self.net_ipv4_tcpkeepalive_intvl,
                     &path.field("netIpv4TcpkeepaliveIntvl"),
                 ),
             net_ipv4_tcp_tw_reuse: cx
-                .copy(
-                    self.net_ipv4_tcp_tw_reuse.as_ref(),
-                    &path.field("netIpv4TcpTwReuse"),
-                ),
+                .copy(&self.net_ipv4_tcp_tw_reuse, &path.field("netIpv4TcpTwReuse")),
             net_ipv4_ip_local_port_range: cx
                 .copy(
-                    self.net_ipv4_ip_local_port_range.as_ref(),
+                    &self.net_ipv4_ip_local_port_range,
                     &path.field("netIpv4IpLocalPortRange"),
                 ),
             net_ipv4_neigh_default_gc_thresh1: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh1.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh1,
                     &path.field("netIpv4NeighDefaultGcThresh1"),
                 ),
             net_ipv4_neigh_default_gc_thresh2: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh2.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh2,
                     &path.field("netIpv4NeighDefaultGcThresh2"),
                 ),
             net_ipv4_neigh_default_gc_thresh3: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh3.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh3,
                     &path.field("netIpv4NeighDefaultGcThresh3"),
                 ),
             net_netfilter_nf_conntrack_max: cx
                 .copy(
-                    self.net_netfilter_nf_conntrack_max.as_ref(),
+                    &self.net_netfilter_nf_conntrack_max,
                     &path.field("netNetfilterNfConntrackMax"),
                 ),
             net_netfilter_nf_conntrack_buckets: cx
                 .copy(
-                    self.net_netfilter_nf_conntrack_buckets.as_ref(),
+                    &self.net_netfilter_nf_conntrack_buckets,
                     &path.field("netNetfilterNfConntrackBuckets"),
                 ),
             fs_inotify_max_user_watches: cx
                 .copy(
-                    self.fs_inotify_max_user_watches.as_ref(),
+                    &self.fs_inotify_max_user_watches,
                     &path.field("fsInotifyMaxUserWatches"),
                 ),
-            fs_file_max: cx.copy(self.fs_file_max.as_ref(), &path.field("fsFileMax")),
-            fs_aio_max_nr: cx
-                .copy(self.fs_aio_max_nr.as_ref(), &path.field("fsAioMaxNr")),
-            fs_nr_open: cx.copy(self.fs_nr_open.as_ref(), &path.field("fsNrOpen")),
+            fs_file_max: cx.copy(&self.fs_file_max, &path.field("fsFileMax")),
+            fs_aio_max_nr: cx.copy(&self.fs_aio_max_nr, &path.field("fsAioMaxNr")),
+            fs_nr_open: cx.copy(&self.fs_nr_open, &path.field("fsNrOpen")),
             kernel_threads_max: cx
-                .copy(self.kernel_threads_max.as_ref(), &path.field("kernelThreadsMax")),
+                .copy(&self.kernel_threads_max, &path.field("kernelThreadsMax")),
             vm_max_map_count: cx
-                .copy(self.vm_max_map_count.as_ref(), &path.field("vmMaxMapCount")),
-            vm_swappiness: cx
-                .copy(self.vm_swappiness.as_ref(), &path.field("vmSwappiness")),
+                .copy(&self.vm_max_map_count, &path.field("vmMaxMapCount")),
+            vm_swappiness: cx.copy(&self.vm_swappiness, &path.field("vmSwappiness")),
             vm_vfs_cache_pressure: cx
-                .copy(
-                    self.vm_vfs_cache_pressure.as_ref(),
-                    &path.field("vmVfsCachePressure"),
-                ),
+                .copy(&self.vm_vfs_cache_pressure, &path.field("vmVfsCachePressure")),
         }
     }
 }
@@ -1324,46 +1073,36 @@ for spoke::spec::KubeletConfig {
     ) -> hub::spec::KubeletConfig {
         hub::spec::KubeletConfig {
             cpu_manager_policy: cx
-                .copy(self.cpu_manager_policy.as_ref(), &path.field("cpuManagerPolicy")),
-            cpu_cfs_quota: cx
-                .copy(self.cpu_cfs_quota.as_ref(), &path.field("cpuCfsQuota")),
+                .copy(&self.cpu_manager_policy, &path.field("cpuManagerPolicy")),
+            cpu_cfs_quota: cx.copy(&self.cpu_cfs_quota, &path.field("cpuCfsQuota")),
             cpu_cfs_quota_period: cx
-                .copy(
-                    self.cpu_cfs_quota_period.as_ref(),
-                    &path.field("cpuCfsQuotaPeriod"),
-                ),
+                .copy(&self.cpu_cfs_quota_period, &path.field("cpuCfsQuotaPeriod")),
             image_gc_high_threshold: cx
                 .copy(
-                    self.image_gc_high_threshold.as_ref(),
+                    &self.image_gc_high_threshold,
                     &path.field("imageGcHighThreshold"),
                 ),
             image_gc_low_threshold: cx
-                .copy(
-                    self.image_gc_low_threshold.as_ref(),
-                    &path.field("imageGcLowThreshold"),
-                ),
+                .copy(&self.image_gc_low_threshold, &path.field("imageGcLowThreshold")),
             topology_manager_policy: cx
                 .copy(
-                    self.topology_manager_policy.as_ref(),
+                    &self.topology_manager_policy,
                     &path.field("topologyManagerPolicy"),
                 ),
             allowed_unsafe_sysctls: cx
-                .copy(
-                    self.allowed_unsafe_sysctls.as_ref(),
-                    &path.field("allowedUnsafeSysctls"),
-                ),
-            fail_swap_on: cx.copy(self.fail_swap_on.as_ref(), &path.field("failSwapOn")),
+                .copy(&self.allowed_unsafe_sysctls, &path.field("allowedUnsafeSysctls")),
+            fail_swap_on: cx.copy(&self.fail_swap_on, &path.field("failSwapOn")),
             container_log_max_size_mb: cx
                 .copy(
-                    self.container_log_max_size_mb.as_ref(),
+                    &self.container_log_max_size_mb,
                     &path.field("containerLogMaxSizeMB"),
                 ),
             container_log_max_files: cx
                 .copy(
-                    self.container_log_max_files.as_ref(),
+                    &self.container_log_max_files,
                     &path.field("containerLogMaxFiles"),
                 ),
-            pod_max_pids: cx.copy(self.pod_max_pids.as_ref(), &path.field("podMaxPids")),
+            pod_max_pids: cx.copy(&self.pod_max_pids, &path.field("podMaxPids")),
         }
     }
 }
@@ -1377,46 +1116,36 @@ for hub::spec::KubeletConfig {
     ) -> spoke::spec::KubeletConfig {
         spoke::spec::KubeletConfig {
             cpu_manager_policy: cx
-                .copy(self.cpu_manager_policy.as_ref(), &path.field("cpuManagerPolicy")),
-            cpu_cfs_quota: cx
-                .copy(self.cpu_cfs_quota.as_ref(), &path.field("cpuCfsQuota")),
+                .copy(&self.cpu_manager_policy, &path.field("cpuManagerPolicy")),
+            cpu_cfs_quota: cx.copy(&self.cpu_cfs_quota, &path.field("cpuCfsQuota")),
             cpu_cfs_quota_period: cx
-                .copy(
-                    self.cpu_cfs_quota_period.as_ref(),
-                    &path.field("cpuCfsQuotaPeriod"),
-                ),
+                .copy(&self.cpu_cfs_quota_period, &path.field("cpuCfsQuotaPeriod")),
             image_gc_high_threshold: cx
                 .copy(
-                    self.image_gc_high_threshold.as_ref(),
+                    &self.image_gc_high_threshold,
                     &path.field("imageGcHighThreshold"),
                 ),
             image_gc_low_threshold: cx
-                .copy(
-                    self.image_gc_low_threshold.as_ref(),
-                    &path.field("imageGcLowThreshold"),
-                ),
+                .copy(&self.image_gc_low_threshold, &path.field("imageGcLowThreshold")),
             topology_manager_policy: cx
                 .copy(
-                    self.topology_manager_policy.as_ref(),
+                    &self.topology_manager_policy,
                     &path.field("topologyManagerPolicy"),
                 ),
             allowed_unsafe_sysctls: cx
-                .copy(
-                    self.allowed_unsafe_sysctls.as_ref(),
-                    &path.field("allowedUnsafeSysctls"),
-                ),
-            fail_swap_on: cx.copy(self.fail_swap_on.as_ref(), &path.field("failSwapOn")),
+                .copy(&self.allowed_unsafe_sysctls, &path.field("allowedUnsafeSysctls")),
+            fail_swap_on: cx.copy(&self.fail_swap_on, &path.field("failSwapOn")),
             container_log_max_size_mb: cx
                 .copy(
-                    self.container_log_max_size_mb.as_ref(),
+                    &self.container_log_max_size_mb,
                     &path.field("containerLogMaxSizeMB"),
                 ),
             container_log_max_files: cx
                 .copy(
-                    self.container_log_max_files.as_ref(),
+                    &self.container_log_max_files,
                     &path.field("containerLogMaxFiles"),
                 ),
-            pod_max_pids: cx.copy(self.pod_max_pids.as_ref(), &path.field("podMaxPids")),
+            pod_max_pids: cx.copy(&self.pod_max_pids, &path.field("podMaxPids")),
         }
     }
 }
@@ -1465,15 +1194,15 @@ for spoke::spec::AgentPoolUpgradeSettings {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::AgentPoolUpgradeSettings {
         hub::spec::AgentPoolUpgradeSettings {
-            max_surge: cx.copy(self.max_surge.as_ref(), &path.field("maxSurge")),
+            max_surge: cx.copy(&self.max_surge, &path.field("maxSurge")),
             drain_timeout_in_minutes: cx
                 .copy(
-                    self.drain_timeout_in_minutes.as_ref(),
+                    &self.drain_timeout_in_minutes,
                     &path.field("drainTimeoutInMinutes"),
                 ),
             node_soak_duration_in_minutes: cx
                 .copy(
-                    self.node_soak_duration_in_minutes.as_ref(),
+                    &self.node_soak_duration_in_minutes,
                     &path.field("nodeSoakDurationInMinutes"),
                 ),
             max_unavailable: cx.restore(&path.field("maxUnavailable")),
@@ -1489,21 +1218,18 @@ for hub::spec::AgentPoolUpgradeSettings {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::AgentPoolUpgradeSettings {
-        cx.keep(self.max_unavailable.as_ref(), &path.field("maxUnavailable"));
-        cx.keep(
-            self.undrainable_node_behavior.as_ref(),
-            &path.field("undrainableNodeBehavior"),
-        );
+        cx.keep(&self.max_unavailable, &path.field("maxUnavailable"));
+        cx.keep(&self.undrainable_node_behavior, &path.field("undrainableNodeBehavior"));
         spoke::spec::AgentPoolUpgradeSettings {
-            max_surge: cx.copy(self.max_surge.as_ref(), &path.field("maxSurge")),
+            max_surge: cx.copy(&self.max_surge, &path.field("maxSurge")),
             drain_timeout_in_minutes: cx
                 .copy(
-                    self.drain_timeout_in_minutes.as_ref(),
+                    &self.drain_timeout_in_minutes,
                     &path.field("drainTimeoutInMinutes"),
                 ),
             node_soak_duration_in_minutes: cx
                 .copy(
-                    self.node_soak_duration_in_minutes.as_ref(),
+                    &self.node_soak_duration_in_minutes,
                     &path.field("nodeSoakDurationInMinutes"),
                 ),
         }
@@ -1556,7 +1282,7 @@ for spoke::status::SystemData {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::SystemData {
         hub::status::SystemData {
-            created_by: cx.copy(self.created_by.as_ref(), &path.field("createdBy")),
+            created_by: cx.copy(&self.created_by, &path.field("createdBy")),
             created_by_type: cx
                 .spelled(
                     self.created_by_type.as_ref().map(|value| value.as_str()),
@@ -1564,9 +1290,9 @@ for spoke::status::SystemData {
                     |value| Some(hub::arm::CreatedByType::from(value.to_string())),
                     hub::arm::CreatedByType::as_str,
                 ),
-            created_at: cx.copy(self.created_at.as_ref(), &path.field("createdAt")),
+            created_at: cx.copy(&self.created_at, &path.field("createdAt")),
             last_modified_by: cx
-                .copy(self.last_modified_by.as_ref(), &path.field("lastModifiedBy")),
+                .copy(&self.last_modified_by, &path.field("lastModifiedBy")),
             last_modified_by_type: cx
                 .spelled(
                     self.last_modified_by_type.as_ref().map(|value| value.as_str()),
@@ -1575,7 +1301,7 @@ for spoke::status::SystemData {
                     hub::arm::CreatedByType::as_str,
                 ),
             last_modified_at: cx
-                .copy(self.last_modified_at.as_ref(), &path.field("lastModifiedAt")),
+                .copy(&self.last_modified_at, &path.field("lastModifiedAt")),
         }
     }
 }
@@ -1588,7 +1314,7 @@ for hub::status::SystemData {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::SystemData {
         spoke::status::SystemData {
-            created_by: cx.copy(self.created_by.as_ref(), &path.field("createdBy")),
+            created_by: cx.copy(&self.created_by, &path.field("createdBy")),
             created_by_type: cx
                 .spelled(
                     self.created_by_type.as_ref().map(|value| value.as_str()),
@@ -1596,9 +1322,9 @@ for hub::status::SystemData {
                     |value| Some(spoke::arm::CreatedByType::from(value.to_string())),
                     spoke::arm::CreatedByType::as_str,
                 ),
-            created_at: cx.copy(self.created_at.as_ref(), &path.field("createdAt")),
+            created_at: cx.copy(&self.created_at, &path.field("createdAt")),
             last_modified_by: cx
-                .copy(self.last_modified_by.as_ref(), &path.field("lastModifiedBy")),
+                .copy(&self.last_modified_by, &path.field("lastModifiedBy")),
             last_modified_by_type: cx
                 .spelled(
                     self.last_modified_by_type.as_ref().map(|value| value.as_str()),
@@ -1607,7 +1333,7 @@ for hub::status::SystemData {
                     spoke::arm::CreatedByType::as_str,
                 ),
             last_modified_at: cx
-                .copy(self.last_modified_at.as_ref(), &path.field("lastModifiedAt")),
+                .copy(&self.last_modified_at, &path.field("lastModifiedAt")),
         }
     }
 }

@@ -8,7 +8,9 @@ use super::*;
 #[allow(unused_imports)]
 use super::super::arm;
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -16,42 +18,36 @@ use std::collections::BTreeMap;
 
 /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AdvancedNetworking {
     /// Indicates the enablement of Advanced Networking functionalities of observability and security on AKS clusters. When this is set to true, all observability and security features will be set to enabled unless explicitly disabled. If not specified, the default is false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub observability: Option<AdvancedNetworkingObservability>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub security: Option<AdvancedNetworkingSecurity>,
 }
 
-impl AdvancedNetworking {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AdvancedNetworking {
+    type Arm = arm::AdvancedNetworking;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::AdvancedNetworking, ConversionError> {
         Ok(arm::AdvancedNetworking {
             enabled: self.enabled,
-            observability: match &self.observability {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "observability");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            security: match &self.security {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "security");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            observability: self
+                .observability
+                .to_arm(resolver, &path.field("observability"))?,
+            security: self.security.to_arm(resolver, &path.field("security"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AdvancedNetworking {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AdvancedNetworking) -> Self {
@@ -68,24 +64,28 @@ impl AdvancedNetworking {
 
 /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AdvancedNetworkingObservability {
     /// Indicates the enablement of Advanced Networking observability functionalities on clusters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl AdvancedNetworkingObservability {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AdvancedNetworkingObservability {
+    type Arm = arm::AdvancedNetworkingObservability;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::AdvancedNetworkingObservability, ConversionError> {
         Ok(arm::AdvancedNetworkingObservability {
             enabled: self.enabled,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AdvancedNetworkingObservability {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AdvancedNetworkingObservability) -> Self {
@@ -95,24 +95,28 @@ impl AdvancedNetworkingObservability {
 
 /// Security profile to enable security features on cilium based cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AdvancedNetworkingSecurity {
     /// This feature allows user to configure network policy based on DNS (FQDN) names. It can be enabled only on cilium based clusters. If not specified, the default is false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl AdvancedNetworkingSecurity {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AdvancedNetworkingSecurity {
+    type Arm = arm::AdvancedNetworkingSecurity;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::AdvancedNetworkingSecurity, ConversionError> {
         Ok(arm::AdvancedNetworkingSecurity {
             enabled: self.enabled,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AdvancedNetworkingSecurity {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AdvancedNetworkingSecurity) -> Self {
@@ -122,50 +126,42 @@ impl AdvancedNetworkingSecurity {
 
 /// Azure Key Vault key management service settings for the security profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AzureKeyVaultKms {
     /// Whether to enable Azure Key Vault key management service. The default is false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Identifier of Azure Key Vault key. See [key identifier format](<https://docs.microsoft.com/en-us/azure/key-vault/general/about-keys-secrets-certificates#vault-name-and-object-name>) for more details. When Azure Key Vault key management service is enabled, this field is required and must be a valid key identifier. When Azure Key Vault key management service is disabled, leave the field empty.
-    #[serde(rename = "keyId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_id: Option<String>,
     /// Network access of key vault. The possible values are `Public` and `Private`. `Public` means the key vault allows public access from all networks. `Private` means the key vault disables public access and enables private link. The default value is `Public`.
-    #[serde(
-        rename = "keyVaultNetworkAccess",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_vault_network_access: Option<arm::KeyVaultNetworkAccessTypes>,
     /// Resource ID of key vault. When keyVaultNetworkAccess is `Private`, this field is required and must be a valid resource ID. When keyVaultNetworkAccess is `Public`, leave the field empty.
-    #[serde(
-        rename = "keyVaultResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_vault_resource_id: Option<armgen_runtime::kube::ResourceReference>,
 }
 
-impl AzureKeyVaultKms {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AzureKeyVaultKms {
+    type Arm = arm::AzureKeyVaultKms;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::AzureKeyVaultKms, ConversionError> {
         Ok(arm::AzureKeyVaultKms {
             enabled: self.enabled,
             key_id: self.key_id.clone(),
             key_vault_network_access: self.key_vault_network_access.clone(),
-            key_vault_resource_id: match &self.key_vault_resource_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "keyVaultResourceId");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
+            key_vault_resource_id: self
+                .key_vault_resource_id
+                .to_arm(resolver, &path.field("keyVaultResourceId"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AzureKeyVaultKms {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AzureKeyVaultKms) -> Self {
@@ -183,34 +179,30 @@ impl AzureKeyVaultKms {
 
 /// Settings for upgrading a cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ClusterUpgradeSettings {
     /// Settings for overrides.
-    #[serde(
-        rename = "overrideSettings",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub override_settings: Option<UpgradeOverrideSettings>,
 }
 
-impl ClusterUpgradeSettings {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ClusterUpgradeSettings {
+    type Arm = arm::ClusterUpgradeSettings;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ClusterUpgradeSettings, ConversionError> {
         Ok(arm::ClusterUpgradeSettings {
-            override_settings: match &self.override_settings {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "overrideSettings");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            override_settings: self
+                .override_settings
+                .to_arm(resolver, &path.field("overrideSettings"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ClusterUpgradeSettings {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ClusterUpgradeSettings) -> Self {
@@ -225,47 +217,37 @@ impl ClusterUpgradeSettings {
 
 /// Profile for Linux VMs in the container service cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ContainerServiceLinuxProfile {
     /// The administrator username to use for Linux VMs.
-    #[serde(rename = "adminUsername", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_username: Option<String>,
     /// The SSH configuration for Linux-based VMs running on Azure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ssh: Option<ContainerServiceSshConfiguration>,
 }
 
-impl ContainerServiceLinuxProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ContainerServiceLinuxProfile {
+    type Arm = arm::ContainerServiceLinuxProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ContainerServiceLinuxProfile, ConversionError> {
         Ok(arm::ContainerServiceLinuxProfile {
-            admin_username: match &self.admin_username {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "adminUsername"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            ssh: match &self.ssh {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "ssh");
-                    v.to_arm(resolver, &field_path)?
-                }
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "ssh"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            admin_username: required(
+                    self.admin_username.as_ref(),
+                    &path.field("adminUsername"),
+                )?
+                .clone(),
+            ssh: required(self.ssh.as_ref(), &path.field("ssh"))?
+                .to_arm(resolver, &path.field("ssh"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ContainerServiceLinuxProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ContainerServiceLinuxProfile) -> Self {
@@ -281,86 +263,63 @@ impl ContainerServiceLinuxProfile {
 
 /// Profile of network configuration.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ContainerServiceNetworkProfile {
     /// Network plugin used for building the Kubernetes network.
-    #[serde(rename = "networkPlugin", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_plugin: Option<arm::NetworkPlugin>,
     /// The mode the network plugin should use.
-    #[serde(
-        rename = "networkPluginMode",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_plugin_mode: Option<arm::NetworkPluginMode>,
     /// Network policy used for building the Kubernetes network.
-    #[serde(rename = "networkPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_policy: Option<arm::NetworkPolicy>,
     /// This cannot be specified if networkPlugin is anything other than 'azure'.
-    #[serde(rename = "networkMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_mode: Option<arm::NetworkMode>,
     /// Network dataplane used in the Kubernetes cluster.
-    #[serde(
-        rename = "networkDataplane",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_dataplane: Option<arm::NetworkDataplane>,
-    #[serde(
-        rename = "advancedNetworking",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub advanced_networking: Option<AdvancedNetworking>,
     /// A CIDR notation IP range from which to assign pod IPs when kubenet is used.
-    #[serde(rename = "podCidr", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_cidr: Option<String>,
     /// A CIDR notation IP range from which to assign service cluster IPs. It must not overlap with any Subnet IP ranges.
-    #[serde(rename = "serviceCidr", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_cidr: Option<String>,
     /// An IP address assigned to the Kubernetes DNS service. It must be within the Kubernetes service address range specified in serviceCidr.
-    #[serde(rename = "dnsServiceIP", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "dnsServiceIP", skip_serializing_if = "Option::is_none")]
     pub dns_service_ip: Option<String>,
     /// This can only be set at cluster creation time and cannot be changed later. For more information see [egress outbound type](<https://docs.microsoft.com/azure/aks/egress-outboundtype>).
-    #[serde(rename = "outboundType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub outbound_type: Option<arm::OutboundType>,
     /// The default is 'standard'. See [Azure Load Balancer SKUs](<https://docs.microsoft.com/azure/load-balancer/skus>) for more information about the differences between load balancer SKUs.
-    #[serde(
-        rename = "loadBalancerSku",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub load_balancer_sku: Option<arm::LoadBalancerSku>,
     /// Profile of the cluster load balancer.
-    #[serde(
-        rename = "loadBalancerProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub load_balancer_profile: Option<ManagedClusterLoadBalancerProfile>,
     /// Profile of the cluster NAT gateway.
-    #[serde(
-        rename = "natGatewayProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub nat_gateway_profile: Option<ManagedClusterNatGatewayProfile>,
     /// One IPv4 CIDR is expected for single-stack networking. Two CIDRs, one for each IP family (IPv4/IPv6), is expected for dual-stack networking.
-    #[serde(rename = "podCidrs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_cidrs: Option<Vec<String>>,
     /// One IPv4 CIDR is expected for single-stack networking. Two CIDRs, one for each IP family (IPv4/IPv6), is expected for dual-stack networking. They must not overlap with any Subnet IP ranges.
-    #[serde(rename = "serviceCidrs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_cidrs: Option<Vec<String>>,
     /// IP families are used to determine single-stack or dual-stack clusters. For single-stack, the expected value is IPv4. For dual-stack, the expected values are IPv4 and IPv6.
-    #[serde(rename = "ipFamilies", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_families: Option<Vec<arm::IpFamily>>,
 }
 
-impl ContainerServiceNetworkProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ContainerServiceNetworkProfile {
+    type Arm = arm::ContainerServiceNetworkProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ContainerServiceNetworkProfile, ConversionError> {
         Ok(arm::ContainerServiceNetworkProfile {
             network_plugin: self.network_plugin.clone(),
@@ -368,38 +327,29 @@ impl ContainerServiceNetworkProfile {
             network_policy: self.network_policy.clone(),
             network_mode: self.network_mode.clone(),
             network_dataplane: self.network_dataplane.clone(),
-            advanced_networking: match &self.advanced_networking {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "advancedNetworking");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            advanced_networking: self
+                .advanced_networking
+                .to_arm(resolver, &path.field("advancedNetworking"))?,
             pod_cidr: self.pod_cidr.clone(),
             service_cidr: self.service_cidr.clone(),
             dns_service_ip: self.dns_service_ip.clone(),
             outbound_type: self.outbound_type.clone(),
             load_balancer_sku: self.load_balancer_sku.clone(),
-            load_balancer_profile: match &self.load_balancer_profile {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "loadBalancerProfile");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            nat_gateway_profile: match &self.nat_gateway_profile {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "natGatewayProfile");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            load_balancer_profile: self
+                .load_balancer_profile
+                .to_arm(resolver, &path.field("loadBalancerProfile"))?,
+            nat_gateway_profile: self
+                .nat_gateway_profile
+                .to_arm(resolver, &path.field("natGatewayProfile"))?,
             pod_cidrs: self.pod_cidrs.clone(),
             service_cidrs: self.service_cidrs.clone(),
             ip_families: self.ip_families.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ContainerServiceNetworkProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ContainerServiceNetworkProfile) -> Self {
@@ -435,41 +385,29 @@ impl ContainerServiceNetworkProfile {
 
 /// SSH configuration for Linux-based VMs running on Azure.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ContainerServiceSshConfiguration {
     /// The list of SSH public keys used to authenticate with Linux-based VMs. A maximum of 1 key may be specified.
-    #[serde(rename = "publicKeys", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub public_keys: Option<Vec<ContainerServiceSshPublicKey>>,
 }
 
-impl ContainerServiceSshConfiguration {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ContainerServiceSshConfiguration {
+    type Arm = arm::ContainerServiceSshConfiguration;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ContainerServiceSshConfiguration, ConversionError> {
         Ok(arm::ContainerServiceSshConfiguration {
-            public_keys: match &self.public_keys {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "publicKeys");
-                    v.iter()
-                        .enumerate()
-                        .map(|(i, x0)| {
-                            let item_path_0 = format!("{}[{}]", field_path, i);
-                            x0.to_arm(resolver, &item_path_0)
-                        })
-                        .collect::<Result<Vec<_>, _>>()?
-                }
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "publicKeys"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            public_keys: required(self.public_keys.as_ref(), &path.field("publicKeys"))?
+                .to_arm(resolver, &path.field("publicKeys"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ContainerServiceSshConfiguration {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ContainerServiceSshConfiguration) -> Self {
@@ -484,32 +422,28 @@ impl ContainerServiceSshConfiguration {
 
 /// Contains information about SSH certificate public key data.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ContainerServiceSshPublicKey {
     /// Certificate public key used to authenticate with VMs through SSH. The certificate must be in PEM format with or without headers.
-    #[serde(rename = "keyData", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_data: Option<String>,
 }
 
-impl ContainerServiceSshPublicKey {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ContainerServiceSshPublicKey {
+    type Arm = arm::ContainerServiceSshPublicKey;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ContainerServiceSshPublicKey, ConversionError> {
         Ok(arm::ContainerServiceSshPublicKey {
-            key_data: match &self.key_data {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "keyData"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            key_data: required(self.key_data.as_ref(), &path.field("keyData"))?.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ContainerServiceSshPublicKey {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ContainerServiceSshPublicKey) -> Self {
@@ -521,31 +455,28 @@ impl ContainerServiceSshPublicKey {
 
 /// Delegated resource properties - internal use only.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct DelegatedResource {
     /// The ARM resource id of the delegated resource - internal use only.
-    #[serde(rename = "resourceId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<String>,
     /// The tenant id of the delegated resource - internal use only.
-    #[serde(rename = "tenantId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
     /// The delegation id of the referral delegation (optional) - internal use only.
-    #[serde(
-        rename = "referralResource",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub referral_resource: Option<String>,
     /// The source resource location - internal use only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
 }
 
-impl DelegatedResource {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for DelegatedResource {
+    type Arm = arm::DelegatedResource;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::DelegatedResource, ConversionError> {
         Ok(arm::DelegatedResource {
             resource_id: self.resource_id.clone(),
@@ -555,6 +486,9 @@ impl DelegatedResource {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl DelegatedResource {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::DelegatedResource) -> Self {
@@ -569,21 +503,22 @@ impl DelegatedResource {
 
 /// The complex type of the extended location.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ExtendedLocation {
     /// The name of the extended location.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the extended location.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::ExtendedLocationType>,
 }
 
-impl ExtendedLocation {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ExtendedLocation {
+    type Arm = arm::ExtendedLocation;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ExtendedLocation, ConversionError> {
         Ok(arm::ExtendedLocation {
             name: self.name.clone(),
@@ -591,6 +526,9 @@ impl ExtendedLocation {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ExtendedLocation {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ExtendedLocation) -> Self {
@@ -603,29 +541,27 @@ impl ExtendedLocation {
 
 /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here <https://aka.ms/asm-plugin-ca>
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IstioCertificateAuthority {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub plugin: Option<IstioPluginCertificateAuthority>,
 }
 
-impl IstioCertificateAuthority {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for IstioCertificateAuthority {
+    type Arm = arm::IstioCertificateAuthority;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::IstioCertificateAuthority, ConversionError> {
         Ok(arm::IstioCertificateAuthority {
-            plugin: match &self.plugin {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "plugin");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            plugin: self.plugin.to_arm(resolver, &path.field("plugin"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl IstioCertificateAuthority {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IstioCertificateAuthority) -> Self {
@@ -637,62 +573,36 @@ impl IstioCertificateAuthority {
 
 /// Istio components configuration.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IstioComponents {
     /// Istio ingress gateways.
-    #[serde(
-        rename = "ingressGateways",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ingress_gateways: Option<Vec<IstioIngressGateway>>,
     /// Istio egress gateways.
-    #[serde(rename = "egressGateways", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub egress_gateways: Option<Vec<IstioEgressGateway>>,
 }
 
-impl IstioComponents {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for IstioComponents {
+    type Arm = arm::IstioComponents;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::IstioComponents, ConversionError> {
         Ok(arm::IstioComponents {
-            ingress_gateways: match &self.ingress_gateways {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "ingressGateways");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
-            egress_gateways: match &self.egress_gateways {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "egressGateways");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            ingress_gateways: self
+                .ingress_gateways
+                .to_arm(resolver, &path.field("ingressGateways"))?,
+            egress_gateways: self
+                .egress_gateways
+                .to_arm(resolver, &path.field("egressGateways"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl IstioComponents {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IstioComponents) -> Self {
@@ -711,32 +621,28 @@ impl IstioComponents {
 
 /// Istio egress gateway configuration.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IstioEgressGateway {
     /// Whether to enable the egress gateway.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl IstioEgressGateway {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for IstioEgressGateway {
+    type Arm = arm::IstioEgressGateway;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::IstioEgressGateway, ConversionError> {
         Ok(arm::IstioEgressGateway {
-            enabled: match &self.enabled {
-                Some(v) => *v,
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "enabled"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            enabled: *required(self.enabled.as_ref(), &path.field("enabled"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl IstioEgressGateway {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IstioEgressGateway) -> Self {
@@ -746,44 +652,32 @@ impl IstioEgressGateway {
 
 /// Istio ingress gateway configuration. For now, we support up to one external ingress gateway named `aks-istio-ingressgateway-external` and one internal ingress gateway named `aks-istio-ingressgateway-internal`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IstioIngressGateway {
     /// Mode of an ingress gateway.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::IstioIngressGatewayMode>,
     /// Whether to enable the ingress gateway.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl IstioIngressGateway {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for IstioIngressGateway {
+    type Arm = arm::IstioIngressGateway;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::IstioIngressGateway, ConversionError> {
         Ok(arm::IstioIngressGateway {
-            mode: match &self.mode {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "mode"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            enabled: match &self.enabled {
-                Some(v) => *v,
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "enabled"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            mode: required(self.mode.as_ref(), &path.field("mode"))?.clone(),
+            enabled: *required(self.enabled.as_ref(), &path.field("enabled"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl IstioIngressGateway {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IstioIngressGateway) -> Self {
@@ -796,47 +690,34 @@ impl IstioIngressGateway {
 
 /// Plugin certificates information for Service Mesh.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IstioPluginCertificateAuthority {
     /// The resource ID of the Key Vault.
-    #[serde(rename = "keyVaultId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_vault_id: Option<armgen_runtime::kube::ResourceReference>,
     /// Intermediate certificate object name in Azure Key Vault.
-    #[serde(rename = "certObjectName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cert_object_name: Option<String>,
     /// Intermediate certificate private key object name in Azure Key Vault.
-    #[serde(rename = "keyObjectName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_object_name: Option<String>,
     /// Root certificate object name in Azure Key Vault.
-    #[serde(
-        rename = "rootCertObjectName",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub root_cert_object_name: Option<String>,
     /// Certificate chain object name in Azure Key Vault.
-    #[serde(
-        rename = "certChainObjectName",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cert_chain_object_name: Option<String>,
 }
 
-impl IstioPluginCertificateAuthority {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for IstioPluginCertificateAuthority {
+    type Arm = arm::IstioPluginCertificateAuthority;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::IstioPluginCertificateAuthority, ConversionError> {
         Ok(arm::IstioPluginCertificateAuthority {
-            key_vault_id: match &self.key_vault_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "keyVaultId");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
+            key_vault_id: self.key_vault_id.to_arm(resolver, &path.field("keyVaultId"))?,
             cert_object_name: self.cert_object_name.clone(),
             key_object_name: self.key_object_name.clone(),
             root_cert_object_name: self.root_cert_object_name.clone(),
@@ -844,6 +725,9 @@ impl IstioPluginCertificateAuthority {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl IstioPluginCertificateAuthority {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IstioPluginCertificateAuthority) -> Self {
@@ -862,46 +746,36 @@ impl IstioPluginCertificateAuthority {
 
 /// Istio service mesh configuration.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IstioServiceMesh {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub components: Option<IstioComponents>,
-    #[serde(
-        rename = "certificateAuthority",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub certificate_authority: Option<IstioCertificateAuthority>,
     /// The list of revisions of the Istio control plane. When an upgrade is not in progress, this holds one value. When canary upgrade is in progress, this can only hold two consecutive values. For more information, see: <https://learn.microsoft.com/en-us/azure/aks/istio-upgrade>
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub revisions: Option<Vec<String>>,
 }
 
-impl IstioServiceMesh {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for IstioServiceMesh {
+    type Arm = arm::IstioServiceMesh;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::IstioServiceMesh, ConversionError> {
         Ok(arm::IstioServiceMesh {
-            components: match &self.components {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "components");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            certificate_authority: match &self.certificate_authority {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "certificateAuthority");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            components: self.components.to_arm(resolver, &path.field("components"))?,
+            certificate_authority: self
+                .certificate_authority
+                .to_arm(resolver, &path.field("certificateAuthority"))?,
             revisions: self.revisions.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl IstioServiceMesh {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IstioServiceMesh) -> Self {
@@ -918,48 +792,37 @@ impl IstioServiceMesh {
 
 /// For more details see [managed AAD on AKS](<https://docs.microsoft.com/azure/aks/managed-aad>).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAadProfile {
     /// Whether to enable managed AAD.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub managed: Option<bool>,
     /// Whether to enable Azure RBAC for Kubernetes authorization.
-    #[serde(
-        rename = "enableAzureRBAC",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableAzureRBAC", skip_serializing_if = "Option::is_none")]
     pub enable_azure_rbac: Option<bool>,
     /// The list of AAD group object IDs that will have admin role of the cluster.
-    #[serde(
-        rename = "adminGroupObjectIDs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_group_object_i_ds: Option<Vec<String>>,
     /// (DEPRECATED) The client AAD application ID. Learn more at <https://aka.ms/aks/aad-legacy>.
-    #[serde(rename = "clientAppID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "clientAppID", skip_serializing_if = "Option::is_none")]
     pub client_app_id: Option<String>,
     /// (DEPRECATED) The server AAD application ID. Learn more at <https://aka.ms/aks/aad-legacy>.
-    #[serde(rename = "serverAppID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "serverAppID", skip_serializing_if = "Option::is_none")]
     pub server_app_id: Option<String>,
     /// (DEPRECATED) The server AAD application secret. Learn more at <https://aka.ms/aks/aad-legacy>.
-    #[serde(
-        rename = "serverAppSecret",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub server_app_secret: Option<armgen_runtime::kube::SecretReference>,
     /// The AAD tenant ID to use for authentication. If not specified, will use the tenant of the deployment subscription.
-    #[serde(rename = "tenantID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "tenantID", skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
 }
 
-impl ManagedClusterAadProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterAadProfile {
+    type Arm = arm::ManagedClusterAadProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterAadProfile, ConversionError> {
         Ok(arm::ManagedClusterAadProfile {
             managed: self.managed,
@@ -967,17 +830,16 @@ impl ManagedClusterAadProfile {
             admin_group_object_i_ds: self.admin_group_object_i_ds.clone(),
             client_app_id: self.client_app_id.clone(),
             server_app_id: self.server_app_id.clone(),
-            server_app_secret: match &self.server_app_secret {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "serverAppSecret");
-                    Some(resolver.secret(&field_path, v)?)
-                }
-                None => None,
-            },
+            server_app_secret: self
+                .server_app_secret
+                .to_arm(resolver, &path.field("serverAppSecret"))?,
             tenant_id: self.tenant_id.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAadProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterAadProfile) -> Self {
@@ -995,37 +857,33 @@ impl ManagedClusterAadProfile {
 
 /// A Kubernetes add-on profile for a managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAddonProfile {
     /// Whether the add-on is enabled or not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Key-value pairs for configuring an add-on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<BTreeMap<String, String>>,
 }
 
-impl ManagedClusterAddonProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterAddonProfile {
+    type Arm = arm::ManagedClusterAddonProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterAddonProfile, ConversionError> {
         Ok(arm::ManagedClusterAddonProfile {
-            enabled: match &self.enabled {
-                Some(v) => *v,
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "enabled"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            enabled: *required(self.enabled.as_ref(), &path.field("enabled"))?,
             config: self.config.clone(),
             identity: None,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAddonProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterAddonProfile) -> Self {
@@ -1038,196 +896,143 @@ impl ManagedClusterAddonProfile {
 
 /// Profile for the container service agent pool.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAgentPoolProfile {
     /// Number of agents (VMs) to host docker containers. Allowed values must be in the range of 0 to 1000 (inclusive) for user pools and in the range of 1 to 1000 (inclusive) for system pools. The default value is 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// VM size availability varies by region. If a node contains insufficient compute resources (memory, cpu, etc) pods might fail to run correctly. For more details on restricted VM sizes, see: <https://docs.microsoft.com/azure/aks/quotas-skus-regions>
-    #[serde(rename = "vmSize", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_size: Option<String>,
-    #[serde(rename = "osDiskSizeGB", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "osDiskSizeGB", skip_serializing_if = "Option::is_none")]
     pub os_disk_size_gb: Option<i32>,
-    #[serde(rename = "osDiskType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_disk_type: Option<arm::OsDiskType>,
-    #[serde(
-        rename = "kubeletDiskType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_disk_type: Option<arm::KubeletDiskType>,
-    #[serde(
-        rename = "workloadRuntime",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_runtime: Option<arm::WorkloadRuntime>,
     /// If this is not specified, a VNET and subnet will be generated and used. If no podSubnetID is specified, this applies to nodes and pods, otherwise it applies to just nodes. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
-    #[serde(rename = "vnetSubnetID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "vnetSubnetID", skip_serializing_if = "Option::is_none")]
     pub vnet_subnet_id: Option<armgen_runtime::kube::ResourceReference>,
     /// If omitted, pod IPs are statically assigned on the node subnet (see vnetSubnetID for more details). This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
-    #[serde(rename = "podSubnetID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "podSubnetID", skip_serializing_if = "Option::is_none")]
     pub pod_subnet_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The maximum number of pods that can run on a node.
-    #[serde(rename = "maxPods", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_pods: Option<i32>,
-    #[serde(rename = "osType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_type: Option<arm::OsType>,
-    #[serde(rename = "osSKU", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "osSKU", skip_serializing_if = "Option::is_none")]
     pub os_sku: Option<arm::Ossku>,
     /// The maximum number of nodes for auto-scaling
-    #[serde(rename = "maxCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_count: Option<i32>,
     /// The minimum number of nodes for auto-scaling
-    #[serde(rename = "minCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i32>,
     /// Whether to enable auto-scaler
-    #[serde(
-        rename = "enableAutoScaling",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_auto_scaling: Option<bool>,
     /// This also effects the cluster autoscaler behavior. If not specified, it defaults to Delete.
-    #[serde(rename = "scaleDownMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_down_mode: Option<arm::ScaleDownMode>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::AgentPoolType>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::AgentPoolMode>,
     /// Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see [upgrading a node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool>).
-    #[serde(
-        rename = "orchestratorVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub orchestrator_version: Option<String>,
     /// Settings for upgrading the agentpool
-    #[serde(
-        rename = "upgradeSettings",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<AgentPoolUpgradeSettings>,
     /// When an Agent Pool is first created it is initially Running. The Agent Pool can be stopped by setting this field to Stopped. A stopped Agent Pool stops all of its VMs and does not accrue billing charges. An Agent Pool can only be stopped if it is Running and provisioning state is Succeeded
-    #[serde(rename = "powerState", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub power_state: Option<PowerState>,
     /// The list of Availability zones to use for nodes. This can only be specified if the AgentPoolType property is 'VirtualMachineScaleSets'.
-    #[serde(
-        rename = "availabilityZones",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub availability_zones: Option<Vec<String>>,
     /// Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see [assigning a public IP per node](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools>). The default is false.
-    #[serde(
-        rename = "enableNodePublicIP",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableNodePublicIP", skip_serializing_if = "Option::is_none")]
     pub enable_node_public_ip: Option<bool>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/publicIPPrefixes/{publicIPPrefixName}
-    #[serde(
-        rename = "nodePublicIPPrefixID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodePublicIPPrefixID", skip_serializing_if = "Option::is_none")]
     pub node_public_ip_prefix_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The Virtual Machine Scale Set priority. If not specified, the default is 'Regular'.
-    #[serde(
-        rename = "scaleSetPriority",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_set_priority: Option<arm::ScaleSetPriority>,
     /// This cannot be specified unless the scaleSetPriority is 'Spot'. If not specified, the default is 'Delete'.
-    #[serde(
-        rename = "scaleSetEvictionPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_set_eviction_policy: Option<arm::ScaleSetEvictionPolicy>,
     /// Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see [spot VMs pricing](<https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing>)
-    #[serde(rename = "spotMaxPrice", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spot_max_price: Option<f64>,
     /// The tags to be persisted on the agent pool virtual machine scale set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The node labels to be persisted across all nodes in agent pool.
-    #[serde(rename = "nodeLabels", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_labels: Option<BTreeMap<String, String>>,
     /// The taints added to new nodes during node pool create and scale. For example, key=value:NoSchedule.
-    #[serde(rename = "nodeTaints", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_taints: Option<Vec<String>>,
     /// The ID for Proximity Placement Group.
     #[serde(
         rename = "proximityPlacementGroupID",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub proximity_placement_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The Kubelet configuration on the agent pool nodes.
-    #[serde(rename = "kubeletConfig", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_config: Option<KubeletConfig>,
     /// The OS configuration of Linux agent nodes.
-    #[serde(rename = "linuxOSConfig", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "linuxOSConfig", skip_serializing_if = "Option::is_none")]
     pub linux_os_config: Option<LinuxOsConfig>,
     /// This is only supported on certain VM sizes and in certain Azure regions. For more information, see: <https://docs.microsoft.com/azure/aks/enable-host-encryption>
-    #[serde(
-        rename = "enableEncryptionAtHost",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_encryption_at_host: Option<bool>,
     /// Whether to enable UltraSSD
-    #[serde(rename = "enableUltraSSD", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "enableUltraSSD", skip_serializing_if = "Option::is_none")]
     pub enable_ultra_ssd: Option<bool>,
     /// See [Add a FIPS-enabled node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#add-a-fips-enabled-node-pool-preview>) for more details.
-    #[serde(rename = "enableFIPS", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "enableFIPS", skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
-    #[serde(
-        rename = "gpuInstanceProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_instance_profile: Option<arm::GpuInstanceProfile>,
     /// CreationData to be used to specify the source Snapshot ID if the node pool will be created/upgraded using a snapshot.
-    #[serde(rename = "creationData", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<CreationData>,
     /// AKS will associate the specified agent pool with the Capacity Reservation Group.
     #[serde(
         rename = "capacityReservationGroupID",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub capacity_reservation_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
-    #[serde(rename = "hostGroupID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "hostGroupID", skip_serializing_if = "Option::is_none")]
     pub host_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// Network-related settings of an agent pool.
-    #[serde(rename = "networkProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_profile: Option<AgentPoolNetworkProfile>,
     /// The Windows agent pool's specific profile.
-    #[serde(rename = "windowsProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<AgentPoolWindowsProfile>,
     /// The security settings of an agent pool.
-    #[serde(
-        rename = "securityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<AgentPoolSecurityProfile>,
     /// Windows agent pool names must be 6 characters or less.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
 
-impl ManagedClusterAgentPoolProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterAgentPoolProfile {
+    type Arm = arm::ManagedClusterAgentPoolProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterAgentPoolProfile, ConversionError> {
         Ok(arm::ManagedClusterAgentPoolProfile {
             count: self.count,
@@ -1236,20 +1041,12 @@ impl ManagedClusterAgentPoolProfile {
             os_disk_type: self.os_disk_type.clone(),
             kubelet_disk_type: self.kubelet_disk_type.clone(),
             workload_runtime: self.workload_runtime.clone(),
-            vnet_subnet_id: match &self.vnet_subnet_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "vnetSubnetID");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
-            pod_subnet_id: match &self.pod_subnet_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "podSubnetID");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
+            vnet_subnet_id: self
+                .vnet_subnet_id
+                .to_arm(resolver, &path.field("vnetSubnetID"))?,
+            pod_subnet_id: self
+                .pod_subnet_id
+                .to_arm(resolver, &path.field("podSubnetID"))?,
             max_pods: self.max_pods,
             os_type: self.os_type.clone(),
             os_sku: self.os_sku.clone(),
@@ -1262,117 +1059,60 @@ impl ManagedClusterAgentPoolProfile {
             orchestrator_version: self.orchestrator_version.clone(),
             current_orchestrator_version: None,
             node_image_version: None,
-            upgrade_settings: match &self.upgrade_settings {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "upgradeSettings");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            upgrade_settings: self
+                .upgrade_settings
+                .to_arm(resolver, &path.field("upgradeSettings"))?,
             provisioning_state: None,
-            power_state: match &self.power_state {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "powerState");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            power_state: self.power_state.to_arm(resolver, &path.field("powerState"))?,
             availability_zones: self.availability_zones.clone(),
             enable_node_public_ip: self.enable_node_public_ip,
-            node_public_ip_prefix_id: match &self.node_public_ip_prefix_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "nodePublicIPPrefixID");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
+            node_public_ip_prefix_id: self
+                .node_public_ip_prefix_id
+                .to_arm(resolver, &path.field("nodePublicIPPrefixID"))?,
             scale_set_priority: self.scale_set_priority.clone(),
             scale_set_eviction_policy: self.scale_set_eviction_policy.clone(),
             spot_max_price: self.spot_max_price,
             tags: self.tags.clone(),
             node_labels: self.node_labels.clone(),
             node_taints: self.node_taints.clone(),
-            proximity_placement_group_id: match &self.proximity_placement_group_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "proximityPlacementGroupID");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
-            kubelet_config: match &self.kubelet_config {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "kubeletConfig");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            linux_os_config: match &self.linux_os_config {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "linuxOSConfig");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            proximity_placement_group_id: self
+                .proximity_placement_group_id
+                .to_arm(resolver, &path.field("proximityPlacementGroupID"))?,
+            kubelet_config: self
+                .kubelet_config
+                .to_arm(resolver, &path.field("kubeletConfig"))?,
+            linux_os_config: self
+                .linux_os_config
+                .to_arm(resolver, &path.field("linuxOSConfig"))?,
             enable_encryption_at_host: self.enable_encryption_at_host,
             enable_ultra_ssd: self.enable_ultra_ssd,
             enable_fips: self.enable_fips,
             gpu_instance_profile: self.gpu_instance_profile.clone(),
-            creation_data: match &self.creation_data {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "creationData");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            capacity_reservation_group_id: match &self.capacity_reservation_group_id {
-                Some(v) => {
-                    let field_path = format!(
-                        "{}.{}", path, "capacityReservationGroupID"
-                    );
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
-            host_group_id: match &self.host_group_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "hostGroupID");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
-            network_profile: match &self.network_profile {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "networkProfile");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            windows_profile: match &self.windows_profile {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "windowsProfile");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            security_profile: match &self.security_profile {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "securityProfile");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            name: match &self.name {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "name"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            creation_data: self
+                .creation_data
+                .to_arm(resolver, &path.field("creationData"))?,
+            capacity_reservation_group_id: self
+                .capacity_reservation_group_id
+                .to_arm(resolver, &path.field("capacityReservationGroupID"))?,
+            host_group_id: self
+                .host_group_id
+                .to_arm(resolver, &path.field("hostGroupID"))?,
+            network_profile: self
+                .network_profile
+                .to_arm(resolver, &path.field("networkProfile"))?,
+            windows_profile: self
+                .windows_profile
+                .to_arm(resolver, &path.field("windowsProfile"))?,
+            security_profile: self
+                .security_profile
+                .to_arm(resolver, &path.field("securityProfile"))?,
+            name: required(self.name.as_ref(), &path.field("name"))?.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAgentPoolProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterAgentPoolProfile) -> Self {
@@ -1456,46 +1196,34 @@ impl ManagedClusterAgentPoolProfile {
 
 /// Access profile for managed cluster API server.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterApiServerAccessProfile {
     /// IP ranges are specified in CIDR format, e.g. 137.117.106.88/29. This feature is not compatible with clusters that use Public IP Per Node, or clusters that are using a Basic Load Balancer. For more information see [API server authorized IP ranges](<https://docs.microsoft.com/azure/aks/api-server-authorized-ip-ranges>).
-    #[serde(
-        rename = "authorizedIPRanges",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "authorizedIPRanges", skip_serializing_if = "Option::is_none")]
     pub authorized_ip_ranges: Option<Vec<String>>,
     /// For more details, see [Creating a private AKS cluster](<https://docs.microsoft.com/azure/aks/private-clusters>).
-    #[serde(
-        rename = "enablePrivateCluster",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_private_cluster: Option<bool>,
     /// The default is System. For more details see [configure private DNS zone](<https://docs.microsoft.com/azure/aks/private-clusters#configure-private-dns-zone>). Allowed values are 'system' and 'none'.
-    #[serde(rename = "privateDNSZone", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "privateDNSZone", skip_serializing_if = "Option::is_none")]
     pub private_dns_zone: Option<String>,
     /// Whether to create additional public FQDN for private cluster or not.
     #[serde(
         rename = "enablePrivateClusterPublicFQDN",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub enable_private_cluster_public_fqdn: Option<bool>,
     /// Whether to disable run command for the cluster or not.
-    #[serde(
-        rename = "disableRunCommand",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_run_command: Option<bool>,
 }
 
-impl ManagedClusterApiServerAccessProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterApiServerAccessProfile {
+    type Arm = arm::ManagedClusterApiServerAccessProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterApiServerAccessProfile, ConversionError> {
         Ok(arm::ManagedClusterApiServerAccessProfile {
             authorized_ip_ranges: self.authorized_ip_ranges.clone(),
@@ -1506,6 +1234,9 @@ impl ManagedClusterApiServerAccessProfile {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterApiServerAccessProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterApiServerAccessProfile) -> Self {
@@ -1521,25 +1252,22 @@ impl ManagedClusterApiServerAccessProfile {
 
 /// Auto upgrade profile for a managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAutoUpgradeProfile {
     /// For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
-    #[serde(rename = "upgradeChannel", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_channel: Option<arm::UpgradeChannel>,
     /// Manner in which the OS on your nodes is updated. The default is NodeImage.
-    #[serde(
-        rename = "nodeOSUpgradeChannel",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodeOSUpgradeChannel", skip_serializing_if = "Option::is_none")]
     pub node_os_upgrade_channel: Option<arm::NodeOsUpgradeChannel>,
 }
 
-impl ManagedClusterAutoUpgradeProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterAutoUpgradeProfile {
+    type Arm = arm::ManagedClusterAutoUpgradeProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterAutoUpgradeProfile, ConversionError> {
         Ok(arm::ManagedClusterAutoUpgradeProfile {
             upgrade_channel: self.upgrade_channel.clone(),
@@ -1547,6 +1275,9 @@ impl ManagedClusterAutoUpgradeProfile {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAutoUpgradeProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterAutoUpgradeProfile) -> Self {
@@ -1559,29 +1290,27 @@ impl ManagedClusterAutoUpgradeProfile {
 
 /// Azure Monitor addon profiles for monitoring the managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfile {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metrics: Option<ManagedClusterAzureMonitorProfileMetrics>,
 }
 
-impl ManagedClusterAzureMonitorProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfile {
+    type Arm = arm::ManagedClusterAzureMonitorProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterAzureMonitorProfile, ConversionError> {
         Ok(arm::ManagedClusterAzureMonitorProfile {
-            metrics: match &self.metrics {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "metrics");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            metrics: self.metrics.to_arm(resolver, &path.field("metrics"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAzureMonitorProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterAzureMonitorProfile) -> Self {
@@ -1596,29 +1325,22 @@ impl ManagedClusterAzureMonitorProfile {
 
 /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     /// Comma-separated list of additional Kubernetes label keys that will be used in the resource's labels metric (Example: 'namespaces=\[k8s-label-1,k8s-label-n,...\],pods=\[app\],...'). By default the metric contains only resource name and namespace labels.
-    #[serde(
-        rename = "metricLabelsAllowlist",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metric_labels_allowlist: Option<String>,
     /// Comma-separated list of Kubernetes annotation keys that will be used in the resource's labels metric (Example: 'namespaces=\[kubernetes.io/team,...\],pods=\[kubernetes.io/team\],...'). By default the metric contains only resource name and namespace labels.
-    #[serde(
-        rename = "metricAnnotationsAllowList",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metric_annotations_allow_list: Option<String>,
 }
 
-impl ManagedClusterAzureMonitorProfileKubeStateMetrics {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileKubeStateMetrics {
+    type Arm = arm::ManagedClusterAzureMonitorProfileKubeStateMetrics;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<
         arm::ManagedClusterAzureMonitorProfileKubeStateMetrics,
         ConversionError,
@@ -1629,6 +1351,9 @@ impl ManagedClusterAzureMonitorProfileKubeStateMetrics {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAzureMonitorProfileKubeStateMetrics {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -1643,45 +1368,33 @@ impl ManagedClusterAzureMonitorProfileKubeStateMetrics {
 
 /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileMetrics {
     /// Whether to enable or disable the Azure Managed Prometheus addon for Prometheus monitoring. See aka.ms/AzureManagedPrometheus-aks-enable for details on enabling and disabling.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    #[serde(
-        rename = "kubeStateMetrics",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kube_state_metrics: Option<ManagedClusterAzureMonitorProfileKubeStateMetrics>,
 }
 
-impl ManagedClusterAzureMonitorProfileMetrics {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileMetrics {
+    type Arm = arm::ManagedClusterAzureMonitorProfileMetrics;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterAzureMonitorProfileMetrics, ConversionError> {
         Ok(arm::ManagedClusterAzureMonitorProfileMetrics {
-            enabled: match &self.enabled {
-                Some(v) => *v,
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "enabled"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            kube_state_metrics: match &self.kube_state_metrics {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "kubeStateMetrics");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            enabled: *required(self.enabled.as_ref(), &path.field("enabled"))?,
+            kube_state_metrics: self
+                .kube_state_metrics
+                .to_arm(resolver, &path.field("kubeStateMetrics"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAzureMonitorProfileMetrics {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterAzureMonitorProfileMetrics) -> Self {
@@ -1697,24 +1410,28 @@ impl ManagedClusterAzureMonitorProfileMetrics {
 
 /// The cost analysis configuration for the cluster
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterCostAnalysis {
     /// The Managed Cluster sku.tier must be set to 'Standard' or 'Premium' to enable this feature. Enabling this will add Kubernetes Namespace and Deployment details to the Cost Analysis views in the Azure portal. If not specified, the default is false. For more information see aka.ms/aks/docs/cost-analysis.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterCostAnalysis {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterCostAnalysis {
+    type Arm = arm::ManagedClusterCostAnalysis;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterCostAnalysis, ConversionError> {
         Ok(arm::ManagedClusterCostAnalysis {
             enabled: self.enabled,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterCostAnalysis {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterCostAnalysis) -> Self {
@@ -1724,27 +1441,28 @@ impl ManagedClusterCostAnalysis {
 
 /// Cluster HTTP proxy configuration.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterHttpProxyConfig {
     /// The HTTP proxy server endpoint to use.
-    #[serde(rename = "httpProxy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub http_proxy: Option<String>,
     /// The HTTPS proxy server endpoint to use.
-    #[serde(rename = "httpsProxy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub https_proxy: Option<String>,
     /// The endpoints that should not go through proxy.
-    #[serde(rename = "noProxy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub no_proxy: Option<Vec<String>>,
     /// Alternative CA cert to use for connecting to proxy servers.
-    #[serde(rename = "trustedCa", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub trusted_ca: Option<String>,
 }
 
-impl ManagedClusterHttpProxyConfig {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterHttpProxyConfig {
+    type Arm = arm::ManagedClusterHttpProxyConfig;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterHttpProxyConfig, ConversionError> {
         Ok(arm::ManagedClusterHttpProxyConfig {
             http_proxy: self.http_proxy.clone(),
@@ -1754,6 +1472,9 @@ impl ManagedClusterHttpProxyConfig {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterHttpProxyConfig {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterHttpProxyConfig) -> Self {
@@ -1768,66 +1489,41 @@ impl ManagedClusterHttpProxyConfig {
 
 /// Identity for the managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterIdentity {
     /// For more information see [use managed identities in AKS](<https://docs.microsoft.com/azure/aks/use-managed-identity>).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::ResourceIdentityType>,
     /// The delegated identity resources assigned to this managed cluster. This can only be set by another Azure Resource Provider, and managed cluster only accept one delegated identity resource. Internal use only.
-    #[serde(
-        rename = "delegatedResources",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub delegated_resources: Option<BTreeMap<String, DelegatedResource>>,
     /// The keys must be ARM resource IDs in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
-    #[serde(
-        rename = "userAssignedIdentities",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_assigned_identities: Option<Vec<armgen_runtime::kube::ResourceReference>>,
 }
 
-impl ManagedClusterIdentity {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterIdentity {
+    type Arm = arm::ManagedClusterIdentity;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterIdentity, ConversionError> {
         Ok(arm::ManagedClusterIdentity {
             principal_id: None,
             tenant_id: None,
             r#type: self.r#type,
-            delegated_resources: match &self.delegated_resources {
+            delegated_resources: self
+                .delegated_resources
+                .to_arm(resolver, &path.field("delegatedResources"))?,
+            user_assigned_identities: match self.user_assigned_identities.as_ref() {
                 Some(v) => {
-                    let field_path = format!("{}.{}", path, "delegatedResources");
                     Some(
-                        v
-                            .iter()
-                            .map(|(key, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, key);
-                                x0.to_arm(resolver, &item_path_0).map(|y| (key.clone(), y))
-                            })
-                            .collect::<Result<BTreeMap<_, _>, _>>()?,
-                    )
-                }
-                None => None,
-            },
-            user_assigned_identities: match &self.user_assigned_identities {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "userAssignedIdentities");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, r)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                resolver
-                                    .resource(&item_path_0, r)
-                                    .map(|key| (key, Default::default()))
-                            })
-                            .collect::<Result<BTreeMap<_, _>, _>>()?,
+                        keys_of_references(
+                            v,
+                            resolver,
+                            &path.field("userAssignedIdentities"),
+                        )?,
                     )
                 }
                 None => None,
@@ -1835,6 +1531,9 @@ impl ManagedClusterIdentity {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterIdentity {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterIdentity) -> Self {
@@ -1859,30 +1558,30 @@ impl ManagedClusterIdentity {
 
 /// Ingress profile for the container service cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterIngressProfile {
     /// App Routing settings for the ingress profile. You can find an overview and onboarding guide for this feature at <https://learn.microsoft.com/en-us/azure/aks/app-routing?tabs=default%2Cdeploy-app-default>.
-    #[serde(rename = "webAppRouting", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub web_app_routing: Option<ManagedClusterIngressProfileWebAppRouting>,
 }
 
-impl ManagedClusterIngressProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterIngressProfile {
+    type Arm = arm::ManagedClusterIngressProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterIngressProfile, ConversionError> {
         Ok(arm::ManagedClusterIngressProfile {
-            web_app_routing: match &self.web_app_routing {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "webAppRouting");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            web_app_routing: self
+                .web_app_routing
+                .to_arm(resolver, &path.field("webAppRouting"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterIngressProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterIngressProfile) -> Self {
@@ -1897,25 +1596,22 @@ impl ManagedClusterIngressProfile {
 
 /// Application Routing add-on settings for the ingress profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterIngressProfileWebAppRouting {
     /// Whether to enable the Application Routing add-on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Resource IDs of the DNS zones to be associated with the Application Routing add-on. Used only when Application Routing add-on is enabled. Public and private DNS zones can be in different resource groups, but all public DNS zones must be in the same resource group and all private DNS zones must be in the same resource group.
-    #[serde(
-        rename = "dnsZoneResourceIds",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dns_zone_resource_ids: Option<Vec<String>>,
 }
 
-impl ManagedClusterIngressProfileWebAppRouting {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterIngressProfileWebAppRouting {
+    type Arm = arm::ManagedClusterIngressProfileWebAppRouting;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterIngressProfileWebAppRouting, ConversionError> {
         Ok(arm::ManagedClusterIngressProfileWebAppRouting {
             enabled: self.enabled,
@@ -1924,6 +1620,9 @@ impl ManagedClusterIngressProfileWebAppRouting {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterIngressProfileWebAppRouting {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterIngressProfileWebAppRouting) -> Self {
@@ -1936,110 +1635,58 @@ impl ManagedClusterIngressProfileWebAppRouting {
 
 /// Profile of the managed cluster load balancer.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterLoadBalancerProfile {
     /// Desired managed outbound IPs for the cluster load balancer.
-    #[serde(
-        rename = "managedOutboundIPs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub managed_outbound_i_ps: Option<
         ManagedClusterLoadBalancerProfileManagedOutboundIPs,
     >,
     /// Desired outbound IP Prefix resources for the cluster load balancer.
-    #[serde(
-        rename = "outboundIPPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "outboundIPPrefixes", skip_serializing_if = "Option::is_none")]
     pub outbound_ip_prefixes: Option<
         ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
     >,
     /// Desired outbound IP resources for the cluster load balancer.
-    #[serde(rename = "outboundIPs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub outbound_i_ps: Option<ManagedClusterLoadBalancerProfileOutboundIPs>,
     /// The effective outbound IP resources of the cluster load balancer.
-    #[serde(
-        rename = "effectiveOutboundIPs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub effective_outbound_i_ps: Option<Vec<ResourceReference>>,
     /// The desired number of allocated SNAT ports per VM. Allowed values are in the range of 0 to 64000 (inclusive). The default value is 0 which results in Azure dynamically allocating ports.
-    #[serde(
-        rename = "allocatedOutboundPorts",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allocated_outbound_ports: Option<i32>,
     /// Desired outbound flow idle timeout in minutes. Allowed values are in the range of 4 to 120 (inclusive). The default value is 30 minutes.
-    #[serde(
-        rename = "idleTimeoutInMinutes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_timeout_in_minutes: Option<i32>,
     /// Enable multiple standard load balancers per AKS cluster or not.
-    #[serde(
-        rename = "enableMultipleStandardLoadBalancers",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_multiple_standard_load_balancers: Option<bool>,
     /// The type of the managed inbound Load Balancer BackendPool.
-    #[serde(
-        rename = "backendPoolType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub backend_pool_type: Option<arm::BackendPoolType>,
 }
 
-impl ManagedClusterLoadBalancerProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterLoadBalancerProfile {
+    type Arm = arm::ManagedClusterLoadBalancerProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterLoadBalancerProfile, ConversionError> {
         Ok(arm::ManagedClusterLoadBalancerProfile {
-            managed_outbound_i_ps: match &self.managed_outbound_i_ps {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "managedOutboundIPs");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            outbound_ip_prefixes: match &self.outbound_ip_prefixes {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "outboundIPPrefixes");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            outbound_i_ps: match &self.outbound_i_ps {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "outboundIPs");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            effective_outbound_i_ps: match &self.effective_outbound_i_ps {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "effectiveOutboundIPs");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            managed_outbound_i_ps: self
+                .managed_outbound_i_ps
+                .to_arm(resolver, &path.field("managedOutboundIPs"))?,
+            outbound_ip_prefixes: self
+                .outbound_ip_prefixes
+                .to_arm(resolver, &path.field("outboundIPPrefixes"))?,
+            outbound_i_ps: self
+                .outbound_i_ps
+                .to_arm(resolver, &path.field("outboundIPs"))?,
+            effective_outbound_i_ps: self
+                .effective_outbound_i_ps
+                .to_arm(resolver, &path.field("effectiveOutboundIPs"))?,
             allocated_outbound_ports: self.allocated_outbound_ports,
             idle_timeout_in_minutes: self.idle_timeout_in_minutes,
             enable_multiple_standard_load_balancers: self
@@ -2048,6 +1695,9 @@ impl ManagedClusterLoadBalancerProfile {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterLoadBalancerProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterLoadBalancerProfile) -> Self {
@@ -2079,21 +1729,23 @@ impl ManagedClusterLoadBalancerProfile {
 
 /// Desired managed outbound IPs for the cluster load balancer.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     /// The desired number of IPv4 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// The desired number of IPv6 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 0 for single-stack and 1 for dual-stack.
-    #[serde(rename = "countIPv6", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub count_i_pv6: Option<i32>,
 }
 
-impl ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm
+for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
+    type Arm = arm::ManagedClusterLoadBalancerProfileManagedOutboundIPs;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<
         arm::ManagedClusterLoadBalancerProfileManagedOutboundIPs,
         ConversionError,
@@ -2104,6 +1756,9 @@ impl ManagedClusterLoadBalancerProfileManagedOutboundIPs {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -2118,39 +1773,28 @@ impl ManagedClusterLoadBalancerProfileManagedOutboundIPs {
 
 /// Desired outbound IP resources for the cluster load balancer.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     /// A list of public IP resources.
-    #[serde(rename = "publicIPs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub public_i_ps: Option<Vec<ResourceReference>>,
 }
 
-impl ManagedClusterLoadBalancerProfileOutboundIPs {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterLoadBalancerProfileOutboundIPs {
+    type Arm = arm::ManagedClusterLoadBalancerProfileOutboundIPs;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterLoadBalancerProfileOutboundIPs, ConversionError> {
         Ok(arm::ManagedClusterLoadBalancerProfileOutboundIPs {
-            public_i_ps: match &self.public_i_ps {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "publicIPs");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            public_i_ps: self.public_i_ps.to_arm(resolver, &path.field("publicIPs"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterLoadBalancerProfileOutboundIPs {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterLoadBalancerProfileOutboundIPs) -> Self {
@@ -2165,46 +1809,34 @@ impl ManagedClusterLoadBalancerProfileOutboundIPs {
 
 /// Desired outbound IP Prefix resources for the cluster load balancer.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
-    #[serde(
-        rename = "publicIPPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "publicIPPrefixes", skip_serializing_if = "Option::is_none")]
     pub public_ip_prefixes: Option<Vec<ResourceReference>>,
 }
 
-impl ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm
+for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
+    type Arm = arm::ManagedClusterLoadBalancerProfileOutboundIpPrefixes;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<
         arm::ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
         ConversionError,
     > {
         Ok(arm::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
-            public_ip_prefixes: match &self.public_ip_prefixes {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "publicIPPrefixes");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            public_ip_prefixes: self
+                .public_ip_prefixes
+                .to_arm(resolver, &path.field("publicIPPrefixes"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -2221,24 +1853,28 @@ impl ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
 
 /// Profile of the managed outbound IP resources of the managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterManagedOutboundIpProfile {
     /// The desired number of outbound IPs created/managed by Azure. Allowed values must be in the range of 1 to 16 (inclusive). The default value is 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
 }
 
-impl ManagedClusterManagedOutboundIpProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterManagedOutboundIpProfile {
+    type Arm = arm::ManagedClusterManagedOutboundIpProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterManagedOutboundIpProfile, ConversionError> {
         Ok(arm::ManagedClusterManagedOutboundIpProfile {
             count: self.count,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterManagedOutboundIpProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterManagedOutboundIpProfile) -> Self {
@@ -2248,29 +1884,29 @@ impl ManagedClusterManagedOutboundIpProfile {
 
 /// The metrics profile for the ManagedCluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterMetricsProfile {
-    #[serde(rename = "costAnalysis", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_analysis: Option<ManagedClusterCostAnalysis>,
 }
 
-impl ManagedClusterMetricsProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterMetricsProfile {
+    type Arm = arm::ManagedClusterMetricsProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterMetricsProfile, ConversionError> {
         Ok(arm::ManagedClusterMetricsProfile {
-            cost_analysis: match &self.cost_analysis {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "costAnalysis");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            cost_analysis: self
+                .cost_analysis
+                .to_arm(resolver, &path.field("costAnalysis"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterMetricsProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterMetricsProfile) -> Self {
@@ -2285,65 +1921,43 @@ impl ManagedClusterMetricsProfile {
 
 /// Profile of the managed cluster NAT gateway.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNatGatewayProfile {
     /// Profile of the managed outbound IP resources of the cluster NAT gateway.
     #[serde(
         rename = "managedOutboundIPProfile",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub managed_outbound_ip_profile: Option<ManagedClusterManagedOutboundIpProfile>,
     /// The effective outbound IP resources of the cluster NAT gateway.
-    #[serde(
-        rename = "effectiveOutboundIPs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub effective_outbound_i_ps: Option<Vec<ResourceReference>>,
     /// Desired outbound flow idle timeout in minutes. Allowed values are in the range of 4 to 120 (inclusive). The default value is 4 minutes.
-    #[serde(
-        rename = "idleTimeoutInMinutes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_timeout_in_minutes: Option<i32>,
 }
 
-impl ManagedClusterNatGatewayProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterNatGatewayProfile {
+    type Arm = arm::ManagedClusterNatGatewayProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterNatGatewayProfile, ConversionError> {
         Ok(arm::ManagedClusterNatGatewayProfile {
-            managed_outbound_ip_profile: match &self.managed_outbound_ip_profile {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "managedOutboundIPProfile");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            effective_outbound_i_ps: match &self.effective_outbound_i_ps {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "effectiveOutboundIPs");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            managed_outbound_ip_profile: self
+                .managed_outbound_ip_profile
+                .to_arm(resolver, &path.field("managedOutboundIPProfile"))?,
+            effective_outbound_i_ps: self
+                .effective_outbound_i_ps
+                .to_arm(resolver, &path.field("effectiveOutboundIPs"))?,
             idle_timeout_in_minutes: self.idle_timeout_in_minutes,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterNatGatewayProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterNatGatewayProfile) -> Self {
@@ -2363,28 +1977,28 @@ impl ManagedClusterNatGatewayProfile {
 
 /// Node resource group lockdown profile for a managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNodeResourceGroupProfile {
     /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
-    #[serde(
-        rename = "restrictionLevel",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub restriction_level: Option<arm::RestrictionLevel>,
 }
 
-impl ManagedClusterNodeResourceGroupProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterNodeResourceGroupProfile {
+    type Arm = arm::ManagedClusterNodeResourceGroupProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterNodeResourceGroupProfile, ConversionError> {
         Ok(arm::ManagedClusterNodeResourceGroupProfile {
             restriction_level: self.restriction_level.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterNodeResourceGroupProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterNodeResourceGroupProfile) -> Self {
@@ -2396,18 +2010,19 @@ impl ManagedClusterNodeResourceGroupProfile {
 
 /// The OIDC issuer profile of the Managed Cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterOidcIssuerProfile {
     /// Whether the OIDC issuer is enabled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterOidcIssuerProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterOidcIssuerProfile {
+    type Arm = arm::ManagedClusterOidcIssuerProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterOidcIssuerProfile, ConversionError> {
         Ok(arm::ManagedClusterOidcIssuerProfile {
             issuer_url: None,
@@ -2415,6 +2030,9 @@ impl ManagedClusterOidcIssuerProfile {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterOidcIssuerProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterOidcIssuerProfile) -> Self {
@@ -2424,69 +2042,44 @@ impl ManagedClusterOidcIssuerProfile {
 
 /// Details about the pod identity assigned to the Managed Cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPodIdentity {
     /// The name of the pod identity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The namespace of the pod identity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// The binding selector to use for the AzureIdentityBinding resource.
-    #[serde(
-        rename = "bindingSelector",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub binding_selector: Option<String>,
     /// The user assigned identity details.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<UserAssignedIdentity>,
 }
 
-impl ManagedClusterPodIdentity {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterPodIdentity {
+    type Arm = arm::ManagedClusterPodIdentity;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterPodIdentity, ConversionError> {
         Ok(arm::ManagedClusterPodIdentity {
-            name: match &self.name {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "name"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            namespace: match &self.namespace {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "namespace"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            name: required(self.name.as_ref(), &path.field("name"))?.clone(),
+            namespace: required(self.namespace.as_ref(), &path.field("namespace"))?
+                .clone(),
             binding_selector: self.binding_selector.clone(),
-            identity: match &self.identity {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "identity");
-                    v.to_arm(resolver, &field_path)?
-                }
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "identity"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            identity: required(self.identity.as_ref(), &path.field("identity"))?
+                .to_arm(resolver, &path.field("identity"))?,
             provisioning_state: None,
             provisioning_info: None,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterPodIdentity {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterPodIdentity) -> Self {
@@ -2504,56 +2097,38 @@ impl ManagedClusterPodIdentity {
 
 /// See [disable AAD Pod Identity for a specific Pod/Application](<https://azure.github.io/aad-pod-identity/docs/configure/application_exception/>) for more details.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPodIdentityException {
     /// The name of the pod identity exception.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The namespace of the pod identity exception.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// The pod labels to match.
-    #[serde(rename = "podLabels", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_labels: Option<BTreeMap<String, String>>,
 }
 
-impl ManagedClusterPodIdentityException {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterPodIdentityException {
+    type Arm = arm::ManagedClusterPodIdentityException;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterPodIdentityException, ConversionError> {
         Ok(arm::ManagedClusterPodIdentityException {
-            name: match &self.name {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "name"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            namespace: match &self.namespace {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "namespace"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            pod_labels: match &self.pod_labels {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "podLabels"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            name: required(self.name.as_ref(), &path.field("name"))?.clone(),
+            namespace: required(self.namespace.as_ref(), &path.field("namespace"))?
+                .clone(),
+            pod_labels: required(self.pod_labels.as_ref(), &path.field("podLabels"))?
+                .clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterPodIdentityException {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterPodIdentityException) -> Self {
@@ -2567,84 +2142,46 @@ impl ManagedClusterPodIdentityException {
 
 /// See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on pod identity integration.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPodIdentityProfile {
     /// Whether the pod identity addon is enabled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Running in Kubenet is disabled by default due to the security related nature of AAD Pod Identity and the risks of IP spoofing. See [using Kubenet network plugin with AAD Pod Identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity#using-kubenet-network-plugin-with-azure-active-directory-pod-managed-identities>) for more information.
-    #[serde(
-        rename = "allowNetworkPluginKubenet",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_network_plugin_kubenet: Option<bool>,
     /// The pod identities to use in the cluster.
-    #[serde(
-        rename = "userAssignedIdentities",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_assigned_identities: Option<Vec<ManagedClusterPodIdentity>>,
     /// The pod identity exceptions to allow.
-    #[serde(
-        rename = "userAssignedIdentityExceptions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_assigned_identity_exceptions: Option<
         Vec<ManagedClusterPodIdentityException>,
     >,
 }
 
-impl ManagedClusterPodIdentityProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterPodIdentityProfile {
+    type Arm = arm::ManagedClusterPodIdentityProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterPodIdentityProfile, ConversionError> {
         Ok(arm::ManagedClusterPodIdentityProfile {
             enabled: self.enabled,
             allow_network_plugin_kubenet: self.allow_network_plugin_kubenet,
-            user_assigned_identities: match &self.user_assigned_identities {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "userAssignedIdentities");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
-            user_assigned_identity_exceptions: match &self
+            user_assigned_identities: self
+                .user_assigned_identities
+                .to_arm(resolver, &path.field("userAssignedIdentities"))?,
+            user_assigned_identity_exceptions: self
                 .user_assigned_identity_exceptions
-            {
-                Some(v) => {
-                    let field_path = format!(
-                        "{}.{}", path, "userAssignedIdentityExceptions"
-                    );
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+                .to_arm(resolver, &path.field("userAssignedIdentityExceptions"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterPodIdentityProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterPodIdentityProfile) -> Self {
@@ -2667,147 +2204,115 @@ impl ManagedClusterPodIdentityProfile {
 
 /// Parameters to be applied to the cluster-autoscaler when enabled
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPropertiesAutoScalerProfile {
     /// Valid values are 'true' and 'false'
     #[serde(
         rename = "balance-similar-node-groups",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub balance_similar_node_groups: Option<String>,
     /// If set to true, all daemonset pods on empty nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
     #[serde(
         rename = "daemonset-eviction-for-empty-nodes",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub daemonset_eviction_for_empty_nodes: Option<bool>,
     /// If set to true, all daemonset pods on occupied nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
     #[serde(
         rename = "daemonset-eviction-for-occupied-nodes",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub daemonset_eviction_for_occupied_nodes: Option<bool>,
     /// If set to true, the resources used by daemonset will be taken into account when making scaling down decisions.
     #[serde(
         rename = "ignore-daemonsets-utilization",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub ignore_daemonsets_utilization: Option<bool>,
     /// If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub expander: Option<arm::Expander>,
     /// The default is 10.
-    #[serde(
-        rename = "max-empty-bulk-delete",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-empty-bulk-delete", skip_serializing_if = "Option::is_none")]
     pub max_empty_bulk_delete: Option<String>,
     /// The default is 600.
     #[serde(
         rename = "max-graceful-termination-sec",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub max_graceful_termination_sec: Option<String>,
     /// The default is '15m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "max-node-provision-time",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-node-provision-time", skip_serializing_if = "Option::is_none")]
     pub max_node_provision_time: Option<String>,
     /// The default is 45. The maximum is 100 and the minimum is 0.
     #[serde(
         rename = "max-total-unready-percentage",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub max_total_unready_percentage: Option<String>,
     /// For scenarios like burst/batch scale where you don't want CA to act before the kubernetes scheduler could schedule all the pods, you can tell CA to ignore unscheduled pods before they're a certain age. The default is '0s'. Values must be an integer followed by a unit ('s' for seconds, 'm' for minutes, 'h' for hours, etc).
-    #[serde(
-        rename = "new-pod-scale-up-delay",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "new-pod-scale-up-delay", skip_serializing_if = "Option::is_none")]
     pub new_pod_scale_up_delay: Option<String>,
     /// This must be an integer. The default is 3.
-    #[serde(
-        rename = "ok-total-unready-count",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "ok-total-unready-count", skip_serializing_if = "Option::is_none")]
     pub ok_total_unready_count: Option<String>,
     /// The default is '10'. Values must be an integer number of seconds.
-    #[serde(rename = "scan-interval", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "scan-interval", skip_serializing_if = "Option::is_none")]
     pub scan_interval: Option<String>,
     /// The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
     #[serde(
         rename = "scale-down-delay-after-add",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub scale_down_delay_after_add: Option<String>,
     /// The default is the scan-interval. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
     #[serde(
         rename = "scale-down-delay-after-delete",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub scale_down_delay_after_delete: Option<String>,
     /// The default is '3m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
     #[serde(
         rename = "scale-down-delay-after-failure",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub scale_down_delay_after_failure: Option<String>,
     /// The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
     #[serde(
         rename = "scale-down-unneeded-time",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub scale_down_unneeded_time: Option<String>,
     /// The default is '20m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-unready-time",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-unready-time", skip_serializing_if = "Option::is_none")]
     pub scale_down_unready_time: Option<String>,
     /// The default is '0.5'.
     #[serde(
         rename = "scale-down-utilization-threshold",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub scale_down_utilization_threshold: Option<String>,
     /// The default is true.
     #[serde(
         rename = "skip-nodes-with-local-storage",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub skip_nodes_with_local_storage: Option<String>,
     /// The default is true.
     #[serde(
         rename = "skip-nodes-with-system-pods",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub skip_nodes_with_system_pods: Option<String>,
 }
 
-impl ManagedClusterPropertiesAutoScalerProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterPropertiesAutoScalerProfile {
+    type Arm = arm::ManagedClusterPropertiesAutoScalerProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterPropertiesAutoScalerProfile, ConversionError> {
         Ok(arm::ManagedClusterPropertiesAutoScalerProfile {
             balance_similar_node_groups: self.balance_similar_node_groups.clone(),
@@ -2836,6 +2341,9 @@ impl ManagedClusterPropertiesAutoScalerProfile {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterPropertiesAutoScalerProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterPropertiesAutoScalerProfile) -> Self {
@@ -2869,68 +2377,46 @@ impl ManagedClusterPropertiesAutoScalerProfile {
 
 /// Security profile for the container service cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfile {
     /// Microsoft Defender settings for the security profile.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub defender: Option<ManagedClusterSecurityProfileDefender>,
     /// Azure Key Vault [key management service](<https://kubernetes.io/docs/tasks/administer-cluster/kms-provider/>) settings for the security profile.
-    #[serde(
-        rename = "azureKeyVaultKms",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_key_vault_kms: Option<AzureKeyVaultKms>,
     /// Workload identity settings for the security profile. Workload identity enables Kubernetes applications to access Azure cloud resources securely with Azure AD. See <https://aka.ms/aks/wi> for more details.
-    #[serde(
-        rename = "workloadIdentity",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_identity: Option<ManagedClusterSecurityProfileWorkloadIdentity>,
     /// Image Cleaner settings for the security profile.
-    #[serde(rename = "imageCleaner", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub image_cleaner: Option<ManagedClusterSecurityProfileImageCleaner>,
 }
 
-impl ManagedClusterSecurityProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfile {
+    type Arm = arm::ManagedClusterSecurityProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterSecurityProfile, ConversionError> {
         Ok(arm::ManagedClusterSecurityProfile {
-            defender: match &self.defender {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "defender");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            azure_key_vault_kms: match &self.azure_key_vault_kms {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "azureKeyVaultKms");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            workload_identity: match &self.workload_identity {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "workloadIdentity");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            image_cleaner: match &self.image_cleaner {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "imageCleaner");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            defender: self.defender.to_arm(resolver, &path.field("defender"))?,
+            azure_key_vault_kms: self
+                .azure_key_vault_kms
+                .to_arm(resolver, &path.field("azureKeyVaultKms"))?,
+            workload_identity: self
+                .workload_identity
+                .to_arm(resolver, &path.field("workloadIdentity"))?,
+            image_cleaner: self
+                .image_cleaner
+                .to_arm(resolver, &path.field("imageCleaner"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterSecurityProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterSecurityProfile) -> Self {
@@ -2957,56 +2443,40 @@ impl ManagedClusterSecurityProfile {
 
 /// Microsoft Defender settings for the security profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileDefender {
     /// Resource ID of the Log Analytics workspace to be associated with Microsoft Defender. When Microsoft Defender is enabled, this field is required and must be a valid workspace resource ID. When Microsoft Defender is disabled, leave the field empty.
-    #[serde(
-        rename = "logAnalyticsWorkspaceResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub log_analytics_workspace_resource_id: Option<
         armgen_runtime::kube::ResourceReference,
     >,
     /// Microsoft Defender threat detection for Cloud settings for the security profile.
-    #[serde(
-        rename = "securityMonitoring",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub security_monitoring: Option<
         ManagedClusterSecurityProfileDefenderSecurityMonitoring,
     >,
 }
 
-impl ManagedClusterSecurityProfileDefender {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfileDefender {
+    type Arm = arm::ManagedClusterSecurityProfileDefender;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterSecurityProfileDefender, ConversionError> {
         Ok(arm::ManagedClusterSecurityProfileDefender {
-            log_analytics_workspace_resource_id: match &self
+            log_analytics_workspace_resource_id: self
                 .log_analytics_workspace_resource_id
-            {
-                Some(v) => {
-                    let field_path = format!(
-                        "{}.{}", path, "logAnalyticsWorkspaceResourceId"
-                    );
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
-            security_monitoring: match &self.security_monitoring {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "securityMonitoring");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+                .to_arm(resolver, &path.field("logAnalyticsWorkspaceResourceId"))?,
+            security_monitoring: self
+                .security_monitoring
+                .to_arm(resolver, &path.field("securityMonitoring"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterSecurityProfileDefender {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterSecurityProfileDefender) -> Self {
@@ -3025,18 +2495,20 @@ impl ManagedClusterSecurityProfileDefender {
 
 /// Microsoft Defender settings for the security profile threat detection.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// Whether to enable Defender threat detection
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm
+for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
+    type Arm = arm::ManagedClusterSecurityProfileDefenderSecurityMonitoring;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<
         arm::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
         ConversionError,
@@ -3046,6 +2518,9 @@ impl ManagedClusterSecurityProfileDefenderSecurityMonitoring {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -3057,21 +2532,22 @@ impl ManagedClusterSecurityProfileDefenderSecurityMonitoring {
 
 /// Image Cleaner removes unused images from nodes, freeing up disk space and helping to reduce attack surface area. Here are settings for the security profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileImageCleaner {
     /// Whether to enable Image Cleaner on AKS cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Image Cleaner scanning interval in hours.
-    #[serde(rename = "intervalHours", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_hours: Option<i32>,
 }
 
-impl ManagedClusterSecurityProfileImageCleaner {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfileImageCleaner {
+    type Arm = arm::ManagedClusterSecurityProfileImageCleaner;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterSecurityProfileImageCleaner, ConversionError> {
         Ok(arm::ManagedClusterSecurityProfileImageCleaner {
             enabled: self.enabled,
@@ -3079,6 +2555,9 @@ impl ManagedClusterSecurityProfileImageCleaner {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterSecurityProfileImageCleaner {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterSecurityProfileImageCleaner) -> Self {
@@ -3091,24 +2570,28 @@ impl ManagedClusterSecurityProfileImageCleaner {
 
 /// Workload identity settings for the security profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     /// Whether to enable workload identity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterSecurityProfileWorkloadIdentity {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfileWorkloadIdentity {
+    type Arm = arm::ManagedClusterSecurityProfileWorkloadIdentity;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterSecurityProfileWorkloadIdentity, ConversionError> {
         Ok(arm::ManagedClusterSecurityProfileWorkloadIdentity {
             enabled: self.enabled,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterSecurityProfileWorkloadIdentity {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterSecurityProfileWorkloadIdentity) -> Self {
@@ -3118,42 +2601,33 @@ impl ManagedClusterSecurityProfileWorkloadIdentity {
 
 /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterServicePrincipalProfile {
     /// The ID for the service principal.
-    #[serde(rename = "clientId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     /// The secret password associated with the service principal in plain text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<armgen_runtime::kube::SecretReference>,
 }
 
-impl ManagedClusterServicePrincipalProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterServicePrincipalProfile {
+    type Arm = arm::ManagedClusterServicePrincipalProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterServicePrincipalProfile, ConversionError> {
         Ok(arm::ManagedClusterServicePrincipalProfile {
-            client_id: match &self.client_id {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "clientId"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            secret: match &self.secret {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "secret");
-                    Some(resolver.secret(&field_path, v)?)
-                }
-                None => None,
-            },
+            client_id: required(self.client_id.as_ref(), &path.field("clientId"))?
+                .clone(),
+            secret: self.secret.to_arm(resolver, &path.field("secret"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterServicePrincipalProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterServicePrincipalProfile) -> Self {
@@ -3166,21 +2640,22 @@ impl ManagedClusterServicePrincipalProfile {
 
 /// The SKU of a Managed Cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSku {
     /// The name of a managed cluster SKU.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<arm::ManagedClusterSkuName>,
     /// If not specified, the default is 'Free'. See [AKS Pricing Tier](<https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers>) for more details.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tier: Option<arm::ManagedClusterSkuTier>,
 }
 
-impl ManagedClusterSku {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterSku {
+    type Arm = arm::ManagedClusterSku;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterSku, ConversionError> {
         Ok(arm::ManagedClusterSku {
             name: self.name.clone(),
@@ -3188,6 +2663,9 @@ impl ManagedClusterSku {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterSku {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterSku) -> Self {
@@ -3200,64 +2678,48 @@ impl ManagedClusterSku {
 
 /// Storage profile for the container service cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfile {
     /// AzureDisk CSI Driver settings for the storage profile.
-    #[serde(rename = "diskCSIDriver", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "diskCSIDriver", skip_serializing_if = "Option::is_none")]
     pub disk_csi_driver: Option<ManagedClusterStorageProfileDiskCsiDriver>,
     /// AzureFile CSI Driver settings for the storage profile.
-    #[serde(rename = "fileCSIDriver", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "fileCSIDriver", skip_serializing_if = "Option::is_none")]
     pub file_csi_driver: Option<ManagedClusterStorageProfileFileCsiDriver>,
     /// Snapshot Controller settings for the storage profile.
-    #[serde(
-        rename = "snapshotController",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot_controller: Option<ManagedClusterStorageProfileSnapshotController>,
     /// AzureBlob CSI Driver settings for the storage profile.
-    #[serde(rename = "blobCSIDriver", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "blobCSIDriver", skip_serializing_if = "Option::is_none")]
     pub blob_csi_driver: Option<ManagedClusterStorageProfileBlobCsiDriver>,
 }
 
-impl ManagedClusterStorageProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterStorageProfile {
+    type Arm = arm::ManagedClusterStorageProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterStorageProfile, ConversionError> {
         Ok(arm::ManagedClusterStorageProfile {
-            disk_csi_driver: match &self.disk_csi_driver {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "diskCSIDriver");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            file_csi_driver: match &self.file_csi_driver {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "fileCSIDriver");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            snapshot_controller: match &self.snapshot_controller {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "snapshotController");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            blob_csi_driver: match &self.blob_csi_driver {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "blobCSIDriver");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            disk_csi_driver: self
+                .disk_csi_driver
+                .to_arm(resolver, &path.field("diskCSIDriver"))?,
+            file_csi_driver: self
+                .file_csi_driver
+                .to_arm(resolver, &path.field("fileCSIDriver"))?,
+            snapshot_controller: self
+                .snapshot_controller
+                .to_arm(resolver, &path.field("snapshotController"))?,
+            blob_csi_driver: self
+                .blob_csi_driver
+                .to_arm(resolver, &path.field("blobCSIDriver"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterStorageProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterStorageProfile) -> Self {
@@ -3284,24 +2746,28 @@ impl ManagedClusterStorageProfile {
 
 /// AzureBlob CSI Driver settings for the storage profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfileBlobCsiDriver {
     /// Whether to enable AzureBlob CSI Driver. The default value is false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterStorageProfileBlobCsiDriver {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterStorageProfileBlobCsiDriver {
+    type Arm = arm::ManagedClusterStorageProfileBlobCsiDriver;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterStorageProfileBlobCsiDriver, ConversionError> {
         Ok(arm::ManagedClusterStorageProfileBlobCsiDriver {
             enabled: self.enabled,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterStorageProfileBlobCsiDriver {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterStorageProfileBlobCsiDriver) -> Self {
@@ -3311,24 +2777,28 @@ impl ManagedClusterStorageProfileBlobCsiDriver {
 
 /// AzureDisk CSI Driver settings for the storage profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfileDiskCsiDriver {
     /// Whether to enable AzureDisk CSI Driver. The default value is true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterStorageProfileDiskCsiDriver {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterStorageProfileDiskCsiDriver {
+    type Arm = arm::ManagedClusterStorageProfileDiskCsiDriver;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterStorageProfileDiskCsiDriver, ConversionError> {
         Ok(arm::ManagedClusterStorageProfileDiskCsiDriver {
             enabled: self.enabled,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterStorageProfileDiskCsiDriver {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterStorageProfileDiskCsiDriver) -> Self {
@@ -3338,24 +2808,28 @@ impl ManagedClusterStorageProfileDiskCsiDriver {
 
 /// AzureFile CSI Driver settings for the storage profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfileFileCsiDriver {
     /// Whether to enable AzureFile CSI Driver. The default value is true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterStorageProfileFileCsiDriver {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterStorageProfileFileCsiDriver {
+    type Arm = arm::ManagedClusterStorageProfileFileCsiDriver;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterStorageProfileFileCsiDriver, ConversionError> {
         Ok(arm::ManagedClusterStorageProfileFileCsiDriver {
             enabled: self.enabled,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterStorageProfileFileCsiDriver {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterStorageProfileFileCsiDriver) -> Self {
@@ -3365,24 +2839,28 @@ impl ManagedClusterStorageProfileFileCsiDriver {
 
 /// Snapshot Controller settings for the storage profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfileSnapshotController {
     /// Whether to enable Snapshot Controller. The default value is true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterStorageProfileSnapshotController {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterStorageProfileSnapshotController {
+    type Arm = arm::ManagedClusterStorageProfileSnapshotController;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterStorageProfileSnapshotController, ConversionError> {
         Ok(arm::ManagedClusterStorageProfileSnapshotController {
             enabled: self.enabled,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterStorageProfileSnapshotController {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterStorageProfileSnapshotController) -> Self {
@@ -3392,60 +2870,52 @@ impl ManagedClusterStorageProfileSnapshotController {
 
 /// Profile for Windows VMs in the managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterWindowsProfile {
     /// Specifies the name of the administrator account. &lt;br&gt;&lt;br&gt; **Restriction:** Cannot end in "." &lt;br&gt;&lt;br&gt; **Disallowed values:** "administrator", "admin", "user", "user1", "test", "user2", "test1", "user3", "admin1", "1", "123", "a", "actuser", "adm", "admin2", "aspnet", "backup", "console", "david", "guest", "john", "owner", "root", "server", "sql", "support", "support_388945a0", "sys", "test2", "test3", "user4", "user5". &lt;br&gt;&lt;br&gt; **Minimum-length:** 1 character &lt;br&gt;&lt;br&gt; **Max-length:** 20 characters
-    #[serde(rename = "adminUsername", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_username: Option<String>,
     /// Specifies the password of the administrator account. &lt;br&gt;&lt;br&gt; **Minimum-length:** 8 characters &lt;br&gt;&lt;br&gt; **Max-length:** 123 characters &lt;br&gt;&lt;br&gt; **Complexity requirements:** 3 out of 4 conditions below need to be fulfilled &lt;br&gt; Has lower characters &lt;br&gt;Has upper characters &lt;br&gt; Has a digit &lt;br&gt; Has a special character (Regex match \[\W_\]) &lt;br&gt;&lt;br&gt; **Disallowed values:** "abc@123", "P@$$w0rd", "P@ssw0rd", "P@ssword123", "Pa$$word", "pass@word1", "Password!", "Password1", "Password22", "iloveyou!"
-    #[serde(rename = "adminPassword", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_password: Option<armgen_runtime::kube::SecretReference>,
     /// The license type to use for Windows VMs. See [Azure Hybrid User Benefits](<https://azure.microsoft.com/pricing/hybrid-benefit/faq/>) for more details.
-    #[serde(rename = "licenseType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub license_type: Option<arm::LicenseType>,
     /// For more details on CSI proxy, see the [CSI proxy GitHub repo](<https://github.com/kubernetes-csi/csi-proxy>).
-    #[serde(rename = "enableCSIProxy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "enableCSIProxy", skip_serializing_if = "Option::is_none")]
     pub enable_csi_proxy: Option<bool>,
     /// The Windows gMSA Profile in the Managed Cluster.
-    #[serde(rename = "gmsaProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gmsa_profile: Option<WindowsGmsaProfile>,
 }
 
-impl ManagedClusterWindowsProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterWindowsProfile {
+    type Arm = arm::ManagedClusterWindowsProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterWindowsProfile, ConversionError> {
         Ok(arm::ManagedClusterWindowsProfile {
-            admin_username: match &self.admin_username {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "adminUsername"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            admin_password: match &self.admin_password {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "adminPassword");
-                    Some(resolver.secret(&field_path, v)?)
-                }
-                None => None,
-            },
+            admin_username: required(
+                    self.admin_username.as_ref(),
+                    &path.field("adminUsername"),
+                )?
+                .clone(),
+            admin_password: self
+                .admin_password
+                .to_arm(resolver, &path.field("adminPassword"))?,
             license_type: self.license_type.clone(),
             enable_csi_proxy: self.enable_csi_proxy,
-            gmsa_profile: match &self.gmsa_profile {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "gmsaProfile");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            gmsa_profile: self
+                .gmsa_profile
+                .to_arm(resolver, &path.field("gmsaProfile"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterWindowsProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterWindowsProfile) -> Self {
@@ -3461,44 +2931,34 @@ impl ManagedClusterWindowsProfile {
 
 /// Workload Auto-scaler profile for the managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterWorkloadAutoScalerProfile {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub keda: Option<ManagedClusterWorkloadAutoScalerProfileKeda>,
-    #[serde(
-        rename = "verticalPodAutoscaler",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vertical_pod_autoscaler: Option<
         ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
     >,
 }
 
-impl ManagedClusterWorkloadAutoScalerProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterWorkloadAutoScalerProfile {
+    type Arm = arm::ManagedClusterWorkloadAutoScalerProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterWorkloadAutoScalerProfile, ConversionError> {
         Ok(arm::ManagedClusterWorkloadAutoScalerProfile {
-            keda: match &self.keda {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "keda");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            vertical_pod_autoscaler: match &self.vertical_pod_autoscaler {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "verticalPodAutoscaler");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            keda: self.keda.to_arm(resolver, &path.field("keda"))?,
+            vertical_pod_autoscaler: self
+                .vertical_pod_autoscaler
+                .to_arm(resolver, &path.field("verticalPodAutoscaler"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterWorkloadAutoScalerProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterWorkloadAutoScalerProfile) -> Self {
@@ -3519,32 +2979,28 @@ impl ManagedClusterWorkloadAutoScalerProfile {
 
 /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     /// Whether to enable KEDA.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterWorkloadAutoScalerProfileKeda {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterWorkloadAutoScalerProfileKeda {
+    type Arm = arm::ManagedClusterWorkloadAutoScalerProfileKeda;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterWorkloadAutoScalerProfileKeda, ConversionError> {
         Ok(arm::ManagedClusterWorkloadAutoScalerProfileKeda {
-            enabled: match &self.enabled {
-                Some(v) => *v,
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "enabled"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            enabled: *required(self.enabled.as_ref(), &path.field("enabled"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterWorkloadAutoScalerProfileKeda {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterWorkloadAutoScalerProfileKeda) -> Self {
@@ -3554,35 +3010,32 @@ impl ManagedClusterWorkloadAutoScalerProfileKeda {
 
 /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     /// Whether to enable VPA. Default value is false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm
+for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
+    type Arm = arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<
         arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
         ConversionError,
     > {
         Ok(arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-            enabled: match &self.enabled {
-                Some(v) => *v,
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "enabled"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            enabled: *required(self.enabled.as_ref(), &path.field("enabled"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -3594,34 +3047,31 @@ impl ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
 
 /// A private link resource
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct PrivateLinkResource {
     /// The ID of the private link resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the private link resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The resource type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The group ID of the resource.
-    #[serde(rename = "groupId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
     /// The RequiredMembers of the resource
-    #[serde(
-        rename = "requiredMembers",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub required_members: Option<Vec<String>>,
 }
 
-impl PrivateLinkResource {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for PrivateLinkResource {
+    type Arm = arm::PrivateLinkResource;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::PrivateLinkResource, ConversionError> {
         Ok(arm::PrivateLinkResource {
             id: self.id.clone(),
@@ -3633,6 +3083,9 @@ impl PrivateLinkResource {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl PrivateLinkResource {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::PrivateLinkResource) -> Self {
@@ -3648,30 +3101,28 @@ impl PrivateLinkResource {
 
 /// A reference to an Azure resource.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ResourceReference {
     /// The fully qualified Azure resource id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<armgen_runtime::kube::ResourceReference>,
 }
 
-impl ResourceReference {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ResourceReference {
+    type Arm = arm::ResourceReference;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ResourceReference, ConversionError> {
         Ok(arm::ResourceReference {
-            id: match &self.id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "id");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
+            id: self.id.to_arm(resolver, &path.field("id"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ResourceReference {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ResourceReference) -> Self {
@@ -3686,41 +3137,31 @@ impl ResourceReference {
 
 /// Service mesh profile for a managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ServiceMeshProfile {
     /// Mode of the service mesh.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::ServiceMeshMode>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub istio: Option<IstioServiceMesh>,
 }
 
-impl ServiceMeshProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ServiceMeshProfile {
+    type Arm = arm::ServiceMeshProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ServiceMeshProfile, ConversionError> {
         Ok(arm::ServiceMeshProfile {
-            mode: match &self.mode {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "mode"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            istio: match &self.istio {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "istio");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            mode: required(self.mode.as_ref(), &path.field("mode"))?.clone(),
+            istio: self.istio.to_arm(resolver, &path.field("istio"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ServiceMeshProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ServiceMeshProfile) -> Self {
@@ -3733,21 +3174,22 @@ impl ServiceMeshProfile {
 
 /// Settings for overrides when upgrading a cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct UpgradeOverrideSettings {
     /// Whether to force upgrade the cluster. Note that this option instructs upgrade operation to bypass upgrade protections such as checking for deprecated API usage. Enable this option only with caution.
-    #[serde(rename = "forceUpgrade", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub force_upgrade: Option<bool>,
     /// Until when the overrides are effective. Note that this only matches the start time of an upgrade, and the effectiveness won't change once an upgrade starts even if the `until` expires as upgrade proceeds. This field is not set by default. It must be set for the overrides to take effect.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub until: Option<String>,
 }
 
-impl UpgradeOverrideSettings {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for UpgradeOverrideSettings {
+    type Arm = arm::UpgradeOverrideSettings;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::UpgradeOverrideSettings, ConversionError> {
         Ok(arm::UpgradeOverrideSettings {
             force_upgrade: self.force_upgrade,
@@ -3755,6 +3197,9 @@ impl UpgradeOverrideSettings {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl UpgradeOverrideSettings {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::UpgradeOverrideSettings) -> Self {
@@ -3767,38 +3212,36 @@ impl UpgradeOverrideSettings {
 
 /// Details about a user assigned identity.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct UserAssignedIdentity {
     /// The resource ID of the user assigned identity.
-    #[serde(rename = "resourceId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The client ID of the user assigned identity.
-    #[serde(rename = "clientId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     /// The object ID of the user assigned identity.
-    #[serde(rename = "objectId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub object_id: Option<String>,
 }
 
-impl UserAssignedIdentity {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for UserAssignedIdentity {
+    type Arm = arm::UserAssignedIdentity;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::UserAssignedIdentity, ConversionError> {
         Ok(arm::UserAssignedIdentity {
-            resource_id: match &self.resource_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "resourceId");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
+            resource_id: self.resource_id.to_arm(resolver, &path.field("resourceId"))?,
             client_id: self.client_id.clone(),
             object_id: self.object_id.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl UserAssignedIdentity {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::UserAssignedIdentity) -> Self {
@@ -3815,24 +3258,25 @@ impl UserAssignedIdentity {
 
 /// Windows gMSA Profile in the managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct WindowsGmsaProfile {
     /// Specifies whether to enable Windows gMSA in the managed cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Specifies the DNS server for Windows gMSA. &lt;br&gt;&lt;br&gt; Set it to empty if you have configured the DNS server in the vnet which is used to create the managed cluster.
-    #[serde(rename = "dnsServer", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dns_server: Option<String>,
     /// Specifies the root domain name for Windows gMSA. &lt;br&gt;&lt;br&gt; Set it to empty if you have configured the DNS server in the vnet which is used to create the managed cluster.
-    #[serde(rename = "rootDomainName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub root_domain_name: Option<String>,
 }
 
-impl WindowsGmsaProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for WindowsGmsaProfile {
+    type Arm = arm::WindowsGmsaProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::WindowsGmsaProfile, ConversionError> {
         Ok(arm::WindowsGmsaProfile {
             enabled: self.enabled,
@@ -3841,6 +3285,9 @@ impl WindowsGmsaProfile {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl WindowsGmsaProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::WindowsGmsaProfile) -> Self {

@@ -8,7 +8,9 @@ use super::*;
 #[allow(unused_imports)]
 use super::super::arm;
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -16,74 +18,40 @@ use std::collections::BTreeMap;
 
 /// Network settings of an agent pool.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolNetworkProfile {
     /// IPTags of instance-level public IPs.
-    #[serde(
-        rename = "nodePublicIPTags",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodePublicIPTags", skip_serializing_if = "Option::is_none")]
     pub node_public_ip_tags: Option<Vec<IpTag>>,
     /// The port ranges that are allowed to access. The specified ranges are allowed to overlap.
-    #[serde(
-        rename = "allowedHostPorts",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_host_ports: Option<Vec<PortRange>>,
     /// The IDs of the application security groups which agent pool will associate when created.
-    #[serde(
-        rename = "applicationSecurityGroups",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub application_security_groups: Option<Vec<String>>,
 }
 
-impl AgentPoolNetworkProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AgentPoolNetworkProfile {
+    type Arm = arm::AgentPoolNetworkProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::AgentPoolNetworkProfile, ConversionError> {
         Ok(arm::AgentPoolNetworkProfile {
-            node_public_ip_tags: match &self.node_public_ip_tags {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "nodePublicIPTags");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
-            allowed_host_ports: match &self.allowed_host_ports {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "allowedHostPorts");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            node_public_ip_tags: self
+                .node_public_ip_tags
+                .to_arm(resolver, &path.field("nodePublicIPTags"))?,
+            allowed_host_ports: self
+                .allowed_host_ports
+                .to_arm(resolver, &path.field("allowedHostPorts"))?,
             application_security_groups: self.application_security_groups.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AgentPoolNetworkProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AgentPoolNetworkProfile) -> Self {
@@ -103,25 +71,22 @@ impl AgentPoolNetworkProfile {
 
 /// The security settings of an agent pool.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolSecurityProfile {
     /// vTPM is a Trusted Launch feature for configuring a dedicated secure vault for keys and measurements held locally on the node. For more details, see aka.ms/aks/trustedlaunch. If not specified, the default is false.
-    #[serde(rename = "enableVTPM", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "enableVTPM", skip_serializing_if = "Option::is_none")]
     pub enable_vtpm: Option<bool>,
     /// Secure Boot is a feature of Trusted Launch which ensures that only signed operating systems and drivers can boot. For more details, see aka.ms/aks/trustedlaunch.  If not specified, the default is false.
-    #[serde(
-        rename = "enableSecureBoot",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_secure_boot: Option<bool>,
 }
 
-impl AgentPoolSecurityProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AgentPoolSecurityProfile {
+    type Arm = arm::AgentPoolSecurityProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::AgentPoolSecurityProfile, ConversionError> {
         Ok(arm::AgentPoolSecurityProfile {
             enable_vtpm: self.enable_vtpm,
@@ -129,6 +94,9 @@ impl AgentPoolSecurityProfile {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AgentPoolSecurityProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AgentPoolSecurityProfile) -> Self {
@@ -141,32 +109,25 @@ impl AgentPoolSecurityProfile {
 
 /// Settings for upgrading an agentpool
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolUpgradeSettings {
     /// This can either be set to an integer (e.g. '5') or a percentage (e.g. '50%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 1. For more information, including best practices, see: <https://docs.microsoft.com/azure/aks/upgrade-cluster#customize-node-surge-upgrade>
-    #[serde(rename = "maxSurge", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<String>,
     /// The amount of time (in minutes) to wait on eviction of pods and graceful termination per node. This eviction wait time honors waiting on pod disruption budgets. If this time is exceeded, the upgrade fails. If not specified, the default is 30 minutes.
-    #[serde(
-        rename = "drainTimeoutInMinutes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub drain_timeout_in_minutes: Option<i32>,
     /// The amount of time (in minutes) to wait after draining a node and before reimaging it and moving on to next node. If not specified, the default is 0 minutes.
-    #[serde(
-        rename = "nodeSoakDurationInMinutes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_soak_duration_in_minutes: Option<i32>,
 }
 
-impl AgentPoolUpgradeSettings {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AgentPoolUpgradeSettings {
+    type Arm = arm::AgentPoolUpgradeSettings;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::AgentPoolUpgradeSettings, ConversionError> {
         Ok(arm::AgentPoolUpgradeSettings {
             max_surge: self.max_surge.clone(),
@@ -175,6 +136,9 @@ impl AgentPoolUpgradeSettings {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AgentPoolUpgradeSettings {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AgentPoolUpgradeSettings) -> Self {
@@ -188,28 +152,28 @@ impl AgentPoolUpgradeSettings {
 
 /// The Windows agent pool's specific profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolWindowsProfile {
     /// The default value is false. Outbound NAT can only be disabled if the cluster outboundType is NAT Gateway and the Windows agent pool does not have node public IP enabled.
-    #[serde(
-        rename = "disableOutboundNat",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_outbound_nat: Option<bool>,
 }
 
-impl AgentPoolWindowsProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AgentPoolWindowsProfile {
+    type Arm = arm::AgentPoolWindowsProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::AgentPoolWindowsProfile, ConversionError> {
         Ok(arm::AgentPoolWindowsProfile {
             disable_outbound_nat: self.disable_outbound_nat,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AgentPoolWindowsProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AgentPoolWindowsProfile) -> Self {
@@ -221,34 +185,30 @@ impl AgentPoolWindowsProfile {
 
 /// Data used when creating a target resource from a source resource.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct CreationData {
     /// This is the ARM ID of the source object to be used to create the target object.
-    #[serde(
-        rename = "sourceResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub source_resource_id: Option<armgen_runtime::kube::ResourceReference>,
 }
 
-impl CreationData {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for CreationData {
+    type Arm = arm::CreationData;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::CreationData, ConversionError> {
         Ok(arm::CreationData {
-            source_resource_id: match &self.source_resource_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "sourceResourceId");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
+            source_resource_id: self
+                .source_resource_id
+                .to_arm(resolver, &path.field("sourceResourceId"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl CreationData {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::CreationData) -> Self {
@@ -263,21 +223,22 @@ impl CreationData {
 
 /// Contains the IPTag associated with the object.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IpTag {
     /// The IP tag type. Example: RoutingPreference.
-    #[serde(rename = "ipTagType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_tag_type: Option<String>,
     /// The value of the IP tag associated with the public IP. Example: Internet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
 }
 
-impl IpTag {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for IpTag {
+    type Arm = arm::IpTag;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::IpTag, ConversionError> {
         Ok(arm::IpTag {
             ip_tag_type: self.ip_tag_type.clone(),
@@ -285,6 +246,9 @@ impl IpTag {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl IpTag {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IpTag) -> Self {
@@ -297,80 +261,49 @@ impl IpTag {
 
 /// See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct KubeletConfig {
     /// The default is 'none'. See [Kubernetes CPU management policies](<https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/#cpu-management-policies>) for more information. Allowed values are 'none' and 'static'.
-    #[serde(
-        rename = "cpuManagerPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_manager_policy: Option<String>,
     /// The default is true.
-    #[serde(rename = "cpuCfsQuota", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_cfs_quota: Option<bool>,
     /// The default is '100ms.' Valid values are a sequence of decimal numbers with an optional fraction and a unit suffix. For example: '300ms', '2h45m'. Supported units are 'ns', 'us', 'ms', 's', 'm', and 'h'.
-    #[serde(
-        rename = "cpuCfsQuotaPeriod",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_cfs_quota_period: Option<String>,
     /// To disable image garbage collection, set to 100. The default is 85%
-    #[serde(
-        rename = "imageGcHighThreshold",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub image_gc_high_threshold: Option<i32>,
     /// This cannot be set higher than imageGcHighThreshold. The default is 80%
-    #[serde(
-        rename = "imageGcLowThreshold",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub image_gc_low_threshold: Option<i32>,
     /// For more information see [Kubernetes Topology Manager](<https://kubernetes.io/docs/tasks/administer-cluster/topology-manager>). The default is 'none'. Allowed values are 'none', 'best-effort', 'restricted', and 'single-numa-node'.
-    #[serde(
-        rename = "topologyManagerPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub topology_manager_policy: Option<String>,
     /// Allowed list of unsafe sysctls or unsafe sysctl patterns (ending in `*`).
-    #[serde(
-        rename = "allowedUnsafeSysctls",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_unsafe_sysctls: Option<Vec<String>>,
     /// If set to true it will make the Kubelet fail to start if swap is enabled on the node.
-    #[serde(rename = "failSwapOn", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fail_swap_on: Option<bool>,
     /// The maximum size (e.g. 10Mi) of container log file before it is rotated.
-    #[serde(
-        rename = "containerLogMaxSizeMB",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "containerLogMaxSizeMB", skip_serializing_if = "Option::is_none")]
     pub container_log_max_size_mb: Option<i32>,
     /// The maximum number of container log files that can be present for a container. The number must be ≥ 2.
-    #[serde(
-        rename = "containerLogMaxFiles",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub container_log_max_files: Option<i32>,
     /// The maximum number of processes per pod.
-    #[serde(rename = "podMaxPids", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_max_pids: Option<i32>,
 }
 
-impl KubeletConfig {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for KubeletConfig {
+    type Arm = arm::KubeletConfig;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::KubeletConfig, ConversionError> {
         Ok(arm::KubeletConfig {
             cpu_manager_policy: self.cpu_manager_policy.clone(),
@@ -387,6 +320,9 @@ impl KubeletConfig {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl KubeletConfig {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::KubeletConfig) -> Self {
@@ -408,50 +344,40 @@ impl KubeletConfig {
 
 /// See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct LinuxOsConfig {
     /// Sysctl settings for Linux agent nodes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sysctls: Option<SysctlConfig>,
     /// Valid values are 'always', 'madvise', and 'never'. The default is 'always'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
-    #[serde(
-        rename = "transparentHugePageEnabled",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub transparent_huge_page_enabled: Option<String>,
     /// Valid values are 'always', 'defer', 'defer+madvise', 'madvise' and 'never'. The default is 'madvise'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
-    #[serde(
-        rename = "transparentHugePageDefrag",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub transparent_huge_page_defrag: Option<String>,
     /// The size in MB of a swap file that will be created on each node.
-    #[serde(rename = "swapFileSizeMB", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "swapFileSizeMB", skip_serializing_if = "Option::is_none")]
     pub swap_file_size_mb: Option<i32>,
 }
 
-impl LinuxOsConfig {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for LinuxOsConfig {
+    type Arm = arm::LinuxOsConfig;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::LinuxOsConfig, ConversionError> {
         Ok(arm::LinuxOsConfig {
-            sysctls: match &self.sysctls {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "sysctls");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            sysctls: self.sysctls.to_arm(resolver, &path.field("sysctls"))?,
             transparent_huge_page_enabled: self.transparent_huge_page_enabled.clone(),
             transparent_huge_page_defrag: self.transparent_huge_page_defrag.clone(),
             swap_file_size_mb: self.swap_file_size_mb,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl LinuxOsConfig {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::LinuxOsConfig) -> Self {
@@ -466,24 +392,25 @@ impl LinuxOsConfig {
 
 /// The port range.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct PortRange {
     /// The minimum port that is included in the range. It should be ranged from 1 to 65535, and be less than or equal to portEnd.
-    #[serde(rename = "portStart", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub port_start: Option<i32>,
     /// The maximum port that is included in the range. It should be ranged from 1 to 65535, and be greater than or equal to portStart.
-    #[serde(rename = "portEnd", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub port_end: Option<i32>,
     /// The network protocol of the port.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<arm::Protocol>,
 }
 
-impl PortRange {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for PortRange {
+    type Arm = arm::PortRange;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::PortRange, ConversionError> {
         Ok(arm::PortRange {
             port_start: self.port_start,
@@ -492,6 +419,9 @@ impl PortRange {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl PortRange {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::PortRange) -> Self {
@@ -505,24 +435,28 @@ impl PortRange {
 
 /// Describes the Power State of the cluster
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct PowerState {
     /// Tells whether the cluster is Running or Stopped
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<arm::Code>,
 }
 
-impl PowerState {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for PowerState {
+    type Arm = arm::PowerState;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::PowerState, ConversionError> {
         Ok(arm::PowerState {
             code: self.code.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl PowerState {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::PowerState) -> Self {
@@ -532,183 +466,100 @@ impl PowerState {
 
 /// Sysctl settings for Linux agent nodes.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct SysctlConfig {
     /// Sysctl setting net.core.somaxconn.
-    #[serde(
-        rename = "netCoreSomaxconn",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_somaxconn: Option<i32>,
     /// Sysctl setting net.core.netdev_max_backlog.
-    #[serde(
-        rename = "netCoreNetdevMaxBacklog",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_netdev_max_backlog: Option<i32>,
     /// Sysctl setting net.core.rmem_default.
-    #[serde(
-        rename = "netCoreRmemDefault",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_rmem_default: Option<i32>,
     /// Sysctl setting net.core.rmem_max.
-    #[serde(rename = "netCoreRmemMax", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_rmem_max: Option<i32>,
     /// Sysctl setting net.core.wmem_default.
-    #[serde(
-        rename = "netCoreWmemDefault",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_wmem_default: Option<i32>,
     /// Sysctl setting net.core.wmem_max.
-    #[serde(rename = "netCoreWmemMax", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_wmem_max: Option<i32>,
     /// Sysctl setting net.core.optmem_max.
-    #[serde(
-        rename = "netCoreOptmemMax",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_optmem_max: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_max_syn_backlog.
-    #[serde(
-        rename = "netIpv4TcpMaxSynBacklog",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_max_syn_backlog: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_max_tw_buckets.
-    #[serde(
-        rename = "netIpv4TcpMaxTwBuckets",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_max_tw_buckets: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_fin_timeout.
-    #[serde(
-        rename = "netIpv4TcpFinTimeout",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_fin_timeout: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_time.
-    #[serde(
-        rename = "netIpv4TcpKeepaliveTime",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_keepalive_time: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_probes.
-    #[serde(
-        rename = "netIpv4TcpKeepaliveProbes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_keepalive_probes: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_intvl.
-    #[serde(
-        rename = "netIpv4TcpkeepaliveIntvl",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcpkeepalive_intvl: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_tw_reuse.
-    #[serde(
-        rename = "netIpv4TcpTwReuse",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_tw_reuse: Option<bool>,
     /// Sysctl setting net.ipv4.ip_local_port_range.
-    #[serde(
-        rename = "netIpv4IpLocalPortRange",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_ip_local_port_range: Option<String>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh1.
-    #[serde(
-        rename = "netIpv4NeighDefaultGcThresh1",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh1: Option<i32>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh2.
-    #[serde(
-        rename = "netIpv4NeighDefaultGcThresh2",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh2: Option<i32>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh3.
-    #[serde(
-        rename = "netIpv4NeighDefaultGcThresh3",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh3: Option<i32>,
     /// Sysctl setting net.netfilter.nf_conntrack_max.
-    #[serde(
-        rename = "netNetfilterNfConntrackMax",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_netfilter_nf_conntrack_max: Option<i32>,
     /// Sysctl setting net.netfilter.nf_conntrack_buckets.
-    #[serde(
-        rename = "netNetfilterNfConntrackBuckets",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_netfilter_nf_conntrack_buckets: Option<i32>,
     /// Sysctl setting fs.inotify.max_user_watches.
-    #[serde(
-        rename = "fsInotifyMaxUserWatches",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_inotify_max_user_watches: Option<i32>,
     /// Sysctl setting fs.file-max.
-    #[serde(rename = "fsFileMax", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_file_max: Option<i32>,
     /// Sysctl setting fs.aio-max-nr.
-    #[serde(rename = "fsAioMaxNr", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_aio_max_nr: Option<i32>,
     /// Sysctl setting fs.nr_open.
-    #[serde(rename = "fsNrOpen", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_nr_open: Option<i32>,
     /// Sysctl setting kernel.threads-max.
-    #[serde(
-        rename = "kernelThreadsMax",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_threads_max: Option<i32>,
     /// Sysctl setting vm.max_map_count.
-    #[serde(rename = "vmMaxMapCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_max_map_count: Option<i32>,
     /// Sysctl setting vm.swappiness.
-    #[serde(rename = "vmSwappiness", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_swappiness: Option<i32>,
     /// Sysctl setting vm.vfs_cache_pressure.
-    #[serde(
-        rename = "vmVfsCachePressure",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_vfs_cache_pressure: Option<i32>,
 }
 
-impl SysctlConfig {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for SysctlConfig {
+    type Arm = arm::SysctlConfig;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::SysctlConfig, ConversionError> {
         Ok(arm::SysctlConfig {
             net_core_somaxconn: self.net_core_somaxconn,
@@ -742,6 +593,9 @@ impl SysctlConfig {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl SysctlConfig {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::SysctlConfig) -> Self {

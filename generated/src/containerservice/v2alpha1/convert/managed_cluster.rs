@@ -16,112 +16,39 @@ for spoke::ManagedClusterSpec {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::ManagedClusterSpec {
         hub::ManagedClusterSpec {
-            azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
-            owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
-            operator_spec: cx
-                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
+            azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
+            owner: cx.copy(&self.owner, &path.field("owner")),
+            operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            location: cx.copy(&self.location, &path.field("location")),
             kubernetes_version: cx
-                .copy(
-                    self.kubernetes_version.as_ref(),
-                    &path.field("kubernetesVersion"),
-                ),
-            dns_prefix: cx.copy(self.dns_prefix.as_ref(), &path.field("dnsPrefix")),
-            fqdn_subdomain: cx
-                .copy(self.fqdn_subdomain.as_ref(), &path.field("fqdnSubdomain")),
+                .copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            dns_prefix: cx.copy(&self.dns_prefix, &path.field("dnsPrefix")),
+            fqdn_subdomain: cx.copy(&self.fqdn_subdomain, &path.field("fqdnSubdomain")),
             agent_pool_profiles: cx
-                .convert(
-                    self.agent_pool_profiles.as_ref(),
-                    &path.field("agentPoolProfiles"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::ManagedClusterAgentPoolProfile,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
-            linux_profile: cx
-                .convert(
-                    self.linux_profile.as_ref(),
-                    &path.field("linuxProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ContainerServiceLinuxProfile,
-                    >::convert,
-                ),
+                .object(&self.agent_pool_profiles, &path.field("agentPoolProfiles")),
+            linux_profile: cx.object(&self.linux_profile, &path.field("linuxProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             service_principal_profile: cx
-                .convert(
-                    self.service_principal_profile.as_ref(),
+                .object(
+                    &self.service_principal_profile,
                     &path.field("servicePrincipalProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterServicePrincipalProfile,
-                    >::convert,
                 ),
             addon_profiles: cx
-                .convert(
-                    self.addon_profiles.as_ref(),
-                    &path.field("addonProfiles"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        hub::spec::ManagedClusterAddonProfile,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.addon_profiles, &path.field("addonProfiles")),
             pod_identity_profile: cx
-                .convert(
-                    self.pod_identity_profile.as_ref(),
-                    &path.field("podIdentityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterPodIdentityProfile,
-                    >::convert,
-                ),
+                .object(&self.pod_identity_profile, &path.field("podIdentityProfile")),
             oidc_issuer_profile: cx
-                .convert(
-                    self.oidc_issuer_profile.as_ref(),
-                    &path.field("oidcIssuerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterOidcIssuerProfile,
-                    >::convert,
-                ),
+                .object(&self.oidc_issuer_profile, &path.field("oidcIssuerProfile")),
             node_resource_group: cx
-                .copy(
-                    self.node_resource_group.as_ref(),
-                    &path.field("nodeResourceGroup"),
-                ),
+                .copy(&self.node_resource_group, &path.field("nodeResourceGroup")),
             node_resource_group_profile: cx
-                .convert(
-                    self.node_resource_group_profile.as_ref(),
+                .object(
+                    &self.node_resource_group_profile,
                     &path.field("nodeResourceGroupProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterNodeResourceGroupProfile,
-                    >::convert,
                 ),
-            enable_rbac: cx.copy(self.enable_rbac.as_ref(), &path.field("enableRBAC")),
+            enable_rbac: cx.copy(&self.enable_rbac, &path.field("enableRBAC")),
             support_plan: cx
                 .spelled(
                     self.support_plan.as_ref().map(|value| value.as_str()),
@@ -132,133 +59,38 @@ for spoke::ManagedClusterSpec {
                     hub::arm::KubernetesSupportPlan::as_str,
                 ),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ContainerServiceNetworkProfile,
-                    >::convert,
-                ),
-            aad_profile: cx
-                .convert(
-                    self.aad_profile.as_ref(),
-                    &path.field("aadProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterAadProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
+            aad_profile: cx.object(&self.aad_profile, &path.field("aadProfile")),
             auto_upgrade_profile: cx
-                .convert(
-                    self.auto_upgrade_profile.as_ref(),
-                    &path.field("autoUpgradeProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterAutoUpgradeProfile,
-                    >::convert,
-                ),
+                .object(&self.auto_upgrade_profile, &path.field("autoUpgradeProfile")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ClusterUpgradeSettings,
-                    >::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
             auto_scaler_profile: cx
-                .convert(
-                    self.auto_scaler_profile.as_ref(),
-                    &path.field("autoScalerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterPropertiesAutoScalerProfile,
-                    >::convert,
-                ),
+                .object(&self.auto_scaler_profile, &path.field("autoScalerProfile")),
             api_server_access_profile: cx
-                .convert(
-                    self.api_server_access_profile.as_ref(),
+                .object(
+                    &self.api_server_access_profile,
                     &path.field("apiServerAccessProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterApiServerAccessProfile,
-                    >::convert,
                 ),
             disk_encryption_set_id: cx
-                .copy(
-                    self.disk_encryption_set_id.as_ref(),
-                    &path.field("diskEncryptionSetID"),
-                ),
+                .copy(&self.disk_encryption_set_id, &path.field("diskEncryptionSetID")),
             identity_profile: cx
-                .convert(
-                    self.identity_profile.as_ref(),
-                    &path.field("identityProfile"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        hub::spec::UserAssignedIdentity,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.identity_profile, &path.field("identityProfile")),
             private_link_resources: cx
-                .convert(
-                    self.private_link_resources.as_ref(),
+                .object(
+                    &self.private_link_resources,
                     &path.field("privateLinkResources"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::PrivateLinkResource,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             disable_local_accounts: cx
-                .copy(
-                    self.disable_local_accounts.as_ref(),
-                    &path.field("disableLocalAccounts"),
-                ),
+                .copy(&self.disable_local_accounts, &path.field("disableLocalAccounts")),
             http_proxy_config: cx
-                .convert(
-                    self.http_proxy_config.as_ref(),
-                    &path.field("httpProxyConfig"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterHttpProxyConfig,
-                    >::convert,
-                ),
+                .object(&self.http_proxy_config, &path.field("httpProxyConfig")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterSecurityProfile,
-                    >::convert,
-                ),
+                .object(&self.security_profile, &path.field("securityProfile")),
             storage_profile: cx
-                .convert(
-                    self.storage_profile.as_ref(),
-                    &path.field("storageProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterStorageProfile,
-                    >::convert,
-                ),
+                .object(&self.storage_profile, &path.field("storageProfile")),
             ingress_profile: cx
-                .convert(
-                    self.ingress_profile.as_ref(),
-                    &path.field("ingressProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterIngressProfile,
-                    >::convert,
-                ),
+                .object(&self.ingress_profile, &path.field("ingressProfile")),
             public_network_access: cx
                 .spelled(
                     self.public_network_access.as_ref().map(|value| value.as_str()),
@@ -267,82 +99,33 @@ for spoke::ManagedClusterSpec {
                     hub::arm::PublicNetworkAccess::as_str,
                 ),
             workload_auto_scaler_profile: cx
-                .convert(
-                    self.workload_auto_scaler_profile.as_ref(),
+                .object(
+                    &self.workload_auto_scaler_profile,
                     &path.field("workloadAutoScalerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterWorkloadAutoScalerProfile,
-                    >::convert,
                 ),
             azure_monitor_profile: cx
-                .convert(
-                    self.azure_monitor_profile.as_ref(),
-                    &path.field("azureMonitorProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterAzureMonitorProfile,
-                    >::convert,
-                ),
+                .object(&self.azure_monitor_profile, &path.field("azureMonitorProfile")),
             service_mesh_profile: cx
-                .convert(
-                    self.service_mesh_profile.as_ref(),
-                    &path.field("serviceMeshProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ServiceMeshProfile,
-                    >::convert,
-                ),
+                .object(&self.service_mesh_profile, &path.field("serviceMeshProfile")),
             metrics_profile: cx
-                .convert(
-                    self.metrics_profile.as_ref(),
-                    &path.field("metricsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterMetricsProfile,
-                    >::convert,
-                ),
+                .object(&self.metrics_profile, &path.field("metricsProfile")),
             node_provisioning_profile: cx
-                .convert(
-                    self.node_provisioning_profile.as_ref(),
+                .object(
+                    &self.node_provisioning_profile,
                     &path.field("nodeProvisioningProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterNodeProvisioningProfile,
-                    >::convert,
                 ),
             bootstrap_profile: cx
-                .convert(
-                    self.bootstrap_profile.as_ref(),
-                    &path.field("bootstrapProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterBootstrapProfile,
-                    >::convert,
-                ),
+                .object(&self.bootstrap_profile, &path.field("bootstrapProfile")),
             ai_toolchain_operator_profile: cx
-                .convert(
-                    self.ai_toolchain_operator_profile.as_ref(),
+                .object(
+                    &self.ai_toolchain_operator_profile,
                     &path.field("aiToolchainOperatorProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterAiToolchainOperatorProfile,
-                    >::convert,
                 ),
-            sku: cx
-                .convert(
-                    self.sku.as_ref(),
-                    &path.field("sku"),
-                    armgen_runtime::hub::Convert::<hub::spec::ManagedClusterSku>::convert,
-                ),
+            sku: cx.object(&self.sku, &path.field("sku")),
             extended_location: cx
-                .convert(
-                    self.extended_location.as_ref(),
-                    &path.field("extendedLocation"),
-                    armgen_runtime::hub::Convert::<hub::spec::ExtendedLocation>::convert,
-                ),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterIdentity,
-                    >::convert,
-                ),
-            kind: cx.copy(self.kind.as_ref(), &path.field("kind")),
+                .object(&self.extended_location, &path.field("extendedLocation")),
+            identity: cx.object(&self.identity, &path.field("identity")),
+            kind: cx.copy(&self.kind, &path.field("kind")),
             enable_fips: cx.restore(&path.field("enableFIPS")),
             scheduler_profile: cx.restore(&path.field("schedulerProfile")),
             hosted_system_profile: cx.restore(&path.field("hostedSystemProfile")),
@@ -357,116 +140,43 @@ for hub::ManagedClusterSpec {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::ManagedClusterSpec {
-        cx.keep(self.enable_fips.as_ref(), &path.field("enableFIPS"));
-        cx.keep(self.scheduler_profile.as_ref(), &path.field("schedulerProfile"));
-        cx.keep(self.hosted_system_profile.as_ref(), &path.field("hostedSystemProfile"));
+        cx.keep(&self.enable_fips, &path.field("enableFIPS"));
+        cx.keep(&self.scheduler_profile, &path.field("schedulerProfile"));
+        cx.keep(&self.hosted_system_profile, &path.field("hostedSystemProfile"));
         spoke::ManagedClusterSpec {
-            azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
-            owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
-            operator_spec: cx
-                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
+            azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
+            owner: cx.copy(&self.owner, &path.field("owner")),
+            operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            location: cx.copy(&self.location, &path.field("location")),
             kubernetes_version: cx
-                .copy(
-                    self.kubernetes_version.as_ref(),
-                    &path.field("kubernetesVersion"),
-                ),
-            dns_prefix: cx.copy(self.dns_prefix.as_ref(), &path.field("dnsPrefix")),
-            fqdn_subdomain: cx
-                .copy(self.fqdn_subdomain.as_ref(), &path.field("fqdnSubdomain")),
+                .copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            dns_prefix: cx.copy(&self.dns_prefix, &path.field("dnsPrefix")),
+            fqdn_subdomain: cx.copy(&self.fqdn_subdomain, &path.field("fqdnSubdomain")),
             agent_pool_profiles: cx
-                .convert(
-                    self.agent_pool_profiles.as_ref(),
-                    &path.field("agentPoolProfiles"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::ManagedClusterAgentPoolProfile,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
-            linux_profile: cx
-                .convert(
-                    self.linux_profile.as_ref(),
-                    &path.field("linuxProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ContainerServiceLinuxProfile,
-                    >::convert,
-                ),
+                .object(&self.agent_pool_profiles, &path.field("agentPoolProfiles")),
+            linux_profile: cx.object(&self.linux_profile, &path.field("linuxProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             service_principal_profile: cx
-                .convert(
-                    self.service_principal_profile.as_ref(),
+                .object(
+                    &self.service_principal_profile,
                     &path.field("servicePrincipalProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterServicePrincipalProfile,
-                    >::convert,
                 ),
             addon_profiles: cx
-                .convert(
-                    self.addon_profiles.as_ref(),
-                    &path.field("addonProfiles"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        spoke::spec::ManagedClusterAddonProfile,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.addon_profiles, &path.field("addonProfiles")),
             pod_identity_profile: cx
-                .convert(
-                    self.pod_identity_profile.as_ref(),
-                    &path.field("podIdentityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterPodIdentityProfile,
-                    >::convert,
-                ),
+                .object(&self.pod_identity_profile, &path.field("podIdentityProfile")),
             oidc_issuer_profile: cx
-                .convert(
-                    self.oidc_issuer_profile.as_ref(),
-                    &path.field("oidcIssuerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterOidcIssuerProfile,
-                    >::convert,
-                ),
+                .object(&self.oidc_issuer_profile, &path.field("oidcIssuerProfile")),
             node_resource_group: cx
-                .copy(
-                    self.node_resource_group.as_ref(),
-                    &path.field("nodeResourceGroup"),
-                ),
+                .copy(&self.node_resource_group, &path.field("nodeResourceGroup")),
             node_resource_group_profile: cx
-                .convert(
-                    self.node_resource_group_profile.as_ref(),
+                .object(
+                    &self.node_resource_group_profile,
                     &path.field("nodeResourceGroupProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterNodeResourceGroupProfile,
-                    >::convert,
                 ),
-            enable_rbac: cx.copy(self.enable_rbac.as_ref(), &path.field("enableRBAC")),
+            enable_rbac: cx.copy(&self.enable_rbac, &path.field("enableRBAC")),
             support_plan: cx
                 .spelled(
                     self.support_plan.as_ref().map(|value| value.as_str()),
@@ -477,133 +187,38 @@ for hub::ManagedClusterSpec {
                     spoke::arm::KubernetesSupportPlan::as_str,
                 ),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ContainerServiceNetworkProfile,
-                    >::convert,
-                ),
-            aad_profile: cx
-                .convert(
-                    self.aad_profile.as_ref(),
-                    &path.field("aadProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterAadProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
+            aad_profile: cx.object(&self.aad_profile, &path.field("aadProfile")),
             auto_upgrade_profile: cx
-                .convert(
-                    self.auto_upgrade_profile.as_ref(),
-                    &path.field("autoUpgradeProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterAutoUpgradeProfile,
-                    >::convert,
-                ),
+                .object(&self.auto_upgrade_profile, &path.field("autoUpgradeProfile")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ClusterUpgradeSettings,
-                    >::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
             auto_scaler_profile: cx
-                .convert(
-                    self.auto_scaler_profile.as_ref(),
-                    &path.field("autoScalerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterPropertiesAutoScalerProfile,
-                    >::convert,
-                ),
+                .object(&self.auto_scaler_profile, &path.field("autoScalerProfile")),
             api_server_access_profile: cx
-                .convert(
-                    self.api_server_access_profile.as_ref(),
+                .object(
+                    &self.api_server_access_profile,
                     &path.field("apiServerAccessProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterApiServerAccessProfile,
-                    >::convert,
                 ),
             disk_encryption_set_id: cx
-                .copy(
-                    self.disk_encryption_set_id.as_ref(),
-                    &path.field("diskEncryptionSetID"),
-                ),
+                .copy(&self.disk_encryption_set_id, &path.field("diskEncryptionSetID")),
             identity_profile: cx
-                .convert(
-                    self.identity_profile.as_ref(),
-                    &path.field("identityProfile"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        spoke::spec::UserAssignedIdentity,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.identity_profile, &path.field("identityProfile")),
             private_link_resources: cx
-                .convert(
-                    self.private_link_resources.as_ref(),
+                .object(
+                    &self.private_link_resources,
                     &path.field("privateLinkResources"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::PrivateLinkResource,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             disable_local_accounts: cx
-                .copy(
-                    self.disable_local_accounts.as_ref(),
-                    &path.field("disableLocalAccounts"),
-                ),
+                .copy(&self.disable_local_accounts, &path.field("disableLocalAccounts")),
             http_proxy_config: cx
-                .convert(
-                    self.http_proxy_config.as_ref(),
-                    &path.field("httpProxyConfig"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterHttpProxyConfig,
-                    >::convert,
-                ),
+                .object(&self.http_proxy_config, &path.field("httpProxyConfig")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterSecurityProfile,
-                    >::convert,
-                ),
+                .object(&self.security_profile, &path.field("securityProfile")),
             storage_profile: cx
-                .convert(
-                    self.storage_profile.as_ref(),
-                    &path.field("storageProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterStorageProfile,
-                    >::convert,
-                ),
+                .object(&self.storage_profile, &path.field("storageProfile")),
             ingress_profile: cx
-                .convert(
-                    self.ingress_profile.as_ref(),
-                    &path.field("ingressProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterIngressProfile,
-                    >::convert,
-                ),
+                .object(&self.ingress_profile, &path.field("ingressProfile")),
             public_network_access: cx
                 .spelled(
                     self.public_network_access.as_ref().map(|value| value.as_str()),
@@ -614,86 +229,33 @@ for hub::ManagedClusterSpec {
                     spoke::arm::PublicNetworkAccess::as_str,
                 ),
             workload_auto_scaler_profile: cx
-                .convert(
-                    self.workload_auto_scaler_profile.as_ref(),
+                .object(
+                    &self.workload_auto_scaler_profile,
                     &path.field("workloadAutoScalerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterWorkloadAutoScalerProfile,
-                    >::convert,
                 ),
             azure_monitor_profile: cx
-                .convert(
-                    self.azure_monitor_profile.as_ref(),
-                    &path.field("azureMonitorProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterAzureMonitorProfile,
-                    >::convert,
-                ),
+                .object(&self.azure_monitor_profile, &path.field("azureMonitorProfile")),
             service_mesh_profile: cx
-                .convert(
-                    self.service_mesh_profile.as_ref(),
-                    &path.field("serviceMeshProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ServiceMeshProfile,
-                    >::convert,
-                ),
+                .object(&self.service_mesh_profile, &path.field("serviceMeshProfile")),
             metrics_profile: cx
-                .convert(
-                    self.metrics_profile.as_ref(),
-                    &path.field("metricsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterMetricsProfile,
-                    >::convert,
-                ),
+                .object(&self.metrics_profile, &path.field("metricsProfile")),
             node_provisioning_profile: cx
-                .convert(
-                    self.node_provisioning_profile.as_ref(),
+                .object(
+                    &self.node_provisioning_profile,
                     &path.field("nodeProvisioningProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterNodeProvisioningProfile,
-                    >::convert,
                 ),
             bootstrap_profile: cx
-                .convert(
-                    self.bootstrap_profile.as_ref(),
-                    &path.field("bootstrapProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterBootstrapProfile,
-                    >::convert,
-                ),
+                .object(&self.bootstrap_profile, &path.field("bootstrapProfile")),
             ai_toolchain_operator_profile: cx
-                .convert(
-                    self.ai_toolchain_operator_profile.as_ref(),
+                .object(
+                    &self.ai_toolchain_operator_profile,
                     &path.field("aiToolchainOperatorProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterAiToolchainOperatorProfile,
-                    >::convert,
                 ),
-            sku: cx
-                .convert(
-                    self.sku.as_ref(),
-                    &path.field("sku"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterSku,
-                    >::convert,
-                ),
+            sku: cx.object(&self.sku, &path.field("sku")),
             extended_location: cx
-                .convert(
-                    self.extended_location.as_ref(),
-                    &path.field("extendedLocation"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ExtendedLocation,
-                    >::convert,
-                ),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterIdentity,
-                    >::convert,
-                ),
-            kind: cx.copy(self.kind.as_ref(), &path.field("kind")),
+                .object(&self.extended_location, &path.field("extendedLocation")),
+            identity: cx.object(&self.identity, &path.field("identity")),
+            kind: cx.copy(&self.kind, &path.field("kind")),
         }
     }
 }
@@ -706,140 +268,54 @@ for spoke::ManagedClusterStatus {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::ManagedClusterStatus {
         hub::ManagedClusterStatus {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            system_data: cx
-                .convert(
-                    self.system_data.as_ref(),
-                    &path.field("systemData"),
-                    armgen_runtime::hub::Convert::<hub::status::SystemData>::convert,
-                ),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            system_data: cx.object(&self.system_data, &path.field("systemData")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            location: cx.copy(&self.location, &path.field("location")),
             provisioning_state: cx
-                .copy(
-                    self.provisioning_state.as_ref(),
-                    &path.field("provisioningState"),
-                ),
-            power_state: cx
-                .convert(
-                    self.power_state.as_ref(),
-                    &path.field("powerState"),
-                    armgen_runtime::hub::Convert::<hub::status::PowerState>::convert,
-                ),
+                .copy(&self.provisioning_state, &path.field("provisioningState")),
+            power_state: cx.object(&self.power_state, &path.field("powerState")),
             max_agent_pools: cx
-                .copy(self.max_agent_pools.as_ref(), &path.field("maxAgentPools")),
+                .copy(&self.max_agent_pools, &path.field("maxAgentPools")),
             kubernetes_version: cx
-                .copy(
-                    self.kubernetes_version.as_ref(),
-                    &path.field("kubernetesVersion"),
-                ),
+                .copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
             current_kubernetes_version: cx
                 .copy(
-                    self.current_kubernetes_version.as_ref(),
+                    &self.current_kubernetes_version,
                     &path.field("currentKubernetesVersion"),
                 ),
-            dns_prefix: cx.copy(self.dns_prefix.as_ref(), &path.field("dnsPrefix")),
-            fqdn_subdomain: cx
-                .copy(self.fqdn_subdomain.as_ref(), &path.field("fqdnSubdomain")),
-            fqdn: cx.copy(self.fqdn.as_ref(), &path.field("fqdn")),
-            private_fqdn: cx
-                .copy(self.private_fqdn.as_ref(), &path.field("privateFQDN")),
+            dns_prefix: cx.copy(&self.dns_prefix, &path.field("dnsPrefix")),
+            fqdn_subdomain: cx.copy(&self.fqdn_subdomain, &path.field("fqdnSubdomain")),
+            fqdn: cx.copy(&self.fqdn, &path.field("fqdn")),
+            private_fqdn: cx.copy(&self.private_fqdn, &path.field("privateFQDN")),
             azure_portal_fqdn: cx
-                .copy(self.azure_portal_fqdn.as_ref(), &path.field("azurePortalFQDN")),
+                .copy(&self.azure_portal_fqdn, &path.field("azurePortalFQDN")),
             agent_pool_profiles: cx
-                .convert(
-                    self.agent_pool_profiles.as_ref(),
-                    &path.field("agentPoolProfiles"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ManagedClusterAgentPoolProfile,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
-            linux_profile: cx
-                .convert(
-                    self.linux_profile.as_ref(),
-                    &path.field("linuxProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ContainerServiceLinuxProfile,
-                    >::convert,
-                ),
+                .object(&self.agent_pool_profiles, &path.field("agentPoolProfiles")),
+            linux_profile: cx.object(&self.linux_profile, &path.field("linuxProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             service_principal_profile: cx
-                .convert(
-                    self.service_principal_profile.as_ref(),
+                .object(
+                    &self.service_principal_profile,
                     &path.field("servicePrincipalProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterServicePrincipalProfile,
-                    >::convert,
                 ),
             addon_profiles: cx
-                .convert(
-                    self.addon_profiles.as_ref(),
-                    &path.field("addonProfiles"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        hub::status::ManagedClusterAddonProfile,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.addon_profiles, &path.field("addonProfiles")),
             pod_identity_profile: cx
-                .convert(
-                    self.pod_identity_profile.as_ref(),
-                    &path.field("podIdentityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterPodIdentityProfile,
-                    >::convert,
-                ),
+                .object(&self.pod_identity_profile, &path.field("podIdentityProfile")),
             oidc_issuer_profile: cx
-                .convert(
-                    self.oidc_issuer_profile.as_ref(),
-                    &path.field("oidcIssuerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterOidcIssuerProfile,
-                    >::convert,
-                ),
+                .object(&self.oidc_issuer_profile, &path.field("oidcIssuerProfile")),
             node_resource_group: cx
-                .copy(
-                    self.node_resource_group.as_ref(),
-                    &path.field("nodeResourceGroup"),
-                ),
+                .copy(&self.node_resource_group, &path.field("nodeResourceGroup")),
             node_resource_group_profile: cx
-                .convert(
-                    self.node_resource_group_profile.as_ref(),
+                .object(
+                    &self.node_resource_group_profile,
                     &path.field("nodeResourceGroupProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterNodeResourceGroupProfile,
-                    >::convert,
                 ),
-            enable_rbac: cx.copy(self.enable_rbac.as_ref(), &path.field("enableRBAC")),
+            enable_rbac: cx.copy(&self.enable_rbac, &path.field("enableRBAC")),
             support_plan: cx
                 .spelled(
                     self.support_plan.as_ref().map(|value| value.as_str()),
@@ -850,133 +326,38 @@ for spoke::ManagedClusterStatus {
                     hub::arm::KubernetesSupportPlan::as_str,
                 ),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ContainerServiceNetworkProfile,
-                    >::convert,
-                ),
-            aad_profile: cx
-                .convert(
-                    self.aad_profile.as_ref(),
-                    &path.field("aadProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterAadProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
+            aad_profile: cx.object(&self.aad_profile, &path.field("aadProfile")),
             auto_upgrade_profile: cx
-                .convert(
-                    self.auto_upgrade_profile.as_ref(),
-                    &path.field("autoUpgradeProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterAutoUpgradeProfile,
-                    >::convert,
-                ),
+                .object(&self.auto_upgrade_profile, &path.field("autoUpgradeProfile")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ClusterUpgradeSettings,
-                    >::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
             auto_scaler_profile: cx
-                .convert(
-                    self.auto_scaler_profile.as_ref(),
-                    &path.field("autoScalerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterPropertiesAutoScalerProfile,
-                    >::convert,
-                ),
+                .object(&self.auto_scaler_profile, &path.field("autoScalerProfile")),
             api_server_access_profile: cx
-                .convert(
-                    self.api_server_access_profile.as_ref(),
+                .object(
+                    &self.api_server_access_profile,
                     &path.field("apiServerAccessProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterApiServerAccessProfile,
-                    >::convert,
                 ),
             disk_encryption_set_id: cx
-                .copy(
-                    self.disk_encryption_set_id.as_ref(),
-                    &path.field("diskEncryptionSetID"),
-                ),
+                .copy(&self.disk_encryption_set_id, &path.field("diskEncryptionSetID")),
             identity_profile: cx
-                .convert(
-                    self.identity_profile.as_ref(),
-                    &path.field("identityProfile"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        hub::status::UserAssignedIdentity,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.identity_profile, &path.field("identityProfile")),
             private_link_resources: cx
-                .convert(
-                    self.private_link_resources.as_ref(),
+                .object(
+                    &self.private_link_resources,
                     &path.field("privateLinkResources"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::PrivateLinkResource,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             disable_local_accounts: cx
-                .copy(
-                    self.disable_local_accounts.as_ref(),
-                    &path.field("disableLocalAccounts"),
-                ),
+                .copy(&self.disable_local_accounts, &path.field("disableLocalAccounts")),
             http_proxy_config: cx
-                .convert(
-                    self.http_proxy_config.as_ref(),
-                    &path.field("httpProxyConfig"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterHttpProxyConfig,
-                    >::convert,
-                ),
+                .object(&self.http_proxy_config, &path.field("httpProxyConfig")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterSecurityProfile,
-                    >::convert,
-                ),
+                .object(&self.security_profile, &path.field("securityProfile")),
             storage_profile: cx
-                .convert(
-                    self.storage_profile.as_ref(),
-                    &path.field("storageProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterStorageProfile,
-                    >::convert,
-                ),
+                .object(&self.storage_profile, &path.field("storageProfile")),
             ingress_profile: cx
-                .convert(
-                    self.ingress_profile.as_ref(),
-                    &path.field("ingressProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterIngressProfile,
-                    >::convert,
-                ),
+                .object(&self.ingress_profile, &path.field("ingressProfile")),
             public_network_access: cx
                 .spelled(
                     self.public_network_access.as_ref().map(|value| value.as_str()),
@@ -985,100 +366,39 @@ for spoke::ManagedClusterStatus {
                     hub::arm::PublicNetworkAccess::as_str,
                 ),
             workload_auto_scaler_profile: cx
-                .convert(
-                    self.workload_auto_scaler_profile.as_ref(),
+                .object(
+                    &self.workload_auto_scaler_profile,
                     &path.field("workloadAutoScalerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterWorkloadAutoScalerProfile,
-                    >::convert,
                 ),
             azure_monitor_profile: cx
-                .convert(
-                    self.azure_monitor_profile.as_ref(),
-                    &path.field("azureMonitorProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterAzureMonitorProfile,
-                    >::convert,
-                ),
+                .object(&self.azure_monitor_profile, &path.field("azureMonitorProfile")),
             service_mesh_profile: cx
-                .convert(
-                    self.service_mesh_profile.as_ref(),
-                    &path.field("serviceMeshProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ServiceMeshProfile,
-                    >::convert,
-                ),
-            resource_uid: cx
-                .copy(self.resource_uid.as_ref(), &path.field("resourceUID")),
+                .object(&self.service_mesh_profile, &path.field("serviceMeshProfile")),
+            resource_uid: cx.copy(&self.resource_uid, &path.field("resourceUID")),
             metrics_profile: cx
-                .convert(
-                    self.metrics_profile.as_ref(),
-                    &path.field("metricsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterMetricsProfile,
-                    >::convert,
-                ),
+                .object(&self.metrics_profile, &path.field("metricsProfile")),
             node_provisioning_profile: cx
-                .convert(
-                    self.node_provisioning_profile.as_ref(),
+                .object(
+                    &self.node_provisioning_profile,
                     &path.field("nodeProvisioningProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterNodeProvisioningProfile,
-                    >::convert,
                 ),
             bootstrap_profile: cx
-                .convert(
-                    self.bootstrap_profile.as_ref(),
-                    &path.field("bootstrapProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterBootstrapProfile,
-                    >::convert,
-                ),
+                .object(&self.bootstrap_profile, &path.field("bootstrapProfile")),
             ai_toolchain_operator_profile: cx
-                .convert(
-                    self.ai_toolchain_operator_profile.as_ref(),
+                .object(
+                    &self.ai_toolchain_operator_profile,
                     &path.field("aiToolchainOperatorProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterAiToolchainOperatorProfile,
-                    >::convert,
                 ),
-            status: cx
-                .convert(
-                    self.status.as_ref(),
-                    &path.field("status"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterStatus,
-                    >::convert,
-                ),
-            e_tag: cx.copy(self.e_tag.as_ref(), &path.field("eTag")),
-            sku: cx
-                .convert(
-                    self.sku.as_ref(),
-                    &path.field("sku"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterSku,
-                    >::convert,
-                ),
+            status: cx.object(&self.status, &path.field("status")),
+            e_tag: cx.copy(&self.e_tag, &path.field("eTag")),
+            sku: cx.object(&self.sku, &path.field("sku")),
             extended_location: cx
-                .convert(
-                    self.extended_location.as_ref(),
-                    &path.field("extendedLocation"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ExtendedLocation,
-                    >::convert,
-                ),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterIdentity,
-                    >::convert,
-                ),
-            kind: cx.copy(self.kind.as_ref(), &path.field("kind")),
-            conditions: cx.copy(self.conditions.as_ref(), &path.field("conditions")),
+                .object(&self.extended_location, &path.field("extendedLocation")),
+            identity: cx.object(&self.identity, &path.field("identity")),
+            kind: cx.copy(&self.kind, &path.field("kind")),
+            conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx
-                .copy(self.operator_status.as_ref(), &path.field("operatorStatus")),
+                .copy(&self.operator_status, &path.field("operatorStatus")),
             enable_fips: cx.restore(&path.field("enableFIPS")),
             scheduler_profile: cx.restore(&path.field("schedulerProfile")),
             hosted_system_profile: cx.restore(&path.field("hostedSystemProfile")),
@@ -1093,144 +413,58 @@ for hub::ManagedClusterStatus {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::ManagedClusterStatus {
-        cx.keep(self.enable_fips.as_ref(), &path.field("enableFIPS"));
-        cx.keep(self.scheduler_profile.as_ref(), &path.field("schedulerProfile"));
-        cx.keep(self.hosted_system_profile.as_ref(), &path.field("hostedSystemProfile"));
+        cx.keep(&self.enable_fips, &path.field("enableFIPS"));
+        cx.keep(&self.scheduler_profile, &path.field("schedulerProfile"));
+        cx.keep(&self.hosted_system_profile, &path.field("hostedSystemProfile"));
         spoke::ManagedClusterStatus {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            system_data: cx
-                .convert(
-                    self.system_data.as_ref(),
-                    &path.field("systemData"),
-                    armgen_runtime::hub::Convert::<spoke::status::SystemData>::convert,
-                ),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            system_data: cx.object(&self.system_data, &path.field("systemData")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            location: cx.copy(&self.location, &path.field("location")),
             provisioning_state: cx
-                .copy(
-                    self.provisioning_state.as_ref(),
-                    &path.field("provisioningState"),
-                ),
-            power_state: cx
-                .convert(
-                    self.power_state.as_ref(),
-                    &path.field("powerState"),
-                    armgen_runtime::hub::Convert::<spoke::status::PowerState>::convert,
-                ),
+                .copy(&self.provisioning_state, &path.field("provisioningState")),
+            power_state: cx.object(&self.power_state, &path.field("powerState")),
             max_agent_pools: cx
-                .copy(self.max_agent_pools.as_ref(), &path.field("maxAgentPools")),
+                .copy(&self.max_agent_pools, &path.field("maxAgentPools")),
             kubernetes_version: cx
-                .copy(
-                    self.kubernetes_version.as_ref(),
-                    &path.field("kubernetesVersion"),
-                ),
+                .copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
             current_kubernetes_version: cx
                 .copy(
-                    self.current_kubernetes_version.as_ref(),
+                    &self.current_kubernetes_version,
                     &path.field("currentKubernetesVersion"),
                 ),
-            dns_prefix: cx.copy(self.dns_prefix.as_ref(), &path.field("dnsPrefix")),
-            fqdn_subdomain: cx
-                .copy(self.fqdn_subdomain.as_ref(), &path.field("fqdnSubdomain")),
-            fqdn: cx.copy(self.fqdn.as_ref(), &path.field("fqdn")),
-            private_fqdn: cx
-                .copy(self.private_fqdn.as_ref(), &path.field("privateFQDN")),
+            dns_prefix: cx.copy(&self.dns_prefix, &path.field("dnsPrefix")),
+            fqdn_subdomain: cx.copy(&self.fqdn_subdomain, &path.field("fqdnSubdomain")),
+            fqdn: cx.copy(&self.fqdn, &path.field("fqdn")),
+            private_fqdn: cx.copy(&self.private_fqdn, &path.field("privateFQDN")),
             azure_portal_fqdn: cx
-                .copy(self.azure_portal_fqdn.as_ref(), &path.field("azurePortalFQDN")),
+                .copy(&self.azure_portal_fqdn, &path.field("azurePortalFQDN")),
             agent_pool_profiles: cx
-                .convert(
-                    self.agent_pool_profiles.as_ref(),
-                    &path.field("agentPoolProfiles"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ManagedClusterAgentPoolProfile,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
-            linux_profile: cx
-                .convert(
-                    self.linux_profile.as_ref(),
-                    &path.field("linuxProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ContainerServiceLinuxProfile,
-                    >::convert,
-                ),
+                .object(&self.agent_pool_profiles, &path.field("agentPoolProfiles")),
+            linux_profile: cx.object(&self.linux_profile, &path.field("linuxProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             service_principal_profile: cx
-                .convert(
-                    self.service_principal_profile.as_ref(),
+                .object(
+                    &self.service_principal_profile,
                     &path.field("servicePrincipalProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterServicePrincipalProfile,
-                    >::convert,
                 ),
             addon_profiles: cx
-                .convert(
-                    self.addon_profiles.as_ref(),
-                    &path.field("addonProfiles"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        spoke::status::ManagedClusterAddonProfile,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.addon_profiles, &path.field("addonProfiles")),
             pod_identity_profile: cx
-                .convert(
-                    self.pod_identity_profile.as_ref(),
-                    &path.field("podIdentityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterPodIdentityProfile,
-                    >::convert,
-                ),
+                .object(&self.pod_identity_profile, &path.field("podIdentityProfile")),
             oidc_issuer_profile: cx
-                .convert(
-                    self.oidc_issuer_profile.as_ref(),
-                    &path.field("oidcIssuerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterOidcIssuerProfile,
-                    >::convert,
-                ),
+                .object(&self.oidc_issuer_profile, &path.field("oidcIssuerProfile")),
             node_resource_group: cx
-                .copy(
-                    self.node_resource_group.as_ref(),
-                    &path.field("nodeResourceGroup"),
-                ),
+                .copy(&self.node_resource_group, &path.field("nodeResourceGroup")),
             node_resource_group_profile: cx
-                .convert(
-                    self.node_resource_group_profile.as_ref(),
+                .object(
+                    &self.node_resource_group_profile,
                     &path.field("nodeResourceGroupProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterNodeResourceGroupProfile,
-                    >::convert,
                 ),
-            enable_rbac: cx.copy(self.enable_rbac.as_ref(), &path.field("enableRBAC")),
+            enable_rbac: cx.copy(&self.enable_rbac, &path.field("enableRBAC")),
             support_plan: cx
                 .spelled(
                     self.support_plan.as_ref().map(|value| value.as_str()),
@@ -1241,133 +475,38 @@ for hub::ManagedClusterStatus {
                     spoke::arm::KubernetesSupportPlan::as_str,
                 ),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ContainerServiceNetworkProfile,
-                    >::convert,
-                ),
-            aad_profile: cx
-                .convert(
-                    self.aad_profile.as_ref(),
-                    &path.field("aadProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterAadProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
+            aad_profile: cx.object(&self.aad_profile, &path.field("aadProfile")),
             auto_upgrade_profile: cx
-                .convert(
-                    self.auto_upgrade_profile.as_ref(),
-                    &path.field("autoUpgradeProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterAutoUpgradeProfile,
-                    >::convert,
-                ),
+                .object(&self.auto_upgrade_profile, &path.field("autoUpgradeProfile")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ClusterUpgradeSettings,
-                    >::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
             auto_scaler_profile: cx
-                .convert(
-                    self.auto_scaler_profile.as_ref(),
-                    &path.field("autoScalerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterPropertiesAutoScalerProfile,
-                    >::convert,
-                ),
+                .object(&self.auto_scaler_profile, &path.field("autoScalerProfile")),
             api_server_access_profile: cx
-                .convert(
-                    self.api_server_access_profile.as_ref(),
+                .object(
+                    &self.api_server_access_profile,
                     &path.field("apiServerAccessProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterApiServerAccessProfile,
-                    >::convert,
                 ),
             disk_encryption_set_id: cx
-                .copy(
-                    self.disk_encryption_set_id.as_ref(),
-                    &path.field("diskEncryptionSetID"),
-                ),
+                .copy(&self.disk_encryption_set_id, &path.field("diskEncryptionSetID")),
             identity_profile: cx
-                .convert(
-                    self.identity_profile.as_ref(),
-                    &path.field("identityProfile"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        spoke::status::UserAssignedIdentity,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.identity_profile, &path.field("identityProfile")),
             private_link_resources: cx
-                .convert(
-                    self.private_link_resources.as_ref(),
+                .object(
+                    &self.private_link_resources,
                     &path.field("privateLinkResources"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::PrivateLinkResource,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             disable_local_accounts: cx
-                .copy(
-                    self.disable_local_accounts.as_ref(),
-                    &path.field("disableLocalAccounts"),
-                ),
+                .copy(&self.disable_local_accounts, &path.field("disableLocalAccounts")),
             http_proxy_config: cx
-                .convert(
-                    self.http_proxy_config.as_ref(),
-                    &path.field("httpProxyConfig"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterHttpProxyConfig,
-                    >::convert,
-                ),
+                .object(&self.http_proxy_config, &path.field("httpProxyConfig")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterSecurityProfile,
-                    >::convert,
-                ),
+                .object(&self.security_profile, &path.field("securityProfile")),
             storage_profile: cx
-                .convert(
-                    self.storage_profile.as_ref(),
-                    &path.field("storageProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterStorageProfile,
-                    >::convert,
-                ),
+                .object(&self.storage_profile, &path.field("storageProfile")),
             ingress_profile: cx
-                .convert(
-                    self.ingress_profile.as_ref(),
-                    &path.field("ingressProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterIngressProfile,
-                    >::convert,
-                ),
+                .object(&self.ingress_profile, &path.field("ingressProfile")),
             public_network_access: cx
                 .spelled(
                     self.public_network_access.as_ref().map(|value| value.as_str()),
@@ -1378,100 +517,39 @@ for hub::ManagedClusterStatus {
                     spoke::arm::PublicNetworkAccess::as_str,
                 ),
             workload_auto_scaler_profile: cx
-                .convert(
-                    self.workload_auto_scaler_profile.as_ref(),
+                .object(
+                    &self.workload_auto_scaler_profile,
                     &path.field("workloadAutoScalerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterWorkloadAutoScalerProfile,
-                    >::convert,
                 ),
             azure_monitor_profile: cx
-                .convert(
-                    self.azure_monitor_profile.as_ref(),
-                    &path.field("azureMonitorProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterAzureMonitorProfile,
-                    >::convert,
-                ),
+                .object(&self.azure_monitor_profile, &path.field("azureMonitorProfile")),
             service_mesh_profile: cx
-                .convert(
-                    self.service_mesh_profile.as_ref(),
-                    &path.field("serviceMeshProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ServiceMeshProfile,
-                    >::convert,
-                ),
-            resource_uid: cx
-                .copy(self.resource_uid.as_ref(), &path.field("resourceUID")),
+                .object(&self.service_mesh_profile, &path.field("serviceMeshProfile")),
+            resource_uid: cx.copy(&self.resource_uid, &path.field("resourceUID")),
             metrics_profile: cx
-                .convert(
-                    self.metrics_profile.as_ref(),
-                    &path.field("metricsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterMetricsProfile,
-                    >::convert,
-                ),
+                .object(&self.metrics_profile, &path.field("metricsProfile")),
             node_provisioning_profile: cx
-                .convert(
-                    self.node_provisioning_profile.as_ref(),
+                .object(
+                    &self.node_provisioning_profile,
                     &path.field("nodeProvisioningProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterNodeProvisioningProfile,
-                    >::convert,
                 ),
             bootstrap_profile: cx
-                .convert(
-                    self.bootstrap_profile.as_ref(),
-                    &path.field("bootstrapProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterBootstrapProfile,
-                    >::convert,
-                ),
+                .object(&self.bootstrap_profile, &path.field("bootstrapProfile")),
             ai_toolchain_operator_profile: cx
-                .convert(
-                    self.ai_toolchain_operator_profile.as_ref(),
+                .object(
+                    &self.ai_toolchain_operator_profile,
                     &path.field("aiToolchainOperatorProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterAiToolchainOperatorProfile,
-                    >::convert,
                 ),
-            status: cx
-                .convert(
-                    self.status.as_ref(),
-                    &path.field("status"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterStatus,
-                    >::convert,
-                ),
-            e_tag: cx.copy(self.e_tag.as_ref(), &path.field("eTag")),
-            sku: cx
-                .convert(
-                    self.sku.as_ref(),
-                    &path.field("sku"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterSku,
-                    >::convert,
-                ),
+            status: cx.object(&self.status, &path.field("status")),
+            e_tag: cx.copy(&self.e_tag, &path.field("eTag")),
+            sku: cx.object(&self.sku, &path.field("sku")),
             extended_location: cx
-                .convert(
-                    self.extended_location.as_ref(),
-                    &path.field("extendedLocation"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ExtendedLocation,
-                    >::convert,
-                ),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterIdentity,
-                    >::convert,
-                ),
-            kind: cx.copy(self.kind.as_ref(), &path.field("kind")),
-            conditions: cx.copy(self.conditions.as_ref(), &path.field("conditions")),
+                .object(&self.extended_location, &path.field("extendedLocation")),
+            identity: cx.object(&self.identity, &path.field("identity")),
+            kind: cx.copy(&self.kind, &path.field("kind")),
+            conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx
-                .copy(self.operator_status.as_ref(), &path.field("operatorStatus")),
+                .copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
@@ -1592,9 +670,8 @@ for spoke::status::ManagedClusterIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterIdentity {
         hub::status::ManagedClusterIdentity {
-            principal_id: cx
-                .copy(self.principal_id.as_ref(), &path.field("principalId")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantId")),
+            principal_id: cx.copy(&self.principal_id, &path.field("principalId")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
             r#type: cx
                 .spelled(
                     self.r#type.as_ref().map(|value| value.as_str()),
@@ -1605,44 +682,11 @@ for spoke::status::ManagedClusterIdentity {
                     hub::arm::ResourceIdentityType::as_str,
                 ),
             delegated_resources: cx
-                .convert(
-                    self.delegated_resources.as_ref(),
-                    &path.field("delegatedResources"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        hub::status::DelegatedResource,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.delegated_resources, &path.field("delegatedResources")),
             user_assigned_identities: cx
-                .convert(
-                    self.user_assigned_identities.as_ref(),
+                .object(
+                    &self.user_assigned_identities,
                     &path.field("userAssignedIdentities"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        hub::status::ManagedServiceIdentityUserAssignedIdentitiesValue,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
                 ),
         }
     }
@@ -1656,9 +700,8 @@ for hub::status::ManagedClusterIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterIdentity {
         spoke::status::ManagedClusterIdentity {
-            principal_id: cx
-                .copy(self.principal_id.as_ref(), &path.field("principalId")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantId")),
+            principal_id: cx.copy(&self.principal_id, &path.field("principalId")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
             r#type: cx
                 .spelled(
                     self.r#type.as_ref().map(|value| value.as_str()),
@@ -1669,44 +712,11 @@ for hub::status::ManagedClusterIdentity {
                     spoke::arm::ResourceIdentityType::as_str,
                 ),
             delegated_resources: cx
-                .convert(
-                    self.delegated_resources.as_ref(),
-                    &path.field("delegatedResources"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        spoke::status::DelegatedResource,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.delegated_resources, &path.field("delegatedResources")),
             user_assigned_identities: cx
-                .convert(
-                    self.user_assigned_identities.as_ref(),
+                .object(
+                    &self.user_assigned_identities,
                     &path.field("userAssignedIdentities"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        spoke::status::ManagedServiceIdentityUserAssignedIdentitiesValue,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
                 ),
         }
     }
@@ -1721,9 +731,8 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedServiceIdentityUserAssignedIdentitiesValue {
         hub::status::ManagedServiceIdentityUserAssignedIdentitiesValue {
-            principal_id: cx
-                .copy(self.principal_id.as_ref(), &path.field("principalId")),
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
+            principal_id: cx.copy(&self.principal_id, &path.field("principalId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
         }
     }
 }
@@ -1737,9 +746,8 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedServiceIdentityUserAssignedIdentitiesValue {
         spoke::status::ManagedServiceIdentityUserAssignedIdentitiesValue {
-            principal_id: cx
-                .copy(self.principal_id.as_ref(), &path.field("principalId")),
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
+            principal_id: cx.copy(&self.principal_id, &path.field("principalId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
         }
     }
 }
@@ -1752,11 +760,11 @@ for spoke::status::DelegatedResource {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::DelegatedResource {
         hub::status::DelegatedResource {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
             referral_resource: cx
-                .copy(self.referral_resource.as_ref(), &path.field("referralResource")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
+                .copy(&self.referral_resource, &path.field("referralResource")),
+            location: cx.copy(&self.location, &path.field("location")),
         }
     }
 }
@@ -1769,11 +777,11 @@ for hub::status::DelegatedResource {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::DelegatedResource {
         spoke::status::DelegatedResource {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
             referral_resource: cx
-                .copy(self.referral_resource.as_ref(), &path.field("referralResource")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
+                .copy(&self.referral_resource, &path.field("referralResource")),
+            location: cx.copy(&self.location, &path.field("location")),
         }
     }
 }
@@ -1786,7 +794,7 @@ for spoke::status::ExtendedLocation {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ExtendedLocation {
         hub::status::ExtendedLocation {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
+            name: cx.copy(&self.name, &path.field("name")),
             r#type: cx
                 .spelled(
                     self.r#type.as_ref().map(|value| value.as_str()),
@@ -1808,7 +816,7 @@ for hub::status::ExtendedLocation {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ExtendedLocation {
         spoke::status::ExtendedLocation {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
+            name: cx.copy(&self.name, &path.field("name")),
             r#type: cx
                 .spelled(
                     self.r#type.as_ref().map(|value| value.as_str()),
@@ -1891,11 +899,7 @@ for spoke::status::ManagedClusterStatus {
     ) -> hub::status::ManagedClusterStatus {
         hub::status::ManagedClusterStatus {
             provisioning_error: cx
-                .convert(
-                    self.provisioning_error.as_ref(),
-                    &path.field("provisioningError"),
-                    armgen_runtime::hub::Convert::<hub::status::ErrorDetail>::convert,
-                ),
+                .object(&self.provisioning_error, &path.field("provisioningError")),
         }
     }
 }
@@ -1909,11 +913,7 @@ for hub::status::ManagedClusterStatus {
     ) -> spoke::status::ManagedClusterStatus {
         spoke::status::ManagedClusterStatus {
             provisioning_error: cx
-                .convert(
-                    self.provisioning_error.as_ref(),
-                    &path.field("provisioningError"),
-                    armgen_runtime::hub::Convert::<spoke::status::ErrorDetail>::convert,
-                ),
+                .object(&self.provisioning_error, &path.field("provisioningError")),
         }
     }
 }
@@ -1926,7 +926,7 @@ for spoke::status::ManagedClusterAiToolchainOperatorProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterAiToolchainOperatorProfile {
         hub::status::ManagedClusterAiToolchainOperatorProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -1940,7 +940,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterAiToolchainOperatorProfile {
         spoke::status::ManagedClusterAiToolchainOperatorProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -1961,10 +961,7 @@ for spoke::status::ManagedClusterBootstrapProfile {
                     hub::arm::ArtifactSource::as_str,
                 ),
             container_registry_id: cx
-                .copy(
-                    self.container_registry_id.as_ref(),
-                    &path.field("containerRegistryId"),
-                ),
+                .copy(&self.container_registry_id, &path.field("containerRegistryId")),
         }
     }
 }
@@ -1985,10 +982,7 @@ for hub::status::ManagedClusterBootstrapProfile {
                     spoke::arm::ArtifactSource::as_str,
                 ),
             container_registry_id: cx
-                .copy(
-                    self.container_registry_id.as_ref(),
-                    &path.field("containerRegistryId"),
-                ),
+                .copy(&self.container_registry_id, &path.field("containerRegistryId")),
         }
     }
 }
@@ -2065,14 +1059,7 @@ for spoke::status::ManagedClusterMetricsProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterMetricsProfile {
         hub::status::ManagedClusterMetricsProfile {
-            cost_analysis: cx
-                .convert(
-                    self.cost_analysis.as_ref(),
-                    &path.field("costAnalysis"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterCostAnalysis,
-                    >::convert,
-                ),
+            cost_analysis: cx.object(&self.cost_analysis, &path.field("costAnalysis")),
         }
     }
 }
@@ -2085,14 +1072,7 @@ for hub::status::ManagedClusterMetricsProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterMetricsProfile {
         spoke::status::ManagedClusterMetricsProfile {
-            cost_analysis: cx
-                .convert(
-                    self.cost_analysis.as_ref(),
-                    &path.field("costAnalysis"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterCostAnalysis,
-                    >::convert,
-                ),
+            cost_analysis: cx.object(&self.cost_analysis, &path.field("costAnalysis")),
         }
     }
 }
@@ -2105,7 +1085,7 @@ for spoke::status::ManagedClusterCostAnalysis {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterCostAnalysis {
         hub::status::ManagedClusterCostAnalysis {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2118,7 +1098,7 @@ for hub::status::ManagedClusterCostAnalysis {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterCostAnalysis {
         spoke::status::ManagedClusterCostAnalysis {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2138,14 +1118,7 @@ for spoke::status::ServiceMeshProfile {
                     |value| Some(hub::arm::ServiceMeshMode::from(value.to_string())),
                     hub::arm::ServiceMeshMode::as_str,
                 ),
-            istio: cx
-                .convert(
-                    self.istio.as_ref(),
-                    &path.field("istio"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::IstioServiceMesh,
-                    >::convert,
-                ),
+            istio: cx.object(&self.istio, &path.field("istio")),
         }
     }
 }
@@ -2165,14 +1138,7 @@ for hub::status::ServiceMeshProfile {
                     |value| Some(spoke::arm::ServiceMeshMode::from(value.to_string())),
                     spoke::arm::ServiceMeshMode::as_str,
                 ),
-            istio: cx
-                .convert(
-                    self.istio.as_ref(),
-                    &path.field("istio"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::IstioServiceMesh,
-                    >::convert,
-                ),
+            istio: cx.object(&self.istio, &path.field("istio")),
         }
     }
 }
@@ -2185,21 +1151,13 @@ for spoke::status::IstioServiceMesh {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::IstioServiceMesh {
         hub::status::IstioServiceMesh {
-            components: cx
-                .convert(
-                    self.components.as_ref(),
-                    &path.field("components"),
-                    armgen_runtime::hub::Convert::<hub::status::IstioComponents>::convert,
-                ),
+            components: cx.object(&self.components, &path.field("components")),
             certificate_authority: cx
-                .convert(
-                    self.certificate_authority.as_ref(),
+                .object(
+                    &self.certificate_authority,
                     &path.field("certificateAuthority"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::IstioCertificateAuthority,
-                    >::convert,
                 ),
-            revisions: cx.copy(self.revisions.as_ref(), &path.field("revisions")),
+            revisions: cx.copy(&self.revisions, &path.field("revisions")),
         }
     }
 }
@@ -2212,23 +1170,13 @@ for hub::status::IstioServiceMesh {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::IstioServiceMesh {
         spoke::status::IstioServiceMesh {
-            components: cx
-                .convert(
-                    self.components.as_ref(),
-                    &path.field("components"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::IstioComponents,
-                    >::convert,
-                ),
+            components: cx.object(&self.components, &path.field("components")),
             certificate_authority: cx
-                .convert(
-                    self.certificate_authority.as_ref(),
+                .object(
+                    &self.certificate_authority,
                     &path.field("certificateAuthority"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::IstioCertificateAuthority,
-                    >::convert,
                 ),
-            revisions: cx.copy(self.revisions.as_ref(), &path.field("revisions")),
+            revisions: cx.copy(&self.revisions, &path.field("revisions")),
         }
     }
 }
@@ -2241,14 +1189,7 @@ for spoke::status::IstioCertificateAuthority {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::IstioCertificateAuthority {
         hub::status::IstioCertificateAuthority {
-            plugin: cx
-                .convert(
-                    self.plugin.as_ref(),
-                    &path.field("plugin"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::IstioPluginCertificateAuthority,
-                    >::convert,
-                ),
+            plugin: cx.object(&self.plugin, &path.field("plugin")),
         }
     }
 }
@@ -2261,14 +1202,7 @@ for hub::status::IstioCertificateAuthority {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::IstioCertificateAuthority {
         spoke::status::IstioCertificateAuthority {
-            plugin: cx
-                .convert(
-                    self.plugin.as_ref(),
-                    &path.field("plugin"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::IstioPluginCertificateAuthority,
-                    >::convert,
-                ),
+            plugin: cx.object(&self.plugin, &path.field("plugin")),
         }
     }
 }
@@ -2281,21 +1215,15 @@ for spoke::status::IstioPluginCertificateAuthority {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::IstioPluginCertificateAuthority {
         hub::status::IstioPluginCertificateAuthority {
-            key_vault_id: cx.copy(self.key_vault_id.as_ref(), &path.field("keyVaultId")),
+            key_vault_id: cx.copy(&self.key_vault_id, &path.field("keyVaultId")),
             cert_object_name: cx
-                .copy(self.cert_object_name.as_ref(), &path.field("certObjectName")),
+                .copy(&self.cert_object_name, &path.field("certObjectName")),
             key_object_name: cx
-                .copy(self.key_object_name.as_ref(), &path.field("keyObjectName")),
+                .copy(&self.key_object_name, &path.field("keyObjectName")),
             root_cert_object_name: cx
-                .copy(
-                    self.root_cert_object_name.as_ref(),
-                    &path.field("rootCertObjectName"),
-                ),
+                .copy(&self.root_cert_object_name, &path.field("rootCertObjectName")),
             cert_chain_object_name: cx
-                .copy(
-                    self.cert_chain_object_name.as_ref(),
-                    &path.field("certChainObjectName"),
-                ),
+                .copy(&self.cert_chain_object_name, &path.field("certChainObjectName")),
         }
     }
 }
@@ -2308,21 +1236,15 @@ for hub::status::IstioPluginCertificateAuthority {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::IstioPluginCertificateAuthority {
         spoke::status::IstioPluginCertificateAuthority {
-            key_vault_id: cx.copy(self.key_vault_id.as_ref(), &path.field("keyVaultId")),
+            key_vault_id: cx.copy(&self.key_vault_id, &path.field("keyVaultId")),
             cert_object_name: cx
-                .copy(self.cert_object_name.as_ref(), &path.field("certObjectName")),
+                .copy(&self.cert_object_name, &path.field("certObjectName")),
             key_object_name: cx
-                .copy(self.key_object_name.as_ref(), &path.field("keyObjectName")),
+                .copy(&self.key_object_name, &path.field("keyObjectName")),
             root_cert_object_name: cx
-                .copy(
-                    self.root_cert_object_name.as_ref(),
-                    &path.field("rootCertObjectName"),
-                ),
+                .copy(&self.root_cert_object_name, &path.field("rootCertObjectName")),
             cert_chain_object_name: cx
-                .copy(
-                    self.cert_chain_object_name.as_ref(),
-                    &path.field("certChainObjectName"),
-                ),
+                .copy(&self.cert_chain_object_name, &path.field("certChainObjectName")),
         }
     }
 }
@@ -2336,41 +1258,9 @@ for spoke::status::IstioComponents {
     ) -> hub::status::IstioComponents {
         hub::status::IstioComponents {
             ingress_gateways: cx
-                .convert(
-                    self.ingress_gateways.as_ref(),
-                    &path.field("ingressGateways"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::IstioIngressGateway,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.ingress_gateways, &path.field("ingressGateways")),
             egress_gateways: cx
-                .convert(
-                    self.egress_gateways.as_ref(),
-                    &path.field("egressGateways"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::IstioEgressGateway,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.egress_gateways, &path.field("egressGateways")),
             proxy_redirection_mechanism: cx
                 .restore(&path.field("proxyRedirectionMechanism")),
         }
@@ -2385,46 +1275,14 @@ for hub::status::IstioComponents {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::IstioComponents {
         cx.keep(
-            self.proxy_redirection_mechanism.as_ref(),
+            &self.proxy_redirection_mechanism,
             &path.field("proxyRedirectionMechanism"),
         );
         spoke::status::IstioComponents {
             ingress_gateways: cx
-                .convert(
-                    self.ingress_gateways.as_ref(),
-                    &path.field("ingressGateways"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::IstioIngressGateway,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.ingress_gateways, &path.field("ingressGateways")),
             egress_gateways: cx
-                .convert(
-                    self.egress_gateways.as_ref(),
-                    &path.field("egressGateways"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::IstioEgressGateway,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.egress_gateways, &path.field("egressGateways")),
         }
     }
 }
@@ -2437,12 +1295,12 @@ for spoke::status::IstioEgressGateway {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::IstioEgressGateway {
         hub::status::IstioEgressGateway {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
             gateway_configuration_name: cx
                 .copy(
-                    self.gateway_configuration_name.as_ref(),
+                    &self.gateway_configuration_name,
                     &path.field("gatewayConfigurationName"),
                 ),
         }
@@ -2457,12 +1315,12 @@ for hub::status::IstioEgressGateway {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::IstioEgressGateway {
         spoke::status::IstioEgressGateway {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
             gateway_configuration_name: cx
                 .copy(
-                    self.gateway_configuration_name.as_ref(),
+                    &self.gateway_configuration_name,
                     &path.field("gatewayConfigurationName"),
                 ),
         }
@@ -2486,7 +1344,7 @@ for spoke::status::IstioIngressGateway {
                     ),
                     hub::arm::IstioIngressGatewayMode::as_str,
                 ),
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2508,7 +1366,7 @@ for hub::status::IstioIngressGateway {
                     ),
                     spoke::arm::IstioIngressGatewayMode::as_str,
                 ),
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2521,14 +1379,7 @@ for spoke::status::ManagedClusterAzureMonitorProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterAzureMonitorProfile {
         hub::status::ManagedClusterAzureMonitorProfile {
-            metrics: cx
-                .convert(
-                    self.metrics.as_ref(),
-                    &path.field("metrics"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterAzureMonitorProfileMetrics,
-                    >::convert,
-                ),
+            metrics: cx.object(&self.metrics, &path.field("metrics")),
             container_insights: cx.restore(&path.field("containerInsights")),
             app_monitoring: cx.restore(&path.field("appMonitoring")),
         }
@@ -2542,17 +1393,10 @@ for hub::status::ManagedClusterAzureMonitorProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterAzureMonitorProfile {
-        cx.keep(self.container_insights.as_ref(), &path.field("containerInsights"));
-        cx.keep(self.app_monitoring.as_ref(), &path.field("appMonitoring"));
+        cx.keep(&self.container_insights, &path.field("containerInsights"));
+        cx.keep(&self.app_monitoring, &path.field("appMonitoring"));
         spoke::status::ManagedClusterAzureMonitorProfile {
-            metrics: cx
-                .convert(
-                    self.metrics.as_ref(),
-                    &path.field("metrics"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterAzureMonitorProfileMetrics,
-                    >::convert,
-                ),
+            metrics: cx.object(&self.metrics, &path.field("metrics")),
         }
     }
 }
@@ -2565,15 +1409,9 @@ for spoke::status::ManagedClusterAzureMonitorProfileMetrics {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterAzureMonitorProfileMetrics {
         hub::status::ManagedClusterAzureMonitorProfileMetrics {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             kube_state_metrics: cx
-                .convert(
-                    self.kube_state_metrics.as_ref(),
-                    &path.field("kubeStateMetrics"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterAzureMonitorProfileKubeStateMetrics,
-                    >::convert,
-                ),
+                .object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
             control_plane: cx.restore(&path.field("controlPlane")),
         }
     }
@@ -2587,17 +1425,11 @@ impl armgen_runtime::hub::Convert<
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterAzureMonitorProfileMetrics {
-        cx.keep(self.control_plane.as_ref(), &path.field("controlPlane"));
+        cx.keep(&self.control_plane, &path.field("controlPlane"));
         spoke::status::ManagedClusterAzureMonitorProfileMetrics {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             kube_state_metrics: cx
-                .convert(
-                    self.kube_state_metrics.as_ref(),
-                    &path.field("kubeStateMetrics"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterAzureMonitorProfileKubeStateMetrics,
-                    >::convert,
-                ),
+                .object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
         }
     }
 }
@@ -2613,12 +1445,12 @@ impl armgen_runtime::hub::Convert<
         hub::status::ManagedClusterAzureMonitorProfileKubeStateMetrics {
             metric_labels_allowlist: cx
                 .copy(
-                    self.metric_labels_allowlist.as_ref(),
+                    &self.metric_labels_allowlist,
                     &path.field("metricLabelsAllowlist"),
                 ),
             metric_annotations_allow_list: cx
                 .copy(
-                    self.metric_annotations_allow_list.as_ref(),
+                    &self.metric_annotations_allow_list,
                     &path.field("metricAnnotationsAllowList"),
                 ),
         }
@@ -2636,12 +1468,12 @@ impl armgen_runtime::hub::Convert<
         spoke::status::ManagedClusterAzureMonitorProfileKubeStateMetrics {
             metric_labels_allowlist: cx
                 .copy(
-                    self.metric_labels_allowlist.as_ref(),
+                    &self.metric_labels_allowlist,
                     &path.field("metricLabelsAllowlist"),
                 ),
             metric_annotations_allow_list: cx
                 .copy(
-                    self.metric_annotations_allow_list.as_ref(),
+                    &self.metric_annotations_allow_list,
                     &path.field("metricAnnotationsAllowList"),
                 ),
         }
@@ -2656,21 +1488,11 @@ for spoke::status::ManagedClusterWorkloadAutoScalerProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterWorkloadAutoScalerProfile {
         hub::status::ManagedClusterWorkloadAutoScalerProfile {
-            keda: cx
-                .convert(
-                    self.keda.as_ref(),
-                    &path.field("keda"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterWorkloadAutoScalerProfileKeda,
-                    >::convert,
-                ),
+            keda: cx.object(&self.keda, &path.field("keda")),
             vertical_pod_autoscaler: cx
-                .convert(
-                    self.vertical_pod_autoscaler.as_ref(),
+                .object(
+                    &self.vertical_pod_autoscaler,
                     &path.field("verticalPodAutoscaler"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-                    >::convert,
                 ),
         }
     }
@@ -2684,21 +1506,11 @@ for hub::status::ManagedClusterWorkloadAutoScalerProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterWorkloadAutoScalerProfile {
         spoke::status::ManagedClusterWorkloadAutoScalerProfile {
-            keda: cx
-                .convert(
-                    self.keda.as_ref(),
-                    &path.field("keda"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterWorkloadAutoScalerProfileKeda,
-                    >::convert,
-                ),
+            keda: cx.object(&self.keda, &path.field("keda")),
             vertical_pod_autoscaler: cx
-                .convert(
-                    self.vertical_pod_autoscaler.as_ref(),
+                .object(
+                    &self.vertical_pod_autoscaler,
                     &path.field("verticalPodAutoscaler"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-                    >::convert,
                 ),
         }
     }
@@ -2713,7 +1525,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
         hub::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2727,7 +1539,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
         spoke::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2741,7 +1553,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterWorkloadAutoScalerProfileKeda {
         hub::status::ManagedClusterWorkloadAutoScalerProfileKeda {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2755,7 +1567,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterWorkloadAutoScalerProfileKeda {
         spoke::status::ManagedClusterWorkloadAutoScalerProfileKeda {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -2769,13 +1581,7 @@ for spoke::status::ManagedClusterIngressProfile {
     ) -> hub::status::ManagedClusterIngressProfile {
         hub::status::ManagedClusterIngressProfile {
             web_app_routing: cx
-                .convert(
-                    self.web_app_routing.as_ref(),
-                    &path.field("webAppRouting"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterIngressProfileWebAppRouting,
-                    >::convert,
-                ),
+                .object(&self.web_app_routing, &path.field("webAppRouting")),
             gateway_api: cx.restore(&path.field("gatewayAPI")),
         }
     }
@@ -2788,16 +1594,10 @@ for hub::status::ManagedClusterIngressProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterIngressProfile {
-        cx.keep(self.gateway_api.as_ref(), &path.field("gatewayAPI"));
+        cx.keep(&self.gateway_api, &path.field("gatewayAPI"));
         spoke::status::ManagedClusterIngressProfile {
             web_app_routing: cx
-                .convert(
-                    self.web_app_routing.as_ref(),
-                    &path.field("webAppRouting"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterIngressProfileWebAppRouting,
-                    >::convert,
-                ),
+                .object(&self.web_app_routing, &path.field("webAppRouting")),
         }
     }
 }
@@ -2810,28 +1610,11 @@ for spoke::status::ManagedClusterIngressProfileWebAppRouting {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterIngressProfileWebAppRouting {
         hub::status::ManagedClusterIngressProfileWebAppRouting {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             dns_zone_resource_ids: cx
-                .copy(
-                    self.dns_zone_resource_ids.as_ref(),
-                    &path.field("dnsZoneResourceIds"),
-                ),
-            nginx: cx
-                .convert(
-                    self.nginx.as_ref(),
-                    &path.field("nginx"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterIngressProfileNginx,
-                    >::convert,
-                ),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::UserAssignedIdentity,
-                    >::convert,
-                ),
+                .copy(&self.dns_zone_resource_ids, &path.field("dnsZoneResourceIds")),
+            nginx: cx.object(&self.nginx, &path.field("nginx")),
+            identity: cx.object(&self.identity, &path.field("identity")),
             gateway_api_implementations: cx
                 .restore(&path.field("gatewayAPIImplementations")),
         }
@@ -2847,32 +1630,15 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterIngressProfileWebAppRouting {
         cx.keep(
-            self.gateway_api_implementations.as_ref(),
+            &self.gateway_api_implementations,
             &path.field("gatewayAPIImplementations"),
         );
         spoke::status::ManagedClusterIngressProfileWebAppRouting {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             dns_zone_resource_ids: cx
-                .copy(
-                    self.dns_zone_resource_ids.as_ref(),
-                    &path.field("dnsZoneResourceIds"),
-                ),
-            nginx: cx
-                .convert(
-                    self.nginx.as_ref(),
-                    &path.field("nginx"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterIngressProfileNginx,
-                    >::convert,
-                ),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::UserAssignedIdentity,
-                    >::convert,
-                ),
+                .copy(&self.dns_zone_resource_ids, &path.field("dnsZoneResourceIds")),
+            nginx: cx.object(&self.nginx, &path.field("nginx")),
+            identity: cx.object(&self.identity, &path.field("identity")),
         }
     }
 }
@@ -2934,37 +1700,13 @@ for spoke::status::ManagedClusterStorageProfile {
     ) -> hub::status::ManagedClusterStorageProfile {
         hub::status::ManagedClusterStorageProfile {
             disk_csi_driver: cx
-                .convert(
-                    self.disk_csi_driver.as_ref(),
-                    &path.field("diskCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterStorageProfileDiskCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.disk_csi_driver, &path.field("diskCSIDriver")),
             file_csi_driver: cx
-                .convert(
-                    self.file_csi_driver.as_ref(),
-                    &path.field("fileCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterStorageProfileFileCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.file_csi_driver, &path.field("fileCSIDriver")),
             snapshot_controller: cx
-                .convert(
-                    self.snapshot_controller.as_ref(),
-                    &path.field("snapshotController"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterStorageProfileSnapshotController,
-                    >::convert,
-                ),
+                .object(&self.snapshot_controller, &path.field("snapshotController")),
             blob_csi_driver: cx
-                .convert(
-                    self.blob_csi_driver.as_ref(),
-                    &path.field("blobCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterStorageProfileBlobCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.blob_csi_driver, &path.field("blobCSIDriver")),
         }
     }
 }
@@ -2978,37 +1720,13 @@ for hub::status::ManagedClusterStorageProfile {
     ) -> spoke::status::ManagedClusterStorageProfile {
         spoke::status::ManagedClusterStorageProfile {
             disk_csi_driver: cx
-                .convert(
-                    self.disk_csi_driver.as_ref(),
-                    &path.field("diskCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterStorageProfileDiskCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.disk_csi_driver, &path.field("diskCSIDriver")),
             file_csi_driver: cx
-                .convert(
-                    self.file_csi_driver.as_ref(),
-                    &path.field("fileCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterStorageProfileFileCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.file_csi_driver, &path.field("fileCSIDriver")),
             snapshot_controller: cx
-                .convert(
-                    self.snapshot_controller.as_ref(),
-                    &path.field("snapshotController"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterStorageProfileSnapshotController,
-                    >::convert,
-                ),
+                .object(&self.snapshot_controller, &path.field("snapshotController")),
             blob_csi_driver: cx
-                .convert(
-                    self.blob_csi_driver.as_ref(),
-                    &path.field("blobCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterStorageProfileBlobCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.blob_csi_driver, &path.field("blobCSIDriver")),
         }
     }
 }
@@ -3021,7 +1739,7 @@ for spoke::status::ManagedClusterStorageProfileBlobCsiDriver {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterStorageProfileBlobCsiDriver {
         hub::status::ManagedClusterStorageProfileBlobCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -3035,7 +1753,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterStorageProfileBlobCsiDriver {
         spoke::status::ManagedClusterStorageProfileBlobCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -3049,7 +1767,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterStorageProfileSnapshotController {
         hub::status::ManagedClusterStorageProfileSnapshotController {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -3063,7 +1781,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterStorageProfileSnapshotController {
         spoke::status::ManagedClusterStorageProfileSnapshotController {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -3076,7 +1794,7 @@ for spoke::status::ManagedClusterStorageProfileFileCsiDriver {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterStorageProfileFileCsiDriver {
         hub::status::ManagedClusterStorageProfileFileCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -3090,7 +1808,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterStorageProfileFileCsiDriver {
         spoke::status::ManagedClusterStorageProfileFileCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -3103,7 +1821,7 @@ for spoke::status::ManagedClusterStorageProfileDiskCsiDriver {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterStorageProfileDiskCsiDriver {
         hub::status::ManagedClusterStorageProfileDiskCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -3117,7 +1835,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterStorageProfileDiskCsiDriver {
         spoke::status::ManagedClusterStorageProfileDiskCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -3130,41 +1848,15 @@ for spoke::status::ManagedClusterSecurityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterSecurityProfile {
         hub::status::ManagedClusterSecurityProfile {
-            defender: cx
-                .convert(
-                    self.defender.as_ref(),
-                    &path.field("defender"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterSecurityProfileDefender,
-                    >::convert,
-                ),
+            defender: cx.object(&self.defender, &path.field("defender")),
             azure_key_vault_kms: cx
-                .convert(
-                    self.azure_key_vault_kms.as_ref(),
-                    &path.field("azureKeyVaultKms"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AzureKeyVaultKms,
-                    >::convert,
-                ),
+                .object(&self.azure_key_vault_kms, &path.field("azureKeyVaultKms")),
             workload_identity: cx
-                .convert(
-                    self.workload_identity.as_ref(),
-                    &path.field("workloadIdentity"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterSecurityProfileWorkloadIdentity,
-                    >::convert,
-                ),
-            image_cleaner: cx
-                .convert(
-                    self.image_cleaner.as_ref(),
-                    &path.field("imageCleaner"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterSecurityProfileImageCleaner,
-                    >::convert,
-                ),
+                .object(&self.workload_identity, &path.field("workloadIdentity")),
+            image_cleaner: cx.object(&self.image_cleaner, &path.field("imageCleaner")),
             custom_ca_trust_certificates: cx
                 .copy(
-                    self.custom_ca_trust_certificates.as_ref(),
+                    &self.custom_ca_trust_certificates,
                     &path.field("customCATrustCertificates"),
                 ),
             kubernetes_resource_object_encryption_profile: cx
@@ -3181,45 +1873,19 @@ for hub::status::ManagedClusterSecurityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterSecurityProfile {
         cx.keep(
-            self.kubernetes_resource_object_encryption_profile.as_ref(),
+            &self.kubernetes_resource_object_encryption_profile,
             &path.field("kubernetesResourceObjectEncryptionProfile"),
         );
         spoke::status::ManagedClusterSecurityProfile {
-            defender: cx
-                .convert(
-                    self.defender.as_ref(),
-                    &path.field("defender"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterSecurityProfileDefender,
-                    >::convert,
-                ),
+            defender: cx.object(&self.defender, &path.field("defender")),
             azure_key_vault_kms: cx
-                .convert(
-                    self.azure_key_vault_kms.as_ref(),
-                    &path.field("azureKeyVaultKms"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AzureKeyVaultKms,
-                    >::convert,
-                ),
+                .object(&self.azure_key_vault_kms, &path.field("azureKeyVaultKms")),
             workload_identity: cx
-                .convert(
-                    self.workload_identity.as_ref(),
-                    &path.field("workloadIdentity"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterSecurityProfileWorkloadIdentity,
-                    >::convert,
-                ),
-            image_cleaner: cx
-                .convert(
-                    self.image_cleaner.as_ref(),
-                    &path.field("imageCleaner"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterSecurityProfileImageCleaner,
-                    >::convert,
-                ),
+                .object(&self.workload_identity, &path.field("workloadIdentity")),
+            image_cleaner: cx.object(&self.image_cleaner, &path.field("imageCleaner")),
             custom_ca_trust_certificates: cx
                 .copy(
-                    self.custom_ca_trust_certificates.as_ref(),
+                    &self.custom_ca_trust_certificates,
                     &path.field("customCATrustCertificates"),
                 ),
         }
@@ -3234,9 +1900,8 @@ for spoke::status::ManagedClusterSecurityProfileImageCleaner {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterSecurityProfileImageCleaner {
         hub::status::ManagedClusterSecurityProfileImageCleaner {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            interval_hours: cx
-                .copy(self.interval_hours.as_ref(), &path.field("intervalHours")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            interval_hours: cx.copy(&self.interval_hours, &path.field("intervalHours")),
         }
     }
 }
@@ -3250,9 +1915,8 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterSecurityProfileImageCleaner {
         spoke::status::ManagedClusterSecurityProfileImageCleaner {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            interval_hours: cx
-                .copy(self.interval_hours.as_ref(), &path.field("intervalHours")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            interval_hours: cx.copy(&self.interval_hours, &path.field("intervalHours")),
         }
     }
 }
@@ -3266,7 +1930,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterSecurityProfileWorkloadIdentity {
         hub::status::ManagedClusterSecurityProfileWorkloadIdentity {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -3280,7 +1944,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterSecurityProfileWorkloadIdentity {
         spoke::status::ManagedClusterSecurityProfileWorkloadIdentity {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -3293,8 +1957,8 @@ for spoke::status::AzureKeyVaultKms {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::AzureKeyVaultKms {
         hub::status::AzureKeyVaultKms {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            key_id: cx.copy(self.key_id.as_ref(), &path.field("keyId")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            key_id: cx.copy(&self.key_id, &path.field("keyId")),
             key_vault_network_access: cx
                 .spelled(
                     self.key_vault_network_access.as_ref().map(|value| value.as_str()),
@@ -3305,10 +1969,7 @@ for spoke::status::AzureKeyVaultKms {
                     hub::arm::KeyVaultNetworkAccessTypes::as_str,
                 ),
             key_vault_resource_id: cx
-                .copy(
-                    self.key_vault_resource_id.as_ref(),
-                    &path.field("keyVaultResourceId"),
-                ),
+                .copy(&self.key_vault_resource_id, &path.field("keyVaultResourceId")),
         }
     }
 }
@@ -3321,8 +1982,8 @@ for hub::status::AzureKeyVaultKms {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::AzureKeyVaultKms {
         spoke::status::AzureKeyVaultKms {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            key_id: cx.copy(self.key_id.as_ref(), &path.field("keyId")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            key_id: cx.copy(&self.key_id, &path.field("keyId")),
             key_vault_network_access: cx
                 .spelled(
                     self.key_vault_network_access.as_ref().map(|value| value.as_str()),
@@ -3333,10 +1994,7 @@ for hub::status::AzureKeyVaultKms {
                     spoke::arm::KeyVaultNetworkAccessTypes::as_str,
                 ),
             key_vault_resource_id: cx
-                .copy(
-                    self.key_vault_resource_id.as_ref(),
-                    &path.field("keyVaultResourceId"),
-                ),
+                .copy(&self.key_vault_resource_id, &path.field("keyVaultResourceId")),
         }
     }
 }
@@ -3351,17 +2009,11 @@ for spoke::status::ManagedClusterSecurityProfileDefender {
         hub::status::ManagedClusterSecurityProfileDefender {
             log_analytics_workspace_resource_id: cx
                 .copy(
-                    self.log_analytics_workspace_resource_id.as_ref(),
+                    &self.log_analytics_workspace_resource_id,
                     &path.field("logAnalyticsWorkspaceResourceId"),
                 ),
             security_monitoring: cx
-                .convert(
-                    self.security_monitoring.as_ref(),
-                    &path.field("securityMonitoring"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-                    >::convert,
-                ),
+                .object(&self.security_monitoring, &path.field("securityMonitoring")),
             security_gating: cx.restore(&path.field("securityGating")),
         }
     }
@@ -3374,21 +2026,15 @@ for hub::status::ManagedClusterSecurityProfileDefender {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterSecurityProfileDefender {
-        cx.keep(self.security_gating.as_ref(), &path.field("securityGating"));
+        cx.keep(&self.security_gating, &path.field("securityGating"));
         spoke::status::ManagedClusterSecurityProfileDefender {
             log_analytics_workspace_resource_id: cx
                 .copy(
-                    self.log_analytics_workspace_resource_id.as_ref(),
+                    &self.log_analytics_workspace_resource_id,
                     &path.field("logAnalyticsWorkspaceResourceId"),
                 ),
             security_monitoring: cx
-                .convert(
-                    self.security_monitoring.as_ref(),
-                    &path.field("securityMonitoring"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-                    >::convert,
-                ),
+                .object(&self.security_monitoring, &path.field("securityMonitoring")),
         }
     }
 }
@@ -3402,7 +2048,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
         hub::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -3416,7 +2062,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
         spoke::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -3429,11 +2075,11 @@ for spoke::status::ManagedClusterHttpProxyConfig {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterHttpProxyConfig {
         hub::status::ManagedClusterHttpProxyConfig {
-            http_proxy: cx.copy(self.http_proxy.as_ref(), &path.field("httpProxy")),
-            https_proxy: cx.copy(self.https_proxy.as_ref(), &path.field("httpsProxy")),
-            no_proxy: cx.copy(self.no_proxy.as_ref(), &path.field("noProxy")),
-            trusted_ca: cx.copy(self.trusted_ca.as_ref(), &path.field("trustedCa")),
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            http_proxy: cx.copy(&self.http_proxy, &path.field("httpProxy")),
+            https_proxy: cx.copy(&self.https_proxy, &path.field("httpsProxy")),
+            no_proxy: cx.copy(&self.no_proxy, &path.field("noProxy")),
+            trusted_ca: cx.copy(&self.trusted_ca, &path.field("trustedCa")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -3446,11 +2092,11 @@ for hub::status::ManagedClusterHttpProxyConfig {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterHttpProxyConfig {
         spoke::status::ManagedClusterHttpProxyConfig {
-            http_proxy: cx.copy(self.http_proxy.as_ref(), &path.field("httpProxy")),
-            https_proxy: cx.copy(self.https_proxy.as_ref(), &path.field("httpsProxy")),
-            no_proxy: cx.copy(self.no_proxy.as_ref(), &path.field("noProxy")),
-            trusted_ca: cx.copy(self.trusted_ca.as_ref(), &path.field("trustedCa")),
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            http_proxy: cx.copy(&self.http_proxy, &path.field("httpProxy")),
+            https_proxy: cx.copy(&self.https_proxy, &path.field("httpsProxy")),
+            no_proxy: cx.copy(&self.no_proxy, &path.field("noProxy")),
+            trusted_ca: cx.copy(&self.trusted_ca, &path.field("trustedCa")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -3463,17 +2109,14 @@ for spoke::status::PrivateLinkResource {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::PrivateLinkResource {
         hub::status::PrivateLinkResource {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            group_id: cx.copy(self.group_id.as_ref(), &path.field("groupId")),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            group_id: cx.copy(&self.group_id, &path.field("groupId")),
             required_members: cx
-                .copy(self.required_members.as_ref(), &path.field("requiredMembers")),
+                .copy(&self.required_members, &path.field("requiredMembers")),
             private_link_service_id: cx
-                .copy(
-                    self.private_link_service_id.as_ref(),
-                    &path.field("privateLinkServiceID"),
-                ),
+                .copy(&self.private_link_service_id, &path.field("privateLinkServiceID")),
         }
     }
 }
@@ -3486,17 +2129,14 @@ for hub::status::PrivateLinkResource {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::PrivateLinkResource {
         spoke::status::PrivateLinkResource {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            group_id: cx.copy(self.group_id.as_ref(), &path.field("groupId")),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            group_id: cx.copy(&self.group_id, &path.field("groupId")),
             required_members: cx
-                .copy(self.required_members.as_ref(), &path.field("requiredMembers")),
+                .copy(&self.required_members, &path.field("requiredMembers")),
             private_link_service_id: cx
-                .copy(
-                    self.private_link_service_id.as_ref(),
-                    &path.field("privateLinkServiceID"),
-                ),
+                .copy(&self.private_link_service_id, &path.field("privateLinkServiceID")),
         }
     }
 }
@@ -3509,9 +2149,9 @@ for spoke::status::UserAssignedIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::UserAssignedIdentity {
         hub::status::UserAssignedIdentity {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
-            object_id: cx.copy(self.object_id.as_ref(), &path.field("objectId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
+            object_id: cx.copy(&self.object_id, &path.field("objectId")),
         }
     }
 }
@@ -3524,9 +2164,9 @@ for hub::status::UserAssignedIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::UserAssignedIdentity {
         spoke::status::UserAssignedIdentity {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
-            object_id: cx.copy(self.object_id.as_ref(), &path.field("objectId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
+            object_id: cx.copy(&self.object_id, &path.field("objectId")),
         }
     }
 }
@@ -3540,33 +2180,24 @@ for spoke::status::ManagedClusterApiServerAccessProfile {
     ) -> hub::status::ManagedClusterApiServerAccessProfile {
         hub::status::ManagedClusterApiServerAccessProfile {
             authorized_ip_ranges: cx
-                .copy(
-                    self.authorized_ip_ranges.as_ref(),
-                    &path.field("authorizedIPRanges"),
-                ),
+                .copy(&self.authorized_ip_ranges, &path.field("authorizedIPRanges")),
             enable_private_cluster: cx
-                .copy(
-                    self.enable_private_cluster.as_ref(),
-                    &path.field("enablePrivateCluster"),
-                ),
+                .copy(&self.enable_private_cluster, &path.field("enablePrivateCluster")),
             private_dns_zone: cx
-                .copy(self.private_dns_zone.as_ref(), &path.field("privateDNSZone")),
+                .copy(&self.private_dns_zone, &path.field("privateDNSZone")),
             enable_private_cluster_public_fqdn: cx
                 .copy(
-                    self.enable_private_cluster_public_fqdn.as_ref(),
+                    &self.enable_private_cluster_public_fqdn,
                     &path.field("enablePrivateClusterPublicFQDN"),
                 ),
             disable_run_command: cx
-                .copy(
-                    self.disable_run_command.as_ref(),
-                    &path.field("disableRunCommand"),
-                ),
+                .copy(&self.disable_run_command, &path.field("disableRunCommand")),
             enable_vnet_integration: cx
                 .copy(
-                    self.enable_vnet_integration.as_ref(),
+                    &self.enable_vnet_integration,
                     &path.field("enableVnetIntegration"),
                 ),
-            subnet_id: cx.copy(self.subnet_id.as_ref(), &path.field("subnetId")),
+            subnet_id: cx.copy(&self.subnet_id, &path.field("subnetId")),
         }
     }
 }
@@ -3580,33 +2211,24 @@ for hub::status::ManagedClusterApiServerAccessProfile {
     ) -> spoke::status::ManagedClusterApiServerAccessProfile {
         spoke::status::ManagedClusterApiServerAccessProfile {
             authorized_ip_ranges: cx
-                .copy(
-                    self.authorized_ip_ranges.as_ref(),
-                    &path.field("authorizedIPRanges"),
-                ),
+                .copy(&self.authorized_ip_ranges, &path.field("authorizedIPRanges")),
             enable_private_cluster: cx
-                .copy(
-                    self.enable_private_cluster.as_ref(),
-                    &path.field("enablePrivateCluster"),
-                ),
+                .copy(&self.enable_private_cluster, &path.field("enablePrivateCluster")),
             private_dns_zone: cx
-                .copy(self.private_dns_zone.as_ref(), &path.field("privateDNSZone")),
+                .copy(&self.private_dns_zone, &path.field("privateDNSZone")),
             enable_private_cluster_public_fqdn: cx
                 .copy(
-                    self.enable_private_cluster_public_fqdn.as_ref(),
+                    &self.enable_private_cluster_public_fqdn,
                     &path.field("enablePrivateClusterPublicFQDN"),
                 ),
             disable_run_command: cx
-                .copy(
-                    self.disable_run_command.as_ref(),
-                    &path.field("disableRunCommand"),
-                ),
+                .copy(&self.disable_run_command, &path.field("disableRunCommand")),
             enable_vnet_integration: cx
                 .copy(
-                    self.enable_vnet_integration.as_ref(),
+                    &self.enable_vnet_integration,
                     &path.field("enableVnetIntegration"),
                 ),
-            subnet_id: cx.copy(self.subnet_id.as_ref(), &path.field("subnetId")),
+            subnet_id: cx.copy(&self.subnet_id, &path.field("subnetId")),
         }
     }
 }
@@ -3621,22 +2243,22 @@ for spoke::status::ManagedClusterPropertiesAutoScalerProfile {
         hub::status::ManagedClusterPropertiesAutoScalerProfile {
             balance_similar_node_groups: cx
                 .copy(
-                    self.balance_similar_node_groups.as_ref(),
+                    &self.balance_similar_node_groups,
                     &path.field("balance-similar-node-groups"),
                 ),
             daemonset_eviction_for_empty_nodes: cx
                 .copy(
-                    self.daemonset_eviction_for_empty_nodes.as_ref(),
+                    &self.daemonset_eviction_for_empty_nodes,
                     &path.field("daemonset-eviction-for-empty-nodes"),
                 ),
             daemonset_eviction_for_occupied_nodes: cx
                 .copy(
-                    self.daemonset_eviction_for_occupied_nodes.as_ref(),
+                    &self.daemonset_eviction_for_occupied_nodes,
                     &path.field("daemonset-eviction-for-occupied-nodes"),
                 ),
             ignore_daemonsets_utilization: cx
                 .copy(
-                    self.ignore_daemonsets_utilization.as_ref(),
+                    &self.ignore_daemonsets_utilization,
                     &path.field("ignore-daemonsets-utilization"),
                 ),
             expander: cx
@@ -3647,75 +2269,71 @@ for spoke::status::ManagedClusterPropertiesAutoScalerProfile {
                     hub::arm::Expander::as_str,
                 ),
             max_empty_bulk_delete: cx
-                .copy(
-                    self.max_empty_bulk_delete.as_ref(),
-                    &path.field("max-empty-bulk-delete"),
-                ),
+                .copy(&self.max_empty_bulk_delete, &path.field("max-empty-bulk-delete")),
             max_graceful_termination_sec: cx
                 .copy(
-                    self.max_graceful_termination_sec.as_ref(),
+                    &self.max_graceful_termination_sec,
                     &path.field("max-graceful-termination-sec"),
                 ),
             max_node_provision_time: cx
                 .copy(
-                    self.max_node_provision_time.as_ref(),
+                    &self.max_node_provision_time,
                     &path.field("max-node-provision-time"),
                 ),
             max_total_unready_percentage: cx
                 .copy(
-                    self.max_total_unready_percentage.as_ref(),
+                    &self.max_total_unready_percentage,
                     &path.field("max-total-unready-percentage"),
                 ),
             new_pod_scale_up_delay: cx
                 .copy(
-                    self.new_pod_scale_up_delay.as_ref(),
+                    &self.new_pod_scale_up_delay,
                     &path.field("new-pod-scale-up-delay"),
                 ),
             ok_total_unready_count: cx
                 .copy(
-                    self.ok_total_unready_count.as_ref(),
+                    &self.ok_total_unready_count,
                     &path.field("ok-total-unready-count"),
                 ),
-            scan_interval: cx
-                .copy(self.scan_interval.as_ref(), &path.field("scan-interval")),
+            scan_interval: cx.copy(&self.scan_interval, &path.field("scan-interval")),
             scale_down_delay_after_add: cx
                 .copy(
-                    self.scale_down_delay_after_add.as_ref(),
+                    &self.scale_down_delay_after_add,
                     &path.field("scale-down-delay-after-add"),
                 ),
             scale_down_delay_after_delete: cx
                 .copy(
-                    self.scale_down_delay_after_delete.as_ref(),
+                    &self.scale_down_delay_after_delete,
                     &path.field("scale-down-delay-after-delete"),
                 ),
             scale_down_delay_after_failure: cx
                 .copy(
-                    self.scale_down_delay_after_failure.as_ref(),
+                    &self.scale_down_delay_after_failure,
                     &path.field("scale-down-delay-after-failure"),
                 ),
             scale_down_unneeded_time: cx
                 .copy(
-                    self.scale_down_unneeded_time.as_ref(),
+                    &self.scale_down_unneeded_time,
                     &path.field("scale-down-unneeded-time"),
                 ),
             scale_down_unready_time: cx
                 .copy(
-                    self.scale_down_unready_time.as_ref(),
+                    &self.scale_down_unready_time,
                     &path.field("scale-down-unready-time"),
                 ),
             scale_down_utilization_threshold: cx
                 .copy(
-                    self.scale_down_utilization_threshold.as_ref(),
+                    &self.scale_down_utilization_threshold,
                     &path.field("scale-down-utilization-threshold"),
                 ),
             skip_nodes_with_local_storage: cx
                 .copy(
-                    self.skip_nodes_with_local_storage.as_ref(),
+                    &self.skip_nodes_with_local_storage,
                     &path.field("skip-nodes-with-local-storage"),
                 ),
             skip_nodes_with_system_pods: cx
                 .copy(
-                    self.skip_nodes_with_system_pods.as_ref(),
+                    &self.skip_nodes_with_system_pods,
                     &path.field("skip-nodes-with-system-pods"),
                 ),
         }
@@ -3733,22 +2351,22 @@ impl armgen_runtime::hub::Convert<
         spoke::status::ManagedClusterPropertiesAutoScalerProfile {
             balance_similar_node_groups: cx
                 .copy(
-                    self.balance_similar_node_groups.as_ref(),
+                    &self.balance_similar_node_groups,
                     &path.field("balance-similar-node-groups"),
                 ),
             daemonset_eviction_for_empty_nodes: cx
                 .copy(
-                    self.daemonset_eviction_for_empty_nodes.as_ref(),
+                    &self.daemonset_eviction_for_empty_nodes,
                     &path.field("daemonset-eviction-for-empty-nodes"),
                 ),
             daemonset_eviction_for_occupied_nodes: cx
                 .copy(
-                    self.daemonset_eviction_for_occupied_nodes.as_ref(),
+                    &self.daemonset_eviction_for_occupied_nodes,
                     &path.field("daemonset-eviction-for-occupied-nodes"),
                 ),
             ignore_daemonsets_utilization: cx
                 .copy(
-                    self.ignore_daemonsets_utilization.as_ref(),
+                    &self.ignore_daemonsets_utilization,
                     &path.field("ignore-daemonsets-utilization"),
                 ),
             expander: cx
@@ -3759,75 +2377,71 @@ impl armgen_runtime::hub::Convert<
                     spoke::arm::Expander::as_str,
                 ),
             max_empty_bulk_delete: cx
-                .copy(
-                    self.max_empty_bulk_delete.as_ref(),
-                    &path.field("max-empty-bulk-delete"),
-                ),
+                .copy(&self.max_empty_bulk_delete, &path.field("max-empty-bulk-delete")),
             max_graceful_termination_sec: cx
                 .copy(
-                    self.max_graceful_termination_sec.as_ref(),
+                    &self.max_graceful_termination_sec,
                     &path.field("max-graceful-termination-sec"),
                 ),
             max_node_provision_time: cx
                 .copy(
-                    self.max_node_provision_time.as_ref(),
+                    &self.max_node_provision_time,
                     &path.field("max-node-provision-time"),
                 ),
             max_total_unready_percentage: cx
                 .copy(
-                    self.max_total_unready_percentage.as_ref(),
+                    &self.max_total_unready_percentage,
                     &path.field("max-total-unready-percentage"),
                 ),
             new_pod_scale_up_delay: cx
                 .copy(
-                    self.new_pod_scale_up_delay.as_ref(),
+                    &self.new_pod_scale_up_delay,
                     &path.field("new-pod-scale-up-delay"),
                 ),
             ok_total_unready_count: cx
                 .copy(
-                    self.ok_total_unready_count.as_ref(),
+                    &self.ok_total_unready_count,
                     &path.field("ok-total-unready-count"),
                 ),
-            scan_interval: cx
-                .copy(self.scan_interval.as_ref(), &path.field("scan-interval")),
+            scan_interval: cx.copy(&self.scan_interval, &path.field("scan-interval")),
             scale_down_delay_after_add: cx
                 .copy(
-                    self.scale_down_delay_after_add.as_ref(),
+                    &self.scale_down_delay_after_add,
                     &path.field("scale-down-delay-after-add"),
                 ),
             scale_down_delay_after_delete: cx
                 .copy(
-                    self.scale_down_delay_after_delete.as_ref(),
+                    &self.scale_down_delay_after_delete,
                     &path.field("scale-down-delay-after-delete"),
                 ),
             scale_down_delay_after_failure: cx
                 .copy(
-                    self.scale_down_delay_after_failure.as_ref(),
+                    &self.scale_down_delay_after_failure,
                     &path.field("scale-down-delay-after-failure"),
                 ),
             scale_down_unneeded_time: cx
                 .copy(
-                    self.scale_down_unneeded_time.as_ref(),
+                    &self.scale_down_unneeded_time,
                     &path.field("scale-down-unneeded-time"),
                 ),
             scale_down_unready_time: cx
                 .copy(
-                    self.scale_down_unready_time.as_ref(),
+                    &self.scale_down_unready_time,
                     &path.field("scale-down-unready-time"),
                 ),
             scale_down_utilization_threshold: cx
                 .copy(
-                    self.scale_down_utilization_threshold.as_ref(),
+                    &self.scale_down_utilization_threshold,
                     &path.field("scale-down-utilization-threshold"),
                 ),
             skip_nodes_with_local_storage: cx
                 .copy(
-                    self.skip_nodes_with_local_storage.as_ref(),
+                    &self.skip_nodes_with_local_storage,
                     &path.field("skip-nodes-with-local-storage"),
                 ),
             skip_nodes_with_system_pods: cx
                 .copy(
-                    self.skip_nodes_with_system_pods.as_ref(),
+                    &self.skip_nodes_with_system_pods,
                     &path.field("skip-nodes-with-system-pods"),
                 ),
         }
@@ -3843,13 +2457,7 @@ for spoke::status::ClusterUpgradeSettings {
     ) -> hub::status::ClusterUpgradeSettings {
         hub::status::ClusterUpgradeSettings {
             override_settings: cx
-                .convert(
-                    self.override_settings.as_ref(),
-                    &path.field("overrideSettings"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::UpgradeOverrideSettings,
-                    >::convert,
-                ),
+                .object(&self.override_settings, &path.field("overrideSettings")),
         }
     }
 }
@@ -3863,13 +2471,7 @@ for hub::status::ClusterUpgradeSettings {
     ) -> spoke::status::ClusterUpgradeSettings {
         spoke::status::ClusterUpgradeSettings {
             override_settings: cx
-                .convert(
-                    self.override_settings.as_ref(),
-                    &path.field("overrideSettings"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::UpgradeOverrideSettings,
-                    >::convert,
-                ),
+                .object(&self.override_settings, &path.field("overrideSettings")),
         }
     }
 }
@@ -3882,9 +2484,8 @@ for spoke::status::UpgradeOverrideSettings {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::UpgradeOverrideSettings {
         hub::status::UpgradeOverrideSettings {
-            force_upgrade: cx
-                .copy(self.force_upgrade.as_ref(), &path.field("forceUpgrade")),
-            until: cx.copy(self.until.as_ref(), &path.field("until")),
+            force_upgrade: cx.copy(&self.force_upgrade, &path.field("forceUpgrade")),
+            until: cx.copy(&self.until, &path.field("until")),
         }
     }
 }
@@ -3897,9 +2498,8 @@ for hub::status::UpgradeOverrideSettings {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::UpgradeOverrideSettings {
         spoke::status::UpgradeOverrideSettings {
-            force_upgrade: cx
-                .copy(self.force_upgrade.as_ref(), &path.field("forceUpgrade")),
-            until: cx.copy(self.until.as_ref(), &path.field("until")),
+            force_upgrade: cx.copy(&self.force_upgrade, &path.field("forceUpgrade")),
+            until: cx.copy(&self.until, &path.field("until")),
         }
     }
 }
@@ -3968,19 +2568,14 @@ for spoke::status::ManagedClusterAadProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterAadProfile {
         hub::status::ManagedClusterAadProfile {
-            managed: cx.copy(self.managed.as_ref(), &path.field("managed")),
+            managed: cx.copy(&self.managed, &path.field("managed")),
             enable_azure_rbac: cx
-                .copy(self.enable_azure_rbac.as_ref(), &path.field("enableAzureRBAC")),
+                .copy(&self.enable_azure_rbac, &path.field("enableAzureRBAC")),
             admin_group_object_i_ds: cx
-                .copy(
-                    self.admin_group_object_i_ds.as_ref(),
-                    &path.field("adminGroupObjectIDs"),
-                ),
-            client_app_id: cx
-                .copy(self.client_app_id.as_ref(), &path.field("clientAppID")),
-            server_app_id: cx
-                .copy(self.server_app_id.as_ref(), &path.field("serverAppID")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantID")),
+                .copy(&self.admin_group_object_i_ds, &path.field("adminGroupObjectIDs")),
+            client_app_id: cx.copy(&self.client_app_id, &path.field("clientAppID")),
+            server_app_id: cx.copy(&self.server_app_id, &path.field("serverAppID")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantID")),
         }
     }
 }
@@ -3993,19 +2588,14 @@ for hub::status::ManagedClusterAadProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterAadProfile {
         spoke::status::ManagedClusterAadProfile {
-            managed: cx.copy(self.managed.as_ref(), &path.field("managed")),
+            managed: cx.copy(&self.managed, &path.field("managed")),
             enable_azure_rbac: cx
-                .copy(self.enable_azure_rbac.as_ref(), &path.field("enableAzureRBAC")),
+                .copy(&self.enable_azure_rbac, &path.field("enableAzureRBAC")),
             admin_group_object_i_ds: cx
-                .copy(
-                    self.admin_group_object_i_ds.as_ref(),
-                    &path.field("adminGroupObjectIDs"),
-                ),
-            client_app_id: cx
-                .copy(self.client_app_id.as_ref(), &path.field("clientAppID")),
-            server_app_id: cx
-                .copy(self.server_app_id.as_ref(), &path.field("serverAppID")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantID")),
+                .copy(&self.admin_group_object_i_ds, &path.field("adminGroupObjectIDs")),
+            client_app_id: cx.copy(&self.client_app_id, &path.field("clientAppID")),
+            server_app_id: cx.copy(&self.server_app_id, &path.field("serverAppID")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantID")),
         }
     }
 }
@@ -4054,18 +2644,10 @@ for spoke::status::ContainerServiceNetworkProfile {
                     hub::arm::NetworkDataplane::as_str,
                 ),
             advanced_networking: cx
-                .convert(
-                    self.advanced_networking.as_ref(),
-                    &path.field("advancedNetworking"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AdvancedNetworking,
-                    >::convert,
-                ),
-            pod_cidr: cx.copy(self.pod_cidr.as_ref(), &path.field("podCidr")),
-            service_cidr: cx
-                .copy(self.service_cidr.as_ref(), &path.field("serviceCidr")),
-            dns_service_ip: cx
-                .copy(self.dns_service_ip.as_ref(), &path.field("dnsServiceIP")),
+                .object(&self.advanced_networking, &path.field("advancedNetworking")),
+            pod_cidr: cx.copy(&self.pod_cidr, &path.field("podCidr")),
+            service_cidr: cx.copy(&self.service_cidr, &path.field("serviceCidr")),
+            dns_service_ip: cx.copy(&self.dns_service_ip, &path.field("dnsServiceIP")),
             outbound_type: cx
                 .spelled(
                     self.outbound_type.as_ref().map(|value| value.as_str()),
@@ -4081,32 +2663,16 @@ for spoke::status::ContainerServiceNetworkProfile {
                     hub::arm::LoadBalancerSku::as_str,
                 ),
             load_balancer_profile: cx
-                .convert(
-                    self.load_balancer_profile.as_ref(),
-                    &path.field("loadBalancerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterLoadBalancerProfile,
-                    >::convert,
-                ),
+                .object(&self.load_balancer_profile, &path.field("loadBalancerProfile")),
             nat_gateway_profile: cx
-                .convert(
-                    self.nat_gateway_profile.as_ref(),
-                    &path.field("natGatewayProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterNatGatewayProfile,
-                    >::convert,
-                ),
+                .object(&self.nat_gateway_profile, &path.field("natGatewayProfile")),
             static_egress_gateway_profile: cx
-                .convert(
-                    self.static_egress_gateway_profile.as_ref(),
+                .object(
+                    &self.static_egress_gateway_profile,
                     &path.field("staticEgressGatewayProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterStaticEgressGatewayProfile,
-                    >::convert,
                 ),
-            pod_cidrs: cx.copy(self.pod_cidrs.as_ref(), &path.field("podCidrs")),
-            service_cidrs: cx
-                .copy(self.service_cidrs.as_ref(), &path.field("serviceCidrs")),
+            pod_cidrs: cx.copy(&self.pod_cidrs, &path.field("podCidrs")),
+            service_cidrs: cx.copy(&self.service_cidrs, &path.field("serviceCidrs")),
             ip_families: cx
                 .try_convert(
                     self.ip_families.as_ref(),
@@ -4169,18 +2735,10 @@ for hub::status::ContainerServiceNetworkProfile {
                     spoke::arm::NetworkDataplane::as_str,
                 ),
             advanced_networking: cx
-                .convert(
-                    self.advanced_networking.as_ref(),
-                    &path.field("advancedNetworking"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AdvancedNetworking,
-                    >::convert,
-                ),
-            pod_cidr: cx.copy(self.pod_cidr.as_ref(), &path.field("podCidr")),
-            service_cidr: cx
-                .copy(self.service_cidr.as_ref(), &path.field("serviceCidr")),
-            dns_service_ip: cx
-                .copy(self.dns_service_ip.as_ref(), &path.field("dnsServiceIP")),
+                .object(&self.advanced_networking, &path.field("advancedNetworking")),
+            pod_cidr: cx.copy(&self.pod_cidr, &path.field("podCidr")),
+            service_cidr: cx.copy(&self.service_cidr, &path.field("serviceCidr")),
+            dns_service_ip: cx.copy(&self.dns_service_ip, &path.field("dnsServiceIP")),
             outbound_type: cx
                 .spelled(
                     self.outbound_type.as_ref().map(|value| value.as_str()),
@@ -4196,32 +2754,16 @@ for hub::status::ContainerServiceNetworkProfile {
                     spoke::arm::LoadBalancerSku::as_str,
                 ),
             load_balancer_profile: cx
-                .convert(
-                    self.load_balancer_profile.as_ref(),
-                    &path.field("loadBalancerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterLoadBalancerProfile,
-                    >::convert,
-                ),
+                .object(&self.load_balancer_profile, &path.field("loadBalancerProfile")),
             nat_gateway_profile: cx
-                .convert(
-                    self.nat_gateway_profile.as_ref(),
-                    &path.field("natGatewayProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterNatGatewayProfile,
-                    >::convert,
-                ),
+                .object(&self.nat_gateway_profile, &path.field("natGatewayProfile")),
             static_egress_gateway_profile: cx
-                .convert(
-                    self.static_egress_gateway_profile.as_ref(),
+                .object(
+                    &self.static_egress_gateway_profile,
                     &path.field("staticEgressGatewayProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterStaticEgressGatewayProfile,
-                    >::convert,
                 ),
-            pod_cidrs: cx.copy(self.pod_cidrs.as_ref(), &path.field("podCidrs")),
-            service_cidrs: cx
-                .copy(self.service_cidrs.as_ref(), &path.field("serviceCidrs")),
+            pod_cidrs: cx.copy(&self.pod_cidrs, &path.field("podCidrs")),
+            service_cidrs: cx.copy(&self.service_cidrs, &path.field("serviceCidrs")),
             ip_families: cx
                 .try_convert(
                     self.ip_families.as_ref(),
@@ -4248,7 +2790,7 @@ for spoke::status::ManagedClusterStaticEgressGatewayProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterStaticEgressGatewayProfile {
         hub::status::ManagedClusterStaticEgressGatewayProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -4262,7 +2804,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterStaticEgressGatewayProfile {
         spoke::status::ManagedClusterStaticEgressGatewayProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -4276,34 +2818,18 @@ for spoke::status::ManagedClusterNatGatewayProfile {
     ) -> hub::status::ManagedClusterNatGatewayProfile {
         hub::status::ManagedClusterNatGatewayProfile {
             managed_outbound_ip_profile: cx
-                .convert(
-                    self.managed_outbound_ip_profile.as_ref(),
+                .object(
+                    &self.managed_outbound_ip_profile,
                     &path.field("managedOutboundIPProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterManagedOutboundIpProfile,
-                    >::convert,
                 ),
             effective_outbound_i_ps: cx
-                .convert(
-                    self.effective_outbound_i_ps.as_ref(),
+                .object(
+                    &self.effective_outbound_i_ps,
                     &path.field("effectiveOutboundIPs"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             idle_timeout_in_minutes: cx
                 .copy(
-                    self.idle_timeout_in_minutes.as_ref(),
+                    &self.idle_timeout_in_minutes,
                     &path.field("idleTimeoutInMinutes"),
                 ),
             sku: cx.restore(&path.field("sku")),
@@ -4320,41 +2846,22 @@ for hub::status::ManagedClusterNatGatewayProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterNatGatewayProfile {
-        cx.keep(self.sku.as_ref(), &path.field("sku"));
-        cx.keep(self.outbound_ip_prefixes.as_ref(), &path.field("outboundIPPrefixes"));
-        cx.keep(self.outbound_i_ps.as_ref(), &path.field("outboundIPs"));
+        cx.keep(&self.sku, &path.field("sku"));
+        cx.keep(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes"));
+        cx.keep(&self.outbound_i_ps, &path.field("outboundIPs"));
         spoke::status::ManagedClusterNatGatewayProfile {
             managed_outbound_ip_profile: cx
-                .convert(
-                    self.managed_outbound_ip_profile.as_ref(),
+                .object(
+                    &self.managed_outbound_ip_profile,
                     &path.field("managedOutboundIPProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterManagedOutboundIpProfile,
-                    >::convert,
                 ),
             effective_outbound_i_ps: cx
-                .convert(
-                    self.effective_outbound_i_ps.as_ref(),
+                .object(
+                    &self.effective_outbound_i_ps,
                     &path.field("effectiveOutboundIPs"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             idle_timeout_in_minutes: cx
-                .copy(
-                    self.idle_timeout_in_minutes.as_ref(),
-                    &path.field("idleTimeoutInMinutes"),
-                ),
+                .copy(&self.idle_timeout_in_minutes, &path.field("idleTimeoutInMinutes")),
         }
     }
 }
@@ -4367,7 +2874,7 @@ for spoke::status::ResourceReference {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ResourceReference {
         hub::status::ResourceReference {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
+            id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
@@ -4380,7 +2887,7 @@ for hub::status::ResourceReference {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ResourceReference {
         spoke::status::ResourceReference {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
+            id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
@@ -4393,7 +2900,7 @@ for spoke::status::ManagedClusterManagedOutboundIpProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterManagedOutboundIpProfile {
         hub::status::ManagedClusterManagedOutboundIpProfile {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
+            count: cx.copy(&self.count, &path.field("count")),
             count_i_pv6: cx.restore(&path.field("countIPv6")),
         }
     }
@@ -4406,9 +2913,9 @@ for hub::status::ManagedClusterManagedOutboundIpProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterManagedOutboundIpProfile {
-        cx.keep(self.count_i_pv6.as_ref(), &path.field("countIPv6"));
+        cx.keep(&self.count_i_pv6, &path.field("countIPv6"));
         spoke::status::ManagedClusterManagedOutboundIpProfile {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
+            count: cx.copy(&self.count, &path.field("count")),
         }
     }
 }
@@ -4422,60 +2929,28 @@ for spoke::status::ManagedClusterLoadBalancerProfile {
     ) -> hub::status::ManagedClusterLoadBalancerProfile {
         hub::status::ManagedClusterLoadBalancerProfile {
             managed_outbound_i_ps: cx
-                .convert(
-                    self.managed_outbound_i_ps.as_ref(),
-                    &path.field("managedOutboundIPs"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-                    >::convert,
-                ),
+                .object(&self.managed_outbound_i_ps, &path.field("managedOutboundIPs")),
             outbound_ip_prefixes: cx
-                .convert(
-                    self.outbound_ip_prefixes.as_ref(),
-                    &path.field("outboundIPPrefixes"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-                    >::convert,
-                ),
-            outbound_i_ps: cx
-                .convert(
-                    self.outbound_i_ps.as_ref(),
-                    &path.field("outboundIPs"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterLoadBalancerProfileOutboundIPs,
-                    >::convert,
-                ),
+                .object(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes")),
+            outbound_i_ps: cx.object(&self.outbound_i_ps, &path.field("outboundIPs")),
             effective_outbound_i_ps: cx
-                .convert(
-                    self.effective_outbound_i_ps.as_ref(),
+                .object(
+                    &self.effective_outbound_i_ps,
                     &path.field("effectiveOutboundIPs"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             allocated_outbound_ports: cx
                 .copy(
-                    self.allocated_outbound_ports.as_ref(),
+                    &self.allocated_outbound_ports,
                     &path.field("allocatedOutboundPorts"),
                 ),
             idle_timeout_in_minutes: cx
                 .copy(
-                    self.idle_timeout_in_minutes.as_ref(),
+                    &self.idle_timeout_in_minutes,
                     &path.field("idleTimeoutInMinutes"),
                 ),
             enable_multiple_standard_load_balancers: cx
                 .copy(
-                    self.enable_multiple_standard_load_balancers.as_ref(),
+                    &self.enable_multiple_standard_load_balancers,
                     &path.field("enableMultipleStandardLoadBalancers"),
                 ),
             backend_pool_type: cx
@@ -4498,60 +2973,28 @@ for hub::status::ManagedClusterLoadBalancerProfile {
     ) -> spoke::status::ManagedClusterLoadBalancerProfile {
         spoke::status::ManagedClusterLoadBalancerProfile {
             managed_outbound_i_ps: cx
-                .convert(
-                    self.managed_outbound_i_ps.as_ref(),
-                    &path.field("managedOutboundIPs"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-                    >::convert,
-                ),
+                .object(&self.managed_outbound_i_ps, &path.field("managedOutboundIPs")),
             outbound_ip_prefixes: cx
-                .convert(
-                    self.outbound_ip_prefixes.as_ref(),
-                    &path.field("outboundIPPrefixes"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-                    >::convert,
-                ),
-            outbound_i_ps: cx
-                .convert(
-                    self.outbound_i_ps.as_ref(),
-                    &path.field("outboundIPs"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterLoadBalancerProfileOutboundIPs,
-                    >::convert,
-                ),
+                .object(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes")),
+            outbound_i_ps: cx.object(&self.outbound_i_ps, &path.field("outboundIPs")),
             effective_outbound_i_ps: cx
-                .convert(
-                    self.effective_outbound_i_ps.as_ref(),
+                .object(
+                    &self.effective_outbound_i_ps,
                     &path.field("effectiveOutboundIPs"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             allocated_outbound_ports: cx
                 .copy(
-                    self.allocated_outbound_ports.as_ref(),
+                    &self.allocated_outbound_ports,
                     &path.field("allocatedOutboundPorts"),
                 ),
             idle_timeout_in_minutes: cx
                 .copy(
-                    self.idle_timeout_in_minutes.as_ref(),
+                    &self.idle_timeout_in_minutes,
                     &path.field("idleTimeoutInMinutes"),
                 ),
             enable_multiple_standard_load_balancers: cx
                 .copy(
-                    self.enable_multiple_standard_load_balancers.as_ref(),
+                    &self.enable_multiple_standard_load_balancers,
                     &path.field("enableMultipleStandardLoadBalancers"),
                 ),
             backend_pool_type: cx
@@ -4574,24 +3017,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterLoadBalancerProfileOutboundIPs {
         hub::status::ManagedClusterLoadBalancerProfileOutboundIPs {
-            public_i_ps: cx
-                .convert(
-                    self.public_i_ps.as_ref(),
-                    &path.field("publicIPs"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            public_i_ps: cx.object(&self.public_i_ps, &path.field("publicIPs")),
         }
     }
 }
@@ -4605,24 +3031,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterLoadBalancerProfileOutboundIPs {
         spoke::status::ManagedClusterLoadBalancerProfileOutboundIPs {
-            public_i_ps: cx
-                .convert(
-                    self.public_i_ps.as_ref(),
-                    &path.field("publicIPs"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            public_i_ps: cx.object(&self.public_i_ps, &path.field("publicIPs")),
         }
     }
 }
@@ -4637,23 +3046,7 @@ impl armgen_runtime::hub::Convert<
     ) -> hub::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
         hub::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
             public_ip_prefixes: cx
-                .convert(
-                    self.public_ip_prefixes.as_ref(),
-                    &path.field("publicIPPrefixes"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.public_ip_prefixes, &path.field("publicIPPrefixes")),
         }
     }
 }
@@ -4668,23 +3061,7 @@ impl armgen_runtime::hub::Convert<
     ) -> spoke::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
         spoke::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
             public_ip_prefixes: cx
-                .convert(
-                    self.public_ip_prefixes.as_ref(),
-                    &path.field("publicIPPrefixes"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.public_ip_prefixes, &path.field("publicIPPrefixes")),
         }
     }
 }
@@ -4698,8 +3075,8 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
         hub::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            count_i_pv6: cx.copy(self.count_i_pv6.as_ref(), &path.field("countIPv6")),
+            count: cx.copy(&self.count, &path.field("count")),
+            count_i_pv6: cx.copy(&self.count_i_pv6, &path.field("countIPv6")),
         }
     }
 }
@@ -4713,8 +3090,8 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
         spoke::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            count_i_pv6: cx.copy(self.count_i_pv6.as_ref(), &path.field("countIPv6")),
+            count: cx.copy(&self.count, &path.field("count")),
+            count_i_pv6: cx.copy(&self.count_i_pv6, &path.field("countIPv6")),
         }
     }
 }
@@ -4727,23 +3104,9 @@ for spoke::status::AdvancedNetworking {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::AdvancedNetworking {
         hub::status::AdvancedNetworking {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            observability: cx
-                .convert(
-                    self.observability.as_ref(),
-                    &path.field("observability"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AdvancedNetworkingObservability,
-                    >::convert,
-                ),
-            security: cx
-                .convert(
-                    self.security.as_ref(),
-                    &path.field("security"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AdvancedNetworkingSecurity,
-                    >::convert,
-                ),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            observability: cx.object(&self.observability, &path.field("observability")),
+            security: cx.object(&self.security, &path.field("security")),
             performance: cx.restore(&path.field("performance")),
         }
     }
@@ -4756,25 +3119,11 @@ for hub::status::AdvancedNetworking {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::AdvancedNetworking {
-        cx.keep(self.performance.as_ref(), &path.field("performance"));
+        cx.keep(&self.performance, &path.field("performance"));
         spoke::status::AdvancedNetworking {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            observability: cx
-                .convert(
-                    self.observability.as_ref(),
-                    &path.field("observability"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AdvancedNetworkingObservability,
-                    >::convert,
-                ),
-            security: cx
-                .convert(
-                    self.security.as_ref(),
-                    &path.field("security"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AdvancedNetworkingSecurity,
-                    >::convert,
-                ),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            observability: cx.object(&self.observability, &path.field("observability")),
+            security: cx.object(&self.security, &path.field("security")),
         }
     }
 }
@@ -4787,7 +3136,7 @@ for spoke::status::AdvancedNetworkingSecurity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::AdvancedNetworkingSecurity {
         hub::status::AdvancedNetworkingSecurity {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             advanced_network_policies: cx
                 .spelled(
                     self.advanced_network_policies.as_ref().map(|value| value.as_str()),
@@ -4809,9 +3158,9 @@ for hub::status::AdvancedNetworkingSecurity {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::AdvancedNetworkingSecurity {
-        cx.keep(self.transit_encryption.as_ref(), &path.field("transitEncryption"));
+        cx.keep(&self.transit_encryption, &path.field("transitEncryption"));
         spoke::status::AdvancedNetworkingSecurity {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             advanced_network_policies: cx
                 .spelled(
                     self.advanced_network_policies.as_ref().map(|value| value.as_str()),
@@ -4833,7 +3182,7 @@ for spoke::status::AdvancedNetworkingObservability {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::AdvancedNetworkingObservability {
         hub::status::AdvancedNetworkingObservability {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -4846,7 +3195,7 @@ for hub::status::AdvancedNetworkingObservability {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::AdvancedNetworkingObservability {
         spoke::status::AdvancedNetworkingObservability {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -4897,8 +3246,8 @@ for spoke::status::ManagedClusterOidcIssuerProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterOidcIssuerProfile {
         hub::status::ManagedClusterOidcIssuerProfile {
-            issuer_url: cx.copy(self.issuer_url.as_ref(), &path.field("issuerURL")),
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            issuer_url: cx.copy(&self.issuer_url, &path.field("issuerURL")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -4911,8 +3260,8 @@ for hub::status::ManagedClusterOidcIssuerProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterOidcIssuerProfile {
         spoke::status::ManagedClusterOidcIssuerProfile {
-            issuer_url: cx.copy(self.issuer_url.as_ref(), &path.field("issuerURL")),
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            issuer_url: cx.copy(&self.issuer_url, &path.field("issuerURL")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -4925,47 +3274,21 @@ for spoke::status::ManagedClusterPodIdentityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterPodIdentityProfile {
         hub::status::ManagedClusterPodIdentityProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             allow_network_plugin_kubenet: cx
                 .copy(
-                    self.allow_network_plugin_kubenet.as_ref(),
+                    &self.allow_network_plugin_kubenet,
                     &path.field("allowNetworkPluginKubenet"),
                 ),
             user_assigned_identities: cx
-                .convert(
-                    self.user_assigned_identities.as_ref(),
+                .object(
+                    &self.user_assigned_identities,
                     &path.field("userAssignedIdentities"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ManagedClusterPodIdentity,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             user_assigned_identity_exceptions: cx
-                .convert(
-                    self.user_assigned_identity_exceptions.as_ref(),
+                .object(
+                    &self.user_assigned_identity_exceptions,
                     &path.field("userAssignedIdentityExceptions"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ManagedClusterPodIdentityException,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
         }
     }
@@ -4979,47 +3302,21 @@ for hub::status::ManagedClusterPodIdentityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterPodIdentityProfile {
         spoke::status::ManagedClusterPodIdentityProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             allow_network_plugin_kubenet: cx
                 .copy(
-                    self.allow_network_plugin_kubenet.as_ref(),
+                    &self.allow_network_plugin_kubenet,
                     &path.field("allowNetworkPluginKubenet"),
                 ),
             user_assigned_identities: cx
-                .convert(
-                    self.user_assigned_identities.as_ref(),
+                .object(
+                    &self.user_assigned_identities,
                     &path.field("userAssignedIdentities"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ManagedClusterPodIdentity,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             user_assigned_identity_exceptions: cx
-                .convert(
-                    self.user_assigned_identity_exceptions.as_ref(),
+                .object(
+                    &self.user_assigned_identity_exceptions,
                     &path.field("userAssignedIdentityExceptions"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ManagedClusterPodIdentityException,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
         }
     }
@@ -5033,9 +3330,9 @@ for spoke::status::ManagedClusterPodIdentityException {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterPodIdentityException {
         hub::status::ManagedClusterPodIdentityException {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
-            pod_labels: cx.copy(self.pod_labels.as_ref(), &path.field("podLabels")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
+            pod_labels: cx.copy(&self.pod_labels, &path.field("podLabels")),
         }
     }
 }
@@ -5048,9 +3345,9 @@ for hub::status::ManagedClusterPodIdentityException {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterPodIdentityException {
         spoke::status::ManagedClusterPodIdentityException {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
-            pod_labels: cx.copy(self.pod_labels.as_ref(), &path.field("podLabels")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
+            pod_labels: cx.copy(&self.pod_labels, &path.field("podLabels")),
         }
     }
 }
@@ -5063,18 +3360,11 @@ for spoke::status::ManagedClusterPodIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterPodIdentity {
         hub::status::ManagedClusterPodIdentity {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
             binding_selector: cx
-                .copy(self.binding_selector.as_ref(), &path.field("bindingSelector")),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::UserAssignedIdentity,
-                    >::convert,
-                ),
+                .copy(&self.binding_selector, &path.field("bindingSelector")),
+            identity: cx.object(&self.identity, &path.field("identity")),
             provisioning_state: cx
                 .spelled(
                     self.provisioning_state.as_ref().map(|value| value.as_str()),
@@ -5087,13 +3377,7 @@ for spoke::status::ManagedClusterPodIdentity {
                     hub::arm::ManagedClusterPodIdentityProvisioningState::as_str,
                 ),
             provisioning_info: cx
-                .convert(
-                    self.provisioning_info.as_ref(),
-                    &path.field("provisioningInfo"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterPodIdentityProvisioningInfo,
-                    >::convert,
-                ),
+                .object(&self.provisioning_info, &path.field("provisioningInfo")),
         }
     }
 }
@@ -5106,18 +3390,11 @@ for hub::status::ManagedClusterPodIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterPodIdentity {
         spoke::status::ManagedClusterPodIdentity {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
             binding_selector: cx
-                .copy(self.binding_selector.as_ref(), &path.field("bindingSelector")),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::UserAssignedIdentity,
-                    >::convert,
-                ),
+                .copy(&self.binding_selector, &path.field("bindingSelector")),
+            identity: cx.object(&self.identity, &path.field("identity")),
             provisioning_state: cx
                 .spelled(
                     self.provisioning_state.as_ref().map(|value| value.as_str()),
@@ -5130,13 +3407,7 @@ for hub::status::ManagedClusterPodIdentity {
                     spoke::arm::ManagedClusterPodIdentityProvisioningState::as_str,
                 ),
             provisioning_info: cx
-                .convert(
-                    self.provisioning_info.as_ref(),
-                    &path.field("provisioningInfo"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterPodIdentityProvisioningInfo,
-                    >::convert,
-                ),
+                .object(&self.provisioning_info, &path.field("provisioningInfo")),
         }
     }
 }
@@ -5149,14 +3420,7 @@ for spoke::status::ManagedClusterPodIdentityProvisioningInfo {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterPodIdentityProvisioningInfo {
         hub::status::ManagedClusterPodIdentityProvisioningInfo {
-            error: cx
-                .convert(
-                    self.error.as_ref(),
-                    &path.field("error"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterPodIdentityProvisioningError,
-                    >::convert,
-                ),
+            error: cx.object(&self.error, &path.field("error")),
         }
     }
 }
@@ -5170,14 +3434,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterPodIdentityProvisioningInfo {
         spoke::status::ManagedClusterPodIdentityProvisioningInfo {
-            error: cx
-                .convert(
-                    self.error.as_ref(),
-                    &path.field("error"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterPodIdentityProvisioningError,
-                    >::convert,
-                ),
+            error: cx.object(&self.error, &path.field("error")),
         }
     }
 }
@@ -5191,14 +3448,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterPodIdentityProvisioningError {
         hub::status::ManagedClusterPodIdentityProvisioningError {
-            error: cx
-                .convert(
-                    self.error.as_ref(),
-                    &path.field("error"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterPodIdentityProvisioningErrorBody,
-                    >::convert,
-                ),
+            error: cx.object(&self.error, &path.field("error")),
         }
     }
 }
@@ -5212,14 +3462,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterPodIdentityProvisioningError {
         spoke::status::ManagedClusterPodIdentityProvisioningError {
-            error: cx
-                .convert(
-                    self.error.as_ref(),
-                    &path.field("error"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterPodIdentityProvisioningErrorBody,
-                    >::convert,
-                ),
+            error: cx.object(&self.error, &path.field("error")),
         }
     }
 }
@@ -5233,27 +3476,10 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterPodIdentityProvisioningErrorBody {
         hub::status::ManagedClusterPodIdentityProvisioningErrorBody {
-            code: cx.copy(self.code.as_ref(), &path.field("code")),
-            message: cx.copy(self.message.as_ref(), &path.field("message")),
-            target: cx.copy(self.target.as_ref(), &path.field("target")),
-            details: cx
-                .convert(
-                    self.details.as_ref(),
-                    &path.field("details"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ManagedClusterPodIdentityProvisioningErrorBody,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            code: cx.copy(&self.code, &path.field("code")),
+            message: cx.copy(&self.message, &path.field("message")),
+            target: cx.copy(&self.target, &path.field("target")),
+            details: cx.object(&self.details, &path.field("details")),
         }
     }
 }
@@ -5267,27 +3493,10 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterPodIdentityProvisioningErrorBody {
         spoke::status::ManagedClusterPodIdentityProvisioningErrorBody {
-            code: cx.copy(self.code.as_ref(), &path.field("code")),
-            message: cx.copy(self.message.as_ref(), &path.field("message")),
-            target: cx.copy(self.target.as_ref(), &path.field("target")),
-            details: cx
-                .convert(
-                    self.details.as_ref(),
-                    &path.field("details"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ManagedClusterPodIdentityProvisioningErrorBody,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            code: cx.copy(&self.code, &path.field("code")),
+            message: cx.copy(&self.message, &path.field("message")),
+            target: cx.copy(&self.target, &path.field("target")),
+            details: cx.object(&self.details, &path.field("details")),
         }
     }
 }
@@ -5300,16 +3509,9 @@ for spoke::status::ManagedClusterAddonProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterAddonProfile {
         hub::status::ManagedClusterAddonProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            config: cx.copy(self.config.as_ref(), &path.field("config")),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ManagedClusterAddonProfileIdentity,
-                    >::convert,
-                ),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            config: cx.copy(&self.config, &path.field("config")),
+            identity: cx.object(&self.identity, &path.field("identity")),
         }
     }
 }
@@ -5322,16 +3524,9 @@ for hub::status::ManagedClusterAddonProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterAddonProfile {
         spoke::status::ManagedClusterAddonProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            config: cx.copy(self.config.as_ref(), &path.field("config")),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ManagedClusterAddonProfileIdentity,
-                    >::convert,
-                ),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            config: cx.copy(&self.config, &path.field("config")),
+            identity: cx.object(&self.identity, &path.field("identity")),
         }
     }
 }
@@ -5344,9 +3539,9 @@ for spoke::status::ManagedClusterAddonProfileIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterAddonProfileIdentity {
         hub::status::ManagedClusterAddonProfileIdentity {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
-            object_id: cx.copy(self.object_id.as_ref(), &path.field("objectId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
+            object_id: cx.copy(&self.object_id, &path.field("objectId")),
         }
     }
 }
@@ -5359,9 +3554,9 @@ for hub::status::ManagedClusterAddonProfileIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterAddonProfileIdentity {
         spoke::status::ManagedClusterAddonProfileIdentity {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
-            object_id: cx.copy(self.object_id.as_ref(), &path.field("objectId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
+            object_id: cx.copy(&self.object_id, &path.field("objectId")),
         }
     }
 }
@@ -5374,7 +3569,7 @@ for spoke::status::ManagedClusterServicePrincipalProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterServicePrincipalProfile {
         hub::status::ManagedClusterServicePrincipalProfile {
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
         }
     }
 }
@@ -5387,7 +3582,7 @@ for hub::status::ManagedClusterServicePrincipalProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterServicePrincipalProfile {
         spoke::status::ManagedClusterServicePrincipalProfile {
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
         }
     }
 }
@@ -5400,8 +3595,7 @@ for spoke::status::ManagedClusterWindowsProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterWindowsProfile {
         hub::status::ManagedClusterWindowsProfile {
-            admin_username: cx
-                .copy(self.admin_username.as_ref(), &path.field("adminUsername")),
+            admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
             license_type: cx
                 .spelled(
                     self.license_type.as_ref().map(|value| value.as_str()),
@@ -5410,15 +3604,8 @@ for spoke::status::ManagedClusterWindowsProfile {
                     hub::arm::LicenseType::as_str,
                 ),
             enable_csi_proxy: cx
-                .copy(self.enable_csi_proxy.as_ref(), &path.field("enableCSIProxy")),
-            gmsa_profile: cx
-                .convert(
-                    self.gmsa_profile.as_ref(),
-                    &path.field("gmsaProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::WindowsGmsaProfile,
-                    >::convert,
-                ),
+                .copy(&self.enable_csi_proxy, &path.field("enableCSIProxy")),
+            gmsa_profile: cx.object(&self.gmsa_profile, &path.field("gmsaProfile")),
         }
     }
 }
@@ -5431,8 +3618,7 @@ for hub::status::ManagedClusterWindowsProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterWindowsProfile {
         spoke::status::ManagedClusterWindowsProfile {
-            admin_username: cx
-                .copy(self.admin_username.as_ref(), &path.field("adminUsername")),
+            admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
             license_type: cx
                 .spelled(
                     self.license_type.as_ref().map(|value| value.as_str()),
@@ -5441,15 +3627,8 @@ for hub::status::ManagedClusterWindowsProfile {
                     spoke::arm::LicenseType::as_str,
                 ),
             enable_csi_proxy: cx
-                .copy(self.enable_csi_proxy.as_ref(), &path.field("enableCSIProxy")),
-            gmsa_profile: cx
-                .convert(
-                    self.gmsa_profile.as_ref(),
-                    &path.field("gmsaProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::WindowsGmsaProfile,
-                    >::convert,
-                ),
+                .copy(&self.enable_csi_proxy, &path.field("enableCSIProxy")),
+            gmsa_profile: cx.object(&self.gmsa_profile, &path.field("gmsaProfile")),
         }
     }
 }
@@ -5462,10 +3641,10 @@ for spoke::status::WindowsGmsaProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::WindowsGmsaProfile {
         hub::status::WindowsGmsaProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            dns_server: cx.copy(self.dns_server.as_ref(), &path.field("dnsServer")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            dns_server: cx.copy(&self.dns_server, &path.field("dnsServer")),
             root_domain_name: cx
-                .copy(self.root_domain_name.as_ref(), &path.field("rootDomainName")),
+                .copy(&self.root_domain_name, &path.field("rootDomainName")),
         }
     }
 }
@@ -5478,10 +3657,10 @@ for hub::status::WindowsGmsaProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::WindowsGmsaProfile {
         spoke::status::WindowsGmsaProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            dns_server: cx.copy(self.dns_server.as_ref(), &path.field("dnsServer")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            dns_server: cx.copy(&self.dns_server, &path.field("dnsServer")),
             root_domain_name: cx
-                .copy(self.root_domain_name.as_ref(), &path.field("rootDomainName")),
+                .copy(&self.root_domain_name, &path.field("rootDomainName")),
         }
     }
 }
@@ -5494,16 +3673,8 @@ for spoke::status::ContainerServiceLinuxProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ContainerServiceLinuxProfile {
         hub::status::ContainerServiceLinuxProfile {
-            admin_username: cx
-                .copy(self.admin_username.as_ref(), &path.field("adminUsername")),
-            ssh: cx
-                .convert(
-                    self.ssh.as_ref(),
-                    &path.field("ssh"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::ContainerServiceSshConfiguration,
-                    >::convert,
-                ),
+            admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
+            ssh: cx.object(&self.ssh, &path.field("ssh")),
         }
     }
 }
@@ -5516,16 +3687,8 @@ for hub::status::ContainerServiceLinuxProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ContainerServiceLinuxProfile {
         spoke::status::ContainerServiceLinuxProfile {
-            admin_username: cx
-                .copy(self.admin_username.as_ref(), &path.field("adminUsername")),
-            ssh: cx
-                .convert(
-                    self.ssh.as_ref(),
-                    &path.field("ssh"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::ContainerServiceSshConfiguration,
-                    >::convert,
-                ),
+            admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
+            ssh: cx.object(&self.ssh, &path.field("ssh")),
         }
     }
 }
@@ -5538,24 +3701,7 @@ for spoke::status::ContainerServiceSshConfiguration {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ContainerServiceSshConfiguration {
         hub::status::ContainerServiceSshConfiguration {
-            public_keys: cx
-                .convert(
-                    self.public_keys.as_ref(),
-                    &path.field("publicKeys"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ContainerServiceSshPublicKey,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            public_keys: cx.object(&self.public_keys, &path.field("publicKeys")),
         }
     }
 }
@@ -5568,24 +3714,7 @@ for hub::status::ContainerServiceSshConfiguration {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ContainerServiceSshConfiguration {
         spoke::status::ContainerServiceSshConfiguration {
-            public_keys: cx
-                .convert(
-                    self.public_keys.as_ref(),
-                    &path.field("publicKeys"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ContainerServiceSshPublicKey,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            public_keys: cx.object(&self.public_keys, &path.field("publicKeys")),
         }
     }
 }
@@ -5598,7 +3727,7 @@ for spoke::status::ContainerServiceSshPublicKey {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ContainerServiceSshPublicKey {
         hub::status::ContainerServiceSshPublicKey {
-            key_data: cx.copy(self.key_data.as_ref(), &path.field("keyData")),
+            key_data: cx.copy(&self.key_data, &path.field("keyData")),
         }
     }
 }
@@ -5611,7 +3740,7 @@ for hub::status::ContainerServiceSshPublicKey {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ContainerServiceSshPublicKey {
         spoke::status::ContainerServiceSshPublicKey {
-            key_data: cx.copy(self.key_data.as_ref(), &path.field("keyData")),
+            key_data: cx.copy(&self.key_data, &path.field("keyData")),
         }
     }
 }
@@ -5624,11 +3753,10 @@ for spoke::status::ManagedClusterAgentPoolProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManagedClusterAgentPoolProfile {
         hub::status::ManagedClusterAgentPoolProfile {
-            e_tag: cx.copy(self.e_tag.as_ref(), &path.field("eTag")),
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
-            os_disk_size_gb: cx
-                .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
+            e_tag: cx.copy(&self.e_tag, &path.field("eTag")),
+            count: cx.copy(&self.count, &path.field("count")),
+            vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
+            os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
             os_disk_type: cx
                 .spelled(
                     self.os_disk_type.as_ref().map(|value| value.as_str()),
@@ -5651,11 +3779,9 @@ for spoke::status::ManagedClusterAgentPoolProfile {
                     hub::arm::WorkloadRuntime::as_str,
                 ),
             message_of_the_day: cx
-                .copy(self.message_of_the_day.as_ref(), &path.field("messageOfTheDay")),
-            vnet_subnet_id: cx
-                .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
-            pod_subnet_id: cx
-                .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
+                .copy(&self.message_of_the_day, &path.field("messageOfTheDay")),
+            vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
+            pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
             pod_ip_allocation_mode: cx
                 .spelled(
                     self.pod_ip_allocation_mode.as_ref().map(|value| value.as_str()),
@@ -5663,7 +3789,7 @@ for spoke::status::ManagedClusterAgentPoolProfile {
                     |value| Some(hub::arm::PodIpAllocationMode::from(value.to_string())),
                     hub::arm::PodIpAllocationMode::as_str,
                 ),
-            max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
+            max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
             os_type: cx
                 .spelled(
                     self.os_type.as_ref().map(|value| value.as_str()),
@@ -5678,13 +3804,10 @@ for spoke::status::ManagedClusterAgentPoolProfile {
                     |value| Some(hub::arm::Ossku::from(value.to_string())),
                     hub::arm::Ossku::as_str,
                 ),
-            max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
-            min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
+            max_count: cx.copy(&self.max_count, &path.field("maxCount")),
+            min_count: cx.copy(&self.min_count, &path.field("minCount")),
             enable_auto_scaling: cx
-                .copy(
-                    self.enable_auto_scaling.as_ref(),
-                    &path.field("enableAutoScaling"),
-                ),
+                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
             scale_down_mode: cx
                 .spelled(
                     self.scale_down_mode.as_ref().map(|value| value.as_str()),
@@ -5707,49 +3830,26 @@ for spoke::status::ManagedClusterAgentPoolProfile {
                     hub::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
-                .copy(
-                    self.orchestrator_version.as_ref(),
-                    &path.field("orchestratorVersion"),
-                ),
+                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
             current_orchestrator_version: cx
                 .copy(
-                    self.current_orchestrator_version.as_ref(),
+                    &self.current_orchestrator_version,
                     &path.field("currentOrchestratorVersion"),
                 ),
             node_image_version: cx
-                .copy(self.node_image_version.as_ref(), &path.field("nodeImageVersion")),
+                .copy(&self.node_image_version, &path.field("nodeImageVersion")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AgentPoolUpgradeSettings,
-                    >::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
             provisioning_state: cx
-                .copy(
-                    self.provisioning_state.as_ref(),
-                    &path.field("provisioningState"),
-                ),
-            power_state: cx
-                .convert(
-                    self.power_state.as_ref(),
-                    &path.field("powerState"),
-                    armgen_runtime::hub::Convert::<hub::status::PowerState>::convert,
-                ),
+                .copy(&self.provisioning_state, &path.field("provisioningState")),
+            power_state: cx.object(&self.power_state, &path.field("powerState")),
             availability_zones: cx
-                .copy(
-                    self.availability_zones.as_ref(),
-                    &path.field("availabilityZones"),
-                ),
+                .copy(&self.availability_zones, &path.field("availabilityZones")),
             enable_node_public_ip: cx
-                .copy(
-                    self.enable_node_public_ip.as_ref(),
-                    &path.field("enableNodePublicIP"),
-                ),
+                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
             node_public_ip_prefix_id: cx
                 .copy(
-                    self.node_public_ip_prefix_id.as_ref(),
+                    &self.node_public_ip_prefix_id,
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
@@ -5768,36 +3868,27 @@ for spoke::status::ManagedClusterAgentPoolProfile {
                     ),
                     hub::arm::ScaleSetEvictionPolicy::as_str,
                 ),
-            spot_max_price: cx
-                .copy(self.spot_max_price.as_ref(), &path.field("spotMaxPrice")),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),
-            node_taints: cx.copy(self.node_taints.as_ref(), &path.field("nodeTaints")),
+            spot_max_price: cx.copy(&self.spot_max_price, &path.field("spotMaxPrice")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
+            node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
                 .copy(
-                    self.proximity_placement_group_id.as_ref(),
+                    &self.proximity_placement_group_id,
                     &path.field("proximityPlacementGroupID"),
                 ),
             kubelet_config: cx
-                .convert(
-                    self.kubelet_config.as_ref(),
-                    &path.field("kubeletConfig"),
-                    armgen_runtime::hub::Convert::<hub::status::KubeletConfig>::convert,
-                ),
+                .object(&self.kubelet_config, &path.field("kubeletConfig")),
             linux_os_config: cx
-                .convert(
-                    self.linux_os_config.as_ref(),
-                    &path.field("linuxOSConfig"),
-                    armgen_runtime::hub::Convert::<hub::status::LinuxOsConfig>::convert,
-                ),
+                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
             enable_encryption_at_host: cx
                 .copy(
-                    self.enable_encryption_at_host.as_ref(),
+                    &self.enable_encryption_at_host,
                     &path.field("enableEncryptionAtHost"),
                 ),
             enable_ultra_ssd: cx
-                .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
-            enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
+                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+            enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
             gpu_instance_profile: cx
                 .spelled(
                     self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
@@ -5805,96 +3896,36 @@ for spoke::status::ManagedClusterAgentPoolProfile {
                     |value| Some(hub::arm::GpuInstanceProfile::from(value.to_string())),
                     hub::arm::GpuInstanceProfile::as_str,
                 ),
-            creation_data: cx
-                .convert(
-                    self.creation_data.as_ref(),
-                    &path.field("creationData"),
-                    armgen_runtime::hub::Convert::<hub::status::CreationData>::convert,
-                ),
+            creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
                 .copy(
-                    self.capacity_reservation_group_id.as_ref(),
+                    &self.capacity_reservation_group_id,
                     &path.field("capacityReservationGroupID"),
                 ),
-            host_group_id: cx
-                .copy(self.host_group_id.as_ref(), &path.field("hostGroupID")),
+            host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AgentPoolNetworkProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AgentPoolWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AgentPoolSecurityProfile,
-                    >::convert,
-                ),
-            gpu_profile: cx
-                .convert(
-                    self.gpu_profile.as_ref(),
-                    &path.field("gpuProfile"),
-                    armgen_runtime::hub::Convert::<hub::status::GpuProfile>::convert,
-                ),
+                .object(&self.security_profile, &path.field("securityProfile")),
+            gpu_profile: cx.object(&self.gpu_profile, &path.field("gpuProfile")),
             gateway_profile: cx
-                .convert(
-                    self.gateway_profile.as_ref(),
-                    &path.field("gatewayProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::AgentPoolGatewayProfile,
-                    >::convert,
-                ),
+                .object(&self.gateway_profile, &path.field("gatewayProfile")),
             virtual_machines_profile: cx
-                .convert(
-                    self.virtual_machines_profile.as_ref(),
+                .object(
+                    &self.virtual_machines_profile,
                     &path.field("virtualMachinesProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::VirtualMachinesProfile,
-                    >::convert,
                 ),
             virtual_machine_nodes_status: cx
-                .convert(
-                    self.virtual_machine_nodes_status.as_ref(),
+                .object(
+                    &self.virtual_machine_nodes_status,
                     &path.field("virtualMachineNodesStatus"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::VirtualMachineNodes,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
-            status: cx
-                .convert(
-                    self.status.as_ref(),
-                    &path.field("status"),
-                    armgen_runtime::hub::Convert::<hub::status::AgentPoolStatus>::convert,
-                ),
+            status: cx.object(&self.status, &path.field("status")),
             local_dns_profile: cx
-                .convert(
-                    self.local_dns_profile.as_ref(),
-                    &path.field("localDNSProfile"),
-                    armgen_runtime::hub::Convert::<hub::status::LocalDnsProfile>::convert,
-                ),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
+                .object(&self.local_dns_profile, &path.field("localDNSProfile")),
+            name: cx.copy(&self.name, &path.field("name")),
             artifact_streaming_profile: cx
                 .restore(&path.field("artifactStreamingProfile")),
         }
@@ -5909,15 +3940,14 @@ for hub::status::ManagedClusterAgentPoolProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManagedClusterAgentPoolProfile {
         cx.keep(
-            self.artifact_streaming_profile.as_ref(),
+            &self.artifact_streaming_profile,
             &path.field("artifactStreamingProfile"),
         );
         spoke::status::ManagedClusterAgentPoolProfile {
-            e_tag: cx.copy(self.e_tag.as_ref(), &path.field("eTag")),
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
-            os_disk_size_gb: cx
-                .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
+            e_tag: cx.copy(&self.e_tag, &path.field("eTag")),
+            count: cx.copy(&self.count, &path.field("count")),
+            vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
+            os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
             os_disk_type: cx
                 .spelled(
                     self.os_disk_type.as_ref().map(|value| value.as_str()),
@@ -5940,11 +3970,9 @@ for hub::status::ManagedClusterAgentPoolProfile {
                     spoke::arm::WorkloadRuntime::as_str,
                 ),
             message_of_the_day: cx
-                .copy(self.message_of_the_day.as_ref(), &path.field("messageOfTheDay")),
-            vnet_subnet_id: cx
-                .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
-            pod_subnet_id: cx
-                .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
+                .copy(&self.message_of_the_day, &path.field("messageOfTheDay")),
+            vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
+            pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
             pod_ip_allocation_mode: cx
                 .spelled(
                     self.pod_ip_allocation_mode.as_ref().map(|value| value.as_str()),
@@ -5954,7 +3982,7 @@ for hub::status::ManagedClusterAgentPoolProfile {
                     ),
                     spoke::arm::PodIpAllocationMode::as_str,
                 ),
-            max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
+            max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
             os_type: cx
                 .spelled(
                     self.os_type.as_ref().map(|value| value.as_str()),
@@ -5969,13 +3997,10 @@ for hub::status::ManagedClusterAgentPoolProfile {
                     |value| Some(spoke::arm::Ossku::from(value.to_string())),
                     spoke::arm::Ossku::as_str,
                 ),
-            max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
-            min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
+            max_count: cx.copy(&self.max_count, &path.field("maxCount")),
+            min_count: cx.copy(&self.min_count, &path.field("minCount")),
             enable_auto_scaling: cx
-                .copy(
-                    self.enable_auto_scaling.as_ref(),
-                    &path.field("enableAutoScaling"),
-                ),
+                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
             scale_down_mode: cx
                 .spelled(
                     self.scale_down_mode.as_ref().map(|value| value.as_str()),
@@ -5998,49 +4023,26 @@ for hub::status::ManagedClusterAgentPoolProfile {
                     spoke::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
-                .copy(
-                    self.orchestrator_version.as_ref(),
-                    &path.field("orchestratorVersion"),
-                ),
+                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
             current_orchestrator_version: cx
                 .copy(
-                    self.current_orchestrator_version.as_ref(),
+                    &self.current_orchestrator_version,
                     &path.field("currentOrchestratorVersion"),
                 ),
             node_image_version: cx
-                .copy(self.node_image_version.as_ref(), &path.field("nodeImageVersion")),
+                .copy(&self.node_image_version, &path.field("nodeImageVersion")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AgentPoolUpgradeSettings,
-                    >::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
             provisioning_state: cx
-                .copy(
-                    self.provisioning_state.as_ref(),
-                    &path.field("provisioningState"),
-                ),
-            power_state: cx
-                .convert(
-                    self.power_state.as_ref(),
-                    &path.field("powerState"),
-                    armgen_runtime::hub::Convert::<spoke::status::PowerState>::convert,
-                ),
+                .copy(&self.provisioning_state, &path.field("provisioningState")),
+            power_state: cx.object(&self.power_state, &path.field("powerState")),
             availability_zones: cx
-                .copy(
-                    self.availability_zones.as_ref(),
-                    &path.field("availabilityZones"),
-                ),
+                .copy(&self.availability_zones, &path.field("availabilityZones")),
             enable_node_public_ip: cx
-                .copy(
-                    self.enable_node_public_ip.as_ref(),
-                    &path.field("enableNodePublicIP"),
-                ),
+                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
             node_public_ip_prefix_id: cx
                 .copy(
-                    self.node_public_ip_prefix_id.as_ref(),
+                    &self.node_public_ip_prefix_id,
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
@@ -6059,36 +4061,27 @@ for hub::status::ManagedClusterAgentPoolProfile {
                     ),
                     spoke::arm::ScaleSetEvictionPolicy::as_str,
                 ),
-            spot_max_price: cx
-                .copy(self.spot_max_price.as_ref(), &path.field("spotMaxPrice")),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),
-            node_taints: cx.copy(self.node_taints.as_ref(), &path.field("nodeTaints")),
+            spot_max_price: cx.copy(&self.spot_max_price, &path.field("spotMaxPrice")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
+            node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
                 .copy(
-                    self.proximity_placement_group_id.as_ref(),
+                    &self.proximity_placement_group_id,
                     &path.field("proximityPlacementGroupID"),
                 ),
             kubelet_config: cx
-                .convert(
-                    self.kubelet_config.as_ref(),
-                    &path.field("kubeletConfig"),
-                    armgen_runtime::hub::Convert::<spoke::status::KubeletConfig>::convert,
-                ),
+                .object(&self.kubelet_config, &path.field("kubeletConfig")),
             linux_os_config: cx
-                .convert(
-                    self.linux_os_config.as_ref(),
-                    &path.field("linuxOSConfig"),
-                    armgen_runtime::hub::Convert::<spoke::status::LinuxOsConfig>::convert,
-                ),
+                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
             enable_encryption_at_host: cx
                 .copy(
-                    self.enable_encryption_at_host.as_ref(),
+                    &self.enable_encryption_at_host,
                     &path.field("enableEncryptionAtHost"),
                 ),
             enable_ultra_ssd: cx
-                .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
-            enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
+                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+            enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
             gpu_instance_profile: cx
                 .spelled(
                     self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
@@ -6098,100 +4091,36 @@ for hub::status::ManagedClusterAgentPoolProfile {
                     ),
                     spoke::arm::GpuInstanceProfile::as_str,
                 ),
-            creation_data: cx
-                .convert(
-                    self.creation_data.as_ref(),
-                    &path.field("creationData"),
-                    armgen_runtime::hub::Convert::<spoke::status::CreationData>::convert,
-                ),
+            creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
                 .copy(
-                    self.capacity_reservation_group_id.as_ref(),
+                    &self.capacity_reservation_group_id,
                     &path.field("capacityReservationGroupID"),
                 ),
-            host_group_id: cx
-                .copy(self.host_group_id.as_ref(), &path.field("hostGroupID")),
+            host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AgentPoolNetworkProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AgentPoolWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AgentPoolSecurityProfile,
-                    >::convert,
-                ),
-            gpu_profile: cx
-                .convert(
-                    self.gpu_profile.as_ref(),
-                    &path.field("gpuProfile"),
-                    armgen_runtime::hub::Convert::<spoke::status::GpuProfile>::convert,
-                ),
+                .object(&self.security_profile, &path.field("securityProfile")),
+            gpu_profile: cx.object(&self.gpu_profile, &path.field("gpuProfile")),
             gateway_profile: cx
-                .convert(
-                    self.gateway_profile.as_ref(),
-                    &path.field("gatewayProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AgentPoolGatewayProfile,
-                    >::convert,
-                ),
+                .object(&self.gateway_profile, &path.field("gatewayProfile")),
             virtual_machines_profile: cx
-                .convert(
-                    self.virtual_machines_profile.as_ref(),
+                .object(
+                    &self.virtual_machines_profile,
                     &path.field("virtualMachinesProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::VirtualMachinesProfile,
-                    >::convert,
                 ),
             virtual_machine_nodes_status: cx
-                .convert(
-                    self.virtual_machine_nodes_status.as_ref(),
+                .object(
+                    &self.virtual_machine_nodes_status,
                     &path.field("virtualMachineNodesStatus"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::VirtualMachineNodes,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
-            status: cx
-                .convert(
-                    self.status.as_ref(),
-                    &path.field("status"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::AgentPoolStatus,
-                    >::convert,
-                ),
+            status: cx.object(&self.status, &path.field("status")),
             local_dns_profile: cx
-                .convert(
-                    self.local_dns_profile.as_ref(),
-                    &path.field("localDNSProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::LocalDnsProfile,
-                    >::convert,
-                ),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
+                .object(&self.local_dns_profile, &path.field("localDNSProfile")),
+            name: cx.copy(&self.name, &path.field("name")),
         }
     }
 }
@@ -6214,28 +4143,10 @@ for spoke::spec::ManagedClusterIdentity {
                     hub::arm::ResourceIdentityType::as_str,
                 ),
             delegated_resources: cx
-                .convert(
-                    self.delegated_resources.as_ref(),
-                    &path.field("delegatedResources"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        hub::spec::DelegatedResource,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.delegated_resources, &path.field("delegatedResources")),
             user_assigned_identities: cx
                 .copy(
-                    self.user_assigned_identities.as_ref(),
+                    &self.user_assigned_identities,
                     &path.field("userAssignedIdentities"),
                 ),
         }
@@ -6260,28 +4171,10 @@ for hub::spec::ManagedClusterIdentity {
                     spoke::arm::ResourceIdentityType::as_str,
                 ),
             delegated_resources: cx
-                .convert(
-                    self.delegated_resources.as_ref(),
-                    &path.field("delegatedResources"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        spoke::spec::DelegatedResource,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.delegated_resources, &path.field("delegatedResources")),
             user_assigned_identities: cx
                 .copy(
-                    self.user_assigned_identities.as_ref(),
+                    &self.user_assigned_identities,
                     &path.field("userAssignedIdentities"),
                 ),
         }
@@ -6296,11 +4189,11 @@ for spoke::spec::DelegatedResource {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::DelegatedResource {
         hub::spec::DelegatedResource {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
             referral_resource: cx
-                .copy(self.referral_resource.as_ref(), &path.field("referralResource")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
+                .copy(&self.referral_resource, &path.field("referralResource")),
+            location: cx.copy(&self.location, &path.field("location")),
         }
     }
 }
@@ -6313,11 +4206,11 @@ for hub::spec::DelegatedResource {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::DelegatedResource {
         spoke::spec::DelegatedResource {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
             referral_resource: cx
-                .copy(self.referral_resource.as_ref(), &path.field("referralResource")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
+                .copy(&self.referral_resource, &path.field("referralResource")),
+            location: cx.copy(&self.location, &path.field("location")),
         }
     }
 }
@@ -6330,7 +4223,7 @@ for spoke::spec::ExtendedLocation {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ExtendedLocation {
         hub::spec::ExtendedLocation {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
+            name: cx.copy(&self.name, &path.field("name")),
             r#type: cx
                 .spelled(
                     self.r#type.as_ref().map(|value| value.as_str()),
@@ -6352,7 +4245,7 @@ for hub::spec::ExtendedLocation {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ExtendedLocation {
         spoke::spec::ExtendedLocation {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
+            name: cx.copy(&self.name, &path.field("name")),
             r#type: cx
                 .spelled(
                     self.r#type.as_ref().map(|value| value.as_str()),
@@ -6434,7 +4327,7 @@ for spoke::spec::ManagedClusterAiToolchainOperatorProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterAiToolchainOperatorProfile {
         hub::spec::ManagedClusterAiToolchainOperatorProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6447,7 +4340,7 @@ for hub::spec::ManagedClusterAiToolchainOperatorProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterAiToolchainOperatorProfile {
         spoke::spec::ManagedClusterAiToolchainOperatorProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6468,10 +4361,7 @@ for spoke::spec::ManagedClusterBootstrapProfile {
                     hub::arm::ArtifactSource::as_str,
                 ),
             container_registry_id: cx
-                .copy(
-                    self.container_registry_id.as_ref(),
-                    &path.field("containerRegistryId"),
-                ),
+                .copy(&self.container_registry_id, &path.field("containerRegistryId")),
         }
     }
 }
@@ -6492,10 +4382,7 @@ for hub::spec::ManagedClusterBootstrapProfile {
                     spoke::arm::ArtifactSource::as_str,
                 ),
             container_registry_id: cx
-                .copy(
-                    self.container_registry_id.as_ref(),
-                    &path.field("containerRegistryId"),
-                ),
+                .copy(&self.container_registry_id, &path.field("containerRegistryId")),
         }
     }
 }
@@ -6572,14 +4459,7 @@ for spoke::spec::ManagedClusterMetricsProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterMetricsProfile {
         hub::spec::ManagedClusterMetricsProfile {
-            cost_analysis: cx
-                .convert(
-                    self.cost_analysis.as_ref(),
-                    &path.field("costAnalysis"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterCostAnalysis,
-                    >::convert,
-                ),
+            cost_analysis: cx.object(&self.cost_analysis, &path.field("costAnalysis")),
         }
     }
 }
@@ -6592,14 +4472,7 @@ for hub::spec::ManagedClusterMetricsProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterMetricsProfile {
         spoke::spec::ManagedClusterMetricsProfile {
-            cost_analysis: cx
-                .convert(
-                    self.cost_analysis.as_ref(),
-                    &path.field("costAnalysis"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterCostAnalysis,
-                    >::convert,
-                ),
+            cost_analysis: cx.object(&self.cost_analysis, &path.field("costAnalysis")),
         }
     }
 }
@@ -6612,7 +4485,7 @@ for spoke::spec::ManagedClusterCostAnalysis {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterCostAnalysis {
         hub::spec::ManagedClusterCostAnalysis {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6625,7 +4498,7 @@ for hub::spec::ManagedClusterCostAnalysis {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterCostAnalysis {
         spoke::spec::ManagedClusterCostAnalysis {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -6645,12 +4518,7 @@ for spoke::spec::ServiceMeshProfile {
                     |value| Some(hub::arm::ServiceMeshMode::from(value.to_string())),
                     hub::arm::ServiceMeshMode::as_str,
                 ),
-            istio: cx
-                .convert(
-                    self.istio.as_ref(),
-                    &path.field("istio"),
-                    armgen_runtime::hub::Convert::<hub::spec::IstioServiceMesh>::convert,
-                ),
+            istio: cx.object(&self.istio, &path.field("istio")),
         }
     }
 }
@@ -6670,14 +4538,7 @@ for hub::spec::ServiceMeshProfile {
                     |value| Some(spoke::arm::ServiceMeshMode::from(value.to_string())),
                     spoke::arm::ServiceMeshMode::as_str,
                 ),
-            istio: cx
-                .convert(
-                    self.istio.as_ref(),
-                    &path.field("istio"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::IstioServiceMesh,
-                    >::convert,
-                ),
+            istio: cx.object(&self.istio, &path.field("istio")),
         }
     }
 }
@@ -6690,21 +4551,13 @@ for spoke::spec::IstioServiceMesh {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::IstioServiceMesh {
         hub::spec::IstioServiceMesh {
-            components: cx
-                .convert(
-                    self.components.as_ref(),
-                    &path.field("components"),
-                    armgen_runtime::hub::Convert::<hub::spec::IstioComponents>::convert,
-                ),
+            components: cx.object(&self.components, &path.field("components")),
             certificate_authority: cx
-                .convert(
-                    self.certificate_authority.as_ref(),
+                .object(
+                    &self.certificate_authority,
                     &path.field("certificateAuthority"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::IstioCertificateAuthority,
-                    >::convert,
                 ),
-            revisions: cx.copy(self.revisions.as_ref(), &path.field("revisions")),
+            revisions: cx.copy(&self.revisions, &path.field("revisions")),
         }
     }
 }
@@ -6717,21 +4570,13 @@ for hub::spec::IstioServiceMesh {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::IstioServiceMesh {
         spoke::spec::IstioServiceMesh {
-            components: cx
-                .convert(
-                    self.components.as_ref(),
-                    &path.field("components"),
-                    armgen_runtime::hub::Convert::<spoke::spec::IstioComponents>::convert,
-                ),
+            components: cx.object(&self.components, &path.field("components")),
             certificate_authority: cx
-                .convert(
-                    self.certificate_authority.as_ref(),
+                .object(
+                    &self.certificate_authority,
                     &path.field("certificateAuthority"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::IstioCertificateAuthority,
-                    >::convert,
                 ),
-            revisions: cx.copy(self.revisions.as_ref(), &path.field("revisions")),
+            revisions: cx.copy(&self.revisions, &path.field("revisions")),
         }
     }
 }
@@ -6744,14 +4589,7 @@ for spoke::spec::IstioCertificateAuthority {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::IstioCertificateAuthority {
         hub::spec::IstioCertificateAuthority {
-            plugin: cx
-                .convert(
-                    self.plugin.as_ref(),
-                    &path.field("plugin"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::IstioPluginCertificateAuthority,
-                    >::convert,
-                ),
+            plugin: cx.object(&self.plugin, &path.field("plugin")),
         }
     }
 }
@@ -6764,14 +4602,7 @@ for hub::spec::IstioCertificateAuthority {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::IstioCertificateAuthority {
         spoke::spec::IstioCertificateAuthority {
-            plugin: cx
-                .convert(
-                    self.plugin.as_ref(),
-                    &path.field("plugin"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::IstioPluginCertificateAuthority,
-                    >::convert,
-                ),
+            plugin: cx.object(&self.plugin, &path.field("plugin")),
         }
     }
 }
@@ -6784,21 +4615,15 @@ for spoke::spec::IstioPluginCertificateAuthority {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::IstioPluginCertificateAuthority {
         hub::spec::IstioPluginCertificateAuthority {
-            key_vault_id: cx.copy(self.key_vault_id.as_ref(), &path.field("keyVaultId")),
+            key_vault_id: cx.copy(&self.key_vault_id, &path.field("keyVaultId")),
             cert_object_name: cx
-                .copy(self.cert_object_name.as_ref(), &path.field("certObjectName")),
+                .copy(&self.cert_object_name, &path.field("certObjectName")),
             key_object_name: cx
-                .copy(self.key_object_name.as_ref(), &path.field("keyObjectName")),
+                .copy(&self.key_object_name, &path.field("keyObjectName")),
             root_cert_object_name: cx
-                .copy(
-                    self.root_cert_object_name.as_ref(),
-                    &path.field("rootCertObjectName"),
-                ),
+                .copy(&self.root_cert_object_name, &path.field("rootCertObjectName")),
             cert_chain_object_name: cx
-                .copy(
-                    self.cert_chain_object_name.as_ref(),
-                    &path.field("certChainObjectName"),
-                ),
+                .copy(&self.cert_chain_object_name, &path.field("certChainObjectName")),
         }
     }
 }
@@ -6811,21 +4636,15 @@ for hub::spec::IstioPluginCertificateAuthority {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::IstioPluginCertificateAuthority {
         spoke::spec::IstioPluginCertificateAuthority {
-            key_vault_id: cx.copy(self.key_vault_id.as_ref(), &path.field("keyVaultId")),
+            key_vault_id: cx.copy(&self.key_vault_id, &path.field("keyVaultId")),
             cert_object_name: cx
-                .copy(self.cert_object_name.as_ref(), &path.field("certObjectName")),
+                .copy(&self.cert_object_name, &path.field("certObjectName")),
             key_object_name: cx
-                .copy(self.key_object_name.as_ref(), &path.field("keyObjectName")),
+                .copy(&self.key_object_name, &path.field("keyObjectName")),
             root_cert_object_name: cx
-                .copy(
-                    self.root_cert_object_name.as_ref(),
-                    &path.field("rootCertObjectName"),
-                ),
+                .copy(&self.root_cert_object_name, &path.field("rootCertObjectName")),
             cert_chain_object_name: cx
-                .copy(
-                    self.cert_chain_object_name.as_ref(),
-                    &path.field("certChainObjectName"),
-                ),
+                .copy(&self.cert_chain_object_name, &path.field("certChainObjectName")),
         }
     }
 }
@@ -6839,41 +4658,9 @@ for spoke::spec::IstioComponents {
     ) -> hub::spec::IstioComponents {
         hub::spec::IstioComponents {
             ingress_gateways: cx
-                .convert(
-                    self.ingress_gateways.as_ref(),
-                    &path.field("ingressGateways"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::IstioIngressGateway,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.ingress_gateways, &path.field("ingressGateways")),
             egress_gateways: cx
-                .convert(
-                    self.egress_gateways.as_ref(),
-                    &path.field("egressGateways"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::IstioEgressGateway,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.egress_gateways, &path.field("egressGateways")),
             proxy_redirection_mechanism: cx
                 .restore(&path.field("proxyRedirectionMechanism")),
         }
@@ -6888,46 +4675,14 @@ for hub::spec::IstioComponents {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::IstioComponents {
         cx.keep(
-            self.proxy_redirection_mechanism.as_ref(),
+            &self.proxy_redirection_mechanism,
             &path.field("proxyRedirectionMechanism"),
         );
         spoke::spec::IstioComponents {
             ingress_gateways: cx
-                .convert(
-                    self.ingress_gateways.as_ref(),
-                    &path.field("ingressGateways"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::IstioIngressGateway,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.ingress_gateways, &path.field("ingressGateways")),
             egress_gateways: cx
-                .convert(
-                    self.egress_gateways.as_ref(),
-                    &path.field("egressGateways"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::IstioEgressGateway,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.egress_gateways, &path.field("egressGateways")),
         }
     }
 }
@@ -6940,12 +4695,12 @@ for spoke::spec::IstioEgressGateway {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::IstioEgressGateway {
         hub::spec::IstioEgressGateway {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
             gateway_configuration_name: cx
                 .copy(
-                    self.gateway_configuration_name.as_ref(),
+                    &self.gateway_configuration_name,
                     &path.field("gatewayConfigurationName"),
                 ),
         }
@@ -6960,12 +4715,12 @@ for hub::spec::IstioEgressGateway {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::IstioEgressGateway {
         spoke::spec::IstioEgressGateway {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
             gateway_configuration_name: cx
                 .copy(
-                    self.gateway_configuration_name.as_ref(),
+                    &self.gateway_configuration_name,
                     &path.field("gatewayConfigurationName"),
                 ),
         }
@@ -6989,7 +4744,7 @@ for spoke::spec::IstioIngressGateway {
                     ),
                     hub::arm::IstioIngressGatewayMode::as_str,
                 ),
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7011,7 +4766,7 @@ for hub::spec::IstioIngressGateway {
                     ),
                     spoke::arm::IstioIngressGatewayMode::as_str,
                 ),
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7024,14 +4779,7 @@ for spoke::spec::ManagedClusterAzureMonitorProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterAzureMonitorProfile {
         hub::spec::ManagedClusterAzureMonitorProfile {
-            metrics: cx
-                .convert(
-                    self.metrics.as_ref(),
-                    &path.field("metrics"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterAzureMonitorProfileMetrics,
-                    >::convert,
-                ),
+            metrics: cx.object(&self.metrics, &path.field("metrics")),
             container_insights: cx.restore(&path.field("containerInsights")),
             app_monitoring: cx.restore(&path.field("appMonitoring")),
         }
@@ -7045,17 +4793,10 @@ for hub::spec::ManagedClusterAzureMonitorProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterAzureMonitorProfile {
-        cx.keep(self.container_insights.as_ref(), &path.field("containerInsights"));
-        cx.keep(self.app_monitoring.as_ref(), &path.field("appMonitoring"));
+        cx.keep(&self.container_insights, &path.field("containerInsights"));
+        cx.keep(&self.app_monitoring, &path.field("appMonitoring"));
         spoke::spec::ManagedClusterAzureMonitorProfile {
-            metrics: cx
-                .convert(
-                    self.metrics.as_ref(),
-                    &path.field("metrics"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterAzureMonitorProfileMetrics,
-                    >::convert,
-                ),
+            metrics: cx.object(&self.metrics, &path.field("metrics")),
         }
     }
 }
@@ -7068,15 +4809,9 @@ for spoke::spec::ManagedClusterAzureMonitorProfileMetrics {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterAzureMonitorProfileMetrics {
         hub::spec::ManagedClusterAzureMonitorProfileMetrics {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             kube_state_metrics: cx
-                .convert(
-                    self.kube_state_metrics.as_ref(),
-                    &path.field("kubeStateMetrics"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics,
-                    >::convert,
-                ),
+                .object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
             control_plane: cx.restore(&path.field("controlPlane")),
         }
     }
@@ -7089,17 +4824,11 @@ for hub::spec::ManagedClusterAzureMonitorProfileMetrics {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterAzureMonitorProfileMetrics {
-        cx.keep(self.control_plane.as_ref(), &path.field("controlPlane"));
+        cx.keep(&self.control_plane, &path.field("controlPlane"));
         spoke::spec::ManagedClusterAzureMonitorProfileMetrics {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             kube_state_metrics: cx
-                .convert(
-                    self.kube_state_metrics.as_ref(),
-                    &path.field("kubeStateMetrics"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics,
-                    >::convert,
-                ),
+                .object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
         }
     }
 }
@@ -7115,12 +4844,12 @@ impl armgen_runtime::hub::Convert<
         hub::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
             metric_labels_allowlist: cx
                 .copy(
-                    self.metric_labels_allowlist.as_ref(),
+                    &self.metric_labels_allowlist,
                     &path.field("metricLabelsAllowlist"),
                 ),
             metric_annotations_allow_list: cx
                 .copy(
-                    self.metric_annotations_allow_list.as_ref(),
+                    &self.metric_annotations_allow_list,
                     &path.field("metricAnnotationsAllowList"),
                 ),
         }
@@ -7138,12 +4867,12 @@ impl armgen_runtime::hub::Convert<
         spoke::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
             metric_labels_allowlist: cx
                 .copy(
-                    self.metric_labels_allowlist.as_ref(),
+                    &self.metric_labels_allowlist,
                     &path.field("metricLabelsAllowlist"),
                 ),
             metric_annotations_allow_list: cx
                 .copy(
-                    self.metric_annotations_allow_list.as_ref(),
+                    &self.metric_annotations_allow_list,
                     &path.field("metricAnnotationsAllowList"),
                 ),
         }
@@ -7158,21 +4887,11 @@ for spoke::spec::ManagedClusterWorkloadAutoScalerProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterWorkloadAutoScalerProfile {
         hub::spec::ManagedClusterWorkloadAutoScalerProfile {
-            keda: cx
-                .convert(
-                    self.keda.as_ref(),
-                    &path.field("keda"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterWorkloadAutoScalerProfileKeda,
-                    >::convert,
-                ),
+            keda: cx.object(&self.keda, &path.field("keda")),
             vertical_pod_autoscaler: cx
-                .convert(
-                    self.vertical_pod_autoscaler.as_ref(),
+                .object(
+                    &self.vertical_pod_autoscaler,
                     &path.field("verticalPodAutoscaler"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-                    >::convert,
                 ),
         }
     }
@@ -7186,21 +4905,11 @@ for hub::spec::ManagedClusterWorkloadAutoScalerProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterWorkloadAutoScalerProfile {
         spoke::spec::ManagedClusterWorkloadAutoScalerProfile {
-            keda: cx
-                .convert(
-                    self.keda.as_ref(),
-                    &path.field("keda"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterWorkloadAutoScalerProfileKeda,
-                    >::convert,
-                ),
+            keda: cx.object(&self.keda, &path.field("keda")),
             vertical_pod_autoscaler: cx
-                .convert(
-                    self.vertical_pod_autoscaler.as_ref(),
+                .object(
+                    &self.vertical_pod_autoscaler,
                     &path.field("verticalPodAutoscaler"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-                    >::convert,
                 ),
         }
     }
@@ -7215,7 +4924,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
         hub::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7229,7 +4938,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
         spoke::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7242,7 +4951,7 @@ for spoke::spec::ManagedClusterWorkloadAutoScalerProfileKeda {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterWorkloadAutoScalerProfileKeda {
         hub::spec::ManagedClusterWorkloadAutoScalerProfileKeda {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7256,7 +4965,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterWorkloadAutoScalerProfileKeda {
         spoke::spec::ManagedClusterWorkloadAutoScalerProfileKeda {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7270,13 +4979,7 @@ for spoke::spec::ManagedClusterIngressProfile {
     ) -> hub::spec::ManagedClusterIngressProfile {
         hub::spec::ManagedClusterIngressProfile {
             web_app_routing: cx
-                .convert(
-                    self.web_app_routing.as_ref(),
-                    &path.field("webAppRouting"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterIngressProfileWebAppRouting,
-                    >::convert,
-                ),
+                .object(&self.web_app_routing, &path.field("webAppRouting")),
             gateway_api: cx.restore(&path.field("gatewayAPI")),
         }
     }
@@ -7289,16 +4992,10 @@ for hub::spec::ManagedClusterIngressProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterIngressProfile {
-        cx.keep(self.gateway_api.as_ref(), &path.field("gatewayAPI"));
+        cx.keep(&self.gateway_api, &path.field("gatewayAPI"));
         spoke::spec::ManagedClusterIngressProfile {
             web_app_routing: cx
-                .convert(
-                    self.web_app_routing.as_ref(),
-                    &path.field("webAppRouting"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterIngressProfileWebAppRouting,
-                    >::convert,
-                ),
+                .object(&self.web_app_routing, &path.field("webAppRouting")),
         }
     }
 }
@@ -7311,20 +5008,10 @@ for spoke::spec::ManagedClusterIngressProfileWebAppRouting {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterIngressProfileWebAppRouting {
         hub::spec::ManagedClusterIngressProfileWebAppRouting {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             dns_zone_resource_ids: cx
-                .copy(
-                    self.dns_zone_resource_ids.as_ref(),
-                    &path.field("dnsZoneResourceIds"),
-                ),
-            nginx: cx
-                .convert(
-                    self.nginx.as_ref(),
-                    &path.field("nginx"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterIngressProfileNginx,
-                    >::convert,
-                ),
+                .copy(&self.dns_zone_resource_ids, &path.field("dnsZoneResourceIds")),
+            nginx: cx.object(&self.nginx, &path.field("nginx")),
             gateway_api_implementations: cx
                 .restore(&path.field("gatewayAPIImplementations")),
         }
@@ -7339,24 +5026,14 @@ for hub::spec::ManagedClusterIngressProfileWebAppRouting {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterIngressProfileWebAppRouting {
         cx.keep(
-            self.gateway_api_implementations.as_ref(),
+            &self.gateway_api_implementations,
             &path.field("gatewayAPIImplementations"),
         );
         spoke::spec::ManagedClusterIngressProfileWebAppRouting {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             dns_zone_resource_ids: cx
-                .copy(
-                    self.dns_zone_resource_ids.as_ref(),
-                    &path.field("dnsZoneResourceIds"),
-                ),
-            nginx: cx
-                .convert(
-                    self.nginx.as_ref(),
-                    &path.field("nginx"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterIngressProfileNginx,
-                    >::convert,
-                ),
+                .copy(&self.dns_zone_resource_ids, &path.field("dnsZoneResourceIds")),
+            nginx: cx.object(&self.nginx, &path.field("nginx")),
         }
     }
 }
@@ -7418,37 +5095,13 @@ for spoke::spec::ManagedClusterStorageProfile {
     ) -> hub::spec::ManagedClusterStorageProfile {
         hub::spec::ManagedClusterStorageProfile {
             disk_csi_driver: cx
-                .convert(
-                    self.disk_csi_driver.as_ref(),
-                    &path.field("diskCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterStorageProfileDiskCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.disk_csi_driver, &path.field("diskCSIDriver")),
             file_csi_driver: cx
-                .convert(
-                    self.file_csi_driver.as_ref(),
-                    &path.field("fileCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterStorageProfileFileCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.file_csi_driver, &path.field("fileCSIDriver")),
             snapshot_controller: cx
-                .convert(
-                    self.snapshot_controller.as_ref(),
-                    &path.field("snapshotController"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterStorageProfileSnapshotController,
-                    >::convert,
-                ),
+                .object(&self.snapshot_controller, &path.field("snapshotController")),
             blob_csi_driver: cx
-                .convert(
-                    self.blob_csi_driver.as_ref(),
-                    &path.field("blobCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterStorageProfileBlobCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.blob_csi_driver, &path.field("blobCSIDriver")),
         }
     }
 }
@@ -7462,37 +5115,13 @@ for hub::spec::ManagedClusterStorageProfile {
     ) -> spoke::spec::ManagedClusterStorageProfile {
         spoke::spec::ManagedClusterStorageProfile {
             disk_csi_driver: cx
-                .convert(
-                    self.disk_csi_driver.as_ref(),
-                    &path.field("diskCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterStorageProfileDiskCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.disk_csi_driver, &path.field("diskCSIDriver")),
             file_csi_driver: cx
-                .convert(
-                    self.file_csi_driver.as_ref(),
-                    &path.field("fileCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterStorageProfileFileCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.file_csi_driver, &path.field("fileCSIDriver")),
             snapshot_controller: cx
-                .convert(
-                    self.snapshot_controller.as_ref(),
-                    &path.field("snapshotController"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterStorageProfileSnapshotController,
-                    >::convert,
-                ),
+                .object(&self.snapshot_controller, &path.field("snapshotController")),
             blob_csi_driver: cx
-                .convert(
-                    self.blob_csi_driver.as_ref(),
-                    &path.field("blobCSIDriver"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterStorageProfileBlobCsiDriver,
-                    >::convert,
-                ),
+                .object(&self.blob_csi_driver, &path.field("blobCSIDriver")),
         }
     }
 }
@@ -7505,7 +5134,7 @@ for spoke::spec::ManagedClusterStorageProfileBlobCsiDriver {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterStorageProfileBlobCsiDriver {
         hub::spec::ManagedClusterStorageProfileBlobCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7518,7 +5147,7 @@ for hub::spec::ManagedClusterStorageProfileBlobCsiDriver {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterStorageProfileBlobCsiDriver {
         spoke::spec::ManagedClusterStorageProfileBlobCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7532,7 +5161,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterStorageProfileSnapshotController {
         hub::spec::ManagedClusterStorageProfileSnapshotController {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7546,7 +5175,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterStorageProfileSnapshotController {
         spoke::spec::ManagedClusterStorageProfileSnapshotController {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7559,7 +5188,7 @@ for spoke::spec::ManagedClusterStorageProfileFileCsiDriver {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterStorageProfileFileCsiDriver {
         hub::spec::ManagedClusterStorageProfileFileCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7572,7 +5201,7 @@ for hub::spec::ManagedClusterStorageProfileFileCsiDriver {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterStorageProfileFileCsiDriver {
         spoke::spec::ManagedClusterStorageProfileFileCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7585,7 +5214,7 @@ for spoke::spec::ManagedClusterStorageProfileDiskCsiDriver {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterStorageProfileDiskCsiDriver {
         hub::spec::ManagedClusterStorageProfileDiskCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7598,7 +5227,7 @@ for hub::spec::ManagedClusterStorageProfileDiskCsiDriver {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterStorageProfileDiskCsiDriver {
         spoke::spec::ManagedClusterStorageProfileDiskCsiDriver {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7611,39 +5240,15 @@ for spoke::spec::ManagedClusterSecurityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterSecurityProfile {
         hub::spec::ManagedClusterSecurityProfile {
-            defender: cx
-                .convert(
-                    self.defender.as_ref(),
-                    &path.field("defender"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterSecurityProfileDefender,
-                    >::convert,
-                ),
+            defender: cx.object(&self.defender, &path.field("defender")),
             azure_key_vault_kms: cx
-                .convert(
-                    self.azure_key_vault_kms.as_ref(),
-                    &path.field("azureKeyVaultKms"),
-                    armgen_runtime::hub::Convert::<hub::spec::AzureKeyVaultKms>::convert,
-                ),
+                .object(&self.azure_key_vault_kms, &path.field("azureKeyVaultKms")),
             workload_identity: cx
-                .convert(
-                    self.workload_identity.as_ref(),
-                    &path.field("workloadIdentity"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterSecurityProfileWorkloadIdentity,
-                    >::convert,
-                ),
-            image_cleaner: cx
-                .convert(
-                    self.image_cleaner.as_ref(),
-                    &path.field("imageCleaner"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterSecurityProfileImageCleaner,
-                    >::convert,
-                ),
+                .object(&self.workload_identity, &path.field("workloadIdentity")),
+            image_cleaner: cx.object(&self.image_cleaner, &path.field("imageCleaner")),
             custom_ca_trust_certificates: cx
                 .copy(
-                    self.custom_ca_trust_certificates.as_ref(),
+                    &self.custom_ca_trust_certificates,
                     &path.field("customCATrustCertificates"),
                 ),
             kubernetes_resource_object_encryption_profile: cx
@@ -7660,45 +5265,19 @@ for hub::spec::ManagedClusterSecurityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterSecurityProfile {
         cx.keep(
-            self.kubernetes_resource_object_encryption_profile.as_ref(),
+            &self.kubernetes_resource_object_encryption_profile,
             &path.field("kubernetesResourceObjectEncryptionProfile"),
         );
         spoke::spec::ManagedClusterSecurityProfile {
-            defender: cx
-                .convert(
-                    self.defender.as_ref(),
-                    &path.field("defender"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterSecurityProfileDefender,
-                    >::convert,
-                ),
+            defender: cx.object(&self.defender, &path.field("defender")),
             azure_key_vault_kms: cx
-                .convert(
-                    self.azure_key_vault_kms.as_ref(),
-                    &path.field("azureKeyVaultKms"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AzureKeyVaultKms,
-                    >::convert,
-                ),
+                .object(&self.azure_key_vault_kms, &path.field("azureKeyVaultKms")),
             workload_identity: cx
-                .convert(
-                    self.workload_identity.as_ref(),
-                    &path.field("workloadIdentity"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity,
-                    >::convert,
-                ),
-            image_cleaner: cx
-                .convert(
-                    self.image_cleaner.as_ref(),
-                    &path.field("imageCleaner"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterSecurityProfileImageCleaner,
-                    >::convert,
-                ),
+                .object(&self.workload_identity, &path.field("workloadIdentity")),
+            image_cleaner: cx.object(&self.image_cleaner, &path.field("imageCleaner")),
             custom_ca_trust_certificates: cx
                 .copy(
-                    self.custom_ca_trust_certificates.as_ref(),
+                    &self.custom_ca_trust_certificates,
                     &path.field("customCATrustCertificates"),
                 ),
         }
@@ -7713,9 +5292,8 @@ for spoke::spec::ManagedClusterSecurityProfileImageCleaner {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterSecurityProfileImageCleaner {
         hub::spec::ManagedClusterSecurityProfileImageCleaner {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            interval_hours: cx
-                .copy(self.interval_hours.as_ref(), &path.field("intervalHours")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            interval_hours: cx.copy(&self.interval_hours, &path.field("intervalHours")),
         }
     }
 }
@@ -7728,9 +5306,8 @@ for hub::spec::ManagedClusterSecurityProfileImageCleaner {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterSecurityProfileImageCleaner {
         spoke::spec::ManagedClusterSecurityProfileImageCleaner {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            interval_hours: cx
-                .copy(self.interval_hours.as_ref(), &path.field("intervalHours")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            interval_hours: cx.copy(&self.interval_hours, &path.field("intervalHours")),
         }
     }
 }
@@ -7744,7 +5321,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterSecurityProfileWorkloadIdentity {
         hub::spec::ManagedClusterSecurityProfileWorkloadIdentity {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7758,7 +5335,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity {
         spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7771,8 +5348,8 @@ for spoke::spec::AzureKeyVaultKms {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::AzureKeyVaultKms {
         hub::spec::AzureKeyVaultKms {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            key_id: cx.copy(self.key_id.as_ref(), &path.field("keyId")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            key_id: cx.copy(&self.key_id, &path.field("keyId")),
             key_vault_network_access: cx
                 .spelled(
                     self.key_vault_network_access.as_ref().map(|value| value.as_str()),
@@ -7783,10 +5360,7 @@ for spoke::spec::AzureKeyVaultKms {
                     hub::arm::KeyVaultNetworkAccessTypes::as_str,
                 ),
             key_vault_resource_id: cx
-                .copy(
-                    self.key_vault_resource_id.as_ref(),
-                    &path.field("keyVaultResourceId"),
-                ),
+                .copy(&self.key_vault_resource_id, &path.field("keyVaultResourceId")),
         }
     }
 }
@@ -7799,8 +5373,8 @@ for hub::spec::AzureKeyVaultKms {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::AzureKeyVaultKms {
         spoke::spec::AzureKeyVaultKms {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            key_id: cx.copy(self.key_id.as_ref(), &path.field("keyId")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            key_id: cx.copy(&self.key_id, &path.field("keyId")),
             key_vault_network_access: cx
                 .spelled(
                     self.key_vault_network_access.as_ref().map(|value| value.as_str()),
@@ -7811,10 +5385,7 @@ for hub::spec::AzureKeyVaultKms {
                     spoke::arm::KeyVaultNetworkAccessTypes::as_str,
                 ),
             key_vault_resource_id: cx
-                .copy(
-                    self.key_vault_resource_id.as_ref(),
-                    &path.field("keyVaultResourceId"),
-                ),
+                .copy(&self.key_vault_resource_id, &path.field("keyVaultResourceId")),
         }
     }
 }
@@ -7829,17 +5400,11 @@ for spoke::spec::ManagedClusterSecurityProfileDefender {
         hub::spec::ManagedClusterSecurityProfileDefender {
             log_analytics_workspace_resource_id: cx
                 .copy(
-                    self.log_analytics_workspace_resource_id.as_ref(),
+                    &self.log_analytics_workspace_resource_id,
                     &path.field("logAnalyticsWorkspaceResourceId"),
                 ),
             security_monitoring: cx
-                .convert(
-                    self.security_monitoring.as_ref(),
-                    &path.field("securityMonitoring"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-                    >::convert,
-                ),
+                .object(&self.security_monitoring, &path.field("securityMonitoring")),
             security_gating: cx.restore(&path.field("securityGating")),
         }
     }
@@ -7852,21 +5417,15 @@ for hub::spec::ManagedClusterSecurityProfileDefender {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterSecurityProfileDefender {
-        cx.keep(self.security_gating.as_ref(), &path.field("securityGating"));
+        cx.keep(&self.security_gating, &path.field("securityGating"));
         spoke::spec::ManagedClusterSecurityProfileDefender {
             log_analytics_workspace_resource_id: cx
                 .copy(
-                    self.log_analytics_workspace_resource_id.as_ref(),
+                    &self.log_analytics_workspace_resource_id,
                     &path.field("logAnalyticsWorkspaceResourceId"),
                 ),
             security_monitoring: cx
-                .convert(
-                    self.security_monitoring.as_ref(),
-                    &path.field("securityMonitoring"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-                    >::convert,
-                ),
+                .object(&self.security_monitoring, &path.field("securityMonitoring")),
         }
     }
 }
@@ -7880,7 +5439,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
         hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7894,7 +5453,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
         spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7907,11 +5466,11 @@ for spoke::spec::ManagedClusterHttpProxyConfig {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterHttpProxyConfig {
         hub::spec::ManagedClusterHttpProxyConfig {
-            http_proxy: cx.copy(self.http_proxy.as_ref(), &path.field("httpProxy")),
-            https_proxy: cx.copy(self.https_proxy.as_ref(), &path.field("httpsProxy")),
-            no_proxy: cx.copy(self.no_proxy.as_ref(), &path.field("noProxy")),
-            trusted_ca: cx.copy(self.trusted_ca.as_ref(), &path.field("trustedCa")),
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            http_proxy: cx.copy(&self.http_proxy, &path.field("httpProxy")),
+            https_proxy: cx.copy(&self.https_proxy, &path.field("httpsProxy")),
+            no_proxy: cx.copy(&self.no_proxy, &path.field("noProxy")),
+            trusted_ca: cx.copy(&self.trusted_ca, &path.field("trustedCa")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7924,11 +5483,11 @@ for hub::spec::ManagedClusterHttpProxyConfig {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterHttpProxyConfig {
         spoke::spec::ManagedClusterHttpProxyConfig {
-            http_proxy: cx.copy(self.http_proxy.as_ref(), &path.field("httpProxy")),
-            https_proxy: cx.copy(self.https_proxy.as_ref(), &path.field("httpsProxy")),
-            no_proxy: cx.copy(self.no_proxy.as_ref(), &path.field("noProxy")),
-            trusted_ca: cx.copy(self.trusted_ca.as_ref(), &path.field("trustedCa")),
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            http_proxy: cx.copy(&self.http_proxy, &path.field("httpProxy")),
+            https_proxy: cx.copy(&self.https_proxy, &path.field("httpsProxy")),
+            no_proxy: cx.copy(&self.no_proxy, &path.field("noProxy")),
+            trusted_ca: cx.copy(&self.trusted_ca, &path.field("trustedCa")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -7941,12 +5500,12 @@ for spoke::spec::PrivateLinkResource {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::PrivateLinkResource {
         hub::spec::PrivateLinkResource {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            group_id: cx.copy(self.group_id.as_ref(), &path.field("groupId")),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            group_id: cx.copy(&self.group_id, &path.field("groupId")),
             required_members: cx
-                .copy(self.required_members.as_ref(), &path.field("requiredMembers")),
+                .copy(&self.required_members, &path.field("requiredMembers")),
         }
     }
 }
@@ -7959,12 +5518,12 @@ for hub::spec::PrivateLinkResource {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::PrivateLinkResource {
         spoke::spec::PrivateLinkResource {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            group_id: cx.copy(self.group_id.as_ref(), &path.field("groupId")),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            group_id: cx.copy(&self.group_id, &path.field("groupId")),
             required_members: cx
-                .copy(self.required_members.as_ref(), &path.field("requiredMembers")),
+                .copy(&self.required_members, &path.field("requiredMembers")),
         }
     }
 }
@@ -7977,9 +5536,9 @@ for spoke::spec::UserAssignedIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::UserAssignedIdentity {
         hub::spec::UserAssignedIdentity {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
-            object_id: cx.copy(self.object_id.as_ref(), &path.field("objectId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
+            object_id: cx.copy(&self.object_id, &path.field("objectId")),
         }
     }
 }
@@ -7992,9 +5551,9 @@ for hub::spec::UserAssignedIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::UserAssignedIdentity {
         spoke::spec::UserAssignedIdentity {
-            resource_id: cx.copy(self.resource_id.as_ref(), &path.field("resourceId")),
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
-            object_id: cx.copy(self.object_id.as_ref(), &path.field("objectId")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
+            object_id: cx.copy(&self.object_id, &path.field("objectId")),
         }
     }
 }
@@ -8008,33 +5567,24 @@ for spoke::spec::ManagedClusterApiServerAccessProfile {
     ) -> hub::spec::ManagedClusterApiServerAccessProfile {
         hub::spec::ManagedClusterApiServerAccessProfile {
             authorized_ip_ranges: cx
-                .copy(
-                    self.authorized_ip_ranges.as_ref(),
-                    &path.field("authorizedIPRanges"),
-                ),
+                .copy(&self.authorized_ip_ranges, &path.field("authorizedIPRanges")),
             enable_private_cluster: cx
-                .copy(
-                    self.enable_private_cluster.as_ref(),
-                    &path.field("enablePrivateCluster"),
-                ),
+                .copy(&self.enable_private_cluster, &path.field("enablePrivateCluster")),
             private_dns_zone: cx
-                .copy(self.private_dns_zone.as_ref(), &path.field("privateDNSZone")),
+                .copy(&self.private_dns_zone, &path.field("privateDNSZone")),
             enable_private_cluster_public_fqdn: cx
                 .copy(
-                    self.enable_private_cluster_public_fqdn.as_ref(),
+                    &self.enable_private_cluster_public_fqdn,
                     &path.field("enablePrivateClusterPublicFQDN"),
                 ),
             disable_run_command: cx
-                .copy(
-                    self.disable_run_command.as_ref(),
-                    &path.field("disableRunCommand"),
-                ),
+                .copy(&self.disable_run_command, &path.field("disableRunCommand")),
             enable_vnet_integration: cx
                 .copy(
-                    self.enable_vnet_integration.as_ref(),
+                    &self.enable_vnet_integration,
                     &path.field("enableVnetIntegration"),
                 ),
-            subnet_id: cx.copy(self.subnet_id.as_ref(), &path.field("subnetId")),
+            subnet_id: cx.copy(&self.subnet_id, &path.field("subnetId")),
         }
     }
 }
@@ -8048,33 +5598,24 @@ for hub::spec::ManagedClusterApiServerAccessProfile {
     ) -> spoke::spec::ManagedClusterApiServerAccessProfile {
         spoke::spec::ManagedClusterApiServerAccessProfile {
             authorized_ip_ranges: cx
-                .copy(
-                    self.authorized_ip_ranges.as_ref(),
-                    &path.field("authorizedIPRanges"),
-                ),
+                .copy(&self.authorized_ip_ranges, &path.field("authorizedIPRanges")),
             enable_private_cluster: cx
-                .copy(
-                    self.enable_private_cluster.as_ref(),
-                    &path.field("enablePrivateCluster"),
-                ),
+                .copy(&self.enable_private_cluster, &path.field("enablePrivateCluster")),
             private_dns_zone: cx
-                .copy(self.private_dns_zone.as_ref(), &path.field("privateDNSZone")),
+                .copy(&self.private_dns_zone, &path.field("privateDNSZone")),
             enable_private_cluster_public_fqdn: cx
                 .copy(
-                    self.enable_private_cluster_public_fqdn.as_ref(),
+                    &self.enable_private_cluster_public_fqdn,
                     &path.field("enablePrivateClusterPublicFQDN"),
                 ),
             disable_run_command: cx
-                .copy(
-                    self.disable_run_command.as_ref(),
-                    &path.field("disableRunCommand"),
-                ),
+                .copy(&self.disable_run_command, &path.field("disableRunCommand")),
             enable_vnet_integration: cx
                 .copy(
-                    self.enable_vnet_integration.as_ref(),
+                    &self.enable_vnet_integration,
                     &path.field("enableVnetIntegration"),
                 ),
-            subnet_id: cx.copy(self.subnet_id.as_ref(), &path.field("subnetId")),
+            subnet_id: cx.copy(&self.subnet_id, &path.field("subnetId")),
         }
     }
 }
@@ -8089,22 +5630,22 @@ for spoke::spec::ManagedClusterPropertiesAutoScalerProfile {
         hub::spec::ManagedClusterPropertiesAutoScalerProfile {
             balance_similar_node_groups: cx
                 .copy(
-                    self.balance_similar_node_groups.as_ref(),
+                    &self.balance_similar_node_groups,
                     &path.field("balance-similar-node-groups"),
                 ),
             daemonset_eviction_for_empty_nodes: cx
                 .copy(
-                    self.daemonset_eviction_for_empty_nodes.as_ref(),
+                    &self.daemonset_eviction_for_empty_nodes,
                     &path.field("daemonset-eviction-for-empty-nodes"),
                 ),
             daemonset_eviction_for_occupied_nodes: cx
                 .copy(
-                    self.daemonset_eviction_for_occupied_nodes.as_ref(),
+                    &self.daemonset_eviction_for_occupied_nodes,
                     &path.field("daemonset-eviction-for-occupied-nodes"),
                 ),
             ignore_daemonsets_utilization: cx
                 .copy(
-                    self.ignore_daemonsets_utilization.as_ref(),
+                    &self.ignore_daemonsets_utilization,
                     &path.field("ignore-daemonsets-utilization"),
                 ),
             expander: cx
@@ -8115,75 +5656,71 @@ for spoke::spec::ManagedClusterPropertiesAutoScalerProfile {
                     hub::arm::Expander::as_str,
                 ),
             max_empty_bulk_delete: cx
-                .copy(
-                    self.max_empty_bulk_delete.as_ref(),
-                    &path.field("max-empty-bulk-delete"),
-                ),
+                .copy(&self.max_empty_bulk_delete, &path.field("max-empty-bulk-delete")),
             max_graceful_termination_sec: cx
                 .copy(
-                    self.max_graceful_termination_sec.as_ref(),
+                    &self.max_graceful_termination_sec,
                     &path.field("max-graceful-termination-sec"),
                 ),
             max_node_provision_time: cx
                 .copy(
-                    self.max_node_provision_time.as_ref(),
+                    &self.max_node_provision_time,
                     &path.field("max-node-provision-time"),
                 ),
             max_total_unready_percentage: cx
                 .copy(
-                    self.max_total_unready_percentage.as_ref(),
+                    &self.max_total_unready_percentage,
                     &path.field("max-total-unready-percentage"),
                 ),
             new_pod_scale_up_delay: cx
                 .copy(
-                    self.new_pod_scale_up_delay.as_ref(),
+                    &self.new_pod_scale_up_delay,
                     &path.field("new-pod-scale-up-delay"),
                 ),
             ok_total_unready_count: cx
                 .copy(
-                    self.ok_total_unready_count.as_ref(),
+                    &self.ok_total_unready_count,
                     &path.field("ok-total-unready-count"),
                 ),
-            scan_interval: cx
-                .copy(self.scan_interval.as_ref(), &path.field("scan-interval")),
+            scan_interval: cx.copy(&self.scan_interval, &path.field("scan-interval")),
             scale_down_delay_after_add: cx
                 .copy(
-                    self.scale_down_delay_after_add.as_ref(),
+                    &self.scale_down_delay_after_add,
                     &path.field("scale-down-delay-after-add"),
                 ),
             scale_down_delay_after_delete: cx
                 .copy(
-                    self.scale_down_delay_after_delete.as_ref(),
+                    &self.scale_down_delay_after_delete,
                     &path.field("scale-down-delay-after-delete"),
                 ),
             scale_down_delay_after_failure: cx
                 .copy(
-                    self.scale_down_delay_after_failure.as_ref(),
+                    &self.scale_down_delay_after_failure,
                     &path.field("scale-down-delay-after-failure"),
                 ),
             scale_down_unneeded_time: cx
                 .copy(
-                    self.scale_down_unneeded_time.as_ref(),
+                    &self.scale_down_unneeded_time,
                     &path.field("scale-down-unneeded-time"),
                 ),
             scale_down_unready_time: cx
                 .copy(
-                    self.scale_down_unready_time.as_ref(),
+                    &self.scale_down_unready_time,
                     &path.field("scale-down-unready-time"),
                 ),
             scale_down_utilization_threshold: cx
                 .copy(
-                    self.scale_down_utilization_threshold.as_ref(),
+                    &self.scale_down_utilization_threshold,
                     &path.field("scale-down-utilization-threshold"),
                 ),
             skip_nodes_with_local_storage: cx
                 .copy(
-                    self.skip_nodes_with_local_storage.as_ref(),
+                    &self.skip_nodes_with_local_storage,
                     &path.field("skip-nodes-with-local-storage"),
                 ),
             skip_nodes_with_system_pods: cx
                 .copy(
-                    self.skip_nodes_with_system_pods.as_ref(),
+                    &self.skip_nodes_with_system_pods,
                     &path.field("skip-nodes-with-system-pods"),
                 ),
         }
@@ -8200,22 +5737,22 @@ for hub::spec::ManagedClusterPropertiesAutoScalerProfile {
         spoke::spec::ManagedClusterPropertiesAutoScalerProfile {
             balance_similar_node_groups: cx
                 .copy(
-                    self.balance_similar_node_groups.as_ref(),
+                    &self.balance_similar_node_groups,
                     &path.field("balance-similar-node-groups"),
                 ),
             daemonset_eviction_for_empty_nodes: cx
                 .copy(
-                    self.daemonset_eviction_for_empty_nodes.as_ref(),
+                    &self.daemonset_eviction_for_empty_nodes,
                     &path.field("daemonset-eviction-for-empty-nodes"),
                 ),
             daemonset_eviction_for_occupied_nodes: cx
                 .copy(
-                    self.daemonset_eviction_for_occupied_nodes.as_ref(),
+                    &self.daemonset_eviction_for_occupied_nodes,
                     &path.field("daemonset-eviction-for-occupied-nodes"),
                 ),
             ignore_daemonsets_utilization: cx
                 .copy(
-                    self.ignore_daemonsets_utilization.as_ref(),
+                    &self.ignore_daemonsets_utilization,
                     &path.field("ignore-daemonsets-utilization"),
                 ),
             expander: cx
@@ -8226,75 +5763,71 @@ for hub::spec::ManagedClusterPropertiesAutoScalerProfile {
                     spoke::arm::Expander::as_str,
                 ),
             max_empty_bulk_delete: cx
-                .copy(
-                    self.max_empty_bulk_delete.as_ref(),
-                    &path.field("max-empty-bulk-delete"),
-                ),
+                .copy(&self.max_empty_bulk_delete, &path.field("max-empty-bulk-delete")),
             max_graceful_termination_sec: cx
                 .copy(
-                    self.max_graceful_termination_sec.as_ref(),
+                    &self.max_graceful_termination_sec,
                     &path.field("max-graceful-termination-sec"),
                 ),
             max_node_provision_time: cx
                 .copy(
-                    self.max_node_provision_time.as_ref(),
+                    &self.max_node_provision_time,
                     &path.field("max-node-provision-time"),
                 ),
             max_total_unready_percentage: cx
                 .copy(
-                    self.max_total_unready_percentage.as_ref(),
+                    &self.max_total_unready_percentage,
                     &path.field("max-total-unready-percentage"),
                 ),
             new_pod_scale_up_delay: cx
                 .copy(
-                    self.new_pod_scale_up_delay.as_ref(),
+                    &self.new_pod_scale_up_delay,
                     &path.field("new-pod-scale-up-delay"),
                 ),
             ok_total_unready_count: cx
                 .copy(
-                    self.ok_total_unready_count.as_ref(),
+                    &self.ok_total_unready_count,
                     &path.field("ok-total-unready-count"),
                 ),
-            scan_interval: cx
-                .copy(self.scan_interval.as_ref(), &path.field("scan-interval")),
+            scan_interval: cx.copy(&self.scan_interval, &path.field("scan-interval")),
             scale_down_delay_after_add: cx
                 .copy(
-                    self.scale_down_delay_after_add.as_ref(),
+                    &self.scale_down_delay_after_add,
                     &path.field("scale-down-delay-after-add"),
                 ),
             scale_down_delay_after_delete: cx
                 .copy(
-                    self.scale_down_delay_after_delete.as_ref(),
+                    &self.scale_down_delay_after_delete,
                     &path.field("scale-down-delay-after-delete"),
                 ),
             scale_down_delay_after_failure: cx
                 .copy(
-                    self.scale_down_delay_after_failure.as_ref(),
+                    &self.scale_down_delay_after_failure,
                     &path.field("scale-down-delay-after-failure"),
                 ),
             scale_down_unneeded_time: cx
                 .copy(
-                    self.scale_down_unneeded_time.as_ref(),
+                    &self.scale_down_unneeded_time,
                     &path.field("scale-down-unneeded-time"),
                 ),
             scale_down_unready_time: cx
                 .copy(
-                    self.scale_down_unready_time.as_ref(),
+                    &self.scale_down_unready_time,
                     &path.field("scale-down-unready-time"),
                 ),
             scale_down_utilization_threshold: cx
                 .copy(
-                    self.scale_down_utilization_threshold.as_ref(),
+                    &self.scale_down_utilization_threshold,
                     &path.field("scale-down-utilization-threshold"),
                 ),
             skip_nodes_with_local_storage: cx
                 .copy(
-                    self.skip_nodes_with_local_storage.as_ref(),
+                    &self.skip_nodes_with_local_storage,
                     &path.field("skip-nodes-with-local-storage"),
                 ),
             skip_nodes_with_system_pods: cx
                 .copy(
-                    self.skip_nodes_with_system_pods.as_ref(),
+                    &self.skip_nodes_with_system_pods,
                     &path.field("skip-nodes-with-system-pods"),
                 ),
         }
@@ -8310,13 +5843,7 @@ for spoke::spec::ClusterUpgradeSettings {
     ) -> hub::spec::ClusterUpgradeSettings {
         hub::spec::ClusterUpgradeSettings {
             override_settings: cx
-                .convert(
-                    self.override_settings.as_ref(),
-                    &path.field("overrideSettings"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::UpgradeOverrideSettings,
-                    >::convert,
-                ),
+                .object(&self.override_settings, &path.field("overrideSettings")),
         }
     }
 }
@@ -8330,13 +5857,7 @@ for hub::spec::ClusterUpgradeSettings {
     ) -> spoke::spec::ClusterUpgradeSettings {
         spoke::spec::ClusterUpgradeSettings {
             override_settings: cx
-                .convert(
-                    self.override_settings.as_ref(),
-                    &path.field("overrideSettings"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::UpgradeOverrideSettings,
-                    >::convert,
-                ),
+                .object(&self.override_settings, &path.field("overrideSettings")),
         }
     }
 }
@@ -8349,9 +5870,8 @@ for spoke::spec::UpgradeOverrideSettings {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::UpgradeOverrideSettings {
         hub::spec::UpgradeOverrideSettings {
-            force_upgrade: cx
-                .copy(self.force_upgrade.as_ref(), &path.field("forceUpgrade")),
-            until: cx.copy(self.until.as_ref(), &path.field("until")),
+            force_upgrade: cx.copy(&self.force_upgrade, &path.field("forceUpgrade")),
+            until: cx.copy(&self.until, &path.field("until")),
         }
     }
 }
@@ -8364,9 +5884,8 @@ for hub::spec::UpgradeOverrideSettings {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::UpgradeOverrideSettings {
         spoke::spec::UpgradeOverrideSettings {
-            force_upgrade: cx
-                .copy(self.force_upgrade.as_ref(), &path.field("forceUpgrade")),
-            until: cx.copy(self.until.as_ref(), &path.field("until")),
+            force_upgrade: cx.copy(&self.force_upgrade, &path.field("forceUpgrade")),
+            until: cx.copy(&self.until, &path.field("until")),
         }
     }
 }
@@ -8435,21 +5954,16 @@ for spoke::spec::ManagedClusterAadProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterAadProfile {
         hub::spec::ManagedClusterAadProfile {
-            managed: cx.copy(self.managed.as_ref(), &path.field("managed")),
+            managed: cx.copy(&self.managed, &path.field("managed")),
             enable_azure_rbac: cx
-                .copy(self.enable_azure_rbac.as_ref(), &path.field("enableAzureRBAC")),
+                .copy(&self.enable_azure_rbac, &path.field("enableAzureRBAC")),
             admin_group_object_i_ds: cx
-                .copy(
-                    self.admin_group_object_i_ds.as_ref(),
-                    &path.field("adminGroupObjectIDs"),
-                ),
-            client_app_id: cx
-                .copy(self.client_app_id.as_ref(), &path.field("clientAppID")),
-            server_app_id: cx
-                .copy(self.server_app_id.as_ref(), &path.field("serverAppID")),
+                .copy(&self.admin_group_object_i_ds, &path.field("adminGroupObjectIDs")),
+            client_app_id: cx.copy(&self.client_app_id, &path.field("clientAppID")),
+            server_app_id: cx.copy(&self.server_app_id, &path.field("serverAppID")),
             server_app_secret: cx
-                .copy(self.server_app_secret.as_ref(), &path.field("serverAppSecret")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantID")),
+                .copy(&self.server_app_secret, &path.field("serverAppSecret")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantID")),
         }
     }
 }
@@ -8462,21 +5976,16 @@ for hub::spec::ManagedClusterAadProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterAadProfile {
         spoke::spec::ManagedClusterAadProfile {
-            managed: cx.copy(self.managed.as_ref(), &path.field("managed")),
+            managed: cx.copy(&self.managed, &path.field("managed")),
             enable_azure_rbac: cx
-                .copy(self.enable_azure_rbac.as_ref(), &path.field("enableAzureRBAC")),
+                .copy(&self.enable_azure_rbac, &path.field("enableAzureRBAC")),
             admin_group_object_i_ds: cx
-                .copy(
-                    self.admin_group_object_i_ds.as_ref(),
-                    &path.field("adminGroupObjectIDs"),
-                ),
-            client_app_id: cx
-                .copy(self.client_app_id.as_ref(), &path.field("clientAppID")),
-            server_app_id: cx
-                .copy(self.server_app_id.as_ref(), &path.field("serverAppID")),
+                .copy(&self.admin_group_object_i_ds, &path.field("adminGroupObjectIDs")),
+            client_app_id: cx.copy(&self.client_app_id, &path.field("clientAppID")),
+            server_app_id: cx.copy(&self.server_app_id, &path.field("serverAppID")),
             server_app_secret: cx
-                .copy(self.server_app_secret.as_ref(), &path.field("serverAppSecret")),
-            tenant_id: cx.copy(self.tenant_id.as_ref(), &path.field("tenantID")),
+                .copy(&self.server_app_secret, &path.field("serverAppSecret")),
+            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantID")),
         }
     }
 }
@@ -8525,18 +6034,10 @@ for spoke::spec::ContainerServiceNetworkProfile {
                     hub::arm::NetworkDataplane::as_str,
                 ),
             advanced_networking: cx
-                .convert(
-                    self.advanced_networking.as_ref(),
-                    &path.field("advancedNetworking"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AdvancedNetworking,
-                    >::convert,
-                ),
-            pod_cidr: cx.copy(self.pod_cidr.as_ref(), &path.field("podCidr")),
-            service_cidr: cx
-                .copy(self.service_cidr.as_ref(), &path.field("serviceCidr")),
-            dns_service_ip: cx
-                .copy(self.dns_service_ip.as_ref(), &path.field("dnsServiceIP")),
+                .object(&self.advanced_networking, &path.field("advancedNetworking")),
+            pod_cidr: cx.copy(&self.pod_cidr, &path.field("podCidr")),
+            service_cidr: cx.copy(&self.service_cidr, &path.field("serviceCidr")),
+            dns_service_ip: cx.copy(&self.dns_service_ip, &path.field("dnsServiceIP")),
             outbound_type: cx
                 .spelled(
                     self.outbound_type.as_ref().map(|value| value.as_str()),
@@ -8552,32 +6053,16 @@ for spoke::spec::ContainerServiceNetworkProfile {
                     hub::arm::LoadBalancerSku::as_str,
                 ),
             load_balancer_profile: cx
-                .convert(
-                    self.load_balancer_profile.as_ref(),
-                    &path.field("loadBalancerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterLoadBalancerProfile,
-                    >::convert,
-                ),
+                .object(&self.load_balancer_profile, &path.field("loadBalancerProfile")),
             nat_gateway_profile: cx
-                .convert(
-                    self.nat_gateway_profile.as_ref(),
-                    &path.field("natGatewayProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterNatGatewayProfile,
-                    >::convert,
-                ),
+                .object(&self.nat_gateway_profile, &path.field("natGatewayProfile")),
             static_egress_gateway_profile: cx
-                .convert(
-                    self.static_egress_gateway_profile.as_ref(),
+                .object(
+                    &self.static_egress_gateway_profile,
                     &path.field("staticEgressGatewayProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterStaticEgressGatewayProfile,
-                    >::convert,
                 ),
-            pod_cidrs: cx.copy(self.pod_cidrs.as_ref(), &path.field("podCidrs")),
-            service_cidrs: cx
-                .copy(self.service_cidrs.as_ref(), &path.field("serviceCidrs")),
+            pod_cidrs: cx.copy(&self.pod_cidrs, &path.field("podCidrs")),
+            service_cidrs: cx.copy(&self.service_cidrs, &path.field("serviceCidrs")),
             ip_families: cx
                 .try_convert(
                     self.ip_families.as_ref(),
@@ -8640,18 +6125,10 @@ for hub::spec::ContainerServiceNetworkProfile {
                     spoke::arm::NetworkDataplane::as_str,
                 ),
             advanced_networking: cx
-                .convert(
-                    self.advanced_networking.as_ref(),
-                    &path.field("advancedNetworking"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AdvancedNetworking,
-                    >::convert,
-                ),
-            pod_cidr: cx.copy(self.pod_cidr.as_ref(), &path.field("podCidr")),
-            service_cidr: cx
-                .copy(self.service_cidr.as_ref(), &path.field("serviceCidr")),
-            dns_service_ip: cx
-                .copy(self.dns_service_ip.as_ref(), &path.field("dnsServiceIP")),
+                .object(&self.advanced_networking, &path.field("advancedNetworking")),
+            pod_cidr: cx.copy(&self.pod_cidr, &path.field("podCidr")),
+            service_cidr: cx.copy(&self.service_cidr, &path.field("serviceCidr")),
+            dns_service_ip: cx.copy(&self.dns_service_ip, &path.field("dnsServiceIP")),
             outbound_type: cx
                 .spelled(
                     self.outbound_type.as_ref().map(|value| value.as_str()),
@@ -8667,32 +6144,16 @@ for hub::spec::ContainerServiceNetworkProfile {
                     spoke::arm::LoadBalancerSku::as_str,
                 ),
             load_balancer_profile: cx
-                .convert(
-                    self.load_balancer_profile.as_ref(),
-                    &path.field("loadBalancerProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterLoadBalancerProfile,
-                    >::convert,
-                ),
+                .object(&self.load_balancer_profile, &path.field("loadBalancerProfile")),
             nat_gateway_profile: cx
-                .convert(
-                    self.nat_gateway_profile.as_ref(),
-                    &path.field("natGatewayProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterNatGatewayProfile,
-                    >::convert,
-                ),
+                .object(&self.nat_gateway_profile, &path.field("natGatewayProfile")),
             static_egress_gateway_profile: cx
-                .convert(
-                    self.static_egress_gateway_profile.as_ref(),
+                .object(
+                    &self.static_egress_gateway_profile,
                     &path.field("staticEgressGatewayProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterStaticEgressGatewayProfile,
-                    >::convert,
                 ),
-            pod_cidrs: cx.copy(self.pod_cidrs.as_ref(), &path.field("podCidrs")),
-            service_cidrs: cx
-                .copy(self.service_cidrs.as_ref(), &path.field("serviceCidrs")),
+            pod_cidrs: cx.copy(&self.pod_cidrs, &path.field("podCidrs")),
+            service_cidrs: cx.copy(&self.service_cidrs, &path.field("serviceCidrs")),
             ip_families: cx
                 .try_convert(
                     self.ip_families.as_ref(),
@@ -8719,7 +6180,7 @@ for spoke::spec::ManagedClusterStaticEgressGatewayProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterStaticEgressGatewayProfile {
         hub::spec::ManagedClusterStaticEgressGatewayProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -8732,7 +6193,7 @@ for hub::spec::ManagedClusterStaticEgressGatewayProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterStaticEgressGatewayProfile {
         spoke::spec::ManagedClusterStaticEgressGatewayProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -8746,16 +6207,13 @@ for spoke::spec::ManagedClusterNatGatewayProfile {
     ) -> hub::spec::ManagedClusterNatGatewayProfile {
         hub::spec::ManagedClusterNatGatewayProfile {
             managed_outbound_ip_profile: cx
-                .convert(
-                    self.managed_outbound_ip_profile.as_ref(),
+                .object(
+                    &self.managed_outbound_ip_profile,
                     &path.field("managedOutboundIPProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterManagedOutboundIpProfile,
-                    >::convert,
                 ),
             idle_timeout_in_minutes: cx
                 .copy(
-                    self.idle_timeout_in_minutes.as_ref(),
+                    &self.idle_timeout_in_minutes,
                     &path.field("idleTimeoutInMinutes"),
                 ),
             sku: cx.restore(&path.field("sku")),
@@ -8772,23 +6230,17 @@ for hub::spec::ManagedClusterNatGatewayProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterNatGatewayProfile {
-        cx.keep(self.sku.as_ref(), &path.field("sku"));
-        cx.keep(self.outbound_ip_prefixes.as_ref(), &path.field("outboundIPPrefixes"));
-        cx.keep(self.outbound_i_ps.as_ref(), &path.field("outboundIPs"));
+        cx.keep(&self.sku, &path.field("sku"));
+        cx.keep(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes"));
+        cx.keep(&self.outbound_i_ps, &path.field("outboundIPs"));
         spoke::spec::ManagedClusterNatGatewayProfile {
             managed_outbound_ip_profile: cx
-                .convert(
-                    self.managed_outbound_ip_profile.as_ref(),
+                .object(
+                    &self.managed_outbound_ip_profile,
                     &path.field("managedOutboundIPProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterManagedOutboundIpProfile,
-                    >::convert,
                 ),
             idle_timeout_in_minutes: cx
-                .copy(
-                    self.idle_timeout_in_minutes.as_ref(),
-                    &path.field("idleTimeoutInMinutes"),
-                ),
+                .copy(&self.idle_timeout_in_minutes, &path.field("idleTimeoutInMinutes")),
         }
     }
 }
@@ -8801,7 +6253,7 @@ for spoke::spec::ManagedClusterManagedOutboundIpProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterManagedOutboundIpProfile {
         hub::spec::ManagedClusterManagedOutboundIpProfile {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
+            count: cx.copy(&self.count, &path.field("count")),
             count_i_pv6: cx.restore(&path.field("countIPv6")),
         }
     }
@@ -8814,9 +6266,9 @@ for hub::spec::ManagedClusterManagedOutboundIpProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterManagedOutboundIpProfile {
-        cx.keep(self.count_i_pv6.as_ref(), &path.field("countIPv6"));
+        cx.keep(&self.count_i_pv6, &path.field("countIPv6"));
         spoke::spec::ManagedClusterManagedOutboundIpProfile {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
+            count: cx.copy(&self.count, &path.field("count")),
         }
     }
 }
@@ -8830,42 +6282,23 @@ for spoke::spec::ManagedClusterLoadBalancerProfile {
     ) -> hub::spec::ManagedClusterLoadBalancerProfile {
         hub::spec::ManagedClusterLoadBalancerProfile {
             managed_outbound_i_ps: cx
-                .convert(
-                    self.managed_outbound_i_ps.as_ref(),
-                    &path.field("managedOutboundIPs"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-                    >::convert,
-                ),
+                .object(&self.managed_outbound_i_ps, &path.field("managedOutboundIPs")),
             outbound_ip_prefixes: cx
-                .convert(
-                    self.outbound_ip_prefixes.as_ref(),
-                    &path.field("outboundIPPrefixes"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-                    >::convert,
-                ),
-            outbound_i_ps: cx
-                .convert(
-                    self.outbound_i_ps.as_ref(),
-                    &path.field("outboundIPs"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ManagedClusterLoadBalancerProfileOutboundIPs,
-                    >::convert,
-                ),
+                .object(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes")),
+            outbound_i_ps: cx.object(&self.outbound_i_ps, &path.field("outboundIPs")),
             allocated_outbound_ports: cx
                 .copy(
-                    self.allocated_outbound_ports.as_ref(),
+                    &self.allocated_outbound_ports,
                     &path.field("allocatedOutboundPorts"),
                 ),
             idle_timeout_in_minutes: cx
                 .copy(
-                    self.idle_timeout_in_minutes.as_ref(),
+                    &self.idle_timeout_in_minutes,
                     &path.field("idleTimeoutInMinutes"),
                 ),
             enable_multiple_standard_load_balancers: cx
                 .copy(
-                    self.enable_multiple_standard_load_balancers.as_ref(),
+                    &self.enable_multiple_standard_load_balancers,
                     &path.field("enableMultipleStandardLoadBalancers"),
                 ),
             backend_pool_type: cx
@@ -8888,42 +6321,23 @@ for hub::spec::ManagedClusterLoadBalancerProfile {
     ) -> spoke::spec::ManagedClusterLoadBalancerProfile {
         spoke::spec::ManagedClusterLoadBalancerProfile {
             managed_outbound_i_ps: cx
-                .convert(
-                    self.managed_outbound_i_ps.as_ref(),
-                    &path.field("managedOutboundIPs"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-                    >::convert,
-                ),
+                .object(&self.managed_outbound_i_ps, &path.field("managedOutboundIPs")),
             outbound_ip_prefixes: cx
-                .convert(
-                    self.outbound_ip_prefixes.as_ref(),
-                    &path.field("outboundIPPrefixes"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-                    >::convert,
-                ),
-            outbound_i_ps: cx
-                .convert(
-                    self.outbound_i_ps.as_ref(),
-                    &path.field("outboundIPs"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ManagedClusterLoadBalancerProfileOutboundIPs,
-                    >::convert,
-                ),
+                .object(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes")),
+            outbound_i_ps: cx.object(&self.outbound_i_ps, &path.field("outboundIPs")),
             allocated_outbound_ports: cx
                 .copy(
-                    self.allocated_outbound_ports.as_ref(),
+                    &self.allocated_outbound_ports,
                     &path.field("allocatedOutboundPorts"),
                 ),
             idle_timeout_in_minutes: cx
                 .copy(
-                    self.idle_timeout_in_minutes.as_ref(),
+                    &self.idle_timeout_in_minutes,
                     &path.field("idleTimeoutInMinutes"),
                 ),
             enable_multiple_standard_load_balancers: cx
                 .copy(
-                    self.enable_multiple_standard_load_balancers.as_ref(),
+                    &self.enable_multiple_standard_load_balancers,
                     &path.field("enableMultipleStandardLoadBalancers"),
                 ),
             backend_pool_type: cx
@@ -8946,24 +6360,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterLoadBalancerProfileOutboundIPs {
         hub::spec::ManagedClusterLoadBalancerProfileOutboundIPs {
-            public_i_ps: cx
-                .convert(
-                    self.public_i_ps.as_ref(),
-                    &path.field("publicIPs"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            public_i_ps: cx.object(&self.public_i_ps, &path.field("publicIPs")),
         }
     }
 }
@@ -8977,24 +6374,7 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterLoadBalancerProfileOutboundIPs {
         spoke::spec::ManagedClusterLoadBalancerProfileOutboundIPs {
-            public_i_ps: cx
-                .convert(
-                    self.public_i_ps.as_ref(),
-                    &path.field("publicIPs"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            public_i_ps: cx.object(&self.public_i_ps, &path.field("publicIPs")),
         }
     }
 }
@@ -9007,7 +6387,7 @@ for spoke::spec::ResourceReference {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ResourceReference {
         hub::spec::ResourceReference {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
+            id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
@@ -9020,7 +6400,7 @@ for hub::spec::ResourceReference {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ResourceReference {
         spoke::spec::ResourceReference {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
+            id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
@@ -9035,23 +6415,7 @@ impl armgen_runtime::hub::Convert<
     ) -> hub::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
         hub::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
             public_ip_prefixes: cx
-                .convert(
-                    self.public_ip_prefixes.as_ref(),
-                    &path.field("publicIPPrefixes"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.public_ip_prefixes, &path.field("publicIPPrefixes")),
         }
     }
 }
@@ -9066,23 +6430,7 @@ impl armgen_runtime::hub::Convert<
     ) -> spoke::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
         spoke::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
             public_ip_prefixes: cx
-                .convert(
-                    self.public_ip_prefixes.as_ref(),
-                    &path.field("publicIPPrefixes"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::ResourceReference,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.public_ip_prefixes, &path.field("publicIPPrefixes")),
         }
     }
 }
@@ -9096,8 +6444,8 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
         hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            count_i_pv6: cx.copy(self.count_i_pv6.as_ref(), &path.field("countIPv6")),
+            count: cx.copy(&self.count, &path.field("count")),
+            count_i_pv6: cx.copy(&self.count_i_pv6, &path.field("countIPv6")),
         }
     }
 }
@@ -9111,8 +6459,8 @@ impl armgen_runtime::hub::Convert<
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
         spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            count_i_pv6: cx.copy(self.count_i_pv6.as_ref(), &path.field("countIPv6")),
+            count: cx.copy(&self.count, &path.field("count")),
+            count_i_pv6: cx.copy(&self.count_i_pv6, &path.field("countIPv6")),
         }
     }
 }
@@ -9125,23 +6473,9 @@ for spoke::spec::AdvancedNetworking {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::AdvancedNetworking {
         hub::spec::AdvancedNetworking {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            observability: cx
-                .convert(
-                    self.observability.as_ref(),
-                    &path.field("observability"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AdvancedNetworkingObservability,
-                    >::convert,
-                ),
-            security: cx
-                .convert(
-                    self.security.as_ref(),
-                    &path.field("security"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AdvancedNetworkingSecurity,
-                    >::convert,
-                ),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            observability: cx.object(&self.observability, &path.field("observability")),
+            security: cx.object(&self.security, &path.field("security")),
             performance: cx.restore(&path.field("performance")),
         }
     }
@@ -9154,25 +6488,11 @@ for hub::spec::AdvancedNetworking {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::AdvancedNetworking {
-        cx.keep(self.performance.as_ref(), &path.field("performance"));
+        cx.keep(&self.performance, &path.field("performance"));
         spoke::spec::AdvancedNetworking {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            observability: cx
-                .convert(
-                    self.observability.as_ref(),
-                    &path.field("observability"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AdvancedNetworkingObservability,
-                    >::convert,
-                ),
-            security: cx
-                .convert(
-                    self.security.as_ref(),
-                    &path.field("security"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AdvancedNetworkingSecurity,
-                    >::convert,
-                ),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            observability: cx.object(&self.observability, &path.field("observability")),
+            security: cx.object(&self.security, &path.field("security")),
         }
     }
 }
@@ -9185,7 +6505,7 @@ for spoke::spec::AdvancedNetworkingSecurity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::AdvancedNetworkingSecurity {
         hub::spec::AdvancedNetworkingSecurity {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             advanced_network_policies: cx
                 .spelled(
                     self.advanced_network_policies.as_ref().map(|value| value.as_str()),
@@ -9207,9 +6527,9 @@ for hub::spec::AdvancedNetworkingSecurity {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::AdvancedNetworkingSecurity {
-        cx.keep(self.transit_encryption.as_ref(), &path.field("transitEncryption"));
+        cx.keep(&self.transit_encryption, &path.field("transitEncryption"));
         spoke::spec::AdvancedNetworkingSecurity {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             advanced_network_policies: cx
                 .spelled(
                     self.advanced_network_policies.as_ref().map(|value| value.as_str()),
@@ -9231,7 +6551,7 @@ for spoke::spec::AdvancedNetworkingObservability {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::AdvancedNetworkingObservability {
         hub::spec::AdvancedNetworkingObservability {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -9244,7 +6564,7 @@ for hub::spec::AdvancedNetworkingObservability {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::AdvancedNetworkingObservability {
         spoke::spec::AdvancedNetworkingObservability {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -9295,7 +6615,7 @@ for spoke::spec::ManagedClusterOidcIssuerProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterOidcIssuerProfile {
         hub::spec::ManagedClusterOidcIssuerProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -9308,7 +6628,7 @@ for hub::spec::ManagedClusterOidcIssuerProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterOidcIssuerProfile {
         spoke::spec::ManagedClusterOidcIssuerProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -9321,47 +6641,21 @@ for spoke::spec::ManagedClusterPodIdentityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterPodIdentityProfile {
         hub::spec::ManagedClusterPodIdentityProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             allow_network_plugin_kubenet: cx
                 .copy(
-                    self.allow_network_plugin_kubenet.as_ref(),
+                    &self.allow_network_plugin_kubenet,
                     &path.field("allowNetworkPluginKubenet"),
                 ),
             user_assigned_identities: cx
-                .convert(
-                    self.user_assigned_identities.as_ref(),
+                .object(
+                    &self.user_assigned_identities,
                     &path.field("userAssignedIdentities"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::ManagedClusterPodIdentity,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             user_assigned_identity_exceptions: cx
-                .convert(
-                    self.user_assigned_identity_exceptions.as_ref(),
+                .object(
+                    &self.user_assigned_identity_exceptions,
                     &path.field("userAssignedIdentityExceptions"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::ManagedClusterPodIdentityException,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
         }
     }
@@ -9375,47 +6669,21 @@ for hub::spec::ManagedClusterPodIdentityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterPodIdentityProfile {
         spoke::spec::ManagedClusterPodIdentityProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
             allow_network_plugin_kubenet: cx
                 .copy(
-                    self.allow_network_plugin_kubenet.as_ref(),
+                    &self.allow_network_plugin_kubenet,
                     &path.field("allowNetworkPluginKubenet"),
                 ),
             user_assigned_identities: cx
-                .convert(
-                    self.user_assigned_identities.as_ref(),
+                .object(
+                    &self.user_assigned_identities,
                     &path.field("userAssignedIdentities"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::ManagedClusterPodIdentity,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             user_assigned_identity_exceptions: cx
-                .convert(
-                    self.user_assigned_identity_exceptions.as_ref(),
+                .object(
+                    &self.user_assigned_identity_exceptions,
                     &path.field("userAssignedIdentityExceptions"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::ManagedClusterPodIdentityException,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
         }
     }
@@ -9429,9 +6697,9 @@ for spoke::spec::ManagedClusterPodIdentityException {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterPodIdentityException {
         hub::spec::ManagedClusterPodIdentityException {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
-            pod_labels: cx.copy(self.pod_labels.as_ref(), &path.field("podLabels")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
+            pod_labels: cx.copy(&self.pod_labels, &path.field("podLabels")),
         }
     }
 }
@@ -9444,9 +6712,9 @@ for hub::spec::ManagedClusterPodIdentityException {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterPodIdentityException {
         spoke::spec::ManagedClusterPodIdentityException {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
-            pod_labels: cx.copy(self.pod_labels.as_ref(), &path.field("podLabels")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
+            pod_labels: cx.copy(&self.pod_labels, &path.field("podLabels")),
         }
     }
 }
@@ -9459,18 +6727,11 @@ for spoke::spec::ManagedClusterPodIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterPodIdentity {
         hub::spec::ManagedClusterPodIdentity {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
             binding_selector: cx
-                .copy(self.binding_selector.as_ref(), &path.field("bindingSelector")),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::UserAssignedIdentity,
-                    >::convert,
-                ),
+                .copy(&self.binding_selector, &path.field("bindingSelector")),
+            identity: cx.object(&self.identity, &path.field("identity")),
         }
     }
 }
@@ -9483,18 +6744,11 @@ for hub::spec::ManagedClusterPodIdentity {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterPodIdentity {
         spoke::spec::ManagedClusterPodIdentity {
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            namespace: cx.copy(self.namespace.as_ref(), &path.field("namespace")),
+            name: cx.copy(&self.name, &path.field("name")),
+            namespace: cx.copy(&self.namespace, &path.field("namespace")),
             binding_selector: cx
-                .copy(self.binding_selector.as_ref(), &path.field("bindingSelector")),
-            identity: cx
-                .convert(
-                    self.identity.as_ref(),
-                    &path.field("identity"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::UserAssignedIdentity,
-                    >::convert,
-                ),
+                .copy(&self.binding_selector, &path.field("bindingSelector")),
+            identity: cx.object(&self.identity, &path.field("identity")),
         }
     }
 }
@@ -9507,8 +6761,8 @@ for spoke::spec::ManagedClusterAddonProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterAddonProfile {
         hub::spec::ManagedClusterAddonProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            config: cx.copy(self.config.as_ref(), &path.field("config")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            config: cx.copy(&self.config, &path.field("config")),
         }
     }
 }
@@ -9521,8 +6775,8 @@ for hub::spec::ManagedClusterAddonProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterAddonProfile {
         spoke::spec::ManagedClusterAddonProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            config: cx.copy(self.config.as_ref(), &path.field("config")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            config: cx.copy(&self.config, &path.field("config")),
         }
     }
 }
@@ -9535,8 +6789,8 @@ for spoke::spec::ManagedClusterServicePrincipalProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterServicePrincipalProfile {
         hub::spec::ManagedClusterServicePrincipalProfile {
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
-            secret: cx.copy(self.secret.as_ref(), &path.field("secret")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
+            secret: cx.copy(&self.secret, &path.field("secret")),
         }
     }
 }
@@ -9549,8 +6803,8 @@ for hub::spec::ManagedClusterServicePrincipalProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterServicePrincipalProfile {
         spoke::spec::ManagedClusterServicePrincipalProfile {
-            client_id: cx.copy(self.client_id.as_ref(), &path.field("clientId")),
-            secret: cx.copy(self.secret.as_ref(), &path.field("secret")),
+            client_id: cx.copy(&self.client_id, &path.field("clientId")),
+            secret: cx.copy(&self.secret, &path.field("secret")),
         }
     }
 }
@@ -9563,10 +6817,8 @@ for spoke::spec::ManagedClusterWindowsProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterWindowsProfile {
         hub::spec::ManagedClusterWindowsProfile {
-            admin_username: cx
-                .copy(self.admin_username.as_ref(), &path.field("adminUsername")),
-            admin_password: cx
-                .copy(self.admin_password.as_ref(), &path.field("adminPassword")),
+            admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
+            admin_password: cx.copy(&self.admin_password, &path.field("adminPassword")),
             license_type: cx
                 .spelled(
                     self.license_type.as_ref().map(|value| value.as_str()),
@@ -9575,15 +6827,8 @@ for spoke::spec::ManagedClusterWindowsProfile {
                     hub::arm::LicenseType::as_str,
                 ),
             enable_csi_proxy: cx
-                .copy(self.enable_csi_proxy.as_ref(), &path.field("enableCSIProxy")),
-            gmsa_profile: cx
-                .convert(
-                    self.gmsa_profile.as_ref(),
-                    &path.field("gmsaProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::WindowsGmsaProfile,
-                    >::convert,
-                ),
+                .copy(&self.enable_csi_proxy, &path.field("enableCSIProxy")),
+            gmsa_profile: cx.object(&self.gmsa_profile, &path.field("gmsaProfile")),
         }
     }
 }
@@ -9596,10 +6841,8 @@ for hub::spec::ManagedClusterWindowsProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterWindowsProfile {
         spoke::spec::ManagedClusterWindowsProfile {
-            admin_username: cx
-                .copy(self.admin_username.as_ref(), &path.field("adminUsername")),
-            admin_password: cx
-                .copy(self.admin_password.as_ref(), &path.field("adminPassword")),
+            admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
+            admin_password: cx.copy(&self.admin_password, &path.field("adminPassword")),
             license_type: cx
                 .spelled(
                     self.license_type.as_ref().map(|value| value.as_str()),
@@ -9608,15 +6851,8 @@ for hub::spec::ManagedClusterWindowsProfile {
                     spoke::arm::LicenseType::as_str,
                 ),
             enable_csi_proxy: cx
-                .copy(self.enable_csi_proxy.as_ref(), &path.field("enableCSIProxy")),
-            gmsa_profile: cx
-                .convert(
-                    self.gmsa_profile.as_ref(),
-                    &path.field("gmsaProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::WindowsGmsaProfile,
-                    >::convert,
-                ),
+                .copy(&self.enable_csi_proxy, &path.field("enableCSIProxy")),
+            gmsa_profile: cx.object(&self.gmsa_profile, &path.field("gmsaProfile")),
         }
     }
 }
@@ -9629,10 +6865,10 @@ for spoke::spec::WindowsGmsaProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::WindowsGmsaProfile {
         hub::spec::WindowsGmsaProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            dns_server: cx.copy(self.dns_server.as_ref(), &path.field("dnsServer")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            dns_server: cx.copy(&self.dns_server, &path.field("dnsServer")),
             root_domain_name: cx
-                .copy(self.root_domain_name.as_ref(), &path.field("rootDomainName")),
+                .copy(&self.root_domain_name, &path.field("rootDomainName")),
         }
     }
 }
@@ -9645,10 +6881,10 @@ for hub::spec::WindowsGmsaProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::WindowsGmsaProfile {
         spoke::spec::WindowsGmsaProfile {
-            enabled: cx.copy(self.enabled.as_ref(), &path.field("enabled")),
-            dns_server: cx.copy(self.dns_server.as_ref(), &path.field("dnsServer")),
+            enabled: cx.copy(&self.enabled, &path.field("enabled")),
+            dns_server: cx.copy(&self.dns_server, &path.field("dnsServer")),
             root_domain_name: cx
-                .copy(self.root_domain_name.as_ref(), &path.field("rootDomainName")),
+                .copy(&self.root_domain_name, &path.field("rootDomainName")),
         }
     }
 }
@@ -9661,16 +6897,8 @@ for spoke::spec::ContainerServiceLinuxProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ContainerServiceLinuxProfile {
         hub::spec::ContainerServiceLinuxProfile {
-            admin_username: cx
-                .copy(self.admin_username.as_ref(), &path.field("adminUsername")),
-            ssh: cx
-                .convert(
-                    self.ssh.as_ref(),
-                    &path.field("ssh"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::ContainerServiceSshConfiguration,
-                    >::convert,
-                ),
+            admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
+            ssh: cx.object(&self.ssh, &path.field("ssh")),
         }
     }
 }
@@ -9683,16 +6911,8 @@ for hub::spec::ContainerServiceLinuxProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ContainerServiceLinuxProfile {
         spoke::spec::ContainerServiceLinuxProfile {
-            admin_username: cx
-                .copy(self.admin_username.as_ref(), &path.field("adminUsername")),
-            ssh: cx
-                .convert(
-                    self.ssh.as_ref(),
-                    &path.field("ssh"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::ContainerServiceSshConfiguration,
-                    >::convert,
-                ),
+            admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
+            ssh: cx.object(&self.ssh, &path.field("ssh")),
         }
     }
 }
@@ -9705,24 +6925,7 @@ for spoke::spec::ContainerServiceSshConfiguration {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ContainerServiceSshConfiguration {
         hub::spec::ContainerServiceSshConfiguration {
-            public_keys: cx
-                .convert(
-                    self.public_keys.as_ref(),
-                    &path.field("publicKeys"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::ContainerServiceSshPublicKey,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            public_keys: cx.object(&self.public_keys, &path.field("publicKeys")),
         }
     }
 }
@@ -9735,24 +6938,7 @@ for hub::spec::ContainerServiceSshConfiguration {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ContainerServiceSshConfiguration {
         spoke::spec::ContainerServiceSshConfiguration {
-            public_keys: cx
-                .convert(
-                    self.public_keys.as_ref(),
-                    &path.field("publicKeys"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::ContainerServiceSshPublicKey,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            public_keys: cx.object(&self.public_keys, &path.field("publicKeys")),
         }
     }
 }
@@ -9765,7 +6951,7 @@ for spoke::spec::ContainerServiceSshPublicKey {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ContainerServiceSshPublicKey {
         hub::spec::ContainerServiceSshPublicKey {
-            key_data: cx.copy(self.key_data.as_ref(), &path.field("keyData")),
+            key_data: cx.copy(&self.key_data, &path.field("keyData")),
         }
     }
 }
@@ -9778,7 +6964,7 @@ for hub::spec::ContainerServiceSshPublicKey {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ContainerServiceSshPublicKey {
         spoke::spec::ContainerServiceSshPublicKey {
-            key_data: cx.copy(self.key_data.as_ref(), &path.field("keyData")),
+            key_data: cx.copy(&self.key_data, &path.field("keyData")),
         }
     }
 }
@@ -9791,10 +6977,9 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManagedClusterAgentPoolProfile {
         hub::spec::ManagedClusterAgentPoolProfile {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
-            os_disk_size_gb: cx
-                .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
+            count: cx.copy(&self.count, &path.field("count")),
+            vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
+            os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
             os_disk_type: cx
                 .spelled(
                     self.os_disk_type.as_ref().map(|value| value.as_str()),
@@ -9817,11 +7002,9 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
                     hub::arm::WorkloadRuntime::as_str,
                 ),
             message_of_the_day: cx
-                .copy(self.message_of_the_day.as_ref(), &path.field("messageOfTheDay")),
-            vnet_subnet_id: cx
-                .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
-            pod_subnet_id: cx
-                .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
+                .copy(&self.message_of_the_day, &path.field("messageOfTheDay")),
+            vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
+            pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
             pod_ip_allocation_mode: cx
                 .spelled(
                     self.pod_ip_allocation_mode.as_ref().map(|value| value.as_str()),
@@ -9829,7 +7012,7 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
                     |value| Some(hub::arm::PodIpAllocationMode::from(value.to_string())),
                     hub::arm::PodIpAllocationMode::as_str,
                 ),
-            max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
+            max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
             os_type: cx
                 .spelled(
                     self.os_type.as_ref().map(|value| value.as_str()),
@@ -9844,13 +7027,10 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
                     |value| Some(hub::arm::Ossku::from(value.to_string())),
                     hub::arm::Ossku::as_str,
                 ),
-            max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
-            min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
+            max_count: cx.copy(&self.max_count, &path.field("maxCount")),
+            min_count: cx.copy(&self.min_count, &path.field("minCount")),
             enable_auto_scaling: cx
-                .copy(
-                    self.enable_auto_scaling.as_ref(),
-                    &path.field("enableAutoScaling"),
-                ),
+                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
             scale_down_mode: cx
                 .spelled(
                     self.scale_down_mode.as_ref().map(|value| value.as_str()),
@@ -9873,37 +7053,17 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
                     hub::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
-                .copy(
-                    self.orchestrator_version.as_ref(),
-                    &path.field("orchestratorVersion"),
-                ),
+                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AgentPoolUpgradeSettings,
-                    >::convert,
-                ),
-            power_state: cx
-                .convert(
-                    self.power_state.as_ref(),
-                    &path.field("powerState"),
-                    armgen_runtime::hub::Convert::<hub::spec::PowerState>::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            power_state: cx.object(&self.power_state, &path.field("powerState")),
             availability_zones: cx
-                .copy(
-                    self.availability_zones.as_ref(),
-                    &path.field("availabilityZones"),
-                ),
+                .copy(&self.availability_zones, &path.field("availabilityZones")),
             enable_node_public_ip: cx
-                .copy(
-                    self.enable_node_public_ip.as_ref(),
-                    &path.field("enableNodePublicIP"),
-                ),
+                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
             node_public_ip_prefix_id: cx
                 .copy(
-                    self.node_public_ip_prefix_id.as_ref(),
+                    &self.node_public_ip_prefix_id,
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
@@ -9922,36 +7082,27 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
                     ),
                     hub::arm::ScaleSetEvictionPolicy::as_str,
                 ),
-            spot_max_price: cx
-                .copy(self.spot_max_price.as_ref(), &path.field("spotMaxPrice")),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),
-            node_taints: cx.copy(self.node_taints.as_ref(), &path.field("nodeTaints")),
+            spot_max_price: cx.copy(&self.spot_max_price, &path.field("spotMaxPrice")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
+            node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
                 .copy(
-                    self.proximity_placement_group_id.as_ref(),
+                    &self.proximity_placement_group_id,
                     &path.field("proximityPlacementGroupID"),
                 ),
             kubelet_config: cx
-                .convert(
-                    self.kubelet_config.as_ref(),
-                    &path.field("kubeletConfig"),
-                    armgen_runtime::hub::Convert::<hub::spec::KubeletConfig>::convert,
-                ),
+                .object(&self.kubelet_config, &path.field("kubeletConfig")),
             linux_os_config: cx
-                .convert(
-                    self.linux_os_config.as_ref(),
-                    &path.field("linuxOSConfig"),
-                    armgen_runtime::hub::Convert::<hub::spec::LinuxOsConfig>::convert,
-                ),
+                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
             enable_encryption_at_host: cx
                 .copy(
-                    self.enable_encryption_at_host.as_ref(),
+                    &self.enable_encryption_at_host,
                     &path.field("enableEncryptionAtHost"),
                 ),
             enable_ultra_ssd: cx
-                .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
-            enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
+                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+            enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
             gpu_instance_profile: cx
                 .spelled(
                     self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
@@ -9959,90 +7110,35 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
                     |value| Some(hub::arm::GpuInstanceProfile::from(value.to_string())),
                     hub::arm::GpuInstanceProfile::as_str,
                 ),
-            creation_data: cx
-                .convert(
-                    self.creation_data.as_ref(),
-                    &path.field("creationData"),
-                    armgen_runtime::hub::Convert::<hub::spec::CreationData>::convert,
-                ),
+            creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
                 .copy(
-                    self.capacity_reservation_group_id.as_ref(),
+                    &self.capacity_reservation_group_id,
                     &path.field("capacityReservationGroupID"),
                 ),
-            host_group_id: cx
-                .copy(self.host_group_id.as_ref(), &path.field("hostGroupID")),
+            host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AgentPoolNetworkProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AgentPoolWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AgentPoolSecurityProfile,
-                    >::convert,
-                ),
-            gpu_profile: cx
-                .convert(
-                    self.gpu_profile.as_ref(),
-                    &path.field("gpuProfile"),
-                    armgen_runtime::hub::Convert::<hub::spec::GpuProfile>::convert,
-                ),
+                .object(&self.security_profile, &path.field("securityProfile")),
+            gpu_profile: cx.object(&self.gpu_profile, &path.field("gpuProfile")),
             gateway_profile: cx
-                .convert(
-                    self.gateway_profile.as_ref(),
-                    &path.field("gatewayProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::AgentPoolGatewayProfile,
-                    >::convert,
-                ),
+                .object(&self.gateway_profile, &path.field("gatewayProfile")),
             virtual_machines_profile: cx
-                .convert(
-                    self.virtual_machines_profile.as_ref(),
+                .object(
+                    &self.virtual_machines_profile,
                     &path.field("virtualMachinesProfile"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::VirtualMachinesProfile,
-                    >::convert,
                 ),
             virtual_machine_nodes_status: cx
-                .convert(
-                    self.virtual_machine_nodes_status.as_ref(),
+                .object(
+                    &self.virtual_machine_nodes_status,
                     &path.field("virtualMachineNodesStatus"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::VirtualMachineNodes,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             local_dns_profile: cx
-                .convert(
-                    self.local_dns_profile.as_ref(),
-                    &path.field("localDNSProfile"),
-                    armgen_runtime::hub::Convert::<hub::spec::LocalDnsProfile>::convert,
-                ),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
+                .object(&self.local_dns_profile, &path.field("localDNSProfile")),
+            name: cx.copy(&self.name, &path.field("name")),
             node_image_version: cx.restore(&path.field("nodeImageVersion")),
             artifact_streaming_profile: cx
                 .restore(&path.field("artifactStreamingProfile")),
@@ -10057,16 +7153,15 @@ for hub::spec::ManagedClusterAgentPoolProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManagedClusterAgentPoolProfile {
-        cx.keep(self.node_image_version.as_ref(), &path.field("nodeImageVersion"));
+        cx.keep(&self.node_image_version, &path.field("nodeImageVersion"));
         cx.keep(
-            self.artifact_streaming_profile.as_ref(),
+            &self.artifact_streaming_profile,
             &path.field("artifactStreamingProfile"),
         );
         spoke::spec::ManagedClusterAgentPoolProfile {
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
-            vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
-            os_disk_size_gb: cx
-                .copy(self.os_disk_size_gb.as_ref(), &path.field("osDiskSizeGB")),
+            count: cx.copy(&self.count, &path.field("count")),
+            vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
+            os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
             os_disk_type: cx
                 .spelled(
                     self.os_disk_type.as_ref().map(|value| value.as_str()),
@@ -10089,11 +7184,9 @@ for hub::spec::ManagedClusterAgentPoolProfile {
                     spoke::arm::WorkloadRuntime::as_str,
                 ),
             message_of_the_day: cx
-                .copy(self.message_of_the_day.as_ref(), &path.field("messageOfTheDay")),
-            vnet_subnet_id: cx
-                .copy(self.vnet_subnet_id.as_ref(), &path.field("vnetSubnetID")),
-            pod_subnet_id: cx
-                .copy(self.pod_subnet_id.as_ref(), &path.field("podSubnetID")),
+                .copy(&self.message_of_the_day, &path.field("messageOfTheDay")),
+            vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
+            pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
             pod_ip_allocation_mode: cx
                 .spelled(
                     self.pod_ip_allocation_mode.as_ref().map(|value| value.as_str()),
@@ -10103,7 +7196,7 @@ for hub::spec::ManagedClusterAgentPoolProfile {
                     ),
                     spoke::arm::PodIpAllocationMode::as_str,
                 ),
-            max_pods: cx.copy(self.max_pods.as_ref(), &path.field("maxPods")),
+            max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
             os_type: cx
                 .spelled(
                     self.os_type.as_ref().map(|value| value.as_str()),
@@ -10118,13 +7211,10 @@ for hub::spec::ManagedClusterAgentPoolProfile {
                     |value| Some(spoke::arm::Ossku::from(value.to_string())),
                     spoke::arm::Ossku::as_str,
                 ),
-            max_count: cx.copy(self.max_count.as_ref(), &path.field("maxCount")),
-            min_count: cx.copy(self.min_count.as_ref(), &path.field("minCount")),
+            max_count: cx.copy(&self.max_count, &path.field("maxCount")),
+            min_count: cx.copy(&self.min_count, &path.field("minCount")),
             enable_auto_scaling: cx
-                .copy(
-                    self.enable_auto_scaling.as_ref(),
-                    &path.field("enableAutoScaling"),
-                ),
+                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
             scale_down_mode: cx
                 .spelled(
                     self.scale_down_mode.as_ref().map(|value| value.as_str()),
@@ -10147,37 +7237,17 @@ for hub::spec::ManagedClusterAgentPoolProfile {
                     spoke::arm::AgentPoolMode::as_str,
                 ),
             orchestrator_version: cx
-                .copy(
-                    self.orchestrator_version.as_ref(),
-                    &path.field("orchestratorVersion"),
-                ),
+                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
             upgrade_settings: cx
-                .convert(
-                    self.upgrade_settings.as_ref(),
-                    &path.field("upgradeSettings"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AgentPoolUpgradeSettings,
-                    >::convert,
-                ),
-            power_state: cx
-                .convert(
-                    self.power_state.as_ref(),
-                    &path.field("powerState"),
-                    armgen_runtime::hub::Convert::<spoke::spec::PowerState>::convert,
-                ),
+                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            power_state: cx.object(&self.power_state, &path.field("powerState")),
             availability_zones: cx
-                .copy(
-                    self.availability_zones.as_ref(),
-                    &path.field("availabilityZones"),
-                ),
+                .copy(&self.availability_zones, &path.field("availabilityZones")),
             enable_node_public_ip: cx
-                .copy(
-                    self.enable_node_public_ip.as_ref(),
-                    &path.field("enableNodePublicIP"),
-                ),
+                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
             node_public_ip_prefix_id: cx
                 .copy(
-                    self.node_public_ip_prefix_id.as_ref(),
+                    &self.node_public_ip_prefix_id,
                     &path.field("nodePublicIPPrefixID"),
                 ),
             scale_set_priority: cx
@@ -10196,36 +7266,27 @@ for hub::spec::ManagedClusterAgentPoolProfile {
                     ),
                     spoke::arm::ScaleSetEvictionPolicy::as_str,
                 ),
-            spot_max_price: cx
-                .copy(self.spot_max_price.as_ref(), &path.field("spotMaxPrice")),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            node_labels: cx.copy(self.node_labels.as_ref(), &path.field("nodeLabels")),
-            node_taints: cx.copy(self.node_taints.as_ref(), &path.field("nodeTaints")),
+            spot_max_price: cx.copy(&self.spot_max_price, &path.field("spotMaxPrice")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
+            node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
                 .copy(
-                    self.proximity_placement_group_id.as_ref(),
+                    &self.proximity_placement_group_id,
                     &path.field("proximityPlacementGroupID"),
                 ),
             kubelet_config: cx
-                .convert(
-                    self.kubelet_config.as_ref(),
-                    &path.field("kubeletConfig"),
-                    armgen_runtime::hub::Convert::<spoke::spec::KubeletConfig>::convert,
-                ),
+                .object(&self.kubelet_config, &path.field("kubeletConfig")),
             linux_os_config: cx
-                .convert(
-                    self.linux_os_config.as_ref(),
-                    &path.field("linuxOSConfig"),
-                    armgen_runtime::hub::Convert::<spoke::spec::LinuxOsConfig>::convert,
-                ),
+                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
             enable_encryption_at_host: cx
                 .copy(
-                    self.enable_encryption_at_host.as_ref(),
+                    &self.enable_encryption_at_host,
                     &path.field("enableEncryptionAtHost"),
                 ),
             enable_ultra_ssd: cx
-                .copy(self.enable_ultra_ssd.as_ref(), &path.field("enableUltraSSD")),
-            enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
+                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+            enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
             gpu_instance_profile: cx
                 .spelled(
                     self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
@@ -10235,90 +7296,35 @@ for hub::spec::ManagedClusterAgentPoolProfile {
                     ),
                     spoke::arm::GpuInstanceProfile::as_str,
                 ),
-            creation_data: cx
-                .convert(
-                    self.creation_data.as_ref(),
-                    &path.field("creationData"),
-                    armgen_runtime::hub::Convert::<spoke::spec::CreationData>::convert,
-                ),
+            creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
                 .copy(
-                    self.capacity_reservation_group_id.as_ref(),
+                    &self.capacity_reservation_group_id,
                     &path.field("capacityReservationGroupID"),
                 ),
-            host_group_id: cx
-                .copy(self.host_group_id.as_ref(), &path.field("hostGroupID")),
+            host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
             network_profile: cx
-                .convert(
-                    self.network_profile.as_ref(),
-                    &path.field("networkProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AgentPoolNetworkProfile,
-                    >::convert,
-                ),
+                .object(&self.network_profile, &path.field("networkProfile")),
             windows_profile: cx
-                .convert(
-                    self.windows_profile.as_ref(),
-                    &path.field("windowsProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AgentPoolWindowsProfile,
-                    >::convert,
-                ),
+                .object(&self.windows_profile, &path.field("windowsProfile")),
             security_profile: cx
-                .convert(
-                    self.security_profile.as_ref(),
-                    &path.field("securityProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AgentPoolSecurityProfile,
-                    >::convert,
-                ),
-            gpu_profile: cx
-                .convert(
-                    self.gpu_profile.as_ref(),
-                    &path.field("gpuProfile"),
-                    armgen_runtime::hub::Convert::<spoke::spec::GpuProfile>::convert,
-                ),
+                .object(&self.security_profile, &path.field("securityProfile")),
+            gpu_profile: cx.object(&self.gpu_profile, &path.field("gpuProfile")),
             gateway_profile: cx
-                .convert(
-                    self.gateway_profile.as_ref(),
-                    &path.field("gatewayProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::AgentPoolGatewayProfile,
-                    >::convert,
-                ),
+                .object(&self.gateway_profile, &path.field("gatewayProfile")),
             virtual_machines_profile: cx
-                .convert(
-                    self.virtual_machines_profile.as_ref(),
+                .object(
+                    &self.virtual_machines_profile,
                     &path.field("virtualMachinesProfile"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::VirtualMachinesProfile,
-                    >::convert,
                 ),
             virtual_machine_nodes_status: cx
-                .convert(
-                    self.virtual_machine_nodes_status.as_ref(),
+                .object(
+                    &self.virtual_machine_nodes_status,
                     &path.field("virtualMachineNodesStatus"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::VirtualMachineNodes,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
                 ),
             local_dns_profile: cx
-                .convert(
-                    self.local_dns_profile.as_ref(),
-                    &path.field("localDNSProfile"),
-                    armgen_runtime::hub::Convert::<spoke::spec::LocalDnsProfile>::convert,
-                ),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
+                .object(&self.local_dns_profile, &path.field("localDNSProfile")),
+            name: cx.copy(&self.name, &path.field("name")),
         }
     }
 }

@@ -16,23 +16,20 @@ for spoke::ManagedNamespaceSpec {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::ManagedNamespaceSpec {
         hub::ManagedNamespaceSpec {
-            azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
-            owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
-            operator_spec: cx
-                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
-            labels: cx.copy(self.labels.as_ref(), &path.field("labels")),
-            annotations: cx.copy(self.annotations.as_ref(), &path.field("annotations")),
+            azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
+            owner: cx.copy(&self.owner, &path.field("owner")),
+            operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
+            labels: cx.copy(&self.labels, &path.field("labels")),
+            annotations: cx.copy(&self.annotations, &path.field("annotations")),
             default_resource_quota: cx
-                .convert(
-                    self.default_resource_quota.as_ref(),
+                .object(
+                    &self.default_resource_quota,
                     &path.field("defaultResourceQuota"),
-                    armgen_runtime::hub::Convert::<hub::spec::ResourceQuota>::convert,
                 ),
             default_network_policy: cx
-                .convert(
-                    self.default_network_policy.as_ref(),
+                .object(
+                    &self.default_network_policy,
                     &path.field("defaultNetworkPolicy"),
-                    armgen_runtime::hub::Convert::<hub::spec::NetworkPolicies>::convert,
                 ),
             adoption_policy: cx
                 .spelled(
@@ -48,8 +45,8 @@ for spoke::ManagedNamespaceSpec {
                     |value| Some(hub::arm::DeletePolicy::from(value.to_string())),
                     hub::arm::DeletePolicy::as_str,
                 ),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            location: cx.copy(&self.location, &path.field("location")),
         }
     }
 }
@@ -62,23 +59,20 @@ for hub::ManagedNamespaceSpec {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::ManagedNamespaceSpec {
         spoke::ManagedNamespaceSpec {
-            azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
-            owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
-            operator_spec: cx
-                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
-            labels: cx.copy(self.labels.as_ref(), &path.field("labels")),
-            annotations: cx.copy(self.annotations.as_ref(), &path.field("annotations")),
+            azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
+            owner: cx.copy(&self.owner, &path.field("owner")),
+            operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
+            labels: cx.copy(&self.labels, &path.field("labels")),
+            annotations: cx.copy(&self.annotations, &path.field("annotations")),
             default_resource_quota: cx
-                .convert(
-                    self.default_resource_quota.as_ref(),
+                .object(
+                    &self.default_resource_quota,
                     &path.field("defaultResourceQuota"),
-                    armgen_runtime::hub::Convert::<spoke::spec::ResourceQuota>::convert,
                 ),
             default_network_policy: cx
-                .convert(
-                    self.default_network_policy.as_ref(),
+                .object(
+                    &self.default_network_policy,
                     &path.field("defaultNetworkPolicy"),
-                    armgen_runtime::hub::Convert::<spoke::spec::NetworkPolicies>::convert,
                 ),
             adoption_policy: cx
                 .spelled(
@@ -94,8 +88,8 @@ for hub::ManagedNamespaceSpec {
                     |value| Some(spoke::arm::DeletePolicy::from(value.to_string())),
                     spoke::arm::DeletePolicy::as_str,
                 ),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            location: cx.copy(&self.location, &path.field("location")),
         }
     }
 }
@@ -108,15 +102,10 @@ for spoke::ManagedNamespaceStatus {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::ManagedNamespaceStatus {
         hub::ManagedNamespaceStatus {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            system_data: cx
-                .convert(
-                    self.system_data.as_ref(),
-                    &path.field("systemData"),
-                    armgen_runtime::hub::Convert::<hub::status::SystemData>::convert,
-                ),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            system_data: cx.object(&self.system_data, &path.field("systemData")),
             provisioning_state: cx
                 .spelled(
                     self.provisioning_state.as_ref().map(|value| value.as_str()),
@@ -126,20 +115,18 @@ for spoke::ManagedNamespaceStatus {
                     ),
                     hub::arm::NamespaceProvisioningState::as_str,
                 ),
-            labels: cx.copy(self.labels.as_ref(), &path.field("labels")),
-            annotations: cx.copy(self.annotations.as_ref(), &path.field("annotations")),
-            portal_fqdn: cx.copy(self.portal_fqdn.as_ref(), &path.field("portalFqdn")),
+            labels: cx.copy(&self.labels, &path.field("labels")),
+            annotations: cx.copy(&self.annotations, &path.field("annotations")),
+            portal_fqdn: cx.copy(&self.portal_fqdn, &path.field("portalFqdn")),
             default_resource_quota: cx
-                .convert(
-                    self.default_resource_quota.as_ref(),
+                .object(
+                    &self.default_resource_quota,
                     &path.field("defaultResourceQuota"),
-                    armgen_runtime::hub::Convert::<hub::status::ResourceQuota>::convert,
                 ),
             default_network_policy: cx
-                .convert(
-                    self.default_network_policy.as_ref(),
+                .object(
+                    &self.default_network_policy,
                     &path.field("defaultNetworkPolicy"),
-                    armgen_runtime::hub::Convert::<hub::status::NetworkPolicies>::convert,
                 ),
             adoption_policy: cx
                 .spelled(
@@ -155,12 +142,12 @@ for spoke::ManagedNamespaceStatus {
                     |value| Some(hub::arm::DeletePolicy::from(value.to_string())),
                     hub::arm::DeletePolicy::as_str,
                 ),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
-            e_tag: cx.copy(self.e_tag.as_ref(), &path.field("eTag")),
-            conditions: cx.copy(self.conditions.as_ref(), &path.field("conditions")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            location: cx.copy(&self.location, &path.field("location")),
+            e_tag: cx.copy(&self.e_tag, &path.field("eTag")),
+            conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx
-                .copy(self.operator_status.as_ref(), &path.field("operatorStatus")),
+                .copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
@@ -173,15 +160,10 @@ for hub::ManagedNamespaceStatus {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::ManagedNamespaceStatus {
         spoke::ManagedNamespaceStatus {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            system_data: cx
-                .convert(
-                    self.system_data.as_ref(),
-                    &path.field("systemData"),
-                    armgen_runtime::hub::Convert::<spoke::status::SystemData>::convert,
-                ),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            system_data: cx.object(&self.system_data, &path.field("systemData")),
             provisioning_state: cx
                 .spelled(
                     self.provisioning_state.as_ref().map(|value| value.as_str()),
@@ -191,22 +173,18 @@ for hub::ManagedNamespaceStatus {
                     ),
                     spoke::arm::NamespaceProvisioningState::as_str,
                 ),
-            labels: cx.copy(self.labels.as_ref(), &path.field("labels")),
-            annotations: cx.copy(self.annotations.as_ref(), &path.field("annotations")),
-            portal_fqdn: cx.copy(self.portal_fqdn.as_ref(), &path.field("portalFqdn")),
+            labels: cx.copy(&self.labels, &path.field("labels")),
+            annotations: cx.copy(&self.annotations, &path.field("annotations")),
+            portal_fqdn: cx.copy(&self.portal_fqdn, &path.field("portalFqdn")),
             default_resource_quota: cx
-                .convert(
-                    self.default_resource_quota.as_ref(),
+                .object(
+                    &self.default_resource_quota,
                     &path.field("defaultResourceQuota"),
-                    armgen_runtime::hub::Convert::<spoke::status::ResourceQuota>::convert,
                 ),
             default_network_policy: cx
-                .convert(
-                    self.default_network_policy.as_ref(),
+                .object(
+                    &self.default_network_policy,
                     &path.field("defaultNetworkPolicy"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::NetworkPolicies,
-                    >::convert,
                 ),
             adoption_policy: cx
                 .spelled(
@@ -222,12 +200,12 @@ for hub::ManagedNamespaceStatus {
                     |value| Some(spoke::arm::DeletePolicy::from(value.to_string())),
                     spoke::arm::DeletePolicy::as_str,
                 ),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
-            e_tag: cx.copy(self.e_tag.as_ref(), &path.field("eTag")),
-            conditions: cx.copy(self.conditions.as_ref(), &path.field("conditions")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            location: cx.copy(&self.location, &path.field("location")),
+            e_tag: cx.copy(&self.e_tag, &path.field("eTag")),
+            conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx
-                .copy(self.operator_status.as_ref(), &path.field("operatorStatus")),
+                .copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
@@ -348,11 +326,10 @@ for spoke::status::ResourceQuota {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ResourceQuota {
         hub::status::ResourceQuota {
-            cpu_request: cx.copy(self.cpu_request.as_ref(), &path.field("cpuRequest")),
-            cpu_limit: cx.copy(self.cpu_limit.as_ref(), &path.field("cpuLimit")),
-            memory_request: cx
-                .copy(self.memory_request.as_ref(), &path.field("memoryRequest")),
-            memory_limit: cx.copy(self.memory_limit.as_ref(), &path.field("memoryLimit")),
+            cpu_request: cx.copy(&self.cpu_request, &path.field("cpuRequest")),
+            cpu_limit: cx.copy(&self.cpu_limit, &path.field("cpuLimit")),
+            memory_request: cx.copy(&self.memory_request, &path.field("memoryRequest")),
+            memory_limit: cx.copy(&self.memory_limit, &path.field("memoryLimit")),
         }
     }
 }
@@ -365,11 +342,10 @@ for hub::status::ResourceQuota {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ResourceQuota {
         spoke::status::ResourceQuota {
-            cpu_request: cx.copy(self.cpu_request.as_ref(), &path.field("cpuRequest")),
-            cpu_limit: cx.copy(self.cpu_limit.as_ref(), &path.field("cpuLimit")),
-            memory_request: cx
-                .copy(self.memory_request.as_ref(), &path.field("memoryRequest")),
-            memory_limit: cx.copy(self.memory_limit.as_ref(), &path.field("memoryLimit")),
+            cpu_request: cx.copy(&self.cpu_request, &path.field("cpuRequest")),
+            cpu_limit: cx.copy(&self.cpu_limit, &path.field("cpuLimit")),
+            memory_request: cx.copy(&self.memory_request, &path.field("memoryRequest")),
+            memory_limit: cx.copy(&self.memory_limit, &path.field("memoryLimit")),
         }
     }
 }
@@ -434,11 +410,10 @@ for spoke::spec::ResourceQuota {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ResourceQuota {
         hub::spec::ResourceQuota {
-            cpu_request: cx.copy(self.cpu_request.as_ref(), &path.field("cpuRequest")),
-            cpu_limit: cx.copy(self.cpu_limit.as_ref(), &path.field("cpuLimit")),
-            memory_request: cx
-                .copy(self.memory_request.as_ref(), &path.field("memoryRequest")),
-            memory_limit: cx.copy(self.memory_limit.as_ref(), &path.field("memoryLimit")),
+            cpu_request: cx.copy(&self.cpu_request, &path.field("cpuRequest")),
+            cpu_limit: cx.copy(&self.cpu_limit, &path.field("cpuLimit")),
+            memory_request: cx.copy(&self.memory_request, &path.field("memoryRequest")),
+            memory_limit: cx.copy(&self.memory_limit, &path.field("memoryLimit")),
         }
     }
 }
@@ -451,11 +426,10 @@ for hub::spec::ResourceQuota {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ResourceQuota {
         spoke::spec::ResourceQuota {
-            cpu_request: cx.copy(self.cpu_request.as_ref(), &path.field("cpuRequest")),
-            cpu_limit: cx.copy(self.cpu_limit.as_ref(), &path.field("cpuLimit")),
-            memory_request: cx
-                .copy(self.memory_request.as_ref(), &path.field("memoryRequest")),
-            memory_limit: cx.copy(self.memory_limit.as_ref(), &path.field("memoryLimit")),
+            cpu_request: cx.copy(&self.cpu_request, &path.field("cpuRequest")),
+            cpu_limit: cx.copy(&self.cpu_limit, &path.field("cpuLimit")),
+            memory_request: cx.copy(&self.memory_request, &path.field("memoryRequest")),
+            memory_limit: cx.copy(&self.memory_limit, &path.field("memoryLimit")),
         }
     }
 }

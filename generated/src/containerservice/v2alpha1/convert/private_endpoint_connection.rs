@@ -16,23 +16,15 @@ for spoke::PrivateEndpointConnectionSpec {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::PrivateEndpointConnectionSpec {
         hub::PrivateEndpointConnectionSpec {
-            azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
-            owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
-            operator_spec: cx
-                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
+            azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
+            owner: cx.copy(&self.owner, &path.field("owner")),
+            operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
             private_endpoint: cx
-                .convert(
-                    self.private_endpoint.as_ref(),
-                    &path.field("privateEndpoint"),
-                    armgen_runtime::hub::Convert::<hub::spec::PrivateEndpoint>::convert,
-                ),
+                .object(&self.private_endpoint, &path.field("privateEndpoint")),
             private_link_service_connection_state: cx
-                .convert(
-                    self.private_link_service_connection_state.as_ref(),
+                .object(
+                    &self.private_link_service_connection_state,
                     &path.field("privateLinkServiceConnectionState"),
-                    armgen_runtime::hub::Convert::<
-                        hub::spec::PrivateLinkServiceConnectionState,
-                    >::convert,
                 ),
         }
     }
@@ -46,23 +38,15 @@ for hub::PrivateEndpointConnectionSpec {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::PrivateEndpointConnectionSpec {
         spoke::PrivateEndpointConnectionSpec {
-            azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
-            owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
-            operator_spec: cx
-                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
+            azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
+            owner: cx.copy(&self.owner, &path.field("owner")),
+            operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
             private_endpoint: cx
-                .convert(
-                    self.private_endpoint.as_ref(),
-                    &path.field("privateEndpoint"),
-                    armgen_runtime::hub::Convert::<spoke::spec::PrivateEndpoint>::convert,
-                ),
+                .object(&self.private_endpoint, &path.field("privateEndpoint")),
             private_link_service_connection_state: cx
-                .convert(
-                    self.private_link_service_connection_state.as_ref(),
+                .object(
+                    &self.private_link_service_connection_state,
                     &path.field("privateLinkServiceConnectionState"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::spec::PrivateLinkServiceConnectionState,
-                    >::convert,
                 ),
         }
     }
@@ -76,15 +60,10 @@ for spoke::PrivateEndpointConnectionStatus {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::PrivateEndpointConnectionStatus {
         hub::PrivateEndpointConnectionStatus {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            system_data: cx
-                .convert(
-                    self.system_data.as_ref(),
-                    &path.field("systemData"),
-                    armgen_runtime::hub::Convert::<hub::status::SystemData>::convert,
-                ),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            system_data: cx.object(&self.system_data, &path.field("systemData")),
             provisioning_state: cx
                 .spelled(
                     self.provisioning_state.as_ref().map(|value| value.as_str()),
@@ -97,22 +76,15 @@ for spoke::PrivateEndpointConnectionStatus {
                     hub::arm::PrivateEndpointConnectionProvisioningState::as_str,
                 ),
             private_endpoint: cx
-                .convert(
-                    self.private_endpoint.as_ref(),
-                    &path.field("privateEndpoint"),
-                    armgen_runtime::hub::Convert::<hub::status::PrivateEndpoint>::convert,
-                ),
+                .object(&self.private_endpoint, &path.field("privateEndpoint")),
             private_link_service_connection_state: cx
-                .convert(
-                    self.private_link_service_connection_state.as_ref(),
+                .object(
+                    &self.private_link_service_connection_state,
                     &path.field("privateLinkServiceConnectionState"),
-                    armgen_runtime::hub::Convert::<
-                        hub::status::PrivateLinkServiceConnectionState,
-                    >::convert,
                 ),
-            conditions: cx.copy(self.conditions.as_ref(), &path.field("conditions")),
+            conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx
-                .copy(self.operator_status.as_ref(), &path.field("operatorStatus")),
+                .copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
@@ -125,15 +97,10 @@ for hub::PrivateEndpointConnectionStatus {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::PrivateEndpointConnectionStatus {
         spoke::PrivateEndpointConnectionStatus {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            system_data: cx
-                .convert(
-                    self.system_data.as_ref(),
-                    &path.field("systemData"),
-                    armgen_runtime::hub::Convert::<spoke::status::SystemData>::convert,
-                ),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            system_data: cx.object(&self.system_data, &path.field("systemData")),
             provisioning_state: cx
                 .spelled(
                     self.provisioning_state.as_ref().map(|value| value.as_str()),
@@ -146,24 +113,15 @@ for hub::PrivateEndpointConnectionStatus {
                     spoke::arm::PrivateEndpointConnectionProvisioningState::as_str,
                 ),
             private_endpoint: cx
-                .convert(
-                    self.private_endpoint.as_ref(),
-                    &path.field("privateEndpoint"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::PrivateEndpoint,
-                    >::convert,
-                ),
+                .object(&self.private_endpoint, &path.field("privateEndpoint")),
             private_link_service_connection_state: cx
-                .convert(
-                    self.private_link_service_connection_state.as_ref(),
+                .object(
+                    &self.private_link_service_connection_state,
                     &path.field("privateLinkServiceConnectionState"),
-                    armgen_runtime::hub::Convert::<
-                        spoke::status::PrivateLinkServiceConnectionState,
-                    >::convert,
                 ),
-            conditions: cx.copy(self.conditions.as_ref(), &path.field("conditions")),
+            conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx
-                .copy(self.operator_status.as_ref(), &path.field("operatorStatus")),
+                .copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
@@ -242,7 +200,7 @@ for spoke::status::PrivateLinkServiceConnectionState {
                     |value| Some(hub::arm::ConnectionStatus::from(value.to_string())),
                     hub::arm::ConnectionStatus::as_str,
                 ),
-            description: cx.copy(self.description.as_ref(), &path.field("description")),
+            description: cx.copy(&self.description, &path.field("description")),
         }
     }
 }
@@ -262,7 +220,7 @@ for hub::status::PrivateLinkServiceConnectionState {
                     |value| Some(spoke::arm::ConnectionStatus::from(value.to_string())),
                     spoke::arm::ConnectionStatus::as_str,
                 ),
-            description: cx.copy(self.description.as_ref(), &path.field("description")),
+            description: cx.copy(&self.description, &path.field("description")),
         }
     }
 }
@@ -275,7 +233,7 @@ for spoke::status::PrivateEndpoint {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::PrivateEndpoint {
         hub::status::PrivateEndpoint {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
+            id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
@@ -288,7 +246,7 @@ for hub::status::PrivateEndpoint {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::PrivateEndpoint {
         spoke::status::PrivateEndpoint {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
+            id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
@@ -308,7 +266,7 @@ for spoke::spec::PrivateLinkServiceConnectionState {
                     |value| Some(hub::arm::ConnectionStatus::from(value.to_string())),
                     hub::arm::ConnectionStatus::as_str,
                 ),
-            description: cx.copy(self.description.as_ref(), &path.field("description")),
+            description: cx.copy(&self.description, &path.field("description")),
         }
     }
 }
@@ -328,7 +286,7 @@ for hub::spec::PrivateLinkServiceConnectionState {
                     |value| Some(spoke::arm::ConnectionStatus::from(value.to_string())),
                     spoke::arm::ConnectionStatus::as_str,
                 ),
-            description: cx.copy(self.description.as_ref(), &path.field("description")),
+            description: cx.copy(&self.description, &path.field("description")),
         }
     }
 }
@@ -341,7 +299,7 @@ for spoke::spec::PrivateEndpoint {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::PrivateEndpoint {
         hub::spec::PrivateEndpoint {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
+            id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
@@ -354,7 +312,7 @@ for hub::spec::PrivateEndpoint {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::PrivateEndpoint {
         spoke::spec::PrivateEndpoint {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
+            id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }

@@ -31,45 +31,9 @@ for spoke::status::LocalDnsProfile {
                     hub::arm::LocalDnsState::as_str,
                 ),
             vnet_dns_overrides: cx
-                .convert(
-                    self.vnet_dns_overrides.as_ref(),
-                    &path.field("vnetDNSOverrides"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        hub::status::LocalDnsOverride,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.vnet_dns_overrides, &path.field("vnetDNSOverrides")),
             kube_dns_overrides: cx
-                .convert(
-                    self.kube_dns_overrides.as_ref(),
-                    &path.field("kubeDNSOverrides"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        hub::status::LocalDnsOverride,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.kube_dns_overrides, &path.field("kubeDNSOverrides")),
         }
     }
 }
@@ -97,45 +61,9 @@ for hub::status::LocalDnsProfile {
                     spoke::arm::LocalDnsState::as_str,
                 ),
             vnet_dns_overrides: cx
-                .convert(
-                    self.vnet_dns_overrides.as_ref(),
-                    &path.field("vnetDNSOverrides"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        spoke::status::LocalDnsOverride,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.vnet_dns_overrides, &path.field("vnetDNSOverrides")),
             kube_dns_overrides: cx
-                .convert(
-                    self.kube_dns_overrides.as_ref(),
-                    &path.field("kubeDNSOverrides"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        spoke::status::LocalDnsOverride,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.kube_dns_overrides, &path.field("kubeDNSOverrides")),
         }
     }
 }
@@ -182,16 +110,15 @@ for spoke::status::LocalDnsOverride {
                     ),
                     hub::arm::LocalDnsForwardPolicy::as_str,
                 ),
-            max_concurrent: cx
-                .copy(self.max_concurrent.as_ref(), &path.field("maxConcurrent")),
+            max_concurrent: cx.copy(&self.max_concurrent, &path.field("maxConcurrent")),
             cache_duration_in_seconds: cx
                 .copy(
-                    self.cache_duration_in_seconds.as_ref(),
+                    &self.cache_duration_in_seconds,
                     &path.field("cacheDurationInSeconds"),
                 ),
             serve_stale_duration_in_seconds: cx
                 .copy(
-                    self.serve_stale_duration_in_seconds.as_ref(),
+                    &self.serve_stale_duration_in_seconds,
                     &path.field("serveStaleDurationInSeconds"),
                 ),
             serve_stale: cx
@@ -247,16 +174,15 @@ for hub::status::LocalDnsOverride {
                     ),
                     spoke::arm::LocalDnsForwardPolicy::as_str,
                 ),
-            max_concurrent: cx
-                .copy(self.max_concurrent.as_ref(), &path.field("maxConcurrent")),
+            max_concurrent: cx.copy(&self.max_concurrent, &path.field("maxConcurrent")),
             cache_duration_in_seconds: cx
                 .copy(
-                    self.cache_duration_in_seconds.as_ref(),
+                    &self.cache_duration_in_seconds,
                     &path.field("cacheDurationInSeconds"),
                 ),
             serve_stale_duration_in_seconds: cx
                 .copy(
-                    self.serve_stale_duration_in_seconds.as_ref(),
+                    &self.serve_stale_duration_in_seconds,
                     &path.field("serveStaleDurationInSeconds"),
                 ),
             serve_stale: cx
@@ -281,11 +207,7 @@ for spoke::status::AgentPoolStatus {
     ) -> hub::status::AgentPoolStatus {
         hub::status::AgentPoolStatus {
             provisioning_error: cx
-                .convert(
-                    self.provisioning_error.as_ref(),
-                    &path.field("provisioningError"),
-                    armgen_runtime::hub::Convert::<hub::status::ErrorDetail>::convert,
-                ),
+                .object(&self.provisioning_error, &path.field("provisioningError")),
         }
     }
 }
@@ -299,11 +221,7 @@ for hub::status::AgentPoolStatus {
     ) -> spoke::status::AgentPoolStatus {
         spoke::status::AgentPoolStatus {
             provisioning_error: cx
-                .convert(
-                    self.provisioning_error.as_ref(),
-                    &path.field("provisioningError"),
-                    armgen_runtime::hub::Convert::<spoke::status::ErrorDetail>::convert,
-                ),
+                .object(&self.provisioning_error, &path.field("provisioningError")),
         }
     }
 }
@@ -316,45 +234,12 @@ for spoke::status::ErrorDetail {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ErrorDetail {
         hub::status::ErrorDetail {
-            code: cx.copy(self.code.as_ref(), &path.field("code")),
-            message: cx.copy(self.message.as_ref(), &path.field("message")),
-            target: cx.copy(self.target.as_ref(), &path.field("target")),
-            details: cx
-                .convert(
-                    self.details.as_ref(),
-                    &path.field("details"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ErrorDetail,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            code: cx.copy(&self.code, &path.field("code")),
+            message: cx.copy(&self.message, &path.field("message")),
+            target: cx.copy(&self.target, &path.field("target")),
+            details: cx.object(&self.details, &path.field("details")),
             additional_info: cx
-                .convert(
-                    self.additional_info.as_ref(),
-                    &path.field("additionalInfo"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ErrorAdditionalInfo,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.additional_info, &path.field("additionalInfo")),
         }
     }
 }
@@ -367,45 +252,12 @@ for hub::status::ErrorDetail {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ErrorDetail {
         spoke::status::ErrorDetail {
-            code: cx.copy(self.code.as_ref(), &path.field("code")),
-            message: cx.copy(self.message.as_ref(), &path.field("message")),
-            target: cx.copy(self.target.as_ref(), &path.field("target")),
-            details: cx
-                .convert(
-                    self.details.as_ref(),
-                    &path.field("details"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ErrorDetail,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            code: cx.copy(&self.code, &path.field("code")),
+            message: cx.copy(&self.message, &path.field("message")),
+            target: cx.copy(&self.target, &path.field("target")),
+            details: cx.object(&self.details, &path.field("details")),
             additional_info: cx
-                .convert(
-                    self.additional_info.as_ref(),
-                    &path.field("additionalInfo"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ErrorAdditionalInfo,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.additional_info, &path.field("additionalInfo")),
         }
     }
 }
@@ -418,8 +270,8 @@ for spoke::status::ErrorAdditionalInfo {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ErrorAdditionalInfo {
         hub::status::ErrorAdditionalInfo {
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            info: cx.copy(self.info.as_ref(), &path.field("info")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            info: cx.copy(&self.info, &path.field("info")),
         }
     }
 }
@@ -432,8 +284,8 @@ for hub::status::ErrorAdditionalInfo {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ErrorAdditionalInfo {
         spoke::status::ErrorAdditionalInfo {
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            info: cx.copy(self.info.as_ref(), &path.field("info")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            info: cx.copy(&self.info, &path.field("info")),
         }
     }
 }
@@ -446,8 +298,8 @@ for spoke::status::VirtualMachineNodes {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::VirtualMachineNodes {
         hub::status::VirtualMachineNodes {
-            size: cx.copy(self.size.as_ref(), &path.field("size")),
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
+            size: cx.copy(&self.size, &path.field("size")),
+            count: cx.copy(&self.count, &path.field("count")),
         }
     }
 }
@@ -460,8 +312,8 @@ for hub::status::VirtualMachineNodes {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::VirtualMachineNodes {
         spoke::status::VirtualMachineNodes {
-            size: cx.copy(self.size.as_ref(), &path.field("size")),
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
+            size: cx.copy(&self.size, &path.field("size")),
+            count: cx.copy(&self.count, &path.field("count")),
         }
     }
 }
@@ -474,12 +326,7 @@ for spoke::status::VirtualMachinesProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::VirtualMachinesProfile {
         hub::status::VirtualMachinesProfile {
-            scale: cx
-                .convert(
-                    self.scale.as_ref(),
-                    &path.field("scale"),
-                    armgen_runtime::hub::Convert::<hub::status::ScaleProfile>::convert,
-                ),
+            scale: cx.object(&self.scale, &path.field("scale")),
         }
     }
 }
@@ -492,12 +339,7 @@ for hub::status::VirtualMachinesProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::VirtualMachinesProfile {
         spoke::status::VirtualMachinesProfile {
-            scale: cx
-                .convert(
-                    self.scale.as_ref(),
-                    &path.field("scale"),
-                    armgen_runtime::hub::Convert::<spoke::status::ScaleProfile>::convert,
-                ),
+            scale: cx.object(&self.scale, &path.field("scale")),
         }
     }
 }
@@ -510,24 +352,7 @@ for spoke::status::ScaleProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ScaleProfile {
         hub::status::ScaleProfile {
-            manual: cx
-                .convert(
-                    self.manual.as_ref(),
-                    &path.field("manual"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::ManualScaleProfile,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            manual: cx.object(&self.manual, &path.field("manual")),
             autoscale: cx.restore(&path.field("autoscale")),
         }
     }
@@ -540,26 +365,9 @@ for hub::status::ScaleProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ScaleProfile {
-        cx.keep(self.autoscale.as_ref(), &path.field("autoscale"));
+        cx.keep(&self.autoscale, &path.field("autoscale"));
         spoke::status::ScaleProfile {
-            manual: cx
-                .convert(
-                    self.manual.as_ref(),
-                    &path.field("manual"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::ManualScaleProfile,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            manual: cx.object(&self.manual, &path.field("manual")),
         }
     }
 }
@@ -572,8 +380,8 @@ for spoke::status::ManualScaleProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::ManualScaleProfile {
         hub::status::ManualScaleProfile {
-            size: cx.copy(self.size.as_ref(), &path.field("size")),
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
+            size: cx.copy(&self.size, &path.field("size")),
+            count: cx.copy(&self.count, &path.field("count")),
         }
     }
 }
@@ -586,8 +394,8 @@ for hub::status::ManualScaleProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::ManualScaleProfile {
         spoke::status::ManualScaleProfile {
-            size: cx.copy(self.size.as_ref(), &path.field("size")),
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
+            size: cx.copy(&self.size, &path.field("size")),
+            count: cx.copy(&self.count, &path.field("count")),
         }
     }
 }
@@ -601,10 +409,7 @@ for spoke::status::AgentPoolGatewayProfile {
     ) -> hub::status::AgentPoolGatewayProfile {
         hub::status::AgentPoolGatewayProfile {
             public_ip_prefix_size: cx
-                .copy(
-                    self.public_ip_prefix_size.as_ref(),
-                    &path.field("publicIPPrefixSize"),
-                ),
+                .copy(&self.public_ip_prefix_size, &path.field("publicIPPrefixSize")),
         }
     }
 }
@@ -618,10 +423,7 @@ for hub::status::AgentPoolGatewayProfile {
     ) -> spoke::status::AgentPoolGatewayProfile {
         spoke::status::AgentPoolGatewayProfile {
             public_ip_prefix_size: cx
-                .copy(
-                    self.public_ip_prefix_size.as_ref(),
-                    &path.field("publicIPPrefixSize"),
-                ),
+                .copy(&self.public_ip_prefix_size, &path.field("publicIPPrefixSize")),
         }
     }
 }
@@ -653,7 +455,7 @@ for hub::status::GpuProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::GpuProfile {
-        cx.keep(self.nvidia.as_ref(), &path.field("nvidia"));
+        cx.keep(&self.nvidia, &path.field("nvidia"));
         spoke::status::GpuProfile {
             driver: cx
                 .spelled(
@@ -674,9 +476,9 @@ for spoke::status::AgentPoolSecurityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::AgentPoolSecurityProfile {
         hub::status::AgentPoolSecurityProfile {
-            enable_vtpm: cx.copy(self.enable_vtpm.as_ref(), &path.field("enableVTPM")),
+            enable_vtpm: cx.copy(&self.enable_vtpm, &path.field("enableVTPM")),
             enable_secure_boot: cx
-                .copy(self.enable_secure_boot.as_ref(), &path.field("enableSecureBoot")),
+                .copy(&self.enable_secure_boot, &path.field("enableSecureBoot")),
             ssh_access: cx
                 .spelled(
                     self.ssh_access.as_ref().map(|value| value.as_str()),
@@ -696,9 +498,9 @@ for hub::status::AgentPoolSecurityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::AgentPoolSecurityProfile {
         spoke::status::AgentPoolSecurityProfile {
-            enable_vtpm: cx.copy(self.enable_vtpm.as_ref(), &path.field("enableVTPM")),
+            enable_vtpm: cx.copy(&self.enable_vtpm, &path.field("enableVTPM")),
             enable_secure_boot: cx
-                .copy(self.enable_secure_boot.as_ref(), &path.field("enableSecureBoot")),
+                .copy(&self.enable_secure_boot, &path.field("enableSecureBoot")),
             ssh_access: cx
                 .spelled(
                     self.ssh_access.as_ref().map(|value| value.as_str()),
@@ -721,10 +523,7 @@ for spoke::status::AgentPoolWindowsProfile {
     ) -> hub::status::AgentPoolWindowsProfile {
         hub::status::AgentPoolWindowsProfile {
             disable_outbound_nat: cx
-                .copy(
-                    self.disable_outbound_nat.as_ref(),
-                    &path.field("disableOutboundNat"),
-                ),
+                .copy(&self.disable_outbound_nat, &path.field("disableOutboundNat")),
         }
     }
 }
@@ -738,10 +537,7 @@ for hub::status::AgentPoolWindowsProfile {
     ) -> spoke::status::AgentPoolWindowsProfile {
         spoke::status::AgentPoolWindowsProfile {
             disable_outbound_nat: cx
-                .copy(
-                    self.disable_outbound_nat.as_ref(),
-                    &path.field("disableOutboundNat"),
-                ),
+                .copy(&self.disable_outbound_nat, &path.field("disableOutboundNat")),
         }
     }
 }
@@ -755,44 +551,12 @@ for spoke::status::AgentPoolNetworkProfile {
     ) -> hub::status::AgentPoolNetworkProfile {
         hub::status::AgentPoolNetworkProfile {
             node_public_ip_tags: cx
-                .convert(
-                    self.node_public_ip_tags.as_ref(),
-                    &path.field("nodePublicIPTags"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::IpTag,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.node_public_ip_tags, &path.field("nodePublicIPTags")),
             allowed_host_ports: cx
-                .convert(
-                    self.allowed_host_ports.as_ref(),
-                    &path.field("allowedHostPorts"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::status::PortRange,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.allowed_host_ports, &path.field("allowedHostPorts")),
             application_security_groups: cx
                 .copy(
-                    self.application_security_groups.as_ref(),
+                    &self.application_security_groups,
                     &path.field("applicationSecurityGroups"),
                 ),
             dranet: cx.restore(&path.field("dranet")),
@@ -807,47 +571,15 @@ for hub::status::AgentPoolNetworkProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::AgentPoolNetworkProfile {
-        cx.keep(self.dranet.as_ref(), &path.field("dranet"));
+        cx.keep(&self.dranet, &path.field("dranet"));
         spoke::status::AgentPoolNetworkProfile {
             node_public_ip_tags: cx
-                .convert(
-                    self.node_public_ip_tags.as_ref(),
-                    &path.field("nodePublicIPTags"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::IpTag,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.node_public_ip_tags, &path.field("nodePublicIPTags")),
             allowed_host_ports: cx
-                .convert(
-                    self.allowed_host_ports.as_ref(),
-                    &path.field("allowedHostPorts"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::status::PortRange,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.allowed_host_ports, &path.field("allowedHostPorts")),
             application_security_groups: cx
                 .copy(
-                    self.application_security_groups.as_ref(),
+                    &self.application_security_groups,
                     &path.field("applicationSecurityGroups"),
                 ),
         }
@@ -861,8 +593,8 @@ impl armgen_runtime::hub::Convert<hub::status::PortRange> for spoke::status::Por
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::PortRange {
         hub::status::PortRange {
-            port_start: cx.copy(self.port_start.as_ref(), &path.field("portStart")),
-            port_end: cx.copy(self.port_end.as_ref(), &path.field("portEnd")),
+            port_start: cx.copy(&self.port_start, &path.field("portStart")),
+            port_end: cx.copy(&self.port_end, &path.field("portEnd")),
             protocol: cx
                 .spelled(
                     self.protocol.as_ref().map(|value| value.as_str()),
@@ -881,8 +613,8 @@ impl armgen_runtime::hub::Convert<spoke::status::PortRange> for hub::status::Por
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::PortRange {
         spoke::status::PortRange {
-            port_start: cx.copy(self.port_start.as_ref(), &path.field("portStart")),
-            port_end: cx.copy(self.port_end.as_ref(), &path.field("portEnd")),
+            port_start: cx.copy(&self.port_start, &path.field("portStart")),
+            port_end: cx.copy(&self.port_end, &path.field("portEnd")),
             protocol: cx
                 .spelled(
                     self.protocol.as_ref().map(|value| value.as_str()),
@@ -901,8 +633,8 @@ impl armgen_runtime::hub::Convert<hub::status::IpTag> for spoke::status::IpTag {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::IpTag {
         hub::status::IpTag {
-            ip_tag_type: cx.copy(self.ip_tag_type.as_ref(), &path.field("ipTagType")),
-            tag: cx.copy(self.tag.as_ref(), &path.field("tag")),
+            ip_tag_type: cx.copy(&self.ip_tag_type, &path.field("ipTagType")),
+            tag: cx.copy(&self.tag, &path.field("tag")),
         }
     }
 }
@@ -914,8 +646,8 @@ impl armgen_runtime::hub::Convert<spoke::status::IpTag> for hub::status::IpTag {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::IpTag {
         spoke::status::IpTag {
-            ip_tag_type: cx.copy(self.ip_tag_type.as_ref(), &path.field("ipTagType")),
-            tag: cx.copy(self.tag.as_ref(), &path.field("tag")),
+            ip_tag_type: cx.copy(&self.ip_tag_type, &path.field("ipTagType")),
+            tag: cx.copy(&self.tag, &path.field("tag")),
         }
     }
 }
@@ -929,7 +661,7 @@ for spoke::status::CreationData {
     ) -> hub::status::CreationData {
         hub::status::CreationData {
             source_resource_id: cx
-                .copy(self.source_resource_id.as_ref(), &path.field("sourceResourceId")),
+                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
         }
     }
 }
@@ -943,7 +675,7 @@ for hub::status::CreationData {
     ) -> spoke::status::CreationData {
         spoke::status::CreationData {
             source_resource_id: cx
-                .copy(self.source_resource_id.as_ref(), &path.field("sourceResourceId")),
+                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
         }
     }
 }
@@ -956,24 +688,19 @@ for spoke::status::LinuxOsConfig {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::LinuxOsConfig {
         hub::status::LinuxOsConfig {
-            sysctls: cx
-                .convert(
-                    self.sysctls.as_ref(),
-                    &path.field("sysctls"),
-                    armgen_runtime::hub::Convert::<hub::status::SysctlConfig>::convert,
-                ),
+            sysctls: cx.object(&self.sysctls, &path.field("sysctls")),
             transparent_huge_page_enabled: cx
                 .copy(
-                    self.transparent_huge_page_enabled.as_ref(),
+                    &self.transparent_huge_page_enabled,
                     &path.field("transparentHugePageEnabled"),
                 ),
             transparent_huge_page_defrag: cx
                 .copy(
-                    self.transparent_huge_page_defrag.as_ref(),
+                    &self.transparent_huge_page_defrag,
                     &path.field("transparentHugePageDefrag"),
                 ),
             swap_file_size_mb: cx
-                .copy(self.swap_file_size_mb.as_ref(), &path.field("swapFileSizeMB")),
+                .copy(&self.swap_file_size_mb, &path.field("swapFileSizeMB")),
         }
     }
 }
@@ -986,24 +713,19 @@ for hub::status::LinuxOsConfig {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::LinuxOsConfig {
         spoke::status::LinuxOsConfig {
-            sysctls: cx
-                .convert(
-                    self.sysctls.as_ref(),
-                    &path.field("sysctls"),
-                    armgen_runtime::hub::Convert::<spoke::status::SysctlConfig>::convert,
-                ),
+            sysctls: cx.object(&self.sysctls, &path.field("sysctls")),
             transparent_huge_page_enabled: cx
                 .copy(
-                    self.transparent_huge_page_enabled.as_ref(),
+                    &self.transparent_huge_page_enabled,
                     &path.field("transparentHugePageEnabled"),
                 ),
             transparent_huge_page_defrag: cx
                 .copy(
-                    self.transparent_huge_page_defrag.as_ref(),
+                    &self.transparent_huge_page_defrag,
                     &path.field("transparentHugePageDefrag"),
                 ),
             swap_file_size_mb: cx
-                .copy(self.swap_file_size_mb.as_ref(), &path.field("swapFileSizeMB")),
+                .copy(&self.swap_file_size_mb, &path.field("swapFileSizeMB")),
         }
     }
 }
@@ -1017,116 +739,99 @@ for spoke::status::SysctlConfig {
     ) -> hub::status::SysctlConfig {
         hub::status::SysctlConfig {
             net_core_somaxconn: cx
-                .copy(self.net_core_somaxconn.as_ref(), &path.field("netCoreSomaxconn")),
+                .copy(&self.net_core_somaxconn, &path.field("netCoreSomaxconn")),
             net_core_netdev_max_backlog: cx
                 .copy(
-                    self.net_core_netdev_max_backlog.as_ref(),
+                    &self.net_core_netdev_max_backlog,
                     &path.field("netCoreNetdevMaxBacklog"),
                 ),
             net_core_rmem_default: cx
-                .copy(
-                    self.net_core_rmem_default.as_ref(),
-                    &path.field("netCoreRmemDefault"),
-                ),
+                .copy(&self.net_core_rmem_default, &path.field("netCoreRmemDefault")),
             net_core_rmem_max: cx
-                .copy(self.net_core_rmem_max.as_ref(), &path.field("netCoreRmemMax")),
+                .copy(&self.net_core_rmem_max, &path.field("netCoreRmemMax")),
             net_core_wmem_default: cx
-                .copy(
-                    self.net_core_wmem_default.as_ref(),
-                    &path.field("netCoreWmemDefault"),
-                ),
+                .copy(&self.net_core_wmem_default, &path.field("netCoreWmemDefault")),
             net_core_wmem_max: cx
-                .copy(self.net_core_wmem_max.as_ref(), &path.field("netCoreWmemMax")),
+                .copy(&self.net_core_wmem_max, &path.field("netCoreWmemMax")),
             net_core_optmem_max: cx
-                .copy(
-                    self.net_core_optmem_max.as_ref(),
-                    &path.field("netCoreOptmemMax"),
-                ),
+                .copy(&self.net_core_optmem_max, &path.field("netCoreOptmemMax")),
             net_ipv4_tcp_max_syn_backlog: cx
                 .copy(
-                    self.net_ipv4_tcp_max_syn_backlog.as_ref(),
+                    &self.net_ipv4_tcp_max_syn_backlog,
                     &path.field("netIpv4TcpMaxSynBacklog"),
                 ),
             net_ipv4_tcp_max_tw_buckets: cx
                 .copy(
-                    self.net_ipv4_tcp_max_tw_buckets.as_ref(),
+                    &self.net_ipv4_tcp_max_tw_buckets,
                     &path.field("netIpv4TcpMaxTwBuckets"),
                 ),
             net_ipv4_tcp_fin_timeout: cx
                 .copy(
-                    self.net_ipv4_tcp_fin_timeout.as_ref(),
+                    &self.net_ipv4_tcp_fin_timeout,
                     &path.field("netIpv4TcpFinTimeout"),
                 ),
             net_ipv4_tcp_keepalive_time: cx
                 .copy(
-                    self.net_ipv4_tcp_keepalive_time.as_ref(),
+                    &self.net_ipv4_tcp_keepalive_time,
                     &path.field("netIpv4TcpKeepaliveTime"),
                 ),
             net_ipv4_tcp_keepalive_probes: cx
                 .copy(
-                    self.net_ipv4_tcp_keepalive_probes.as_ref(),
+                    &self.net_ipv4_tcp_keepalive_probes,
                     &path.field("netIpv4TcpKeepaliveProbes"),
                 ),
             net_ipv4_tcpkeepalive_intvl: cx
                 .copy(
-                    self.net_ipv4_tcpkeepalive_intvl.as_ref(),
+                    &self.net_ipv4_tcpkeepalive_intvl,
                     &path.field("netIpv4TcpkeepaliveIntvl"),
                 ),
             net_ipv4_tcp_tw_reuse: cx
-                .copy(
-                    self.net_ipv4_tcp_tw_reuse.as_ref(),
-                    &path.field("netIpv4TcpTwReuse"),
-                ),
+                .copy(&self.net_ipv4_tcp_tw_reuse, &path.field("netIpv4TcpTwReuse")),
             net_ipv4_ip_local_port_range: cx
                 .copy(
-                    self.net_ipv4_ip_local_port_range.as_ref(),
+                    &self.net_ipv4_ip_local_port_range,
                     &path.field("netIpv4IpLocalPortRange"),
                 ),
             net_ipv4_neigh_default_gc_thresh1: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh1.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh1,
                     &path.field("netIpv4NeighDefaultGcThresh1"),
                 ),
             net_ipv4_neigh_default_gc_thresh2: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh2.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh2,
                     &path.field("netIpv4NeighDefaultGcThresh2"),
                 ),
             net_ipv4_neigh_default_gc_thresh3: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh3.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh3,
                     &path.field("netIpv4NeighDefaultGcThresh3"),
                 ),
             net_netfilter_nf_conntrack_max: cx
                 .copy(
-                    self.net_netfilter_nf_conntrack_max.as_ref(),
+                    &self.net_netfilter_nf_conntrack_max,
                     &path.field("netNetfilterNfConntrackMax"),
                 ),
             net_netfilter_nf_conntrack_buckets: cx
                 .copy(
-                    self.net_netfilter_nf_conntrack_buckets.as_ref(),
+                    &self.net_netfilter_nf_conntrack_buckets,
                     &path.field("netNetfilterNfConntrackBuckets"),
                 ),
             fs_inotify_max_user_watches: cx
                 .copy(
-                    self.fs_inotify_max_user_watches.as_ref(),
+                    &self.fs_inotify_max_user_watches,
                     &path.field("fsInotifyMaxUserWatches"),
                 ),
-            fs_file_max: cx.copy(self.fs_file_max.as_ref(), &path.field("fsFileMax")),
-            fs_aio_max_nr: cx
-                .copy(self.fs_aio_max_nr.as_ref(), &path.field("fsAioMaxNr")),
-            fs_nr_open: cx.copy(self.fs_nr_open.as_ref(), &path.field("fsNrOpen")),
+            fs_file_max: cx.copy(&self.fs_file_max, &path.field("fsFileMax")),
+            fs_aio_max_nr: cx.copy(&self.fs_aio_max_nr, &path.field("fsAioMaxNr")),
+            fs_nr_open: cx.copy(&self.fs_nr_open, &path.field("fsNrOpen")),
             kernel_threads_max: cx
-                .copy(self.kernel_threads_max.as_ref(), &path.field("kernelThreadsMax")),
+                .copy(&self.kernel_threads_max, &path.field("kernelThreadsMax")),
             vm_max_map_count: cx
-                .copy(self.vm_max_map_count.as_ref(), &path.field("vmMaxMapCount")),
-            vm_swappiness: cx
-                .copy(self.vm_swappiness.as_ref(), &path.field("vmSwappiness")),
+                .copy(&self.vm_max_map_count, &path.field("vmMaxMapCount")),
+            vm_swappiness: cx.copy(&self.vm_swappiness, &path.field("vmSwappiness")),
             vm_vfs_cache_pressure: cx
-                .copy(
-                    self.vm_vfs_cache_pressure.as_ref(),
-                    &path.field("vmVfsCachePressure"),
-                ),
+                .copy(&self.vm_vfs_cache_pressure, &path.field("vmVfsCachePressure")),
         }
     }
 }
@@ -1140,116 +845,99 @@ for hub::status::SysctlConfig {
     ) -> spoke::status::SysctlConfig {
         spoke::status::SysctlConfig {
             net_core_somaxconn: cx
-                .copy(self.net_core_somaxconn.as_ref(), &path.field("netCoreSomaxconn")),
+                .copy(&self.net_core_somaxconn, &path.field("netCoreSomaxconn")),
             net_core_netdev_max_backlog: cx
                 .copy(
-                    self.net_core_netdev_max_backlog.as_ref(),
+                    &self.net_core_netdev_max_backlog,
                     &path.field("netCoreNetdevMaxBacklog"),
                 ),
             net_core_rmem_default: cx
-                .copy(
-                    self.net_core_rmem_default.as_ref(),
-                    &path.field("netCoreRmemDefault"),
-                ),
+                .copy(&self.net_core_rmem_default, &path.field("netCoreRmemDefault")),
             net_core_rmem_max: cx
-                .copy(self.net_core_rmem_max.as_ref(), &path.field("netCoreRmemMax")),
+                .copy(&self.net_core_rmem_max, &path.field("netCoreRmemMax")),
             net_core_wmem_default: cx
-                .copy(
-                    self.net_core_wmem_default.as_ref(),
-                    &path.field("netCoreWmemDefault"),
-                ),
+                .copy(&self.net_core_wmem_default, &path.field("netCoreWmemDefault")),
             net_core_wmem_max: cx
-                .copy(self.net_core_wmem_max.as_ref(), &path.field("netCoreWmemMax")),
+                .copy(&self.net_core_wmem_max, &path.field("netCoreWmemMax")),
             net_core_optmem_max: cx
-                .copy(
-                    self.net_core_optmem_max.as_ref(),
-                    &path.field("netCoreOptmemMax"),
-                ),
+                .copy(&self.net_core_optmem_max, &path.field("netCoreOptmemMax")),
             net_ipv4_tcp_max_syn_backlog: cx
                 .copy(
-                    self.net_ipv4_tcp_max_syn_backlog.as_ref(),
+                    &self.net_ipv4_tcp_max_syn_backlog,
                     &path.field("netIpv4TcpMaxSynBacklog"),
                 ),
             net_ipv4_tcp_max_tw_buckets: cx
                 .copy(
-                    self.net_ipv4_tcp_max_tw_buckets.as_ref(),
+                    &self.net_ipv4_tcp_max_tw_buckets,
                     &path.field("netIpv4TcpMaxTwBuckets"),
                 ),
             net_ipv4_tcp_fin_timeout: cx
                 .copy(
-                    self.net_ipv4_tcp_fin_timeout.as_ref(),
+                    &self.net_ipv4_tcp_fin_timeout,
                     &path.field("netIpv4TcpFinTimeout"),
                 ),
             net_ipv4_tcp_keepalive_time: cx
                 .copy(
-                    self.net_ipv4_tcp_keepalive_time.as_ref(),
+                    &self.net_ipv4_tcp_keepalive_time,
                     &path.field("netIpv4TcpKeepaliveTime"),
                 ),
             net_ipv4_tcp_keepalive_probes: cx
                 .copy(
-                    self.net_ipv4_tcp_keepalive_probes.as_ref(),
+                    &self.net_ipv4_tcp_keepalive_probes,
                     &path.field("netIpv4TcpKeepaliveProbes"),
                 ),
             net_ipv4_tcpkeepalive_intvl: cx
                 .copy(
-                    self.net_ipv4_tcpkeepalive_intvl.as_ref(),
+                    &self.net_ipv4_tcpkeepalive_intvl,
                     &path.field("netIpv4TcpkeepaliveIntvl"),
                 ),
             net_ipv4_tcp_tw_reuse: cx
-                .copy(
-                    self.net_ipv4_tcp_tw_reuse.as_ref(),
-                    &path.field("netIpv4TcpTwReuse"),
-                ),
+                .copy(&self.net_ipv4_tcp_tw_reuse, &path.field("netIpv4TcpTwReuse")),
             net_ipv4_ip_local_port_range: cx
                 .copy(
-                    self.net_ipv4_ip_local_port_range.as_ref(),
+                    &self.net_ipv4_ip_local_port_range,
                     &path.field("netIpv4IpLocalPortRange"),
                 ),
             net_ipv4_neigh_default_gc_thresh1: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh1.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh1,
                     &path.field("netIpv4NeighDefaultGcThresh1"),
                 ),
             net_ipv4_neigh_default_gc_thresh2: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh2.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh2,
                     &path.field("netIpv4NeighDefaultGcThresh2"),
                 ),
             net_ipv4_neigh_default_gc_thresh3: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh3.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh3,
                     &path.field("netIpv4NeighDefaultGcThresh3"),
                 ),
             net_netfilter_nf_conntrack_max: cx
                 .copy(
-                    self.net_netfilter_nf_conntrack_max.as_ref(),
+                    &self.net_netfilter_nf_conntrack_max,
                     &path.field("netNetfilterNfConntrackMax"),
                 ),
             net_netfilter_nf_conntrack_buckets: cx
                 .copy(
-                    self.net_netfilter_nf_conntrack_buckets.as_ref(),
+                    &self.net_netfilter_nf_conntrack_buckets,
                     &path.field("netNetfilterNfConntrackBuckets"),
                 ),
             fs_inotify_max_user_watches: cx
                 .copy(
-                    self.fs_inotify_max_user_watches.as_ref(),
+                    &self.fs_inotify_max_user_watches,
                     &path.field("fsInotifyMaxUserWatches"),
                 ),
-            fs_file_max: cx.copy(self.fs_file_max.as_ref(), &path.field("fsFileMax")),
-            fs_aio_max_nr: cx
-                .copy(self.fs_aio_max_nr.as_ref(), &path.field("fsAioMaxNr")),
-            fs_nr_open: cx.copy(self.fs_nr_open.as_ref(), &path.field("fsNrOpen")),
+            fs_file_max: cx.copy(&self.fs_file_max, &path.field("fsFileMax")),
+            fs_aio_max_nr: cx.copy(&self.fs_aio_max_nr, &path.field("fsAioMaxNr")),
+            fs_nr_open: cx.copy(&self.fs_nr_open, &path.field("fsNrOpen")),
             kernel_threads_max: cx
-                .copy(self.kernel_threads_max.as_ref(), &path.field("kernelThreadsMax")),
+                .copy(&self.kernel_threads_max, &path.field("kernelThreadsMax")),
             vm_max_map_count: cx
-                .copy(self.vm_max_map_count.as_ref(), &path.field("vmMaxMapCount")),
-            vm_swappiness: cx
-                .copy(self.vm_swappiness.as_ref(), &path.field("vmSwappiness")),
+                .copy(&self.vm_max_map_count, &path.field("vmMaxMapCount")),
+            vm_swappiness: cx.copy(&self.vm_swappiness, &path.field("vmSwappiness")),
             vm_vfs_cache_pressure: cx
-                .copy(
-                    self.vm_vfs_cache_pressure.as_ref(),
-                    &path.field("vmVfsCachePressure"),
-                ),
+                .copy(&self.vm_vfs_cache_pressure, &path.field("vmVfsCachePressure")),
         }
     }
 }
@@ -1263,46 +951,36 @@ for spoke::status::KubeletConfig {
     ) -> hub::status::KubeletConfig {
         hub::status::KubeletConfig {
             cpu_manager_policy: cx
-                .copy(self.cpu_manager_policy.as_ref(), &path.field("cpuManagerPolicy")),
-            cpu_cfs_quota: cx
-                .copy(self.cpu_cfs_quota.as_ref(), &path.field("cpuCfsQuota")),
+                .copy(&self.cpu_manager_policy, &path.field("cpuManagerPolicy")),
+            cpu_cfs_quota: cx.copy(&self.cpu_cfs_quota, &path.field("cpuCfsQuota")),
             cpu_cfs_quota_period: cx
-                .copy(
-                    self.cpu_cfs_quota_period.as_ref(),
-                    &path.field("cpuCfsQuotaPeriod"),
-                ),
+                .copy(&self.cpu_cfs_quota_period, &path.field("cpuCfsQuotaPeriod")),
             image_gc_high_threshold: cx
                 .copy(
-                    self.image_gc_high_threshold.as_ref(),
+                    &self.image_gc_high_threshold,
                     &path.field("imageGcHighThreshold"),
                 ),
             image_gc_low_threshold: cx
-                .copy(
-                    self.image_gc_low_threshold.as_ref(),
-                    &path.field("imageGcLowThreshold"),
-                ),
+                .copy(&self.image_gc_low_threshold, &path.field("imageGcLowThreshold")),
             topology_manager_policy: cx
                 .copy(
-                    self.topology_manager_policy.as_ref(),
+                    &self.topology_manager_policy,
                     &path.field("topologyManagerPolicy"),
                 ),
             allowed_unsafe_sysctls: cx
-                .copy(
-                    self.allowed_unsafe_sysctls.as_ref(),
-                    &path.field("allowedUnsafeSysctls"),
-                ),
-            fail_swap_on: cx.copy(self.fail_swap_on.as_ref(), &path.field("failSwapOn")),
+                .copy(&self.allowed_unsafe_sysctls, &path.field("allowedUnsafeSysctls")),
+            fail_swap_on: cx.copy(&self.fail_swap_on, &path.field("failSwapOn")),
             container_log_max_size_mb: cx
                 .copy(
-                    self.container_log_max_size_mb.as_ref(),
+                    &self.container_log_max_size_mb,
                     &path.field("containerLogMaxSizeMB"),
                 ),
             container_log_max_files: cx
                 .copy(
-                    self.container_log_max_files.as_ref(),
+                    &self.container_log_max_files,
                     &path.field("containerLogMaxFiles"),
                 ),
-            pod_max_pids: cx.copy(self.pod_max_pids.as_ref(), &path.field("podMaxPids")),
+            pod_max_pids: cx.copy(&self.pod_max_pids, &path.field("podMaxPids")),
         }
     }
 }
@@ -1316,46 +994,36 @@ for hub::status::KubeletConfig {
     ) -> spoke::status::KubeletConfig {
         spoke::status::KubeletConfig {
             cpu_manager_policy: cx
-                .copy(self.cpu_manager_policy.as_ref(), &path.field("cpuManagerPolicy")),
-            cpu_cfs_quota: cx
-                .copy(self.cpu_cfs_quota.as_ref(), &path.field("cpuCfsQuota")),
+                .copy(&self.cpu_manager_policy, &path.field("cpuManagerPolicy")),
+            cpu_cfs_quota: cx.copy(&self.cpu_cfs_quota, &path.field("cpuCfsQuota")),
             cpu_cfs_quota_period: cx
-                .copy(
-                    self.cpu_cfs_quota_period.as_ref(),
-                    &path.field("cpuCfsQuotaPeriod"),
-                ),
+                .copy(&self.cpu_cfs_quota_period, &path.field("cpuCfsQuotaPeriod")),
             image_gc_high_threshold: cx
                 .copy(
-                    self.image_gc_high_threshold.as_ref(),
+                    &self.image_gc_high_threshold,
                     &path.field("imageGcHighThreshold"),
                 ),
             image_gc_low_threshold: cx
-                .copy(
-                    self.image_gc_low_threshold.as_ref(),
-                    &path.field("imageGcLowThreshold"),
-                ),
+                .copy(&self.image_gc_low_threshold, &path.field("imageGcLowThreshold")),
             topology_manager_policy: cx
                 .copy(
-                    self.topology_manager_policy.as_ref(),
+                    &self.topology_manager_policy,
                     &path.field("topologyManagerPolicy"),
                 ),
             allowed_unsafe_sysctls: cx
-                .copy(
-                    self.allowed_unsafe_sysctls.as_ref(),
-                    &path.field("allowedUnsafeSysctls"),
-                ),
-            fail_swap_on: cx.copy(self.fail_swap_on.as_ref(), &path.field("failSwapOn")),
+                .copy(&self.allowed_unsafe_sysctls, &path.field("allowedUnsafeSysctls")),
+            fail_swap_on: cx.copy(&self.fail_swap_on, &path.field("failSwapOn")),
             container_log_max_size_mb: cx
                 .copy(
-                    self.container_log_max_size_mb.as_ref(),
+                    &self.container_log_max_size_mb,
                     &path.field("containerLogMaxSizeMB"),
                 ),
             container_log_max_files: cx
                 .copy(
-                    self.container_log_max_files.as_ref(),
+                    &self.container_log_max_files,
                     &path.field("containerLogMaxFiles"),
                 ),
-            pod_max_pids: cx.copy(self.pod_max_pids.as_ref(), &path.field("podMaxPids")),
+            pod_max_pids: cx.copy(&self.pod_max_pids, &path.field("podMaxPids")),
         }
     }
 }
@@ -1368,17 +1036,17 @@ for spoke::status::AgentPoolUpgradeSettings {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::AgentPoolUpgradeSettings {
         hub::status::AgentPoolUpgradeSettings {
-            max_surge: cx.copy(self.max_surge.as_ref(), &path.field("maxSurge")),
+            max_surge: cx.copy(&self.max_surge, &path.field("maxSurge")),
             max_unavailable: cx
-                .copy(self.max_unavailable.as_ref(), &path.field("maxUnavailable")),
+                .copy(&self.max_unavailable, &path.field("maxUnavailable")),
             drain_timeout_in_minutes: cx
                 .copy(
-                    self.drain_timeout_in_minutes.as_ref(),
+                    &self.drain_timeout_in_minutes,
                     &path.field("drainTimeoutInMinutes"),
                 ),
             node_soak_duration_in_minutes: cx
                 .copy(
-                    self.node_soak_duration_in_minutes.as_ref(),
+                    &self.node_soak_duration_in_minutes,
                     &path.field("nodeSoakDurationInMinutes"),
                 ),
             undrainable_node_behavior: cx
@@ -1402,17 +1070,17 @@ for hub::status::AgentPoolUpgradeSettings {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::AgentPoolUpgradeSettings {
         spoke::status::AgentPoolUpgradeSettings {
-            max_surge: cx.copy(self.max_surge.as_ref(), &path.field("maxSurge")),
+            max_surge: cx.copy(&self.max_surge, &path.field("maxSurge")),
             max_unavailable: cx
-                .copy(self.max_unavailable.as_ref(), &path.field("maxUnavailable")),
+                .copy(&self.max_unavailable, &path.field("maxUnavailable")),
             drain_timeout_in_minutes: cx
                 .copy(
-                    self.drain_timeout_in_minutes.as_ref(),
+                    &self.drain_timeout_in_minutes,
                     &path.field("drainTimeoutInMinutes"),
                 ),
             node_soak_duration_in_minutes: cx
                 .copy(
-                    self.node_soak_duration_in_minutes.as_ref(),
+                    &self.node_soak_duration_in_minutes,
                     &path.field("nodeSoakDurationInMinutes"),
                 ),
             undrainable_node_behavior: cx
@@ -1444,45 +1112,9 @@ for spoke::spec::LocalDnsProfile {
                     hub::arm::LocalDnsMode::as_str,
                 ),
             vnet_dns_overrides: cx
-                .convert(
-                    self.vnet_dns_overrides.as_ref(),
-                    &path.field("vnetDNSOverrides"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        hub::spec::LocalDnsOverride,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.vnet_dns_overrides, &path.field("vnetDNSOverrides")),
             kube_dns_overrides: cx
-                .convert(
-                    self.kube_dns_overrides.as_ref(),
-                    &path.field("kubeDNSOverrides"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        hub::spec::LocalDnsOverride,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.kube_dns_overrides, &path.field("kubeDNSOverrides")),
         }
     }
 }
@@ -1503,45 +1135,9 @@ for hub::spec::LocalDnsProfile {
                     spoke::arm::LocalDnsMode::as_str,
                 ),
             vnet_dns_overrides: cx
-                .convert(
-                    self.vnet_dns_overrides.as_ref(),
-                    &path.field("vnetDNSOverrides"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        spoke::spec::LocalDnsOverride,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.vnet_dns_overrides, &path.field("vnetDNSOverrides")),
             kube_dns_overrides: cx
-                .convert(
-                    self.kube_dns_overrides.as_ref(),
-                    &path.field("kubeDNSOverrides"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .map(|(key, item)| {
-                                let path = parent.key(key);
-                                (
-                                    key.clone(),
-                                    armgen_runtime::hub::Convert::<
-                                        spoke::spec::LocalDnsOverride,
-                                    >::convert(item, cx, &path),
-                                )
-                            })
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                    },
-                ),
+                .object(&self.kube_dns_overrides, &path.field("kubeDNSOverrides")),
         }
     }
 }
@@ -1588,16 +1184,15 @@ for spoke::spec::LocalDnsOverride {
                     ),
                     hub::arm::LocalDnsForwardPolicy::as_str,
                 ),
-            max_concurrent: cx
-                .copy(self.max_concurrent.as_ref(), &path.field("maxConcurrent")),
+            max_concurrent: cx.copy(&self.max_concurrent, &path.field("maxConcurrent")),
             cache_duration_in_seconds: cx
                 .copy(
-                    self.cache_duration_in_seconds.as_ref(),
+                    &self.cache_duration_in_seconds,
                     &path.field("cacheDurationInSeconds"),
                 ),
             serve_stale_duration_in_seconds: cx
                 .copy(
-                    self.serve_stale_duration_in_seconds.as_ref(),
+                    &self.serve_stale_duration_in_seconds,
                     &path.field("serveStaleDurationInSeconds"),
                 ),
             serve_stale: cx
@@ -1653,16 +1248,15 @@ for hub::spec::LocalDnsOverride {
                     ),
                     spoke::arm::LocalDnsForwardPolicy::as_str,
                 ),
-            max_concurrent: cx
-                .copy(self.max_concurrent.as_ref(), &path.field("maxConcurrent")),
+            max_concurrent: cx.copy(&self.max_concurrent, &path.field("maxConcurrent")),
             cache_duration_in_seconds: cx
                 .copy(
-                    self.cache_duration_in_seconds.as_ref(),
+                    &self.cache_duration_in_seconds,
                     &path.field("cacheDurationInSeconds"),
                 ),
             serve_stale_duration_in_seconds: cx
                 .copy(
-                    self.serve_stale_duration_in_seconds.as_ref(),
+                    &self.serve_stale_duration_in_seconds,
                     &path.field("serveStaleDurationInSeconds"),
                 ),
             serve_stale: cx
@@ -1686,8 +1280,8 @@ for spoke::spec::VirtualMachineNodes {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::VirtualMachineNodes {
         hub::spec::VirtualMachineNodes {
-            size: cx.copy(self.size.as_ref(), &path.field("size")),
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
+            size: cx.copy(&self.size, &path.field("size")),
+            count: cx.copy(&self.count, &path.field("count")),
         }
     }
 }
@@ -1700,8 +1294,8 @@ for hub::spec::VirtualMachineNodes {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::VirtualMachineNodes {
         spoke::spec::VirtualMachineNodes {
-            size: cx.copy(self.size.as_ref(), &path.field("size")),
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
+            size: cx.copy(&self.size, &path.field("size")),
+            count: cx.copy(&self.count, &path.field("count")),
         }
     }
 }
@@ -1714,12 +1308,7 @@ for spoke::spec::VirtualMachinesProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::VirtualMachinesProfile {
         hub::spec::VirtualMachinesProfile {
-            scale: cx
-                .convert(
-                    self.scale.as_ref(),
-                    &path.field("scale"),
-                    armgen_runtime::hub::Convert::<hub::spec::ScaleProfile>::convert,
-                ),
+            scale: cx.object(&self.scale, &path.field("scale")),
         }
     }
 }
@@ -1732,12 +1321,7 @@ for hub::spec::VirtualMachinesProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::VirtualMachinesProfile {
         spoke::spec::VirtualMachinesProfile {
-            scale: cx
-                .convert(
-                    self.scale.as_ref(),
-                    &path.field("scale"),
-                    armgen_runtime::hub::Convert::<spoke::spec::ScaleProfile>::convert,
-                ),
+            scale: cx.object(&self.scale, &path.field("scale")),
         }
     }
 }
@@ -1750,24 +1334,7 @@ for spoke::spec::ScaleProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ScaleProfile {
         hub::spec::ScaleProfile {
-            manual: cx
-                .convert(
-                    self.manual.as_ref(),
-                    &path.field("manual"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::ManualScaleProfile,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            manual: cx.object(&self.manual, &path.field("manual")),
             autoscale: cx.restore(&path.field("autoscale")),
         }
     }
@@ -1780,26 +1347,9 @@ for hub::spec::ScaleProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ScaleProfile {
-        cx.keep(self.autoscale.as_ref(), &path.field("autoscale"));
+        cx.keep(&self.autoscale, &path.field("autoscale"));
         spoke::spec::ScaleProfile {
-            manual: cx
-                .convert(
-                    self.manual.as_ref(),
-                    &path.field("manual"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::ManualScaleProfile,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+            manual: cx.object(&self.manual, &path.field("manual")),
         }
     }
 }
@@ -1812,8 +1362,8 @@ for spoke::spec::ManualScaleProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::ManualScaleProfile {
         hub::spec::ManualScaleProfile {
-            size: cx.copy(self.size.as_ref(), &path.field("size")),
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
+            size: cx.copy(&self.size, &path.field("size")),
+            count: cx.copy(&self.count, &path.field("count")),
         }
     }
 }
@@ -1826,8 +1376,8 @@ for hub::spec::ManualScaleProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::ManualScaleProfile {
         spoke::spec::ManualScaleProfile {
-            size: cx.copy(self.size.as_ref(), &path.field("size")),
-            count: cx.copy(self.count.as_ref(), &path.field("count")),
+            size: cx.copy(&self.size, &path.field("size")),
+            count: cx.copy(&self.count, &path.field("count")),
         }
     }
 }
@@ -1841,10 +1391,7 @@ for spoke::spec::AgentPoolGatewayProfile {
     ) -> hub::spec::AgentPoolGatewayProfile {
         hub::spec::AgentPoolGatewayProfile {
             public_ip_prefix_size: cx
-                .copy(
-                    self.public_ip_prefix_size.as_ref(),
-                    &path.field("publicIPPrefixSize"),
-                ),
+                .copy(&self.public_ip_prefix_size, &path.field("publicIPPrefixSize")),
         }
     }
 }
@@ -1858,10 +1405,7 @@ for hub::spec::AgentPoolGatewayProfile {
     ) -> spoke::spec::AgentPoolGatewayProfile {
         spoke::spec::AgentPoolGatewayProfile {
             public_ip_prefix_size: cx
-                .copy(
-                    self.public_ip_prefix_size.as_ref(),
-                    &path.field("publicIPPrefixSize"),
-                ),
+                .copy(&self.public_ip_prefix_size, &path.field("publicIPPrefixSize")),
         }
     }
 }
@@ -1891,7 +1435,7 @@ impl armgen_runtime::hub::Convert<spoke::spec::GpuProfile> for hub::spec::GpuPro
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::GpuProfile {
-        cx.keep(self.nvidia.as_ref(), &path.field("nvidia"));
+        cx.keep(&self.nvidia, &path.field("nvidia"));
         spoke::spec::GpuProfile {
             driver: cx
                 .spelled(
@@ -1912,9 +1456,9 @@ for spoke::spec::AgentPoolSecurityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::AgentPoolSecurityProfile {
         hub::spec::AgentPoolSecurityProfile {
-            enable_vtpm: cx.copy(self.enable_vtpm.as_ref(), &path.field("enableVTPM")),
+            enable_vtpm: cx.copy(&self.enable_vtpm, &path.field("enableVTPM")),
             enable_secure_boot: cx
-                .copy(self.enable_secure_boot.as_ref(), &path.field("enableSecureBoot")),
+                .copy(&self.enable_secure_boot, &path.field("enableSecureBoot")),
             ssh_access: cx
                 .spelled(
                     self.ssh_access.as_ref().map(|value| value.as_str()),
@@ -1934,9 +1478,9 @@ for hub::spec::AgentPoolSecurityProfile {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::AgentPoolSecurityProfile {
         spoke::spec::AgentPoolSecurityProfile {
-            enable_vtpm: cx.copy(self.enable_vtpm.as_ref(), &path.field("enableVTPM")),
+            enable_vtpm: cx.copy(&self.enable_vtpm, &path.field("enableVTPM")),
             enable_secure_boot: cx
-                .copy(self.enable_secure_boot.as_ref(), &path.field("enableSecureBoot")),
+                .copy(&self.enable_secure_boot, &path.field("enableSecureBoot")),
             ssh_access: cx
                 .spelled(
                     self.ssh_access.as_ref().map(|value| value.as_str()),
@@ -1959,10 +1503,7 @@ for spoke::spec::AgentPoolWindowsProfile {
     ) -> hub::spec::AgentPoolWindowsProfile {
         hub::spec::AgentPoolWindowsProfile {
             disable_outbound_nat: cx
-                .copy(
-                    self.disable_outbound_nat.as_ref(),
-                    &path.field("disableOutboundNat"),
-                ),
+                .copy(&self.disable_outbound_nat, &path.field("disableOutboundNat")),
         }
     }
 }
@@ -1976,10 +1517,7 @@ for hub::spec::AgentPoolWindowsProfile {
     ) -> spoke::spec::AgentPoolWindowsProfile {
         spoke::spec::AgentPoolWindowsProfile {
             disable_outbound_nat: cx
-                .copy(
-                    self.disable_outbound_nat.as_ref(),
-                    &path.field("disableOutboundNat"),
-                ),
+                .copy(&self.disable_outbound_nat, &path.field("disableOutboundNat")),
         }
     }
 }
@@ -1993,44 +1531,12 @@ for spoke::spec::AgentPoolNetworkProfile {
     ) -> hub::spec::AgentPoolNetworkProfile {
         hub::spec::AgentPoolNetworkProfile {
             node_public_ip_tags: cx
-                .convert(
-                    self.node_public_ip_tags.as_ref(),
-                    &path.field("nodePublicIPTags"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::IpTag,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.node_public_ip_tags, &path.field("nodePublicIPTags")),
             allowed_host_ports: cx
-                .convert(
-                    self.allowed_host_ports.as_ref(),
-                    &path.field("allowedHostPorts"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    hub::spec::PortRange,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.allowed_host_ports, &path.field("allowedHostPorts")),
             application_security_groups: cx
                 .copy(
-                    self.application_security_groups.as_ref(),
+                    &self.application_security_groups,
                     &path.field("applicationSecurityGroups"),
                 ),
             dranet: cx.restore(&path.field("dranet")),
@@ -2045,47 +1551,15 @@ for hub::spec::AgentPoolNetworkProfile {
         cx: &mut armgen_runtime::hub::Conversion,
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::AgentPoolNetworkProfile {
-        cx.keep(self.dranet.as_ref(), &path.field("dranet"));
+        cx.keep(&self.dranet, &path.field("dranet"));
         spoke::spec::AgentPoolNetworkProfile {
             node_public_ip_tags: cx
-                .convert(
-                    self.node_public_ip_tags.as_ref(),
-                    &path.field("nodePublicIPTags"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::IpTag,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.node_public_ip_tags, &path.field("nodePublicIPTags")),
             allowed_host_ports: cx
-                .convert(
-                    self.allowed_host_ports.as_ref(),
-                    &path.field("allowedHostPorts"),
-                    |value, cx, path| {
-                        let parent = path;
-                        value
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let path = parent.index(i);
-                                armgen_runtime::hub::Convert::<
-                                    spoke::spec::PortRange,
-                                >::convert(item, cx, &path)
-                            })
-                            .collect::<Vec<_>>()
-                    },
-                ),
+                .object(&self.allowed_host_ports, &path.field("allowedHostPorts")),
             application_security_groups: cx
                 .copy(
-                    self.application_security_groups.as_ref(),
+                    &self.application_security_groups,
                     &path.field("applicationSecurityGroups"),
                 ),
         }
@@ -2099,8 +1573,8 @@ impl armgen_runtime::hub::Convert<hub::spec::PortRange> for spoke::spec::PortRan
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::PortRange {
         hub::spec::PortRange {
-            port_start: cx.copy(self.port_start.as_ref(), &path.field("portStart")),
-            port_end: cx.copy(self.port_end.as_ref(), &path.field("portEnd")),
+            port_start: cx.copy(&self.port_start, &path.field("portStart")),
+            port_end: cx.copy(&self.port_end, &path.field("portEnd")),
             protocol: cx
                 .spelled(
                     self.protocol.as_ref().map(|value| value.as_str()),
@@ -2119,8 +1593,8 @@ impl armgen_runtime::hub::Convert<spoke::spec::PortRange> for hub::spec::PortRan
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::PortRange {
         spoke::spec::PortRange {
-            port_start: cx.copy(self.port_start.as_ref(), &path.field("portStart")),
-            port_end: cx.copy(self.port_end.as_ref(), &path.field("portEnd")),
+            port_start: cx.copy(&self.port_start, &path.field("portStart")),
+            port_end: cx.copy(&self.port_end, &path.field("portEnd")),
             protocol: cx
                 .spelled(
                     self.protocol.as_ref().map(|value| value.as_str()),
@@ -2139,8 +1613,8 @@ impl armgen_runtime::hub::Convert<hub::spec::IpTag> for spoke::spec::IpTag {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::IpTag {
         hub::spec::IpTag {
-            ip_tag_type: cx.copy(self.ip_tag_type.as_ref(), &path.field("ipTagType")),
-            tag: cx.copy(self.tag.as_ref(), &path.field("tag")),
+            ip_tag_type: cx.copy(&self.ip_tag_type, &path.field("ipTagType")),
+            tag: cx.copy(&self.tag, &path.field("tag")),
         }
     }
 }
@@ -2152,8 +1626,8 @@ impl armgen_runtime::hub::Convert<spoke::spec::IpTag> for hub::spec::IpTag {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::IpTag {
         spoke::spec::IpTag {
-            ip_tag_type: cx.copy(self.ip_tag_type.as_ref(), &path.field("ipTagType")),
-            tag: cx.copy(self.tag.as_ref(), &path.field("tag")),
+            ip_tag_type: cx.copy(&self.ip_tag_type, &path.field("ipTagType")),
+            tag: cx.copy(&self.tag, &path.field("tag")),
         }
     }
 }
@@ -2167,7 +1641,7 @@ for spoke::spec::CreationData {
     ) -> hub::spec::CreationData {
         hub::spec::CreationData {
             source_resource_id: cx
-                .copy(self.source_resource_id.as_ref(), &path.field("sourceResourceId")),
+                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
         }
     }
 }
@@ -2181,7 +1655,7 @@ for hub::spec::CreationData {
     ) -> spoke::spec::CreationData {
         spoke::spec::CreationData {
             source_resource_id: cx
-                .copy(self.source_resource_id.as_ref(), &path.field("sourceResourceId")),
+                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
         }
     }
 }
@@ -2194,24 +1668,19 @@ for spoke::spec::LinuxOsConfig {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::LinuxOsConfig {
         hub::spec::LinuxOsConfig {
-            sysctls: cx
-                .convert(
-                    self.sysctls.as_ref(),
-                    &path.field("sysctls"),
-                    armgen_runtime::hub::Convert::<hub::spec::SysctlConfig>::convert,
-                ),
+            sysctls: cx.object(&self.sysctls, &path.field("sysctls")),
             transparent_huge_page_enabled: cx
                 .copy(
-                    self.transparent_huge_page_enabled.as_ref(),
+                    &self.transparent_huge_page_enabled,
                     &path.field("transparentHugePageEnabled"),
                 ),
             transparent_huge_page_defrag: cx
                 .copy(
-                    self.transparent_huge_page_defrag.as_ref(),
+                    &self.transparent_huge_page_defrag,
                     &path.field("transparentHugePageDefrag"),
                 ),
             swap_file_size_mb: cx
-                .copy(self.swap_file_size_mb.as_ref(), &path.field("swapFileSizeMB")),
+                .copy(&self.swap_file_size_mb, &path.field("swapFileSizeMB")),
         }
     }
 }
@@ -2224,24 +1693,19 @@ for hub::spec::LinuxOsConfig {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::LinuxOsConfig {
         spoke::spec::LinuxOsConfig {
-            sysctls: cx
-                .convert(
-                    self.sysctls.as_ref(),
-                    &path.field("sysctls"),
-                    armgen_runtime::hub::Convert::<spoke::spec::SysctlConfig>::convert,
-                ),
+            sysctls: cx.object(&self.sysctls, &path.field("sysctls")),
             transparent_huge_page_enabled: cx
                 .copy(
-                    self.transparent_huge_page_enabled.as_ref(),
+                    &self.transparent_huge_page_enabled,
                     &path.field("transparentHugePageEnabled"),
                 ),
             transparent_huge_page_defrag: cx
                 .copy(
-                    self.transparent_huge_page_defrag.as_ref(),
+                    &self.transparent_huge_page_defrag,
                     &path.field("transparentHugePageDefrag"),
                 ),
             swap_file_size_mb: cx
-                .copy(self.swap_file_size_mb.as_ref(), &path.field("swapFileSizeMB")),
+                .copy(&self.swap_file_size_mb, &path.field("swapFileSizeMB")),
         }
     }
 }
@@ -2255,116 +1719,99 @@ for spoke::spec::SysctlConfig {
     ) -> hub::spec::SysctlConfig {
         hub::spec::SysctlConfig {
             net_core_somaxconn: cx
-                .copy(self.net_core_somaxconn.as_ref(), &path.field("netCoreSomaxconn")),
+                .copy(&self.net_core_somaxconn, &path.field("netCoreSomaxconn")),
             net_core_netdev_max_backlog: cx
                 .copy(
-                    self.net_core_netdev_max_backlog.as_ref(),
+                    &self.net_core_netdev_max_backlog,
                     &path.field("netCoreNetdevMaxBacklog"),
                 ),
             net_core_rmem_default: cx
-                .copy(
-                    self.net_core_rmem_default.as_ref(),
-                    &path.field("netCoreRmemDefault"),
-                ),
+                .copy(&self.net_core_rmem_default, &path.field("netCoreRmemDefault")),
             net_core_rmem_max: cx
-                .copy(self.net_core_rmem_max.as_ref(), &path.field("netCoreRmemMax")),
+                .copy(&self.net_core_rmem_max, &path.field("netCoreRmemMax")),
             net_core_wmem_default: cx
-                .copy(
-                    self.net_core_wmem_default.as_ref(),
-                    &path.field("netCoreWmemDefault"),
-                ),
+                .copy(&self.net_core_wmem_default, &path.field("netCoreWmemDefault")),
             net_core_wmem_max: cx
-                .copy(self.net_core_wmem_max.as_ref(), &path.field("netCoreWmemMax")),
+                .copy(&self.net_core_wmem_max, &path.field("netCoreWmemMax")),
             net_core_optmem_max: cx
-                .copy(
-                    self.net_core_optmem_max.as_ref(),
-                    &path.field("netCoreOptmemMax"),
-                ),
+                .copy(&self.net_core_optmem_max, &path.field("netCoreOptmemMax")),
             net_ipv4_tcp_max_syn_backlog: cx
                 .copy(
-                    self.net_ipv4_tcp_max_syn_backlog.as_ref(),
+                    &self.net_ipv4_tcp_max_syn_backlog,
                     &path.field("netIpv4TcpMaxSynBacklog"),
                 ),
             net_ipv4_tcp_max_tw_buckets: cx
                 .copy(
-                    self.net_ipv4_tcp_max_tw_buckets.as_ref(),
+                    &self.net_ipv4_tcp_max_tw_buckets,
                     &path.field("netIpv4TcpMaxTwBuckets"),
                 ),
             net_ipv4_tcp_fin_timeout: cx
                 .copy(
-                    self.net_ipv4_tcp_fin_timeout.as_ref(),
+                    &self.net_ipv4_tcp_fin_timeout,
                     &path.field("netIpv4TcpFinTimeout"),
                 ),
             net_ipv4_tcp_keepalive_time: cx
                 .copy(
-                    self.net_ipv4_tcp_keepalive_time.as_ref(),
+                    &self.net_ipv4_tcp_keepalive_time,
                     &path.field("netIpv4TcpKeepaliveTime"),
                 ),
             net_ipv4_tcp_keepalive_probes: cx
                 .copy(
-                    self.net_ipv4_tcp_keepalive_probes.as_ref(),
+                    &self.net_ipv4_tcp_keepalive_probes,
                     &path.field("netIpv4TcpKeepaliveProbes"),
                 ),
             net_ipv4_tcpkeepalive_intvl: cx
                 .copy(
-                    self.net_ipv4_tcpkeepalive_intvl.as_ref(),
+                    &self.net_ipv4_tcpkeepalive_intvl,
                     &path.field("netIpv4TcpkeepaliveIntvl"),
                 ),
             net_ipv4_tcp_tw_reuse: cx
-                .copy(
-                    self.net_ipv4_tcp_tw_reuse.as_ref(),
-                    &path.field("netIpv4TcpTwReuse"),
-                ),
+                .copy(&self.net_ipv4_tcp_tw_reuse, &path.field("netIpv4TcpTwReuse")),
             net_ipv4_ip_local_port_range: cx
                 .copy(
-                    self.net_ipv4_ip_local_port_range.as_ref(),
+                    &self.net_ipv4_ip_local_port_range,
                     &path.field("netIpv4IpLocalPortRange"),
                 ),
             net_ipv4_neigh_default_gc_thresh1: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh1.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh1,
                     &path.field("netIpv4NeighDefaultGcThresh1"),
                 ),
             net_ipv4_neigh_default_gc_thresh2: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh2.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh2,
                     &path.field("netIpv4NeighDefaultGcThresh2"),
                 ),
             net_ipv4_neigh_default_gc_thresh3: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh3.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh3,
                     &path.field("netIpv4NeighDefaultGcThresh3"),
                 ),
             net_netfilter_nf_conntrack_max: cx
                 .copy(
-                    self.net_netfilter_nf_conntrack_max.as_ref(),
+                    &self.net_netfilter_nf_conntrack_max,
                     &path.field("netNetfilterNfConntrackMax"),
                 ),
             net_netfilter_nf_conntrack_buckets: cx
                 .copy(
-                    self.net_netfilter_nf_conntrack_buckets.as_ref(),
+                    &self.net_netfilter_nf_conntrack_buckets,
                     &path.field("netNetfilterNfConntrackBuckets"),
                 ),
             fs_inotify_max_user_watches: cx
                 .copy(
-                    self.fs_inotify_max_user_watches.as_ref(),
+                    &self.fs_inotify_max_user_watches,
                     &path.field("fsInotifyMaxUserWatches"),
                 ),
-            fs_file_max: cx.copy(self.fs_file_max.as_ref(), &path.field("fsFileMax")),
-            fs_aio_max_nr: cx
-                .copy(self.fs_aio_max_nr.as_ref(), &path.field("fsAioMaxNr")),
-            fs_nr_open: cx.copy(self.fs_nr_open.as_ref(), &path.field("fsNrOpen")),
+            fs_file_max: cx.copy(&self.fs_file_max, &path.field("fsFileMax")),
+            fs_aio_max_nr: cx.copy(&self.fs_aio_max_nr, &path.field("fsAioMaxNr")),
+            fs_nr_open: cx.copy(&self.fs_nr_open, &path.field("fsNrOpen")),
             kernel_threads_max: cx
-                .copy(self.kernel_threads_max.as_ref(), &path.field("kernelThreadsMax")),
+                .copy(&self.kernel_threads_max, &path.field("kernelThreadsMax")),
             vm_max_map_count: cx
-                .copy(self.vm_max_map_count.as_ref(), &path.field("vmMaxMapCount")),
-            vm_swappiness: cx
-                .copy(self.vm_swappiness.as_ref(), &path.field("vmSwappiness")),
+                .copy(&self.vm_max_map_count, &path.field("vmMaxMapCount")),
+            vm_swappiness: cx.copy(&self.vm_swappiness, &path.field("vmSwappiness")),
             vm_vfs_cache_pressure: cx
-                .copy(
-                    self.vm_vfs_cache_pressure.as_ref(),
-                    &path.field("vmVfsCachePressure"),
-                ),
+                .copy(&self.vm_vfs_cache_pressure, &path.field("vmVfsCachePressure")),
         }
     }
 }
@@ -2378,116 +1825,99 @@ for hub::spec::SysctlConfig {
     ) -> spoke::spec::SysctlConfig {
         spoke::spec::SysctlConfig {
             net_core_somaxconn: cx
-                .copy(self.net_core_somaxconn.as_ref(), &path.field("netCoreSomaxconn")),
+                .copy(&self.net_core_somaxconn, &path.field("netCoreSomaxconn")),
             net_core_netdev_max_backlog: cx
                 .copy(
-                    self.net_core_netdev_max_backlog.as_ref(),
+                    &self.net_core_netdev_max_backlog,
                     &path.field("netCoreNetdevMaxBacklog"),
                 ),
             net_core_rmem_default: cx
-                .copy(
-                    self.net_core_rmem_default.as_ref(),
-                    &path.field("netCoreRmemDefault"),
-                ),
+                .copy(&self.net_core_rmem_default, &path.field("netCoreRmemDefault")),
             net_core_rmem_max: cx
-                .copy(self.net_core_rmem_max.as_ref(), &path.field("netCoreRmemMax")),
+                .copy(&self.net_core_rmem_max, &path.field("netCoreRmemMax")),
             net_core_wmem_default: cx
-                .copy(
-                    self.net_core_wmem_default.as_ref(),
-                    &path.field("netCoreWmemDefault"),
-                ),
+                .copy(&self.net_core_wmem_default, &path.field("netCoreWmemDefault")),
             net_core_wmem_max: cx
-                .copy(self.net_core_wmem_max.as_ref(), &path.field("netCoreWmemMax")),
+                .copy(&self.net_core_wmem_max, &path.field("netCoreWmemMax")),
             net_core_optmem_max: cx
-                .copy(
-                    self.net_core_optmem_max.as_ref(),
-                    &path.field("netCoreOptmemMax"),
-                ),
+                .copy(&self.net_core_optmem_max, &path.field("netCoreOptmemMax")),
             net_ipv4_tcp_max_syn_backlog: cx
                 .copy(
-                    self.net_ipv4_tcp_max_syn_backlog.as_ref(),
+                    &self.net_ipv4_tcp_max_syn_backlog,
                     &path.field("netIpv4TcpMaxSynBacklog"),
                 ),
             net_ipv4_tcp_max_tw_buckets: cx
                 .copy(
-                    self.net_ipv4_tcp_max_tw_buckets.as_ref(),
+                    &self.net_ipv4_tcp_max_tw_buckets,
                     &path.field("netIpv4TcpMaxTwBuckets"),
                 ),
             net_ipv4_tcp_fin_timeout: cx
                 .copy(
-                    self.net_ipv4_tcp_fin_timeout.as_ref(),
+                    &self.net_ipv4_tcp_fin_timeout,
                     &path.field("netIpv4TcpFinTimeout"),
                 ),
             net_ipv4_tcp_keepalive_time: cx
                 .copy(
-                    self.net_ipv4_tcp_keepalive_time.as_ref(),
+                    &self.net_ipv4_tcp_keepalive_time,
                     &path.field("netIpv4TcpKeepaliveTime"),
                 ),
             net_ipv4_tcp_keepalive_probes: cx
                 .copy(
-                    self.net_ipv4_tcp_keepalive_probes.as_ref(),
+                    &self.net_ipv4_tcp_keepalive_probes,
                     &path.field("netIpv4TcpKeepaliveProbes"),
                 ),
             net_ipv4_tcpkeepalive_intvl: cx
                 .copy(
-                    self.net_ipv4_tcpkeepalive_intvl.as_ref(),
+                    &self.net_ipv4_tcpkeepalive_intvl,
                     &path.field("netIpv4TcpkeepaliveIntvl"),
                 ),
             net_ipv4_tcp_tw_reuse: cx
-                .copy(
-                    self.net_ipv4_tcp_tw_reuse.as_ref(),
-                    &path.field("netIpv4TcpTwReuse"),
-                ),
+                .copy(&self.net_ipv4_tcp_tw_reuse, &path.field("netIpv4TcpTwReuse")),
             net_ipv4_ip_local_port_range: cx
                 .copy(
-                    self.net_ipv4_ip_local_port_range.as_ref(),
+                    &self.net_ipv4_ip_local_port_range,
                     &path.field("netIpv4IpLocalPortRange"),
                 ),
             net_ipv4_neigh_default_gc_thresh1: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh1.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh1,
                     &path.field("netIpv4NeighDefaultGcThresh1"),
                 ),
             net_ipv4_neigh_default_gc_thresh2: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh2.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh2,
                     &path.field("netIpv4NeighDefaultGcThresh2"),
                 ),
             net_ipv4_neigh_default_gc_thresh3: cx
                 .copy(
-                    self.net_ipv4_neigh_default_gc_thresh3.as_ref(),
+                    &self.net_ipv4_neigh_default_gc_thresh3,
                     &path.field("netIpv4NeighDefaultGcThresh3"),
                 ),
             net_netfilter_nf_conntrack_max: cx
                 .copy(
-                    self.net_netfilter_nf_conntrack_max.as_ref(),
+                    &self.net_netfilter_nf_conntrack_max,
                     &path.field("netNetfilterNfConntrackMax"),
                 ),
             net_netfilter_nf_conntrack_buckets: cx
                 .copy(
-                    self.net_netfilter_nf_conntrack_buckets.as_ref(),
+                    &self.net_netfilter_nf_conntrack_buckets,
                     &path.field("netNetfilterNfConntrackBuckets"),
                 ),
             fs_inotify_max_user_watches: cx
                 .copy(
-                    self.fs_inotify_max_user_watches.as_ref(),
+                    &self.fs_inotify_max_user_watches,
                     &path.field("fsInotifyMaxUserWatches"),
                 ),
-            fs_file_max: cx.copy(self.fs_file_max.as_ref(), &path.field("fsFileMax")),
-            fs_aio_max_nr: cx
-                .copy(self.fs_aio_max_nr.as_ref(), &path.field("fsAioMaxNr")),
-            fs_nr_open: cx.copy(self.fs_nr_open.as_ref(), &path.field("fsNrOpen")),
+            fs_file_max: cx.copy(&self.fs_file_max, &path.field("fsFileMax")),
+            fs_aio_max_nr: cx.copy(&self.fs_aio_max_nr, &path.field("fsAioMaxNr")),
+            fs_nr_open: cx.copy(&self.fs_nr_open, &path.field("fsNrOpen")),
             kernel_threads_max: cx
-                .copy(self.kernel_threads_max.as_ref(), &path.field("kernelThreadsMax")),
+                .copy(&self.kernel_threads_max, &path.field("kernelThreadsMax")),
             vm_max_map_count: cx
-                .copy(self.vm_max_map_count.as_ref(), &path.field("vmMaxMapCount")),
-            vm_swappiness: cx
-                .copy(self.vm_swappiness.as_ref(), &path.field("vmSwappiness")),
+                .copy(&self.vm_max_map_count, &path.field("vmMaxMapCount")),
+            vm_swappiness: cx.copy(&self.vm_swappiness, &path.field("vmSwappiness")),
             vm_vfs_cache_pressure: cx
-                .copy(
-                    self.vm_vfs_cache_pressure.as_ref(),
-                    &path.field("vmVfsCachePressure"),
-                ),
+                .copy(&self.vm_vfs_cache_pressure, &path.field("vmVfsCachePressure")),
         }
     }
 }
@@ -2501,46 +1931,36 @@ for spoke::spec::KubeletConfig {
     ) -> hub::spec::KubeletConfig {
         hub::spec::KubeletConfig {
             cpu_manager_policy: cx
-                .copy(self.cpu_manager_policy.as_ref(), &path.field("cpuManagerPolicy")),
-            cpu_cfs_quota: cx
-                .copy(self.cpu_cfs_quota.as_ref(), &path.field("cpuCfsQuota")),
+                .copy(&self.cpu_manager_policy, &path.field("cpuManagerPolicy")),
+            cpu_cfs_quota: cx.copy(&self.cpu_cfs_quota, &path.field("cpuCfsQuota")),
             cpu_cfs_quota_period: cx
-                .copy(
-                    self.cpu_cfs_quota_period.as_ref(),
-                    &path.field("cpuCfsQuotaPeriod"),
-                ),
+                .copy(&self.cpu_cfs_quota_period, &path.field("cpuCfsQuotaPeriod")),
             image_gc_high_threshold: cx
                 .copy(
-                    self.image_gc_high_threshold.as_ref(),
+                    &self.image_gc_high_threshold,
                     &path.field("imageGcHighThreshold"),
                 ),
             image_gc_low_threshold: cx
-                .copy(
-                    self.image_gc_low_threshold.as_ref(),
-                    &path.field("imageGcLowThreshold"),
-                ),
+                .copy(&self.image_gc_low_threshold, &path.field("imageGcLowThreshold")),
             topology_manager_policy: cx
                 .copy(
-                    self.topology_manager_policy.as_ref(),
+                    &self.topology_manager_policy,
                     &path.field("topologyManagerPolicy"),
                 ),
             allowed_unsafe_sysctls: cx
-                .copy(
-                    self.allowed_unsafe_sysctls.as_ref(),
-                    &path.field("allowedUnsafeSysctls"),
-                ),
-            fail_swap_on: cx.copy(self.fail_swap_on.as_ref(), &path.field("failSwapOn")),
+                .copy(&self.allowed_unsafe_sysctls, &path.field("allowedUnsafeSysctls")),
+            fail_swap_on: cx.copy(&self.fail_swap_on, &path.field("failSwapOn")),
             container_log_max_size_mb: cx
                 .copy(
-                    self.container_log_max_size_mb.as_ref(),
+                    &self.container_log_max_size_mb,
                     &path.field("containerLogMaxSizeMB"),
                 ),
             container_log_max_files: cx
                 .copy(
-                    self.container_log_max_files.as_ref(),
+                    &self.container_log_max_files,
                     &path.field("containerLogMaxFiles"),
                 ),
-            pod_max_pids: cx.copy(self.pod_max_pids.as_ref(), &path.field("podMaxPids")),
+            pod_max_pids: cx.copy(&self.pod_max_pids, &path.field("podMaxPids")),
         }
     }
 }
@@ -2554,46 +1974,36 @@ for hub::spec::KubeletConfig {
     ) -> spoke::spec::KubeletConfig {
         spoke::spec::KubeletConfig {
             cpu_manager_policy: cx
-                .copy(self.cpu_manager_policy.as_ref(), &path.field("cpuManagerPolicy")),
-            cpu_cfs_quota: cx
-                .copy(self.cpu_cfs_quota.as_ref(), &path.field("cpuCfsQuota")),
+                .copy(&self.cpu_manager_policy, &path.field("cpuManagerPolicy")),
+            cpu_cfs_quota: cx.copy(&self.cpu_cfs_quota, &path.field("cpuCfsQuota")),
             cpu_cfs_quota_period: cx
-                .copy(
-                    self.cpu_cfs_quota_period.as_ref(),
-                    &path.field("cpuCfsQuotaPeriod"),
-                ),
+                .copy(&self.cpu_cfs_quota_period, &path.field("cpuCfsQuotaPeriod")),
             image_gc_high_threshold: cx
                 .copy(
-                    self.image_gc_high_threshold.as_ref(),
+                    &self.image_gc_high_threshold,
                     &path.field("imageGcHighThreshold"),
                 ),
             image_gc_low_threshold: cx
-                .copy(
-                    self.image_gc_low_threshold.as_ref(),
-                    &path.field("imageGcLowThreshold"),
-                ),
+                .copy(&self.image_gc_low_threshold, &path.field("imageGcLowThreshold")),
             topology_manager_policy: cx
                 .copy(
-                    self.topology_manager_policy.as_ref(),
+                    &self.topology_manager_policy,
                     &path.field("topologyManagerPolicy"),
                 ),
             allowed_unsafe_sysctls: cx
-                .copy(
-                    self.allowed_unsafe_sysctls.as_ref(),
-                    &path.field("allowedUnsafeSysctls"),
-                ),
-            fail_swap_on: cx.copy(self.fail_swap_on.as_ref(), &path.field("failSwapOn")),
+                .copy(&self.allowed_unsafe_sysctls, &path.field("allowedUnsafeSysctls")),
+            fail_swap_on: cx.copy(&self.fail_swap_on, &path.field("failSwapOn")),
             container_log_max_size_mb: cx
                 .copy(
-                    self.container_log_max_size_mb.as_ref(),
+                    &self.container_log_max_size_mb,
                     &path.field("containerLogMaxSizeMB"),
                 ),
             container_log_max_files: cx
                 .copy(
-                    self.container_log_max_files.as_ref(),
+                    &self.container_log_max_files,
                     &path.field("containerLogMaxFiles"),
                 ),
-            pod_max_pids: cx.copy(self.pod_max_pids.as_ref(), &path.field("podMaxPids")),
+            pod_max_pids: cx.copy(&self.pod_max_pids, &path.field("podMaxPids")),
         }
     }
 }
@@ -2642,17 +2052,17 @@ for spoke::spec::AgentPoolUpgradeSettings {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::spec::AgentPoolUpgradeSettings {
         hub::spec::AgentPoolUpgradeSettings {
-            max_surge: cx.copy(self.max_surge.as_ref(), &path.field("maxSurge")),
+            max_surge: cx.copy(&self.max_surge, &path.field("maxSurge")),
             max_unavailable: cx
-                .copy(self.max_unavailable.as_ref(), &path.field("maxUnavailable")),
+                .copy(&self.max_unavailable, &path.field("maxUnavailable")),
             drain_timeout_in_minutes: cx
                 .copy(
-                    self.drain_timeout_in_minutes.as_ref(),
+                    &self.drain_timeout_in_minutes,
                     &path.field("drainTimeoutInMinutes"),
                 ),
             node_soak_duration_in_minutes: cx
                 .copy(
-                    self.node_soak_duration_in_minutes.as_ref(),
+                    &self.node_soak_duration_in_minutes,
                     &path.field("nodeSoakDurationInMinutes"),
                 ),
             undrainable_node_behavior: cx
@@ -2676,17 +2086,17 @@ for hub::spec::AgentPoolUpgradeSettings {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::spec::AgentPoolUpgradeSettings {
         spoke::spec::AgentPoolUpgradeSettings {
-            max_surge: cx.copy(self.max_surge.as_ref(), &path.field("maxSurge")),
+            max_surge: cx.copy(&self.max_surge, &path.field("maxSurge")),
             max_unavailable: cx
-                .copy(self.max_unavailable.as_ref(), &path.field("maxUnavailable")),
+                .copy(&self.max_unavailable, &path.field("maxUnavailable")),
             drain_timeout_in_minutes: cx
                 .copy(
-                    self.drain_timeout_in_minutes.as_ref(),
+                    &self.drain_timeout_in_minutes,
                     &path.field("drainTimeoutInMinutes"),
                 ),
             node_soak_duration_in_minutes: cx
                 .copy(
-                    self.node_soak_duration_in_minutes.as_ref(),
+                    &self.node_soak_duration_in_minutes,
                     &path.field("nodeSoakDurationInMinutes"),
                 ),
             undrainable_node_behavior: cx
@@ -2748,7 +2158,7 @@ for spoke::status::SystemData {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::status::SystemData {
         hub::status::SystemData {
-            created_by: cx.copy(self.created_by.as_ref(), &path.field("createdBy")),
+            created_by: cx.copy(&self.created_by, &path.field("createdBy")),
             created_by_type: cx
                 .spelled(
                     self.created_by_type.as_ref().map(|value| value.as_str()),
@@ -2756,9 +2166,9 @@ for spoke::status::SystemData {
                     |value| Some(hub::arm::CreatedByType::from(value.to_string())),
                     hub::arm::CreatedByType::as_str,
                 ),
-            created_at: cx.copy(self.created_at.as_ref(), &path.field("createdAt")),
+            created_at: cx.copy(&self.created_at, &path.field("createdAt")),
             last_modified_by: cx
-                .copy(self.last_modified_by.as_ref(), &path.field("lastModifiedBy")),
+                .copy(&self.last_modified_by, &path.field("lastModifiedBy")),
             last_modified_by_type: cx
                 .spelled(
                     self.last_modified_by_type.as_ref().map(|value| value.as_str()),
@@ -2767,7 +2177,7 @@ for spoke::status::SystemData {
                     hub::arm::CreatedByType::as_str,
                 ),
             last_modified_at: cx
-                .copy(self.last_modified_at.as_ref(), &path.field("lastModifiedAt")),
+                .copy(&self.last_modified_at, &path.field("lastModifiedAt")),
         }
     }
 }
@@ -2780,7 +2190,7 @@ for hub::status::SystemData {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::status::SystemData {
         spoke::status::SystemData {
-            created_by: cx.copy(self.created_by.as_ref(), &path.field("createdBy")),
+            created_by: cx.copy(&self.created_by, &path.field("createdBy")),
             created_by_type: cx
                 .spelled(
                     self.created_by_type.as_ref().map(|value| value.as_str()),
@@ -2788,9 +2198,9 @@ for hub::status::SystemData {
                     |value| Some(spoke::arm::CreatedByType::from(value.to_string())),
                     spoke::arm::CreatedByType::as_str,
                 ),
-            created_at: cx.copy(self.created_at.as_ref(), &path.field("createdAt")),
+            created_at: cx.copy(&self.created_at, &path.field("createdAt")),
             last_modified_by: cx
-                .copy(self.last_modified_by.as_ref(), &path.field("lastModifiedBy")),
+                .copy(&self.last_modified_by, &path.field("lastModifiedBy")),
             last_modified_by_type: cx
                 .spelled(
                     self.last_modified_by_type.as_ref().map(|value| value.as_str()),
@@ -2799,7 +2209,7 @@ for hub::status::SystemData {
                     spoke::arm::CreatedByType::as_str,
                 ),
             last_modified_at: cx
-                .copy(self.last_modified_at.as_ref(), &path.field("lastModifiedAt")),
+                .copy(&self.last_modified_at, &path.field("lastModifiedAt")),
         }
     }
 }

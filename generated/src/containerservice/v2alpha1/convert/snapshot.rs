@@ -15,18 +15,12 @@ impl armgen_runtime::hub::Convert<hub::SnapshotSpec> for spoke::SnapshotSpec {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::SnapshotSpec {
         hub::SnapshotSpec {
-            azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
-            owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
-            operator_spec: cx
-                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
-            creation_data: cx
-                .convert(
-                    self.creation_data.as_ref(),
-                    &path.field("creationData"),
-                    armgen_runtime::hub::Convert::<hub::spec::CreationData>::convert,
-                ),
+            azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
+            owner: cx.copy(&self.owner, &path.field("owner")),
+            operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            location: cx.copy(&self.location, &path.field("location")),
+            creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             snapshot_type: cx
                 .spelled(
                     self.snapshot_type.as_ref().map(|value| value.as_str()),
@@ -45,18 +39,12 @@ impl armgen_runtime::hub::Convert<spoke::SnapshotSpec> for hub::SnapshotSpec {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::SnapshotSpec {
         spoke::SnapshotSpec {
-            azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
-            owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
-            operator_spec: cx
-                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
-            creation_data: cx
-                .convert(
-                    self.creation_data.as_ref(),
-                    &path.field("creationData"),
-                    armgen_runtime::hub::Convert::<spoke::spec::CreationData>::convert,
-                ),
+            azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
+            owner: cx.copy(&self.owner, &path.field("owner")),
+            operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            location: cx.copy(&self.location, &path.field("location")),
+            creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             snapshot_type: cx
                 .spelled(
                     self.snapshot_type.as_ref().map(|value| value.as_str()),
@@ -75,23 +63,13 @@ impl armgen_runtime::hub::Convert<hub::SnapshotStatus> for spoke::SnapshotStatus
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::SnapshotStatus {
         hub::SnapshotStatus {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            system_data: cx
-                .convert(
-                    self.system_data.as_ref(),
-                    &path.field("systemData"),
-                    armgen_runtime::hub::Convert::<hub::status::SystemData>::convert,
-                ),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
-            creation_data: cx
-                .convert(
-                    self.creation_data.as_ref(),
-                    &path.field("creationData"),
-                    armgen_runtime::hub::Convert::<hub::status::CreationData>::convert,
-                ),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            system_data: cx.object(&self.system_data, &path.field("systemData")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            location: cx.copy(&self.location, &path.field("location")),
+            creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             snapshot_type: cx
                 .spelled(
                     self.snapshot_type.as_ref().map(|value| value.as_str()),
@@ -100,12 +78,9 @@ impl armgen_runtime::hub::Convert<hub::SnapshotStatus> for spoke::SnapshotStatus
                     hub::arm::SnapshotType::as_str,
                 ),
             kubernetes_version: cx
-                .copy(
-                    self.kubernetes_version.as_ref(),
-                    &path.field("kubernetesVersion"),
-                ),
+                .copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
             node_image_version: cx
-                .copy(self.node_image_version.as_ref(), &path.field("nodeImageVersion")),
+                .copy(&self.node_image_version, &path.field("nodeImageVersion")),
             os_type: cx
                 .spelled(
                     self.os_type.as_ref().map(|value| value.as_str()),
@@ -120,11 +95,11 @@ impl armgen_runtime::hub::Convert<hub::SnapshotStatus> for spoke::SnapshotStatus
                     |value| Some(hub::arm::Ossku::from(value.to_string())),
                     hub::arm::Ossku::as_str,
                 ),
-            vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
-            enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
-            conditions: cx.copy(self.conditions.as_ref(), &path.field("conditions")),
+            vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
+            enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
+            conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx
-                .copy(self.operator_status.as_ref(), &path.field("operatorStatus")),
+                .copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
@@ -136,23 +111,13 @@ impl armgen_runtime::hub::Convert<spoke::SnapshotStatus> for hub::SnapshotStatus
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::SnapshotStatus {
         spoke::SnapshotStatus {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            system_data: cx
-                .convert(
-                    self.system_data.as_ref(),
-                    &path.field("systemData"),
-                    armgen_runtime::hub::Convert::<spoke::status::SystemData>::convert,
-                ),
-            tags: cx.copy(self.tags.as_ref(), &path.field("tags")),
-            location: cx.copy(self.location.as_ref(), &path.field("location")),
-            creation_data: cx
-                .convert(
-                    self.creation_data.as_ref(),
-                    &path.field("creationData"),
-                    armgen_runtime::hub::Convert::<spoke::status::CreationData>::convert,
-                ),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            system_data: cx.object(&self.system_data, &path.field("systemData")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            location: cx.copy(&self.location, &path.field("location")),
+            creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             snapshot_type: cx
                 .spelled(
                     self.snapshot_type.as_ref().map(|value| value.as_str()),
@@ -161,12 +126,9 @@ impl armgen_runtime::hub::Convert<spoke::SnapshotStatus> for hub::SnapshotStatus
                     spoke::arm::SnapshotType::as_str,
                 ),
             kubernetes_version: cx
-                .copy(
-                    self.kubernetes_version.as_ref(),
-                    &path.field("kubernetesVersion"),
-                ),
+                .copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
             node_image_version: cx
-                .copy(self.node_image_version.as_ref(), &path.field("nodeImageVersion")),
+                .copy(&self.node_image_version, &path.field("nodeImageVersion")),
             os_type: cx
                 .spelled(
                     self.os_type.as_ref().map(|value| value.as_str()),
@@ -181,11 +143,11 @@ impl armgen_runtime::hub::Convert<spoke::SnapshotStatus> for hub::SnapshotStatus
                     |value| Some(spoke::arm::Ossku::from(value.to_string())),
                     spoke::arm::Ossku::as_str,
                 ),
-            vm_size: cx.copy(self.vm_size.as_ref(), &path.field("vmSize")),
-            enable_fips: cx.copy(self.enable_fips.as_ref(), &path.field("enableFIPS")),
-            conditions: cx.copy(self.conditions.as_ref(), &path.field("conditions")),
+            vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
+            enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
+            conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx
-                .copy(self.operator_status.as_ref(), &path.field("operatorStatus")),
+                .copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }

@@ -16,13 +16,12 @@ for spoke::TrustedAccessRoleBindingSpec {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::TrustedAccessRoleBindingSpec {
         hub::TrustedAccessRoleBindingSpec {
-            azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
-            owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
-            operator_spec: cx
-                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
+            azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
+            owner: cx.copy(&self.owner, &path.field("owner")),
+            operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
             source_resource_id: cx
-                .copy(self.source_resource_id.as_ref(), &path.field("sourceResourceId")),
-            roles: cx.copy(self.roles.as_ref(), &path.field("roles")),
+                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
+            roles: cx.copy(&self.roles, &path.field("roles")),
         }
     }
 }
@@ -35,13 +34,12 @@ for hub::TrustedAccessRoleBindingSpec {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::TrustedAccessRoleBindingSpec {
         spoke::TrustedAccessRoleBindingSpec {
-            azure_name: cx.copy(self.azure_name.as_ref(), &path.field("azureName")),
-            owner: cx.copy(self.owner.as_ref(), &path.field("owner")),
-            operator_spec: cx
-                .via_json(self.operator_spec.as_ref(), &path.field("operatorSpec")),
+            azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
+            owner: cx.copy(&self.owner, &path.field("owner")),
+            operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
             source_resource_id: cx
-                .copy(self.source_resource_id.as_ref(), &path.field("sourceResourceId")),
-            roles: cx.copy(self.roles.as_ref(), &path.field("roles")),
+                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
+            roles: cx.copy(&self.roles, &path.field("roles")),
         }
     }
 }
@@ -54,15 +52,10 @@ for spoke::TrustedAccessRoleBindingStatus {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> hub::TrustedAccessRoleBindingStatus {
         hub::TrustedAccessRoleBindingStatus {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            system_data: cx
-                .convert(
-                    self.system_data.as_ref(),
-                    &path.field("systemData"),
-                    armgen_runtime::hub::Convert::<hub::status::SystemData>::convert,
-                ),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            system_data: cx.object(&self.system_data, &path.field("systemData")),
             provisioning_state: cx
                 .spelled(
                     self.provisioning_state.as_ref().map(|value| value.as_str()),
@@ -75,11 +68,11 @@ for spoke::TrustedAccessRoleBindingStatus {
                     hub::arm::TrustedAccessRoleBindingProvisioningState::as_str,
                 ),
             source_resource_id: cx
-                .copy(self.source_resource_id.as_ref(), &path.field("sourceResourceId")),
-            roles: cx.copy(self.roles.as_ref(), &path.field("roles")),
-            conditions: cx.copy(self.conditions.as_ref(), &path.field("conditions")),
+                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
+            roles: cx.copy(&self.roles, &path.field("roles")),
+            conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx
-                .copy(self.operator_status.as_ref(), &path.field("operatorStatus")),
+                .copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
@@ -92,15 +85,10 @@ for hub::TrustedAccessRoleBindingStatus {
         path: &armgen_runtime::hub::Path<'_>,
     ) -> spoke::TrustedAccessRoleBindingStatus {
         spoke::TrustedAccessRoleBindingStatus {
-            id: cx.copy(self.id.as_ref(), &path.field("id")),
-            name: cx.copy(self.name.as_ref(), &path.field("name")),
-            r#type: cx.copy(self.r#type.as_ref(), &path.field("type")),
-            system_data: cx
-                .convert(
-                    self.system_data.as_ref(),
-                    &path.field("systemData"),
-                    armgen_runtime::hub::Convert::<spoke::status::SystemData>::convert,
-                ),
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            system_data: cx.object(&self.system_data, &path.field("systemData")),
             provisioning_state: cx
                 .spelled(
                     self.provisioning_state.as_ref().map(|value| value.as_str()),
@@ -113,11 +101,11 @@ for hub::TrustedAccessRoleBindingStatus {
                     spoke::arm::TrustedAccessRoleBindingProvisioningState::as_str,
                 ),
             source_resource_id: cx
-                .copy(self.source_resource_id.as_ref(), &path.field("sourceResourceId")),
-            roles: cx.copy(self.roles.as_ref(), &path.field("roles")),
-            conditions: cx.copy(self.conditions.as_ref(), &path.field("conditions")),
+                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
+            roles: cx.copy(&self.roles, &path.field("roles")),
+            conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx
-                .copy(self.operator_status.as_ref(), &path.field("operatorStatus")),
+                .copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }

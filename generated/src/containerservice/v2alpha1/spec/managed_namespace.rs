@@ -8,7 +8,9 @@ use super::*;
 #[allow(unused_imports)]
 use super::super::arm;
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -16,21 +18,22 @@ use std::collections::BTreeMap;
 
 /// Default network policy of the namespace, specifying ingress and egress rules.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct NetworkPolicies {
     /// Enum representing different network policy rules.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ingress: Option<arm::PolicyRule>,
     /// Enum representing different network policy rules.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub egress: Option<arm::PolicyRule>,
 }
 
-impl NetworkPolicies {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for NetworkPolicies {
+    type Arm = arm::NetworkPolicies;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::NetworkPolicies, ConversionError> {
         Ok(arm::NetworkPolicies {
             ingress: self.ingress.clone(),
@@ -38,6 +41,9 @@ impl NetworkPolicies {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl NetworkPolicies {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::NetworkPolicies) -> Self {
@@ -50,27 +56,28 @@ impl NetworkPolicies {
 
 /// Resource quota for the namespace.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ResourceQuota {
     /// CPU request of the namespace in one-thousandth CPU form. See [CPU resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-cpu>) for more details.
-    #[serde(rename = "cpuRequest", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_request: Option<String>,
     /// CPU limit of the namespace in one-thousandth CPU form. See [CPU resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-cpu>) for more details.
-    #[serde(rename = "cpuLimit", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_limit: Option<String>,
     /// Memory request of the namespace in the power-of-two equivalents form: Ei, Pi, Ti, Gi, Mi, Ki. See [Memory resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-memory>) for more details.
-    #[serde(rename = "memoryRequest", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_request: Option<String>,
     /// Memory limit of the namespace in the power-of-two equivalents form: Ei, Pi, Ti, Gi, Mi, Ki. See [Memory resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-memory>) for more details.
-    #[serde(rename = "memoryLimit", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<String>,
 }
 
-impl ResourceQuota {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ResourceQuota {
+    type Arm = arm::ResourceQuota;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ResourceQuota, ConversionError> {
         Ok(arm::ResourceQuota {
             cpu_request: self.cpu_request.clone(),
@@ -80,6 +87,9 @@ impl ResourceQuota {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ResourceQuota {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ResourceQuota) -> Self {

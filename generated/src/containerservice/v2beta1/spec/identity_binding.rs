@@ -8,7 +8,9 @@ use super::*;
 #[allow(unused_imports)]
 use super::super::arm;
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -16,38 +18,32 @@ use std::collections::BTreeMap;
 
 /// Managed identity profile for the identity binding.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IdentityBindingManagedIdentityProfile {
     /// The resource ID of the managed identity.
-    #[serde(rename = "resourceId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<armgen_runtime::kube::ResourceReference>,
 }
 
-impl IdentityBindingManagedIdentityProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for IdentityBindingManagedIdentityProfile {
+    type Arm = arm::IdentityBindingManagedIdentityProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::IdentityBindingManagedIdentityProfile, ConversionError> {
         Ok(arm::IdentityBindingManagedIdentityProfile {
-            resource_id: match &self.resource_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "resourceId");
-                    resolver.resource(&field_path, v)?
-                }
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "resourceId"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            resource_id: required(self.resource_id.as_ref(), &path.field("resourceId"))?
+                .to_arm(resolver, &path.field("resourceId"))?,
             object_id: None,
             client_id: None,
             tenant_id: None,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl IdentityBindingManagedIdentityProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IdentityBindingManagedIdentityProfile) -> Self {

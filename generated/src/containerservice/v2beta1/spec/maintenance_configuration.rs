@@ -8,7 +8,9 @@ use super::*;
 #[allow(unused_imports)]
 use super::super::arm;
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -16,44 +18,38 @@ use std::collections::BTreeMap;
 
 /// For schedules like: 'recur every month on the 15th' or 'recur every 3 months on the 20th'.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AbsoluteMonthlySchedule {
     /// Specifies the number of months between each set of occurrences.
-    #[serde(rename = "intervalMonths", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_months: Option<i32>,
     /// The date of the month.
-    #[serde(rename = "dayOfMonth", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub day_of_month: Option<i32>,
 }
 
-impl AbsoluteMonthlySchedule {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AbsoluteMonthlySchedule {
+    type Arm = arm::AbsoluteMonthlySchedule;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::AbsoluteMonthlySchedule, ConversionError> {
         Ok(arm::AbsoluteMonthlySchedule {
-            interval_months: match &self.interval_months {
-                Some(v) => *v,
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "intervalMonths"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            day_of_month: match &self.day_of_month {
-                Some(v) => *v,
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "dayOfMonth"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            interval_months: *required(
+                self.interval_months.as_ref(),
+                &path.field("intervalMonths"),
+            )?,
+            day_of_month: *required(
+                self.day_of_month.as_ref(),
+                &path.field("dayOfMonth"),
+            )?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AbsoluteMonthlySchedule {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AbsoluteMonthlySchedule) -> Self {
@@ -66,32 +62,31 @@ impl AbsoluteMonthlySchedule {
 
 /// For schedules like: 'recur every day' or 'recur every 3 days'.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct DailySchedule {
     /// Specifies the number of days between each set of occurrences.
-    #[serde(rename = "intervalDays", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_days: Option<i32>,
 }
 
-impl DailySchedule {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for DailySchedule {
+    type Arm = arm::DailySchedule;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::DailySchedule, ConversionError> {
         Ok(arm::DailySchedule {
-            interval_days: match &self.interval_days {
-                Some(v) => *v,
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "intervalDays"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            interval_days: *required(
+                self.interval_days.as_ref(),
+                &path.field("intervalDays"),
+            )?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl DailySchedule {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::DailySchedule) -> Self {
@@ -103,44 +98,32 @@ impl DailySchedule {
 
 /// A date range. For example, between '2022-12-23' and '2023-01-05'.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct DateSpan {
     /// The start date of the date span.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub start: Option<String>,
     /// The end date of the date span.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<String>,
 }
 
-impl DateSpan {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for DateSpan {
+    type Arm = arm::DateSpan;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::DateSpan, ConversionError> {
         Ok(arm::DateSpan {
-            start: match &self.start {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "start"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            end: match &self.end {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "end"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            start: required(self.start.as_ref(), &path.field("start"))?.clone(),
+            end: required(self.end.as_ref(), &path.field("end"))?.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl DateSpan {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::DateSpan) -> Self {
@@ -153,90 +136,55 @@ impl DateSpan {
 
 /// Maintenance window used to configure scheduled auto-upgrade for a Managed Cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct MaintenanceWindow {
     /// Recurrence schedule for the maintenance window.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub schedule: Option<Schedule>,
     /// Length of maintenance window range from 4 to 24 hours.
-    #[serde(rename = "durationHours", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_hours: Option<i32>,
     /// The UTC offset in format +/-HH:mm. For example, '+05:30' for IST and '-07:00' for PST. If not specified, the default is '+00:00'.
-    #[serde(rename = "utcOffset", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub utc_offset: Option<String>,
     /// The date the maintenance window activates. If the current date is before this date, the maintenance window is inactive and will not be used for upgrades. If not specified, the maintenance window will be active right away.
-    #[serde(rename = "startDate", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub start_date: Option<String>,
     /// The start time of the maintenance window. Accepted values are from '00:00' to '23:59'. 'utcOffset' applies to this field. For example: '02:00' with 'utcOffset: +02:00' means UTC time '00:00'.
-    #[serde(rename = "startTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
     /// Date ranges on which upgrade is not allowed. 'utcOffset' applies to this field. For example, with 'utcOffset: +02:00' and 'dateSpan' being '2022-12-23' to '2023-01-03', maintenance will be blocked from '2022-12-22 22:00' to '2023-01-03 22:00' in UTC time.
-    #[serde(
-        rename = "notAllowedDates",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub not_allowed_dates: Option<Vec<DateSpan>>,
 }
 
-impl MaintenanceWindow {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for MaintenanceWindow {
+    type Arm = arm::MaintenanceWindow;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::MaintenanceWindow, ConversionError> {
         Ok(arm::MaintenanceWindow {
-            schedule: match &self.schedule {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "schedule");
-                    v.to_arm(resolver, &field_path)?
-                }
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "schedule"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            duration_hours: match &self.duration_hours {
-                Some(v) => *v,
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "durationHours"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            schedule: required(self.schedule.as_ref(), &path.field("schedule"))?
+                .to_arm(resolver, &path.field("schedule"))?,
+            duration_hours: *required(
+                self.duration_hours.as_ref(),
+                &path.field("durationHours"),
+            )?,
             utc_offset: self.utc_offset.clone(),
             start_date: self.start_date.clone(),
-            start_time: match &self.start_time {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "startTime"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            not_allowed_dates: match &self.not_allowed_dates {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "notAllowedDates");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            start_time: required(self.start_time.as_ref(), &path.field("startTime"))?
+                .clone(),
+            not_allowed_dates: self
+                .not_allowed_dates
+                .to_arm(resolver, &path.field("notAllowedDates"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl MaintenanceWindow {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::MaintenanceWindow) -> Self {
@@ -259,56 +207,41 @@ impl MaintenanceWindow {
 
 /// For schedules like: 'recur every month on the first Monday' or 'recur every 3 months on last Friday'.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct RelativeMonthlySchedule {
     /// Specifies the number of months between each set of occurrences.
-    #[serde(rename = "intervalMonths", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_months: Option<i32>,
     /// The week index. Specifies on which week of the month the dayOfWeek applies.
-    #[serde(rename = "weekIndex", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub week_index: Option<arm::Type>,
     /// Specifies on which day of the week the maintenance occurs.
-    #[serde(rename = "dayOfWeek", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub day_of_week: Option<arm::WeekDay>,
 }
 
-impl RelativeMonthlySchedule {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for RelativeMonthlySchedule {
+    type Arm = arm::RelativeMonthlySchedule;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::RelativeMonthlySchedule, ConversionError> {
         Ok(arm::RelativeMonthlySchedule {
-            interval_months: match &self.interval_months {
-                Some(v) => *v,
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "intervalMonths"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            week_index: match &self.week_index {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "weekIndex"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            day_of_week: match &self.day_of_week {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "dayOfWeek"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            interval_months: *required(
+                self.interval_months.as_ref(),
+                &path.field("intervalMonths"),
+            )?,
+            week_index: required(self.week_index.as_ref(), &path.field("weekIndex"))?
+                .clone(),
+            day_of_week: required(self.day_of_week.as_ref(), &path.field("dayOfWeek"))?
+                .clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl RelativeMonthlySchedule {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::RelativeMonthlySchedule) -> Self {
@@ -322,68 +255,44 @@ impl RelativeMonthlySchedule {
 
 /// One and only one of the schedule types should be specified. Choose either 'daily', 'weekly', 'absoluteMonthly' or 'relativeMonthly' for your maintenance schedule.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct Schedule {
     /// For schedules like: 'recur every day' or 'recur every 3 days'.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub daily: Option<DailySchedule>,
     /// For schedules like: 'recur every Monday' or 'recur every 3 weeks on Wednesday'.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub weekly: Option<WeeklySchedule>,
     /// For schedules like: 'recur every month on the 15th' or 'recur every 3 months on the 20th'.
-    #[serde(
-        rename = "absoluteMonthly",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub absolute_monthly: Option<AbsoluteMonthlySchedule>,
     /// For schedules like: 'recur every month on the first Monday' or 'recur every 3 months on last Friday'.
-    #[serde(
-        rename = "relativeMonthly",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub relative_monthly: Option<RelativeMonthlySchedule>,
 }
 
-impl Schedule {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for Schedule {
+    type Arm = arm::Schedule;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::Schedule, ConversionError> {
         Ok(arm::Schedule {
-            daily: match &self.daily {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "daily");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            weekly: match &self.weekly {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "weekly");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            absolute_monthly: match &self.absolute_monthly {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "absoluteMonthly");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            relative_monthly: match &self.relative_monthly {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "relativeMonthly");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            daily: self.daily.to_arm(resolver, &path.field("daily"))?,
+            weekly: self.weekly.to_arm(resolver, &path.field("weekly"))?,
+            absolute_monthly: self
+                .absolute_monthly
+                .to_arm(resolver, &path.field("absoluteMonthly"))?,
+            relative_monthly: self
+                .relative_monthly
+                .to_arm(resolver, &path.field("relativeMonthly"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl Schedule {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::Schedule) -> Self {
@@ -404,21 +313,22 @@ impl Schedule {
 
 /// Time in a week.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct TimeInWeek {
     /// The day of the week.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub day: Option<arm::WeekDay>,
     /// A list of hours in the day used to identify a time range. Each integer hour represents a time range beginning at 0m after the hour ending at the next hour (non-inclusive). 0 corresponds to 00:00 UTC, 23 corresponds to 23:00 UTC. Specifying \[0, 1\] means the 00:00 - 02:00 UTC time range.
-    #[serde(rename = "hourSlots", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hour_slots: Option<Vec<i32>>,
 }
 
-impl TimeInWeek {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for TimeInWeek {
+    type Arm = arm::TimeInWeek;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::TimeInWeek, ConversionError> {
         Ok(arm::TimeInWeek {
             day: self.day.clone(),
@@ -426,6 +336,9 @@ impl TimeInWeek {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl TimeInWeek {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::TimeInWeek) -> Self {
@@ -438,21 +351,22 @@ impl TimeInWeek {
 
 /// A time range. For example, between 2021-05-25T13:00:00Z and 2021-05-25T14:00:00Z.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct TimeSpan {
     /// The start of a time span
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub start: Option<String>,
     /// The end of a time span
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<String>,
 }
 
-impl TimeSpan {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for TimeSpan {
+    type Arm = arm::TimeSpan;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::TimeSpan, ConversionError> {
         Ok(arm::TimeSpan {
             start: self.start.clone(),
@@ -460,6 +374,9 @@ impl TimeSpan {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl TimeSpan {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::TimeSpan) -> Self {
@@ -472,44 +389,36 @@ impl TimeSpan {
 
 /// For schedules like: 'recur every Monday' or 'recur every 3 weeks on Wednesday'.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct WeeklySchedule {
     /// Specifies the number of weeks between each set of occurrences.
-    #[serde(rename = "intervalWeeks", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_weeks: Option<i32>,
     /// Specifies on which day of the week the maintenance occurs.
-    #[serde(rename = "dayOfWeek", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub day_of_week: Option<arm::WeekDay>,
 }
 
-impl WeeklySchedule {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for WeeklySchedule {
+    type Arm = arm::WeeklySchedule;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::WeeklySchedule, ConversionError> {
         Ok(arm::WeeklySchedule {
-            interval_weeks: match &self.interval_weeks {
-                Some(v) => *v,
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "intervalWeeks"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            day_of_week: match &self.day_of_week {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "dayOfWeek"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            interval_weeks: *required(
+                self.interval_weeks.as_ref(),
+                &path.field("intervalWeeks"),
+            )?,
+            day_of_week: required(self.day_of_week.as_ref(), &path.field("dayOfWeek"))?
+                .clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl WeeklySchedule {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::WeeklySchedule) -> Self {

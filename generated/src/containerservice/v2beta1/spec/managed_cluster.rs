@@ -8,7 +8,9 @@ use super::*;
 #[allow(unused_imports)]
 use super::super::arm;
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -16,54 +18,42 @@ use std::collections::BTreeMap;
 
 /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AdvancedNetworking {
     /// Indicates the enablement of Advanced Networking functionalities of observability and security on AKS clusters. When this is set to true, all observability and security features will be set to enabled unless explicitly disabled. If not specified, the default is false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub observability: Option<AdvancedNetworkingObservability>,
     /// Security profile to enable security features on cilium based cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub security: Option<AdvancedNetworkingSecurity>,
     /// Profile to enable performance-enhancing features on clusters that use Azure CNI powered by Cilium.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub performance: Option<AdvancedNetworkingPerformance>,
 }
 
-impl AdvancedNetworking {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AdvancedNetworking {
+    type Arm = arm::AdvancedNetworking;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::AdvancedNetworking, ConversionError> {
         Ok(arm::AdvancedNetworking {
             enabled: self.enabled,
-            observability: match &self.observability {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "observability");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            security: match &self.security {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "security");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            performance: match &self.performance {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "performance");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            observability: self
+                .observability
+                .to_arm(resolver, &path.field("observability"))?,
+            security: self.security.to_arm(resolver, &path.field("security"))?,
+            performance: self.performance.to_arm(resolver, &path.field("performance"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AdvancedNetworking {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AdvancedNetworking) -> Self {
@@ -84,24 +74,28 @@ impl AdvancedNetworking {
 
 /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AdvancedNetworkingObservability {
     /// Indicates the enablement of Advanced Networking observability functionalities on clusters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl AdvancedNetworkingObservability {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AdvancedNetworkingObservability {
+    type Arm = arm::AdvancedNetworkingObservability;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::AdvancedNetworkingObservability, ConversionError> {
         Ok(arm::AdvancedNetworkingObservability {
             enabled: self.enabled,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AdvancedNetworkingObservability {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AdvancedNetworkingObservability) -> Self {
@@ -111,28 +105,28 @@ impl AdvancedNetworkingObservability {
 
 /// Profile to enable performance-enhancing features on clusters that use Azure CNI powered by Cilium.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AdvancedNetworkingPerformance {
     /// Enable advanced network acceleration options. This allows users to configure acceleration using BPF host routing. This can be enabled only with Cilium dataplane. If not specified, the default value is None (no acceleration). The acceleration mode can be changed on a pre-existing cluster. See <https://aka.ms/acnsperformance> for a detailed explanation
-    #[serde(
-        rename = "accelerationMode",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub acceleration_mode: Option<arm::AccelerationMode>,
 }
 
-impl AdvancedNetworkingPerformance {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AdvancedNetworkingPerformance {
+    type Arm = arm::AdvancedNetworkingPerformance;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::AdvancedNetworkingPerformance, ConversionError> {
         Ok(arm::AdvancedNetworkingPerformance {
             acceleration_mode: self.acceleration_mode.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AdvancedNetworkingPerformance {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AdvancedNetworkingPerformance) -> Self {
@@ -144,46 +138,38 @@ impl AdvancedNetworkingPerformance {
 
 /// Security profile to enable security features on cilium based cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AdvancedNetworkingSecurity {
     /// This feature allows user to configure network policy based on DNS (FQDN) names. It can be enabled only on cilium based clusters. If not specified, the default is false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Enable advanced network policies. This allows users to configure Layer 7 network policies (FQDN, HTTP, Kafka). Policies themselves must be configured via the Cilium Network Policy resources, see <https://docs.cilium.io/en/latest/security/policy/index.html>. This can be enabled only on cilium-based clusters. If not specified, the default value is FQDN if security.enabled is set to true.
-    #[serde(
-        rename = "advancedNetworkPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub advanced_network_policies: Option<arm::AdvancedNetworkPolicies>,
     /// Encryption configuration for Cilium-based clusters. Once enabled all traffic between Cilium managed pods will be encrypted when it leaves the node boundary.
-    #[serde(
-        rename = "transitEncryption",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub transit_encryption: Option<AdvancedNetworkingSecurityTransitEncryption>,
 }
 
-impl AdvancedNetworkingSecurity {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AdvancedNetworkingSecurity {
+    type Arm = arm::AdvancedNetworkingSecurity;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::AdvancedNetworkingSecurity, ConversionError> {
         Ok(arm::AdvancedNetworkingSecurity {
             enabled: self.enabled,
             advanced_network_policies: self.advanced_network_policies.clone(),
-            transit_encryption: match &self.transit_encryption {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "transitEncryption");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            transit_encryption: self
+                .transit_encryption
+                .to_arm(resolver, &path.field("transitEncryption"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AdvancedNetworkingSecurity {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AdvancedNetworkingSecurity) -> Self {
@@ -200,24 +186,28 @@ impl AdvancedNetworkingSecurity {
 
 /// Encryption configuration for Cilium-based clusters. Once enabled all traffic between Cilium managed pods will be encrypted when it leaves the node boundary.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AdvancedNetworkingSecurityTransitEncryption {
     /// Configures pod-to-pod encryption. This can be enabled only on Cilium-based clusters. If not specified, the default value is None.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::TransitEncryptionType>,
 }
 
-impl AdvancedNetworkingSecurityTransitEncryption {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AdvancedNetworkingSecurityTransitEncryption {
+    type Arm = arm::AdvancedNetworkingSecurityTransitEncryption;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::AdvancedNetworkingSecurityTransitEncryption, ConversionError> {
         Ok(arm::AdvancedNetworkingSecurityTransitEncryption {
             r#type: self.r#type.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AdvancedNetworkingSecurityTransitEncryption {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AdvancedNetworkingSecurityTransitEncryption) -> Self {
@@ -227,50 +217,42 @@ impl AdvancedNetworkingSecurityTransitEncryption {
 
 /// Azure Key Vault key management service settings for the security profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AzureKeyVaultKms {
     /// Whether to enable Azure Key Vault key management service. The default is false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// The identifier of the Azure Key Vault key. For more information, see [Azure Key Vault key identifiers](<https://docs.microsoft.com/en-us/azure/key-vault/general/about-keys-secrets-certificates#vault-name-and-object-name>). This property is required when Azure Key Vault key management service is enabled and must be omitted when the service is disabled. Starting with API versions 2026-07-01 and 2026-07-02-preview, a versioned key identifier uses the legacy KMS experience, while an unversioned key identifier uses the new KMS experience. For more information, see [KMS data encryption concepts](<https://learn.microsoft.com/en-us/azure/aks/kms-data-encryption-concepts>).
-    #[serde(rename = "keyId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_id: Option<String>,
     /// Network access of the key vault. Network access of key vault. The possible values are `Public` and `Private`. `Public` means the key vault allows public access from all networks. `Private` means the key vault disables public access and enables private link. The default value is `Public`.
-    #[serde(
-        rename = "keyVaultNetworkAccess",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_vault_network_access: Option<arm::KeyVaultNetworkAccessTypes>,
     /// Resource ID of key vault. When keyVaultNetworkAccess is `Private`, this field is required and must be a valid resource ID. When keyVaultNetworkAccess is `Public`, leave the field empty.
-    #[serde(
-        rename = "keyVaultResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_vault_resource_id: Option<armgen_runtime::kube::ResourceReference>,
 }
 
-impl AzureKeyVaultKms {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AzureKeyVaultKms {
+    type Arm = arm::AzureKeyVaultKms;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::AzureKeyVaultKms, ConversionError> {
         Ok(arm::AzureKeyVaultKms {
             enabled: self.enabled,
             key_id: self.key_id.clone(),
             key_vault_network_access: self.key_vault_network_access.clone(),
-            key_vault_resource_id: match &self.key_vault_resource_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "keyVaultResourceId");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
+            key_vault_resource_id: self
+                .key_vault_resource_id
+                .to_arm(resolver, &path.field("keyVaultResourceId"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AzureKeyVaultKms {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AzureKeyVaultKms) -> Self {
@@ -288,34 +270,30 @@ impl AzureKeyVaultKms {
 
 /// Settings for upgrading a cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ClusterUpgradeSettings {
     /// Settings for overrides.
-    #[serde(
-        rename = "overrideSettings",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub override_settings: Option<UpgradeOverrideSettings>,
 }
 
-impl ClusterUpgradeSettings {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ClusterUpgradeSettings {
+    type Arm = arm::ClusterUpgradeSettings;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ClusterUpgradeSettings, ConversionError> {
         Ok(arm::ClusterUpgradeSettings {
-            override_settings: match &self.override_settings {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "overrideSettings");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            override_settings: self
+                .override_settings
+                .to_arm(resolver, &path.field("overrideSettings"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ClusterUpgradeSettings {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ClusterUpgradeSettings) -> Self {
@@ -330,47 +308,37 @@ impl ClusterUpgradeSettings {
 
 /// Profile for Linux VMs in the container service cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ContainerServiceLinuxProfile {
     /// The administrator username to use for Linux VMs.
-    #[serde(rename = "adminUsername", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_username: Option<String>,
     /// The SSH configuration for Linux-based VMs running on Azure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ssh: Option<ContainerServiceSshConfiguration>,
 }
 
-impl ContainerServiceLinuxProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ContainerServiceLinuxProfile {
+    type Arm = arm::ContainerServiceLinuxProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ContainerServiceLinuxProfile, ConversionError> {
         Ok(arm::ContainerServiceLinuxProfile {
-            admin_username: match &self.admin_username {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "adminUsername"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            ssh: match &self.ssh {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "ssh");
-                    v.to_arm(resolver, &field_path)?
-                }
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "ssh"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            admin_username: required(
+                    self.admin_username.as_ref(),
+                    &path.field("adminUsername"),
+                )?
+                .clone(),
+            ssh: required(self.ssh.as_ref(), &path.field("ssh"))?
+                .to_arm(resolver, &path.field("ssh"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ContainerServiceLinuxProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ContainerServiceLinuxProfile) -> Self {
@@ -386,94 +354,67 @@ impl ContainerServiceLinuxProfile {
 
 /// Profile of network configuration.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ContainerServiceNetworkProfile {
     /// Network plugin used for building the Kubernetes network.
-    #[serde(rename = "networkPlugin", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_plugin: Option<arm::NetworkPlugin>,
     /// The mode the network plugin should use.
-    #[serde(
-        rename = "networkPluginMode",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_plugin_mode: Option<arm::NetworkPluginMode>,
     /// Network policy used for building the Kubernetes network.
-    #[serde(rename = "networkPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_policy: Option<arm::NetworkPolicy>,
     /// The network mode Azure CNI is configured with. This cannot be specified if networkPlugin is anything other than 'azure'.
-    #[serde(rename = "networkMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_mode: Option<arm::NetworkMode>,
     /// Network dataplane used in the Kubernetes cluster.
-    #[serde(
-        rename = "networkDataplane",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_dataplane: Option<arm::NetworkDataplane>,
     /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
-    #[serde(
-        rename = "advancedNetworking",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub advanced_networking: Option<AdvancedNetworking>,
     /// A CIDR notation IP range from which to assign pod IPs when kubenet is used.
-    #[serde(rename = "podCidr", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_cidr: Option<String>,
     /// A CIDR notation IP range from which to assign service cluster IPs. It must not overlap with any Subnet IP ranges.
-    #[serde(rename = "serviceCidr", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_cidr: Option<String>,
     /// An IP address assigned to the Kubernetes DNS service. It must be within the Kubernetes service address range specified in serviceCidr.
-    #[serde(rename = "dnsServiceIP", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "dnsServiceIP", skip_serializing_if = "Option::is_none")]
     pub dns_service_ip: Option<String>,
     /// The outbound (egress) routing method. This can only be set at cluster creation time and cannot be changed later. For more information see [egress outbound type](<https://docs.microsoft.com/azure/aks/egress-outboundtype>).
-    #[serde(rename = "outboundType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub outbound_type: Option<arm::OutboundType>,
     /// The load balancer sku for the managed cluster. The default is 'standard'. See [Azure Load Balancer SKUs](<https://docs.microsoft.com/azure/load-balancer/skus>) for more information about the differences between load balancer SKUs.
-    #[serde(
-        rename = "loadBalancerSku",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub load_balancer_sku: Option<arm::LoadBalancerSku>,
     /// Profile of the cluster load balancer.
-    #[serde(
-        rename = "loadBalancerProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub load_balancer_profile: Option<ManagedClusterLoadBalancerProfile>,
     /// Profile of the cluster NAT gateway.
-    #[serde(
-        rename = "natGatewayProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub nat_gateway_profile: Option<ManagedClusterNatGatewayProfile>,
     /// The profile for Static Egress Gateway addon. For more details about Static Egress Gateway, see <https://aka.ms/aks/static-egress-gateway>.
-    #[serde(
-        rename = "staticEgressGatewayProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub static_egress_gateway_profile: Option<ManagedClusterStaticEgressGatewayProfile>,
     /// The CIDR notation IP ranges from which to assign pod IPs. One IPv4 CIDR is expected for single-stack networking. Two CIDRs, one for each IP family (IPv4/IPv6), is expected for dual-stack networking.
-    #[serde(rename = "podCidrs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_cidrs: Option<Vec<String>>,
     /// The CIDR notation IP ranges from which to assign service cluster IPs. One IPv4 CIDR is expected for single-stack networking. Two CIDRs, one for each IP family (IPv4/IPv6), is expected for dual-stack networking. They must not overlap with any Subnet IP ranges.
-    #[serde(rename = "serviceCidrs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_cidrs: Option<Vec<String>>,
     /// The IP families used to specify IP versions available to the cluster. IP families are used to determine single-stack or dual-stack clusters. For single-stack, the expected value is IPv4. For dual-stack, the expected values are IPv4 and IPv6.
-    #[serde(rename = "ipFamilies", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_families: Option<Vec<arm::IpFamily>>,
 }
 
-impl ContainerServiceNetworkProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ContainerServiceNetworkProfile {
+    type Arm = arm::ContainerServiceNetworkProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ContainerServiceNetworkProfile, ConversionError> {
         Ok(arm::ContainerServiceNetworkProfile {
             network_plugin: self.network_plugin.clone(),
@@ -481,47 +422,32 @@ impl ContainerServiceNetworkProfile {
             network_policy: self.network_policy.clone(),
             network_mode: self.network_mode.clone(),
             network_dataplane: self.network_dataplane.clone(),
-            advanced_networking: match &self.advanced_networking {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "advancedNetworking");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            advanced_networking: self
+                .advanced_networking
+                .to_arm(resolver, &path.field("advancedNetworking"))?,
             pod_cidr: self.pod_cidr.clone(),
             service_cidr: self.service_cidr.clone(),
             dns_service_ip: self.dns_service_ip.clone(),
             outbound_type: self.outbound_type.clone(),
             load_balancer_sku: self.load_balancer_sku.clone(),
-            load_balancer_profile: match &self.load_balancer_profile {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "loadBalancerProfile");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            nat_gateway_profile: match &self.nat_gateway_profile {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "natGatewayProfile");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            static_egress_gateway_profile: match &self.static_egress_gateway_profile {
-                Some(v) => {
-                    let field_path = format!(
-                        "{}.{}", path, "staticEgressGatewayProfile"
-                    );
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            load_balancer_profile: self
+                .load_balancer_profile
+                .to_arm(resolver, &path.field("loadBalancerProfile"))?,
+            nat_gateway_profile: self
+                .nat_gateway_profile
+                .to_arm(resolver, &path.field("natGatewayProfile"))?,
+            static_egress_gateway_profile: self
+                .static_egress_gateway_profile
+                .to_arm(resolver, &path.field("staticEgressGatewayProfile"))?,
             pod_cidrs: self.pod_cidrs.clone(),
             service_cidrs: self.service_cidrs.clone(),
             ip_families: self.ip_families.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ContainerServiceNetworkProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ContainerServiceNetworkProfile) -> Self {
@@ -561,41 +487,29 @@ impl ContainerServiceNetworkProfile {
 
 /// SSH configuration for Linux-based VMs running on Azure.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ContainerServiceSshConfiguration {
     /// The list of SSH public keys used to authenticate with Linux-based VMs. A maximum of 1 key may be specified.
-    #[serde(rename = "publicKeys", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub public_keys: Option<Vec<ContainerServiceSshPublicKey>>,
 }
 
-impl ContainerServiceSshConfiguration {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ContainerServiceSshConfiguration {
+    type Arm = arm::ContainerServiceSshConfiguration;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ContainerServiceSshConfiguration, ConversionError> {
         Ok(arm::ContainerServiceSshConfiguration {
-            public_keys: match &self.public_keys {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "publicKeys");
-                    v.iter()
-                        .enumerate()
-                        .map(|(i, x0)| {
-                            let item_path_0 = format!("{}[{}]", field_path, i);
-                            x0.to_arm(resolver, &item_path_0)
-                        })
-                        .collect::<Result<Vec<_>, _>>()?
-                }
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "publicKeys"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            public_keys: required(self.public_keys.as_ref(), &path.field("publicKeys"))?
+                .to_arm(resolver, &path.field("publicKeys"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ContainerServiceSshConfiguration {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ContainerServiceSshConfiguration) -> Self {
@@ -610,32 +524,28 @@ impl ContainerServiceSshConfiguration {
 
 /// Contains information about SSH certificate public key data.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ContainerServiceSshPublicKey {
     /// Certificate public key used to authenticate with VMs through SSH. The certificate must be in PEM format with or without headers.
-    #[serde(rename = "keyData", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_data: Option<String>,
 }
 
-impl ContainerServiceSshPublicKey {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ContainerServiceSshPublicKey {
+    type Arm = arm::ContainerServiceSshPublicKey;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ContainerServiceSshPublicKey, ConversionError> {
         Ok(arm::ContainerServiceSshPublicKey {
-            key_data: match &self.key_data {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "keyData"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            key_data: required(self.key_data.as_ref(), &path.field("keyData"))?.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ContainerServiceSshPublicKey {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ContainerServiceSshPublicKey) -> Self {
@@ -647,31 +557,28 @@ impl ContainerServiceSshPublicKey {
 
 /// Delegated resource properties - internal use only.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct DelegatedResource {
     /// The ARM resource id of the delegated resource - internal use only.
-    #[serde(rename = "resourceId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<String>,
     /// The tenant id of the delegated resource - internal use only.
-    #[serde(rename = "tenantId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
     /// The delegation id of the referral delegation (optional) - internal use only.
-    #[serde(
-        rename = "referralResource",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub referral_resource: Option<String>,
     /// The source resource location - internal use only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
 }
 
-impl DelegatedResource {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for DelegatedResource {
+    type Arm = arm::DelegatedResource;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::DelegatedResource, ConversionError> {
         Ok(arm::DelegatedResource {
             resource_id: self.resource_id.clone(),
@@ -681,6 +588,9 @@ impl DelegatedResource {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl DelegatedResource {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::DelegatedResource) -> Self {
@@ -695,21 +605,22 @@ impl DelegatedResource {
 
 /// The complex type of the extended location.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ExtendedLocation {
     /// The name of the extended location.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the extended location.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::ExtendedLocationTypes>,
 }
 
-impl ExtendedLocation {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ExtendedLocation {
+    type Arm = arm::ExtendedLocation;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ExtendedLocation, ConversionError> {
         Ok(arm::ExtendedLocation {
             name: self.name.clone(),
@@ -717,6 +628,9 @@ impl ExtendedLocation {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ExtendedLocation {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ExtendedLocation) -> Self {
@@ -729,30 +643,28 @@ impl ExtendedLocation {
 
 /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here <https://aka.ms/asm-plugin-ca>
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IstioCertificateAuthority {
     /// Plugin certificates information for Service Mesh.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub plugin: Option<IstioPluginCertificateAuthority>,
 }
 
-impl IstioCertificateAuthority {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for IstioCertificateAuthority {
+    type Arm = arm::IstioCertificateAuthority;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::IstioCertificateAuthority, ConversionError> {
         Ok(arm::IstioCertificateAuthority {
-            plugin: match &self.plugin {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "plugin");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            plugin: self.plugin.to_arm(resolver, &path.field("plugin"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl IstioCertificateAuthority {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IstioCertificateAuthority) -> Self {
@@ -764,70 +676,40 @@ impl IstioCertificateAuthority {
 
 /// Istio components configuration.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IstioComponents {
     /// Istio ingress gateways.
-    #[serde(
-        rename = "ingressGateways",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ingress_gateways: Option<Vec<IstioIngressGateway>>,
     /// Istio egress gateways.
-    #[serde(rename = "egressGateways", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub egress_gateways: Option<Vec<IstioEgressGateway>>,
     /// Mode of traffic redirection.
-    #[serde(
-        rename = "proxyRedirectionMechanism",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub proxy_redirection_mechanism: Option<arm::ProxyRedirectionMechanism>,
 }
 
-impl IstioComponents {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for IstioComponents {
+    type Arm = arm::IstioComponents;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::IstioComponents, ConversionError> {
         Ok(arm::IstioComponents {
-            ingress_gateways: match &self.ingress_gateways {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "ingressGateways");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
-            egress_gateways: match &self.egress_gateways {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "egressGateways");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            ingress_gateways: self
+                .ingress_gateways
+                .to_arm(resolver, &path.field("ingressGateways"))?,
+            egress_gateways: self
+                .egress_gateways
+                .to_arm(resolver, &path.field("egressGateways"))?,
             proxy_redirection_mechanism: self.proxy_redirection_mechanism.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl IstioComponents {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IstioComponents) -> Self {
@@ -847,56 +729,40 @@ impl IstioComponents {
 
 /// Istio egress gateway configuration.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IstioEgressGateway {
     /// Whether to enable the egress gateway.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Name of the Istio add-on egress gateway.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Namespace that the Istio add-on egress gateway should be deployed in. If unspecified, the default is aks-istio-egress.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// Name of the gateway configuration custom resource for the Istio add-on egress gateway. Must be specified when enabling the Istio egress gateway. Must be deployed in the same namespace that the Istio egress gateway will be deployed in.
-    #[serde(
-        rename = "gatewayConfigurationName",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gateway_configuration_name: Option<String>,
 }
 
-impl IstioEgressGateway {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for IstioEgressGateway {
+    type Arm = arm::IstioEgressGateway;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::IstioEgressGateway, ConversionError> {
         Ok(arm::IstioEgressGateway {
-            enabled: match &self.enabled {
-                Some(v) => *v,
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "enabled"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            name: match &self.name {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "name"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            enabled: *required(self.enabled.as_ref(), &path.field("enabled"))?,
+            name: required(self.name.as_ref(), &path.field("name"))?.clone(),
             namespace: self.namespace.clone(),
             gateway_configuration_name: self.gateway_configuration_name.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl IstioEgressGateway {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IstioEgressGateway) -> Self {
@@ -911,44 +777,32 @@ impl IstioEgressGateway {
 
 /// Istio ingress gateway configuration. For now, we support up to one external ingress gateway named `aks-istio-ingressgateway-external` and one internal ingress gateway named `aks-istio-ingressgateway-internal`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IstioIngressGateway {
     /// Mode of an ingress gateway.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::IstioIngressGatewayMode>,
     /// Whether to enable the ingress gateway.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl IstioIngressGateway {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for IstioIngressGateway {
+    type Arm = arm::IstioIngressGateway;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::IstioIngressGateway, ConversionError> {
         Ok(arm::IstioIngressGateway {
-            mode: match &self.mode {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "mode"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            enabled: match &self.enabled {
-                Some(v) => *v,
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "enabled"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            mode: required(self.mode.as_ref(), &path.field("mode"))?.clone(),
+            enabled: *required(self.enabled.as_ref(), &path.field("enabled"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl IstioIngressGateway {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IstioIngressGateway) -> Self {
@@ -961,47 +815,34 @@ impl IstioIngressGateway {
 
 /// Plugin certificates information for Service Mesh.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IstioPluginCertificateAuthority {
     /// The resource ID of the Key Vault.
-    #[serde(rename = "keyVaultId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_vault_id: Option<armgen_runtime::kube::ResourceReference>,
     /// Intermediate certificate object name in Azure Key Vault.
-    #[serde(rename = "certObjectName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cert_object_name: Option<String>,
     /// Intermediate certificate private key object name in Azure Key Vault.
-    #[serde(rename = "keyObjectName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_object_name: Option<String>,
     /// Root certificate object name in Azure Key Vault.
-    #[serde(
-        rename = "rootCertObjectName",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub root_cert_object_name: Option<String>,
     /// Certificate chain object name in Azure Key Vault.
-    #[serde(
-        rename = "certChainObjectName",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cert_chain_object_name: Option<String>,
 }
 
-impl IstioPluginCertificateAuthority {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for IstioPluginCertificateAuthority {
+    type Arm = arm::IstioPluginCertificateAuthority;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::IstioPluginCertificateAuthority, ConversionError> {
         Ok(arm::IstioPluginCertificateAuthority {
-            key_vault_id: match &self.key_vault_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "keyVaultId");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
+            key_vault_id: self.key_vault_id.to_arm(resolver, &path.field("keyVaultId"))?,
             cert_object_name: self.cert_object_name.clone(),
             key_object_name: self.key_object_name.clone(),
             root_cert_object_name: self.root_cert_object_name.clone(),
@@ -1009,6 +850,9 @@ impl IstioPluginCertificateAuthority {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl IstioPluginCertificateAuthority {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IstioPluginCertificateAuthority) -> Self {
@@ -1027,48 +871,38 @@ impl IstioPluginCertificateAuthority {
 
 /// Istio service mesh configuration.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IstioServiceMesh {
     /// Istio components configuration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub components: Option<IstioComponents>,
     /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here <https://aka.ms/asm-plugin-ca>
-    #[serde(
-        rename = "certificateAuthority",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub certificate_authority: Option<IstioCertificateAuthority>,
     /// The list of revisions of the Istio control plane. When an upgrade is not in progress, this holds one value. When canary upgrade is in progress, this can only hold two consecutive values. For more information, see: <https://learn.microsoft.com/en-us/azure/aks/istio-upgrade>
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub revisions: Option<Vec<String>>,
 }
 
-impl IstioServiceMesh {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for IstioServiceMesh {
+    type Arm = arm::IstioServiceMesh;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::IstioServiceMesh, ConversionError> {
         Ok(arm::IstioServiceMesh {
-            components: match &self.components {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "components");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            certificate_authority: match &self.certificate_authority {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "certificateAuthority");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            components: self.components.to_arm(resolver, &path.field("components"))?,
+            certificate_authority: self
+                .certificate_authority
+                .to_arm(resolver, &path.field("certificateAuthority"))?,
             revisions: self.revisions.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl IstioServiceMesh {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IstioServiceMesh) -> Self {
@@ -1085,28 +919,28 @@ impl IstioServiceMesh {
 
 /// Encryption at rest of Kubernetes resource objects using service-managed keys. More information on this can be found under <https://aka.ms/aks/kubernetesResourceObjectEncryption>.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct KubernetesResourceObjectEncryptionProfile {
     /// Whether to enable encryption at rest of Kubernetes resource objects using service-managed keys. More information on this can be found under <https://aka.ms/aks/kubernetesResourceObjectEncryption>.
-    #[serde(
-        rename = "infrastructureEncryption",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub infrastructure_encryption: Option<arm::InfrastructureEncryption>,
 }
 
-impl KubernetesResourceObjectEncryptionProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for KubernetesResourceObjectEncryptionProfile {
+    type Arm = arm::KubernetesResourceObjectEncryptionProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::KubernetesResourceObjectEncryptionProfile, ConversionError> {
         Ok(arm::KubernetesResourceObjectEncryptionProfile {
             infrastructure_encryption: self.infrastructure_encryption.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl KubernetesResourceObjectEncryptionProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::KubernetesResourceObjectEncryptionProfile) -> Self {
@@ -1118,48 +952,37 @@ impl KubernetesResourceObjectEncryptionProfile {
 
 /// AADProfile specifies attributes for Azure Active Directory integration. For more details see [managed AAD on AKS](<https://docs.microsoft.com/azure/aks/managed-aad>).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAadProfile {
     /// Whether to enable managed AAD.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub managed: Option<bool>,
     /// Whether to enable Azure RBAC for Kubernetes authorization.
-    #[serde(
-        rename = "enableAzureRBAC",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableAzureRBAC", skip_serializing_if = "Option::is_none")]
     pub enable_azure_rbac: Option<bool>,
     /// The list of AAD group object IDs that will have admin role of the cluster.
-    #[serde(
-        rename = "adminGroupObjectIDs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_group_object_i_ds: Option<Vec<String>>,
     /// (DEPRECATED) The client AAD application ID. Learn more at <https://aka.ms/aks/aad-legacy>.
-    #[serde(rename = "clientAppID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "clientAppID", skip_serializing_if = "Option::is_none")]
     pub client_app_id: Option<String>,
     /// (DEPRECATED) The server AAD application ID. Learn more at <https://aka.ms/aks/aad-legacy>.
-    #[serde(rename = "serverAppID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "serverAppID", skip_serializing_if = "Option::is_none")]
     pub server_app_id: Option<String>,
     /// (DEPRECATED) The server AAD application secret. Learn more at <https://aka.ms/aks/aad-legacy>.
-    #[serde(
-        rename = "serverAppSecret",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub server_app_secret: Option<armgen_runtime::kube::SecretReference>,
     /// The AAD tenant ID to use for authentication. If not specified, will use the tenant of the deployment subscription.
-    #[serde(rename = "tenantID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "tenantID", skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
 }
 
-impl ManagedClusterAadProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterAadProfile {
+    type Arm = arm::ManagedClusterAadProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterAadProfile, ConversionError> {
         Ok(arm::ManagedClusterAadProfile {
             managed: self.managed,
@@ -1167,17 +990,16 @@ impl ManagedClusterAadProfile {
             admin_group_object_i_ds: self.admin_group_object_i_ds.clone(),
             client_app_id: self.client_app_id.clone(),
             server_app_id: self.server_app_id.clone(),
-            server_app_secret: match &self.server_app_secret {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "serverAppSecret");
-                    Some(resolver.secret(&field_path, v)?)
-                }
-                None => None,
-            },
+            server_app_secret: self
+                .server_app_secret
+                .to_arm(resolver, &path.field("serverAppSecret"))?,
             tenant_id: self.tenant_id.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAadProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterAadProfile) -> Self {
@@ -1195,37 +1017,33 @@ impl ManagedClusterAadProfile {
 
 /// A Kubernetes add-on profile for a managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAddonProfile {
     /// Whether the add-on is enabled or not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Key-value pairs for configuring an add-on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<BTreeMap<String, String>>,
 }
 
-impl ManagedClusterAddonProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterAddonProfile {
+    type Arm = arm::ManagedClusterAddonProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterAddonProfile, ConversionError> {
         Ok(arm::ManagedClusterAddonProfile {
-            enabled: match &self.enabled {
-                Some(v) => *v,
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "enabled"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            enabled: *required(self.enabled.as_ref(), &path.field("enabled"))?,
             config: self.config.clone(),
             identity: None,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAddonProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterAddonProfile) -> Self {
@@ -1238,260 +1056,179 @@ impl ManagedClusterAddonProfile {
 
 /// Profile for the container service agent pool.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAgentPoolProfile {
     /// Number of agents (VMs) to host docker containers. Allowed values must be in the range of 0 to 1000 (inclusive) for user pools and in the range of 1 to 1000 (inclusive) for system pools. The default value is 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// The size of the agent pool VMs. VM size availability varies by region. If a node contains insufficient compute resources (memory, cpu, etc) pods might fail to run correctly. For more details on restricted VM sizes, see: <https://docs.microsoft.com/azure/aks/quotas-skus-regions>
-    #[serde(rename = "vmSize", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_size: Option<String>,
     /// OS Disk Size in GB to be used to specify the disk size for every machine in the master/agent pool. If you specify 0, it will apply the default osDisk size according to the vmSize specified.
-    #[serde(rename = "osDiskSizeGB", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "osDiskSizeGB", skip_serializing_if = "Option::is_none")]
     pub os_disk_size_gb: Option<i32>,
     /// The OS disk type to be used for machines in the agent pool. The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see [Ephemeral OS](<https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os>).
-    #[serde(rename = "osDiskType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_disk_type: Option<arm::OsDiskType>,
     /// Determines the placement of emptyDir volumes, container runtime data root, and Kubelet ephemeral storage.
-    #[serde(
-        rename = "kubeletDiskType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_disk_type: Option<arm::KubeletDiskType>,
     /// Determines the type of workload a node can run.
-    #[serde(
-        rename = "workloadRuntime",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_runtime: Option<arm::WorkloadRuntime>,
     /// Message of the day for Linux nodes, base64-encoded. A base64-encoded string which will be written to /etc/motd after decoding. This allows customization of the message of the day for Linux nodes. It must not be specified for Windows nodes. It must be a static string (i.e., will be printed raw and not be executed as a script).
-    #[serde(
-        rename = "messageOfTheDay",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub message_of_the_day: Option<String>,
     /// The ID of the subnet which agent pool nodes and optionally pods will join on startup. If this is not specified, a VNET and subnet will be generated and used. If no podSubnetID is specified, this applies to nodes and pods, otherwise it applies to just nodes. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
-    #[serde(rename = "vnetSubnetID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "vnetSubnetID", skip_serializing_if = "Option::is_none")]
     pub vnet_subnet_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The ID of the subnet which pods will join when launched. If omitted, pod IPs are statically assigned on the node subnet (see vnetSubnetID for more details). This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
-    #[serde(rename = "podSubnetID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "podSubnetID", skip_serializing_if = "Option::is_none")]
     pub pod_subnet_id: Option<armgen_runtime::kube::ResourceReference>,
     /// Pod IP Allocation Mode. The IP allocation mode for pods in the agent pool. Must be used with podSubnetId. The default is 'DynamicIndividual'.
-    #[serde(
-        rename = "podIPAllocationMode",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "podIPAllocationMode", skip_serializing_if = "Option::is_none")]
     pub pod_ip_allocation_mode: Option<arm::PodIpAllocationMode>,
     /// The maximum number of pods that can run on a node.
-    #[serde(rename = "maxPods", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_pods: Option<i32>,
     /// The operating system type. The default is Linux.
-    #[serde(rename = "osType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_type: Option<arm::OsType>,
     /// Specifies the OS SKU used by the agent pool. The default is Ubuntu if OSType is Linux. The default is Windows2019 when Kubernetes &lt;= 1.24 or Windows2022 when Kubernetes &gt;= 1.25 if OSType is Windows.
-    #[serde(rename = "osSKU", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "osSKU", skip_serializing_if = "Option::is_none")]
     pub os_sku: Option<arm::Ossku>,
     /// The maximum number of nodes for auto-scaling
-    #[serde(rename = "maxCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_count: Option<i32>,
     /// The minimum number of nodes for auto-scaling
-    #[serde(rename = "minCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i32>,
     /// Whether to enable auto-scaler
-    #[serde(
-        rename = "enableAutoScaling",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_auto_scaling: Option<bool>,
     /// The scale down mode to use when scaling the Agent Pool. This also effects the cluster autoscaler behavior. If not specified, it defaults to Delete.
-    #[serde(rename = "scaleDownMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_down_mode: Option<arm::ScaleDownMode>,
     /// The type of Agent Pool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::AgentPoolType>,
     /// The mode of an agent pool. A cluster must have at least one 'System' Agent Pool at all times. For additional information on agent pool restrictions and best practices, see: <https://docs.microsoft.com/azure/aks/use-system-pools>
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::AgentPoolMode>,
     /// The version of Kubernetes specified by the user. Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see [upgrading a node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool>).
-    #[serde(
-        rename = "orchestratorVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub orchestrator_version: Option<String>,
     /// The version of the node image. Setting this value triggers an agentPool rollback.
     /// Only values from `recentlyUsedVersions` are allowed.
-    #[serde(
-        rename = "nodeImageVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_image_version: Option<String>,
     /// Settings for upgrading the agentpool
-    #[serde(
-        rename = "upgradeSettings",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<AgentPoolUpgradeSettings>,
     /// Whether the Agent Pool is running or stopped. When an Agent Pool is first created it is initially Running. The Agent Pool can be stopped by setting this field to Stopped. A stopped Agent Pool stops all of its VMs and does not accrue billing charges. An Agent Pool can only be stopped if it is Running and provisioning state is Succeeded
-    #[serde(rename = "powerState", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub power_state: Option<PowerState>,
     /// The list of Availability zones to use for nodes. This can only be specified if the AgentPoolType property is 'VirtualMachineScaleSets'.
-    #[serde(
-        rename = "availabilityZones",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub availability_zones: Option<Vec<String>>,
     /// Whether each node is allocated its own public IP. Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see [assigning a public IP per node](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools>). The default is false.
-    #[serde(
-        rename = "enableNodePublicIP",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableNodePublicIP", skip_serializing_if = "Option::is_none")]
     pub enable_node_public_ip: Option<bool>,
     /// The public IP prefix ID which VM nodes should use IPs from. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/publicIPPrefixes/{publicIPPrefixName}
-    #[serde(
-        rename = "nodePublicIPPrefixID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodePublicIPPrefixID", skip_serializing_if = "Option::is_none")]
     pub node_public_ip_prefix_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The Virtual Machine Scale Set priority.
-    #[serde(
-        rename = "scaleSetPriority",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_set_priority: Option<arm::ScaleSetPriority>,
     /// The Virtual Machine Scale Set eviction policy. The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see [spot VMs](<https://docs.microsoft.com/azure/virtual-machines/spot-vms>)
-    #[serde(
-        rename = "scaleSetEvictionPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_set_eviction_policy: Option<arm::ScaleSetEvictionPolicy>,
     /// The max price (in US Dollars) you are willing to pay for spot instances. Possible values are any decimal value greater than zero or -1 which indicates default price to be up-to on-demand. Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see [spot VMs pricing](<https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing>)
-    #[serde(rename = "spotMaxPrice", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spot_max_price: Option<f32>,
     /// The tags to be persisted on the agent pool virtual machine scale set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The node labels to be persisted across all nodes in agent pool.
-    #[serde(rename = "nodeLabels", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_labels: Option<BTreeMap<String, String>>,
     /// The taints added to new nodes during node pool create and scale. For example, key=value:NoSchedule.
-    #[serde(rename = "nodeTaints", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_taints: Option<Vec<String>>,
     /// The ID for Proximity Placement Group.
     #[serde(
         rename = "proximityPlacementGroupID",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub proximity_placement_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The Kubelet configuration on the agent pool nodes.
-    #[serde(rename = "kubeletConfig", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_config: Option<KubeletConfig>,
     /// The OS configuration of Linux agent nodes.
-    #[serde(rename = "linuxOSConfig", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "linuxOSConfig", skip_serializing_if = "Option::is_none")]
     pub linux_os_config: Option<LinuxOsConfig>,
     /// Whether to enable host based OS and data drive encryption. This is only supported on certain VM sizes and in certain Azure regions. For more information, see: <https://docs.microsoft.com/azure/aks/enable-host-encryption>
-    #[serde(
-        rename = "enableEncryptionAtHost",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_encryption_at_host: Option<bool>,
     /// Whether to enable UltraSSD
-    #[serde(rename = "enableUltraSSD", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "enableUltraSSD", skip_serializing_if = "Option::is_none")]
     pub enable_ultra_ssd: Option<bool>,
     /// Whether to use a FIPS-enabled OS. See [Add a FIPS-enabled node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#add-a-fips-enabled-node-pool-preview>) for more details.
-    #[serde(rename = "enableFIPS", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "enableFIPS", skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
-    #[serde(
-        rename = "gpuInstanceProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_instance_profile: Option<arm::GpuInstanceProfile>,
     /// CreationData to be used to specify the source Snapshot ID if the node pool will be created/upgraded using a snapshot.
-    #[serde(rename = "creationData", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<CreationData>,
     /// The fully qualified resource ID of the Capacity Reservation Group to provide virtual machines from a reserved group of Virtual Machines. This is of the form: '/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}/providers/Microsoft.Compute/capacityreservationgroups/{capacityReservationGroupName}' Customers use it to create an agentpool with a specified CRG. For more information see [Capacity Reservation](<https://learn.microsoft.com/en-us/azure/virtual-machines/capacity-reservation-overview>)
     #[serde(
         rename = "capacityReservationGroupID",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub capacity_reservation_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The fully qualified resource ID of the Dedicated Host Group to provision virtual machines from, used only in creation scenario and not allowed to changed once set. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
-    #[serde(rename = "hostGroupID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "hostGroupID", skip_serializing_if = "Option::is_none")]
     pub host_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// Network-related settings of an agent pool.
-    #[serde(rename = "networkProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_profile: Option<AgentPoolNetworkProfile>,
     /// The Windows agent pool's specific profile.
-    #[serde(rename = "windowsProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<AgentPoolWindowsProfile>,
     /// The security settings of an agent pool.
-    #[serde(
-        rename = "securityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<AgentPoolSecurityProfile>,
     /// GPU settings for the Agent Pool.
-    #[serde(rename = "gpuProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_profile: Option<GpuProfile>,
     /// Profile specific to a managed agent pool in Gateway mode. This field cannot be set if agent pool mode is not Gateway.
-    #[serde(rename = "gatewayProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gateway_profile: Option<AgentPoolGatewayProfile>,
     /// Configuration for using artifact streaming on AKS.
-    #[serde(
-        rename = "artifactStreamingProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub artifact_streaming_profile: Option<AgentPoolArtifactStreamingProfile>,
     /// Specifications on VirtualMachines agent pool.
-    #[serde(
-        rename = "virtualMachinesProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub virtual_machines_profile: Option<VirtualMachinesProfile>,
     /// The status of nodes in a VirtualMachines agent pool.
-    #[serde(
-        rename = "virtualMachineNodesStatus",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub virtual_machine_nodes_status: Option<Vec<VirtualMachineNodes>>,
     /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
-    #[serde(
-        rename = "localDNSProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "localDNSProfile", skip_serializing_if = "Option::is_none")]
     pub local_dns_profile: Option<LocalDnsProfile>,
     /// Unique name of the agent pool profile in the context of the subscription and resource group. Windows agent pool names must be 6 characters or less.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
 
-impl ManagedClusterAgentPoolProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterAgentPoolProfile {
+    type Arm = arm::ManagedClusterAgentPoolProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterAgentPoolProfile, ConversionError> {
         Ok(arm::ManagedClusterAgentPoolProfile {
             e_tag: None,
@@ -1502,20 +1239,12 @@ impl ManagedClusterAgentPoolProfile {
             kubelet_disk_type: self.kubelet_disk_type.clone(),
             workload_runtime: self.workload_runtime.clone(),
             message_of_the_day: self.message_of_the_day.clone(),
-            vnet_subnet_id: match &self.vnet_subnet_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "vnetSubnetID");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
-            pod_subnet_id: match &self.pod_subnet_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "podSubnetID");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
+            vnet_subnet_id: self
+                .vnet_subnet_id
+                .to_arm(resolver, &path.field("vnetSubnetID"))?,
+            pod_subnet_id: self
+                .pod_subnet_id
+                .to_arm(resolver, &path.field("podSubnetID"))?,
             pod_ip_allocation_mode: self.pod_ip_allocation_mode.clone(),
             max_pods: self.max_pods,
             os_type: self.os_type.clone(),
@@ -1529,169 +1258,77 @@ impl ManagedClusterAgentPoolProfile {
             orchestrator_version: self.orchestrator_version.clone(),
             current_orchestrator_version: None,
             node_image_version: self.node_image_version.clone(),
-            upgrade_settings: match &self.upgrade_settings {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "upgradeSettings");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            upgrade_settings: self
+                .upgrade_settings
+                .to_arm(resolver, &path.field("upgradeSettings"))?,
             provisioning_state: None,
-            power_state: match &self.power_state {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "powerState");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            power_state: self.power_state.to_arm(resolver, &path.field("powerState"))?,
             availability_zones: self.availability_zones.clone(),
             enable_node_public_ip: self.enable_node_public_ip,
-            node_public_ip_prefix_id: match &self.node_public_ip_prefix_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "nodePublicIPPrefixID");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
+            node_public_ip_prefix_id: self
+                .node_public_ip_prefix_id
+                .to_arm(resolver, &path.field("nodePublicIPPrefixID"))?,
             scale_set_priority: self.scale_set_priority.clone(),
             scale_set_eviction_policy: self.scale_set_eviction_policy.clone(),
             spot_max_price: self.spot_max_price,
             tags: self.tags.clone(),
             node_labels: self.node_labels.clone(),
             node_taints: self.node_taints.clone(),
-            proximity_placement_group_id: match &self.proximity_placement_group_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "proximityPlacementGroupID");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
-            kubelet_config: match &self.kubelet_config {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "kubeletConfig");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            linux_os_config: match &self.linux_os_config {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "linuxOSConfig");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            proximity_placement_group_id: self
+                .proximity_placement_group_id
+                .to_arm(resolver, &path.field("proximityPlacementGroupID"))?,
+            kubelet_config: self
+                .kubelet_config
+                .to_arm(resolver, &path.field("kubeletConfig"))?,
+            linux_os_config: self
+                .linux_os_config
+                .to_arm(resolver, &path.field("linuxOSConfig"))?,
             enable_encryption_at_host: self.enable_encryption_at_host,
             enable_ultra_ssd: self.enable_ultra_ssd,
             enable_fips: self.enable_fips,
             gpu_instance_profile: self.gpu_instance_profile.clone(),
-            creation_data: match &self.creation_data {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "creationData");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            capacity_reservation_group_id: match &self.capacity_reservation_group_id {
-                Some(v) => {
-                    let field_path = format!(
-                        "{}.{}", path, "capacityReservationGroupID"
-                    );
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
-            host_group_id: match &self.host_group_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "hostGroupID");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
-            network_profile: match &self.network_profile {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "networkProfile");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            windows_profile: match &self.windows_profile {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "windowsProfile");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            security_profile: match &self.security_profile {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "securityProfile");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            gpu_profile: match &self.gpu_profile {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "gpuProfile");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            gateway_profile: match &self.gateway_profile {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "gatewayProfile");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            artifact_streaming_profile: match &self.artifact_streaming_profile {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "artifactStreamingProfile");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            virtual_machines_profile: match &self.virtual_machines_profile {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "virtualMachinesProfile");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            virtual_machine_nodes_status: match &self.virtual_machine_nodes_status {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "virtualMachineNodesStatus");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            creation_data: self
+                .creation_data
+                .to_arm(resolver, &path.field("creationData"))?,
+            capacity_reservation_group_id: self
+                .capacity_reservation_group_id
+                .to_arm(resolver, &path.field("capacityReservationGroupID"))?,
+            host_group_id: self
+                .host_group_id
+                .to_arm(resolver, &path.field("hostGroupID"))?,
+            network_profile: self
+                .network_profile
+                .to_arm(resolver, &path.field("networkProfile"))?,
+            windows_profile: self
+                .windows_profile
+                .to_arm(resolver, &path.field("windowsProfile"))?,
+            security_profile: self
+                .security_profile
+                .to_arm(resolver, &path.field("securityProfile"))?,
+            gpu_profile: self.gpu_profile.to_arm(resolver, &path.field("gpuProfile"))?,
+            gateway_profile: self
+                .gateway_profile
+                .to_arm(resolver, &path.field("gatewayProfile"))?,
+            artifact_streaming_profile: self
+                .artifact_streaming_profile
+                .to_arm(resolver, &path.field("artifactStreamingProfile"))?,
+            virtual_machines_profile: self
+                .virtual_machines_profile
+                .to_arm(resolver, &path.field("virtualMachinesProfile"))?,
+            virtual_machine_nodes_status: self
+                .virtual_machine_nodes_status
+                .to_arm(resolver, &path.field("virtualMachineNodesStatus"))?,
             status: None,
-            local_dns_profile: match &self.local_dns_profile {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "localDNSProfile");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            name: match &self.name {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "name"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            local_dns_profile: self
+                .local_dns_profile
+                .to_arm(resolver, &path.field("localDNSProfile"))?,
+            name: required(self.name.as_ref(), &path.field("name"))?.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAgentPoolProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterAgentPoolProfile) -> Self {
@@ -1799,24 +1436,28 @@ impl ManagedClusterAgentPoolProfile {
 
 /// When enabling the operator, a set of AKS managed CRDs and controllers will be installed in the cluster. The operator automates the deployment of OSS models for inference and/or training purposes. It provides a set of preset models and enables distributed inference against them.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAiToolchainOperatorProfile {
     /// Whether to enable AI toolchain operator to the cluster. Indicates if AI toolchain operator  enabled or not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterAiToolchainOperatorProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterAiToolchainOperatorProfile {
+    type Arm = arm::ManagedClusterAiToolchainOperatorProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterAiToolchainOperatorProfile, ConversionError> {
         Ok(arm::ManagedClusterAiToolchainOperatorProfile {
             enabled: self.enabled,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAiToolchainOperatorProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterAiToolchainOperatorProfile) -> Self {
@@ -1826,56 +1467,40 @@ impl ManagedClusterAiToolchainOperatorProfile {
 
 /// Access profile for managed cluster API server.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterApiServerAccessProfile {
     /// The IP ranges authorized to access the Kubernetes API server. IP ranges are specified in CIDR format, e.g. 137.117.106.88/29. This feature is not compatible with clusters that use Public IP Per Node, or clusters that are using a Basic Load Balancer. For more information see [API server authorized IP ranges](<https://docs.microsoft.com/azure/aks/api-server-authorized-ip-ranges>).
-    #[serde(
-        rename = "authorizedIPRanges",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "authorizedIPRanges", skip_serializing_if = "Option::is_none")]
     pub authorized_ip_ranges: Option<Vec<String>>,
     /// Whether to create the cluster as a private cluster or not. For more details, see [Creating a private AKS cluster](<https://docs.microsoft.com/azure/aks/private-clusters>).
-    #[serde(
-        rename = "enablePrivateCluster",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_private_cluster: Option<bool>,
     /// The private DNS zone mode for the cluster. The default is System. For more details see [configure private DNS zone](<https://docs.microsoft.com/azure/aks/private-clusters#configure-private-dns-zone>). Allowed values are 'system' and 'none'.
-    #[serde(rename = "privateDNSZone", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "privateDNSZone", skip_serializing_if = "Option::is_none")]
     pub private_dns_zone: Option<String>,
     /// Whether to create additional public FQDN for private cluster or not.
     #[serde(
         rename = "enablePrivateClusterPublicFQDN",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub enable_private_cluster_public_fqdn: Option<bool>,
     /// Whether to disable run command for the cluster or not.
-    #[serde(
-        rename = "disableRunCommand",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_run_command: Option<bool>,
     /// Whether to enable apiserver vnet integration for the cluster or not. See aka.ms/AksVnetIntegration for more details.
-    #[serde(
-        rename = "enableVnetIntegration",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_vnet_integration: Option<bool>,
     /// The subnet to be used when apiserver vnet integration is enabled. It is required when creating a new cluster with BYO Vnet, or when updating an existing cluster to enable apiserver vnet integration.
-    #[serde(rename = "subnetId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub subnet_id: Option<armgen_runtime::kube::ResourceReference>,
 }
 
-impl ManagedClusterApiServerAccessProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterApiServerAccessProfile {
+    type Arm = arm::ManagedClusterApiServerAccessProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterApiServerAccessProfile, ConversionError> {
         Ok(arm::ManagedClusterApiServerAccessProfile {
             authorized_ip_ranges: self.authorized_ip_ranges.clone(),
@@ -1884,16 +1509,13 @@ impl ManagedClusterApiServerAccessProfile {
             enable_private_cluster_public_fqdn: self.enable_private_cluster_public_fqdn,
             disable_run_command: self.disable_run_command,
             enable_vnet_integration: self.enable_vnet_integration,
-            subnet_id: match &self.subnet_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "subnetId");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
+            subnet_id: self.subnet_id.to_arm(resolver, &path.field("subnetId"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterApiServerAccessProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterApiServerAccessProfile) -> Self {
@@ -1914,24 +1536,28 @@ impl ManagedClusterApiServerAccessProfile {
 
 /// Configuration for using a sidecar-less Istio control plane for managed ingress via the Gateway API with App Routing. See <https://aka.ms/gateway-on-istio> for information on using Istio for ingress via the Gateway API.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAppRoutingIstio {
     /// Whether to enable Istio as a Gateway API implementation for managed ingress with App Routing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::GatewayApiIstioEnabled>,
 }
 
-impl ManagedClusterAppRoutingIstio {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterAppRoutingIstio {
+    type Arm = arm::ManagedClusterAppRoutingIstio;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterAppRoutingIstio, ConversionError> {
         Ok(arm::ManagedClusterAppRoutingIstio {
             mode: self.mode.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAppRoutingIstio {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterAppRoutingIstio) -> Self {
@@ -1941,25 +1567,22 @@ impl ManagedClusterAppRoutingIstio {
 
 /// Auto upgrade profile for a managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAutoUpgradeProfile {
     /// The upgrade channel for auto upgrade. The default is 'none'. For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
-    #[serde(rename = "upgradeChannel", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_channel: Option<arm::UpgradeChannel>,
     /// Node OS Upgrade Channel. Manner in which the OS on your nodes is updated. The default is NodeImage.
-    #[serde(
-        rename = "nodeOSUpgradeChannel",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodeOSUpgradeChannel", skip_serializing_if = "Option::is_none")]
     pub node_os_upgrade_channel: Option<arm::NodeOsUpgradeChannel>,
 }
 
-impl ManagedClusterAutoUpgradeProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterAutoUpgradeProfile {
+    type Arm = arm::ManagedClusterAutoUpgradeProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterAutoUpgradeProfile, ConversionError> {
         Ok(arm::ManagedClusterAutoUpgradeProfile {
             upgrade_channel: self.upgrade_channel.clone(),
@@ -1967,6 +1590,9 @@ impl ManagedClusterAutoUpgradeProfile {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAutoUpgradeProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterAutoUpgradeProfile) -> Self {
@@ -1979,54 +1605,40 @@ impl ManagedClusterAutoUpgradeProfile {
 
 /// Azure Monitor addon profiles for monitoring the managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfile {
     /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metrics: Option<ManagedClusterAzureMonitorProfileMetrics>,
     /// Set this to enable and configure Azure Monitor Container Insights for the cluster, which collects Kubernetes events, inventory, and container stdout & stderr logs. See aka.ms/AzureMonitorContainerInsights for an overview.
-    #[serde(
-        rename = "containerInsights",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub container_insights: Option<ManagedClusterAzureMonitorProfileContainerInsights>,
     /// Application Monitoring Profile for Kubernetes Application Container. Collects application logs, metrics and traces through auto-instrumentation of the application using Azure Monitor OpenTelemetry based SDKs. See aka.ms/AzureMonitorApplicationMonitoring for an overview.
-    #[serde(rename = "appMonitoring", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub app_monitoring: Option<ManagedClusterAzureMonitorProfileAppMonitoring>,
 }
 
-impl ManagedClusterAzureMonitorProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfile {
+    type Arm = arm::ManagedClusterAzureMonitorProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterAzureMonitorProfile, ConversionError> {
         Ok(arm::ManagedClusterAzureMonitorProfile {
-            metrics: match &self.metrics {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "metrics");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            container_insights: match &self.container_insights {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "containerInsights");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            app_monitoring: match &self.app_monitoring {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "appMonitoring");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            metrics: self.metrics.to_arm(resolver, &path.field("metrics"))?,
+            container_insights: self
+                .container_insights
+                .to_arm(resolver, &path.field("containerInsights"))?,
+            app_monitoring: self
+                .app_monitoring
+                .to_arm(resolver, &path.field("appMonitoring"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAzureMonitorProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterAzureMonitorProfile) -> Self {
@@ -2049,70 +1661,48 @@ impl ManagedClusterAzureMonitorProfile {
 
 /// Application Monitoring profile for AKS.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoring {
     /// Application Monitoring auto-instrumentation for AKS. Deploys a webhook that auto-instruments workloads with Microsoft OpenTelemetry Distros to collect OpenTelemetry metrics, logs, and traces. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-    #[serde(
-        rename = "autoInstrumentation",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub auto_instrumentation: Option<
         ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation,
     >,
     /// Application Monitoring OpenTelemetry Metrics Profile for AKS. Collects OpenTelemetry metrics of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-    #[serde(
-        rename = "openTelemetryMetrics",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub open_telemetry_metrics: Option<
         ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics,
     >,
     /// Application Monitoring OpenTelemetry logs and traces profile for AKS. Collects OpenTelemetry logs and traces of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-    #[serde(
-        rename = "openTelemetryLogsAndTraces",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub open_telemetry_logs_and_traces: Option<
         ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces,
     >,
 }
 
-impl ManagedClusterAzureMonitorProfileAppMonitoring {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileAppMonitoring {
+    type Arm = arm::ManagedClusterAzureMonitorProfileAppMonitoring;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterAzureMonitorProfileAppMonitoring, ConversionError> {
         Ok(arm::ManagedClusterAzureMonitorProfileAppMonitoring {
-            auto_instrumentation: match &self.auto_instrumentation {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "autoInstrumentation");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            open_telemetry_metrics: match &self.open_telemetry_metrics {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "openTelemetryMetrics");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            open_telemetry_logs_and_traces: match &self.open_telemetry_logs_and_traces {
-                Some(v) => {
-                    let field_path = format!(
-                        "{}.{}", path, "openTelemetryLogsAndTraces"
-                    );
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            auto_instrumentation: self
+                .auto_instrumentation
+                .to_arm(resolver, &path.field("autoInstrumentation"))?,
+            open_telemetry_metrics: self
+                .open_telemetry_metrics
+                .to_arm(resolver, &path.field("openTelemetryMetrics"))?,
+            open_telemetry_logs_and_traces: self
+                .open_telemetry_logs_and_traces
+                .to_arm(resolver, &path.field("openTelemetryLogsAndTraces"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAzureMonitorProfileAppMonitoring {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterAzureMonitorProfileAppMonitoring) -> Self {
@@ -2141,18 +1731,20 @@ impl ManagedClusterAzureMonitorProfileAppMonitoring {
 
 /// Application Monitoring auto-instrumentation for AKS. Deploys a webhook that auto-instruments workloads with Microsoft OpenTelemetry Distros to collect OpenTelemetry metrics, logs, and traces. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
     /// Indicates if Application Monitoring Auto-instrumentation is enabled or not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm
+for ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
+    type Arm = arm::ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<
         arm::ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation,
         ConversionError,
@@ -2162,6 +1754,9 @@ impl ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -2173,24 +1768,26 @@ impl ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
 
 /// Application Monitoring OpenTelemetry logs and traces profile for AKS. Collects OpenTelemetry logs and traces of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
     /// Indicates if Application Monitoring OpenTelemetry Logs and traces is enabled or not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// The host port for OpenTelemetry HTTP/PROTOBUF logs and traces. If not specified, the default port is 28331.
-    #[serde(rename = "httpPort", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub http_port: Option<i64>,
     /// The host port for OpenTelemetry GRPC logs and traces. If not specified, the default port is 28332.
-    #[serde(rename = "grpcPort", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub grpc_port: Option<i64>,
 }
 
-impl ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm
+for ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
+    type Arm = arm::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<
         arm::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces,
         ConversionError,
@@ -2202,6 +1799,9 @@ impl ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -2217,24 +1817,26 @@ impl ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
 
 /// Application Monitoring OpenTelemetry Metrics Profile for AKS. Collects OpenTelemetry metrics of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
     /// Indicates if Application Monitoring OpenTelemetry Metrics is enabled or not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// The host port for OpenTelemetry HTTP/PROTOBUF metrics. If not specified, the default port is 28333.
-    #[serde(rename = "httpPort", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub http_port: Option<i64>,
     /// The host port for OpenTelemetry GRPC metrics. If not specified, the default port is 28334.
-    #[serde(rename = "grpcPort", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub grpc_port: Option<i64>,
 }
 
-impl ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm
+for ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
+    type Arm = arm::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<
         arm::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics,
         ConversionError,
@@ -2246,6 +1848,9 @@ impl ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -2261,61 +1866,42 @@ impl ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
 
 /// Azure Monitor Container Insights profile. Represents the configuration for collecting Kubernetes events, inventory, and container stdout & stderr logs. See aka.ms/AzureMonitorContainerInsights for an overview.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileContainerInsights {
     /// Indicates if Azure Monitor Container Insights Logs Addon is enabled or not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Fully Qualified ARM Resource Id of Azure Log Analytics Workspace for storing Azure Monitor Container Insights Logs.
-    #[serde(
-        rename = "logAnalyticsWorkspaceResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub log_analytics_workspace_resource_id: Option<
         armgen_runtime::kube::ResourceReference,
     >,
     /// The syslog host port. If not specified, the default port is 28330.
-    #[serde(rename = "syslogPort", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub syslog_port: Option<i64>,
     /// Indicates whether prometheus metrics scraping is disabled or not. If not specified the default is false i.e. the prometheus scraping is enabled.
-    #[serde(
-        rename = "disablePrometheusMetricsScraping",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_prometheus_metrics_scraping: Option<bool>,
     /// Configures container network logs ingestion with Azure Monitor. The log types ingested are controlled by the associated CRD; if unspecified, defaults to `Disabled`. See <https://aka.ms/ContainerNetworkLogsDoc> and <https://aka.ms/acns/howtoenablecnl> for details.
-    #[serde(
-        rename = "containerNetworkLogs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub container_network_logs: Option<arm::ContainerNetworkLogs>,
 }
 
-impl ManagedClusterAzureMonitorProfileContainerInsights {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileContainerInsights {
+    type Arm = arm::ManagedClusterAzureMonitorProfileContainerInsights;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<
         arm::ManagedClusterAzureMonitorProfileContainerInsights,
         ConversionError,
     > {
         Ok(arm::ManagedClusterAzureMonitorProfileContainerInsights {
             enabled: self.enabled,
-            log_analytics_workspace_resource_id: match &self
+            log_analytics_workspace_resource_id: self
                 .log_analytics_workspace_resource_id
-            {
-                Some(v) => {
-                    let field_path = format!(
-                        "{}.{}", path, "logAnalyticsWorkspaceResourceId"
-                    );
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
+                .to_arm(resolver, &path.field("logAnalyticsWorkspaceResourceId"))?,
             syslog_port: self.syslog_port,
             disable_prometheus_metrics_scraping: self
                 .disable_prometheus_metrics_scraping,
@@ -2323,6 +1909,9 @@ impl ManagedClusterAzureMonitorProfileContainerInsights {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAzureMonitorProfileContainerInsights {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -2343,29 +1932,22 @@ impl ManagedClusterAzureMonitorProfileContainerInsights {
 
 /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     /// Comma-separated list of additional Kubernetes label keys that will be used in the resource's labels metric (Example: 'namespaces=\[k8s-label-1,k8s-label-n,...\],pods=\[app\],...'). By default the metric contains only resource name and namespace labels.
-    #[serde(
-        rename = "metricLabelsAllowlist",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metric_labels_allowlist: Option<String>,
     /// Comma-separated list of Kubernetes annotation keys that will be used in the resource's labels metric (Example: 'namespaces=\[kubernetes.io/team,...\],pods=\[kubernetes.io/team\],...'). By default the metric contains only resource name and namespace labels.
-    #[serde(
-        rename = "metricAnnotationsAllowList",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metric_annotations_allow_list: Option<String>,
 }
 
-impl ManagedClusterAzureMonitorProfileKubeStateMetrics {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileKubeStateMetrics {
+    type Arm = arm::ManagedClusterAzureMonitorProfileKubeStateMetrics;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<
         arm::ManagedClusterAzureMonitorProfileKubeStateMetrics,
         ConversionError,
@@ -2376,6 +1958,9 @@ impl ManagedClusterAzureMonitorProfileKubeStateMetrics {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAzureMonitorProfileKubeStateMetrics {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -2390,56 +1975,40 @@ impl ManagedClusterAzureMonitorProfileKubeStateMetrics {
 
 /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileMetrics {
     /// Whether to enable or disable the Azure Managed Prometheus addon for Prometheus monitoring. See aka.ms/AzureManagedPrometheus-aks-enable for details on enabling and disabling.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
-    #[serde(
-        rename = "kubeStateMetrics",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kube_state_metrics: Option<ManagedClusterAzureMonitorProfileKubeStateMetrics>,
     /// Control plane metrics collection profile for the Azure Managed Prometheus addon. Configures collection of operational runtime metrics from managed control plane components (kube-apiserver, etcd, etc). See aka.ms/aks/controlplane-metrics for an overview.
-    #[serde(rename = "controlPlane", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub control_plane: Option<ManagedClusterAzureMonitorProfileMetricsControlPlane>,
 }
 
-impl ManagedClusterAzureMonitorProfileMetrics {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileMetrics {
+    type Arm = arm::ManagedClusterAzureMonitorProfileMetrics;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterAzureMonitorProfileMetrics, ConversionError> {
         Ok(arm::ManagedClusterAzureMonitorProfileMetrics {
-            enabled: match &self.enabled {
-                Some(v) => *v,
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "enabled"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            kube_state_metrics: match &self.kube_state_metrics {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "kubeStateMetrics");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            control_plane: match &self.control_plane {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "controlPlane");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            enabled: *required(self.enabled.as_ref(), &path.field("enabled"))?,
+            kube_state_metrics: self
+                .kube_state_metrics
+                .to_arm(resolver, &path.field("kubeStateMetrics"))?,
+            control_plane: self
+                .control_plane
+                .to_arm(resolver, &path.field("controlPlane"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAzureMonitorProfileMetrics {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterAzureMonitorProfileMetrics) -> Self {
@@ -2459,18 +2028,20 @@ impl ManagedClusterAzureMonitorProfileMetrics {
 
 /// Control plane metrics collection profile for the Azure Managed Prometheus addon. Configures collection of operational runtime metrics from managed control plane components (kube-apiserver, etcd, etc). See aka.ms/aks/controlplane-metrics for an overview.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileMetricsControlPlane {
     /// Whether to enable or disable collection of control plane metrics by the Azure Managed Prometheus addon. Defaults to disabled. See aka.ms/aks/controlplane-metrics for details.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterAzureMonitorProfileMetricsControlPlane {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm
+for ManagedClusterAzureMonitorProfileMetricsControlPlane {
+    type Arm = arm::ManagedClusterAzureMonitorProfileMetricsControlPlane;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<
         arm::ManagedClusterAzureMonitorProfileMetricsControlPlane,
         ConversionError,
@@ -2480,6 +2051,9 @@ impl ManagedClusterAzureMonitorProfileMetricsControlPlane {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterAzureMonitorProfileMetricsControlPlane {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -2491,38 +2065,34 @@ impl ManagedClusterAzureMonitorProfileMetricsControlPlane {
 
 /// The bootstrap profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterBootstrapProfile {
     /// The artifact source. The source where the artifacts are downloaded from.
-    #[serde(rename = "artifactSource", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub artifact_source: Option<arm::ArtifactSource>,
     /// The resource Id of Azure Container Registry. The registry must have private network access, premium SKU and zone redundancy.
-    #[serde(
-        rename = "containerRegistryId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub container_registry_id: Option<armgen_runtime::kube::ResourceReference>,
 }
 
-impl ManagedClusterBootstrapProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterBootstrapProfile {
+    type Arm = arm::ManagedClusterBootstrapProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterBootstrapProfile, ConversionError> {
         Ok(arm::ManagedClusterBootstrapProfile {
             artifact_source: self.artifact_source.clone(),
-            container_registry_id: match &self.container_registry_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "containerRegistryId");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
+            container_registry_id: self
+                .container_registry_id
+                .to_arm(resolver, &path.field("containerRegistryId"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterBootstrapProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterBootstrapProfile) -> Self {
@@ -2538,24 +2108,28 @@ impl ManagedClusterBootstrapProfile {
 
 /// The cost analysis configuration for the cluster
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterCostAnalysis {
     /// Whether to enable cost analysis. The Managed Cluster sku.tier must be set to 'Standard' or 'Premium' to enable this feature. Enabling this will add Kubernetes Namespace and Deployment details to the Cost Analysis views in the Azure portal. If not specified, the default is false. For more information see aka.ms/aks/docs/cost-analysis.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterCostAnalysis {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterCostAnalysis {
+    type Arm = arm::ManagedClusterCostAnalysis;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterCostAnalysis, ConversionError> {
         Ok(arm::ManagedClusterCostAnalysis {
             enabled: self.enabled,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterCostAnalysis {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterCostAnalysis) -> Self {
@@ -2565,48 +2139,40 @@ impl ManagedClusterCostAnalysis {
 
 /// Settings for hosted system addons.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterHostedSystemProfile {
     /// Whether to enable hosted system addons for the cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// The ID of the subnet that will be joined by system nodes managed and hosted by AKS for running critical system addons. This ID must be provided together with `nodeSubnetID` and `apiserverAccessProfile.subnetId`, and all three subnet IDs must belong to the same VNet. If you don’t specify it, AKS will create a subnet in the managed resource group using a default /26 CIDR.
-    #[serde(
-        rename = "systemNodeSubnetID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "systemNodeSubnetID", skip_serializing_if = "Option::is_none")]
     pub system_node_subnet_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The ID of the subnet that will be joined by worker nodes managed by node auto provisioner for running workload pods in your tenant. This must be provided together with `systemNodeSubnetID` and `apiserverAccessProfile.subnetId`, and all three subnet IDs must be in the same VNet. If you don’t specify it, AKS will create a subnet in the managed resource group using a default /16 CIDR.
-    #[serde(rename = "nodeSubnetID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nodeSubnetID", skip_serializing_if = "Option::is_none")]
     pub node_subnet_id: Option<armgen_runtime::kube::ResourceReference>,
 }
 
-impl ManagedClusterHostedSystemProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterHostedSystemProfile {
+    type Arm = arm::ManagedClusterHostedSystemProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterHostedSystemProfile, ConversionError> {
         Ok(arm::ManagedClusterHostedSystemProfile {
             enabled: self.enabled,
-            system_node_subnet_id: match &self.system_node_subnet_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "systemNodeSubnetID");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
-            node_subnet_id: match &self.node_subnet_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "nodeSubnetID");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
+            system_node_subnet_id: self
+                .system_node_subnet_id
+                .to_arm(resolver, &path.field("systemNodeSubnetID"))?,
+            node_subnet_id: self
+                .node_subnet_id
+                .to_arm(resolver, &path.field("nodeSubnetID"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterHostedSystemProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterHostedSystemProfile) -> Self {
@@ -2626,30 +2192,31 @@ impl ManagedClusterHostedSystemProfile {
 
 /// Cluster HTTP proxy configuration.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterHttpProxyConfig {
     /// The HTTP proxy server endpoint to use.
-    #[serde(rename = "httpProxy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub http_proxy: Option<String>,
     /// The HTTPS proxy server endpoint to use.
-    #[serde(rename = "httpsProxy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub https_proxy: Option<String>,
     /// The endpoints that should not go through proxy.
-    #[serde(rename = "noProxy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub no_proxy: Option<Vec<String>>,
     /// Alternative CA cert to use for connecting to proxy servers.
-    #[serde(rename = "trustedCa", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub trusted_ca: Option<String>,
     /// Whether to enable HTTP proxy. If disabled, the specified proxy configuration will be not be set on pods and nodes. If not specified, the default is true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterHttpProxyConfig {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterHttpProxyConfig {
+    type Arm = arm::ManagedClusterHttpProxyConfig;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterHttpProxyConfig, ConversionError> {
         Ok(arm::ManagedClusterHttpProxyConfig {
             http_proxy: self.http_proxy.clone(),
@@ -2660,6 +2227,9 @@ impl ManagedClusterHttpProxyConfig {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterHttpProxyConfig {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterHttpProxyConfig) -> Self {
@@ -2675,66 +2245,41 @@ impl ManagedClusterHttpProxyConfig {
 
 /// Identity for the managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterIdentity {
     /// The type of identity used for the managed cluster. For more information see [use managed identities in AKS](<https://docs.microsoft.com/azure/aks/use-managed-identity>).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::ResourceIdentityType>,
     /// The delegated identity resources assigned to this managed cluster. This can only be set by another Azure Resource Provider, and managed cluster only accept one delegated identity resource. Internal use only.
-    #[serde(
-        rename = "delegatedResources",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub delegated_resources: Option<BTreeMap<String, DelegatedResource>>,
     /// The user identity associated with the managed cluster. This identity will be used in control plane. Only one user assigned identity is allowed. The keys must be ARM resource IDs in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
-    #[serde(
-        rename = "userAssignedIdentities",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_assigned_identities: Option<Vec<armgen_runtime::kube::ResourceReference>>,
 }
 
-impl ManagedClusterIdentity {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterIdentity {
+    type Arm = arm::ManagedClusterIdentity;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterIdentity, ConversionError> {
         Ok(arm::ManagedClusterIdentity {
             principal_id: None,
             tenant_id: None,
             r#type: self.r#type.clone(),
-            delegated_resources: match &self.delegated_resources {
+            delegated_resources: self
+                .delegated_resources
+                .to_arm(resolver, &path.field("delegatedResources"))?,
+            user_assigned_identities: match self.user_assigned_identities.as_ref() {
                 Some(v) => {
-                    let field_path = format!("{}.{}", path, "delegatedResources");
                     Some(
-                        v
-                            .iter()
-                            .map(|(key, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, key);
-                                x0.to_arm(resolver, &item_path_0).map(|y| (key.clone(), y))
-                            })
-                            .collect::<Result<BTreeMap<_, _>, _>>()?,
-                    )
-                }
-                None => None,
-            },
-            user_assigned_identities: match &self.user_assigned_identities {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "userAssignedIdentities");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, r)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                resolver
-                                    .resource(&item_path_0, r)
-                                    .map(|key| (key, Default::default()))
-                            })
-                            .collect::<Result<BTreeMap<_, _>, _>>()?,
+                        keys_of_references(
+                            v,
+                            resolver,
+                            &path.field("userAssignedIdentities"),
+                        )?,
                     )
                 }
                 None => None,
@@ -2742,6 +2287,9 @@ impl ManagedClusterIdentity {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterIdentity {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterIdentity) -> Self {
@@ -2766,40 +2314,34 @@ impl ManagedClusterIdentity {
 
 /// Ingress profile for the container service cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterIngressProfile {
     /// App Routing settings for the ingress profile. You can find an overview and onboarding guide for this feature at <https://learn.microsoft.com/en-us/azure/aks/app-routing?tabs=default%2Cdeploy-app-default>.
-    #[serde(rename = "webAppRouting", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub web_app_routing: Option<ManagedClusterIngressProfileWebAppRouting>,
     /// Settings for the managed Gateway API installation
-    #[serde(rename = "gatewayAPI", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "gatewayAPI", skip_serializing_if = "Option::is_none")]
     pub gateway_api: Option<ManagedClusterIngressProfileGatewayConfiguration>,
 }
 
-impl ManagedClusterIngressProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterIngressProfile {
+    type Arm = arm::ManagedClusterIngressProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterIngressProfile, ConversionError> {
         Ok(arm::ManagedClusterIngressProfile {
-            web_app_routing: match &self.web_app_routing {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "webAppRouting");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            gateway_api: match &self.gateway_api {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "gatewayAPI");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            web_app_routing: self
+                .web_app_routing
+                .to_arm(resolver, &path.field("webAppRouting"))?,
+            gateway_api: self.gateway_api.to_arm(resolver, &path.field("gatewayAPI"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterIngressProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterIngressProfile) -> Self {
@@ -2818,24 +2360,28 @@ impl ManagedClusterIngressProfile {
 
 /// Configuration for managed Gateway API CRDs. See <https://aka.ms/k8s-gateway-api> for more details.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterIngressProfileGatewayConfiguration {
     /// Configuration for the managed Gateway API installation. If not specified, the default is 'Disabled'. See <https://aka.ms/k8s-gateway-api> for more details.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub installation: Option<arm::ManagedGatewayType>,
 }
 
-impl ManagedClusterIngressProfileGatewayConfiguration {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterIngressProfileGatewayConfiguration {
+    type Arm = arm::ManagedClusterIngressProfileGatewayConfiguration;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterIngressProfileGatewayConfiguration, ConversionError> {
         Ok(arm::ManagedClusterIngressProfileGatewayConfiguration {
             installation: self.installation.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterIngressProfileGatewayConfiguration {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -2849,22 +2395,19 @@ impl ManagedClusterIngressProfileGatewayConfiguration {
 
 /// Nginx ingress controller configuration for the managed cluster ingress profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterIngressProfileNginx {
     /// Ingress type for the default NginxIngressController custom resource
-    #[serde(
-        rename = "defaultIngressControllerType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_ingress_controller_type: Option<arm::NginxIngressControllerType>,
 }
 
-impl ManagedClusterIngressProfileNginx {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterIngressProfileNginx {
+    type Arm = arm::ManagedClusterIngressProfileNginx;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterIngressProfileNginx, ConversionError> {
         Ok(arm::ManagedClusterIngressProfileNginx {
             default_ingress_controller_type: self
@@ -2873,6 +2416,9 @@ impl ManagedClusterIngressProfileNginx {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterIngressProfileNginx {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterIngressProfileNginx) -> Self {
@@ -2884,59 +2430,48 @@ impl ManagedClusterIngressProfileNginx {
 
 /// Application Routing add-on settings for the ingress profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterIngressProfileWebAppRouting {
     /// Whether to enable the Application Routing add-on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Configurations for Gateway API providers to be used for managed ingress with App Routing. See <https://aka.ms/k8s-gateway-api> for more information on the Gateway API.
     #[serde(
         rename = "gatewayAPIImplementations",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub gateway_api_implementations: Option<
         ManagedClusterWebAppRoutingGatewayApiImplementations,
     >,
     /// Resource IDs of the DNS zones to be associated with the Application Routing add-on. Used only when Application Routing add-on is enabled. Public and private DNS zones can be in different resource groups, but all public DNS zones must be in the same resource group and all private DNS zones must be in the same resource group.
-    #[serde(
-        rename = "dnsZoneResourceIds",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dns_zone_resource_ids: Option<Vec<String>>,
     /// Configuration for the default NginxIngressController. See more at <https://learn.microsoft.com/en-us/azure/aks/app-routing-nginx-configuration#the-default-nginx-ingress-controller>.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub nginx: Option<ManagedClusterIngressProfileNginx>,
 }
 
-impl ManagedClusterIngressProfileWebAppRouting {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterIngressProfileWebAppRouting {
+    type Arm = arm::ManagedClusterIngressProfileWebAppRouting;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterIngressProfileWebAppRouting, ConversionError> {
         Ok(arm::ManagedClusterIngressProfileWebAppRouting {
             enabled: self.enabled,
-            gateway_api_implementations: match &self.gateway_api_implementations {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "gatewayAPIImplementations");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            gateway_api_implementations: self
+                .gateway_api_implementations
+                .to_arm(resolver, &path.field("gatewayAPIImplementations"))?,
             dns_zone_resource_ids: self.dns_zone_resource_ids.clone(),
-            nginx: match &self.nginx {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "nginx");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            nginx: self.nginx.to_arm(resolver, &path.field("nginx"))?,
             identity: None,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterIngressProfileWebAppRouting {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterIngressProfileWebAppRouting) -> Self {
@@ -2954,87 +2489,52 @@ impl ManagedClusterIngressProfileWebAppRouting {
 
 /// Profile of the managed cluster load balancer.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterLoadBalancerProfile {
     /// Desired managed outbound IPs for the cluster load balancer.
-    #[serde(
-        rename = "managedOutboundIPs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub managed_outbound_i_ps: Option<
         ManagedClusterLoadBalancerProfileManagedOutboundIPs,
     >,
     /// Desired outbound IP Prefix resources for the cluster load balancer.
-    #[serde(
-        rename = "outboundIPPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "outboundIPPrefixes", skip_serializing_if = "Option::is_none")]
     pub outbound_ip_prefixes: Option<
         ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
     >,
     /// Desired outbound IP resources for the cluster load balancer.
-    #[serde(rename = "outboundIPs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub outbound_i_ps: Option<ManagedClusterLoadBalancerProfileOutboundIPs>,
     /// The desired number of allocated SNAT ports per VM. Allowed values are in the range of 0 to 64000 (inclusive). The default value is 0 which results in Azure dynamically allocating ports.
-    #[serde(
-        rename = "allocatedOutboundPorts",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allocated_outbound_ports: Option<i32>,
     /// Desired outbound flow idle timeout in minutes. Allowed values are in the range of 4 to 120 (inclusive). The default value is 30 minutes.
-    #[serde(
-        rename = "idleTimeoutInMinutes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_timeout_in_minutes: Option<i32>,
     /// Enable multiple standard load balancers per AKS cluster or not.
-    #[serde(
-        rename = "enableMultipleStandardLoadBalancers",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_multiple_standard_load_balancers: Option<bool>,
     /// The type of the managed inbound Load Balancer BackendPool.
-    #[serde(
-        rename = "backendPoolType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub backend_pool_type: Option<arm::BackendPoolType>,
 }
 
-impl ManagedClusterLoadBalancerProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterLoadBalancerProfile {
+    type Arm = arm::ManagedClusterLoadBalancerProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterLoadBalancerProfile, ConversionError> {
         Ok(arm::ManagedClusterLoadBalancerProfile {
-            managed_outbound_i_ps: match &self.managed_outbound_i_ps {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "managedOutboundIPs");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            outbound_ip_prefixes: match &self.outbound_ip_prefixes {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "outboundIPPrefixes");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            outbound_i_ps: match &self.outbound_i_ps {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "outboundIPs");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            managed_outbound_i_ps: self
+                .managed_outbound_i_ps
+                .to_arm(resolver, &path.field("managedOutboundIPs"))?,
+            outbound_ip_prefixes: self
+                .outbound_ip_prefixes
+                .to_arm(resolver, &path.field("outboundIPPrefixes"))?,
+            outbound_i_ps: self
+                .outbound_i_ps
+                .to_arm(resolver, &path.field("outboundIPs"))?,
             effective_outbound_i_ps: None,
             allocated_outbound_ports: self.allocated_outbound_ports,
             idle_timeout_in_minutes: self.idle_timeout_in_minutes,
@@ -3044,6 +2544,9 @@ impl ManagedClusterLoadBalancerProfile {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterLoadBalancerProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterLoadBalancerProfile) -> Self {
@@ -3071,21 +2574,23 @@ impl ManagedClusterLoadBalancerProfile {
 
 /// Desired managed outbound IPs for the cluster load balancer.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     /// The desired number of IPv4 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// The desired number of IPv6 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 0 for single-stack and 1 for dual-stack.
-    #[serde(rename = "countIPv6", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub count_i_pv6: Option<i32>,
 }
 
-impl ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm
+for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
+    type Arm = arm::ManagedClusterLoadBalancerProfileManagedOutboundIPs;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<
         arm::ManagedClusterLoadBalancerProfileManagedOutboundIPs,
         ConversionError,
@@ -3096,6 +2601,9 @@ impl ManagedClusterLoadBalancerProfileManagedOutboundIPs {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -3110,39 +2618,28 @@ impl ManagedClusterLoadBalancerProfileManagedOutboundIPs {
 
 /// Desired outbound IP resources for the cluster load balancer.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     /// A list of public IP resources.
-    #[serde(rename = "publicIPs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub public_i_ps: Option<Vec<ResourceReference>>,
 }
 
-impl ManagedClusterLoadBalancerProfileOutboundIPs {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterLoadBalancerProfileOutboundIPs {
+    type Arm = arm::ManagedClusterLoadBalancerProfileOutboundIPs;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterLoadBalancerProfileOutboundIPs, ConversionError> {
         Ok(arm::ManagedClusterLoadBalancerProfileOutboundIPs {
-            public_i_ps: match &self.public_i_ps {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "publicIPs");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            public_i_ps: self.public_i_ps.to_arm(resolver, &path.field("publicIPs"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterLoadBalancerProfileOutboundIPs {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterLoadBalancerProfileOutboundIPs) -> Self {
@@ -3157,46 +2654,34 @@ impl ManagedClusterLoadBalancerProfileOutboundIPs {
 
 /// Desired outbound IP Prefix resources for the cluster load balancer.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
-    #[serde(
-        rename = "publicIPPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "publicIPPrefixes", skip_serializing_if = "Option::is_none")]
     pub public_ip_prefixes: Option<Vec<ResourceReference>>,
 }
 
-impl ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm
+for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
+    type Arm = arm::ManagedClusterLoadBalancerProfileOutboundIpPrefixes;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<
         arm::ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
         ConversionError,
     > {
         Ok(arm::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
-            public_ip_prefixes: match &self.public_ip_prefixes {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "publicIPPrefixes");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            public_ip_prefixes: self
+                .public_ip_prefixes
+                .to_arm(resolver, &path.field("publicIPPrefixes"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -3213,21 +2698,22 @@ impl ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
 
 /// Profile of the managed outbound IP resources of the managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterManagedOutboundIpProfile {
     /// The desired number of outbound IPs created/managed by Azure. Allowed values must be in the range of 1 to 16 (inclusive). The default value is 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// The desired number of IPv6 outbound IPs created/managed by Azure. Allowed values must be in the range of 1 to 16 (inclusive).
-    #[serde(rename = "countIPv6", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub count_i_pv6: Option<i32>,
 }
 
-impl ManagedClusterManagedOutboundIpProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterManagedOutboundIpProfile {
+    type Arm = arm::ManagedClusterManagedOutboundIpProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterManagedOutboundIpProfile, ConversionError> {
         Ok(arm::ManagedClusterManagedOutboundIpProfile {
             count: self.count,
@@ -3235,6 +2721,9 @@ impl ManagedClusterManagedOutboundIpProfile {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterManagedOutboundIpProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterManagedOutboundIpProfile) -> Self {
@@ -3247,30 +2736,30 @@ impl ManagedClusterManagedOutboundIpProfile {
 
 /// The metrics profile for the ManagedCluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterMetricsProfile {
     /// The configuration for detailed per-Kubernetes resource cost analysis.
-    #[serde(rename = "costAnalysis", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_analysis: Option<ManagedClusterCostAnalysis>,
 }
 
-impl ManagedClusterMetricsProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterMetricsProfile {
+    type Arm = arm::ManagedClusterMetricsProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterMetricsProfile, ConversionError> {
         Ok(arm::ManagedClusterMetricsProfile {
-            cost_analysis: match &self.cost_analysis {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "costAnalysis");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            cost_analysis: self
+                .cost_analysis
+                .to_arm(resolver, &path.field("costAnalysis"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterMetricsProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterMetricsProfile) -> Self {
@@ -3285,71 +2774,54 @@ impl ManagedClusterMetricsProfile {
 
 /// Profile of the managed cluster NAT gateway.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNatGatewayProfile {
     /// The SKU of the managed cluster NAT Gateway. Defaults to 'StandardV2' where available in the region, otherwise 'Standard'.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sku: Option<arm::ManagedClusterNatGatewaySku>,
     /// Profile of the managed outbound IP resources of the cluster NAT gateway.
     #[serde(
         rename = "managedOutboundIPProfile",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub managed_outbound_ip_profile: Option<ManagedClusterManagedOutboundIpProfile>,
     /// Desired outbound IP Prefix resources for the managed NAT Gateway. Only compatible with NAT Gateway V2.
-    #[serde(
-        rename = "outboundIPPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "outboundIPPrefixes", skip_serializing_if = "Option::is_none")]
     pub outbound_ip_prefixes: Option<ManagedClusterNatGatewayProfileOutboundIpPrefixes>,
     /// Desired outbound IP resources for the managed NAT Gateway.
-    #[serde(rename = "outboundIPs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub outbound_i_ps: Option<ManagedClusterNatGatewayProfileOutboundIPs>,
     /// Desired outbound flow idle timeout in minutes. Allowed values are in the range of 4 to 120 (inclusive). The default value is 4 minutes.
-    #[serde(
-        rename = "idleTimeoutInMinutes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_timeout_in_minutes: Option<i32>,
 }
 
-impl ManagedClusterNatGatewayProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterNatGatewayProfile {
+    type Arm = arm::ManagedClusterNatGatewayProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterNatGatewayProfile, ConversionError> {
         Ok(arm::ManagedClusterNatGatewayProfile {
             sku: self.sku.clone(),
-            managed_outbound_ip_profile: match &self.managed_outbound_ip_profile {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "managedOutboundIPProfile");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            managed_outbound_ip_profile: self
+                .managed_outbound_ip_profile
+                .to_arm(resolver, &path.field("managedOutboundIPProfile"))?,
             effective_outbound_i_ps: None,
-            outbound_ip_prefixes: match &self.outbound_ip_prefixes {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "outboundIPPrefixes");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            outbound_i_ps: match &self.outbound_i_ps {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "outboundIPs");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            outbound_ip_prefixes: self
+                .outbound_ip_prefixes
+                .to_arm(resolver, &path.field("outboundIPPrefixes"))?,
+            outbound_i_ps: self
+                .outbound_i_ps
+                .to_arm(resolver, &path.field("outboundIPs"))?,
             idle_timeout_in_minutes: self.idle_timeout_in_minutes,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterNatGatewayProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterNatGatewayProfile) -> Self {
@@ -3374,24 +2846,28 @@ impl ManagedClusterNatGatewayProfile {
 
 /// Desired outbound IP resources for the managed NAT Gateway.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNatGatewayProfileOutboundIPs {
     /// A list of public IP resources.
-    #[serde(rename = "publicIPs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub public_i_ps: Option<Vec<String>>,
 }
 
-impl ManagedClusterNatGatewayProfileOutboundIPs {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterNatGatewayProfileOutboundIPs {
+    type Arm = arm::ManagedClusterNatGatewayProfileOutboundIPs;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterNatGatewayProfileOutboundIPs, ConversionError> {
         Ok(arm::ManagedClusterNatGatewayProfileOutboundIPs {
             public_i_ps: self.public_i_ps.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterNatGatewayProfileOutboundIPs {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterNatGatewayProfileOutboundIPs) -> Self {
@@ -3403,22 +2879,19 @@ impl ManagedClusterNatGatewayProfileOutboundIPs {
 
 /// Desired outbound IP Prefix resources for the managed NAT Gateway. Only compatible with NAT Gateway V2.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNatGatewayProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
-    #[serde(
-        rename = "publicIPPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "publicIPPrefixes", skip_serializing_if = "Option::is_none")]
     pub public_ip_prefixes: Option<Vec<String>>,
 }
 
-impl ManagedClusterNatGatewayProfileOutboundIpPrefixes {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterNatGatewayProfileOutboundIpPrefixes {
+    type Arm = arm::ManagedClusterNatGatewayProfileOutboundIpPrefixes;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<
         arm::ManagedClusterNatGatewayProfileOutboundIpPrefixes,
         ConversionError,
@@ -3428,6 +2901,9 @@ impl ManagedClusterNatGatewayProfileOutboundIpPrefixes {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterNatGatewayProfileOutboundIpPrefixes {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -3441,25 +2917,22 @@ impl ManagedClusterNatGatewayProfileOutboundIpPrefixes {
 
 /// Node provisioning profile for the managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNodeProvisioningProfile {
     /// The node provisioning mode. If not specified, the default is Manual.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::NodeProvisioningMode>,
     /// The set of default Karpenter NodePools (CRDs) configured for node provisioning. This field has no effect unless mode is 'Auto'. Warning: Changing this from Auto to None on an existing cluster will cause the default Karpenter NodePools to be deleted, which will drain and delete the nodes associated with those pools. It is strongly recommended to not do this unless there are idle nodes ready to take the pods evicted by that action. If not specified, the default is Auto. For more information see aka.ms/aks/nap#node-pools.
-    #[serde(
-        rename = "defaultNodePools",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_node_pools: Option<arm::NodeProvisioningDefaultNodePools>,
 }
 
-impl ManagedClusterNodeProvisioningProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterNodeProvisioningProfile {
+    type Arm = arm::ManagedClusterNodeProvisioningProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterNodeProvisioningProfile, ConversionError> {
         Ok(arm::ManagedClusterNodeProvisioningProfile {
             mode: self.mode.clone(),
@@ -3467,6 +2940,9 @@ impl ManagedClusterNodeProvisioningProfile {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterNodeProvisioningProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterNodeProvisioningProfile) -> Self {
@@ -3479,28 +2955,28 @@ impl ManagedClusterNodeProvisioningProfile {
 
 /// Node resource group lockdown profile for a managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNodeResourceGroupProfile {
     /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
-    #[serde(
-        rename = "restrictionLevel",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub restriction_level: Option<arm::RestrictionLevel>,
 }
 
-impl ManagedClusterNodeResourceGroupProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterNodeResourceGroupProfile {
+    type Arm = arm::ManagedClusterNodeResourceGroupProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterNodeResourceGroupProfile, ConversionError> {
         Ok(arm::ManagedClusterNodeResourceGroupProfile {
             restriction_level: self.restriction_level.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterNodeResourceGroupProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterNodeResourceGroupProfile) -> Self {
@@ -3512,18 +2988,19 @@ impl ManagedClusterNodeResourceGroupProfile {
 
 /// The OIDC issuer profile of the Managed Cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterOidcIssuerProfile {
     /// Whether the OIDC issuer is enabled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterOidcIssuerProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterOidcIssuerProfile {
+    type Arm = arm::ManagedClusterOidcIssuerProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterOidcIssuerProfile, ConversionError> {
         Ok(arm::ManagedClusterOidcIssuerProfile {
             issuer_url: None,
@@ -3531,6 +3008,9 @@ impl ManagedClusterOidcIssuerProfile {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterOidcIssuerProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterOidcIssuerProfile) -> Self {
@@ -3540,69 +3020,44 @@ impl ManagedClusterOidcIssuerProfile {
 
 /// Details about the pod identity assigned to the Managed Cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPodIdentity {
     /// The name of the pod identity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The namespace of the pod identity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// The binding selector to use for the AzureIdentityBinding resource.
-    #[serde(
-        rename = "bindingSelector",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub binding_selector: Option<String>,
     /// The user assigned identity details.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<UserAssignedIdentity>,
 }
 
-impl ManagedClusterPodIdentity {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterPodIdentity {
+    type Arm = arm::ManagedClusterPodIdentity;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterPodIdentity, ConversionError> {
         Ok(arm::ManagedClusterPodIdentity {
-            name: match &self.name {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "name"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            namespace: match &self.namespace {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "namespace"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            name: required(self.name.as_ref(), &path.field("name"))?.clone(),
+            namespace: required(self.namespace.as_ref(), &path.field("namespace"))?
+                .clone(),
             binding_selector: self.binding_selector.clone(),
-            identity: match &self.identity {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "identity");
-                    v.to_arm(resolver, &field_path)?
-                }
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "identity"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            identity: required(self.identity.as_ref(), &path.field("identity"))?
+                .to_arm(resolver, &path.field("identity"))?,
             provisioning_state: None,
             provisioning_info: None,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterPodIdentity {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterPodIdentity) -> Self {
@@ -3620,56 +3075,38 @@ impl ManagedClusterPodIdentity {
 
 /// A pod identity exception, which allows pods with certain labels to access the Azure Instance Metadata Service (IMDS) endpoint without being intercepted by the node-managed identity (NMI) server. See [disable AAD Pod Identity for a specific Pod/Application](<https://azure.github.io/aad-pod-identity/docs/configure/application_exception/>) for more details.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPodIdentityException {
     /// The name of the pod identity exception.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The namespace of the pod identity exception.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// The pod labels to match.
-    #[serde(rename = "podLabels", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_labels: Option<BTreeMap<String, String>>,
 }
 
-impl ManagedClusterPodIdentityException {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterPodIdentityException {
+    type Arm = arm::ManagedClusterPodIdentityException;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterPodIdentityException, ConversionError> {
         Ok(arm::ManagedClusterPodIdentityException {
-            name: match &self.name {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "name"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            namespace: match &self.namespace {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "namespace"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            pod_labels: match &self.pod_labels {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "podLabels"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            name: required(self.name.as_ref(), &path.field("name"))?.clone(),
+            namespace: required(self.namespace.as_ref(), &path.field("namespace"))?
+                .clone(),
+            pod_labels: required(self.pod_labels.as_ref(), &path.field("podLabels"))?
+                .clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterPodIdentityException {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterPodIdentityException) -> Self {
@@ -3683,84 +3120,46 @@ impl ManagedClusterPodIdentityException {
 
 /// The pod identity profile of the Managed Cluster. See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on pod identity integration.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPodIdentityProfile {
     /// Whether the pod identity addon is enabled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Whether pod identity is allowed to run on clusters with Kubenet networking. Running in Kubenet is disabled by default due to the security related nature of AAD Pod Identity and the risks of IP spoofing. See [using Kubenet network plugin with AAD Pod Identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity#using-kubenet-network-plugin-with-azure-active-directory-pod-managed-identities>) for more information.
-    #[serde(
-        rename = "allowNetworkPluginKubenet",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_network_plugin_kubenet: Option<bool>,
     /// The pod identities to use in the cluster.
-    #[serde(
-        rename = "userAssignedIdentities",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_assigned_identities: Option<Vec<ManagedClusterPodIdentity>>,
     /// The pod identity exceptions to allow.
-    #[serde(
-        rename = "userAssignedIdentityExceptions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_assigned_identity_exceptions: Option<
         Vec<ManagedClusterPodIdentityException>,
     >,
 }
 
-impl ManagedClusterPodIdentityProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterPodIdentityProfile {
+    type Arm = arm::ManagedClusterPodIdentityProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterPodIdentityProfile, ConversionError> {
         Ok(arm::ManagedClusterPodIdentityProfile {
             enabled: self.enabled,
             allow_network_plugin_kubenet: self.allow_network_plugin_kubenet,
-            user_assigned_identities: match &self.user_assigned_identities {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "userAssignedIdentities");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
-            user_assigned_identity_exceptions: match &self
+            user_assigned_identities: self
+                .user_assigned_identities
+                .to_arm(resolver, &path.field("userAssignedIdentities"))?,
+            user_assigned_identity_exceptions: self
                 .user_assigned_identity_exceptions
-            {
-                Some(v) => {
-                    let field_path = format!(
-                        "{}.{}", path, "userAssignedIdentityExceptions"
-                    );
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+                .to_arm(resolver, &path.field("userAssignedIdentityExceptions"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterPodIdentityProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterPodIdentityProfile) -> Self {
@@ -3783,147 +3182,115 @@ impl ManagedClusterPodIdentityProfile {
 
 /// Parameters to be applied to the cluster-autoscaler when enabled
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPropertiesAutoScalerProfile {
     /// Detects similar node pools and balances the number of nodes between them. Valid values are 'true' and 'false'
     #[serde(
         rename = "balance-similar-node-groups",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub balance_similar_node_groups: Option<String>,
     /// DaemonSet pods will be gracefully terminated from empty nodes. If set to true, all daemonset pods on empty nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
     #[serde(
         rename = "daemonset-eviction-for-empty-nodes",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub daemonset_eviction_for_empty_nodes: Option<bool>,
     /// DaemonSet pods will be gracefully terminated from non-empty nodes. If set to true, all daemonset pods on occupied nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
     #[serde(
         rename = "daemonset-eviction-for-occupied-nodes",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub daemonset_eviction_for_occupied_nodes: Option<bool>,
     /// Should CA ignore DaemonSet pods when calculating resource utilization for scaling down. If set to true, the resources used by daemonset will be taken into account when making scaling down decisions.
     #[serde(
         rename = "ignore-daemonsets-utilization",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub ignore_daemonsets_utilization: Option<bool>,
     /// The expander to use when scaling up. If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub expander: Option<arm::Expander>,
     /// The maximum number of empty nodes that can be deleted at the same time. This must be a positive integer. The default is 10.
-    #[serde(
-        rename = "max-empty-bulk-delete",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-empty-bulk-delete", skip_serializing_if = "Option::is_none")]
     pub max_empty_bulk_delete: Option<String>,
     /// The maximum number of seconds the cluster autoscaler waits for pod termination when trying to scale down a node. The default is 600.
     #[serde(
         rename = "max-graceful-termination-sec",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub max_graceful_termination_sec: Option<String>,
     /// The maximum time the autoscaler waits for a node to be provisioned. The default is '15m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "max-node-provision-time",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-node-provision-time", skip_serializing_if = "Option::is_none")]
     pub max_node_provision_time: Option<String>,
     /// The maximum percentage of unready nodes in the cluster. After this percentage is exceeded, cluster autoscaler halts operations. The default is 45. The maximum is 100 and the minimum is 0.
     #[serde(
         rename = "max-total-unready-percentage",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub max_total_unready_percentage: Option<String>,
     /// Ignore unscheduled pods before they're a certain age. For scenarios like burst/batch scale where you don't want CA to act before the kubernetes scheduler could schedule all the pods, you can tell CA to ignore unscheduled pods before they're a certain age. The default is '0s'. Values must be an integer followed by a unit ('s' for seconds, 'm' for minutes, 'h' for hours, etc).
-    #[serde(
-        rename = "new-pod-scale-up-delay",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "new-pod-scale-up-delay", skip_serializing_if = "Option::is_none")]
     pub new_pod_scale_up_delay: Option<String>,
     /// The number of allowed unready nodes, irrespective of max-total-unready-percentage. This must be an integer. The default is 3.
-    #[serde(
-        rename = "ok-total-unready-count",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "ok-total-unready-count", skip_serializing_if = "Option::is_none")]
     pub ok_total_unready_count: Option<String>,
     /// How often cluster is reevaluated for scale up or down. The default is '10'. Values must be an integer number of seconds.
-    #[serde(rename = "scan-interval", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "scan-interval", skip_serializing_if = "Option::is_none")]
     pub scan_interval: Option<String>,
     /// How long after scale up that scale down evaluation resumes. The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
     #[serde(
         rename = "scale-down-delay-after-add",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub scale_down_delay_after_add: Option<String>,
     /// How long after node deletion that scale down evaluation resumes. The default is the scan-interval. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
     #[serde(
         rename = "scale-down-delay-after-delete",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub scale_down_delay_after_delete: Option<String>,
     /// How long after scale down failure that scale down evaluation resumes. The default is '3m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
     #[serde(
         rename = "scale-down-delay-after-failure",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub scale_down_delay_after_failure: Option<String>,
     /// How long a node should be unneeded before it is eligible for scale down. The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
     #[serde(
         rename = "scale-down-unneeded-time",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub scale_down_unneeded_time: Option<String>,
     /// How long an unready node should be unneeded before it is eligible for scale down. The default is '20m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-unready-time",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-unready-time", skip_serializing_if = "Option::is_none")]
     pub scale_down_unready_time: Option<String>,
     /// Node utilization level, defined as sum of requested resources divided by capacity, below which a node can be considered for scale down. The default is '0.5'.
     #[serde(
         rename = "scale-down-utilization-threshold",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub scale_down_utilization_threshold: Option<String>,
     /// If cluster autoscaler will skip deleting nodes with pods with local storage, for example, EmptyDir or HostPath. The default is true.
     #[serde(
         rename = "skip-nodes-with-local-storage",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub skip_nodes_with_local_storage: Option<String>,
     /// If cluster autoscaler will skip deleting nodes with pods from kube-system (except for DaemonSet or mirror pods). The default is true.
     #[serde(
         rename = "skip-nodes-with-system-pods",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub skip_nodes_with_system_pods: Option<String>,
 }
 
-impl ManagedClusterPropertiesAutoScalerProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterPropertiesAutoScalerProfile {
+    type Arm = arm::ManagedClusterPropertiesAutoScalerProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterPropertiesAutoScalerProfile, ConversionError> {
         Ok(arm::ManagedClusterPropertiesAutoScalerProfile {
             balance_similar_node_groups: self.balance_similar_node_groups.clone(),
@@ -3952,6 +3319,9 @@ impl ManagedClusterPropertiesAutoScalerProfile {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterPropertiesAutoScalerProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterPropertiesAutoScalerProfile) -> Self {
@@ -3985,96 +3355,64 @@ impl ManagedClusterPropertiesAutoScalerProfile {
 
 /// Security profile for the container service cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfile {
     /// Microsoft Defender settings for the security profile.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub defender: Option<ManagedClusterSecurityProfileDefender>,
     /// Azure Key Vault [key management service](<https://kubernetes.io/docs/tasks/administer-cluster/kms-provider/>) settings for the security profile.
-    #[serde(
-        rename = "azureKeyVaultKms",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_key_vault_kms: Option<AzureKeyVaultKms>,
     /// Encryption at rest of Kubernetes resource objects. More information on this can be found under <https://aka.ms/aks/kubernetesResourceObjectEncryption>
-    #[serde(
-        rename = "kubernetesResourceObjectEncryptionProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubernetes_resource_object_encryption_profile: Option<
         KubernetesResourceObjectEncryptionProfile,
     >,
     /// Workload identity settings for the security profile. Workload identity enables Kubernetes applications to access Azure cloud resources securely with Azure AD. See <https://aka.ms/aks/wi> for more details.
-    #[serde(
-        rename = "workloadIdentity",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_identity: Option<ManagedClusterSecurityProfileWorkloadIdentity>,
     /// Image Cleaner settings for the security profile.
-    #[serde(rename = "imageCleaner", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub image_cleaner: Option<ManagedClusterSecurityProfileImageCleaner>,
     /// A list of up to 10 base64 encoded CAs that will be added to the trust store on all nodes in the cluster. For more information see [Custom CA Trust Certificates](<https://learn.microsoft.com/en-us/azure/aks/custom-certificate-authority>).
     #[serde(
         rename = "customCATrustCertificates",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub custom_ca_trust_certificates: Option<Vec<String>>,
 }
 
-impl ManagedClusterSecurityProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfile {
+    type Arm = arm::ManagedClusterSecurityProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterSecurityProfile, ConversionError> {
         Ok(arm::ManagedClusterSecurityProfile {
-            defender: match &self.defender {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "defender");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            azure_key_vault_kms: match &self.azure_key_vault_kms {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "azureKeyVaultKms");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            kubernetes_resource_object_encryption_profile: match &self
+            defender: self.defender.to_arm(resolver, &path.field("defender"))?,
+            azure_key_vault_kms: self
+                .azure_key_vault_kms
+                .to_arm(resolver, &path.field("azureKeyVaultKms"))?,
+            kubernetes_resource_object_encryption_profile: self
                 .kubernetes_resource_object_encryption_profile
-            {
-                Some(v) => {
-                    let field_path = format!(
-                        "{}.{}", path, "kubernetesResourceObjectEncryptionProfile"
-                    );
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            workload_identity: match &self.workload_identity {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "workloadIdentity");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            image_cleaner: match &self.image_cleaner {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "imageCleaner");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+                .to_arm(
+                    resolver,
+                    &path.field("kubernetesResourceObjectEncryptionProfile"),
+                )?,
+            workload_identity: self
+                .workload_identity
+                .to_arm(resolver, &path.field("workloadIdentity"))?,
+            image_cleaner: self
+                .image_cleaner
+                .to_arm(resolver, &path.field("imageCleaner"))?,
             custom_ca_trust_certificates: self.custom_ca_trust_certificates.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterSecurityProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterSecurityProfile) -> Self {
@@ -4106,66 +3444,46 @@ impl ManagedClusterSecurityProfile {
 
 /// Microsoft Defender settings for the security profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileDefender {
     /// Resource ID of the Log Analytics workspace to be associated with Microsoft Defender. When Microsoft Defender is enabled, this field is required and must be a valid workspace resource ID. When Microsoft Defender is disabled, leave the field empty.
-    #[serde(
-        rename = "logAnalyticsWorkspaceResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub log_analytics_workspace_resource_id: Option<
         armgen_runtime::kube::ResourceReference,
     >,
     /// Microsoft Defender threat detection for Cloud settings for the security profile.
-    #[serde(
-        rename = "securityMonitoring",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub security_monitoring: Option<
         ManagedClusterSecurityProfileDefenderSecurityMonitoring,
     >,
     /// Microsoft Defender settings for security gating. This validates container images eligibility for deployment based on Defender for Containers security findings. Using Admission Controller, it either audits or prevents deployment of images that do not meet security standards. For more information, see <https://aka.ms/KubernetesDefenderAuditRule>.
-    #[serde(rename = "securityGating", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub security_gating: Option<ManagedClusterSecurityProfileDefenderSecurityGating>,
 }
 
-impl ManagedClusterSecurityProfileDefender {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfileDefender {
+    type Arm = arm::ManagedClusterSecurityProfileDefender;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterSecurityProfileDefender, ConversionError> {
         Ok(arm::ManagedClusterSecurityProfileDefender {
-            log_analytics_workspace_resource_id: match &self
+            log_analytics_workspace_resource_id: self
                 .log_analytics_workspace_resource_id
-            {
-                Some(v) => {
-                    let field_path = format!(
-                        "{}.{}", path, "logAnalyticsWorkspaceResourceId"
-                    );
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
-            security_monitoring: match &self.security_monitoring {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "securityMonitoring");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            security_gating: match &self.security_gating {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "securityGating");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+                .to_arm(resolver, &path.field("logAnalyticsWorkspaceResourceId"))?,
+            security_monitoring: self
+                .security_monitoring
+                .to_arm(resolver, &path.field("securityMonitoring"))?,
+            security_gating: self
+                .security_gating
+                .to_arm(resolver, &path.field("securityGating"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterSecurityProfileDefender {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterSecurityProfileDefender) -> Self {
@@ -4188,56 +3506,42 @@ impl ManagedClusterSecurityProfileDefender {
 
 /// Microsoft Defender settings for security gating. This validates container image eligibility for deployment based on Defender for Containers security findings. Using Admission Controller, it either audits or prevents deployment of images that do not meet security standards.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileDefenderSecurityGating {
     /// Whether to enable Defender security gating. When enabled, the gating feature scans container images and audits or blocks deployment of images that do not meet security standards according to configured security rules. For more information, see <https://aka.ms/KubernetesDefenderAuditRule>.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// List of identities that the admission controller uses to pull security artifacts from registries. These are the same identities used by the cluster to pull container images. For more information on configuring this identity, see <https://learn.microsoft.com/en-us/azure/defender-for-cloud/gated-deployment-infrastructure-as-code>.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub identities: Option<
         Vec<ManagedClusterSecurityProfileDefenderSecurityGatingIdentity>,
     >,
     /// In use only while registry access is granted by secret rather than managed identity. Sets whether to grant the Defender gating agent access to cluster secrets for pulling images from registries. If secret access is denied and the registry requires pull secrets, the add-on will not perform image validation. Default value is false.
-    #[serde(
-        rename = "allowSecretAccess",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_secret_access: Option<bool>,
 }
 
-impl ManagedClusterSecurityProfileDefenderSecurityGating {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm
+for ManagedClusterSecurityProfileDefenderSecurityGating {
+    type Arm = arm::ManagedClusterSecurityProfileDefenderSecurityGating;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<
         arm::ManagedClusterSecurityProfileDefenderSecurityGating,
         ConversionError,
     > {
         Ok(arm::ManagedClusterSecurityProfileDefenderSecurityGating {
             enabled: self.enabled,
-            identities: match &self.identities {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "identities");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            identities: self.identities.to_arm(resolver, &path.field("identities"))?,
             allow_secret_access: self.allow_secret_access,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterSecurityProfileDefenderSecurityGating {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -4263,41 +3567,36 @@ impl ManagedClusterSecurityProfileDefenderSecurityGating {
 
 /// Identity mapping used by Defender security gating for registry access.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
     /// The container registry for which the identity will be used; the identity specified here should have a federated identity credential attached to it.
-    #[serde(
-        rename = "azureContainerRegistry",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_container_registry: Option<String>,
     /// The identity object used to access the registry
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<UserAssignedIdentity>,
 }
 
-impl ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm
+for ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
+    type Arm = arm::ManagedClusterSecurityProfileDefenderSecurityGatingIdentity;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<
         arm::ManagedClusterSecurityProfileDefenderSecurityGatingIdentity,
         ConversionError,
     > {
         Ok(arm::ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
             azure_container_registry: self.azure_container_registry.clone(),
-            identity: match &self.identity {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "identity");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            identity: self.identity.to_arm(resolver, &path.field("identity"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -4312,18 +3611,20 @@ impl ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
 
 /// Microsoft Defender settings for the security profile threat detection.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// Whether to enable Defender threat detection
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm
+for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
+    type Arm = arm::ManagedClusterSecurityProfileDefenderSecurityMonitoring;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<
         arm::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
         ConversionError,
@@ -4333,6 +3634,9 @@ impl ManagedClusterSecurityProfileDefenderSecurityMonitoring {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -4344,21 +3648,22 @@ impl ManagedClusterSecurityProfileDefenderSecurityMonitoring {
 
 /// Image Cleaner removes unused images from nodes, freeing up disk space and helping to reduce attack surface area. Here are settings for the security profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileImageCleaner {
     /// Whether to enable Image Cleaner on AKS cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Image Cleaner scanning interval in hours.
-    #[serde(rename = "intervalHours", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_hours: Option<i32>,
 }
 
-impl ManagedClusterSecurityProfileImageCleaner {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfileImageCleaner {
+    type Arm = arm::ManagedClusterSecurityProfileImageCleaner;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterSecurityProfileImageCleaner, ConversionError> {
         Ok(arm::ManagedClusterSecurityProfileImageCleaner {
             enabled: self.enabled,
@@ -4366,6 +3671,9 @@ impl ManagedClusterSecurityProfileImageCleaner {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterSecurityProfileImageCleaner {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterSecurityProfileImageCleaner) -> Self {
@@ -4378,24 +3686,28 @@ impl ManagedClusterSecurityProfileImageCleaner {
 
 /// Workload identity settings for the security profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     /// Whether to enable workload identity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterSecurityProfileWorkloadIdentity {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfileWorkloadIdentity {
+    type Arm = arm::ManagedClusterSecurityProfileWorkloadIdentity;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterSecurityProfileWorkloadIdentity, ConversionError> {
         Ok(arm::ManagedClusterSecurityProfileWorkloadIdentity {
             enabled: self.enabled,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterSecurityProfileWorkloadIdentity {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterSecurityProfileWorkloadIdentity) -> Self {
@@ -4405,42 +3717,33 @@ impl ManagedClusterSecurityProfileWorkloadIdentity {
 
 /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterServicePrincipalProfile {
     /// The ID for the service principal.
-    #[serde(rename = "clientId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     /// The secret password associated with the service principal in plain text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<armgen_runtime::kube::SecretReference>,
 }
 
-impl ManagedClusterServicePrincipalProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterServicePrincipalProfile {
+    type Arm = arm::ManagedClusterServicePrincipalProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterServicePrincipalProfile, ConversionError> {
         Ok(arm::ManagedClusterServicePrincipalProfile {
-            client_id: match &self.client_id {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "clientId"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            secret: match &self.secret {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "secret");
-                    Some(resolver.secret(&field_path, v)?)
-                }
-                None => None,
-            },
+            client_id: required(self.client_id.as_ref(), &path.field("clientId"))?
+                .clone(),
+            secret: self.secret.to_arm(resolver, &path.field("secret"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterServicePrincipalProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterServicePrincipalProfile) -> Self {
@@ -4453,21 +3756,22 @@ impl ManagedClusterServicePrincipalProfile {
 
 /// The SKU of a Managed Cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSku {
     /// The name of a managed cluster SKU.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<arm::ManagedClusterSkuName>,
     /// The tier of a managed cluster SKU. If not specified, the default is 'Free'. See [AKS Pricing Tier](<https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers>) for more details.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tier: Option<arm::ManagedClusterSkuTier>,
 }
 
-impl ManagedClusterSku {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterSku {
+    type Arm = arm::ManagedClusterSku;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterSku, ConversionError> {
         Ok(arm::ManagedClusterSku {
             name: self.name.clone(),
@@ -4475,6 +3779,9 @@ impl ManagedClusterSku {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterSku {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterSku) -> Self {
@@ -4487,24 +3794,28 @@ impl ManagedClusterSku {
 
 /// The Static Egress Gateway addon configuration for the cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStaticEgressGatewayProfile {
     /// Enable Static Egress Gateway addon. Indicates if Static Egress Gateway addon is enabled or not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterStaticEgressGatewayProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterStaticEgressGatewayProfile {
+    type Arm = arm::ManagedClusterStaticEgressGatewayProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterStaticEgressGatewayProfile, ConversionError> {
         Ok(arm::ManagedClusterStaticEgressGatewayProfile {
             enabled: self.enabled,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterStaticEgressGatewayProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterStaticEgressGatewayProfile) -> Self {
@@ -4514,64 +3825,48 @@ impl ManagedClusterStaticEgressGatewayProfile {
 
 /// Storage profile for the container service cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfile {
     /// AzureDisk CSI Driver settings for the storage profile.
-    #[serde(rename = "diskCSIDriver", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "diskCSIDriver", skip_serializing_if = "Option::is_none")]
     pub disk_csi_driver: Option<ManagedClusterStorageProfileDiskCsiDriver>,
     /// AzureFile CSI Driver settings for the storage profile.
-    #[serde(rename = "fileCSIDriver", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "fileCSIDriver", skip_serializing_if = "Option::is_none")]
     pub file_csi_driver: Option<ManagedClusterStorageProfileFileCsiDriver>,
     /// Snapshot Controller settings for the storage profile.
-    #[serde(
-        rename = "snapshotController",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot_controller: Option<ManagedClusterStorageProfileSnapshotController>,
     /// AzureBlob CSI Driver settings for the storage profile.
-    #[serde(rename = "blobCSIDriver", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "blobCSIDriver", skip_serializing_if = "Option::is_none")]
     pub blob_csi_driver: Option<ManagedClusterStorageProfileBlobCsiDriver>,
 }
 
-impl ManagedClusterStorageProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterStorageProfile {
+    type Arm = arm::ManagedClusterStorageProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterStorageProfile, ConversionError> {
         Ok(arm::ManagedClusterStorageProfile {
-            disk_csi_driver: match &self.disk_csi_driver {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "diskCSIDriver");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            file_csi_driver: match &self.file_csi_driver {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "fileCSIDriver");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            snapshot_controller: match &self.snapshot_controller {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "snapshotController");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            blob_csi_driver: match &self.blob_csi_driver {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "blobCSIDriver");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            disk_csi_driver: self
+                .disk_csi_driver
+                .to_arm(resolver, &path.field("diskCSIDriver"))?,
+            file_csi_driver: self
+                .file_csi_driver
+                .to_arm(resolver, &path.field("fileCSIDriver"))?,
+            snapshot_controller: self
+                .snapshot_controller
+                .to_arm(resolver, &path.field("snapshotController"))?,
+            blob_csi_driver: self
+                .blob_csi_driver
+                .to_arm(resolver, &path.field("blobCSIDriver"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterStorageProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterStorageProfile) -> Self {
@@ -4598,24 +3893,28 @@ impl ManagedClusterStorageProfile {
 
 /// AzureBlob CSI Driver settings for the storage profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfileBlobCsiDriver {
     /// Whether to enable AzureBlob CSI Driver. The default value is false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterStorageProfileBlobCsiDriver {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterStorageProfileBlobCsiDriver {
+    type Arm = arm::ManagedClusterStorageProfileBlobCsiDriver;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterStorageProfileBlobCsiDriver, ConversionError> {
         Ok(arm::ManagedClusterStorageProfileBlobCsiDriver {
             enabled: self.enabled,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterStorageProfileBlobCsiDriver {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterStorageProfileBlobCsiDriver) -> Self {
@@ -4625,24 +3924,28 @@ impl ManagedClusterStorageProfileBlobCsiDriver {
 
 /// AzureDisk CSI Driver settings for the storage profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfileDiskCsiDriver {
     /// Whether to enable AzureDisk CSI Driver. The default value is true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterStorageProfileDiskCsiDriver {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterStorageProfileDiskCsiDriver {
+    type Arm = arm::ManagedClusterStorageProfileDiskCsiDriver;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterStorageProfileDiskCsiDriver, ConversionError> {
         Ok(arm::ManagedClusterStorageProfileDiskCsiDriver {
             enabled: self.enabled,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterStorageProfileDiskCsiDriver {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterStorageProfileDiskCsiDriver) -> Self {
@@ -4652,24 +3955,28 @@ impl ManagedClusterStorageProfileDiskCsiDriver {
 
 /// AzureFile CSI Driver settings for the storage profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfileFileCsiDriver {
     /// Whether to enable AzureFile CSI Driver. The default value is true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterStorageProfileFileCsiDriver {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterStorageProfileFileCsiDriver {
+    type Arm = arm::ManagedClusterStorageProfileFileCsiDriver;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterStorageProfileFileCsiDriver, ConversionError> {
         Ok(arm::ManagedClusterStorageProfileFileCsiDriver {
             enabled: self.enabled,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterStorageProfileFileCsiDriver {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterStorageProfileFileCsiDriver) -> Self {
@@ -4679,24 +3986,28 @@ impl ManagedClusterStorageProfileFileCsiDriver {
 
 /// Snapshot Controller settings for the storage profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfileSnapshotController {
     /// Whether to enable Snapshot Controller. The default value is true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterStorageProfileSnapshotController {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterStorageProfileSnapshotController {
+    type Arm = arm::ManagedClusterStorageProfileSnapshotController;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterStorageProfileSnapshotController, ConversionError> {
         Ok(arm::ManagedClusterStorageProfileSnapshotController {
             enabled: self.enabled,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterStorageProfileSnapshotController {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterStorageProfileSnapshotController) -> Self {
@@ -4706,37 +4017,34 @@ impl ManagedClusterStorageProfileSnapshotController {
 
 /// Configurations for Gateway API providers to be used for managed ingress with App Routing.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterWebAppRoutingGatewayApiImplementations {
     /// Configuration for using a sidecar-less Istio control plane for managed ingress via the Gateway API with App Routing. See <https://aka.ms/gateway-on-istio> for information on using Istio for ingress via the Gateway API.
-    #[serde(
-        rename = "appRoutingIstio",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub app_routing_istio: Option<ManagedClusterAppRoutingIstio>,
 }
 
-impl ManagedClusterWebAppRoutingGatewayApiImplementations {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm
+for ManagedClusterWebAppRoutingGatewayApiImplementations {
+    type Arm = arm::ManagedClusterWebAppRoutingGatewayApiImplementations;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<
         arm::ManagedClusterWebAppRoutingGatewayApiImplementations,
         ConversionError,
     > {
         Ok(arm::ManagedClusterWebAppRoutingGatewayApiImplementations {
-            app_routing_istio: match &self.app_routing_istio {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "appRoutingIstio");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            app_routing_istio: self
+                .app_routing_istio
+                .to_arm(resolver, &path.field("appRoutingIstio"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterWebAppRoutingGatewayApiImplementations {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -4753,60 +4061,52 @@ impl ManagedClusterWebAppRoutingGatewayApiImplementations {
 
 /// Profile for Windows VMs in the managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterWindowsProfile {
     /// Specifies the name of the administrator account. &lt;br&gt;&lt;br&gt; **Restriction:** Cannot end in "." &lt;br&gt;&lt;br&gt; **Disallowed values:** "administrator", "admin", "user", "user1", "test", "user2", "test1", "user3", "admin1", "1", "123", "a", "actuser", "adm", "admin2", "aspnet", "backup", "console", "david", "guest", "john", "owner", "root", "server", "sql", "support", "support_388945a0", "sys", "test2", "test3", "user4", "user5". &lt;br&gt;&lt;br&gt; **Minimum-length:** 1 character &lt;br&gt;&lt;br&gt; **Max-length:** 20 characters
-    #[serde(rename = "adminUsername", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_username: Option<String>,
     /// Specifies the password of the administrator account. &lt;br&gt;&lt;br&gt; **Minimum-length:** 8 characters &lt;br&gt;&lt;br&gt; **Max-length:** 123 characters &lt;br&gt;&lt;br&gt; **Complexity requirements:** 3 out of 4 conditions below need to be fulfilled &lt;br&gt; Has lower characters &lt;br&gt;Has upper characters &lt;br&gt; Has a digit &lt;br&gt; Has a special character (Regex match \[\W_\]) &lt;br&gt;&lt;br&gt; **Disallowed values:** "abc@123", "P@$$w0rd", "P@ssw0rd", "P@ssword123", "Pa$$word", "pass@word1", "Password!", "Password1", "Password22", "iloveyou!"
-    #[serde(rename = "adminPassword", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_password: Option<armgen_runtime::kube::SecretReference>,
     /// The license type to use for Windows VMs. See [Azure Hybrid User Benefits](<https://azure.microsoft.com/pricing/hybrid-benefit/faq/>) for more details.
-    #[serde(rename = "licenseType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub license_type: Option<arm::LicenseType>,
     /// Whether to enable CSI proxy. For more details on CSI proxy, see the [CSI proxy GitHub repo](<https://github.com/kubernetes-csi/csi-proxy>).
-    #[serde(rename = "enableCSIProxy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "enableCSIProxy", skip_serializing_if = "Option::is_none")]
     pub enable_csi_proxy: Option<bool>,
     /// The Windows gMSA Profile in the Managed Cluster.
-    #[serde(rename = "gmsaProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gmsa_profile: Option<WindowsGmsaProfile>,
 }
 
-impl ManagedClusterWindowsProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterWindowsProfile {
+    type Arm = arm::ManagedClusterWindowsProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterWindowsProfile, ConversionError> {
         Ok(arm::ManagedClusterWindowsProfile {
-            admin_username: match &self.admin_username {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "adminUsername"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            admin_password: match &self.admin_password {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "adminPassword");
-                    Some(resolver.secret(&field_path, v)?)
-                }
-                None => None,
-            },
+            admin_username: required(
+                    self.admin_username.as_ref(),
+                    &path.field("adminUsername"),
+                )?
+                .clone(),
+            admin_password: self
+                .admin_password
+                .to_arm(resolver, &path.field("adminPassword"))?,
             license_type: self.license_type.clone(),
             enable_csi_proxy: self.enable_csi_proxy,
-            gmsa_profile: match &self.gmsa_profile {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "gmsaProfile");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            gmsa_profile: self
+                .gmsa_profile
+                .to_arm(resolver, &path.field("gmsaProfile"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterWindowsProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterWindowsProfile) -> Self {
@@ -4822,46 +4122,36 @@ impl ManagedClusterWindowsProfile {
 
 /// Workload Auto-scaler profile for the managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterWorkloadAutoScalerProfile {
     /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub keda: Option<ManagedClusterWorkloadAutoScalerProfileKeda>,
     /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
-    #[serde(
-        rename = "verticalPodAutoscaler",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vertical_pod_autoscaler: Option<
         ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
     >,
 }
 
-impl ManagedClusterWorkloadAutoScalerProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterWorkloadAutoScalerProfile {
+    type Arm = arm::ManagedClusterWorkloadAutoScalerProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterWorkloadAutoScalerProfile, ConversionError> {
         Ok(arm::ManagedClusterWorkloadAutoScalerProfile {
-            keda: match &self.keda {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "keda");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            vertical_pod_autoscaler: match &self.vertical_pod_autoscaler {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "verticalPodAutoscaler");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            keda: self.keda.to_arm(resolver, &path.field("keda"))?,
+            vertical_pod_autoscaler: self
+                .vertical_pod_autoscaler
+                .to_arm(resolver, &path.field("verticalPodAutoscaler"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterWorkloadAutoScalerProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterWorkloadAutoScalerProfile) -> Self {
@@ -4882,32 +4172,28 @@ impl ManagedClusterWorkloadAutoScalerProfile {
 
 /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     /// Whether to enable KEDA.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterWorkloadAutoScalerProfileKeda {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManagedClusterWorkloadAutoScalerProfileKeda {
+    type Arm = arm::ManagedClusterWorkloadAutoScalerProfileKeda;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ManagedClusterWorkloadAutoScalerProfileKeda, ConversionError> {
         Ok(arm::ManagedClusterWorkloadAutoScalerProfileKeda {
-            enabled: match &self.enabled {
-                Some(v) => *v,
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "enabled"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            enabled: *required(self.enabled.as_ref(), &path.field("enabled"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterWorkloadAutoScalerProfileKeda {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterWorkloadAutoScalerProfileKeda) -> Self {
@@ -4917,35 +4203,32 @@ impl ManagedClusterWorkloadAutoScalerProfileKeda {
 
 /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     /// Whether to enable VPA. Default value is false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm
+for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
+    type Arm = arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<
         arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
         ConversionError,
     > {
         Ok(arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-            enabled: match &self.enabled {
-                Some(v) => *v,
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "enabled"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            enabled: *required(self.enabled.as_ref(), &path.field("enabled"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -4957,34 +4240,31 @@ impl ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
 
 /// A private link resource
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct PrivateLinkResource {
     /// The ID of the private link resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the private link resource. See [naming rules](<https://aka.ms/search-naming-rules>) for more details.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The resource type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The group ID of the resource.
-    #[serde(rename = "groupId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
     /// The RequiredMembers of the resource
-    #[serde(
-        rename = "requiredMembers",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub required_members: Option<Vec<String>>,
 }
 
-impl PrivateLinkResource {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for PrivateLinkResource {
+    type Arm = arm::PrivateLinkResource;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::PrivateLinkResource, ConversionError> {
         Ok(arm::PrivateLinkResource {
             id: self.id.clone(),
@@ -4996,6 +4276,9 @@ impl PrivateLinkResource {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl PrivateLinkResource {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::PrivateLinkResource) -> Self {
@@ -5011,30 +4294,28 @@ impl PrivateLinkResource {
 
 /// A reference to an Azure resource.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ResourceReference {
     /// The fully qualified Azure resource id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<armgen_runtime::kube::ResourceReference>,
 }
 
-impl ResourceReference {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ResourceReference {
+    type Arm = arm::ResourceReference;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ResourceReference, ConversionError> {
         Ok(arm::ResourceReference {
-            id: match &self.id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "id");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
+            id: self.id.to_arm(resolver, &path.field("id"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ResourceReference {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ResourceReference) -> Self {
@@ -5049,28 +4330,28 @@ impl ResourceReference {
 
 /// Profile with settings related to a specific instance of an AKS-managed scheduler.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct SchedulerInstanceProfile {
     /// The configuration mode to be used by the AKS-managed scheduler.
-    #[serde(
-        rename = "schedulerConfigMode",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scheduler_config_mode: Option<arm::SchedulerConfigMode>,
 }
 
-impl SchedulerInstanceProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for SchedulerInstanceProfile {
+    type Arm = arm::SchedulerInstanceProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::SchedulerInstanceProfile, ConversionError> {
         Ok(arm::SchedulerInstanceProfile {
             scheduler_config_mode: self.scheduler_config_mode.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl SchedulerInstanceProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::SchedulerInstanceProfile) -> Self {
@@ -5082,30 +4363,28 @@ impl SchedulerInstanceProfile {
 
 /// Profile with scheduler-related settings, like the configuration mode for each scheduler managed by AKS. See <https://aka.ms/aks/scheduler-profile>.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct SchedulerProfile {
     /// Profile with settings related to upstream variant of kube-scheduler (<https://github.com/kubernetes/kubernetes/tree/master/pkg/scheduler>).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream: Option<SchedulerInstanceProfile>,
 }
 
-impl SchedulerProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for SchedulerProfile {
+    type Arm = arm::SchedulerProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::SchedulerProfile, ConversionError> {
         Ok(arm::SchedulerProfile {
-            upstream: match &self.upstream {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "upstream");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            upstream: self.upstream.to_arm(resolver, &path.field("upstream"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl SchedulerProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::SchedulerProfile) -> Self {
@@ -5117,42 +4396,32 @@ impl SchedulerProfile {
 
 /// Service mesh profile for a managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ServiceMeshProfile {
     /// Mode of the service mesh.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::ServiceMeshMode>,
     /// Istio service mesh configuration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub istio: Option<IstioServiceMesh>,
 }
 
-impl ServiceMeshProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ServiceMeshProfile {
+    type Arm = arm::ServiceMeshProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ServiceMeshProfile, ConversionError> {
         Ok(arm::ServiceMeshProfile {
-            mode: match &self.mode {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "mode"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
-            istio: match &self.istio {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "istio");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            mode: required(self.mode.as_ref(), &path.field("mode"))?.clone(),
+            istio: self.istio.to_arm(resolver, &path.field("istio"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ServiceMeshProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ServiceMeshProfile) -> Self {
@@ -5165,21 +4434,22 @@ impl ServiceMeshProfile {
 
 /// Settings for overrides when upgrading a cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct UpgradeOverrideSettings {
     /// Whether to force upgrade the cluster. Note that this option instructs upgrade operation to bypass upgrade protections such as checking for deprecated API usage. Enable this option only with caution.
-    #[serde(rename = "forceUpgrade", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub force_upgrade: Option<bool>,
     /// Until when the overrides are effective. Note that this only matches the start time of an upgrade, and the effectiveness won't change once an upgrade starts even if the `until` expires as upgrade proceeds. This field is not set by default. It must be set for the overrides to take effect.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub until: Option<String>,
 }
 
-impl UpgradeOverrideSettings {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for UpgradeOverrideSettings {
+    type Arm = arm::UpgradeOverrideSettings;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::UpgradeOverrideSettings, ConversionError> {
         Ok(arm::UpgradeOverrideSettings {
             force_upgrade: self.force_upgrade,
@@ -5187,6 +4457,9 @@ impl UpgradeOverrideSettings {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl UpgradeOverrideSettings {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::UpgradeOverrideSettings) -> Self {
@@ -5199,38 +4472,36 @@ impl UpgradeOverrideSettings {
 
 /// Details about a user assigned identity.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct UserAssignedIdentity {
     /// The resource ID of the user assigned identity.
-    #[serde(rename = "resourceId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The client ID of the user assigned identity.
-    #[serde(rename = "clientId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     /// The object ID of the user assigned identity.
-    #[serde(rename = "objectId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub object_id: Option<String>,
 }
 
-impl UserAssignedIdentity {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for UserAssignedIdentity {
+    type Arm = arm::UserAssignedIdentity;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::UserAssignedIdentity, ConversionError> {
         Ok(arm::UserAssignedIdentity {
-            resource_id: match &self.resource_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "resourceId");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
+            resource_id: self.resource_id.to_arm(resolver, &path.field("resourceId"))?,
             client_id: self.client_id.clone(),
             object_id: self.object_id.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl UserAssignedIdentity {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::UserAssignedIdentity) -> Self {
@@ -5247,24 +4518,25 @@ impl UserAssignedIdentity {
 
 /// Windows gMSA Profile in the managed cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct WindowsGmsaProfile {
     /// Whether to enable Windows gMSA. Specifies whether to enable Windows gMSA in the managed cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Specifies the DNS server for Windows gMSA. &lt;br&gt;&lt;br&gt; Set it to empty if you have configured the DNS server in the vnet which is used to create the managed cluster.
-    #[serde(rename = "dnsServer", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dns_server: Option<String>,
     /// Specifies the root domain name for Windows gMSA. &lt;br&gt;&lt;br&gt; Set it to empty if you have configured the DNS server in the vnet which is used to create the managed cluster.
-    #[serde(rename = "rootDomainName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub root_domain_name: Option<String>,
 }
 
-impl WindowsGmsaProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for WindowsGmsaProfile {
+    type Arm = arm::WindowsGmsaProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::WindowsGmsaProfile, ConversionError> {
         Ok(arm::WindowsGmsaProfile {
             enabled: self.enabled,
@@ -5273,6 +4545,9 @@ impl WindowsGmsaProfile {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl WindowsGmsaProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::WindowsGmsaProfile) -> Self {

@@ -8,7 +8,9 @@ use super::*;
 #[allow(unused_imports)]
 use super::super::arm;
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -16,24 +18,28 @@ use std::collections::BTreeMap;
 
 /// Private endpoint which a connection belongs to.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct PrivateEndpoint {
     /// The resource ID of the private endpoint
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }
 
-impl PrivateEndpoint {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for PrivateEndpoint {
+    type Arm = arm::PrivateEndpoint;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::PrivateEndpoint, ConversionError> {
         Ok(arm::PrivateEndpoint {
             id: self.id.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl PrivateEndpoint {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::PrivateEndpoint) -> Self {
@@ -43,21 +49,22 @@ impl PrivateEndpoint {
 
 /// The state of a private link service connection.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct PrivateLinkServiceConnectionState {
     /// The private link service connection status.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<arm::ConnectionStatus>,
     /// The private link service connection description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 
-impl PrivateLinkServiceConnectionState {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for PrivateLinkServiceConnectionState {
+    type Arm = arm::PrivateLinkServiceConnectionState;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::PrivateLinkServiceConnectionState, ConversionError> {
         Ok(arm::PrivateLinkServiceConnectionState {
             status: self.status.clone(),
@@ -65,6 +72,9 @@ impl PrivateLinkServiceConnectionState {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl PrivateLinkServiceConnectionState {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::PrivateLinkServiceConnectionState) -> Self {

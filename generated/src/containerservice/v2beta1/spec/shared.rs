@@ -8,7 +8,9 @@ use super::*;
 #[allow(unused_imports)]
 use super::super::arm;
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -16,24 +18,28 @@ use std::collections::BTreeMap;
 
 /// Artifact streaming profile for the agent pool.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolArtifactStreamingProfile {
     /// Artifact streaming speeds up the cold-start of containers on a node through on-demand image loading. To use this feature, container images must also enable artifact streaming on ACR. If not specified, the default is false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
-impl AgentPoolArtifactStreamingProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AgentPoolArtifactStreamingProfile {
+    type Arm = arm::AgentPoolArtifactStreamingProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::AgentPoolArtifactStreamingProfile, ConversionError> {
         Ok(arm::AgentPoolArtifactStreamingProfile {
             enabled: self.enabled,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AgentPoolArtifactStreamingProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AgentPoolArtifactStreamingProfile) -> Self {
@@ -43,28 +49,28 @@ impl AgentPoolArtifactStreamingProfile {
 
 /// Profile of the managed cluster gateway agent pool.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolGatewayProfile {
     /// The Gateway agent pool associates one public IPPrefix for each static egress gateway to provide public egress. The size of Public IPPrefix should be selected by the user. Each node in the agent pool is assigned with one IP from the IPPrefix. The IPPrefix size thus serves as a cap on the size of the Gateway agent pool. Due to Azure public IPPrefix size limitation, the valid value range is \[28, 31\] (/31 = 2 nodes/IPs, /30 = 4 nodes/IPs, /29 = 8 nodes/IPs, /28 = 16 nodes/IPs). The default value is 31.
-    #[serde(
-        rename = "publicIPPrefixSize",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "publicIPPrefixSize", skip_serializing_if = "Option::is_none")]
     pub public_ip_prefix_size: Option<i32>,
 }
 
-impl AgentPoolGatewayProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AgentPoolGatewayProfile {
+    type Arm = arm::AgentPoolGatewayProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::AgentPoolGatewayProfile, ConversionError> {
         Ok(arm::AgentPoolGatewayProfile {
             public_ip_prefix_size: self.public_ip_prefix_size,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AgentPoolGatewayProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AgentPoolGatewayProfile) -> Self {
@@ -76,84 +82,44 @@ impl AgentPoolGatewayProfile {
 
 /// Network settings of an agent pool.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolNetworkProfile {
     /// IPTags of instance-level public IPs.
-    #[serde(
-        rename = "nodePublicIPTags",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodePublicIPTags", skip_serializing_if = "Option::is_none")]
     pub node_public_ip_tags: Option<Vec<IpTag>>,
     /// The port ranges that are allowed to access. The specified ranges are allowed to overlap.
-    #[serde(
-        rename = "allowedHostPorts",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_host_ports: Option<Vec<PortRange>>,
     /// The IDs of the application security groups which agent pool will associate when created.
-    #[serde(
-        rename = "applicationSecurityGroups",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub application_security_groups: Option<Vec<String>>,
     /// DRANET settings of an agent pool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dranet: Option<DranetProfile>,
 }
 
-impl AgentPoolNetworkProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AgentPoolNetworkProfile {
+    type Arm = arm::AgentPoolNetworkProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::AgentPoolNetworkProfile, ConversionError> {
         Ok(arm::AgentPoolNetworkProfile {
-            node_public_ip_tags: match &self.node_public_ip_tags {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "nodePublicIPTags");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
-            allowed_host_ports: match &self.allowed_host_ports {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "allowedHostPorts");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            node_public_ip_tags: self
+                .node_public_ip_tags
+                .to_arm(resolver, &path.field("nodePublicIPTags"))?,
+            allowed_host_ports: self
+                .allowed_host_ports
+                .to_arm(resolver, &path.field("allowedHostPorts"))?,
             application_security_groups: self.application_security_groups.clone(),
-            dranet: match &self.dranet {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "dranet");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            dranet: self.dranet.to_arm(resolver, &path.field("dranet"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AgentPoolNetworkProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AgentPoolNetworkProfile) -> Self {
@@ -174,28 +140,25 @@ impl AgentPoolNetworkProfile {
 
 /// The security settings of an agent pool.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolSecurityProfile {
     /// vTPM is a Trusted Launch feature for configuring a dedicated secure vault for keys and measurements held locally on the node. For more details, see aka.ms/aks/trustedlaunch. If not specified, the default is false.
-    #[serde(rename = "enableVTPM", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "enableVTPM", skip_serializing_if = "Option::is_none")]
     pub enable_vtpm: Option<bool>,
     /// Secure Boot is a feature of Trusted Launch which ensures that only signed operating systems and drivers can boot. For more details, see aka.ms/aks/trustedlaunch.  If not specified, the default is false.
-    #[serde(
-        rename = "enableSecureBoot",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_secure_boot: Option<bool>,
     /// SSH access method of an agent pool.
-    #[serde(rename = "sshAccess", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ssh_access: Option<arm::AgentPoolSshAccess>,
 }
 
-impl AgentPoolSecurityProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AgentPoolSecurityProfile {
+    type Arm = arm::AgentPoolSecurityProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::AgentPoolSecurityProfile, ConversionError> {
         Ok(arm::AgentPoolSecurityProfile {
             enable_vtpm: self.enable_vtpm,
@@ -204,6 +167,9 @@ impl AgentPoolSecurityProfile {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AgentPoolSecurityProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AgentPoolSecurityProfile) -> Self {
@@ -217,42 +183,31 @@ impl AgentPoolSecurityProfile {
 
 /// Settings for upgrading an agentpool
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolUpgradeSettings {
     /// The maximum number or percentage of nodes that are surged during upgrade. This can either be set to an integer (e.g. '5') or a percentage (e.g. '50%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 10%. For more information, including best practices, see: <https://learn.microsoft.com/en-us/azure/aks/upgrade-cluster>
-    #[serde(rename = "maxSurge", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<String>,
     /// The maximum number or percentage of nodes that can be simultaneously unavailable during upgrade. This can either be set to an integer (e.g. '1') or a percentage (e.g. '5%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 0. For more information, including best practices, see: <https://learn.microsoft.com/en-us/azure/aks/upgrade-cluster>
-    #[serde(rename = "maxUnavailable", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<String>,
     /// The drain timeout for a node. The amount of time (in minutes) to wait on eviction of pods and graceful termination per node. This eviction wait time honors waiting on pod disruption budgets. If this time is exceeded, the upgrade fails. If not specified, the default is 30 minutes.
-    #[serde(
-        rename = "drainTimeoutInMinutes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub drain_timeout_in_minutes: Option<i32>,
     /// The soak duration for a node. The amount of time (in minutes) to wait after draining a node and before reimaging it and moving on to next node. If not specified, the default is 0 minutes.
-    #[serde(
-        rename = "nodeSoakDurationInMinutes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_soak_duration_in_minutes: Option<i32>,
     /// Defines the behavior for undrainable nodes during upgrade. The most common cause of undrainable nodes is Pod Disruption Budgets (PDBs), but other issues, such as pod termination grace period is exceeding the remaining per-node drain timeout or pod is still being in a running state, can also cause undrainable nodes.
-    #[serde(
-        rename = "undrainableNodeBehavior",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub undrainable_node_behavior: Option<arm::UndrainableNodeBehavior>,
 }
 
-impl AgentPoolUpgradeSettings {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AgentPoolUpgradeSettings {
+    type Arm = arm::AgentPoolUpgradeSettings;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::AgentPoolUpgradeSettings, ConversionError> {
         Ok(arm::AgentPoolUpgradeSettings {
             max_surge: self.max_surge.clone(),
@@ -263,6 +218,9 @@ impl AgentPoolUpgradeSettings {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AgentPoolUpgradeSettings {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AgentPoolUpgradeSettings) -> Self {
@@ -278,28 +236,28 @@ impl AgentPoolUpgradeSettings {
 
 /// The Windows agent pool's specific profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolWindowsProfile {
     /// Whether to disable OutboundNAT in windows nodes. The default value is false. Outbound NAT can only be disabled if the cluster outboundType is NAT Gateway and the Windows agent pool does not have node public IP enabled.
-    #[serde(
-        rename = "disableOutboundNat",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_outbound_nat: Option<bool>,
 }
 
-impl AgentPoolWindowsProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AgentPoolWindowsProfile {
+    type Arm = arm::AgentPoolWindowsProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::AgentPoolWindowsProfile, ConversionError> {
         Ok(arm::AgentPoolWindowsProfile {
             disable_outbound_nat: self.disable_outbound_nat,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AgentPoolWindowsProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AgentPoolWindowsProfile) -> Self {
@@ -311,24 +269,25 @@ impl AgentPoolWindowsProfile {
 
 /// Specifications on auto-scaling.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AutoScaleProfile {
     /// VM size that AKS will use when creating and scaling e.g. 'Standard_E4s_v3', 'Standard_E16s_v3' or 'Standard_D16s_v5'.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<String>,
     /// The minimum number of nodes of the specified sizes.
-    #[serde(rename = "minCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i32>,
     /// The maximum number of nodes of the specified sizes.
-    #[serde(rename = "maxCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_count: Option<i32>,
 }
 
-impl AutoScaleProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AutoScaleProfile {
+    type Arm = arm::AutoScaleProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::AutoScaleProfile, ConversionError> {
         Ok(arm::AutoScaleProfile {
             size: self.size.clone(),
@@ -337,6 +296,9 @@ impl AutoScaleProfile {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AutoScaleProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AutoScaleProfile) -> Self {
@@ -350,34 +312,30 @@ impl AutoScaleProfile {
 
 /// Data used when creating a target resource from a source resource.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct CreationData {
     /// This is the ARM ID of the source object to be used to create the target object.
-    #[serde(
-        rename = "sourceResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub source_resource_id: Option<armgen_runtime::kube::ResourceReference>,
 }
 
-impl CreationData {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for CreationData {
+    type Arm = arm::CreationData;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::CreationData, ConversionError> {
         Ok(arm::CreationData {
-            source_resource_id: match &self.source_resource_id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "sourceResourceId");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
+            source_resource_id: self
+                .source_resource_id
+                .to_arm(resolver, &path.field("sourceResourceId"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl CreationData {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::CreationData) -> Self {
@@ -392,24 +350,28 @@ impl CreationData {
 
 /// DRANET settings of an agent pool.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct DranetProfile {
     /// The DRANET mode for the agent pool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::DranetMode>,
 }
 
-impl DranetProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for DranetProfile {
+    type Arm = arm::DranetProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::DranetProfile, ConversionError> {
         Ok(arm::DranetProfile {
             mode: self.mode.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl DranetProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::DranetProfile) -> Self {
@@ -419,34 +381,32 @@ impl DranetProfile {
 
 /// GPU settings for the Agent Pool.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct GpuProfile {
     /// Whether to install GPU drivers. When it's not specified, default is Install.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub driver: Option<arm::GpuDriver>,
     /// NVIDIA-specific GPU settings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub nvidia: Option<NvidiaGpuProfile>,
 }
 
-impl GpuProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for GpuProfile {
+    type Arm = arm::GpuProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::GpuProfile, ConversionError> {
         Ok(arm::GpuProfile {
             driver: self.driver.clone(),
-            nvidia: match &self.nvidia {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "nvidia");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            nvidia: self.nvidia.to_arm(resolver, &path.field("nvidia"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl GpuProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::GpuProfile) -> Self {
@@ -459,21 +419,22 @@ impl GpuProfile {
 
 /// Contains the IPTag associated with the object.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IpTag {
     /// The IP tag type. Example: RoutingPreference.
-    #[serde(rename = "ipTagType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_tag_type: Option<String>,
     /// The value of the IP tag associated with the public IP. Example: Internet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
 }
 
-impl IpTag {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for IpTag {
+    type Arm = arm::IpTag;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::IpTag, ConversionError> {
         Ok(arm::IpTag {
             ip_tag_type: self.ip_tag_type.clone(),
@@ -481,6 +442,9 @@ impl IpTag {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl IpTag {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IpTag) -> Self {
@@ -493,80 +457,49 @@ impl IpTag {
 
 /// Kubelet configurations of agent nodes. See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct KubeletConfig {
     /// The CPU Manager policy to use. The default is 'none'. See [Kubernetes CPU management policies](<https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/#cpu-management-policies>) for more information. Allowed values are 'none' and 'static'.
-    #[serde(
-        rename = "cpuManagerPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_manager_policy: Option<String>,
     /// If CPU CFS quota enforcement is enabled for containers that specify CPU limits. The default is true.
-    #[serde(rename = "cpuCfsQuota", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_cfs_quota: Option<bool>,
     /// The CPU CFS quota period value. The default is '100ms.' Valid values are a sequence of decimal numbers with an optional fraction and a unit suffix. For example: '300ms', '2h45m'. Supported units are 'ns', 'us', 'ms', 's', 'm', and 'h'.
-    #[serde(
-        rename = "cpuCfsQuotaPeriod",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_cfs_quota_period: Option<String>,
     /// The percent of disk usage after which image garbage collection is always run. To disable image garbage collection, set to 100. The default is 85%
-    #[serde(
-        rename = "imageGcHighThreshold",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub image_gc_high_threshold: Option<i32>,
     /// The percent of disk usage before which image garbage collection is never run. This cannot be set higher than imageGcHighThreshold. The default is 80%
-    #[serde(
-        rename = "imageGcLowThreshold",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub image_gc_low_threshold: Option<i32>,
     /// The Topology Manager policy to use. For more information see [Kubernetes Topology Manager](<https://kubernetes.io/docs/tasks/administer-cluster/topology-manager>). The default is 'none'. Allowed values are 'none', 'best-effort', 'restricted', and 'single-numa-node'.
-    #[serde(
-        rename = "topologyManagerPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub topology_manager_policy: Option<String>,
     /// Allowed list of unsafe sysctls or unsafe sysctl patterns (ending in `*`).
-    #[serde(
-        rename = "allowedUnsafeSysctls",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_unsafe_sysctls: Option<Vec<String>>,
     /// If set to true it will make the Kubelet fail to start if swap is enabled on the node.
-    #[serde(rename = "failSwapOn", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fail_swap_on: Option<bool>,
     /// The maximum size (e.g. 10Mi) of container log file before it is rotated.
-    #[serde(
-        rename = "containerLogMaxSizeMB",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "containerLogMaxSizeMB", skip_serializing_if = "Option::is_none")]
     pub container_log_max_size_mb: Option<i32>,
     /// The maximum number of container log files that can be present for a container. The number must be ≥ 2.
-    #[serde(
-        rename = "containerLogMaxFiles",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub container_log_max_files: Option<i32>,
     /// The maximum number of processes per pod.
-    #[serde(rename = "podMaxPids", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_max_pids: Option<i32>,
 }
 
-impl KubeletConfig {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for KubeletConfig {
+    type Arm = arm::KubeletConfig;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::KubeletConfig, ConversionError> {
         Ok(arm::KubeletConfig {
             cpu_manager_policy: self.cpu_manager_policy.clone(),
@@ -583,6 +516,9 @@ impl KubeletConfig {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl KubeletConfig {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::KubeletConfig) -> Self {
@@ -604,50 +540,40 @@ impl KubeletConfig {
 
 /// OS configurations of Linux agent nodes. See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct LinuxOsConfig {
     /// Sysctl settings for Linux agent nodes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sysctls: Option<SysctlConfig>,
     /// Whether transparent hugepages are enabled. Valid values are 'always', 'madvise', and 'never'. The default is 'always'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
-    #[serde(
-        rename = "transparentHugePageEnabled",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub transparent_huge_page_enabled: Option<String>,
     /// Whether the kernel should make aggressive use of memory compaction to make more hugepages available. Valid values are 'always', 'defer', 'defer+madvise', 'madvise' and 'never'. The default is 'madvise'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
-    #[serde(
-        rename = "transparentHugePageDefrag",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub transparent_huge_page_defrag: Option<String>,
     /// The size in MB of a swap file that will be created on each node.
-    #[serde(rename = "swapFileSizeMB", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "swapFileSizeMB", skip_serializing_if = "Option::is_none")]
     pub swap_file_size_mb: Option<i32>,
 }
 
-impl LinuxOsConfig {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for LinuxOsConfig {
+    type Arm = arm::LinuxOsConfig;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::LinuxOsConfig, ConversionError> {
         Ok(arm::LinuxOsConfig {
-            sysctls: match &self.sysctls {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "sysctls");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            sysctls: self.sysctls.to_arm(resolver, &path.field("sysctls"))?,
             transparent_huge_page_enabled: self.transparent_huge_page_enabled.clone(),
             transparent_huge_page_defrag: self.transparent_huge_page_defrag.clone(),
             swap_file_size_mb: self.swap_file_size_mb,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl LinuxOsConfig {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::LinuxOsConfig) -> Self {
@@ -662,51 +588,40 @@ impl LinuxOsConfig {
 
 /// Overrides for localDNS profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct LocalDnsOverride {
     /// Log level for DNS queries in localDNS.
-    #[serde(rename = "queryLogging", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub query_logging: Option<arm::LocalDnsQueryLogging>,
     /// Enforce TCP or prefer UDP protocol for connections from localDNS to upstream DNS server.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<arm::LocalDnsProtocol>,
     /// Destination server for DNS queries to be forwarded from localDNS.
-    #[serde(
-        rename = "forwardDestination",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub forward_destination: Option<arm::LocalDnsForwardDestination>,
     /// Forward policy for selecting upstream DNS server. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
-    #[serde(rename = "forwardPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub forward_policy: Option<arm::LocalDnsForwardPolicy>,
     /// Maximum number of concurrent queries. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
-    #[serde(rename = "maxConcurrent", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_concurrent: Option<i32>,
     /// Cache max TTL in seconds. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
-    #[serde(
-        rename = "cacheDurationInSeconds",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_duration_in_seconds: Option<i32>,
     /// Serve stale duration in seconds. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
-    #[serde(
-        rename = "serveStaleDurationInSeconds",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub serve_stale_duration_in_seconds: Option<i32>,
     /// Policy for serving stale data. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
-    #[serde(rename = "serveStale", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub serve_stale: Option<arm::LocalDnsServeStale>,
 }
 
-impl LocalDnsOverride {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for LocalDnsOverride {
+    type Arm = arm::LocalDnsOverride;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::LocalDnsOverride, ConversionError> {
         Ok(arm::LocalDnsOverride {
             query_logging: self.query_logging.clone(),
@@ -720,6 +635,9 @@ impl LocalDnsOverride {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl LocalDnsOverride {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::LocalDnsOverride) -> Self {
@@ -738,69 +656,41 @@ impl LocalDnsOverride {
 
 /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct LocalDnsProfile {
     /// Mode of enablement for localDNS.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::LocalDnsMode>,
     /// VnetDNS overrides apply to DNS traffic from pods with dnsPolicy:default or kubelet (referred to as VnetDNS traffic).
-    #[serde(
-        rename = "vnetDNSOverrides",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "vnetDNSOverrides", skip_serializing_if = "Option::is_none")]
     pub vnet_dns_overrides: Option<BTreeMap<String, LocalDnsOverride>>,
     /// KubeDNS overrides apply to DNS traffic from pods with dnsPolicy:ClusterFirst (referred to as KubeDNS traffic).
-    #[serde(
-        rename = "kubeDNSOverrides",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "kubeDNSOverrides", skip_serializing_if = "Option::is_none")]
     pub kube_dns_overrides: Option<BTreeMap<String, LocalDnsOverride>>,
 }
 
-impl LocalDnsProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for LocalDnsProfile {
+    type Arm = arm::LocalDnsProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::LocalDnsProfile, ConversionError> {
         Ok(arm::LocalDnsProfile {
             mode: self.mode.clone(),
             state: None,
-            vnet_dns_overrides: match &self.vnet_dns_overrides {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "vnetDNSOverrides");
-                    Some(
-                        v
-                            .iter()
-                            .map(|(key, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, key);
-                                x0.to_arm(resolver, &item_path_0).map(|y| (key.clone(), y))
-                            })
-                            .collect::<Result<BTreeMap<_, _>, _>>()?,
-                    )
-                }
-                None => None,
-            },
-            kube_dns_overrides: match &self.kube_dns_overrides {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "kubeDNSOverrides");
-                    Some(
-                        v
-                            .iter()
-                            .map(|(key, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, key);
-                                x0.to_arm(resolver, &item_path_0).map(|y| (key.clone(), y))
-                            })
-                            .collect::<Result<BTreeMap<_, _>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            vnet_dns_overrides: self
+                .vnet_dns_overrides
+                .to_arm(resolver, &path.field("vnetDNSOverrides"))?,
+            kube_dns_overrides: self
+                .kube_dns_overrides
+                .to_arm(resolver, &path.field("kubeDNSOverrides"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl LocalDnsProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::LocalDnsProfile) -> Self {
@@ -830,21 +720,22 @@ impl LocalDnsProfile {
 
 /// Specifications on number of machines.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManualScaleProfile {
     /// VM size that AKS will use when creating and scaling e.g. 'Standard_E4s_v3', 'Standard_E16s_v3' or 'Standard_D16s_v5'.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<String>,
     /// Number of nodes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
 }
 
-impl ManualScaleProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ManualScaleProfile {
+    type Arm = arm::ManualScaleProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ManualScaleProfile, ConversionError> {
         Ok(arm::ManualScaleProfile {
             size: self.size.clone(),
@@ -852,6 +743,9 @@ impl ManualScaleProfile {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ManualScaleProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManualScaleProfile) -> Self {
@@ -864,24 +758,28 @@ impl ManualScaleProfile {
 
 /// NVIDIA-specific GPU settings
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct NvidiaGpuProfile {
     /// The Fully Managed GPU experience installs and manages the GPU driver, Kubernetes device plugin, and DCGM metrics exporter. For more details, see <https://aka.ms/aks/managed-gpu>.
-    #[serde(rename = "managementMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub management_mode: Option<arm::ManagementMode>,
 }
 
-impl NvidiaGpuProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for NvidiaGpuProfile {
+    type Arm = arm::NvidiaGpuProfile;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::NvidiaGpuProfile, ConversionError> {
         Ok(arm::NvidiaGpuProfile {
             management_mode: self.management_mode.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl NvidiaGpuProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::NvidiaGpuProfile) -> Self {
@@ -893,24 +791,25 @@ impl NvidiaGpuProfile {
 
 /// The port range.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct PortRange {
     /// The minimum port that is included in the range. It should be ranged from 1 to 65535, and be less than or equal to portEnd.
-    #[serde(rename = "portStart", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub port_start: Option<i32>,
     /// The maximum port that is included in the range. It should be ranged from 1 to 65535, and be greater than or equal to portStart.
-    #[serde(rename = "portEnd", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub port_end: Option<i32>,
     /// The network protocol of the port.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<arm::Protocol>,
 }
 
-impl PortRange {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for PortRange {
+    type Arm = arm::PortRange;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::PortRange, ConversionError> {
         Ok(arm::PortRange {
             port_start: self.port_start,
@@ -919,6 +818,9 @@ impl PortRange {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl PortRange {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::PortRange) -> Self {
@@ -932,24 +834,28 @@ impl PortRange {
 
 /// Describes the Power State of the cluster
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct PowerState {
     /// Tells whether the cluster is Running or Stopped
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<arm::Code>,
 }
 
-impl PowerState {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for PowerState {
+    type Arm = arm::PowerState;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::PowerState, ConversionError> {
         Ok(arm::PowerState {
             code: self.code.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl PowerState {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::PowerState) -> Self {
@@ -959,61 +865,35 @@ impl PowerState {
 
 /// Specifications on how to scale a VirtualMachines agent pool.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ScaleProfile {
     /// Specifications on how to scale the VirtualMachines agent pool to a fixed size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub manual: Option<Vec<ManualScaleProfile>>,
     /// Specifications on how to auto-scale the VirtualMachines agent pool within a predefined size range.
     /// Each profile targets a specific VM SKU and is evaluated independently.
     /// Scaling decisions across profiles are governed by the cluster autoscaler expander,
     /// configurable via `ManagedCluster.properties.autoScalerProfile.expander`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub autoscale: Option<Vec<AutoScaleProfile>>,
 }
 
-impl ScaleProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ScaleProfile {
+    type Arm = arm::ScaleProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ScaleProfile, ConversionError> {
         Ok(arm::ScaleProfile {
-            manual: match &self.manual {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "manual");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
-            autoscale: match &self.autoscale {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "autoscale");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            manual: self.manual.to_arm(resolver, &path.field("manual"))?,
+            autoscale: self.autoscale.to_arm(resolver, &path.field("autoscale"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ScaleProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ScaleProfile) -> Self {
@@ -1032,183 +912,100 @@ impl ScaleProfile {
 
 /// Sysctl settings for Linux agent nodes.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct SysctlConfig {
     /// Sysctl setting net.core.somaxconn.
-    #[serde(
-        rename = "netCoreSomaxconn",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_somaxconn: Option<i32>,
     /// Sysctl setting net.core.netdev_max_backlog.
-    #[serde(
-        rename = "netCoreNetdevMaxBacklog",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_netdev_max_backlog: Option<i32>,
     /// Sysctl setting net.core.rmem_default.
-    #[serde(
-        rename = "netCoreRmemDefault",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_rmem_default: Option<i32>,
     /// Sysctl setting net.core.rmem_max.
-    #[serde(rename = "netCoreRmemMax", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_rmem_max: Option<i32>,
     /// Sysctl setting net.core.wmem_default.
-    #[serde(
-        rename = "netCoreWmemDefault",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_wmem_default: Option<i32>,
     /// Sysctl setting net.core.wmem_max.
-    #[serde(rename = "netCoreWmemMax", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_wmem_max: Option<i32>,
     /// Sysctl setting net.core.optmem_max.
-    #[serde(
-        rename = "netCoreOptmemMax",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_optmem_max: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_max_syn_backlog.
-    #[serde(
-        rename = "netIpv4TcpMaxSynBacklog",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_max_syn_backlog: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_max_tw_buckets.
-    #[serde(
-        rename = "netIpv4TcpMaxTwBuckets",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_max_tw_buckets: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_fin_timeout.
-    #[serde(
-        rename = "netIpv4TcpFinTimeout",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_fin_timeout: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_time.
-    #[serde(
-        rename = "netIpv4TcpKeepaliveTime",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_keepalive_time: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_probes.
-    #[serde(
-        rename = "netIpv4TcpKeepaliveProbes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_keepalive_probes: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_intvl.
-    #[serde(
-        rename = "netIpv4TcpkeepaliveIntvl",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcpkeepalive_intvl: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_tw_reuse.
-    #[serde(
-        rename = "netIpv4TcpTwReuse",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_tw_reuse: Option<bool>,
     /// Sysctl setting net.ipv4.ip_local_port_range.
-    #[serde(
-        rename = "netIpv4IpLocalPortRange",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_ip_local_port_range: Option<String>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh1.
-    #[serde(
-        rename = "netIpv4NeighDefaultGcThresh1",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh1: Option<i32>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh2.
-    #[serde(
-        rename = "netIpv4NeighDefaultGcThresh2",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh2: Option<i32>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh3.
-    #[serde(
-        rename = "netIpv4NeighDefaultGcThresh3",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh3: Option<i32>,
     /// Sysctl setting net.netfilter.nf_conntrack_max.
-    #[serde(
-        rename = "netNetfilterNfConntrackMax",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_netfilter_nf_conntrack_max: Option<i32>,
     /// Sysctl setting net.netfilter.nf_conntrack_buckets.
-    #[serde(
-        rename = "netNetfilterNfConntrackBuckets",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_netfilter_nf_conntrack_buckets: Option<i32>,
     /// Sysctl setting fs.inotify.max_user_watches.
-    #[serde(
-        rename = "fsInotifyMaxUserWatches",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_inotify_max_user_watches: Option<i32>,
     /// Sysctl setting fs.file-max.
-    #[serde(rename = "fsFileMax", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_file_max: Option<i32>,
     /// Sysctl setting fs.aio-max-nr.
-    #[serde(rename = "fsAioMaxNr", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_aio_max_nr: Option<i32>,
     /// Sysctl setting fs.nr_open.
-    #[serde(rename = "fsNrOpen", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_nr_open: Option<i32>,
     /// Sysctl setting kernel.threads-max.
-    #[serde(
-        rename = "kernelThreadsMax",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_threads_max: Option<i32>,
     /// Sysctl setting vm.max_map_count.
-    #[serde(rename = "vmMaxMapCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_max_map_count: Option<i32>,
     /// Sysctl setting vm.swappiness.
-    #[serde(rename = "vmSwappiness", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_swappiness: Option<i32>,
     /// Sysctl setting vm.vfs_cache_pressure.
-    #[serde(
-        rename = "vmVfsCachePressure",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_vfs_cache_pressure: Option<i32>,
 }
 
-impl SysctlConfig {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for SysctlConfig {
+    type Arm = arm::SysctlConfig;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::SysctlConfig, ConversionError> {
         Ok(arm::SysctlConfig {
             net_core_somaxconn: self.net_core_somaxconn,
@@ -1242,6 +1039,9 @@ impl SysctlConfig {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl SysctlConfig {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::SysctlConfig) -> Self {
@@ -1280,21 +1080,22 @@ impl SysctlConfig {
 
 /// Current status on a group of nodes of the same vm size.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct VirtualMachineNodes {
     /// The VM size of the agents used to host this group of nodes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<String>,
     /// Number of nodes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
 }
 
-impl VirtualMachineNodes {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for VirtualMachineNodes {
+    type Arm = arm::VirtualMachineNodes;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::VirtualMachineNodes, ConversionError> {
         Ok(arm::VirtualMachineNodes {
             size: self.size.clone(),
@@ -1302,6 +1103,9 @@ impl VirtualMachineNodes {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl VirtualMachineNodes {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::VirtualMachineNodes) -> Self {
@@ -1314,30 +1118,28 @@ impl VirtualMachineNodes {
 
 /// Specifications on VirtualMachines agent pool.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct VirtualMachinesProfile {
     /// Specifications on how to scale a VirtualMachines agent pool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale: Option<ScaleProfile>,
 }
 
-impl VirtualMachinesProfile {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for VirtualMachinesProfile {
+    type Arm = arm::VirtualMachinesProfile;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::VirtualMachinesProfile, ConversionError> {
         Ok(arm::VirtualMachinesProfile {
-            scale: match &self.scale {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "scale");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            scale: self.scale.to_arm(resolver, &path.field("scale"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl VirtualMachinesProfile {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::VirtualMachinesProfile) -> Self {

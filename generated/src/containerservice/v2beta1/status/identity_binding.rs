@@ -8,7 +8,9 @@ use super::*;
 #[allow(unused_imports)]
 use super::super::arm;
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -16,18 +18,19 @@ use std::collections::BTreeMap;
 
 /// Managed identity profile for the identity binding.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IdentityBindingManagedIdentityProfile {
     /// The resource ID of the managed identity.
-    #[serde(rename = "resourceId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<String>,
     /// The object ID of the managed identity.
-    #[serde(rename = "objectId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub object_id: Option<String>,
     /// The client ID of the managed identity.
-    #[serde(rename = "clientId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     /// The tenant ID of the managed identity.
-    #[serde(rename = "tenantId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
 }
 
@@ -45,9 +48,10 @@ for IdentityBindingManagedIdentityProfile {
 
 /// IdentityBinding OIDC issuer profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IdentityBindingOidcIssuerProfile {
     /// The OIDC issuer URL of the IdentityBinding.
-    #[serde(rename = "oidcIssuerUrl", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub oidc_issuer_url: Option<String>,
 }
 

@@ -8,7 +8,9 @@ use super::*;
 #[allow(unused_imports)]
 use super::super::arm;
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -16,12 +18,13 @@ use std::collections::BTreeMap;
 
 /// Default network policy of the namespace, specifying ingress and egress rules.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct NetworkPolicies {
     /// Enum representing different network policy rules.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ingress: Option<arm::PolicyRule>,
     /// Enum representing different network policy rules.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub egress: Option<arm::PolicyRule>,
 }
 
@@ -36,18 +39,19 @@ impl From<&arm::NetworkPolicies> for NetworkPolicies {
 
 /// Resource quota for the namespace.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ResourceQuota {
     /// CPU request of the namespace in one-thousandth CPU form. See [CPU resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-cpu>) for more details.
-    #[serde(rename = "cpuRequest", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_request: Option<String>,
     /// CPU limit of the namespace in one-thousandth CPU form. See [CPU resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-cpu>) for more details.
-    #[serde(rename = "cpuLimit", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_limit: Option<String>,
     /// Memory request of the namespace in the power-of-two equivalents form: Ei, Pi, Ti, Gi, Mi, Ki. See [Memory resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-memory>) for more details.
-    #[serde(rename = "memoryRequest", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_request: Option<String>,
     /// Memory limit of the namespace in the power-of-two equivalents form: Ei, Pi, Ti, Gi, Mi, Ki. See [Memory resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-memory>) for more details.
-    #[serde(rename = "memoryLimit", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<String>,
 }
 

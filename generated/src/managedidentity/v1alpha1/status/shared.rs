@@ -8,7 +8,9 @@ use super::*;
 #[allow(unused_imports)]
 use super::super::arm;
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -16,28 +18,25 @@ use std::collections::BTreeMap;
 
 /// Metadata pertaining to creation and last modification of the resource.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct SystemData {
     /// The identity that created the resource.
-    #[serde(rename = "createdBy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
     /// The type of identity that created the resource.
-    #[serde(rename = "createdByType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_by_type: Option<arm::CreatedByType>,
     /// The timestamp of resource creation (UTC).
-    #[serde(rename = "createdAt", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
     /// The identity that last modified the resource.
-    #[serde(rename = "lastModifiedBy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified_by: Option<String>,
     /// The type of identity that last modified the resource.
-    #[serde(
-        rename = "lastModifiedByType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified_by_type: Option<arm::CreatedByType>,
     /// The timestamp of resource last modification (UTC)
-    #[serde(rename = "lastModifiedAt", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified_at: Option<String>,
 }
 

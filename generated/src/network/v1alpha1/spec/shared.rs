@@ -8,7 +8,9 @@ use super::*;
 #[allow(unused_imports)]
 use super::super::arm;
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -16,40 +18,38 @@ use std::collections::BTreeMap;
 
 /// IP configuration of an application gateway. Currently 1 public and 1 private IP configuration is allowed.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ApplicationGatewayIpConfiguration {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties of the application gateway IP configuration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<ApplicationGatewayIpConfigurationPropertiesFormat>,
     /// Name of the IP configuration that is unique within an Application Gateway.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
 
-impl ApplicationGatewayIpConfiguration {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ApplicationGatewayIpConfiguration {
+    type Arm = arm::ApplicationGatewayIpConfiguration;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ApplicationGatewayIpConfiguration, ConversionError> {
         Ok(arm::ApplicationGatewayIpConfiguration {
             id: self.id.clone(),
-            properties: match &self.properties {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "properties");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            properties: self.properties.to_arm(resolver, &path.field("properties"))?,
             name: self.name.clone(),
             etag: None,
             r#type: None,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ApplicationGatewayIpConfiguration {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ApplicationGatewayIpConfiguration) -> Self {
@@ -66,34 +66,32 @@ impl ApplicationGatewayIpConfiguration {
 
 /// Properties of IP configuration of an application gateway.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ApplicationGatewayIpConfigurationPropertiesFormat {
     /// Reference to the subnet resource. A subnet from where application gateway gets its private address.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub subnet: Option<SubResource>,
 }
 
-impl ApplicationGatewayIpConfigurationPropertiesFormat {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ApplicationGatewayIpConfigurationPropertiesFormat {
+    type Arm = arm::ApplicationGatewayIpConfigurationPropertiesFormat;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<
         arm::ApplicationGatewayIpConfigurationPropertiesFormat,
         ConversionError,
     > {
         Ok(arm::ApplicationGatewayIpConfigurationPropertiesFormat {
-            subnet: match &self.subnet {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "subnet");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            subnet: self.subnet.to_arm(resolver, &path.field("subnet"))?,
             provisioning_state: None,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ApplicationGatewayIpConfigurationPropertiesFormat {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(
@@ -107,43 +105,41 @@ impl ApplicationGatewayIpConfigurationPropertiesFormat {
 
 /// Details the service to which the subnet is delegated.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct Delegation {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties of the subnet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<ServiceDelegationPropertiesFormat>,
     /// The name of the resource that is unique within a subnet. This name can be used to access the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Resource type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
 }
 
-impl Delegation {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for Delegation {
+    type Arm = arm::Delegation;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::Delegation, ConversionError> {
         Ok(arm::Delegation {
             id: self.id.clone(),
-            properties: match &self.properties {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "properties");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            properties: self.properties.to_arm(resolver, &path.field("properties"))?,
             name: self.name.clone(),
             etag: None,
             r#type: self.r#type.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl Delegation {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::Delegation) -> Self {
@@ -161,38 +157,32 @@ impl Delegation {
 
 /// IpamPool prefix allocation reference.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IpamPoolPrefixAllocation {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pool: Option<IpamPoolPrefixAllocationPool>,
     /// Number of IP addresses to allocate.
-    #[serde(
-        rename = "numberOfIpAddresses",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub number_of_ip_addresses: Option<String>,
 }
 
-impl IpamPoolPrefixAllocation {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for IpamPoolPrefixAllocation {
+    type Arm = arm::IpamPoolPrefixAllocation;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::IpamPoolPrefixAllocation, ConversionError> {
         Ok(arm::IpamPoolPrefixAllocation {
-            pool: match &self.pool {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "pool");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            pool: self.pool.to_arm(resolver, &path.field("pool"))?,
             number_of_ip_addresses: self.number_of_ip_addresses.clone(),
             allocated_address_prefixes: None,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl IpamPoolPrefixAllocation {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IpamPoolPrefixAllocation) -> Self {
@@ -204,30 +194,28 @@ impl IpamPoolPrefixAllocation {
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IpamPoolPrefixAllocationPool {
     /// Resource id of the associated Azure IpamPool resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<armgen_runtime::kube::ResourceReference>,
 }
 
-impl IpamPoolPrefixAllocationPool {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for IpamPoolPrefixAllocationPool {
+    type Arm = arm::IpamPoolPrefixAllocationPool;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::IpamPoolPrefixAllocationPool, ConversionError> {
         Ok(arm::IpamPoolPrefixAllocationPool {
-            id: match &self.id {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "id");
-                    Some(resolver.resource(&field_path, v)?)
-                }
-                None => None,
-            },
+            id: self.id.to_arm(resolver, &path.field("id"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl IpamPoolPrefixAllocationPool {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IpamPoolPrefixAllocationPool) -> Self {
@@ -242,18 +230,19 @@ impl IpamPoolPrefixAllocationPool {
 
 /// Properties of a service delegation.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ServiceDelegationPropertiesFormat {
     /// The name of the service to whom the subnet should be delegated (e.g. Microsoft.Sql/servers).
-    #[serde(rename = "serviceName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_name: Option<String>,
 }
 
-impl ServiceDelegationPropertiesFormat {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ServiceDelegationPropertiesFormat {
+    type Arm = arm::ServiceDelegationPropertiesFormat;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ServiceDelegationPropertiesFormat, ConversionError> {
         Ok(arm::ServiceDelegationPropertiesFormat {
             service_name: self.service_name.clone(),
@@ -262,6 +251,9 @@ impl ServiceDelegationPropertiesFormat {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ServiceDelegationPropertiesFormat {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ServiceDelegationPropertiesFormat) -> Self {
@@ -273,43 +265,39 @@ impl ServiceDelegationPropertiesFormat {
 
 /// The service endpoint properties.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ServiceEndpointPropertiesFormat {
     /// The type of the endpoint service.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service: Option<String>,
     /// SubResource as network identifier.
-    #[serde(
-        rename = "networkIdentifier",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_identifier: Option<SubResource>,
     /// A list of locations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub locations: Option<Vec<String>>,
 }
 
-impl ServiceEndpointPropertiesFormat {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ServiceEndpointPropertiesFormat {
+    type Arm = arm::ServiceEndpointPropertiesFormat;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::ServiceEndpointPropertiesFormat, ConversionError> {
         Ok(arm::ServiceEndpointPropertiesFormat {
             service: self.service.clone(),
-            network_identifier: match &self.network_identifier {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "networkIdentifier");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            network_identifier: self
+                .network_identifier
+                .to_arm(resolver, &path.field("networkIdentifier"))?,
             locations: self.locations.clone(),
             provisioning_state: None,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ServiceEndpointPropertiesFormat {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ServiceEndpointPropertiesFormat) -> Self {
@@ -326,24 +314,28 @@ impl ServiceEndpointPropertiesFormat {
 
 /// Reference to another subresource.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct SubResource {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }
 
-impl SubResource {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for SubResource {
+    type Arm = arm::SubResource;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::SubResource, ConversionError> {
         Ok(arm::SubResource {
             id: self.id.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl SubResource {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::SubResource) -> Self {
@@ -353,43 +345,41 @@ impl SubResource {
 
 /// Subnet in a virtual network resource.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct Subnet {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties of the subnet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<SubnetPropertiesFormat>,
     /// The name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Resource type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
 }
 
-impl Subnet {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for Subnet {
+    type Arm = arm::Subnet;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::Subnet, ConversionError> {
         Ok(arm::Subnet {
             id: self.id.clone(),
-            properties: match &self.properties {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "properties");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            properties: self.properties.to_arm(resolver, &path.field("properties"))?,
             name: self.name.clone(),
             etag: None,
             r#type: self.r#type.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl Subnet {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::Subnet) -> Self {
@@ -404,169 +394,90 @@ impl Subnet {
 
 /// Properties of the subnet.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct SubnetPropertiesFormat {
     /// The address prefix for the subnet.
-    #[serde(rename = "addressPrefix", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_prefix: Option<String>,
     /// List of address prefixes for the subnet.
-    #[serde(
-        rename = "addressPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_prefixes: Option<Vec<String>>,
     /// The reference to the NetworkSecurityGroup resource.
-    #[serde(
-        rename = "networkSecurityGroup",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_security_group: Option<serde_json::Value>,
     /// The reference to the RouteTable resource.
-    #[serde(rename = "routeTable", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub route_table: Option<serde_json::Value>,
     /// Nat gateway associated with this subnet.
-    #[serde(rename = "natGateway", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub nat_gateway: Option<SubResource>,
     /// An array of service endpoints.
-    #[serde(
-        rename = "serviceEndpoints",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_endpoints: Option<Vec<ServiceEndpointPropertiesFormat>>,
     /// An array of service endpoint policies.
-    #[serde(
-        rename = "serviceEndpointPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_endpoint_policies: Option<Vec<serde_json::Value>>,
     /// Array of IpAllocation which reference this subnet.
-    #[serde(rename = "ipAllocations", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_allocations: Option<Vec<SubResource>>,
     /// An array of references to the delegations on the subnet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub delegations: Option<Vec<Delegation>>,
     /// Enable or Disable apply network policies on private end point in the subnet.
-    #[serde(
-        rename = "privateEndpointNetworkPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoint_network_policies: Option<
         arm::VirtualNetworkPrivateEndpointNetworkPolicies,
     >,
     /// Enable or Disable apply network policies on private link service in the subnet.
-    #[serde(
-        rename = "privateLinkServiceNetworkPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_link_service_network_policies: Option<
         arm::VirtualNetworkPrivateLinkServiceNetworkPolicies,
     >,
     /// Application gateway IP configurations of virtual network resource.
     #[serde(
         rename = "applicationGatewayIPConfigurations",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub application_gateway_ip_configurations: Option<
         Vec<ApplicationGatewayIpConfiguration>,
     >,
     /// Set this property to Tenant to allow sharing subnet with other subscriptions in your AAD tenant. This property can only be set if defaultOutboundAccess is set to false, both properties can only be set if subnet is empty.
-    #[serde(rename = "sharingScope", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sharing_scope: Option<arm::SharingScope>,
     /// Set this property to false to disable default outbound connectivity for all VMs in the subnet. This property can only be set at the time of subnet creation and cannot be updated for an existing subnet.
-    #[serde(
-        rename = "defaultOutboundAccess",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_outbound_access: Option<bool>,
     /// A list of IPAM Pools for allocating IP address prefixes.
-    #[serde(
-        rename = "ipamPoolPrefixAllocations",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ipam_pool_prefix_allocations: Option<Vec<IpamPoolPrefixAllocation>>,
 }
 
-impl SubnetPropertiesFormat {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for SubnetPropertiesFormat {
+    type Arm = arm::SubnetPropertiesFormat;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::SubnetPropertiesFormat, ConversionError> {
         Ok(arm::SubnetPropertiesFormat {
             address_prefix: self.address_prefix.clone(),
             address_prefixes: self.address_prefixes.clone(),
             network_security_group: self.network_security_group.clone(),
             route_table: self.route_table.clone(),
-            nat_gateway: match &self.nat_gateway {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "natGateway");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            service_endpoints: match &self.service_endpoints {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "serviceEndpoints");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            nat_gateway: self.nat_gateway.to_arm(resolver, &path.field("natGateway"))?,
+            service_endpoints: self
+                .service_endpoints
+                .to_arm(resolver, &path.field("serviceEndpoints"))?,
             service_endpoint_policies: self.service_endpoint_policies.clone(),
             private_endpoints: None,
             ip_configurations: None,
             ip_configuration_profiles: None,
-            ip_allocations: match &self.ip_allocations {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "ipAllocations");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            ip_allocations: self
+                .ip_allocations
+                .to_arm(resolver, &path.field("ipAllocations"))?,
             resource_navigation_links: None,
             service_association_links: None,
-            delegations: match &self.delegations {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "delegations");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            delegations: self.delegations.to_arm(resolver, &path.field("delegations"))?,
             purpose: None,
             provisioning_state: None,
             private_endpoint_network_policies: self
@@ -575,47 +486,20 @@ impl SubnetPropertiesFormat {
             private_link_service_network_policies: self
                 .private_link_service_network_policies
                 .clone(),
-            application_gateway_ip_configurations: match &self
+            application_gateway_ip_configurations: self
                 .application_gateway_ip_configurations
-            {
-                Some(v) => {
-                    let field_path = format!(
-                        "{}.{}", path, "applicationGatewayIPConfigurations"
-                    );
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+                .to_arm(resolver, &path.field("applicationGatewayIPConfigurations"))?,
             sharing_scope: self.sharing_scope.clone(),
             default_outbound_access: self.default_outbound_access,
-            ipam_pool_prefix_allocations: match &self.ipam_pool_prefix_allocations {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "ipamPoolPrefixAllocations");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            ipam_pool_prefix_allocations: self
+                .ipam_pool_prefix_allocations
+                .to_arm(resolver, &path.field("ipamPoolPrefixAllocations"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl SubnetPropertiesFormat {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::SubnetPropertiesFormat) -> Self {

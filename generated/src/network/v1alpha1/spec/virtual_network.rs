@@ -8,7 +8,9 @@ use super::*;
 #[allow(unused_imports)]
 use super::super::arm;
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -16,51 +18,34 @@ use std::collections::BTreeMap;
 
 /// AddressSpace contains an array of IP address ranges that can be used by subnets of the virtual network.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AddressSpace {
     /// A list of address blocks reserved for this virtual network in CIDR notation.
-    #[serde(
-        rename = "addressPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_prefixes: Option<Vec<String>>,
     /// A list of IPAM Pools allocating IP address prefixes.
-    #[serde(
-        rename = "ipamPoolPrefixAllocations",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ipam_pool_prefix_allocations: Option<Vec<IpamPoolPrefixAllocation>>,
 }
 
-impl AddressSpace {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for AddressSpace {
+    type Arm = arm::AddressSpace;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::AddressSpace, ConversionError> {
         Ok(arm::AddressSpace {
             address_prefixes: self.address_prefixes.clone(),
-            ipam_pool_prefix_allocations: match &self.ipam_pool_prefix_allocations {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "ipamPoolPrefixAllocations");
-                    Some(
-                        v
-                            .iter()
-                            .enumerate()
-                            .map(|(i, x0)| {
-                                let item_path_0 = format!("{}[{}]", field_path, i);
-                                x0.to_arm(resolver, &item_path_0)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?,
-                    )
-                }
-                None => None,
-            },
+            ipam_pool_prefix_allocations: self
+                .ipam_pool_prefix_allocations
+                .to_arm(resolver, &path.field("ipamPoolPrefixAllocations"))?,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl AddressSpace {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AddressSpace) -> Self {
@@ -76,24 +61,28 @@ impl AddressSpace {
 
 /// DhcpOptions contains an array of DNS servers available to VMs deployed in the virtual network. Standard DHCP option for a subnet overrides VNET DHCP options.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct DhcpOptions {
     /// The list of DNS servers IP addresses.
-    #[serde(rename = "dnsServers", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dns_servers: Option<Vec<String>>,
 }
 
-impl DhcpOptions {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for DhcpOptions {
+    type Arm = arm::DhcpOptions;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::DhcpOptions, ConversionError> {
         Ok(arm::DhcpOptions {
             dns_servers: self.dns_servers.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl DhcpOptions {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::DhcpOptions) -> Self {
@@ -105,21 +94,22 @@ impl DhcpOptions {
 
 /// ExtendedLocation complex type.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ExtendedLocation {
     /// The name of the extended location.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the extended location.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::ExtendedLocationType>,
 }
 
-impl ExtendedLocation {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for ExtendedLocation {
+    type Arm = arm::ExtendedLocation;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        _path: &str,
+        _path: &Path<'_>,
     ) -> Result<arm::ExtendedLocation, ConversionError> {
         Ok(arm::ExtendedLocation {
             name: self.name.clone(),
@@ -127,6 +117,9 @@ impl ExtendedLocation {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl ExtendedLocation {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ExtendedLocation) -> Self {
@@ -139,37 +132,33 @@ impl ExtendedLocation {
 
 /// Bgp Communities sent over ExpressRoute with each route corresponding to a prefix in this VNET.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkBgpCommunities {
     /// The BGP community associated with the virtual network.
-    #[serde(
-        rename = "virtualNetworkCommunity",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub virtual_network_community: Option<String>,
 }
 
-impl VirtualNetworkBgpCommunities {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for VirtualNetworkBgpCommunities {
+    type Arm = arm::VirtualNetworkBgpCommunities;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::VirtualNetworkBgpCommunities, ConversionError> {
         Ok(arm::VirtualNetworkBgpCommunities {
-            virtual_network_community: match &self.virtual_network_community {
-                Some(v) => v.clone(),
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "virtualNetworkCommunity"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            virtual_network_community: required(
+                    self.virtual_network_community.as_ref(),
+                    &path.field("virtualNetworkCommunity"),
+                )?
+                .clone(),
             regional_community: None,
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl VirtualNetworkBgpCommunities {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::VirtualNetworkBgpCommunities) -> Self {
@@ -181,36 +170,32 @@ impl VirtualNetworkBgpCommunities {
 
 /// Indicates if encryption is enabled on virtual network and if VM without encryption is allowed in encrypted VNet.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkEncryption {
     /// Indicates if encryption is enabled on the virtual network.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// If the encrypted VNet allows VM that does not support encryption. This field is for future support, AllowUnencrypted is the only supported value at general availability.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enforcement: Option<arm::VirtualNetworkEncryptionEnforcement>,
 }
 
-impl VirtualNetworkEncryption {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for VirtualNetworkEncryption {
+    type Arm = arm::VirtualNetworkEncryption;
+    fn to_arm(
         &self,
         _resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::VirtualNetworkEncryption, ConversionError> {
         Ok(arm::VirtualNetworkEncryption {
-            enabled: match &self.enabled {
-                Some(v) => *v,
-                None => {
-                    return Err(ConversionError {
-                        path: format!("{}.{}", path, "enabled"),
-                        message: "required".to_string(),
-                    });
-                }
-            },
+            enabled: *required(self.enabled.as_ref(), &path.field("enabled"))?,
             enforcement: self.enforcement.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl VirtualNetworkEncryption {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::VirtualNetworkEncryption) -> Self {
@@ -223,43 +208,41 @@ impl VirtualNetworkEncryption {
 
 /// Peerings in a virtual network resource.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkPeering {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties of the virtual network peering.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<VirtualNetworkPeeringPropertiesFormat>,
     /// The name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Resource type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
 }
 
-impl VirtualNetworkPeering {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for VirtualNetworkPeering {
+    type Arm = arm::VirtualNetworkPeering;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::VirtualNetworkPeering, ConversionError> {
         Ok(arm::VirtualNetworkPeering {
             id: self.id.clone(),
-            properties: match &self.properties {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "properties");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+            properties: self.properties.to_arm(resolver, &path.field("properties"))?,
             name: self.name.clone(),
             etag: None,
             r#type: self.r#type.clone(),
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl VirtualNetworkPeering {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::VirtualNetworkPeering) -> Self {
@@ -277,186 +260,91 @@ impl VirtualNetworkPeering {
 
 /// Properties of the virtual network peering.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkPeeringPropertiesFormat {
     /// Whether the VMs in the local virtual network space would be able to access the VMs in remote virtual network space.
-    #[serde(
-        rename = "allowVirtualNetworkAccess",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_virtual_network_access: Option<bool>,
     /// Whether the forwarded traffic from the VMs in the local virtual network will be allowed/disallowed in remote virtual network.
-    #[serde(
-        rename = "allowForwardedTraffic",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_forwarded_traffic: Option<bool>,
     /// If gateway links can be used in remote virtual networking to link to this virtual network.
-    #[serde(
-        rename = "allowGatewayTransit",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_gateway_transit: Option<bool>,
     /// If remote gateways can be used on this virtual network. If the flag is set to true, and allowGatewayTransit on remote peering is also true, virtual network will use gateways of remote virtual network for transit. Only one peering can have this flag set to true. This flag cannot be set if virtual network already has a gateway.
-    #[serde(
-        rename = "useRemoteGateways",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub use_remote_gateways: Option<bool>,
     /// The reference to the remote virtual network. The remote virtual network can be in the same or different region (preview). See here to register for the preview and learn more (<https://docs.microsoft.com/en-us/azure/virtual-network/virtual-network-create-peering>).
-    #[serde(
-        rename = "remoteVirtualNetwork",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_virtual_network: Option<SubResource>,
     /// The local address space of the local virtual network that is peered.
-    #[serde(
-        rename = "localAddressSpace",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub local_address_space: Option<AddressSpace>,
     /// The current local address space of the local virtual network that is peered.
-    #[serde(
-        rename = "localVirtualNetworkAddressSpace",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub local_virtual_network_address_space: Option<AddressSpace>,
     /// The reference to the address space peered with the remote virtual network.
-    #[serde(
-        rename = "remoteAddressSpace",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_address_space: Option<AddressSpace>,
     /// The reference to the current address space of the remote virtual network.
-    #[serde(
-        rename = "remoteVirtualNetworkAddressSpace",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_virtual_network_address_space: Option<AddressSpace>,
     /// The reference to the remote virtual network's Bgp Communities.
-    #[serde(
-        rename = "remoteBgpCommunities",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_bgp_communities: Option<VirtualNetworkBgpCommunities>,
     /// The status of the virtual network peering.
-    #[serde(rename = "peeringState", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub peering_state: Option<arm::VirtualNetworkPeeringState>,
     /// The peering sync status of the virtual network peering.
-    #[serde(
-        rename = "peeringSyncLevel",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub peering_sync_level: Option<arm::VirtualNetworkPeeringLevel>,
     /// If we need to verify the provisioning state of the remote gateway.
-    #[serde(
-        rename = "doNotVerifyRemoteGateways",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub do_not_verify_remote_gateways: Option<bool>,
     /// Whether complete virtual network address space is peered.
-    #[serde(
-        rename = "peerCompleteVnets",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub peer_complete_vnets: Option<bool>,
     /// Whether only Ipv6 address space is peered for subnet peering.
-    #[serde(
-        rename = "enableOnlyIPv6Peering",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_only_i_pv6_peering: Option<bool>,
     /// List of local subnet names that are subnet peered with remote virtual network.
-    #[serde(
-        rename = "localSubnetNames",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub local_subnet_names: Option<Vec<String>>,
     /// List of remote subnet names from remote virtual network that are subnet peered.
-    #[serde(
-        rename = "remoteSubnetNames",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_subnet_names: Option<Vec<String>>,
 }
 
-impl VirtualNetworkPeeringPropertiesFormat {
-    /// The ARM payload for this part of the spec; `path` names it in errors.
-    pub fn to_arm(
+impl armgen_runtime::kube::ToArm for VirtualNetworkPeeringPropertiesFormat {
+    type Arm = arm::VirtualNetworkPeeringPropertiesFormat;
+    fn to_arm(
         &self,
         resolver: &dyn Resolver,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<arm::VirtualNetworkPeeringPropertiesFormat, ConversionError> {
         Ok(arm::VirtualNetworkPeeringPropertiesFormat {
             allow_virtual_network_access: self.allow_virtual_network_access,
             allow_forwarded_traffic: self.allow_forwarded_traffic,
             allow_gateway_transit: self.allow_gateway_transit,
             use_remote_gateways: self.use_remote_gateways,
-            remote_virtual_network: match &self.remote_virtual_network {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "remoteVirtualNetwork");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            local_address_space: match &self.local_address_space {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "localAddressSpace");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            local_virtual_network_address_space: match &self
+            remote_virtual_network: self
+                .remote_virtual_network
+                .to_arm(resolver, &path.field("remoteVirtualNetwork"))?,
+            local_address_space: self
+                .local_address_space
+                .to_arm(resolver, &path.field("localAddressSpace"))?,
+            local_virtual_network_address_space: self
                 .local_virtual_network_address_space
-            {
-                Some(v) => {
-                    let field_path = format!(
-                        "{}.{}", path, "localVirtualNetworkAddressSpace"
-                    );
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            remote_address_space: match &self.remote_address_space {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "remoteAddressSpace");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            remote_virtual_network_address_space: match &self
+                .to_arm(resolver, &path.field("localVirtualNetworkAddressSpace"))?,
+            remote_address_space: self
+                .remote_address_space
+                .to_arm(resolver, &path.field("remoteAddressSpace"))?,
+            remote_virtual_network_address_space: self
                 .remote_virtual_network_address_space
-            {
-                Some(v) => {
-                    let field_path = format!(
-                        "{}.{}", path, "remoteVirtualNetworkAddressSpace"
-                    );
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
-            remote_bgp_communities: match &self.remote_bgp_communities {
-                Some(v) => {
-                    let field_path = format!("{}.{}", path, "remoteBgpCommunities");
-                    Some(v.to_arm(resolver, &field_path)?)
-                }
-                None => None,
-            },
+                .to_arm(resolver, &path.field("remoteVirtualNetworkAddressSpace"))?,
+            remote_bgp_communities: self
+                .remote_bgp_communities
+                .to_arm(resolver, &path.field("remoteBgpCommunities"))?,
             remote_virtual_network_encryption: None,
             peering_state: self.peering_state.clone(),
             peering_sync_level: self.peering_sync_level.clone(),
@@ -470,6 +358,9 @@ impl VirtualNetworkPeeringPropertiesFormat {
             unknown_fields: Default::default(),
         })
     }
+}
+
+impl VirtualNetworkPeeringPropertiesFormat {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::VirtualNetworkPeeringPropertiesFormat) -> Self {

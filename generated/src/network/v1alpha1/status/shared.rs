@@ -8,7 +8,9 @@ use super::*;
 #[allow(unused_imports)]
 use super::super::arm;
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -16,21 +18,22 @@ use std::collections::BTreeMap;
 
 /// IP configuration of an application gateway. Currently 1 public and 1 private IP configuration is allowed.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ApplicationGatewayIpConfiguration {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties of the application gateway IP configuration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<ApplicationGatewayIpConfigurationPropertiesFormat>,
     /// Name of the IP configuration that is unique within an Application Gateway.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Type of the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
 }
 
@@ -52,16 +55,13 @@ for ApplicationGatewayIpConfiguration {
 
 /// Properties of IP configuration of an application gateway.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ApplicationGatewayIpConfigurationPropertiesFormat {
     /// Reference to the subnet resource. A subnet from where application gateway gets its private address.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub subnet: Option<SubResource>,
     /// The provisioning state of the application gateway IP configuration resource.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
 }
 
@@ -77,21 +77,22 @@ for ApplicationGatewayIpConfigurationPropertiesFormat {
 
 /// Details the service to which the subnet is delegated.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct Delegation {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties of the subnet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<ServiceDelegationPropertiesFormat>,
     /// The name of the resource that is unique within a subnet. This name can be used to access the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Resource type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
 }
 
@@ -112,22 +113,15 @@ impl From<&arm::Delegation> for Delegation {
 
 /// IpamPool prefix allocation reference.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IpamPoolPrefixAllocation {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pool: Option<IpamPoolPrefixAllocationPool>,
     /// Number of IP addresses to allocate.
-    #[serde(
-        rename = "numberOfIpAddresses",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub number_of_ip_addresses: Option<String>,
     /// List of assigned IP address prefixes in the IpamPool of the associated resource.
-    #[serde(
-        rename = "allocatedAddressPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allocated_address_prefixes: Option<Vec<String>>,
 }
 
@@ -142,9 +136,10 @@ impl From<&arm::IpamPoolPrefixAllocation> for IpamPoolPrefixAllocation {
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct IpamPoolPrefixAllocationPool {
     /// Resource id of the associated Azure IpamPool resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }
 
@@ -156,21 +151,22 @@ impl From<&arm::IpamPoolPrefixAllocationPool> for IpamPoolPrefixAllocationPool {
 
 /// ResourceNavigationLink resource.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ResourceNavigationLink {
     /// Resource navigation link identifier.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Resource navigation link properties format.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<ResourceNavigationLinkFormat>,
     /// Name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Resource type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
 }
 
@@ -188,23 +184,16 @@ impl From<&arm::ResourceNavigationLink> for ResourceNavigationLink {
 
 /// Properties of ResourceNavigationLink.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ResourceNavigationLinkFormat {
     /// Resource type of the linked resource.
-    #[serde(
-        rename = "linkedResourceType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub linked_resource_type: Option<String>,
     /// Link to the external resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
     /// The provisioning state of the resource navigation link resource.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
 }
 
@@ -220,21 +209,22 @@ impl From<&arm::ResourceNavigationLinkFormat> for ResourceNavigationLinkFormat {
 
 /// ServiceAssociationLink resource.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ServiceAssociationLink {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Resource navigation link properties format.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<ServiceAssociationLinkPropertiesFormat>,
     /// Name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Resource type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
 }
 
@@ -255,29 +245,22 @@ impl From<&arm::ServiceAssociationLink> for ServiceAssociationLink {
 
 /// Properties of ServiceAssociationLink.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ServiceAssociationLinkPropertiesFormat {
     /// Resource type of the linked resource.
-    #[serde(
-        rename = "linkedResourceType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub linked_resource_type: Option<String>,
     /// Link to the external resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
     /// The provisioning state of the service association link resource.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
     /// If true, the resource can be deleted.
-    #[serde(rename = "allowDelete", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_delete: Option<bool>,
     /// A list of locations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub locations: Option<Vec<String>>,
 }
 
@@ -296,19 +279,16 @@ for ServiceAssociationLinkPropertiesFormat {
 
 /// Properties of a service delegation.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ServiceDelegationPropertiesFormat {
     /// The name of the service to whom the subnet should be delegated (e.g. Microsoft.Sql/servers).
-    #[serde(rename = "serviceName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_name: Option<String>,
     /// The actions permitted to the service upon delegation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub actions: Option<Vec<String>>,
     /// The provisioning state of the service delegation resource.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
 }
 
@@ -325,26 +305,19 @@ for ServiceDelegationPropertiesFormat {
 
 /// The service endpoint properties.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ServiceEndpointPropertiesFormat {
     /// The type of the endpoint service.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service: Option<String>,
     /// SubResource as network identifier.
-    #[serde(
-        rename = "networkIdentifier",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_identifier: Option<SubResource>,
     /// A list of locations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub locations: Option<Vec<String>>,
     /// The provisioning state of the service endpoint resource.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
 }
 
@@ -361,9 +334,10 @@ impl From<&arm::ServiceEndpointPropertiesFormat> for ServiceEndpointPropertiesFo
 
 /// Reference to another subresource.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct SubResource {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }
 
@@ -375,21 +349,22 @@ impl From<&arm::SubResource> for SubResource {
 
 /// Subnet in a virtual network resource.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct Subnet {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties of the subnet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<SubnetPropertiesFormat>,
     /// The name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Resource type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
 }
 
@@ -407,138 +382,82 @@ impl From<&arm::Subnet> for Subnet {
 
 /// Properties of the subnet.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct SubnetPropertiesFormat {
     /// The address prefix for the subnet.
-    #[serde(rename = "addressPrefix", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_prefix: Option<String>,
     /// List of address prefixes for the subnet.
-    #[serde(
-        rename = "addressPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_prefixes: Option<Vec<String>>,
     /// The reference to the NetworkSecurityGroup resource.
-    #[serde(
-        rename = "networkSecurityGroup",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_security_group: Option<serde_json::Value>,
     /// The reference to the RouteTable resource.
-    #[serde(rename = "routeTable", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub route_table: Option<serde_json::Value>,
     /// Nat gateway associated with this subnet.
-    #[serde(rename = "natGateway", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub nat_gateway: Option<SubResource>,
     /// An array of service endpoints.
-    #[serde(
-        rename = "serviceEndpoints",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_endpoints: Option<Vec<ServiceEndpointPropertiesFormat>>,
     /// An array of service endpoint policies.
-    #[serde(
-        rename = "serviceEndpointPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_endpoint_policies: Option<Vec<serde_json::Value>>,
     /// An array of references to private endpoints.
-    #[serde(
-        rename = "privateEndpoints",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoints: Option<Vec<serde_json::Value>>,
     /// An array of references to the network interface IP configurations using subnet.
-    #[serde(
-        rename = "ipConfigurations",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_configurations: Option<Vec<serde_json::Value>>,
     /// Array of IP configuration profiles which reference this subnet.
-    #[serde(
-        rename = "ipConfigurationProfiles",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_configuration_profiles: Option<Vec<serde_json::Value>>,
     /// Array of IpAllocation which reference this subnet.
-    #[serde(rename = "ipAllocations", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_allocations: Option<Vec<SubResource>>,
     /// An array of references to the external resources using subnet.
-    #[serde(
-        rename = "resourceNavigationLinks",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_navigation_links: Option<Vec<ResourceNavigationLink>>,
     /// An array of references to services injecting into this subnet.
-    #[serde(
-        rename = "serviceAssociationLinks",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_association_links: Option<Vec<ServiceAssociationLink>>,
     /// An array of references to the delegations on the subnet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub delegations: Option<Vec<Delegation>>,
     /// A read-only string identifying the intention of use for this subnet based on delegations and other user-defined properties.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub purpose: Option<String>,
     /// The provisioning state of the subnet resource.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
     /// Enable or Disable apply network policies on private end point in the subnet.
-    #[serde(
-        rename = "privateEndpointNetworkPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoint_network_policies: Option<
         arm::VirtualNetworkPrivateEndpointNetworkPolicies,
     >,
     /// Enable or Disable apply network policies on private link service in the subnet.
-    #[serde(
-        rename = "privateLinkServiceNetworkPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_link_service_network_policies: Option<
         arm::VirtualNetworkPrivateLinkServiceNetworkPolicies,
     >,
     /// Application gateway IP configurations of virtual network resource.
     #[serde(
         rename = "applicationGatewayIPConfigurations",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub application_gateway_ip_configurations: Option<
         Vec<ApplicationGatewayIpConfiguration>,
     >,
     /// Set this property to Tenant to allow sharing subnet with other subscriptions in your AAD tenant. This property can only be set if defaultOutboundAccess is set to false, both properties can only be set if subnet is empty.
-    #[serde(rename = "sharingScope", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sharing_scope: Option<arm::SharingScope>,
     /// Set this property to false to disable default outbound connectivity for all VMs in the subnet. This property can only be set at the time of subnet creation and cannot be updated for an existing subnet.
-    #[serde(
-        rename = "defaultOutboundAccess",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_outbound_access: Option<bool>,
     /// A list of IPAM Pools for allocating IP address prefixes.
-    #[serde(
-        rename = "ipamPoolPrefixAllocations",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ipam_pool_prefix_allocations: Option<Vec<IpamPoolPrefixAllocation>>,
 }
 

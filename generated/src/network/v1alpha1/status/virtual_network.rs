@@ -8,7 +8,9 @@ use super::*;
 #[allow(unused_imports)]
 use super::super::arm;
 #[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Resolver};
+use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
+#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
 #[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -16,20 +18,13 @@ use std::collections::BTreeMap;
 
 /// AddressSpace contains an array of IP address ranges that can be used by subnets of the virtual network.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct AddressSpace {
     /// A list of address blocks reserved for this virtual network in CIDR notation.
-    #[serde(
-        rename = "addressPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_prefixes: Option<Vec<String>>,
     /// A list of IPAM Pools allocating IP address prefixes.
-    #[serde(
-        rename = "ipamPoolPrefixAllocations",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ipam_pool_prefix_allocations: Option<Vec<IpamPoolPrefixAllocation>>,
 }
 
@@ -47,9 +42,10 @@ impl From<&arm::AddressSpace> for AddressSpace {
 
 /// DhcpOptions contains an array of DNS servers available to VMs deployed in the virtual network. Standard DHCP option for a subnet overrides VNET DHCP options.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct DhcpOptions {
     /// The list of DNS servers IP addresses.
-    #[serde(rename = "dnsServers", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dns_servers: Option<Vec<String>>,
 }
 
@@ -63,12 +59,13 @@ impl From<&arm::DhcpOptions> for DhcpOptions {
 
 /// ExtendedLocation complex type.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ExtendedLocation {
     /// The name of the extended location.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the extended location.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::ExtendedLocationType>,
 }
 
@@ -83,30 +80,31 @@ impl From<&arm::ExtendedLocation> for ExtendedLocation {
 
 /// A flow log resource.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct FlowLog {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Resource name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Resource type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Resource location.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// Resource tags.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// Properties of the flow log.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<FlowLogPropertiesFormat>,
     /// A unique read-only string that changes whenever the resource is updated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// FlowLog resource Managed Identity
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<ManagedServiceIdentity>,
 }
 
@@ -127,12 +125,13 @@ impl From<&arm::FlowLog> for FlowLog {
 
 /// Parameters that define the flow log format.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct FlowLogFormatParameters {
     /// The file type of flow log.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::FlowLogFormatType>,
     /// The version (revision) of the flow log.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<i32>,
 }
 
@@ -147,57 +146,34 @@ impl From<&arm::FlowLogFormatParameters> for FlowLogFormatParameters {
 
 /// Parameters that define the configuration of flow log.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct FlowLogPropertiesFormat {
     /// ID of network security group to which flow log will be applied.
-    #[serde(
-        rename = "targetResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub target_resource_id: Option<String>,
     /// Guid of network security group to which flow log will be applied.
-    #[serde(
-        rename = "targetResourceGuid",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub target_resource_guid: Option<String>,
     /// ID of the storage account which is used to store the flow log.
-    #[serde(rename = "storageId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub storage_id: Option<String>,
     /// Optional field to filter network traffic logs based on SrcIP, SrcPort, DstIP, DstPort, Protocol, Encryption, Direction and Action. If not specified, all network traffic will be logged.
-    #[serde(
-        rename = "enabledFilteringCriteria",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled_filtering_criteria: Option<String>,
     /// Flag to enable/disable flow logging.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Parameters that define the retention policy for flow log.
-    #[serde(
-        rename = "retentionPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub retention_policy: Option<RetentionPolicyParameters>,
     /// Parameters that define the flow log format.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub format: Option<FlowLogFormatParameters>,
     /// Parameters that define the configuration of traffic analytics.
-    #[serde(
-        rename = "flowAnalyticsConfiguration",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_analytics_configuration: Option<TrafficAnalyticsProperties>,
     /// The provisioning state of the flow log.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
 }
 
@@ -225,22 +201,19 @@ impl From<&arm::FlowLogPropertiesFormat> for FlowLogPropertiesFormat {
 
 /// Identity for the resource.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedServiceIdentity {
     /// The principal id of the system assigned identity. This property will only be provided for a system assigned identity.
-    #[serde(rename = "principalId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<String>,
     /// The tenant id of the system assigned identity. This property will only be provided for a system assigned identity.
-    #[serde(rename = "tenantId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
     /// The type of identity used for the resource. The type 'SystemAssigned, UserAssigned' includes both an implicitly created identity and a set of user assigned identities. The type 'None' will remove any identities from the virtual machine.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::ResourceIdentityType>,
     /// The list of user identities associated with resource. The user identity dictionary key references will be ARM resource ids in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
-    #[serde(
-        rename = "userAssignedIdentities",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_assigned_identities: Option<
         BTreeMap<String, ManagedServiceIdentityUserAssignedIdentitiesValue>,
     >,
@@ -269,12 +242,13 @@ impl From<&arm::ManagedServiceIdentity> for ManagedServiceIdentity {
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     /// The principal id of user assigned identity.
-    #[serde(rename = "principalId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<String>,
     /// The client id of user assigned identity.
-    #[serde(rename = "clientId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
 }
 
@@ -290,12 +264,13 @@ for ManagedServiceIdentityUserAssignedIdentitiesValue {
 
 /// Parameters that define the retention policy for flow log.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct RetentionPolicyParameters {
     /// Number of days to retain flow log records.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub days: Option<i32>,
     /// Flag to enable/disable retention.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -310,33 +285,22 @@ impl From<&arm::RetentionPolicyParameters> for RetentionPolicyParameters {
 
 /// Parameters that define the configuration of traffic analytics.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct TrafficAnalyticsConfigurationProperties {
     /// Flag to enable/disable traffic analytics.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// The resource guid of the attached workspace.
-    #[serde(rename = "workspaceId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<String>,
     /// The location of the attached workspace.
-    #[serde(
-        rename = "workspaceRegion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub workspace_region: Option<String>,
     /// Resource Id of the attached workspace.
-    #[serde(
-        rename = "workspaceResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub workspace_resource_id: Option<String>,
     /// The interval in minutes which would decide how frequently TA service should do flow analytics.
-    #[serde(
-        rename = "trafficAnalyticsInterval",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub traffic_analytics_interval: Option<i32>,
 }
 
@@ -355,13 +319,10 @@ for TrafficAnalyticsConfigurationProperties {
 
 /// Parameters that define the configuration of traffic analytics.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct TrafficAnalyticsProperties {
     /// Parameters that define the configuration of traffic analytics.
-    #[serde(
-        rename = "networkWatcherFlowAnalyticsConfiguration",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_watcher_flow_analytics_configuration: Option<
         TrafficAnalyticsConfigurationProperties,
     >,
@@ -380,20 +341,13 @@ impl From<&arm::TrafficAnalyticsProperties> for TrafficAnalyticsProperties {
 
 /// Bgp Communities sent over ExpressRoute with each route corresponding to a prefix in this VNET.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkBgpCommunities {
     /// The BGP community associated with the virtual network.
-    #[serde(
-        rename = "virtualNetworkCommunity",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub virtual_network_community: Option<String>,
     /// The BGP community associated with the region of the virtual network.
-    #[serde(
-        rename = "regionalCommunity",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub regional_community: Option<String>,
 }
 
@@ -408,12 +362,13 @@ impl From<&arm::VirtualNetworkBgpCommunities> for VirtualNetworkBgpCommunities {
 
 /// Indicates if encryption is enabled on virtual network and if VM without encryption is allowed in encrypted VNet.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkEncryption {
     /// Indicates if encryption is enabled on the virtual network.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// If the encrypted VNet allows VM that does not support encryption. This field is for future support, AllowUnencrypted is the only supported value at general availability.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enforcement: Option<arm::VirtualNetworkEncryptionEnforcement>,
 }
 
@@ -428,21 +383,22 @@ impl From<&arm::VirtualNetworkEncryption> for VirtualNetworkEncryption {
 
 /// Peerings in a virtual network resource.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkPeering {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties of the virtual network peering.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<VirtualNetworkPeeringPropertiesFormat>,
     /// The name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Resource type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
 }
 
@@ -463,138 +419,67 @@ impl From<&arm::VirtualNetworkPeering> for VirtualNetworkPeering {
 
 /// Properties of the virtual network peering.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkPeeringPropertiesFormat {
     /// Whether the VMs in the local virtual network space would be able to access the VMs in remote virtual network space.
-    #[serde(
-        rename = "allowVirtualNetworkAccess",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_virtual_network_access: Option<bool>,
     /// Whether the forwarded traffic from the VMs in the local virtual network will be allowed/disallowed in remote virtual network.
-    #[serde(
-        rename = "allowForwardedTraffic",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_forwarded_traffic: Option<bool>,
     /// If gateway links can be used in remote virtual networking to link to this virtual network.
-    #[serde(
-        rename = "allowGatewayTransit",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_gateway_transit: Option<bool>,
     /// If remote gateways can be used on this virtual network. If the flag is set to true, and allowGatewayTransit on remote peering is also true, virtual network will use gateways of remote virtual network for transit. Only one peering can have this flag set to true. This flag cannot be set if virtual network already has a gateway.
-    #[serde(
-        rename = "useRemoteGateways",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub use_remote_gateways: Option<bool>,
     /// The reference to the remote virtual network. The remote virtual network can be in the same or different region (preview). See here to register for the preview and learn more (<https://docs.microsoft.com/en-us/azure/virtual-network/virtual-network-create-peering>).
-    #[serde(
-        rename = "remoteVirtualNetwork",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_virtual_network: Option<SubResource>,
     /// The local address space of the local virtual network that is peered.
-    #[serde(
-        rename = "localAddressSpace",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub local_address_space: Option<AddressSpace>,
     /// The current local address space of the local virtual network that is peered.
-    #[serde(
-        rename = "localVirtualNetworkAddressSpace",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub local_virtual_network_address_space: Option<AddressSpace>,
     /// The reference to the address space peered with the remote virtual network.
-    #[serde(
-        rename = "remoteAddressSpace",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_address_space: Option<AddressSpace>,
     /// The reference to the current address space of the remote virtual network.
-    #[serde(
-        rename = "remoteVirtualNetworkAddressSpace",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_virtual_network_address_space: Option<AddressSpace>,
     /// The reference to the remote virtual network's Bgp Communities.
-    #[serde(
-        rename = "remoteBgpCommunities",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_bgp_communities: Option<VirtualNetworkBgpCommunities>,
     /// The reference to the remote virtual network's encryption
-    #[serde(
-        rename = "remoteVirtualNetworkEncryption",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_virtual_network_encryption: Option<VirtualNetworkEncryption>,
     /// The status of the virtual network peering.
-    #[serde(rename = "peeringState", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub peering_state: Option<arm::VirtualNetworkPeeringState>,
     /// The peering sync status of the virtual network peering.
-    #[serde(
-        rename = "peeringSyncLevel",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub peering_sync_level: Option<arm::VirtualNetworkPeeringLevel>,
     /// The provisioning state of the virtual network peering resource.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
     /// If we need to verify the provisioning state of the remote gateway.
-    #[serde(
-        rename = "doNotVerifyRemoteGateways",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub do_not_verify_remote_gateways: Option<bool>,
     /// The resourceGuid property of the Virtual Network peering resource.
-    #[serde(rename = "resourceGuid", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_guid: Option<String>,
     /// Whether complete virtual network address space is peered.
-    #[serde(
-        rename = "peerCompleteVnets",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub peer_complete_vnets: Option<bool>,
     /// Whether only Ipv6 address space is peered for subnet peering.
-    #[serde(
-        rename = "enableOnlyIPv6Peering",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_only_i_pv6_peering: Option<bool>,
     /// List of local subnet names that are subnet peered with remote virtual network.
-    #[serde(
-        rename = "localSubnetNames",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub local_subnet_names: Option<Vec<String>>,
     /// List of remote subnet names from remote virtual network that are subnet peered.
-    #[serde(
-        rename = "remoteSubnetNames",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_subnet_names: Option<Vec<String>>,
 }
 
