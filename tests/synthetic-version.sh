@@ -11,7 +11,8 @@
 #
 # Usage: bash tests/synthetic-version.sh [KUBE_VERSION]   (default v3beta1)
 # Env: AZURE_REST_API_SPECS (the spec root, required), CARGO_TARGET_DIR (shared with the main build: dependencies
-# are reused; the copy's own crates build anew), KEEP=1 keeps the copy for inspection.
+# are reused; the copy's own crates build anew, and are removed at the end), KEEP=1 keeps the copy (and what it
+# built) for inspection.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -21,7 +22,16 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}"
 start=$SECONDS
 
 work=$(mktemp -d)
-if [ "${KEEP:-}" = 1 ]; then echo "keeping $work"; else trap 'rm -rf "$work"' EXIT; fi
+# What the copy builds in the shared target directory (its workspace crates under other paths: as much again as the
+# main build's) is removed at the end: every file written there after this stamp. Cargo rebuilds whatever of that
+# a later build needs.
+stamp="$work/stamp"
+touch "$stamp"
+cleanup() {
+  if [ -d "$CARGO_TARGET_DIR" ]; then find "$CARGO_TARGET_DIR" -newer "$stamp" -type f -delete 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+if [ "${KEEP:-}" = 1 ]; then echo "keeping $work"; else trap cleanup EXIT; fi
 copy="$work/repo"
 mkdir -p "$copy"
 tar --exclude=./target --exclude=./.git --exclude='./specs/azure-rest-api-specs' -cf - . | tar -xf - -C "$copy"
