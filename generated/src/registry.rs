@@ -926,10 +926,7 @@ pub fn export_custom_resource(
 
 /// The CustomResourceDefinition of `kind` (all its versions) in the Kubernetes API group `kube_group`;
 /// `None` when no version (whose feature is on) has that kind.
-pub fn custom_resource_definition(
-    kube_group: &str,
-    kind: &str,
-) -> Option<
+pub fn custom_resource_definition(kube_group: &str, kind: &str) -> Option<
     Result<
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
@@ -1061,12 +1058,9 @@ pub fn custom_resource_definition(
         return Some(crate::managedidentity::v1alpha1::UserAssignedIdentity::crd());
     }
     #[cfg(feature = "v1alpha1")]
-    if (kube_group, kind)
-        == ("managedidentity.armgen.dev", "FederatedIdentityCredential")
+    if (kube_group, kind) == ("managedidentity.armgen.dev", "FederatedIdentityCredential")
     {
-        return Some(
-            crate::managedidentity::v1alpha1::FederatedIdentityCredential::crd(),
-        );
+        return Some(crate::managedidentity::v1alpha1::FederatedIdentityCredential::crd());
     }
     #[cfg(feature = "v1alpha1")]
     if (kube_group, kind) == ("network.armgen.dev", "VirtualNetwork") {
@@ -1093,65 +1087,35 @@ pub fn diff_custom_resource(
     kind: &str,
     custom_resource: &serde_json::Value,
     arm_json: &str,
-) -> Option<
-    Result<armgen_runtime::diff::Differences, armgen_runtime::diff::DiffInputError>,
-> {
+) -> Option<Result<armgen_runtime::diff::Differences, armgen_runtime::diff::DiffInputError>> {
     match (group, version) {
         #[cfg(feature = "v1alpha1")]
         ("authorization", "v1alpha1") => {
-            crate::authorization::v1alpha1::diff::diff_custom_resource(
-                kind,
-                custom_resource,
-                arm_json,
-            )
+            crate::authorization::v1alpha1::diff::diff_custom_resource(kind, custom_resource, arm_json)
         }
         #[cfg(feature = "v1beta1")]
         ("containerservice", "v1beta1") => {
-            crate::containerservice::v1beta1::diff::diff_custom_resource(
-                kind,
-                custom_resource,
-                arm_json,
-            )
+            crate::containerservice::v1beta1::diff::diff_custom_resource(kind, custom_resource, arm_json)
         }
         #[cfg(feature = "v2alpha1")]
         ("containerservice", "v2alpha1") => {
-            crate::containerservice::v2alpha1::diff::diff_custom_resource(
-                kind,
-                custom_resource,
-                arm_json,
-            )
+            crate::containerservice::v2alpha1::diff::diff_custom_resource(kind, custom_resource, arm_json)
         }
         #[cfg(feature = "v2beta1")]
         ("containerservice", "v2beta1") => {
-            crate::containerservice::v2beta1::diff::diff_custom_resource(
-                kind,
-                custom_resource,
-                arm_json,
-            )
+            crate::containerservice::v2beta1::diff::diff_custom_resource(kind, custom_resource, arm_json)
         }
         #[cfg(feature = "v1alpha1")]
         ("managedidentity", "v1alpha1") => {
-            crate::managedidentity::v1alpha1::diff::diff_custom_resource(
-                kind,
-                custom_resource,
-                arm_json,
-            )
+            crate::managedidentity::v1alpha1::diff::diff_custom_resource(kind, custom_resource, arm_json)
         }
         #[cfg(feature = "v1alpha1")]
         ("network", "v1alpha1") => {
-            crate::network::v1alpha1::diff::diff_custom_resource(
-                kind,
-                custom_resource,
-                arm_json,
-            )
+            crate::network::v1alpha1::diff::diff_custom_resource(kind, custom_resource, arm_json)
         }
         #[cfg(feature = "v1alpha1")]
         ("resources", "v1alpha1") => {
-            crate::resources::v1alpha1::diff::diff_custom_resource(
-                kind,
-                custom_resource,
-                arm_json,
-            )
+            crate::resources::v1alpha1::diff::diff_custom_resource(kind, custom_resource, arm_json)
         }
         _ => {
             let _ = (kind, custom_resource, arm_json);
@@ -1185,6 +1149,7 @@ pub fn convert_custom_resource(
         #[cfg(feature = "v1alpha1")]
         "resources.armgen.dev" => crate::resources::convert(object, desired_api_version),
         _ => {
+            drop(object);
             Err(armgen_runtime::kube::ConversionError {
                 path: "desiredAPIVersion".into(),
                 message: format!(
@@ -1214,9 +1179,7 @@ pub fn normalize_custom_resource(
         _ => {
             Err(armgen_runtime::kube::ConversionError {
                 path: "apiVersion".into(),
-                message: format!(
-                    "{api_version:?} is not a version of a group of this crate"
-                ),
+                message: format!("{api_version:?} is not a version of a group of this crate"),
             })
         }
     }

@@ -280,7 +280,18 @@ impl VisitMut for Rewriter<'_> {
             Item::Use(u) => self.attrs(&mut u.attrs),
             Item::Type(t) => self.attrs(&mut t.attrs),
             Item::Trait(t) => self.attrs(&mut t.attrs),
-            Item::Macro(m) => self.attrs(&mut m.attrs),
+            Item::Macro(m) => {
+                self.attrs(&mut m.attrs);
+                // A generated enum is an `open_enum!`/`closed_enum!` invocation holding the enum item: the item
+                // is rewritten as any enum, and put back.
+                if let Some(mut e) = crate::emit::rust::enum_macro_item(m) {
+                    self.attrs(&mut e.attrs);
+                    self.add_derives(&e.ident.clone(), &mut e.attrs);
+                    visit_mut::visit_item_enum_mut(self, &mut e);
+                    m.mac.tokens = e.into_token_stream();
+                    return;
+                }
+            }
             _ => {}
         }
         if let (Item::Mod(_), Some(d)) = (&item, self.depth) {

@@ -235,11 +235,28 @@ fn doc_comments_can_be_left_out() {
     }
 }
 
-/// The derive list of `item` (`struct Name` or `enum Name`) in `text`.
+/// The derive list of `item` (`struct Name` or `enum Name`) in `text`. A generated enum is an
+/// `armgen_runtime::open_enum!`/`closed_enum!` invocation holding the enum item.
 fn derives_of(text: &str, item: &str) -> Vec<String> {
     let file = syn::parse_file(text).expect("parses");
     let (kind, name) = item.split_once(' ').expect("kind and name");
-    for it in &file.items {
+    let items: Vec<syn::Item> = file
+        .items
+        .iter()
+        .map(|it| match it {
+            syn::Item::Macro(m)
+                if m.mac
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|s| s.ident.to_string().ends_with("_enum")) =>
+            {
+                syn::Item::Enum(syn::parse2(m.mac.tokens.clone()).expect("an enum macro holds an enum item"))
+            }
+            other => other.clone(),
+        })
+        .collect();
+    for it in &items {
         let (attrs, ident) = match (it, kind) {
             (syn::Item::Struct(s), "struct") => (&s.attrs, &s.ident),
             (syn::Item::Enum(e), "enum") => (&e.attrs, &e.ident),

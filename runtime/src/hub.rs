@@ -391,13 +391,23 @@ impl Conversion {
         }
     }
 
+    /// A string-valued property (an enum or a plain string on either side) converted by its wire value: what
+    /// [`Conversion::spelled_with`] does, through the types' [`Wire`] impls.
+    pub fn spelled<S: Wire, T: Wire + Serialize + DeserializeOwned>(
+        &mut self,
+        value: &Option<S>,
+        path: &Path<'_>,
+    ) -> Option<T> {
+        self.spelled_with(value.as_ref().map(Wire::wire), path, T::from_wire, T::wire)
+    }
+
     /// A string-valued property (an enum or a plain string on either side), converted by its wire value.
     /// `convert` returns `None` when the target cannot hold the value (a closed enum without it): the value is
     /// bagged. ARM compares enum values case-insensitively, so the target may write the value with another
     /// spelling (`None` → `none`): then the spelling is bagged too. An earlier trip's spelling of the same value
     /// is taken back from the bag and is the one kept, so the value reads back exactly as written in every
     /// version that can write it, however many versions that cannot lie between.
-    pub fn spelled<T: Serialize + DeserializeOwned>(
+    pub fn spelled_with<T: Serialize + DeserializeOwned>(
         &mut self,
         value: Option<&str>,
         path: &Path<'_>,
@@ -578,6 +588,25 @@ impl<S: Convert<T>, T> Convert<BTreeMap<String, T>> for BTreeMap<String, S> {
 impl<S: Convert<T>, T> Convert<Box<T>> for Box<S> {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> Box<T> {
         Box::new(<S as Convert<T>>::convert(self, cx, path))
+    }
+}
+
+/// A value written as a string on the wire: plain strings and the generated enums (`open_enum!` and
+/// `closed_enum!` implement it), so that a string-valued property converts between any two of them by its wire
+/// value ([`Conversion::spelled`]).
+pub trait Wire: Sized {
+    /// The value on the wire.
+    fn wire(&self) -> &str;
+    /// The value for `wire`, when this type can hold it (a closed enum holds only its values).
+    fn from_wire(wire: &str) -> Option<Self>;
+}
+
+impl Wire for String {
+    fn wire(&self) -> &str {
+        self
+    }
+    fn from_wire(wire: &str) -> Option<Self> {
+        Some(wire.to_string())
     }
 }
 
@@ -768,7 +797,7 @@ mod tests {
         let root = Path::Root("spec");
         let (mut cx, m) = Conversion::begin(&meta(None), Direction::ToHub).unwrap();
         assert_eq!(
-            cx.spelled(Some("None"), &root.field("o"), lower, String::as_str),
+            cx.spelled_with(Some("None"), &root.field("o"), lower, String::as_str),
             Some("none".into())
         );
         let m = cx.finish(m).unwrap();
@@ -780,14 +809,14 @@ mod tests {
         let keep = |v: &str| Some(v.to_string());
         let (mut cx, m) = Conversion::begin(&m, Direction::ToHub).unwrap();
         assert_eq!(
-            cx.spelled(Some("none"), &root.field("o"), keep, String::as_str),
+            cx.spelled_with(Some("none"), &root.field("o"), keep, String::as_str),
             Some("None".into())
         );
         assert!(cx.finish(m).unwrap().annotations.is_none());
         // A value the target cannot hold is bagged as written.
         let (mut cx, m) = Conversion::begin(&meta(None), Direction::ToHub).unwrap();
         assert_eq!(
-            cx.spelled(Some("x"), &root.field("o"), |_| None::<String>, String::as_str),
+            cx.spelled_with(Some("x"), &root.field("o"), |_| None::<String>, String::as_str),
             None
         );
         assert_eq!(
@@ -950,14 +979,14 @@ mod tests {
         let path = path.field("o");
         let (mut cx, m) = Conversion::begin(&meta(None), Direction::ToHub).unwrap();
         assert_eq!(
-            cx.spelled(Some("None"), &path, lower, String::as_str).as_deref(),
+            cx.spelled_with(Some("None"), &path, lower, String::as_str).as_deref(),
             Some("none")
         );
         let m = cx.finish(m).unwrap();
         for direction in [Direction::FromHub, Direction::ToHub] {
             let (mut cx, next) = Conversion::begin(&m, direction).unwrap();
             assert_eq!(
-                cx.spelled(Some("none"), &path, lower, String::as_str).as_deref(),
+                cx.spelled_with(Some("none"), &path, lower, String::as_str).as_deref(),
                 Some("none")
             );
             let next = cx.finish(next).unwrap();
@@ -968,7 +997,7 @@ mod tests {
         }
         let (mut cx, m) = Conversion::begin(&m, Direction::FromHub).unwrap();
         assert_eq!(
-            cx.spelled(Some("none"), &path, keep, String::as_str).as_deref(),
+            cx.spelled_with(Some("none"), &path, keep, String::as_str).as_deref(),
             Some("None")
         );
         assert!(cx.finish(m).unwrap().annotations.is_none());

@@ -1,10 +1,12 @@
 //! Runtime support shared by armgen-generated code (`aks-api`) and the tools built on it.
 //!
-//! What is here is what every generated file needs: resource metadata, the error for an unknown value of a
-//! closed enum, and [`Nullable`] for properties where `null` differs from absent; change detection in [`diff`].
+//! What is here is what every generated file needs: resource metadata, the generated enums' mechanics
+//! ([`open_enum!`] and [`closed_enum!`], in [`enums`]) and the error for an unknown value of a closed enum, and
+//! [`Nullable`] for properties where `null` differs from absent; change detection in [`diff`].
 
 pub mod conversion;
 pub mod diff;
+pub mod enums;
 pub mod exports;
 pub mod hub;
 pub mod kube;

@@ -14,193 +14,116 @@ pub mod v2alpha1;
 #[cfg(feature = "v2beta1")]
 pub mod v2beta1;
 /// Reads a custom resource of `containerservice.armgen.dev` (JSON) into the types of its version and writes it back, as a conversion writes objects of that version: known enum values in the spec's spelling, numbers as their types write them, properties the version lacks dropped.
-pub fn normalize(
-    object: serde_json::Value,
-) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
-    let source = armgen_runtime::hub::TypeMeta::of(
-        &object,
-        "containerservice.armgen.dev",
-    )?;
+pub fn normalize(object: serde_json::Value) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
+    let source = armgen_runtime::hub::TypeMeta::of(&object, "containerservice.armgen.dev")?;
     match (source.kind.as_str(), source.version.as_str()) {
         #[cfg(feature = "v1beta1")]
         ("ManagedCluster", "v1beta1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v1beta1::ManagedCluster>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1beta1::ManagedCluster>(object)?)
         }
         #[cfg(feature = "v1beta1")]
         ("ManagedClusterTemplate", "v1beta1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v1beta1::ManagedClusterTemplate>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1beta1::ManagedClusterTemplate>(object)?)
         }
         #[cfg(feature = "v1beta1")]
         ("AgentPool", "v1beta1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v1beta1::AgentPool>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1beta1::AgentPool>(object)?)
         }
         #[cfg(feature = "v1beta1")]
         ("AgentPoolTemplate", "v1beta1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v1beta1::AgentPoolTemplate>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1beta1::AgentPoolTemplate>(object)?)
         }
         #[cfg(feature = "v1beta1")]
         ("MaintenanceConfiguration", "v1beta1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<
-                    v1beta1::MaintenanceConfiguration,
-                >(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1beta1::MaintenanceConfiguration>(object)?)
         }
         #[cfg(feature = "v1beta1")]
         ("PrivateEndpointConnection", "v1beta1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<
-                    v1beta1::PrivateEndpointConnection,
-                >(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1beta1::PrivateEndpointConnection>(object)?)
         }
         #[cfg(feature = "v1beta1")]
         ("TrustedAccessRoleBinding", "v1beta1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<
-                    v1beta1::TrustedAccessRoleBinding,
-                >(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1beta1::TrustedAccessRoleBinding>(object)?)
         }
         #[cfg(feature = "v1beta1")]
         ("Snapshot", "v1beta1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v1beta1::Snapshot>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1beta1::Snapshot>(object)?)
         }
         #[cfg(feature = "v2alpha1")]
         ("ManagedCluster", "v2alpha1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v2alpha1::ManagedCluster>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2alpha1::ManagedCluster>(object)?)
         }
         #[cfg(feature = "v2alpha1")]
         ("ManagedClusterTemplate", "v2alpha1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v2alpha1::ManagedClusterTemplate>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2alpha1::ManagedClusterTemplate>(object)?)
         }
         #[cfg(feature = "v2alpha1")]
         ("AgentPool", "v2alpha1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v2alpha1::AgentPool>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2alpha1::AgentPool>(object)?)
         }
         #[cfg(feature = "v2alpha1")]
         ("AgentPoolTemplate", "v2alpha1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v2alpha1::AgentPoolTemplate>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2alpha1::AgentPoolTemplate>(object)?)
         }
         #[cfg(feature = "v2alpha1")]
         ("MaintenanceConfiguration", "v2alpha1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<
-                    v2alpha1::MaintenanceConfiguration,
-                >(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2alpha1::MaintenanceConfiguration>(object)?)
         }
         #[cfg(feature = "v2alpha1")]
         ("ManagedNamespace", "v2alpha1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v2alpha1::ManagedNamespace>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2alpha1::ManagedNamespace>(object)?)
         }
         #[cfg(feature = "v2alpha1")]
         ("PrivateEndpointConnection", "v2alpha1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<
-                    v2alpha1::PrivateEndpointConnection,
-                >(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2alpha1::PrivateEndpointConnection>(object)?)
         }
         #[cfg(feature = "v2alpha1")]
         ("TrustedAccessRoleBinding", "v2alpha1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<
-                    v2alpha1::TrustedAccessRoleBinding,
-                >(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2alpha1::TrustedAccessRoleBinding>(object)?)
         }
         #[cfg(feature = "v2alpha1")]
         ("Snapshot", "v2alpha1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v2alpha1::Snapshot>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2alpha1::Snapshot>(object)?)
         }
         #[cfg(feature = "v2beta1")]
         ("ManagedCluster", "v2beta1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v2beta1::ManagedCluster>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2beta1::ManagedCluster>(object)?)
         }
         #[cfg(feature = "v2beta1")]
         ("ManagedClusterTemplate", "v2beta1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v2beta1::ManagedClusterTemplate>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2beta1::ManagedClusterTemplate>(object)?)
         }
         #[cfg(feature = "v2beta1")]
         ("AgentPool", "v2beta1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v2beta1::AgentPool>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2beta1::AgentPool>(object)?)
         }
         #[cfg(feature = "v2beta1")]
         ("AgentPoolTemplate", "v2beta1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v2beta1::AgentPoolTemplate>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2beta1::AgentPoolTemplate>(object)?)
         }
         #[cfg(feature = "v2beta1")]
         ("IdentityBinding", "v2beta1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v2beta1::IdentityBinding>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2beta1::IdentityBinding>(object)?)
         }
         #[cfg(feature = "v2beta1")]
         ("MaintenanceConfiguration", "v2beta1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<
-                    v2beta1::MaintenanceConfiguration,
-                >(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2beta1::MaintenanceConfiguration>(object)?)
         }
         #[cfg(feature = "v2beta1")]
         ("ManagedNamespace", "v2beta1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v2beta1::ManagedNamespace>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2beta1::ManagedNamespace>(object)?)
         }
         #[cfg(feature = "v2beta1")]
         ("PrivateEndpointConnection", "v2beta1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<
-                    v2beta1::PrivateEndpointConnection,
-                >(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2beta1::PrivateEndpointConnection>(object)?)
         }
         #[cfg(feature = "v2beta1")]
         ("TrustedAccessRoleBinding", "v2beta1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<
-                    v2beta1::TrustedAccessRoleBinding,
-                >(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2beta1::TrustedAccessRoleBinding>(object)?)
         }
         #[cfg(feature = "v2beta1")]
         ("Snapshot", "v2beta1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v2beta1::Snapshot>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2beta1::Snapshot>(object)?)
         }
         (kind, version) => Err(armgen_runtime::hub::not_served(kind, version)),
     }
@@ -212,14 +135,8 @@ pub fn convert(
     object: serde_json::Value,
     desired_api_version: &str,
 ) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
-    let target = armgen_runtime::hub::TypeMeta::of_api_version(
-        desired_api_version,
-        "containerservice.armgen.dev",
-    )?;
-    let source = armgen_runtime::hub::TypeMeta::of(
-        &object,
-        "containerservice.armgen.dev",
-    )?;
+    let target = armgen_runtime::hub::TypeMeta::of_api_version(desired_api_version, "containerservice.armgen.dev")?;
+    let source = armgen_runtime::hub::TypeMeta::of(&object, "containerservice.armgen.dev")?;
     if source.version == target.version {
         return Ok(object);
     }
@@ -230,17 +147,13 @@ pub fn convert(
                 "v2beta1" => armgen_runtime::hub::decode(object)?,
                 #[cfg(feature = "v1beta1")]
                 "v1beta1" => {
-                    armgen_runtime::hub::ConvertObject::<
-                        v2beta1::ManagedCluster,
-                    >::convert_object(
+                    armgen_runtime::hub::ConvertObject::<v2beta1::ManagedCluster>::convert_object(
                         &armgen_runtime::hub::decode::<v1beta1::ManagedCluster>(object)?,
                     )?
                 }
                 #[cfg(feature = "v2alpha1")]
                 "v2alpha1" => {
-                    armgen_runtime::hub::ConvertObject::<
-                        v2beta1::ManagedCluster,
-                    >::convert_object(
+                    armgen_runtime::hub::ConvertObject::<v2beta1::ManagedCluster>::convert_object(
                         &armgen_runtime::hub::decode::<v2alpha1::ManagedCluster>(object)?,
                     )?
                 }
@@ -251,17 +164,13 @@ pub fn convert(
                 #[cfg(feature = "v1beta1")]
                 "v1beta1" => {
                     armgen_runtime::hub::encode(
-                        &armgen_runtime::hub::ConvertObject::<
-                            v1beta1::ManagedCluster,
-                        >::convert_object(&hub)?,
+                        &armgen_runtime::hub::ConvertObject::<v1beta1::ManagedCluster>::convert_object(&hub)?,
                     )
                 }
                 #[cfg(feature = "v2alpha1")]
                 "v2alpha1" => {
                     armgen_runtime::hub::encode(
-                        &armgen_runtime::hub::ConvertObject::<
-                            v2alpha1::ManagedCluster,
-                        >::convert_object(&hub)?,
+                        &armgen_runtime::hub::ConvertObject::<v2alpha1::ManagedCluster>::convert_object(&hub)?,
                     )
                 }
                 _ => Err(armgen_runtime::hub::not_served("ManagedCluster", to)),
@@ -272,28 +181,18 @@ pub fn convert(
                 "v2beta1" => armgen_runtime::hub::decode(object)?,
                 #[cfg(feature = "v1beta1")]
                 "v1beta1" => {
-                    armgen_runtime::hub::ConvertObject::<
-                        v2beta1::ManagedClusterTemplate,
-                    >::convert_object(
-                        &armgen_runtime::hub::decode::<
-                            v1beta1::ManagedClusterTemplate,
-                        >(object)?,
+                    armgen_runtime::hub::ConvertObject::<v2beta1::ManagedClusterTemplate>::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::ManagedClusterTemplate>(object)?,
                     )?
                 }
                 #[cfg(feature = "v2alpha1")]
                 "v2alpha1" => {
-                    armgen_runtime::hub::ConvertObject::<
-                        v2beta1::ManagedClusterTemplate,
-                    >::convert_object(
-                        &armgen_runtime::hub::decode::<
-                            v2alpha1::ManagedClusterTemplate,
-                        >(object)?,
+                    armgen_runtime::hub::ConvertObject::<v2beta1::ManagedClusterTemplate>::convert_object(
+                        &armgen_runtime::hub::decode::<v2alpha1::ManagedClusterTemplate>(object)?,
                     )?
                 }
                 _ => {
-                    return Err(
-                        armgen_runtime::hub::not_served("ManagedClusterTemplate", from),
-                    );
+                    return Err(armgen_runtime::hub::not_served("ManagedClusterTemplate", from));
                 }
             };
             match to {
@@ -301,17 +200,13 @@ pub fn convert(
                 #[cfg(feature = "v1beta1")]
                 "v1beta1" => {
                     armgen_runtime::hub::encode(
-                        &armgen_runtime::hub::ConvertObject::<
-                            v1beta1::ManagedClusterTemplate,
-                        >::convert_object(&hub)?,
+                        &armgen_runtime::hub::ConvertObject::<v1beta1::ManagedClusterTemplate>::convert_object(&hub)?,
                     )
                 }
                 #[cfg(feature = "v2alpha1")]
                 "v2alpha1" => {
                     armgen_runtime::hub::encode(
-                        &armgen_runtime::hub::ConvertObject::<
-                            v2alpha1::ManagedClusterTemplate,
-                        >::convert_object(&hub)?,
+                        &armgen_runtime::hub::ConvertObject::<v2alpha1::ManagedClusterTemplate>::convert_object(&hub)?,
                     )
                 }
                 _ => Err(armgen_runtime::hub::not_served("ManagedClusterTemplate", to)),
@@ -322,17 +217,13 @@ pub fn convert(
                 "v2beta1" => armgen_runtime::hub::decode(object)?,
                 #[cfg(feature = "v1beta1")]
                 "v1beta1" => {
-                    armgen_runtime::hub::ConvertObject::<
-                        v2beta1::AgentPool,
-                    >::convert_object(
+                    armgen_runtime::hub::ConvertObject::<v2beta1::AgentPool>::convert_object(
                         &armgen_runtime::hub::decode::<v1beta1::AgentPool>(object)?,
                     )?
                 }
                 #[cfg(feature = "v2alpha1")]
                 "v2alpha1" => {
-                    armgen_runtime::hub::ConvertObject::<
-                        v2beta1::AgentPool,
-                    >::convert_object(
+                    armgen_runtime::hub::ConvertObject::<v2beta1::AgentPool>::convert_object(
                         &armgen_runtime::hub::decode::<v2alpha1::AgentPool>(object)?,
                     )?
                 }
@@ -343,17 +234,13 @@ pub fn convert(
                 #[cfg(feature = "v1beta1")]
                 "v1beta1" => {
                     armgen_runtime::hub::encode(
-                        &armgen_runtime::hub::ConvertObject::<
-                            v1beta1::AgentPool,
-                        >::convert_object(&hub)?,
+                        &armgen_runtime::hub::ConvertObject::<v1beta1::AgentPool>::convert_object(&hub)?,
                     )
                 }
                 #[cfg(feature = "v2alpha1")]
                 "v2alpha1" => {
                     armgen_runtime::hub::encode(
-                        &armgen_runtime::hub::ConvertObject::<
-                            v2alpha1::AgentPool,
-                        >::convert_object(&hub)?,
+                        &armgen_runtime::hub::ConvertObject::<v2alpha1::AgentPool>::convert_object(&hub)?,
                     )
                 }
                 _ => Err(armgen_runtime::hub::not_served("AgentPool", to)),
@@ -364,28 +251,18 @@ pub fn convert(
                 "v2beta1" => armgen_runtime::hub::decode(object)?,
                 #[cfg(feature = "v1beta1")]
                 "v1beta1" => {
-                    armgen_runtime::hub::ConvertObject::<
-                        v2beta1::AgentPoolTemplate,
-                    >::convert_object(
-                        &armgen_runtime::hub::decode::<
-                            v1beta1::AgentPoolTemplate,
-                        >(object)?,
+                    armgen_runtime::hub::ConvertObject::<v2beta1::AgentPoolTemplate>::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::AgentPoolTemplate>(object)?,
                     )?
                 }
                 #[cfg(feature = "v2alpha1")]
                 "v2alpha1" => {
-                    armgen_runtime::hub::ConvertObject::<
-                        v2beta1::AgentPoolTemplate,
-                    >::convert_object(
-                        &armgen_runtime::hub::decode::<
-                            v2alpha1::AgentPoolTemplate,
-                        >(object)?,
+                    armgen_runtime::hub::ConvertObject::<v2beta1::AgentPoolTemplate>::convert_object(
+                        &armgen_runtime::hub::decode::<v2alpha1::AgentPoolTemplate>(object)?,
                     )?
                 }
                 _ => {
-                    return Err(
-                        armgen_runtime::hub::not_served("AgentPoolTemplate", from),
-                    );
+                    return Err(armgen_runtime::hub::not_served("AgentPoolTemplate", from));
                 }
             };
             match to {
@@ -393,17 +270,13 @@ pub fn convert(
                 #[cfg(feature = "v1beta1")]
                 "v1beta1" => {
                     armgen_runtime::hub::encode(
-                        &armgen_runtime::hub::ConvertObject::<
-                            v1beta1::AgentPoolTemplate,
-                        >::convert_object(&hub)?,
+                        &armgen_runtime::hub::ConvertObject::<v1beta1::AgentPoolTemplate>::convert_object(&hub)?,
                     )
                 }
                 #[cfg(feature = "v2alpha1")]
                 "v2alpha1" => {
                     armgen_runtime::hub::encode(
-                        &armgen_runtime::hub::ConvertObject::<
-                            v2alpha1::AgentPoolTemplate,
-                        >::convert_object(&hub)?,
+                        &armgen_runtime::hub::ConvertObject::<v2alpha1::AgentPoolTemplate>::convert_object(&hub)?,
                     )
                 }
                 _ => Err(armgen_runtime::hub::not_served("AgentPoolTemplate", to)),
@@ -424,28 +297,18 @@ pub fn convert(
                 "v2beta1" => armgen_runtime::hub::decode(object)?,
                 #[cfg(feature = "v1beta1")]
                 "v1beta1" => {
-                    armgen_runtime::hub::ConvertObject::<
-                        v2beta1::MaintenanceConfiguration,
-                    >::convert_object(
-                        &armgen_runtime::hub::decode::<
-                            v1beta1::MaintenanceConfiguration,
-                        >(object)?,
+                    armgen_runtime::hub::ConvertObject::<v2beta1::MaintenanceConfiguration>::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::MaintenanceConfiguration>(object)?,
                     )?
                 }
                 #[cfg(feature = "v2alpha1")]
                 "v2alpha1" => {
-                    armgen_runtime::hub::ConvertObject::<
-                        v2beta1::MaintenanceConfiguration,
-                    >::convert_object(
-                        &armgen_runtime::hub::decode::<
-                            v2alpha1::MaintenanceConfiguration,
-                        >(object)?,
+                    armgen_runtime::hub::ConvertObject::<v2beta1::MaintenanceConfiguration>::convert_object(
+                        &armgen_runtime::hub::decode::<v2alpha1::MaintenanceConfiguration>(object)?,
                     )?
                 }
                 _ => {
-                    return Err(
-                        armgen_runtime::hub::not_served("MaintenanceConfiguration", from),
-                    );
+                    return Err(armgen_runtime::hub::not_served("MaintenanceConfiguration", from));
                 }
             };
             match to {
@@ -453,9 +316,7 @@ pub fn convert(
                 #[cfg(feature = "v1beta1")]
                 "v1beta1" => {
                     armgen_runtime::hub::encode(
-                        &armgen_runtime::hub::ConvertObject::<
-                            v1beta1::MaintenanceConfiguration,
-                        >::convert_object(&hub)?,
+                        &armgen_runtime::hub::ConvertObject::<v1beta1::MaintenanceConfiguration>::convert_object(&hub)?,
                     )
                 }
                 #[cfg(feature = "v2alpha1")]
@@ -474,12 +335,8 @@ pub fn convert(
                 "v2beta1" => armgen_runtime::hub::decode(object)?,
                 #[cfg(feature = "v2alpha1")]
                 "v2alpha1" => {
-                    armgen_runtime::hub::ConvertObject::<
-                        v2beta1::ManagedNamespace,
-                    >::convert_object(
-                        &armgen_runtime::hub::decode::<
-                            v2alpha1::ManagedNamespace,
-                        >(object)?,
+                    armgen_runtime::hub::ConvertObject::<v2beta1::ManagedNamespace>::convert_object(
+                        &armgen_runtime::hub::decode::<v2alpha1::ManagedNamespace>(object)?,
                     )?
                 }
                 _ => {
@@ -491,9 +348,7 @@ pub fn convert(
                 #[cfg(feature = "v2alpha1")]
                 "v2alpha1" => {
                     armgen_runtime::hub::encode(
-                        &armgen_runtime::hub::ConvertObject::<
-                            v2alpha1::ManagedNamespace,
-                        >::convert_object(&hub)?,
+                        &armgen_runtime::hub::ConvertObject::<v2alpha1::ManagedNamespace>::convert_object(&hub)?,
                     )
                 }
                 _ => Err(armgen_runtime::hub::not_served("ManagedNamespace", to)),
@@ -504,31 +359,18 @@ pub fn convert(
                 "v2beta1" => armgen_runtime::hub::decode(object)?,
                 #[cfg(feature = "v1beta1")]
                 "v1beta1" => {
-                    armgen_runtime::hub::ConvertObject::<
-                        v2beta1::PrivateEndpointConnection,
-                    >::convert_object(
-                        &armgen_runtime::hub::decode::<
-                            v1beta1::PrivateEndpointConnection,
-                        >(object)?,
+                    armgen_runtime::hub::ConvertObject::<v2beta1::PrivateEndpointConnection>::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::PrivateEndpointConnection>(object)?,
                     )?
                 }
                 #[cfg(feature = "v2alpha1")]
                 "v2alpha1" => {
-                    armgen_runtime::hub::ConvertObject::<
-                        v2beta1::PrivateEndpointConnection,
-                    >::convert_object(
-                        &armgen_runtime::hub::decode::<
-                            v2alpha1::PrivateEndpointConnection,
-                        >(object)?,
+                    armgen_runtime::hub::ConvertObject::<v2beta1::PrivateEndpointConnection>::convert_object(
+                        &armgen_runtime::hub::decode::<v2alpha1::PrivateEndpointConnection>(object)?,
                     )?
                 }
                 _ => {
-                    return Err(
-                        armgen_runtime::hub::not_served(
-                            "PrivateEndpointConnection",
-                            from,
-                        ),
-                    );
+                    return Err(armgen_runtime::hub::not_served("PrivateEndpointConnection", from));
                 }
             };
             match to {
@@ -559,28 +401,18 @@ pub fn convert(
                 "v2beta1" => armgen_runtime::hub::decode(object)?,
                 #[cfg(feature = "v1beta1")]
                 "v1beta1" => {
-                    armgen_runtime::hub::ConvertObject::<
-                        v2beta1::TrustedAccessRoleBinding,
-                    >::convert_object(
-                        &armgen_runtime::hub::decode::<
-                            v1beta1::TrustedAccessRoleBinding,
-                        >(object)?,
+                    armgen_runtime::hub::ConvertObject::<v2beta1::TrustedAccessRoleBinding>::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::TrustedAccessRoleBinding>(object)?,
                     )?
                 }
                 #[cfg(feature = "v2alpha1")]
                 "v2alpha1" => {
-                    armgen_runtime::hub::ConvertObject::<
-                        v2beta1::TrustedAccessRoleBinding,
-                    >::convert_object(
-                        &armgen_runtime::hub::decode::<
-                            v2alpha1::TrustedAccessRoleBinding,
-                        >(object)?,
+                    armgen_runtime::hub::ConvertObject::<v2beta1::TrustedAccessRoleBinding>::convert_object(
+                        &armgen_runtime::hub::decode::<v2alpha1::TrustedAccessRoleBinding>(object)?,
                     )?
                 }
                 _ => {
-                    return Err(
-                        armgen_runtime::hub::not_served("TrustedAccessRoleBinding", from),
-                    );
+                    return Err(armgen_runtime::hub::not_served("TrustedAccessRoleBinding", from));
                 }
             };
             match to {
@@ -588,9 +420,7 @@ pub fn convert(
                 #[cfg(feature = "v1beta1")]
                 "v1beta1" => {
                     armgen_runtime::hub::encode(
-                        &armgen_runtime::hub::ConvertObject::<
-                            v1beta1::TrustedAccessRoleBinding,
-                        >::convert_object(&hub)?,
+                        &armgen_runtime::hub::ConvertObject::<v1beta1::TrustedAccessRoleBinding>::convert_object(&hub)?,
                     )
                 }
                 #[cfg(feature = "v2alpha1")]
@@ -609,17 +439,13 @@ pub fn convert(
                 "v2beta1" => armgen_runtime::hub::decode(object)?,
                 #[cfg(feature = "v1beta1")]
                 "v1beta1" => {
-                    armgen_runtime::hub::ConvertObject::<
-                        v2beta1::Snapshot,
-                    >::convert_object(
+                    armgen_runtime::hub::ConvertObject::<v2beta1::Snapshot>::convert_object(
                         &armgen_runtime::hub::decode::<v1beta1::Snapshot>(object)?,
                     )?
                 }
                 #[cfg(feature = "v2alpha1")]
                 "v2alpha1" => {
-                    armgen_runtime::hub::ConvertObject::<
-                        v2beta1::Snapshot,
-                    >::convert_object(
+                    armgen_runtime::hub::ConvertObject::<v2beta1::Snapshot>::convert_object(
                         &armgen_runtime::hub::decode::<v2alpha1::Snapshot>(object)?,
                     )?
                 }
@@ -630,17 +456,13 @@ pub fn convert(
                 #[cfg(feature = "v1beta1")]
                 "v1beta1" => {
                     armgen_runtime::hub::encode(
-                        &armgen_runtime::hub::ConvertObject::<
-                            v1beta1::Snapshot,
-                        >::convert_object(&hub)?,
+                        &armgen_runtime::hub::ConvertObject::<v1beta1::Snapshot>::convert_object(&hub)?,
                     )
                 }
                 #[cfg(feature = "v2alpha1")]
                 "v2alpha1" => {
                     armgen_runtime::hub::encode(
-                        &armgen_runtime::hub::ConvertObject::<
-                            v2alpha1::Snapshot,
-                        >::convert_object(&hub)?,
+                        &armgen_runtime::hub::ConvertObject::<v2alpha1::Snapshot>::convert_object(&hub)?,
                     )
                 }
                 _ => Err(armgen_runtime::hub::not_served("Snapshot", to)),
@@ -649,9 +471,7 @@ pub fn convert(
         kind => {
             Err(armgen_runtime::kube::ConversionError {
                 path: "kind".into(),
-                message: format!(
-                    "{kind} is not a kind of {}", "containerservice.armgen.dev"
-                ),
+                message: format!("{kind} is not a kind of {}", "containerservice.armgen.dev"),
             })
         }
     }

@@ -6,27 +6,16 @@
 #[cfg(feature = "v1alpha1")]
 pub mod v1alpha1;
 /// Reads a custom resource of `managedidentity.armgen.dev` (JSON) into the types of its version and writes it back, as a conversion writes objects of that version: known enum values in the spec's spelling, numbers as their types write them, properties the version lacks dropped.
-pub fn normalize(
-    object: serde_json::Value,
-) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
-    let source = armgen_runtime::hub::TypeMeta::of(
-        &object,
-        "managedidentity.armgen.dev",
-    )?;
+pub fn normalize(object: serde_json::Value) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
+    let source = armgen_runtime::hub::TypeMeta::of(&object, "managedidentity.armgen.dev")?;
     match (source.kind.as_str(), source.version.as_str()) {
         #[cfg(feature = "v1alpha1")]
         ("UserAssignedIdentity", "v1alpha1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v1alpha1::UserAssignedIdentity>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1alpha1::UserAssignedIdentity>(object)?)
         }
         #[cfg(feature = "v1alpha1")]
         ("FederatedIdentityCredential", "v1alpha1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<
-                    v1alpha1::FederatedIdentityCredential,
-                >(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1alpha1::FederatedIdentityCredential>(object)?)
         }
         (kind, version) => Err(armgen_runtime::hub::not_served(kind, version)),
     }
@@ -38,14 +27,8 @@ pub fn convert(
     object: serde_json::Value,
     desired_api_version: &str,
 ) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
-    let target = armgen_runtime::hub::TypeMeta::of_api_version(
-        desired_api_version,
-        "managedidentity.armgen.dev",
-    )?;
-    let source = armgen_runtime::hub::TypeMeta::of(
-        &object,
-        "managedidentity.armgen.dev",
-    )?;
+    let target = armgen_runtime::hub::TypeMeta::of_api_version(desired_api_version, "managedidentity.armgen.dev")?;
+    let source = armgen_runtime::hub::TypeMeta::of(&object, "managedidentity.armgen.dev")?;
     if source.version == target.version {
         return Ok(object);
     }
@@ -55,9 +38,7 @@ pub fn convert(
             let hub: v1alpha1::UserAssignedIdentity = match from {
                 "v1alpha1" => armgen_runtime::hub::decode(object)?,
                 _ => {
-                    return Err(
-                        armgen_runtime::hub::not_served("UserAssignedIdentity", from),
-                    );
+                    return Err(armgen_runtime::hub::not_served("UserAssignedIdentity", from));
                 }
             };
             match to {
@@ -69,32 +50,20 @@ pub fn convert(
             let hub: v1alpha1::FederatedIdentityCredential = match from {
                 "v1alpha1" => armgen_runtime::hub::decode(object)?,
                 _ => {
-                    return Err(
-                        armgen_runtime::hub::not_served(
-                            "FederatedIdentityCredential",
-                            from,
-                        ),
-                    );
+                    return Err(armgen_runtime::hub::not_served("FederatedIdentityCredential", from));
                 }
             };
             match to {
                 "v1alpha1" => armgen_runtime::hub::encode(&hub),
                 _ => {
-                    Err(
-                        armgen_runtime::hub::not_served(
-                            "FederatedIdentityCredential",
-                            to,
-                        ),
-                    )
+                    Err(armgen_runtime::hub::not_served("FederatedIdentityCredential", to))
                 }
             }
         }
         kind => {
             Err(armgen_runtime::kube::ConversionError {
                 path: "kind".into(),
-                message: format!(
-                    "{kind} is not a kind of {}", "managedidentity.armgen.dev"
-                ),
+                message: format!("{kind} is not a kind of {}", "managedidentity.armgen.dev"),
             })
         }
     }

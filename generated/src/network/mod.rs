@@ -6,22 +6,16 @@
 #[cfg(feature = "v1alpha1")]
 pub mod v1alpha1;
 /// Reads a custom resource of `network.armgen.dev` (JSON) into the types of its version and writes it back, as a conversion writes objects of that version: known enum values in the spec's spelling, numbers as their types write them, properties the version lacks dropped.
-pub fn normalize(
-    object: serde_json::Value,
-) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
+pub fn normalize(object: serde_json::Value) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
     let source = armgen_runtime::hub::TypeMeta::of(&object, "network.armgen.dev")?;
     match (source.kind.as_str(), source.version.as_str()) {
         #[cfg(feature = "v1alpha1")]
         ("VirtualNetwork", "v1alpha1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v1alpha1::VirtualNetwork>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1alpha1::VirtualNetwork>(object)?)
         }
         #[cfg(feature = "v1alpha1")]
         ("Subnet", "v1alpha1") => {
-            armgen_runtime::hub::encode(
-                &armgen_runtime::hub::decode::<v1alpha1::Subnet>(object)?,
-            )
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1alpha1::Subnet>(object)?)
         }
         (kind, version) => Err(armgen_runtime::hub::not_served(kind, version)),
     }
@@ -33,10 +27,7 @@ pub fn convert(
     object: serde_json::Value,
     desired_api_version: &str,
 ) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
-    let target = armgen_runtime::hub::TypeMeta::of_api_version(
-        desired_api_version,
-        "network.armgen.dev",
-    )?;
+    let target = armgen_runtime::hub::TypeMeta::of_api_version(desired_api_version, "network.armgen.dev")?;
     let source = armgen_runtime::hub::TypeMeta::of(&object, "network.armgen.dev")?;
     if source.version == target.version {
         return Ok(object);

@@ -251,7 +251,7 @@ impl<'a> Emitter<'a> {
                 if self.seen.insert(pair.clone()) {
                     self.queue.push(pair);
                 }
-                Conv::Total(quote!(armgen_runtime::hub::Convert::<#t>::convert(#v, cx, #path)))
+                Conv::Total(quote!(Convert::<#t>::convert(#v, cx, #path)))
             }
             (K::Array(x), K::Array(y)) => match self.value(from, to, x, y, quote!(item), quote!(&path))? {
                 Some(Conv::Total(e)) if has_object(x) => Conv::Total(quote!({
@@ -280,38 +280,17 @@ impl<'a> Emitter<'a> {
     }
 
     /// The conversion of a string-valued field (enum or string on each side, not both strings) through
-    /// `Conversion::spelled`, which keeps the source's spelling; `None` for other fields.
-    fn spelled(
-        &self,
-        from: Side<'_>,
-        to: Side<'_>,
-        f: &KubeField,
-        g: &KubeField,
-        field_path: &TokenStream,
-    ) -> Result<Option<TokenStream>> {
+    /// `Conversion::spelled`, which keeps the source's spelling (both types implement `armgen_runtime::hub::Wire`);
+    /// `None` for other fields.
+    fn spelled(f: &KubeField, g: &KubeField, field_path: &TokenStream) -> Option<TokenStream> {
         use KubeRef as K;
+        let wire = |k: &KubeRef| matches!(k, K::ArmEnum(_) | K::Primitive(Primitive::String));
+        let both_strings = matches!((&f.ty, &g.ty), (K::Primitive(_), K::Primitive(_)));
+        if !wire(&f.ty) || !wire(&g.ty) || both_strings || f.boxed || g.boxed {
+            return None;
+        }
         let fname = ident(&f.rust_name);
-        let source = match &f.ty {
-            K::ArmEnum(_) => quote!(self.#fname.as_ref().map(|value| value.as_str())),
-            K::Primitive(Primitive::String) => quote!(self.#fname.as_deref()),
-            _ => return Ok(None),
-        };
-        let t = to.ty(&g.ty)?;
-        let (convert, spelling) = match (&f.ty, &g.ty) {
-            (K::Primitive(_), K::Primitive(_)) => return Ok(None),
-            (_, K::Primitive(Primitive::String)) => (quote!(|value| Some(value.to_string())), quote!(String::as_str)),
-            (_, K::ArmEnum(id)) if to.open_enum(id) => {
-                (quote!(|value| Some(#t::from(value.to_string()))), quote!(#t::as_str))
-            }
-            // A closed enum's `as_str` returns `&'static str`, which a function path does not coerce to here.
-            (_, K::ArmEnum(_)) => (
-                quote!(|value| #t::try_from(value.to_string()).ok()),
-                quote!(|value: &#t| value.as_str()),
-            ),
-            _ => return Ok(None),
-        };
-        let _ = from;
-        Ok(Some(quote!(cx.spelled(#source, &#field_path, #convert, #spelling))))
+        Some(quote!(cx.spelled(&self.#fname, &#field_path)))
     }
 
     /// The struct-literal field initializers (and the statements stashing source-only fields) converting
@@ -391,8 +370,8 @@ impl<'a> Emitter<'a> {
                                 inits.push(quote!(#gname: cx.object(#field, &#field_path),));
                                 continue;
                             }
-                            if let Some(init) = self.spelled(from, to, f, g, &field_path)? {
-                                inits.push(quote!(#gname: #init #boxed,));
+                            if let Some(init) = Self::spelled(f, g, &field_path) {
+                                inits.push(quote!(#gname: #init,));
                                 if spoke_to_hub {
                                     let (a, b) = (describe(from, &f.ty), describe(to, &g.ty));
                                     if a != b {
@@ -432,7 +411,7 @@ impl<'a> Emitter<'a> {
                     inits.push(match conv {
                         Some(Conv::Total(_)) if matches!((&f.ty, &g.ty), (KubeRef::Kube(_), KubeRef::Kube(_))) => {
                             let t = to.ty(&g.ty)?;
-                            quote!(#gname: cx.convert(#value, &#field_path, armgen_runtime::hub::Convert::<#t>::convert)#boxed,)
+                            quote!(#gname: cx.convert(#value, &#field_path, Convert::<#t>::convert)#boxed,)
                         }
                         Some(Conv::Total(e)) if objects => {
                             quote!(#gname: cx.convert(#value, &#field_path, |value, cx, path| #e)#boxed,)
@@ -485,8 +464,8 @@ impl<'a> Emitter<'a> {
             quote!()
         };
         Ok(quote! {
-            impl armgen_runtime::hub::Convert<#to_ty> for #from_ty {
-                fn convert(&self, cx: &mut armgen_runtime::hub::Conversion, path: &armgen_runtime::hub::Path<'_>) -> #to_ty {
+            impl Convert<#to_ty> for #from_ty {
+                fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> #to_ty {
                     #uses
                     #(#stashes)*
                     #to_ty {
@@ -586,12 +565,12 @@ impl<'a> Emitter<'a> {
         let status = format_ident!("{}Status", s.kind);
         for (from, to, direction) in directions() {
             items.push(quote! {
-                impl armgen_runtime::hub::ConvertObject<#to::#kind> for #from::#kind {
+                impl ConvertObject<#to::#kind> for #from::#kind {
                     fn convert_object(&self) -> Result<#to::#kind, armgen_runtime::kube::ConversionError> {
-                        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata, #direction)?;
-                        let spec = armgen_runtime::hub::Convert::<#to::#spec>::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
+                        let (mut cx, metadata) = Conversion::begin(&self.metadata, #direction)?;
+                        let spec = Convert::<#to::#spec>::convert(&self.spec, &mut cx, &Path::Root("spec"));
                         let status = self.status.as_ref().map(|status| {
-                            armgen_runtime::hub::Convert::<#to::#status>::convert(status, &mut cx, &armgen_runtime::hub::Path::Root("status"))
+                            Convert::<#to::#status>::convert(status, &mut cx, &Path::Root("status"))
                         });
                         Ok(#to::#kind { metadata: cx.finish(metadata)?, spec, status })
                     }
@@ -604,13 +583,13 @@ impl<'a> Emitter<'a> {
             let tres = format_ident!("{}TemplateResource", s.kind);
             for (from, to, direction) in directions() {
                 items.push(quote! {
-                    impl armgen_runtime::hub::ConvertObject<#to::#t> for #from::#t {
+                    impl ConvertObject<#to::#t> for #from::#t {
                         fn convert_object(&self) -> Result<#to::#t, armgen_runtime::kube::ConversionError> {
-                            let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(&self.metadata, #direction)?;
-                            let spec = armgen_runtime::hub::Convert::<#to::#spec>::convert(
+                            let (mut cx, metadata) = Conversion::begin(&self.metadata, #direction)?;
+                            let spec = Convert::<#to::#spec>::convert(
                                 &self.spec.template.spec,
                                 &mut cx,
-                                &armgen_runtime::hub::Path::Root("spec/template/spec"),
+                                &Path::Root("spec/template/spec"),
                             );
                             Ok(#to::#t { metadata: cx.finish(metadata)?, spec: #to::#tspec { template: #to::#tres { spec } } })
                         }
@@ -763,13 +742,30 @@ pub fn spoke_files(
             " Conversions between `{}` and the hub `{}` for the types of `{module}`.",
             spoke_v.kube_version, hub_v.kube_version
         );
+        let body = quote!(#(#items)*);
+        // Only the runtime names the file uses (no `unused_imports` to allow).
+        let text = body.to_string();
+        let used: Vec<proc_macro2::Ident> = ["Conversion", "Convert", "ConvertObject", "Path"]
+            .into_iter()
+            .filter(|name| {
+                text.split(|c: char| !c.is_alphanumeric() && c != '_')
+                    .any(|w| w == *name)
+            })
+            .map(|name| format_ident!("{}", name))
+            .collect();
+        let runtime = if used.is_empty() {
+            quote!()
+        } else {
+            quote!(use armgen_runtime::hub::{#(#used),*};)
+        };
         let tokens = quote! {
             #![doc = #doc]
             #[allow(unused_imports)]
             use crate::#group::#spoke_mod as spoke;
             #[allow(unused_imports)]
             use crate::#group::#hub_mod as hub;
-            #(#items)*
+            #runtime
+            #body
         };
         let path = format!("{base}/convert/{module}.rs");
         files.insert(PathBuf::from(&path), finish(head, tokens, &path)?);

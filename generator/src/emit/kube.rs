@@ -704,6 +704,10 @@ impl Ctx<'_> {
                     return Ok(quote!(arm.#env_field.as_ref().map(|e| #bare)));
                 }
                 let inner = self.spec_field_from_arm(f, q, quote!(e.#q_field), status)?;
+                if inner.to_string() == "None" {
+                    // Nothing to read from the envelope (a secret, which ARM never returns).
+                    return Ok(inner);
+                }
                 if arm_optional(p) {
                     quote!(arm.#env_field.as_ref().and_then(|e| #inner))
                 } else {
@@ -981,21 +985,14 @@ pub fn version_files(
                 " The {} types of the custom resources, used by `{module}`.",
                 family.module()
             );
+            let body = quote!(#(#items)*);
+            let imports = runtime_imports(&body, quote!(super::super), false);
             let tokens = quote! {
                 #![doc = #fam_doc]
                 #[allow(unused_imports)]
                 use super::*;
-                #[allow(unused_imports)]
-                use super::super::arm;
-                #[allow(unused_imports)]
-                use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-                #[allow(unused_imports)]
-                use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-                #[allow(unused_imports)]
-                use serde::{Deserialize, Serialize};
-                #[allow(unused_imports)]
-                use std::collections::BTreeMap;
-                #(#items)*
+                #imports
+                #body
             };
             let path = format!("{base}/{}/{module}.rs", family.module());
             files.insert(PathBuf::from(&path), finish(head, tokens, &path)?);
@@ -1014,18 +1011,10 @@ pub fn version_files(
         let module = format_ident!("{}", r.module);
         let tokens = root_cx.resource(r)?;
         let rdoc = format!(" The `{}` custom resource (`{}`).", r.kind, r.arm_type);
+        let imports = runtime_imports(&tokens, quote!(super), true);
         let tokens = quote! {
             #![doc = #rdoc]
-            #[allow(unused_imports)]
-            use super::{arm, spec, status};
-            #[allow(unused_imports)]
-            use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-                #[allow(unused_imports)]
-                use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-            #[allow(unused_imports)]
-            use serde::{Deserialize, Serialize};
-            #[allow(unused_imports)]
-            use std::collections::BTreeMap;
+            #imports
             #tokens
         };
         let path = format!("{base}/{}.rs", r.module);
@@ -1087,6 +1076,33 @@ pub fn version_files(
             Some(run())
         }
     })
+}
+
+/// The `use` items of a custom-resource file (`root`: a kind's file, beside `arm`, `spec` and `status`; else a
+/// nested types file in `spec/` or `status/`, beside `arm` under `up`): only what `body` uses.
+fn runtime_imports(body: &TokenStream, up: TokenStream, root: bool) -> TokenStream {
+    let uses = super::uses::Uses::of(body);
+    let modules = if root {
+        uses.modules(up, &["arm", "spec", "status"])
+    } else {
+        uses.modules(up, &["arm"])
+    };
+    let kube = uses.names_and_traits(
+        quote!(armgen_runtime::kube),
+        &[
+            "ConversionError",
+            "Path",
+            "Resolver",
+            "keys_of_references",
+            "missing",
+            "required",
+            "value_or_config",
+        ],
+        &[("ToArm", &["to_arm"])],
+    );
+    let serde = uses.names(quote!(serde), &["Deserialize", "Serialize"]);
+    let map = uses.names(quote!(std::collections), &["BTreeMap"]);
+    quote!(#modules #kube #serde #map)
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ pub mod kube;
 pub mod par;
 pub mod rbac;
 pub mod rust;
+pub mod uses;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -469,10 +470,14 @@ pub fn crate_files(
             let group = desired_api_version.split_once('/').map(|(g, _)| g).unwrap_or_default();
             match group {
                 #(#convert_dispatch)*
-                _ => Err(armgen_runtime::kube::ConversionError {
-                    path: "desiredAPIVersion".into(),
-                    message: format!("{desired_api_version:?} is not a version this crate converts (its group, or the group's hub feature, is missing)"),
-                }),
+                _ => {
+                    // (Unused here when no group's hub feature is enabled.)
+                    drop(object);
+                    Err(armgen_runtime::kube::ConversionError {
+                        path: "desiredAPIVersion".into(),
+                        message: format!("{desired_api_version:?} is not a version this crate converts (its group, or the group's hub feature, is missing)"),
+                    })
+                }
             }
         }
 

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
 
 use crate::error::{Error, Result};
 use crate::ir::{EnumType, Ir, ObjectType, Primitive, Property, TypeDef, TypeId, TypeKind, TypeRef, UnionType};
@@ -32,7 +32,195 @@ pub fn format_file(tokens: TokenStream, what: &str) -> Result<String> {
         what: what.to_string(),
         message: e.to_string(),
     })?;
-    Ok(space_items(&prettyplease::unparse(&file)))
+    let mut file = file;
+    mark_enum_macros(&mut file.items);
+    Ok(space_items(&reflow(&wrap_enum_macros(&prettyplease::unparse(&file)))))
+}
+
+/// The widest line [`reflow`] writes: the workspace's `rustfmt.toml` `max_width`.
+const REFLOW_WIDTH: usize = 120;
+
+/// Joins an expression that prettyplease broke over several lines back into one, when it fits in
+/// [`REFLOW_WIDTH`] columns: prettyplease breaks at about 90, so that a field initializer such as
+/// `name: cx.copy(&self.name, &path.field("name")),` takes up to five lines. One line per property is what a
+/// reviewer reads best, and what the generated files are meant to show.
+///
+/// A run is a line that does not end an item, statement or element (`{`, `}`, `;`, `,`) and the lines after it
+/// indented deeper, plus a closing `)`/`]`/`>` line at its own indentation. Runs holding blocks (a line ending in `{`,
+/// `}` or `;`), comments, or a parenthesis that opens no call (a tuple, whose trailing comma matters) are left
+/// alone; an attribute broken over lines (`#[serde(` …) is joined like a call. Joining puts no space after an opening and before a closing bracket or a method call, and drops the
+/// trailing comma prettyplease gives the last argument of a broken call: the tokens are the same, so is the meaning.
+fn reflow(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < lines.len() {
+        let first = lines[i];
+        let ind = indent(first);
+        let head = first.trim();
+        let opens_run = !head.is_empty()
+            && !head.ends_with(['{', '}', ';', ','])
+            && (!head.starts_with('#') || head.starts_with("#["))
+            && !head.contains("//");
+        let mut end = i + 1;
+        // An impl header broken before its `for`.
+        if head.starts_with("impl")
+            && let Some(next) = lines.get(i + 1)
+            && indent(next) == ind
+            && next.trim_start().starts_with("for ")
+            && next.ends_with('{')
+        {
+            let joined = format!("{} {}", first.trim_end(), next.trim_start());
+            if joined.len() <= REFLOW_WIDTH {
+                out.push_str(&joined);
+                out.push('\n');
+                i += 2;
+                continue;
+            }
+        }
+        if opens_run {
+            while end < lines.len() && !lines[end].trim().is_empty() && indent(lines[end]) > ind {
+                end += 1;
+            }
+            if end > i + 1
+                && end < lines.len()
+                && indent(lines[end]) == ind
+                && lines[end].trim_start().starts_with([')', ']', '>'])
+            {
+                end += 1;
+            }
+        }
+        if end > i + 1
+            && let Some(joined) = join_run(&lines[i..end])
+            && joined.len() <= REFLOW_WIDTH
+        {
+            out.push_str(&joined);
+            out.push('\n');
+            i = end;
+            continue;
+        }
+        out.push_str(first);
+        out.push('\n');
+        i += 1;
+    }
+    out
+}
+
+/// The lines of a run (see [`reflow`]) as one line, or `None` when the run may not be joined.
+fn join_run(run: &[&str]) -> Option<String> {
+    let mut joined = run[0].trim_end().to_string();
+    for (k, line) in run.iter().enumerate().skip(1) {
+        let piece = line.trim();
+        // The closing line may end the statement (`);`) or open the body of a signature (`) -> T {`).
+        let closes = k == run.len() - 1 && piece.starts_with([')', '>']) && piece.ends_with(['{', ';']);
+        let blocky = (piece.ends_with(['{', '}', ';']) && !closes)
+            || piece.starts_with('}')
+            || piece.starts_with('#')
+            || piece.contains("//");
+        if blocky {
+            return None;
+        }
+        // (`<` after a name opens generic arguments; after a space it would be an operator.)
+        if joined.ends_with(['(', '[']) || (joined.ends_with('<') && !joined.ends_with(" <")) {
+            joined.push_str(piece);
+        } else if piece.starts_with([')', ']', '>']) {
+            if joined.ends_with(',') {
+                joined.pop();
+            }
+            joined.push_str(piece);
+        } else if piece.starts_with(['.', '?']) {
+            joined.push_str(piece);
+        } else {
+            joined.push(' ');
+            joined.push_str(piece);
+        }
+    }
+    // Every parenthesis a line of the run opens must open a call's (or an attribute's) arguments (`f(`,
+    // `f::<T>(`, `m!(`, `serde(`), not a tuple, whose last comma the joining may have dropped. (Brackets open
+    // arrays, where it does not matter.)
+    let calls_only = run[..run.len() - 1].iter().all(|line| {
+        let t = line.trim_end();
+        match t.strip_suffix('(') {
+            Some(before) => before.ends_with(|c: char| c.is_alphanumeric() || matches!(c, '_' | '>' | '!' | ')')),
+            None => true,
+        }
+    });
+    calls_only.then_some(joined)
+}
+
+/// The enum macros of `armgen_runtime` whose invocations are laid out as the enum item they hold.
+const ENUM_MACROS: [&str; 2] = ["open_enum", "closed_enum"];
+
+/// The attribute standing for an enum macro's invocation while prettyplease lays out its item.
+const ENUM_MACRO_MARK: &str = "armgen_enum_macro";
+
+/// prettyplease lays out a macro's tokens as one run of text; an `open_enum!`/`closed_enum!` invocation holds an
+/// enum item, so it is turned into that item with a marker attribute naming the macro, laid out as an item, and
+/// turned back by [`wrap_enum_macros`]. Invocations whose tokens are no enum item are left alone.
+fn mark_enum_macros(items: &mut [syn::Item]) {
+    for item in items {
+        match item {
+            syn::Item::Mod(m) => {
+                if let Some((_, items)) = &mut m.content {
+                    mark_enum_macros(items);
+                }
+            }
+            syn::Item::Macro(m) if m.attrs.is_empty() => {
+                let Some(mut e) = enum_macro_item(m) else { continue };
+                let path = m.mac.path.to_token_stream().to_string().replace(' ', "");
+                let mark = format_ident!("{}", ENUM_MACRO_MARK);
+                e.attrs.insert(0, syn::parse_quote!(#[#mark = #path]));
+                *item = syn::Item::Enum(e);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The enum item an `open_enum!`/`closed_enum!` invocation holds; `None` for other macros.
+pub(crate) fn enum_macro_item(m: &syn::ItemMacro) -> Option<syn::ItemEnum> {
+    let is_enum_macro = m.ident.is_none()
+        && m.mac
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| ENUM_MACROS.iter().any(|n| s.ident == n));
+    if !is_enum_macro {
+        return None;
+    }
+    syn::parse2::<syn::ItemEnum>(m.mac.tokens.clone()).ok()
+}
+
+/// Turns the marked enum items of [`mark_enum_macros`] back into macro invocations, the item indented within.
+fn wrap_enum_macros(text: &str) -> String {
+    let prefix = format!("#[{ENUM_MACRO_MARK} = \"");
+    let mut out = String::with_capacity(text.len() + text.len() / 10);
+    let mut open: Option<String> = None;
+    for line in text.lines() {
+        let indent = &line[..line.len() - line.trim_start().len()];
+        if open.is_none() {
+            let rest = line.trim_start();
+            if let Some(path) = rest.strip_prefix(&prefix).and_then(|r| r.strip_suffix("\"]")) {
+                out.push_str(&format!("{indent}{path}! {{\n"));
+                open = Some(format!("{indent}}}"));
+                continue;
+            }
+            out.push_str(line);
+        } else {
+            if !line.is_empty() {
+                out.push_str("    ");
+            }
+            out.push_str(line);
+            if open.as_deref() == Some(line) {
+                out.push('\n');
+                out.push_str(line);
+                open = None;
+            }
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// Puts a blank line after each top-level item that ends in `}` and after the `use` block, which
@@ -187,28 +375,18 @@ impl<'a> Emitter<'a> {
                 TypeKind::Union(u) => self.union(def, u)?,
             });
         }
-        let uses_map = self
-            .ir
-            .types
-            .values()
-            .any(|d| d.module == module && matches!(d.kind, TypeKind::Object(_)));
-        let map_import = if uses_map {
-            quote!(
-                #[allow(unused_imports)]
-                use std::collections::BTreeMap;
-            )
-        } else {
-            quote!()
-        };
+        let body = quote!(#(#items)*);
+        let uses = super::uses::Uses::of(&body);
+        // (No `armgen_runtime::UnknownFields`: its method is called only inside its impls, where a trait is in
+        // scope.)
+        let serde = uses.names(quote!(serde), &["Deserialize", "Serialize"]);
+        let map = uses.names(quote!(std::collections), &["BTreeMap"]);
         Ok(quote! {
             #[allow(unused_imports)]
             use super::*;
-            #[allow(unused_imports)]
-            use armgen_runtime::UnknownFields;
-            #[allow(unused_imports)]
-            use serde::{Deserialize, Serialize};
-            #map_import
-            #(#items)*
+            #serde
+            #map
+            #body
         })
     }
 
@@ -348,6 +526,8 @@ impl<'a> Emitter<'a> {
         })
     }
 
+    /// An enum as an `armgen_runtime::open_enum!` / `closed_enum!` invocation: its values, docs and derives here,
+    /// the wire mechanics in the runtime.
     fn enumeration(&self, def: &TypeDef, e: &EnumType) -> TokenStream {
         let name = format_ident!("{}", def.rust_name);
         let kind_note = if e.open {
@@ -364,88 +544,22 @@ impl<'a> Emitter<'a> {
         );
         let variants: Vec<Ident> = e.values.iter().map(|v| format_ident!("{}", v.rust_name)).collect();
         let values: Vec<&str> = e.values.iter().map(|v| v.value.as_str()).collect();
-        let lowered: Vec<String> = e.values.iter().map(|v| v.value.to_ascii_lowercase()).collect();
         let variant_docs: Vec<TokenStream> = e
             .values
             .iter()
             .map(|v| docs(v.description.as_deref().or(Some(&format!("`{}`", v.value))), &[]))
             .collect();
-        let type_name = def.rust_name.as_str();
-        if e.open {
-            quote! {
-                #doc
-                #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-                #[serde(from = "String", into = "String")]
-                pub enum #name {
-                    #( #variant_docs #variants, )*
-                    /// A value this API version does not know, kept as received.
-                    Other(String),
-                }
-                impl #name {
-                    /// The value on the wire.
-                    pub fn as_str(&self) -> &str {
-                        match self {
-                            #( Self::#variants => #values, )*
-                            Self::Other(value) => value,
-                        }
-                    }
-                }
-                impl From<String> for #name {
-                    fn from(value: String) -> Self {
-                        match value.to_ascii_lowercase().as_str() {
-                            #( #lowered => Self::#variants, )*
-                            _ => Self::Other(value),
-                        }
-                    }
-                }
-                impl From<#name> for String {
-                    fn from(value: #name) -> Self {
-                        match value {
-                            #name::Other(value) => value,
-                            known => known.as_str().to_string(),
-                        }
-                    }
-                }
-                impl armgen_runtime::UnknownFields for #name {
-                    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-                        if let Self::Other(value) = self {
-                            out.push(format!("{path}={value}"));
-                        }
-                    }
-                }
-            }
+        let (mac, copy) = if e.open {
+            (quote!(open_enum), quote!())
         } else {
-            quote! {
+            (quote!(closed_enum), quote!(Copy,))
+        };
+        quote! {
+            armgen_runtime::#mac! {
                 #doc
-                #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-                #[serde(try_from = "String", into = "String")]
+                #[derive(Debug, Clone, #copy PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
                 pub enum #name {
-                    #( #variant_docs #variants, )*
-                }
-                impl #name {
-                    /// The value on the wire.
-                    pub fn as_str(&self) -> &'static str {
-                        match self {
-                            #( Self::#variants => #values, )*
-                        }
-                    }
-                }
-                impl TryFrom<String> for #name {
-                    type Error = armgen_runtime::UnknownEnumValue;
-                    fn try_from(value: String) -> Result<Self, Self::Error> {
-                        match value.to_ascii_lowercase().as_str() {
-                            #( #lowered => Ok(Self::#variants), )*
-                            _ => Err(armgen_runtime::UnknownEnumValue { type_name: #type_name, value }),
-                        }
-                    }
-                }
-                impl From<#name> for String {
-                    fn from(value: #name) -> Self {
-                        value.as_str().to_string()
-                    }
-                }
-                impl armgen_runtime::UnknownFields for #name {
-                    fn unknown_fields(&self, _path: &str, _out: &mut Vec<String>) {}
+                    #( #variant_docs #variants = #values, )*
                 }
             }
         }
@@ -546,5 +660,134 @@ fn defaultable_types(ir: &Ir) -> BTreeSet<TypeId> {
         if !changed {
             return set;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tokens of a file, with the trailing commas before closing delimiters and generic arguments' `>` left out
+    /// (the only tokens [`reflow`] may drop).
+    fn tokens(text: &str) -> Vec<String> {
+        fn walk(ts: TokenStream, out: &mut Vec<String>) {
+            let trees: Vec<proc_macro2::TokenTree> = ts.into_iter().collect();
+            for (i, tree) in trees.iter().enumerate() {
+                match tree {
+                    proc_macro2::TokenTree::Group(g) => {
+                        out.push(format!("{:?}", g.delimiter()));
+                        walk(g.stream(), out);
+                        out.push("end".into());
+                    }
+                    proc_macro2::TokenTree::Punct(p)
+                        if p.as_char() == ','
+                            && trees.get(i + 1).is_none_or(
+                                |next| matches!(next, proc_macro2::TokenTree::Punct(q) if q.as_char() == '>'),
+                            ) => {}
+                    other => out.push(other.to_string()),
+                }
+            }
+        }
+        let file: syn::File = syn::parse_str(text).expect("parses");
+        let mut out = Vec::new();
+        walk(file.into_token_stream(), &mut out);
+        out
+    }
+
+    fn formatted(tokens: TokenStream) -> (String, String) {
+        let file: syn::File = syn::parse2(tokens).expect("parses");
+        let plain = prettyplease::unparse(&file);
+        let text = format_file(file.into_token_stream(), "test").expect("formats");
+        (plain, text)
+    }
+
+    #[test]
+    fn broken_field_initializers_and_signatures_become_one_line() {
+        let (plain, text) = formatted(quote! {
+            impl armgen_runtime::hub::Convert<hub::status::AgentPoolSecurityProfile> for spoke::status::AgentPoolSecurityProfile {
+                fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AgentPoolSecurityProfile {
+                    cx.keep(&self.some_rather_long_field_name, &path.field("someRatherLongFieldNameInJson"));
+                    hub::status::AgentPoolSecurityProfile {
+                        transparent_huge_page_enabled: cx.copy(&self.transparent_huge_page_enabled, &path.field("thp")),
+                        enable_vtpm: cx.copy(&self.enable_vtpm, &path.field("enableVTPM")),
+                    }
+                }
+            }
+        });
+        assert!(plain.lines().count() > text.lines().count() + 4, "{plain}\n---\n{text}");
+        assert!(text.contains(
+            "        transparent_huge_page_enabled: cx.copy(&self.transparent_huge_page_enabled, &path.field(\"thp\")),\n"
+        ));
+        assert!(text.contains(
+            "        cx.keep(&self.some_rather_long_field_name, &path.field(\"someRatherLongFieldNameInJson\"));\n"
+        ));
+        assert!(text.lines().all(|l| l.len() <= REFLOW_WIDTH), "{text}");
+        assert_eq!(tokens(&plain), tokens(&text));
+    }
+
+    #[test]
+    fn turbofish_attributes_and_derives_are_joined() {
+        let (plain, text) = formatted(quote! {
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+            pub struct S {
+                #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
+                pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+            }
+            fn f() {
+                let spec = Convert::<hub::MaintenanceConfigurationSpec>::convert(&self.spec, &mut cx, &Path::Root("spec"));
+            }
+        });
+        assert!(text.contains("let spec = Convert::<hub::MaintenanceConfigurationSpec>::convert(&self.spec, &mut cx, &Path::Root(\"spec\"));"), "{text}");
+        assert!(
+            text.contains(
+                "#[serde(rename = \"secretExpressions\", default, skip_serializing_if = \"Option::is_none\")]"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]"
+            ),
+            "{text}"
+        );
+        assert_eq!(tokens(&plain), tokens(&text));
+    }
+
+    #[test]
+    fn tuples_blocks_and_long_lines_stay_broken() {
+        let (plain, text) = formatted(quote! {
+            fn f() {
+                let pair = (some_function_with_a_long_name(first_argument_value), another_function(second_argument_value, third));
+                let one = (a_single_element_tuple_with_a_rather_long_expression_inside_of_it_to_force_a_break_here_now,);
+                let v = items.iter().map(|x| { let y = x.compute_something_long(); y.and_then_something_else_entirely() }).collect();
+                let very_long = cx.copy(&self.an_extremely_long_field_name_that_goes_on_and_on, &path.field("anExtremelyLongFieldNameThatGoesOnAndOnForever"));
+            }
+        });
+        assert_eq!(tokens(&plain), tokens(&text));
+        // The one-element tuple keeps its comma.
+        assert!(text.contains("_now,"), "{text}");
+        assert!(
+            text.lines().all(|l| l.len() <= REFLOW_WIDTH || plain.contains(l)),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn enum_macros_are_laid_out_as_their_item() {
+        let text = format_file(
+            quote! {
+                armgen_runtime::open_enum! {
+                    #[doc = " The size."]
+                    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+                    pub enum Size { #[doc = " Small."] Small = "Small", Large = "large", }
+                }
+            },
+            "test",
+        )
+        .expect("formats");
+        assert_eq!(
+            text,
+            "armgen_runtime::open_enum! {\n    /// The size.\n    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]\n    pub enum Size {\n        /// Small.\n        Small = \"Small\",\n        Large = \"large\",\n    }\n}\n"
+        );
     }
 }

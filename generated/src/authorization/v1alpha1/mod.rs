@@ -28,9 +28,7 @@ pub fn import(
         match kind {
             "RoleAssignment" => {
                 serde_json::from_str::<arm::RoleAssignment>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &RoleAssignment::from_arm(name, namespace, &a),
-                    ))
+                    .and_then(|a| armgen_runtime::hub::to_json(&RoleAssignment::from_arm(name, namespace, &a)))
             }
             _ => return None,
         },

@@ -3,16 +3,13 @@
 // ARM API version: 2022-04-01 (Kubernetes version v1alpha1)
 
 //! The `RoleAssignment` custom resource (`Microsoft.Authorization/roleAssignments`).
-#[allow(unused_imports)]
-use super::{arm, spec, status};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use super::arm;
+use armgen_runtime::kube::{
+
+    ConversionError, Path, Resolver, missing, required, value_or_config,
+};
+
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
 
 /// Role Assignments
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -41,9 +38,7 @@ impl RoleAssignment {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(
-            include_str!("../../../crds/roleassignments.authorization.armgen.dev.yaml"),
-        )
+        serde_yaml_ng::from_str(include_str!("../../../crds/roleassignments.authorization.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: RoleAssignmentSpec) -> Self {
@@ -58,11 +53,7 @@ impl RoleAssignment {
     }
     /// The custom resource for an ARM payload (an import): spec from the writable properties,
     /// status from everything the payload has.
-    pub fn from_arm(
-        name: &str,
-        namespace: Option<&str>,
-        arm: &arm::RoleAssignment,
-    ) -> Self {
+    pub fn from_arm(name: &str, namespace: Option<&str>, arm: &arm::RoleAssignment) -> Self {
         let mut cr = Self::new(name, RoleAssignmentSpec::from_arm(arm));
         cr.metadata.namespace = namespace.map(str::to_string);
         cr.status = Some(RoleAssignmentStatus::from(arm));
@@ -104,9 +95,7 @@ impl kube_core::Resource for RoleAssignment {
     fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }
-    fn meta_mut(
-        &mut self,
-    ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &mut self.metadata
     }
 }
@@ -152,18 +141,11 @@ pub struct RoleAssignmentSpec {
 
 impl RoleAssignmentSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
-    pub fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-    ) -> Result<arm::RoleAssignment, ConversionError> {
+    pub fn to_arm(&self, resolver: &dyn Resolver) -> Result<arm::RoleAssignment, ConversionError> {
         let path = Path::Root("spec");
         let envelope_properties = arm::RoleAssignmentProperties {
             scope: None,
-            role_definition_id: required(
-                    self.role_definition_id.as_ref(),
-                    &path.field("roleDefinitionId"),
-                )?
-                .clone(),
+            role_definition_id: required(self.role_definition_id.as_ref(), &path.field("roleDefinitionId"))?.clone(),
             principal_id: value_or_config(
                     &self.principal_id,
                     &self.principal_id_from_config,
@@ -179,9 +161,7 @@ impl RoleAssignmentSpec {
             updated_on: None,
             created_by: None,
             updated_by: None,
-            delegated_managed_identity_resource_id: self
-                .delegated_managed_identity_resource_id
-                .clone(),
+            delegated_managed_identity_resource_id: self.delegated_managed_identity_resource_id.clone(),
             unknown_fields: Default::default(),
         };
         Ok(arm::RoleAssignment {
@@ -354,17 +334,9 @@ impl From<&arm::RoleAssignment> for RoleAssignmentStatus {
 pub struct RoleAssignmentOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(
-        rename = "secretExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(
-        rename = "configMapExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }

@@ -3,15 +3,9 @@
 // ARM API version: 2024-09-01 (Kubernetes version v1beta1)
 
 //! The `AgentPool` custom resource (`Microsoft.ContainerService/managedClusters/agentPools`).
-#[allow(unused_imports)]
 use super::{arm, spec, status};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Agent Pool.
@@ -41,9 +35,7 @@ impl AgentPool {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(
-            include_str!("../../../crds/agentpools.containerservice.armgen.dev.yaml"),
-        )
+        serde_yaml_ng::from_str(include_str!("../../../crds/agentpools.containerservice.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: AgentPoolSpec) -> Self {
@@ -100,9 +92,7 @@ impl kube_core::Resource for AgentPool {
     fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }
-    fn meta_mut(
-        &mut self,
-    ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &mut self.metadata
     }
 }
@@ -200,10 +190,7 @@ pub struct AgentPoolSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_taints: Option<Vec<String>>,
     /// The ID for Proximity Placement Group.
-    #[serde(
-        rename = "proximityPlacementGroupID",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "proximityPlacementGroupID", skip_serializing_if = "Option::is_none")]
     pub proximity_placement_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The Kubelet configuration on the agent pool nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -227,10 +214,7 @@ pub struct AgentPoolSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<spec::CreationData>,
     /// AKS will associate the specified agent pool with the Capacity Reservation Group.
-    #[serde(
-        rename = "capacityReservationGroupID",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "capacityReservationGroupID", skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
     #[serde(rename = "hostGroupID", skip_serializing_if = "Option::is_none")]
@@ -248,10 +232,7 @@ pub struct AgentPoolSpec {
 
 impl AgentPoolSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
-    pub fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-    ) -> Result<arm::AgentPool, ConversionError> {
+    pub fn to_arm(&self, resolver: &dyn Resolver) -> Result<arm::AgentPool, ConversionError> {
         let path = Path::Root("spec");
         let envelope_properties = if self.count.is_some() || self.vm_size.is_some()
             || self.os_disk_size_gb.is_some() || self.os_disk_type.is_some()
@@ -284,12 +265,8 @@ impl AgentPoolSpec {
                 os_disk_type: self.os_disk_type.clone(),
                 kubelet_disk_type: self.kubelet_disk_type.clone(),
                 workload_runtime: self.workload_runtime.clone(),
-                vnet_subnet_id: self
-                    .vnet_subnet_id
-                    .to_arm(resolver, &path.field("vnetSubnetID"))?,
-                pod_subnet_id: self
-                    .pod_subnet_id
-                    .to_arm(resolver, &path.field("podSubnetID"))?,
+                vnet_subnet_id: self.vnet_subnet_id.to_arm(resolver, &path.field("vnetSubnetID"))?,
+                pod_subnet_id: self.pod_subnet_id.to_arm(resolver, &path.field("podSubnetID"))?,
                 max_pods: self.max_pods,
                 os_type: self.os_type.clone(),
                 os_sku: self.os_sku.clone(),
@@ -302,13 +279,9 @@ impl AgentPoolSpec {
                 orchestrator_version: self.orchestrator_version.clone(),
                 current_orchestrator_version: None,
                 node_image_version: None,
-                upgrade_settings: self
-                    .upgrade_settings
-                    .to_arm(resolver, &path.field("upgradeSettings"))?,
+                upgrade_settings: self.upgrade_settings.to_arm(resolver, &path.field("upgradeSettings"))?,
                 provisioning_state: None,
-                power_state: self
-                    .power_state
-                    .to_arm(resolver, &path.field("powerState"))?,
+                power_state: self.power_state.to_arm(resolver, &path.field("powerState"))?,
                 availability_zones: self.availability_zones.clone(),
                 enable_node_public_ip: self.enable_node_public_ip,
                 node_public_ip_prefix_id: self
@@ -323,34 +296,20 @@ impl AgentPoolSpec {
                 proximity_placement_group_id: self
                     .proximity_placement_group_id
                     .to_arm(resolver, &path.field("proximityPlacementGroupID"))?,
-                kubelet_config: self
-                    .kubelet_config
-                    .to_arm(resolver, &path.field("kubeletConfig"))?,
-                linux_os_config: self
-                    .linux_os_config
-                    .to_arm(resolver, &path.field("linuxOSConfig"))?,
+                kubelet_config: self.kubelet_config.to_arm(resolver, &path.field("kubeletConfig"))?,
+                linux_os_config: self.linux_os_config.to_arm(resolver, &path.field("linuxOSConfig"))?,
                 enable_encryption_at_host: self.enable_encryption_at_host,
                 enable_ultra_ssd: self.enable_ultra_ssd,
                 enable_fips: self.enable_fips,
                 gpu_instance_profile: self.gpu_instance_profile.clone(),
-                creation_data: self
-                    .creation_data
-                    .to_arm(resolver, &path.field("creationData"))?,
+                creation_data: self.creation_data.to_arm(resolver, &path.field("creationData"))?,
                 capacity_reservation_group_id: self
                     .capacity_reservation_group_id
                     .to_arm(resolver, &path.field("capacityReservationGroupID"))?,
-                host_group_id: self
-                    .host_group_id
-                    .to_arm(resolver, &path.field("hostGroupID"))?,
-                network_profile: self
-                    .network_profile
-                    .to_arm(resolver, &path.field("networkProfile"))?,
-                windows_profile: self
-                    .windows_profile
-                    .to_arm(resolver, &path.field("windowsProfile"))?,
-                security_profile: self
-                    .security_profile
-                    .to_arm(resolver, &path.field("securityProfile"))?,
+                host_group_id: self.host_group_id.to_arm(resolver, &path.field("hostGroupID"))?,
+                network_profile: self.network_profile.to_arm(resolver, &path.field("networkProfile"))?,
+                windows_profile: self.windows_profile.to_arm(resolver, &path.field("windowsProfile"))?,
+                security_profile: self.security_profile.to_arm(resolver, &path.field("securityProfile"))?,
                 unknown_fields: Default::default(),
             })
         } else {
@@ -375,76 +334,39 @@ impl AgentPoolSpec {
             vm_size: arm.properties.as_ref().and_then(|e| e.vm_size.clone()),
             os_disk_size_gb: arm.properties.as_ref().and_then(|e| e.os_disk_size_gb),
             os_disk_type: arm.properties.as_ref().and_then(|e| e.os_disk_type.clone()),
-            kubelet_disk_type: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.kubelet_disk_type.clone()),
-            workload_runtime: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.workload_runtime.clone()),
+            kubelet_disk_type: arm.properties.as_ref().and_then(|e| e.kubelet_disk_type.clone()),
+            workload_runtime: arm.properties.as_ref().and_then(|e| e.workload_runtime.clone()),
             vnet_subnet_id: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .vnet_subnet_id
-                        .as_ref()
-                        .map(|x| armgen_runtime::kube::ResourceReference::arm_id(
-                            x.clone(),
-                        ))
+                    e.vnet_subnet_id.as_ref().map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone()))
                 }),
             pod_subnet_id: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .pod_subnet_id
-                        .as_ref()
-                        .map(|x| armgen_runtime::kube::ResourceReference::arm_id(
-                            x.clone(),
-                        ))
+                    e.pod_subnet_id.as_ref().map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone()))
                 }),
             max_pods: arm.properties.as_ref().and_then(|e| e.max_pods),
             os_type: arm.properties.as_ref().and_then(|e| e.os_type.clone()),
             os_sku: arm.properties.as_ref().and_then(|e| e.os_sku.clone()),
             max_count: arm.properties.as_ref().and_then(|e| e.max_count),
             min_count: arm.properties.as_ref().and_then(|e| e.min_count),
-            enable_auto_scaling: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.enable_auto_scaling),
-            scale_down_mode: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.scale_down_mode.clone()),
+            enable_auto_scaling: arm.properties.as_ref().and_then(|e| e.enable_auto_scaling),
+            scale_down_mode: arm.properties.as_ref().and_then(|e| e.scale_down_mode.clone()),
             r#type: arm.properties.as_ref().and_then(|e| e.r#type.clone()),
             mode: arm.properties.as_ref().and_then(|e| e.mode.clone()),
-            orchestrator_version: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.orchestrator_version.clone()),
+            orchestrator_version: arm.properties.as_ref().and_then(|e| e.orchestrator_version.clone()),
             upgrade_settings: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .upgrade_settings
-                        .as_ref()
-                        .map(spec::AgentPoolUpgradeSettings::from_arm)
+                    e.upgrade_settings.as_ref().map(spec::AgentPoolUpgradeSettings::from_arm)
                 }),
-            power_state: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.power_state.as_ref().map(spec::PowerState::from_arm)),
-            availability_zones: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.availability_zones.clone()),
-            enable_node_public_ip: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.enable_node_public_ip),
+            power_state: arm.properties.as_ref().and_then(|e| e.power_state.as_ref().map(spec::PowerState::from_arm)),
+            availability_zones: arm.properties.as_ref().and_then(|e| e.availability_zones.clone()),
+            enable_node_public_ip: arm.properties.as_ref().and_then(|e| e.enable_node_public_ip),
             node_public_ip_prefix_id: arm
                 .properties
                 .as_ref()
@@ -452,18 +374,10 @@ impl AgentPoolSpec {
                     e
                         .node_public_ip_prefix_id
                         .as_ref()
-                        .map(|x| armgen_runtime::kube::ResourceReference::arm_id(
-                            x.clone(),
-                        ))
+                        .map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone()))
                 }),
-            scale_set_priority: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.scale_set_priority.clone()),
-            scale_set_eviction_policy: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.scale_set_eviction_policy.clone()),
+            scale_set_priority: arm.properties.as_ref().and_then(|e| e.scale_set_priority.clone()),
+            scale_set_eviction_policy: arm.properties.as_ref().and_then(|e| e.scale_set_eviction_policy.clone()),
             spot_max_price: arm.properties.as_ref().and_then(|e| e.spot_max_price),
             tags: arm.properties.as_ref().and_then(|e| e.tags.clone()),
             node_labels: arm.properties.as_ref().and_then(|e| e.node_labels.clone()),
@@ -475,9 +389,7 @@ impl AgentPoolSpec {
                     e
                         .proximity_placement_group_id
                         .as_ref()
-                        .map(|x| armgen_runtime::kube::ResourceReference::arm_id(
-                            x.clone(),
-                        ))
+                        .map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone()))
                 }),
             kubelet_config: arm
                 .properties
@@ -491,16 +403,10 @@ impl AgentPoolSpec {
                 .and_then(|e| {
                     e.linux_os_config.as_ref().map(spec::LinuxOsConfig::from_arm)
                 }),
-            enable_encryption_at_host: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.enable_encryption_at_host),
+            enable_encryption_at_host: arm.properties.as_ref().and_then(|e| e.enable_encryption_at_host),
             enable_ultra_ssd: arm.properties.as_ref().and_then(|e| e.enable_ultra_ssd),
             enable_fips: arm.properties.as_ref().and_then(|e| e.enable_fips),
-            gpu_instance_profile: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.gpu_instance_profile.clone()),
+            gpu_instance_profile: arm.properties.as_ref().and_then(|e| e.gpu_instance_profile.clone()),
             creation_data: arm
                 .properties
                 .as_ref()
@@ -514,47 +420,31 @@ impl AgentPoolSpec {
                     e
                         .capacity_reservation_group_id
                         .as_ref()
-                        .map(|x| armgen_runtime::kube::ResourceReference::arm_id(
-                            x.clone(),
-                        ))
+                        .map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone()))
                 }),
             host_group_id: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .host_group_id
-                        .as_ref()
-                        .map(|x| armgen_runtime::kube::ResourceReference::arm_id(
-                            x.clone(),
-                        ))
+                    e.host_group_id.as_ref().map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone()))
                 }),
             network_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .network_profile
-                        .as_ref()
-                        .map(spec::AgentPoolNetworkProfile::from_arm)
+                    e.network_profile.as_ref().map(spec::AgentPoolNetworkProfile::from_arm)
                 }),
             windows_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .windows_profile
-                        .as_ref()
-                        .map(spec::AgentPoolWindowsProfile::from_arm)
+                    e.windows_profile.as_ref().map(spec::AgentPoolWindowsProfile::from_arm)
                 }),
             security_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .security_profile
-                        .as_ref()
-                        .map(spec::AgentPoolSecurityProfile::from_arm)
+                    e.security_profile.as_ref().map(spec::AgentPoolSecurityProfile::from_arm)
                 }),
         }
     }
@@ -662,10 +552,7 @@ pub struct AgentPoolStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_taints: Option<Vec<String>>,
     /// The ID for Proximity Placement Group.
-    #[serde(
-        rename = "proximityPlacementGroupID",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "proximityPlacementGroupID", skip_serializing_if = "Option::is_none")]
     pub proximity_placement_group_id: Option<String>,
     /// The Kubelet configuration on the agent pool nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -689,10 +576,7 @@ pub struct AgentPoolStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<status::CreationData>,
     /// AKS will associate the specified agent pool with the Capacity Reservation Group.
-    #[serde(
-        rename = "capacityReservationGroupID",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "capacityReservationGroupID", skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_group_id: Option<String>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
     #[serde(rename = "hostGroupID", skip_serializing_if = "Option::is_none")]
@@ -724,91 +608,40 @@ impl From<&arm::AgentPool> for AgentPoolStatus {
             vm_size: arm.properties.as_ref().and_then(|e| e.vm_size.clone()),
             os_disk_size_gb: arm.properties.as_ref().and_then(|e| e.os_disk_size_gb),
             os_disk_type: arm.properties.as_ref().and_then(|e| e.os_disk_type.clone()),
-            kubelet_disk_type: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.kubelet_disk_type.clone()),
-            workload_runtime: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.workload_runtime.clone()),
-            vnet_subnet_id: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.vnet_subnet_id.clone()),
+            kubelet_disk_type: arm.properties.as_ref().and_then(|e| e.kubelet_disk_type.clone()),
+            workload_runtime: arm.properties.as_ref().and_then(|e| e.workload_runtime.clone()),
+            vnet_subnet_id: arm.properties.as_ref().and_then(|e| e.vnet_subnet_id.clone()),
             pod_subnet_id: arm.properties.as_ref().and_then(|e| e.pod_subnet_id.clone()),
             max_pods: arm.properties.as_ref().and_then(|e| e.max_pods),
             os_type: arm.properties.as_ref().and_then(|e| e.os_type.clone()),
             os_sku: arm.properties.as_ref().and_then(|e| e.os_sku.clone()),
             max_count: arm.properties.as_ref().and_then(|e| e.max_count),
             min_count: arm.properties.as_ref().and_then(|e| e.min_count),
-            enable_auto_scaling: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.enable_auto_scaling),
-            scale_down_mode: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.scale_down_mode.clone()),
+            enable_auto_scaling: arm.properties.as_ref().and_then(|e| e.enable_auto_scaling),
+            scale_down_mode: arm.properties.as_ref().and_then(|e| e.scale_down_mode.clone()),
             properties_type: arm.properties.as_ref().and_then(|e| e.r#type.clone()),
             mode: arm.properties.as_ref().and_then(|e| e.mode.clone()),
-            orchestrator_version: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.orchestrator_version.clone()),
-            current_orchestrator_version: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.current_orchestrator_version.clone()),
-            node_image_version: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.node_image_version.clone()),
+            orchestrator_version: arm.properties.as_ref().and_then(|e| e.orchestrator_version.clone()),
+            current_orchestrator_version: arm.properties.as_ref().and_then(|e| e.current_orchestrator_version.clone()),
+            node_image_version: arm.properties.as_ref().and_then(|e| e.node_image_version.clone()),
             upgrade_settings: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .upgrade_settings
-                        .as_ref()
-                        .map(status::AgentPoolUpgradeSettings::from)
+                    e.upgrade_settings.as_ref().map(status::AgentPoolUpgradeSettings::from)
                 }),
-            provisioning_state: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.provisioning_state.clone()),
-            power_state: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.power_state.as_ref().map(status::PowerState::from)),
-            availability_zones: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.availability_zones.clone()),
-            enable_node_public_ip: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.enable_node_public_ip),
-            node_public_ip_prefix_id: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.node_public_ip_prefix_id.clone()),
-            scale_set_priority: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.scale_set_priority.clone()),
-            scale_set_eviction_policy: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.scale_set_eviction_policy.clone()),
+            provisioning_state: arm.properties.as_ref().and_then(|e| e.provisioning_state.clone()),
+            power_state: arm.properties.as_ref().and_then(|e| e.power_state.as_ref().map(status::PowerState::from)),
+            availability_zones: arm.properties.as_ref().and_then(|e| e.availability_zones.clone()),
+            enable_node_public_ip: arm.properties.as_ref().and_then(|e| e.enable_node_public_ip),
+            node_public_ip_prefix_id: arm.properties.as_ref().and_then(|e| e.node_public_ip_prefix_id.clone()),
+            scale_set_priority: arm.properties.as_ref().and_then(|e| e.scale_set_priority.clone()),
+            scale_set_eviction_policy: arm.properties.as_ref().and_then(|e| e.scale_set_eviction_policy.clone()),
             spot_max_price: arm.properties.as_ref().and_then(|e| e.spot_max_price),
             tags: arm.properties.as_ref().and_then(|e| e.tags.clone()),
             node_labels: arm.properties.as_ref().and_then(|e| e.node_labels.clone()),
             node_taints: arm.properties.as_ref().and_then(|e| e.node_taints.clone()),
-            proximity_placement_group_id: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.proximity_placement_group_id.clone()),
+            proximity_placement_group_id: arm.properties.as_ref().and_then(|e| e.proximity_placement_group_id.clone()),
             kubelet_config: arm
                 .properties
                 .as_ref()
@@ -821,16 +654,10 @@ impl From<&arm::AgentPool> for AgentPoolStatus {
                 .and_then(|e| {
                     e.linux_os_config.as_ref().map(status::LinuxOsConfig::from)
                 }),
-            enable_encryption_at_host: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.enable_encryption_at_host),
+            enable_encryption_at_host: arm.properties.as_ref().and_then(|e| e.enable_encryption_at_host),
             enable_ultra_ssd: arm.properties.as_ref().and_then(|e| e.enable_ultra_ssd),
             enable_fips: arm.properties.as_ref().and_then(|e| e.enable_fips),
-            gpu_instance_profile: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.gpu_instance_profile.clone()),
+            gpu_instance_profile: arm.properties.as_ref().and_then(|e| e.gpu_instance_profile.clone()),
             creation_data: arm
                 .properties
                 .as_ref()
@@ -856,10 +683,7 @@ impl From<&arm::AgentPool> for AgentPoolStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .security_profile
-                        .as_ref()
-                        .map(status::AgentPoolSecurityProfile::from)
+                    e.security_profile.as_ref().map(status::AgentPoolSecurityProfile::from)
                 }),
             conditions: None,
             operator_status: None,
@@ -872,18 +696,10 @@ impl From<&arm::AgentPool> for AgentPoolStatus {
 pub struct AgentPoolOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(
-        rename = "secretExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(
-        rename = "configMapExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 
@@ -904,11 +720,7 @@ impl AgentPoolTemplate {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(
-            include_str!(
-                "../../../crds/agentpooltemplates.containerservice.armgen.dev.yaml"
-            ),
-        )
+        serde_yaml_ng::from_str(include_str!("../../../crds/agentpooltemplates.containerservice.armgen.dev.yaml"))
     }
     /// A template named `name` whose resources get `spec`.
     pub fn new(name: &str, spec: AgentPoolSpec) -> Self {
@@ -954,9 +766,7 @@ impl kube_core::Resource for AgentPoolTemplate {
     fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }
-    fn meta_mut(
-        &mut self,
-    ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &mut self.metadata
     }
 }

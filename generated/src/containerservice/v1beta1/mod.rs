@@ -45,15 +45,11 @@ pub fn import(
         match kind {
             "ManagedCluster" => {
                 serde_json::from_str::<arm::ManagedCluster>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &ManagedCluster::from_arm(name, namespace, &a),
-                    ))
+                    .and_then(|a| armgen_runtime::hub::to_json(&ManagedCluster::from_arm(name, namespace, &a)))
             }
             "AgentPool" => {
                 serde_json::from_str::<arm::AgentPool>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &AgentPool::from_arm(name, namespace, &a),
-                    ))
+                    .and_then(|a| armgen_runtime::hub::to_json(&AgentPool::from_arm(name, namespace, &a)))
             }
             "MaintenanceConfiguration" => {
                 serde_json::from_str::<arm::MaintenanceConfiguration>(arm_json)
@@ -75,9 +71,7 @@ pub fn import(
             }
             "Snapshot" => {
                 serde_json::from_str::<arm::Snapshot>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &Snapshot::from_arm(name, namespace, &a),
-                    ))
+                    .and_then(|a| armgen_runtime::hub::to_json(&Snapshot::from_arm(name, namespace, &a)))
             }
             _ => return None,
         },
@@ -112,9 +106,7 @@ pub fn export(
                     })
             }
             "MaintenanceConfiguration" => {
-                let cr: MaintenanceConfiguration = armgen_runtime::kube::from_custom_resource(
-                    cr,
-                )?;
+                let cr: MaintenanceConfiguration = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {
@@ -123,9 +115,7 @@ pub fn export(
                     })
             }
             "PrivateEndpointConnection" => {
-                let cr: PrivateEndpointConnection = armgen_runtime::kube::from_custom_resource(
-                    cr,
-                )?;
+                let cr: PrivateEndpointConnection = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {
@@ -134,9 +124,7 @@ pub fn export(
                     })
             }
             "TrustedAccessRoleBinding" => {
-                let cr: TrustedAccessRoleBinding = armgen_runtime::kube::from_custom_resource(
-                    cr,
-                )?;
+                let cr: TrustedAccessRoleBinding = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {

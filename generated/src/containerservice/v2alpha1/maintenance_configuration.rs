@@ -3,16 +3,9 @@
 // ARM API version: 2025-10-01 (Kubernetes version v2alpha1)
 
 //! The `MaintenanceConfiguration` custom resource (`Microsoft.ContainerService/managedClusters/maintenanceConfigurations`).
-#[allow(unused_imports)]
 use super::{arm, spec, status};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
 
 /// Planned maintenance configuration, used to configure when updates can be deployed to a Managed Cluster. See [planned maintenance](<https://docs.microsoft.com/azure/aks/planned-maintenance>) for more information about planned maintenance.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -42,9 +35,7 @@ impl MaintenanceConfiguration {
         serde_yaml_ng::Error,
     > {
         serde_yaml_ng::from_str(
-            include_str!(
-                "../../../crds/maintenanceconfigurations.containerservice.armgen.dev.yaml"
-            ),
+            include_str!("../../../crds/maintenanceconfigurations.containerservice.armgen.dev.yaml"),
         )
     }
     /// A custom resource named `name` with `spec`.
@@ -60,11 +51,7 @@ impl MaintenanceConfiguration {
     }
     /// The custom resource for an ARM payload (an import): spec from the writable properties,
     /// status from everything the payload has.
-    pub fn from_arm(
-        name: &str,
-        namespace: Option<&str>,
-        arm: &arm::MaintenanceConfiguration,
-    ) -> Self {
+    pub fn from_arm(name: &str, namespace: Option<&str>, arm: &arm::MaintenanceConfiguration) -> Self {
         let mut cr = Self::new(name, MaintenanceConfigurationSpec::from_arm(arm));
         cr.metadata.namespace = namespace.map(str::to_string);
         cr.status = Some(MaintenanceConfigurationStatus::from(arm));
@@ -106,9 +93,7 @@ impl kube_core::Resource for MaintenanceConfiguration {
     fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }
-    fn meta_mut(
-        &mut self,
-    ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &mut self.metadata
     }
 }
@@ -139,24 +124,15 @@ pub struct MaintenanceConfigurationSpec {
 
 impl MaintenanceConfigurationSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
-    pub fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-    ) -> Result<arm::MaintenanceConfiguration, ConversionError> {
+    pub fn to_arm(&self, resolver: &dyn Resolver) -> Result<arm::MaintenanceConfiguration, ConversionError> {
         let path = Path::Root("spec");
         let envelope_properties = if self.time_in_week.is_some()
             || self.not_allowed_time.is_some() || self.maintenance_window.is_some()
         {
             Some(arm::MaintenanceConfigurationProperties {
-                time_in_week: self
-                    .time_in_week
-                    .to_arm(resolver, &path.field("timeInWeek"))?,
-                not_allowed_time: self
-                    .not_allowed_time
-                    .to_arm(resolver, &path.field("notAllowedTime"))?,
-                maintenance_window: self
-                    .maintenance_window
-                    .to_arm(resolver, &path.field("maintenanceWindow"))?,
+                time_in_week: self.time_in_week.to_arm(resolver, &path.field("timeInWeek"))?,
+                not_allowed_time: self.not_allowed_time.to_arm(resolver, &path.field("notAllowedTime"))?,
+                maintenance_window: self.maintenance_window.to_arm(resolver, &path.field("maintenanceWindow"))?,
                 unknown_fields: Default::default(),
             })
         } else {
@@ -182,19 +158,13 @@ impl MaintenanceConfigurationSpec {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .time_in_week
-                        .as_ref()
-                        .map(|x| x.iter().map(spec::TimeInWeek::from_arm).collect())
+                    e.time_in_week.as_ref().map(|x| x.iter().map(spec::TimeInWeek::from_arm).collect())
                 }),
             not_allowed_time: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .not_allowed_time
-                        .as_ref()
-                        .map(|x| x.iter().map(spec::TimeSpan::from_arm).collect())
+                    e.not_allowed_time.as_ref().map(|x| x.iter().map(spec::TimeSpan::from_arm).collect())
                 }),
             maintenance_window: arm
                 .properties
@@ -250,19 +220,13 @@ impl From<&arm::MaintenanceConfiguration> for MaintenanceConfigurationStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .time_in_week
-                        .as_ref()
-                        .map(|x| x.iter().map(status::TimeInWeek::from).collect())
+                    e.time_in_week.as_ref().map(|x| x.iter().map(status::TimeInWeek::from).collect())
                 }),
             not_allowed_time: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .not_allowed_time
-                        .as_ref()
-                        .map(|x| x.iter().map(status::TimeSpan::from).collect())
+                    e.not_allowed_time.as_ref().map(|x| x.iter().map(status::TimeSpan::from).collect())
                 }),
             maintenance_window: arm
                 .properties
@@ -281,17 +245,9 @@ impl From<&arm::MaintenanceConfiguration> for MaintenanceConfigurationStatus {
 pub struct MaintenanceConfigurationOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(
-        rename = "secretExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(
-        rename = "configMapExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }

@@ -48,15 +48,11 @@ pub fn import(
         match kind {
             "ManagedCluster" => {
                 serde_json::from_str::<arm::ManagedCluster>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &ManagedCluster::from_arm(name, namespace, &a),
-                    ))
+                    .and_then(|a| armgen_runtime::hub::to_json(&ManagedCluster::from_arm(name, namespace, &a)))
             }
             "AgentPool" => {
                 serde_json::from_str::<arm::AgentPool>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &AgentPool::from_arm(name, namespace, &a),
-                    ))
+                    .and_then(|a| armgen_runtime::hub::to_json(&AgentPool::from_arm(name, namespace, &a)))
             }
             "MaintenanceConfiguration" => {
                 serde_json::from_str::<arm::MaintenanceConfiguration>(arm_json)
@@ -66,9 +62,7 @@ pub fn import(
             }
             "ManagedNamespace" => {
                 serde_json::from_str::<arm::ManagedNamespace>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &ManagedNamespace::from_arm(name, namespace, &a),
-                    ))
+                    .and_then(|a| armgen_runtime::hub::to_json(&ManagedNamespace::from_arm(name, namespace, &a)))
             }
             "PrivateEndpointConnection" => {
                 serde_json::from_str::<arm::PrivateEndpointConnection>(arm_json)
@@ -84,9 +78,7 @@ pub fn import(
             }
             "Snapshot" => {
                 serde_json::from_str::<arm::Snapshot>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &Snapshot::from_arm(name, namespace, &a),
-                    ))
+                    .and_then(|a| armgen_runtime::hub::to_json(&Snapshot::from_arm(name, namespace, &a)))
             }
             _ => return None,
         },
@@ -121,9 +113,7 @@ pub fn export(
                     })
             }
             "MaintenanceConfiguration" => {
-                let cr: MaintenanceConfiguration = armgen_runtime::kube::from_custom_resource(
-                    cr,
-                )?;
+                let cr: MaintenanceConfiguration = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {
@@ -132,9 +122,7 @@ pub fn export(
                     })
             }
             "ManagedNamespace" => {
-                let cr: ManagedNamespace = armgen_runtime::kube::from_custom_resource(
-                    cr,
-                )?;
+                let cr: ManagedNamespace = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {
@@ -143,9 +131,7 @@ pub fn export(
                     })
             }
             "PrivateEndpointConnection" => {
-                let cr: PrivateEndpointConnection = armgen_runtime::kube::from_custom_resource(
-                    cr,
-                )?;
+                let cr: PrivateEndpointConnection = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {
@@ -154,9 +140,7 @@ pub fn export(
                     })
             }
             "TrustedAccessRoleBinding" => {
-                let cr: TrustedAccessRoleBinding = armgen_runtime::kube::from_custom_resource(
-                    cr,
-                )?;
+                let cr: TrustedAccessRoleBinding = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {

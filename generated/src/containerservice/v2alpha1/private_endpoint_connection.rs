@@ -3,16 +3,9 @@
 // ARM API version: 2025-10-01 (Kubernetes version v2alpha1)
 
 //! The `PrivateEndpointConnection` custom resource (`Microsoft.ContainerService/managedClusters/privateEndpointConnections`).
-#[allow(unused_imports)]
 use super::{arm, spec, status};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
 
 /// A private endpoint connection
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -42,9 +35,7 @@ impl PrivateEndpointConnection {
         serde_yaml_ng::Error,
     > {
         serde_yaml_ng::from_str(
-            include_str!(
-                "../../../crds/privateendpointconnections.containerservice.armgen.dev.yaml"
-            ),
+            include_str!("../../../crds/privateendpointconnections.containerservice.armgen.dev.yaml"),
         )
     }
     /// A custom resource named `name` with `spec`.
@@ -60,11 +51,7 @@ impl PrivateEndpointConnection {
     }
     /// The custom resource for an ARM payload (an import): spec from the writable properties,
     /// status from everything the payload has.
-    pub fn from_arm(
-        name: &str,
-        namespace: Option<&str>,
-        arm: &arm::PrivateEndpointConnection,
-    ) -> Self {
+    pub fn from_arm(name: &str, namespace: Option<&str>, arm: &arm::PrivateEndpointConnection) -> Self {
         let mut cr = Self::new(name, PrivateEndpointConnectionSpec::from_arm(arm));
         cr.metadata.namespace = namespace.map(str::to_string);
         cr.status = Some(PrivateEndpointConnectionStatus::from(arm));
@@ -106,9 +93,7 @@ impl kube_core::Resource for PrivateEndpointConnection {
     fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }
-    fn meta_mut(
-        &mut self,
-    ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &mut self.metadata
     }
 }
@@ -131,26 +116,19 @@ pub struct PrivateEndpointConnectionSpec {
     pub private_endpoint: Option<spec::PrivateEndpoint>,
     /// A collection of information about the state of the connection between service consumer and provider.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub private_link_service_connection_state: Option<
-        spec::PrivateLinkServiceConnectionState,
-    >,
+    pub private_link_service_connection_state: Option<spec::PrivateLinkServiceConnectionState>,
 }
 
 impl PrivateEndpointConnectionSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
-    pub fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-    ) -> Result<arm::PrivateEndpointConnection, ConversionError> {
+    pub fn to_arm(&self, resolver: &dyn Resolver) -> Result<arm::PrivateEndpointConnection, ConversionError> {
         let path = Path::Root("spec");
         let envelope_properties = if self.private_endpoint.is_some()
             || self.private_link_service_connection_state.is_some()
         {
             Some(arm::PrivateEndpointConnectionProperties {
                 provisioning_state: None,
-                private_endpoint: self
-                    .private_endpoint
-                    .to_arm(resolver, &path.field("privateEndpoint"))?,
+                private_endpoint: self.private_endpoint.to_arm(resolver, &path.field("privateEndpoint"))?,
                 private_link_service_connection_state: required(
                         self.private_link_service_connection_state.as_ref(),
                         &path.field("privateLinkServiceConnectionState"),
@@ -186,9 +164,7 @@ impl PrivateEndpointConnectionSpec {
             private_link_service_connection_state: arm
                 .properties
                 .as_ref()
-                .map(|e| spec::PrivateLinkServiceConnectionState::from_arm(
-                    &e.private_link_service_connection_state,
-                )),
+                .map(|e| spec::PrivateLinkServiceConnectionState::from_arm(&e.private_link_service_connection_state)),
         }
     }
 }
@@ -217,9 +193,7 @@ pub struct PrivateEndpointConnectionStatus {
     pub private_endpoint: Option<status::PrivateEndpoint>,
     /// A collection of information about the state of the connection between service consumer and provider.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub private_link_service_connection_state: Option<
-        status::PrivateLinkServiceConnectionState,
-    >,
+    pub private_link_service_connection_state: Option<status::PrivateLinkServiceConnectionState>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
@@ -235,10 +209,7 @@ impl From<&arm::PrivateEndpointConnection> for PrivateEndpointConnectionStatus {
             name: arm.name.clone(),
             r#type: arm.r#type.clone(),
             system_data: arm.system_data.as_ref().map(status::SystemData::from),
-            provisioning_state: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.provisioning_state.clone()),
+            provisioning_state: arm.properties.as_ref().and_then(|e| e.provisioning_state.clone()),
             private_endpoint: arm
                 .properties
                 .as_ref()
@@ -248,9 +219,7 @@ impl From<&arm::PrivateEndpointConnection> for PrivateEndpointConnectionStatus {
             private_link_service_connection_state: arm
                 .properties
                 .as_ref()
-                .map(|e| status::PrivateLinkServiceConnectionState::from(
-                    &e.private_link_service_connection_state,
-                )),
+                .map(|e| status::PrivateLinkServiceConnectionState::from(&e.private_link_service_connection_state)),
             conditions: None,
             operator_status: None,
         }
@@ -262,17 +231,9 @@ impl From<&arm::PrivateEndpointConnection> for PrivateEndpointConnectionStatus {
 pub struct PrivateEndpointConnectionOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(
-        rename = "secretExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(
-        rename = "configMapExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }

@@ -3,16 +3,9 @@
 // ARM API version: 2026-08-01 (Kubernetes version v2beta1)
 
 //! The `IdentityBinding` custom resource (`Microsoft.ContainerService/managedClusters/identityBindings`).
-#[allow(unused_imports)]
 use super::{arm, spec, status};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
 
 /// The IdentityBinding resource.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -41,11 +34,7 @@ impl IdentityBinding {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(
-            include_str!(
-                "../../../crds/identitybindings.containerservice.armgen.dev.yaml"
-            ),
-        )
+        serde_yaml_ng::from_str(include_str!("../../../crds/identitybindings.containerservice.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: IdentityBindingSpec) -> Self {
@@ -60,11 +49,7 @@ impl IdentityBinding {
     }
     /// The custom resource for an ARM payload (an import): spec from the writable properties,
     /// status from everything the payload has.
-    pub fn from_arm(
-        name: &str,
-        namespace: Option<&str>,
-        arm: &arm::IdentityBinding,
-    ) -> Self {
+    pub fn from_arm(name: &str, namespace: Option<&str>, arm: &arm::IdentityBinding) -> Self {
         let mut cr = Self::new(name, IdentityBindingSpec::from_arm(arm));
         cr.metadata.namespace = namespace.map(str::to_string);
         cr.status = Some(IdentityBindingStatus::from(arm));
@@ -106,9 +91,7 @@ impl kube_core::Resource for IdentityBinding {
     fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }
-    fn meta_mut(
-        &mut self,
-    ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &mut self.metadata
     }
 }
@@ -133,10 +116,7 @@ pub struct IdentityBindingSpec {
 
 impl IdentityBindingSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
-    pub fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-    ) -> Result<arm::IdentityBinding, ConversionError> {
+    pub fn to_arm(&self, resolver: &dyn Resolver) -> Result<arm::IdentityBinding, ConversionError> {
         let path = Path::Root("spec");
         let envelope_properties = if self.managed_identity.is_some() {
             Some(arm::IdentityBindingProperties {
@@ -172,9 +152,7 @@ impl IdentityBindingSpec {
             managed_identity: arm
                 .properties
                 .as_ref()
-                .map(|e| spec::IdentityBindingManagedIdentityProfile::from_arm(
-                    &e.managed_identity,
-                )),
+                .map(|e| spec::IdentityBindingManagedIdentityProfile::from_arm(&e.managed_identity)),
         }
     }
 }
@@ -225,22 +203,14 @@ impl From<&arm::IdentityBinding> for IdentityBindingStatus {
             managed_identity: arm
                 .properties
                 .as_ref()
-                .map(|e| status::IdentityBindingManagedIdentityProfile::from(
-                    &e.managed_identity,
-                )),
+                .map(|e| status::IdentityBindingManagedIdentityProfile::from(&e.managed_identity)),
             oidc_issuer: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .oidc_issuer
-                        .as_ref()
-                        .map(status::IdentityBindingOidcIssuerProfile::from)
+                    e.oidc_issuer.as_ref().map(status::IdentityBindingOidcIssuerProfile::from)
                 }),
-            provisioning_state: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.provisioning_state.clone()),
+            provisioning_state: arm.properties.as_ref().and_then(|e| e.provisioning_state.clone()),
             e_tag: arm.e_tag.clone(),
             conditions: None,
             operator_status: None,
@@ -253,17 +223,9 @@ impl From<&arm::IdentityBinding> for IdentityBindingStatus {
 pub struct IdentityBindingOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(
-        rename = "secretExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(
-        rename = "configMapExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }

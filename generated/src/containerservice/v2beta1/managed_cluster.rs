@@ -3,15 +3,9 @@
 // ARM API version: 2026-08-01 (Kubernetes version v2beta1)
 
 //! The `ManagedCluster` custom resource (`Microsoft.ContainerService/managedClusters`).
-#[allow(unused_imports)]
 use super::{arm, spec, status};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Managed cluster.
@@ -57,11 +51,7 @@ impl ManagedCluster {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(
-            include_str!(
-                "../../../crds/managedclusters.containerservice.armgen.dev.yaml"
-            ),
-        )
+        serde_yaml_ng::from_str(include_str!("../../../crds/managedclusters.containerservice.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: ManagedClusterSpec) -> Self {
@@ -76,11 +66,7 @@ impl ManagedCluster {
     }
     /// The custom resource for an ARM payload (an import): spec from the writable properties,
     /// status from everything the payload has.
-    pub fn from_arm(
-        name: &str,
-        namespace: Option<&str>,
-        arm: &arm::ManagedCluster,
-    ) -> Self {
+    pub fn from_arm(name: &str, namespace: Option<&str>, arm: &arm::ManagedCluster) -> Self {
         let mut cr = Self::new(name, ManagedClusterSpec::from_arm(arm));
         cr.metadata.namespace = namespace.map(str::to_string);
         cr.status = Some(ManagedClusterStatus::from(arm));
@@ -122,9 +108,7 @@ impl kube_core::Resource for ManagedCluster {
     fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }
-    fn meta_mut(
-        &mut self,
-    ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &mut self.metadata
     }
 }
@@ -183,9 +167,7 @@ pub struct ManagedClusterSpec {
     pub node_resource_group: Option<String>,
     /// Profile of the node resource group configuration.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_resource_group_profile: Option<
-        spec::ManagedClusterNodeResourceGroupProfile,
-    >,
+    pub node_resource_group_profile: Option<spec::ManagedClusterNodeResourceGroupProfile>,
     /// Whether to enable Kubernetes Role-Based Access Control.
     #[serde(rename = "enableRBAC", skip_serializing_if = "Option::is_none")]
     pub enable_rbac: Option<bool>,
@@ -242,9 +224,7 @@ pub struct ManagedClusterSpec {
     pub public_network_access: Option<arm::PublicNetworkAccess>,
     /// Workload Auto-scaler profile for the managed cluster.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub workload_auto_scaler_profile: Option<
-        spec::ManagedClusterWorkloadAutoScalerProfile,
-    >,
+    pub workload_auto_scaler_profile: Option<spec::ManagedClusterWorkloadAutoScalerProfile>,
     /// Azure Monitor addon profiles for monitoring the managed cluster.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_monitor_profile: Option<spec::ManagedClusterAzureMonitorProfile>,
@@ -262,9 +242,7 @@ pub struct ManagedClusterSpec {
     pub bootstrap_profile: Option<spec::ManagedClusterBootstrapProfile>,
     /// AI toolchain operator settings that apply to the whole cluster.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub ai_toolchain_operator_profile: Option<
-        spec::ManagedClusterAiToolchainOperatorProfile,
-    >,
+    pub ai_toolchain_operator_profile: Option<spec::ManagedClusterAiToolchainOperatorProfile>,
     /// Profile with scheduler-related settings, like the configuration mode for each scheduler managed by AKS. See <https://aka.ms/aks/scheduler-profile>.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scheduler_profile: Option<spec::SchedulerProfile>,
@@ -287,10 +265,7 @@ pub struct ManagedClusterSpec {
 
 impl ManagedClusterSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
-    pub fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-    ) -> Result<arm::ManagedCluster, ConversionError> {
+    pub fn to_arm(&self, resolver: &dyn Resolver) -> Result<arm::ManagedCluster, ConversionError> {
         let path = Path::Root("spec");
         let envelope_properties = if self.kubernetes_version.is_some()
             || self.dns_prefix.is_some() || self.fqdn_subdomain.is_some()
@@ -328,27 +303,15 @@ impl ManagedClusterSpec {
                 fqdn: None,
                 private_fqdn: None,
                 azure_portal_fqdn: None,
-                agent_pool_profiles: self
-                    .agent_pool_profiles
-                    .to_arm(resolver, &path.field("agentPoolProfiles"))?,
-                linux_profile: self
-                    .linux_profile
-                    .to_arm(resolver, &path.field("linuxProfile"))?,
-                windows_profile: self
-                    .windows_profile
-                    .to_arm(resolver, &path.field("windowsProfile"))?,
+                agent_pool_profiles: self.agent_pool_profiles.to_arm(resolver, &path.field("agentPoolProfiles"))?,
+                linux_profile: self.linux_profile.to_arm(resolver, &path.field("linuxProfile"))?,
+                windows_profile: self.windows_profile.to_arm(resolver, &path.field("windowsProfile"))?,
                 service_principal_profile: self
                     .service_principal_profile
                     .to_arm(resolver, &path.field("servicePrincipalProfile"))?,
-                addon_profiles: self
-                    .addon_profiles
-                    .to_arm(resolver, &path.field("addonProfiles"))?,
-                pod_identity_profile: self
-                    .pod_identity_profile
-                    .to_arm(resolver, &path.field("podIdentityProfile"))?,
-                oidc_issuer_profile: self
-                    .oidc_issuer_profile
-                    .to_arm(resolver, &path.field("oidcIssuerProfile"))?,
+                addon_profiles: self.addon_profiles.to_arm(resolver, &path.field("addonProfiles"))?,
+                pod_identity_profile: self.pod_identity_profile.to_arm(resolver, &path.field("podIdentityProfile"))?,
+                oidc_issuer_profile: self.oidc_issuer_profile.to_arm(resolver, &path.field("oidcIssuerProfile"))?,
                 node_resource_group: self.node_resource_group.clone(),
                 node_resource_group_profile: self
                     .node_resource_group_profile
@@ -356,75 +319,43 @@ impl ManagedClusterSpec {
                 enable_rbac: self.enable_rbac,
                 support_plan: self.support_plan.clone(),
                 enable_fips: self.enable_fips,
-                network_profile: self
-                    .network_profile
-                    .to_arm(resolver, &path.field("networkProfile"))?,
-                aad_profile: self
-                    .aad_profile
-                    .to_arm(resolver, &path.field("aadProfile"))?,
-                auto_upgrade_profile: self
-                    .auto_upgrade_profile
-                    .to_arm(resolver, &path.field("autoUpgradeProfile"))?,
-                upgrade_settings: self
-                    .upgrade_settings
-                    .to_arm(resolver, &path.field("upgradeSettings"))?,
-                auto_scaler_profile: self
-                    .auto_scaler_profile
-                    .to_arm(resolver, &path.field("autoScalerProfile"))?,
+                network_profile: self.network_profile.to_arm(resolver, &path.field("networkProfile"))?,
+                aad_profile: self.aad_profile.to_arm(resolver, &path.field("aadProfile"))?,
+                auto_upgrade_profile: self.auto_upgrade_profile.to_arm(resolver, &path.field("autoUpgradeProfile"))?,
+                upgrade_settings: self.upgrade_settings.to_arm(resolver, &path.field("upgradeSettings"))?,
+                auto_scaler_profile: self.auto_scaler_profile.to_arm(resolver, &path.field("autoScalerProfile"))?,
                 api_server_access_profile: self
                     .api_server_access_profile
                     .to_arm(resolver, &path.field("apiServerAccessProfile"))?,
                 disk_encryption_set_id: self
                     .disk_encryption_set_id
                     .to_arm(resolver, &path.field("diskEncryptionSetID"))?,
-                identity_profile: self
-                    .identity_profile
-                    .to_arm(resolver, &path.field("identityProfile"))?,
+                identity_profile: self.identity_profile.to_arm(resolver, &path.field("identityProfile"))?,
                 private_link_resources: self
                     .private_link_resources
                     .to_arm(resolver, &path.field("privateLinkResources"))?,
                 disable_local_accounts: self.disable_local_accounts,
-                http_proxy_config: self
-                    .http_proxy_config
-                    .to_arm(resolver, &path.field("httpProxyConfig"))?,
-                security_profile: self
-                    .security_profile
-                    .to_arm(resolver, &path.field("securityProfile"))?,
-                storage_profile: self
-                    .storage_profile
-                    .to_arm(resolver, &path.field("storageProfile"))?,
-                ingress_profile: self
-                    .ingress_profile
-                    .to_arm(resolver, &path.field("ingressProfile"))?,
+                http_proxy_config: self.http_proxy_config.to_arm(resolver, &path.field("httpProxyConfig"))?,
+                security_profile: self.security_profile.to_arm(resolver, &path.field("securityProfile"))?,
+                storage_profile: self.storage_profile.to_arm(resolver, &path.field("storageProfile"))?,
+                ingress_profile: self.ingress_profile.to_arm(resolver, &path.field("ingressProfile"))?,
                 public_network_access: self.public_network_access.clone(),
                 workload_auto_scaler_profile: self
                     .workload_auto_scaler_profile
                     .to_arm(resolver, &path.field("workloadAutoScalerProfile"))?,
-                azure_monitor_profile: self
-                    .azure_monitor_profile
-                    .to_arm(resolver, &path.field("azureMonitorProfile"))?,
-                service_mesh_profile: self
-                    .service_mesh_profile
-                    .to_arm(resolver, &path.field("serviceMeshProfile"))?,
+                azure_monitor_profile: self.azure_monitor_profile.to_arm(resolver, &path.field("azureMonitorProfile"))?,
+                service_mesh_profile: self.service_mesh_profile.to_arm(resolver, &path.field("serviceMeshProfile"))?,
                 resource_uid: None,
-                metrics_profile: self
-                    .metrics_profile
-                    .to_arm(resolver, &path.field("metricsProfile"))?,
+                metrics_profile: self.metrics_profile.to_arm(resolver, &path.field("metricsProfile"))?,
                 node_provisioning_profile: self
                     .node_provisioning_profile
                     .to_arm(resolver, &path.field("nodeProvisioningProfile"))?,
-                bootstrap_profile: self
-                    .bootstrap_profile
-                    .to_arm(resolver, &path.field("bootstrapProfile"))?,
+                bootstrap_profile: self.bootstrap_profile.to_arm(resolver, &path.field("bootstrapProfile"))?,
                 ai_toolchain_operator_profile: self
                     .ai_toolchain_operator_profile
                     .to_arm(resolver, &path.field("aiToolchainOperatorProfile"))?,
-                scheduler_profile: self
-                    .scheduler_profile
-                    .to_arm(resolver, &path.field("schedulerProfile"))?,
-                hosted_system_profile: self
-                    .hosted_system_profile
-                    .to_arm(resolver, &path.field("hostedSystemProfile"))?,
+                scheduler_profile: self.scheduler_profile.to_arm(resolver, &path.field("schedulerProfile"))?,
+                hosted_system_profile: self.hosted_system_profile.to_arm(resolver, &path.field("hostedSystemProfile"))?,
                 status: None,
                 unknown_fields: Default::default(),
             })
@@ -441,9 +372,7 @@ impl ManagedClusterSpec {
             properties: envelope_properties,
             e_tag: None,
             sku: self.sku.to_arm(resolver, &path.field("sku"))?,
-            extended_location: self
-                .extended_location
-                .to_arm(resolver, &path.field("extendedLocation"))?,
+            extended_location: self.extended_location.to_arm(resolver, &path.field("extendedLocation"))?,
             identity: self.identity.to_arm(resolver, &path.field("identity"))?,
             kind: self.kind.clone(),
             unknown_fields: Default::default(),
@@ -458,15 +387,9 @@ impl ManagedClusterSpec {
             operator_spec: None,
             tags: arm.tags.clone(),
             location: Some(arm.location.clone()),
-            kubernetes_version: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.kubernetes_version.clone()),
+            kubernetes_version: arm.properties.as_ref().and_then(|e| e.kubernetes_version.clone()),
             dns_prefix: arm.properties.as_ref().and_then(|e| e.dns_prefix.clone()),
-            fqdn_subdomain: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.fqdn_subdomain.clone()),
+            fqdn_subdomain: arm.properties.as_ref().and_then(|e| e.fqdn_subdomain.clone()),
             agent_pool_profiles: arm
                 .properties
                 .as_ref()
@@ -475,38 +398,26 @@ impl ManagedClusterSpec {
                         .agent_pool_profiles
                         .as_ref()
                         .map(|x| {
-                            x
-                                .iter()
-                                .map(spec::ManagedClusterAgentPoolProfile::from_arm)
-                                .collect()
+                            x.iter().map(spec::ManagedClusterAgentPoolProfile::from_arm).collect()
                         })
                 }),
             linux_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .linux_profile
-                        .as_ref()
-                        .map(spec::ContainerServiceLinuxProfile::from_arm)
+                    e.linux_profile.as_ref().map(spec::ContainerServiceLinuxProfile::from_arm)
                 }),
             windows_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .windows_profile
-                        .as_ref()
-                        .map(spec::ManagedClusterWindowsProfile::from_arm)
+                    e.windows_profile.as_ref().map(spec::ManagedClusterWindowsProfile::from_arm)
                 }),
             service_principal_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .service_principal_profile
-                        .as_ref()
-                        .map(spec::ManagedClusterServicePrincipalProfile::from_arm)
+                    e.service_principal_profile.as_ref().map(spec::ManagedClusterServicePrincipalProfile::from_arm)
                 }),
             addon_profiles: arm
                 .properties
@@ -529,32 +440,20 @@ impl ManagedClusterSpec {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .pod_identity_profile
-                        .as_ref()
-                        .map(spec::ManagedClusterPodIdentityProfile::from_arm)
+                    e.pod_identity_profile.as_ref().map(spec::ManagedClusterPodIdentityProfile::from_arm)
                 }),
             oidc_issuer_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .oidc_issuer_profile
-                        .as_ref()
-                        .map(spec::ManagedClusterOidcIssuerProfile::from_arm)
+                    e.oidc_issuer_profile.as_ref().map(spec::ManagedClusterOidcIssuerProfile::from_arm)
                 }),
-            node_resource_group: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.node_resource_group.clone()),
+            node_resource_group: arm.properties.as_ref().and_then(|e| e.node_resource_group.clone()),
             node_resource_group_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .node_resource_group_profile
-                        .as_ref()
-                        .map(spec::ManagedClusterNodeResourceGroupProfile::from_arm)
+                    e.node_resource_group_profile.as_ref().map(spec::ManagedClusterNodeResourceGroupProfile::from_arm)
                 }),
             enable_rbac: arm.properties.as_ref().and_then(|e| e.enable_rbac),
             support_plan: arm.properties.as_ref().and_then(|e| e.support_plan.clone()),
@@ -563,10 +462,7 @@ impl ManagedClusterSpec {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .network_profile
-                        .as_ref()
-                        .map(spec::ContainerServiceNetworkProfile::from_arm)
+                    e.network_profile.as_ref().map(spec::ContainerServiceNetworkProfile::from_arm)
                 }),
             aad_profile: arm
                 .properties
@@ -578,37 +474,25 @@ impl ManagedClusterSpec {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .auto_upgrade_profile
-                        .as_ref()
-                        .map(spec::ManagedClusterAutoUpgradeProfile::from_arm)
+                    e.auto_upgrade_profile.as_ref().map(spec::ManagedClusterAutoUpgradeProfile::from_arm)
                 }),
             upgrade_settings: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .upgrade_settings
-                        .as_ref()
-                        .map(spec::ClusterUpgradeSettings::from_arm)
+                    e.upgrade_settings.as_ref().map(spec::ClusterUpgradeSettings::from_arm)
                 }),
             auto_scaler_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .auto_scaler_profile
-                        .as_ref()
-                        .map(spec::ManagedClusterPropertiesAutoScalerProfile::from_arm)
+                    e.auto_scaler_profile.as_ref().map(spec::ManagedClusterPropertiesAutoScalerProfile::from_arm)
                 }),
             api_server_access_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .api_server_access_profile
-                        .as_ref()
-                        .map(spec::ManagedClusterApiServerAccessProfile::from_arm)
+                    e.api_server_access_profile.as_ref().map(spec::ManagedClusterApiServerAccessProfile::from_arm)
                 }),
             disk_encryption_set_id: arm
                 .properties
@@ -617,9 +501,7 @@ impl ManagedClusterSpec {
                     e
                         .disk_encryption_set_id
                         .as_ref()
-                        .map(|x| armgen_runtime::kube::ResourceReference::arm_id(
-                            x.clone(),
-                        ))
+                        .map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone()))
                 }),
             identity_profile: arm
                 .properties
@@ -649,103 +531,67 @@ impl ManagedClusterSpec {
                             x.iter().map(spec::PrivateLinkResource::from_arm).collect()
                         })
                 }),
-            disable_local_accounts: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.disable_local_accounts),
+            disable_local_accounts: arm.properties.as_ref().and_then(|e| e.disable_local_accounts),
             http_proxy_config: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .http_proxy_config
-                        .as_ref()
-                        .map(spec::ManagedClusterHttpProxyConfig::from_arm)
+                    e.http_proxy_config.as_ref().map(spec::ManagedClusterHttpProxyConfig::from_arm)
                 }),
             security_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .security_profile
-                        .as_ref()
-                        .map(spec::ManagedClusterSecurityProfile::from_arm)
+                    e.security_profile.as_ref().map(spec::ManagedClusterSecurityProfile::from_arm)
                 }),
             storage_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .storage_profile
-                        .as_ref()
-                        .map(spec::ManagedClusterStorageProfile::from_arm)
+                    e.storage_profile.as_ref().map(spec::ManagedClusterStorageProfile::from_arm)
                 }),
             ingress_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .ingress_profile
-                        .as_ref()
-                        .map(spec::ManagedClusterIngressProfile::from_arm)
+                    e.ingress_profile.as_ref().map(spec::ManagedClusterIngressProfile::from_arm)
                 }),
-            public_network_access: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.public_network_access.clone()),
+            public_network_access: arm.properties.as_ref().and_then(|e| e.public_network_access.clone()),
             workload_auto_scaler_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .workload_auto_scaler_profile
-                        .as_ref()
-                        .map(spec::ManagedClusterWorkloadAutoScalerProfile::from_arm)
+                    e.workload_auto_scaler_profile.as_ref().map(spec::ManagedClusterWorkloadAutoScalerProfile::from_arm)
                 }),
             azure_monitor_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .azure_monitor_profile
-                        .as_ref()
-                        .map(spec::ManagedClusterAzureMonitorProfile::from_arm)
+                    e.azure_monitor_profile.as_ref().map(spec::ManagedClusterAzureMonitorProfile::from_arm)
                 }),
             service_mesh_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .service_mesh_profile
-                        .as_ref()
-                        .map(spec::ServiceMeshProfile::from_arm)
+                    e.service_mesh_profile.as_ref().map(spec::ServiceMeshProfile::from_arm)
                 }),
             metrics_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .metrics_profile
-                        .as_ref()
-                        .map(spec::ManagedClusterMetricsProfile::from_arm)
+                    e.metrics_profile.as_ref().map(spec::ManagedClusterMetricsProfile::from_arm)
                 }),
             node_provisioning_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .node_provisioning_profile
-                        .as_ref()
-                        .map(spec::ManagedClusterNodeProvisioningProfile::from_arm)
+                    e.node_provisioning_profile.as_ref().map(spec::ManagedClusterNodeProvisioningProfile::from_arm)
                 }),
             bootstrap_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .bootstrap_profile
-                        .as_ref()
-                        .map(spec::ManagedClusterBootstrapProfile::from_arm)
+                    e.bootstrap_profile.as_ref().map(spec::ManagedClusterBootstrapProfile::from_arm)
                 }),
             ai_toolchain_operator_profile: arm
                 .properties
@@ -766,16 +612,10 @@ impl ManagedClusterSpec {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .hosted_system_profile
-                        .as_ref()
-                        .map(spec::ManagedClusterHostedSystemProfile::from_arm)
+                    e.hosted_system_profile.as_ref().map(spec::ManagedClusterHostedSystemProfile::from_arm)
                 }),
             sku: arm.sku.as_ref().map(spec::ManagedClusterSku::from_arm),
-            extended_location: arm
-                .extended_location
-                .as_ref()
-                .map(spec::ExtendedLocation::from_arm),
+            extended_location: arm.extended_location.as_ref().map(spec::ExtendedLocation::from_arm),
             identity: arm.identity.as_ref().map(spec::ManagedClusterIdentity::from_arm),
             kind: arm.kind.clone(),
         }
@@ -860,9 +700,7 @@ pub struct ManagedClusterStatus {
     pub node_resource_group: Option<String>,
     /// Profile of the node resource group configuration.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_resource_group_profile: Option<
-        status::ManagedClusterNodeResourceGroupProfile,
-    >,
+    pub node_resource_group_profile: Option<status::ManagedClusterNodeResourceGroupProfile>,
     /// Whether to enable Kubernetes Role-Based Access Control.
     #[serde(rename = "enableRBAC", skip_serializing_if = "Option::is_none")]
     pub enable_rbac: Option<bool>,
@@ -919,9 +757,7 @@ pub struct ManagedClusterStatus {
     pub public_network_access: Option<arm::PublicNetworkAccess>,
     /// Workload Auto-scaler profile for the managed cluster.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub workload_auto_scaler_profile: Option<
-        status::ManagedClusterWorkloadAutoScalerProfile,
-    >,
+    pub workload_auto_scaler_profile: Option<status::ManagedClusterWorkloadAutoScalerProfile>,
     /// Azure Monitor addon profiles for monitoring the managed cluster.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_monitor_profile: Option<status::ManagedClusterAzureMonitorProfile>,
@@ -942,9 +778,7 @@ pub struct ManagedClusterStatus {
     pub bootstrap_profile: Option<status::ManagedClusterBootstrapProfile>,
     /// AI toolchain operator settings that apply to the whole cluster.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub ai_toolchain_operator_profile: Option<
-        status::ManagedClusterAiToolchainOperatorProfile,
-    >,
+    pub ai_toolchain_operator_profile: Option<status::ManagedClusterAiToolchainOperatorProfile>,
     /// Profile with scheduler-related settings, like the configuration mode for each scheduler managed by AKS. See <https://aka.ms/aks/scheduler-profile>.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scheduler_profile: Option<status::SchedulerProfile>,
@@ -986,34 +820,16 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
             system_data: arm.system_data.as_ref().map(status::SystemData::from),
             tags: arm.tags.clone(),
             location: Some(arm.location.clone()),
-            provisioning_state: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.provisioning_state.clone()),
-            power_state: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.power_state.as_ref().map(status::PowerState::from)),
+            provisioning_state: arm.properties.as_ref().and_then(|e| e.provisioning_state.clone()),
+            power_state: arm.properties.as_ref().and_then(|e| e.power_state.as_ref().map(status::PowerState::from)),
             max_agent_pools: arm.properties.as_ref().and_then(|e| e.max_agent_pools),
-            kubernetes_version: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.kubernetes_version.clone()),
-            current_kubernetes_version: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.current_kubernetes_version.clone()),
+            kubernetes_version: arm.properties.as_ref().and_then(|e| e.kubernetes_version.clone()),
+            current_kubernetes_version: arm.properties.as_ref().and_then(|e| e.current_kubernetes_version.clone()),
             dns_prefix: arm.properties.as_ref().and_then(|e| e.dns_prefix.clone()),
-            fqdn_subdomain: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.fqdn_subdomain.clone()),
+            fqdn_subdomain: arm.properties.as_ref().and_then(|e| e.fqdn_subdomain.clone()),
             fqdn: arm.properties.as_ref().and_then(|e| e.fqdn.clone()),
             private_fqdn: arm.properties.as_ref().and_then(|e| e.private_fqdn.clone()),
-            azure_portal_fqdn: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.azure_portal_fqdn.clone()),
+            azure_portal_fqdn: arm.properties.as_ref().and_then(|e| e.azure_portal_fqdn.clone()),
             agent_pool_profiles: arm
                 .properties
                 .as_ref()
@@ -1022,38 +838,26 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                         .agent_pool_profiles
                         .as_ref()
                         .map(|x| {
-                            x
-                                .iter()
-                                .map(status::ManagedClusterAgentPoolProfile::from)
-                                .collect()
+                            x.iter().map(status::ManagedClusterAgentPoolProfile::from).collect()
                         })
                 }),
             linux_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .linux_profile
-                        .as_ref()
-                        .map(status::ContainerServiceLinuxProfile::from)
+                    e.linux_profile.as_ref().map(status::ContainerServiceLinuxProfile::from)
                 }),
             windows_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .windows_profile
-                        .as_ref()
-                        .map(status::ManagedClusterWindowsProfile::from)
+                    e.windows_profile.as_ref().map(status::ManagedClusterWindowsProfile::from)
                 }),
             service_principal_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .service_principal_profile
-                        .as_ref()
-                        .map(status::ManagedClusterServicePrincipalProfile::from)
+                    e.service_principal_profile.as_ref().map(status::ManagedClusterServicePrincipalProfile::from)
                 }),
             addon_profiles: arm
                 .properties
@@ -1076,32 +880,20 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .pod_identity_profile
-                        .as_ref()
-                        .map(status::ManagedClusterPodIdentityProfile::from)
+                    e.pod_identity_profile.as_ref().map(status::ManagedClusterPodIdentityProfile::from)
                 }),
             oidc_issuer_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .oidc_issuer_profile
-                        .as_ref()
-                        .map(status::ManagedClusterOidcIssuerProfile::from)
+                    e.oidc_issuer_profile.as_ref().map(status::ManagedClusterOidcIssuerProfile::from)
                 }),
-            node_resource_group: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.node_resource_group.clone()),
+            node_resource_group: arm.properties.as_ref().and_then(|e| e.node_resource_group.clone()),
             node_resource_group_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .node_resource_group_profile
-                        .as_ref()
-                        .map(status::ManagedClusterNodeResourceGroupProfile::from)
+                    e.node_resource_group_profile.as_ref().map(status::ManagedClusterNodeResourceGroupProfile::from)
                 }),
             enable_rbac: arm.properties.as_ref().and_then(|e| e.enable_rbac),
             support_plan: arm.properties.as_ref().and_then(|e| e.support_plan.clone()),
@@ -1110,10 +902,7 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .network_profile
-                        .as_ref()
-                        .map(status::ContainerServiceNetworkProfile::from)
+                    e.network_profile.as_ref().map(status::ContainerServiceNetworkProfile::from)
                 }),
             aad_profile: arm
                 .properties
@@ -1125,10 +914,7 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .auto_upgrade_profile
-                        .as_ref()
-                        .map(status::ManagedClusterAutoUpgradeProfile::from)
+                    e.auto_upgrade_profile.as_ref().map(status::ManagedClusterAutoUpgradeProfile::from)
                 }),
             upgrade_settings: arm
                 .properties
@@ -1140,24 +926,15 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .auto_scaler_profile
-                        .as_ref()
-                        .map(status::ManagedClusterPropertiesAutoScalerProfile::from)
+                    e.auto_scaler_profile.as_ref().map(status::ManagedClusterPropertiesAutoScalerProfile::from)
                 }),
             api_server_access_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .api_server_access_profile
-                        .as_ref()
-                        .map(status::ManagedClusterApiServerAccessProfile::from)
+                    e.api_server_access_profile.as_ref().map(status::ManagedClusterApiServerAccessProfile::from)
                 }),
-            disk_encryption_set_id: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.disk_encryption_set_id.clone()),
+            disk_encryption_set_id: arm.properties.as_ref().and_then(|e| e.disk_encryption_set_id.clone()),
             identity_profile: arm
                 .properties
                 .as_ref()
@@ -1186,67 +963,43 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                             x.iter().map(status::PrivateLinkResource::from).collect()
                         })
                 }),
-            disable_local_accounts: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.disable_local_accounts),
+            disable_local_accounts: arm.properties.as_ref().and_then(|e| e.disable_local_accounts),
             http_proxy_config: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .http_proxy_config
-                        .as_ref()
-                        .map(status::ManagedClusterHttpProxyConfig::from)
+                    e.http_proxy_config.as_ref().map(status::ManagedClusterHttpProxyConfig::from)
                 }),
             security_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .security_profile
-                        .as_ref()
-                        .map(status::ManagedClusterSecurityProfile::from)
+                    e.security_profile.as_ref().map(status::ManagedClusterSecurityProfile::from)
                 }),
             storage_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .storage_profile
-                        .as_ref()
-                        .map(status::ManagedClusterStorageProfile::from)
+                    e.storage_profile.as_ref().map(status::ManagedClusterStorageProfile::from)
                 }),
             ingress_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .ingress_profile
-                        .as_ref()
-                        .map(status::ManagedClusterIngressProfile::from)
+                    e.ingress_profile.as_ref().map(status::ManagedClusterIngressProfile::from)
                 }),
-            public_network_access: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.public_network_access.clone()),
+            public_network_access: arm.properties.as_ref().and_then(|e| e.public_network_access.clone()),
             workload_auto_scaler_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .workload_auto_scaler_profile
-                        .as_ref()
-                        .map(status::ManagedClusterWorkloadAutoScalerProfile::from)
+                    e.workload_auto_scaler_profile.as_ref().map(status::ManagedClusterWorkloadAutoScalerProfile::from)
                 }),
             azure_monitor_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .azure_monitor_profile
-                        .as_ref()
-                        .map(status::ManagedClusterAzureMonitorProfile::from)
+                    e.azure_monitor_profile.as_ref().map(status::ManagedClusterAzureMonitorProfile::from)
                 }),
             service_mesh_profile: arm
                 .properties
@@ -1259,37 +1012,25 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .metrics_profile
-                        .as_ref()
-                        .map(status::ManagedClusterMetricsProfile::from)
+                    e.metrics_profile.as_ref().map(status::ManagedClusterMetricsProfile::from)
                 }),
             node_provisioning_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .node_provisioning_profile
-                        .as_ref()
-                        .map(status::ManagedClusterNodeProvisioningProfile::from)
+                    e.node_provisioning_profile.as_ref().map(status::ManagedClusterNodeProvisioningProfile::from)
                 }),
             bootstrap_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .bootstrap_profile
-                        .as_ref()
-                        .map(status::ManagedClusterBootstrapProfile::from)
+                    e.bootstrap_profile.as_ref().map(status::ManagedClusterBootstrapProfile::from)
                 }),
             ai_toolchain_operator_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .ai_toolchain_operator_profile
-                        .as_ref()
-                        .map(status::ManagedClusterAiToolchainOperatorProfile::from)
+                    e.ai_toolchain_operator_profile.as_ref().map(status::ManagedClusterAiToolchainOperatorProfile::from)
                 }),
             scheduler_profile: arm
                 .properties
@@ -1301,21 +1042,12 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .hosted_system_profile
-                        .as_ref()
-                        .map(status::ManagedClusterHostedSystemProfile::from)
+                    e.hosted_system_profile.as_ref().map(status::ManagedClusterHostedSystemProfile::from)
                 }),
-            status: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.status.as_ref().map(status::ManagedClusterStatus::from)),
+            status: arm.properties.as_ref().and_then(|e| e.status.as_ref().map(status::ManagedClusterStatus::from)),
             e_tag: arm.e_tag.clone(),
             sku: arm.sku.as_ref().map(status::ManagedClusterSku::from),
-            extended_location: arm
-                .extended_location
-                .as_ref()
-                .map(status::ExtendedLocation::from),
+            extended_location: arm.extended_location.as_ref().map(status::ExtendedLocation::from),
             identity: arm.identity.as_ref().map(status::ManagedClusterIdentity::from),
             kind: arm.kind.clone(),
             conditions: None,
@@ -1335,18 +1067,10 @@ pub struct ManagedClusterOperatorSpec {
     pub config_maps: Option<ManagedClusterOperatorConfigMaps>,
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(
-        rename = "secretExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(
-        rename = "configMapExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 
@@ -1354,18 +1078,10 @@ pub struct ManagedClusterOperatorSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterOperatorSecrets {
     /// Where to write the `adminCredentials` export (a Secret); not exported when unset.
-    #[serde(
-        rename = "adminCredentials",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "adminCredentials", default, skip_serializing_if = "Option::is_none")]
     pub admin_credentials: Option<armgen_runtime::kube::SecretDestination>,
     /// Where to write the `userCredentials` export (a Secret); not exported when unset.
-    #[serde(
-        rename = "userCredentials",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "userCredentials", default, skip_serializing_if = "Option::is_none")]
     pub user_credentials: Option<armgen_runtime::kube::SecretDestination>,
 }
 
@@ -1397,11 +1113,7 @@ impl ManagedClusterTemplate {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(
-            include_str!(
-                "../../../crds/managedclustertemplates.containerservice.armgen.dev.yaml"
-            ),
-        )
+        serde_yaml_ng::from_str(include_str!("../../../crds/managedclustertemplates.containerservice.armgen.dev.yaml"))
     }
     /// A template named `name` whose resources get `spec`.
     pub fn new(name: &str, spec: ManagedClusterSpec) -> Self {
@@ -1449,9 +1161,7 @@ impl kube_core::Resource for ManagedClusterTemplate {
     fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }
-    fn meta_mut(
-        &mut self,
-    ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &mut self.metadata
     }
 }

@@ -3,15 +3,9 @@
 // ARM API version: 2026-08-01 (Kubernetes version v2beta1)
 
 //! The `ManagedNamespace` custom resource (`Microsoft.ContainerService/managedClusters/managedNamespaces`).
-#[allow(unused_imports)]
 use super::{arm, spec, status};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Namespace managed by ARM.
@@ -41,11 +35,7 @@ impl ManagedNamespace {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(
-            include_str!(
-                "../../../crds/managednamespaces.containerservice.armgen.dev.yaml"
-            ),
-        )
+        serde_yaml_ng::from_str(include_str!("../../../crds/managednamespaces.containerservice.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: ManagedNamespaceSpec) -> Self {
@@ -60,11 +50,7 @@ impl ManagedNamespace {
     }
     /// The custom resource for an ARM payload (an import): spec from the writable properties,
     /// status from everything the payload has.
-    pub fn from_arm(
-        name: &str,
-        namespace: Option<&str>,
-        arm: &arm::ManagedNamespace,
-    ) -> Self {
+    pub fn from_arm(name: &str, namespace: Option<&str>, arm: &arm::ManagedNamespace) -> Self {
         let mut cr = Self::new(name, ManagedNamespaceSpec::from_arm(arm));
         cr.metadata.namespace = namespace.map(str::to_string);
         cr.status = Some(ManagedNamespaceStatus::from(arm));
@@ -106,9 +92,7 @@ impl kube_core::Resource for ManagedNamespace {
     fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }
-    fn meta_mut(
-        &mut self,
-    ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &mut self.metadata
     }
 }
@@ -154,10 +138,7 @@ pub struct ManagedNamespaceSpec {
 
 impl ManagedNamespaceSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
-    pub fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-    ) -> Result<arm::ManagedNamespace, ConversionError> {
+    pub fn to_arm(&self, resolver: &dyn Resolver) -> Result<arm::ManagedNamespace, ConversionError> {
         let path = Path::Root("spec");
         let envelope_properties = if self.labels.is_some() || self.annotations.is_some()
             || self.default_resource_quota.is_some()
@@ -215,15 +196,9 @@ impl ManagedNamespaceSpec {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .default_network_policy
-                        .as_ref()
-                        .map(spec::NetworkPolicies::from_arm)
+                    e.default_network_policy.as_ref().map(spec::NetworkPolicies::from_arm)
                 }),
-            adoption_policy: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.adoption_policy.clone()),
+            adoption_policy: arm.properties.as_ref().and_then(|e| e.adoption_policy.clone()),
             delete_policy: arm.properties.as_ref().and_then(|e| e.delete_policy.clone()),
         }
     }
@@ -295,10 +270,7 @@ impl From<&arm::ManagedNamespace> for ManagedNamespaceStatus {
             system_data: arm.system_data.as_ref().map(status::SystemData::from),
             tags: arm.tags.clone(),
             location: Some(arm.location.clone()),
-            provisioning_state: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.provisioning_state.clone()),
+            provisioning_state: arm.properties.as_ref().and_then(|e| e.provisioning_state.clone()),
             labels: arm.properties.as_ref().and_then(|e| e.labels.clone()),
             annotations: arm.properties.as_ref().and_then(|e| e.annotations.clone()),
             portal_fqdn: arm.properties.as_ref().and_then(|e| e.portal_fqdn.clone()),
@@ -314,10 +286,7 @@ impl From<&arm::ManagedNamespace> for ManagedNamespaceStatus {
                 .and_then(|e| {
                     e.default_network_policy.as_ref().map(status::NetworkPolicies::from)
                 }),
-            adoption_policy: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.adoption_policy.clone()),
+            adoption_policy: arm.properties.as_ref().and_then(|e| e.adoption_policy.clone()),
             delete_policy: arm.properties.as_ref().and_then(|e| e.delete_policy.clone()),
             e_tag: arm.e_tag.clone(),
             conditions: None,
@@ -331,17 +300,9 @@ impl From<&arm::ManagedNamespace> for ManagedNamespaceStatus {
 pub struct ManagedNamespaceOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(
-        rename = "secretExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(
-        rename = "configMapExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }

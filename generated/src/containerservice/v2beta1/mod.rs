@@ -51,21 +51,15 @@ pub fn import(
         match kind {
             "ManagedCluster" => {
                 serde_json::from_str::<arm::ManagedCluster>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &ManagedCluster::from_arm(name, namespace, &a),
-                    ))
+                    .and_then(|a| armgen_runtime::hub::to_json(&ManagedCluster::from_arm(name, namespace, &a)))
             }
             "AgentPool" => {
                 serde_json::from_str::<arm::AgentPool>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &AgentPool::from_arm(name, namespace, &a),
-                    ))
+                    .and_then(|a| armgen_runtime::hub::to_json(&AgentPool::from_arm(name, namespace, &a)))
             }
             "IdentityBinding" => {
                 serde_json::from_str::<arm::IdentityBinding>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &IdentityBinding::from_arm(name, namespace, &a),
-                    ))
+                    .and_then(|a| armgen_runtime::hub::to_json(&IdentityBinding::from_arm(name, namespace, &a)))
             }
             "MaintenanceConfiguration" => {
                 serde_json::from_str::<arm::MaintenanceConfiguration>(arm_json)
@@ -75,9 +69,7 @@ pub fn import(
             }
             "ManagedNamespace" => {
                 serde_json::from_str::<arm::ManagedNamespace>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &ManagedNamespace::from_arm(name, namespace, &a),
-                    ))
+                    .and_then(|a| armgen_runtime::hub::to_json(&ManagedNamespace::from_arm(name, namespace, &a)))
             }
             "PrivateEndpointConnection" => {
                 serde_json::from_str::<arm::PrivateEndpointConnection>(arm_json)
@@ -93,9 +85,7 @@ pub fn import(
             }
             "Snapshot" => {
                 serde_json::from_str::<arm::Snapshot>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &Snapshot::from_arm(name, namespace, &a),
-                    ))
+                    .and_then(|a| armgen_runtime::hub::to_json(&Snapshot::from_arm(name, namespace, &a)))
             }
             _ => return None,
         },
@@ -130,9 +120,7 @@ pub fn export(
                     })
             }
             "IdentityBinding" => {
-                let cr: IdentityBinding = armgen_runtime::kube::from_custom_resource(
-                    cr,
-                )?;
+                let cr: IdentityBinding = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {
@@ -141,9 +129,7 @@ pub fn export(
                     })
             }
             "MaintenanceConfiguration" => {
-                let cr: MaintenanceConfiguration = armgen_runtime::kube::from_custom_resource(
-                    cr,
-                )?;
+                let cr: MaintenanceConfiguration = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {
@@ -152,9 +138,7 @@ pub fn export(
                     })
             }
             "ManagedNamespace" => {
-                let cr: ManagedNamespace = armgen_runtime::kube::from_custom_resource(
-                    cr,
-                )?;
+                let cr: ManagedNamespace = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {
@@ -163,9 +147,7 @@ pub fn export(
                     })
             }
             "PrivateEndpointConnection" => {
-                let cr: PrivateEndpointConnection = armgen_runtime::kube::from_custom_resource(
-                    cr,
-                )?;
+                let cr: PrivateEndpointConnection = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {
@@ -174,9 +156,7 @@ pub fn export(
                     })
             }
             "TrustedAccessRoleBinding" => {
-                let cr: TrustedAccessRoleBinding = armgen_runtime::kube::from_custom_resource(
-                    cr,
-                )?;
+                let cr: TrustedAccessRoleBinding = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {

@@ -3,15 +3,9 @@
 // ARM API version: 2026-08-01 (Kubernetes version v2beta1)
 
 //! The `Snapshot` custom resource (`Microsoft.ContainerService/snapshots`).
-#[allow(unused_imports)]
 use super::{arm, spec, status};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// A node pool snapshot resource.
@@ -41,9 +35,7 @@ impl Snapshot {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(
-            include_str!("../../../crds/snapshots.containerservice.armgen.dev.yaml"),
-        )
+        serde_yaml_ng::from_str(include_str!("../../../crds/snapshots.containerservice.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: SnapshotSpec) -> Self {
@@ -100,9 +92,7 @@ impl kube_core::Resource for Snapshot {
     fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }
-    fn meta_mut(
-        &mut self,
-    ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &mut self.metadata
     }
 }
@@ -136,18 +126,12 @@ pub struct SnapshotSpec {
 
 impl SnapshotSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
-    pub fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-    ) -> Result<arm::Snapshot, ConversionError> {
+    pub fn to_arm(&self, resolver: &dyn Resolver) -> Result<arm::Snapshot, ConversionError> {
         let path = Path::Root("spec");
-        let envelope_properties = if self.creation_data.is_some()
-            || self.snapshot_type.is_some()
+        let envelope_properties = if self.creation_data.is_some() || self.snapshot_type.is_some()
         {
             Some(arm::SnapshotProperties {
-                creation_data: self
-                    .creation_data
-                    .to_arm(resolver, &path.field("creationData"))?,
+                creation_data: self.creation_data.to_arm(resolver, &path.field("creationData"))?,
                 snapshot_type: self.snapshot_type.clone(),
                 kubernetes_version: None,
                 node_image_version: None,
@@ -259,14 +243,8 @@ impl From<&arm::Snapshot> for SnapshotStatus {
                 .as_ref()
                 .and_then(|e| e.creation_data.as_ref().map(status::CreationData::from)),
             snapshot_type: arm.properties.as_ref().and_then(|e| e.snapshot_type.clone()),
-            kubernetes_version: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.kubernetes_version.clone()),
-            node_image_version: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.node_image_version.clone()),
+            kubernetes_version: arm.properties.as_ref().and_then(|e| e.kubernetes_version.clone()),
+            node_image_version: arm.properties.as_ref().and_then(|e| e.node_image_version.clone()),
             os_type: arm.properties.as_ref().and_then(|e| e.os_type.clone()),
             os_sku: arm.properties.as_ref().and_then(|e| e.os_sku.clone()),
             vm_size: arm.properties.as_ref().and_then(|e| e.vm_size.clone()),
@@ -282,17 +260,9 @@ impl From<&arm::Snapshot> for SnapshotStatus {
 pub struct SnapshotOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(
-        rename = "secretExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(
-        rename = "configMapExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }

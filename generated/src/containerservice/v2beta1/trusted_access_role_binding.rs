@@ -3,16 +3,9 @@
 // ARM API version: 2026-08-01 (Kubernetes version v2beta1)
 
 //! The `TrustedAccessRoleBinding` custom resource (`Microsoft.ContainerService/managedClusters/trustedAccessRoleBindings`).
-#[allow(unused_imports)]
-use super::{arm, spec, status};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use super::{arm, status};
+use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
 
 /// Defines binding between a resource and role
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -42,9 +35,7 @@ impl TrustedAccessRoleBinding {
         serde_yaml_ng::Error,
     > {
         serde_yaml_ng::from_str(
-            include_str!(
-                "../../../crds/trustedaccessrolebindings.containerservice.armgen.dev.yaml"
-            ),
+            include_str!("../../../crds/trustedaccessrolebindings.containerservice.armgen.dev.yaml"),
         )
     }
     /// A custom resource named `name` with `spec`.
@@ -60,11 +51,7 @@ impl TrustedAccessRoleBinding {
     }
     /// The custom resource for an ARM payload (an import): spec from the writable properties,
     /// status from everything the payload has.
-    pub fn from_arm(
-        name: &str,
-        namespace: Option<&str>,
-        arm: &arm::TrustedAccessRoleBinding,
-    ) -> Self {
+    pub fn from_arm(name: &str, namespace: Option<&str>, arm: &arm::TrustedAccessRoleBinding) -> Self {
         let mut cr = Self::new(name, TrustedAccessRoleBindingSpec::from_arm(arm));
         cr.metadata.namespace = namespace.map(str::to_string);
         cr.status = Some(TrustedAccessRoleBindingStatus::from(arm));
@@ -106,9 +93,7 @@ impl kube_core::Resource for TrustedAccessRoleBinding {
     fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }
-    fn meta_mut(
-        &mut self,
-    ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &mut self.metadata
     }
 }
@@ -136,10 +121,7 @@ pub struct TrustedAccessRoleBindingSpec {
 
 impl TrustedAccessRoleBindingSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
-    pub fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-    ) -> Result<arm::TrustedAccessRoleBinding, ConversionError> {
+    pub fn to_arm(&self, resolver: &dyn Resolver) -> Result<arm::TrustedAccessRoleBinding, ConversionError> {
         let path = Path::Root("spec");
         let envelope_properties = arm::TrustedAccessRoleBindingProperties {
             provisioning_state: None,
@@ -245,17 +227,9 @@ impl From<&arm::TrustedAccessRoleBinding> for TrustedAccessRoleBindingStatus {
 pub struct TrustedAccessRoleBindingOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(
-        rename = "secretExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(
-        rename = "configMapExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }

@@ -3,16 +3,13 @@
 // ARM API version: 2024-11-30 (Kubernetes version v1alpha1)
 
 //! The `FederatedIdentityCredential` custom resource (`Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials`).
-#[allow(unused_imports)]
-use super::{arm, spec, status};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use super::{arm, status};
+use armgen_runtime::kube::{
+
+    ConversionError, Path, Resolver, missing, required, value_or_config,
+};
+
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
 
 /// Describes a federated identity credential.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -42,9 +39,7 @@ impl FederatedIdentityCredential {
         serde_yaml_ng::Error,
     > {
         serde_yaml_ng::from_str(
-            include_str!(
-                "../../../crds/federatedidentitycredentials.managedidentity.armgen.dev.yaml"
-            ),
+            include_str!("../../../crds/federatedidentitycredentials.managedidentity.armgen.dev.yaml"),
         )
     }
     /// A custom resource named `name` with `spec`.
@@ -60,11 +55,7 @@ impl FederatedIdentityCredential {
     }
     /// The custom resource for an ARM payload (an import): spec from the writable properties,
     /// status from everything the payload has.
-    pub fn from_arm(
-        name: &str,
-        namespace: Option<&str>,
-        arm: &arm::FederatedIdentityCredential,
-    ) -> Self {
+    pub fn from_arm(name: &str, namespace: Option<&str>, arm: &arm::FederatedIdentityCredential) -> Self {
         let mut cr = Self::new(name, FederatedIdentityCredentialSpec::from_arm(arm));
         cr.metadata.namespace = namespace.map(str::to_string);
         cr.status = Some(FederatedIdentityCredentialStatus::from(arm));
@@ -106,9 +97,7 @@ impl kube_core::Resource for FederatedIdentityCredential {
     fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }
-    fn meta_mut(
-        &mut self,
-    ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &mut self.metadata
     }
 }
@@ -142,10 +131,7 @@ pub struct FederatedIdentityCredentialSpec {
 
 impl FederatedIdentityCredentialSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
-    pub fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-    ) -> Result<arm::FederatedIdentityCredential, ConversionError> {
+    pub fn to_arm(&self, resolver: &dyn Resolver) -> Result<arm::FederatedIdentityCredential, ConversionError> {
         let path = Path::Root("spec");
         let envelope_properties = if self.issuer.is_some()
             || self.issuer_from_config.is_some() || self.subject.is_some()
@@ -159,10 +145,8 @@ impl FederatedIdentityCredentialSpec {
                         &path.field("issuer"),
                     )?
                     .ok_or_else(|| missing(&path.field("issuer")))?,
-                subject: required(self.subject.as_ref(), &path.field("subject"))?
-                    .clone(),
-                audiences: required(self.audiences.as_ref(), &path.field("audiences"))?
-                    .clone(),
+                subject: required(self.subject.as_ref(), &path.field("subject"))?.clone(),
+                audiences: required(self.audiences.as_ref(), &path.field("audiences"))?.clone(),
                 unknown_fields: Default::default(),
             })
         } else {
@@ -246,17 +230,9 @@ impl From<&arm::FederatedIdentityCredential> for FederatedIdentityCredentialStat
 pub struct FederatedIdentityCredentialOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(
-        rename = "secretExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(
-        rename = "configMapExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }

@@ -30,9 +30,7 @@ pub fn import(
         match kind {
             "UserAssignedIdentity" => {
                 serde_json::from_str::<arm::Identity>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &UserAssignedIdentity::from_arm(name, namespace, &a),
-                    ))
+                    .and_then(|a| armgen_runtime::hub::to_json(&UserAssignedIdentity::from_arm(name, namespace, &a)))
             }
             "FederatedIdentityCredential" => {
                 serde_json::from_str::<arm::FederatedIdentityCredential>(arm_json)
@@ -55,9 +53,7 @@ pub fn export(
     let run = || -> Result<serde_json::Value, ConversionError> {
         match kind {
             "UserAssignedIdentity" => {
-                let cr: UserAssignedIdentity = armgen_runtime::kube::from_custom_resource(
-                    cr,
-                )?;
+                let cr: UserAssignedIdentity = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {
@@ -66,9 +62,7 @@ pub fn export(
                     })
             }
             "FederatedIdentityCredential" => {
-                let cr: FederatedIdentityCredential = armgen_runtime::kube::from_custom_resource(
-                    cr,
-                )?;
+                let cr: FederatedIdentityCredential = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {

@@ -3,15 +3,9 @@
 // ARM API version: 2024-11-30 (Kubernetes version v1alpha1)
 
 //! The `UserAssignedIdentity` custom resource (`Microsoft.ManagedIdentity/userAssignedIdentities`).
-#[allow(unused_imports)]
-use super::{arm, spec, status};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use super::{arm, status};
+use armgen_runtime::kube::{ConversionError, Path, Resolver, required};
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Describes an identity resource.
@@ -45,11 +39,7 @@ impl UserAssignedIdentity {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(
-            include_str!(
-                "../../../crds/userassignedidentities.managedidentity.armgen.dev.yaml"
-            ),
-        )
+        serde_yaml_ng::from_str(include_str!("../../../crds/userassignedidentities.managedidentity.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: UserAssignedIdentitySpec) -> Self {
@@ -106,9 +96,7 @@ impl kube_core::Resource for UserAssignedIdentity {
     fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }
-    fn meta_mut(
-        &mut self,
-    ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &mut self.metadata
     }
 }
@@ -139,10 +127,7 @@ pub struct UserAssignedIdentitySpec {
 
 impl UserAssignedIdentitySpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
-    pub fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-    ) -> Result<arm::Identity, ConversionError> {
+    pub fn to_arm(&self, _resolver: &dyn Resolver) -> Result<arm::Identity, ConversionError> {
         let path = Path::Root("spec");
         let envelope_properties = if self.isolation_scope.is_some() {
             Some(arm::UserAssignedIdentityProperties {
@@ -175,10 +160,7 @@ impl UserAssignedIdentitySpec {
             operator_spec: None,
             tags: arm.tags.clone(),
             location: Some(arm.location.clone()),
-            isolation_scope: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.isolation_scope.clone()),
+            isolation_scope: arm.properties.as_ref().and_then(|e| e.isolation_scope.clone()),
         }
     }
 }
@@ -237,10 +219,7 @@ impl From<&arm::Identity> for UserAssignedIdentityStatus {
             tenant_id: arm.properties.as_ref().and_then(|e| e.tenant_id.clone()),
             principal_id: arm.properties.as_ref().and_then(|e| e.principal_id.clone()),
             client_id: arm.properties.as_ref().and_then(|e| e.client_id.clone()),
-            isolation_scope: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.isolation_scope.clone()),
+            isolation_scope: arm.properties.as_ref().and_then(|e| e.isolation_scope.clone()),
             conditions: None,
             operator_status: None,
         }
@@ -255,18 +234,10 @@ pub struct UserAssignedIdentityOperatorSpec {
     pub config_maps: Option<UserAssignedIdentityOperatorConfigMaps>,
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(
-        rename = "secretExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(
-        rename = "configMapExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 

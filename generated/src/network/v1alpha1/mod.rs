@@ -30,15 +30,11 @@ pub fn import(
         match kind {
             "VirtualNetwork" => {
                 serde_json::from_str::<arm::VirtualNetwork>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &VirtualNetwork::from_arm(name, namespace, &a),
-                    ))
+                    .and_then(|a| armgen_runtime::hub::to_json(&VirtualNetwork::from_arm(name, namespace, &a)))
             }
             "Subnet" => {
                 serde_json::from_str::<arm::Subnet>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &Subnet::from_arm(name, namespace, &a),
-                    ))
+                    .and_then(|a| armgen_runtime::hub::to_json(&Subnet::from_arm(name, namespace, &a)))
             }
             _ => return None,
         },

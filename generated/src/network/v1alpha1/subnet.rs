@@ -3,16 +3,9 @@
 // ARM API version: 2024-05-01 (Kubernetes version v1alpha1)
 
 //! The `Subnet` custom resource (`Microsoft.Network/virtualNetworks/subnets`).
-#[allow(unused_imports)]
 use super::{arm, spec, status};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
 
 /// Subnet in a virtual network resource.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -41,9 +34,7 @@ impl Subnet {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(
-            include_str!("../../../crds/subnets.network.armgen.dev.yaml"),
-        )
+        serde_yaml_ng::from_str(include_str!("../../../crds/subnets.network.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: SubnetSpec) -> Self {
@@ -100,9 +91,7 @@ impl kube_core::Resource for Subnet {
     fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }
-    fn meta_mut(
-        &mut self,
-    ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &mut self.metadata
     }
 }
@@ -149,22 +138,13 @@ pub struct SubnetSpec {
     pub delegations: Option<Vec<spec::Delegation>>,
     /// Enable or Disable apply network policies on private end point in the subnet.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub private_endpoint_network_policies: Option<
-        arm::VirtualNetworkPrivateEndpointNetworkPolicies,
-    >,
+    pub private_endpoint_network_policies: Option<arm::VirtualNetworkPrivateEndpointNetworkPolicies>,
     /// Enable or Disable apply network policies on private link service in the subnet.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub private_link_service_network_policies: Option<
-        arm::VirtualNetworkPrivateLinkServiceNetworkPolicies,
-    >,
+    pub private_link_service_network_policies: Option<arm::VirtualNetworkPrivateLinkServiceNetworkPolicies>,
     /// Application gateway IP configurations of virtual network resource.
-    #[serde(
-        rename = "applicationGatewayIPConfigurations",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub application_gateway_ip_configurations: Option<
-        Vec<spec::ApplicationGatewayIpConfiguration>,
-    >,
+    #[serde(rename = "applicationGatewayIPConfigurations", skip_serializing_if = "Option::is_none")]
+    pub application_gateway_ip_configurations: Option<Vec<spec::ApplicationGatewayIpConfiguration>>,
     /// Set this property to Tenant to allow sharing subnet with other subscriptions in your AAD tenant. This property can only be set if defaultOutboundAccess is set to false, both properties can only be set if subnet is empty.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sharing_scope: Option<arm::SharingScope>,
@@ -178,10 +158,7 @@ pub struct SubnetSpec {
 
 impl SubnetSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
-    pub fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-    ) -> Result<arm::Subnet, ConversionError> {
+    pub fn to_arm(&self, resolver: &dyn Resolver) -> Result<arm::Subnet, ConversionError> {
         let path = Path::Root("spec");
         let envelope_properties = if self.address_prefix.is_some()
             || self.address_prefixes.is_some() || self.network_security_group.is_some()
@@ -200,38 +177,23 @@ impl SubnetSpec {
                 address_prefixes: self.address_prefixes.clone(),
                 network_security_group: self.network_security_group.clone(),
                 route_table: self.route_table.clone(),
-                nat_gateway: self
-                    .nat_gateway
-                    .to_arm(resolver, &path.field("natGateway"))?,
-                service_endpoints: self
-                    .service_endpoints
-                    .to_arm(resolver, &path.field("serviceEndpoints"))?,
+                nat_gateway: self.nat_gateway.to_arm(resolver, &path.field("natGateway"))?,
+                service_endpoints: self.service_endpoints.to_arm(resolver, &path.field("serviceEndpoints"))?,
                 service_endpoint_policies: self.service_endpoint_policies.clone(),
                 private_endpoints: None,
                 ip_configurations: None,
                 ip_configuration_profiles: None,
-                ip_allocations: self
-                    .ip_allocations
-                    .to_arm(resolver, &path.field("ipAllocations"))?,
+                ip_allocations: self.ip_allocations.to_arm(resolver, &path.field("ipAllocations"))?,
                 resource_navigation_links: None,
                 service_association_links: None,
-                delegations: self
-                    .delegations
-                    .to_arm(resolver, &path.field("delegations"))?,
+                delegations: self.delegations.to_arm(resolver, &path.field("delegations"))?,
                 purpose: None,
                 provisioning_state: None,
-                private_endpoint_network_policies: self
-                    .private_endpoint_network_policies
-                    .clone(),
-                private_link_service_network_policies: self
-                    .private_link_service_network_policies
-                    .clone(),
+                private_endpoint_network_policies: self.private_endpoint_network_policies.clone(),
+                private_link_service_network_policies: self.private_link_service_network_policies.clone(),
                 application_gateway_ip_configurations: self
                     .application_gateway_ip_configurations
-                    .to_arm(
-                        resolver,
-                        &path.field("applicationGatewayIPConfigurations"),
-                    )?,
+                    .to_arm(resolver, &path.field("applicationGatewayIPConfigurations"))?,
                 sharing_scope: self.sharing_scope.clone(),
                 default_outbound_access: self.default_outbound_access,
                 ipam_pool_prefix_allocations: self
@@ -258,23 +220,11 @@ impl SubnetSpec {
             azure_name: arm.name.clone(),
             owner: None,
             operator_spec: None,
-            address_prefix: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.address_prefix.clone()),
-            address_prefixes: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.address_prefixes.clone()),
-            network_security_group: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.network_security_group.clone()),
+            address_prefix: arm.properties.as_ref().and_then(|e| e.address_prefix.clone()),
+            address_prefixes: arm.properties.as_ref().and_then(|e| e.address_prefixes.clone()),
+            network_security_group: arm.properties.as_ref().and_then(|e| e.network_security_group.clone()),
             route_table: arm.properties.as_ref().and_then(|e| e.route_table.clone()),
-            nat_gateway: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.nat_gateway.as_ref().map(spec::SubResource::from_arm)),
+            nat_gateway: arm.properties.as_ref().and_then(|e| e.nat_gateway.as_ref().map(spec::SubResource::from_arm)),
             service_endpoints: arm
                 .properties
                 .as_ref()
@@ -283,33 +233,21 @@ impl SubnetSpec {
                         .service_endpoints
                         .as_ref()
                         .map(|x| {
-                            x
-                                .iter()
-                                .map(spec::ServiceEndpointPropertiesFormat::from_arm)
-                                .collect()
+                            x.iter().map(spec::ServiceEndpointPropertiesFormat::from_arm).collect()
                         })
                 }),
-            service_endpoint_policies: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.service_endpoint_policies.clone()),
+            service_endpoint_policies: arm.properties.as_ref().and_then(|e| e.service_endpoint_policies.clone()),
             ip_allocations: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .ip_allocations
-                        .as_ref()
-                        .map(|x| x.iter().map(spec::SubResource::from_arm).collect())
+                    e.ip_allocations.as_ref().map(|x| x.iter().map(spec::SubResource::from_arm).collect())
                 }),
             delegations: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .delegations
-                        .as_ref()
-                        .map(|x| x.iter().map(spec::Delegation::from_arm).collect())
+                    e.delegations.as_ref().map(|x| x.iter().map(spec::Delegation::from_arm).collect())
                 }),
             private_endpoint_network_policies: arm
                 .properties
@@ -327,17 +265,11 @@ impl SubnetSpec {
                         .application_gateway_ip_configurations
                         .as_ref()
                         .map(|x| {
-                            x
-                                .iter()
-                                .map(spec::ApplicationGatewayIpConfiguration::from_arm)
-                                .collect()
+                            x.iter().map(spec::ApplicationGatewayIpConfiguration::from_arm).collect()
                         })
                 }),
             sharing_scope: arm.properties.as_ref().and_then(|e| e.sharing_scope.clone()),
-            default_outbound_access: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.default_outbound_access),
+            default_outbound_access: arm.properties.as_ref().and_then(|e| e.default_outbound_access),
             ipam_pool_prefix_allocations: arm
                 .properties
                 .as_ref()
@@ -346,10 +278,7 @@ impl SubnetSpec {
                         .ipam_pool_prefix_allocations
                         .as_ref()
                         .map(|x| {
-                            x
-                                .iter()
-                                .map(spec::IpamPoolPrefixAllocation::from_arm)
-                                .collect()
+                            x.iter().map(spec::IpamPoolPrefixAllocation::from_arm).collect()
                         })
                 }),
         }
@@ -413,22 +342,13 @@ pub struct SubnetStatus {
     pub provisioning_state: Option<arm::ProvisioningState>,
     /// Enable or Disable apply network policies on private end point in the subnet.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub private_endpoint_network_policies: Option<
-        arm::VirtualNetworkPrivateEndpointNetworkPolicies,
-    >,
+    pub private_endpoint_network_policies: Option<arm::VirtualNetworkPrivateEndpointNetworkPolicies>,
     /// Enable or Disable apply network policies on private link service in the subnet.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub private_link_service_network_policies: Option<
-        arm::VirtualNetworkPrivateLinkServiceNetworkPolicies,
-    >,
+    pub private_link_service_network_policies: Option<arm::VirtualNetworkPrivateLinkServiceNetworkPolicies>,
     /// Application gateway IP configurations of virtual network resource.
-    #[serde(
-        rename = "applicationGatewayIPConfigurations",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub application_gateway_ip_configurations: Option<
-        Vec<status::ApplicationGatewayIpConfiguration>,
-    >,
+    #[serde(rename = "applicationGatewayIPConfigurations", skip_serializing_if = "Option::is_none")]
+    pub application_gateway_ip_configurations: Option<Vec<status::ApplicationGatewayIpConfiguration>>,
     /// Set this property to Tenant to allow sharing subnet with other subscriptions in your AAD tenant. This property can only be set if defaultOutboundAccess is set to false, both properties can only be set if subnet is empty.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sharing_scope: Option<arm::SharingScope>,
@@ -459,23 +379,11 @@ impl From<&arm::Subnet> for SubnetStatus {
     fn from(arm: &arm::Subnet) -> Self {
         Self {
             id: arm.id.clone(),
-            address_prefix: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.address_prefix.clone()),
-            address_prefixes: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.address_prefixes.clone()),
-            network_security_group: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.network_security_group.clone()),
+            address_prefix: arm.properties.as_ref().and_then(|e| e.address_prefix.clone()),
+            address_prefixes: arm.properties.as_ref().and_then(|e| e.address_prefixes.clone()),
+            network_security_group: arm.properties.as_ref().and_then(|e| e.network_security_group.clone()),
             route_table: arm.properties.as_ref().and_then(|e| e.route_table.clone()),
-            nat_gateway: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.nat_gateway.as_ref().map(status::SubResource::from)),
+            nat_gateway: arm.properties.as_ref().and_then(|e| e.nat_gateway.as_ref().map(status::SubResource::from)),
             service_endpoints: arm
                 .properties
                 .as_ref()
@@ -484,36 +392,18 @@ impl From<&arm::Subnet> for SubnetStatus {
                         .service_endpoints
                         .as_ref()
                         .map(|x| {
-                            x
-                                .iter()
-                                .map(status::ServiceEndpointPropertiesFormat::from)
-                                .collect()
+                            x.iter().map(status::ServiceEndpointPropertiesFormat::from).collect()
                         })
                 }),
-            service_endpoint_policies: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.service_endpoint_policies.clone()),
-            private_endpoints: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.private_endpoints.clone()),
-            ip_configurations: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.ip_configurations.clone()),
-            ip_configuration_profiles: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.ip_configuration_profiles.clone()),
+            service_endpoint_policies: arm.properties.as_ref().and_then(|e| e.service_endpoint_policies.clone()),
+            private_endpoints: arm.properties.as_ref().and_then(|e| e.private_endpoints.clone()),
+            ip_configurations: arm.properties.as_ref().and_then(|e| e.ip_configurations.clone()),
+            ip_configuration_profiles: arm.properties.as_ref().and_then(|e| e.ip_configuration_profiles.clone()),
             ip_allocations: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .ip_allocations
-                        .as_ref()
-                        .map(|x| x.iter().map(status::SubResource::from).collect())
+                    e.ip_allocations.as_ref().map(|x| x.iter().map(status::SubResource::from).collect())
                 }),
             resource_navigation_links: arm
                 .properties
@@ -541,16 +431,10 @@ impl From<&arm::Subnet> for SubnetStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .delegations
-                        .as_ref()
-                        .map(|x| x.iter().map(status::Delegation::from).collect())
+                    e.delegations.as_ref().map(|x| x.iter().map(status::Delegation::from).collect())
                 }),
             purpose: arm.properties.as_ref().and_then(|e| e.purpose.clone()),
-            provisioning_state: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.provisioning_state.clone()),
+            provisioning_state: arm.properties.as_ref().and_then(|e| e.provisioning_state.clone()),
             private_endpoint_network_policies: arm
                 .properties
                 .as_ref()
@@ -567,17 +451,11 @@ impl From<&arm::Subnet> for SubnetStatus {
                         .application_gateway_ip_configurations
                         .as_ref()
                         .map(|x| {
-                            x
-                                .iter()
-                                .map(status::ApplicationGatewayIpConfiguration::from)
-                                .collect()
+                            x.iter().map(status::ApplicationGatewayIpConfiguration::from).collect()
                         })
                 }),
             sharing_scope: arm.properties.as_ref().and_then(|e| e.sharing_scope.clone()),
-            default_outbound_access: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.default_outbound_access),
+            default_outbound_access: arm.properties.as_ref().and_then(|e| e.default_outbound_access),
             ipam_pool_prefix_allocations: arm
                 .properties
                 .as_ref()
@@ -586,10 +464,7 @@ impl From<&arm::Subnet> for SubnetStatus {
                         .ipam_pool_prefix_allocations
                         .as_ref()
                         .map(|x| {
-                            x
-                                .iter()
-                                .map(status::IpamPoolPrefixAllocation::from)
-                                .collect()
+                            x.iter().map(status::IpamPoolPrefixAllocation::from).collect()
                         })
                 }),
             name: arm.name.clone(),
@@ -606,17 +481,9 @@ impl From<&arm::Subnet> for SubnetStatus {
 pub struct SubnetOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(
-        rename = "secretExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(
-        rename = "configMapExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }

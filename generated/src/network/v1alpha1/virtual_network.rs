@@ -3,15 +3,9 @@
 // ARM API version: 2024-05-01 (Kubernetes version v1alpha1)
 
 //! The `VirtualNetwork` custom resource (`Microsoft.Network/virtualNetworks`).
-#[allow(unused_imports)]
 use super::{arm, spec, status};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Virtual Network resource.
@@ -41,9 +35,7 @@ impl VirtualNetwork {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(
-            include_str!("../../../crds/virtualnetworks.network.armgen.dev.yaml"),
-        )
+        serde_yaml_ng::from_str(include_str!("../../../crds/virtualnetworks.network.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: VirtualNetworkSpec) -> Self {
@@ -58,11 +50,7 @@ impl VirtualNetwork {
     }
     /// The custom resource for an ARM payload (an import): spec from the writable properties,
     /// status from everything the payload has.
-    pub fn from_arm(
-        name: &str,
-        namespace: Option<&str>,
-        arm: &arm::VirtualNetwork,
-    ) -> Self {
+    pub fn from_arm(name: &str, namespace: Option<&str>, arm: &arm::VirtualNetwork) -> Self {
         let mut cr = Self::new(name, VirtualNetworkSpec::from_arm(arm));
         cr.metadata.namespace = namespace.map(str::to_string);
         cr.status = Some(VirtualNetworkStatus::from(arm));
@@ -104,9 +92,7 @@ impl kube_core::Resource for VirtualNetwork {
     fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }
-    fn meta_mut(
-        &mut self,
-    ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &mut self.metadata
     }
 }
@@ -173,10 +159,7 @@ pub struct VirtualNetworkSpec {
 
 impl VirtualNetworkSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
-    pub fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-    ) -> Result<arm::VirtualNetwork, ConversionError> {
+    pub fn to_arm(&self, resolver: &dyn Resolver) -> Result<arm::VirtualNetwork, ConversionError> {
         let path = Path::Root("spec");
         let envelope_properties = if self.address_space.is_some()
             || self.dhcp_options.is_some() || self.flow_timeout_in_minutes.is_some()
@@ -188,12 +171,8 @@ impl VirtualNetworkSpec {
             || self.private_endpoint_v_net_policies.is_some()
         {
             Some(arm::VirtualNetworkPropertiesFormat {
-                address_space: self
-                    .address_space
-                    .to_arm(resolver, &path.field("addressSpace"))?,
-                dhcp_options: self
-                    .dhcp_options
-                    .to_arm(resolver, &path.field("dhcpOptions"))?,
+                address_space: self.address_space.to_arm(resolver, &path.field("addressSpace"))?,
+                dhcp_options: self.dhcp_options.to_arm(resolver, &path.field("dhcpOptions"))?,
                 flow_timeout_in_minutes: self.flow_timeout_in_minutes,
                 subnets: self.subnets.to_arm(resolver, &path.field("subnets"))?,
                 virtual_network_peerings: self
@@ -203,20 +182,12 @@ impl VirtualNetworkSpec {
                 provisioning_state: None,
                 enable_ddos_protection: self.enable_ddos_protection,
                 enable_vm_protection: self.enable_vm_protection,
-                ddos_protection_plan: self
-                    .ddos_protection_plan
-                    .to_arm(resolver, &path.field("ddosProtectionPlan"))?,
-                bgp_communities: self
-                    .bgp_communities
-                    .to_arm(resolver, &path.field("bgpCommunities"))?,
+                ddos_protection_plan: self.ddos_protection_plan.to_arm(resolver, &path.field("ddosProtectionPlan"))?,
+                bgp_communities: self.bgp_communities.to_arm(resolver, &path.field("bgpCommunities"))?,
                 encryption: self.encryption.to_arm(resolver, &path.field("encryption"))?,
-                ip_allocations: self
-                    .ip_allocations
-                    .to_arm(resolver, &path.field("ipAllocations"))?,
+                ip_allocations: self.ip_allocations.to_arm(resolver, &path.field("ipAllocations"))?,
                 flow_logs: None,
-                private_endpoint_v_net_policies: self
-                    .private_endpoint_v_net_policies
-                    .clone(),
+                private_endpoint_v_net_policies: self.private_endpoint_v_net_policies.clone(),
                 unknown_fields: Default::default(),
             })
         } else {
@@ -228,9 +199,7 @@ impl VirtualNetworkSpec {
             r#type: None,
             location: self.location.clone(),
             tags: self.tags.clone(),
-            extended_location: self
-                .extended_location
-                .to_arm(resolver, &path.field("extendedLocation"))?,
+            extended_location: self.extended_location.to_arm(resolver, &path.field("extendedLocation"))?,
             properties: envelope_properties,
             etag: None,
             unknown_fields: Default::default(),
@@ -245,10 +214,7 @@ impl VirtualNetworkSpec {
             operator_spec: None,
             location: arm.location.clone(),
             tags: arm.tags.clone(),
-            extended_location: arm
-                .extended_location
-                .as_ref()
-                .map(spec::ExtendedLocation::from_arm),
+            extended_location: arm.extended_location.as_ref().map(spec::ExtendedLocation::from_arm),
             address_space: arm
                 .properties
                 .as_ref()
@@ -259,18 +225,12 @@ impl VirtualNetworkSpec {
                 .properties
                 .as_ref()
                 .and_then(|e| e.dhcp_options.as_ref().map(spec::DhcpOptions::from_arm)),
-            flow_timeout_in_minutes: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.flow_timeout_in_minutes),
+            flow_timeout_in_minutes: arm.properties.as_ref().and_then(|e| e.flow_timeout_in_minutes),
             subnets: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .subnets
-                        .as_ref()
-                        .map(|x| x.iter().map(spec::Subnet::from_arm).collect())
+                    e.subnets.as_ref().map(|x| x.iter().map(spec::Subnet::from_arm).collect())
                 }),
             virtual_network_peerings: arm
                 .properties
@@ -283,14 +243,8 @@ impl VirtualNetworkSpec {
                             x.iter().map(spec::VirtualNetworkPeering::from_arm).collect()
                         })
                 }),
-            enable_ddos_protection: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.enable_ddos_protection),
-            enable_vm_protection: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.enable_vm_protection),
+            enable_ddos_protection: arm.properties.as_ref().and_then(|e| e.enable_ddos_protection),
+            enable_vm_protection: arm.properties.as_ref().and_then(|e| e.enable_vm_protection),
             ddos_protection_plan: arm
                 .properties
                 .as_ref()
@@ -301,10 +255,7 @@ impl VirtualNetworkSpec {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .bgp_communities
-                        .as_ref()
-                        .map(spec::VirtualNetworkBgpCommunities::from_arm)
+                    e.bgp_communities.as_ref().map(spec::VirtualNetworkBgpCommunities::from_arm)
                 }),
             encryption: arm
                 .properties
@@ -316,10 +267,7 @@ impl VirtualNetworkSpec {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .ip_allocations
-                        .as_ref()
-                        .map(|x| x.iter().map(spec::SubResource::from_arm).collect())
+                    e.ip_allocations.as_ref().map(|x| x.iter().map(spec::SubResource::from_arm).collect())
                 }),
             private_endpoint_v_net_policies: arm
                 .properties
@@ -415,30 +363,18 @@ impl From<&arm::VirtualNetwork> for VirtualNetworkStatus {
             r#type: arm.r#type.clone(),
             location: arm.location.clone(),
             tags: arm.tags.clone(),
-            extended_location: arm
-                .extended_location
-                .as_ref()
-                .map(status::ExtendedLocation::from),
+            extended_location: arm.extended_location.as_ref().map(status::ExtendedLocation::from),
             address_space: arm
                 .properties
                 .as_ref()
                 .and_then(|e| e.address_space.as_ref().map(status::AddressSpace::from)),
-            dhcp_options: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.dhcp_options.as_ref().map(status::DhcpOptions::from)),
-            flow_timeout_in_minutes: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.flow_timeout_in_minutes),
+            dhcp_options: arm.properties.as_ref().and_then(|e| e.dhcp_options.as_ref().map(status::DhcpOptions::from)),
+            flow_timeout_in_minutes: arm.properties.as_ref().and_then(|e| e.flow_timeout_in_minutes),
             subnets: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .subnets
-                        .as_ref()
-                        .map(|x| x.iter().map(status::Subnet::from).collect())
+                    e.subnets.as_ref().map(|x| x.iter().map(status::Subnet::from).collect())
                 }),
             virtual_network_peerings: arm
                 .properties
@@ -452,18 +388,9 @@ impl From<&arm::VirtualNetwork> for VirtualNetworkStatus {
                         })
                 }),
             resource_guid: arm.properties.as_ref().and_then(|e| e.resource_guid.clone()),
-            provisioning_state: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.provisioning_state.clone()),
-            enable_ddos_protection: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.enable_ddos_protection),
-            enable_vm_protection: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.enable_vm_protection),
+            provisioning_state: arm.properties.as_ref().and_then(|e| e.provisioning_state.clone()),
+            enable_ddos_protection: arm.properties.as_ref().and_then(|e| e.enable_ddos_protection),
+            enable_vm_protection: arm.properties.as_ref().and_then(|e| e.enable_vm_protection),
             ddos_protection_plan: arm
                 .properties
                 .as_ref()
@@ -474,10 +401,7 @@ impl From<&arm::VirtualNetwork> for VirtualNetworkStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .bgp_communities
-                        .as_ref()
-                        .map(status::VirtualNetworkBgpCommunities::from)
+                    e.bgp_communities.as_ref().map(status::VirtualNetworkBgpCommunities::from)
                 }),
             encryption: arm
                 .properties
@@ -489,19 +413,13 @@ impl From<&arm::VirtualNetwork> for VirtualNetworkStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .ip_allocations
-                        .as_ref()
-                        .map(|x| x.iter().map(status::SubResource::from).collect())
+                    e.ip_allocations.as_ref().map(|x| x.iter().map(status::SubResource::from).collect())
                 }),
             flow_logs: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e
-                        .flow_logs
-                        .as_ref()
-                        .map(|x| x.iter().map(status::FlowLog::from).collect())
+                    e.flow_logs.as_ref().map(|x| x.iter().map(status::FlowLog::from).collect())
                 }),
             private_endpoint_v_net_policies: arm
                 .properties
@@ -519,17 +437,9 @@ impl From<&arm::VirtualNetwork> for VirtualNetworkStatus {
 pub struct VirtualNetworkOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(
-        rename = "secretExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(
-        rename = "configMapExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }

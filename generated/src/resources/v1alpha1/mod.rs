@@ -28,9 +28,7 @@ pub fn import(
         match kind {
             "ResourceGroup" => {
                 serde_json::from_str::<arm::ResourceGroup>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &ResourceGroup::from_arm(name, namespace, &a),
-                    ))
+                    .and_then(|a| armgen_runtime::hub::to_json(&ResourceGroup::from_arm(name, namespace, &a)))
             }
             _ => return None,
         },

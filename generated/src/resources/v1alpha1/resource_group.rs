@@ -3,15 +3,9 @@
 // ARM API version: 2025-04-01 (Kubernetes version v1alpha1)
 
 //! The `ResourceGroup` custom resource (`Microsoft.Resources/resourceGroups`).
-#[allow(unused_imports)]
-use super::{arm, spec, status};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use super::arm;
+use armgen_runtime::kube::{ConversionError, Path, Resolver, required};
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Resource group information.
@@ -41,9 +35,7 @@ impl ResourceGroup {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(
-            include_str!("../../../crds/resourcegroups.resources.armgen.dev.yaml"),
-        )
+        serde_yaml_ng::from_str(include_str!("../../../crds/resourcegroups.resources.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: ResourceGroupSpec) -> Self {
@@ -58,11 +50,7 @@ impl ResourceGroup {
     }
     /// The custom resource for an ARM payload (an import): spec from the writable properties,
     /// status from everything the payload has.
-    pub fn from_arm(
-        name: &str,
-        namespace: Option<&str>,
-        arm: &arm::ResourceGroup,
-    ) -> Self {
+    pub fn from_arm(name: &str, namespace: Option<&str>, arm: &arm::ResourceGroup) -> Self {
         let mut cr = Self::new(name, ResourceGroupSpec::from_arm(arm));
         cr.metadata.namespace = namespace.map(str::to_string);
         cr.status = Some(ResourceGroupStatus::from(arm));
@@ -104,9 +92,7 @@ impl kube_core::Resource for ResourceGroup {
     fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }
-    fn meta_mut(
-        &mut self,
-    ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &mut self.metadata
     }
 }
@@ -134,10 +120,7 @@ pub struct ResourceGroupSpec {
 
 impl ResourceGroupSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
-    pub fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-    ) -> Result<arm::ResourceGroup, ConversionError> {
+    pub fn to_arm(&self, _resolver: &dyn Resolver) -> Result<arm::ResourceGroup, ConversionError> {
         let path = Path::Root("spec");
         Ok(arm::ResourceGroup {
             id: None,
@@ -202,10 +185,7 @@ impl From<&arm::ResourceGroup> for ResourceGroupStatus {
             id: arm.id.clone(),
             name: arm.name.clone(),
             r#type: arm.r#type.clone(),
-            provisioning_state: arm
-                .properties
-                .as_ref()
-                .and_then(|e| e.provisioning_state.clone()),
+            provisioning_state: arm.properties.as_ref().and_then(|e| e.provisioning_state.clone()),
             location: Some(arm.location.clone()),
             managed_by: arm.managed_by.clone(),
             tags: arm.tags.clone(),
@@ -220,17 +200,9 @@ impl From<&arm::ResourceGroup> for ResourceGroupStatus {
 pub struct ResourceGroupOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(
-        rename = "secretExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(
-        rename = "configMapExpressions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }

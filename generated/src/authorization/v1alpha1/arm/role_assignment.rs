@@ -5,70 +5,23 @@
 //! ARM payload types of `Microsoft.Authorization/roleAssignments` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use armgen_runtime::UnknownFields;
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
-/// The principal type of the assigned principal ID.
-///
-/// Schema `PrincipalType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum PrincipalType {
-    /// `User`
-    User,
-    /// `Group`
-    Group,
-    /// `ServicePrincipal`
-    ServicePrincipal,
-    /// `ForeignGroup`
-    ForeignGroup,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl PrincipalType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::User => "User",
-            Self::Group => "Group",
-            Self::ServicePrincipal => "ServicePrincipal",
-            Self::ForeignGroup => "ForeignGroup",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for PrincipalType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "user" => Self::User,
-            "group" => Self::Group,
-            "serviceprincipal" => Self::ServicePrincipal,
-            "foreigngroup" => Self::ForeignGroup,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<PrincipalType> for String {
-    fn from(value: PrincipalType) -> Self {
-        match value {
-            PrincipalType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for PrincipalType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The principal type of the assigned principal ID.
+    ///
+    /// Schema `PrincipalType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum PrincipalType {
+        /// `User`
+        User = "User",
+        /// `Group`
+        Group = "Group",
+        /// `ServicePrincipal`
+        ServicePrincipal = "ServicePrincipal",
+        /// `ForeignGroup`
+        ForeignGroup = "ForeignGroup",
     }
 }
 
@@ -135,11 +88,7 @@ pub struct RoleAssignmentProperties {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
     /// Version of the condition. Currently the only accepted value is '2.0'
-    #[serde(
-        rename = "conditionVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "conditionVersion", default, skip_serializing_if = "Option::is_none")]
     pub condition_version: Option<String>,
     /// Time it was created
     ///
@@ -162,11 +111,7 @@ pub struct RoleAssignmentProperties {
     #[serde(rename = "updatedBy", default, skip_serializing_if = "Option::is_none")]
     pub updated_by: Option<String>,
     /// Id of the delegated managed identity resource
-    #[serde(
-        rename = "delegatedManagedIdentityResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "delegatedManagedIdentityResourceId", default, skip_serializing_if = "Option::is_none")]
     pub delegated_managed_identity_resource_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).

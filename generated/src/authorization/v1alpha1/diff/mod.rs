@@ -11,13 +11,7 @@ use armgen_runtime::diff::{DiffInputError, DiffWith, Differences, Path};
 
 impl DiffWith for arm::PrincipalType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
@@ -35,9 +29,7 @@ pub fn diff_custom_resource(
                     custom_resource,
                     arm_json,
                     |cr: &super::RoleAssignment| &cr.spec,
-                    |body: &arm::RoleAssignment| super::RoleAssignmentSpec::from_arm(
-                        body,
-                    ),
+                    |body: &arm::RoleAssignment| super::RoleAssignmentSpec::from_arm(body),
                 )
             }
             _ => return None,

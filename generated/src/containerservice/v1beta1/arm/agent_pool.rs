@@ -5,11 +5,7 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/agentPools` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use armgen_runtime::UnknownFields;
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Agent Pool.
@@ -66,17 +62,9 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     pub os_disk_size_gb: Option<i32>,
     #[serde(rename = "osDiskType", default, skip_serializing_if = "Option::is_none")]
     pub os_disk_type: Option<OsDiskType>,
-    #[serde(
-        rename = "kubeletDiskType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "kubeletDiskType", default, skip_serializing_if = "Option::is_none")]
     pub kubelet_disk_type: Option<KubeletDiskType>,
-    #[serde(
-        rename = "workloadRuntime",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "workloadRuntime", default, skip_serializing_if = "Option::is_none")]
     pub workload_runtime: Option<WorkloadRuntime>,
     /// If this is not specified, a VNET and subnet will be generated and used. If no podSubnetID is specified, this applies to nodes and pods, otherwise it applies to just nodes. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
     ///
@@ -109,11 +97,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     #[serde(rename = "minCount", default, skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i32>,
     /// Whether to enable auto-scaler
-    #[serde(
-        rename = "enableAutoScaling",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableAutoScaling", default, skip_serializing_if = "Option::is_none")]
     pub enable_auto_scaling: Option<bool>,
     /// This also effects the cluster autoscaler behavior. If not specified, it defaults to Delete.
     #[serde(rename = "scaleDownMode", default, skip_serializing_if = "Option::is_none")]
@@ -123,89 +107,49 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<AgentPoolMode>,
     /// Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see [upgrading a node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool>).
-    #[serde(
-        rename = "orchestratorVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "orchestratorVersion", default, skip_serializing_if = "Option::is_none")]
     pub orchestrator_version: Option<String>,
     /// If orchestratorVersion is a fully specified version &lt;major.minor.patch&gt;, this field will be exactly equal to it. If orchestratorVersion is &lt;major.minor&gt;, this field will contain the full &lt;major.minor.patch&gt; version being used.
     ///
     /// Read-only.
-    #[serde(
-        rename = "currentOrchestratorVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "currentOrchestratorVersion", default, skip_serializing_if = "Option::is_none")]
     pub current_orchestrator_version: Option<String>,
     /// The version of node image
     ///
     /// Read-only.
-    #[serde(
-        rename = "nodeImageVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodeImageVersion", default, skip_serializing_if = "Option::is_none")]
     pub node_image_version: Option<String>,
     /// Settings for upgrading the agentpool
-    #[serde(
-        rename = "upgradeSettings",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "upgradeSettings", default, skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<AgentPoolUpgradeSettings>,
     /// The current deployment or provisioning state.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// When an Agent Pool is first created it is initially Running. The Agent Pool can be stopped by setting this field to Stopped. A stopped Agent Pool stops all of its VMs and does not accrue billing charges. An Agent Pool can only be stopped if it is Running and provisioning state is Succeeded
     #[serde(rename = "powerState", default, skip_serializing_if = "Option::is_none")]
     pub power_state: Option<PowerState>,
     /// The list of Availability zones to use for nodes. This can only be specified if the AgentPoolType property is 'VirtualMachineScaleSets'.
-    #[serde(
-        rename = "availabilityZones",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "availabilityZones", default, skip_serializing_if = "Option::is_none")]
     pub availability_zones: Option<Vec<String>>,
     /// Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see [assigning a public IP per node](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools>). The default is false.
-    #[serde(
-        rename = "enableNodePublicIP",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableNodePublicIP", default, skip_serializing_if = "Option::is_none")]
     pub enable_node_public_ip: Option<bool>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/publicIPPrefixes/{publicIPPrefixName}
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "nodePublicIPPrefixID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodePublicIPPrefixID", default, skip_serializing_if = "Option::is_none")]
     pub node_public_ip_prefix_id: Option<String>,
     /// The Virtual Machine Scale Set priority. If not specified, the default is 'Regular'.
     ///
     /// Default: `"Regular"`.
-    #[serde(
-        rename = "scaleSetPriority",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scaleSetPriority", default, skip_serializing_if = "Option::is_none")]
     pub scale_set_priority: Option<ScaleSetPriority>,
     /// This cannot be specified unless the scaleSetPriority is 'Spot'. If not specified, the default is 'Delete'.
     ///
     /// Default: `"Delete"`.
-    #[serde(
-        rename = "scaleSetEvictionPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scaleSetEvictionPolicy", default, skip_serializing_if = "Option::is_none")]
     pub scale_set_eviction_policy: Option<ScaleSetEvictionPolicy>,
     /// Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see [spot VMs pricing](<https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing>)
     ///
@@ -224,11 +168,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     /// The ID for Proximity Placement Group.
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "proximityPlacementGroupID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "proximityPlacementGroupID", default, skip_serializing_if = "Option::is_none")]
     pub proximity_placement_group_id: Option<String>,
     /// The Kubelet configuration on the agent pool nodes.
     #[serde(rename = "kubeletConfig", default, skip_serializing_if = "Option::is_none")]
@@ -237,11 +177,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     #[serde(rename = "linuxOSConfig", default, skip_serializing_if = "Option::is_none")]
     pub linux_os_config: Option<LinuxOsConfig>,
     /// This is only supported on certain VM sizes and in certain Azure regions. For more information, see: <https://docs.microsoft.com/azure/aks/enable-host-encryption>
-    #[serde(
-        rename = "enableEncryptionAtHost",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableEncryptionAtHost", default, skip_serializing_if = "Option::is_none")]
     pub enable_encryption_at_host: Option<bool>,
     /// Whether to enable UltraSSD
     #[serde(rename = "enableUltraSSD", default, skip_serializing_if = "Option::is_none")]
@@ -250,11 +186,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     #[serde(rename = "enableFIPS", default, skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
-    #[serde(
-        rename = "gpuInstanceProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "gpuInstanceProfile", default, skip_serializing_if = "Option::is_none")]
     pub gpu_instance_profile: Option<GpuInstanceProfile>,
     /// CreationData to be used to specify the source Snapshot ID if the node pool will be created/upgraded using a snapshot.
     #[serde(rename = "creationData", default, skip_serializing_if = "Option::is_none")]
@@ -262,11 +194,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     /// AKS will associate the specified agent pool with the Capacity Reservation Group.
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "capacityReservationGroupID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "capacityReservationGroupID", default, skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_group_id: Option<String>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
     ///
@@ -280,11 +208,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     #[serde(rename = "windowsProfile", default, skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<AgentPoolWindowsProfile>,
     /// The security settings of an agent pool.
-    #[serde(
-        rename = "securityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "securityProfile", default, skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<AgentPoolSecurityProfile>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).

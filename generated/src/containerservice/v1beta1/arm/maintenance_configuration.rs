@@ -5,11 +5,7 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/maintenanceConfigurations` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use armgen_runtime::UnknownFields;
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// For schedules like: 'recur every month on the 15th' or 'recur every 3 months on the 20th'.
@@ -140,11 +136,7 @@ pub struct MaintenanceConfigurationProperties {
     #[serde(rename = "notAllowedTime", default, skip_serializing_if = "Option::is_none")]
     pub not_allowed_time: Option<Vec<TimeSpan>>,
     /// Maintenance window for the maintenance configuration.
-    #[serde(
-        rename = "maintenanceWindow",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "maintenanceWindow", default, skip_serializing_if = "Option::is_none")]
     pub maintenance_window: Option<MaintenanceWindow>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -186,11 +178,7 @@ pub struct MaintenanceWindow {
     #[serde(rename = "startTime")]
     pub start_time: String,
     /// Date ranges on which upgrade is not allowed. 'utcOffset' applies to this field. For example, with 'utcOffset: +02:00' and 'dateSpan' being '2022-12-23' to '2023-01-03', maintenance will be blocked from '2022-12-22 22:00' to '2023-01-03 22:00' in UTC time.
-    #[serde(
-        rename = "notAllowedDates",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "notAllowedDates", default, skip_serializing_if = "Option::is_none")]
     pub not_allowed_dates: Option<Vec<DateSpan>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -245,17 +233,9 @@ pub struct Schedule {
     pub daily: Option<DailySchedule>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weekly: Option<WeeklySchedule>,
-    #[serde(
-        rename = "absoluteMonthly",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "absoluteMonthly", default, skip_serializing_if = "Option::is_none")]
     pub absolute_monthly: Option<AbsoluteMonthlySchedule>,
-    #[serde(
-        rename = "relativeMonthly",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "relativeMonthly", default, skip_serializing_if = "Option::is_none")]
     pub relative_monthly: Option<RelativeMonthlySchedule>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -324,139 +304,45 @@ impl armgen_runtime::UnknownFields for TimeSpan {
     }
 }
 
-/// Specifies on which week of the month the dayOfWeek applies.
-///
-/// Schema `type`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum Type {
-    /// First week of the month.
-    First,
-    /// Second week of the month.
-    Second,
-    /// Third week of the month.
-    Third,
-    /// Fourth week of the month.
-    Fourth,
-    /// Last week of the month.
-    Last,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl Type {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::First => "First",
-            Self::Second => "Second",
-            Self::Third => "Third",
-            Self::Fourth => "Fourth",
-            Self::Last => "Last",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// Specifies on which week of the month the dayOfWeek applies.
+    ///
+    /// Schema `type`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum Type {
+        /// First week of the month.
+        First = "First",
+        /// Second week of the month.
+        Second = "Second",
+        /// Third week of the month.
+        Third = "Third",
+        /// Fourth week of the month.
+        Fourth = "Fourth",
+        /// Last week of the month.
+        Last = "Last",
     }
 }
 
-impl From<String> for Type {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "first" => Self::First,
-            "second" => Self::Second,
-            "third" => Self::Third,
-            "fourth" => Self::Fourth,
-            "last" => Self::Last,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<Type> for String {
-    fn from(value: Type) -> Self {
-        match value {
-            Type::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for Type {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The weekday enum.
-///
-/// Schema `WeekDay`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum WeekDay {
-    /// `Sunday`
-    Sunday,
-    /// `Monday`
-    Monday,
-    /// `Tuesday`
-    Tuesday,
-    /// `Wednesday`
-    Wednesday,
-    /// `Thursday`
-    Thursday,
-    /// `Friday`
-    Friday,
-    /// `Saturday`
-    Saturday,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl WeekDay {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Sunday => "Sunday",
-            Self::Monday => "Monday",
-            Self::Tuesday => "Tuesday",
-            Self::Wednesday => "Wednesday",
-            Self::Thursday => "Thursday",
-            Self::Friday => "Friday",
-            Self::Saturday => "Saturday",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for WeekDay {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "sunday" => Self::Sunday,
-            "monday" => Self::Monday,
-            "tuesday" => Self::Tuesday,
-            "wednesday" => Self::Wednesday,
-            "thursday" => Self::Thursday,
-            "friday" => Self::Friday,
-            "saturday" => Self::Saturday,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<WeekDay> for String {
-    fn from(value: WeekDay) -> Self {
-        match value {
-            WeekDay::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for WeekDay {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The weekday enum.
+    ///
+    /// Schema `WeekDay`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum WeekDay {
+        /// `Sunday`
+        Sunday = "Sunday",
+        /// `Monday`
+        Monday = "Monday",
+        /// `Tuesday`
+        Tuesday = "Tuesday",
+        /// `Wednesday`
+        Wednesday = "Wednesday",
+        /// `Thursday`
+        Thursday = "Thursday",
+        /// `Friday`
+        Friday = "Friday",
+        /// `Saturday`
+        Saturday = "Saturday",
     }
 }
 

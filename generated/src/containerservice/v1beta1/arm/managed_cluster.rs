@@ -5,11 +5,7 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use armgen_runtime::UnknownFields;
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
@@ -92,20 +88,12 @@ pub struct AzureKeyVaultKms {
     /// Network access of key vault. The possible values are `Public` and `Private`. `Public` means the key vault allows public access from all networks. `Private` means the key vault disables public access and enables private link. The default value is `Public`.
     ///
     /// Default: `"Public"`.
-    #[serde(
-        rename = "keyVaultNetworkAccess",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "keyVaultNetworkAccess", default, skip_serializing_if = "Option::is_none")]
     pub key_vault_network_access: Option<KeyVaultNetworkAccessTypes>,
     /// Resource ID of key vault. When keyVaultNetworkAccess is `Private`, this field is required and must be a valid resource ID. When keyVaultNetworkAccess is `Public`, leave the field empty.
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "keyVaultResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "keyVaultResourceId", default, skip_serializing_if = "Option::is_none")]
     pub key_vault_resource_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -121,55 +109,16 @@ impl armgen_runtime::UnknownFields for AzureKeyVaultKms {
     }
 }
 
-/// The type of the managed inbound Load Balancer BackendPool.
-///
-/// Schema `BackendPoolType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum BackendPoolType {
-    /// The type of the managed inbound Load Balancer BackendPool. <https://cloud-provider-azure.sigs.k8s.io/topics/loadbalancer/#configure-load-balancer-backend>.
-    NodeIpConfiguration,
-    /// The type of the managed inbound Load Balancer BackendPool. <https://cloud-provider-azure.sigs.k8s.io/topics/loadbalancer/#configure-load-balancer-backend>.
-    NodeIp,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl BackendPoolType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::NodeIpConfiguration => "NodeIPConfiguration",
-            Self::NodeIp => "NodeIP",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for BackendPoolType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "nodeipconfiguration" => Self::NodeIpConfiguration,
-            "nodeip" => Self::NodeIp,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<BackendPoolType> for String {
-    fn from(value: BackendPoolType) -> Self {
-        match value {
-            BackendPoolType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for BackendPoolType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The type of the managed inbound Load Balancer BackendPool.
+    ///
+    /// Schema `BackendPoolType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum BackendPoolType {
+        /// The type of the managed inbound Load Balancer BackendPool. <https://cloud-provider-azure.sigs.k8s.io/topics/loadbalancer/#configure-load-balancer-backend>.
+        NodeIpConfiguration = "NodeIPConfiguration",
+        /// The type of the managed inbound Load Balancer BackendPool. <https://cloud-provider-azure.sigs.k8s.io/topics/loadbalancer/#configure-load-balancer-backend>.
+        NodeIp = "NodeIP",
     }
 }
 
@@ -179,11 +128,7 @@ impl armgen_runtime::UnknownFields for BackendPoolType {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ClusterUpgradeSettings {
     /// Settings for overrides.
-    #[serde(
-        rename = "overrideSettings",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "overrideSettings", default, skip_serializing_if = "Option::is_none")]
     pub override_settings: Option<UpgradeOverrideSettings>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -230,11 +175,7 @@ pub struct ContainerServiceNetworkProfile {
     #[serde(rename = "networkPlugin", default, skip_serializing_if = "Option::is_none")]
     pub network_plugin: Option<NetworkPlugin>,
     /// The mode the network plugin should use.
-    #[serde(
-        rename = "networkPluginMode",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "networkPluginMode", default, skip_serializing_if = "Option::is_none")]
     pub network_plugin_mode: Option<NetworkPluginMode>,
     /// Network policy used for building the Kubernetes network.
     #[serde(rename = "networkPolicy", default, skip_serializing_if = "Option::is_none")]
@@ -243,17 +184,9 @@ pub struct ContainerServiceNetworkProfile {
     #[serde(rename = "networkMode", default, skip_serializing_if = "Option::is_none")]
     pub network_mode: Option<NetworkMode>,
     /// Network dataplane used in the Kubernetes cluster.
-    #[serde(
-        rename = "networkDataplane",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "networkDataplane", default, skip_serializing_if = "Option::is_none")]
     pub network_dataplane: Option<NetworkDataplane>,
-    #[serde(
-        rename = "advancedNetworking",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "advancedNetworking", default, skip_serializing_if = "Option::is_none")]
     pub advanced_networking: Option<AdvancedNetworking>,
     /// A CIDR notation IP range from which to assign pod IPs when kubenet is used.
     ///
@@ -276,25 +209,13 @@ pub struct ContainerServiceNetworkProfile {
     #[serde(rename = "outboundType", default, skip_serializing_if = "Option::is_none")]
     pub outbound_type: Option<OutboundType>,
     /// The default is 'standard'. See [Azure Load Balancer SKUs](<https://docs.microsoft.com/azure/load-balancer/skus>) for more information about the differences between load balancer SKUs.
-    #[serde(
-        rename = "loadBalancerSku",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "loadBalancerSku", default, skip_serializing_if = "Option::is_none")]
     pub load_balancer_sku: Option<LoadBalancerSku>,
     /// Profile of the cluster load balancer.
-    #[serde(
-        rename = "loadBalancerProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "loadBalancerProfile", default, skip_serializing_if = "Option::is_none")]
     pub load_balancer_profile: Option<ManagedClusterLoadBalancerProfile>,
     /// Profile of the cluster NAT gateway.
-    #[serde(
-        rename = "natGatewayProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "natGatewayProfile", default, skip_serializing_if = "Option::is_none")]
     pub nat_gateway_profile: Option<ManagedClusterNatGatewayProfile>,
     /// One IPv4 CIDR is expected for single-stack networking. Two CIDRs, one for each IP family (IPv4/IPv6), is expected for dual-stack networking.
     #[serde(rename = "podCidrs", default, skip_serializing_if = "Option::is_none")]
@@ -387,11 +308,7 @@ pub struct DelegatedResource {
     #[serde(rename = "tenantId", default, skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
     /// The delegation id of the referral delegation (optional) - internal use only.
-    #[serde(
-        rename = "referralResource",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "referralResource", default, skip_serializing_if = "Option::is_none")]
     pub referral_resource: Option<String>,
     /// The source resource location - internal use only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -408,63 +325,20 @@ impl armgen_runtime::UnknownFields for DelegatedResource {
     }
 }
 
-/// If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
-///
-/// Schema `expander`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum Expander {
-    /// Selects the node group that will have the least idle CPU (if tied, unused memory) after scale-up. This is useful when you have different classes of nodes, for example, high CPU or high memory nodes, and only want to expand those when there are pending pods that need a lot of those resources.
-    LeastWaste,
-    /// Selects the node group that would be able to schedule the most pods when scaling up. This is useful when you are using nodeSelector to make sure certain pods land on certain nodes. Note that this won't cause the autoscaler to select bigger nodes vs. smaller, as it can add multiple smaller nodes at once.
-    MostPods,
-    /// Selects the node group that has the highest priority assigned by the user. It's configuration is described in more details [here](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/expander/priority/readme.md>).
-    Priority,
-    /// Used when you don't have a particular need for the node groups to scale differently.
-    Random,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl Expander {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::LeastWaste => "least-waste",
-            Self::MostPods => "most-pods",
-            Self::Priority => "priority",
-            Self::Random => "random",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for Expander {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "least-waste" => Self::LeastWaste,
-            "most-pods" => Self::MostPods,
-            "priority" => Self::Priority,
-            "random" => Self::Random,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<Expander> for String {
-    fn from(value: Expander) -> Self {
-        match value {
-            Expander::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for Expander {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
+    ///
+    /// Schema `expander`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum Expander {
+        /// Selects the node group that will have the least idle CPU (if tied, unused memory) after scale-up. This is useful when you have different classes of nodes, for example, high CPU or high memory nodes, and only want to expand those when there are pending pods that need a lot of those resources.
+        LeastWaste = "least-waste",
+        /// Selects the node group that would be able to schedule the most pods when scaling up. This is useful when you are using nodeSelector to make sure certain pods land on certain nodes. Note that this won't cause the autoscaler to select bigger nodes vs. smaller, as it can add multiple smaller nodes at once.
+        MostPods = "most-pods",
+        /// Selects the node group that has the highest priority assigned by the user. It's configuration is described in more details [here](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/expander/priority/readme.md>).
+        Priority = "priority",
+        /// Used when you don't have a particular need for the node groups to scale differently.
+        Random = "random",
     }
 }
 
@@ -492,103 +366,27 @@ impl armgen_runtime::UnknownFields for ExtendedLocation {
     }
 }
 
-/// The type of extendedLocation.
-///
-/// Schema `ExtendedLocationType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ExtendedLocationType {
-    /// `EdgeZone`
-    EdgeZone,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ExtendedLocationType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::EdgeZone => "EdgeZone",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// The type of extendedLocation.
+    ///
+    /// Schema `ExtendedLocationType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ExtendedLocationType {
+        /// `EdgeZone`
+        EdgeZone = "EdgeZone",
     }
 }
 
-impl From<String> for ExtendedLocationType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "edgezone" => Self::EdgeZone,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ExtendedLocationType> for String {
-    fn from(value: ExtendedLocationType) -> Self {
-        match value {
-            ExtendedLocationType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ExtendedLocationType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The IP version to use for cluster networking and IP assignment.
-///
-/// Schema `ipFamily`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum IpFamily {
-    /// `IPv4`
-    IPv4,
-    /// `IPv6`
-    IPv6,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl IpFamily {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::IPv4 => "IPv4",
-            Self::IPv6 => "IPv6",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for IpFamily {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "ipv4" => Self::IPv4,
-            "ipv6" => Self::IPv6,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<IpFamily> for String {
-    fn from(value: IpFamily) -> Self {
-        match value {
-            IpFamily::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for IpFamily {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The IP version to use for cluster networking and IP assignment.
+    ///
+    /// Schema `ipFamily`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum IpFamily {
+        /// `IPv4`
+        IPv4 = "IPv4",
+        /// `IPv6`
+        IPv6 = "IPv6",
     }
 }
 
@@ -618,11 +416,7 @@ impl armgen_runtime::UnknownFields for IstioCertificateAuthority {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct IstioComponents {
     /// Istio ingress gateways.
-    #[serde(
-        rename = "ingressGateways",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "ingressGateways", default, skip_serializing_if = "Option::is_none")]
     pub ingress_gateways: Option<Vec<IstioIngressGateway>>,
     /// Istio egress gateways.
     #[serde(rename = "egressGateways", default, skip_serializing_if = "Option::is_none")]
@@ -682,55 +476,16 @@ impl armgen_runtime::UnknownFields for IstioIngressGateway {
     }
 }
 
-/// Mode of an ingress gateway.
-///
-/// Schema `IstioIngressGatewayMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum IstioIngressGatewayMode {
-    /// The ingress gateway is assigned a public IP address and is publicly accessible.
-    External,
-    /// The ingress gateway is assigned an internal IP address and cannot is accessed publicly.
-    Internal,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl IstioIngressGatewayMode {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::External => "External",
-            Self::Internal => "Internal",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for IstioIngressGatewayMode {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "external" => Self::External,
-            "internal" => Self::Internal,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<IstioIngressGatewayMode> for String {
-    fn from(value: IstioIngressGatewayMode) -> Self {
-        match value {
-            IstioIngressGatewayMode::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for IstioIngressGatewayMode {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// Mode of an ingress gateway.
+    ///
+    /// Schema `IstioIngressGatewayMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum IstioIngressGatewayMode {
+        /// The ingress gateway is assigned a public IP address and is publicly accessible.
+        External = "External",
+        /// The ingress gateway is assigned an internal IP address and cannot is accessed publicly.
+        Internal = "Internal",
     }
 }
 
@@ -751,18 +506,10 @@ pub struct IstioPluginCertificateAuthority {
     #[serde(rename = "keyObjectName", default, skip_serializing_if = "Option::is_none")]
     pub key_object_name: Option<String>,
     /// Root certificate object name in Azure Key Vault.
-    #[serde(
-        rename = "rootCertObjectName",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "rootCertObjectName", default, skip_serializing_if = "Option::is_none")]
     pub root_cert_object_name: Option<String>,
     /// Certificate chain object name in Azure Key Vault.
-    #[serde(
-        rename = "certChainObjectName",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "certChainObjectName", default, skip_serializing_if = "Option::is_none")]
     pub cert_chain_object_name: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -783,11 +530,7 @@ impl armgen_runtime::UnknownFields for IstioPluginCertificateAuthority {
 pub struct IstioServiceMesh {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub components: Option<IstioComponents>,
-    #[serde(
-        rename = "certificateAuthority",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "certificateAuthority", default, skip_serializing_if = "Option::is_none")]
     pub certificate_authority: Option<IstioCertificateAuthority>,
     /// The list of revisions of the Istio control plane. When an upgrade is not in progress, this holds one value. When canary upgrade is in progress, this can only hold two consecutive values. For more information, see: <https://learn.microsoft.com/en-us/azure/aks/istio-upgrade>
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -807,211 +550,55 @@ impl armgen_runtime::UnknownFields for IstioServiceMesh {
     }
 }
 
-/// Network access of key vault. The possible values are `Public` and `Private`. `Public` means the key vault allows public access from all networks. `Private` means the key vault disables public access and enables private link. The default value is `Public`.
-///
-/// Schema `KeyVaultNetworkAccessTypes`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum KeyVaultNetworkAccessTypes {
-    /// `Public`
-    Public,
-    /// `Private`
-    Private,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl KeyVaultNetworkAccessTypes {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Public => "Public",
-            Self::Private => "Private",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// Network access of key vault. The possible values are `Public` and `Private`. `Public` means the key vault allows public access from all networks. `Private` means the key vault disables public access and enables private link. The default value is `Public`.
+    ///
+    /// Schema `KeyVaultNetworkAccessTypes`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum KeyVaultNetworkAccessTypes {
+        /// `Public`
+        Public = "Public",
+        /// `Private`
+        Private = "Private",
     }
 }
 
-impl From<String> for KeyVaultNetworkAccessTypes {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "public" => Self::Public,
-            "private" => Self::Private,
-            _ => Self::Other(value),
-        }
+armgen_runtime::open_enum! {
+    /// Different support tiers for AKS managed clusters
+    ///
+    /// Schema `KubernetesSupportPlan`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum KubernetesSupportPlan {
+        /// Support for the version is the same as for the open source Kubernetes offering. Official Kubernetes open source community support versions for 1 year after release.
+        KubernetesOfficial = "KubernetesOfficial",
+        /// Support for the version extended past the KubernetesOfficial support of 1 year. AKS continues to patch CVEs for another 1 year, for a total of 2 years of support.
+        AksLongTermSupport = "AKSLongTermSupport",
     }
 }
 
-impl From<KeyVaultNetworkAccessTypes> for String {
-    fn from(value: KeyVaultNetworkAccessTypes) -> Self {
-        match value {
-            KeyVaultNetworkAccessTypes::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
+armgen_runtime::open_enum! {
+    /// The license type to use for Windows VMs. See [Azure Hybrid User Benefits](<https://azure.microsoft.com/pricing/hybrid-benefit/faq/>) for more details.
+    ///
+    /// Schema `licenseType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum LicenseType {
+        /// No additional licensing is applied.
+        None = "None",
+        /// Enables Azure Hybrid User Benefits for Windows VMs.
+        WindowsServer = "Windows_Server",
     }
 }
 
-impl armgen_runtime::UnknownFields for KeyVaultNetworkAccessTypes {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Different support tiers for AKS managed clusters
-///
-/// Schema `KubernetesSupportPlan`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum KubernetesSupportPlan {
-    /// Support for the version is the same as for the open source Kubernetes offering. Official Kubernetes open source community support versions for 1 year after release.
-    KubernetesOfficial,
-    /// Support for the version extended past the KubernetesOfficial support of 1 year. AKS continues to patch CVEs for another 1 year, for a total of 2 years of support.
-    AksLongTermSupport,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl KubernetesSupportPlan {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::KubernetesOfficial => "KubernetesOfficial",
-            Self::AksLongTermSupport => "AKSLongTermSupport",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for KubernetesSupportPlan {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "kubernetesofficial" => Self::KubernetesOfficial,
-            "akslongtermsupport" => Self::AksLongTermSupport,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<KubernetesSupportPlan> for String {
-    fn from(value: KubernetesSupportPlan) -> Self {
-        match value {
-            KubernetesSupportPlan::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for KubernetesSupportPlan {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The license type to use for Windows VMs. See [Azure Hybrid User Benefits](<https://azure.microsoft.com/pricing/hybrid-benefit/faq/>) for more details.
-///
-/// Schema `licenseType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum LicenseType {
-    /// No additional licensing is applied.
-    None,
-    /// Enables Azure Hybrid User Benefits for Windows VMs.
-    WindowsServer,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl LicenseType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::None => "None",
-            Self::WindowsServer => "Windows_Server",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for LicenseType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "none" => Self::None,
-            "windows_server" => Self::WindowsServer,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<LicenseType> for String {
-    fn from(value: LicenseType) -> Self {
-        match value {
-            LicenseType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for LicenseType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The default is 'standard'. See [Azure Load Balancer SKUs](<https://docs.microsoft.com/azure/load-balancer/skus>) for more information about the differences between load balancer SKUs.
-///
-/// Schema `loadBalancerSku`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum LoadBalancerSku {
-    /// Use a a standard Load Balancer. This is the recommended Load Balancer SKU. For more information about on working with the load balancer in the managed cluster, see the [standard Load Balancer](<https://docs.microsoft.com/azure/aks/load-balancer-standard>) article.
-    Standard,
-    /// Use a basic Load Balancer with limited functionality.
-    Basic,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl LoadBalancerSku {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Standard => "standard",
-            Self::Basic => "basic",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for LoadBalancerSku {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "standard" => Self::Standard,
-            "basic" => Self::Basic,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<LoadBalancerSku> for String {
-    fn from(value: LoadBalancerSku) -> Self {
-        match value {
-            LoadBalancerSku::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for LoadBalancerSku {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The default is 'standard'. See [Azure Load Balancer SKUs](<https://docs.microsoft.com/azure/load-balancer/skus>) for more information about the differences between load balancer SKUs.
+    ///
+    /// Schema `loadBalancerSku`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum LoadBalancerSku {
+        /// Use a a standard Load Balancer. This is the recommended Load Balancer SKU. For more information about on working with the load balancer in the managed cluster, see the [standard Load Balancer](<https://docs.microsoft.com/azure/aks/load-balancer-standard>) article.
+        Standard = "standard",
+        /// Use a basic Load Balancer with limited functionality.
+        Basic = "basic",
     }
 }
 
@@ -1051,11 +638,7 @@ pub struct ManagedCluster {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sku: Option<ManagedClusterSku>,
     /// The extended location of the Virtual Machine.
-    #[serde(
-        rename = "extendedLocation",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "extendedLocation", default, skip_serializing_if = "Option::is_none")]
     pub extended_location: Option<ExtendedLocation>,
     /// The identity of the managed cluster, if configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1089,18 +672,10 @@ pub struct ManagedClusterAadProfile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub managed: Option<bool>,
     /// Whether to enable Azure RBAC for Kubernetes authorization.
-    #[serde(
-        rename = "enableAzureRBAC",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableAzureRBAC", default, skip_serializing_if = "Option::is_none")]
     pub enable_azure_rbac: Option<bool>,
     /// The list of AAD group object IDs that will have admin role of the cluster.
-    #[serde(
-        rename = "adminGroupObjectIDs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "adminGroupObjectIDs", default, skip_serializing_if = "Option::is_none")]
     pub admin_group_object_i_ds: Option<Vec<String>>,
     /// (DEPRECATED) The client AAD application ID. Learn more at <https://aka.ms/aks/aad-legacy>.
     #[serde(rename = "clientAppID", default, skip_serializing_if = "Option::is_none")]
@@ -1111,11 +686,7 @@ pub struct ManagedClusterAadProfile {
     /// (DEPRECATED) The server AAD application secret. Learn more at <https://aka.ms/aks/aad-legacy>.
     ///
     /// Secret: never returned by the service.
-    #[serde(
-        rename = "serverAppSecret",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "serverAppSecret", default, skip_serializing_if = "Option::is_none")]
     pub server_app_secret: Option<String>,
     /// The AAD tenant ID to use for authentication. If not specified, will use the tenant of the deployment subscription.
     #[serde(rename = "tenantID", default, skip_serializing_if = "Option::is_none")]
@@ -1178,17 +749,9 @@ pub struct ManagedClusterAgentPoolProfile {
     pub os_disk_size_gb: Option<i32>,
     #[serde(rename = "osDiskType", default, skip_serializing_if = "Option::is_none")]
     pub os_disk_type: Option<OsDiskType>,
-    #[serde(
-        rename = "kubeletDiskType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "kubeletDiskType", default, skip_serializing_if = "Option::is_none")]
     pub kubelet_disk_type: Option<KubeletDiskType>,
-    #[serde(
-        rename = "workloadRuntime",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "workloadRuntime", default, skip_serializing_if = "Option::is_none")]
     pub workload_runtime: Option<WorkloadRuntime>,
     /// If this is not specified, a VNET and subnet will be generated and used. If no podSubnetID is specified, this applies to nodes and pods, otherwise it applies to just nodes. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
     ///
@@ -1221,11 +784,7 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(rename = "minCount", default, skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i32>,
     /// Whether to enable auto-scaler
-    #[serde(
-        rename = "enableAutoScaling",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableAutoScaling", default, skip_serializing_if = "Option::is_none")]
     pub enable_auto_scaling: Option<bool>,
     /// This also effects the cluster autoscaler behavior. If not specified, it defaults to Delete.
     #[serde(rename = "scaleDownMode", default, skip_serializing_if = "Option::is_none")]
@@ -1235,89 +794,49 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<AgentPoolMode>,
     /// Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see [upgrading a node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool>).
-    #[serde(
-        rename = "orchestratorVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "orchestratorVersion", default, skip_serializing_if = "Option::is_none")]
     pub orchestrator_version: Option<String>,
     /// If orchestratorVersion is a fully specified version &lt;major.minor.patch&gt;, this field will be exactly equal to it. If orchestratorVersion is &lt;major.minor&gt;, this field will contain the full &lt;major.minor.patch&gt; version being used.
     ///
     /// Read-only.
-    #[serde(
-        rename = "currentOrchestratorVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "currentOrchestratorVersion", default, skip_serializing_if = "Option::is_none")]
     pub current_orchestrator_version: Option<String>,
     /// The version of node image
     ///
     /// Read-only.
-    #[serde(
-        rename = "nodeImageVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodeImageVersion", default, skip_serializing_if = "Option::is_none")]
     pub node_image_version: Option<String>,
     /// Settings for upgrading the agentpool
-    #[serde(
-        rename = "upgradeSettings",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "upgradeSettings", default, skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<AgentPoolUpgradeSettings>,
     /// The current deployment or provisioning state.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// When an Agent Pool is first created it is initially Running. The Agent Pool can be stopped by setting this field to Stopped. A stopped Agent Pool stops all of its VMs and does not accrue billing charges. An Agent Pool can only be stopped if it is Running and provisioning state is Succeeded
     #[serde(rename = "powerState", default, skip_serializing_if = "Option::is_none")]
     pub power_state: Option<PowerState>,
     /// The list of Availability zones to use for nodes. This can only be specified if the AgentPoolType property is 'VirtualMachineScaleSets'.
-    #[serde(
-        rename = "availabilityZones",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "availabilityZones", default, skip_serializing_if = "Option::is_none")]
     pub availability_zones: Option<Vec<String>>,
     /// Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see [assigning a public IP per node](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools>). The default is false.
-    #[serde(
-        rename = "enableNodePublicIP",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableNodePublicIP", default, skip_serializing_if = "Option::is_none")]
     pub enable_node_public_ip: Option<bool>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/publicIPPrefixes/{publicIPPrefixName}
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "nodePublicIPPrefixID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodePublicIPPrefixID", default, skip_serializing_if = "Option::is_none")]
     pub node_public_ip_prefix_id: Option<String>,
     /// The Virtual Machine Scale Set priority. If not specified, the default is 'Regular'.
     ///
     /// Default: `"Regular"`.
-    #[serde(
-        rename = "scaleSetPriority",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scaleSetPriority", default, skip_serializing_if = "Option::is_none")]
     pub scale_set_priority: Option<ScaleSetPriority>,
     /// This cannot be specified unless the scaleSetPriority is 'Spot'. If not specified, the default is 'Delete'.
     ///
     /// Default: `"Delete"`.
-    #[serde(
-        rename = "scaleSetEvictionPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scaleSetEvictionPolicy", default, skip_serializing_if = "Option::is_none")]
     pub scale_set_eviction_policy: Option<ScaleSetEvictionPolicy>,
     /// Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see [spot VMs pricing](<https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing>)
     ///
@@ -1336,11 +855,7 @@ pub struct ManagedClusterAgentPoolProfile {
     /// The ID for Proximity Placement Group.
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "proximityPlacementGroupID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "proximityPlacementGroupID", default, skip_serializing_if = "Option::is_none")]
     pub proximity_placement_group_id: Option<String>,
     /// The Kubelet configuration on the agent pool nodes.
     #[serde(rename = "kubeletConfig", default, skip_serializing_if = "Option::is_none")]
@@ -1349,11 +864,7 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(rename = "linuxOSConfig", default, skip_serializing_if = "Option::is_none")]
     pub linux_os_config: Option<LinuxOsConfig>,
     /// This is only supported on certain VM sizes and in certain Azure regions. For more information, see: <https://docs.microsoft.com/azure/aks/enable-host-encryption>
-    #[serde(
-        rename = "enableEncryptionAtHost",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableEncryptionAtHost", default, skip_serializing_if = "Option::is_none")]
     pub enable_encryption_at_host: Option<bool>,
     /// Whether to enable UltraSSD
     #[serde(rename = "enableUltraSSD", default, skip_serializing_if = "Option::is_none")]
@@ -1362,11 +873,7 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(rename = "enableFIPS", default, skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
-    #[serde(
-        rename = "gpuInstanceProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "gpuInstanceProfile", default, skip_serializing_if = "Option::is_none")]
     pub gpu_instance_profile: Option<GpuInstanceProfile>,
     /// CreationData to be used to specify the source Snapshot ID if the node pool will be created/upgraded using a snapshot.
     #[serde(rename = "creationData", default, skip_serializing_if = "Option::is_none")]
@@ -1374,11 +881,7 @@ pub struct ManagedClusterAgentPoolProfile {
     /// AKS will associate the specified agent pool with the Capacity Reservation Group.
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "capacityReservationGroupID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "capacityReservationGroupID", default, skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_group_id: Option<String>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
     ///
@@ -1392,11 +895,7 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(rename = "windowsProfile", default, skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<AgentPoolWindowsProfile>,
     /// The security settings of an agent pool.
-    #[serde(
-        rename = "securityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "securityProfile", default, skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<AgentPoolSecurityProfile>,
     /// Windows agent pool names must be 6 characters or less.
     pub name: String,
@@ -1439,35 +938,19 @@ impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterApiServerAccessProfile {
     /// IP ranges are specified in CIDR format, e.g. 137.117.106.88/29. This feature is not compatible with clusters that use Public IP Per Node, or clusters that are using a Basic Load Balancer. For more information see [API server authorized IP ranges](<https://docs.microsoft.com/azure/aks/api-server-authorized-ip-ranges>).
-    #[serde(
-        rename = "authorizedIPRanges",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "authorizedIPRanges", default, skip_serializing_if = "Option::is_none")]
     pub authorized_ip_ranges: Option<Vec<String>>,
     /// For more details, see [Creating a private AKS cluster](<https://docs.microsoft.com/azure/aks/private-clusters>).
-    #[serde(
-        rename = "enablePrivateCluster",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enablePrivateCluster", default, skip_serializing_if = "Option::is_none")]
     pub enable_private_cluster: Option<bool>,
     /// The default is System. For more details see [configure private DNS zone](<https://docs.microsoft.com/azure/aks/private-clusters#configure-private-dns-zone>). Allowed values are 'system' and 'none'.
     #[serde(rename = "privateDNSZone", default, skip_serializing_if = "Option::is_none")]
     pub private_dns_zone: Option<String>,
     /// Whether to create additional public FQDN for private cluster or not.
-    #[serde(
-        rename = "enablePrivateClusterPublicFQDN",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enablePrivateClusterPublicFQDN", default, skip_serializing_if = "Option::is_none")]
     pub enable_private_cluster_public_fqdn: Option<bool>,
     /// Whether to disable run command for the cluster or not.
-    #[serde(
-        rename = "disableRunCommand",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "disableRunCommand", default, skip_serializing_if = "Option::is_none")]
     pub disable_run_command: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -1490,11 +973,7 @@ pub struct ManagedClusterAutoUpgradeProfile {
     #[serde(rename = "upgradeChannel", default, skip_serializing_if = "Option::is_none")]
     pub upgrade_channel: Option<UpgradeChannel>,
     /// Manner in which the OS on your nodes is updated. The default is NodeImage.
-    #[serde(
-        rename = "nodeOSUpgradeChannel",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodeOSUpgradeChannel", default, skip_serializing_if = "Option::is_none")]
     pub node_os_upgrade_channel: Option<NodeOsUpgradeChannel>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -1537,18 +1016,10 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfile {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     /// Comma-separated list of additional Kubernetes label keys that will be used in the resource's labels metric (Example: 'namespaces=\[k8s-label-1,k8s-label-n,...\],pods=\[app\],...'). By default the metric contains only resource name and namespace labels.
-    #[serde(
-        rename = "metricLabelsAllowlist",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "metricLabelsAllowlist", default, skip_serializing_if = "Option::is_none")]
     pub metric_labels_allowlist: Option<String>,
     /// Comma-separated list of Kubernetes annotation keys that will be used in the resource's labels metric (Example: 'namespaces=\[kubernetes.io/team,...\],pods=\[kubernetes.io/team\],...'). By default the metric contains only resource name and namespace labels.
-    #[serde(
-        rename = "metricAnnotationsAllowList",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "metricAnnotationsAllowList", default, skip_serializing_if = "Option::is_none")]
     pub metric_annotations_allow_list: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -1556,8 +1027,7 @@ pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-impl armgen_runtime::UnknownFields
-for ManagedClusterAzureMonitorProfileKubeStateMetrics {
+impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileKubeStateMetrics {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
@@ -1570,11 +1040,7 @@ for ManagedClusterAzureMonitorProfileKubeStateMetrics {
 pub struct ManagedClusterAzureMonitorProfileMetrics {
     /// Whether to enable or disable the Azure Managed Prometheus addon for Prometheus monitoring. See aka.ms/AzureManagedPrometheus-aks-enable for details on enabling and disabling.
     pub enabled: bool,
-    #[serde(
-        rename = "kubeStateMetrics",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "kubeStateMetrics", default, skip_serializing_if = "Option::is_none")]
     pub kube_state_metrics: Option<ManagedClusterAzureMonitorProfileKubeStateMetrics>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -1657,21 +1123,11 @@ pub struct ManagedClusterIdentity {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<ResourceIdentityType>,
     /// The delegated identity resources assigned to this managed cluster. This can only be set by another Azure Resource Provider, and managed cluster only accept one delegated identity resource. Internal use only.
-    #[serde(
-        rename = "delegatedResources",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "delegatedResources", default, skip_serializing_if = "Option::is_none")]
     pub delegated_resources: Option<BTreeMap<String, DelegatedResource>>,
     /// The keys must be ARM resource IDs in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
-    #[serde(
-        rename = "userAssignedIdentities",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub user_assigned_identities: Option<
-        BTreeMap<String, ManagedClusterIdentityUserAssignedIdentitiesValue>,
-    >,
+    #[serde(rename = "userAssignedIdentities", default, skip_serializing_if = "Option::is_none")]
+    pub user_assigned_identities: Option<BTreeMap<String, ManagedClusterIdentityUserAssignedIdentitiesValue>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
@@ -1708,8 +1164,7 @@ pub struct ManagedClusterIdentityUserAssignedIdentitiesValue {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-impl armgen_runtime::UnknownFields
-for ManagedClusterIdentityUserAssignedIdentitiesValue {
+impl armgen_runtime::UnknownFields for ManagedClusterIdentityUserAssignedIdentitiesValue {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
@@ -1745,11 +1200,7 @@ pub struct ManagedClusterIngressProfileWebAppRouting {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Resource IDs of the DNS zones to be associated with the Application Routing add-on. Used only when Application Routing add-on is enabled. Public and private DNS zones can be in different resource groups, but all public DNS zones must be in the same resource group and all private DNS zones must be in the same resource group.
-    #[serde(
-        rename = "dnsZoneResourceIds",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "dnsZoneResourceIds", default, skip_serializing_if = "Option::is_none")]
     pub dns_zone_resource_ids: Option<Vec<String>>,
     /// Managed identity of the Application Routing add-on. This is the identity that should be granted permissions, for example, to manage the associated Azure DNS resource and get certificates from Azure Key Vault. See [this overview of the add-on](<https://learn.microsoft.com/en-us/azure/aks/web-app-routing?tabs=with-osm>) for more instructions.
     ///
@@ -1775,66 +1226,34 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileWebAppRouting
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterLoadBalancerProfile {
     /// Desired managed outbound IPs for the cluster load balancer.
-    #[serde(
-        rename = "managedOutboundIPs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub managed_outbound_i_ps: Option<
-        ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-    >,
+    #[serde(rename = "managedOutboundIPs", default, skip_serializing_if = "Option::is_none")]
+    pub managed_outbound_i_ps: Option<ManagedClusterLoadBalancerProfileManagedOutboundIPs>,
     /// Desired outbound IP Prefix resources for the cluster load balancer.
-    #[serde(
-        rename = "outboundIPPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub outbound_ip_prefixes: Option<
-        ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-    >,
+    #[serde(rename = "outboundIPPrefixes", default, skip_serializing_if = "Option::is_none")]
+    pub outbound_ip_prefixes: Option<ManagedClusterLoadBalancerProfileOutboundIpPrefixes>,
     /// Desired outbound IP resources for the cluster load balancer.
     #[serde(rename = "outboundIPs", default, skip_serializing_if = "Option::is_none")]
     pub outbound_i_ps: Option<ManagedClusterLoadBalancerProfileOutboundIPs>,
     /// The effective outbound IP resources of the cluster load balancer.
-    #[serde(
-        rename = "effectiveOutboundIPs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "effectiveOutboundIPs", default, skip_serializing_if = "Option::is_none")]
     pub effective_outbound_i_ps: Option<Vec<ResourceReference>>,
     /// The desired number of allocated SNAT ports per VM. Allowed values are in the range of 0 to 64000 (inclusive). The default value is 0 which results in Azure dynamically allocating ports.
     ///
     /// Format: `int32`. Default: `0`.
-    #[serde(
-        rename = "allocatedOutboundPorts",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "allocatedOutboundPorts", default, skip_serializing_if = "Option::is_none")]
     pub allocated_outbound_ports: Option<i32>,
     /// Desired outbound flow idle timeout in minutes. Allowed values are in the range of 4 to 120 (inclusive). The default value is 30 minutes.
     ///
     /// Format: `int32`. Default: `30`.
-    #[serde(
-        rename = "idleTimeoutInMinutes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "idleTimeoutInMinutes", default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout_in_minutes: Option<i32>,
     /// Enable multiple standard load balancers per AKS cluster or not.
-    #[serde(
-        rename = "enableMultipleStandardLoadBalancers",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableMultipleStandardLoadBalancers", default, skip_serializing_if = "Option::is_none")]
     pub enable_multiple_standard_load_balancers: Option<bool>,
     /// The type of the managed inbound Load Balancer BackendPool.
     ///
     /// Default: `"NodeIPConfiguration"`.
-    #[serde(
-        rename = "backendPoolType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "backendPoolType", default, skip_serializing_if = "Option::is_none")]
     pub backend_pool_type: Option<BackendPoolType>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -1877,8 +1296,7 @@ pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-impl armgen_runtime::UnknownFields
-for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
+impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
@@ -1911,11 +1329,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutbound
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
-    #[serde(
-        rename = "publicIPPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "publicIPPrefixes", default, skip_serializing_if = "Option::is_none")]
     pub public_ip_prefixes: Option<Vec<ResourceReference>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -1923,8 +1337,7 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-impl armgen_runtime::UnknownFields
-for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
+impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.public_ip_prefixes.unknown_fields(&format!("{path}/publicIPPrefixes"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1979,27 +1392,15 @@ impl armgen_runtime::UnknownFields for ManagedClusterMetricsProfile {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterNatGatewayProfile {
     /// Profile of the managed outbound IP resources of the cluster NAT gateway.
-    #[serde(
-        rename = "managedOutboundIPProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "managedOutboundIPProfile", default, skip_serializing_if = "Option::is_none")]
     pub managed_outbound_ip_profile: Option<ManagedClusterManagedOutboundIpProfile>,
     /// The effective outbound IP resources of the cluster NAT gateway.
-    #[serde(
-        rename = "effectiveOutboundIPs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "effectiveOutboundIPs", default, skip_serializing_if = "Option::is_none")]
     pub effective_outbound_i_ps: Option<Vec<ResourceReference>>,
     /// Desired outbound flow idle timeout in minutes. Allowed values are in the range of 4 to 120 (inclusive). The default value is 4 minutes.
     ///
     /// Format: `int32`. Default: `4`.
-    #[serde(
-        rename = "idleTimeoutInMinutes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "idleTimeoutInMinutes", default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout_in_minutes: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -2023,11 +1424,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterNodeResourceGroupProfile {
     /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
-    #[serde(
-        rename = "restrictionLevel",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "restrictionLevel", default, skip_serializing_if = "Option::is_none")]
     pub restriction_level: Option<RestrictionLevel>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -2077,29 +1474,17 @@ pub struct ManagedClusterPodIdentity {
     /// The namespace of the pod identity.
     pub namespace: String,
     /// The binding selector to use for the AzureIdentityBinding resource.
-    #[serde(
-        rename = "bindingSelector",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "bindingSelector", default, skip_serializing_if = "Option::is_none")]
     pub binding_selector: Option<String>,
     /// The user assigned identity details.
     pub identity: UserAssignedIdentity,
     /// The current provisioning state of the pod identity.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ManagedClusterPodIdentityProvisioningState>,
     /// Read-only.
-    #[serde(
-        rename = "provisioningInfo",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningInfo", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_info: Option<ManagedClusterPodIdentityProvisioningInfo>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -2150,28 +1535,14 @@ pub struct ManagedClusterPodIdentityProfile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Running in Kubenet is disabled by default due to the security related nature of AAD Pod Identity and the risks of IP spoofing. See [using Kubenet network plugin with AAD Pod Identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity#using-kubenet-network-plugin-with-azure-active-directory-pod-managed-identities>) for more information.
-    #[serde(
-        rename = "allowNetworkPluginKubenet",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "allowNetworkPluginKubenet", default, skip_serializing_if = "Option::is_none")]
     pub allow_network_plugin_kubenet: Option<bool>,
     /// The pod identities to use in the cluster.
-    #[serde(
-        rename = "userAssignedIdentities",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "userAssignedIdentities", default, skip_serializing_if = "Option::is_none")]
     pub user_assigned_identities: Option<Vec<ManagedClusterPodIdentity>>,
     /// The pod identity exceptions to allow.
-    #[serde(
-        rename = "userAssignedIdentityExceptions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub user_assigned_identity_exceptions: Option<
-        Vec<ManagedClusterPodIdentityException>,
-    >,
+    #[serde(rename = "userAssignedIdentityExceptions", default, skip_serializing_if = "Option::is_none")]
+    pub user_assigned_identity_exceptions: Option<Vec<ManagedClusterPodIdentityException>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
@@ -2258,71 +1629,24 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningInfo
     }
 }
 
-/// The current provisioning state of the pod identity.
-///
-/// Schema `ManagedClusterPodIdentityProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ManagedClusterPodIdentityProvisioningState {
-    /// `Assigned`
-    Assigned,
-    /// `Canceled`
-    Canceled,
-    /// `Deleting`
-    Deleting,
-    /// `Failed`
-    Failed,
-    /// `Succeeded`
-    Succeeded,
-    /// `Updating`
-    Updating,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ManagedClusterPodIdentityProvisioningState {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Assigned => "Assigned",
-            Self::Canceled => "Canceled",
-            Self::Deleting => "Deleting",
-            Self::Failed => "Failed",
-            Self::Succeeded => "Succeeded",
-            Self::Updating => "Updating",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for ManagedClusterPodIdentityProvisioningState {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "assigned" => Self::Assigned,
-            "canceled" => Self::Canceled,
-            "deleting" => Self::Deleting,
-            "failed" => Self::Failed,
-            "succeeded" => Self::Succeeded,
-            "updating" => Self::Updating,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ManagedClusterPodIdentityProvisioningState> for String {
-    fn from(value: ManagedClusterPodIdentityProvisioningState) -> Self {
-        match value {
-            ManagedClusterPodIdentityProvisioningState::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningState {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The current provisioning state of the pod identity.
+    ///
+    /// Schema `ManagedClusterPodIdentityProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ManagedClusterPodIdentityProvisioningState {
+        /// `Assigned`
+        Assigned = "Assigned",
+        /// `Canceled`
+        Canceled = "Canceled",
+        /// `Deleting`
+        Deleting = "Deleting",
+        /// `Failed`
+        Failed = "Failed",
+        /// `Succeeded`
+        Succeeded = "Succeeded",
+        /// `Updating`
+        Updating = "Updating",
     }
 }
 
@@ -2334,11 +1658,7 @@ pub struct ManagedClusterProperties {
     /// The current provisioning state.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// The Power State of the cluster.
     ///
@@ -2351,20 +1671,12 @@ pub struct ManagedClusterProperties {
     #[serde(rename = "maxAgentPools", default, skip_serializing_if = "Option::is_none")]
     pub max_agent_pools: Option<i32>,
     /// Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. When you upgrade a supported AKS cluster, Kubernetes minor versions cannot be skipped. All upgrades must be performed sequentially by major version number. For example, upgrades between 1.14.x -&gt; 1.15.x or 1.15.x -&gt; 1.16.x are allowed, however 1.14.x -&gt; 1.16.x is not allowed. See [upgrading an AKS cluster](<https://docs.microsoft.com/azure/aks/upgrade-cluster>) for more details.
-    #[serde(
-        rename = "kubernetesVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "kubernetesVersion", default, skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// If kubernetesVersion was a fully specified version &lt;major.minor.patch&gt;, this field will be exactly equal to it. If kubernetesVersion was &lt;major.minor&gt;, this field will contain the full &lt;major.minor.patch&gt; version being used.
     ///
     /// Read-only.
-    #[serde(
-        rename = "currentKubernetesVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "currentKubernetesVersion", default, skip_serializing_if = "Option::is_none")]
     pub current_kubernetes_version: Option<String>,
     /// This cannot be updated once the Managed Cluster has been created.
     #[serde(rename = "dnsPrefix", default, skip_serializing_if = "Option::is_none")]
@@ -2385,20 +1697,12 @@ pub struct ManagedClusterProperties {
     /// The Azure Portal requires certain Cross-Origin Resource Sharing (CORS) headers to be sent in some responses, which Kubernetes APIServer doesn't handle by default. This special FQDN supports CORS, allowing the Azure Portal to function properly.
     ///
     /// Read-only.
-    #[serde(
-        rename = "azurePortalFQDN",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "azurePortalFQDN", default, skip_serializing_if = "Option::is_none")]
     pub azure_portal_fqdn: Option<String>,
     /// The agent pool properties.
     ///
     /// Items are identified by `name`.
-    #[serde(
-        rename = "agentPoolProfiles",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "agentPoolProfiles", default, skip_serializing_if = "Option::is_none")]
     pub agent_pool_profiles: Option<Vec<ManagedClusterAgentPoolProfile>>,
     /// The profile for Linux VMs in the Managed Cluster.
     #[serde(rename = "linuxProfile", default, skip_serializing_if = "Option::is_none")]
@@ -2407,42 +1711,22 @@ pub struct ManagedClusterProperties {
     #[serde(rename = "windowsProfile", default, skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<ManagedClusterWindowsProfile>,
     /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
-    #[serde(
-        rename = "servicePrincipalProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "servicePrincipalProfile", default, skip_serializing_if = "Option::is_none")]
     pub service_principal_profile: Option<ManagedClusterServicePrincipalProfile>,
     /// The profile of managed cluster add-on.
     #[serde(rename = "addonProfiles", default, skip_serializing_if = "Option::is_none")]
     pub addon_profiles: Option<BTreeMap<String, ManagedClusterAddonProfile>>,
     /// See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on AAD pod identity integration.
-    #[serde(
-        rename = "podIdentityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "podIdentityProfile", default, skip_serializing_if = "Option::is_none")]
     pub pod_identity_profile: Option<ManagedClusterPodIdentityProfile>,
     /// The OIDC issuer profile of the Managed Cluster.
-    #[serde(
-        rename = "oidcIssuerProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "oidcIssuerProfile", default, skip_serializing_if = "Option::is_none")]
     pub oidc_issuer_profile: Option<ManagedClusterOidcIssuerProfile>,
     /// The name of the resource group containing agent pool nodes.
-    #[serde(
-        rename = "nodeResourceGroup",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodeResourceGroup", default, skip_serializing_if = "Option::is_none")]
     pub node_resource_group: Option<String>,
     /// Profile of the node resource group configuration.
-    #[serde(
-        rename = "nodeResourceGroupProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodeResourceGroupProfile", default, skip_serializing_if = "Option::is_none")]
     pub node_resource_group_profile: Option<ManagedClusterNodeResourceGroupProfile>,
     /// Whether to enable Kubernetes Role-Based Access Control.
     #[serde(rename = "enableRBAC", default, skip_serializing_if = "Option::is_none")]
@@ -2451,11 +1735,7 @@ pub struct ManagedClusterProperties {
     #[serde(rename = "supportPlan", default, skip_serializing_if = "Option::is_none")]
     pub support_plan: Option<KubernetesSupportPlan>,
     /// (DEPRECATED) Whether to enable Kubernetes pod security policy (preview). PodSecurityPolicy was deprecated in Kubernetes v1.21, and removed from Kubernetes in v1.25. Learn more at <https://aka.ms/k8s/psp> and <https://aka.ms/aks/psp>.
-    #[serde(
-        rename = "enablePodSecurityPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enablePodSecurityPolicy", default, skip_serializing_if = "Option::is_none")]
     pub enable_pod_security_policy: Option<bool>,
     /// The network configuration profile.
     #[serde(rename = "networkProfile", default, skip_serializing_if = "Option::is_none")]
@@ -2464,76 +1744,36 @@ pub struct ManagedClusterProperties {
     #[serde(rename = "aadProfile", default, skip_serializing_if = "Option::is_none")]
     pub aad_profile: Option<ManagedClusterAadProfile>,
     /// The auto upgrade configuration.
-    #[serde(
-        rename = "autoUpgradeProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "autoUpgradeProfile", default, skip_serializing_if = "Option::is_none")]
     pub auto_upgrade_profile: Option<ManagedClusterAutoUpgradeProfile>,
     /// Settings for upgrading a cluster.
-    #[serde(
-        rename = "upgradeSettings",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "upgradeSettings", default, skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<ClusterUpgradeSettings>,
     /// Parameters to be applied to the cluster-autoscaler when enabled
-    #[serde(
-        rename = "autoScalerProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "autoScalerProfile", default, skip_serializing_if = "Option::is_none")]
     pub auto_scaler_profile: Option<ManagedClusterPropertiesAutoScalerProfile>,
     /// The access profile for managed cluster API server.
-    #[serde(
-        rename = "apiServerAccessProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "apiServerAccessProfile", default, skip_serializing_if = "Option::is_none")]
     pub api_server_access_profile: Option<ManagedClusterApiServerAccessProfile>,
     /// This is of the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/diskEncryptionSets/{encryptionSetName}'
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "diskEncryptionSetID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "diskEncryptionSetID", default, skip_serializing_if = "Option::is_none")]
     pub disk_encryption_set_id: Option<String>,
     /// The user identity associated with the managed cluster. This identity will be used by the kubelet. Only one user assigned identity is allowed. The only accepted key is "kubeletidentity", with value of "resourceId": "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}".
-    #[serde(
-        rename = "identityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "identityProfile", default, skip_serializing_if = "Option::is_none")]
     pub identity_profile: Option<BTreeMap<String, UserAssignedIdentity>>,
     /// Private link resources associated with the cluster.
-    #[serde(
-        rename = "privateLinkResources",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "privateLinkResources", default, skip_serializing_if = "Option::is_none")]
     pub private_link_resources: Option<Vec<PrivateLinkResource>>,
     /// If set to true, getting static credentials will be disabled for this cluster. This must only be used on Managed Clusters that are AAD enabled. For more details see [disable local accounts](<https://docs.microsoft.com/azure/aks/managed-aad#disable-local-accounts-preview>).
-    #[serde(
-        rename = "disableLocalAccounts",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "disableLocalAccounts", default, skip_serializing_if = "Option::is_none")]
     pub disable_local_accounts: Option<bool>,
     /// Configurations for provisioning the cluster with HTTP proxy servers.
-    #[serde(
-        rename = "httpProxyConfig",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "httpProxyConfig", default, skip_serializing_if = "Option::is_none")]
     pub http_proxy_config: Option<ManagedClusterHttpProxyConfig>,
     /// Security profile for the managed cluster.
-    #[serde(
-        rename = "securityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "securityProfile", default, skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<ManagedClusterSecurityProfile>,
     /// Storage profile for the managed cluster.
     #[serde(rename = "storageProfile", default, skip_serializing_if = "Option::is_none")]
@@ -2542,29 +1782,13 @@ pub struct ManagedClusterProperties {
     #[serde(rename = "ingressProfile", default, skip_serializing_if = "Option::is_none")]
     pub ingress_profile: Option<ManagedClusterIngressProfile>,
     /// Allow or deny public network access for AKS
-    #[serde(
-        rename = "publicNetworkAccess",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "publicNetworkAccess", default, skip_serializing_if = "Option::is_none")]
     pub public_network_access: Option<PublicNetworkAccess>,
-    #[serde(
-        rename = "workloadAutoScalerProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "workloadAutoScalerProfile", default, skip_serializing_if = "Option::is_none")]
     pub workload_auto_scaler_profile: Option<ManagedClusterWorkloadAutoScalerProfile>,
-    #[serde(
-        rename = "azureMonitorProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "azureMonitorProfile", default, skip_serializing_if = "Option::is_none")]
     pub azure_monitor_profile: Option<ManagedClusterAzureMonitorProfile>,
-    #[serde(
-        rename = "serviceMeshProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "serviceMeshProfile", default, skip_serializing_if = "Option::is_none")]
     pub service_mesh_profile: Option<ServiceMeshProfile>,
     /// The resourceUID uniquely identifies ManagedClusters that reuse ARM ResourceIds (i.e: create, delete, create sequence)
     ///
@@ -2632,136 +1856,64 @@ impl armgen_runtime::UnknownFields for ManagedClusterProperties {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterPropertiesAutoScalerProfile {
     /// Valid values are 'true' and 'false'
-    #[serde(
-        rename = "balance-similar-node-groups",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "balance-similar-node-groups", default, skip_serializing_if = "Option::is_none")]
     pub balance_similar_node_groups: Option<String>,
     /// If set to true, all daemonset pods on empty nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    #[serde(
-        rename = "daemonset-eviction-for-empty-nodes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "daemonset-eviction-for-empty-nodes", default, skip_serializing_if = "Option::is_none")]
     pub daemonset_eviction_for_empty_nodes: Option<bool>,
     /// If set to true, all daemonset pods on occupied nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    #[serde(
-        rename = "daemonset-eviction-for-occupied-nodes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "daemonset-eviction-for-occupied-nodes", default, skip_serializing_if = "Option::is_none")]
     pub daemonset_eviction_for_occupied_nodes: Option<bool>,
     /// If set to true, the resources used by daemonset will be taken into account when making scaling down decisions.
-    #[serde(
-        rename = "ignore-daemonsets-utilization",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "ignore-daemonsets-utilization", default, skip_serializing_if = "Option::is_none")]
     pub ignore_daemonsets_utilization: Option<bool>,
     /// If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expander: Option<Expander>,
     /// The default is 10.
-    #[serde(
-        rename = "max-empty-bulk-delete",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-empty-bulk-delete", default, skip_serializing_if = "Option::is_none")]
     pub max_empty_bulk_delete: Option<String>,
     /// The default is 600.
-    #[serde(
-        rename = "max-graceful-termination-sec",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-graceful-termination-sec", default, skip_serializing_if = "Option::is_none")]
     pub max_graceful_termination_sec: Option<String>,
     /// The default is '15m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "max-node-provision-time",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-node-provision-time", default, skip_serializing_if = "Option::is_none")]
     pub max_node_provision_time: Option<String>,
     /// The default is 45. The maximum is 100 and the minimum is 0.
-    #[serde(
-        rename = "max-total-unready-percentage",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-total-unready-percentage", default, skip_serializing_if = "Option::is_none")]
     pub max_total_unready_percentage: Option<String>,
     /// For scenarios like burst/batch scale where you don't want CA to act before the kubernetes scheduler could schedule all the pods, you can tell CA to ignore unscheduled pods before they're a certain age. The default is '0s'. Values must be an integer followed by a unit ('s' for seconds, 'm' for minutes, 'h' for hours, etc).
-    #[serde(
-        rename = "new-pod-scale-up-delay",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "new-pod-scale-up-delay", default, skip_serializing_if = "Option::is_none")]
     pub new_pod_scale_up_delay: Option<String>,
     /// This must be an integer. The default is 3.
-    #[serde(
-        rename = "ok-total-unready-count",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "ok-total-unready-count", default, skip_serializing_if = "Option::is_none")]
     pub ok_total_unready_count: Option<String>,
     /// The default is '10'. Values must be an integer number of seconds.
     #[serde(rename = "scan-interval", default, skip_serializing_if = "Option::is_none")]
     pub scan_interval: Option<String>,
     /// The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-delay-after-add",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-delay-after-add", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_add: Option<String>,
     /// The default is the scan-interval. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-delay-after-delete",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-delay-after-delete", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_delete: Option<String>,
     /// The default is '3m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-delay-after-failure",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-delay-after-failure", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_failure: Option<String>,
     /// The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-unneeded-time",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-unneeded-time", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_unneeded_time: Option<String>,
     /// The default is '20m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-unready-time",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-unready-time", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_unready_time: Option<String>,
     /// The default is '0.5'.
-    #[serde(
-        rename = "scale-down-utilization-threshold",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-utilization-threshold", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_utilization_threshold: Option<String>,
     /// The default is true.
-    #[serde(
-        rename = "skip-nodes-with-local-storage",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "skip-nodes-with-local-storage", default, skip_serializing_if = "Option::is_none")]
     pub skip_nodes_with_local_storage: Option<String>,
     /// The default is true.
-    #[serde(
-        rename = "skip-nodes-with-system-pods",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "skip-nodes-with-system-pods", default, skip_serializing_if = "Option::is_none")]
     pub skip_nodes_with_system_pods: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -2785,18 +1937,10 @@ pub struct ManagedClusterSecurityProfile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defender: Option<ManagedClusterSecurityProfileDefender>,
     /// Azure Key Vault [key management service](<https://kubernetes.io/docs/tasks/administer-cluster/kms-provider/>) settings for the security profile.
-    #[serde(
-        rename = "azureKeyVaultKms",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "azureKeyVaultKms", default, skip_serializing_if = "Option::is_none")]
     pub azure_key_vault_kms: Option<AzureKeyVaultKms>,
     /// Workload identity settings for the security profile. Workload identity enables Kubernetes applications to access Azure cloud resources securely with Azure AD. See <https://aka.ms/aks/wi> for more details.
-    #[serde(
-        rename = "workloadIdentity",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "workloadIdentity", default, skip_serializing_if = "Option::is_none")]
     pub workload_identity: Option<ManagedClusterSecurityProfileWorkloadIdentity>,
     /// Image Cleaner settings for the security profile.
     #[serde(rename = "imageCleaner", default, skip_serializing_if = "Option::is_none")]
@@ -2826,21 +1970,11 @@ pub struct ManagedClusterSecurityProfileDefender {
     /// Resource ID of the Log Analytics workspace to be associated with Microsoft Defender. When Microsoft Defender is enabled, this field is required and must be a valid workspace resource ID. When Microsoft Defender is disabled, leave the field empty.
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "logAnalyticsWorkspaceResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "logAnalyticsWorkspaceResourceId", default, skip_serializing_if = "Option::is_none")]
     pub log_analytics_workspace_resource_id: Option<String>,
     /// Microsoft Defender threat detection for Cloud settings for the security profile.
-    #[serde(
-        rename = "securityMonitoring",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub security_monitoring: Option<
-        ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-    >,
+    #[serde(rename = "securityMonitoring", default, skip_serializing_if = "Option::is_none")]
+    pub security_monitoring: Option<ManagedClusterSecurityProfileDefenderSecurityMonitoring>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
@@ -2869,8 +2003,7 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-impl armgen_runtime::UnknownFields
-for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
+impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
@@ -2971,107 +2104,29 @@ impl armgen_runtime::UnknownFields for ManagedClusterSku {
     }
 }
 
-/// The name of a managed cluster SKU.
-///
-/// Schema `ManagedClusterSKUName`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ManagedClusterSkuName {
-    /// Base option for the AKS control plane.
-    Base,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ManagedClusterSkuName {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Base => "Base",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// The name of a managed cluster SKU.
+    ///
+    /// Schema `ManagedClusterSKUName`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ManagedClusterSkuName {
+        /// Base option for the AKS control plane.
+        Base = "Base",
     }
 }
 
-impl From<String> for ManagedClusterSkuName {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "base" => Self::Base,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ManagedClusterSkuName> for String {
-    fn from(value: ManagedClusterSkuName) -> Self {
-        match value {
-            ManagedClusterSkuName::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterSkuName {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// If not specified, the default is 'Free'. See [AKS Pricing Tier](<https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers>) for more details.
-///
-/// Schema `ManagedClusterSKUTier`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ManagedClusterSkuTier {
-    /// Recommended for mission-critical and production workloads. Includes Kubernetes control plane autoscaling, workload-intensive testing, and up to 5,000 nodes per cluster. Guarantees 99.95% availability of the Kubernetes API server endpoint for clusters that use Availability Zones and 99.9% of availability for clusters that don't use Availability Zones.
-    Standard,
-    /// The cluster management is free, but charged for VM, storage, and networking usage. Best for experimenting, learning, simple testing, or workloads with fewer than 10 nodes. Not recommended for production use cases.
-    Free,
-    /// Cluster has premium capabilities in addition to all of the capabilities included in 'Standard'. Premium enables selection of LongTermSupport (aka.ms/aks/lts) for certain Kubernetes versions.
-    Premium,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ManagedClusterSkuTier {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Standard => "Standard",
-            Self::Free => "Free",
-            Self::Premium => "Premium",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for ManagedClusterSkuTier {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "standard" => Self::Standard,
-            "free" => Self::Free,
-            "premium" => Self::Premium,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ManagedClusterSkuTier> for String {
-    fn from(value: ManagedClusterSkuTier) -> Self {
-        match value {
-            ManagedClusterSkuTier::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterSkuTier {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// If not specified, the default is 'Free'. See [AKS Pricing Tier](<https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers>) for more details.
+    ///
+    /// Schema `ManagedClusterSKUTier`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ManagedClusterSkuTier {
+        /// Recommended for mission-critical and production workloads. Includes Kubernetes control plane autoscaling, workload-intensive testing, and up to 5,000 nodes per cluster. Guarantees 99.95% availability of the Kubernetes API server endpoint for clusters that use Availability Zones and 99.9% of availability for clusters that don't use Availability Zones.
+        Standard = "Standard",
+        /// The cluster management is free, but charged for VM, storage, and networking usage. Best for experimenting, learning, simple testing, or workloads with fewer than 10 nodes. Not recommended for production use cases.
+        Free = "Free",
+        /// Cluster has premium capabilities in addition to all of the capabilities included in 'Standard'. Premium enables selection of LongTermSupport (aka.ms/aks/lts) for certain Kubernetes versions.
+        Premium = "Premium",
     }
 }
 
@@ -3087,11 +2142,7 @@ pub struct ManagedClusterStorageProfile {
     #[serde(rename = "fileCSIDriver", default, skip_serializing_if = "Option::is_none")]
     pub file_csi_driver: Option<ManagedClusterStorageProfileFileCsiDriver>,
     /// Snapshot Controller settings for the storage profile.
-    #[serde(
-        rename = "snapshotController",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "snapshotController", default, skip_serializing_if = "Option::is_none")]
     pub snapshot_controller: Option<ManagedClusterStorageProfileSnapshotController>,
     /// AzureBlob CSI Driver settings for the storage profile.
     #[serde(rename = "blobCSIDriver", default, skip_serializing_if = "Option::is_none")]
@@ -3236,14 +2287,8 @@ impl armgen_runtime::UnknownFields for ManagedClusterWindowsProfile {
 pub struct ManagedClusterWorkloadAutoScalerProfile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keda: Option<ManagedClusterWorkloadAutoScalerProfileKeda>,
-    #[serde(
-        rename = "verticalPodAutoscaler",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub vertical_pod_autoscaler: Option<
-        ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-    >,
+    #[serde(rename = "verticalPodAutoscaler", default, skip_serializing_if = "Option::is_none")]
+    pub vertical_pod_autoscaler: Option<ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
@@ -3293,398 +2338,112 @@ pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-impl armgen_runtime::UnknownFields
-for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
+impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
 
-/// Network dataplane used in the Kubernetes cluster.
-///
-/// Schema `networkDataplane`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum NetworkDataplane {
-    /// Use Azure network dataplane.
-    Azure,
-    /// Use Cilium network dataplane. See [Azure CNI Powered by Cilium](<https://learn.microsoft.com/azure/aks/azure-cni-powered-by-cilium>) for more information.
-    Cilium,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl NetworkDataplane {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Azure => "azure",
-            Self::Cilium => "cilium",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// Network dataplane used in the Kubernetes cluster.
+    ///
+    /// Schema `networkDataplane`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum NetworkDataplane {
+        /// Use Azure network dataplane.
+        Azure = "azure",
+        /// Use Cilium network dataplane. See [Azure CNI Powered by Cilium](<https://learn.microsoft.com/azure/aks/azure-cni-powered-by-cilium>) for more information.
+        Cilium = "cilium",
     }
 }
 
-impl From<String> for NetworkDataplane {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "azure" => Self::Azure,
-            "cilium" => Self::Cilium,
-            _ => Self::Other(value),
-        }
+armgen_runtime::open_enum! {
+    /// This cannot be specified if networkPlugin is anything other than 'azure'.
+    ///
+    /// Schema `networkMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum NetworkMode {
+        /// No bridge is created. Intra-VM Pod to Pod communication is through IP routes created by Azure CNI. See [Transparent Mode](<https://docs.microsoft.com/azure/aks/faq#transparent-mode>) for more information.
+        Transparent = "transparent",
+        /// This is no longer supported
+        Bridge = "bridge",
     }
 }
 
-impl From<NetworkDataplane> for String {
-    fn from(value: NetworkDataplane) -> Self {
-        match value {
-            NetworkDataplane::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
+armgen_runtime::open_enum! {
+    /// Network plugin used for building the Kubernetes network.
+    ///
+    /// Schema `NetworkPlugin`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum NetworkPlugin {
+        /// Use the Azure CNI network plugin. See [Azure CNI (advanced) networking](<https://docs.microsoft.com/azure/aks/concepts-network#azure-cni-advanced-networking>) for more information.
+        Azure = "azure",
+        /// Use the Kubenet network plugin. See [Kubenet (basic) networking](<https://docs.microsoft.com/azure/aks/concepts-network#kubenet-basic-networking>) for more information.
+        Kubenet = "kubenet",
+        /// No CNI plugin is pre-installed. See [BYO CNI](<https://docs.microsoft.com/en-us/azure/aks/use-byo-cni>) for more information.
+        None = "none",
     }
 }
 
-impl armgen_runtime::UnknownFields for NetworkDataplane {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The mode the network plugin should use.
+    ///
+    /// Schema `NetworkPluginMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum NetworkPluginMode {
+        /// Used with networkPlugin=azure, pods are given IPs from the PodCIDR address space but use Azure Routing Domains rather than Kubenet's method of route tables. For more information visit <https://aka.ms/aks/azure-cni-overlay>.
+        Overlay = "overlay",
     }
 }
 
-/// This cannot be specified if networkPlugin is anything other than 'azure'.
-///
-/// Schema `networkMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum NetworkMode {
-    /// No bridge is created. Intra-VM Pod to Pod communication is through IP routes created by Azure CNI. See [Transparent Mode](<https://docs.microsoft.com/azure/aks/faq#transparent-mode>) for more information.
-    Transparent,
-    /// This is no longer supported
-    Bridge,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl NetworkMode {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Transparent => "transparent",
-            Self::Bridge => "bridge",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// Network policy used for building the Kubernetes network.
+    ///
+    /// Schema `NetworkPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum NetworkPolicy {
+        /// Network policies will not be enforced. This is the default value when NetworkPolicy is not specified.
+        None = "none",
+        /// Use Calico network policies. See [differences between Azure and Calico policies](<https://docs.microsoft.com/azure/aks/use-network-policies#differences-between-azure-and-calico-policies-and-their-capabilities>) for more information.
+        Calico = "calico",
+        /// Use Azure network policies. See [differences between Azure and Calico policies](<https://docs.microsoft.com/azure/aks/use-network-policies#differences-between-azure-and-calico-policies-and-their-capabilities>) for more information.
+        Azure = "azure",
+        /// Use Cilium to enforce network policies. This requires networkDataplane to be 'cilium'.
+        Cilium = "cilium",
     }
 }
 
-impl From<String> for NetworkMode {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "transparent" => Self::Transparent,
-            "bridge" => Self::Bridge,
-            _ => Self::Other(value),
-        }
+armgen_runtime::open_enum! {
+    /// Manner in which the OS on your nodes is updated. The default is NodeImage.
+    ///
+    /// Schema `nodeOSUpgradeChannel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum NodeOsUpgradeChannel {
+        /// OS updates will be applied automatically through the OS built-in patching infrastructure. Newly scaled in machines will be unpatched initially and will be patched at some point by the OS's infrastructure. Behavior of this option depends on the OS in question. Ubuntu and Mariner apply security patches through unattended upgrade roughly once a day around 06:00 UTC. Windows does not apply security patches automatically and so for them this option is equivalent to None till further notice
+        Unmanaged = "Unmanaged",
+        /// No attempt to update your machines OS will be made either by OS or by rolling VHDs. This means you are responsible for your security updates
+        None = "None",
+        /// AKS will update the nodes with a newly patched VHD containing security fixes and bugfixes on a weekly cadence. With the VHD update machines will be rolling reimaged to that VHD following maintenance windows and surge settings. No extra VHD cost is incurred when choosing this option as AKS hosts the images.
+        NodeImage = "NodeImage",
+        /// AKS downloads and updates the nodes with tested security updates. These updates honor the maintenance window settings and produce a new VHD that is used on new nodes. On some occasions it's not possible to apply the updates in place, in such cases the existing nodes will also be re-imaged to the newly produced VHD in order to apply the changes. This option incurs an extra cost of hosting the new Security Patch VHDs in your resource group for just in time consumption.
+        SecurityPatch = "SecurityPatch",
     }
 }
 
-impl From<NetworkMode> for String {
-    fn from(value: NetworkMode) -> Self {
-        match value {
-            NetworkMode::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for NetworkMode {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Network plugin used for building the Kubernetes network.
-///
-/// Schema `NetworkPlugin`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum NetworkPlugin {
-    /// Use the Azure CNI network plugin. See [Azure CNI (advanced) networking](<https://docs.microsoft.com/azure/aks/concepts-network#azure-cni-advanced-networking>) for more information.
-    Azure,
-    /// Use the Kubenet network plugin. See [Kubenet (basic) networking](<https://docs.microsoft.com/azure/aks/concepts-network#kubenet-basic-networking>) for more information.
-    Kubenet,
-    /// No CNI plugin is pre-installed. See [BYO CNI](<https://docs.microsoft.com/en-us/azure/aks/use-byo-cni>) for more information.
-    None,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl NetworkPlugin {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Azure => "azure",
-            Self::Kubenet => "kubenet",
-            Self::None => "none",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for NetworkPlugin {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "azure" => Self::Azure,
-            "kubenet" => Self::Kubenet,
-            "none" => Self::None,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<NetworkPlugin> for String {
-    fn from(value: NetworkPlugin) -> Self {
-        match value {
-            NetworkPlugin::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for NetworkPlugin {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The mode the network plugin should use.
-///
-/// Schema `NetworkPluginMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum NetworkPluginMode {
-    /// Used with networkPlugin=azure, pods are given IPs from the PodCIDR address space but use Azure Routing Domains rather than Kubenet's method of route tables. For more information visit <https://aka.ms/aks/azure-cni-overlay>.
-    Overlay,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl NetworkPluginMode {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Overlay => "overlay",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for NetworkPluginMode {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "overlay" => Self::Overlay,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<NetworkPluginMode> for String {
-    fn from(value: NetworkPluginMode) -> Self {
-        match value {
-            NetworkPluginMode::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for NetworkPluginMode {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Network policy used for building the Kubernetes network.
-///
-/// Schema `NetworkPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum NetworkPolicy {
-    /// Network policies will not be enforced. This is the default value when NetworkPolicy is not specified.
-    None,
-    /// Use Calico network policies. See [differences between Azure and Calico policies](<https://docs.microsoft.com/azure/aks/use-network-policies#differences-between-azure-and-calico-policies-and-their-capabilities>) for more information.
-    Calico,
-    /// Use Azure network policies. See [differences between Azure and Calico policies](<https://docs.microsoft.com/azure/aks/use-network-policies#differences-between-azure-and-calico-policies-and-their-capabilities>) for more information.
-    Azure,
-    /// Use Cilium to enforce network policies. This requires networkDataplane to be 'cilium'.
-    Cilium,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl NetworkPolicy {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::None => "none",
-            Self::Calico => "calico",
-            Self::Azure => "azure",
-            Self::Cilium => "cilium",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for NetworkPolicy {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "none" => Self::None,
-            "calico" => Self::Calico,
-            "azure" => Self::Azure,
-            "cilium" => Self::Cilium,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<NetworkPolicy> for String {
-    fn from(value: NetworkPolicy) -> Self {
-        match value {
-            NetworkPolicy::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for NetworkPolicy {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Manner in which the OS on your nodes is updated. The default is NodeImage.
-///
-/// Schema `nodeOSUpgradeChannel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum NodeOsUpgradeChannel {
-    /// OS updates will be applied automatically through the OS built-in patching infrastructure. Newly scaled in machines will be unpatched initially and will be patched at some point by the OS's infrastructure. Behavior of this option depends on the OS in question. Ubuntu and Mariner apply security patches through unattended upgrade roughly once a day around 06:00 UTC. Windows does not apply security patches automatically and so for them this option is equivalent to None till further notice
-    Unmanaged,
-    /// No attempt to update your machines OS will be made either by OS or by rolling VHDs. This means you are responsible for your security updates
-    None,
-    /// AKS will update the nodes with a newly patched VHD containing security fixes and bugfixes on a weekly cadence. With the VHD update machines will be rolling reimaged to that VHD following maintenance windows and surge settings. No extra VHD cost is incurred when choosing this option as AKS hosts the images.
-    NodeImage,
-    /// AKS downloads and updates the nodes with tested security updates. These updates honor the maintenance window settings and produce a new VHD that is used on new nodes. On some occasions it's not possible to apply the updates in place, in such cases the existing nodes will also be re-imaged to the newly produced VHD in order to apply the changes. This option incurs an extra cost of hosting the new Security Patch VHDs in your resource group for just in time consumption.
-    SecurityPatch,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl NodeOsUpgradeChannel {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Unmanaged => "Unmanaged",
-            Self::None => "None",
-            Self::NodeImage => "NodeImage",
-            Self::SecurityPatch => "SecurityPatch",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for NodeOsUpgradeChannel {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "unmanaged" => Self::Unmanaged,
-            "none" => Self::None,
-            "nodeimage" => Self::NodeImage,
-            "securitypatch" => Self::SecurityPatch,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<NodeOsUpgradeChannel> for String {
-    fn from(value: NodeOsUpgradeChannel) -> Self {
-        match value {
-            NodeOsUpgradeChannel::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for NodeOsUpgradeChannel {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// This can only be set at cluster creation time and cannot be changed later. For more information see [egress outbound type](<https://docs.microsoft.com/azure/aks/egress-outboundtype>).
-///
-/// Schema `outboundType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum OutboundType {
-    /// The load balancer is used for egress through an AKS assigned public IP. This supports Kubernetes services of type 'loadBalancer'. For more information see [outbound type loadbalancer](<https://docs.microsoft.com/azure/aks/egress-outboundtype#outbound-type-of-loadbalancer>).
-    LoadBalancer,
-    /// Egress paths must be defined by the user. This is an advanced scenario and requires proper network configuration. For more information see [outbound type userDefinedRouting](<https://docs.microsoft.com/azure/aks/egress-outboundtype#outbound-type-of-userdefinedrouting>).
-    UserDefinedRouting,
-    /// The AKS-managed NAT gateway is used for egress.
-    ManagedNatGateway,
-    /// The user-assigned NAT gateway associated to the cluster subnet is used for egress. This is an advanced scenario and requires proper network configuration.
-    UserAssignedNatGateway,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl OutboundType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::LoadBalancer => "loadBalancer",
-            Self::UserDefinedRouting => "userDefinedRouting",
-            Self::ManagedNatGateway => "managedNATGateway",
-            Self::UserAssignedNatGateway => "userAssignedNATGateway",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for OutboundType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "loadbalancer" => Self::LoadBalancer,
-            "userdefinedrouting" => Self::UserDefinedRouting,
-            "managednatgateway" => Self::ManagedNatGateway,
-            "userassignednatgateway" => Self::UserAssignedNatGateway,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<OutboundType> for String {
-    fn from(value: OutboundType) -> Self {
-        match value {
-            OutboundType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for OutboundType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// This can only be set at cluster creation time and cannot be changed later. For more information see [egress outbound type](<https://docs.microsoft.com/azure/aks/egress-outboundtype>).
+    ///
+    /// Schema `outboundType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum OutboundType {
+        /// The load balancer is used for egress through an AKS assigned public IP. This supports Kubernetes services of type 'loadBalancer'. For more information see [outbound type loadbalancer](<https://docs.microsoft.com/azure/aks/egress-outboundtype#outbound-type-of-loadbalancer>).
+        LoadBalancer = "loadBalancer",
+        /// Egress paths must be defined by the user. This is an advanced scenario and requires proper network configuration. For more information see [outbound type userDefinedRouting](<https://docs.microsoft.com/azure/aks/egress-outboundtype#outbound-type-of-userdefinedrouting>).
+        UserDefinedRouting = "userDefinedRouting",
+        /// The AKS-managed NAT gateway is used for egress.
+        ManagedNatGateway = "managedNATGateway",
+        /// The user-assigned NAT gateway associated to the cluster subnet is used for egress. This is an advanced scenario and requires proper network configuration.
+        UserAssignedNatGateway = "userAssignedNATGateway",
     }
 }
 
@@ -3706,20 +2465,12 @@ pub struct PrivateLinkResource {
     #[serde(rename = "groupId", default, skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
     /// The RequiredMembers of the resource
-    #[serde(
-        rename = "requiredMembers",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "requiredMembers", default, skip_serializing_if = "Option::is_none")]
     pub required_members: Option<Vec<String>>,
     /// The private link service ID of the resource, this field is exposed only to NRP internally.
     ///
     /// Read-only. Format: `arm-id`.
-    #[serde(
-        rename = "privateLinkServiceID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "privateLinkServiceID", default, skip_serializing_if = "Option::is_none")]
     pub private_link_service_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -3733,119 +2484,32 @@ impl armgen_runtime::UnknownFields for PrivateLinkResource {
     }
 }
 
-/// Allow or deny public network access for AKS
-///
-/// Schema `PublicNetworkAccess`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum PublicNetworkAccess {
-    /// `Enabled`
-    Enabled,
-    /// `Disabled`
-    Disabled,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl PublicNetworkAccess {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Enabled => "Enabled",
-            Self::Disabled => "Disabled",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// Allow or deny public network access for AKS
+    ///
+    /// Schema `PublicNetworkAccess`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum PublicNetworkAccess {
+        /// `Enabled`
+        Enabled = "Enabled",
+        /// `Disabled`
+        Disabled = "Disabled",
     }
 }
 
-impl From<String> for PublicNetworkAccess {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "enabled" => Self::Enabled,
-            "disabled" => Self::Disabled,
-            _ => Self::Other(value),
-        }
+armgen_runtime::closed_enum! {
+    /// For more information see [use managed identities in AKS](<https://docs.microsoft.com/azure/aks/use-managed-identity>).
+    ///
+    /// Schema `ResourceIdentityType`. Closed enum: other values are rejected. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ResourceIdentityType {
+        /// Use an implicitly created system assigned managed identity to manage cluster resources. Master components in the control plane such as kube-controller-manager will use the system assigned managed identity to manipulate Azure resources.
+        SystemAssigned = "SystemAssigned",
+        /// Use a user-specified identity to manage cluster resources. Master components in the control plane such as kube-controller-manager will use the specified user assigned managed identity to manipulate Azure resources.
+        UserAssigned = "UserAssigned",
+        /// Do not use a managed identity for the Managed Cluster, service principal will be used instead.
+        None = "None",
     }
-}
-
-impl From<PublicNetworkAccess> for String {
-    fn from(value: PublicNetworkAccess) -> Self {
-        match value {
-            PublicNetworkAccess::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for PublicNetworkAccess {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// For more information see [use managed identities in AKS](<https://docs.microsoft.com/azure/aks/use-managed-identity>).
-///
-/// Schema `ResourceIdentityType`. Closed enum: other values are rejected. Values compare case-insensitively, as ARM does.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
-#[serde(try_from = "String", into = "String")]
-pub enum ResourceIdentityType {
-    /// Use an implicitly created system assigned managed identity to manage cluster resources. Master components in the control plane such as kube-controller-manager will use the system assigned managed identity to manipulate Azure resources.
-    SystemAssigned,
-    /// Use a user-specified identity to manage cluster resources. Master components in the control plane such as kube-controller-manager will use the specified user assigned managed identity to manipulate Azure resources.
-    UserAssigned,
-    /// Do not use a managed identity for the Managed Cluster, service principal will be used instead.
-    None,
-}
-
-impl ResourceIdentityType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Self::SystemAssigned => "SystemAssigned",
-            Self::UserAssigned => "UserAssigned",
-            Self::None => "None",
-        }
-    }
-}
-
-impl TryFrom<String> for ResourceIdentityType {
-    type Error = armgen_runtime::UnknownEnumValue;
-    fn try_from(value: String) -> Result<Self, Self::Error> {
-        match value.to_ascii_lowercase().as_str() {
-            "systemassigned" => Ok(Self::SystemAssigned),
-            "userassigned" => Ok(Self::UserAssigned),
-            "none" => Ok(Self::None),
-            _ => {
-                Err(armgen_runtime::UnknownEnumValue {
-                    type_name: "ResourceIdentityType",
-                    value,
-                })
-            }
-        }
-    }
-}
-
-impl From<ResourceIdentityType> for String {
-    fn from(value: ResourceIdentityType) -> Self {
-        value.as_str().to_string()
-    }
-}
-
-impl armgen_runtime::UnknownFields for ResourceIdentityType {
-    fn unknown_fields(&self, _path: &str, _out: &mut Vec<String>) {}
 }
 
 /// A reference to an Azure resource.
@@ -3870,107 +2534,29 @@ impl armgen_runtime::UnknownFields for ResourceReference {
     }
 }
 
-/// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
-///
-/// Schema `RestrictionLevel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum RestrictionLevel {
-    /// All RBAC permissions are allowed on the managed node resource group
-    Unrestricted,
-    /// Only */read RBAC permissions allowed on the managed node resource group
-    ReadOnly,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl RestrictionLevel {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Unrestricted => "Unrestricted",
-            Self::ReadOnly => "ReadOnly",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
+    ///
+    /// Schema `RestrictionLevel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum RestrictionLevel {
+        /// All RBAC permissions are allowed on the managed node resource group
+        Unrestricted = "Unrestricted",
+        /// Only */read RBAC permissions allowed on the managed node resource group
+        ReadOnly = "ReadOnly",
     }
 }
 
-impl From<String> for RestrictionLevel {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "unrestricted" => Self::Unrestricted,
-            "readonly" => Self::ReadOnly,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<RestrictionLevel> for String {
-    fn from(value: RestrictionLevel) -> Self {
-        match value {
-            RestrictionLevel::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for RestrictionLevel {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Mode of the service mesh.
-///
-/// Schema `ServiceMeshMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ServiceMeshMode {
-    /// Istio deployed as an AKS addon.
-    Istio,
-    /// Mesh is disabled.
-    Disabled,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ServiceMeshMode {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Istio => "Istio",
-            Self::Disabled => "Disabled",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for ServiceMeshMode {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "istio" => Self::Istio,
-            "disabled" => Self::Disabled,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ServiceMeshMode> for String {
-    fn from(value: ServiceMeshMode) -> Self {
-        match value {
-            ServiceMeshMode::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ServiceMeshMode {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// Mode of the service mesh.
+    ///
+    /// Schema `ServiceMeshMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ServiceMeshMode {
+        /// Istio deployed as an AKS addon.
+        Istio = "Istio",
+        /// Mesh is disabled.
+        Disabled = "Disabled",
     }
 }
 
@@ -3997,67 +2583,22 @@ impl armgen_runtime::UnknownFields for ServiceMeshProfile {
     }
 }
 
-/// For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
-///
-/// Schema `upgradeChannel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum UpgradeChannel {
-    /// Automatically upgrade the cluster to the latest supported patch release on the latest supported minor version. In cases where the cluster is at a version of Kubernetes that is at an N-2 minor version where N is the latest supported minor version, the cluster first upgrades to the latest supported patch version on N-1 minor version. For example, if a cluster is running version 1.17.7 and versions 1.17.9, 1.18.4, 1.18.6, and 1.19.1 are available, your cluster first is upgraded to 1.18.6, then is upgraded to 1.19.1.
-    Rapid,
-    /// Automatically upgrade the cluster to the latest supported patch release on minor version N-1, where N is the latest supported minor version. For example, if a cluster is running version 1.17.7 and versions 1.17.9, 1.18.4, 1.18.6, and 1.19.1 are available, your cluster is upgraded to 1.18.6.
-    Stable,
-    /// Automatically upgrade the cluster to the latest supported patch version when it becomes available while keeping the minor version the same. For example, if a cluster is running version 1.17.7 and versions 1.17.9, 1.18.4, 1.18.6, and 1.19.1 are available, your cluster is upgraded to 1.17.9.
-    Patch,
-    /// Automatically upgrade the node image to the latest version available. Consider using nodeOSUpgradeChannel instead as that allows you to configure node OS patching separate from Kubernetes version patching
-    NodeImage,
-    /// Disables auto-upgrades and keeps the cluster at its current version of Kubernetes.
-    None,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl UpgradeChannel {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Rapid => "rapid",
-            Self::Stable => "stable",
-            Self::Patch => "patch",
-            Self::NodeImage => "node-image",
-            Self::None => "none",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for UpgradeChannel {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "rapid" => Self::Rapid,
-            "stable" => Self::Stable,
-            "patch" => Self::Patch,
-            "node-image" => Self::NodeImage,
-            "none" => Self::None,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<UpgradeChannel> for String {
-    fn from(value: UpgradeChannel) -> Self {
-        match value {
-            UpgradeChannel::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for UpgradeChannel {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
+    ///
+    /// Schema `upgradeChannel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum UpgradeChannel {
+        /// Automatically upgrade the cluster to the latest supported patch release on the latest supported minor version. In cases where the cluster is at a version of Kubernetes that is at an N-2 minor version where N is the latest supported minor version, the cluster first upgrades to the latest supported patch version on N-1 minor version. For example, if a cluster is running version 1.17.7 and versions 1.17.9, 1.18.4, 1.18.6, and 1.19.1 are available, your cluster first is upgraded to 1.18.6, then is upgraded to 1.19.1.
+        Rapid = "rapid",
+        /// Automatically upgrade the cluster to the latest supported patch release on minor version N-1, where N is the latest supported minor version. For example, if a cluster is running version 1.17.7 and versions 1.17.9, 1.18.4, 1.18.6, and 1.19.1 are available, your cluster is upgraded to 1.18.6.
+        Stable = "stable",
+        /// Automatically upgrade the cluster to the latest supported patch version when it becomes available while keeping the minor version the same. For example, if a cluster is running version 1.17.7 and versions 1.17.9, 1.18.4, 1.18.6, and 1.19.1 are available, your cluster is upgraded to 1.17.9.
+        Patch = "patch",
+        /// Automatically upgrade the node image to the latest version available. Consider using nodeOSUpgradeChannel instead as that allows you to configure node OS patching separate from Kubernetes version patching
+        NodeImage = "node-image",
+        /// Disables auto-upgrades and keeps the cluster at its current version of Kubernetes.
+        None = "none",
     }
 }
 

@@ -5,62 +5,19 @@
 //! ARM payload types used by more than one resource.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use armgen_runtime::UnknownFields;
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
-/// A cluster must have at least one 'System' Agent Pool at all times. For additional information on agent pool restrictions and best practices, see: <https://docs.microsoft.com/azure/aks/use-system-pools>
-///
-/// Schema `AgentPoolMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum AgentPoolMode {
-    /// System agent pools are primarily for hosting critical system pods such as CoreDNS and metrics-server. System agent pools osType must be Linux. System agent pools VM SKU must have at least 2vCPUs and 4GB of memory.
-    System,
-    /// User agent pools are primarily for hosting your application pods.
-    User,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl AgentPoolMode {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::System => "System",
-            Self::User => "User",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for AgentPoolMode {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "system" => Self::System,
-            "user" => Self::User,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<AgentPoolMode> for String {
-    fn from(value: AgentPoolMode) -> Self {
-        match value {
-            AgentPoolMode::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolMode {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// A cluster must have at least one 'System' Agent Pool at all times. For additional information on agent pool restrictions and best practices, see: <https://docs.microsoft.com/azure/aks/use-system-pools>
+    ///
+    /// Schema `AgentPoolMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum AgentPoolMode {
+        /// System agent pools are primarily for hosting critical system pods such as CoreDNS and metrics-server. System agent pools osType must be Linux. System agent pools VM SKU must have at least 2vCPUs and 4GB of memory.
+        System = "System",
+        /// User agent pools are primarily for hosting your application pods.
+        User = "User",
     }
 }
 
@@ -70,25 +27,13 @@ impl armgen_runtime::UnknownFields for AgentPoolMode {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AgentPoolNetworkProfile {
     /// IPTags of instance-level public IPs.
-    #[serde(
-        rename = "nodePublicIPTags",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodePublicIPTags", default, skip_serializing_if = "Option::is_none")]
     pub node_public_ip_tags: Option<Vec<IpTag>>,
     /// The port ranges that are allowed to access. The specified ranges are allowed to overlap.
-    #[serde(
-        rename = "allowedHostPorts",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "allowedHostPorts", default, skip_serializing_if = "Option::is_none")]
     pub allowed_host_ports: Option<Vec<PortRange>>,
     /// The IDs of the application security groups which agent pool will associate when created.
-    #[serde(
-        rename = "applicationSecurityGroups",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "applicationSecurityGroups", default, skip_serializing_if = "Option::is_none")]
     pub application_security_groups: Option<Vec<String>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -114,11 +59,7 @@ pub struct AgentPoolSecurityProfile {
     #[serde(rename = "enableVTPM", default, skip_serializing_if = "Option::is_none")]
     pub enable_vtpm: Option<bool>,
     /// Secure Boot is a feature of Trusted Launch which ensures that only signed operating systems and drivers can boot. For more details, see aka.ms/aks/trustedlaunch.  If not specified, the default is false.
-    #[serde(
-        rename = "enableSecureBoot",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableSecureBoot", default, skip_serializing_if = "Option::is_none")]
     pub enable_secure_boot: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -132,55 +73,16 @@ impl armgen_runtime::UnknownFields for AgentPoolSecurityProfile {
     }
 }
 
-/// The type of Agent Pool.
-///
-/// Schema `AgentPoolType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum AgentPoolType {
-    /// Create an Agent Pool backed by a Virtual Machine Scale Set.
-    VirtualMachineScaleSets,
-    /// Use of this is strongly discouraged.
-    AvailabilitySet,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl AgentPoolType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::VirtualMachineScaleSets => "VirtualMachineScaleSets",
-            Self::AvailabilitySet => "AvailabilitySet",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for AgentPoolType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "virtualmachinescalesets" => Self::VirtualMachineScaleSets,
-            "availabilityset" => Self::AvailabilitySet,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<AgentPoolType> for String {
-    fn from(value: AgentPoolType) -> Self {
-        match value {
-            AgentPoolType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The type of Agent Pool.
+    ///
+    /// Schema `AgentPoolType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum AgentPoolType {
+        /// Create an Agent Pool backed by a Virtual Machine Scale Set.
+        VirtualMachineScaleSets = "VirtualMachineScaleSets",
+        /// Use of this is strongly discouraged.
+        AvailabilitySet = "AvailabilitySet",
     }
 }
 
@@ -195,20 +97,12 @@ pub struct AgentPoolUpgradeSettings {
     /// The amount of time (in minutes) to wait on eviction of pods and graceful termination per node. This eviction wait time honors waiting on pod disruption budgets. If this time is exceeded, the upgrade fails. If not specified, the default is 30 minutes.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "drainTimeoutInMinutes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "drainTimeoutInMinutes", default, skip_serializing_if = "Option::is_none")]
     pub drain_timeout_in_minutes: Option<i32>,
     /// The amount of time (in minutes) to wait after draining a node and before reimaging it and moving on to next node. If not specified, the default is 0 minutes.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "nodeSoakDurationInMinutes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodeSoakDurationInMinutes", default, skip_serializing_if = "Option::is_none")]
     pub node_soak_duration_in_minutes: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -228,11 +122,7 @@ impl armgen_runtime::UnknownFields for AgentPoolUpgradeSettings {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AgentPoolWindowsProfile {
     /// The default value is false. Outbound NAT can only be disabled if the cluster outboundType is NAT Gateway and the Windows agent pool does not have node public IP enabled.
-    #[serde(
-        rename = "disableOutboundNat",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "disableOutboundNat", default, skip_serializing_if = "Option::is_none")]
     pub disable_outbound_nat: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -246,115 +136,33 @@ impl armgen_runtime::UnknownFields for AgentPoolWindowsProfile {
     }
 }
 
-/// Tells whether the cluster is Running or Stopped
-///
-/// Schema `code`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum Code {
-    /// The cluster is running.
-    Running,
-    /// The cluster is stopped.
-    Stopped,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl Code {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Running => "Running",
-            Self::Stopped => "Stopped",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// Tells whether the cluster is Running or Stopped
+    ///
+    /// Schema `code`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum Code {
+        /// The cluster is running.
+        Running = "Running",
+        /// The cluster is stopped.
+        Stopped = "Stopped",
     }
 }
 
-impl From<String> for Code {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "running" => Self::Running,
-            "stopped" => Self::Stopped,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<Code> for String {
-    fn from(value: Code) -> Self {
-        match value {
-            Code::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for Code {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The type of identity that created the resource.
-///
-/// Schema `createdByType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum CreatedByType {
-    /// `User`
-    User,
-    /// `Application`
-    Application,
-    /// `ManagedIdentity`
-    ManagedIdentity,
-    /// `Key`
-    Key,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl CreatedByType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::User => "User",
-            Self::Application => "Application",
-            Self::ManagedIdentity => "ManagedIdentity",
-            Self::Key => "Key",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for CreatedByType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "user" => Self::User,
-            "application" => Self::Application,
-            "managedidentity" => Self::ManagedIdentity,
-            "key" => Self::Key,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<CreatedByType> for String {
-    fn from(value: CreatedByType) -> Self {
-        match value {
-            CreatedByType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for CreatedByType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The type of identity that created the resource.
+    ///
+    /// Schema `createdByType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum CreatedByType {
+        /// `User`
+        User = "User",
+        /// `Application`
+        Application = "Application",
+        /// `ManagedIdentity`
+        ManagedIdentity = "ManagedIdentity",
+        /// `Key`
+        Key = "Key",
     }
 }
 
@@ -366,11 +174,7 @@ pub struct CreationData {
     /// This is the ARM ID of the source object to be used to create the target object.
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "sourceResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "sourceResourceId", default, skip_serializing_if = "Option::is_none")]
     pub source_resource_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -384,67 +188,22 @@ impl armgen_runtime::UnknownFields for CreationData {
     }
 }
 
-/// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
-///
-/// Schema `GPUInstanceProfile`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum GpuInstanceProfile {
-    /// `MIG1g`
-    Mig1g,
-    /// `MIG2g`
-    Mig2g,
-    /// `MIG3g`
-    Mig3g,
-    /// `MIG4g`
-    Mig4g,
-    /// `MIG7g`
-    Mig7g,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl GpuInstanceProfile {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Mig1g => "MIG1g",
-            Self::Mig2g => "MIG2g",
-            Self::Mig3g => "MIG3g",
-            Self::Mig4g => "MIG4g",
-            Self::Mig7g => "MIG7g",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for GpuInstanceProfile {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "mig1g" => Self::Mig1g,
-            "mig2g" => Self::Mig2g,
-            "mig3g" => Self::Mig3g,
-            "mig4g" => Self::Mig4g,
-            "mig7g" => Self::Mig7g,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<GpuInstanceProfile> for String {
-    fn from(value: GpuInstanceProfile) -> Self {
-        match value {
-            GpuInstanceProfile::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for GpuInstanceProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
+    ///
+    /// Schema `GPUInstanceProfile`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum GpuInstanceProfile {
+        /// `MIG1g`
+        Mig1g = "MIG1g",
+        /// `MIG2g`
+        Mig2g = "MIG2g",
+        /// `MIG3g`
+        Mig3g = "MIG3g",
+        /// `MIG4g`
+        Mig4g = "MIG4g",
+        /// `MIG7g`
+        Mig7g = "MIG7g",
     }
 }
 
@@ -477,53 +236,29 @@ impl armgen_runtime::UnknownFields for IpTag {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct KubeletConfig {
     /// The default is 'none'. See [Kubernetes CPU management policies](<https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/#cpu-management-policies>) for more information. Allowed values are 'none' and 'static'.
-    #[serde(
-        rename = "cpuManagerPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "cpuManagerPolicy", default, skip_serializing_if = "Option::is_none")]
     pub cpu_manager_policy: Option<String>,
     /// The default is true.
     #[serde(rename = "cpuCfsQuota", default, skip_serializing_if = "Option::is_none")]
     pub cpu_cfs_quota: Option<bool>,
     /// The default is '100ms.' Valid values are a sequence of decimal numbers with an optional fraction and a unit suffix. For example: '300ms', '2h45m'. Supported units are 'ns', 'us', 'ms', 's', 'm', and 'h'.
-    #[serde(
-        rename = "cpuCfsQuotaPeriod",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "cpuCfsQuotaPeriod", default, skip_serializing_if = "Option::is_none")]
     pub cpu_cfs_quota_period: Option<String>,
     /// To disable image garbage collection, set to 100. The default is 85%
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "imageGcHighThreshold",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "imageGcHighThreshold", default, skip_serializing_if = "Option::is_none")]
     pub image_gc_high_threshold: Option<i32>,
     /// This cannot be set higher than imageGcHighThreshold. The default is 80%
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "imageGcLowThreshold",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "imageGcLowThreshold", default, skip_serializing_if = "Option::is_none")]
     pub image_gc_low_threshold: Option<i32>,
     /// For more information see [Kubernetes Topology Manager](<https://kubernetes.io/docs/tasks/administer-cluster/topology-manager>). The default is 'none'. Allowed values are 'none', 'best-effort', 'restricted', and 'single-numa-node'.
-    #[serde(
-        rename = "topologyManagerPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "topologyManagerPolicy", default, skip_serializing_if = "Option::is_none")]
     pub topology_manager_policy: Option<String>,
     /// Allowed list of unsafe sysctls or unsafe sysctl patterns (ending in `*`).
-    #[serde(
-        rename = "allowedUnsafeSysctls",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "allowedUnsafeSysctls", default, skip_serializing_if = "Option::is_none")]
     pub allowed_unsafe_sysctls: Option<Vec<String>>,
     /// If set to true it will make the Kubelet fail to start if swap is enabled on the node.
     #[serde(rename = "failSwapOn", default, skip_serializing_if = "Option::is_none")]
@@ -531,20 +266,12 @@ pub struct KubeletConfig {
     /// The maximum size (e.g. 10Mi) of container log file before it is rotated.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "containerLogMaxSizeMB",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "containerLogMaxSizeMB", default, skip_serializing_if = "Option::is_none")]
     pub container_log_max_size_mb: Option<i32>,
     /// The maximum number of container log files that can be present for a container. The number must be ≥ 2.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "containerLogMaxFiles",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "containerLogMaxFiles", default, skip_serializing_if = "Option::is_none")]
     pub container_log_max_files: Option<i32>,
     /// The maximum number of processes per pod.
     ///
@@ -563,55 +290,16 @@ impl armgen_runtime::UnknownFields for KubeletConfig {
     }
 }
 
-/// Determines the placement of emptyDir volumes, container runtime data root, and Kubelet ephemeral storage.
-///
-/// Schema `KubeletDiskType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum KubeletDiskType {
-    /// Kubelet will use the OS disk for its data.
-    Os,
-    /// Kubelet will use the temporary disk for its data.
-    Temporary,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl KubeletDiskType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Os => "OS",
-            Self::Temporary => "Temporary",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for KubeletDiskType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "os" => Self::Os,
-            "temporary" => Self::Temporary,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<KubeletDiskType> for String {
-    fn from(value: KubeletDiskType) -> Self {
-        match value {
-            KubeletDiskType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for KubeletDiskType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// Determines the placement of emptyDir volumes, container runtime data root, and Kubelet ephemeral storage.
+    ///
+    /// Schema `KubeletDiskType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum KubeletDiskType {
+        /// Kubelet will use the OS disk for its data.
+        Os = "OS",
+        /// Kubelet will use the temporary disk for its data.
+        Temporary = "Temporary",
     }
 }
 
@@ -624,18 +312,10 @@ pub struct LinuxOsConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sysctls: Option<SysctlConfig>,
     /// Valid values are 'always', 'madvise', and 'never'. The default is 'always'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
-    #[serde(
-        rename = "transparentHugePageEnabled",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "transparentHugePageEnabled", default, skip_serializing_if = "Option::is_none")]
     pub transparent_huge_page_enabled: Option<String>,
     /// Valid values are 'always', 'defer', 'defer+madvise', 'madvise' and 'never'. The default is 'madvise'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
-    #[serde(
-        rename = "transparentHugePageDefrag",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "transparentHugePageDefrag", default, skip_serializing_if = "Option::is_none")]
     pub transparent_huge_page_defrag: Option<String>,
     /// The size in MB of a swap file that will be created on each node.
     ///
@@ -655,171 +335,48 @@ impl armgen_runtime::UnknownFields for LinuxOsConfig {
     }
 }
 
-/// The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see [Ephemeral OS](<https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os>).
-///
-/// Schema `OSDiskType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum OsDiskType {
-    /// Azure replicates the operating system disk for a virtual machine to Azure storage to avoid data loss should the VM need to be relocated to another host. Since containers aren't designed to have local state persisted, this behavior offers limited value while providing some drawbacks, including slower node provisioning and higher read/write latency.
-    Managed,
-    /// Ephemeral OS disks are stored only on the host machine, just like a temporary disk. This provides lower read/write latency, along with faster node scaling and cluster upgrades.
-    Ephemeral,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl OsDiskType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Managed => "Managed",
-            Self::Ephemeral => "Ephemeral",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see [Ephemeral OS](<https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os>).
+    ///
+    /// Schema `OSDiskType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum OsDiskType {
+        /// Azure replicates the operating system disk for a virtual machine to Azure storage to avoid data loss should the VM need to be relocated to another host. Since containers aren't designed to have local state persisted, this behavior offers limited value while providing some drawbacks, including slower node provisioning and higher read/write latency.
+        Managed = "Managed",
+        /// Ephemeral OS disks are stored only on the host machine, just like a temporary disk. This provides lower read/write latency, along with faster node scaling and cluster upgrades.
+        Ephemeral = "Ephemeral",
     }
 }
 
-impl From<String> for OsDiskType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "managed" => Self::Managed,
-            "ephemeral" => Self::Ephemeral,
-            _ => Self::Other(value),
-        }
+armgen_runtime::open_enum! {
+    /// The operating system type. The default is Linux.
+    ///
+    /// Schema `OSType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum OsType {
+        /// Use Linux.
+        Linux = "Linux",
+        /// Use Windows.
+        Windows = "Windows",
     }
 }
 
-impl From<OsDiskType> for String {
-    fn from(value: OsDiskType) -> Self {
-        match value {
-            OsDiskType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for OsDiskType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The operating system type. The default is Linux.
-///
-/// Schema `OSType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum OsType {
-    /// Use Linux.
-    Linux,
-    /// Use Windows.
-    Windows,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl OsType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Linux => "Linux",
-            Self::Windows => "Windows",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for OsType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "linux" => Self::Linux,
-            "windows" => Self::Windows,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<OsType> for String {
-    fn from(value: OsType) -> Self {
-        match value {
-            OsType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for OsType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Specifies the OS SKU used by the agent pool. The default is Ubuntu if OSType is Linux. The default is Windows2019 when Kubernetes &lt;= 1.24 or Windows2022 when Kubernetes &gt;= 1.25 if OSType is Windows.
-///
-/// Schema `OSSKU`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum Ossku {
-    /// Use Ubuntu as the OS for node images.
-    Ubuntu,
-    /// Deprecated OSSKU. Microsoft recommends that new deployments choose 'AzureLinux' instead.
-    CblMariner,
-    /// Use AzureLinux as the OS for node images. Azure Linux is a container-optimized Linux distro built by Microsoft, visit <https://aka.ms/azurelinux> for more information.
-    AzureLinux,
-    /// Use Windows2019 as the OS for node images. Unsupported for system node pools. Windows2019 only supports Windows2019 containers; it cannot run Windows2022 containers and vice versa.
-    Windows2019,
-    /// Use Windows2022 as the OS for node images. Unsupported for system node pools. Windows2022 only supports Windows2022 containers; it cannot run Windows2019 containers and vice versa.
-    Windows2022,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl Ossku {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Ubuntu => "Ubuntu",
-            Self::CblMariner => "CBLMariner",
-            Self::AzureLinux => "AzureLinux",
-            Self::Windows2019 => "Windows2019",
-            Self::Windows2022 => "Windows2022",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for Ossku {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "ubuntu" => Self::Ubuntu,
-            "cblmariner" => Self::CblMariner,
-            "azurelinux" => Self::AzureLinux,
-            "windows2019" => Self::Windows2019,
-            "windows2022" => Self::Windows2022,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<Ossku> for String {
-    fn from(value: Ossku) -> Self {
-        match value {
-            Ossku::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for Ossku {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// Specifies the OS SKU used by the agent pool. The default is Ubuntu if OSType is Linux. The default is Windows2019 when Kubernetes &lt;= 1.24 or Windows2022 when Kubernetes &gt;= 1.25 if OSType is Windows.
+    ///
+    /// Schema `OSSKU`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum Ossku {
+        /// Use Ubuntu as the OS for node images.
+        Ubuntu = "Ubuntu",
+        /// Deprecated OSSKU. Microsoft recommends that new deployments choose 'AzureLinux' instead.
+        CblMariner = "CBLMariner",
+        /// Use AzureLinux as the OS for node images. Azure Linux is a container-optimized Linux distro built by Microsoft, visit <https://aka.ms/azurelinux> for more information.
+        AzureLinux = "AzureLinux",
+        /// Use Windows2019 as the OS for node images. Unsupported for system node pools. Windows2019 only supports Windows2019 containers; it cannot run Windows2022 containers and vice versa.
+        Windows2019 = "Windows2019",
+        /// Use Windows2022 as the OS for node images. Unsupported for system node pools. Windows2022 only supports Windows2022 containers; it cannot run Windows2019 containers and vice versa.
+        Windows2022 = "Windows2022",
     }
 }
 
@@ -875,211 +432,55 @@ impl armgen_runtime::UnknownFields for PowerState {
     }
 }
 
-/// The network protocol of the port.
-///
-/// Schema `Protocol`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum Protocol {
-    /// TCP protocol.
-    Tcp,
-    /// UDP protocol.
-    Udp,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl Protocol {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Tcp => "TCP",
-            Self::Udp => "UDP",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// The network protocol of the port.
+    ///
+    /// Schema `Protocol`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum Protocol {
+        /// TCP protocol.
+        Tcp = "TCP",
+        /// UDP protocol.
+        Udp = "UDP",
     }
 }
 
-impl From<String> for Protocol {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "tcp" => Self::Tcp,
-            "udp" => Self::Udp,
-            _ => Self::Other(value),
-        }
+armgen_runtime::open_enum! {
+    /// Describes how VMs are added to or removed from Agent Pools. See [billing states](<https://docs.microsoft.com/azure/virtual-machines/states-billing>).
+    ///
+    /// Schema `ScaleDownMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ScaleDownMode {
+        /// Create new instances during scale up and remove instances during scale down.
+        Delete = "Delete",
+        /// Attempt to start deallocated instances (if they exist) during scale up and deallocate instances during scale down.
+        Deallocate = "Deallocate",
     }
 }
 
-impl From<Protocol> for String {
-    fn from(value: Protocol) -> Self {
-        match value {
-            Protocol::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
+armgen_runtime::open_enum! {
+    /// The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see [spot VMs](<https://docs.microsoft.com/azure/virtual-machines/spot-vms>)
+    ///
+    /// Schema `ScaleSetEvictionPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ScaleSetEvictionPolicy {
+        /// Nodes in the underlying Scale Set of the node pool are deleted when they're evicted.
+        Delete = "Delete",
+        /// Nodes in the underlying Scale Set of the node pool are set to the stopped-deallocated state upon eviction. Nodes in the stopped-deallocated state count against your compute quota and can cause issues with cluster scaling or upgrading.
+        Deallocate = "Deallocate",
     }
 }
 
-impl armgen_runtime::UnknownFields for Protocol {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Describes how VMs are added to or removed from Agent Pools. See [billing states](<https://docs.microsoft.com/azure/virtual-machines/states-billing>).
-///
-/// Schema `ScaleDownMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ScaleDownMode {
-    /// Create new instances during scale up and remove instances during scale down.
-    Delete,
-    /// Attempt to start deallocated instances (if they exist) during scale up and deallocate instances during scale down.
-    Deallocate,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ScaleDownMode {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Delete => "Delete",
-            Self::Deallocate => "Deallocate",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for ScaleDownMode {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "delete" => Self::Delete,
-            "deallocate" => Self::Deallocate,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ScaleDownMode> for String {
-    fn from(value: ScaleDownMode) -> Self {
-        match value {
-            ScaleDownMode::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ScaleDownMode {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see [spot VMs](<https://docs.microsoft.com/azure/virtual-machines/spot-vms>)
-///
-/// Schema `ScaleSetEvictionPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ScaleSetEvictionPolicy {
-    /// Nodes in the underlying Scale Set of the node pool are deleted when they're evicted.
-    Delete,
-    /// Nodes in the underlying Scale Set of the node pool are set to the stopped-deallocated state upon eviction. Nodes in the stopped-deallocated state count against your compute quota and can cause issues with cluster scaling or upgrading.
-    Deallocate,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ScaleSetEvictionPolicy {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Delete => "Delete",
-            Self::Deallocate => "Deallocate",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for ScaleSetEvictionPolicy {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "delete" => Self::Delete,
-            "deallocate" => Self::Deallocate,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ScaleSetEvictionPolicy> for String {
-    fn from(value: ScaleSetEvictionPolicy) -> Self {
-        match value {
-            ScaleSetEvictionPolicy::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ScaleSetEvictionPolicy {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The Virtual Machine Scale Set priority.
-///
-/// Schema `ScaleSetPriority`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ScaleSetPriority {
-    /// Spot priority VMs will be used. There is no SLA for spot nodes. See [spot on AKS](<https://docs.microsoft.com/azure/aks/spot-node-pool>) for more information.
-    Spot,
-    /// Regular VMs will be used.
-    Regular,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ScaleSetPriority {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Spot => "Spot",
-            Self::Regular => "Regular",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for ScaleSetPriority {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "spot" => Self::Spot,
-            "regular" => Self::Regular,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ScaleSetPriority> for String {
-    fn from(value: ScaleSetPriority) -> Self {
-        match value {
-            ScaleSetPriority::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ScaleSetPriority {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The Virtual Machine Scale Set priority.
+    ///
+    /// Schema `ScaleSetPriority`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ScaleSetPriority {
+        /// Spot priority VMs will be used. There is no SLA for spot nodes. See [spot on AKS](<https://docs.microsoft.com/azure/aks/spot-node-pool>) for more information.
+        Spot = "Spot",
+        /// Regular VMs will be used.
+        Regular = "Regular",
     }
 }
 
@@ -1091,29 +492,17 @@ pub struct SysctlConfig {
     /// Sysctl setting net.core.somaxconn.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netCoreSomaxconn",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netCoreSomaxconn", default, skip_serializing_if = "Option::is_none")]
     pub net_core_somaxconn: Option<i32>,
     /// Sysctl setting net.core.netdev_max_backlog.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netCoreNetdevMaxBacklog",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netCoreNetdevMaxBacklog", default, skip_serializing_if = "Option::is_none")]
     pub net_core_netdev_max_backlog: Option<i32>,
     /// Sysctl setting net.core.rmem_default.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netCoreRmemDefault",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netCoreRmemDefault", default, skip_serializing_if = "Option::is_none")]
     pub net_core_rmem_default: Option<i32>,
     /// Sysctl setting net.core.rmem_max.
     ///
@@ -1123,11 +512,7 @@ pub struct SysctlConfig {
     /// Sysctl setting net.core.wmem_default.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netCoreWmemDefault",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netCoreWmemDefault", default, skip_serializing_if = "Option::is_none")]
     pub net_core_wmem_default: Option<i32>,
     /// Sysctl setting net.core.wmem_max.
     ///
@@ -1137,133 +522,73 @@ pub struct SysctlConfig {
     /// Sysctl setting net.core.optmem_max.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netCoreOptmemMax",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netCoreOptmemMax", default, skip_serializing_if = "Option::is_none")]
     pub net_core_optmem_max: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_max_syn_backlog.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netIpv4TcpMaxSynBacklog",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4TcpMaxSynBacklog", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_max_syn_backlog: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_max_tw_buckets.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netIpv4TcpMaxTwBuckets",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4TcpMaxTwBuckets", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_max_tw_buckets: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_fin_timeout.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netIpv4TcpFinTimeout",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4TcpFinTimeout", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_fin_timeout: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_time.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netIpv4TcpKeepaliveTime",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4TcpKeepaliveTime", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_keepalive_time: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_probes.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netIpv4TcpKeepaliveProbes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4TcpKeepaliveProbes", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_keepalive_probes: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_intvl.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netIpv4TcpkeepaliveIntvl",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4TcpkeepaliveIntvl", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcpkeepalive_intvl: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_tw_reuse.
-    #[serde(
-        rename = "netIpv4TcpTwReuse",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4TcpTwReuse", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_tw_reuse: Option<bool>,
     /// Sysctl setting net.ipv4.ip_local_port_range.
-    #[serde(
-        rename = "netIpv4IpLocalPortRange",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4IpLocalPortRange", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_ip_local_port_range: Option<String>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh1.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netIpv4NeighDefaultGcThresh1",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4NeighDefaultGcThresh1", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh1: Option<i32>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh2.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netIpv4NeighDefaultGcThresh2",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4NeighDefaultGcThresh2", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh2: Option<i32>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh3.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netIpv4NeighDefaultGcThresh3",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4NeighDefaultGcThresh3", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh3: Option<i32>,
     /// Sysctl setting net.netfilter.nf_conntrack_max.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netNetfilterNfConntrackMax",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netNetfilterNfConntrackMax", default, skip_serializing_if = "Option::is_none")]
     pub net_netfilter_nf_conntrack_max: Option<i32>,
     /// Sysctl setting net.netfilter.nf_conntrack_buckets.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netNetfilterNfConntrackBuckets",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netNetfilterNfConntrackBuckets", default, skip_serializing_if = "Option::is_none")]
     pub net_netfilter_nf_conntrack_buckets: Option<i32>,
     /// Sysctl setting fs.inotify.max_user_watches.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "fsInotifyMaxUserWatches",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "fsInotifyMaxUserWatches", default, skip_serializing_if = "Option::is_none")]
     pub fs_inotify_max_user_watches: Option<i32>,
     /// Sysctl setting fs.file-max.
     ///
@@ -1283,11 +608,7 @@ pub struct SysctlConfig {
     /// Sysctl setting kernel.threads-max.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "kernelThreadsMax",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "kernelThreadsMax", default, skip_serializing_if = "Option::is_none")]
     pub kernel_threads_max: Option<i32>,
     /// Sysctl setting vm.max_map_count.
     ///
@@ -1302,11 +623,7 @@ pub struct SysctlConfig {
     /// Sysctl setting vm.vfs_cache_pressure.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "vmVfsCachePressure",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "vmVfsCachePressure", default, skip_serializing_if = "Option::is_none")]
     pub vm_vfs_cache_pressure: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -1340,11 +657,7 @@ pub struct SystemData {
     #[serde(rename = "lastModifiedBy", default, skip_serializing_if = "Option::is_none")]
     pub last_modified_by: Option<String>,
     /// The type of identity that last modified the resource.
-    #[serde(
-        rename = "lastModifiedByType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "lastModifiedByType", default, skip_serializing_if = "Option::is_none")]
     pub last_modified_by_type: Option<CreatedByType>,
     /// The timestamp of resource last modification (UTC)
     ///
@@ -1366,54 +679,15 @@ impl armgen_runtime::UnknownFields for SystemData {
     }
 }
 
-/// Determines the type of workload a node can run.
-///
-/// Schema `WorkloadRuntime`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum WorkloadRuntime {
-    /// Nodes will use Kubelet to run standard OCI container workloads.
-    OciContainer,
-    /// Nodes will use Krustlet to run WASM workloads using the WASI provider (Preview).
-    WasmWasi,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl WorkloadRuntime {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::OciContainer => "OCIContainer",
-            Self::WasmWasi => "WasmWasi",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for WorkloadRuntime {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "ocicontainer" => Self::OciContainer,
-            "wasmwasi" => Self::WasmWasi,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<WorkloadRuntime> for String {
-    fn from(value: WorkloadRuntime) -> Self {
-        match value {
-            WorkloadRuntime::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for WorkloadRuntime {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// Determines the type of workload a node can run.
+    ///
+    /// Schema `WorkloadRuntime`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum WorkloadRuntime {
+        /// Nodes will use Kubelet to run standard OCI container workloads.
+        OciContainer = "OCIContainer",
+        /// Nodes will use Krustlet to run WASM workloads using the WASI provider (Preview).
+        WasmWasi = "WasmWasi",
     }
 }

@@ -7,114 +7,75 @@
 use crate::containerservice::v1beta1 as spoke;
 #[allow(unused_imports)]
 use crate::containerservice::v2beta1 as hub;
+use armgen_runtime::hub::{Conversion, Convert, ConvertObject, Path};
 
-impl armgen_runtime::hub::Convert<hub::MaintenanceConfigurationSpec>
-for spoke::MaintenanceConfigurationSpec {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::MaintenanceConfigurationSpec {
+impl Convert<hub::MaintenanceConfigurationSpec> for spoke::MaintenanceConfigurationSpec {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::MaintenanceConfigurationSpec {
         hub::MaintenanceConfigurationSpec {
             azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
             owner: cx.copy(&self.owner, &path.field("owner")),
             operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
             time_in_week: cx.object(&self.time_in_week, &path.field("timeInWeek")),
-            not_allowed_time: cx
-                .object(&self.not_allowed_time, &path.field("notAllowedTime")),
-            maintenance_window: cx
-                .object(&self.maintenance_window, &path.field("maintenanceWindow")),
+            not_allowed_time: cx.object(&self.not_allowed_time, &path.field("notAllowedTime")),
+            maintenance_window: cx.object(&self.maintenance_window, &path.field("maintenanceWindow")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::MaintenanceConfigurationSpec>
-for hub::MaintenanceConfigurationSpec {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::MaintenanceConfigurationSpec {
+impl Convert<spoke::MaintenanceConfigurationSpec> for hub::MaintenanceConfigurationSpec {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::MaintenanceConfigurationSpec {
         spoke::MaintenanceConfigurationSpec {
             azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
             owner: cx.copy(&self.owner, &path.field("owner")),
             operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
             time_in_week: cx.object(&self.time_in_week, &path.field("timeInWeek")),
-            not_allowed_time: cx
-                .object(&self.not_allowed_time, &path.field("notAllowedTime")),
-            maintenance_window: cx
-                .object(&self.maintenance_window, &path.field("maintenanceWindow")),
+            not_allowed_time: cx.object(&self.not_allowed_time, &path.field("notAllowedTime")),
+            maintenance_window: cx.object(&self.maintenance_window, &path.field("maintenanceWindow")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::MaintenanceConfigurationStatus>
-for spoke::MaintenanceConfigurationStatus {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::MaintenanceConfigurationStatus {
+impl Convert<hub::MaintenanceConfigurationStatus> for spoke::MaintenanceConfigurationStatus {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::MaintenanceConfigurationStatus {
         hub::MaintenanceConfigurationStatus {
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
             r#type: cx.copy(&self.r#type, &path.field("type")),
             system_data: cx.object(&self.system_data, &path.field("systemData")),
             time_in_week: cx.object(&self.time_in_week, &path.field("timeInWeek")),
-            not_allowed_time: cx
-                .object(&self.not_allowed_time, &path.field("notAllowedTime")),
-            maintenance_window: cx
-                .object(&self.maintenance_window, &path.field("maintenanceWindow")),
+            not_allowed_time: cx.object(&self.not_allowed_time, &path.field("notAllowedTime")),
+            maintenance_window: cx.object(&self.maintenance_window, &path.field("maintenanceWindow")),
             conditions: cx.copy(&self.conditions, &path.field("conditions")),
-            operator_status: cx
-                .copy(&self.operator_status, &path.field("operatorStatus")),
+            operator_status: cx.copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::MaintenanceConfigurationStatus>
-for hub::MaintenanceConfigurationStatus {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::MaintenanceConfigurationStatus {
+impl Convert<spoke::MaintenanceConfigurationStatus> for hub::MaintenanceConfigurationStatus {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::MaintenanceConfigurationStatus {
         spoke::MaintenanceConfigurationStatus {
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
             r#type: cx.copy(&self.r#type, &path.field("type")),
             system_data: cx.object(&self.system_data, &path.field("systemData")),
             time_in_week: cx.object(&self.time_in_week, &path.field("timeInWeek")),
-            not_allowed_time: cx
-                .object(&self.not_allowed_time, &path.field("notAllowedTime")),
-            maintenance_window: cx
-                .object(&self.maintenance_window, &path.field("maintenanceWindow")),
+            not_allowed_time: cx.object(&self.not_allowed_time, &path.field("notAllowedTime")),
+            maintenance_window: cx.object(&self.maintenance_window, &path.field("maintenanceWindow")),
             conditions: cx.copy(&self.conditions, &path.field("conditions")),
-            operator_status: cx
-                .copy(&self.operator_status, &path.field("operatorStatus")),
+            operator_status: cx.copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
 
-impl armgen_runtime::hub::ConvertObject<hub::MaintenanceConfiguration>
-for spoke::MaintenanceConfiguration {
-    fn convert_object(
-        &self,
-    ) -> Result<hub::MaintenanceConfiguration, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
-            &self.metadata,
-            armgen_runtime::hub::Direction::ToHub,
-        )?;
-        let spec = armgen_runtime::hub::Convert::<
-            hub::MaintenanceConfigurationSpec,
-        >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
+impl ConvertObject<hub::MaintenanceConfiguration> for spoke::MaintenanceConfiguration {
+    fn convert_object(&self) -> Result<hub::MaintenanceConfiguration, armgen_runtime::kube::ConversionError> {
+        let (mut cx, metadata) = Conversion::begin(&self.metadata, armgen_runtime::hub::Direction::ToHub)?;
+        let spec = Convert::<hub::MaintenanceConfigurationSpec>::convert(&self.spec, &mut cx, &Path::Root("spec"));
         let status = self
             .status
             .as_ref()
             .map(|status| {
-                armgen_runtime::hub::Convert::<
-                    hub::MaintenanceConfigurationStatus,
-                >::convert(status, &mut cx, &armgen_runtime::hub::Path::Root("status"))
+                Convert::<hub::MaintenanceConfigurationStatus>::convert(status, &mut cx, &Path::Root("status"))
             });
         Ok(hub::MaintenanceConfiguration {
             metadata: cx.finish(metadata)?,
@@ -124,25 +85,15 @@ for spoke::MaintenanceConfiguration {
     }
 }
 
-impl armgen_runtime::hub::ConvertObject<spoke::MaintenanceConfiguration>
-for hub::MaintenanceConfiguration {
-    fn convert_object(
-        &self,
-    ) -> Result<spoke::MaintenanceConfiguration, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
-            &self.metadata,
-            armgen_runtime::hub::Direction::FromHub,
-        )?;
-        let spec = armgen_runtime::hub::Convert::<
-            spoke::MaintenanceConfigurationSpec,
-        >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
+impl ConvertObject<spoke::MaintenanceConfiguration> for hub::MaintenanceConfiguration {
+    fn convert_object(&self) -> Result<spoke::MaintenanceConfiguration, armgen_runtime::kube::ConversionError> {
+        let (mut cx, metadata) = Conversion::begin(&self.metadata, armgen_runtime::hub::Direction::FromHub)?;
+        let spec = Convert::<spoke::MaintenanceConfigurationSpec>::convert(&self.spec, &mut cx, &Path::Root("spec"));
         let status = self
             .status
             .as_ref()
             .map(|status| {
-                armgen_runtime::hub::Convert::<
-                    spoke::MaintenanceConfigurationStatus,
-                >::convert(status, &mut cx, &armgen_runtime::hub::Path::Root("status"))
+                Convert::<spoke::MaintenanceConfigurationStatus>::convert(status, &mut cx, &Path::Root("status"))
             });
         Ok(spoke::MaintenanceConfiguration {
             metadata: cx.finish(metadata)?,
@@ -152,50 +103,34 @@ for hub::MaintenanceConfiguration {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::MaintenanceWindow>
-for spoke::status::MaintenanceWindow {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::MaintenanceWindow {
+impl Convert<hub::status::MaintenanceWindow> for spoke::status::MaintenanceWindow {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::MaintenanceWindow {
         hub::status::MaintenanceWindow {
             schedule: cx.object(&self.schedule, &path.field("schedule")),
             duration_hours: cx.copy(&self.duration_hours, &path.field("durationHours")),
             utc_offset: cx.copy(&self.utc_offset, &path.field("utcOffset")),
             start_date: cx.copy(&self.start_date, &path.field("startDate")),
             start_time: cx.copy(&self.start_time, &path.field("startTime")),
-            not_allowed_dates: cx
-                .object(&self.not_allowed_dates, &path.field("notAllowedDates")),
+            not_allowed_dates: cx.object(&self.not_allowed_dates, &path.field("notAllowedDates")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::MaintenanceWindow>
-for hub::status::MaintenanceWindow {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::MaintenanceWindow {
+impl Convert<spoke::status::MaintenanceWindow> for hub::status::MaintenanceWindow {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::MaintenanceWindow {
         spoke::status::MaintenanceWindow {
             schedule: cx.object(&self.schedule, &path.field("schedule")),
             duration_hours: cx.copy(&self.duration_hours, &path.field("durationHours")),
             utc_offset: cx.copy(&self.utc_offset, &path.field("utcOffset")),
             start_date: cx.copy(&self.start_date, &path.field("startDate")),
             start_time: cx.copy(&self.start_time, &path.field("startTime")),
-            not_allowed_dates: cx
-                .object(&self.not_allowed_dates, &path.field("notAllowedDates")),
+            not_allowed_dates: cx.object(&self.not_allowed_dates, &path.field("notAllowedDates")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::DateSpan> for spoke::status::DateSpan {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::DateSpan {
+impl Convert<hub::status::DateSpan> for spoke::status::DateSpan {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::DateSpan {
         hub::status::DateSpan {
             start: cx.copy(&self.start, &path.field("start")),
             end: cx.copy(&self.end, &path.field("end")),
@@ -203,12 +138,8 @@ impl armgen_runtime::hub::Convert<hub::status::DateSpan> for spoke::status::Date
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::DateSpan> for hub::status::DateSpan {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::DateSpan {
+impl Convert<spoke::status::DateSpan> for hub::status::DateSpan {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::DateSpan {
         spoke::status::DateSpan {
             start: cx.copy(&self.start, &path.field("start")),
             end: cx.copy(&self.end, &path.field("end")),
@@ -216,198 +147,102 @@ impl armgen_runtime::hub::Convert<spoke::status::DateSpan> for hub::status::Date
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::Schedule> for spoke::status::Schedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::Schedule {
+impl Convert<hub::status::Schedule> for spoke::status::Schedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::Schedule {
         hub::status::Schedule {
             daily: cx.object(&self.daily, &path.field("daily")),
             weekly: cx.object(&self.weekly, &path.field("weekly")),
-            absolute_monthly: cx
-                .object(&self.absolute_monthly, &path.field("absoluteMonthly")),
-            relative_monthly: cx
-                .object(&self.relative_monthly, &path.field("relativeMonthly")),
+            absolute_monthly: cx.object(&self.absolute_monthly, &path.field("absoluteMonthly")),
+            relative_monthly: cx.object(&self.relative_monthly, &path.field("relativeMonthly")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::Schedule> for hub::status::Schedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::Schedule {
+impl Convert<spoke::status::Schedule> for hub::status::Schedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::Schedule {
         spoke::status::Schedule {
             daily: cx.object(&self.daily, &path.field("daily")),
             weekly: cx.object(&self.weekly, &path.field("weekly")),
-            absolute_monthly: cx
-                .object(&self.absolute_monthly, &path.field("absoluteMonthly")),
-            relative_monthly: cx
-                .object(&self.relative_monthly, &path.field("relativeMonthly")),
+            absolute_monthly: cx.object(&self.absolute_monthly, &path.field("absoluteMonthly")),
+            relative_monthly: cx.object(&self.relative_monthly, &path.field("relativeMonthly")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::RelativeMonthlySchedule>
-for spoke::status::RelativeMonthlySchedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::RelativeMonthlySchedule {
+impl Convert<hub::status::RelativeMonthlySchedule> for spoke::status::RelativeMonthlySchedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::RelativeMonthlySchedule {
         hub::status::RelativeMonthlySchedule {
-            interval_months: cx
-                .copy(&self.interval_months, &path.field("intervalMonths")),
-            week_index: cx
-                .spelled(
-                    self.week_index.as_ref().map(|value| value.as_str()),
-                    &path.field("weekIndex"),
-                    |value| Some(hub::arm::Type::from(value.to_string())),
-                    hub::arm::Type::as_str,
-                ),
-            day_of_week: cx
-                .spelled(
-                    self.day_of_week.as_ref().map(|value| value.as_str()),
-                    &path.field("dayOfWeek"),
-                    |value| Some(hub::arm::WeekDay::from(value.to_string())),
-                    hub::arm::WeekDay::as_str,
-                ),
+            interval_months: cx.copy(&self.interval_months, &path.field("intervalMonths")),
+            week_index: cx.spelled(&self.week_index, &path.field("weekIndex")),
+            day_of_week: cx.spelled(&self.day_of_week, &path.field("dayOfWeek")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::RelativeMonthlySchedule>
-for hub::status::RelativeMonthlySchedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::RelativeMonthlySchedule {
+impl Convert<spoke::status::RelativeMonthlySchedule> for hub::status::RelativeMonthlySchedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::RelativeMonthlySchedule {
         spoke::status::RelativeMonthlySchedule {
-            interval_months: cx
-                .copy(&self.interval_months, &path.field("intervalMonths")),
-            week_index: cx
-                .spelled(
-                    self.week_index.as_ref().map(|value| value.as_str()),
-                    &path.field("weekIndex"),
-                    |value| Some(spoke::arm::Type::from(value.to_string())),
-                    spoke::arm::Type::as_str,
-                ),
-            day_of_week: cx
-                .spelled(
-                    self.day_of_week.as_ref().map(|value| value.as_str()),
-                    &path.field("dayOfWeek"),
-                    |value| Some(spoke::arm::WeekDay::from(value.to_string())),
-                    spoke::arm::WeekDay::as_str,
-                ),
+            interval_months: cx.copy(&self.interval_months, &path.field("intervalMonths")),
+            week_index: cx.spelled(&self.week_index, &path.field("weekIndex")),
+            day_of_week: cx.spelled(&self.day_of_week, &path.field("dayOfWeek")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::AbsoluteMonthlySchedule>
-for spoke::status::AbsoluteMonthlySchedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::AbsoluteMonthlySchedule {
+impl Convert<hub::status::AbsoluteMonthlySchedule> for spoke::status::AbsoluteMonthlySchedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AbsoluteMonthlySchedule {
         hub::status::AbsoluteMonthlySchedule {
-            interval_months: cx
-                .copy(&self.interval_months, &path.field("intervalMonths")),
+            interval_months: cx.copy(&self.interval_months, &path.field("intervalMonths")),
             day_of_month: cx.copy(&self.day_of_month, &path.field("dayOfMonth")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::AbsoluteMonthlySchedule>
-for hub::status::AbsoluteMonthlySchedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::AbsoluteMonthlySchedule {
+impl Convert<spoke::status::AbsoluteMonthlySchedule> for hub::status::AbsoluteMonthlySchedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AbsoluteMonthlySchedule {
         spoke::status::AbsoluteMonthlySchedule {
-            interval_months: cx
-                .copy(&self.interval_months, &path.field("intervalMonths")),
+            interval_months: cx.copy(&self.interval_months, &path.field("intervalMonths")),
             day_of_month: cx.copy(&self.day_of_month, &path.field("dayOfMonth")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::WeeklySchedule>
-for spoke::status::WeeklySchedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::WeeklySchedule {
+impl Convert<hub::status::WeeklySchedule> for spoke::status::WeeklySchedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::WeeklySchedule {
         hub::status::WeeklySchedule {
             interval_weeks: cx.copy(&self.interval_weeks, &path.field("intervalWeeks")),
-            day_of_week: cx
-                .spelled(
-                    self.day_of_week.as_ref().map(|value| value.as_str()),
-                    &path.field("dayOfWeek"),
-                    |value| Some(hub::arm::WeekDay::from(value.to_string())),
-                    hub::arm::WeekDay::as_str,
-                ),
+            day_of_week: cx.spelled(&self.day_of_week, &path.field("dayOfWeek")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::WeeklySchedule>
-for hub::status::WeeklySchedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::WeeklySchedule {
+impl Convert<spoke::status::WeeklySchedule> for hub::status::WeeklySchedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::WeeklySchedule {
         spoke::status::WeeklySchedule {
             interval_weeks: cx.copy(&self.interval_weeks, &path.field("intervalWeeks")),
-            day_of_week: cx
-                .spelled(
-                    self.day_of_week.as_ref().map(|value| value.as_str()),
-                    &path.field("dayOfWeek"),
-                    |value| Some(spoke::arm::WeekDay::from(value.to_string())),
-                    spoke::arm::WeekDay::as_str,
-                ),
+            day_of_week: cx.spelled(&self.day_of_week, &path.field("dayOfWeek")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::DailySchedule>
-for spoke::status::DailySchedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::DailySchedule {
+impl Convert<hub::status::DailySchedule> for spoke::status::DailySchedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::DailySchedule {
         hub::status::DailySchedule {
             interval_days: cx.copy(&self.interval_days, &path.field("intervalDays")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::DailySchedule>
-for hub::status::DailySchedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::DailySchedule {
+impl Convert<spoke::status::DailySchedule> for hub::status::DailySchedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::DailySchedule {
         spoke::status::DailySchedule {
             interval_days: cx.copy(&self.interval_days, &path.field("intervalDays")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::TimeSpan> for spoke::status::TimeSpan {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::TimeSpan {
+impl Convert<hub::status::TimeSpan> for spoke::status::TimeSpan {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::TimeSpan {
         hub::status::TimeSpan {
             start: cx.copy(&self.start, &path.field("start")),
             end: cx.copy(&self.end, &path.field("end")),
@@ -415,12 +250,8 @@ impl armgen_runtime::hub::Convert<hub::status::TimeSpan> for spoke::status::Time
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::TimeSpan> for hub::status::TimeSpan {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::TimeSpan {
+impl Convert<spoke::status::TimeSpan> for hub::status::TimeSpan {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::TimeSpan {
         spoke::status::TimeSpan {
             start: cx.copy(&self.start, &path.field("start")),
             end: cx.copy(&self.end, &path.field("end")),
@@ -428,90 +259,52 @@ impl armgen_runtime::hub::Convert<spoke::status::TimeSpan> for hub::status::Time
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::TimeInWeek>
-for spoke::status::TimeInWeek {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::TimeInWeek {
+impl Convert<hub::status::TimeInWeek> for spoke::status::TimeInWeek {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::TimeInWeek {
         hub::status::TimeInWeek {
-            day: cx
-                .spelled(
-                    self.day.as_ref().map(|value| value.as_str()),
-                    &path.field("day"),
-                    |value| Some(hub::arm::WeekDay::from(value.to_string())),
-                    hub::arm::WeekDay::as_str,
-                ),
+            day: cx.spelled(&self.day, &path.field("day")),
             hour_slots: cx.copy(&self.hour_slots, &path.field("hourSlots")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::TimeInWeek>
-for hub::status::TimeInWeek {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::TimeInWeek {
+impl Convert<spoke::status::TimeInWeek> for hub::status::TimeInWeek {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::TimeInWeek {
         spoke::status::TimeInWeek {
-            day: cx
-                .spelled(
-                    self.day.as_ref().map(|value| value.as_str()),
-                    &path.field("day"),
-                    |value| Some(spoke::arm::WeekDay::from(value.to_string())),
-                    spoke::arm::WeekDay::as_str,
-                ),
+            day: cx.spelled(&self.day, &path.field("day")),
             hour_slots: cx.copy(&self.hour_slots, &path.field("hourSlots")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::MaintenanceWindow>
-for spoke::spec::MaintenanceWindow {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::MaintenanceWindow {
+impl Convert<hub::spec::MaintenanceWindow> for spoke::spec::MaintenanceWindow {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::MaintenanceWindow {
         hub::spec::MaintenanceWindow {
             schedule: cx.object(&self.schedule, &path.field("schedule")),
             duration_hours: cx.copy(&self.duration_hours, &path.field("durationHours")),
             utc_offset: cx.copy(&self.utc_offset, &path.field("utcOffset")),
             start_date: cx.copy(&self.start_date, &path.field("startDate")),
             start_time: cx.copy(&self.start_time, &path.field("startTime")),
-            not_allowed_dates: cx
-                .object(&self.not_allowed_dates, &path.field("notAllowedDates")),
+            not_allowed_dates: cx.object(&self.not_allowed_dates, &path.field("notAllowedDates")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::MaintenanceWindow>
-for hub::spec::MaintenanceWindow {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::MaintenanceWindow {
+impl Convert<spoke::spec::MaintenanceWindow> for hub::spec::MaintenanceWindow {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::MaintenanceWindow {
         spoke::spec::MaintenanceWindow {
             schedule: cx.object(&self.schedule, &path.field("schedule")),
             duration_hours: cx.copy(&self.duration_hours, &path.field("durationHours")),
             utc_offset: cx.copy(&self.utc_offset, &path.field("utcOffset")),
             start_date: cx.copy(&self.start_date, &path.field("startDate")),
             start_time: cx.copy(&self.start_time, &path.field("startTime")),
-            not_allowed_dates: cx
-                .object(&self.not_allowed_dates, &path.field("notAllowedDates")),
+            not_allowed_dates: cx.object(&self.not_allowed_dates, &path.field("notAllowedDates")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::DateSpan> for spoke::spec::DateSpan {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::DateSpan {
+impl Convert<hub::spec::DateSpan> for spoke::spec::DateSpan {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::DateSpan {
         hub::spec::DateSpan {
             start: cx.copy(&self.start, &path.field("start")),
             end: cx.copy(&self.end, &path.field("end")),
@@ -519,12 +312,8 @@ impl armgen_runtime::hub::Convert<hub::spec::DateSpan> for spoke::spec::DateSpan
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::DateSpan> for hub::spec::DateSpan {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::DateSpan {
+impl Convert<spoke::spec::DateSpan> for hub::spec::DateSpan {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::DateSpan {
         spoke::spec::DateSpan {
             start: cx.copy(&self.start, &path.field("start")),
             end: cx.copy(&self.end, &path.field("end")),
@@ -532,198 +321,102 @@ impl armgen_runtime::hub::Convert<spoke::spec::DateSpan> for hub::spec::DateSpan
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::Schedule> for spoke::spec::Schedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::Schedule {
+impl Convert<hub::spec::Schedule> for spoke::spec::Schedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::Schedule {
         hub::spec::Schedule {
             daily: cx.object(&self.daily, &path.field("daily")),
             weekly: cx.object(&self.weekly, &path.field("weekly")),
-            absolute_monthly: cx
-                .object(&self.absolute_monthly, &path.field("absoluteMonthly")),
-            relative_monthly: cx
-                .object(&self.relative_monthly, &path.field("relativeMonthly")),
+            absolute_monthly: cx.object(&self.absolute_monthly, &path.field("absoluteMonthly")),
+            relative_monthly: cx.object(&self.relative_monthly, &path.field("relativeMonthly")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::Schedule> for hub::spec::Schedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::Schedule {
+impl Convert<spoke::spec::Schedule> for hub::spec::Schedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::Schedule {
         spoke::spec::Schedule {
             daily: cx.object(&self.daily, &path.field("daily")),
             weekly: cx.object(&self.weekly, &path.field("weekly")),
-            absolute_monthly: cx
-                .object(&self.absolute_monthly, &path.field("absoluteMonthly")),
-            relative_monthly: cx
-                .object(&self.relative_monthly, &path.field("relativeMonthly")),
+            absolute_monthly: cx.object(&self.absolute_monthly, &path.field("absoluteMonthly")),
+            relative_monthly: cx.object(&self.relative_monthly, &path.field("relativeMonthly")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::RelativeMonthlySchedule>
-for spoke::spec::RelativeMonthlySchedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::RelativeMonthlySchedule {
+impl Convert<hub::spec::RelativeMonthlySchedule> for spoke::spec::RelativeMonthlySchedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::RelativeMonthlySchedule {
         hub::spec::RelativeMonthlySchedule {
-            interval_months: cx
-                .copy(&self.interval_months, &path.field("intervalMonths")),
-            week_index: cx
-                .spelled(
-                    self.week_index.as_ref().map(|value| value.as_str()),
-                    &path.field("weekIndex"),
-                    |value| Some(hub::arm::Type::from(value.to_string())),
-                    hub::arm::Type::as_str,
-                ),
-            day_of_week: cx
-                .spelled(
-                    self.day_of_week.as_ref().map(|value| value.as_str()),
-                    &path.field("dayOfWeek"),
-                    |value| Some(hub::arm::WeekDay::from(value.to_string())),
-                    hub::arm::WeekDay::as_str,
-                ),
+            interval_months: cx.copy(&self.interval_months, &path.field("intervalMonths")),
+            week_index: cx.spelled(&self.week_index, &path.field("weekIndex")),
+            day_of_week: cx.spelled(&self.day_of_week, &path.field("dayOfWeek")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::RelativeMonthlySchedule>
-for hub::spec::RelativeMonthlySchedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::RelativeMonthlySchedule {
+impl Convert<spoke::spec::RelativeMonthlySchedule> for hub::spec::RelativeMonthlySchedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::RelativeMonthlySchedule {
         spoke::spec::RelativeMonthlySchedule {
-            interval_months: cx
-                .copy(&self.interval_months, &path.field("intervalMonths")),
-            week_index: cx
-                .spelled(
-                    self.week_index.as_ref().map(|value| value.as_str()),
-                    &path.field("weekIndex"),
-                    |value| Some(spoke::arm::Type::from(value.to_string())),
-                    spoke::arm::Type::as_str,
-                ),
-            day_of_week: cx
-                .spelled(
-                    self.day_of_week.as_ref().map(|value| value.as_str()),
-                    &path.field("dayOfWeek"),
-                    |value| Some(spoke::arm::WeekDay::from(value.to_string())),
-                    spoke::arm::WeekDay::as_str,
-                ),
+            interval_months: cx.copy(&self.interval_months, &path.field("intervalMonths")),
+            week_index: cx.spelled(&self.week_index, &path.field("weekIndex")),
+            day_of_week: cx.spelled(&self.day_of_week, &path.field("dayOfWeek")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::AbsoluteMonthlySchedule>
-for spoke::spec::AbsoluteMonthlySchedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::AbsoluteMonthlySchedule {
+impl Convert<hub::spec::AbsoluteMonthlySchedule> for spoke::spec::AbsoluteMonthlySchedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::AbsoluteMonthlySchedule {
         hub::spec::AbsoluteMonthlySchedule {
-            interval_months: cx
-                .copy(&self.interval_months, &path.field("intervalMonths")),
+            interval_months: cx.copy(&self.interval_months, &path.field("intervalMonths")),
             day_of_month: cx.copy(&self.day_of_month, &path.field("dayOfMonth")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::AbsoluteMonthlySchedule>
-for hub::spec::AbsoluteMonthlySchedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::AbsoluteMonthlySchedule {
+impl Convert<spoke::spec::AbsoluteMonthlySchedule> for hub::spec::AbsoluteMonthlySchedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::AbsoluteMonthlySchedule {
         spoke::spec::AbsoluteMonthlySchedule {
-            interval_months: cx
-                .copy(&self.interval_months, &path.field("intervalMonths")),
+            interval_months: cx.copy(&self.interval_months, &path.field("intervalMonths")),
             day_of_month: cx.copy(&self.day_of_month, &path.field("dayOfMonth")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::WeeklySchedule>
-for spoke::spec::WeeklySchedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::WeeklySchedule {
+impl Convert<hub::spec::WeeklySchedule> for spoke::spec::WeeklySchedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::WeeklySchedule {
         hub::spec::WeeklySchedule {
             interval_weeks: cx.copy(&self.interval_weeks, &path.field("intervalWeeks")),
-            day_of_week: cx
-                .spelled(
-                    self.day_of_week.as_ref().map(|value| value.as_str()),
-                    &path.field("dayOfWeek"),
-                    |value| Some(hub::arm::WeekDay::from(value.to_string())),
-                    hub::arm::WeekDay::as_str,
-                ),
+            day_of_week: cx.spelled(&self.day_of_week, &path.field("dayOfWeek")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::WeeklySchedule>
-for hub::spec::WeeklySchedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::WeeklySchedule {
+impl Convert<spoke::spec::WeeklySchedule> for hub::spec::WeeklySchedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::WeeklySchedule {
         spoke::spec::WeeklySchedule {
             interval_weeks: cx.copy(&self.interval_weeks, &path.field("intervalWeeks")),
-            day_of_week: cx
-                .spelled(
-                    self.day_of_week.as_ref().map(|value| value.as_str()),
-                    &path.field("dayOfWeek"),
-                    |value| Some(spoke::arm::WeekDay::from(value.to_string())),
-                    spoke::arm::WeekDay::as_str,
-                ),
+            day_of_week: cx.spelled(&self.day_of_week, &path.field("dayOfWeek")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::DailySchedule>
-for spoke::spec::DailySchedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::DailySchedule {
+impl Convert<hub::spec::DailySchedule> for spoke::spec::DailySchedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::DailySchedule {
         hub::spec::DailySchedule {
             interval_days: cx.copy(&self.interval_days, &path.field("intervalDays")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::DailySchedule>
-for hub::spec::DailySchedule {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::DailySchedule {
+impl Convert<spoke::spec::DailySchedule> for hub::spec::DailySchedule {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::DailySchedule {
         spoke::spec::DailySchedule {
             interval_days: cx.copy(&self.interval_days, &path.field("intervalDays")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::TimeSpan> for spoke::spec::TimeSpan {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::TimeSpan {
+impl Convert<hub::spec::TimeSpan> for spoke::spec::TimeSpan {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::TimeSpan {
         hub::spec::TimeSpan {
             start: cx.copy(&self.start, &path.field("start")),
             end: cx.copy(&self.end, &path.field("end")),
@@ -731,12 +424,8 @@ impl armgen_runtime::hub::Convert<hub::spec::TimeSpan> for spoke::spec::TimeSpan
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::TimeSpan> for hub::spec::TimeSpan {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::TimeSpan {
+impl Convert<spoke::spec::TimeSpan> for hub::spec::TimeSpan {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::TimeSpan {
         spoke::spec::TimeSpan {
             start: cx.copy(&self.start, &path.field("start")),
             end: cx.copy(&self.end, &path.field("end")),
@@ -744,39 +433,19 @@ impl armgen_runtime::hub::Convert<spoke::spec::TimeSpan> for hub::spec::TimeSpan
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::TimeInWeek> for spoke::spec::TimeInWeek {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::TimeInWeek {
+impl Convert<hub::spec::TimeInWeek> for spoke::spec::TimeInWeek {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::TimeInWeek {
         hub::spec::TimeInWeek {
-            day: cx
-                .spelled(
-                    self.day.as_ref().map(|value| value.as_str()),
-                    &path.field("day"),
-                    |value| Some(hub::arm::WeekDay::from(value.to_string())),
-                    hub::arm::WeekDay::as_str,
-                ),
+            day: cx.spelled(&self.day, &path.field("day")),
             hour_slots: cx.copy(&self.hour_slots, &path.field("hourSlots")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::TimeInWeek> for hub::spec::TimeInWeek {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::TimeInWeek {
+impl Convert<spoke::spec::TimeInWeek> for hub::spec::TimeInWeek {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::TimeInWeek {
         spoke::spec::TimeInWeek {
-            day: cx
-                .spelled(
-                    self.day.as_ref().map(|value| value.as_str()),
-                    &path.field("day"),
-                    |value| Some(spoke::arm::WeekDay::from(value.to_string())),
-                    spoke::arm::WeekDay::as_str,
-                ),
+            day: cx.spelled(&self.day, &path.field("day")),
             hour_slots: cx.copy(&self.hour_slots, &path.field("hourSlots")),
         }
     }

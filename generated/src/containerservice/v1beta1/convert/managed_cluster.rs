@@ -7,18 +7,11 @@
 use crate::containerservice::v1beta1 as spoke;
 #[allow(unused_imports)]
 use crate::containerservice::v2beta1 as hub;
+use armgen_runtime::hub::{Conversion, Convert, ConvertObject, Path};
 
-impl armgen_runtime::hub::Convert<hub::ManagedClusterSpec>
-for spoke::ManagedClusterSpec {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::ManagedClusterSpec {
-        cx.keep(
-            &self.enable_pod_security_policy,
-            &path.field("enablePodSecurityPolicy"),
-        );
+impl Convert<hub::ManagedClusterSpec> for spoke::ManagedClusterSpec {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::ManagedClusterSpec {
+        cx.keep(&self.enable_pod_security_policy, &path.field("enablePodSecurityPolicy"));
         hub::ManagedClusterSpec {
             azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
             owner: cx.copy(&self.owner, &path.field("owner")),
@@ -26,103 +19,49 @@ for spoke::ManagedClusterSpec {
             tags: cx.copy(&self.tags, &path.field("tags")),
             location: cx.copy(&self.location, &path.field("location")),
             sku: cx.object(&self.sku, &path.field("sku")),
-            extended_location: cx
-                .object(&self.extended_location, &path.field("extendedLocation")),
+            extended_location: cx.object(&self.extended_location, &path.field("extendedLocation")),
             identity: cx.object(&self.identity, &path.field("identity")),
-            kubernetes_version: cx
-                .copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            kubernetes_version: cx.copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
             dns_prefix: cx.copy(&self.dns_prefix, &path.field("dnsPrefix")),
             fqdn_subdomain: cx.copy(&self.fqdn_subdomain, &path.field("fqdnSubdomain")),
-            agent_pool_profiles: cx
-                .object(&self.agent_pool_profiles, &path.field("agentPoolProfiles")),
+            agent_pool_profiles: cx.object(&self.agent_pool_profiles, &path.field("agentPoolProfiles")),
             linux_profile: cx.object(&self.linux_profile, &path.field("linuxProfile")),
-            windows_profile: cx
-                .object(&self.windows_profile, &path.field("windowsProfile")),
+            windows_profile: cx.object(&self.windows_profile, &path.field("windowsProfile")),
             service_principal_profile: cx
-                .object(
-                    &self.service_principal_profile,
-                    &path.field("servicePrincipalProfile"),
-                ),
-            addon_profiles: cx
-                .object(&self.addon_profiles, &path.field("addonProfiles")),
-            pod_identity_profile: cx
-                .object(&self.pod_identity_profile, &path.field("podIdentityProfile")),
-            oidc_issuer_profile: cx
-                .object(&self.oidc_issuer_profile, &path.field("oidcIssuerProfile")),
-            node_resource_group: cx
-                .copy(&self.node_resource_group, &path.field("nodeResourceGroup")),
+                .object(&self.service_principal_profile, &path.field("servicePrincipalProfile")),
+            addon_profiles: cx.object(&self.addon_profiles, &path.field("addonProfiles")),
+            pod_identity_profile: cx.object(&self.pod_identity_profile, &path.field("podIdentityProfile")),
+            oidc_issuer_profile: cx.object(&self.oidc_issuer_profile, &path.field("oidcIssuerProfile")),
+            node_resource_group: cx.copy(&self.node_resource_group, &path.field("nodeResourceGroup")),
             node_resource_group_profile: cx
-                .object(
-                    &self.node_resource_group_profile,
-                    &path.field("nodeResourceGroupProfile"),
-                ),
+                .object(&self.node_resource_group_profile, &path.field("nodeResourceGroupProfile")),
             enable_rbac: cx.copy(&self.enable_rbac, &path.field("enableRBAC")),
-            support_plan: cx
-                .spelled(
-                    self.support_plan.as_ref().map(|value| value.as_str()),
-                    &path.field("supportPlan"),
-                    |value| Some(
-                        hub::arm::KubernetesSupportPlan::from(value.to_string()),
-                    ),
-                    hub::arm::KubernetesSupportPlan::as_str,
-                ),
-            network_profile: cx
-                .object(&self.network_profile, &path.field("networkProfile")),
+            support_plan: cx.spelled(&self.support_plan, &path.field("supportPlan")),
+            network_profile: cx.object(&self.network_profile, &path.field("networkProfile")),
             aad_profile: cx.object(&self.aad_profile, &path.field("aadProfile")),
-            auto_upgrade_profile: cx
-                .object(&self.auto_upgrade_profile, &path.field("autoUpgradeProfile")),
-            upgrade_settings: cx
-                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
-            auto_scaler_profile: cx
-                .object(&self.auto_scaler_profile, &path.field("autoScalerProfile")),
+            auto_upgrade_profile: cx.object(&self.auto_upgrade_profile, &path.field("autoUpgradeProfile")),
+            upgrade_settings: cx.object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            auto_scaler_profile: cx.object(&self.auto_scaler_profile, &path.field("autoScalerProfile")),
             api_server_access_profile: cx
-                .object(
-                    &self.api_server_access_profile,
-                    &path.field("apiServerAccessProfile"),
-                ),
-            disk_encryption_set_id: cx
-                .copy(&self.disk_encryption_set_id, &path.field("diskEncryptionSetID")),
-            identity_profile: cx
-                .object(&self.identity_profile, &path.field("identityProfile")),
-            private_link_resources: cx
-                .object(
-                    &self.private_link_resources,
-                    &path.field("privateLinkResources"),
-                ),
-            disable_local_accounts: cx
-                .copy(&self.disable_local_accounts, &path.field("disableLocalAccounts")),
-            http_proxy_config: cx
-                .object(&self.http_proxy_config, &path.field("httpProxyConfig")),
-            security_profile: cx
-                .object(&self.security_profile, &path.field("securityProfile")),
-            storage_profile: cx
-                .object(&self.storage_profile, &path.field("storageProfile")),
-            ingress_profile: cx
-                .object(&self.ingress_profile, &path.field("ingressProfile")),
-            public_network_access: cx
-                .spelled(
-                    self.public_network_access.as_ref().map(|value| value.as_str()),
-                    &path.field("publicNetworkAccess"),
-                    |value| Some(hub::arm::PublicNetworkAccess::from(value.to_string())),
-                    hub::arm::PublicNetworkAccess::as_str,
-                ),
+                .object(&self.api_server_access_profile, &path.field("apiServerAccessProfile")),
+            disk_encryption_set_id: cx.copy(&self.disk_encryption_set_id, &path.field("diskEncryptionSetID")),
+            identity_profile: cx.object(&self.identity_profile, &path.field("identityProfile")),
+            private_link_resources: cx.object(&self.private_link_resources, &path.field("privateLinkResources")),
+            disable_local_accounts: cx.copy(&self.disable_local_accounts, &path.field("disableLocalAccounts")),
+            http_proxy_config: cx.object(&self.http_proxy_config, &path.field("httpProxyConfig")),
+            security_profile: cx.object(&self.security_profile, &path.field("securityProfile")),
+            storage_profile: cx.object(&self.storage_profile, &path.field("storageProfile")),
+            ingress_profile: cx.object(&self.ingress_profile, &path.field("ingressProfile")),
+            public_network_access: cx.spelled(&self.public_network_access, &path.field("publicNetworkAccess")),
             workload_auto_scaler_profile: cx
-                .object(
-                    &self.workload_auto_scaler_profile,
-                    &path.field("workloadAutoScalerProfile"),
-                ),
-            azure_monitor_profile: cx
-                .object(&self.azure_monitor_profile, &path.field("azureMonitorProfile")),
-            service_mesh_profile: cx
-                .object(&self.service_mesh_profile, &path.field("serviceMeshProfile")),
-            metrics_profile: cx
-                .object(&self.metrics_profile, &path.field("metricsProfile")),
+                .object(&self.workload_auto_scaler_profile, &path.field("workloadAutoScalerProfile")),
+            azure_monitor_profile: cx.object(&self.azure_monitor_profile, &path.field("azureMonitorProfile")),
+            service_mesh_profile: cx.object(&self.service_mesh_profile, &path.field("serviceMeshProfile")),
+            metrics_profile: cx.object(&self.metrics_profile, &path.field("metricsProfile")),
             enable_fips: cx.restore(&path.field("enableFIPS")),
-            node_provisioning_profile: cx
-                .restore(&path.field("nodeProvisioningProfile")),
+            node_provisioning_profile: cx.restore(&path.field("nodeProvisioningProfile")),
             bootstrap_profile: cx.restore(&path.field("bootstrapProfile")),
-            ai_toolchain_operator_profile: cx
-                .restore(&path.field("aiToolchainOperatorProfile")),
+            ai_toolchain_operator_profile: cx.restore(&path.field("aiToolchainOperatorProfile")),
             scheduler_profile: cx.restore(&path.field("schedulerProfile")),
             hosted_system_profile: cx.restore(&path.field("hostedSystemProfile")),
             kind: cx.restore(&path.field("kind")),
@@ -130,20 +69,12 @@ for spoke::ManagedClusterSpec {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::ManagedClusterSpec>
-for hub::ManagedClusterSpec {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::ManagedClusterSpec {
+impl Convert<spoke::ManagedClusterSpec> for hub::ManagedClusterSpec {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::ManagedClusterSpec {
         cx.keep(&self.enable_fips, &path.field("enableFIPS"));
         cx.keep(&self.node_provisioning_profile, &path.field("nodeProvisioningProfile"));
         cx.keep(&self.bootstrap_profile, &path.field("bootstrapProfile"));
-        cx.keep(
-            &self.ai_toolchain_operator_profile,
-            &path.field("aiToolchainOperatorProfile"),
-        );
+        cx.keep(&self.ai_toolchain_operator_profile, &path.field("aiToolchainOperatorProfile"));
         cx.keep(&self.scheduler_profile, &path.field("schedulerProfile"));
         cx.keep(&self.hosted_system_profile, &path.field("hostedSystemProfile"));
         cx.keep(&self.kind, &path.field("kind"));
@@ -154,116 +85,53 @@ for hub::ManagedClusterSpec {
             tags: cx.copy(&self.tags, &path.field("tags")),
             location: cx.copy(&self.location, &path.field("location")),
             sku: cx.object(&self.sku, &path.field("sku")),
-            extended_location: cx
-                .object(&self.extended_location, &path.field("extendedLocation")),
+            extended_location: cx.object(&self.extended_location, &path.field("extendedLocation")),
             identity: cx.object(&self.identity, &path.field("identity")),
-            kubernetes_version: cx
-                .copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            kubernetes_version: cx.copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
             dns_prefix: cx.copy(&self.dns_prefix, &path.field("dnsPrefix")),
             fqdn_subdomain: cx.copy(&self.fqdn_subdomain, &path.field("fqdnSubdomain")),
-            agent_pool_profiles: cx
-                .object(&self.agent_pool_profiles, &path.field("agentPoolProfiles")),
+            agent_pool_profiles: cx.object(&self.agent_pool_profiles, &path.field("agentPoolProfiles")),
             linux_profile: cx.object(&self.linux_profile, &path.field("linuxProfile")),
-            windows_profile: cx
-                .object(&self.windows_profile, &path.field("windowsProfile")),
+            windows_profile: cx.object(&self.windows_profile, &path.field("windowsProfile")),
             service_principal_profile: cx
-                .object(
-                    &self.service_principal_profile,
-                    &path.field("servicePrincipalProfile"),
-                ),
-            addon_profiles: cx
-                .object(&self.addon_profiles, &path.field("addonProfiles")),
-            pod_identity_profile: cx
-                .object(&self.pod_identity_profile, &path.field("podIdentityProfile")),
-            oidc_issuer_profile: cx
-                .object(&self.oidc_issuer_profile, &path.field("oidcIssuerProfile")),
-            node_resource_group: cx
-                .copy(&self.node_resource_group, &path.field("nodeResourceGroup")),
+                .object(&self.service_principal_profile, &path.field("servicePrincipalProfile")),
+            addon_profiles: cx.object(&self.addon_profiles, &path.field("addonProfiles")),
+            pod_identity_profile: cx.object(&self.pod_identity_profile, &path.field("podIdentityProfile")),
+            oidc_issuer_profile: cx.object(&self.oidc_issuer_profile, &path.field("oidcIssuerProfile")),
+            node_resource_group: cx.copy(&self.node_resource_group, &path.field("nodeResourceGroup")),
             node_resource_group_profile: cx
-                .object(
-                    &self.node_resource_group_profile,
-                    &path.field("nodeResourceGroupProfile"),
-                ),
+                .object(&self.node_resource_group_profile, &path.field("nodeResourceGroupProfile")),
             enable_rbac: cx.copy(&self.enable_rbac, &path.field("enableRBAC")),
-            support_plan: cx
-                .spelled(
-                    self.support_plan.as_ref().map(|value| value.as_str()),
-                    &path.field("supportPlan"),
-                    |value| Some(
-                        spoke::arm::KubernetesSupportPlan::from(value.to_string()),
-                    ),
-                    spoke::arm::KubernetesSupportPlan::as_str,
-                ),
-            enable_pod_security_policy: cx
-                .restore(&path.field("enablePodSecurityPolicy")),
-            network_profile: cx
-                .object(&self.network_profile, &path.field("networkProfile")),
+            support_plan: cx.spelled(&self.support_plan, &path.field("supportPlan")),
+            enable_pod_security_policy: cx.restore(&path.field("enablePodSecurityPolicy")),
+            network_profile: cx.object(&self.network_profile, &path.field("networkProfile")),
             aad_profile: cx.object(&self.aad_profile, &path.field("aadProfile")),
-            auto_upgrade_profile: cx
-                .object(&self.auto_upgrade_profile, &path.field("autoUpgradeProfile")),
-            upgrade_settings: cx
-                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
-            auto_scaler_profile: cx
-                .object(&self.auto_scaler_profile, &path.field("autoScalerProfile")),
+            auto_upgrade_profile: cx.object(&self.auto_upgrade_profile, &path.field("autoUpgradeProfile")),
+            upgrade_settings: cx.object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            auto_scaler_profile: cx.object(&self.auto_scaler_profile, &path.field("autoScalerProfile")),
             api_server_access_profile: cx
-                .object(
-                    &self.api_server_access_profile,
-                    &path.field("apiServerAccessProfile"),
-                ),
-            disk_encryption_set_id: cx
-                .copy(&self.disk_encryption_set_id, &path.field("diskEncryptionSetID")),
-            identity_profile: cx
-                .object(&self.identity_profile, &path.field("identityProfile")),
-            private_link_resources: cx
-                .object(
-                    &self.private_link_resources,
-                    &path.field("privateLinkResources"),
-                ),
-            disable_local_accounts: cx
-                .copy(&self.disable_local_accounts, &path.field("disableLocalAccounts")),
-            http_proxy_config: cx
-                .object(&self.http_proxy_config, &path.field("httpProxyConfig")),
-            security_profile: cx
-                .object(&self.security_profile, &path.field("securityProfile")),
-            storage_profile: cx
-                .object(&self.storage_profile, &path.field("storageProfile")),
-            ingress_profile: cx
-                .object(&self.ingress_profile, &path.field("ingressProfile")),
-            public_network_access: cx
-                .spelled(
-                    self.public_network_access.as_ref().map(|value| value.as_str()),
-                    &path.field("publicNetworkAccess"),
-                    |value| Some(
-                        spoke::arm::PublicNetworkAccess::from(value.to_string()),
-                    ),
-                    spoke::arm::PublicNetworkAccess::as_str,
-                ),
+                .object(&self.api_server_access_profile, &path.field("apiServerAccessProfile")),
+            disk_encryption_set_id: cx.copy(&self.disk_encryption_set_id, &path.field("diskEncryptionSetID")),
+            identity_profile: cx.object(&self.identity_profile, &path.field("identityProfile")),
+            private_link_resources: cx.object(&self.private_link_resources, &path.field("privateLinkResources")),
+            disable_local_accounts: cx.copy(&self.disable_local_accounts, &path.field("disableLocalAccounts")),
+            http_proxy_config: cx.object(&self.http_proxy_config, &path.field("httpProxyConfig")),
+            security_profile: cx.object(&self.security_profile, &path.field("securityProfile")),
+            storage_profile: cx.object(&self.storage_profile, &path.field("storageProfile")),
+            ingress_profile: cx.object(&self.ingress_profile, &path.field("ingressProfile")),
+            public_network_access: cx.spelled(&self.public_network_access, &path.field("publicNetworkAccess")),
             workload_auto_scaler_profile: cx
-                .object(
-                    &self.workload_auto_scaler_profile,
-                    &path.field("workloadAutoScalerProfile"),
-                ),
-            azure_monitor_profile: cx
-                .object(&self.azure_monitor_profile, &path.field("azureMonitorProfile")),
-            service_mesh_profile: cx
-                .object(&self.service_mesh_profile, &path.field("serviceMeshProfile")),
-            metrics_profile: cx
-                .object(&self.metrics_profile, &path.field("metricsProfile")),
+                .object(&self.workload_auto_scaler_profile, &path.field("workloadAutoScalerProfile")),
+            azure_monitor_profile: cx.object(&self.azure_monitor_profile, &path.field("azureMonitorProfile")),
+            service_mesh_profile: cx.object(&self.service_mesh_profile, &path.field("serviceMeshProfile")),
+            metrics_profile: cx.object(&self.metrics_profile, &path.field("metricsProfile")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::ManagedClusterStatus>
-for spoke::ManagedClusterStatus {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::ManagedClusterStatus {
-        cx.keep(
-            &self.enable_pod_security_policy,
-            &path.field("enablePodSecurityPolicy"),
-        );
+impl Convert<hub::ManagedClusterStatus> for spoke::ManagedClusterStatus {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::ManagedClusterStatus {
+        cx.keep(&self.enable_pod_security_policy, &path.field("enablePodSecurityPolicy"));
         hub::ManagedClusterStatus {
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
@@ -272,121 +140,60 @@ for spoke::ManagedClusterStatus {
             tags: cx.copy(&self.tags, &path.field("tags")),
             location: cx.copy(&self.location, &path.field("location")),
             sku: cx.object(&self.sku, &path.field("sku")),
-            extended_location: cx
-                .object(&self.extended_location, &path.field("extendedLocation")),
+            extended_location: cx.object(&self.extended_location, &path.field("extendedLocation")),
             identity: cx.object(&self.identity, &path.field("identity")),
-            provisioning_state: cx
-                .copy(&self.provisioning_state, &path.field("provisioningState")),
+            provisioning_state: cx.copy(&self.provisioning_state, &path.field("provisioningState")),
             power_state: cx.object(&self.power_state, &path.field("powerState")),
-            max_agent_pools: cx
-                .copy(&self.max_agent_pools, &path.field("maxAgentPools")),
-            kubernetes_version: cx
-                .copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            max_agent_pools: cx.copy(&self.max_agent_pools, &path.field("maxAgentPools")),
+            kubernetes_version: cx.copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
             current_kubernetes_version: cx
-                .copy(
-                    &self.current_kubernetes_version,
-                    &path.field("currentKubernetesVersion"),
-                ),
+                .copy(&self.current_kubernetes_version, &path.field("currentKubernetesVersion")),
             dns_prefix: cx.copy(&self.dns_prefix, &path.field("dnsPrefix")),
             fqdn_subdomain: cx.copy(&self.fqdn_subdomain, &path.field("fqdnSubdomain")),
             fqdn: cx.copy(&self.fqdn, &path.field("fqdn")),
             private_fqdn: cx.copy(&self.private_fqdn, &path.field("privateFQDN")),
-            azure_portal_fqdn: cx
-                .copy(&self.azure_portal_fqdn, &path.field("azurePortalFQDN")),
-            agent_pool_profiles: cx
-                .object(&self.agent_pool_profiles, &path.field("agentPoolProfiles")),
+            azure_portal_fqdn: cx.copy(&self.azure_portal_fqdn, &path.field("azurePortalFQDN")),
+            agent_pool_profiles: cx.object(&self.agent_pool_profiles, &path.field("agentPoolProfiles")),
             linux_profile: cx.object(&self.linux_profile, &path.field("linuxProfile")),
-            windows_profile: cx
-                .object(&self.windows_profile, &path.field("windowsProfile")),
+            windows_profile: cx.object(&self.windows_profile, &path.field("windowsProfile")),
             service_principal_profile: cx
-                .object(
-                    &self.service_principal_profile,
-                    &path.field("servicePrincipalProfile"),
-                ),
-            addon_profiles: cx
-                .object(&self.addon_profiles, &path.field("addonProfiles")),
-            pod_identity_profile: cx
-                .object(&self.pod_identity_profile, &path.field("podIdentityProfile")),
-            oidc_issuer_profile: cx
-                .object(&self.oidc_issuer_profile, &path.field("oidcIssuerProfile")),
-            node_resource_group: cx
-                .copy(&self.node_resource_group, &path.field("nodeResourceGroup")),
+                .object(&self.service_principal_profile, &path.field("servicePrincipalProfile")),
+            addon_profiles: cx.object(&self.addon_profiles, &path.field("addonProfiles")),
+            pod_identity_profile: cx.object(&self.pod_identity_profile, &path.field("podIdentityProfile")),
+            oidc_issuer_profile: cx.object(&self.oidc_issuer_profile, &path.field("oidcIssuerProfile")),
+            node_resource_group: cx.copy(&self.node_resource_group, &path.field("nodeResourceGroup")),
             node_resource_group_profile: cx
-                .object(
-                    &self.node_resource_group_profile,
-                    &path.field("nodeResourceGroupProfile"),
-                ),
+                .object(&self.node_resource_group_profile, &path.field("nodeResourceGroupProfile")),
             enable_rbac: cx.copy(&self.enable_rbac, &path.field("enableRBAC")),
-            support_plan: cx
-                .spelled(
-                    self.support_plan.as_ref().map(|value| value.as_str()),
-                    &path.field("supportPlan"),
-                    |value| Some(
-                        hub::arm::KubernetesSupportPlan::from(value.to_string()),
-                    ),
-                    hub::arm::KubernetesSupportPlan::as_str,
-                ),
-            network_profile: cx
-                .object(&self.network_profile, &path.field("networkProfile")),
+            support_plan: cx.spelled(&self.support_plan, &path.field("supportPlan")),
+            network_profile: cx.object(&self.network_profile, &path.field("networkProfile")),
             aad_profile: cx.object(&self.aad_profile, &path.field("aadProfile")),
-            auto_upgrade_profile: cx
-                .object(&self.auto_upgrade_profile, &path.field("autoUpgradeProfile")),
-            upgrade_settings: cx
-                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
-            auto_scaler_profile: cx
-                .object(&self.auto_scaler_profile, &path.field("autoScalerProfile")),
+            auto_upgrade_profile: cx.object(&self.auto_upgrade_profile, &path.field("autoUpgradeProfile")),
+            upgrade_settings: cx.object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            auto_scaler_profile: cx.object(&self.auto_scaler_profile, &path.field("autoScalerProfile")),
             api_server_access_profile: cx
-                .object(
-                    &self.api_server_access_profile,
-                    &path.field("apiServerAccessProfile"),
-                ),
-            disk_encryption_set_id: cx
-                .copy(&self.disk_encryption_set_id, &path.field("diskEncryptionSetID")),
-            identity_profile: cx
-                .object(&self.identity_profile, &path.field("identityProfile")),
-            private_link_resources: cx
-                .object(
-                    &self.private_link_resources,
-                    &path.field("privateLinkResources"),
-                ),
-            disable_local_accounts: cx
-                .copy(&self.disable_local_accounts, &path.field("disableLocalAccounts")),
-            http_proxy_config: cx
-                .object(&self.http_proxy_config, &path.field("httpProxyConfig")),
-            security_profile: cx
-                .object(&self.security_profile, &path.field("securityProfile")),
-            storage_profile: cx
-                .object(&self.storage_profile, &path.field("storageProfile")),
-            ingress_profile: cx
-                .object(&self.ingress_profile, &path.field("ingressProfile")),
-            public_network_access: cx
-                .spelled(
-                    self.public_network_access.as_ref().map(|value| value.as_str()),
-                    &path.field("publicNetworkAccess"),
-                    |value| Some(hub::arm::PublicNetworkAccess::from(value.to_string())),
-                    hub::arm::PublicNetworkAccess::as_str,
-                ),
+                .object(&self.api_server_access_profile, &path.field("apiServerAccessProfile")),
+            disk_encryption_set_id: cx.copy(&self.disk_encryption_set_id, &path.field("diskEncryptionSetID")),
+            identity_profile: cx.object(&self.identity_profile, &path.field("identityProfile")),
+            private_link_resources: cx.object(&self.private_link_resources, &path.field("privateLinkResources")),
+            disable_local_accounts: cx.copy(&self.disable_local_accounts, &path.field("disableLocalAccounts")),
+            http_proxy_config: cx.object(&self.http_proxy_config, &path.field("httpProxyConfig")),
+            security_profile: cx.object(&self.security_profile, &path.field("securityProfile")),
+            storage_profile: cx.object(&self.storage_profile, &path.field("storageProfile")),
+            ingress_profile: cx.object(&self.ingress_profile, &path.field("ingressProfile")),
+            public_network_access: cx.spelled(&self.public_network_access, &path.field("publicNetworkAccess")),
             workload_auto_scaler_profile: cx
-                .object(
-                    &self.workload_auto_scaler_profile,
-                    &path.field("workloadAutoScalerProfile"),
-                ),
-            azure_monitor_profile: cx
-                .object(&self.azure_monitor_profile, &path.field("azureMonitorProfile")),
-            service_mesh_profile: cx
-                .object(&self.service_mesh_profile, &path.field("serviceMeshProfile")),
+                .object(&self.workload_auto_scaler_profile, &path.field("workloadAutoScalerProfile")),
+            azure_monitor_profile: cx.object(&self.azure_monitor_profile, &path.field("azureMonitorProfile")),
+            service_mesh_profile: cx.object(&self.service_mesh_profile, &path.field("serviceMeshProfile")),
             resource_uid: cx.copy(&self.resource_uid, &path.field("resourceUID")),
-            metrics_profile: cx
-                .object(&self.metrics_profile, &path.field("metricsProfile")),
+            metrics_profile: cx.object(&self.metrics_profile, &path.field("metricsProfile")),
             conditions: cx.copy(&self.conditions, &path.field("conditions")),
-            operator_status: cx
-                .copy(&self.operator_status, &path.field("operatorStatus")),
+            operator_status: cx.copy(&self.operator_status, &path.field("operatorStatus")),
             enable_fips: cx.restore(&path.field("enableFIPS")),
-            node_provisioning_profile: cx
-                .restore(&path.field("nodeProvisioningProfile")),
+            node_provisioning_profile: cx.restore(&path.field("nodeProvisioningProfile")),
             bootstrap_profile: cx.restore(&path.field("bootstrapProfile")),
-            ai_toolchain_operator_profile: cx
-                .restore(&path.field("aiToolchainOperatorProfile")),
+            ai_toolchain_operator_profile: cx.restore(&path.field("aiToolchainOperatorProfile")),
             scheduler_profile: cx.restore(&path.field("schedulerProfile")),
             hosted_system_profile: cx.restore(&path.field("hostedSystemProfile")),
             status: cx.restore(&path.field("status")),
@@ -396,20 +203,12 @@ for spoke::ManagedClusterStatus {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::ManagedClusterStatus>
-for hub::ManagedClusterStatus {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::ManagedClusterStatus {
+impl Convert<spoke::ManagedClusterStatus> for hub::ManagedClusterStatus {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::ManagedClusterStatus {
         cx.keep(&self.enable_fips, &path.field("enableFIPS"));
         cx.keep(&self.node_provisioning_profile, &path.field("nodeProvisioningProfile"));
         cx.keep(&self.bootstrap_profile, &path.field("bootstrapProfile"));
-        cx.keep(
-            &self.ai_toolchain_operator_profile,
-            &path.field("aiToolchainOperatorProfile"),
-        );
+        cx.keep(&self.ai_toolchain_operator_profile, &path.field("aiToolchainOperatorProfile"));
         cx.keep(&self.scheduler_profile, &path.field("schedulerProfile"));
         cx.keep(&self.hosted_system_profile, &path.field("hostedSystemProfile"));
         cx.keep(&self.status, &path.field("status"));
@@ -423,141 +222,70 @@ for hub::ManagedClusterStatus {
             tags: cx.copy(&self.tags, &path.field("tags")),
             location: cx.copy(&self.location, &path.field("location")),
             sku: cx.object(&self.sku, &path.field("sku")),
-            extended_location: cx
-                .object(&self.extended_location, &path.field("extendedLocation")),
+            extended_location: cx.object(&self.extended_location, &path.field("extendedLocation")),
             identity: cx.object(&self.identity, &path.field("identity")),
-            provisioning_state: cx
-                .copy(&self.provisioning_state, &path.field("provisioningState")),
+            provisioning_state: cx.copy(&self.provisioning_state, &path.field("provisioningState")),
             power_state: cx.object(&self.power_state, &path.field("powerState")),
-            max_agent_pools: cx
-                .copy(&self.max_agent_pools, &path.field("maxAgentPools")),
-            kubernetes_version: cx
-                .copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            max_agent_pools: cx.copy(&self.max_agent_pools, &path.field("maxAgentPools")),
+            kubernetes_version: cx.copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
             current_kubernetes_version: cx
-                .copy(
-                    &self.current_kubernetes_version,
-                    &path.field("currentKubernetesVersion"),
-                ),
+                .copy(&self.current_kubernetes_version, &path.field("currentKubernetesVersion")),
             dns_prefix: cx.copy(&self.dns_prefix, &path.field("dnsPrefix")),
             fqdn_subdomain: cx.copy(&self.fqdn_subdomain, &path.field("fqdnSubdomain")),
             fqdn: cx.copy(&self.fqdn, &path.field("fqdn")),
             private_fqdn: cx.copy(&self.private_fqdn, &path.field("privateFQDN")),
-            azure_portal_fqdn: cx
-                .copy(&self.azure_portal_fqdn, &path.field("azurePortalFQDN")),
-            agent_pool_profiles: cx
-                .object(&self.agent_pool_profiles, &path.field("agentPoolProfiles")),
+            azure_portal_fqdn: cx.copy(&self.azure_portal_fqdn, &path.field("azurePortalFQDN")),
+            agent_pool_profiles: cx.object(&self.agent_pool_profiles, &path.field("agentPoolProfiles")),
             linux_profile: cx.object(&self.linux_profile, &path.field("linuxProfile")),
-            windows_profile: cx
-                .object(&self.windows_profile, &path.field("windowsProfile")),
+            windows_profile: cx.object(&self.windows_profile, &path.field("windowsProfile")),
             service_principal_profile: cx
-                .object(
-                    &self.service_principal_profile,
-                    &path.field("servicePrincipalProfile"),
-                ),
-            addon_profiles: cx
-                .object(&self.addon_profiles, &path.field("addonProfiles")),
-            pod_identity_profile: cx
-                .object(&self.pod_identity_profile, &path.field("podIdentityProfile")),
-            oidc_issuer_profile: cx
-                .object(&self.oidc_issuer_profile, &path.field("oidcIssuerProfile")),
-            node_resource_group: cx
-                .copy(&self.node_resource_group, &path.field("nodeResourceGroup")),
+                .object(&self.service_principal_profile, &path.field("servicePrincipalProfile")),
+            addon_profiles: cx.object(&self.addon_profiles, &path.field("addonProfiles")),
+            pod_identity_profile: cx.object(&self.pod_identity_profile, &path.field("podIdentityProfile")),
+            oidc_issuer_profile: cx.object(&self.oidc_issuer_profile, &path.field("oidcIssuerProfile")),
+            node_resource_group: cx.copy(&self.node_resource_group, &path.field("nodeResourceGroup")),
             node_resource_group_profile: cx
-                .object(
-                    &self.node_resource_group_profile,
-                    &path.field("nodeResourceGroupProfile"),
-                ),
+                .object(&self.node_resource_group_profile, &path.field("nodeResourceGroupProfile")),
             enable_rbac: cx.copy(&self.enable_rbac, &path.field("enableRBAC")),
-            support_plan: cx
-                .spelled(
-                    self.support_plan.as_ref().map(|value| value.as_str()),
-                    &path.field("supportPlan"),
-                    |value| Some(
-                        spoke::arm::KubernetesSupportPlan::from(value.to_string()),
-                    ),
-                    spoke::arm::KubernetesSupportPlan::as_str,
-                ),
-            enable_pod_security_policy: cx
-                .restore(&path.field("enablePodSecurityPolicy")),
-            network_profile: cx
-                .object(&self.network_profile, &path.field("networkProfile")),
+            support_plan: cx.spelled(&self.support_plan, &path.field("supportPlan")),
+            enable_pod_security_policy: cx.restore(&path.field("enablePodSecurityPolicy")),
+            network_profile: cx.object(&self.network_profile, &path.field("networkProfile")),
             aad_profile: cx.object(&self.aad_profile, &path.field("aadProfile")),
-            auto_upgrade_profile: cx
-                .object(&self.auto_upgrade_profile, &path.field("autoUpgradeProfile")),
-            upgrade_settings: cx
-                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
-            auto_scaler_profile: cx
-                .object(&self.auto_scaler_profile, &path.field("autoScalerProfile")),
+            auto_upgrade_profile: cx.object(&self.auto_upgrade_profile, &path.field("autoUpgradeProfile")),
+            upgrade_settings: cx.object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            auto_scaler_profile: cx.object(&self.auto_scaler_profile, &path.field("autoScalerProfile")),
             api_server_access_profile: cx
-                .object(
-                    &self.api_server_access_profile,
-                    &path.field("apiServerAccessProfile"),
-                ),
-            disk_encryption_set_id: cx
-                .copy(&self.disk_encryption_set_id, &path.field("diskEncryptionSetID")),
-            identity_profile: cx
-                .object(&self.identity_profile, &path.field("identityProfile")),
-            private_link_resources: cx
-                .object(
-                    &self.private_link_resources,
-                    &path.field("privateLinkResources"),
-                ),
-            disable_local_accounts: cx
-                .copy(&self.disable_local_accounts, &path.field("disableLocalAccounts")),
-            http_proxy_config: cx
-                .object(&self.http_proxy_config, &path.field("httpProxyConfig")),
-            security_profile: cx
-                .object(&self.security_profile, &path.field("securityProfile")),
-            storage_profile: cx
-                .object(&self.storage_profile, &path.field("storageProfile")),
-            ingress_profile: cx
-                .object(&self.ingress_profile, &path.field("ingressProfile")),
-            public_network_access: cx
-                .spelled(
-                    self.public_network_access.as_ref().map(|value| value.as_str()),
-                    &path.field("publicNetworkAccess"),
-                    |value| Some(
-                        spoke::arm::PublicNetworkAccess::from(value.to_string()),
-                    ),
-                    spoke::arm::PublicNetworkAccess::as_str,
-                ),
+                .object(&self.api_server_access_profile, &path.field("apiServerAccessProfile")),
+            disk_encryption_set_id: cx.copy(&self.disk_encryption_set_id, &path.field("diskEncryptionSetID")),
+            identity_profile: cx.object(&self.identity_profile, &path.field("identityProfile")),
+            private_link_resources: cx.object(&self.private_link_resources, &path.field("privateLinkResources")),
+            disable_local_accounts: cx.copy(&self.disable_local_accounts, &path.field("disableLocalAccounts")),
+            http_proxy_config: cx.object(&self.http_proxy_config, &path.field("httpProxyConfig")),
+            security_profile: cx.object(&self.security_profile, &path.field("securityProfile")),
+            storage_profile: cx.object(&self.storage_profile, &path.field("storageProfile")),
+            ingress_profile: cx.object(&self.ingress_profile, &path.field("ingressProfile")),
+            public_network_access: cx.spelled(&self.public_network_access, &path.field("publicNetworkAccess")),
             workload_auto_scaler_profile: cx
-                .object(
-                    &self.workload_auto_scaler_profile,
-                    &path.field("workloadAutoScalerProfile"),
-                ),
-            azure_monitor_profile: cx
-                .object(&self.azure_monitor_profile, &path.field("azureMonitorProfile")),
-            service_mesh_profile: cx
-                .object(&self.service_mesh_profile, &path.field("serviceMeshProfile")),
+                .object(&self.workload_auto_scaler_profile, &path.field("workloadAutoScalerProfile")),
+            azure_monitor_profile: cx.object(&self.azure_monitor_profile, &path.field("azureMonitorProfile")),
+            service_mesh_profile: cx.object(&self.service_mesh_profile, &path.field("serviceMeshProfile")),
             resource_uid: cx.copy(&self.resource_uid, &path.field("resourceUID")),
-            metrics_profile: cx
-                .object(&self.metrics_profile, &path.field("metricsProfile")),
+            metrics_profile: cx.object(&self.metrics_profile, &path.field("metricsProfile")),
             conditions: cx.copy(&self.conditions, &path.field("conditions")),
-            operator_status: cx
-                .copy(&self.operator_status, &path.field("operatorStatus")),
+            operator_status: cx.copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
 
-impl armgen_runtime::hub::ConvertObject<hub::ManagedCluster> for spoke::ManagedCluster {
-    fn convert_object(
-        &self,
-    ) -> Result<hub::ManagedCluster, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
-            &self.metadata,
-            armgen_runtime::hub::Direction::ToHub,
-        )?;
-        let spec = armgen_runtime::hub::Convert::<
-            hub::ManagedClusterSpec,
-        >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
+impl ConvertObject<hub::ManagedCluster> for spoke::ManagedCluster {
+    fn convert_object(&self) -> Result<hub::ManagedCluster, armgen_runtime::kube::ConversionError> {
+        let (mut cx, metadata) = Conversion::begin(&self.metadata, armgen_runtime::hub::Direction::ToHub)?;
+        let spec = Convert::<hub::ManagedClusterSpec>::convert(&self.spec, &mut cx, &Path::Root("spec"));
         let status = self
             .status
             .as_ref()
             .map(|status| {
-                armgen_runtime::hub::Convert::<
-                    hub::ManagedClusterStatus,
-                >::convert(status, &mut cx, &armgen_runtime::hub::Path::Root("status"))
+                Convert::<hub::ManagedClusterStatus>::convert(status, &mut cx, &Path::Root("status"))
             });
         Ok(hub::ManagedCluster {
             metadata: cx.finish(metadata)?,
@@ -567,24 +295,15 @@ impl armgen_runtime::hub::ConvertObject<hub::ManagedCluster> for spoke::ManagedC
     }
 }
 
-impl armgen_runtime::hub::ConvertObject<spoke::ManagedCluster> for hub::ManagedCluster {
-    fn convert_object(
-        &self,
-    ) -> Result<spoke::ManagedCluster, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
-            &self.metadata,
-            armgen_runtime::hub::Direction::FromHub,
-        )?;
-        let spec = armgen_runtime::hub::Convert::<
-            spoke::ManagedClusterSpec,
-        >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
+impl ConvertObject<spoke::ManagedCluster> for hub::ManagedCluster {
+    fn convert_object(&self) -> Result<spoke::ManagedCluster, armgen_runtime::kube::ConversionError> {
+        let (mut cx, metadata) = Conversion::begin(&self.metadata, armgen_runtime::hub::Direction::FromHub)?;
+        let spec = Convert::<spoke::ManagedClusterSpec>::convert(&self.spec, &mut cx, &Path::Root("spec"));
         let status = self
             .status
             .as_ref()
             .map(|status| {
-                armgen_runtime::hub::Convert::<
-                    spoke::ManagedClusterStatus,
-                >::convert(status, &mut cx, &armgen_runtime::hub::Path::Root("status"))
+                Convert::<spoke::ManagedClusterStatus>::convert(status, &mut cx, &Path::Root("status"))
             });
         Ok(spoke::ManagedCluster {
             metadata: cx.finish(metadata)?,
@@ -594,22 +313,12 @@ impl armgen_runtime::hub::ConvertObject<spoke::ManagedCluster> for hub::ManagedC
     }
 }
 
-impl armgen_runtime::hub::ConvertObject<hub::ManagedClusterTemplate>
-for spoke::ManagedClusterTemplate {
-    fn convert_object(
-        &self,
-    ) -> Result<hub::ManagedClusterTemplate, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
-            &self.metadata,
-            armgen_runtime::hub::Direction::ToHub,
-        )?;
-        let spec = armgen_runtime::hub::Convert::<
+impl ConvertObject<hub::ManagedClusterTemplate> for spoke::ManagedClusterTemplate {
+    fn convert_object(&self) -> Result<hub::ManagedClusterTemplate, armgen_runtime::kube::ConversionError> {
+        let (mut cx, metadata) = Conversion::begin(&self.metadata, armgen_runtime::hub::Direction::ToHub)?;
+        let spec = Convert::<
             hub::ManagedClusterSpec,
-        >::convert(
-            &self.spec.template.spec,
-            &mut cx,
-            &armgen_runtime::hub::Path::Root("spec/template/spec"),
-        );
+        >::convert(&self.spec.template.spec, &mut cx, &Path::Root("spec/template/spec"));
         Ok(hub::ManagedClusterTemplate {
             metadata: cx.finish(metadata)?,
             spec: hub::ManagedClusterTemplateSpec {
@@ -621,22 +330,12 @@ for spoke::ManagedClusterTemplate {
     }
 }
 
-impl armgen_runtime::hub::ConvertObject<spoke::ManagedClusterTemplate>
-for hub::ManagedClusterTemplate {
-    fn convert_object(
-        &self,
-    ) -> Result<spoke::ManagedClusterTemplate, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
-            &self.metadata,
-            armgen_runtime::hub::Direction::FromHub,
-        )?;
-        let spec = armgen_runtime::hub::Convert::<
+impl ConvertObject<spoke::ManagedClusterTemplate> for hub::ManagedClusterTemplate {
+    fn convert_object(&self) -> Result<spoke::ManagedClusterTemplate, armgen_runtime::kube::ConversionError> {
+        let (mut cx, metadata) = Conversion::begin(&self.metadata, armgen_runtime::hub::Direction::FromHub)?;
+        let spec = Convert::<
             spoke::ManagedClusterSpec,
-        >::convert(
-            &self.spec.template.spec,
-            &mut cx,
-            &armgen_runtime::hub::Path::Root("spec/template/spec"),
-        );
+        >::convert(&self.spec.template.spec, &mut cx, &Path::Root("spec/template/spec"));
         Ok(spoke::ManagedClusterTemplate {
             metadata: cx.finish(metadata)?,
             spec: spoke::ManagedClusterTemplateSpec {
@@ -648,329 +347,178 @@ for hub::ManagedClusterTemplate {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterMetricsProfile>
-for spoke::status::ManagedClusterMetricsProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterMetricsProfile {
+impl Convert<hub::status::ManagedClusterMetricsProfile> for spoke::status::ManagedClusterMetricsProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterMetricsProfile {
         hub::status::ManagedClusterMetricsProfile {
             cost_analysis: cx.object(&self.cost_analysis, &path.field("costAnalysis")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterMetricsProfile>
-for hub::status::ManagedClusterMetricsProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterMetricsProfile {
+impl Convert<spoke::status::ManagedClusterMetricsProfile> for hub::status::ManagedClusterMetricsProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterMetricsProfile {
         spoke::status::ManagedClusterMetricsProfile {
             cost_analysis: cx.object(&self.cost_analysis, &path.field("costAnalysis")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterCostAnalysis>
-for spoke::status::ManagedClusterCostAnalysis {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterCostAnalysis {
+impl Convert<hub::status::ManagedClusterCostAnalysis> for spoke::status::ManagedClusterCostAnalysis {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterCostAnalysis {
         hub::status::ManagedClusterCostAnalysis {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterCostAnalysis>
-for hub::status::ManagedClusterCostAnalysis {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterCostAnalysis {
+impl Convert<spoke::status::ManagedClusterCostAnalysis> for hub::status::ManagedClusterCostAnalysis {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterCostAnalysis {
         spoke::status::ManagedClusterCostAnalysis {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ServiceMeshProfile>
-for spoke::status::ServiceMeshProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ServiceMeshProfile {
+impl Convert<hub::status::ServiceMeshProfile> for spoke::status::ServiceMeshProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ServiceMeshProfile {
         hub::status::ServiceMeshProfile {
-            mode: cx
-                .spelled(
-                    self.mode.as_ref().map(|value| value.as_str()),
-                    &path.field("mode"),
-                    |value| Some(hub::arm::ServiceMeshMode::from(value.to_string())),
-                    hub::arm::ServiceMeshMode::as_str,
-                ),
+            mode: cx.spelled(&self.mode, &path.field("mode")),
             istio: cx.object(&self.istio, &path.field("istio")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ServiceMeshProfile>
-for hub::status::ServiceMeshProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ServiceMeshProfile {
+impl Convert<spoke::status::ServiceMeshProfile> for hub::status::ServiceMeshProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ServiceMeshProfile {
         spoke::status::ServiceMeshProfile {
-            mode: cx
-                .spelled(
-                    self.mode.as_ref().map(|value| value.as_str()),
-                    &path.field("mode"),
-                    |value| Some(spoke::arm::ServiceMeshMode::from(value.to_string())),
-                    spoke::arm::ServiceMeshMode::as_str,
-                ),
+            mode: cx.spelled(&self.mode, &path.field("mode")),
             istio: cx.object(&self.istio, &path.field("istio")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::IstioServiceMesh>
-for spoke::status::IstioServiceMesh {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::IstioServiceMesh {
+impl Convert<hub::status::IstioServiceMesh> for spoke::status::IstioServiceMesh {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::IstioServiceMesh {
         hub::status::IstioServiceMesh {
             components: cx.object(&self.components, &path.field("components")),
-            certificate_authority: cx
-                .object(
-                    &self.certificate_authority,
-                    &path.field("certificateAuthority"),
-                ),
+            certificate_authority: cx.object(&self.certificate_authority, &path.field("certificateAuthority")),
             revisions: cx.copy(&self.revisions, &path.field("revisions")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::IstioServiceMesh>
-for hub::status::IstioServiceMesh {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::IstioServiceMesh {
+impl Convert<spoke::status::IstioServiceMesh> for hub::status::IstioServiceMesh {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::IstioServiceMesh {
         spoke::status::IstioServiceMesh {
             components: cx.object(&self.components, &path.field("components")),
-            certificate_authority: cx
-                .object(
-                    &self.certificate_authority,
-                    &path.field("certificateAuthority"),
-                ),
+            certificate_authority: cx.object(&self.certificate_authority, &path.field("certificateAuthority")),
             revisions: cx.copy(&self.revisions, &path.field("revisions")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::IstioCertificateAuthority>
-for spoke::status::IstioCertificateAuthority {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::IstioCertificateAuthority {
+impl Convert<hub::status::IstioCertificateAuthority> for spoke::status::IstioCertificateAuthority {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::IstioCertificateAuthority {
         hub::status::IstioCertificateAuthority {
             plugin: cx.object(&self.plugin, &path.field("plugin")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::IstioCertificateAuthority>
-for hub::status::IstioCertificateAuthority {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::IstioCertificateAuthority {
+impl Convert<spoke::status::IstioCertificateAuthority> for hub::status::IstioCertificateAuthority {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::IstioCertificateAuthority {
         spoke::status::IstioCertificateAuthority {
             plugin: cx.object(&self.plugin, &path.field("plugin")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::IstioPluginCertificateAuthority>
-for spoke::status::IstioPluginCertificateAuthority {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::IstioPluginCertificateAuthority {
+impl Convert<hub::status::IstioPluginCertificateAuthority> for spoke::status::IstioPluginCertificateAuthority {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::IstioPluginCertificateAuthority {
         hub::status::IstioPluginCertificateAuthority {
             key_vault_id: cx.copy(&self.key_vault_id, &path.field("keyVaultId")),
-            cert_object_name: cx
-                .copy(&self.cert_object_name, &path.field("certObjectName")),
-            key_object_name: cx
-                .copy(&self.key_object_name, &path.field("keyObjectName")),
-            root_cert_object_name: cx
-                .copy(&self.root_cert_object_name, &path.field("rootCertObjectName")),
-            cert_chain_object_name: cx
-                .copy(&self.cert_chain_object_name, &path.field("certChainObjectName")),
+            cert_object_name: cx.copy(&self.cert_object_name, &path.field("certObjectName")),
+            key_object_name: cx.copy(&self.key_object_name, &path.field("keyObjectName")),
+            root_cert_object_name: cx.copy(&self.root_cert_object_name, &path.field("rootCertObjectName")),
+            cert_chain_object_name: cx.copy(&self.cert_chain_object_name, &path.field("certChainObjectName")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::IstioPluginCertificateAuthority>
-for hub::status::IstioPluginCertificateAuthority {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::IstioPluginCertificateAuthority {
+impl Convert<spoke::status::IstioPluginCertificateAuthority> for hub::status::IstioPluginCertificateAuthority {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::IstioPluginCertificateAuthority {
         spoke::status::IstioPluginCertificateAuthority {
             key_vault_id: cx.copy(&self.key_vault_id, &path.field("keyVaultId")),
-            cert_object_name: cx
-                .copy(&self.cert_object_name, &path.field("certObjectName")),
-            key_object_name: cx
-                .copy(&self.key_object_name, &path.field("keyObjectName")),
-            root_cert_object_name: cx
-                .copy(&self.root_cert_object_name, &path.field("rootCertObjectName")),
-            cert_chain_object_name: cx
-                .copy(&self.cert_chain_object_name, &path.field("certChainObjectName")),
+            cert_object_name: cx.copy(&self.cert_object_name, &path.field("certObjectName")),
+            key_object_name: cx.copy(&self.key_object_name, &path.field("keyObjectName")),
+            root_cert_object_name: cx.copy(&self.root_cert_object_name, &path.field("rootCertObjectName")),
+            cert_chain_object_name: cx.copy(&self.cert_chain_object_name, &path.field("certChainObjectName")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::IstioComponents>
-for spoke::status::IstioComponents {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::IstioComponents {
+impl Convert<hub::status::IstioComponents> for spoke::status::IstioComponents {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::IstioComponents {
         hub::status::IstioComponents {
-            ingress_gateways: cx
-                .object(&self.ingress_gateways, &path.field("ingressGateways")),
-            egress_gateways: cx
-                .object(&self.egress_gateways, &path.field("egressGateways")),
-            proxy_redirection_mechanism: cx
-                .restore(&path.field("proxyRedirectionMechanism")),
+            ingress_gateways: cx.object(&self.ingress_gateways, &path.field("ingressGateways")),
+            egress_gateways: cx.object(&self.egress_gateways, &path.field("egressGateways")),
+            proxy_redirection_mechanism: cx.restore(&path.field("proxyRedirectionMechanism")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::IstioComponents>
-for hub::status::IstioComponents {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::IstioComponents {
-        cx.keep(
-            &self.proxy_redirection_mechanism,
-            &path.field("proxyRedirectionMechanism"),
-        );
+impl Convert<spoke::status::IstioComponents> for hub::status::IstioComponents {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::IstioComponents {
+        cx.keep(&self.proxy_redirection_mechanism, &path.field("proxyRedirectionMechanism"));
         spoke::status::IstioComponents {
-            ingress_gateways: cx
-                .object(&self.ingress_gateways, &path.field("ingressGateways")),
-            egress_gateways: cx
-                .object(&self.egress_gateways, &path.field("egressGateways")),
+            ingress_gateways: cx.object(&self.ingress_gateways, &path.field("ingressGateways")),
+            egress_gateways: cx.object(&self.egress_gateways, &path.field("egressGateways")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::IstioEgressGateway>
-for spoke::status::IstioEgressGateway {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::IstioEgressGateway {
+impl Convert<hub::status::IstioEgressGateway> for spoke::status::IstioEgressGateway {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::IstioEgressGateway {
         hub::status::IstioEgressGateway {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             name: cx.restore(&path.field("name")),
             namespace: cx.restore(&path.field("namespace")),
-            gateway_configuration_name: cx
-                .restore(&path.field("gatewayConfigurationName")),
+            gateway_configuration_name: cx.restore(&path.field("gatewayConfigurationName")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::IstioEgressGateway>
-for hub::status::IstioEgressGateway {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::IstioEgressGateway {
+impl Convert<spoke::status::IstioEgressGateway> for hub::status::IstioEgressGateway {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::IstioEgressGateway {
         cx.keep(&self.name, &path.field("name"));
         cx.keep(&self.namespace, &path.field("namespace"));
-        cx.keep(
-            &self.gateway_configuration_name,
-            &path.field("gatewayConfigurationName"),
-        );
+        cx.keep(&self.gateway_configuration_name, &path.field("gatewayConfigurationName"));
         spoke::status::IstioEgressGateway {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::IstioIngressGateway>
-for spoke::status::IstioIngressGateway {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::IstioIngressGateway {
+impl Convert<hub::status::IstioIngressGateway> for spoke::status::IstioIngressGateway {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::IstioIngressGateway {
         hub::status::IstioIngressGateway {
-            mode: cx
-                .spelled(
-                    self.mode.as_ref().map(|value| value.as_str()),
-                    &path.field("mode"),
-                    |value| Some(
-                        hub::arm::IstioIngressGatewayMode::from(value.to_string()),
-                    ),
-                    hub::arm::IstioIngressGatewayMode::as_str,
-                ),
+            mode: cx.spelled(&self.mode, &path.field("mode")),
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::IstioIngressGateway>
-for hub::status::IstioIngressGateway {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::IstioIngressGateway {
+impl Convert<spoke::status::IstioIngressGateway> for hub::status::IstioIngressGateway {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::IstioIngressGateway {
         spoke::status::IstioIngressGateway {
-            mode: cx
-                .spelled(
-                    self.mode.as_ref().map(|value| value.as_str()),
-                    &path.field("mode"),
-                    |value| Some(
-                        spoke::arm::IstioIngressGatewayMode::from(value.to_string()),
-                    ),
-                    spoke::arm::IstioIngressGatewayMode::as_str,
-                ),
+            mode: cx.spelled(&self.mode, &path.field("mode")),
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterAzureMonitorProfile>
-for spoke::status::ManagedClusterAzureMonitorProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterAzureMonitorProfile {
+impl Convert<hub::status::ManagedClusterAzureMonitorProfile> for spoke::status::ManagedClusterAzureMonitorProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterAzureMonitorProfile {
         hub::status::ManagedClusterAzureMonitorProfile {
             metrics: cx.object(&self.metrics, &path.field("metrics")),
             container_insights: cx.restore(&path.field("containerInsights")),
@@ -979,13 +527,8 @@ for spoke::status::ManagedClusterAzureMonitorProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterAzureMonitorProfile>
-for hub::status::ManagedClusterAzureMonitorProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterAzureMonitorProfile {
+impl Convert<spoke::status::ManagedClusterAzureMonitorProfile> for hub::status::ManagedClusterAzureMonitorProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterAzureMonitorProfile {
         cx.keep(&self.container_insights, &path.field("containerInsights"));
         cx.keep(&self.app_monitoring, &path.field("appMonitoring"));
         spoke::status::ManagedClusterAzureMonitorProfile {
@@ -994,128 +537,84 @@ for hub::status::ManagedClusterAzureMonitorProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterAzureMonitorProfileMetrics>
+impl Convert<hub::status::ManagedClusterAzureMonitorProfileMetrics>
 for spoke::status::ManagedClusterAzureMonitorProfileMetrics {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterAzureMonitorProfileMetrics {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterAzureMonitorProfileMetrics {
         hub::status::ManagedClusterAzureMonitorProfileMetrics {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            kube_state_metrics: cx
-                .object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
+            kube_state_metrics: cx.object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
             control_plane: cx.restore(&path.field("controlPlane")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterAzureMonitorProfileMetrics,
-> for hub::status::ManagedClusterAzureMonitorProfileMetrics {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterAzureMonitorProfileMetrics {
+impl Convert<spoke::status::ManagedClusterAzureMonitorProfileMetrics>
+for hub::status::ManagedClusterAzureMonitorProfileMetrics {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterAzureMonitorProfileMetrics {
         cx.keep(&self.control_plane, &path.field("controlPlane"));
         spoke::status::ManagedClusterAzureMonitorProfileMetrics {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            kube_state_metrics: cx
-                .object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
+            kube_state_metrics: cx.object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::status::ManagedClusterAzureMonitorProfileKubeStateMetrics,
-> for spoke::status::ManagedClusterAzureMonitorProfileKubeStateMetrics {
+impl Convert<hub::status::ManagedClusterAzureMonitorProfileKubeStateMetrics>
+for spoke::status::ManagedClusterAzureMonitorProfileKubeStateMetrics {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> hub::status::ManagedClusterAzureMonitorProfileKubeStateMetrics {
         hub::status::ManagedClusterAzureMonitorProfileKubeStateMetrics {
-            metric_labels_allowlist: cx
-                .copy(
-                    &self.metric_labels_allowlist,
-                    &path.field("metricLabelsAllowlist"),
-                ),
+            metric_labels_allowlist: cx.copy(&self.metric_labels_allowlist, &path.field("metricLabelsAllowlist")),
             metric_annotations_allow_list: cx
-                .copy(
-                    &self.metric_annotations_allow_list,
-                    &path.field("metricAnnotationsAllowList"),
-                ),
+                .copy(&self.metric_annotations_allow_list, &path.field("metricAnnotationsAllowList")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterAzureMonitorProfileKubeStateMetrics,
-> for hub::status::ManagedClusterAzureMonitorProfileKubeStateMetrics {
+impl Convert<spoke::status::ManagedClusterAzureMonitorProfileKubeStateMetrics>
+for hub::status::ManagedClusterAzureMonitorProfileKubeStateMetrics {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::status::ManagedClusterAzureMonitorProfileKubeStateMetrics {
         spoke::status::ManagedClusterAzureMonitorProfileKubeStateMetrics {
-            metric_labels_allowlist: cx
-                .copy(
-                    &self.metric_labels_allowlist,
-                    &path.field("metricLabelsAllowlist"),
-                ),
+            metric_labels_allowlist: cx.copy(&self.metric_labels_allowlist, &path.field("metricLabelsAllowlist")),
             metric_annotations_allow_list: cx
-                .copy(
-                    &self.metric_annotations_allow_list,
-                    &path.field("metricAnnotationsAllowList"),
-                ),
+                .copy(&self.metric_annotations_allow_list, &path.field("metricAnnotationsAllowList")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterWorkloadAutoScalerProfile>
+impl Convert<hub::status::ManagedClusterWorkloadAutoScalerProfile>
 for spoke::status::ManagedClusterWorkloadAutoScalerProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterWorkloadAutoScalerProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterWorkloadAutoScalerProfile {
         hub::status::ManagedClusterWorkloadAutoScalerProfile {
             keda: cx.object(&self.keda, &path.field("keda")),
-            vertical_pod_autoscaler: cx
-                .object(
-                    &self.vertical_pod_autoscaler,
-                    &path.field("verticalPodAutoscaler"),
-                ),
+            vertical_pod_autoscaler: cx.object(&self.vertical_pod_autoscaler, &path.field("verticalPodAutoscaler")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterWorkloadAutoScalerProfile>
+impl Convert<spoke::status::ManagedClusterWorkloadAutoScalerProfile>
 for hub::status::ManagedClusterWorkloadAutoScalerProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterWorkloadAutoScalerProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterWorkloadAutoScalerProfile {
         spoke::status::ManagedClusterWorkloadAutoScalerProfile {
             keda: cx.object(&self.keda, &path.field("keda")),
-            vertical_pod_autoscaler: cx
-                .object(
-                    &self.vertical_pod_autoscaler,
-                    &path.field("verticalPodAutoscaler"),
-                ),
+            vertical_pod_autoscaler: cx.object(&self.vertical_pod_autoscaler, &path.field("verticalPodAutoscaler")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-> for spoke::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
+impl Convert<hub::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>
+for spoke::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> hub::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
         hub::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -1123,13 +622,12 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-> for hub::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
+impl Convert<spoke::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>
+for hub::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
         spoke::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -1137,13 +635,12 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::status::ManagedClusterWorkloadAutoScalerProfileKeda,
-> for spoke::status::ManagedClusterWorkloadAutoScalerProfileKeda {
+impl Convert<hub::status::ManagedClusterWorkloadAutoScalerProfileKeda>
+for spoke::status::ManagedClusterWorkloadAutoScalerProfileKeda {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> hub::status::ManagedClusterWorkloadAutoScalerProfileKeda {
         hub::status::ManagedClusterWorkloadAutoScalerProfileKeda {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -1151,13 +648,12 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterWorkloadAutoScalerProfileKeda,
-> for hub::status::ManagedClusterWorkloadAutoScalerProfileKeda {
+impl Convert<spoke::status::ManagedClusterWorkloadAutoScalerProfileKeda>
+for hub::status::ManagedClusterWorkloadAutoScalerProfileKeda {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::status::ManagedClusterWorkloadAutoScalerProfileKeda {
         spoke::status::ManagedClusterWorkloadAutoScalerProfileKeda {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -1165,137 +661,91 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterIngressProfile>
-for spoke::status::ManagedClusterIngressProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterIngressProfile {
+impl Convert<hub::status::ManagedClusterIngressProfile> for spoke::status::ManagedClusterIngressProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterIngressProfile {
         hub::status::ManagedClusterIngressProfile {
-            web_app_routing: cx
-                .object(&self.web_app_routing, &path.field("webAppRouting")),
+            web_app_routing: cx.object(&self.web_app_routing, &path.field("webAppRouting")),
             gateway_api: cx.restore(&path.field("gatewayAPI")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterIngressProfile>
-for hub::status::ManagedClusterIngressProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterIngressProfile {
+impl Convert<spoke::status::ManagedClusterIngressProfile> for hub::status::ManagedClusterIngressProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterIngressProfile {
         cx.keep(&self.gateway_api, &path.field("gatewayAPI"));
         spoke::status::ManagedClusterIngressProfile {
-            web_app_routing: cx
-                .object(&self.web_app_routing, &path.field("webAppRouting")),
+            web_app_routing: cx.object(&self.web_app_routing, &path.field("webAppRouting")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterIngressProfileWebAppRouting>
+impl Convert<hub::status::ManagedClusterIngressProfileWebAppRouting>
 for spoke::status::ManagedClusterIngressProfileWebAppRouting {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterIngressProfileWebAppRouting {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterIngressProfileWebAppRouting {
         hub::status::ManagedClusterIngressProfileWebAppRouting {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            dns_zone_resource_ids: cx
-                .copy(&self.dns_zone_resource_ids, &path.field("dnsZoneResourceIds")),
+            dns_zone_resource_ids: cx.copy(&self.dns_zone_resource_ids, &path.field("dnsZoneResourceIds")),
             identity: cx.object(&self.identity, &path.field("identity")),
-            gateway_api_implementations: cx
-                .restore(&path.field("gatewayAPIImplementations")),
+            gateway_api_implementations: cx.restore(&path.field("gatewayAPIImplementations")),
             nginx: cx.restore(&path.field("nginx")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterIngressProfileWebAppRouting,
-> for hub::status::ManagedClusterIngressProfileWebAppRouting {
+impl Convert<spoke::status::ManagedClusterIngressProfileWebAppRouting>
+for hub::status::ManagedClusterIngressProfileWebAppRouting {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::status::ManagedClusterIngressProfileWebAppRouting {
-        cx.keep(
-            &self.gateway_api_implementations,
-            &path.field("gatewayAPIImplementations"),
-        );
+        cx.keep(&self.gateway_api_implementations, &path.field("gatewayAPIImplementations"));
         cx.keep(&self.nginx, &path.field("nginx"));
         spoke::status::ManagedClusterIngressProfileWebAppRouting {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            dns_zone_resource_ids: cx
-                .copy(&self.dns_zone_resource_ids, &path.field("dnsZoneResourceIds")),
+            dns_zone_resource_ids: cx.copy(&self.dns_zone_resource_ids, &path.field("dnsZoneResourceIds")),
             identity: cx.object(&self.identity, &path.field("identity")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterStorageProfile>
-for spoke::status::ManagedClusterStorageProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterStorageProfile {
+impl Convert<hub::status::ManagedClusterStorageProfile> for spoke::status::ManagedClusterStorageProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterStorageProfile {
         hub::status::ManagedClusterStorageProfile {
-            disk_csi_driver: cx
-                .object(&self.disk_csi_driver, &path.field("diskCSIDriver")),
-            file_csi_driver: cx
-                .object(&self.file_csi_driver, &path.field("fileCSIDriver")),
-            snapshot_controller: cx
-                .object(&self.snapshot_controller, &path.field("snapshotController")),
-            blob_csi_driver: cx
-                .object(&self.blob_csi_driver, &path.field("blobCSIDriver")),
+            disk_csi_driver: cx.object(&self.disk_csi_driver, &path.field("diskCSIDriver")),
+            file_csi_driver: cx.object(&self.file_csi_driver, &path.field("fileCSIDriver")),
+            snapshot_controller: cx.object(&self.snapshot_controller, &path.field("snapshotController")),
+            blob_csi_driver: cx.object(&self.blob_csi_driver, &path.field("blobCSIDriver")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterStorageProfile>
-for hub::status::ManagedClusterStorageProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterStorageProfile {
+impl Convert<spoke::status::ManagedClusterStorageProfile> for hub::status::ManagedClusterStorageProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterStorageProfile {
         spoke::status::ManagedClusterStorageProfile {
-            disk_csi_driver: cx
-                .object(&self.disk_csi_driver, &path.field("diskCSIDriver")),
-            file_csi_driver: cx
-                .object(&self.file_csi_driver, &path.field("fileCSIDriver")),
-            snapshot_controller: cx
-                .object(&self.snapshot_controller, &path.field("snapshotController")),
-            blob_csi_driver: cx
-                .object(&self.blob_csi_driver, &path.field("blobCSIDriver")),
+            disk_csi_driver: cx.object(&self.disk_csi_driver, &path.field("diskCSIDriver")),
+            file_csi_driver: cx.object(&self.file_csi_driver, &path.field("fileCSIDriver")),
+            snapshot_controller: cx.object(&self.snapshot_controller, &path.field("snapshotController")),
+            blob_csi_driver: cx.object(&self.blob_csi_driver, &path.field("blobCSIDriver")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterStorageProfileBlobCsiDriver>
+impl Convert<hub::status::ManagedClusterStorageProfileBlobCsiDriver>
 for spoke::status::ManagedClusterStorageProfileBlobCsiDriver {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterStorageProfileBlobCsiDriver {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterStorageProfileBlobCsiDriver {
         hub::status::ManagedClusterStorageProfileBlobCsiDriver {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterStorageProfileBlobCsiDriver,
-> for hub::status::ManagedClusterStorageProfileBlobCsiDriver {
+impl Convert<spoke::status::ManagedClusterStorageProfileBlobCsiDriver>
+for hub::status::ManagedClusterStorageProfileBlobCsiDriver {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::status::ManagedClusterStorageProfileBlobCsiDriver {
         spoke::status::ManagedClusterStorageProfileBlobCsiDriver {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -1303,13 +753,12 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::status::ManagedClusterStorageProfileSnapshotController,
-> for spoke::status::ManagedClusterStorageProfileSnapshotController {
+impl Convert<hub::status::ManagedClusterStorageProfileSnapshotController>
+for spoke::status::ManagedClusterStorageProfileSnapshotController {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> hub::status::ManagedClusterStorageProfileSnapshotController {
         hub::status::ManagedClusterStorageProfileSnapshotController {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -1317,13 +766,12 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterStorageProfileSnapshotController,
-> for hub::status::ManagedClusterStorageProfileSnapshotController {
+impl Convert<spoke::status::ManagedClusterStorageProfileSnapshotController>
+for hub::status::ManagedClusterStorageProfileSnapshotController {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::status::ManagedClusterStorageProfileSnapshotController {
         spoke::status::ManagedClusterStorageProfileSnapshotController {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -1331,26 +779,21 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterStorageProfileFileCsiDriver>
+impl Convert<hub::status::ManagedClusterStorageProfileFileCsiDriver>
 for spoke::status::ManagedClusterStorageProfileFileCsiDriver {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterStorageProfileFileCsiDriver {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterStorageProfileFileCsiDriver {
         hub::status::ManagedClusterStorageProfileFileCsiDriver {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterStorageProfileFileCsiDriver,
-> for hub::status::ManagedClusterStorageProfileFileCsiDriver {
+impl Convert<spoke::status::ManagedClusterStorageProfileFileCsiDriver>
+for hub::status::ManagedClusterStorageProfileFileCsiDriver {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::status::ManagedClusterStorageProfileFileCsiDriver {
         spoke::status::ManagedClusterStorageProfileFileCsiDriver {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -1358,26 +801,21 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterStorageProfileDiskCsiDriver>
+impl Convert<hub::status::ManagedClusterStorageProfileDiskCsiDriver>
 for spoke::status::ManagedClusterStorageProfileDiskCsiDriver {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterStorageProfileDiskCsiDriver {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterStorageProfileDiskCsiDriver {
         hub::status::ManagedClusterStorageProfileDiskCsiDriver {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterStorageProfileDiskCsiDriver,
-> for hub::status::ManagedClusterStorageProfileDiskCsiDriver {
+impl Convert<spoke::status::ManagedClusterStorageProfileDiskCsiDriver>
+for hub::status::ManagedClusterStorageProfileDiskCsiDriver {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::status::ManagedClusterStorageProfileDiskCsiDriver {
         spoke::status::ManagedClusterStorageProfileDiskCsiDriver {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -1385,61 +823,39 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterSecurityProfile>
-for spoke::status::ManagedClusterSecurityProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterSecurityProfile {
+impl Convert<hub::status::ManagedClusterSecurityProfile> for spoke::status::ManagedClusterSecurityProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterSecurityProfile {
         hub::status::ManagedClusterSecurityProfile {
             defender: cx.object(&self.defender, &path.field("defender")),
-            azure_key_vault_kms: cx
-                .object(&self.azure_key_vault_kms, &path.field("azureKeyVaultKms")),
-            workload_identity: cx
-                .object(&self.workload_identity, &path.field("workloadIdentity")),
+            azure_key_vault_kms: cx.object(&self.azure_key_vault_kms, &path.field("azureKeyVaultKms")),
+            workload_identity: cx.object(&self.workload_identity, &path.field("workloadIdentity")),
             image_cleaner: cx.object(&self.image_cleaner, &path.field("imageCleaner")),
             kubernetes_resource_object_encryption_profile: cx
                 .restore(&path.field("kubernetesResourceObjectEncryptionProfile")),
-            custom_ca_trust_certificates: cx
-                .restore(&path.field("customCATrustCertificates")),
+            custom_ca_trust_certificates: cx.restore(&path.field("customCATrustCertificates")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterSecurityProfile>
-for hub::status::ManagedClusterSecurityProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterSecurityProfile {
+impl Convert<spoke::status::ManagedClusterSecurityProfile> for hub::status::ManagedClusterSecurityProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterSecurityProfile {
         cx.keep(
             &self.kubernetes_resource_object_encryption_profile,
             &path.field("kubernetesResourceObjectEncryptionProfile"),
         );
-        cx.keep(
-            &self.custom_ca_trust_certificates,
-            &path.field("customCATrustCertificates"),
-        );
+        cx.keep(&self.custom_ca_trust_certificates, &path.field("customCATrustCertificates"));
         spoke::status::ManagedClusterSecurityProfile {
             defender: cx.object(&self.defender, &path.field("defender")),
-            azure_key_vault_kms: cx
-                .object(&self.azure_key_vault_kms, &path.field("azureKeyVaultKms")),
-            workload_identity: cx
-                .object(&self.workload_identity, &path.field("workloadIdentity")),
+            azure_key_vault_kms: cx.object(&self.azure_key_vault_kms, &path.field("azureKeyVaultKms")),
+            workload_identity: cx.object(&self.workload_identity, &path.field("workloadIdentity")),
             image_cleaner: cx.object(&self.image_cleaner, &path.field("imageCleaner")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterSecurityProfileImageCleaner>
+impl Convert<hub::status::ManagedClusterSecurityProfileImageCleaner>
 for spoke::status::ManagedClusterSecurityProfileImageCleaner {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterSecurityProfileImageCleaner {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterSecurityProfileImageCleaner {
         hub::status::ManagedClusterSecurityProfileImageCleaner {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             interval_hours: cx.copy(&self.interval_hours, &path.field("intervalHours")),
@@ -1447,13 +863,12 @@ for spoke::status::ManagedClusterSecurityProfileImageCleaner {
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterSecurityProfileImageCleaner,
-> for hub::status::ManagedClusterSecurityProfileImageCleaner {
+impl Convert<spoke::status::ManagedClusterSecurityProfileImageCleaner>
+for hub::status::ManagedClusterSecurityProfileImageCleaner {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::status::ManagedClusterSecurityProfileImageCleaner {
         spoke::status::ManagedClusterSecurityProfileImageCleaner {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -1462,13 +877,12 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::status::ManagedClusterSecurityProfileWorkloadIdentity,
-> for spoke::status::ManagedClusterSecurityProfileWorkloadIdentity {
+impl Convert<hub::status::ManagedClusterSecurityProfileWorkloadIdentity>
+for spoke::status::ManagedClusterSecurityProfileWorkloadIdentity {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> hub::status::ManagedClusterSecurityProfileWorkloadIdentity {
         hub::status::ManagedClusterSecurityProfileWorkloadIdentity {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -1476,13 +890,12 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterSecurityProfileWorkloadIdentity,
-> for hub::status::ManagedClusterSecurityProfileWorkloadIdentity {
+impl Convert<spoke::status::ManagedClusterSecurityProfileWorkloadIdentity>
+for hub::status::ManagedClusterSecurityProfileWorkloadIdentity {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::status::ManagedClusterSecurityProfileWorkloadIdentity {
         spoke::status::ManagedClusterSecurityProfileWorkloadIdentity {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -1490,103 +903,58 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::AzureKeyVaultKms>
-for spoke::status::AzureKeyVaultKms {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::AzureKeyVaultKms {
+impl Convert<hub::status::AzureKeyVaultKms> for spoke::status::AzureKeyVaultKms {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AzureKeyVaultKms {
         hub::status::AzureKeyVaultKms {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             key_id: cx.copy(&self.key_id, &path.field("keyId")),
-            key_vault_network_access: cx
-                .spelled(
-                    self.key_vault_network_access.as_ref().map(|value| value.as_str()),
-                    &path.field("keyVaultNetworkAccess"),
-                    |value| Some(
-                        hub::arm::KeyVaultNetworkAccessTypes::from(value.to_string()),
-                    ),
-                    hub::arm::KeyVaultNetworkAccessTypes::as_str,
-                ),
-            key_vault_resource_id: cx
-                .copy(&self.key_vault_resource_id, &path.field("keyVaultResourceId")),
+            key_vault_network_access: cx.spelled(&self.key_vault_network_access, &path.field("keyVaultNetworkAccess")),
+            key_vault_resource_id: cx.copy(&self.key_vault_resource_id, &path.field("keyVaultResourceId")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::AzureKeyVaultKms>
-for hub::status::AzureKeyVaultKms {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::AzureKeyVaultKms {
+impl Convert<spoke::status::AzureKeyVaultKms> for hub::status::AzureKeyVaultKms {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AzureKeyVaultKms {
         spoke::status::AzureKeyVaultKms {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             key_id: cx.copy(&self.key_id, &path.field("keyId")),
-            key_vault_network_access: cx
-                .spelled(
-                    self.key_vault_network_access.as_ref().map(|value| value.as_str()),
-                    &path.field("keyVaultNetworkAccess"),
-                    |value| Some(
-                        spoke::arm::KeyVaultNetworkAccessTypes::from(value.to_string()),
-                    ),
-                    spoke::arm::KeyVaultNetworkAccessTypes::as_str,
-                ),
-            key_vault_resource_id: cx
-                .copy(&self.key_vault_resource_id, &path.field("keyVaultResourceId")),
+            key_vault_network_access: cx.spelled(&self.key_vault_network_access, &path.field("keyVaultNetworkAccess")),
+            key_vault_resource_id: cx.copy(&self.key_vault_resource_id, &path.field("keyVaultResourceId")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterSecurityProfileDefender>
+impl Convert<hub::status::ManagedClusterSecurityProfileDefender>
 for spoke::status::ManagedClusterSecurityProfileDefender {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterSecurityProfileDefender {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterSecurityProfileDefender {
         hub::status::ManagedClusterSecurityProfileDefender {
             log_analytics_workspace_resource_id: cx
-                .copy(
-                    &self.log_analytics_workspace_resource_id,
-                    &path.field("logAnalyticsWorkspaceResourceId"),
-                ),
-            security_monitoring: cx
-                .object(&self.security_monitoring, &path.field("securityMonitoring")),
+                .copy(&self.log_analytics_workspace_resource_id, &path.field("logAnalyticsWorkspaceResourceId")),
+            security_monitoring: cx.object(&self.security_monitoring, &path.field("securityMonitoring")),
             security_gating: cx.restore(&path.field("securityGating")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterSecurityProfileDefender>
+impl Convert<spoke::status::ManagedClusterSecurityProfileDefender>
 for hub::status::ManagedClusterSecurityProfileDefender {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterSecurityProfileDefender {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterSecurityProfileDefender {
         cx.keep(&self.security_gating, &path.field("securityGating"));
         spoke::status::ManagedClusterSecurityProfileDefender {
             log_analytics_workspace_resource_id: cx
-                .copy(
-                    &self.log_analytics_workspace_resource_id,
-                    &path.field("logAnalyticsWorkspaceResourceId"),
-                ),
-            security_monitoring: cx
-                .object(&self.security_monitoring, &path.field("securityMonitoring")),
+                .copy(&self.log_analytics_workspace_resource_id, &path.field("logAnalyticsWorkspaceResourceId")),
+            security_monitoring: cx.object(&self.security_monitoring, &path.field("securityMonitoring")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-> for spoke::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
+impl Convert<hub::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring>
+for spoke::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> hub::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
         hub::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -1594,13 +962,12 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-> for hub::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
+impl Convert<spoke::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring>
+for hub::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
         spoke::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -1608,13 +975,8 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterHttpProxyConfig>
-for spoke::status::ManagedClusterHttpProxyConfig {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterHttpProxyConfig {
+impl Convert<hub::status::ManagedClusterHttpProxyConfig> for spoke::status::ManagedClusterHttpProxyConfig {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterHttpProxyConfig {
         hub::status::ManagedClusterHttpProxyConfig {
             http_proxy: cx.copy(&self.http_proxy, &path.field("httpProxy")),
             https_proxy: cx.copy(&self.https_proxy, &path.field("httpsProxy")),
@@ -1625,13 +987,8 @@ for spoke::status::ManagedClusterHttpProxyConfig {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterHttpProxyConfig>
-for hub::status::ManagedClusterHttpProxyConfig {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterHttpProxyConfig {
+impl Convert<spoke::status::ManagedClusterHttpProxyConfig> for hub::status::ManagedClusterHttpProxyConfig {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterHttpProxyConfig {
         cx.keep(&self.enabled, &path.field("enabled"));
         spoke::status::ManagedClusterHttpProxyConfig {
             http_proxy: cx.copy(&self.http_proxy, &path.field("httpProxy")),
@@ -1642,53 +999,34 @@ for hub::status::ManagedClusterHttpProxyConfig {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::PrivateLinkResource>
-for spoke::status::PrivateLinkResource {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::PrivateLinkResource {
+impl Convert<hub::status::PrivateLinkResource> for spoke::status::PrivateLinkResource {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::PrivateLinkResource {
         hub::status::PrivateLinkResource {
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
             r#type: cx.copy(&self.r#type, &path.field("type")),
             group_id: cx.copy(&self.group_id, &path.field("groupId")),
-            required_members: cx
-                .copy(&self.required_members, &path.field("requiredMembers")),
-            private_link_service_id: cx
-                .copy(&self.private_link_service_id, &path.field("privateLinkServiceID")),
+            required_members: cx.copy(&self.required_members, &path.field("requiredMembers")),
+            private_link_service_id: cx.copy(&self.private_link_service_id, &path.field("privateLinkServiceID")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::PrivateLinkResource>
-for hub::status::PrivateLinkResource {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::PrivateLinkResource {
+impl Convert<spoke::status::PrivateLinkResource> for hub::status::PrivateLinkResource {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::PrivateLinkResource {
         spoke::status::PrivateLinkResource {
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
             r#type: cx.copy(&self.r#type, &path.field("type")),
             group_id: cx.copy(&self.group_id, &path.field("groupId")),
-            required_members: cx
-                .copy(&self.required_members, &path.field("requiredMembers")),
-            private_link_service_id: cx
-                .copy(&self.private_link_service_id, &path.field("privateLinkServiceID")),
+            required_members: cx.copy(&self.required_members, &path.field("requiredMembers")),
+            private_link_service_id: cx.copy(&self.private_link_service_id, &path.field("privateLinkServiceID")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::UserAssignedIdentity>
-for spoke::status::UserAssignedIdentity {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::UserAssignedIdentity {
+impl Convert<hub::status::UserAssignedIdentity> for spoke::status::UserAssignedIdentity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::UserAssignedIdentity {
         hub::status::UserAssignedIdentity {
             resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
             client_id: cx.copy(&self.client_id, &path.field("clientId")),
@@ -1697,13 +1035,8 @@ for spoke::status::UserAssignedIdentity {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::UserAssignedIdentity>
-for hub::status::UserAssignedIdentity {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::UserAssignedIdentity {
+impl Convert<spoke::status::UserAssignedIdentity> for hub::status::UserAssignedIdentity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::UserAssignedIdentity {
         spoke::status::UserAssignedIdentity {
             resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
             client_id: cx.copy(&self.client_id, &path.field("clientId")),
@@ -1712,310 +1045,146 @@ for hub::status::UserAssignedIdentity {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterApiServerAccessProfile>
+impl Convert<hub::status::ManagedClusterApiServerAccessProfile>
 for spoke::status::ManagedClusterApiServerAccessProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterApiServerAccessProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterApiServerAccessProfile {
         hub::status::ManagedClusterApiServerAccessProfile {
-            authorized_ip_ranges: cx
-                .copy(&self.authorized_ip_ranges, &path.field("authorizedIPRanges")),
-            enable_private_cluster: cx
-                .copy(&self.enable_private_cluster, &path.field("enablePrivateCluster")),
-            private_dns_zone: cx
-                .copy(&self.private_dns_zone, &path.field("privateDNSZone")),
+            authorized_ip_ranges: cx.copy(&self.authorized_ip_ranges, &path.field("authorizedIPRanges")),
+            enable_private_cluster: cx.copy(&self.enable_private_cluster, &path.field("enablePrivateCluster")),
+            private_dns_zone: cx.copy(&self.private_dns_zone, &path.field("privateDNSZone")),
             enable_private_cluster_public_fqdn: cx
-                .copy(
-                    &self.enable_private_cluster_public_fqdn,
-                    &path.field("enablePrivateClusterPublicFQDN"),
-                ),
-            disable_run_command: cx
-                .copy(&self.disable_run_command, &path.field("disableRunCommand")),
+                .copy(&self.enable_private_cluster_public_fqdn, &path.field("enablePrivateClusterPublicFQDN")),
+            disable_run_command: cx.copy(&self.disable_run_command, &path.field("disableRunCommand")),
             enable_vnet_integration: cx.restore(&path.field("enableVnetIntegration")),
             subnet_id: cx.restore(&path.field("subnetId")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterApiServerAccessProfile>
+impl Convert<spoke::status::ManagedClusterApiServerAccessProfile>
 for hub::status::ManagedClusterApiServerAccessProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterApiServerAccessProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterApiServerAccessProfile {
         cx.keep(&self.enable_vnet_integration, &path.field("enableVnetIntegration"));
         cx.keep(&self.subnet_id, &path.field("subnetId"));
         spoke::status::ManagedClusterApiServerAccessProfile {
-            authorized_ip_ranges: cx
-                .copy(&self.authorized_ip_ranges, &path.field("authorizedIPRanges")),
-            enable_private_cluster: cx
-                .copy(&self.enable_private_cluster, &path.field("enablePrivateCluster")),
-            private_dns_zone: cx
-                .copy(&self.private_dns_zone, &path.field("privateDNSZone")),
+            authorized_ip_ranges: cx.copy(&self.authorized_ip_ranges, &path.field("authorizedIPRanges")),
+            enable_private_cluster: cx.copy(&self.enable_private_cluster, &path.field("enablePrivateCluster")),
+            private_dns_zone: cx.copy(&self.private_dns_zone, &path.field("privateDNSZone")),
             enable_private_cluster_public_fqdn: cx
-                .copy(
-                    &self.enable_private_cluster_public_fqdn,
-                    &path.field("enablePrivateClusterPublicFQDN"),
-                ),
-            disable_run_command: cx
-                .copy(&self.disable_run_command, &path.field("disableRunCommand")),
+                .copy(&self.enable_private_cluster_public_fqdn, &path.field("enablePrivateClusterPublicFQDN")),
+            disable_run_command: cx.copy(&self.disable_run_command, &path.field("disableRunCommand")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterPropertiesAutoScalerProfile>
+impl Convert<hub::status::ManagedClusterPropertiesAutoScalerProfile>
 for spoke::status::ManagedClusterPropertiesAutoScalerProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterPropertiesAutoScalerProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterPropertiesAutoScalerProfile {
         hub::status::ManagedClusterPropertiesAutoScalerProfile {
             balance_similar_node_groups: cx
-                .copy(
-                    &self.balance_similar_node_groups,
-                    &path.field("balance-similar-node-groups"),
-                ),
+                .copy(&self.balance_similar_node_groups, &path.field("balance-similar-node-groups")),
             daemonset_eviction_for_empty_nodes: cx
-                .copy(
-                    &self.daemonset_eviction_for_empty_nodes,
-                    &path.field("daemonset-eviction-for-empty-nodes"),
-                ),
+                .copy(&self.daemonset_eviction_for_empty_nodes, &path.field("daemonset-eviction-for-empty-nodes")),
             daemonset_eviction_for_occupied_nodes: cx
                 .copy(
                     &self.daemonset_eviction_for_occupied_nodes,
                     &path.field("daemonset-eviction-for-occupied-nodes"),
                 ),
             ignore_daemonsets_utilization: cx
-                .copy(
-                    &self.ignore_daemonsets_utilization,
-                    &path.field("ignore-daemonsets-utilization"),
-                ),
-            expander: cx
-                .spelled(
-                    self.expander.as_ref().map(|value| value.as_str()),
-                    &path.field("expander"),
-                    |value| Some(hub::arm::Expander::from(value.to_string())),
-                    hub::arm::Expander::as_str,
-                ),
-            max_empty_bulk_delete: cx
-                .copy(&self.max_empty_bulk_delete, &path.field("max-empty-bulk-delete")),
+                .copy(&self.ignore_daemonsets_utilization, &path.field("ignore-daemonsets-utilization")),
+            expander: cx.spelled(&self.expander, &path.field("expander")),
+            max_empty_bulk_delete: cx.copy(&self.max_empty_bulk_delete, &path.field("max-empty-bulk-delete")),
             max_graceful_termination_sec: cx
-                .copy(
-                    &self.max_graceful_termination_sec,
-                    &path.field("max-graceful-termination-sec"),
-                ),
-            max_node_provision_time: cx
-                .copy(
-                    &self.max_node_provision_time,
-                    &path.field("max-node-provision-time"),
-                ),
+                .copy(&self.max_graceful_termination_sec, &path.field("max-graceful-termination-sec")),
+            max_node_provision_time: cx.copy(&self.max_node_provision_time, &path.field("max-node-provision-time")),
             max_total_unready_percentage: cx
-                .copy(
-                    &self.max_total_unready_percentage,
-                    &path.field("max-total-unready-percentage"),
-                ),
-            new_pod_scale_up_delay: cx
-                .copy(
-                    &self.new_pod_scale_up_delay,
-                    &path.field("new-pod-scale-up-delay"),
-                ),
-            ok_total_unready_count: cx
-                .copy(
-                    &self.ok_total_unready_count,
-                    &path.field("ok-total-unready-count"),
-                ),
+                .copy(&self.max_total_unready_percentage, &path.field("max-total-unready-percentage")),
+            new_pod_scale_up_delay: cx.copy(&self.new_pod_scale_up_delay, &path.field("new-pod-scale-up-delay")),
+            ok_total_unready_count: cx.copy(&self.ok_total_unready_count, &path.field("ok-total-unready-count")),
             scan_interval: cx.copy(&self.scan_interval, &path.field("scan-interval")),
             scale_down_delay_after_add: cx
-                .copy(
-                    &self.scale_down_delay_after_add,
-                    &path.field("scale-down-delay-after-add"),
-                ),
+                .copy(&self.scale_down_delay_after_add, &path.field("scale-down-delay-after-add")),
             scale_down_delay_after_delete: cx
-                .copy(
-                    &self.scale_down_delay_after_delete,
-                    &path.field("scale-down-delay-after-delete"),
-                ),
+                .copy(&self.scale_down_delay_after_delete, &path.field("scale-down-delay-after-delete")),
             scale_down_delay_after_failure: cx
-                .copy(
-                    &self.scale_down_delay_after_failure,
-                    &path.field("scale-down-delay-after-failure"),
-                ),
-            scale_down_unneeded_time: cx
-                .copy(
-                    &self.scale_down_unneeded_time,
-                    &path.field("scale-down-unneeded-time"),
-                ),
-            scale_down_unready_time: cx
-                .copy(
-                    &self.scale_down_unready_time,
-                    &path.field("scale-down-unready-time"),
-                ),
+                .copy(&self.scale_down_delay_after_failure, &path.field("scale-down-delay-after-failure")),
+            scale_down_unneeded_time: cx.copy(&self.scale_down_unneeded_time, &path.field("scale-down-unneeded-time")),
+            scale_down_unready_time: cx.copy(&self.scale_down_unready_time, &path.field("scale-down-unready-time")),
             scale_down_utilization_threshold: cx
-                .copy(
-                    &self.scale_down_utilization_threshold,
-                    &path.field("scale-down-utilization-threshold"),
-                ),
+                .copy(&self.scale_down_utilization_threshold, &path.field("scale-down-utilization-threshold")),
             skip_nodes_with_local_storage: cx
-                .copy(
-                    &self.skip_nodes_with_local_storage,
-                    &path.field("skip-nodes-with-local-storage"),
-                ),
+                .copy(&self.skip_nodes_with_local_storage, &path.field("skip-nodes-with-local-storage")),
             skip_nodes_with_system_pods: cx
-                .copy(
-                    &self.skip_nodes_with_system_pods,
-                    &path.field("skip-nodes-with-system-pods"),
-                ),
+                .copy(&self.skip_nodes_with_system_pods, &path.field("skip-nodes-with-system-pods")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterPropertiesAutoScalerProfile,
-> for hub::status::ManagedClusterPropertiesAutoScalerProfile {
+impl Convert<spoke::status::ManagedClusterPropertiesAutoScalerProfile>
+for hub::status::ManagedClusterPropertiesAutoScalerProfile {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::status::ManagedClusterPropertiesAutoScalerProfile {
         spoke::status::ManagedClusterPropertiesAutoScalerProfile {
             balance_similar_node_groups: cx
-                .copy(
-                    &self.balance_similar_node_groups,
-                    &path.field("balance-similar-node-groups"),
-                ),
+                .copy(&self.balance_similar_node_groups, &path.field("balance-similar-node-groups")),
             daemonset_eviction_for_empty_nodes: cx
-                .copy(
-                    &self.daemonset_eviction_for_empty_nodes,
-                    &path.field("daemonset-eviction-for-empty-nodes"),
-                ),
+                .copy(&self.daemonset_eviction_for_empty_nodes, &path.field("daemonset-eviction-for-empty-nodes")),
             daemonset_eviction_for_occupied_nodes: cx
                 .copy(
                     &self.daemonset_eviction_for_occupied_nodes,
                     &path.field("daemonset-eviction-for-occupied-nodes"),
                 ),
             ignore_daemonsets_utilization: cx
-                .copy(
-                    &self.ignore_daemonsets_utilization,
-                    &path.field("ignore-daemonsets-utilization"),
-                ),
-            expander: cx
-                .spelled(
-                    self.expander.as_ref().map(|value| value.as_str()),
-                    &path.field("expander"),
-                    |value| Some(spoke::arm::Expander::from(value.to_string())),
-                    spoke::arm::Expander::as_str,
-                ),
-            max_empty_bulk_delete: cx
-                .copy(&self.max_empty_bulk_delete, &path.field("max-empty-bulk-delete")),
+                .copy(&self.ignore_daemonsets_utilization, &path.field("ignore-daemonsets-utilization")),
+            expander: cx.spelled(&self.expander, &path.field("expander")),
+            max_empty_bulk_delete: cx.copy(&self.max_empty_bulk_delete, &path.field("max-empty-bulk-delete")),
             max_graceful_termination_sec: cx
-                .copy(
-                    &self.max_graceful_termination_sec,
-                    &path.field("max-graceful-termination-sec"),
-                ),
-            max_node_provision_time: cx
-                .copy(
-                    &self.max_node_provision_time,
-                    &path.field("max-node-provision-time"),
-                ),
+                .copy(&self.max_graceful_termination_sec, &path.field("max-graceful-termination-sec")),
+            max_node_provision_time: cx.copy(&self.max_node_provision_time, &path.field("max-node-provision-time")),
             max_total_unready_percentage: cx
-                .copy(
-                    &self.max_total_unready_percentage,
-                    &path.field("max-total-unready-percentage"),
-                ),
-            new_pod_scale_up_delay: cx
-                .copy(
-                    &self.new_pod_scale_up_delay,
-                    &path.field("new-pod-scale-up-delay"),
-                ),
-            ok_total_unready_count: cx
-                .copy(
-                    &self.ok_total_unready_count,
-                    &path.field("ok-total-unready-count"),
-                ),
+                .copy(&self.max_total_unready_percentage, &path.field("max-total-unready-percentage")),
+            new_pod_scale_up_delay: cx.copy(&self.new_pod_scale_up_delay, &path.field("new-pod-scale-up-delay")),
+            ok_total_unready_count: cx.copy(&self.ok_total_unready_count, &path.field("ok-total-unready-count")),
             scan_interval: cx.copy(&self.scan_interval, &path.field("scan-interval")),
             scale_down_delay_after_add: cx
-                .copy(
-                    &self.scale_down_delay_after_add,
-                    &path.field("scale-down-delay-after-add"),
-                ),
+                .copy(&self.scale_down_delay_after_add, &path.field("scale-down-delay-after-add")),
             scale_down_delay_after_delete: cx
-                .copy(
-                    &self.scale_down_delay_after_delete,
-                    &path.field("scale-down-delay-after-delete"),
-                ),
+                .copy(&self.scale_down_delay_after_delete, &path.field("scale-down-delay-after-delete")),
             scale_down_delay_after_failure: cx
-                .copy(
-                    &self.scale_down_delay_after_failure,
-                    &path.field("scale-down-delay-after-failure"),
-                ),
-            scale_down_unneeded_time: cx
-                .copy(
-                    &self.scale_down_unneeded_time,
-                    &path.field("scale-down-unneeded-time"),
-                ),
-            scale_down_unready_time: cx
-                .copy(
-                    &self.scale_down_unready_time,
-                    &path.field("scale-down-unready-time"),
-                ),
+                .copy(&self.scale_down_delay_after_failure, &path.field("scale-down-delay-after-failure")),
+            scale_down_unneeded_time: cx.copy(&self.scale_down_unneeded_time, &path.field("scale-down-unneeded-time")),
+            scale_down_unready_time: cx.copy(&self.scale_down_unready_time, &path.field("scale-down-unready-time")),
             scale_down_utilization_threshold: cx
-                .copy(
-                    &self.scale_down_utilization_threshold,
-                    &path.field("scale-down-utilization-threshold"),
-                ),
+                .copy(&self.scale_down_utilization_threshold, &path.field("scale-down-utilization-threshold")),
             skip_nodes_with_local_storage: cx
-                .copy(
-                    &self.skip_nodes_with_local_storage,
-                    &path.field("skip-nodes-with-local-storage"),
-                ),
+                .copy(&self.skip_nodes_with_local_storage, &path.field("skip-nodes-with-local-storage")),
             skip_nodes_with_system_pods: cx
-                .copy(
-                    &self.skip_nodes_with_system_pods,
-                    &path.field("skip-nodes-with-system-pods"),
-                ),
+                .copy(&self.skip_nodes_with_system_pods, &path.field("skip-nodes-with-system-pods")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ClusterUpgradeSettings>
-for spoke::status::ClusterUpgradeSettings {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ClusterUpgradeSettings {
+impl Convert<hub::status::ClusterUpgradeSettings> for spoke::status::ClusterUpgradeSettings {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ClusterUpgradeSettings {
         hub::status::ClusterUpgradeSettings {
-            override_settings: cx
-                .object(&self.override_settings, &path.field("overrideSettings")),
+            override_settings: cx.object(&self.override_settings, &path.field("overrideSettings")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ClusterUpgradeSettings>
-for hub::status::ClusterUpgradeSettings {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ClusterUpgradeSettings {
+impl Convert<spoke::status::ClusterUpgradeSettings> for hub::status::ClusterUpgradeSettings {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ClusterUpgradeSettings {
         spoke::status::ClusterUpgradeSettings {
-            override_settings: cx
-                .object(&self.override_settings, &path.field("overrideSettings")),
+            override_settings: cx.object(&self.override_settings, &path.field("overrideSettings")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::UpgradeOverrideSettings>
-for spoke::status::UpgradeOverrideSettings {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::UpgradeOverrideSettings {
+impl Convert<hub::status::UpgradeOverrideSettings> for spoke::status::UpgradeOverrideSettings {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::UpgradeOverrideSettings {
         hub::status::UpgradeOverrideSettings {
             force_upgrade: cx.copy(&self.force_upgrade, &path.field("forceUpgrade")),
             until: cx.copy(&self.until, &path.field("until")),
@@ -2023,13 +1192,8 @@ for spoke::status::UpgradeOverrideSettings {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::UpgradeOverrideSettings>
-for hub::status::UpgradeOverrideSettings {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::UpgradeOverrideSettings {
+impl Convert<spoke::status::UpgradeOverrideSettings> for hub::status::UpgradeOverrideSettings {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::UpgradeOverrideSettings {
         spoke::status::UpgradeOverrideSettings {
             force_upgrade: cx.copy(&self.force_upgrade, &path.field("forceUpgrade")),
             until: cx.copy(&self.until, &path.field("until")),
@@ -2037,75 +1201,30 @@ for hub::status::UpgradeOverrideSettings {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterAutoUpgradeProfile>
-for spoke::status::ManagedClusterAutoUpgradeProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterAutoUpgradeProfile {
+impl Convert<hub::status::ManagedClusterAutoUpgradeProfile> for spoke::status::ManagedClusterAutoUpgradeProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterAutoUpgradeProfile {
         hub::status::ManagedClusterAutoUpgradeProfile {
-            upgrade_channel: cx
-                .spelled(
-                    self.upgrade_channel.as_ref().map(|value| value.as_str()),
-                    &path.field("upgradeChannel"),
-                    |value| Some(hub::arm::UpgradeChannel::from(value.to_string())),
-                    hub::arm::UpgradeChannel::as_str,
-                ),
-            node_os_upgrade_channel: cx
-                .spelled(
-                    self.node_os_upgrade_channel.as_ref().map(|value| value.as_str()),
-                    &path.field("nodeOSUpgradeChannel"),
-                    |value| Some(
-                        hub::arm::NodeOsUpgradeChannel::from(value.to_string()),
-                    ),
-                    hub::arm::NodeOsUpgradeChannel::as_str,
-                ),
+            upgrade_channel: cx.spelled(&self.upgrade_channel, &path.field("upgradeChannel")),
+            node_os_upgrade_channel: cx.spelled(&self.node_os_upgrade_channel, &path.field("nodeOSUpgradeChannel")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterAutoUpgradeProfile>
-for hub::status::ManagedClusterAutoUpgradeProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterAutoUpgradeProfile {
+impl Convert<spoke::status::ManagedClusterAutoUpgradeProfile> for hub::status::ManagedClusterAutoUpgradeProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterAutoUpgradeProfile {
         spoke::status::ManagedClusterAutoUpgradeProfile {
-            upgrade_channel: cx
-                .spelled(
-                    self.upgrade_channel.as_ref().map(|value| value.as_str()),
-                    &path.field("upgradeChannel"),
-                    |value| Some(spoke::arm::UpgradeChannel::from(value.to_string())),
-                    spoke::arm::UpgradeChannel::as_str,
-                ),
-            node_os_upgrade_channel: cx
-                .spelled(
-                    self.node_os_upgrade_channel.as_ref().map(|value| value.as_str()),
-                    &path.field("nodeOSUpgradeChannel"),
-                    |value| Some(
-                        spoke::arm::NodeOsUpgradeChannel::from(value.to_string()),
-                    ),
-                    spoke::arm::NodeOsUpgradeChannel::as_str,
-                ),
+            upgrade_channel: cx.spelled(&self.upgrade_channel, &path.field("upgradeChannel")),
+            node_os_upgrade_channel: cx.spelled(&self.node_os_upgrade_channel, &path.field("nodeOSUpgradeChannel")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterAadProfile>
-for spoke::status::ManagedClusterAadProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterAadProfile {
+impl Convert<hub::status::ManagedClusterAadProfile> for spoke::status::ManagedClusterAadProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterAadProfile {
         hub::status::ManagedClusterAadProfile {
             managed: cx.copy(&self.managed, &path.field("managed")),
-            enable_azure_rbac: cx
-                .copy(&self.enable_azure_rbac, &path.field("enableAzureRBAC")),
-            admin_group_object_i_ds: cx
-                .copy(&self.admin_group_object_i_ds, &path.field("adminGroupObjectIDs")),
+            enable_azure_rbac: cx.copy(&self.enable_azure_rbac, &path.field("enableAzureRBAC")),
+            admin_group_object_i_ds: cx.copy(&self.admin_group_object_i_ds, &path.field("adminGroupObjectIDs")),
             client_app_id: cx.copy(&self.client_app_id, &path.field("clientAppID")),
             server_app_id: cx.copy(&self.server_app_id, &path.field("serverAppID")),
             tenant_id: cx.copy(&self.tenant_id, &path.field("tenantID")),
@@ -2113,19 +1232,12 @@ for spoke::status::ManagedClusterAadProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterAadProfile>
-for hub::status::ManagedClusterAadProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterAadProfile {
+impl Convert<spoke::status::ManagedClusterAadProfile> for hub::status::ManagedClusterAadProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterAadProfile {
         spoke::status::ManagedClusterAadProfile {
             managed: cx.copy(&self.managed, &path.field("managed")),
-            enable_azure_rbac: cx
-                .copy(&self.enable_azure_rbac, &path.field("enableAzureRBAC")),
-            admin_group_object_i_ds: cx
-                .copy(&self.admin_group_object_i_ds, &path.field("adminGroupObjectIDs")),
+            enable_azure_rbac: cx.copy(&self.enable_azure_rbac, &path.field("enableAzureRBAC")),
+            admin_group_object_i_ds: cx.copy(&self.admin_group_object_i_ds, &path.field("adminGroupObjectIDs")),
             client_app_id: cx.copy(&self.client_app_id, &path.field("clientAppID")),
             server_app_id: cx.copy(&self.server_app_id, &path.field("serverAppID")),
             tenant_id: cx.copy(&self.tenant_id, &path.field("tenantID")),
@@ -2133,72 +1245,22 @@ for hub::status::ManagedClusterAadProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ContainerServiceNetworkProfile>
-for spoke::status::ContainerServiceNetworkProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ContainerServiceNetworkProfile {
+impl Convert<hub::status::ContainerServiceNetworkProfile> for spoke::status::ContainerServiceNetworkProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ContainerServiceNetworkProfile {
         hub::status::ContainerServiceNetworkProfile {
-            network_plugin: cx
-                .spelled(
-                    self.network_plugin.as_ref().map(|value| value.as_str()),
-                    &path.field("networkPlugin"),
-                    |value| Some(hub::arm::NetworkPlugin::from(value.to_string())),
-                    hub::arm::NetworkPlugin::as_str,
-                ),
-            network_plugin_mode: cx
-                .spelled(
-                    self.network_plugin_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("networkPluginMode"),
-                    |value| Some(hub::arm::NetworkPluginMode::from(value.to_string())),
-                    hub::arm::NetworkPluginMode::as_str,
-                ),
-            network_policy: cx
-                .spelled(
-                    self.network_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("networkPolicy"),
-                    |value| Some(hub::arm::NetworkPolicy::from(value.to_string())),
-                    hub::arm::NetworkPolicy::as_str,
-                ),
-            network_mode: cx
-                .spelled(
-                    self.network_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("networkMode"),
-                    |value| Some(hub::arm::NetworkMode::from(value.to_string())),
-                    hub::arm::NetworkMode::as_str,
-                ),
-            network_dataplane: cx
-                .spelled(
-                    self.network_dataplane.as_ref().map(|value| value.as_str()),
-                    &path.field("networkDataplane"),
-                    |value| Some(hub::arm::NetworkDataplane::from(value.to_string())),
-                    hub::arm::NetworkDataplane::as_str,
-                ),
-            advanced_networking: cx
-                .object(&self.advanced_networking, &path.field("advancedNetworking")),
+            network_plugin: cx.spelled(&self.network_plugin, &path.field("networkPlugin")),
+            network_plugin_mode: cx.spelled(&self.network_plugin_mode, &path.field("networkPluginMode")),
+            network_policy: cx.spelled(&self.network_policy, &path.field("networkPolicy")),
+            network_mode: cx.spelled(&self.network_mode, &path.field("networkMode")),
+            network_dataplane: cx.spelled(&self.network_dataplane, &path.field("networkDataplane")),
+            advanced_networking: cx.object(&self.advanced_networking, &path.field("advancedNetworking")),
             pod_cidr: cx.copy(&self.pod_cidr, &path.field("podCidr")),
             service_cidr: cx.copy(&self.service_cidr, &path.field("serviceCidr")),
             dns_service_ip: cx.copy(&self.dns_service_ip, &path.field("dnsServiceIP")),
-            outbound_type: cx
-                .spelled(
-                    self.outbound_type.as_ref().map(|value| value.as_str()),
-                    &path.field("outboundType"),
-                    |value| Some(hub::arm::OutboundType::from(value.to_string())),
-                    hub::arm::OutboundType::as_str,
-                ),
-            load_balancer_sku: cx
-                .spelled(
-                    self.load_balancer_sku.as_ref().map(|value| value.as_str()),
-                    &path.field("loadBalancerSku"),
-                    |value| Some(hub::arm::LoadBalancerSku::from(value.to_string())),
-                    hub::arm::LoadBalancerSku::as_str,
-                ),
-            load_balancer_profile: cx
-                .object(&self.load_balancer_profile, &path.field("loadBalancerProfile")),
-            nat_gateway_profile: cx
-                .object(&self.nat_gateway_profile, &path.field("natGatewayProfile")),
+            outbound_type: cx.spelled(&self.outbound_type, &path.field("outboundType")),
+            load_balancer_sku: cx.spelled(&self.load_balancer_sku, &path.field("loadBalancerSku")),
+            load_balancer_profile: cx.object(&self.load_balancer_profile, &path.field("loadBalancerProfile")),
+            nat_gateway_profile: cx.object(&self.nat_gateway_profile, &path.field("natGatewayProfile")),
             pod_cidrs: cx.copy(&self.pod_cidrs, &path.field("podCidrs")),
             service_cidrs: cx.copy(&self.service_cidrs, &path.field("serviceCidrs")),
             ip_families: cx
@@ -2215,82 +1277,28 @@ for spoke::status::ContainerServiceNetworkProfile {
                             .collect::<Option<Vec<_>>>()
                     },
                 ),
-            static_egress_gateway_profile: cx
-                .restore(&path.field("staticEgressGatewayProfile")),
+            static_egress_gateway_profile: cx.restore(&path.field("staticEgressGatewayProfile")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ContainerServiceNetworkProfile>
-for hub::status::ContainerServiceNetworkProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ContainerServiceNetworkProfile {
-        cx.keep(
-            &self.static_egress_gateway_profile,
-            &path.field("staticEgressGatewayProfile"),
-        );
+impl Convert<spoke::status::ContainerServiceNetworkProfile> for hub::status::ContainerServiceNetworkProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ContainerServiceNetworkProfile {
+        cx.keep(&self.static_egress_gateway_profile, &path.field("staticEgressGatewayProfile"));
         spoke::status::ContainerServiceNetworkProfile {
-            network_plugin: cx
-                .spelled(
-                    self.network_plugin.as_ref().map(|value| value.as_str()),
-                    &path.field("networkPlugin"),
-                    |value| Some(spoke::arm::NetworkPlugin::from(value.to_string())),
-                    spoke::arm::NetworkPlugin::as_str,
-                ),
-            network_plugin_mode: cx
-                .spelled(
-                    self.network_plugin_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("networkPluginMode"),
-                    |value| Some(spoke::arm::NetworkPluginMode::from(value.to_string())),
-                    spoke::arm::NetworkPluginMode::as_str,
-                ),
-            network_policy: cx
-                .spelled(
-                    self.network_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("networkPolicy"),
-                    |value| Some(spoke::arm::NetworkPolicy::from(value.to_string())),
-                    spoke::arm::NetworkPolicy::as_str,
-                ),
-            network_mode: cx
-                .spelled(
-                    self.network_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("networkMode"),
-                    |value| Some(spoke::arm::NetworkMode::from(value.to_string())),
-                    spoke::arm::NetworkMode::as_str,
-                ),
-            network_dataplane: cx
-                .spelled(
-                    self.network_dataplane.as_ref().map(|value| value.as_str()),
-                    &path.field("networkDataplane"),
-                    |value| Some(spoke::arm::NetworkDataplane::from(value.to_string())),
-                    spoke::arm::NetworkDataplane::as_str,
-                ),
-            advanced_networking: cx
-                .object(&self.advanced_networking, &path.field("advancedNetworking")),
+            network_plugin: cx.spelled(&self.network_plugin, &path.field("networkPlugin")),
+            network_plugin_mode: cx.spelled(&self.network_plugin_mode, &path.field("networkPluginMode")),
+            network_policy: cx.spelled(&self.network_policy, &path.field("networkPolicy")),
+            network_mode: cx.spelled(&self.network_mode, &path.field("networkMode")),
+            network_dataplane: cx.spelled(&self.network_dataplane, &path.field("networkDataplane")),
+            advanced_networking: cx.object(&self.advanced_networking, &path.field("advancedNetworking")),
             pod_cidr: cx.copy(&self.pod_cidr, &path.field("podCidr")),
             service_cidr: cx.copy(&self.service_cidr, &path.field("serviceCidr")),
             dns_service_ip: cx.copy(&self.dns_service_ip, &path.field("dnsServiceIP")),
-            outbound_type: cx
-                .spelled(
-                    self.outbound_type.as_ref().map(|value| value.as_str()),
-                    &path.field("outboundType"),
-                    |value| Some(spoke::arm::OutboundType::from(value.to_string())),
-                    spoke::arm::OutboundType::as_str,
-                ),
-            load_balancer_sku: cx
-                .spelled(
-                    self.load_balancer_sku.as_ref().map(|value| value.as_str()),
-                    &path.field("loadBalancerSku"),
-                    |value| Some(spoke::arm::LoadBalancerSku::from(value.to_string())),
-                    spoke::arm::LoadBalancerSku::as_str,
-                ),
-            load_balancer_profile: cx
-                .object(&self.load_balancer_profile, &path.field("loadBalancerProfile")),
-            nat_gateway_profile: cx
-                .object(&self.nat_gateway_profile, &path.field("natGatewayProfile")),
+            outbound_type: cx.spelled(&self.outbound_type, &path.field("outboundType")),
+            load_balancer_sku: cx.spelled(&self.load_balancer_sku, &path.field("loadBalancerSku")),
+            load_balancer_profile: cx.object(&self.load_balancer_profile, &path.field("loadBalancerProfile")),
+            nat_gateway_profile: cx.object(&self.nat_gateway_profile, &path.field("natGatewayProfile")),
             pod_cidrs: cx.copy(&self.pod_cidrs, &path.field("podCidrs")),
             service_cidrs: cx.copy(&self.service_cidrs, &path.field("serviceCidrs")),
             ip_families: cx
@@ -2311,29 +1319,13 @@ for hub::status::ContainerServiceNetworkProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterNatGatewayProfile>
-for spoke::status::ManagedClusterNatGatewayProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterNatGatewayProfile {
+impl Convert<hub::status::ManagedClusterNatGatewayProfile> for spoke::status::ManagedClusterNatGatewayProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterNatGatewayProfile {
         hub::status::ManagedClusterNatGatewayProfile {
             managed_outbound_ip_profile: cx
-                .object(
-                    &self.managed_outbound_ip_profile,
-                    &path.field("managedOutboundIPProfile"),
-                ),
-            effective_outbound_i_ps: cx
-                .object(
-                    &self.effective_outbound_i_ps,
-                    &path.field("effectiveOutboundIPs"),
-                ),
-            idle_timeout_in_minutes: cx
-                .copy(
-                    &self.idle_timeout_in_minutes,
-                    &path.field("idleTimeoutInMinutes"),
-                ),
+                .object(&self.managed_outbound_ip_profile, &path.field("managedOutboundIPProfile")),
+            effective_outbound_i_ps: cx.object(&self.effective_outbound_i_ps, &path.field("effectiveOutboundIPs")),
+            idle_timeout_in_minutes: cx.copy(&self.idle_timeout_in_minutes, &path.field("idleTimeoutInMinutes")),
             sku: cx.restore(&path.field("sku")),
             outbound_ip_prefixes: cx.restore(&path.field("outboundIPPrefixes")),
             outbound_i_ps: cx.restore(&path.field("outboundIPs")),
@@ -2341,66 +1333,39 @@ for spoke::status::ManagedClusterNatGatewayProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterNatGatewayProfile>
-for hub::status::ManagedClusterNatGatewayProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterNatGatewayProfile {
+impl Convert<spoke::status::ManagedClusterNatGatewayProfile> for hub::status::ManagedClusterNatGatewayProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterNatGatewayProfile {
         cx.keep(&self.sku, &path.field("sku"));
         cx.keep(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes"));
         cx.keep(&self.outbound_i_ps, &path.field("outboundIPs"));
         spoke::status::ManagedClusterNatGatewayProfile {
             managed_outbound_ip_profile: cx
-                .object(
-                    &self.managed_outbound_ip_profile,
-                    &path.field("managedOutboundIPProfile"),
-                ),
-            effective_outbound_i_ps: cx
-                .object(
-                    &self.effective_outbound_i_ps,
-                    &path.field("effectiveOutboundIPs"),
-                ),
-            idle_timeout_in_minutes: cx
-                .copy(&self.idle_timeout_in_minutes, &path.field("idleTimeoutInMinutes")),
+                .object(&self.managed_outbound_ip_profile, &path.field("managedOutboundIPProfile")),
+            effective_outbound_i_ps: cx.object(&self.effective_outbound_i_ps, &path.field("effectiveOutboundIPs")),
+            idle_timeout_in_minutes: cx.copy(&self.idle_timeout_in_minutes, &path.field("idleTimeoutInMinutes")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ResourceReference>
-for spoke::status::ResourceReference {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ResourceReference {
+impl Convert<hub::status::ResourceReference> for spoke::status::ResourceReference {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ResourceReference {
         hub::status::ResourceReference {
             id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ResourceReference>
-for hub::status::ResourceReference {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ResourceReference {
+impl Convert<spoke::status::ResourceReference> for hub::status::ResourceReference {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ResourceReference {
         spoke::status::ResourceReference {
             id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterManagedOutboundIpProfile>
+impl Convert<hub::status::ManagedClusterManagedOutboundIpProfile>
 for spoke::status::ManagedClusterManagedOutboundIpProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterManagedOutboundIpProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterManagedOutboundIpProfile {
         hub::status::ManagedClusterManagedOutboundIpProfile {
             count: cx.copy(&self.count, &path.field("count")),
             count_i_pv6: cx.restore(&path.field("countIPv6")),
@@ -2408,13 +1373,9 @@ for spoke::status::ManagedClusterManagedOutboundIpProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterManagedOutboundIpProfile>
+impl Convert<spoke::status::ManagedClusterManagedOutboundIpProfile>
 for hub::status::ManagedClusterManagedOutboundIpProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterManagedOutboundIpProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterManagedOutboundIpProfile {
         cx.keep(&self.count_i_pv6, &path.field("countIPv6"));
         spoke::status::ManagedClusterManagedOutboundIpProfile {
             count: cx.copy(&self.count, &path.field("count")),
@@ -2422,101 +1383,50 @@ for hub::status::ManagedClusterManagedOutboundIpProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterLoadBalancerProfile>
-for spoke::status::ManagedClusterLoadBalancerProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterLoadBalancerProfile {
+impl Convert<hub::status::ManagedClusterLoadBalancerProfile> for spoke::status::ManagedClusterLoadBalancerProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterLoadBalancerProfile {
         hub::status::ManagedClusterLoadBalancerProfile {
-            managed_outbound_i_ps: cx
-                .object(&self.managed_outbound_i_ps, &path.field("managedOutboundIPs")),
-            outbound_ip_prefixes: cx
-                .object(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes")),
+            managed_outbound_i_ps: cx.object(&self.managed_outbound_i_ps, &path.field("managedOutboundIPs")),
+            outbound_ip_prefixes: cx.object(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes")),
             outbound_i_ps: cx.object(&self.outbound_i_ps, &path.field("outboundIPs")),
-            effective_outbound_i_ps: cx
-                .object(
-                    &self.effective_outbound_i_ps,
-                    &path.field("effectiveOutboundIPs"),
-                ),
-            allocated_outbound_ports: cx
-                .copy(
-                    &self.allocated_outbound_ports,
-                    &path.field("allocatedOutboundPorts"),
-                ),
-            idle_timeout_in_minutes: cx
-                .copy(
-                    &self.idle_timeout_in_minutes,
-                    &path.field("idleTimeoutInMinutes"),
-                ),
+            effective_outbound_i_ps: cx.object(&self.effective_outbound_i_ps, &path.field("effectiveOutboundIPs")),
+            allocated_outbound_ports: cx.copy(&self.allocated_outbound_ports, &path.field("allocatedOutboundPorts")),
+            idle_timeout_in_minutes: cx.copy(&self.idle_timeout_in_minutes, &path.field("idleTimeoutInMinutes")),
             enable_multiple_standard_load_balancers: cx
                 .copy(
                     &self.enable_multiple_standard_load_balancers,
                     &path.field("enableMultipleStandardLoadBalancers"),
                 ),
-            backend_pool_type: cx
-                .spelled(
-                    self.backend_pool_type.as_ref().map(|value| value.as_str()),
-                    &path.field("backendPoolType"),
-                    |value| Some(hub::arm::BackendPoolType::from(value.to_string())),
-                    hub::arm::BackendPoolType::as_str,
-                ),
+            backend_pool_type: cx.spelled(&self.backend_pool_type, &path.field("backendPoolType")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterLoadBalancerProfile>
-for hub::status::ManagedClusterLoadBalancerProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterLoadBalancerProfile {
+impl Convert<spoke::status::ManagedClusterLoadBalancerProfile> for hub::status::ManagedClusterLoadBalancerProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterLoadBalancerProfile {
         spoke::status::ManagedClusterLoadBalancerProfile {
-            managed_outbound_i_ps: cx
-                .object(&self.managed_outbound_i_ps, &path.field("managedOutboundIPs")),
-            outbound_ip_prefixes: cx
-                .object(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes")),
+            managed_outbound_i_ps: cx.object(&self.managed_outbound_i_ps, &path.field("managedOutboundIPs")),
+            outbound_ip_prefixes: cx.object(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes")),
             outbound_i_ps: cx.object(&self.outbound_i_ps, &path.field("outboundIPs")),
-            effective_outbound_i_ps: cx
-                .object(
-                    &self.effective_outbound_i_ps,
-                    &path.field("effectiveOutboundIPs"),
-                ),
-            allocated_outbound_ports: cx
-                .copy(
-                    &self.allocated_outbound_ports,
-                    &path.field("allocatedOutboundPorts"),
-                ),
-            idle_timeout_in_minutes: cx
-                .copy(
-                    &self.idle_timeout_in_minutes,
-                    &path.field("idleTimeoutInMinutes"),
-                ),
+            effective_outbound_i_ps: cx.object(&self.effective_outbound_i_ps, &path.field("effectiveOutboundIPs")),
+            allocated_outbound_ports: cx.copy(&self.allocated_outbound_ports, &path.field("allocatedOutboundPorts")),
+            idle_timeout_in_minutes: cx.copy(&self.idle_timeout_in_minutes, &path.field("idleTimeoutInMinutes")),
             enable_multiple_standard_load_balancers: cx
                 .copy(
                     &self.enable_multiple_standard_load_balancers,
                     &path.field("enableMultipleStandardLoadBalancers"),
                 ),
-            backend_pool_type: cx
-                .spelled(
-                    self.backend_pool_type.as_ref().map(|value| value.as_str()),
-                    &path.field("backendPoolType"),
-                    |value| Some(spoke::arm::BackendPoolType::from(value.to_string())),
-                    spoke::arm::BackendPoolType::as_str,
-                ),
+            backend_pool_type: cx.spelled(&self.backend_pool_type, &path.field("backendPoolType")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::status::ManagedClusterLoadBalancerProfileOutboundIPs,
-> for spoke::status::ManagedClusterLoadBalancerProfileOutboundIPs {
+impl Convert<hub::status::ManagedClusterLoadBalancerProfileOutboundIPs>
+for spoke::status::ManagedClusterLoadBalancerProfileOutboundIPs {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> hub::status::ManagedClusterLoadBalancerProfileOutboundIPs {
         hub::status::ManagedClusterLoadBalancerProfileOutboundIPs {
             public_i_ps: cx.object(&self.public_i_ps, &path.field("publicIPs")),
@@ -2524,13 +1434,12 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterLoadBalancerProfileOutboundIPs,
-> for hub::status::ManagedClusterLoadBalancerProfileOutboundIPs {
+impl Convert<spoke::status::ManagedClusterLoadBalancerProfileOutboundIPs>
+for hub::status::ManagedClusterLoadBalancerProfileOutboundIPs {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::status::ManagedClusterLoadBalancerProfileOutboundIPs {
         spoke::status::ManagedClusterLoadBalancerProfileOutboundIPs {
             public_i_ps: cx.object(&self.public_i_ps, &path.field("publicIPs")),
@@ -2538,43 +1447,38 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-> for spoke::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
+impl Convert<hub::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes>
+for spoke::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> hub::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
         hub::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
-            public_ip_prefixes: cx
-                .object(&self.public_ip_prefixes, &path.field("publicIPPrefixes")),
+            public_ip_prefixes: cx.object(&self.public_ip_prefixes, &path.field("publicIPPrefixes")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-> for hub::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
+impl Convert<spoke::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes>
+for hub::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
         spoke::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
-            public_ip_prefixes: cx
-                .object(&self.public_ip_prefixes, &path.field("publicIPPrefixes")),
+            public_ip_prefixes: cx.object(&self.public_ip_prefixes, &path.field("publicIPPrefixes")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-> for spoke::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
+impl Convert<hub::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs>
+for spoke::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> hub::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
         hub::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
             count: cx.copy(&self.count, &path.field("count")),
@@ -2583,13 +1487,12 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-> for hub::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
+impl Convert<spoke::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs>
+for hub::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
         spoke::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
             count: cx.copy(&self.count, &path.field("count")),
@@ -2598,13 +1501,8 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::AdvancedNetworking>
-for spoke::status::AdvancedNetworking {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::AdvancedNetworking {
+impl Convert<hub::status::AdvancedNetworking> for spoke::status::AdvancedNetworking {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AdvancedNetworking {
         hub::status::AdvancedNetworking {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             observability: cx.object(&self.observability, &path.field("observability")),
@@ -2614,13 +1512,8 @@ for spoke::status::AdvancedNetworking {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::AdvancedNetworking>
-for hub::status::AdvancedNetworking {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::AdvancedNetworking {
+impl Convert<spoke::status::AdvancedNetworking> for hub::status::AdvancedNetworking {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AdvancedNetworking {
         cx.keep(&self.performance, &path.field("performance"));
         spoke::status::AdvancedNetworking {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -2630,29 +1523,18 @@ for hub::status::AdvancedNetworking {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::AdvancedNetworkingSecurity>
-for spoke::status::AdvancedNetworkingSecurity {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::AdvancedNetworkingSecurity {
+impl Convert<hub::status::AdvancedNetworkingSecurity> for spoke::status::AdvancedNetworkingSecurity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AdvancedNetworkingSecurity {
         hub::status::AdvancedNetworkingSecurity {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            advanced_network_policies: cx
-                .restore(&path.field("advancedNetworkPolicies")),
+            advanced_network_policies: cx.restore(&path.field("advancedNetworkPolicies")),
             transit_encryption: cx.restore(&path.field("transitEncryption")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::AdvancedNetworkingSecurity>
-for hub::status::AdvancedNetworkingSecurity {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::AdvancedNetworkingSecurity {
+impl Convert<spoke::status::AdvancedNetworkingSecurity> for hub::status::AdvancedNetworkingSecurity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AdvancedNetworkingSecurity {
         cx.keep(&self.advanced_network_policies, &path.field("advancedNetworkPolicies"));
         cx.keep(&self.transit_encryption, &path.field("transitEncryption"));
         spoke::status::AdvancedNetworkingSecurity {
@@ -2661,77 +1543,42 @@ for hub::status::AdvancedNetworkingSecurity {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::AdvancedNetworkingObservability>
-for spoke::status::AdvancedNetworkingObservability {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::AdvancedNetworkingObservability {
+impl Convert<hub::status::AdvancedNetworkingObservability> for spoke::status::AdvancedNetworkingObservability {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AdvancedNetworkingObservability {
         hub::status::AdvancedNetworkingObservability {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::AdvancedNetworkingObservability>
-for hub::status::AdvancedNetworkingObservability {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::AdvancedNetworkingObservability {
+impl Convert<spoke::status::AdvancedNetworkingObservability> for hub::status::AdvancedNetworkingObservability {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AdvancedNetworkingObservability {
         spoke::status::AdvancedNetworkingObservability {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterNodeResourceGroupProfile>
+impl Convert<hub::status::ManagedClusterNodeResourceGroupProfile>
 for spoke::status::ManagedClusterNodeResourceGroupProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterNodeResourceGroupProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterNodeResourceGroupProfile {
         hub::status::ManagedClusterNodeResourceGroupProfile {
-            restriction_level: cx
-                .spelled(
-                    self.restriction_level.as_ref().map(|value| value.as_str()),
-                    &path.field("restrictionLevel"),
-                    |value| Some(hub::arm::RestrictionLevel::from(value.to_string())),
-                    hub::arm::RestrictionLevel::as_str,
-                ),
+            restriction_level: cx.spelled(&self.restriction_level, &path.field("restrictionLevel")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterNodeResourceGroupProfile>
+impl Convert<spoke::status::ManagedClusterNodeResourceGroupProfile>
 for hub::status::ManagedClusterNodeResourceGroupProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterNodeResourceGroupProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterNodeResourceGroupProfile {
         spoke::status::ManagedClusterNodeResourceGroupProfile {
-            restriction_level: cx
-                .spelled(
-                    self.restriction_level.as_ref().map(|value| value.as_str()),
-                    &path.field("restrictionLevel"),
-                    |value| Some(spoke::arm::RestrictionLevel::from(value.to_string())),
-                    spoke::arm::RestrictionLevel::as_str,
-                ),
+            restriction_level: cx.spelled(&self.restriction_level, &path.field("restrictionLevel")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterOidcIssuerProfile>
-for spoke::status::ManagedClusterOidcIssuerProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterOidcIssuerProfile {
+impl Convert<hub::status::ManagedClusterOidcIssuerProfile> for spoke::status::ManagedClusterOidcIssuerProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterOidcIssuerProfile {
         hub::status::ManagedClusterOidcIssuerProfile {
             issuer_url: cx.copy(&self.issuer_url, &path.field("issuerURL")),
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -2739,13 +1586,8 @@ for spoke::status::ManagedClusterOidcIssuerProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterOidcIssuerProfile>
-for hub::status::ManagedClusterOidcIssuerProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterOidcIssuerProfile {
+impl Convert<spoke::status::ManagedClusterOidcIssuerProfile> for hub::status::ManagedClusterOidcIssuerProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterOidcIssuerProfile {
         spoke::status::ManagedClusterOidcIssuerProfile {
             issuer_url: cx.copy(&self.issuer_url, &path.field("issuerURL")),
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -2753,69 +1595,34 @@ for hub::status::ManagedClusterOidcIssuerProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterPodIdentityProfile>
-for spoke::status::ManagedClusterPodIdentityProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterPodIdentityProfile {
+impl Convert<hub::status::ManagedClusterPodIdentityProfile> for spoke::status::ManagedClusterPodIdentityProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterPodIdentityProfile {
         hub::status::ManagedClusterPodIdentityProfile {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             allow_network_plugin_kubenet: cx
-                .copy(
-                    &self.allow_network_plugin_kubenet,
-                    &path.field("allowNetworkPluginKubenet"),
-                ),
-            user_assigned_identities: cx
-                .object(
-                    &self.user_assigned_identities,
-                    &path.field("userAssignedIdentities"),
-                ),
+                .copy(&self.allow_network_plugin_kubenet, &path.field("allowNetworkPluginKubenet")),
+            user_assigned_identities: cx.object(&self.user_assigned_identities, &path.field("userAssignedIdentities")),
             user_assigned_identity_exceptions: cx
-                .object(
-                    &self.user_assigned_identity_exceptions,
-                    &path.field("userAssignedIdentityExceptions"),
-                ),
+                .object(&self.user_assigned_identity_exceptions, &path.field("userAssignedIdentityExceptions")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterPodIdentityProfile>
-for hub::status::ManagedClusterPodIdentityProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterPodIdentityProfile {
+impl Convert<spoke::status::ManagedClusterPodIdentityProfile> for hub::status::ManagedClusterPodIdentityProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterPodIdentityProfile {
         spoke::status::ManagedClusterPodIdentityProfile {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             allow_network_plugin_kubenet: cx
-                .copy(
-                    &self.allow_network_plugin_kubenet,
-                    &path.field("allowNetworkPluginKubenet"),
-                ),
-            user_assigned_identities: cx
-                .object(
-                    &self.user_assigned_identities,
-                    &path.field("userAssignedIdentities"),
-                ),
+                .copy(&self.allow_network_plugin_kubenet, &path.field("allowNetworkPluginKubenet")),
+            user_assigned_identities: cx.object(&self.user_assigned_identities, &path.field("userAssignedIdentities")),
             user_assigned_identity_exceptions: cx
-                .object(
-                    &self.user_assigned_identity_exceptions,
-                    &path.field("userAssignedIdentityExceptions"),
-                ),
+                .object(&self.user_assigned_identity_exceptions, &path.field("userAssignedIdentityExceptions")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterPodIdentityException>
-for spoke::status::ManagedClusterPodIdentityException {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterPodIdentityException {
+impl Convert<hub::status::ManagedClusterPodIdentityException> for spoke::status::ManagedClusterPodIdentityException {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterPodIdentityException {
         hub::status::ManagedClusterPodIdentityException {
             name: cx.copy(&self.name, &path.field("name")),
             namespace: cx.copy(&self.namespace, &path.field("namespace")),
@@ -2824,13 +1631,8 @@ for spoke::status::ManagedClusterPodIdentityException {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterPodIdentityException>
-for hub::status::ManagedClusterPodIdentityException {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterPodIdentityException {
+impl Convert<spoke::status::ManagedClusterPodIdentityException> for hub::status::ManagedClusterPodIdentityException {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterPodIdentityException {
         spoke::status::ManagedClusterPodIdentityException {
             name: cx.copy(&self.name, &path.field("name")),
             namespace: cx.copy(&self.namespace, &path.field("namespace")),
@@ -2839,86 +1641,47 @@ for hub::status::ManagedClusterPodIdentityException {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterPodIdentity>
-for spoke::status::ManagedClusterPodIdentity {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterPodIdentity {
+impl Convert<hub::status::ManagedClusterPodIdentity> for spoke::status::ManagedClusterPodIdentity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterPodIdentity {
         hub::status::ManagedClusterPodIdentity {
             name: cx.copy(&self.name, &path.field("name")),
             namespace: cx.copy(&self.namespace, &path.field("namespace")),
-            binding_selector: cx
-                .copy(&self.binding_selector, &path.field("bindingSelector")),
+            binding_selector: cx.copy(&self.binding_selector, &path.field("bindingSelector")),
             identity: cx.object(&self.identity, &path.field("identity")),
-            provisioning_state: cx
-                .spelled(
-                    self.provisioning_state.as_ref().map(|value| value.as_str()),
-                    &path.field("provisioningState"),
-                    |value| Some(
-                        hub::arm::ManagedClusterPodIdentityProvisioningState::from(
-                            value.to_string(),
-                        ),
-                    ),
-                    hub::arm::ManagedClusterPodIdentityProvisioningState::as_str,
-                ),
-            provisioning_info: cx
-                .object(&self.provisioning_info, &path.field("provisioningInfo")),
+            provisioning_state: cx.spelled(&self.provisioning_state, &path.field("provisioningState")),
+            provisioning_info: cx.object(&self.provisioning_info, &path.field("provisioningInfo")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterPodIdentity>
-for hub::status::ManagedClusterPodIdentity {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterPodIdentity {
+impl Convert<spoke::status::ManagedClusterPodIdentity> for hub::status::ManagedClusterPodIdentity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterPodIdentity {
         spoke::status::ManagedClusterPodIdentity {
             name: cx.copy(&self.name, &path.field("name")),
             namespace: cx.copy(&self.namespace, &path.field("namespace")),
-            binding_selector: cx
-                .copy(&self.binding_selector, &path.field("bindingSelector")),
+            binding_selector: cx.copy(&self.binding_selector, &path.field("bindingSelector")),
             identity: cx.object(&self.identity, &path.field("identity")),
-            provisioning_state: cx
-                .spelled(
-                    self.provisioning_state.as_ref().map(|value| value.as_str()),
-                    &path.field("provisioningState"),
-                    |value| Some(
-                        spoke::arm::ManagedClusterPodIdentityProvisioningState::from(
-                            value.to_string(),
-                        ),
-                    ),
-                    spoke::arm::ManagedClusterPodIdentityProvisioningState::as_str,
-                ),
-            provisioning_info: cx
-                .object(&self.provisioning_info, &path.field("provisioningInfo")),
+            provisioning_state: cx.spelled(&self.provisioning_state, &path.field("provisioningState")),
+            provisioning_info: cx.object(&self.provisioning_info, &path.field("provisioningInfo")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterPodIdentityProvisioningInfo>
+impl Convert<hub::status::ManagedClusterPodIdentityProvisioningInfo>
 for spoke::status::ManagedClusterPodIdentityProvisioningInfo {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterPodIdentityProvisioningInfo {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterPodIdentityProvisioningInfo {
         hub::status::ManagedClusterPodIdentityProvisioningInfo {
             error: cx.object(&self.error, &path.field("error")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterPodIdentityProvisioningInfo,
-> for hub::status::ManagedClusterPodIdentityProvisioningInfo {
+impl Convert<spoke::status::ManagedClusterPodIdentityProvisioningInfo>
+for hub::status::ManagedClusterPodIdentityProvisioningInfo {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::status::ManagedClusterPodIdentityProvisioningInfo {
         spoke::status::ManagedClusterPodIdentityProvisioningInfo {
             error: cx.object(&self.error, &path.field("error")),
@@ -2926,27 +1689,21 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::status::ManagedClusterPodIdentityProvisioningError,
-> for spoke::status::ManagedClusterPodIdentityProvisioningError {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterPodIdentityProvisioningError {
+impl Convert<hub::status::ManagedClusterPodIdentityProvisioningError>
+for spoke::status::ManagedClusterPodIdentityProvisioningError {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterPodIdentityProvisioningError {
         hub::status::ManagedClusterPodIdentityProvisioningError {
             error: cx.object(&self.error, &path.field("error")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterPodIdentityProvisioningError,
-> for hub::status::ManagedClusterPodIdentityProvisioningError {
+impl Convert<spoke::status::ManagedClusterPodIdentityProvisioningError>
+for hub::status::ManagedClusterPodIdentityProvisioningError {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::status::ManagedClusterPodIdentityProvisioningError {
         spoke::status::ManagedClusterPodIdentityProvisioningError {
             error: cx.object(&self.error, &path.field("error")),
@@ -2954,13 +1711,12 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::status::ManagedClusterPodIdentityProvisioningErrorBody,
-> for spoke::status::ManagedClusterPodIdentityProvisioningErrorBody {
+impl Convert<hub::status::ManagedClusterPodIdentityProvisioningErrorBody>
+for spoke::status::ManagedClusterPodIdentityProvisioningErrorBody {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> hub::status::ManagedClusterPodIdentityProvisioningErrorBody {
         hub::status::ManagedClusterPodIdentityProvisioningErrorBody {
             code: cx.copy(&self.code, &path.field("code")),
@@ -2971,13 +1727,12 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterPodIdentityProvisioningErrorBody,
-> for hub::status::ManagedClusterPodIdentityProvisioningErrorBody {
+impl Convert<spoke::status::ManagedClusterPodIdentityProvisioningErrorBody>
+for hub::status::ManagedClusterPodIdentityProvisioningErrorBody {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::status::ManagedClusterPodIdentityProvisioningErrorBody {
         spoke::status::ManagedClusterPodIdentityProvisioningErrorBody {
             code: cx.copy(&self.code, &path.field("code")),
@@ -2988,13 +1743,8 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterAddonProfile>
-for spoke::status::ManagedClusterAddonProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterAddonProfile {
+impl Convert<hub::status::ManagedClusterAddonProfile> for spoke::status::ManagedClusterAddonProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterAddonProfile {
         hub::status::ManagedClusterAddonProfile {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             config: cx.copy(&self.config, &path.field("config")),
@@ -3003,13 +1753,8 @@ for spoke::status::ManagedClusterAddonProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterAddonProfile>
-for hub::status::ManagedClusterAddonProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterAddonProfile {
+impl Convert<spoke::status::ManagedClusterAddonProfile> for hub::status::ManagedClusterAddonProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterAddonProfile {
         spoke::status::ManagedClusterAddonProfile {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             config: cx.copy(&self.config, &path.field("config")),
@@ -3018,13 +1763,8 @@ for hub::status::ManagedClusterAddonProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterAddonProfileIdentity>
-for spoke::status::UserAssignedIdentity {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterAddonProfileIdentity {
+impl Convert<hub::status::ManagedClusterAddonProfileIdentity> for spoke::status::UserAssignedIdentity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterAddonProfileIdentity {
         hub::status::ManagedClusterAddonProfileIdentity {
             resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
             client_id: cx.copy(&self.client_id, &path.field("clientId")),
@@ -3033,13 +1773,8 @@ for spoke::status::UserAssignedIdentity {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::UserAssignedIdentity>
-for hub::status::ManagedClusterAddonProfileIdentity {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::UserAssignedIdentity {
+impl Convert<spoke::status::UserAssignedIdentity> for hub::status::ManagedClusterAddonProfileIdentity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::UserAssignedIdentity {
         spoke::status::UserAssignedIdentity {
             resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
             client_id: cx.copy(&self.client_id, &path.field("clientId")),
@@ -3048,117 +1783,68 @@ for hub::status::ManagedClusterAddonProfileIdentity {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterServicePrincipalProfile>
+impl Convert<hub::status::ManagedClusterServicePrincipalProfile>
 for spoke::status::ManagedClusterServicePrincipalProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterServicePrincipalProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterServicePrincipalProfile {
         hub::status::ManagedClusterServicePrincipalProfile {
             client_id: cx.copy(&self.client_id, &path.field("clientId")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterServicePrincipalProfile>
+impl Convert<spoke::status::ManagedClusterServicePrincipalProfile>
 for hub::status::ManagedClusterServicePrincipalProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterServicePrincipalProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterServicePrincipalProfile {
         spoke::status::ManagedClusterServicePrincipalProfile {
             client_id: cx.copy(&self.client_id, &path.field("clientId")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterWindowsProfile>
-for spoke::status::ManagedClusterWindowsProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterWindowsProfile {
+impl Convert<hub::status::ManagedClusterWindowsProfile> for spoke::status::ManagedClusterWindowsProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterWindowsProfile {
         hub::status::ManagedClusterWindowsProfile {
             admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
-            license_type: cx
-                .spelled(
-                    self.license_type.as_ref().map(|value| value.as_str()),
-                    &path.field("licenseType"),
-                    |value| Some(hub::arm::LicenseType::from(value.to_string())),
-                    hub::arm::LicenseType::as_str,
-                ),
-            enable_csi_proxy: cx
-                .copy(&self.enable_csi_proxy, &path.field("enableCSIProxy")),
+            license_type: cx.spelled(&self.license_type, &path.field("licenseType")),
+            enable_csi_proxy: cx.copy(&self.enable_csi_proxy, &path.field("enableCSIProxy")),
             gmsa_profile: cx.object(&self.gmsa_profile, &path.field("gmsaProfile")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterWindowsProfile>
-for hub::status::ManagedClusterWindowsProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterWindowsProfile {
+impl Convert<spoke::status::ManagedClusterWindowsProfile> for hub::status::ManagedClusterWindowsProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterWindowsProfile {
         spoke::status::ManagedClusterWindowsProfile {
             admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
-            license_type: cx
-                .spelled(
-                    self.license_type.as_ref().map(|value| value.as_str()),
-                    &path.field("licenseType"),
-                    |value| Some(spoke::arm::LicenseType::from(value.to_string())),
-                    spoke::arm::LicenseType::as_str,
-                ),
-            enable_csi_proxy: cx
-                .copy(&self.enable_csi_proxy, &path.field("enableCSIProxy")),
+            license_type: cx.spelled(&self.license_type, &path.field("licenseType")),
+            enable_csi_proxy: cx.copy(&self.enable_csi_proxy, &path.field("enableCSIProxy")),
             gmsa_profile: cx.object(&self.gmsa_profile, &path.field("gmsaProfile")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::WindowsGmsaProfile>
-for spoke::status::WindowsGmsaProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::WindowsGmsaProfile {
+impl Convert<hub::status::WindowsGmsaProfile> for spoke::status::WindowsGmsaProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::WindowsGmsaProfile {
         hub::status::WindowsGmsaProfile {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             dns_server: cx.copy(&self.dns_server, &path.field("dnsServer")),
-            root_domain_name: cx
-                .copy(&self.root_domain_name, &path.field("rootDomainName")),
+            root_domain_name: cx.copy(&self.root_domain_name, &path.field("rootDomainName")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::WindowsGmsaProfile>
-for hub::status::WindowsGmsaProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::WindowsGmsaProfile {
+impl Convert<spoke::status::WindowsGmsaProfile> for hub::status::WindowsGmsaProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::WindowsGmsaProfile {
         spoke::status::WindowsGmsaProfile {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             dns_server: cx.copy(&self.dns_server, &path.field("dnsServer")),
-            root_domain_name: cx
-                .copy(&self.root_domain_name, &path.field("rootDomainName")),
+            root_domain_name: cx.copy(&self.root_domain_name, &path.field("rootDomainName")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ContainerServiceLinuxProfile>
-for spoke::status::ContainerServiceLinuxProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ContainerServiceLinuxProfile {
+impl Convert<hub::status::ContainerServiceLinuxProfile> for spoke::status::ContainerServiceLinuxProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ContainerServiceLinuxProfile {
         hub::status::ContainerServiceLinuxProfile {
             admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
             ssh: cx.object(&self.ssh, &path.field("ssh")),
@@ -3166,13 +1852,8 @@ for spoke::status::ContainerServiceLinuxProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ContainerServiceLinuxProfile>
-for hub::status::ContainerServiceLinuxProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ContainerServiceLinuxProfile {
+impl Convert<spoke::status::ContainerServiceLinuxProfile> for hub::status::ContainerServiceLinuxProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ContainerServiceLinuxProfile {
         spoke::status::ContainerServiceLinuxProfile {
             admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
             ssh: cx.object(&self.ssh, &path.field("ssh")),
@@ -3180,171 +1861,71 @@ for hub::status::ContainerServiceLinuxProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ContainerServiceSshConfiguration>
-for spoke::status::ContainerServiceSshConfiguration {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ContainerServiceSshConfiguration {
+impl Convert<hub::status::ContainerServiceSshConfiguration> for spoke::status::ContainerServiceSshConfiguration {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ContainerServiceSshConfiguration {
         hub::status::ContainerServiceSshConfiguration {
             public_keys: cx.object(&self.public_keys, &path.field("publicKeys")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ContainerServiceSshConfiguration>
-for hub::status::ContainerServiceSshConfiguration {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ContainerServiceSshConfiguration {
+impl Convert<spoke::status::ContainerServiceSshConfiguration> for hub::status::ContainerServiceSshConfiguration {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ContainerServiceSshConfiguration {
         spoke::status::ContainerServiceSshConfiguration {
             public_keys: cx.object(&self.public_keys, &path.field("publicKeys")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ContainerServiceSshPublicKey>
-for spoke::status::ContainerServiceSshPublicKey {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ContainerServiceSshPublicKey {
+impl Convert<hub::status::ContainerServiceSshPublicKey> for spoke::status::ContainerServiceSshPublicKey {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ContainerServiceSshPublicKey {
         hub::status::ContainerServiceSshPublicKey {
             key_data: cx.copy(&self.key_data, &path.field("keyData")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ContainerServiceSshPublicKey>
-for hub::status::ContainerServiceSshPublicKey {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ContainerServiceSshPublicKey {
+impl Convert<spoke::status::ContainerServiceSshPublicKey> for hub::status::ContainerServiceSshPublicKey {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ContainerServiceSshPublicKey {
         spoke::status::ContainerServiceSshPublicKey {
             key_data: cx.copy(&self.key_data, &path.field("keyData")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterAgentPoolProfile>
-for spoke::status::ManagedClusterAgentPoolProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterAgentPoolProfile {
+impl Convert<hub::status::ManagedClusterAgentPoolProfile> for spoke::status::ManagedClusterAgentPoolProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterAgentPoolProfile {
         hub::status::ManagedClusterAgentPoolProfile {
             count: cx.copy(&self.count, &path.field("count")),
             vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
             os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
-            os_disk_type: cx
-                .spelled(
-                    self.os_disk_type.as_ref().map(|value| value.as_str()),
-                    &path.field("osDiskType"),
-                    |value| Some(hub::arm::OsDiskType::from(value.to_string())),
-                    hub::arm::OsDiskType::as_str,
-                ),
-            kubelet_disk_type: cx
-                .spelled(
-                    self.kubelet_disk_type.as_ref().map(|value| value.as_str()),
-                    &path.field("kubeletDiskType"),
-                    |value| Some(hub::arm::KubeletDiskType::from(value.to_string())),
-                    hub::arm::KubeletDiskType::as_str,
-                ),
-            workload_runtime: cx
-                .spelled(
-                    self.workload_runtime.as_ref().map(|value| value.as_str()),
-                    &path.field("workloadRuntime"),
-                    |value| Some(hub::arm::WorkloadRuntime::from(value.to_string())),
-                    hub::arm::WorkloadRuntime::as_str,
-                ),
+            os_disk_type: cx.spelled(&self.os_disk_type, &path.field("osDiskType")),
+            kubelet_disk_type: cx.spelled(&self.kubelet_disk_type, &path.field("kubeletDiskType")),
+            workload_runtime: cx.spelled(&self.workload_runtime, &path.field("workloadRuntime")),
             vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
             pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
             max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
-            os_type: cx
-                .spelled(
-                    self.os_type.as_ref().map(|value| value.as_str()),
-                    &path.field("osType"),
-                    |value| Some(hub::arm::OsType::from(value.to_string())),
-                    hub::arm::OsType::as_str,
-                ),
-            os_sku: cx
-                .spelled(
-                    self.os_sku.as_ref().map(|value| value.as_str()),
-                    &path.field("osSKU"),
-                    |value| Some(hub::arm::Ossku::from(value.to_string())),
-                    hub::arm::Ossku::as_str,
-                ),
+            os_type: cx.spelled(&self.os_type, &path.field("osType")),
+            os_sku: cx.spelled(&self.os_sku, &path.field("osSKU")),
             max_count: cx.copy(&self.max_count, &path.field("maxCount")),
             min_count: cx.copy(&self.min_count, &path.field("minCount")),
-            enable_auto_scaling: cx
-                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
-            scale_down_mode: cx
-                .spelled(
-                    self.scale_down_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleDownMode"),
-                    |value| Some(hub::arm::ScaleDownMode::from(value.to_string())),
-                    hub::arm::ScaleDownMode::as_str,
-                ),
-            r#type: cx
-                .spelled(
-                    self.r#type.as_ref().map(|value| value.as_str()),
-                    &path.field("type"),
-                    |value| Some(hub::arm::AgentPoolType::from(value.to_string())),
-                    hub::arm::AgentPoolType::as_str,
-                ),
-            mode: cx
-                .spelled(
-                    self.mode.as_ref().map(|value| value.as_str()),
-                    &path.field("mode"),
-                    |value| Some(hub::arm::AgentPoolMode::from(value.to_string())),
-                    hub::arm::AgentPoolMode::as_str,
-                ),
-            orchestrator_version: cx
-                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
+            enable_auto_scaling: cx.copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
+            scale_down_mode: cx.spelled(&self.scale_down_mode, &path.field("scaleDownMode")),
+            r#type: cx.spelled(&self.r#type, &path.field("type")),
+            mode: cx.spelled(&self.mode, &path.field("mode")),
+            orchestrator_version: cx.copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
             current_orchestrator_version: cx
-                .copy(
-                    &self.current_orchestrator_version,
-                    &path.field("currentOrchestratorVersion"),
-                ),
-            node_image_version: cx
-                .copy(&self.node_image_version, &path.field("nodeImageVersion")),
-            upgrade_settings: cx
-                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
-            provisioning_state: cx
-                .copy(&self.provisioning_state, &path.field("provisioningState")),
+                .copy(&self.current_orchestrator_version, &path.field("currentOrchestratorVersion")),
+            node_image_version: cx.copy(&self.node_image_version, &path.field("nodeImageVersion")),
+            upgrade_settings: cx.object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            provisioning_state: cx.copy(&self.provisioning_state, &path.field("provisioningState")),
             power_state: cx.object(&self.power_state, &path.field("powerState")),
-            availability_zones: cx
-                .copy(&self.availability_zones, &path.field("availabilityZones")),
-            enable_node_public_ip: cx
-                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
-            node_public_ip_prefix_id: cx
-                .copy(
-                    &self.node_public_ip_prefix_id,
-                    &path.field("nodePublicIPPrefixID"),
-                ),
-            scale_set_priority: cx
-                .spelled(
-                    self.scale_set_priority.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleSetPriority"),
-                    |value| Some(hub::arm::ScaleSetPriority::from(value.to_string())),
-                    hub::arm::ScaleSetPriority::as_str,
-                ),
+            availability_zones: cx.copy(&self.availability_zones, &path.field("availabilityZones")),
+            enable_node_public_ip: cx.copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
+            node_public_ip_prefix_id: cx.copy(&self.node_public_ip_prefix_id, &path.field("nodePublicIPPrefixID")),
+            scale_set_priority: cx.spelled(&self.scale_set_priority, &path.field("scaleSetPriority")),
             scale_set_eviction_policy: cx
-                .spelled(
-                    self.scale_set_eviction_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleSetEvictionPolicy"),
-                    |value| Some(
-                        hub::arm::ScaleSetEvictionPolicy::from(value.to_string()),
-                    ),
-                    hub::arm::ScaleSetEvictionPolicy::as_str,
-                ),
+                .spelled(&self.scale_set_eviction_policy, &path.field("scaleSetEvictionPolicy")),
             spot_max_price: cx
                 .try_convert(
                     self.spot_max_price.as_ref(),
@@ -3355,188 +1936,78 @@ for spoke::status::ManagedClusterAgentPoolProfile {
             node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
             node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
-                .copy(
-                    &self.proximity_placement_group_id,
-                    &path.field("proximityPlacementGroupID"),
-                ),
-            kubelet_config: cx
-                .object(&self.kubelet_config, &path.field("kubeletConfig")),
-            linux_os_config: cx
-                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
-            enable_encryption_at_host: cx
-                .copy(
-                    &self.enable_encryption_at_host,
-                    &path.field("enableEncryptionAtHost"),
-                ),
-            enable_ultra_ssd: cx
-                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+                .copy(&self.proximity_placement_group_id, &path.field("proximityPlacementGroupID")),
+            kubelet_config: cx.object(&self.kubelet_config, &path.field("kubeletConfig")),
+            linux_os_config: cx.object(&self.linux_os_config, &path.field("linuxOSConfig")),
+            enable_encryption_at_host: cx.copy(&self.enable_encryption_at_host, &path.field("enableEncryptionAtHost")),
+            enable_ultra_ssd: cx.copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
             enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
-            gpu_instance_profile: cx
-                .spelled(
-                    self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
-                    &path.field("gpuInstanceProfile"),
-                    |value| Some(hub::arm::GpuInstanceProfile::from(value.to_string())),
-                    hub::arm::GpuInstanceProfile::as_str,
-                ),
+            gpu_instance_profile: cx.spelled(&self.gpu_instance_profile, &path.field("gpuInstanceProfile")),
             creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
-                .copy(
-                    &self.capacity_reservation_group_id,
-                    &path.field("capacityReservationGroupID"),
-                ),
+                .copy(&self.capacity_reservation_group_id, &path.field("capacityReservationGroupID")),
             host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
-            network_profile: cx
-                .object(&self.network_profile, &path.field("networkProfile")),
-            windows_profile: cx
-                .object(&self.windows_profile, &path.field("windowsProfile")),
-            security_profile: cx
-                .object(&self.security_profile, &path.field("securityProfile")),
+            network_profile: cx.object(&self.network_profile, &path.field("networkProfile")),
+            windows_profile: cx.object(&self.windows_profile, &path.field("windowsProfile")),
+            security_profile: cx.object(&self.security_profile, &path.field("securityProfile")),
             name: cx.copy(&self.name, &path.field("name")),
             e_tag: cx.restore(&path.field("eTag")),
             message_of_the_day: cx.restore(&path.field("messageOfTheDay")),
             pod_ip_allocation_mode: cx.restore(&path.field("podIPAllocationMode")),
             gpu_profile: cx.restore(&path.field("gpuProfile")),
             gateway_profile: cx.restore(&path.field("gatewayProfile")),
-            artifact_streaming_profile: cx
-                .restore(&path.field("artifactStreamingProfile")),
+            artifact_streaming_profile: cx.restore(&path.field("artifactStreamingProfile")),
             virtual_machines_profile: cx.restore(&path.field("virtualMachinesProfile")),
-            virtual_machine_nodes_status: cx
-                .restore(&path.field("virtualMachineNodesStatus")),
+            virtual_machine_nodes_status: cx.restore(&path.field("virtualMachineNodesStatus")),
             status: cx.restore(&path.field("status")),
             local_dns_profile: cx.restore(&path.field("localDNSProfile")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterAgentPoolProfile>
-for hub::status::ManagedClusterAgentPoolProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterAgentPoolProfile {
+impl Convert<spoke::status::ManagedClusterAgentPoolProfile> for hub::status::ManagedClusterAgentPoolProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterAgentPoolProfile {
         cx.keep(&self.e_tag, &path.field("eTag"));
         cx.keep(&self.message_of_the_day, &path.field("messageOfTheDay"));
         cx.keep(&self.pod_ip_allocation_mode, &path.field("podIPAllocationMode"));
         cx.keep(&self.gpu_profile, &path.field("gpuProfile"));
         cx.keep(&self.gateway_profile, &path.field("gatewayProfile"));
-        cx.keep(
-            &self.artifact_streaming_profile,
-            &path.field("artifactStreamingProfile"),
-        );
+        cx.keep(&self.artifact_streaming_profile, &path.field("artifactStreamingProfile"));
         cx.keep(&self.virtual_machines_profile, &path.field("virtualMachinesProfile"));
-        cx.keep(
-            &self.virtual_machine_nodes_status,
-            &path.field("virtualMachineNodesStatus"),
-        );
+        cx.keep(&self.virtual_machine_nodes_status, &path.field("virtualMachineNodesStatus"));
         cx.keep(&self.status, &path.field("status"));
         cx.keep(&self.local_dns_profile, &path.field("localDNSProfile"));
         spoke::status::ManagedClusterAgentPoolProfile {
             count: cx.copy(&self.count, &path.field("count")),
             vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
             os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
-            os_disk_type: cx
-                .spelled(
-                    self.os_disk_type.as_ref().map(|value| value.as_str()),
-                    &path.field("osDiskType"),
-                    |value| Some(spoke::arm::OsDiskType::from(value.to_string())),
-                    spoke::arm::OsDiskType::as_str,
-                ),
-            kubelet_disk_type: cx
-                .spelled(
-                    self.kubelet_disk_type.as_ref().map(|value| value.as_str()),
-                    &path.field("kubeletDiskType"),
-                    |value| Some(spoke::arm::KubeletDiskType::from(value.to_string())),
-                    spoke::arm::KubeletDiskType::as_str,
-                ),
-            workload_runtime: cx
-                .spelled(
-                    self.workload_runtime.as_ref().map(|value| value.as_str()),
-                    &path.field("workloadRuntime"),
-                    |value| Some(spoke::arm::WorkloadRuntime::from(value.to_string())),
-                    spoke::arm::WorkloadRuntime::as_str,
-                ),
+            os_disk_type: cx.spelled(&self.os_disk_type, &path.field("osDiskType")),
+            kubelet_disk_type: cx.spelled(&self.kubelet_disk_type, &path.field("kubeletDiskType")),
+            workload_runtime: cx.spelled(&self.workload_runtime, &path.field("workloadRuntime")),
             vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
             pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
             max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
-            os_type: cx
-                .spelled(
-                    self.os_type.as_ref().map(|value| value.as_str()),
-                    &path.field("osType"),
-                    |value| Some(spoke::arm::OsType::from(value.to_string())),
-                    spoke::arm::OsType::as_str,
-                ),
-            os_sku: cx
-                .spelled(
-                    self.os_sku.as_ref().map(|value| value.as_str()),
-                    &path.field("osSKU"),
-                    |value| Some(spoke::arm::Ossku::from(value.to_string())),
-                    spoke::arm::Ossku::as_str,
-                ),
+            os_type: cx.spelled(&self.os_type, &path.field("osType")),
+            os_sku: cx.spelled(&self.os_sku, &path.field("osSKU")),
             max_count: cx.copy(&self.max_count, &path.field("maxCount")),
             min_count: cx.copy(&self.min_count, &path.field("minCount")),
-            enable_auto_scaling: cx
-                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
-            scale_down_mode: cx
-                .spelled(
-                    self.scale_down_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleDownMode"),
-                    |value| Some(spoke::arm::ScaleDownMode::from(value.to_string())),
-                    spoke::arm::ScaleDownMode::as_str,
-                ),
-            r#type: cx
-                .spelled(
-                    self.r#type.as_ref().map(|value| value.as_str()),
-                    &path.field("type"),
-                    |value| Some(spoke::arm::AgentPoolType::from(value.to_string())),
-                    spoke::arm::AgentPoolType::as_str,
-                ),
-            mode: cx
-                .spelled(
-                    self.mode.as_ref().map(|value| value.as_str()),
-                    &path.field("mode"),
-                    |value| Some(spoke::arm::AgentPoolMode::from(value.to_string())),
-                    spoke::arm::AgentPoolMode::as_str,
-                ),
-            orchestrator_version: cx
-                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
+            enable_auto_scaling: cx.copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
+            scale_down_mode: cx.spelled(&self.scale_down_mode, &path.field("scaleDownMode")),
+            r#type: cx.spelled(&self.r#type, &path.field("type")),
+            mode: cx.spelled(&self.mode, &path.field("mode")),
+            orchestrator_version: cx.copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
             current_orchestrator_version: cx
-                .copy(
-                    &self.current_orchestrator_version,
-                    &path.field("currentOrchestratorVersion"),
-                ),
-            node_image_version: cx
-                .copy(&self.node_image_version, &path.field("nodeImageVersion")),
-            upgrade_settings: cx
-                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
-            provisioning_state: cx
-                .copy(&self.provisioning_state, &path.field("provisioningState")),
+                .copy(&self.current_orchestrator_version, &path.field("currentOrchestratorVersion")),
+            node_image_version: cx.copy(&self.node_image_version, &path.field("nodeImageVersion")),
+            upgrade_settings: cx.object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            provisioning_state: cx.copy(&self.provisioning_state, &path.field("provisioningState")),
             power_state: cx.object(&self.power_state, &path.field("powerState")),
-            availability_zones: cx
-                .copy(&self.availability_zones, &path.field("availabilityZones")),
-            enable_node_public_ip: cx
-                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
-            node_public_ip_prefix_id: cx
-                .copy(
-                    &self.node_public_ip_prefix_id,
-                    &path.field("nodePublicIPPrefixID"),
-                ),
-            scale_set_priority: cx
-                .spelled(
-                    self.scale_set_priority.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleSetPriority"),
-                    |value| Some(spoke::arm::ScaleSetPriority::from(value.to_string())),
-                    spoke::arm::ScaleSetPriority::as_str,
-                ),
+            availability_zones: cx.copy(&self.availability_zones, &path.field("availabilityZones")),
+            enable_node_public_ip: cx.copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
+            node_public_ip_prefix_id: cx.copy(&self.node_public_ip_prefix_id, &path.field("nodePublicIPPrefixID")),
+            scale_set_priority: cx.spelled(&self.scale_set_priority, &path.field("scaleSetPriority")),
             scale_set_eviction_policy: cx
-                .spelled(
-                    self.scale_set_eviction_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleSetEvictionPolicy"),
-                    |value| Some(
-                        spoke::arm::ScaleSetEvictionPolicy::from(value.to_string()),
-                    ),
-                    spoke::arm::ScaleSetEvictionPolicy::as_str,
-                ),
+                .spelled(&self.scale_set_eviction_policy, &path.field("scaleSetEvictionPolicy")),
             spot_max_price: cx
                 .convert(
                     self.spot_max_price.as_ref(),
@@ -3547,117 +2018,55 @@ for hub::status::ManagedClusterAgentPoolProfile {
             node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
             node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
-                .copy(
-                    &self.proximity_placement_group_id,
-                    &path.field("proximityPlacementGroupID"),
-                ),
-            kubelet_config: cx
-                .object(&self.kubelet_config, &path.field("kubeletConfig")),
-            linux_os_config: cx
-                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
-            enable_encryption_at_host: cx
-                .copy(
-                    &self.enable_encryption_at_host,
-                    &path.field("enableEncryptionAtHost"),
-                ),
-            enable_ultra_ssd: cx
-                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+                .copy(&self.proximity_placement_group_id, &path.field("proximityPlacementGroupID")),
+            kubelet_config: cx.object(&self.kubelet_config, &path.field("kubeletConfig")),
+            linux_os_config: cx.object(&self.linux_os_config, &path.field("linuxOSConfig")),
+            enable_encryption_at_host: cx.copy(&self.enable_encryption_at_host, &path.field("enableEncryptionAtHost")),
+            enable_ultra_ssd: cx.copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
             enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
-            gpu_instance_profile: cx
-                .spelled(
-                    self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
-                    &path.field("gpuInstanceProfile"),
-                    |value| Some(
-                        spoke::arm::GpuInstanceProfile::from(value.to_string()),
-                    ),
-                    spoke::arm::GpuInstanceProfile::as_str,
-                ),
+            gpu_instance_profile: cx.spelled(&self.gpu_instance_profile, &path.field("gpuInstanceProfile")),
             creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
-                .copy(
-                    &self.capacity_reservation_group_id,
-                    &path.field("capacityReservationGroupID"),
-                ),
+                .copy(&self.capacity_reservation_group_id, &path.field("capacityReservationGroupID")),
             host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
-            network_profile: cx
-                .object(&self.network_profile, &path.field("networkProfile")),
-            windows_profile: cx
-                .object(&self.windows_profile, &path.field("windowsProfile")),
-            security_profile: cx
-                .object(&self.security_profile, &path.field("securityProfile")),
+            network_profile: cx.object(&self.network_profile, &path.field("networkProfile")),
+            windows_profile: cx.object(&self.windows_profile, &path.field("windowsProfile")),
+            security_profile: cx.object(&self.security_profile, &path.field("securityProfile")),
             name: cx.copy(&self.name, &path.field("name")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterIdentity>
-for spoke::status::ManagedClusterIdentity {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterIdentity {
+impl Convert<hub::status::ManagedClusterIdentity> for spoke::status::ManagedClusterIdentity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterIdentity {
         hub::status::ManagedClusterIdentity {
             principal_id: cx.copy(&self.principal_id, &path.field("principalId")),
             tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
-            r#type: cx
-                .spelled(
-                    self.r#type.as_ref().map(|value| value.as_str()),
-                    &path.field("type"),
-                    |value| Some(
-                        hub::arm::ResourceIdentityType::from(value.to_string()),
-                    ),
-                    hub::arm::ResourceIdentityType::as_str,
-                ),
-            delegated_resources: cx
-                .object(&self.delegated_resources, &path.field("delegatedResources")),
-            user_assigned_identities: cx
-                .object(
-                    &self.user_assigned_identities,
-                    &path.field("userAssignedIdentities"),
-                ),
+            r#type: cx.spelled(&self.r#type, &path.field("type")),
+            delegated_resources: cx.object(&self.delegated_resources, &path.field("delegatedResources")),
+            user_assigned_identities: cx.object(&self.user_assigned_identities, &path.field("userAssignedIdentities")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterIdentity>
-for hub::status::ManagedClusterIdentity {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterIdentity {
+impl Convert<spoke::status::ManagedClusterIdentity> for hub::status::ManagedClusterIdentity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterIdentity {
         spoke::status::ManagedClusterIdentity {
             principal_id: cx.copy(&self.principal_id, &path.field("principalId")),
             tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
-            r#type: cx
-                .spelled(
-                    self.r#type.as_ref().map(|value| value.as_str()),
-                    &path.field("type"),
-                    |value| {
-                        spoke::arm::ResourceIdentityType::try_from(value.to_string())
-                            .ok()
-                    },
-                    |value: &spoke::arm::ResourceIdentityType| value.as_str(),
-                ),
-            delegated_resources: cx
-                .object(&self.delegated_resources, &path.field("delegatedResources")),
-            user_assigned_identities: cx
-                .object(
-                    &self.user_assigned_identities,
-                    &path.field("userAssignedIdentities"),
-                ),
+            r#type: cx.spelled(&self.r#type, &path.field("type")),
+            delegated_resources: cx.object(&self.delegated_resources, &path.field("delegatedResources")),
+            user_assigned_identities: cx.object(&self.user_assigned_identities, &path.field("userAssignedIdentities")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::status::ManagedServiceIdentityUserAssignedIdentitiesValue,
-> for spoke::status::ManagedClusterIdentityUserAssignedIdentitiesValue {
+impl Convert<hub::status::ManagedServiceIdentityUserAssignedIdentitiesValue>
+for spoke::status::ManagedClusterIdentityUserAssignedIdentitiesValue {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> hub::status::ManagedServiceIdentityUserAssignedIdentitiesValue {
         hub::status::ManagedServiceIdentityUserAssignedIdentitiesValue {
             principal_id: cx.copy(&self.principal_id, &path.field("principalId")),
@@ -3666,13 +2075,12 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::status::ManagedClusterIdentityUserAssignedIdentitiesValue,
-> for hub::status::ManagedServiceIdentityUserAssignedIdentitiesValue {
+impl Convert<spoke::status::ManagedClusterIdentityUserAssignedIdentitiesValue>
+for hub::status::ManagedServiceIdentityUserAssignedIdentitiesValue {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::status::ManagedClusterIdentityUserAssignedIdentitiesValue {
         spoke::status::ManagedClusterIdentityUserAssignedIdentitiesValue {
             principal_id: cx.copy(&self.principal_id, &path.field("principalId")),
@@ -3681,467 +2089,236 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::DelegatedResource>
-for spoke::status::DelegatedResource {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::DelegatedResource {
+impl Convert<hub::status::DelegatedResource> for spoke::status::DelegatedResource {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::DelegatedResource {
         hub::status::DelegatedResource {
             resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
             tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
-            referral_resource: cx
-                .copy(&self.referral_resource, &path.field("referralResource")),
+            referral_resource: cx.copy(&self.referral_resource, &path.field("referralResource")),
             location: cx.copy(&self.location, &path.field("location")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::DelegatedResource>
-for hub::status::DelegatedResource {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::DelegatedResource {
+impl Convert<spoke::status::DelegatedResource> for hub::status::DelegatedResource {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::DelegatedResource {
         spoke::status::DelegatedResource {
             resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
             tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
-            referral_resource: cx
-                .copy(&self.referral_resource, &path.field("referralResource")),
+            referral_resource: cx.copy(&self.referral_resource, &path.field("referralResource")),
             location: cx.copy(&self.location, &path.field("location")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ExtendedLocation>
-for spoke::status::ExtendedLocation {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ExtendedLocation {
+impl Convert<hub::status::ExtendedLocation> for spoke::status::ExtendedLocation {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ExtendedLocation {
         hub::status::ExtendedLocation {
             name: cx.copy(&self.name, &path.field("name")),
-            r#type: cx
-                .spelled(
-                    self.r#type.as_ref().map(|value| value.as_str()),
-                    &path.field("type"),
-                    |value| Some(
-                        hub::arm::ExtendedLocationTypes::from(value.to_string()),
-                    ),
-                    hub::arm::ExtendedLocationTypes::as_str,
-                ),
+            r#type: cx.spelled(&self.r#type, &path.field("type")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ExtendedLocation>
-for hub::status::ExtendedLocation {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ExtendedLocation {
+impl Convert<spoke::status::ExtendedLocation> for hub::status::ExtendedLocation {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ExtendedLocation {
         spoke::status::ExtendedLocation {
             name: cx.copy(&self.name, &path.field("name")),
-            r#type: cx
-                .spelled(
-                    self.r#type.as_ref().map(|value| value.as_str()),
-                    &path.field("type"),
-                    |value| Some(
-                        spoke::arm::ExtendedLocationType::from(value.to_string()),
-                    ),
-                    spoke::arm::ExtendedLocationType::as_str,
-                ),
+            r#type: cx.spelled(&self.r#type, &path.field("type")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ManagedClusterSku>
-for spoke::status::ManagedClusterSku {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ManagedClusterSku {
+impl Convert<hub::status::ManagedClusterSku> for spoke::status::ManagedClusterSku {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterSku {
         hub::status::ManagedClusterSku {
-            name: cx
-                .spelled(
-                    self.name.as_ref().map(|value| value.as_str()),
-                    &path.field("name"),
-                    |value| Some(
-                        hub::arm::ManagedClusterSkuName::from(value.to_string()),
-                    ),
-                    hub::arm::ManagedClusterSkuName::as_str,
-                ),
-            tier: cx
-                .spelled(
-                    self.tier.as_ref().map(|value| value.as_str()),
-                    &path.field("tier"),
-                    |value| Some(
-                        hub::arm::ManagedClusterSkuTier::from(value.to_string()),
-                    ),
-                    hub::arm::ManagedClusterSkuTier::as_str,
-                ),
+            name: cx.spelled(&self.name, &path.field("name")),
+            tier: cx.spelled(&self.tier, &path.field("tier")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ManagedClusterSku>
-for hub::status::ManagedClusterSku {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ManagedClusterSku {
+impl Convert<spoke::status::ManagedClusterSku> for hub::status::ManagedClusterSku {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterSku {
         spoke::status::ManagedClusterSku {
-            name: cx
-                .spelled(
-                    self.name.as_ref().map(|value| value.as_str()),
-                    &path.field("name"),
-                    |value| Some(
-                        spoke::arm::ManagedClusterSkuName::from(value.to_string()),
-                    ),
-                    spoke::arm::ManagedClusterSkuName::as_str,
-                ),
-            tier: cx
-                .spelled(
-                    self.tier.as_ref().map(|value| value.as_str()),
-                    &path.field("tier"),
-                    |value| Some(
-                        spoke::arm::ManagedClusterSkuTier::from(value.to_string()),
-                    ),
-                    spoke::arm::ManagedClusterSkuTier::as_str,
-                ),
+            name: cx.spelled(&self.name, &path.field("name")),
+            tier: cx.spelled(&self.tier, &path.field("tier")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterMetricsProfile>
-for spoke::spec::ManagedClusterMetricsProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterMetricsProfile {
+impl Convert<hub::spec::ManagedClusterMetricsProfile> for spoke::spec::ManagedClusterMetricsProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterMetricsProfile {
         hub::spec::ManagedClusterMetricsProfile {
             cost_analysis: cx.object(&self.cost_analysis, &path.field("costAnalysis")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterMetricsProfile>
-for hub::spec::ManagedClusterMetricsProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterMetricsProfile {
+impl Convert<spoke::spec::ManagedClusterMetricsProfile> for hub::spec::ManagedClusterMetricsProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterMetricsProfile {
         spoke::spec::ManagedClusterMetricsProfile {
             cost_analysis: cx.object(&self.cost_analysis, &path.field("costAnalysis")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterCostAnalysis>
-for spoke::spec::ManagedClusterCostAnalysis {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterCostAnalysis {
+impl Convert<hub::spec::ManagedClusterCostAnalysis> for spoke::spec::ManagedClusterCostAnalysis {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterCostAnalysis {
         hub::spec::ManagedClusterCostAnalysis {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterCostAnalysis>
-for hub::spec::ManagedClusterCostAnalysis {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterCostAnalysis {
+impl Convert<spoke::spec::ManagedClusterCostAnalysis> for hub::spec::ManagedClusterCostAnalysis {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterCostAnalysis {
         spoke::spec::ManagedClusterCostAnalysis {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ServiceMeshProfile>
-for spoke::spec::ServiceMeshProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ServiceMeshProfile {
+impl Convert<hub::spec::ServiceMeshProfile> for spoke::spec::ServiceMeshProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ServiceMeshProfile {
         hub::spec::ServiceMeshProfile {
-            mode: cx
-                .spelled(
-                    self.mode.as_ref().map(|value| value.as_str()),
-                    &path.field("mode"),
-                    |value| Some(hub::arm::ServiceMeshMode::from(value.to_string())),
-                    hub::arm::ServiceMeshMode::as_str,
-                ),
+            mode: cx.spelled(&self.mode, &path.field("mode")),
             istio: cx.object(&self.istio, &path.field("istio")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ServiceMeshProfile>
-for hub::spec::ServiceMeshProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ServiceMeshProfile {
+impl Convert<spoke::spec::ServiceMeshProfile> for hub::spec::ServiceMeshProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ServiceMeshProfile {
         spoke::spec::ServiceMeshProfile {
-            mode: cx
-                .spelled(
-                    self.mode.as_ref().map(|value| value.as_str()),
-                    &path.field("mode"),
-                    |value| Some(spoke::arm::ServiceMeshMode::from(value.to_string())),
-                    spoke::arm::ServiceMeshMode::as_str,
-                ),
+            mode: cx.spelled(&self.mode, &path.field("mode")),
             istio: cx.object(&self.istio, &path.field("istio")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::IstioServiceMesh>
-for spoke::spec::IstioServiceMesh {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::IstioServiceMesh {
+impl Convert<hub::spec::IstioServiceMesh> for spoke::spec::IstioServiceMesh {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::IstioServiceMesh {
         hub::spec::IstioServiceMesh {
             components: cx.object(&self.components, &path.field("components")),
-            certificate_authority: cx
-                .object(
-                    &self.certificate_authority,
-                    &path.field("certificateAuthority"),
-                ),
+            certificate_authority: cx.object(&self.certificate_authority, &path.field("certificateAuthority")),
             revisions: cx.copy(&self.revisions, &path.field("revisions")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::IstioServiceMesh>
-for hub::spec::IstioServiceMesh {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::IstioServiceMesh {
+impl Convert<spoke::spec::IstioServiceMesh> for hub::spec::IstioServiceMesh {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::IstioServiceMesh {
         spoke::spec::IstioServiceMesh {
             components: cx.object(&self.components, &path.field("components")),
-            certificate_authority: cx
-                .object(
-                    &self.certificate_authority,
-                    &path.field("certificateAuthority"),
-                ),
+            certificate_authority: cx.object(&self.certificate_authority, &path.field("certificateAuthority")),
             revisions: cx.copy(&self.revisions, &path.field("revisions")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::IstioCertificateAuthority>
-for spoke::spec::IstioCertificateAuthority {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::IstioCertificateAuthority {
+impl Convert<hub::spec::IstioCertificateAuthority> for spoke::spec::IstioCertificateAuthority {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::IstioCertificateAuthority {
         hub::spec::IstioCertificateAuthority {
             plugin: cx.object(&self.plugin, &path.field("plugin")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::IstioCertificateAuthority>
-for hub::spec::IstioCertificateAuthority {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::IstioCertificateAuthority {
+impl Convert<spoke::spec::IstioCertificateAuthority> for hub::spec::IstioCertificateAuthority {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::IstioCertificateAuthority {
         spoke::spec::IstioCertificateAuthority {
             plugin: cx.object(&self.plugin, &path.field("plugin")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::IstioPluginCertificateAuthority>
-for spoke::spec::IstioPluginCertificateAuthority {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::IstioPluginCertificateAuthority {
+impl Convert<hub::spec::IstioPluginCertificateAuthority> for spoke::spec::IstioPluginCertificateAuthority {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::IstioPluginCertificateAuthority {
         hub::spec::IstioPluginCertificateAuthority {
             key_vault_id: cx.copy(&self.key_vault_id, &path.field("keyVaultId")),
-            cert_object_name: cx
-                .copy(&self.cert_object_name, &path.field("certObjectName")),
-            key_object_name: cx
-                .copy(&self.key_object_name, &path.field("keyObjectName")),
-            root_cert_object_name: cx
-                .copy(&self.root_cert_object_name, &path.field("rootCertObjectName")),
-            cert_chain_object_name: cx
-                .copy(&self.cert_chain_object_name, &path.field("certChainObjectName")),
+            cert_object_name: cx.copy(&self.cert_object_name, &path.field("certObjectName")),
+            key_object_name: cx.copy(&self.key_object_name, &path.field("keyObjectName")),
+            root_cert_object_name: cx.copy(&self.root_cert_object_name, &path.field("rootCertObjectName")),
+            cert_chain_object_name: cx.copy(&self.cert_chain_object_name, &path.field("certChainObjectName")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::IstioPluginCertificateAuthority>
-for hub::spec::IstioPluginCertificateAuthority {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::IstioPluginCertificateAuthority {
+impl Convert<spoke::spec::IstioPluginCertificateAuthority> for hub::spec::IstioPluginCertificateAuthority {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::IstioPluginCertificateAuthority {
         spoke::spec::IstioPluginCertificateAuthority {
             key_vault_id: cx.copy(&self.key_vault_id, &path.field("keyVaultId")),
-            cert_object_name: cx
-                .copy(&self.cert_object_name, &path.field("certObjectName")),
-            key_object_name: cx
-                .copy(&self.key_object_name, &path.field("keyObjectName")),
-            root_cert_object_name: cx
-                .copy(&self.root_cert_object_name, &path.field("rootCertObjectName")),
-            cert_chain_object_name: cx
-                .copy(&self.cert_chain_object_name, &path.field("certChainObjectName")),
+            cert_object_name: cx.copy(&self.cert_object_name, &path.field("certObjectName")),
+            key_object_name: cx.copy(&self.key_object_name, &path.field("keyObjectName")),
+            root_cert_object_name: cx.copy(&self.root_cert_object_name, &path.field("rootCertObjectName")),
+            cert_chain_object_name: cx.copy(&self.cert_chain_object_name, &path.field("certChainObjectName")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::IstioComponents>
-for spoke::spec::IstioComponents {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::IstioComponents {
+impl Convert<hub::spec::IstioComponents> for spoke::spec::IstioComponents {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::IstioComponents {
         hub::spec::IstioComponents {
-            ingress_gateways: cx
-                .object(&self.ingress_gateways, &path.field("ingressGateways")),
-            egress_gateways: cx
-                .object(&self.egress_gateways, &path.field("egressGateways")),
-            proxy_redirection_mechanism: cx
-                .restore(&path.field("proxyRedirectionMechanism")),
+            ingress_gateways: cx.object(&self.ingress_gateways, &path.field("ingressGateways")),
+            egress_gateways: cx.object(&self.egress_gateways, &path.field("egressGateways")),
+            proxy_redirection_mechanism: cx.restore(&path.field("proxyRedirectionMechanism")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::IstioComponents>
-for hub::spec::IstioComponents {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::IstioComponents {
-        cx.keep(
-            &self.proxy_redirection_mechanism,
-            &path.field("proxyRedirectionMechanism"),
-        );
+impl Convert<spoke::spec::IstioComponents> for hub::spec::IstioComponents {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::IstioComponents {
+        cx.keep(&self.proxy_redirection_mechanism, &path.field("proxyRedirectionMechanism"));
         spoke::spec::IstioComponents {
-            ingress_gateways: cx
-                .object(&self.ingress_gateways, &path.field("ingressGateways")),
-            egress_gateways: cx
-                .object(&self.egress_gateways, &path.field("egressGateways")),
+            ingress_gateways: cx.object(&self.ingress_gateways, &path.field("ingressGateways")),
+            egress_gateways: cx.object(&self.egress_gateways, &path.field("egressGateways")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::IstioEgressGateway>
-for spoke::spec::IstioEgressGateway {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::IstioEgressGateway {
+impl Convert<hub::spec::IstioEgressGateway> for spoke::spec::IstioEgressGateway {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::IstioEgressGateway {
         hub::spec::IstioEgressGateway {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             name: cx.restore(&path.field("name")),
             namespace: cx.restore(&path.field("namespace")),
-            gateway_configuration_name: cx
-                .restore(&path.field("gatewayConfigurationName")),
+            gateway_configuration_name: cx.restore(&path.field("gatewayConfigurationName")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::IstioEgressGateway>
-for hub::spec::IstioEgressGateway {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::IstioEgressGateway {
+impl Convert<spoke::spec::IstioEgressGateway> for hub::spec::IstioEgressGateway {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::IstioEgressGateway {
         cx.keep(&self.name, &path.field("name"));
         cx.keep(&self.namespace, &path.field("namespace"));
-        cx.keep(
-            &self.gateway_configuration_name,
-            &path.field("gatewayConfigurationName"),
-        );
+        cx.keep(&self.gateway_configuration_name, &path.field("gatewayConfigurationName"));
         spoke::spec::IstioEgressGateway {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::IstioIngressGateway>
-for spoke::spec::IstioIngressGateway {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::IstioIngressGateway {
+impl Convert<hub::spec::IstioIngressGateway> for spoke::spec::IstioIngressGateway {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::IstioIngressGateway {
         hub::spec::IstioIngressGateway {
-            mode: cx
-                .spelled(
-                    self.mode.as_ref().map(|value| value.as_str()),
-                    &path.field("mode"),
-                    |value| Some(
-                        hub::arm::IstioIngressGatewayMode::from(value.to_string()),
-                    ),
-                    hub::arm::IstioIngressGatewayMode::as_str,
-                ),
+            mode: cx.spelled(&self.mode, &path.field("mode")),
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::IstioIngressGateway>
-for hub::spec::IstioIngressGateway {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::IstioIngressGateway {
+impl Convert<spoke::spec::IstioIngressGateway> for hub::spec::IstioIngressGateway {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::IstioIngressGateway {
         spoke::spec::IstioIngressGateway {
-            mode: cx
-                .spelled(
-                    self.mode.as_ref().map(|value| value.as_str()),
-                    &path.field("mode"),
-                    |value| Some(
-                        spoke::arm::IstioIngressGatewayMode::from(value.to_string()),
-                    ),
-                    spoke::arm::IstioIngressGatewayMode::as_str,
-                ),
+            mode: cx.spelled(&self.mode, &path.field("mode")),
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterAzureMonitorProfile>
-for spoke::spec::ManagedClusterAzureMonitorProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterAzureMonitorProfile {
+impl Convert<hub::spec::ManagedClusterAzureMonitorProfile> for spoke::spec::ManagedClusterAzureMonitorProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterAzureMonitorProfile {
         hub::spec::ManagedClusterAzureMonitorProfile {
             metrics: cx.object(&self.metrics, &path.field("metrics")),
             container_insights: cx.restore(&path.field("containerInsights")),
@@ -4150,13 +2327,8 @@ for spoke::spec::ManagedClusterAzureMonitorProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterAzureMonitorProfile>
-for hub::spec::ManagedClusterAzureMonitorProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterAzureMonitorProfile {
+impl Convert<spoke::spec::ManagedClusterAzureMonitorProfile> for hub::spec::ManagedClusterAzureMonitorProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterAzureMonitorProfile {
         cx.keep(&self.container_insights, &path.field("containerInsights"));
         cx.keep(&self.app_monitoring, &path.field("appMonitoring"));
         spoke::spec::ManagedClusterAzureMonitorProfile {
@@ -4165,127 +2337,84 @@ for hub::spec::ManagedClusterAzureMonitorProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterAzureMonitorProfileMetrics>
+impl Convert<hub::spec::ManagedClusterAzureMonitorProfileMetrics>
 for spoke::spec::ManagedClusterAzureMonitorProfileMetrics {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterAzureMonitorProfileMetrics {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterAzureMonitorProfileMetrics {
         hub::spec::ManagedClusterAzureMonitorProfileMetrics {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            kube_state_metrics: cx
-                .object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
+            kube_state_metrics: cx.object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
             control_plane: cx.restore(&path.field("controlPlane")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterAzureMonitorProfileMetrics>
+impl Convert<spoke::spec::ManagedClusterAzureMonitorProfileMetrics>
 for hub::spec::ManagedClusterAzureMonitorProfileMetrics {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterAzureMonitorProfileMetrics {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterAzureMonitorProfileMetrics {
         cx.keep(&self.control_plane, &path.field("controlPlane"));
         spoke::spec::ManagedClusterAzureMonitorProfileMetrics {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            kube_state_metrics: cx
-                .object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
+            kube_state_metrics: cx.object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics,
-> for spoke::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
+impl Convert<hub::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics>
+for spoke::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> hub::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
         hub::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
-            metric_labels_allowlist: cx
-                .copy(
-                    &self.metric_labels_allowlist,
-                    &path.field("metricLabelsAllowlist"),
-                ),
+            metric_labels_allowlist: cx.copy(&self.metric_labels_allowlist, &path.field("metricLabelsAllowlist")),
             metric_annotations_allow_list: cx
-                .copy(
-                    &self.metric_annotations_allow_list,
-                    &path.field("metricAnnotationsAllowList"),
-                ),
+                .copy(&self.metric_annotations_allow_list, &path.field("metricAnnotationsAllowList")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics,
-> for hub::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
+impl Convert<spoke::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics>
+for hub::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
         spoke::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
-            metric_labels_allowlist: cx
-                .copy(
-                    &self.metric_labels_allowlist,
-                    &path.field("metricLabelsAllowlist"),
-                ),
+            metric_labels_allowlist: cx.copy(&self.metric_labels_allowlist, &path.field("metricLabelsAllowlist")),
             metric_annotations_allow_list: cx
-                .copy(
-                    &self.metric_annotations_allow_list,
-                    &path.field("metricAnnotationsAllowList"),
-                ),
+                .copy(&self.metric_annotations_allow_list, &path.field("metricAnnotationsAllowList")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterWorkloadAutoScalerProfile>
+impl Convert<hub::spec::ManagedClusterWorkloadAutoScalerProfile>
 for spoke::spec::ManagedClusterWorkloadAutoScalerProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterWorkloadAutoScalerProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterWorkloadAutoScalerProfile {
         hub::spec::ManagedClusterWorkloadAutoScalerProfile {
             keda: cx.object(&self.keda, &path.field("keda")),
-            vertical_pod_autoscaler: cx
-                .object(
-                    &self.vertical_pod_autoscaler,
-                    &path.field("verticalPodAutoscaler"),
-                ),
+            vertical_pod_autoscaler: cx.object(&self.vertical_pod_autoscaler, &path.field("verticalPodAutoscaler")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterWorkloadAutoScalerProfile>
+impl Convert<spoke::spec::ManagedClusterWorkloadAutoScalerProfile>
 for hub::spec::ManagedClusterWorkloadAutoScalerProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterWorkloadAutoScalerProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterWorkloadAutoScalerProfile {
         spoke::spec::ManagedClusterWorkloadAutoScalerProfile {
             keda: cx.object(&self.keda, &path.field("keda")),
-            vertical_pod_autoscaler: cx
-                .object(
-                    &self.vertical_pod_autoscaler,
-                    &path.field("verticalPodAutoscaler"),
-                ),
+            vertical_pod_autoscaler: cx.object(&self.vertical_pod_autoscaler, &path.field("verticalPodAutoscaler")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-> for spoke::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
+impl Convert<hub::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>
+for spoke::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> hub::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
         hub::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -4293,13 +2422,12 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-> for hub::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
+impl Convert<spoke::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>
+for hub::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
         spoke::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -4307,26 +2435,21 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterWorkloadAutoScalerProfileKeda>
+impl Convert<hub::spec::ManagedClusterWorkloadAutoScalerProfileKeda>
 for spoke::spec::ManagedClusterWorkloadAutoScalerProfileKeda {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterWorkloadAutoScalerProfileKeda {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterWorkloadAutoScalerProfileKeda {
         hub::spec::ManagedClusterWorkloadAutoScalerProfileKeda {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::spec::ManagedClusterWorkloadAutoScalerProfileKeda,
-> for hub::spec::ManagedClusterWorkloadAutoScalerProfileKeda {
+impl Convert<spoke::spec::ManagedClusterWorkloadAutoScalerProfileKeda>
+for hub::spec::ManagedClusterWorkloadAutoScalerProfileKeda {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::spec::ManagedClusterWorkloadAutoScalerProfileKeda {
         spoke::spec::ManagedClusterWorkloadAutoScalerProfileKeda {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -4334,147 +2457,94 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterIngressProfile>
-for spoke::spec::ManagedClusterIngressProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterIngressProfile {
+impl Convert<hub::spec::ManagedClusterIngressProfile> for spoke::spec::ManagedClusterIngressProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterIngressProfile {
         hub::spec::ManagedClusterIngressProfile {
-            web_app_routing: cx
-                .object(&self.web_app_routing, &path.field("webAppRouting")),
+            web_app_routing: cx.object(&self.web_app_routing, &path.field("webAppRouting")),
             gateway_api: cx.restore(&path.field("gatewayAPI")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterIngressProfile>
-for hub::spec::ManagedClusterIngressProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterIngressProfile {
+impl Convert<spoke::spec::ManagedClusterIngressProfile> for hub::spec::ManagedClusterIngressProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterIngressProfile {
         cx.keep(&self.gateway_api, &path.field("gatewayAPI"));
         spoke::spec::ManagedClusterIngressProfile {
-            web_app_routing: cx
-                .object(&self.web_app_routing, &path.field("webAppRouting")),
+            web_app_routing: cx.object(&self.web_app_routing, &path.field("webAppRouting")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterIngressProfileWebAppRouting>
+impl Convert<hub::spec::ManagedClusterIngressProfileWebAppRouting>
 for spoke::spec::ManagedClusterIngressProfileWebAppRouting {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterIngressProfileWebAppRouting {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterIngressProfileWebAppRouting {
         hub::spec::ManagedClusterIngressProfileWebAppRouting {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            dns_zone_resource_ids: cx
-                .copy(&self.dns_zone_resource_ids, &path.field("dnsZoneResourceIds")),
-            gateway_api_implementations: cx
-                .restore(&path.field("gatewayAPIImplementations")),
+            dns_zone_resource_ids: cx.copy(&self.dns_zone_resource_ids, &path.field("dnsZoneResourceIds")),
+            gateway_api_implementations: cx.restore(&path.field("gatewayAPIImplementations")),
             nginx: cx.restore(&path.field("nginx")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterIngressProfileWebAppRouting>
+impl Convert<spoke::spec::ManagedClusterIngressProfileWebAppRouting>
 for hub::spec::ManagedClusterIngressProfileWebAppRouting {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterIngressProfileWebAppRouting {
-        cx.keep(
-            &self.gateway_api_implementations,
-            &path.field("gatewayAPIImplementations"),
-        );
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterIngressProfileWebAppRouting {
+        cx.keep(&self.gateway_api_implementations, &path.field("gatewayAPIImplementations"));
         cx.keep(&self.nginx, &path.field("nginx"));
         spoke::spec::ManagedClusterIngressProfileWebAppRouting {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            dns_zone_resource_ids: cx
-                .copy(&self.dns_zone_resource_ids, &path.field("dnsZoneResourceIds")),
+            dns_zone_resource_ids: cx.copy(&self.dns_zone_resource_ids, &path.field("dnsZoneResourceIds")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterStorageProfile>
-for spoke::spec::ManagedClusterStorageProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterStorageProfile {
+impl Convert<hub::spec::ManagedClusterStorageProfile> for spoke::spec::ManagedClusterStorageProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterStorageProfile {
         hub::spec::ManagedClusterStorageProfile {
-            disk_csi_driver: cx
-                .object(&self.disk_csi_driver, &path.field("diskCSIDriver")),
-            file_csi_driver: cx
-                .object(&self.file_csi_driver, &path.field("fileCSIDriver")),
-            snapshot_controller: cx
-                .object(&self.snapshot_controller, &path.field("snapshotController")),
-            blob_csi_driver: cx
-                .object(&self.blob_csi_driver, &path.field("blobCSIDriver")),
+            disk_csi_driver: cx.object(&self.disk_csi_driver, &path.field("diskCSIDriver")),
+            file_csi_driver: cx.object(&self.file_csi_driver, &path.field("fileCSIDriver")),
+            snapshot_controller: cx.object(&self.snapshot_controller, &path.field("snapshotController")),
+            blob_csi_driver: cx.object(&self.blob_csi_driver, &path.field("blobCSIDriver")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterStorageProfile>
-for hub::spec::ManagedClusterStorageProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterStorageProfile {
+impl Convert<spoke::spec::ManagedClusterStorageProfile> for hub::spec::ManagedClusterStorageProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterStorageProfile {
         spoke::spec::ManagedClusterStorageProfile {
-            disk_csi_driver: cx
-                .object(&self.disk_csi_driver, &path.field("diskCSIDriver")),
-            file_csi_driver: cx
-                .object(&self.file_csi_driver, &path.field("fileCSIDriver")),
-            snapshot_controller: cx
-                .object(&self.snapshot_controller, &path.field("snapshotController")),
-            blob_csi_driver: cx
-                .object(&self.blob_csi_driver, &path.field("blobCSIDriver")),
+            disk_csi_driver: cx.object(&self.disk_csi_driver, &path.field("diskCSIDriver")),
+            file_csi_driver: cx.object(&self.file_csi_driver, &path.field("fileCSIDriver")),
+            snapshot_controller: cx.object(&self.snapshot_controller, &path.field("snapshotController")),
+            blob_csi_driver: cx.object(&self.blob_csi_driver, &path.field("blobCSIDriver")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterStorageProfileBlobCsiDriver>
+impl Convert<hub::spec::ManagedClusterStorageProfileBlobCsiDriver>
 for spoke::spec::ManagedClusterStorageProfileBlobCsiDriver {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterStorageProfileBlobCsiDriver {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterStorageProfileBlobCsiDriver {
         hub::spec::ManagedClusterStorageProfileBlobCsiDriver {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterStorageProfileBlobCsiDriver>
+impl Convert<spoke::spec::ManagedClusterStorageProfileBlobCsiDriver>
 for hub::spec::ManagedClusterStorageProfileBlobCsiDriver {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterStorageProfileBlobCsiDriver {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterStorageProfileBlobCsiDriver {
         spoke::spec::ManagedClusterStorageProfileBlobCsiDriver {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::spec::ManagedClusterStorageProfileSnapshotController,
-> for spoke::spec::ManagedClusterStorageProfileSnapshotController {
+impl Convert<hub::spec::ManagedClusterStorageProfileSnapshotController>
+for spoke::spec::ManagedClusterStorageProfileSnapshotController {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> hub::spec::ManagedClusterStorageProfileSnapshotController {
         hub::spec::ManagedClusterStorageProfileSnapshotController {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -4482,13 +2552,12 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::spec::ManagedClusterStorageProfileSnapshotController,
-> for hub::spec::ManagedClusterStorageProfileSnapshotController {
+impl Convert<spoke::spec::ManagedClusterStorageProfileSnapshotController>
+for hub::spec::ManagedClusterStorageProfileSnapshotController {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::spec::ManagedClusterStorageProfileSnapshotController {
         spoke::spec::ManagedClusterStorageProfileSnapshotController {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -4496,113 +2565,75 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterStorageProfileFileCsiDriver>
+impl Convert<hub::spec::ManagedClusterStorageProfileFileCsiDriver>
 for spoke::spec::ManagedClusterStorageProfileFileCsiDriver {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterStorageProfileFileCsiDriver {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterStorageProfileFileCsiDriver {
         hub::spec::ManagedClusterStorageProfileFileCsiDriver {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterStorageProfileFileCsiDriver>
+impl Convert<spoke::spec::ManagedClusterStorageProfileFileCsiDriver>
 for hub::spec::ManagedClusterStorageProfileFileCsiDriver {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterStorageProfileFileCsiDriver {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterStorageProfileFileCsiDriver {
         spoke::spec::ManagedClusterStorageProfileFileCsiDriver {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterStorageProfileDiskCsiDriver>
+impl Convert<hub::spec::ManagedClusterStorageProfileDiskCsiDriver>
 for spoke::spec::ManagedClusterStorageProfileDiskCsiDriver {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterStorageProfileDiskCsiDriver {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterStorageProfileDiskCsiDriver {
         hub::spec::ManagedClusterStorageProfileDiskCsiDriver {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterStorageProfileDiskCsiDriver>
+impl Convert<spoke::spec::ManagedClusterStorageProfileDiskCsiDriver>
 for hub::spec::ManagedClusterStorageProfileDiskCsiDriver {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterStorageProfileDiskCsiDriver {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterStorageProfileDiskCsiDriver {
         spoke::spec::ManagedClusterStorageProfileDiskCsiDriver {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterSecurityProfile>
-for spoke::spec::ManagedClusterSecurityProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterSecurityProfile {
+impl Convert<hub::spec::ManagedClusterSecurityProfile> for spoke::spec::ManagedClusterSecurityProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterSecurityProfile {
         hub::spec::ManagedClusterSecurityProfile {
             defender: cx.object(&self.defender, &path.field("defender")),
-            azure_key_vault_kms: cx
-                .object(&self.azure_key_vault_kms, &path.field("azureKeyVaultKms")),
-            workload_identity: cx
-                .object(&self.workload_identity, &path.field("workloadIdentity")),
+            azure_key_vault_kms: cx.object(&self.azure_key_vault_kms, &path.field("azureKeyVaultKms")),
+            workload_identity: cx.object(&self.workload_identity, &path.field("workloadIdentity")),
             image_cleaner: cx.object(&self.image_cleaner, &path.field("imageCleaner")),
             kubernetes_resource_object_encryption_profile: cx
                 .restore(&path.field("kubernetesResourceObjectEncryptionProfile")),
-            custom_ca_trust_certificates: cx
-                .restore(&path.field("customCATrustCertificates")),
+            custom_ca_trust_certificates: cx.restore(&path.field("customCATrustCertificates")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterSecurityProfile>
-for hub::spec::ManagedClusterSecurityProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterSecurityProfile {
+impl Convert<spoke::spec::ManagedClusterSecurityProfile> for hub::spec::ManagedClusterSecurityProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterSecurityProfile {
         cx.keep(
             &self.kubernetes_resource_object_encryption_profile,
             &path.field("kubernetesResourceObjectEncryptionProfile"),
         );
-        cx.keep(
-            &self.custom_ca_trust_certificates,
-            &path.field("customCATrustCertificates"),
-        );
+        cx.keep(&self.custom_ca_trust_certificates, &path.field("customCATrustCertificates"));
         spoke::spec::ManagedClusterSecurityProfile {
             defender: cx.object(&self.defender, &path.field("defender")),
-            azure_key_vault_kms: cx
-                .object(&self.azure_key_vault_kms, &path.field("azureKeyVaultKms")),
-            workload_identity: cx
-                .object(&self.workload_identity, &path.field("workloadIdentity")),
+            azure_key_vault_kms: cx.object(&self.azure_key_vault_kms, &path.field("azureKeyVaultKms")),
+            workload_identity: cx.object(&self.workload_identity, &path.field("workloadIdentity")),
             image_cleaner: cx.object(&self.image_cleaner, &path.field("imageCleaner")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterSecurityProfileImageCleaner>
+impl Convert<hub::spec::ManagedClusterSecurityProfileImageCleaner>
 for spoke::spec::ManagedClusterSecurityProfileImageCleaner {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterSecurityProfileImageCleaner {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterSecurityProfileImageCleaner {
         hub::spec::ManagedClusterSecurityProfileImageCleaner {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             interval_hours: cx.copy(&self.interval_hours, &path.field("intervalHours")),
@@ -4610,13 +2641,9 @@ for spoke::spec::ManagedClusterSecurityProfileImageCleaner {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterSecurityProfileImageCleaner>
+impl Convert<spoke::spec::ManagedClusterSecurityProfileImageCleaner>
 for hub::spec::ManagedClusterSecurityProfileImageCleaner {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterSecurityProfileImageCleaner {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterSecurityProfileImageCleaner {
         spoke::spec::ManagedClusterSecurityProfileImageCleaner {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             interval_hours: cx.copy(&self.interval_hours, &path.field("intervalHours")),
@@ -4624,13 +2651,12 @@ for hub::spec::ManagedClusterSecurityProfileImageCleaner {
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::spec::ManagedClusterSecurityProfileWorkloadIdentity,
-> for spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity {
+impl Convert<hub::spec::ManagedClusterSecurityProfileWorkloadIdentity>
+for spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> hub::spec::ManagedClusterSecurityProfileWorkloadIdentity {
         hub::spec::ManagedClusterSecurityProfileWorkloadIdentity {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -4638,13 +2664,12 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity,
-> for hub::spec::ManagedClusterSecurityProfileWorkloadIdentity {
+impl Convert<spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity>
+for hub::spec::ManagedClusterSecurityProfileWorkloadIdentity {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity {
         spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -4652,103 +2677,56 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::AzureKeyVaultKms>
-for spoke::spec::AzureKeyVaultKms {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::AzureKeyVaultKms {
+impl Convert<hub::spec::AzureKeyVaultKms> for spoke::spec::AzureKeyVaultKms {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::AzureKeyVaultKms {
         hub::spec::AzureKeyVaultKms {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             key_id: cx.copy(&self.key_id, &path.field("keyId")),
-            key_vault_network_access: cx
-                .spelled(
-                    self.key_vault_network_access.as_ref().map(|value| value.as_str()),
-                    &path.field("keyVaultNetworkAccess"),
-                    |value| Some(
-                        hub::arm::KeyVaultNetworkAccessTypes::from(value.to_string()),
-                    ),
-                    hub::arm::KeyVaultNetworkAccessTypes::as_str,
-                ),
-            key_vault_resource_id: cx
-                .copy(&self.key_vault_resource_id, &path.field("keyVaultResourceId")),
+            key_vault_network_access: cx.spelled(&self.key_vault_network_access, &path.field("keyVaultNetworkAccess")),
+            key_vault_resource_id: cx.copy(&self.key_vault_resource_id, &path.field("keyVaultResourceId")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::AzureKeyVaultKms>
-for hub::spec::AzureKeyVaultKms {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::AzureKeyVaultKms {
+impl Convert<spoke::spec::AzureKeyVaultKms> for hub::spec::AzureKeyVaultKms {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::AzureKeyVaultKms {
         spoke::spec::AzureKeyVaultKms {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             key_id: cx.copy(&self.key_id, &path.field("keyId")),
-            key_vault_network_access: cx
-                .spelled(
-                    self.key_vault_network_access.as_ref().map(|value| value.as_str()),
-                    &path.field("keyVaultNetworkAccess"),
-                    |value| Some(
-                        spoke::arm::KeyVaultNetworkAccessTypes::from(value.to_string()),
-                    ),
-                    spoke::arm::KeyVaultNetworkAccessTypes::as_str,
-                ),
-            key_vault_resource_id: cx
-                .copy(&self.key_vault_resource_id, &path.field("keyVaultResourceId")),
+            key_vault_network_access: cx.spelled(&self.key_vault_network_access, &path.field("keyVaultNetworkAccess")),
+            key_vault_resource_id: cx.copy(&self.key_vault_resource_id, &path.field("keyVaultResourceId")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterSecurityProfileDefender>
-for spoke::spec::ManagedClusterSecurityProfileDefender {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterSecurityProfileDefender {
+impl Convert<hub::spec::ManagedClusterSecurityProfileDefender> for spoke::spec::ManagedClusterSecurityProfileDefender {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterSecurityProfileDefender {
         hub::spec::ManagedClusterSecurityProfileDefender {
             log_analytics_workspace_resource_id: cx
-                .copy(
-                    &self.log_analytics_workspace_resource_id,
-                    &path.field("logAnalyticsWorkspaceResourceId"),
-                ),
-            security_monitoring: cx
-                .object(&self.security_monitoring, &path.field("securityMonitoring")),
+                .copy(&self.log_analytics_workspace_resource_id, &path.field("logAnalyticsWorkspaceResourceId")),
+            security_monitoring: cx.object(&self.security_monitoring, &path.field("securityMonitoring")),
             security_gating: cx.restore(&path.field("securityGating")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterSecurityProfileDefender>
-for hub::spec::ManagedClusterSecurityProfileDefender {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterSecurityProfileDefender {
+impl Convert<spoke::spec::ManagedClusterSecurityProfileDefender> for hub::spec::ManagedClusterSecurityProfileDefender {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterSecurityProfileDefender {
         cx.keep(&self.security_gating, &path.field("securityGating"));
         spoke::spec::ManagedClusterSecurityProfileDefender {
             log_analytics_workspace_resource_id: cx
-                .copy(
-                    &self.log_analytics_workspace_resource_id,
-                    &path.field("logAnalyticsWorkspaceResourceId"),
-                ),
-            security_monitoring: cx
-                .object(&self.security_monitoring, &path.field("securityMonitoring")),
+                .copy(&self.log_analytics_workspace_resource_id, &path.field("logAnalyticsWorkspaceResourceId")),
+            security_monitoring: cx.object(&self.security_monitoring, &path.field("securityMonitoring")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-> for spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
+impl Convert<hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring>
+for spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
         hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -4756,13 +2734,12 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-> for hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
+impl Convert<spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring>
+for hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
         spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -4770,13 +2747,8 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterHttpProxyConfig>
-for spoke::spec::ManagedClusterHttpProxyConfig {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterHttpProxyConfig {
+impl Convert<hub::spec::ManagedClusterHttpProxyConfig> for spoke::spec::ManagedClusterHttpProxyConfig {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterHttpProxyConfig {
         hub::spec::ManagedClusterHttpProxyConfig {
             http_proxy: cx.copy(&self.http_proxy, &path.field("httpProxy")),
             https_proxy: cx.copy(&self.https_proxy, &path.field("httpsProxy")),
@@ -4787,13 +2759,8 @@ for spoke::spec::ManagedClusterHttpProxyConfig {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterHttpProxyConfig>
-for hub::spec::ManagedClusterHttpProxyConfig {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterHttpProxyConfig {
+impl Convert<spoke::spec::ManagedClusterHttpProxyConfig> for hub::spec::ManagedClusterHttpProxyConfig {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterHttpProxyConfig {
         cx.keep(&self.enabled, &path.field("enabled"));
         spoke::spec::ManagedClusterHttpProxyConfig {
             http_proxy: cx.copy(&self.http_proxy, &path.field("httpProxy")),
@@ -4804,49 +2771,32 @@ for hub::spec::ManagedClusterHttpProxyConfig {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::PrivateLinkResource>
-for spoke::spec::PrivateLinkResource {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::PrivateLinkResource {
+impl Convert<hub::spec::PrivateLinkResource> for spoke::spec::PrivateLinkResource {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::PrivateLinkResource {
         hub::spec::PrivateLinkResource {
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
             r#type: cx.copy(&self.r#type, &path.field("type")),
             group_id: cx.copy(&self.group_id, &path.field("groupId")),
-            required_members: cx
-                .copy(&self.required_members, &path.field("requiredMembers")),
+            required_members: cx.copy(&self.required_members, &path.field("requiredMembers")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::PrivateLinkResource>
-for hub::spec::PrivateLinkResource {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::PrivateLinkResource {
+impl Convert<spoke::spec::PrivateLinkResource> for hub::spec::PrivateLinkResource {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::PrivateLinkResource {
         spoke::spec::PrivateLinkResource {
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
             r#type: cx.copy(&self.r#type, &path.field("type")),
             group_id: cx.copy(&self.group_id, &path.field("groupId")),
-            required_members: cx
-                .copy(&self.required_members, &path.field("requiredMembers")),
+            required_members: cx.copy(&self.required_members, &path.field("requiredMembers")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::UserAssignedIdentity>
-for spoke::spec::UserAssignedIdentity {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::UserAssignedIdentity {
+impl Convert<hub::spec::UserAssignedIdentity> for spoke::spec::UserAssignedIdentity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::UserAssignedIdentity {
         hub::spec::UserAssignedIdentity {
             resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
             client_id: cx.copy(&self.client_id, &path.field("clientId")),
@@ -4855,13 +2805,8 @@ for spoke::spec::UserAssignedIdentity {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::UserAssignedIdentity>
-for hub::spec::UserAssignedIdentity {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::UserAssignedIdentity {
+impl Convert<spoke::spec::UserAssignedIdentity> for hub::spec::UserAssignedIdentity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::UserAssignedIdentity {
         spoke::spec::UserAssignedIdentity {
             resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
             client_id: cx.copy(&self.client_id, &path.field("clientId")),
@@ -4870,309 +2815,140 @@ for hub::spec::UserAssignedIdentity {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterApiServerAccessProfile>
-for spoke::spec::ManagedClusterApiServerAccessProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterApiServerAccessProfile {
+impl Convert<hub::spec::ManagedClusterApiServerAccessProfile> for spoke::spec::ManagedClusterApiServerAccessProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterApiServerAccessProfile {
         hub::spec::ManagedClusterApiServerAccessProfile {
-            authorized_ip_ranges: cx
-                .copy(&self.authorized_ip_ranges, &path.field("authorizedIPRanges")),
-            enable_private_cluster: cx
-                .copy(&self.enable_private_cluster, &path.field("enablePrivateCluster")),
-            private_dns_zone: cx
-                .copy(&self.private_dns_zone, &path.field("privateDNSZone")),
+            authorized_ip_ranges: cx.copy(&self.authorized_ip_ranges, &path.field("authorizedIPRanges")),
+            enable_private_cluster: cx.copy(&self.enable_private_cluster, &path.field("enablePrivateCluster")),
+            private_dns_zone: cx.copy(&self.private_dns_zone, &path.field("privateDNSZone")),
             enable_private_cluster_public_fqdn: cx
-                .copy(
-                    &self.enable_private_cluster_public_fqdn,
-                    &path.field("enablePrivateClusterPublicFQDN"),
-                ),
-            disable_run_command: cx
-                .copy(&self.disable_run_command, &path.field("disableRunCommand")),
+                .copy(&self.enable_private_cluster_public_fqdn, &path.field("enablePrivateClusterPublicFQDN")),
+            disable_run_command: cx.copy(&self.disable_run_command, &path.field("disableRunCommand")),
             enable_vnet_integration: cx.restore(&path.field("enableVnetIntegration")),
             subnet_id: cx.restore(&path.field("subnetId")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterApiServerAccessProfile>
-for hub::spec::ManagedClusterApiServerAccessProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterApiServerAccessProfile {
+impl Convert<spoke::spec::ManagedClusterApiServerAccessProfile> for hub::spec::ManagedClusterApiServerAccessProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterApiServerAccessProfile {
         cx.keep(&self.enable_vnet_integration, &path.field("enableVnetIntegration"));
         cx.keep(&self.subnet_id, &path.field("subnetId"));
         spoke::spec::ManagedClusterApiServerAccessProfile {
-            authorized_ip_ranges: cx
-                .copy(&self.authorized_ip_ranges, &path.field("authorizedIPRanges")),
-            enable_private_cluster: cx
-                .copy(&self.enable_private_cluster, &path.field("enablePrivateCluster")),
-            private_dns_zone: cx
-                .copy(&self.private_dns_zone, &path.field("privateDNSZone")),
+            authorized_ip_ranges: cx.copy(&self.authorized_ip_ranges, &path.field("authorizedIPRanges")),
+            enable_private_cluster: cx.copy(&self.enable_private_cluster, &path.field("enablePrivateCluster")),
+            private_dns_zone: cx.copy(&self.private_dns_zone, &path.field("privateDNSZone")),
             enable_private_cluster_public_fqdn: cx
-                .copy(
-                    &self.enable_private_cluster_public_fqdn,
-                    &path.field("enablePrivateClusterPublicFQDN"),
-                ),
-            disable_run_command: cx
-                .copy(&self.disable_run_command, &path.field("disableRunCommand")),
+                .copy(&self.enable_private_cluster_public_fqdn, &path.field("enablePrivateClusterPublicFQDN")),
+            disable_run_command: cx.copy(&self.disable_run_command, &path.field("disableRunCommand")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterPropertiesAutoScalerProfile>
+impl Convert<hub::spec::ManagedClusterPropertiesAutoScalerProfile>
 for spoke::spec::ManagedClusterPropertiesAutoScalerProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterPropertiesAutoScalerProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterPropertiesAutoScalerProfile {
         hub::spec::ManagedClusterPropertiesAutoScalerProfile {
             balance_similar_node_groups: cx
-                .copy(
-                    &self.balance_similar_node_groups,
-                    &path.field("balance-similar-node-groups"),
-                ),
+                .copy(&self.balance_similar_node_groups, &path.field("balance-similar-node-groups")),
             daemonset_eviction_for_empty_nodes: cx
-                .copy(
-                    &self.daemonset_eviction_for_empty_nodes,
-                    &path.field("daemonset-eviction-for-empty-nodes"),
-                ),
+                .copy(&self.daemonset_eviction_for_empty_nodes, &path.field("daemonset-eviction-for-empty-nodes")),
             daemonset_eviction_for_occupied_nodes: cx
                 .copy(
                     &self.daemonset_eviction_for_occupied_nodes,
                     &path.field("daemonset-eviction-for-occupied-nodes"),
                 ),
             ignore_daemonsets_utilization: cx
-                .copy(
-                    &self.ignore_daemonsets_utilization,
-                    &path.field("ignore-daemonsets-utilization"),
-                ),
-            expander: cx
-                .spelled(
-                    self.expander.as_ref().map(|value| value.as_str()),
-                    &path.field("expander"),
-                    |value| Some(hub::arm::Expander::from(value.to_string())),
-                    hub::arm::Expander::as_str,
-                ),
-            max_empty_bulk_delete: cx
-                .copy(&self.max_empty_bulk_delete, &path.field("max-empty-bulk-delete")),
+                .copy(&self.ignore_daemonsets_utilization, &path.field("ignore-daemonsets-utilization")),
+            expander: cx.spelled(&self.expander, &path.field("expander")),
+            max_empty_bulk_delete: cx.copy(&self.max_empty_bulk_delete, &path.field("max-empty-bulk-delete")),
             max_graceful_termination_sec: cx
-                .copy(
-                    &self.max_graceful_termination_sec,
-                    &path.field("max-graceful-termination-sec"),
-                ),
-            max_node_provision_time: cx
-                .copy(
-                    &self.max_node_provision_time,
-                    &path.field("max-node-provision-time"),
-                ),
+                .copy(&self.max_graceful_termination_sec, &path.field("max-graceful-termination-sec")),
+            max_node_provision_time: cx.copy(&self.max_node_provision_time, &path.field("max-node-provision-time")),
             max_total_unready_percentage: cx
-                .copy(
-                    &self.max_total_unready_percentage,
-                    &path.field("max-total-unready-percentage"),
-                ),
-            new_pod_scale_up_delay: cx
-                .copy(
-                    &self.new_pod_scale_up_delay,
-                    &path.field("new-pod-scale-up-delay"),
-                ),
-            ok_total_unready_count: cx
-                .copy(
-                    &self.ok_total_unready_count,
-                    &path.field("ok-total-unready-count"),
-                ),
+                .copy(&self.max_total_unready_percentage, &path.field("max-total-unready-percentage")),
+            new_pod_scale_up_delay: cx.copy(&self.new_pod_scale_up_delay, &path.field("new-pod-scale-up-delay")),
+            ok_total_unready_count: cx.copy(&self.ok_total_unready_count, &path.field("ok-total-unready-count")),
             scan_interval: cx.copy(&self.scan_interval, &path.field("scan-interval")),
             scale_down_delay_after_add: cx
-                .copy(
-                    &self.scale_down_delay_after_add,
-                    &path.field("scale-down-delay-after-add"),
-                ),
+                .copy(&self.scale_down_delay_after_add, &path.field("scale-down-delay-after-add")),
             scale_down_delay_after_delete: cx
-                .copy(
-                    &self.scale_down_delay_after_delete,
-                    &path.field("scale-down-delay-after-delete"),
-                ),
+                .copy(&self.scale_down_delay_after_delete, &path.field("scale-down-delay-after-delete")),
             scale_down_delay_after_failure: cx
-                .copy(
-                    &self.scale_down_delay_after_failure,
-                    &path.field("scale-down-delay-after-failure"),
-                ),
-            scale_down_unneeded_time: cx
-                .copy(
-                    &self.scale_down_unneeded_time,
-                    &path.field("scale-down-unneeded-time"),
-                ),
-            scale_down_unready_time: cx
-                .copy(
-                    &self.scale_down_unready_time,
-                    &path.field("scale-down-unready-time"),
-                ),
+                .copy(&self.scale_down_delay_after_failure, &path.field("scale-down-delay-after-failure")),
+            scale_down_unneeded_time: cx.copy(&self.scale_down_unneeded_time, &path.field("scale-down-unneeded-time")),
+            scale_down_unready_time: cx.copy(&self.scale_down_unready_time, &path.field("scale-down-unready-time")),
             scale_down_utilization_threshold: cx
-                .copy(
-                    &self.scale_down_utilization_threshold,
-                    &path.field("scale-down-utilization-threshold"),
-                ),
+                .copy(&self.scale_down_utilization_threshold, &path.field("scale-down-utilization-threshold")),
             skip_nodes_with_local_storage: cx
-                .copy(
-                    &self.skip_nodes_with_local_storage,
-                    &path.field("skip-nodes-with-local-storage"),
-                ),
+                .copy(&self.skip_nodes_with_local_storage, &path.field("skip-nodes-with-local-storage")),
             skip_nodes_with_system_pods: cx
-                .copy(
-                    &self.skip_nodes_with_system_pods,
-                    &path.field("skip-nodes-with-system-pods"),
-                ),
+                .copy(&self.skip_nodes_with_system_pods, &path.field("skip-nodes-with-system-pods")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterPropertiesAutoScalerProfile>
+impl Convert<spoke::spec::ManagedClusterPropertiesAutoScalerProfile>
 for hub::spec::ManagedClusterPropertiesAutoScalerProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterPropertiesAutoScalerProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterPropertiesAutoScalerProfile {
         spoke::spec::ManagedClusterPropertiesAutoScalerProfile {
             balance_similar_node_groups: cx
-                .copy(
-                    &self.balance_similar_node_groups,
-                    &path.field("balance-similar-node-groups"),
-                ),
+                .copy(&self.balance_similar_node_groups, &path.field("balance-similar-node-groups")),
             daemonset_eviction_for_empty_nodes: cx
-                .copy(
-                    &self.daemonset_eviction_for_empty_nodes,
-                    &path.field("daemonset-eviction-for-empty-nodes"),
-                ),
+                .copy(&self.daemonset_eviction_for_empty_nodes, &path.field("daemonset-eviction-for-empty-nodes")),
             daemonset_eviction_for_occupied_nodes: cx
                 .copy(
                     &self.daemonset_eviction_for_occupied_nodes,
                     &path.field("daemonset-eviction-for-occupied-nodes"),
                 ),
             ignore_daemonsets_utilization: cx
-                .copy(
-                    &self.ignore_daemonsets_utilization,
-                    &path.field("ignore-daemonsets-utilization"),
-                ),
-            expander: cx
-                .spelled(
-                    self.expander.as_ref().map(|value| value.as_str()),
-                    &path.field("expander"),
-                    |value| Some(spoke::arm::Expander::from(value.to_string())),
-                    spoke::arm::Expander::as_str,
-                ),
-            max_empty_bulk_delete: cx
-                .copy(&self.max_empty_bulk_delete, &path.field("max-empty-bulk-delete")),
+                .copy(&self.ignore_daemonsets_utilization, &path.field("ignore-daemonsets-utilization")),
+            expander: cx.spelled(&self.expander, &path.field("expander")),
+            max_empty_bulk_delete: cx.copy(&self.max_empty_bulk_delete, &path.field("max-empty-bulk-delete")),
             max_graceful_termination_sec: cx
-                .copy(
-                    &self.max_graceful_termination_sec,
-                    &path.field("max-graceful-termination-sec"),
-                ),
-            max_node_provision_time: cx
-                .copy(
-                    &self.max_node_provision_time,
-                    &path.field("max-node-provision-time"),
-                ),
+                .copy(&self.max_graceful_termination_sec, &path.field("max-graceful-termination-sec")),
+            max_node_provision_time: cx.copy(&self.max_node_provision_time, &path.field("max-node-provision-time")),
             max_total_unready_percentage: cx
-                .copy(
-                    &self.max_total_unready_percentage,
-                    &path.field("max-total-unready-percentage"),
-                ),
-            new_pod_scale_up_delay: cx
-                .copy(
-                    &self.new_pod_scale_up_delay,
-                    &path.field("new-pod-scale-up-delay"),
-                ),
-            ok_total_unready_count: cx
-                .copy(
-                    &self.ok_total_unready_count,
-                    &path.field("ok-total-unready-count"),
-                ),
+                .copy(&self.max_total_unready_percentage, &path.field("max-total-unready-percentage")),
+            new_pod_scale_up_delay: cx.copy(&self.new_pod_scale_up_delay, &path.field("new-pod-scale-up-delay")),
+            ok_total_unready_count: cx.copy(&self.ok_total_unready_count, &path.field("ok-total-unready-count")),
             scan_interval: cx.copy(&self.scan_interval, &path.field("scan-interval")),
             scale_down_delay_after_add: cx
-                .copy(
-                    &self.scale_down_delay_after_add,
-                    &path.field("scale-down-delay-after-add"),
-                ),
+                .copy(&self.scale_down_delay_after_add, &path.field("scale-down-delay-after-add")),
             scale_down_delay_after_delete: cx
-                .copy(
-                    &self.scale_down_delay_after_delete,
-                    &path.field("scale-down-delay-after-delete"),
-                ),
+                .copy(&self.scale_down_delay_after_delete, &path.field("scale-down-delay-after-delete")),
             scale_down_delay_after_failure: cx
-                .copy(
-                    &self.scale_down_delay_after_failure,
-                    &path.field("scale-down-delay-after-failure"),
-                ),
-            scale_down_unneeded_time: cx
-                .copy(
-                    &self.scale_down_unneeded_time,
-                    &path.field("scale-down-unneeded-time"),
-                ),
-            scale_down_unready_time: cx
-                .copy(
-                    &self.scale_down_unready_time,
-                    &path.field("scale-down-unready-time"),
-                ),
+                .copy(&self.scale_down_delay_after_failure, &path.field("scale-down-delay-after-failure")),
+            scale_down_unneeded_time: cx.copy(&self.scale_down_unneeded_time, &path.field("scale-down-unneeded-time")),
+            scale_down_unready_time: cx.copy(&self.scale_down_unready_time, &path.field("scale-down-unready-time")),
             scale_down_utilization_threshold: cx
-                .copy(
-                    &self.scale_down_utilization_threshold,
-                    &path.field("scale-down-utilization-threshold"),
-                ),
+                .copy(&self.scale_down_utilization_threshold, &path.field("scale-down-utilization-threshold")),
             skip_nodes_with_local_storage: cx
-                .copy(
-                    &self.skip_nodes_with_local_storage,
-                    &path.field("skip-nodes-with-local-storage"),
-                ),
+                .copy(&self.skip_nodes_with_local_storage, &path.field("skip-nodes-with-local-storage")),
             skip_nodes_with_system_pods: cx
-                .copy(
-                    &self.skip_nodes_with_system_pods,
-                    &path.field("skip-nodes-with-system-pods"),
-                ),
+                .copy(&self.skip_nodes_with_system_pods, &path.field("skip-nodes-with-system-pods")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ClusterUpgradeSettings>
-for spoke::spec::ClusterUpgradeSettings {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ClusterUpgradeSettings {
+impl Convert<hub::spec::ClusterUpgradeSettings> for spoke::spec::ClusterUpgradeSettings {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ClusterUpgradeSettings {
         hub::spec::ClusterUpgradeSettings {
-            override_settings: cx
-                .object(&self.override_settings, &path.field("overrideSettings")),
+            override_settings: cx.object(&self.override_settings, &path.field("overrideSettings")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ClusterUpgradeSettings>
-for hub::spec::ClusterUpgradeSettings {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ClusterUpgradeSettings {
+impl Convert<spoke::spec::ClusterUpgradeSettings> for hub::spec::ClusterUpgradeSettings {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ClusterUpgradeSettings {
         spoke::spec::ClusterUpgradeSettings {
-            override_settings: cx
-                .object(&self.override_settings, &path.field("overrideSettings")),
+            override_settings: cx.object(&self.override_settings, &path.field("overrideSettings")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::UpgradeOverrideSettings>
-for spoke::spec::UpgradeOverrideSettings {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::UpgradeOverrideSettings {
+impl Convert<hub::spec::UpgradeOverrideSettings> for spoke::spec::UpgradeOverrideSettings {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::UpgradeOverrideSettings {
         hub::spec::UpgradeOverrideSettings {
             force_upgrade: cx.copy(&self.force_upgrade, &path.field("forceUpgrade")),
             until: cx.copy(&self.until, &path.field("until")),
@@ -5180,13 +2956,8 @@ for spoke::spec::UpgradeOverrideSettings {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::UpgradeOverrideSettings>
-for hub::spec::UpgradeOverrideSettings {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::UpgradeOverrideSettings {
+impl Convert<spoke::spec::UpgradeOverrideSettings> for hub::spec::UpgradeOverrideSettings {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::UpgradeOverrideSettings {
         spoke::spec::UpgradeOverrideSettings {
             force_upgrade: cx.copy(&self.force_upgrade, &path.field("forceUpgrade")),
             until: cx.copy(&self.until, &path.field("until")),
@@ -5194,172 +2965,68 @@ for hub::spec::UpgradeOverrideSettings {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterAutoUpgradeProfile>
-for spoke::spec::ManagedClusterAutoUpgradeProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterAutoUpgradeProfile {
+impl Convert<hub::spec::ManagedClusterAutoUpgradeProfile> for spoke::spec::ManagedClusterAutoUpgradeProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterAutoUpgradeProfile {
         hub::spec::ManagedClusterAutoUpgradeProfile {
-            upgrade_channel: cx
-                .spelled(
-                    self.upgrade_channel.as_ref().map(|value| value.as_str()),
-                    &path.field("upgradeChannel"),
-                    |value| Some(hub::arm::UpgradeChannel::from(value.to_string())),
-                    hub::arm::UpgradeChannel::as_str,
-                ),
-            node_os_upgrade_channel: cx
-                .spelled(
-                    self.node_os_upgrade_channel.as_ref().map(|value| value.as_str()),
-                    &path.field("nodeOSUpgradeChannel"),
-                    |value| Some(
-                        hub::arm::NodeOsUpgradeChannel::from(value.to_string()),
-                    ),
-                    hub::arm::NodeOsUpgradeChannel::as_str,
-                ),
+            upgrade_channel: cx.spelled(&self.upgrade_channel, &path.field("upgradeChannel")),
+            node_os_upgrade_channel: cx.spelled(&self.node_os_upgrade_channel, &path.field("nodeOSUpgradeChannel")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterAutoUpgradeProfile>
-for hub::spec::ManagedClusterAutoUpgradeProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterAutoUpgradeProfile {
+impl Convert<spoke::spec::ManagedClusterAutoUpgradeProfile> for hub::spec::ManagedClusterAutoUpgradeProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterAutoUpgradeProfile {
         spoke::spec::ManagedClusterAutoUpgradeProfile {
-            upgrade_channel: cx
-                .spelled(
-                    self.upgrade_channel.as_ref().map(|value| value.as_str()),
-                    &path.field("upgradeChannel"),
-                    |value| Some(spoke::arm::UpgradeChannel::from(value.to_string())),
-                    spoke::arm::UpgradeChannel::as_str,
-                ),
-            node_os_upgrade_channel: cx
-                .spelled(
-                    self.node_os_upgrade_channel.as_ref().map(|value| value.as_str()),
-                    &path.field("nodeOSUpgradeChannel"),
-                    |value| Some(
-                        spoke::arm::NodeOsUpgradeChannel::from(value.to_string()),
-                    ),
-                    spoke::arm::NodeOsUpgradeChannel::as_str,
-                ),
+            upgrade_channel: cx.spelled(&self.upgrade_channel, &path.field("upgradeChannel")),
+            node_os_upgrade_channel: cx.spelled(&self.node_os_upgrade_channel, &path.field("nodeOSUpgradeChannel")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterAadProfile>
-for spoke::spec::ManagedClusterAadProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterAadProfile {
+impl Convert<hub::spec::ManagedClusterAadProfile> for spoke::spec::ManagedClusterAadProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterAadProfile {
         hub::spec::ManagedClusterAadProfile {
             managed: cx.copy(&self.managed, &path.field("managed")),
-            enable_azure_rbac: cx
-                .copy(&self.enable_azure_rbac, &path.field("enableAzureRBAC")),
-            admin_group_object_i_ds: cx
-                .copy(&self.admin_group_object_i_ds, &path.field("adminGroupObjectIDs")),
+            enable_azure_rbac: cx.copy(&self.enable_azure_rbac, &path.field("enableAzureRBAC")),
+            admin_group_object_i_ds: cx.copy(&self.admin_group_object_i_ds, &path.field("adminGroupObjectIDs")),
             client_app_id: cx.copy(&self.client_app_id, &path.field("clientAppID")),
             server_app_id: cx.copy(&self.server_app_id, &path.field("serverAppID")),
-            server_app_secret: cx
-                .copy(&self.server_app_secret, &path.field("serverAppSecret")),
+            server_app_secret: cx.copy(&self.server_app_secret, &path.field("serverAppSecret")),
             tenant_id: cx.copy(&self.tenant_id, &path.field("tenantID")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterAadProfile>
-for hub::spec::ManagedClusterAadProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterAadProfile {
+impl Convert<spoke::spec::ManagedClusterAadProfile> for hub::spec::ManagedClusterAadProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterAadProfile {
         spoke::spec::ManagedClusterAadProfile {
             managed: cx.copy(&self.managed, &path.field("managed")),
-            enable_azure_rbac: cx
-                .copy(&self.enable_azure_rbac, &path.field("enableAzureRBAC")),
-            admin_group_object_i_ds: cx
-                .copy(&self.admin_group_object_i_ds, &path.field("adminGroupObjectIDs")),
+            enable_azure_rbac: cx.copy(&self.enable_azure_rbac, &path.field("enableAzureRBAC")),
+            admin_group_object_i_ds: cx.copy(&self.admin_group_object_i_ds, &path.field("adminGroupObjectIDs")),
             client_app_id: cx.copy(&self.client_app_id, &path.field("clientAppID")),
             server_app_id: cx.copy(&self.server_app_id, &path.field("serverAppID")),
-            server_app_secret: cx
-                .copy(&self.server_app_secret, &path.field("serverAppSecret")),
+            server_app_secret: cx.copy(&self.server_app_secret, &path.field("serverAppSecret")),
             tenant_id: cx.copy(&self.tenant_id, &path.field("tenantID")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ContainerServiceNetworkProfile>
-for spoke::spec::ContainerServiceNetworkProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ContainerServiceNetworkProfile {
+impl Convert<hub::spec::ContainerServiceNetworkProfile> for spoke::spec::ContainerServiceNetworkProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ContainerServiceNetworkProfile {
         hub::spec::ContainerServiceNetworkProfile {
-            network_plugin: cx
-                .spelled(
-                    self.network_plugin.as_ref().map(|value| value.as_str()),
-                    &path.field("networkPlugin"),
-                    |value| Some(hub::arm::NetworkPlugin::from(value.to_string())),
-                    hub::arm::NetworkPlugin::as_str,
-                ),
-            network_plugin_mode: cx
-                .spelled(
-                    self.network_plugin_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("networkPluginMode"),
-                    |value| Some(hub::arm::NetworkPluginMode::from(value.to_string())),
-                    hub::arm::NetworkPluginMode::as_str,
-                ),
-            network_policy: cx
-                .spelled(
-                    self.network_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("networkPolicy"),
-                    |value| Some(hub::arm::NetworkPolicy::from(value.to_string())),
-                    hub::arm::NetworkPolicy::as_str,
-                ),
-            network_mode: cx
-                .spelled(
-                    self.network_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("networkMode"),
-                    |value| Some(hub::arm::NetworkMode::from(value.to_string())),
-                    hub::arm::NetworkMode::as_str,
-                ),
-            network_dataplane: cx
-                .spelled(
-                    self.network_dataplane.as_ref().map(|value| value.as_str()),
-                    &path.field("networkDataplane"),
-                    |value| Some(hub::arm::NetworkDataplane::from(value.to_string())),
-                    hub::arm::NetworkDataplane::as_str,
-                ),
-            advanced_networking: cx
-                .object(&self.advanced_networking, &path.field("advancedNetworking")),
+            network_plugin: cx.spelled(&self.network_plugin, &path.field("networkPlugin")),
+            network_plugin_mode: cx.spelled(&self.network_plugin_mode, &path.field("networkPluginMode")),
+            network_policy: cx.spelled(&self.network_policy, &path.field("networkPolicy")),
+            network_mode: cx.spelled(&self.network_mode, &path.field("networkMode")),
+            network_dataplane: cx.spelled(&self.network_dataplane, &path.field("networkDataplane")),
+            advanced_networking: cx.object(&self.advanced_networking, &path.field("advancedNetworking")),
             pod_cidr: cx.copy(&self.pod_cidr, &path.field("podCidr")),
             service_cidr: cx.copy(&self.service_cidr, &path.field("serviceCidr")),
             dns_service_ip: cx.copy(&self.dns_service_ip, &path.field("dnsServiceIP")),
-            outbound_type: cx
-                .spelled(
-                    self.outbound_type.as_ref().map(|value| value.as_str()),
-                    &path.field("outboundType"),
-                    |value| Some(hub::arm::OutboundType::from(value.to_string())),
-                    hub::arm::OutboundType::as_str,
-                ),
-            load_balancer_sku: cx
-                .spelled(
-                    self.load_balancer_sku.as_ref().map(|value| value.as_str()),
-                    &path.field("loadBalancerSku"),
-                    |value| Some(hub::arm::LoadBalancerSku::from(value.to_string())),
-                    hub::arm::LoadBalancerSku::as_str,
-                ),
-            load_balancer_profile: cx
-                .object(&self.load_balancer_profile, &path.field("loadBalancerProfile")),
-            nat_gateway_profile: cx
-                .object(&self.nat_gateway_profile, &path.field("natGatewayProfile")),
+            outbound_type: cx.spelled(&self.outbound_type, &path.field("outboundType")),
+            load_balancer_sku: cx.spelled(&self.load_balancer_sku, &path.field("loadBalancerSku")),
+            load_balancer_profile: cx.object(&self.load_balancer_profile, &path.field("loadBalancerProfile")),
+            nat_gateway_profile: cx.object(&self.nat_gateway_profile, &path.field("natGatewayProfile")),
             pod_cidrs: cx.copy(&self.pod_cidrs, &path.field("podCidrs")),
             service_cidrs: cx.copy(&self.service_cidrs, &path.field("serviceCidrs")),
             ip_families: cx
@@ -5376,82 +3043,28 @@ for spoke::spec::ContainerServiceNetworkProfile {
                             .collect::<Option<Vec<_>>>()
                     },
                 ),
-            static_egress_gateway_profile: cx
-                .restore(&path.field("staticEgressGatewayProfile")),
+            static_egress_gateway_profile: cx.restore(&path.field("staticEgressGatewayProfile")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ContainerServiceNetworkProfile>
-for hub::spec::ContainerServiceNetworkProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ContainerServiceNetworkProfile {
-        cx.keep(
-            &self.static_egress_gateway_profile,
-            &path.field("staticEgressGatewayProfile"),
-        );
+impl Convert<spoke::spec::ContainerServiceNetworkProfile> for hub::spec::ContainerServiceNetworkProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ContainerServiceNetworkProfile {
+        cx.keep(&self.static_egress_gateway_profile, &path.field("staticEgressGatewayProfile"));
         spoke::spec::ContainerServiceNetworkProfile {
-            network_plugin: cx
-                .spelled(
-                    self.network_plugin.as_ref().map(|value| value.as_str()),
-                    &path.field("networkPlugin"),
-                    |value| Some(spoke::arm::NetworkPlugin::from(value.to_string())),
-                    spoke::arm::NetworkPlugin::as_str,
-                ),
-            network_plugin_mode: cx
-                .spelled(
-                    self.network_plugin_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("networkPluginMode"),
-                    |value| Some(spoke::arm::NetworkPluginMode::from(value.to_string())),
-                    spoke::arm::NetworkPluginMode::as_str,
-                ),
-            network_policy: cx
-                .spelled(
-                    self.network_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("networkPolicy"),
-                    |value| Some(spoke::arm::NetworkPolicy::from(value.to_string())),
-                    spoke::arm::NetworkPolicy::as_str,
-                ),
-            network_mode: cx
-                .spelled(
-                    self.network_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("networkMode"),
-                    |value| Some(spoke::arm::NetworkMode::from(value.to_string())),
-                    spoke::arm::NetworkMode::as_str,
-                ),
-            network_dataplane: cx
-                .spelled(
-                    self.network_dataplane.as_ref().map(|value| value.as_str()),
-                    &path.field("networkDataplane"),
-                    |value| Some(spoke::arm::NetworkDataplane::from(value.to_string())),
-                    spoke::arm::NetworkDataplane::as_str,
-                ),
-            advanced_networking: cx
-                .object(&self.advanced_networking, &path.field("advancedNetworking")),
+            network_plugin: cx.spelled(&self.network_plugin, &path.field("networkPlugin")),
+            network_plugin_mode: cx.spelled(&self.network_plugin_mode, &path.field("networkPluginMode")),
+            network_policy: cx.spelled(&self.network_policy, &path.field("networkPolicy")),
+            network_mode: cx.spelled(&self.network_mode, &path.field("networkMode")),
+            network_dataplane: cx.spelled(&self.network_dataplane, &path.field("networkDataplane")),
+            advanced_networking: cx.object(&self.advanced_networking, &path.field("advancedNetworking")),
             pod_cidr: cx.copy(&self.pod_cidr, &path.field("podCidr")),
             service_cidr: cx.copy(&self.service_cidr, &path.field("serviceCidr")),
             dns_service_ip: cx.copy(&self.dns_service_ip, &path.field("dnsServiceIP")),
-            outbound_type: cx
-                .spelled(
-                    self.outbound_type.as_ref().map(|value| value.as_str()),
-                    &path.field("outboundType"),
-                    |value| Some(spoke::arm::OutboundType::from(value.to_string())),
-                    spoke::arm::OutboundType::as_str,
-                ),
-            load_balancer_sku: cx
-                .spelled(
-                    self.load_balancer_sku.as_ref().map(|value| value.as_str()),
-                    &path.field("loadBalancerSku"),
-                    |value| Some(spoke::arm::LoadBalancerSku::from(value.to_string())),
-                    spoke::arm::LoadBalancerSku::as_str,
-                ),
-            load_balancer_profile: cx
-                .object(&self.load_balancer_profile, &path.field("loadBalancerProfile")),
-            nat_gateway_profile: cx
-                .object(&self.nat_gateway_profile, &path.field("natGatewayProfile")),
+            outbound_type: cx.spelled(&self.outbound_type, &path.field("outboundType")),
+            load_balancer_sku: cx.spelled(&self.load_balancer_sku, &path.field("loadBalancerSku")),
+            load_balancer_profile: cx.object(&self.load_balancer_profile, &path.field("loadBalancerProfile")),
+            nat_gateway_profile: cx.object(&self.nat_gateway_profile, &path.field("natGatewayProfile")),
             pod_cidrs: cx.copy(&self.pod_cidrs, &path.field("podCidrs")),
             service_cidrs: cx.copy(&self.service_cidrs, &path.field("serviceCidrs")),
             ip_families: cx
@@ -5472,25 +3085,13 @@ for hub::spec::ContainerServiceNetworkProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterNatGatewayProfile>
-for spoke::spec::ManagedClusterNatGatewayProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterNatGatewayProfile {
+impl Convert<hub::spec::ManagedClusterNatGatewayProfile> for spoke::spec::ManagedClusterNatGatewayProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterNatGatewayProfile {
         cx.keep(&self.effective_outbound_i_ps, &path.field("effectiveOutboundIPs"));
         hub::spec::ManagedClusterNatGatewayProfile {
             managed_outbound_ip_profile: cx
-                .object(
-                    &self.managed_outbound_ip_profile,
-                    &path.field("managedOutboundIPProfile"),
-                ),
-            idle_timeout_in_minutes: cx
-                .copy(
-                    &self.idle_timeout_in_minutes,
-                    &path.field("idleTimeoutInMinutes"),
-                ),
+                .object(&self.managed_outbound_ip_profile, &path.field("managedOutboundIPProfile")),
+            idle_timeout_in_minutes: cx.copy(&self.idle_timeout_in_minutes, &path.field("idleTimeoutInMinutes")),
             sku: cx.restore(&path.field("sku")),
             outbound_ip_prefixes: cx.restore(&path.field("outboundIPPrefixes")),
             outbound_i_ps: cx.restore(&path.field("outboundIPs")),
@@ -5498,36 +3099,23 @@ for spoke::spec::ManagedClusterNatGatewayProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterNatGatewayProfile>
-for hub::spec::ManagedClusterNatGatewayProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterNatGatewayProfile {
+impl Convert<spoke::spec::ManagedClusterNatGatewayProfile> for hub::spec::ManagedClusterNatGatewayProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterNatGatewayProfile {
         cx.keep(&self.sku, &path.field("sku"));
         cx.keep(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes"));
         cx.keep(&self.outbound_i_ps, &path.field("outboundIPs"));
         spoke::spec::ManagedClusterNatGatewayProfile {
             managed_outbound_ip_profile: cx
-                .object(
-                    &self.managed_outbound_ip_profile,
-                    &path.field("managedOutboundIPProfile"),
-                ),
+                .object(&self.managed_outbound_ip_profile, &path.field("managedOutboundIPProfile")),
             effective_outbound_i_ps: cx.restore(&path.field("effectiveOutboundIPs")),
-            idle_timeout_in_minutes: cx
-                .copy(&self.idle_timeout_in_minutes, &path.field("idleTimeoutInMinutes")),
+            idle_timeout_in_minutes: cx.copy(&self.idle_timeout_in_minutes, &path.field("idleTimeoutInMinutes")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterManagedOutboundIpProfile>
+impl Convert<hub::spec::ManagedClusterManagedOutboundIpProfile>
 for spoke::spec::ManagedClusterManagedOutboundIpProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterManagedOutboundIpProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterManagedOutboundIpProfile {
         hub::spec::ManagedClusterManagedOutboundIpProfile {
             count: cx.copy(&self.count, &path.field("count")),
             count_i_pv6: cx.restore(&path.field("countIPv6")),
@@ -5535,13 +3123,9 @@ for spoke::spec::ManagedClusterManagedOutboundIpProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterManagedOutboundIpProfile>
+impl Convert<spoke::spec::ManagedClusterManagedOutboundIpProfile>
 for hub::spec::ManagedClusterManagedOutboundIpProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterManagedOutboundIpProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterManagedOutboundIpProfile {
         cx.keep(&self.count_i_pv6, &path.field("countIPv6"));
         spoke::spec::ManagedClusterManagedOutboundIpProfile {
             count: cx.copy(&self.count, &path.field("count")),
@@ -5549,107 +3133,59 @@ for hub::spec::ManagedClusterManagedOutboundIpProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterLoadBalancerProfile>
-for spoke::spec::ManagedClusterLoadBalancerProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterLoadBalancerProfile {
+impl Convert<hub::spec::ManagedClusterLoadBalancerProfile> for spoke::spec::ManagedClusterLoadBalancerProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterLoadBalancerProfile {
         cx.keep(&self.effective_outbound_i_ps, &path.field("effectiveOutboundIPs"));
         hub::spec::ManagedClusterLoadBalancerProfile {
-            managed_outbound_i_ps: cx
-                .object(&self.managed_outbound_i_ps, &path.field("managedOutboundIPs")),
-            outbound_ip_prefixes: cx
-                .object(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes")),
+            managed_outbound_i_ps: cx.object(&self.managed_outbound_i_ps, &path.field("managedOutboundIPs")),
+            outbound_ip_prefixes: cx.object(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes")),
             outbound_i_ps: cx.object(&self.outbound_i_ps, &path.field("outboundIPs")),
-            allocated_outbound_ports: cx
-                .copy(
-                    &self.allocated_outbound_ports,
-                    &path.field("allocatedOutboundPorts"),
-                ),
-            idle_timeout_in_minutes: cx
-                .copy(
-                    &self.idle_timeout_in_minutes,
-                    &path.field("idleTimeoutInMinutes"),
-                ),
+            allocated_outbound_ports: cx.copy(&self.allocated_outbound_ports, &path.field("allocatedOutboundPorts")),
+            idle_timeout_in_minutes: cx.copy(&self.idle_timeout_in_minutes, &path.field("idleTimeoutInMinutes")),
             enable_multiple_standard_load_balancers: cx
                 .copy(
                     &self.enable_multiple_standard_load_balancers,
                     &path.field("enableMultipleStandardLoadBalancers"),
                 ),
-            backend_pool_type: cx
-                .spelled(
-                    self.backend_pool_type.as_ref().map(|value| value.as_str()),
-                    &path.field("backendPoolType"),
-                    |value| Some(hub::arm::BackendPoolType::from(value.to_string())),
-                    hub::arm::BackendPoolType::as_str,
-                ),
+            backend_pool_type: cx.spelled(&self.backend_pool_type, &path.field("backendPoolType")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterLoadBalancerProfile>
-for hub::spec::ManagedClusterLoadBalancerProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterLoadBalancerProfile {
+impl Convert<spoke::spec::ManagedClusterLoadBalancerProfile> for hub::spec::ManagedClusterLoadBalancerProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterLoadBalancerProfile {
         spoke::spec::ManagedClusterLoadBalancerProfile {
-            managed_outbound_i_ps: cx
-                .object(&self.managed_outbound_i_ps, &path.field("managedOutboundIPs")),
-            outbound_ip_prefixes: cx
-                .object(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes")),
+            managed_outbound_i_ps: cx.object(&self.managed_outbound_i_ps, &path.field("managedOutboundIPs")),
+            outbound_ip_prefixes: cx.object(&self.outbound_ip_prefixes, &path.field("outboundIPPrefixes")),
             outbound_i_ps: cx.object(&self.outbound_i_ps, &path.field("outboundIPs")),
             effective_outbound_i_ps: cx.restore(&path.field("effectiveOutboundIPs")),
-            allocated_outbound_ports: cx
-                .copy(
-                    &self.allocated_outbound_ports,
-                    &path.field("allocatedOutboundPorts"),
-                ),
-            idle_timeout_in_minutes: cx
-                .copy(
-                    &self.idle_timeout_in_minutes,
-                    &path.field("idleTimeoutInMinutes"),
-                ),
+            allocated_outbound_ports: cx.copy(&self.allocated_outbound_ports, &path.field("allocatedOutboundPorts")),
+            idle_timeout_in_minutes: cx.copy(&self.idle_timeout_in_minutes, &path.field("idleTimeoutInMinutes")),
             enable_multiple_standard_load_balancers: cx
                 .copy(
                     &self.enable_multiple_standard_load_balancers,
                     &path.field("enableMultipleStandardLoadBalancers"),
                 ),
-            backend_pool_type: cx
-                .spelled(
-                    self.backend_pool_type.as_ref().map(|value| value.as_str()),
-                    &path.field("backendPoolType"),
-                    |value| Some(spoke::arm::BackendPoolType::from(value.to_string())),
-                    spoke::arm::BackendPoolType::as_str,
-                ),
+            backend_pool_type: cx.spelled(&self.backend_pool_type, &path.field("backendPoolType")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::spec::ManagedClusterLoadBalancerProfileOutboundIPs,
-> for spoke::spec::ManagedClusterLoadBalancerProfileOutboundIPs {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterLoadBalancerProfileOutboundIPs {
+impl Convert<hub::spec::ManagedClusterLoadBalancerProfileOutboundIPs>
+for spoke::spec::ManagedClusterLoadBalancerProfileOutboundIPs {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterLoadBalancerProfileOutboundIPs {
         hub::spec::ManagedClusterLoadBalancerProfileOutboundIPs {
             public_i_ps: cx.object(&self.public_i_ps, &path.field("publicIPs")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::spec::ManagedClusterLoadBalancerProfileOutboundIPs,
-> for hub::spec::ManagedClusterLoadBalancerProfileOutboundIPs {
+impl Convert<spoke::spec::ManagedClusterLoadBalancerProfileOutboundIPs>
+for hub::spec::ManagedClusterLoadBalancerProfileOutboundIPs {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::spec::ManagedClusterLoadBalancerProfileOutboundIPs {
         spoke::spec::ManagedClusterLoadBalancerProfileOutboundIPs {
             public_i_ps: cx.object(&self.public_i_ps, &path.field("publicIPs")),
@@ -5657,69 +3193,54 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ResourceReference>
-for spoke::spec::ResourceReference {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ResourceReference {
+impl Convert<hub::spec::ResourceReference> for spoke::spec::ResourceReference {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ResourceReference {
         hub::spec::ResourceReference {
             id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ResourceReference>
-for hub::spec::ResourceReference {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ResourceReference {
+impl Convert<spoke::spec::ResourceReference> for hub::spec::ResourceReference {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ResourceReference {
         spoke::spec::ResourceReference {
             id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-> for spoke::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
+impl Convert<hub::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes>
+for spoke::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> hub::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
         hub::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
-            public_ip_prefixes: cx
-                .object(&self.public_ip_prefixes, &path.field("publicIPPrefixes")),
+            public_ip_prefixes: cx.object(&self.public_ip_prefixes, &path.field("publicIPPrefixes")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-> for hub::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
+impl Convert<spoke::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes>
+for hub::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
         spoke::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
-            public_ip_prefixes: cx
-                .object(&self.public_ip_prefixes, &path.field("publicIPPrefixes")),
+            public_ip_prefixes: cx.object(&self.public_ip_prefixes, &path.field("publicIPPrefixes")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-> for spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
+impl Convert<hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs>
+for spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
         hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
             count: cx.copy(&self.count, &path.field("count")),
@@ -5728,13 +3249,12 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<
-    spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-> for hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
+impl Convert<spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs>
+for hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     fn convert(
         &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
+        cx: &mut Conversion,
+        path: &Path<'_>,
     ) -> spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
         spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
             count: cx.copy(&self.count, &path.field("count")),
@@ -5743,13 +3263,8 @@ impl armgen_runtime::hub::Convert<
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::AdvancedNetworking>
-for spoke::spec::AdvancedNetworking {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::AdvancedNetworking {
+impl Convert<hub::spec::AdvancedNetworking> for spoke::spec::AdvancedNetworking {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::AdvancedNetworking {
         hub::spec::AdvancedNetworking {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             observability: cx.object(&self.observability, &path.field("observability")),
@@ -5759,13 +3274,8 @@ for spoke::spec::AdvancedNetworking {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::AdvancedNetworking>
-for hub::spec::AdvancedNetworking {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::AdvancedNetworking {
+impl Convert<spoke::spec::AdvancedNetworking> for hub::spec::AdvancedNetworking {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::AdvancedNetworking {
         cx.keep(&self.performance, &path.field("performance"));
         spoke::spec::AdvancedNetworking {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
@@ -5775,29 +3285,18 @@ for hub::spec::AdvancedNetworking {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::AdvancedNetworkingSecurity>
-for spoke::spec::AdvancedNetworkingSecurity {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::AdvancedNetworkingSecurity {
+impl Convert<hub::spec::AdvancedNetworkingSecurity> for spoke::spec::AdvancedNetworkingSecurity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::AdvancedNetworkingSecurity {
         hub::spec::AdvancedNetworkingSecurity {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            advanced_network_policies: cx
-                .restore(&path.field("advancedNetworkPolicies")),
+            advanced_network_policies: cx.restore(&path.field("advancedNetworkPolicies")),
             transit_encryption: cx.restore(&path.field("transitEncryption")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::AdvancedNetworkingSecurity>
-for hub::spec::AdvancedNetworkingSecurity {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::AdvancedNetworkingSecurity {
+impl Convert<spoke::spec::AdvancedNetworkingSecurity> for hub::spec::AdvancedNetworkingSecurity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::AdvancedNetworkingSecurity {
         cx.keep(&self.advanced_network_policies, &path.field("advancedNetworkPolicies"));
         cx.keep(&self.transit_encryption, &path.field("transitEncryption"));
         spoke::spec::AdvancedNetworkingSecurity {
@@ -5806,159 +3305,84 @@ for hub::spec::AdvancedNetworkingSecurity {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::AdvancedNetworkingObservability>
-for spoke::spec::AdvancedNetworkingObservability {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::AdvancedNetworkingObservability {
+impl Convert<hub::spec::AdvancedNetworkingObservability> for spoke::spec::AdvancedNetworkingObservability {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::AdvancedNetworkingObservability {
         hub::spec::AdvancedNetworkingObservability {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::AdvancedNetworkingObservability>
-for hub::spec::AdvancedNetworkingObservability {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::AdvancedNetworkingObservability {
+impl Convert<spoke::spec::AdvancedNetworkingObservability> for hub::spec::AdvancedNetworkingObservability {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::AdvancedNetworkingObservability {
         spoke::spec::AdvancedNetworkingObservability {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterNodeResourceGroupProfile>
+impl Convert<hub::spec::ManagedClusterNodeResourceGroupProfile>
 for spoke::spec::ManagedClusterNodeResourceGroupProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterNodeResourceGroupProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterNodeResourceGroupProfile {
         hub::spec::ManagedClusterNodeResourceGroupProfile {
-            restriction_level: cx
-                .spelled(
-                    self.restriction_level.as_ref().map(|value| value.as_str()),
-                    &path.field("restrictionLevel"),
-                    |value| Some(hub::arm::RestrictionLevel::from(value.to_string())),
-                    hub::arm::RestrictionLevel::as_str,
-                ),
+            restriction_level: cx.spelled(&self.restriction_level, &path.field("restrictionLevel")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterNodeResourceGroupProfile>
+impl Convert<spoke::spec::ManagedClusterNodeResourceGroupProfile>
 for hub::spec::ManagedClusterNodeResourceGroupProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterNodeResourceGroupProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterNodeResourceGroupProfile {
         spoke::spec::ManagedClusterNodeResourceGroupProfile {
-            restriction_level: cx
-                .spelled(
-                    self.restriction_level.as_ref().map(|value| value.as_str()),
-                    &path.field("restrictionLevel"),
-                    |value| Some(spoke::arm::RestrictionLevel::from(value.to_string())),
-                    spoke::arm::RestrictionLevel::as_str,
-                ),
+            restriction_level: cx.spelled(&self.restriction_level, &path.field("restrictionLevel")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterOidcIssuerProfile>
-for spoke::spec::ManagedClusterOidcIssuerProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterOidcIssuerProfile {
+impl Convert<hub::spec::ManagedClusterOidcIssuerProfile> for spoke::spec::ManagedClusterOidcIssuerProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterOidcIssuerProfile {
         hub::spec::ManagedClusterOidcIssuerProfile {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterOidcIssuerProfile>
-for hub::spec::ManagedClusterOidcIssuerProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterOidcIssuerProfile {
+impl Convert<spoke::spec::ManagedClusterOidcIssuerProfile> for hub::spec::ManagedClusterOidcIssuerProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterOidcIssuerProfile {
         spoke::spec::ManagedClusterOidcIssuerProfile {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterPodIdentityProfile>
-for spoke::spec::ManagedClusterPodIdentityProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterPodIdentityProfile {
+impl Convert<hub::spec::ManagedClusterPodIdentityProfile> for spoke::spec::ManagedClusterPodIdentityProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterPodIdentityProfile {
         hub::spec::ManagedClusterPodIdentityProfile {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             allow_network_plugin_kubenet: cx
-                .copy(
-                    &self.allow_network_plugin_kubenet,
-                    &path.field("allowNetworkPluginKubenet"),
-                ),
-            user_assigned_identities: cx
-                .object(
-                    &self.user_assigned_identities,
-                    &path.field("userAssignedIdentities"),
-                ),
+                .copy(&self.allow_network_plugin_kubenet, &path.field("allowNetworkPluginKubenet")),
+            user_assigned_identities: cx.object(&self.user_assigned_identities, &path.field("userAssignedIdentities")),
             user_assigned_identity_exceptions: cx
-                .object(
-                    &self.user_assigned_identity_exceptions,
-                    &path.field("userAssignedIdentityExceptions"),
-                ),
+                .object(&self.user_assigned_identity_exceptions, &path.field("userAssignedIdentityExceptions")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterPodIdentityProfile>
-for hub::spec::ManagedClusterPodIdentityProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterPodIdentityProfile {
+impl Convert<spoke::spec::ManagedClusterPodIdentityProfile> for hub::spec::ManagedClusterPodIdentityProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterPodIdentityProfile {
         spoke::spec::ManagedClusterPodIdentityProfile {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             allow_network_plugin_kubenet: cx
-                .copy(
-                    &self.allow_network_plugin_kubenet,
-                    &path.field("allowNetworkPluginKubenet"),
-                ),
-            user_assigned_identities: cx
-                .object(
-                    &self.user_assigned_identities,
-                    &path.field("userAssignedIdentities"),
-                ),
+                .copy(&self.allow_network_plugin_kubenet, &path.field("allowNetworkPluginKubenet")),
+            user_assigned_identities: cx.object(&self.user_assigned_identities, &path.field("userAssignedIdentities")),
             user_assigned_identity_exceptions: cx
-                .object(
-                    &self.user_assigned_identity_exceptions,
-                    &path.field("userAssignedIdentityExceptions"),
-                ),
+                .object(&self.user_assigned_identity_exceptions, &path.field("userAssignedIdentityExceptions")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterPodIdentityException>
-for spoke::spec::ManagedClusterPodIdentityException {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterPodIdentityException {
+impl Convert<hub::spec::ManagedClusterPodIdentityException> for spoke::spec::ManagedClusterPodIdentityException {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterPodIdentityException {
         hub::spec::ManagedClusterPodIdentityException {
             name: cx.copy(&self.name, &path.field("name")),
             namespace: cx.copy(&self.namespace, &path.field("namespace")),
@@ -5967,13 +3391,8 @@ for spoke::spec::ManagedClusterPodIdentityException {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterPodIdentityException>
-for hub::spec::ManagedClusterPodIdentityException {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterPodIdentityException {
+impl Convert<spoke::spec::ManagedClusterPodIdentityException> for hub::spec::ManagedClusterPodIdentityException {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterPodIdentityException {
         spoke::spec::ManagedClusterPodIdentityException {
             name: cx.copy(&self.name, &path.field("name")),
             namespace: cx.copy(&self.namespace, &path.field("namespace")),
@@ -5982,47 +3401,30 @@ for hub::spec::ManagedClusterPodIdentityException {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterPodIdentity>
-for spoke::spec::ManagedClusterPodIdentity {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterPodIdentity {
+impl Convert<hub::spec::ManagedClusterPodIdentity> for spoke::spec::ManagedClusterPodIdentity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterPodIdentity {
         hub::spec::ManagedClusterPodIdentity {
             name: cx.copy(&self.name, &path.field("name")),
             namespace: cx.copy(&self.namespace, &path.field("namespace")),
-            binding_selector: cx
-                .copy(&self.binding_selector, &path.field("bindingSelector")),
+            binding_selector: cx.copy(&self.binding_selector, &path.field("bindingSelector")),
             identity: cx.object(&self.identity, &path.field("identity")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterPodIdentity>
-for hub::spec::ManagedClusterPodIdentity {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterPodIdentity {
+impl Convert<spoke::spec::ManagedClusterPodIdentity> for hub::spec::ManagedClusterPodIdentity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterPodIdentity {
         spoke::spec::ManagedClusterPodIdentity {
             name: cx.copy(&self.name, &path.field("name")),
             namespace: cx.copy(&self.namespace, &path.field("namespace")),
-            binding_selector: cx
-                .copy(&self.binding_selector, &path.field("bindingSelector")),
+            binding_selector: cx.copy(&self.binding_selector, &path.field("bindingSelector")),
             identity: cx.object(&self.identity, &path.field("identity")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterAddonProfile>
-for spoke::spec::ManagedClusterAddonProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterAddonProfile {
+impl Convert<hub::spec::ManagedClusterAddonProfile> for spoke::spec::ManagedClusterAddonProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterAddonProfile {
         hub::spec::ManagedClusterAddonProfile {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             config: cx.copy(&self.config, &path.field("config")),
@@ -6030,13 +3432,8 @@ for spoke::spec::ManagedClusterAddonProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterAddonProfile>
-for hub::spec::ManagedClusterAddonProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterAddonProfile {
+impl Convert<spoke::spec::ManagedClusterAddonProfile> for hub::spec::ManagedClusterAddonProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterAddonProfile {
         spoke::spec::ManagedClusterAddonProfile {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             config: cx.copy(&self.config, &path.field("config")),
@@ -6044,13 +3441,8 @@ for hub::spec::ManagedClusterAddonProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterServicePrincipalProfile>
-for spoke::spec::ManagedClusterServicePrincipalProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterServicePrincipalProfile {
+impl Convert<hub::spec::ManagedClusterServicePrincipalProfile> for spoke::spec::ManagedClusterServicePrincipalProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterServicePrincipalProfile {
         hub::spec::ManagedClusterServicePrincipalProfile {
             client_id: cx.copy(&self.client_id, &path.field("clientId")),
             secret: cx.copy(&self.secret, &path.field("secret")),
@@ -6058,13 +3450,8 @@ for spoke::spec::ManagedClusterServicePrincipalProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterServicePrincipalProfile>
-for hub::spec::ManagedClusterServicePrincipalProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterServicePrincipalProfile {
+impl Convert<spoke::spec::ManagedClusterServicePrincipalProfile> for hub::spec::ManagedClusterServicePrincipalProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterServicePrincipalProfile {
         spoke::spec::ManagedClusterServicePrincipalProfile {
             client_id: cx.copy(&self.client_id, &path.field("clientId")),
             secret: cx.copy(&self.secret, &path.field("secret")),
@@ -6072,93 +3459,52 @@ for hub::spec::ManagedClusterServicePrincipalProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterWindowsProfile>
-for spoke::spec::ManagedClusterWindowsProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterWindowsProfile {
+impl Convert<hub::spec::ManagedClusterWindowsProfile> for spoke::spec::ManagedClusterWindowsProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterWindowsProfile {
         hub::spec::ManagedClusterWindowsProfile {
             admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
             admin_password: cx.copy(&self.admin_password, &path.field("adminPassword")),
-            license_type: cx
-                .spelled(
-                    self.license_type.as_ref().map(|value| value.as_str()),
-                    &path.field("licenseType"),
-                    |value| Some(hub::arm::LicenseType::from(value.to_string())),
-                    hub::arm::LicenseType::as_str,
-                ),
-            enable_csi_proxy: cx
-                .copy(&self.enable_csi_proxy, &path.field("enableCSIProxy")),
+            license_type: cx.spelled(&self.license_type, &path.field("licenseType")),
+            enable_csi_proxy: cx.copy(&self.enable_csi_proxy, &path.field("enableCSIProxy")),
             gmsa_profile: cx.object(&self.gmsa_profile, &path.field("gmsaProfile")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterWindowsProfile>
-for hub::spec::ManagedClusterWindowsProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterWindowsProfile {
+impl Convert<spoke::spec::ManagedClusterWindowsProfile> for hub::spec::ManagedClusterWindowsProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterWindowsProfile {
         spoke::spec::ManagedClusterWindowsProfile {
             admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
             admin_password: cx.copy(&self.admin_password, &path.field("adminPassword")),
-            license_type: cx
-                .spelled(
-                    self.license_type.as_ref().map(|value| value.as_str()),
-                    &path.field("licenseType"),
-                    |value| Some(spoke::arm::LicenseType::from(value.to_string())),
-                    spoke::arm::LicenseType::as_str,
-                ),
-            enable_csi_proxy: cx
-                .copy(&self.enable_csi_proxy, &path.field("enableCSIProxy")),
+            license_type: cx.spelled(&self.license_type, &path.field("licenseType")),
+            enable_csi_proxy: cx.copy(&self.enable_csi_proxy, &path.field("enableCSIProxy")),
             gmsa_profile: cx.object(&self.gmsa_profile, &path.field("gmsaProfile")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::WindowsGmsaProfile>
-for spoke::spec::WindowsGmsaProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::WindowsGmsaProfile {
+impl Convert<hub::spec::WindowsGmsaProfile> for spoke::spec::WindowsGmsaProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::WindowsGmsaProfile {
         hub::spec::WindowsGmsaProfile {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             dns_server: cx.copy(&self.dns_server, &path.field("dnsServer")),
-            root_domain_name: cx
-                .copy(&self.root_domain_name, &path.field("rootDomainName")),
+            root_domain_name: cx.copy(&self.root_domain_name, &path.field("rootDomainName")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::WindowsGmsaProfile>
-for hub::spec::WindowsGmsaProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::WindowsGmsaProfile {
+impl Convert<spoke::spec::WindowsGmsaProfile> for hub::spec::WindowsGmsaProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::WindowsGmsaProfile {
         spoke::spec::WindowsGmsaProfile {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             dns_server: cx.copy(&self.dns_server, &path.field("dnsServer")),
-            root_domain_name: cx
-                .copy(&self.root_domain_name, &path.field("rootDomainName")),
+            root_domain_name: cx.copy(&self.root_domain_name, &path.field("rootDomainName")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ContainerServiceLinuxProfile>
-for spoke::spec::ContainerServiceLinuxProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ContainerServiceLinuxProfile {
+impl Convert<hub::spec::ContainerServiceLinuxProfile> for spoke::spec::ContainerServiceLinuxProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ContainerServiceLinuxProfile {
         hub::spec::ContainerServiceLinuxProfile {
             admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
             ssh: cx.object(&self.ssh, &path.field("ssh")),
@@ -6166,13 +3512,8 @@ for spoke::spec::ContainerServiceLinuxProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ContainerServiceLinuxProfile>
-for hub::spec::ContainerServiceLinuxProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ContainerServiceLinuxProfile {
+impl Convert<spoke::spec::ContainerServiceLinuxProfile> for hub::spec::ContainerServiceLinuxProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ContainerServiceLinuxProfile {
         spoke::spec::ContainerServiceLinuxProfile {
             admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
             ssh: cx.object(&self.ssh, &path.field("ssh")),
@@ -6180,162 +3521,67 @@ for hub::spec::ContainerServiceLinuxProfile {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ContainerServiceSshConfiguration>
-for spoke::spec::ContainerServiceSshConfiguration {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ContainerServiceSshConfiguration {
+impl Convert<hub::spec::ContainerServiceSshConfiguration> for spoke::spec::ContainerServiceSshConfiguration {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ContainerServiceSshConfiguration {
         hub::spec::ContainerServiceSshConfiguration {
             public_keys: cx.object(&self.public_keys, &path.field("publicKeys")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ContainerServiceSshConfiguration>
-for hub::spec::ContainerServiceSshConfiguration {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ContainerServiceSshConfiguration {
+impl Convert<spoke::spec::ContainerServiceSshConfiguration> for hub::spec::ContainerServiceSshConfiguration {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ContainerServiceSshConfiguration {
         spoke::spec::ContainerServiceSshConfiguration {
             public_keys: cx.object(&self.public_keys, &path.field("publicKeys")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ContainerServiceSshPublicKey>
-for spoke::spec::ContainerServiceSshPublicKey {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ContainerServiceSshPublicKey {
+impl Convert<hub::spec::ContainerServiceSshPublicKey> for spoke::spec::ContainerServiceSshPublicKey {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ContainerServiceSshPublicKey {
         hub::spec::ContainerServiceSshPublicKey {
             key_data: cx.copy(&self.key_data, &path.field("keyData")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ContainerServiceSshPublicKey>
-for hub::spec::ContainerServiceSshPublicKey {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ContainerServiceSshPublicKey {
+impl Convert<spoke::spec::ContainerServiceSshPublicKey> for hub::spec::ContainerServiceSshPublicKey {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ContainerServiceSshPublicKey {
         spoke::spec::ContainerServiceSshPublicKey {
             key_data: cx.copy(&self.key_data, &path.field("keyData")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterAgentPoolProfile>
-for spoke::spec::ManagedClusterAgentPoolProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterAgentPoolProfile {
+impl Convert<hub::spec::ManagedClusterAgentPoolProfile> for spoke::spec::ManagedClusterAgentPoolProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterAgentPoolProfile {
         hub::spec::ManagedClusterAgentPoolProfile {
             count: cx.copy(&self.count, &path.field("count")),
             vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
             os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
-            os_disk_type: cx
-                .spelled(
-                    self.os_disk_type.as_ref().map(|value| value.as_str()),
-                    &path.field("osDiskType"),
-                    |value| Some(hub::arm::OsDiskType::from(value.to_string())),
-                    hub::arm::OsDiskType::as_str,
-                ),
-            kubelet_disk_type: cx
-                .spelled(
-                    self.kubelet_disk_type.as_ref().map(|value| value.as_str()),
-                    &path.field("kubeletDiskType"),
-                    |value| Some(hub::arm::KubeletDiskType::from(value.to_string())),
-                    hub::arm::KubeletDiskType::as_str,
-                ),
-            workload_runtime: cx
-                .spelled(
-                    self.workload_runtime.as_ref().map(|value| value.as_str()),
-                    &path.field("workloadRuntime"),
-                    |value| Some(hub::arm::WorkloadRuntime::from(value.to_string())),
-                    hub::arm::WorkloadRuntime::as_str,
-                ),
+            os_disk_type: cx.spelled(&self.os_disk_type, &path.field("osDiskType")),
+            kubelet_disk_type: cx.spelled(&self.kubelet_disk_type, &path.field("kubeletDiskType")),
+            workload_runtime: cx.spelled(&self.workload_runtime, &path.field("workloadRuntime")),
             vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
             pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
             max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
-            os_type: cx
-                .spelled(
-                    self.os_type.as_ref().map(|value| value.as_str()),
-                    &path.field("osType"),
-                    |value| Some(hub::arm::OsType::from(value.to_string())),
-                    hub::arm::OsType::as_str,
-                ),
-            os_sku: cx
-                .spelled(
-                    self.os_sku.as_ref().map(|value| value.as_str()),
-                    &path.field("osSKU"),
-                    |value| Some(hub::arm::Ossku::from(value.to_string())),
-                    hub::arm::Ossku::as_str,
-                ),
+            os_type: cx.spelled(&self.os_type, &path.field("osType")),
+            os_sku: cx.spelled(&self.os_sku, &path.field("osSKU")),
             max_count: cx.copy(&self.max_count, &path.field("maxCount")),
             min_count: cx.copy(&self.min_count, &path.field("minCount")),
-            enable_auto_scaling: cx
-                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
-            scale_down_mode: cx
-                .spelled(
-                    self.scale_down_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleDownMode"),
-                    |value| Some(hub::arm::ScaleDownMode::from(value.to_string())),
-                    hub::arm::ScaleDownMode::as_str,
-                ),
-            r#type: cx
-                .spelled(
-                    self.r#type.as_ref().map(|value| value.as_str()),
-                    &path.field("type"),
-                    |value| Some(hub::arm::AgentPoolType::from(value.to_string())),
-                    hub::arm::AgentPoolType::as_str,
-                ),
-            mode: cx
-                .spelled(
-                    self.mode.as_ref().map(|value| value.as_str()),
-                    &path.field("mode"),
-                    |value| Some(hub::arm::AgentPoolMode::from(value.to_string())),
-                    hub::arm::AgentPoolMode::as_str,
-                ),
-            orchestrator_version: cx
-                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
-            upgrade_settings: cx
-                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            enable_auto_scaling: cx.copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
+            scale_down_mode: cx.spelled(&self.scale_down_mode, &path.field("scaleDownMode")),
+            r#type: cx.spelled(&self.r#type, &path.field("type")),
+            mode: cx.spelled(&self.mode, &path.field("mode")),
+            orchestrator_version: cx.copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
+            upgrade_settings: cx.object(&self.upgrade_settings, &path.field("upgradeSettings")),
             power_state: cx.object(&self.power_state, &path.field("powerState")),
-            availability_zones: cx
-                .copy(&self.availability_zones, &path.field("availabilityZones")),
-            enable_node_public_ip: cx
-                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
-            node_public_ip_prefix_id: cx
-                .copy(
-                    &self.node_public_ip_prefix_id,
-                    &path.field("nodePublicIPPrefixID"),
-                ),
-            scale_set_priority: cx
-                .spelled(
-                    self.scale_set_priority.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleSetPriority"),
-                    |value| Some(hub::arm::ScaleSetPriority::from(value.to_string())),
-                    hub::arm::ScaleSetPriority::as_str,
-                ),
+            availability_zones: cx.copy(&self.availability_zones, &path.field("availabilityZones")),
+            enable_node_public_ip: cx.copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
+            node_public_ip_prefix_id: cx.copy(&self.node_public_ip_prefix_id, &path.field("nodePublicIPPrefixID")),
+            scale_set_priority: cx.spelled(&self.scale_set_priority, &path.field("scaleSetPriority")),
             scale_set_eviction_policy: cx
-                .spelled(
-                    self.scale_set_eviction_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleSetEvictionPolicy"),
-                    |value| Some(
-                        hub::arm::ScaleSetEvictionPolicy::from(value.to_string()),
-                    ),
-                    hub::arm::ScaleSetEvictionPolicy::as_str,
-                ),
+                .spelled(&self.scale_set_eviction_policy, &path.field("scaleSetEvictionPolicy")),
             spot_max_price: cx
                 .try_convert(
                     self.spot_max_price.as_ref(),
@@ -6346,177 +3592,72 @@ for spoke::spec::ManagedClusterAgentPoolProfile {
             node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
             node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
-                .copy(
-                    &self.proximity_placement_group_id,
-                    &path.field("proximityPlacementGroupID"),
-                ),
-            kubelet_config: cx
-                .object(&self.kubelet_config, &path.field("kubeletConfig")),
-            linux_os_config: cx
-                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
-            enable_encryption_at_host: cx
-                .copy(
-                    &self.enable_encryption_at_host,
-                    &path.field("enableEncryptionAtHost"),
-                ),
-            enable_ultra_ssd: cx
-                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+                .copy(&self.proximity_placement_group_id, &path.field("proximityPlacementGroupID")),
+            kubelet_config: cx.object(&self.kubelet_config, &path.field("kubeletConfig")),
+            linux_os_config: cx.object(&self.linux_os_config, &path.field("linuxOSConfig")),
+            enable_encryption_at_host: cx.copy(&self.enable_encryption_at_host, &path.field("enableEncryptionAtHost")),
+            enable_ultra_ssd: cx.copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
             enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
-            gpu_instance_profile: cx
-                .spelled(
-                    self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
-                    &path.field("gpuInstanceProfile"),
-                    |value| Some(hub::arm::GpuInstanceProfile::from(value.to_string())),
-                    hub::arm::GpuInstanceProfile::as_str,
-                ),
+            gpu_instance_profile: cx.spelled(&self.gpu_instance_profile, &path.field("gpuInstanceProfile")),
             creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
-                .copy(
-                    &self.capacity_reservation_group_id,
-                    &path.field("capacityReservationGroupID"),
-                ),
+                .copy(&self.capacity_reservation_group_id, &path.field("capacityReservationGroupID")),
             host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
-            network_profile: cx
-                .object(&self.network_profile, &path.field("networkProfile")),
-            windows_profile: cx
-                .object(&self.windows_profile, &path.field("windowsProfile")),
-            security_profile: cx
-                .object(&self.security_profile, &path.field("securityProfile")),
+            network_profile: cx.object(&self.network_profile, &path.field("networkProfile")),
+            windows_profile: cx.object(&self.windows_profile, &path.field("windowsProfile")),
+            security_profile: cx.object(&self.security_profile, &path.field("securityProfile")),
             name: cx.copy(&self.name, &path.field("name")),
             message_of_the_day: cx.restore(&path.field("messageOfTheDay")),
             pod_ip_allocation_mode: cx.restore(&path.field("podIPAllocationMode")),
             node_image_version: cx.restore(&path.field("nodeImageVersion")),
             gpu_profile: cx.restore(&path.field("gpuProfile")),
             gateway_profile: cx.restore(&path.field("gatewayProfile")),
-            artifact_streaming_profile: cx
-                .restore(&path.field("artifactStreamingProfile")),
+            artifact_streaming_profile: cx.restore(&path.field("artifactStreamingProfile")),
             virtual_machines_profile: cx.restore(&path.field("virtualMachinesProfile")),
-            virtual_machine_nodes_status: cx
-                .restore(&path.field("virtualMachineNodesStatus")),
+            virtual_machine_nodes_status: cx.restore(&path.field("virtualMachineNodesStatus")),
             local_dns_profile: cx.restore(&path.field("localDNSProfile")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterAgentPoolProfile>
-for hub::spec::ManagedClusterAgentPoolProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterAgentPoolProfile {
+impl Convert<spoke::spec::ManagedClusterAgentPoolProfile> for hub::spec::ManagedClusterAgentPoolProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterAgentPoolProfile {
         cx.keep(&self.message_of_the_day, &path.field("messageOfTheDay"));
         cx.keep(&self.pod_ip_allocation_mode, &path.field("podIPAllocationMode"));
         cx.keep(&self.node_image_version, &path.field("nodeImageVersion"));
         cx.keep(&self.gpu_profile, &path.field("gpuProfile"));
         cx.keep(&self.gateway_profile, &path.field("gatewayProfile"));
-        cx.keep(
-            &self.artifact_streaming_profile,
-            &path.field("artifactStreamingProfile"),
-        );
+        cx.keep(&self.artifact_streaming_profile, &path.field("artifactStreamingProfile"));
         cx.keep(&self.virtual_machines_profile, &path.field("virtualMachinesProfile"));
-        cx.keep(
-            &self.virtual_machine_nodes_status,
-            &path.field("virtualMachineNodesStatus"),
-        );
+        cx.keep(&self.virtual_machine_nodes_status, &path.field("virtualMachineNodesStatus"));
         cx.keep(&self.local_dns_profile, &path.field("localDNSProfile"));
         spoke::spec::ManagedClusterAgentPoolProfile {
             count: cx.copy(&self.count, &path.field("count")),
             vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
             os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
-            os_disk_type: cx
-                .spelled(
-                    self.os_disk_type.as_ref().map(|value| value.as_str()),
-                    &path.field("osDiskType"),
-                    |value| Some(spoke::arm::OsDiskType::from(value.to_string())),
-                    spoke::arm::OsDiskType::as_str,
-                ),
-            kubelet_disk_type: cx
-                .spelled(
-                    self.kubelet_disk_type.as_ref().map(|value| value.as_str()),
-                    &path.field("kubeletDiskType"),
-                    |value| Some(spoke::arm::KubeletDiskType::from(value.to_string())),
-                    spoke::arm::KubeletDiskType::as_str,
-                ),
-            workload_runtime: cx
-                .spelled(
-                    self.workload_runtime.as_ref().map(|value| value.as_str()),
-                    &path.field("workloadRuntime"),
-                    |value| Some(spoke::arm::WorkloadRuntime::from(value.to_string())),
-                    spoke::arm::WorkloadRuntime::as_str,
-                ),
+            os_disk_type: cx.spelled(&self.os_disk_type, &path.field("osDiskType")),
+            kubelet_disk_type: cx.spelled(&self.kubelet_disk_type, &path.field("kubeletDiskType")),
+            workload_runtime: cx.spelled(&self.workload_runtime, &path.field("workloadRuntime")),
             vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
             pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
             max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
-            os_type: cx
-                .spelled(
-                    self.os_type.as_ref().map(|value| value.as_str()),
-                    &path.field("osType"),
-                    |value| Some(spoke::arm::OsType::from(value.to_string())),
-                    spoke::arm::OsType::as_str,
-                ),
-            os_sku: cx
-                .spelled(
-                    self.os_sku.as_ref().map(|value| value.as_str()),
-                    &path.field("osSKU"),
-                    |value| Some(spoke::arm::Ossku::from(value.to_string())),
-                    spoke::arm::Ossku::as_str,
-                ),
+            os_type: cx.spelled(&self.os_type, &path.field("osType")),
+            os_sku: cx.spelled(&self.os_sku, &path.field("osSKU")),
             max_count: cx.copy(&self.max_count, &path.field("maxCount")),
             min_count: cx.copy(&self.min_count, &path.field("minCount")),
-            enable_auto_scaling: cx
-                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
-            scale_down_mode: cx
-                .spelled(
-                    self.scale_down_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleDownMode"),
-                    |value| Some(spoke::arm::ScaleDownMode::from(value.to_string())),
-                    spoke::arm::ScaleDownMode::as_str,
-                ),
-            r#type: cx
-                .spelled(
-                    self.r#type.as_ref().map(|value| value.as_str()),
-                    &path.field("type"),
-                    |value| Some(spoke::arm::AgentPoolType::from(value.to_string())),
-                    spoke::arm::AgentPoolType::as_str,
-                ),
-            mode: cx
-                .spelled(
-                    self.mode.as_ref().map(|value| value.as_str()),
-                    &path.field("mode"),
-                    |value| Some(spoke::arm::AgentPoolMode::from(value.to_string())),
-                    spoke::arm::AgentPoolMode::as_str,
-                ),
-            orchestrator_version: cx
-                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
-            upgrade_settings: cx
-                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            enable_auto_scaling: cx.copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
+            scale_down_mode: cx.spelled(&self.scale_down_mode, &path.field("scaleDownMode")),
+            r#type: cx.spelled(&self.r#type, &path.field("type")),
+            mode: cx.spelled(&self.mode, &path.field("mode")),
+            orchestrator_version: cx.copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
+            upgrade_settings: cx.object(&self.upgrade_settings, &path.field("upgradeSettings")),
             power_state: cx.object(&self.power_state, &path.field("powerState")),
-            availability_zones: cx
-                .copy(&self.availability_zones, &path.field("availabilityZones")),
-            enable_node_public_ip: cx
-                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
-            node_public_ip_prefix_id: cx
-                .copy(
-                    &self.node_public_ip_prefix_id,
-                    &path.field("nodePublicIPPrefixID"),
-                ),
-            scale_set_priority: cx
-                .spelled(
-                    self.scale_set_priority.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleSetPriority"),
-                    |value| Some(spoke::arm::ScaleSetPriority::from(value.to_string())),
-                    spoke::arm::ScaleSetPriority::as_str,
-                ),
+            availability_zones: cx.copy(&self.availability_zones, &path.field("availabilityZones")),
+            enable_node_public_ip: cx.copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
+            node_public_ip_prefix_id: cx.copy(&self.node_public_ip_prefix_id, &path.field("nodePublicIPPrefixID")),
+            scale_set_priority: cx.spelled(&self.scale_set_priority, &path.field("scaleSetPriority")),
             scale_set_eviction_policy: cx
-                .spelled(
-                    self.scale_set_eviction_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleSetEvictionPolicy"),
-                    |value| Some(
-                        spoke::arm::ScaleSetEvictionPolicy::from(value.to_string()),
-                    ),
-                    spoke::arm::ScaleSetEvictionPolicy::as_str,
-                ),
+                .spelled(&self.scale_set_eviction_policy, &path.field("scaleSetEvictionPolicy")),
             spot_max_price: cx
                 .convert(
                     self.spot_max_price.as_ref(),
@@ -6527,240 +3668,99 @@ for hub::spec::ManagedClusterAgentPoolProfile {
             node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
             node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
-                .copy(
-                    &self.proximity_placement_group_id,
-                    &path.field("proximityPlacementGroupID"),
-                ),
-            kubelet_config: cx
-                .object(&self.kubelet_config, &path.field("kubeletConfig")),
-            linux_os_config: cx
-                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
-            enable_encryption_at_host: cx
-                .copy(
-                    &self.enable_encryption_at_host,
-                    &path.field("enableEncryptionAtHost"),
-                ),
-            enable_ultra_ssd: cx
-                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+                .copy(&self.proximity_placement_group_id, &path.field("proximityPlacementGroupID")),
+            kubelet_config: cx.object(&self.kubelet_config, &path.field("kubeletConfig")),
+            linux_os_config: cx.object(&self.linux_os_config, &path.field("linuxOSConfig")),
+            enable_encryption_at_host: cx.copy(&self.enable_encryption_at_host, &path.field("enableEncryptionAtHost")),
+            enable_ultra_ssd: cx.copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
             enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
-            gpu_instance_profile: cx
-                .spelled(
-                    self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
-                    &path.field("gpuInstanceProfile"),
-                    |value| Some(
-                        spoke::arm::GpuInstanceProfile::from(value.to_string()),
-                    ),
-                    spoke::arm::GpuInstanceProfile::as_str,
-                ),
+            gpu_instance_profile: cx.spelled(&self.gpu_instance_profile, &path.field("gpuInstanceProfile")),
             creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
-                .copy(
-                    &self.capacity_reservation_group_id,
-                    &path.field("capacityReservationGroupID"),
-                ),
+                .copy(&self.capacity_reservation_group_id, &path.field("capacityReservationGroupID")),
             host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
-            network_profile: cx
-                .object(&self.network_profile, &path.field("networkProfile")),
-            windows_profile: cx
-                .object(&self.windows_profile, &path.field("windowsProfile")),
-            security_profile: cx
-                .object(&self.security_profile, &path.field("securityProfile")),
+            network_profile: cx.object(&self.network_profile, &path.field("networkProfile")),
+            windows_profile: cx.object(&self.windows_profile, &path.field("windowsProfile")),
+            security_profile: cx.object(&self.security_profile, &path.field("securityProfile")),
             name: cx.copy(&self.name, &path.field("name")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterIdentity>
-for spoke::spec::ManagedClusterIdentity {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterIdentity {
+impl Convert<hub::spec::ManagedClusterIdentity> for spoke::spec::ManagedClusterIdentity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterIdentity {
         hub::spec::ManagedClusterIdentity {
-            r#type: cx
-                .spelled(
-                    self.r#type.as_ref().map(|value| value.as_str()),
-                    &path.field("type"),
-                    |value| Some(
-                        hub::arm::ResourceIdentityType::from(value.to_string()),
-                    ),
-                    hub::arm::ResourceIdentityType::as_str,
-                ),
-            delegated_resources: cx
-                .object(&self.delegated_resources, &path.field("delegatedResources")),
-            user_assigned_identities: cx
-                .copy(
-                    &self.user_assigned_identities,
-                    &path.field("userAssignedIdentities"),
-                ),
+            r#type: cx.spelled(&self.r#type, &path.field("type")),
+            delegated_resources: cx.object(&self.delegated_resources, &path.field("delegatedResources")),
+            user_assigned_identities: cx.copy(&self.user_assigned_identities, &path.field("userAssignedIdentities")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterIdentity>
-for hub::spec::ManagedClusterIdentity {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterIdentity {
+impl Convert<spoke::spec::ManagedClusterIdentity> for hub::spec::ManagedClusterIdentity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterIdentity {
         spoke::spec::ManagedClusterIdentity {
-            r#type: cx
-                .spelled(
-                    self.r#type.as_ref().map(|value| value.as_str()),
-                    &path.field("type"),
-                    |value| {
-                        spoke::arm::ResourceIdentityType::try_from(value.to_string())
-                            .ok()
-                    },
-                    |value: &spoke::arm::ResourceIdentityType| value.as_str(),
-                ),
-            delegated_resources: cx
-                .object(&self.delegated_resources, &path.field("delegatedResources")),
-            user_assigned_identities: cx
-                .copy(
-                    &self.user_assigned_identities,
-                    &path.field("userAssignedIdentities"),
-                ),
+            r#type: cx.spelled(&self.r#type, &path.field("type")),
+            delegated_resources: cx.object(&self.delegated_resources, &path.field("delegatedResources")),
+            user_assigned_identities: cx.copy(&self.user_assigned_identities, &path.field("userAssignedIdentities")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::DelegatedResource>
-for spoke::spec::DelegatedResource {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::DelegatedResource {
+impl Convert<hub::spec::DelegatedResource> for spoke::spec::DelegatedResource {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::DelegatedResource {
         hub::spec::DelegatedResource {
             resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
             tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
-            referral_resource: cx
-                .copy(&self.referral_resource, &path.field("referralResource")),
+            referral_resource: cx.copy(&self.referral_resource, &path.field("referralResource")),
             location: cx.copy(&self.location, &path.field("location")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::DelegatedResource>
-for hub::spec::DelegatedResource {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::DelegatedResource {
+impl Convert<spoke::spec::DelegatedResource> for hub::spec::DelegatedResource {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::DelegatedResource {
         spoke::spec::DelegatedResource {
             resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
             tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
-            referral_resource: cx
-                .copy(&self.referral_resource, &path.field("referralResource")),
+            referral_resource: cx.copy(&self.referral_resource, &path.field("referralResource")),
             location: cx.copy(&self.location, &path.field("location")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ExtendedLocation>
-for spoke::spec::ExtendedLocation {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ExtendedLocation {
+impl Convert<hub::spec::ExtendedLocation> for spoke::spec::ExtendedLocation {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ExtendedLocation {
         hub::spec::ExtendedLocation {
             name: cx.copy(&self.name, &path.field("name")),
-            r#type: cx
-                .spelled(
-                    self.r#type.as_ref().map(|value| value.as_str()),
-                    &path.field("type"),
-                    |value| Some(
-                        hub::arm::ExtendedLocationTypes::from(value.to_string()),
-                    ),
-                    hub::arm::ExtendedLocationTypes::as_str,
-                ),
+            r#type: cx.spelled(&self.r#type, &path.field("type")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ExtendedLocation>
-for hub::spec::ExtendedLocation {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ExtendedLocation {
+impl Convert<spoke::spec::ExtendedLocation> for hub::spec::ExtendedLocation {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ExtendedLocation {
         spoke::spec::ExtendedLocation {
             name: cx.copy(&self.name, &path.field("name")),
-            r#type: cx
-                .spelled(
-                    self.r#type.as_ref().map(|value| value.as_str()),
-                    &path.field("type"),
-                    |value| Some(
-                        spoke::arm::ExtendedLocationType::from(value.to_string()),
-                    ),
-                    spoke::arm::ExtendedLocationType::as_str,
-                ),
+            r#type: cx.spelled(&self.r#type, &path.field("type")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ManagedClusterSku>
-for spoke::spec::ManagedClusterSku {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ManagedClusterSku {
+impl Convert<hub::spec::ManagedClusterSku> for spoke::spec::ManagedClusterSku {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterSku {
         hub::spec::ManagedClusterSku {
-            name: cx
-                .spelled(
-                    self.name.as_ref().map(|value| value.as_str()),
-                    &path.field("name"),
-                    |value| Some(
-                        hub::arm::ManagedClusterSkuName::from(value.to_string()),
-                    ),
-                    hub::arm::ManagedClusterSkuName::as_str,
-                ),
-            tier: cx
-                .spelled(
-                    self.tier.as_ref().map(|value| value.as_str()),
-                    &path.field("tier"),
-                    |value| Some(
-                        hub::arm::ManagedClusterSkuTier::from(value.to_string()),
-                    ),
-                    hub::arm::ManagedClusterSkuTier::as_str,
-                ),
+            name: cx.spelled(&self.name, &path.field("name")),
+            tier: cx.spelled(&self.tier, &path.field("tier")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ManagedClusterSku>
-for hub::spec::ManagedClusterSku {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ManagedClusterSku {
+impl Convert<spoke::spec::ManagedClusterSku> for hub::spec::ManagedClusterSku {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterSku {
         spoke::spec::ManagedClusterSku {
-            name: cx
-                .spelled(
-                    self.name.as_ref().map(|value| value.as_str()),
-                    &path.field("name"),
-                    |value| Some(
-                        spoke::arm::ManagedClusterSkuName::from(value.to_string()),
-                    ),
-                    spoke::arm::ManagedClusterSkuName::as_str,
-                ),
-            tier: cx
-                .spelled(
-                    self.tier.as_ref().map(|value| value.as_str()),
-                    &path.field("tier"),
-                    |value| Some(
-                        spoke::arm::ManagedClusterSkuTier::from(value.to_string()),
-                    ),
-                    spoke::arm::ManagedClusterSkuTier::as_str,
-                ),
+            name: cx.spelled(&self.name, &path.field("name")),
+            tier: cx.spelled(&self.tier, &path.field("tier")),
         }
     }
 }

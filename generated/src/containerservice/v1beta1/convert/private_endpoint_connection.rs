@@ -7,144 +7,77 @@
 use crate::containerservice::v1beta1 as spoke;
 #[allow(unused_imports)]
 use crate::containerservice::v2beta1 as hub;
+use armgen_runtime::hub::{Conversion, Convert, ConvertObject, Path};
 
-impl armgen_runtime::hub::Convert<hub::PrivateEndpointConnectionSpec>
-for spoke::PrivateEndpointConnectionSpec {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::PrivateEndpointConnectionSpec {
+impl Convert<hub::PrivateEndpointConnectionSpec> for spoke::PrivateEndpointConnectionSpec {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::PrivateEndpointConnectionSpec {
         hub::PrivateEndpointConnectionSpec {
             azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
             owner: cx.copy(&self.owner, &path.field("owner")),
             operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
-            private_endpoint: cx
-                .object(&self.private_endpoint, &path.field("privateEndpoint")),
+            private_endpoint: cx.object(&self.private_endpoint, &path.field("privateEndpoint")),
             private_link_service_connection_state: cx
-                .object(
-                    &self.private_link_service_connection_state,
-                    &path.field("privateLinkServiceConnectionState"),
-                ),
+                .object(&self.private_link_service_connection_state, &path.field("privateLinkServiceConnectionState")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::PrivateEndpointConnectionSpec>
-for hub::PrivateEndpointConnectionSpec {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::PrivateEndpointConnectionSpec {
+impl Convert<spoke::PrivateEndpointConnectionSpec> for hub::PrivateEndpointConnectionSpec {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::PrivateEndpointConnectionSpec {
         spoke::PrivateEndpointConnectionSpec {
             azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
             owner: cx.copy(&self.owner, &path.field("owner")),
             operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
-            private_endpoint: cx
-                .object(&self.private_endpoint, &path.field("privateEndpoint")),
+            private_endpoint: cx.object(&self.private_endpoint, &path.field("privateEndpoint")),
             private_link_service_connection_state: cx
-                .object(
-                    &self.private_link_service_connection_state,
-                    &path.field("privateLinkServiceConnectionState"),
-                ),
+                .object(&self.private_link_service_connection_state, &path.field("privateLinkServiceConnectionState")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::PrivateEndpointConnectionStatus>
-for spoke::PrivateEndpointConnectionStatus {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::PrivateEndpointConnectionStatus {
+impl Convert<hub::PrivateEndpointConnectionStatus> for spoke::PrivateEndpointConnectionStatus {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::PrivateEndpointConnectionStatus {
         hub::PrivateEndpointConnectionStatus {
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
             r#type: cx.copy(&self.r#type, &path.field("type")),
-            provisioning_state: cx
-                .spelled(
-                    self.provisioning_state.as_ref().map(|value| value.as_str()),
-                    &path.field("provisioningState"),
-                    |value| Some(
-                        hub::arm::PrivateEndpointConnectionProvisioningState::from(
-                            value.to_string(),
-                        ),
-                    ),
-                    hub::arm::PrivateEndpointConnectionProvisioningState::as_str,
-                ),
-            private_endpoint: cx
-                .object(&self.private_endpoint, &path.field("privateEndpoint")),
+            provisioning_state: cx.spelled(&self.provisioning_state, &path.field("provisioningState")),
+            private_endpoint: cx.object(&self.private_endpoint, &path.field("privateEndpoint")),
             private_link_service_connection_state: cx
-                .object(
-                    &self.private_link_service_connection_state,
-                    &path.field("privateLinkServiceConnectionState"),
-                ),
+                .object(&self.private_link_service_connection_state, &path.field("privateLinkServiceConnectionState")),
             conditions: cx.copy(&self.conditions, &path.field("conditions")),
-            operator_status: cx
-                .copy(&self.operator_status, &path.field("operatorStatus")),
+            operator_status: cx.copy(&self.operator_status, &path.field("operatorStatus")),
             system_data: cx.restore(&path.field("systemData")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::PrivateEndpointConnectionStatus>
-for hub::PrivateEndpointConnectionStatus {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::PrivateEndpointConnectionStatus {
+impl Convert<spoke::PrivateEndpointConnectionStatus> for hub::PrivateEndpointConnectionStatus {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::PrivateEndpointConnectionStatus {
         cx.keep(&self.system_data, &path.field("systemData"));
         spoke::PrivateEndpointConnectionStatus {
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
             r#type: cx.copy(&self.r#type, &path.field("type")),
-            provisioning_state: cx
-                .spelled(
-                    self.provisioning_state.as_ref().map(|value| value.as_str()),
-                    &path.field("provisioningState"),
-                    |value| Some(
-                        spoke::arm::PrivateEndpointConnectionProvisioningState::from(
-                            value.to_string(),
-                        ),
-                    ),
-                    spoke::arm::PrivateEndpointConnectionProvisioningState::as_str,
-                ),
-            private_endpoint: cx
-                .object(&self.private_endpoint, &path.field("privateEndpoint")),
+            provisioning_state: cx.spelled(&self.provisioning_state, &path.field("provisioningState")),
+            private_endpoint: cx.object(&self.private_endpoint, &path.field("privateEndpoint")),
             private_link_service_connection_state: cx
-                .object(
-                    &self.private_link_service_connection_state,
-                    &path.field("privateLinkServiceConnectionState"),
-                ),
+                .object(&self.private_link_service_connection_state, &path.field("privateLinkServiceConnectionState")),
             conditions: cx.copy(&self.conditions, &path.field("conditions")),
-            operator_status: cx
-                .copy(&self.operator_status, &path.field("operatorStatus")),
+            operator_status: cx.copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
 
-impl armgen_runtime::hub::ConvertObject<hub::PrivateEndpointConnection>
-for spoke::PrivateEndpointConnection {
-    fn convert_object(
-        &self,
-    ) -> Result<hub::PrivateEndpointConnection, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
-            &self.metadata,
-            armgen_runtime::hub::Direction::ToHub,
-        )?;
-        let spec = armgen_runtime::hub::Convert::<
-            hub::PrivateEndpointConnectionSpec,
-        >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
+impl ConvertObject<hub::PrivateEndpointConnection> for spoke::PrivateEndpointConnection {
+    fn convert_object(&self) -> Result<hub::PrivateEndpointConnection, armgen_runtime::kube::ConversionError> {
+        let (mut cx, metadata) = Conversion::begin(&self.metadata, armgen_runtime::hub::Direction::ToHub)?;
+        let spec = Convert::<hub::PrivateEndpointConnectionSpec>::convert(&self.spec, &mut cx, &Path::Root("spec"));
         let status = self
             .status
             .as_ref()
             .map(|status| {
-                armgen_runtime::hub::Convert::<
-                    hub::PrivateEndpointConnectionStatus,
-                >::convert(status, &mut cx, &armgen_runtime::hub::Path::Root("status"))
+                Convert::<hub::PrivateEndpointConnectionStatus>::convert(status, &mut cx, &Path::Root("status"))
             });
         Ok(hub::PrivateEndpointConnection {
             metadata: cx.finish(metadata)?,
@@ -154,28 +87,18 @@ for spoke::PrivateEndpointConnection {
     }
 }
 
-impl armgen_runtime::hub::ConvertObject<spoke::PrivateEndpointConnection>
-for hub::PrivateEndpointConnection {
-    fn convert_object(
-        &self,
-    ) -> Result<
+impl ConvertObject<spoke::PrivateEndpointConnection> for hub::PrivateEndpointConnection {
+    fn convert_object(&self) -> Result<
         spoke::PrivateEndpointConnection,
         armgen_runtime::kube::ConversionError,
     > {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
-            &self.metadata,
-            armgen_runtime::hub::Direction::FromHub,
-        )?;
-        let spec = armgen_runtime::hub::Convert::<
-            spoke::PrivateEndpointConnectionSpec,
-        >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
+        let (mut cx, metadata) = Conversion::begin(&self.metadata, armgen_runtime::hub::Direction::FromHub)?;
+        let spec = Convert::<spoke::PrivateEndpointConnectionSpec>::convert(&self.spec, &mut cx, &Path::Root("spec"));
         let status = self
             .status
             .as_ref()
             .map(|status| {
-                armgen_runtime::hub::Convert::<
-                    spoke::PrivateEndpointConnectionStatus,
-                >::convert(status, &mut cx, &armgen_runtime::hub::Path::Root("status"))
+                Convert::<spoke::PrivateEndpointConnectionStatus>::convert(status, &mut cx, &Path::Root("status"))
             });
         Ok(spoke::PrivateEndpointConnection {
             metadata: cx.finish(metadata)?,
@@ -185,132 +108,68 @@ for hub::PrivateEndpointConnection {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::PrivateLinkServiceConnectionState>
-for spoke::status::PrivateLinkServiceConnectionState {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::PrivateLinkServiceConnectionState {
+impl Convert<hub::status::PrivateLinkServiceConnectionState> for spoke::status::PrivateLinkServiceConnectionState {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::PrivateLinkServiceConnectionState {
         hub::status::PrivateLinkServiceConnectionState {
-            status: cx
-                .spelled(
-                    self.status.as_ref().map(|value| value.as_str()),
-                    &path.field("status"),
-                    |value| Some(hub::arm::ConnectionStatus::from(value.to_string())),
-                    hub::arm::ConnectionStatus::as_str,
-                ),
+            status: cx.spelled(&self.status, &path.field("status")),
             description: cx.copy(&self.description, &path.field("description")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::PrivateLinkServiceConnectionState>
-for hub::status::PrivateLinkServiceConnectionState {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::PrivateLinkServiceConnectionState {
+impl Convert<spoke::status::PrivateLinkServiceConnectionState> for hub::status::PrivateLinkServiceConnectionState {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::PrivateLinkServiceConnectionState {
         spoke::status::PrivateLinkServiceConnectionState {
-            status: cx
-                .spelled(
-                    self.status.as_ref().map(|value| value.as_str()),
-                    &path.field("status"),
-                    |value| Some(spoke::arm::ConnectionStatus::from(value.to_string())),
-                    spoke::arm::ConnectionStatus::as_str,
-                ),
+            status: cx.spelled(&self.status, &path.field("status")),
             description: cx.copy(&self.description, &path.field("description")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::PrivateEndpoint>
-for spoke::status::PrivateEndpoint {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::PrivateEndpoint {
+impl Convert<hub::status::PrivateEndpoint> for spoke::status::PrivateEndpoint {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::PrivateEndpoint {
         hub::status::PrivateEndpoint {
             id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::PrivateEndpoint>
-for hub::status::PrivateEndpoint {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::PrivateEndpoint {
+impl Convert<spoke::status::PrivateEndpoint> for hub::status::PrivateEndpoint {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::PrivateEndpoint {
         spoke::status::PrivateEndpoint {
             id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::PrivateLinkServiceConnectionState>
-for spoke::spec::PrivateLinkServiceConnectionState {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::PrivateLinkServiceConnectionState {
+impl Convert<hub::spec::PrivateLinkServiceConnectionState> for spoke::spec::PrivateLinkServiceConnectionState {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::PrivateLinkServiceConnectionState {
         hub::spec::PrivateLinkServiceConnectionState {
-            status: cx
-                .spelled(
-                    self.status.as_ref().map(|value| value.as_str()),
-                    &path.field("status"),
-                    |value| Some(hub::arm::ConnectionStatus::from(value.to_string())),
-                    hub::arm::ConnectionStatus::as_str,
-                ),
+            status: cx.spelled(&self.status, &path.field("status")),
             description: cx.copy(&self.description, &path.field("description")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::PrivateLinkServiceConnectionState>
-for hub::spec::PrivateLinkServiceConnectionState {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::PrivateLinkServiceConnectionState {
+impl Convert<spoke::spec::PrivateLinkServiceConnectionState> for hub::spec::PrivateLinkServiceConnectionState {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::PrivateLinkServiceConnectionState {
         spoke::spec::PrivateLinkServiceConnectionState {
-            status: cx
-                .spelled(
-                    self.status.as_ref().map(|value| value.as_str()),
-                    &path.field("status"),
-                    |value| Some(spoke::arm::ConnectionStatus::from(value.to_string())),
-                    spoke::arm::ConnectionStatus::as_str,
-                ),
+            status: cx.spelled(&self.status, &path.field("status")),
             description: cx.copy(&self.description, &path.field("description")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::PrivateEndpoint>
-for spoke::spec::PrivateEndpoint {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::PrivateEndpoint {
+impl Convert<hub::spec::PrivateEndpoint> for spoke::spec::PrivateEndpoint {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::PrivateEndpoint {
         hub::spec::PrivateEndpoint {
             id: cx.copy(&self.id, &path.field("id")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::PrivateEndpoint>
-for hub::spec::PrivateEndpoint {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::PrivateEndpoint {
+impl Convert<spoke::spec::PrivateEndpoint> for hub::spec::PrivateEndpoint {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::PrivateEndpoint {
         spoke::spec::PrivateEndpoint {
             id: cx.copy(&self.id, &path.field("id")),
         }

@@ -7,157 +7,90 @@
 use crate::containerservice::v1beta1 as spoke;
 #[allow(unused_imports)]
 use crate::containerservice::v2beta1 as hub;
+use armgen_runtime::hub::{Conversion, Convert, Path};
 
-impl armgen_runtime::hub::Convert<hub::status::AgentPoolSecurityProfile>
-for spoke::status::AgentPoolSecurityProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::AgentPoolSecurityProfile {
+impl Convert<hub::status::AgentPoolSecurityProfile> for spoke::status::AgentPoolSecurityProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AgentPoolSecurityProfile {
         hub::status::AgentPoolSecurityProfile {
             enable_vtpm: cx.copy(&self.enable_vtpm, &path.field("enableVTPM")),
-            enable_secure_boot: cx
-                .copy(&self.enable_secure_boot, &path.field("enableSecureBoot")),
+            enable_secure_boot: cx.copy(&self.enable_secure_boot, &path.field("enableSecureBoot")),
             ssh_access: cx.restore(&path.field("sshAccess")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::AgentPoolSecurityProfile>
-for hub::status::AgentPoolSecurityProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::AgentPoolSecurityProfile {
+impl Convert<spoke::status::AgentPoolSecurityProfile> for hub::status::AgentPoolSecurityProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AgentPoolSecurityProfile {
         cx.keep(&self.ssh_access, &path.field("sshAccess"));
         spoke::status::AgentPoolSecurityProfile {
             enable_vtpm: cx.copy(&self.enable_vtpm, &path.field("enableVTPM")),
-            enable_secure_boot: cx
-                .copy(&self.enable_secure_boot, &path.field("enableSecureBoot")),
+            enable_secure_boot: cx.copy(&self.enable_secure_boot, &path.field("enableSecureBoot")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::AgentPoolWindowsProfile>
-for spoke::status::AgentPoolWindowsProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::AgentPoolWindowsProfile {
+impl Convert<hub::status::AgentPoolWindowsProfile> for spoke::status::AgentPoolWindowsProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AgentPoolWindowsProfile {
         hub::status::AgentPoolWindowsProfile {
-            disable_outbound_nat: cx
-                .copy(&self.disable_outbound_nat, &path.field("disableOutboundNat")),
+            disable_outbound_nat: cx.copy(&self.disable_outbound_nat, &path.field("disableOutboundNat")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::AgentPoolWindowsProfile>
-for hub::status::AgentPoolWindowsProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::AgentPoolWindowsProfile {
+impl Convert<spoke::status::AgentPoolWindowsProfile> for hub::status::AgentPoolWindowsProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AgentPoolWindowsProfile {
         spoke::status::AgentPoolWindowsProfile {
-            disable_outbound_nat: cx
-                .copy(&self.disable_outbound_nat, &path.field("disableOutboundNat")),
+            disable_outbound_nat: cx.copy(&self.disable_outbound_nat, &path.field("disableOutboundNat")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::AgentPoolNetworkProfile>
-for spoke::status::AgentPoolNetworkProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::AgentPoolNetworkProfile {
+impl Convert<hub::status::AgentPoolNetworkProfile> for spoke::status::AgentPoolNetworkProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AgentPoolNetworkProfile {
         hub::status::AgentPoolNetworkProfile {
-            node_public_ip_tags: cx
-                .object(&self.node_public_ip_tags, &path.field("nodePublicIPTags")),
-            allowed_host_ports: cx
-                .object(&self.allowed_host_ports, &path.field("allowedHostPorts")),
+            node_public_ip_tags: cx.object(&self.node_public_ip_tags, &path.field("nodePublicIPTags")),
+            allowed_host_ports: cx.object(&self.allowed_host_ports, &path.field("allowedHostPorts")),
             application_security_groups: cx
-                .copy(
-                    &self.application_security_groups,
-                    &path.field("applicationSecurityGroups"),
-                ),
+                .copy(&self.application_security_groups, &path.field("applicationSecurityGroups")),
             dranet: cx.restore(&path.field("dranet")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::AgentPoolNetworkProfile>
-for hub::status::AgentPoolNetworkProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::AgentPoolNetworkProfile {
+impl Convert<spoke::status::AgentPoolNetworkProfile> for hub::status::AgentPoolNetworkProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AgentPoolNetworkProfile {
         cx.keep(&self.dranet, &path.field("dranet"));
         spoke::status::AgentPoolNetworkProfile {
-            node_public_ip_tags: cx
-                .object(&self.node_public_ip_tags, &path.field("nodePublicIPTags")),
-            allowed_host_ports: cx
-                .object(&self.allowed_host_ports, &path.field("allowedHostPorts")),
+            node_public_ip_tags: cx.object(&self.node_public_ip_tags, &path.field("nodePublicIPTags")),
+            allowed_host_ports: cx.object(&self.allowed_host_ports, &path.field("allowedHostPorts")),
             application_security_groups: cx
-                .copy(
-                    &self.application_security_groups,
-                    &path.field("applicationSecurityGroups"),
-                ),
+                .copy(&self.application_security_groups, &path.field("applicationSecurityGroups")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::PortRange> for spoke::status::PortRange {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::PortRange {
+impl Convert<hub::status::PortRange> for spoke::status::PortRange {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::PortRange {
         hub::status::PortRange {
             port_start: cx.copy(&self.port_start, &path.field("portStart")),
             port_end: cx.copy(&self.port_end, &path.field("portEnd")),
-            protocol: cx
-                .spelled(
-                    self.protocol.as_ref().map(|value| value.as_str()),
-                    &path.field("protocol"),
-                    |value| Some(hub::arm::Protocol::from(value.to_string())),
-                    hub::arm::Protocol::as_str,
-                ),
+            protocol: cx.spelled(&self.protocol, &path.field("protocol")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::PortRange> for hub::status::PortRange {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::PortRange {
+impl Convert<spoke::status::PortRange> for hub::status::PortRange {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::PortRange {
         spoke::status::PortRange {
             port_start: cx.copy(&self.port_start, &path.field("portStart")),
             port_end: cx.copy(&self.port_end, &path.field("portEnd")),
-            protocol: cx
-                .spelled(
-                    self.protocol.as_ref().map(|value| value.as_str()),
-                    &path.field("protocol"),
-                    |value| Some(spoke::arm::Protocol::from(value.to_string())),
-                    spoke::arm::Protocol::as_str,
-                ),
+            protocol: cx.spelled(&self.protocol, &path.field("protocol")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::IpTag> for spoke::status::IpTag {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::IpTag {
+impl Convert<hub::status::IpTag> for spoke::status::IpTag {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::IpTag {
         hub::status::IpTag {
             ip_tag_type: cx.copy(&self.ip_tag_type, &path.field("ipTagType")),
             tag: cx.copy(&self.tag, &path.field("tag")),
@@ -165,12 +98,8 @@ impl armgen_runtime::hub::Convert<hub::status::IpTag> for spoke::status::IpTag {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::IpTag> for hub::status::IpTag {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::IpTag {
+impl Convert<spoke::status::IpTag> for hub::status::IpTag {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::IpTag {
         spoke::status::IpTag {
             ip_tag_type: cx.copy(&self.ip_tag_type, &path.field("ipTagType")),
             tag: cx.copy(&self.tag, &path.field("tag")),
@@ -178,582 +107,288 @@ impl armgen_runtime::hub::Convert<spoke::status::IpTag> for hub::status::IpTag {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::CreationData>
-for spoke::status::CreationData {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::CreationData {
+impl Convert<hub::status::CreationData> for spoke::status::CreationData {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::CreationData {
         hub::status::CreationData {
-            source_resource_id: cx
-                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
+            source_resource_id: cx.copy(&self.source_resource_id, &path.field("sourceResourceId")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::CreationData>
-for hub::status::CreationData {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::CreationData {
+impl Convert<spoke::status::CreationData> for hub::status::CreationData {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::CreationData {
         spoke::status::CreationData {
-            source_resource_id: cx
-                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
+            source_resource_id: cx.copy(&self.source_resource_id, &path.field("sourceResourceId")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::LinuxOsConfig>
-for spoke::status::LinuxOsConfig {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::LinuxOsConfig {
+impl Convert<hub::status::LinuxOsConfig> for spoke::status::LinuxOsConfig {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::LinuxOsConfig {
         hub::status::LinuxOsConfig {
             sysctls: cx.object(&self.sysctls, &path.field("sysctls")),
             transparent_huge_page_enabled: cx
-                .copy(
-                    &self.transparent_huge_page_enabled,
-                    &path.field("transparentHugePageEnabled"),
-                ),
+                .copy(&self.transparent_huge_page_enabled, &path.field("transparentHugePageEnabled")),
             transparent_huge_page_defrag: cx
-                .copy(
-                    &self.transparent_huge_page_defrag,
-                    &path.field("transparentHugePageDefrag"),
-                ),
-            swap_file_size_mb: cx
-                .copy(&self.swap_file_size_mb, &path.field("swapFileSizeMB")),
+                .copy(&self.transparent_huge_page_defrag, &path.field("transparentHugePageDefrag")),
+            swap_file_size_mb: cx.copy(&self.swap_file_size_mb, &path.field("swapFileSizeMB")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::LinuxOsConfig>
-for hub::status::LinuxOsConfig {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::LinuxOsConfig {
+impl Convert<spoke::status::LinuxOsConfig> for hub::status::LinuxOsConfig {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::LinuxOsConfig {
         spoke::status::LinuxOsConfig {
             sysctls: cx.object(&self.sysctls, &path.field("sysctls")),
             transparent_huge_page_enabled: cx
-                .copy(
-                    &self.transparent_huge_page_enabled,
-                    &path.field("transparentHugePageEnabled"),
-                ),
+                .copy(&self.transparent_huge_page_enabled, &path.field("transparentHugePageEnabled")),
             transparent_huge_page_defrag: cx
-                .copy(
-                    &self.transparent_huge_page_defrag,
-                    &path.field("transparentHugePageDefrag"),
-                ),
-            swap_file_size_mb: cx
-                .copy(&self.swap_file_size_mb, &path.field("swapFileSizeMB")),
+                .copy(&self.transparent_huge_page_defrag, &path.field("transparentHugePageDefrag")),
+            swap_file_size_mb: cx.copy(&self.swap_file_size_mb, &path.field("swapFileSizeMB")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::SysctlConfig>
-for spoke::status::SysctlConfig {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::SysctlConfig {
+impl Convert<hub::status::SysctlConfig> for spoke::status::SysctlConfig {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::SysctlConfig {
         hub::status::SysctlConfig {
-            net_core_somaxconn: cx
-                .copy(&self.net_core_somaxconn, &path.field("netCoreSomaxconn")),
+            net_core_somaxconn: cx.copy(&self.net_core_somaxconn, &path.field("netCoreSomaxconn")),
             net_core_netdev_max_backlog: cx
-                .copy(
-                    &self.net_core_netdev_max_backlog,
-                    &path.field("netCoreNetdevMaxBacklog"),
-                ),
-            net_core_rmem_default: cx
-                .copy(&self.net_core_rmem_default, &path.field("netCoreRmemDefault")),
-            net_core_rmem_max: cx
-                .copy(&self.net_core_rmem_max, &path.field("netCoreRmemMax")),
-            net_core_wmem_default: cx
-                .copy(&self.net_core_wmem_default, &path.field("netCoreWmemDefault")),
-            net_core_wmem_max: cx
-                .copy(&self.net_core_wmem_max, &path.field("netCoreWmemMax")),
-            net_core_optmem_max: cx
-                .copy(&self.net_core_optmem_max, &path.field("netCoreOptmemMax")),
+                .copy(&self.net_core_netdev_max_backlog, &path.field("netCoreNetdevMaxBacklog")),
+            net_core_rmem_default: cx.copy(&self.net_core_rmem_default, &path.field("netCoreRmemDefault")),
+            net_core_rmem_max: cx.copy(&self.net_core_rmem_max, &path.field("netCoreRmemMax")),
+            net_core_wmem_default: cx.copy(&self.net_core_wmem_default, &path.field("netCoreWmemDefault")),
+            net_core_wmem_max: cx.copy(&self.net_core_wmem_max, &path.field("netCoreWmemMax")),
+            net_core_optmem_max: cx.copy(&self.net_core_optmem_max, &path.field("netCoreOptmemMax")),
             net_ipv4_tcp_max_syn_backlog: cx
-                .copy(
-                    &self.net_ipv4_tcp_max_syn_backlog,
-                    &path.field("netIpv4TcpMaxSynBacklog"),
-                ),
+                .copy(&self.net_ipv4_tcp_max_syn_backlog, &path.field("netIpv4TcpMaxSynBacklog")),
             net_ipv4_tcp_max_tw_buckets: cx
-                .copy(
-                    &self.net_ipv4_tcp_max_tw_buckets,
-                    &path.field("netIpv4TcpMaxTwBuckets"),
-                ),
-            net_ipv4_tcp_fin_timeout: cx
-                .copy(
-                    &self.net_ipv4_tcp_fin_timeout,
-                    &path.field("netIpv4TcpFinTimeout"),
-                ),
+                .copy(&self.net_ipv4_tcp_max_tw_buckets, &path.field("netIpv4TcpMaxTwBuckets")),
+            net_ipv4_tcp_fin_timeout: cx.copy(&self.net_ipv4_tcp_fin_timeout, &path.field("netIpv4TcpFinTimeout")),
             net_ipv4_tcp_keepalive_time: cx
-                .copy(
-                    &self.net_ipv4_tcp_keepalive_time,
-                    &path.field("netIpv4TcpKeepaliveTime"),
-                ),
+                .copy(&self.net_ipv4_tcp_keepalive_time, &path.field("netIpv4TcpKeepaliveTime")),
             net_ipv4_tcp_keepalive_probes: cx
-                .copy(
-                    &self.net_ipv4_tcp_keepalive_probes,
-                    &path.field("netIpv4TcpKeepaliveProbes"),
-                ),
+                .copy(&self.net_ipv4_tcp_keepalive_probes, &path.field("netIpv4TcpKeepaliveProbes")),
             net_ipv4_tcpkeepalive_intvl: cx
-                .copy(
-                    &self.net_ipv4_tcpkeepalive_intvl,
-                    &path.field("netIpv4TcpkeepaliveIntvl"),
-                ),
-            net_ipv4_tcp_tw_reuse: cx
-                .copy(&self.net_ipv4_tcp_tw_reuse, &path.field("netIpv4TcpTwReuse")),
+                .copy(&self.net_ipv4_tcpkeepalive_intvl, &path.field("netIpv4TcpkeepaliveIntvl")),
+            net_ipv4_tcp_tw_reuse: cx.copy(&self.net_ipv4_tcp_tw_reuse, &path.field("netIpv4TcpTwReuse")),
             net_ipv4_ip_local_port_range: cx
-                .copy(
-                    &self.net_ipv4_ip_local_port_range,
-                    &path.field("netIpv4IpLocalPortRange"),
-                ),
+                .copy(&self.net_ipv4_ip_local_port_range, &path.field("netIpv4IpLocalPortRange")),
             net_ipv4_neigh_default_gc_thresh1: cx
-                .copy(
-                    &self.net_ipv4_neigh_default_gc_thresh1,
-                    &path.field("netIpv4NeighDefaultGcThresh1"),
-                ),
+                .copy(&self.net_ipv4_neigh_default_gc_thresh1, &path.field("netIpv4NeighDefaultGcThresh1")),
             net_ipv4_neigh_default_gc_thresh2: cx
-                .copy(
-                    &self.net_ipv4_neigh_default_gc_thresh2,
-                    &path.field("netIpv4NeighDefaultGcThresh2"),
-                ),
+                .copy(&self.net_ipv4_neigh_default_gc_thresh2, &path.field("netIpv4NeighDefaultGcThresh2")),
             net_ipv4_neigh_default_gc_thresh3: cx
-                .copy(
-                    &self.net_ipv4_neigh_default_gc_thresh3,
-                    &path.field("netIpv4NeighDefaultGcThresh3"),
-                ),
+                .copy(&self.net_ipv4_neigh_default_gc_thresh3, &path.field("netIpv4NeighDefaultGcThresh3")),
             net_netfilter_nf_conntrack_max: cx
-                .copy(
-                    &self.net_netfilter_nf_conntrack_max,
-                    &path.field("netNetfilterNfConntrackMax"),
-                ),
+                .copy(&self.net_netfilter_nf_conntrack_max, &path.field("netNetfilterNfConntrackMax")),
             net_netfilter_nf_conntrack_buckets: cx
-                .copy(
-                    &self.net_netfilter_nf_conntrack_buckets,
-                    &path.field("netNetfilterNfConntrackBuckets"),
-                ),
+                .copy(&self.net_netfilter_nf_conntrack_buckets, &path.field("netNetfilterNfConntrackBuckets")),
             fs_inotify_max_user_watches: cx
-                .copy(
-                    &self.fs_inotify_max_user_watches,
-                    &path.field("fsInotifyMaxUserWatches"),
-                ),
+                .copy(&self.fs_inotify_max_user_watches, &path.field("fsInotifyMaxUserWatches")),
             fs_file_max: cx.copy(&self.fs_file_max, &path.field("fsFileMax")),
             fs_aio_max_nr: cx.copy(&self.fs_aio_max_nr, &path.field("fsAioMaxNr")),
             fs_nr_open: cx.copy(&self.fs_nr_open, &path.field("fsNrOpen")),
-            kernel_threads_max: cx
-                .copy(&self.kernel_threads_max, &path.field("kernelThreadsMax")),
-            vm_max_map_count: cx
-                .copy(&self.vm_max_map_count, &path.field("vmMaxMapCount")),
+            kernel_threads_max: cx.copy(&self.kernel_threads_max, &path.field("kernelThreadsMax")),
+            vm_max_map_count: cx.copy(&self.vm_max_map_count, &path.field("vmMaxMapCount")),
             vm_swappiness: cx.copy(&self.vm_swappiness, &path.field("vmSwappiness")),
-            vm_vfs_cache_pressure: cx
-                .copy(&self.vm_vfs_cache_pressure, &path.field("vmVfsCachePressure")),
+            vm_vfs_cache_pressure: cx.copy(&self.vm_vfs_cache_pressure, &path.field("vmVfsCachePressure")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::SysctlConfig>
-for hub::status::SysctlConfig {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::SysctlConfig {
+impl Convert<spoke::status::SysctlConfig> for hub::status::SysctlConfig {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::SysctlConfig {
         spoke::status::SysctlConfig {
-            net_core_somaxconn: cx
-                .copy(&self.net_core_somaxconn, &path.field("netCoreSomaxconn")),
+            net_core_somaxconn: cx.copy(&self.net_core_somaxconn, &path.field("netCoreSomaxconn")),
             net_core_netdev_max_backlog: cx
-                .copy(
-                    &self.net_core_netdev_max_backlog,
-                    &path.field("netCoreNetdevMaxBacklog"),
-                ),
-            net_core_rmem_default: cx
-                .copy(&self.net_core_rmem_default, &path.field("netCoreRmemDefault")),
-            net_core_rmem_max: cx
-                .copy(&self.net_core_rmem_max, &path.field("netCoreRmemMax")),
-            net_core_wmem_default: cx
-                .copy(&self.net_core_wmem_default, &path.field("netCoreWmemDefault")),
-            net_core_wmem_max: cx
-                .copy(&self.net_core_wmem_max, &path.field("netCoreWmemMax")),
-            net_core_optmem_max: cx
-                .copy(&self.net_core_optmem_max, &path.field("netCoreOptmemMax")),
+                .copy(&self.net_core_netdev_max_backlog, &path.field("netCoreNetdevMaxBacklog")),
+            net_core_rmem_default: cx.copy(&self.net_core_rmem_default, &path.field("netCoreRmemDefault")),
+            net_core_rmem_max: cx.copy(&self.net_core_rmem_max, &path.field("netCoreRmemMax")),
+            net_core_wmem_default: cx.copy(&self.net_core_wmem_default, &path.field("netCoreWmemDefault")),
+            net_core_wmem_max: cx.copy(&self.net_core_wmem_max, &path.field("netCoreWmemMax")),
+            net_core_optmem_max: cx.copy(&self.net_core_optmem_max, &path.field("netCoreOptmemMax")),
             net_ipv4_tcp_max_syn_backlog: cx
-                .copy(
-                    &self.net_ipv4_tcp_max_syn_backlog,
-                    &path.field("netIpv4TcpMaxSynBacklog"),
-                ),
+                .copy(&self.net_ipv4_tcp_max_syn_backlog, &path.field("netIpv4TcpMaxSynBacklog")),
             net_ipv4_tcp_max_tw_buckets: cx
-                .copy(
-                    &self.net_ipv4_tcp_max_tw_buckets,
-                    &path.field("netIpv4TcpMaxTwBuckets"),
-                ),
-            net_ipv4_tcp_fin_timeout: cx
-                .copy(
-                    &self.net_ipv4_tcp_fin_timeout,
-                    &path.field("netIpv4TcpFinTimeout"),
-                ),
+                .copy(&self.net_ipv4_tcp_max_tw_buckets, &path.field("netIpv4TcpMaxTwBuckets")),
+            net_ipv4_tcp_fin_timeout: cx.copy(&self.net_ipv4_tcp_fin_timeout, &path.field("netIpv4TcpFinTimeout")),
             net_ipv4_tcp_keepalive_time: cx
-                .copy(
-                    &self.net_ipv4_tcp_keepalive_time,
-                    &path.field("netIpv4TcpKeepaliveTime"),
-                ),
+                .copy(&self.net_ipv4_tcp_keepalive_time, &path.field("netIpv4TcpKeepaliveTime")),
             net_ipv4_tcp_keepalive_probes: cx
-                .copy(
-                    &self.net_ipv4_tcp_keepalive_probes,
-                    &path.field("netIpv4TcpKeepaliveProbes"),
-                ),
+                .copy(&self.net_ipv4_tcp_keepalive_probes, &path.field("netIpv4TcpKeepaliveProbes")),
             net_ipv4_tcpkeepalive_intvl: cx
-                .copy(
-                    &self.net_ipv4_tcpkeepalive_intvl,
-                    &path.field("netIpv4TcpkeepaliveIntvl"),
-                ),
-            net_ipv4_tcp_tw_reuse: cx
-                .copy(&self.net_ipv4_tcp_tw_reuse, &path.field("netIpv4TcpTwReuse")),
+                .copy(&self.net_ipv4_tcpkeepalive_intvl, &path.field("netIpv4TcpkeepaliveIntvl")),
+            net_ipv4_tcp_tw_reuse: cx.copy(&self.net_ipv4_tcp_tw_reuse, &path.field("netIpv4TcpTwReuse")),
             net_ipv4_ip_local_port_range: cx
-                .copy(
-                    &self.net_ipv4_ip_local_port_range,
-                    &path.field("netIpv4IpLocalPortRange"),
-                ),
+                .copy(&self.net_ipv4_ip_local_port_range, &path.field("netIpv4IpLocalPortRange")),
             net_ipv4_neigh_default_gc_thresh1: cx
-                .copy(
-                    &self.net_ipv4_neigh_default_gc_thresh1,
-                    &path.field("netIpv4NeighDefaultGcThresh1"),
-                ),
+                .copy(&self.net_ipv4_neigh_default_gc_thresh1, &path.field("netIpv4NeighDefaultGcThresh1")),
             net_ipv4_neigh_default_gc_thresh2: cx
-                .copy(
-                    &self.net_ipv4_neigh_default_gc_thresh2,
-                    &path.field("netIpv4NeighDefaultGcThresh2"),
-                ),
+                .copy(&self.net_ipv4_neigh_default_gc_thresh2, &path.field("netIpv4NeighDefaultGcThresh2")),
             net_ipv4_neigh_default_gc_thresh3: cx
-                .copy(
-                    &self.net_ipv4_neigh_default_gc_thresh3,
-                    &path.field("netIpv4NeighDefaultGcThresh3"),
-                ),
+                .copy(&self.net_ipv4_neigh_default_gc_thresh3, &path.field("netIpv4NeighDefaultGcThresh3")),
             net_netfilter_nf_conntrack_max: cx
-                .copy(
-                    &self.net_netfilter_nf_conntrack_max,
-                    &path.field("netNetfilterNfConntrackMax"),
-                ),
+                .copy(&self.net_netfilter_nf_conntrack_max, &path.field("netNetfilterNfConntrackMax")),
             net_netfilter_nf_conntrack_buckets: cx
-                .copy(
-                    &self.net_netfilter_nf_conntrack_buckets,
-                    &path.field("netNetfilterNfConntrackBuckets"),
-                ),
+                .copy(&self.net_netfilter_nf_conntrack_buckets, &path.field("netNetfilterNfConntrackBuckets")),
             fs_inotify_max_user_watches: cx
-                .copy(
-                    &self.fs_inotify_max_user_watches,
-                    &path.field("fsInotifyMaxUserWatches"),
-                ),
+                .copy(&self.fs_inotify_max_user_watches, &path.field("fsInotifyMaxUserWatches")),
             fs_file_max: cx.copy(&self.fs_file_max, &path.field("fsFileMax")),
             fs_aio_max_nr: cx.copy(&self.fs_aio_max_nr, &path.field("fsAioMaxNr")),
             fs_nr_open: cx.copy(&self.fs_nr_open, &path.field("fsNrOpen")),
-            kernel_threads_max: cx
-                .copy(&self.kernel_threads_max, &path.field("kernelThreadsMax")),
-            vm_max_map_count: cx
-                .copy(&self.vm_max_map_count, &path.field("vmMaxMapCount")),
+            kernel_threads_max: cx.copy(&self.kernel_threads_max, &path.field("kernelThreadsMax")),
+            vm_max_map_count: cx.copy(&self.vm_max_map_count, &path.field("vmMaxMapCount")),
             vm_swappiness: cx.copy(&self.vm_swappiness, &path.field("vmSwappiness")),
-            vm_vfs_cache_pressure: cx
-                .copy(&self.vm_vfs_cache_pressure, &path.field("vmVfsCachePressure")),
+            vm_vfs_cache_pressure: cx.copy(&self.vm_vfs_cache_pressure, &path.field("vmVfsCachePressure")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::KubeletConfig>
-for spoke::status::KubeletConfig {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::KubeletConfig {
+impl Convert<hub::status::KubeletConfig> for spoke::status::KubeletConfig {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::KubeletConfig {
         hub::status::KubeletConfig {
-            cpu_manager_policy: cx
-                .copy(&self.cpu_manager_policy, &path.field("cpuManagerPolicy")),
+            cpu_manager_policy: cx.copy(&self.cpu_manager_policy, &path.field("cpuManagerPolicy")),
             cpu_cfs_quota: cx.copy(&self.cpu_cfs_quota, &path.field("cpuCfsQuota")),
-            cpu_cfs_quota_period: cx
-                .copy(&self.cpu_cfs_quota_period, &path.field("cpuCfsQuotaPeriod")),
-            image_gc_high_threshold: cx
-                .copy(
-                    &self.image_gc_high_threshold,
-                    &path.field("imageGcHighThreshold"),
-                ),
-            image_gc_low_threshold: cx
-                .copy(&self.image_gc_low_threshold, &path.field("imageGcLowThreshold")),
-            topology_manager_policy: cx
-                .copy(
-                    &self.topology_manager_policy,
-                    &path.field("topologyManagerPolicy"),
-                ),
-            allowed_unsafe_sysctls: cx
-                .copy(&self.allowed_unsafe_sysctls, &path.field("allowedUnsafeSysctls")),
+            cpu_cfs_quota_period: cx.copy(&self.cpu_cfs_quota_period, &path.field("cpuCfsQuotaPeriod")),
+            image_gc_high_threshold: cx.copy(&self.image_gc_high_threshold, &path.field("imageGcHighThreshold")),
+            image_gc_low_threshold: cx.copy(&self.image_gc_low_threshold, &path.field("imageGcLowThreshold")),
+            topology_manager_policy: cx.copy(&self.topology_manager_policy, &path.field("topologyManagerPolicy")),
+            allowed_unsafe_sysctls: cx.copy(&self.allowed_unsafe_sysctls, &path.field("allowedUnsafeSysctls")),
             fail_swap_on: cx.copy(&self.fail_swap_on, &path.field("failSwapOn")),
-            container_log_max_size_mb: cx
-                .copy(
-                    &self.container_log_max_size_mb,
-                    &path.field("containerLogMaxSizeMB"),
-                ),
-            container_log_max_files: cx
-                .copy(
-                    &self.container_log_max_files,
-                    &path.field("containerLogMaxFiles"),
-                ),
+            container_log_max_size_mb: cx.copy(&self.container_log_max_size_mb, &path.field("containerLogMaxSizeMB")),
+            container_log_max_files: cx.copy(&self.container_log_max_files, &path.field("containerLogMaxFiles")),
             pod_max_pids: cx.copy(&self.pod_max_pids, &path.field("podMaxPids")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::KubeletConfig>
-for hub::status::KubeletConfig {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::KubeletConfig {
+impl Convert<spoke::status::KubeletConfig> for hub::status::KubeletConfig {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::KubeletConfig {
         spoke::status::KubeletConfig {
-            cpu_manager_policy: cx
-                .copy(&self.cpu_manager_policy, &path.field("cpuManagerPolicy")),
+            cpu_manager_policy: cx.copy(&self.cpu_manager_policy, &path.field("cpuManagerPolicy")),
             cpu_cfs_quota: cx.copy(&self.cpu_cfs_quota, &path.field("cpuCfsQuota")),
-            cpu_cfs_quota_period: cx
-                .copy(&self.cpu_cfs_quota_period, &path.field("cpuCfsQuotaPeriod")),
-            image_gc_high_threshold: cx
-                .copy(
-                    &self.image_gc_high_threshold,
-                    &path.field("imageGcHighThreshold"),
-                ),
-            image_gc_low_threshold: cx
-                .copy(&self.image_gc_low_threshold, &path.field("imageGcLowThreshold")),
-            topology_manager_policy: cx
-                .copy(
-                    &self.topology_manager_policy,
-                    &path.field("topologyManagerPolicy"),
-                ),
-            allowed_unsafe_sysctls: cx
-                .copy(&self.allowed_unsafe_sysctls, &path.field("allowedUnsafeSysctls")),
+            cpu_cfs_quota_period: cx.copy(&self.cpu_cfs_quota_period, &path.field("cpuCfsQuotaPeriod")),
+            image_gc_high_threshold: cx.copy(&self.image_gc_high_threshold, &path.field("imageGcHighThreshold")),
+            image_gc_low_threshold: cx.copy(&self.image_gc_low_threshold, &path.field("imageGcLowThreshold")),
+            topology_manager_policy: cx.copy(&self.topology_manager_policy, &path.field("topologyManagerPolicy")),
+            allowed_unsafe_sysctls: cx.copy(&self.allowed_unsafe_sysctls, &path.field("allowedUnsafeSysctls")),
             fail_swap_on: cx.copy(&self.fail_swap_on, &path.field("failSwapOn")),
-            container_log_max_size_mb: cx
-                .copy(
-                    &self.container_log_max_size_mb,
-                    &path.field("containerLogMaxSizeMB"),
-                ),
-            container_log_max_files: cx
-                .copy(
-                    &self.container_log_max_files,
-                    &path.field("containerLogMaxFiles"),
-                ),
+            container_log_max_size_mb: cx.copy(&self.container_log_max_size_mb, &path.field("containerLogMaxSizeMB")),
+            container_log_max_files: cx.copy(&self.container_log_max_files, &path.field("containerLogMaxFiles")),
             pod_max_pids: cx.copy(&self.pod_max_pids, &path.field("podMaxPids")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::AgentPoolUpgradeSettings>
-for spoke::status::AgentPoolUpgradeSettings {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::AgentPoolUpgradeSettings {
+impl Convert<hub::status::AgentPoolUpgradeSettings> for spoke::status::AgentPoolUpgradeSettings {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AgentPoolUpgradeSettings {
         hub::status::AgentPoolUpgradeSettings {
             max_surge: cx.copy(&self.max_surge, &path.field("maxSurge")),
-            drain_timeout_in_minutes: cx
-                .copy(
-                    &self.drain_timeout_in_minutes,
-                    &path.field("drainTimeoutInMinutes"),
-                ),
+            drain_timeout_in_minutes: cx.copy(&self.drain_timeout_in_minutes, &path.field("drainTimeoutInMinutes")),
             node_soak_duration_in_minutes: cx
-                .copy(
-                    &self.node_soak_duration_in_minutes,
-                    &path.field("nodeSoakDurationInMinutes"),
-                ),
+                .copy(&self.node_soak_duration_in_minutes, &path.field("nodeSoakDurationInMinutes")),
             max_unavailable: cx.restore(&path.field("maxUnavailable")),
             undrainable_node_behavior: cx.restore(&path.field("undrainableNodeBehavior")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::AgentPoolUpgradeSettings>
-for hub::status::AgentPoolUpgradeSettings {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::AgentPoolUpgradeSettings {
+impl Convert<spoke::status::AgentPoolUpgradeSettings> for hub::status::AgentPoolUpgradeSettings {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AgentPoolUpgradeSettings {
         cx.keep(&self.max_unavailable, &path.field("maxUnavailable"));
         cx.keep(&self.undrainable_node_behavior, &path.field("undrainableNodeBehavior"));
         spoke::status::AgentPoolUpgradeSettings {
             max_surge: cx.copy(&self.max_surge, &path.field("maxSurge")),
-            drain_timeout_in_minutes: cx
-                .copy(
-                    &self.drain_timeout_in_minutes,
-                    &path.field("drainTimeoutInMinutes"),
-                ),
+            drain_timeout_in_minutes: cx.copy(&self.drain_timeout_in_minutes, &path.field("drainTimeoutInMinutes")),
             node_soak_duration_in_minutes: cx
-                .copy(
-                    &self.node_soak_duration_in_minutes,
-                    &path.field("nodeSoakDurationInMinutes"),
-                ),
+                .copy(&self.node_soak_duration_in_minutes, &path.field("nodeSoakDurationInMinutes")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::AgentPoolSecurityProfile>
-for spoke::spec::AgentPoolSecurityProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::AgentPoolSecurityProfile {
+impl Convert<hub::spec::AgentPoolSecurityProfile> for spoke::spec::AgentPoolSecurityProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::AgentPoolSecurityProfile {
         hub::spec::AgentPoolSecurityProfile {
             enable_vtpm: cx.copy(&self.enable_vtpm, &path.field("enableVTPM")),
-            enable_secure_boot: cx
-                .copy(&self.enable_secure_boot, &path.field("enableSecureBoot")),
+            enable_secure_boot: cx.copy(&self.enable_secure_boot, &path.field("enableSecureBoot")),
             ssh_access: cx.restore(&path.field("sshAccess")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::AgentPoolSecurityProfile>
-for hub::spec::AgentPoolSecurityProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::AgentPoolSecurityProfile {
+impl Convert<spoke::spec::AgentPoolSecurityProfile> for hub::spec::AgentPoolSecurityProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::AgentPoolSecurityProfile {
         cx.keep(&self.ssh_access, &path.field("sshAccess"));
         spoke::spec::AgentPoolSecurityProfile {
             enable_vtpm: cx.copy(&self.enable_vtpm, &path.field("enableVTPM")),
-            enable_secure_boot: cx
-                .copy(&self.enable_secure_boot, &path.field("enableSecureBoot")),
+            enable_secure_boot: cx.copy(&self.enable_secure_boot, &path.field("enableSecureBoot")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::AgentPoolWindowsProfile>
-for spoke::spec::AgentPoolWindowsProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::AgentPoolWindowsProfile {
+impl Convert<hub::spec::AgentPoolWindowsProfile> for spoke::spec::AgentPoolWindowsProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::AgentPoolWindowsProfile {
         hub::spec::AgentPoolWindowsProfile {
-            disable_outbound_nat: cx
-                .copy(&self.disable_outbound_nat, &path.field("disableOutboundNat")),
+            disable_outbound_nat: cx.copy(&self.disable_outbound_nat, &path.field("disableOutboundNat")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::AgentPoolWindowsProfile>
-for hub::spec::AgentPoolWindowsProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::AgentPoolWindowsProfile {
+impl Convert<spoke::spec::AgentPoolWindowsProfile> for hub::spec::AgentPoolWindowsProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::AgentPoolWindowsProfile {
         spoke::spec::AgentPoolWindowsProfile {
-            disable_outbound_nat: cx
-                .copy(&self.disable_outbound_nat, &path.field("disableOutboundNat")),
+            disable_outbound_nat: cx.copy(&self.disable_outbound_nat, &path.field("disableOutboundNat")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::AgentPoolNetworkProfile>
-for spoke::spec::AgentPoolNetworkProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::AgentPoolNetworkProfile {
+impl Convert<hub::spec::AgentPoolNetworkProfile> for spoke::spec::AgentPoolNetworkProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::AgentPoolNetworkProfile {
         hub::spec::AgentPoolNetworkProfile {
-            node_public_ip_tags: cx
-                .object(&self.node_public_ip_tags, &path.field("nodePublicIPTags")),
-            allowed_host_ports: cx
-                .object(&self.allowed_host_ports, &path.field("allowedHostPorts")),
+            node_public_ip_tags: cx.object(&self.node_public_ip_tags, &path.field("nodePublicIPTags")),
+            allowed_host_ports: cx.object(&self.allowed_host_ports, &path.field("allowedHostPorts")),
             application_security_groups: cx
-                .copy(
-                    &self.application_security_groups,
-                    &path.field("applicationSecurityGroups"),
-                ),
+                .copy(&self.application_security_groups, &path.field("applicationSecurityGroups")),
             dranet: cx.restore(&path.field("dranet")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::AgentPoolNetworkProfile>
-for hub::spec::AgentPoolNetworkProfile {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::AgentPoolNetworkProfile {
+impl Convert<spoke::spec::AgentPoolNetworkProfile> for hub::spec::AgentPoolNetworkProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::AgentPoolNetworkProfile {
         cx.keep(&self.dranet, &path.field("dranet"));
         spoke::spec::AgentPoolNetworkProfile {
-            node_public_ip_tags: cx
-                .object(&self.node_public_ip_tags, &path.field("nodePublicIPTags")),
-            allowed_host_ports: cx
-                .object(&self.allowed_host_ports, &path.field("allowedHostPorts")),
+            node_public_ip_tags: cx.object(&self.node_public_ip_tags, &path.field("nodePublicIPTags")),
+            allowed_host_ports: cx.object(&self.allowed_host_ports, &path.field("allowedHostPorts")),
             application_security_groups: cx
-                .copy(
-                    &self.application_security_groups,
-                    &path.field("applicationSecurityGroups"),
-                ),
+                .copy(&self.application_security_groups, &path.field("applicationSecurityGroups")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::PortRange> for spoke::spec::PortRange {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::PortRange {
+impl Convert<hub::spec::PortRange> for spoke::spec::PortRange {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::PortRange {
         hub::spec::PortRange {
             port_start: cx.copy(&self.port_start, &path.field("portStart")),
             port_end: cx.copy(&self.port_end, &path.field("portEnd")),
-            protocol: cx
-                .spelled(
-                    self.protocol.as_ref().map(|value| value.as_str()),
-                    &path.field("protocol"),
-                    |value| Some(hub::arm::Protocol::from(value.to_string())),
-                    hub::arm::Protocol::as_str,
-                ),
+            protocol: cx.spelled(&self.protocol, &path.field("protocol")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::PortRange> for hub::spec::PortRange {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::PortRange {
+impl Convert<spoke::spec::PortRange> for hub::spec::PortRange {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::PortRange {
         spoke::spec::PortRange {
             port_start: cx.copy(&self.port_start, &path.field("portStart")),
             port_end: cx.copy(&self.port_end, &path.field("portEnd")),
-            protocol: cx
-                .spelled(
-                    self.protocol.as_ref().map(|value| value.as_str()),
-                    &path.field("protocol"),
-                    |value| Some(spoke::arm::Protocol::from(value.to_string())),
-                    spoke::arm::Protocol::as_str,
-                ),
+            protocol: cx.spelled(&self.protocol, &path.field("protocol")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::IpTag> for spoke::spec::IpTag {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::IpTag {
+impl Convert<hub::spec::IpTag> for spoke::spec::IpTag {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::IpTag {
         hub::spec::IpTag {
             ip_tag_type: cx.copy(&self.ip_tag_type, &path.field("ipTagType")),
             tag: cx.copy(&self.tag, &path.field("tag")),
@@ -761,12 +396,8 @@ impl armgen_runtime::hub::Convert<hub::spec::IpTag> for spoke::spec::IpTag {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::IpTag> for hub::spec::IpTag {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::IpTag {
+impl Convert<spoke::spec::IpTag> for hub::spec::IpTag {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::IpTag {
         spoke::spec::IpTag {
             ip_tag_type: cx.copy(&self.ip_tag_type, &path.field("ipTagType")),
             tag: cx.copy(&self.tag, &path.field("tag")),
@@ -774,566 +405,260 @@ impl armgen_runtime::hub::Convert<spoke::spec::IpTag> for hub::spec::IpTag {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::CreationData>
-for spoke::spec::CreationData {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::CreationData {
+impl Convert<hub::spec::CreationData> for spoke::spec::CreationData {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::CreationData {
         hub::spec::CreationData {
-            source_resource_id: cx
-                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
+            source_resource_id: cx.copy(&self.source_resource_id, &path.field("sourceResourceId")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::CreationData>
-for hub::spec::CreationData {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::CreationData {
+impl Convert<spoke::spec::CreationData> for hub::spec::CreationData {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::CreationData {
         spoke::spec::CreationData {
-            source_resource_id: cx
-                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
+            source_resource_id: cx.copy(&self.source_resource_id, &path.field("sourceResourceId")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::LinuxOsConfig>
-for spoke::spec::LinuxOsConfig {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::LinuxOsConfig {
+impl Convert<hub::spec::LinuxOsConfig> for spoke::spec::LinuxOsConfig {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::LinuxOsConfig {
         hub::spec::LinuxOsConfig {
             sysctls: cx.object(&self.sysctls, &path.field("sysctls")),
             transparent_huge_page_enabled: cx
-                .copy(
-                    &self.transparent_huge_page_enabled,
-                    &path.field("transparentHugePageEnabled"),
-                ),
+                .copy(&self.transparent_huge_page_enabled, &path.field("transparentHugePageEnabled")),
             transparent_huge_page_defrag: cx
-                .copy(
-                    &self.transparent_huge_page_defrag,
-                    &path.field("transparentHugePageDefrag"),
-                ),
-            swap_file_size_mb: cx
-                .copy(&self.swap_file_size_mb, &path.field("swapFileSizeMB")),
+                .copy(&self.transparent_huge_page_defrag, &path.field("transparentHugePageDefrag")),
+            swap_file_size_mb: cx.copy(&self.swap_file_size_mb, &path.field("swapFileSizeMB")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::LinuxOsConfig>
-for hub::spec::LinuxOsConfig {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::LinuxOsConfig {
+impl Convert<spoke::spec::LinuxOsConfig> for hub::spec::LinuxOsConfig {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::LinuxOsConfig {
         spoke::spec::LinuxOsConfig {
             sysctls: cx.object(&self.sysctls, &path.field("sysctls")),
             transparent_huge_page_enabled: cx
-                .copy(
-                    &self.transparent_huge_page_enabled,
-                    &path.field("transparentHugePageEnabled"),
-                ),
+                .copy(&self.transparent_huge_page_enabled, &path.field("transparentHugePageEnabled")),
             transparent_huge_page_defrag: cx
-                .copy(
-                    &self.transparent_huge_page_defrag,
-                    &path.field("transparentHugePageDefrag"),
-                ),
-            swap_file_size_mb: cx
-                .copy(&self.swap_file_size_mb, &path.field("swapFileSizeMB")),
+                .copy(&self.transparent_huge_page_defrag, &path.field("transparentHugePageDefrag")),
+            swap_file_size_mb: cx.copy(&self.swap_file_size_mb, &path.field("swapFileSizeMB")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::SysctlConfig>
-for spoke::spec::SysctlConfig {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::SysctlConfig {
+impl Convert<hub::spec::SysctlConfig> for spoke::spec::SysctlConfig {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::SysctlConfig {
         hub::spec::SysctlConfig {
-            net_core_somaxconn: cx
-                .copy(&self.net_core_somaxconn, &path.field("netCoreSomaxconn")),
+            net_core_somaxconn: cx.copy(&self.net_core_somaxconn, &path.field("netCoreSomaxconn")),
             net_core_netdev_max_backlog: cx
-                .copy(
-                    &self.net_core_netdev_max_backlog,
-                    &path.field("netCoreNetdevMaxBacklog"),
-                ),
-            net_core_rmem_default: cx
-                .copy(&self.net_core_rmem_default, &path.field("netCoreRmemDefault")),
-            net_core_rmem_max: cx
-                .copy(&self.net_core_rmem_max, &path.field("netCoreRmemMax")),
-            net_core_wmem_default: cx
-                .copy(&self.net_core_wmem_default, &path.field("netCoreWmemDefault")),
-            net_core_wmem_max: cx
-                .copy(&self.net_core_wmem_max, &path.field("netCoreWmemMax")),
-            net_core_optmem_max: cx
-                .copy(&self.net_core_optmem_max, &path.field("netCoreOptmemMax")),
+                .copy(&self.net_core_netdev_max_backlog, &path.field("netCoreNetdevMaxBacklog")),
+            net_core_rmem_default: cx.copy(&self.net_core_rmem_default, &path.field("netCoreRmemDefault")),
+            net_core_rmem_max: cx.copy(&self.net_core_rmem_max, &path.field("netCoreRmemMax")),
+            net_core_wmem_default: cx.copy(&self.net_core_wmem_default, &path.field("netCoreWmemDefault")),
+            net_core_wmem_max: cx.copy(&self.net_core_wmem_max, &path.field("netCoreWmemMax")),
+            net_core_optmem_max: cx.copy(&self.net_core_optmem_max, &path.field("netCoreOptmemMax")),
             net_ipv4_tcp_max_syn_backlog: cx
-                .copy(
-                    &self.net_ipv4_tcp_max_syn_backlog,
-                    &path.field("netIpv4TcpMaxSynBacklog"),
-                ),
+                .copy(&self.net_ipv4_tcp_max_syn_backlog, &path.field("netIpv4TcpMaxSynBacklog")),
             net_ipv4_tcp_max_tw_buckets: cx
-                .copy(
-                    &self.net_ipv4_tcp_max_tw_buckets,
-                    &path.field("netIpv4TcpMaxTwBuckets"),
-                ),
-            net_ipv4_tcp_fin_timeout: cx
-                .copy(
-                    &self.net_ipv4_tcp_fin_timeout,
-                    &path.field("netIpv4TcpFinTimeout"),
-                ),
+                .copy(&self.net_ipv4_tcp_max_tw_buckets, &path.field("netIpv4TcpMaxTwBuckets")),
+            net_ipv4_tcp_fin_timeout: cx.copy(&self.net_ipv4_tcp_fin_timeout, &path.field("netIpv4TcpFinTimeout")),
             net_ipv4_tcp_keepalive_time: cx
-                .copy(
-                    &self.net_ipv4_tcp_keepalive_time,
-                    &path.field("netIpv4TcpKeepaliveTime"),
-                ),
+                .copy(&self.net_ipv4_tcp_keepalive_time, &path.field("netIpv4TcpKeepaliveTime")),
             net_ipv4_tcp_keepalive_probes: cx
-                .copy(
-                    &self.net_ipv4_tcp_keepalive_probes,
-                    &path.field("netIpv4TcpKeepaliveProbes"),
-                ),
+                .copy(&self.net_ipv4_tcp_keepalive_probes, &path.field("netIpv4TcpKeepaliveProbes")),
             net_ipv4_tcpkeepalive_intvl: cx
-                .copy(
-                    &self.net_ipv4_tcpkeepalive_intvl,
-                    &path.field("netIpv4TcpkeepaliveIntvl"),
-                ),
-            net_ipv4_tcp_tw_reuse: cx
-                .copy(&self.net_ipv4_tcp_tw_reuse, &path.field("netIpv4TcpTwReuse")),
+                .copy(&self.net_ipv4_tcpkeepalive_intvl, &path.field("netIpv4TcpkeepaliveIntvl")),
+            net_ipv4_tcp_tw_reuse: cx.copy(&self.net_ipv4_tcp_tw_reuse, &path.field("netIpv4TcpTwReuse")),
             net_ipv4_ip_local_port_range: cx
-                .copy(
-                    &self.net_ipv4_ip_local_port_range,
-                    &path.field("netIpv4IpLocalPortRange"),
-                ),
+                .copy(&self.net_ipv4_ip_local_port_range, &path.field("netIpv4IpLocalPortRange")),
             net_ipv4_neigh_default_gc_thresh1: cx
-                .copy(
-                    &self.net_ipv4_neigh_default_gc_thresh1,
-                    &path.field("netIpv4NeighDefaultGcThresh1"),
-                ),
+                .copy(&self.net_ipv4_neigh_default_gc_thresh1, &path.field("netIpv4NeighDefaultGcThresh1")),
             net_ipv4_neigh_default_gc_thresh2: cx
-                .copy(
-                    &self.net_ipv4_neigh_default_gc_thresh2,
-                    &path.field("netIpv4NeighDefaultGcThresh2"),
-                ),
+                .copy(&self.net_ipv4_neigh_default_gc_thresh2, &path.field("netIpv4NeighDefaultGcThresh2")),
             net_ipv4_neigh_default_gc_thresh3: cx
-                .copy(
-                    &self.net_ipv4_neigh_default_gc_thresh3,
-                    &path.field("netIpv4NeighDefaultGcThresh3"),
-                ),
+                .copy(&self.net_ipv4_neigh_default_gc_thresh3, &path.field("netIpv4NeighDefaultGcThresh3")),
             net_netfilter_nf_conntrack_max: cx
-                .copy(
-                    &self.net_netfilter_nf_conntrack_max,
-                    &path.field("netNetfilterNfConntrackMax"),
-                ),
+                .copy(&self.net_netfilter_nf_conntrack_max, &path.field("netNetfilterNfConntrackMax")),
             net_netfilter_nf_conntrack_buckets: cx
-                .copy(
-                    &self.net_netfilter_nf_conntrack_buckets,
-                    &path.field("netNetfilterNfConntrackBuckets"),
-                ),
+                .copy(&self.net_netfilter_nf_conntrack_buckets, &path.field("netNetfilterNfConntrackBuckets")),
             fs_inotify_max_user_watches: cx
-                .copy(
-                    &self.fs_inotify_max_user_watches,
-                    &path.field("fsInotifyMaxUserWatches"),
-                ),
+                .copy(&self.fs_inotify_max_user_watches, &path.field("fsInotifyMaxUserWatches")),
             fs_file_max: cx.copy(&self.fs_file_max, &path.field("fsFileMax")),
             fs_aio_max_nr: cx.copy(&self.fs_aio_max_nr, &path.field("fsAioMaxNr")),
             fs_nr_open: cx.copy(&self.fs_nr_open, &path.field("fsNrOpen")),
-            kernel_threads_max: cx
-                .copy(&self.kernel_threads_max, &path.field("kernelThreadsMax")),
-            vm_max_map_count: cx
-                .copy(&self.vm_max_map_count, &path.field("vmMaxMapCount")),
+            kernel_threads_max: cx.copy(&self.kernel_threads_max, &path.field("kernelThreadsMax")),
+            vm_max_map_count: cx.copy(&self.vm_max_map_count, &path.field("vmMaxMapCount")),
             vm_swappiness: cx.copy(&self.vm_swappiness, &path.field("vmSwappiness")),
-            vm_vfs_cache_pressure: cx
-                .copy(&self.vm_vfs_cache_pressure, &path.field("vmVfsCachePressure")),
+            vm_vfs_cache_pressure: cx.copy(&self.vm_vfs_cache_pressure, &path.field("vmVfsCachePressure")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::SysctlConfig>
-for hub::spec::SysctlConfig {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::SysctlConfig {
+impl Convert<spoke::spec::SysctlConfig> for hub::spec::SysctlConfig {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::SysctlConfig {
         spoke::spec::SysctlConfig {
-            net_core_somaxconn: cx
-                .copy(&self.net_core_somaxconn, &path.field("netCoreSomaxconn")),
+            net_core_somaxconn: cx.copy(&self.net_core_somaxconn, &path.field("netCoreSomaxconn")),
             net_core_netdev_max_backlog: cx
-                .copy(
-                    &self.net_core_netdev_max_backlog,
-                    &path.field("netCoreNetdevMaxBacklog"),
-                ),
-            net_core_rmem_default: cx
-                .copy(&self.net_core_rmem_default, &path.field("netCoreRmemDefault")),
-            net_core_rmem_max: cx
-                .copy(&self.net_core_rmem_max, &path.field("netCoreRmemMax")),
-            net_core_wmem_default: cx
-                .copy(&self.net_core_wmem_default, &path.field("netCoreWmemDefault")),
-            net_core_wmem_max: cx
-                .copy(&self.net_core_wmem_max, &path.field("netCoreWmemMax")),
-            net_core_optmem_max: cx
-                .copy(&self.net_core_optmem_max, &path.field("netCoreOptmemMax")),
+                .copy(&self.net_core_netdev_max_backlog, &path.field("netCoreNetdevMaxBacklog")),
+            net_core_rmem_default: cx.copy(&self.net_core_rmem_default, &path.field("netCoreRmemDefault")),
+            net_core_rmem_max: cx.copy(&self.net_core_rmem_max, &path.field("netCoreRmemMax")),
+            net_core_wmem_default: cx.copy(&self.net_core_wmem_default, &path.field("netCoreWmemDefault")),
+            net_core_wmem_max: cx.copy(&self.net_core_wmem_max, &path.field("netCoreWmemMax")),
+            net_core_optmem_max: cx.copy(&self.net_core_optmem_max, &path.field("netCoreOptmemMax")),
             net_ipv4_tcp_max_syn_backlog: cx
-                .copy(
-                    &self.net_ipv4_tcp_max_syn_backlog,
-                    &path.field("netIpv4TcpMaxSynBacklog"),
-                ),
+                .copy(&self.net_ipv4_tcp_max_syn_backlog, &path.field("netIpv4TcpMaxSynBacklog")),
             net_ipv4_tcp_max_tw_buckets: cx
-                .copy(
-                    &self.net_ipv4_tcp_max_tw_buckets,
-                    &path.field("netIpv4TcpMaxTwBuckets"),
-                ),
-            net_ipv4_tcp_fin_timeout: cx
-                .copy(
-                    &self.net_ipv4_tcp_fin_timeout,
-                    &path.field("netIpv4TcpFinTimeout"),
-                ),
+                .copy(&self.net_ipv4_tcp_max_tw_buckets, &path.field("netIpv4TcpMaxTwBuckets")),
+            net_ipv4_tcp_fin_timeout: cx.copy(&self.net_ipv4_tcp_fin_timeout, &path.field("netIpv4TcpFinTimeout")),
             net_ipv4_tcp_keepalive_time: cx
-                .copy(
-                    &self.net_ipv4_tcp_keepalive_time,
-                    &path.field("netIpv4TcpKeepaliveTime"),
-                ),
+                .copy(&self.net_ipv4_tcp_keepalive_time, &path.field("netIpv4TcpKeepaliveTime")),
             net_ipv4_tcp_keepalive_probes: cx
-                .copy(
-                    &self.net_ipv4_tcp_keepalive_probes,
-                    &path.field("netIpv4TcpKeepaliveProbes"),
-                ),
+                .copy(&self.net_ipv4_tcp_keepalive_probes, &path.field("netIpv4TcpKeepaliveProbes")),
             net_ipv4_tcpkeepalive_intvl: cx
-                .copy(
-                    &self.net_ipv4_tcpkeepalive_intvl,
-                    &path.field("netIpv4TcpkeepaliveIntvl"),
-                ),
-            net_ipv4_tcp_tw_reuse: cx
-                .copy(&self.net_ipv4_tcp_tw_reuse, &path.field("netIpv4TcpTwReuse")),
+                .copy(&self.net_ipv4_tcpkeepalive_intvl, &path.field("netIpv4TcpkeepaliveIntvl")),
+            net_ipv4_tcp_tw_reuse: cx.copy(&self.net_ipv4_tcp_tw_reuse, &path.field("netIpv4TcpTwReuse")),
             net_ipv4_ip_local_port_range: cx
-                .copy(
-                    &self.net_ipv4_ip_local_port_range,
-                    &path.field("netIpv4IpLocalPortRange"),
-                ),
+                .copy(&self.net_ipv4_ip_local_port_range, &path.field("netIpv4IpLocalPortRange")),
             net_ipv4_neigh_default_gc_thresh1: cx
-                .copy(
-                    &self.net_ipv4_neigh_default_gc_thresh1,
-                    &path.field("netIpv4NeighDefaultGcThresh1"),
-                ),
+                .copy(&self.net_ipv4_neigh_default_gc_thresh1, &path.field("netIpv4NeighDefaultGcThresh1")),
             net_ipv4_neigh_default_gc_thresh2: cx
-                .copy(
-                    &self.net_ipv4_neigh_default_gc_thresh2,
-                    &path.field("netIpv4NeighDefaultGcThresh2"),
-                ),
+                .copy(&self.net_ipv4_neigh_default_gc_thresh2, &path.field("netIpv4NeighDefaultGcThresh2")),
             net_ipv4_neigh_default_gc_thresh3: cx
-                .copy(
-                    &self.net_ipv4_neigh_default_gc_thresh3,
-                    &path.field("netIpv4NeighDefaultGcThresh3"),
-                ),
+                .copy(&self.net_ipv4_neigh_default_gc_thresh3, &path.field("netIpv4NeighDefaultGcThresh3")),
             net_netfilter_nf_conntrack_max: cx
-                .copy(
-                    &self.net_netfilter_nf_conntrack_max,
-                    &path.field("netNetfilterNfConntrackMax"),
-                ),
+                .copy(&self.net_netfilter_nf_conntrack_max, &path.field("netNetfilterNfConntrackMax")),
             net_netfilter_nf_conntrack_buckets: cx
-                .copy(
-                    &self.net_netfilter_nf_conntrack_buckets,
-                    &path.field("netNetfilterNfConntrackBuckets"),
-                ),
+                .copy(&self.net_netfilter_nf_conntrack_buckets, &path.field("netNetfilterNfConntrackBuckets")),
             fs_inotify_max_user_watches: cx
-                .copy(
-                    &self.fs_inotify_max_user_watches,
-                    &path.field("fsInotifyMaxUserWatches"),
-                ),
+                .copy(&self.fs_inotify_max_user_watches, &path.field("fsInotifyMaxUserWatches")),
             fs_file_max: cx.copy(&self.fs_file_max, &path.field("fsFileMax")),
             fs_aio_max_nr: cx.copy(&self.fs_aio_max_nr, &path.field("fsAioMaxNr")),
             fs_nr_open: cx.copy(&self.fs_nr_open, &path.field("fsNrOpen")),
-            kernel_threads_max: cx
-                .copy(&self.kernel_threads_max, &path.field("kernelThreadsMax")),
-            vm_max_map_count: cx
-                .copy(&self.vm_max_map_count, &path.field("vmMaxMapCount")),
+            kernel_threads_max: cx.copy(&self.kernel_threads_max, &path.field("kernelThreadsMax")),
+            vm_max_map_count: cx.copy(&self.vm_max_map_count, &path.field("vmMaxMapCount")),
             vm_swappiness: cx.copy(&self.vm_swappiness, &path.field("vmSwappiness")),
-            vm_vfs_cache_pressure: cx
-                .copy(&self.vm_vfs_cache_pressure, &path.field("vmVfsCachePressure")),
+            vm_vfs_cache_pressure: cx.copy(&self.vm_vfs_cache_pressure, &path.field("vmVfsCachePressure")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::KubeletConfig>
-for spoke::spec::KubeletConfig {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::KubeletConfig {
+impl Convert<hub::spec::KubeletConfig> for spoke::spec::KubeletConfig {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::KubeletConfig {
         hub::spec::KubeletConfig {
-            cpu_manager_policy: cx
-                .copy(&self.cpu_manager_policy, &path.field("cpuManagerPolicy")),
+            cpu_manager_policy: cx.copy(&self.cpu_manager_policy, &path.field("cpuManagerPolicy")),
             cpu_cfs_quota: cx.copy(&self.cpu_cfs_quota, &path.field("cpuCfsQuota")),
-            cpu_cfs_quota_period: cx
-                .copy(&self.cpu_cfs_quota_period, &path.field("cpuCfsQuotaPeriod")),
-            image_gc_high_threshold: cx
-                .copy(
-                    &self.image_gc_high_threshold,
-                    &path.field("imageGcHighThreshold"),
-                ),
-            image_gc_low_threshold: cx
-                .copy(&self.image_gc_low_threshold, &path.field("imageGcLowThreshold")),
-            topology_manager_policy: cx
-                .copy(
-                    &self.topology_manager_policy,
-                    &path.field("topologyManagerPolicy"),
-                ),
-            allowed_unsafe_sysctls: cx
-                .copy(&self.allowed_unsafe_sysctls, &path.field("allowedUnsafeSysctls")),
+            cpu_cfs_quota_period: cx.copy(&self.cpu_cfs_quota_period, &path.field("cpuCfsQuotaPeriod")),
+            image_gc_high_threshold: cx.copy(&self.image_gc_high_threshold, &path.field("imageGcHighThreshold")),
+            image_gc_low_threshold: cx.copy(&self.image_gc_low_threshold, &path.field("imageGcLowThreshold")),
+            topology_manager_policy: cx.copy(&self.topology_manager_policy, &path.field("topologyManagerPolicy")),
+            allowed_unsafe_sysctls: cx.copy(&self.allowed_unsafe_sysctls, &path.field("allowedUnsafeSysctls")),
             fail_swap_on: cx.copy(&self.fail_swap_on, &path.field("failSwapOn")),
-            container_log_max_size_mb: cx
-                .copy(
-                    &self.container_log_max_size_mb,
-                    &path.field("containerLogMaxSizeMB"),
-                ),
-            container_log_max_files: cx
-                .copy(
-                    &self.container_log_max_files,
-                    &path.field("containerLogMaxFiles"),
-                ),
+            container_log_max_size_mb: cx.copy(&self.container_log_max_size_mb, &path.field("containerLogMaxSizeMB")),
+            container_log_max_files: cx.copy(&self.container_log_max_files, &path.field("containerLogMaxFiles")),
             pod_max_pids: cx.copy(&self.pod_max_pids, &path.field("podMaxPids")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::KubeletConfig>
-for hub::spec::KubeletConfig {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::KubeletConfig {
+impl Convert<spoke::spec::KubeletConfig> for hub::spec::KubeletConfig {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::KubeletConfig {
         spoke::spec::KubeletConfig {
-            cpu_manager_policy: cx
-                .copy(&self.cpu_manager_policy, &path.field("cpuManagerPolicy")),
+            cpu_manager_policy: cx.copy(&self.cpu_manager_policy, &path.field("cpuManagerPolicy")),
             cpu_cfs_quota: cx.copy(&self.cpu_cfs_quota, &path.field("cpuCfsQuota")),
-            cpu_cfs_quota_period: cx
-                .copy(&self.cpu_cfs_quota_period, &path.field("cpuCfsQuotaPeriod")),
-            image_gc_high_threshold: cx
-                .copy(
-                    &self.image_gc_high_threshold,
-                    &path.field("imageGcHighThreshold"),
-                ),
-            image_gc_low_threshold: cx
-                .copy(&self.image_gc_low_threshold, &path.field("imageGcLowThreshold")),
-            topology_manager_policy: cx
-                .copy(
-                    &self.topology_manager_policy,
-                    &path.field("topologyManagerPolicy"),
-                ),
-            allowed_unsafe_sysctls: cx
-                .copy(&self.allowed_unsafe_sysctls, &path.field("allowedUnsafeSysctls")),
+            cpu_cfs_quota_period: cx.copy(&self.cpu_cfs_quota_period, &path.field("cpuCfsQuotaPeriod")),
+            image_gc_high_threshold: cx.copy(&self.image_gc_high_threshold, &path.field("imageGcHighThreshold")),
+            image_gc_low_threshold: cx.copy(&self.image_gc_low_threshold, &path.field("imageGcLowThreshold")),
+            topology_manager_policy: cx.copy(&self.topology_manager_policy, &path.field("topologyManagerPolicy")),
+            allowed_unsafe_sysctls: cx.copy(&self.allowed_unsafe_sysctls, &path.field("allowedUnsafeSysctls")),
             fail_swap_on: cx.copy(&self.fail_swap_on, &path.field("failSwapOn")),
-            container_log_max_size_mb: cx
-                .copy(
-                    &self.container_log_max_size_mb,
-                    &path.field("containerLogMaxSizeMB"),
-                ),
-            container_log_max_files: cx
-                .copy(
-                    &self.container_log_max_files,
-                    &path.field("containerLogMaxFiles"),
-                ),
+            container_log_max_size_mb: cx.copy(&self.container_log_max_size_mb, &path.field("containerLogMaxSizeMB")),
+            container_log_max_files: cx.copy(&self.container_log_max_files, &path.field("containerLogMaxFiles")),
             pod_max_pids: cx.copy(&self.pod_max_pids, &path.field("podMaxPids")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::PowerState> for spoke::spec::PowerState {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::PowerState {
+impl Convert<hub::spec::PowerState> for spoke::spec::PowerState {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::PowerState {
         hub::spec::PowerState {
-            code: cx
-                .spelled(
-                    self.code.as_ref().map(|value| value.as_str()),
-                    &path.field("code"),
-                    |value| Some(hub::arm::Code::from(value.to_string())),
-                    hub::arm::Code::as_str,
-                ),
+            code: cx.spelled(&self.code, &path.field("code")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::PowerState> for hub::spec::PowerState {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::PowerState {
+impl Convert<spoke::spec::PowerState> for hub::spec::PowerState {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::PowerState {
         spoke::spec::PowerState {
-            code: cx
-                .spelled(
-                    self.code.as_ref().map(|value| value.as_str()),
-                    &path.field("code"),
-                    |value| Some(spoke::arm::Code::from(value.to_string())),
-                    spoke::arm::Code::as_str,
-                ),
+            code: cx.spelled(&self.code, &path.field("code")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::AgentPoolUpgradeSettings>
-for spoke::spec::AgentPoolUpgradeSettings {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::AgentPoolUpgradeSettings {
+impl Convert<hub::spec::AgentPoolUpgradeSettings> for spoke::spec::AgentPoolUpgradeSettings {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::AgentPoolUpgradeSettings {
         hub::spec::AgentPoolUpgradeSettings {
             max_surge: cx.copy(&self.max_surge, &path.field("maxSurge")),
-            drain_timeout_in_minutes: cx
-                .copy(
-                    &self.drain_timeout_in_minutes,
-                    &path.field("drainTimeoutInMinutes"),
-                ),
+            drain_timeout_in_minutes: cx.copy(&self.drain_timeout_in_minutes, &path.field("drainTimeoutInMinutes")),
             node_soak_duration_in_minutes: cx
-                .copy(
-                    &self.node_soak_duration_in_minutes,
-                    &path.field("nodeSoakDurationInMinutes"),
-                ),
+                .copy(&self.node_soak_duration_in_minutes, &path.field("nodeSoakDurationInMinutes")),
             max_unavailable: cx.restore(&path.field("maxUnavailable")),
             undrainable_node_behavior: cx.restore(&path.field("undrainableNodeBehavior")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::AgentPoolUpgradeSettings>
-for hub::spec::AgentPoolUpgradeSettings {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::AgentPoolUpgradeSettings {
+impl Convert<spoke::spec::AgentPoolUpgradeSettings> for hub::spec::AgentPoolUpgradeSettings {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::AgentPoolUpgradeSettings {
         cx.keep(&self.max_unavailable, &path.field("maxUnavailable"));
         cx.keep(&self.undrainable_node_behavior, &path.field("undrainableNodeBehavior"));
         spoke::spec::AgentPoolUpgradeSettings {
             max_surge: cx.copy(&self.max_surge, &path.field("maxSurge")),
-            drain_timeout_in_minutes: cx
-                .copy(
-                    &self.drain_timeout_in_minutes,
-                    &path.field("drainTimeoutInMinutes"),
-                ),
+            drain_timeout_in_minutes: cx.copy(&self.drain_timeout_in_minutes, &path.field("drainTimeoutInMinutes")),
             node_soak_duration_in_minutes: cx
-                .copy(
-                    &self.node_soak_duration_in_minutes,
-                    &path.field("nodeSoakDurationInMinutes"),
-                ),
+                .copy(&self.node_soak_duration_in_minutes, &path.field("nodeSoakDurationInMinutes")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::PowerState>
-for spoke::status::PowerState {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::PowerState {
+impl Convert<hub::status::PowerState> for spoke::status::PowerState {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::PowerState {
         hub::status::PowerState {
-            code: cx
-                .spelled(
-                    self.code.as_ref().map(|value| value.as_str()),
-                    &path.field("code"),
-                    |value| Some(hub::arm::Code::from(value.to_string())),
-                    hub::arm::Code::as_str,
-                ),
+            code: cx.spelled(&self.code, &path.field("code")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::PowerState>
-for hub::status::PowerState {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::PowerState {
+impl Convert<spoke::status::PowerState> for hub::status::PowerState {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::PowerState {
         spoke::status::PowerState {
-            code: cx
-                .spelled(
-                    self.code.as_ref().map(|value| value.as_str()),
-                    &path.field("code"),
-                    |value| Some(spoke::arm::Code::from(value.to_string())),
-                    spoke::arm::Code::as_str,
-                ),
+            code: cx.spelled(&self.code, &path.field("code")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::SystemData>
-for spoke::status::SystemData {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::SystemData {
+impl Convert<hub::status::SystemData> for spoke::status::SystemData {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::SystemData {
         hub::status::SystemData {
             created_by: cx.copy(&self.created_by, &path.field("createdBy")),
-            created_by_type: cx
-                .spelled(
-                    self.created_by_type.as_ref().map(|value| value.as_str()),
-                    &path.field("createdByType"),
-                    |value| Some(hub::arm::CreatedByType::from(value.to_string())),
-                    hub::arm::CreatedByType::as_str,
-                ),
+            created_by_type: cx.spelled(&self.created_by_type, &path.field("createdByType")),
             created_at: cx.copy(&self.created_at, &path.field("createdAt")),
-            last_modified_by: cx
-                .copy(&self.last_modified_by, &path.field("lastModifiedBy")),
-            last_modified_by_type: cx
-                .spelled(
-                    self.last_modified_by_type.as_ref().map(|value| value.as_str()),
-                    &path.field("lastModifiedByType"),
-                    |value| Some(hub::arm::CreatedByType::from(value.to_string())),
-                    hub::arm::CreatedByType::as_str,
-                ),
-            last_modified_at: cx
-                .copy(&self.last_modified_at, &path.field("lastModifiedAt")),
+            last_modified_by: cx.copy(&self.last_modified_by, &path.field("lastModifiedBy")),
+            last_modified_by_type: cx.spelled(&self.last_modified_by_type, &path.field("lastModifiedByType")),
+            last_modified_at: cx.copy(&self.last_modified_at, &path.field("lastModifiedAt")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::SystemData>
-for hub::status::SystemData {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::SystemData {
+impl Convert<spoke::status::SystemData> for hub::status::SystemData {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::SystemData {
         spoke::status::SystemData {
             created_by: cx.copy(&self.created_by, &path.field("createdBy")),
-            created_by_type: cx
-                .spelled(
-                    self.created_by_type.as_ref().map(|value| value.as_str()),
-                    &path.field("createdByType"),
-                    |value| Some(spoke::arm::CreatedByType::from(value.to_string())),
-                    spoke::arm::CreatedByType::as_str,
-                ),
+            created_by_type: cx.spelled(&self.created_by_type, &path.field("createdByType")),
             created_at: cx.copy(&self.created_at, &path.field("createdAt")),
-            last_modified_by: cx
-                .copy(&self.last_modified_by, &path.field("lastModifiedBy")),
-            last_modified_by_type: cx
-                .spelled(
-                    self.last_modified_by_type.as_ref().map(|value| value.as_str()),
-                    &path.field("lastModifiedByType"),
-                    |value| Some(spoke::arm::CreatedByType::from(value.to_string())),
-                    spoke::arm::CreatedByType::as_str,
-                ),
-            last_modified_at: cx
-                .copy(&self.last_modified_at, &path.field("lastModifiedAt")),
+            last_modified_by: cx.copy(&self.last_modified_by, &path.field("lastModifiedBy")),
+            last_modified_by_type: cx.spelled(&self.last_modified_by_type, &path.field("lastModifiedByType")),
+            last_modified_at: cx.copy(&self.last_modified_at, &path.field("lastModifiedAt")),
         }
     }
 }

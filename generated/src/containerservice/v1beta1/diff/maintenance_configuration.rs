@@ -13,12 +13,7 @@ impl DiffWith for super::super::MaintenanceConfigurationSpec {
             .diff_with(&actual.time_in_week, &path.field("timeInWeek"), out);
         self.not_allowed_time
             .diff_with(&actual.not_allowed_time, &path.field("notAllowedTime"), out);
-        self.maintenance_window
-            .diff_with(
-                &actual.maintenance_window,
-                &path.field("maintenanceWindow"),
-                out,
-            );
+        self.maintenance_window.diff_with(&actual.maintenance_window, &path.field("maintenanceWindow"), out);
     }
 }
 

@@ -15,12 +15,7 @@ impl DiffWith for super::super::ManagedClusterSpec {
         self.extended_location
             .diff_with(&actual.extended_location, &path.field("extendedLocation"), out);
         self.identity.diff_with(&actual.identity, &path.field("identity"), out);
-        self.kubernetes_version
-            .diff_with(
-                &actual.kubernetes_version,
-                &path.field("kubernetesVersion"),
-                out,
-            );
+        self.kubernetes_version.diff_with(&actual.kubernetes_version, &path.field("kubernetesVersion"), out);
         self.dns_prefix.diff_with(&actual.dns_prefix, &path.field("dnsPrefix"), out);
         self.fqdn_subdomain
             .diff_with(&actual.fqdn_subdomain, &path.field("fqdnSubdomain"), out);
@@ -37,89 +32,33 @@ impl DiffWith for super::super::ManagedClusterSpec {
         self.windows_profile
             .diff_with(&actual.windows_profile, &path.field("windowsProfile"), out);
         self.service_principal_profile
-            .diff_with(
-                &actual.service_principal_profile,
-                &path.field("servicePrincipalProfile"),
-                out,
-            );
+            .diff_with(&actual.service_principal_profile, &path.field("servicePrincipalProfile"), out);
         self.addon_profiles
             .diff_with(&actual.addon_profiles, &path.field("addonProfiles"), out);
-        self.pod_identity_profile
-            .diff_with(
-                &actual.pod_identity_profile,
-                &path.field("podIdentityProfile"),
-                out,
-            );
-        self.oidc_issuer_profile
-            .diff_with(
-                &actual.oidc_issuer_profile,
-                &path.field("oidcIssuerProfile"),
-                out,
-            );
-        self.node_resource_group
-            .diff_with(
-                &actual.node_resource_group,
-                &path.field("nodeResourceGroup"),
-                out,
-            );
+        self.pod_identity_profile.diff_with(&actual.pod_identity_profile, &path.field("podIdentityProfile"), out);
+        self.oidc_issuer_profile.diff_with(&actual.oidc_issuer_profile, &path.field("oidcIssuerProfile"), out);
+        self.node_resource_group.diff_with(&actual.node_resource_group, &path.field("nodeResourceGroup"), out);
         self.node_resource_group_profile
-            .diff_with(
-                &actual.node_resource_group_profile,
-                &path.field("nodeResourceGroupProfile"),
-                out,
-            );
+            .diff_with(&actual.node_resource_group_profile, &path.field("nodeResourceGroupProfile"), out);
         self.enable_rbac.diff_with(&actual.enable_rbac, &path.field("enableRBAC"), out);
         self.support_plan
             .diff_with(&actual.support_plan, &path.field("supportPlan"), out);
         self.enable_pod_security_policy
-            .diff_with(
-                &actual.enable_pod_security_policy,
-                &path.field("enablePodSecurityPolicy"),
-                out,
-            );
+            .diff_with(&actual.enable_pod_security_policy, &path.field("enablePodSecurityPolicy"), out);
         self.network_profile
             .diff_with(&actual.network_profile, &path.field("networkProfile"), out);
         self.aad_profile.diff_with(&actual.aad_profile, &path.field("aadProfile"), out);
-        self.auto_upgrade_profile
-            .diff_with(
-                &actual.auto_upgrade_profile,
-                &path.field("autoUpgradeProfile"),
-                out,
-            );
+        self.auto_upgrade_profile.diff_with(&actual.auto_upgrade_profile, &path.field("autoUpgradeProfile"), out);
         self.upgrade_settings
             .diff_with(&actual.upgrade_settings, &path.field("upgradeSettings"), out);
-        self.auto_scaler_profile
-            .diff_with(
-                &actual.auto_scaler_profile,
-                &path.field("autoScalerProfile"),
-                out,
-            );
+        self.auto_scaler_profile.diff_with(&actual.auto_scaler_profile, &path.field("autoScalerProfile"), out);
         self.api_server_access_profile
-            .diff_with(
-                &actual.api_server_access_profile,
-                &path.field("apiServerAccessProfile"),
-                out,
-            );
-        self.disk_encryption_set_id
-            .diff_with(
-                &actual.disk_encryption_set_id,
-                &path.field("diskEncryptionSetID"),
-                out,
-            );
+            .diff_with(&actual.api_server_access_profile, &path.field("apiServerAccessProfile"), out);
+        self.disk_encryption_set_id.diff_with(&actual.disk_encryption_set_id, &path.field("diskEncryptionSetID"), out);
         self.identity_profile
             .diff_with(&actual.identity_profile, &path.field("identityProfile"), out);
-        self.private_link_resources
-            .diff_with(
-                &actual.private_link_resources,
-                &path.field("privateLinkResources"),
-                out,
-            );
-        self.disable_local_accounts
-            .diff_with(
-                &actual.disable_local_accounts,
-                &path.field("disableLocalAccounts"),
-                out,
-            );
+        self.private_link_resources.diff_with(&actual.private_link_resources, &path.field("privateLinkResources"), out);
+        self.disable_local_accounts.diff_with(&actual.disable_local_accounts, &path.field("disableLocalAccounts"), out);
         self.http_proxy_config
             .diff_with(&actual.http_proxy_config, &path.field("httpProxyConfig"), out);
         self.security_profile
@@ -128,30 +67,11 @@ impl DiffWith for super::super::ManagedClusterSpec {
             .diff_with(&actual.storage_profile, &path.field("storageProfile"), out);
         self.ingress_profile
             .diff_with(&actual.ingress_profile, &path.field("ingressProfile"), out);
-        self.public_network_access
-            .diff_with(
-                &actual.public_network_access,
-                &path.field("publicNetworkAccess"),
-                out,
-            );
+        self.public_network_access.diff_with(&actual.public_network_access, &path.field("publicNetworkAccess"), out);
         self.workload_auto_scaler_profile
-            .diff_with(
-                &actual.workload_auto_scaler_profile,
-                &path.field("workloadAutoScalerProfile"),
-                out,
-            );
-        self.azure_monitor_profile
-            .diff_with(
-                &actual.azure_monitor_profile,
-                &path.field("azureMonitorProfile"),
-                out,
-            );
-        self.service_mesh_profile
-            .diff_with(
-                &actual.service_mesh_profile,
-                &path.field("serviceMeshProfile"),
-                out,
-            );
+            .diff_with(&actual.workload_auto_scaler_profile, &path.field("workloadAutoScalerProfile"), out);
+        self.azure_monitor_profile.diff_with(&actual.azure_monitor_profile, &path.field("azureMonitorProfile"), out);
+        self.service_mesh_profile.diff_with(&actual.service_mesh_profile, &path.field("serviceMeshProfile"), out);
         self.metrics_profile
             .diff_with(&actual.metrics_profile, &path.field("metricsProfile"), out);
     }
@@ -183,17 +103,8 @@ impl DiffWith for spec::AzureKeyVaultKms {
         self.enabled.diff_with(&actual.enabled, &path.field("enabled"), out);
         self.key_id.diff_with(&actual.key_id, &path.field("keyId"), out);
         self.key_vault_network_access
-            .diff_with(
-                &actual.key_vault_network_access,
-                &path.field("keyVaultNetworkAccess"),
-                out,
-            );
-        self.key_vault_resource_id
-            .diff_with(
-                &actual.key_vault_resource_id,
-                &path.field("keyVaultResourceId"),
-                out,
-            );
+            .diff_with(&actual.key_vault_network_access, &path.field("keyVaultNetworkAccess"), out);
+        self.key_vault_resource_id.diff_with(&actual.key_vault_resource_id, &path.field("keyVaultResourceId"), out);
     }
 }
 
@@ -216,24 +127,14 @@ impl DiffWith for spec::ContainerServiceNetworkProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.network_plugin
             .diff_with(&actual.network_plugin, &path.field("networkPlugin"), out);
-        self.network_plugin_mode
-            .diff_with(
-                &actual.network_plugin_mode,
-                &path.field("networkPluginMode"),
-                out,
-            );
+        self.network_plugin_mode.diff_with(&actual.network_plugin_mode, &path.field("networkPluginMode"), out);
         self.network_policy
             .diff_with(&actual.network_policy, &path.field("networkPolicy"), out);
         self.network_mode
             .diff_with(&actual.network_mode, &path.field("networkMode"), out);
         self.network_dataplane
             .diff_with(&actual.network_dataplane, &path.field("networkDataplane"), out);
-        self.advanced_networking
-            .diff_with(
-                &actual.advanced_networking,
-                &path.field("advancedNetworking"),
-                out,
-            );
+        self.advanced_networking.diff_with(&actual.advanced_networking, &path.field("advancedNetworking"), out);
         self.pod_cidr.diff_with(&actual.pod_cidr, &path.field("podCidr"), out);
         self.service_cidr
             .diff_with(&actual.service_cidr, &path.field("serviceCidr"), out);
@@ -243,18 +144,8 @@ impl DiffWith for spec::ContainerServiceNetworkProfile {
             .diff_with(&actual.outbound_type, &path.field("outboundType"), out);
         self.load_balancer_sku
             .diff_with(&actual.load_balancer_sku, &path.field("loadBalancerSku"), out);
-        self.load_balancer_profile
-            .diff_with(
-                &actual.load_balancer_profile,
-                &path.field("loadBalancerProfile"),
-                out,
-            );
-        self.nat_gateway_profile
-            .diff_with(
-                &actual.nat_gateway_profile,
-                &path.field("natGatewayProfile"),
-                out,
-            );
+        self.load_balancer_profile.diff_with(&actual.load_balancer_profile, &path.field("loadBalancerProfile"), out);
+        self.nat_gateway_profile.diff_with(&actual.nat_gateway_profile, &path.field("natGatewayProfile"), out);
         self.pod_cidrs.diff_with(&actual.pod_cidrs, &path.field("podCidrs"), out);
         self.service_cidrs
             .diff_with(&actual.service_cidrs, &path.field("serviceCidrs"), out);
@@ -327,30 +218,15 @@ impl DiffWith for spec::IstioPluginCertificateAuthority {
             .diff_with(&actual.cert_object_name, &path.field("certObjectName"), out);
         self.key_object_name
             .diff_with(&actual.key_object_name, &path.field("keyObjectName"), out);
-        self.root_cert_object_name
-            .diff_with(
-                &actual.root_cert_object_name,
-                &path.field("rootCertObjectName"),
-                out,
-            );
-        self.cert_chain_object_name
-            .diff_with(
-                &actual.cert_chain_object_name,
-                &path.field("certChainObjectName"),
-                out,
-            );
+        self.root_cert_object_name.diff_with(&actual.root_cert_object_name, &path.field("rootCertObjectName"), out);
+        self.cert_chain_object_name.diff_with(&actual.cert_chain_object_name, &path.field("certChainObjectName"), out);
     }
 }
 
 impl DiffWith for spec::IstioServiceMesh {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.components.diff_with(&actual.components, &path.field("components"), out);
-        self.certificate_authority
-            .diff_with(
-                &actual.certificate_authority,
-                &path.field("certificateAuthority"),
-                out,
-            );
+        self.certificate_authority.diff_with(&actual.certificate_authority, &path.field("certificateAuthority"), out);
         self.revisions.diff_with(&actual.revisions, &path.field("revisions"), out);
     }
 }
@@ -361,11 +237,7 @@ impl DiffWith for spec::ManagedClusterAadProfile {
         self.enable_azure_rbac
             .diff_with(&actual.enable_azure_rbac, &path.field("enableAzureRBAC"), out);
         self.admin_group_object_i_ds
-            .diff_with(
-                &actual.admin_group_object_i_ds,
-                &path.field("adminGroupObjectIDs"),
-                out,
-            );
+            .diff_with(&actual.admin_group_object_i_ds, &path.field("adminGroupObjectIDs"), out);
         self.client_app_id
             .diff_with(&actual.client_app_id, &path.field("clientAppID"), out);
         self.server_app_id
@@ -408,89 +280,44 @@ impl DiffWith for spec::ManagedClusterAgentPoolProfile {
         self.os_sku.diff_with(&actual.os_sku, &path.field("osSKU"), out);
         self.max_count.diff_with(&actual.max_count, &path.field("maxCount"), out);
         self.min_count.diff_with(&actual.min_count, &path.field("minCount"), out);
-        self.enable_auto_scaling
-            .diff_with(
-                &actual.enable_auto_scaling,
-                &path.field("enableAutoScaling"),
-                out,
-            );
+        self.enable_auto_scaling.diff_with(&actual.enable_auto_scaling, &path.field("enableAutoScaling"), out);
         self.scale_down_mode
             .diff_with(&actual.scale_down_mode, &path.field("scaleDownMode"), out);
         self.r#type.diff_with(&actual.r#type, &path.field("type"), out);
         self.mode.diff_with(&actual.mode, &path.field("mode"), out);
-        self.orchestrator_version
-            .diff_with(
-                &actual.orchestrator_version,
-                &path.field("orchestratorVersion"),
-                out,
-            );
+        self.orchestrator_version.diff_with(&actual.orchestrator_version, &path.field("orchestratorVersion"), out);
         self.upgrade_settings
             .diff_with(&actual.upgrade_settings, &path.field("upgradeSettings"), out);
         self.power_state.diff_with(&actual.power_state, &path.field("powerState"), out);
-        self.availability_zones
-            .diff_with(
-                &actual.availability_zones,
-                &path.field("availabilityZones"),
-                out,
-            );
-        self.enable_node_public_ip
-            .diff_with(
-                &actual.enable_node_public_ip,
-                &path.field("enableNodePublicIP"),
-                out,
-            );
+        self.availability_zones.diff_with(&actual.availability_zones, &path.field("availabilityZones"), out);
+        self.enable_node_public_ip.diff_with(&actual.enable_node_public_ip, &path.field("enableNodePublicIP"), out);
         self.node_public_ip_prefix_id
-            .diff_with(
-                &actual.node_public_ip_prefix_id,
-                &path.field("nodePublicIPPrefixID"),
-                out,
-            );
+            .diff_with(&actual.node_public_ip_prefix_id, &path.field("nodePublicIPPrefixID"), out);
         self.scale_set_priority
             .diff_with(&actual.scale_set_priority, &path.field("scaleSetPriority"), out);
         self.scale_set_eviction_policy
-            .diff_with(
-                &actual.scale_set_eviction_policy,
-                &path.field("scaleSetEvictionPolicy"),
-                out,
-            );
+            .diff_with(&actual.scale_set_eviction_policy, &path.field("scaleSetEvictionPolicy"), out);
         self.spot_max_price
             .diff_with(&actual.spot_max_price, &path.field("spotMaxPrice"), out);
         self.tags.diff_with(&actual.tags, &path.field("tags"), out);
         self.node_labels.diff_with(&actual.node_labels, &path.field("nodeLabels"), out);
         self.node_taints.diff_with(&actual.node_taints, &path.field("nodeTaints"), out);
         self.proximity_placement_group_id
-            .diff_with(
-                &actual.proximity_placement_group_id,
-                &path.field("proximityPlacementGroupID"),
-                out,
-            );
+            .diff_with(&actual.proximity_placement_group_id, &path.field("proximityPlacementGroupID"), out);
         self.kubelet_config
             .diff_with(&actual.kubelet_config, &path.field("kubeletConfig"), out);
         self.linux_os_config
             .diff_with(&actual.linux_os_config, &path.field("linuxOSConfig"), out);
         self.enable_encryption_at_host
-            .diff_with(
-                &actual.enable_encryption_at_host,
-                &path.field("enableEncryptionAtHost"),
-                out,
-            );
+            .diff_with(&actual.enable_encryption_at_host, &path.field("enableEncryptionAtHost"), out);
         self.enable_ultra_ssd
             .diff_with(&actual.enable_ultra_ssd, &path.field("enableUltraSSD"), out);
         self.enable_fips.diff_with(&actual.enable_fips, &path.field("enableFIPS"), out);
-        self.gpu_instance_profile
-            .diff_with(
-                &actual.gpu_instance_profile,
-                &path.field("gpuInstanceProfile"),
-                out,
-            );
+        self.gpu_instance_profile.diff_with(&actual.gpu_instance_profile, &path.field("gpuInstanceProfile"), out);
         self.creation_data
             .diff_with(&actual.creation_data, &path.field("creationData"), out);
         self.capacity_reservation_group_id
-            .diff_with(
-                &actual.capacity_reservation_group_id,
-                &path.field("capacityReservationGroupID"),
-                out,
-            );
+            .diff_with(&actual.capacity_reservation_group_id, &path.field("capacityReservationGroupID"), out);
         self.host_group_id
             .diff_with(&actual.host_group_id, &path.field("hostGroupID"), out);
         self.network_profile
@@ -505,32 +332,13 @@ impl DiffWith for spec::ManagedClusterAgentPoolProfile {
 
 impl DiffWith for spec::ManagedClusterApiServerAccessProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        self.authorized_ip_ranges
-            .diff_with(
-                &actual.authorized_ip_ranges,
-                &path.field("authorizedIPRanges"),
-                out,
-            );
-        self.enable_private_cluster
-            .diff_with(
-                &actual.enable_private_cluster,
-                &path.field("enablePrivateCluster"),
-                out,
-            );
+        self.authorized_ip_ranges.diff_with(&actual.authorized_ip_ranges, &path.field("authorizedIPRanges"), out);
+        self.enable_private_cluster.diff_with(&actual.enable_private_cluster, &path.field("enablePrivateCluster"), out);
         self.private_dns_zone
             .diff_with(&actual.private_dns_zone, &path.field("privateDNSZone"), out);
         self.enable_private_cluster_public_fqdn
-            .diff_with(
-                &actual.enable_private_cluster_public_fqdn,
-                &path.field("enablePrivateClusterPublicFQDN"),
-                out,
-            );
-        self.disable_run_command
-            .diff_with(
-                &actual.disable_run_command,
-                &path.field("disableRunCommand"),
-                out,
-            );
+            .diff_with(&actual.enable_private_cluster_public_fqdn, &path.field("enablePrivateClusterPublicFQDN"), out);
+        self.disable_run_command.diff_with(&actual.disable_run_command, &path.field("disableRunCommand"), out);
     }
 }
 
@@ -539,11 +347,7 @@ impl DiffWith for spec::ManagedClusterAutoUpgradeProfile {
         self.upgrade_channel
             .diff_with(&actual.upgrade_channel, &path.field("upgradeChannel"), out);
         self.node_os_upgrade_channel
-            .diff_with(
-                &actual.node_os_upgrade_channel,
-                &path.field("nodeOSUpgradeChannel"),
-                out,
-            );
+            .diff_with(&actual.node_os_upgrade_channel, &path.field("nodeOSUpgradeChannel"), out);
     }
 }
 
@@ -556,17 +360,9 @@ impl DiffWith for spec::ManagedClusterAzureMonitorProfile {
 impl DiffWith for spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.metric_labels_allowlist
-            .diff_with(
-                &actual.metric_labels_allowlist,
-                &path.field("metricLabelsAllowlist"),
-                out,
-            );
+            .diff_with(&actual.metric_labels_allowlist, &path.field("metricLabelsAllowlist"), out);
         self.metric_annotations_allow_list
-            .diff_with(
-                &actual.metric_annotations_allow_list,
-                &path.field("metricAnnotationsAllowList"),
-                out,
-            );
+            .diff_with(&actual.metric_annotations_allow_list, &path.field("metricAnnotationsAllowList"), out);
     }
 }
 
@@ -596,18 +392,9 @@ impl DiffWith for spec::ManagedClusterHttpProxyConfig {
 impl DiffWith for spec::ManagedClusterIdentity {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.r#type.diff_with(&actual.r#type, &path.field("type"), out);
-        self.delegated_resources
-            .diff_with(
-                &actual.delegated_resources,
-                &path.field("delegatedResources"),
-                out,
-            );
+        self.delegated_resources.diff_with(&actual.delegated_resources, &path.field("delegatedResources"), out);
         self.user_assigned_identities
-            .diff_with(
-                &actual.user_assigned_identities,
-                &path.field("userAssignedIdentities"),
-                out,
-            );
+            .diff_with(&actual.user_assigned_identities, &path.field("userAssignedIdentities"), out);
     }
 }
 
@@ -621,49 +408,22 @@ impl DiffWith for spec::ManagedClusterIngressProfile {
 impl DiffWith for spec::ManagedClusterIngressProfileWebAppRouting {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.enabled.diff_with(&actual.enabled, &path.field("enabled"), out);
-        self.dns_zone_resource_ids
-            .diff_with(
-                &actual.dns_zone_resource_ids,
-                &path.field("dnsZoneResourceIds"),
-                out,
-            );
+        self.dns_zone_resource_ids.diff_with(&actual.dns_zone_resource_ids, &path.field("dnsZoneResourceIds"), out);
     }
 }
 
 impl DiffWith for spec::ManagedClusterLoadBalancerProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        self.managed_outbound_i_ps
-            .diff_with(
-                &actual.managed_outbound_i_ps,
-                &path.field("managedOutboundIPs"),
-                out,
-            );
-        self.outbound_ip_prefixes
-            .diff_with(
-                &actual.outbound_ip_prefixes,
-                &path.field("outboundIPPrefixes"),
-                out,
-            );
+        self.managed_outbound_i_ps.diff_with(&actual.managed_outbound_i_ps, &path.field("managedOutboundIPs"), out);
+        self.outbound_ip_prefixes.diff_with(&actual.outbound_ip_prefixes, &path.field("outboundIPPrefixes"), out);
         self.outbound_i_ps
             .diff_with(&actual.outbound_i_ps, &path.field("outboundIPs"), out);
         self.effective_outbound_i_ps
-            .diff_with(
-                &actual.effective_outbound_i_ps,
-                &path.field("effectiveOutboundIPs"),
-                out,
-            );
+            .diff_with(&actual.effective_outbound_i_ps, &path.field("effectiveOutboundIPs"), out);
         self.allocated_outbound_ports
-            .diff_with(
-                &actual.allocated_outbound_ports,
-                &path.field("allocatedOutboundPorts"),
-                out,
-            );
+            .diff_with(&actual.allocated_outbound_ports, &path.field("allocatedOutboundPorts"), out);
         self.idle_timeout_in_minutes
-            .diff_with(
-                &actual.idle_timeout_in_minutes,
-                &path.field("idleTimeoutInMinutes"),
-                out,
-            );
+            .diff_with(&actual.idle_timeout_in_minutes, &path.field("idleTimeoutInMinutes"), out);
         self.enable_multiple_standard_load_balancers
             .diff_with(
                 &actual.enable_multiple_standard_load_balancers,
@@ -711,23 +471,11 @@ impl DiffWith for spec::ManagedClusterMetricsProfile {
 impl DiffWith for spec::ManagedClusterNatGatewayProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.managed_outbound_ip_profile
-            .diff_with(
-                &actual.managed_outbound_ip_profile,
-                &path.field("managedOutboundIPProfile"),
-                out,
-            );
+            .diff_with(&actual.managed_outbound_ip_profile, &path.field("managedOutboundIPProfile"), out);
         self.effective_outbound_i_ps
-            .diff_with(
-                &actual.effective_outbound_i_ps,
-                &path.field("effectiveOutboundIPs"),
-                out,
-            );
+            .diff_with(&actual.effective_outbound_i_ps, &path.field("effectiveOutboundIPs"), out);
         self.idle_timeout_in_minutes
-            .diff_with(
-                &actual.idle_timeout_in_minutes,
-                &path.field("idleTimeoutInMinutes"),
-                out,
-            );
+            .diff_with(&actual.idle_timeout_in_minutes, &path.field("idleTimeoutInMinutes"), out);
     }
 }
 
@@ -766,34 +514,18 @@ impl DiffWith for spec::ManagedClusterPodIdentityProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.enabled.diff_with(&actual.enabled, &path.field("enabled"), out);
         self.allow_network_plugin_kubenet
-            .diff_with(
-                &actual.allow_network_plugin_kubenet,
-                &path.field("allowNetworkPluginKubenet"),
-                out,
-            );
+            .diff_with(&actual.allow_network_plugin_kubenet, &path.field("allowNetworkPluginKubenet"), out);
         self.user_assigned_identities
-            .diff_with(
-                &actual.user_assigned_identities,
-                &path.field("userAssignedIdentities"),
-                out,
-            );
+            .diff_with(&actual.user_assigned_identities, &path.field("userAssignedIdentities"), out);
         self.user_assigned_identity_exceptions
-            .diff_with(
-                &actual.user_assigned_identity_exceptions,
-                &path.field("userAssignedIdentityExceptions"),
-                out,
-            );
+            .diff_with(&actual.user_assigned_identity_exceptions, &path.field("userAssignedIdentityExceptions"), out);
     }
 }
 
 impl DiffWith for spec::ManagedClusterPropertiesAutoScalerProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.balance_similar_node_groups
-            .diff_with(
-                &actual.balance_similar_node_groups,
-                &path.field("balance-similar-node-groups"),
-                out,
-            );
+            .diff_with(&actual.balance_similar_node_groups, &path.field("balance-similar-node-groups"), out);
         self.daemonset_eviction_for_empty_nodes
             .diff_with(
                 &actual.daemonset_eviction_for_empty_nodes,
@@ -807,110 +539,44 @@ impl DiffWith for spec::ManagedClusterPropertiesAutoScalerProfile {
                 out,
             );
         self.ignore_daemonsets_utilization
-            .diff_with(
-                &actual.ignore_daemonsets_utilization,
-                &path.field("ignore-daemonsets-utilization"),
-                out,
-            );
+            .diff_with(&actual.ignore_daemonsets_utilization, &path.field("ignore-daemonsets-utilization"), out);
         self.expander.diff_with(&actual.expander, &path.field("expander"), out);
-        self.max_empty_bulk_delete
-            .diff_with(
-                &actual.max_empty_bulk_delete,
-                &path.field("max-empty-bulk-delete"),
-                out,
-            );
+        self.max_empty_bulk_delete.diff_with(&actual.max_empty_bulk_delete, &path.field("max-empty-bulk-delete"), out);
         self.max_graceful_termination_sec
-            .diff_with(
-                &actual.max_graceful_termination_sec,
-                &path.field("max-graceful-termination-sec"),
-                out,
-            );
+            .diff_with(&actual.max_graceful_termination_sec, &path.field("max-graceful-termination-sec"), out);
         self.max_node_provision_time
-            .diff_with(
-                &actual.max_node_provision_time,
-                &path.field("max-node-provision-time"),
-                out,
-            );
+            .diff_with(&actual.max_node_provision_time, &path.field("max-node-provision-time"), out);
         self.max_total_unready_percentage
-            .diff_with(
-                &actual.max_total_unready_percentage,
-                &path.field("max-total-unready-percentage"),
-                out,
-            );
+            .diff_with(&actual.max_total_unready_percentage, &path.field("max-total-unready-percentage"), out);
         self.new_pod_scale_up_delay
-            .diff_with(
-                &actual.new_pod_scale_up_delay,
-                &path.field("new-pod-scale-up-delay"),
-                out,
-            );
+            .diff_with(&actual.new_pod_scale_up_delay, &path.field("new-pod-scale-up-delay"), out);
         self.ok_total_unready_count
-            .diff_with(
-                &actual.ok_total_unready_count,
-                &path.field("ok-total-unready-count"),
-                out,
-            );
+            .diff_with(&actual.ok_total_unready_count, &path.field("ok-total-unready-count"), out);
         self.scan_interval
             .diff_with(&actual.scan_interval, &path.field("scan-interval"), out);
         self.scale_down_delay_after_add
-            .diff_with(
-                &actual.scale_down_delay_after_add,
-                &path.field("scale-down-delay-after-add"),
-                out,
-            );
+            .diff_with(&actual.scale_down_delay_after_add, &path.field("scale-down-delay-after-add"), out);
         self.scale_down_delay_after_delete
-            .diff_with(
-                &actual.scale_down_delay_after_delete,
-                &path.field("scale-down-delay-after-delete"),
-                out,
-            );
+            .diff_with(&actual.scale_down_delay_after_delete, &path.field("scale-down-delay-after-delete"), out);
         self.scale_down_delay_after_failure
-            .diff_with(
-                &actual.scale_down_delay_after_failure,
-                &path.field("scale-down-delay-after-failure"),
-                out,
-            );
+            .diff_with(&actual.scale_down_delay_after_failure, &path.field("scale-down-delay-after-failure"), out);
         self.scale_down_unneeded_time
-            .diff_with(
-                &actual.scale_down_unneeded_time,
-                &path.field("scale-down-unneeded-time"),
-                out,
-            );
+            .diff_with(&actual.scale_down_unneeded_time, &path.field("scale-down-unneeded-time"), out);
         self.scale_down_unready_time
-            .diff_with(
-                &actual.scale_down_unready_time,
-                &path.field("scale-down-unready-time"),
-                out,
-            );
+            .diff_with(&actual.scale_down_unready_time, &path.field("scale-down-unready-time"), out);
         self.scale_down_utilization_threshold
-            .diff_with(
-                &actual.scale_down_utilization_threshold,
-                &path.field("scale-down-utilization-threshold"),
-                out,
-            );
+            .diff_with(&actual.scale_down_utilization_threshold, &path.field("scale-down-utilization-threshold"), out);
         self.skip_nodes_with_local_storage
-            .diff_with(
-                &actual.skip_nodes_with_local_storage,
-                &path.field("skip-nodes-with-local-storage"),
-                out,
-            );
+            .diff_with(&actual.skip_nodes_with_local_storage, &path.field("skip-nodes-with-local-storage"), out);
         self.skip_nodes_with_system_pods
-            .diff_with(
-                &actual.skip_nodes_with_system_pods,
-                &path.field("skip-nodes-with-system-pods"),
-                out,
-            );
+            .diff_with(&actual.skip_nodes_with_system_pods, &path.field("skip-nodes-with-system-pods"), out);
     }
 }
 
 impl DiffWith for spec::ManagedClusterSecurityProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.defender.diff_with(&actual.defender, &path.field("defender"), out);
-        self.azure_key_vault_kms
-            .diff_with(
-                &actual.azure_key_vault_kms,
-                &path.field("azureKeyVaultKms"),
-                out,
-            );
+        self.azure_key_vault_kms.diff_with(&actual.azure_key_vault_kms, &path.field("azureKeyVaultKms"), out);
         self.workload_identity
             .diff_with(&actual.workload_identity, &path.field("workloadIdentity"), out);
         self.image_cleaner
@@ -926,12 +592,7 @@ impl DiffWith for spec::ManagedClusterSecurityProfileDefender {
                 &path.field("logAnalyticsWorkspaceResourceId"),
                 out,
             );
-        self.security_monitoring
-            .diff_with(
-                &actual.security_monitoring,
-                &path.field("securityMonitoring"),
-                out,
-            );
+        self.security_monitoring.diff_with(&actual.security_monitoring, &path.field("securityMonitoring"), out);
     }
 }
 
@@ -974,12 +635,7 @@ impl DiffWith for spec::ManagedClusterStorageProfile {
             .diff_with(&actual.disk_csi_driver, &path.field("diskCSIDriver"), out);
         self.file_csi_driver
             .diff_with(&actual.file_csi_driver, &path.field("fileCSIDriver"), out);
-        self.snapshot_controller
-            .diff_with(
-                &actual.snapshot_controller,
-                &path.field("snapshotController"),
-                out,
-            );
+        self.snapshot_controller.diff_with(&actual.snapshot_controller, &path.field("snapshotController"), out);
         self.blob_csi_driver
             .diff_with(&actual.blob_csi_driver, &path.field("blobCSIDriver"), out);
     }
@@ -1026,11 +682,7 @@ impl DiffWith for spec::ManagedClusterWorkloadAutoScalerProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.keda.diff_with(&actual.keda, &path.field("keda"), out);
         self.vertical_pod_autoscaler
-            .diff_with(
-                &actual.vertical_pod_autoscaler,
-                &path.field("verticalPodAutoscaler"),
-                out,
-            );
+            .diff_with(&actual.vertical_pod_autoscaler, &path.field("verticalPodAutoscaler"), out);
     }
 }
 

@@ -17,481 +17,241 @@ use armgen_runtime::diff::{DiffInputError, DiffWith, Differences, Path};
 
 impl DiffWith for arm::AgentPoolMode {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::AgentPoolType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::KeyVaultNetworkAccessTypes {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::IpFamily {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::LoadBalancerSku {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::NetworkDataplane {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::NetworkMode {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::NetworkPlugin {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::NetworkPluginMode {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::NetworkPolicy {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::OutboundType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ExtendedLocationType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::GpuInstanceProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::IstioIngressGatewayMode {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::KubeletDiskType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::KubernetesSupportPlan {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::NodeOsUpgradeChannel {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::UpgradeChannel {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ResourceIdentityType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::BackendPoolType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::RestrictionLevel {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::Expander {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::PublicNetworkAccess {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ManagedClusterSkuName {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ManagedClusterSkuTier {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::LicenseType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::OsDiskType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::Ossku {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::OsType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::Protocol {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::Code {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ConnectionStatus {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::Type {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ScaleDownMode {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ScaleSetEvictionPolicy {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ScaleSetPriority {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ServiceMeshMode {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::SnapshotType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::WeekDay {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::WorkloadRuntime {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
@@ -509,9 +269,7 @@ pub fn diff_custom_resource(
                     custom_resource,
                     arm_json,
                     |cr: &super::ManagedCluster| &cr.spec,
-                    |body: &arm::ManagedCluster| super::ManagedClusterSpec::from_arm(
-                        body,
-                    ),
+                    |body: &arm::ManagedCluster| super::ManagedClusterSpec::from_arm(body),
                 )
             }
             "AgentPool" => {
@@ -527,9 +285,7 @@ pub fn diff_custom_resource(
                     custom_resource,
                     arm_json,
                     |cr: &super::MaintenanceConfiguration| &cr.spec,
-                    |body: &arm::MaintenanceConfiguration| super::MaintenanceConfigurationSpec::from_arm(
-                        body,
-                    ),
+                    |body: &arm::MaintenanceConfiguration| super::MaintenanceConfigurationSpec::from_arm(body),
                 )
             }
             "PrivateEndpointConnection" => {
@@ -537,9 +293,7 @@ pub fn diff_custom_resource(
                     custom_resource,
                     arm_json,
                     |cr: &super::PrivateEndpointConnection| &cr.spec,
-                    |body: &arm::PrivateEndpointConnection| super::PrivateEndpointConnectionSpec::from_arm(
-                        body,
-                    ),
+                    |body: &arm::PrivateEndpointConnection| super::PrivateEndpointConnectionSpec::from_arm(body),
                 )
             }
             "TrustedAccessRoleBinding" => {
@@ -547,9 +301,7 @@ pub fn diff_custom_resource(
                     custom_resource,
                     arm_json,
                     |cr: &super::TrustedAccessRoleBinding| &cr.spec,
-                    |body: &arm::TrustedAccessRoleBinding| super::TrustedAccessRoleBindingSpec::from_arm(
-                        body,
-                    ),
+                    |body: &arm::TrustedAccessRoleBinding| super::TrustedAccessRoleBindingSpec::from_arm(body),
                 )
             }
             "Snapshot" => {

@@ -5,16 +5,9 @@
 //! The spec types of the custom resources, used by `maintenance_configuration`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, required};
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
 
 /// For schedules like: 'recur every month on the 15th' or 'recur every 3 months on the 20th'.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -36,14 +29,8 @@ impl armgen_runtime::kube::ToArm for AbsoluteMonthlySchedule {
         path: &Path<'_>,
     ) -> Result<arm::AbsoluteMonthlySchedule, ConversionError> {
         Ok(arm::AbsoluteMonthlySchedule {
-            interval_months: *required(
-                self.interval_months.as_ref(),
-                &path.field("intervalMonths"),
-            )?,
-            day_of_month: *required(
-                self.day_of_month.as_ref(),
-                &path.field("dayOfMonth"),
-            )?,
+            interval_months: *required(self.interval_months.as_ref(), &path.field("intervalMonths"))?,
+            day_of_month: *required(self.day_of_month.as_ref(), &path.field("dayOfMonth"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -71,16 +58,9 @@ pub struct DailySchedule {
 
 impl armgen_runtime::kube::ToArm for DailySchedule {
     type Arm = arm::DailySchedule;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::DailySchedule, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::DailySchedule, ConversionError> {
         Ok(arm::DailySchedule {
-            interval_days: *required(
-                self.interval_days.as_ref(),
-                &path.field("intervalDays"),
-            )?,
+            interval_days: *required(self.interval_days.as_ref(), &path.field("intervalDays"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -110,11 +90,7 @@ pub struct DateSpan {
 
 impl armgen_runtime::kube::ToArm for DateSpan {
     type Arm = arm::DateSpan;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::DateSpan, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::DateSpan, ConversionError> {
         Ok(arm::DateSpan {
             start: required(self.start.as_ref(), &path.field("start"))?.clone(),
             end: required(self.end.as_ref(), &path.field("end"))?.clone(),
@@ -160,25 +136,15 @@ pub struct MaintenanceWindow {
 
 impl armgen_runtime::kube::ToArm for MaintenanceWindow {
     type Arm = arm::MaintenanceWindow;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::MaintenanceWindow, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::MaintenanceWindow, ConversionError> {
         Ok(arm::MaintenanceWindow {
             schedule: required(self.schedule.as_ref(), &path.field("schedule"))?
                 .to_arm(resolver, &path.field("schedule"))?,
-            duration_hours: *required(
-                self.duration_hours.as_ref(),
-                &path.field("durationHours"),
-            )?,
+            duration_hours: *required(self.duration_hours.as_ref(), &path.field("durationHours"))?,
             utc_offset: self.utc_offset.clone(),
             start_date: self.start_date.clone(),
-            start_time: required(self.start_time.as_ref(), &path.field("startTime"))?
-                .clone(),
-            not_allowed_dates: self
-                .not_allowed_dates
-                .to_arm(resolver, &path.field("notAllowedDates"))?,
+            start_time: required(self.start_time.as_ref(), &path.field("startTime"))?.clone(),
+            not_allowed_dates: self.not_allowed_dates.to_arm(resolver, &path.field("notAllowedDates"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -197,10 +163,7 @@ impl MaintenanceWindow {
             utc_offset: arm.utc_offset.clone(),
             start_date: arm.start_date.clone(),
             start_time: Some(arm.start_time.clone()),
-            not_allowed_dates: arm
-                .not_allowed_dates
-                .as_ref()
-                .map(|x| x.iter().map(DateSpan::from_arm).collect()),
+            not_allowed_dates: arm.not_allowed_dates.as_ref().map(|x| x.iter().map(DateSpan::from_arm).collect()),
         }
     }
 }
@@ -228,14 +191,9 @@ impl armgen_runtime::kube::ToArm for RelativeMonthlySchedule {
         path: &Path<'_>,
     ) -> Result<arm::RelativeMonthlySchedule, ConversionError> {
         Ok(arm::RelativeMonthlySchedule {
-            interval_months: *required(
-                self.interval_months.as_ref(),
-                &path.field("intervalMonths"),
-            )?,
-            week_index: required(self.week_index.as_ref(), &path.field("weekIndex"))?
-                .clone(),
-            day_of_week: required(self.day_of_week.as_ref(), &path.field("dayOfWeek"))?
-                .clone(),
+            interval_months: *required(self.interval_months.as_ref(), &path.field("intervalMonths"))?,
+            week_index: required(self.week_index.as_ref(), &path.field("weekIndex"))?.clone(),
+            day_of_week: required(self.day_of_week.as_ref(), &path.field("dayOfWeek"))?.clone(),
             unknown_fields: Default::default(),
         })
     }
@@ -269,20 +227,12 @@ pub struct Schedule {
 
 impl armgen_runtime::kube::ToArm for Schedule {
     type Arm = arm::Schedule;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::Schedule, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::Schedule, ConversionError> {
         Ok(arm::Schedule {
             daily: self.daily.to_arm(resolver, &path.field("daily"))?,
             weekly: self.weekly.to_arm(resolver, &path.field("weekly"))?,
-            absolute_monthly: self
-                .absolute_monthly
-                .to_arm(resolver, &path.field("absoluteMonthly"))?,
-            relative_monthly: self
-                .relative_monthly
-                .to_arm(resolver, &path.field("relativeMonthly"))?,
+            absolute_monthly: self.absolute_monthly.to_arm(resolver, &path.field("absoluteMonthly"))?,
+            relative_monthly: self.relative_monthly.to_arm(resolver, &path.field("relativeMonthly"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -295,14 +245,8 @@ impl Schedule {
         Self {
             daily: arm.daily.as_ref().map(DailySchedule::from_arm),
             weekly: arm.weekly.as_ref().map(WeeklySchedule::from_arm),
-            absolute_monthly: arm
-                .absolute_monthly
-                .as_ref()
-                .map(AbsoluteMonthlySchedule::from_arm),
-            relative_monthly: arm
-                .relative_monthly
-                .as_ref()
-                .map(RelativeMonthlySchedule::from_arm),
+            absolute_monthly: arm.absolute_monthly.as_ref().map(AbsoluteMonthlySchedule::from_arm),
+            relative_monthly: arm.relative_monthly.as_ref().map(RelativeMonthlySchedule::from_arm),
         }
     }
 }
@@ -321,11 +265,7 @@ pub struct TimeInWeek {
 
 impl armgen_runtime::kube::ToArm for TimeInWeek {
     type Arm = arm::TimeInWeek;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::TimeInWeek, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::TimeInWeek, ConversionError> {
         Ok(arm::TimeInWeek {
             day: self.day.clone(),
             hour_slots: self.hour_slots.clone(),
@@ -359,11 +299,7 @@ pub struct TimeSpan {
 
 impl armgen_runtime::kube::ToArm for TimeSpan {
     type Arm = arm::TimeSpan;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::TimeSpan, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::TimeSpan, ConversionError> {
         Ok(arm::TimeSpan {
             start: self.start.clone(),
             end: self.end.clone(),
@@ -397,18 +333,10 @@ pub struct WeeklySchedule {
 
 impl armgen_runtime::kube::ToArm for WeeklySchedule {
     type Arm = arm::WeeklySchedule;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::WeeklySchedule, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::WeeklySchedule, ConversionError> {
         Ok(arm::WeeklySchedule {
-            interval_weeks: *required(
-                self.interval_weeks.as_ref(),
-                &path.field("intervalWeeks"),
-            )?,
-            day_of_week: required(self.day_of_week.as_ref(), &path.field("dayOfWeek"))?
-                .clone(),
+            interval_weeks: *required(self.interval_weeks.as_ref(), &path.field("intervalWeeks"))?,
+            day_of_week: required(self.day_of_week.as_ref(), &path.field("dayOfWeek"))?.clone(),
             unknown_fields: Default::default(),
         })
     }

@@ -5,15 +5,13 @@
 //! The spec types of the custom resources, used by `managed_cluster`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use armgen_runtime::kube::{
+
+    ConversionError, Path, Resolver, keys_of_references, required,
+};
+
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
@@ -31,16 +29,10 @@ pub struct AdvancedNetworking {
 
 impl armgen_runtime::kube::ToArm for AdvancedNetworking {
     type Arm = arm::AdvancedNetworking;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::AdvancedNetworking, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::AdvancedNetworking, ConversionError> {
         Ok(arm::AdvancedNetworking {
             enabled: self.enabled,
-            observability: self
-                .observability
-                .to_arm(resolver, &path.field("observability"))?,
+            observability: self.observability.to_arm(resolver, &path.field("observability"))?,
             security: self.security.to_arm(resolver, &path.field("security"))?,
             unknown_fields: Default::default(),
         })
@@ -53,10 +45,7 @@ impl AdvancedNetworking {
     pub fn from_arm(arm: &arm::AdvancedNetworking) -> Self {
         Self {
             enabled: arm.enabled,
-            observability: arm
-                .observability
-                .as_ref()
-                .map(AdvancedNetworkingObservability::from_arm),
+            observability: arm.observability.as_ref().map(AdvancedNetworkingObservability::from_arm),
             security: arm.security.as_ref().map(AdvancedNetworkingSecurity::from_arm),
         }
     }
@@ -144,18 +133,12 @@ pub struct AzureKeyVaultKms {
 
 impl armgen_runtime::kube::ToArm for AzureKeyVaultKms {
     type Arm = arm::AzureKeyVaultKms;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::AzureKeyVaultKms, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::AzureKeyVaultKms, ConversionError> {
         Ok(arm::AzureKeyVaultKms {
             enabled: self.enabled,
             key_id: self.key_id.clone(),
             key_vault_network_access: self.key_vault_network_access.clone(),
-            key_vault_resource_id: self
-                .key_vault_resource_id
-                .to_arm(resolver, &path.field("keyVaultResourceId"))?,
+            key_vault_resource_id: self.key_vault_resource_id.to_arm(resolver, &path.field("keyVaultResourceId"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -188,15 +171,9 @@ pub struct ClusterUpgradeSettings {
 
 impl armgen_runtime::kube::ToArm for ClusterUpgradeSettings {
     type Arm = arm::ClusterUpgradeSettings;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::ClusterUpgradeSettings, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::ClusterUpgradeSettings, ConversionError> {
         Ok(arm::ClusterUpgradeSettings {
-            override_settings: self
-                .override_settings
-                .to_arm(resolver, &path.field("overrideSettings"))?,
+            override_settings: self.override_settings.to_arm(resolver, &path.field("overrideSettings"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -207,10 +184,7 @@ impl ClusterUpgradeSettings {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ClusterUpgradeSettings) -> Self {
         Self {
-            override_settings: arm
-                .override_settings
-                .as_ref()
-                .map(UpgradeOverrideSettings::from_arm),
+            override_settings: arm.override_settings.as_ref().map(UpgradeOverrideSettings::from_arm),
         }
     }
 }
@@ -235,13 +209,8 @@ impl armgen_runtime::kube::ToArm for ContainerServiceLinuxProfile {
         path: &Path<'_>,
     ) -> Result<arm::ContainerServiceLinuxProfile, ConversionError> {
         Ok(arm::ContainerServiceLinuxProfile {
-            admin_username: required(
-                    self.admin_username.as_ref(),
-                    &path.field("adminUsername"),
-                )?
-                .clone(),
-            ssh: required(self.ssh.as_ref(), &path.field("ssh"))?
-                .to_arm(resolver, &path.field("ssh"))?,
+            admin_username: required(self.admin_username.as_ref(), &path.field("adminUsername"))?.clone(),
+            ssh: required(self.ssh.as_ref(), &path.field("ssh"))?.to_arm(resolver, &path.field("ssh"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -327,20 +296,14 @@ impl armgen_runtime::kube::ToArm for ContainerServiceNetworkProfile {
             network_policy: self.network_policy.clone(),
             network_mode: self.network_mode.clone(),
             network_dataplane: self.network_dataplane.clone(),
-            advanced_networking: self
-                .advanced_networking
-                .to_arm(resolver, &path.field("advancedNetworking"))?,
+            advanced_networking: self.advanced_networking.to_arm(resolver, &path.field("advancedNetworking"))?,
             pod_cidr: self.pod_cidr.clone(),
             service_cidr: self.service_cidr.clone(),
             dns_service_ip: self.dns_service_ip.clone(),
             outbound_type: self.outbound_type.clone(),
             load_balancer_sku: self.load_balancer_sku.clone(),
-            load_balancer_profile: self
-                .load_balancer_profile
-                .to_arm(resolver, &path.field("loadBalancerProfile"))?,
-            nat_gateway_profile: self
-                .nat_gateway_profile
-                .to_arm(resolver, &path.field("natGatewayProfile"))?,
+            load_balancer_profile: self.load_balancer_profile.to_arm(resolver, &path.field("loadBalancerProfile"))?,
+            nat_gateway_profile: self.nat_gateway_profile.to_arm(resolver, &path.field("natGatewayProfile"))?,
             pod_cidrs: self.pod_cidrs.clone(),
             service_cidrs: self.service_cidrs.clone(),
             ip_families: self.ip_families.clone(),
@@ -359,23 +322,14 @@ impl ContainerServiceNetworkProfile {
             network_policy: arm.network_policy.clone(),
             network_mode: arm.network_mode.clone(),
             network_dataplane: arm.network_dataplane.clone(),
-            advanced_networking: arm
-                .advanced_networking
-                .as_ref()
-                .map(AdvancedNetworking::from_arm),
+            advanced_networking: arm.advanced_networking.as_ref().map(AdvancedNetworking::from_arm),
             pod_cidr: arm.pod_cidr.clone(),
             service_cidr: arm.service_cidr.clone(),
             dns_service_ip: arm.dns_service_ip.clone(),
             outbound_type: arm.outbound_type.clone(),
             load_balancer_sku: arm.load_balancer_sku.clone(),
-            load_balancer_profile: arm
-                .load_balancer_profile
-                .as_ref()
-                .map(ManagedClusterLoadBalancerProfile::from_arm),
-            nat_gateway_profile: arm
-                .nat_gateway_profile
-                .as_ref()
-                .map(ManagedClusterNatGatewayProfile::from_arm),
+            load_balancer_profile: arm.load_balancer_profile.as_ref().map(ManagedClusterLoadBalancerProfile::from_arm),
+            nat_gateway_profile: arm.nat_gateway_profile.as_ref().map(ManagedClusterNatGatewayProfile::from_arm),
             pod_cidrs: arm.pod_cidrs.clone(),
             service_cidrs: arm.service_cidrs.clone(),
             ip_families: arm.ip_families.clone(),
@@ -473,11 +427,7 @@ pub struct DelegatedResource {
 
 impl armgen_runtime::kube::ToArm for DelegatedResource {
     type Arm = arm::DelegatedResource;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::DelegatedResource, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::DelegatedResource, ConversionError> {
         Ok(arm::DelegatedResource {
             resource_id: self.resource_id.clone(),
             tenant_id: self.tenant_id.clone(),
@@ -515,11 +465,7 @@ pub struct ExtendedLocation {
 
 impl armgen_runtime::kube::ToArm for ExtendedLocation {
     type Arm = arm::ExtendedLocation;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::ExtendedLocation, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::ExtendedLocation, ConversionError> {
         Ok(arm::ExtendedLocation {
             name: self.name.clone(),
             r#type: self.r#type.clone(),
@@ -585,18 +531,10 @@ pub struct IstioComponents {
 
 impl armgen_runtime::kube::ToArm for IstioComponents {
     type Arm = arm::IstioComponents;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::IstioComponents, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::IstioComponents, ConversionError> {
         Ok(arm::IstioComponents {
-            ingress_gateways: self
-                .ingress_gateways
-                .to_arm(resolver, &path.field("ingressGateways"))?,
-            egress_gateways: self
-                .egress_gateways
-                .to_arm(resolver, &path.field("egressGateways"))?,
+            ingress_gateways: self.ingress_gateways.to_arm(resolver, &path.field("ingressGateways"))?,
+            egress_gateways: self.egress_gateways.to_arm(resolver, &path.field("egressGateways"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -611,10 +549,7 @@ impl IstioComponents {
                 .ingress_gateways
                 .as_ref()
                 .map(|x| x.iter().map(IstioIngressGateway::from_arm).collect()),
-            egress_gateways: arm
-                .egress_gateways
-                .as_ref()
-                .map(|x| x.iter().map(IstioEgressGateway::from_arm).collect()),
+            egress_gateways: arm.egress_gateways.as_ref().map(|x| x.iter().map(IstioEgressGateway::from_arm).collect()),
         }
     }
 }
@@ -630,11 +565,7 @@ pub struct IstioEgressGateway {
 
 impl armgen_runtime::kube::ToArm for IstioEgressGateway {
     type Arm = arm::IstioEgressGateway;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::IstioEgressGateway, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::IstioEgressGateway, ConversionError> {
         Ok(arm::IstioEgressGateway {
             enabled: *required(self.enabled.as_ref(), &path.field("enabled"))?,
             unknown_fields: Default::default(),
@@ -664,11 +595,7 @@ pub struct IstioIngressGateway {
 
 impl armgen_runtime::kube::ToArm for IstioIngressGateway {
     type Arm = arm::IstioIngressGateway;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::IstioIngressGateway, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::IstioIngressGateway, ConversionError> {
         Ok(arm::IstioIngressGateway {
             mode: required(self.mode.as_ref(), &path.field("mode"))?.clone(),
             enabled: *required(self.enabled.as_ref(), &path.field("enabled"))?,
@@ -732,10 +659,7 @@ impl IstioPluginCertificateAuthority {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IstioPluginCertificateAuthority) -> Self {
         Self {
-            key_vault_id: arm
-                .key_vault_id
-                .as_ref()
-                .map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
+            key_vault_id: arm.key_vault_id.as_ref().map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
             cert_object_name: arm.cert_object_name.clone(),
             key_object_name: arm.key_object_name.clone(),
             root_cert_object_name: arm.root_cert_object_name.clone(),
@@ -759,16 +683,10 @@ pub struct IstioServiceMesh {
 
 impl armgen_runtime::kube::ToArm for IstioServiceMesh {
     type Arm = arm::IstioServiceMesh;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::IstioServiceMesh, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::IstioServiceMesh, ConversionError> {
         Ok(arm::IstioServiceMesh {
             components: self.components.to_arm(resolver, &path.field("components"))?,
-            certificate_authority: self
-                .certificate_authority
-                .to_arm(resolver, &path.field("certificateAuthority"))?,
+            certificate_authority: self.certificate_authority.to_arm(resolver, &path.field("certificateAuthority"))?,
             revisions: self.revisions.clone(),
             unknown_fields: Default::default(),
         })
@@ -781,10 +699,7 @@ impl IstioServiceMesh {
     pub fn from_arm(arm: &arm::IstioServiceMesh) -> Self {
         Self {
             components: arm.components.as_ref().map(IstioComponents::from_arm),
-            certificate_authority: arm
-                .certificate_authority
-                .as_ref()
-                .map(IstioCertificateAuthority::from_arm),
+            certificate_authority: arm.certificate_authority.as_ref().map(IstioCertificateAuthority::from_arm),
             revisions: arm.revisions.clone(),
         }
     }
@@ -830,9 +745,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterAadProfile {
             admin_group_object_i_ds: self.admin_group_object_i_ds.clone(),
             client_app_id: self.client_app_id.clone(),
             server_app_id: self.server_app_id.clone(),
-            server_app_secret: self
-                .server_app_secret
-                .to_arm(resolver, &path.field("serverAppSecret"))?,
+            server_app_secret: self.server_app_secret.to_arm(resolver, &path.field("serverAppSecret"))?,
             tenant_id: self.tenant_id.clone(),
             unknown_fields: Default::default(),
         })
@@ -978,10 +891,7 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_taints: Option<Vec<String>>,
     /// The ID for Proximity Placement Group.
-    #[serde(
-        rename = "proximityPlacementGroupID",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "proximityPlacementGroupID", skip_serializing_if = "Option::is_none")]
     pub proximity_placement_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The Kubelet configuration on the agent pool nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1005,10 +915,7 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<CreationData>,
     /// AKS will associate the specified agent pool with the Capacity Reservation Group.
-    #[serde(
-        rename = "capacityReservationGroupID",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "capacityReservationGroupID", skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
     #[serde(rename = "hostGroupID", skip_serializing_if = "Option::is_none")]
@@ -1041,12 +948,8 @@ impl armgen_runtime::kube::ToArm for ManagedClusterAgentPoolProfile {
             os_disk_type: self.os_disk_type.clone(),
             kubelet_disk_type: self.kubelet_disk_type.clone(),
             workload_runtime: self.workload_runtime.clone(),
-            vnet_subnet_id: self
-                .vnet_subnet_id
-                .to_arm(resolver, &path.field("vnetSubnetID"))?,
-            pod_subnet_id: self
-                .pod_subnet_id
-                .to_arm(resolver, &path.field("podSubnetID"))?,
+            vnet_subnet_id: self.vnet_subnet_id.to_arm(resolver, &path.field("vnetSubnetID"))?,
+            pod_subnet_id: self.pod_subnet_id.to_arm(resolver, &path.field("podSubnetID"))?,
             max_pods: self.max_pods,
             os_type: self.os_type.clone(),
             os_sku: self.os_sku.clone(),
@@ -1059,9 +962,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterAgentPoolProfile {
             orchestrator_version: self.orchestrator_version.clone(),
             current_orchestrator_version: None,
             node_image_version: None,
-            upgrade_settings: self
-                .upgrade_settings
-                .to_arm(resolver, &path.field("upgradeSettings"))?,
+            upgrade_settings: self.upgrade_settings.to_arm(resolver, &path.field("upgradeSettings"))?,
             provisioning_state: None,
             power_state: self.power_state.to_arm(resolver, &path.field("powerState"))?,
             availability_zones: self.availability_zones.clone(),
@@ -1078,34 +979,20 @@ impl armgen_runtime::kube::ToArm for ManagedClusterAgentPoolProfile {
             proximity_placement_group_id: self
                 .proximity_placement_group_id
                 .to_arm(resolver, &path.field("proximityPlacementGroupID"))?,
-            kubelet_config: self
-                .kubelet_config
-                .to_arm(resolver, &path.field("kubeletConfig"))?,
-            linux_os_config: self
-                .linux_os_config
-                .to_arm(resolver, &path.field("linuxOSConfig"))?,
+            kubelet_config: self.kubelet_config.to_arm(resolver, &path.field("kubeletConfig"))?,
+            linux_os_config: self.linux_os_config.to_arm(resolver, &path.field("linuxOSConfig"))?,
             enable_encryption_at_host: self.enable_encryption_at_host,
             enable_ultra_ssd: self.enable_ultra_ssd,
             enable_fips: self.enable_fips,
             gpu_instance_profile: self.gpu_instance_profile.clone(),
-            creation_data: self
-                .creation_data
-                .to_arm(resolver, &path.field("creationData"))?,
+            creation_data: self.creation_data.to_arm(resolver, &path.field("creationData"))?,
             capacity_reservation_group_id: self
                 .capacity_reservation_group_id
                 .to_arm(resolver, &path.field("capacityReservationGroupID"))?,
-            host_group_id: self
-                .host_group_id
-                .to_arm(resolver, &path.field("hostGroupID"))?,
-            network_profile: self
-                .network_profile
-                .to_arm(resolver, &path.field("networkProfile"))?,
-            windows_profile: self
-                .windows_profile
-                .to_arm(resolver, &path.field("windowsProfile"))?,
-            security_profile: self
-                .security_profile
-                .to_arm(resolver, &path.field("securityProfile"))?,
+            host_group_id: self.host_group_id.to_arm(resolver, &path.field("hostGroupID"))?,
+            network_profile: self.network_profile.to_arm(resolver, &path.field("networkProfile"))?,
+            windows_profile: self.windows_profile.to_arm(resolver, &path.field("windowsProfile"))?,
+            security_profile: self.security_profile.to_arm(resolver, &path.field("securityProfile"))?,
             name: required(self.name.as_ref(), &path.field("name"))?.clone(),
             unknown_fields: Default::default(),
         })
@@ -1141,10 +1028,7 @@ impl ManagedClusterAgentPoolProfile {
             r#type: arm.r#type.clone(),
             mode: arm.mode.clone(),
             orchestrator_version: arm.orchestrator_version.clone(),
-            upgrade_settings: arm
-                .upgrade_settings
-                .as_ref()
-                .map(AgentPoolUpgradeSettings::from_arm),
+            upgrade_settings: arm.upgrade_settings.as_ref().map(AgentPoolUpgradeSettings::from_arm),
             power_state: arm.power_state.as_ref().map(PowerState::from_arm),
             availability_zones: arm.availability_zones.clone(),
             enable_node_public_ip: arm.enable_node_public_ip,
@@ -1177,18 +1061,9 @@ impl ManagedClusterAgentPoolProfile {
                 .host_group_id
                 .as_ref()
                 .map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
-            network_profile: arm
-                .network_profile
-                .as_ref()
-                .map(AgentPoolNetworkProfile::from_arm),
-            windows_profile: arm
-                .windows_profile
-                .as_ref()
-                .map(AgentPoolWindowsProfile::from_arm),
-            security_profile: arm
-                .security_profile
-                .as_ref()
-                .map(AgentPoolSecurityProfile::from_arm),
+            network_profile: arm.network_profile.as_ref().map(AgentPoolNetworkProfile::from_arm),
+            windows_profile: arm.windows_profile.as_ref().map(AgentPoolWindowsProfile::from_arm),
+            security_profile: arm.security_profile.as_ref().map(AgentPoolSecurityProfile::from_arm),
             name: Some(arm.name.clone()),
         }
     }
@@ -1208,10 +1083,7 @@ pub struct ManagedClusterApiServerAccessProfile {
     #[serde(rename = "privateDNSZone", skip_serializing_if = "Option::is_none")]
     pub private_dns_zone: Option<String>,
     /// Whether to create additional public FQDN for private cluster or not.
-    #[serde(
-        rename = "enablePrivateClusterPublicFQDN",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enablePrivateClusterPublicFQDN", skip_serializing_if = "Option::is_none")]
     pub enable_private_cluster_public_fqdn: Option<bool>,
     /// Whether to disable run command for the cluster or not.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1315,10 +1187,7 @@ impl ManagedClusterAzureMonitorProfile {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterAzureMonitorProfile) -> Self {
         Self {
-            metrics: arm
-                .metrics
-                .as_ref()
-                .map(ManagedClusterAzureMonitorProfileMetrics::from_arm),
+            metrics: arm.metrics.as_ref().map(ManagedClusterAzureMonitorProfileMetrics::from_arm),
         }
     }
 }
@@ -1337,11 +1206,7 @@ pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
 
 impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileKubeStateMetrics {
     type Arm = arm::ManagedClusterAzureMonitorProfileKubeStateMetrics;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<
         arm::ManagedClusterAzureMonitorProfileKubeStateMetrics,
         ConversionError,
     > {
@@ -1356,9 +1221,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileKubeStateM
 impl ManagedClusterAzureMonitorProfileKubeStateMetrics {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
-    pub fn from_arm(
-        arm: &arm::ManagedClusterAzureMonitorProfileKubeStateMetrics,
-    ) -> Self {
+    pub fn from_arm(arm: &arm::ManagedClusterAzureMonitorProfileKubeStateMetrics) -> Self {
         Self {
             metric_labels_allowlist: arm.metric_labels_allowlist.clone(),
             metric_annotations_allow_list: arm.metric_annotations_allow_list.clone(),
@@ -1386,9 +1249,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileMetrics {
     ) -> Result<arm::ManagedClusterAzureMonitorProfileMetrics, ConversionError> {
         Ok(arm::ManagedClusterAzureMonitorProfileMetrics {
             enabled: *required(self.enabled.as_ref(), &path.field("enabled"))?,
-            kube_state_metrics: self
-                .kube_state_metrics
-                .to_arm(resolver, &path.field("kubeStateMetrics"))?,
+            kube_state_metrics: self.kube_state_metrics.to_arm(resolver, &path.field("kubeStateMetrics"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -1504,27 +1365,15 @@ pub struct ManagedClusterIdentity {
 
 impl armgen_runtime::kube::ToArm for ManagedClusterIdentity {
     type Arm = arm::ManagedClusterIdentity;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::ManagedClusterIdentity, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::ManagedClusterIdentity, ConversionError> {
         Ok(arm::ManagedClusterIdentity {
             principal_id: None,
             tenant_id: None,
             r#type: self.r#type,
-            delegated_resources: self
-                .delegated_resources
-                .to_arm(resolver, &path.field("delegatedResources"))?,
+            delegated_resources: self.delegated_resources.to_arm(resolver, &path.field("delegatedResources"))?,
             user_assigned_identities: match self.user_assigned_identities.as_ref() {
                 Some(v) => {
-                    Some(
-                        keys_of_references(
-                            v,
-                            resolver,
-                            &path.field("userAssignedIdentities"),
-                        )?,
-                    )
+                    Some(keys_of_references(v, resolver, &path.field("userAssignedIdentities"))?)
                 }
                 None => None,
             },
@@ -1543,10 +1392,7 @@ impl ManagedClusterIdentity {
                 .delegated_resources
                 .as_ref()
                 .map(|x| {
-                    x
-                        .iter()
-                        .map(|(key, x)| (key.clone(), DelegatedResource::from_arm(x)))
-                        .collect()
+                    x.iter().map(|(key, x)| (key.clone(), DelegatedResource::from_arm(x))).collect()
                 }),
             user_assigned_identities: arm
                 .user_assigned_identities
@@ -1573,9 +1419,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterIngressProfile {
         path: &Path<'_>,
     ) -> Result<arm::ManagedClusterIngressProfile, ConversionError> {
         Ok(arm::ManagedClusterIngressProfile {
-            web_app_routing: self
-                .web_app_routing
-                .to_arm(resolver, &path.field("webAppRouting"))?,
+            web_app_routing: self.web_app_routing.to_arm(resolver, &path.field("webAppRouting"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -1586,10 +1430,7 @@ impl ManagedClusterIngressProfile {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterIngressProfile) -> Self {
         Self {
-            web_app_routing: arm
-                .web_app_routing
-                .as_ref()
-                .map(ManagedClusterIngressProfileWebAppRouting::from_arm),
+            web_app_routing: arm.web_app_routing.as_ref().map(ManagedClusterIngressProfileWebAppRouting::from_arm),
         }
     }
 }
@@ -1639,14 +1480,10 @@ impl ManagedClusterIngressProfileWebAppRouting {
 pub struct ManagedClusterLoadBalancerProfile {
     /// Desired managed outbound IPs for the cluster load balancer.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub managed_outbound_i_ps: Option<
-        ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-    >,
+    pub managed_outbound_i_ps: Option<ManagedClusterLoadBalancerProfileManagedOutboundIPs>,
     /// Desired outbound IP Prefix resources for the cluster load balancer.
     #[serde(rename = "outboundIPPrefixes", skip_serializing_if = "Option::is_none")]
-    pub outbound_ip_prefixes: Option<
-        ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-    >,
+    pub outbound_ip_prefixes: Option<ManagedClusterLoadBalancerProfileOutboundIpPrefixes>,
     /// Desired outbound IP resources for the cluster load balancer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outbound_i_ps: Option<ManagedClusterLoadBalancerProfileOutboundIPs>,
@@ -1675,22 +1512,15 @@ impl armgen_runtime::kube::ToArm for ManagedClusterLoadBalancerProfile {
         path: &Path<'_>,
     ) -> Result<arm::ManagedClusterLoadBalancerProfile, ConversionError> {
         Ok(arm::ManagedClusterLoadBalancerProfile {
-            managed_outbound_i_ps: self
-                .managed_outbound_i_ps
-                .to_arm(resolver, &path.field("managedOutboundIPs"))?,
-            outbound_ip_prefixes: self
-                .outbound_ip_prefixes
-                .to_arm(resolver, &path.field("outboundIPPrefixes"))?,
-            outbound_i_ps: self
-                .outbound_i_ps
-                .to_arm(resolver, &path.field("outboundIPs"))?,
+            managed_outbound_i_ps: self.managed_outbound_i_ps.to_arm(resolver, &path.field("managedOutboundIPs"))?,
+            outbound_ip_prefixes: self.outbound_ip_prefixes.to_arm(resolver, &path.field("outboundIPPrefixes"))?,
+            outbound_i_ps: self.outbound_i_ps.to_arm(resolver, &path.field("outboundIPs"))?,
             effective_outbound_i_ps: self
                 .effective_outbound_i_ps
                 .to_arm(resolver, &path.field("effectiveOutboundIPs"))?,
             allocated_outbound_ports: self.allocated_outbound_ports,
             idle_timeout_in_minutes: self.idle_timeout_in_minutes,
-            enable_multiple_standard_load_balancers: self
-                .enable_multiple_standard_load_balancers,
+            enable_multiple_standard_load_balancers: self.enable_multiple_standard_load_balancers,
             backend_pool_type: self.backend_pool_type.clone(),
             unknown_fields: Default::default(),
         })
@@ -1710,18 +1540,14 @@ impl ManagedClusterLoadBalancerProfile {
                 .outbound_ip_prefixes
                 .as_ref()
                 .map(ManagedClusterLoadBalancerProfileOutboundIpPrefixes::from_arm),
-            outbound_i_ps: arm
-                .outbound_i_ps
-                .as_ref()
-                .map(ManagedClusterLoadBalancerProfileOutboundIPs::from_arm),
+            outbound_i_ps: arm.outbound_i_ps.as_ref().map(ManagedClusterLoadBalancerProfileOutboundIPs::from_arm),
             effective_outbound_i_ps: arm
                 .effective_outbound_i_ps
                 .as_ref()
                 .map(|x| x.iter().map(ResourceReference::from_arm).collect()),
             allocated_outbound_ports: arm.allocated_outbound_ports,
             idle_timeout_in_minutes: arm.idle_timeout_in_minutes,
-            enable_multiple_standard_load_balancers: arm
-                .enable_multiple_standard_load_balancers,
+            enable_multiple_standard_load_balancers: arm.enable_multiple_standard_load_balancers,
             backend_pool_type: arm.backend_pool_type.clone(),
         }
     }
@@ -1739,14 +1565,9 @@ pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     pub count_i_pv6: Option<i32>,
 }
 
-impl armgen_runtime::kube::ToArm
-for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
+impl armgen_runtime::kube::ToArm for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     type Arm = arm::ManagedClusterLoadBalancerProfileManagedOutboundIPs;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<
         arm::ManagedClusterLoadBalancerProfileManagedOutboundIPs,
         ConversionError,
     > {
@@ -1761,9 +1582,7 @@ for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
 impl ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
-    pub fn from_arm(
-        arm: &arm::ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-    ) -> Self {
+    pub fn from_arm(arm: &arm::ManagedClusterLoadBalancerProfileManagedOutboundIPs) -> Self {
         Self {
             count: arm.count,
             count_i_pv6: arm.count_i_pv6,
@@ -1799,10 +1618,7 @@ impl ManagedClusterLoadBalancerProfileOutboundIPs {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterLoadBalancerProfileOutboundIPs) -> Self {
         Self {
-            public_i_ps: arm
-                .public_i_ps
-                .as_ref()
-                .map(|x| x.iter().map(ResourceReference::from_arm).collect()),
+            public_i_ps: arm.public_i_ps.as_ref().map(|x| x.iter().map(ResourceReference::from_arm).collect()),
         }
     }
 }
@@ -1816,21 +1632,14 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     pub public_ip_prefixes: Option<Vec<ResourceReference>>,
 }
 
-impl armgen_runtime::kube::ToArm
-for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
+impl armgen_runtime::kube::ToArm for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     type Arm = arm::ManagedClusterLoadBalancerProfileOutboundIpPrefixes;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<
         arm::ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
         ConversionError,
     > {
         Ok(arm::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
-            public_ip_prefixes: self
-                .public_ip_prefixes
-                .to_arm(resolver, &path.field("publicIPPrefixes"))?,
+            public_ip_prefixes: self.public_ip_prefixes.to_arm(resolver, &path.field("publicIPPrefixes"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -1839,9 +1648,7 @@ for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
 impl ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
-    pub fn from_arm(
-        arm: &arm::ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-    ) -> Self {
+    pub fn from_arm(arm: &arm::ManagedClusterLoadBalancerProfileOutboundIpPrefixes) -> Self {
         Self {
             public_ip_prefixes: arm
                 .public_ip_prefixes
@@ -1898,9 +1705,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterMetricsProfile {
         path: &Path<'_>,
     ) -> Result<arm::ManagedClusterMetricsProfile, ConversionError> {
         Ok(arm::ManagedClusterMetricsProfile {
-            cost_analysis: self
-                .cost_analysis
-                .to_arm(resolver, &path.field("costAnalysis"))?,
+            cost_analysis: self.cost_analysis.to_arm(resolver, &path.field("costAnalysis"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -1911,10 +1716,7 @@ impl ManagedClusterMetricsProfile {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterMetricsProfile) -> Self {
         Self {
-            cost_analysis: arm
-                .cost_analysis
-                .as_ref()
-                .map(ManagedClusterCostAnalysis::from_arm),
+            cost_analysis: arm.cost_analysis.as_ref().map(ManagedClusterCostAnalysis::from_arm),
         }
     }
 }
@@ -1924,10 +1726,7 @@ impl ManagedClusterMetricsProfile {
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNatGatewayProfile {
     /// Profile of the managed outbound IP resources of the cluster NAT gateway.
-    #[serde(
-        rename = "managedOutboundIPProfile",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "managedOutboundIPProfile", skip_serializing_if = "Option::is_none")]
     pub managed_outbound_ip_profile: Option<ManagedClusterManagedOutboundIpProfile>,
     /// The effective outbound IP resources of the cluster NAT gateway.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2067,8 +1866,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterPodIdentity {
     ) -> Result<arm::ManagedClusterPodIdentity, ConversionError> {
         Ok(arm::ManagedClusterPodIdentity {
             name: required(self.name.as_ref(), &path.field("name"))?.clone(),
-            namespace: required(self.namespace.as_ref(), &path.field("namespace"))?
-                .clone(),
+            namespace: required(self.namespace.as_ref(), &path.field("namespace"))?.clone(),
             binding_selector: self.binding_selector.clone(),
             identity: required(self.identity.as_ref(), &path.field("identity"))?
                 .to_arm(resolver, &path.field("identity"))?,
@@ -2119,10 +1917,8 @@ impl armgen_runtime::kube::ToArm for ManagedClusterPodIdentityException {
     ) -> Result<arm::ManagedClusterPodIdentityException, ConversionError> {
         Ok(arm::ManagedClusterPodIdentityException {
             name: required(self.name.as_ref(), &path.field("name"))?.clone(),
-            namespace: required(self.namespace.as_ref(), &path.field("namespace"))?
-                .clone(),
-            pod_labels: required(self.pod_labels.as_ref(), &path.field("podLabels"))?
-                .clone(),
+            namespace: required(self.namespace.as_ref(), &path.field("namespace"))?.clone(),
+            pod_labels: required(self.pod_labels.as_ref(), &path.field("podLabels"))?.clone(),
             unknown_fields: Default::default(),
         })
     }
@@ -2155,9 +1951,7 @@ pub struct ManagedClusterPodIdentityProfile {
     pub user_assigned_identities: Option<Vec<ManagedClusterPodIdentity>>,
     /// The pod identity exceptions to allow.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_assigned_identity_exceptions: Option<
-        Vec<ManagedClusterPodIdentityException>,
-    >,
+    pub user_assigned_identity_exceptions: Option<Vec<ManagedClusterPodIdentityException>>,
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterPodIdentityProfile {
@@ -2207,28 +2001,16 @@ impl ManagedClusterPodIdentityProfile {
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPropertiesAutoScalerProfile {
     /// Valid values are 'true' and 'false'
-    #[serde(
-        rename = "balance-similar-node-groups",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "balance-similar-node-groups", skip_serializing_if = "Option::is_none")]
     pub balance_similar_node_groups: Option<String>,
     /// If set to true, all daemonset pods on empty nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    #[serde(
-        rename = "daemonset-eviction-for-empty-nodes",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "daemonset-eviction-for-empty-nodes", skip_serializing_if = "Option::is_none")]
     pub daemonset_eviction_for_empty_nodes: Option<bool>,
     /// If set to true, all daemonset pods on occupied nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    #[serde(
-        rename = "daemonset-eviction-for-occupied-nodes",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "daemonset-eviction-for-occupied-nodes", skip_serializing_if = "Option::is_none")]
     pub daemonset_eviction_for_occupied_nodes: Option<bool>,
     /// If set to true, the resources used by daemonset will be taken into account when making scaling down decisions.
-    #[serde(
-        rename = "ignore-daemonsets-utilization",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "ignore-daemonsets-utilization", skip_serializing_if = "Option::is_none")]
     pub ignore_daemonsets_utilization: Option<bool>,
     /// If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2237,19 +2019,13 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     #[serde(rename = "max-empty-bulk-delete", skip_serializing_if = "Option::is_none")]
     pub max_empty_bulk_delete: Option<String>,
     /// The default is 600.
-    #[serde(
-        rename = "max-graceful-termination-sec",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-graceful-termination-sec", skip_serializing_if = "Option::is_none")]
     pub max_graceful_termination_sec: Option<String>,
     /// The default is '15m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
     #[serde(rename = "max-node-provision-time", skip_serializing_if = "Option::is_none")]
     pub max_node_provision_time: Option<String>,
     /// The default is 45. The maximum is 100 and the minimum is 0.
-    #[serde(
-        rename = "max-total-unready-percentage",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-total-unready-percentage", skip_serializing_if = "Option::is_none")]
     pub max_total_unready_percentage: Option<String>,
     /// For scenarios like burst/batch scale where you don't want CA to act before the kubernetes scheduler could schedule all the pods, you can tell CA to ignore unscheduled pods before they're a certain age. The default is '0s'. Values must be an integer followed by a unit ('s' for seconds, 'm' for minutes, 'h' for hours, etc).
     #[serde(rename = "new-pod-scale-up-delay", skip_serializing_if = "Option::is_none")]
@@ -2261,49 +2037,28 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     #[serde(rename = "scan-interval", skip_serializing_if = "Option::is_none")]
     pub scan_interval: Option<String>,
     /// The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-delay-after-add",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-delay-after-add", skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_add: Option<String>,
     /// The default is the scan-interval. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-delay-after-delete",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-delay-after-delete", skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_delete: Option<String>,
     /// The default is '3m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-delay-after-failure",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-delay-after-failure", skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_failure: Option<String>,
     /// The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-unneeded-time",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-unneeded-time", skip_serializing_if = "Option::is_none")]
     pub scale_down_unneeded_time: Option<String>,
     /// The default is '20m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
     #[serde(rename = "scale-down-unready-time", skip_serializing_if = "Option::is_none")]
     pub scale_down_unready_time: Option<String>,
     /// The default is '0.5'.
-    #[serde(
-        rename = "scale-down-utilization-threshold",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-utilization-threshold", skip_serializing_if = "Option::is_none")]
     pub scale_down_utilization_threshold: Option<String>,
     /// The default is true.
-    #[serde(
-        rename = "skip-nodes-with-local-storage",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "skip-nodes-with-local-storage", skip_serializing_if = "Option::is_none")]
     pub skip_nodes_with_local_storage: Option<String>,
     /// The default is true.
-    #[serde(
-        rename = "skip-nodes-with-system-pods",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "skip-nodes-with-system-pods", skip_serializing_if = "Option::is_none")]
     pub skip_nodes_with_system_pods: Option<String>,
 }
 
@@ -2317,8 +2072,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterPropertiesAutoScalerProfile {
         Ok(arm::ManagedClusterPropertiesAutoScalerProfile {
             balance_similar_node_groups: self.balance_similar_node_groups.clone(),
             daemonset_eviction_for_empty_nodes: self.daemonset_eviction_for_empty_nodes,
-            daemonset_eviction_for_occupied_nodes: self
-                .daemonset_eviction_for_occupied_nodes,
+            daemonset_eviction_for_occupied_nodes: self.daemonset_eviction_for_occupied_nodes,
             ignore_daemonsets_utilization: self.ignore_daemonsets_utilization,
             expander: self.expander.clone(),
             max_empty_bulk_delete: self.max_empty_bulk_delete.clone(),
@@ -2333,9 +2087,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterPropertiesAutoScalerProfile {
             scale_down_delay_after_failure: self.scale_down_delay_after_failure.clone(),
             scale_down_unneeded_time: self.scale_down_unneeded_time.clone(),
             scale_down_unready_time: self.scale_down_unready_time.clone(),
-            scale_down_utilization_threshold: self
-                .scale_down_utilization_threshold
-                .clone(),
+            scale_down_utilization_threshold: self.scale_down_utilization_threshold.clone(),
             skip_nodes_with_local_storage: self.skip_nodes_with_local_storage.clone(),
             skip_nodes_with_system_pods: self.skip_nodes_with_system_pods.clone(),
             unknown_fields: Default::default(),
@@ -2350,8 +2102,7 @@ impl ManagedClusterPropertiesAutoScalerProfile {
         Self {
             balance_similar_node_groups: arm.balance_similar_node_groups.clone(),
             daemonset_eviction_for_empty_nodes: arm.daemonset_eviction_for_empty_nodes,
-            daemonset_eviction_for_occupied_nodes: arm
-                .daemonset_eviction_for_occupied_nodes,
+            daemonset_eviction_for_occupied_nodes: arm.daemonset_eviction_for_occupied_nodes,
             ignore_daemonsets_utilization: arm.ignore_daemonsets_utilization,
             expander: arm.expander.clone(),
             max_empty_bulk_delete: arm.max_empty_bulk_delete.clone(),
@@ -2366,9 +2117,7 @@ impl ManagedClusterPropertiesAutoScalerProfile {
             scale_down_delay_after_failure: arm.scale_down_delay_after_failure.clone(),
             scale_down_unneeded_time: arm.scale_down_unneeded_time.clone(),
             scale_down_unready_time: arm.scale_down_unready_time.clone(),
-            scale_down_utilization_threshold: arm
-                .scale_down_utilization_threshold
-                .clone(),
+            scale_down_utilization_threshold: arm.scale_down_utilization_threshold.clone(),
             skip_nodes_with_local_storage: arm.skip_nodes_with_local_storage.clone(),
             skip_nodes_with_system_pods: arm.skip_nodes_with_system_pods.clone(),
         }
@@ -2402,15 +2151,9 @@ impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfile {
     ) -> Result<arm::ManagedClusterSecurityProfile, ConversionError> {
         Ok(arm::ManagedClusterSecurityProfile {
             defender: self.defender.to_arm(resolver, &path.field("defender"))?,
-            azure_key_vault_kms: self
-                .azure_key_vault_kms
-                .to_arm(resolver, &path.field("azureKeyVaultKms"))?,
-            workload_identity: self
-                .workload_identity
-                .to_arm(resolver, &path.field("workloadIdentity"))?,
-            image_cleaner: self
-                .image_cleaner
-                .to_arm(resolver, &path.field("imageCleaner"))?,
+            azure_key_vault_kms: self.azure_key_vault_kms.to_arm(resolver, &path.field("azureKeyVaultKms"))?,
+            workload_identity: self.workload_identity.to_arm(resolver, &path.field("workloadIdentity"))?,
+            image_cleaner: self.image_cleaner.to_arm(resolver, &path.field("imageCleaner"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -2421,22 +2164,13 @@ impl ManagedClusterSecurityProfile {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterSecurityProfile) -> Self {
         Self {
-            defender: arm
-                .defender
-                .as_ref()
-                .map(ManagedClusterSecurityProfileDefender::from_arm),
-            azure_key_vault_kms: arm
-                .azure_key_vault_kms
-                .as_ref()
-                .map(AzureKeyVaultKms::from_arm),
+            defender: arm.defender.as_ref().map(ManagedClusterSecurityProfileDefender::from_arm),
+            azure_key_vault_kms: arm.azure_key_vault_kms.as_ref().map(AzureKeyVaultKms::from_arm),
             workload_identity: arm
                 .workload_identity
                 .as_ref()
                 .map(ManagedClusterSecurityProfileWorkloadIdentity::from_arm),
-            image_cleaner: arm
-                .image_cleaner
-                .as_ref()
-                .map(ManagedClusterSecurityProfileImageCleaner::from_arm),
+            image_cleaner: arm.image_cleaner.as_ref().map(ManagedClusterSecurityProfileImageCleaner::from_arm),
         }
     }
 }
@@ -2447,14 +2181,10 @@ impl ManagedClusterSecurityProfile {
 pub struct ManagedClusterSecurityProfileDefender {
     /// Resource ID of the Log Analytics workspace to be associated with Microsoft Defender. When Microsoft Defender is enabled, this field is required and must be a valid workspace resource ID. When Microsoft Defender is disabled, leave the field empty.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub log_analytics_workspace_resource_id: Option<
-        armgen_runtime::kube::ResourceReference,
-    >,
+    pub log_analytics_workspace_resource_id: Option<armgen_runtime::kube::ResourceReference>,
     /// Microsoft Defender threat detection for Cloud settings for the security profile.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub security_monitoring: Option<
-        ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-    >,
+    pub security_monitoring: Option<ManagedClusterSecurityProfileDefenderSecurityMonitoring>,
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfileDefender {
@@ -2468,9 +2198,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfileDefender {
             log_analytics_workspace_resource_id: self
                 .log_analytics_workspace_resource_id
                 .to_arm(resolver, &path.field("logAnalyticsWorkspaceResourceId"))?,
-            security_monitoring: self
-                .security_monitoring
-                .to_arm(resolver, &path.field("securityMonitoring"))?,
+            security_monitoring: self.security_monitoring.to_arm(resolver, &path.field("securityMonitoring"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -2502,14 +2230,9 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     pub enabled: Option<bool>,
 }
 
-impl armgen_runtime::kube::ToArm
-for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
+impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     type Arm = arm::ManagedClusterSecurityProfileDefenderSecurityMonitoring;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<
         arm::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
         ConversionError,
     > {
@@ -2523,9 +2246,7 @@ for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
 impl ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
-    pub fn from_arm(
-        arm: &arm::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-    ) -> Self {
+    pub fn from_arm(arm: &arm::ManagedClusterSecurityProfileDefenderSecurityMonitoring) -> Self {
         Self { enabled: arm.enabled }
     }
 }
@@ -2619,8 +2340,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterServicePrincipalProfile {
         path: &Path<'_>,
     ) -> Result<arm::ManagedClusterServicePrincipalProfile, ConversionError> {
         Ok(arm::ManagedClusterServicePrincipalProfile {
-            client_id: required(self.client_id.as_ref(), &path.field("clientId"))?
-                .clone(),
+            client_id: required(self.client_id.as_ref(), &path.field("clientId"))?.clone(),
             secret: self.secret.to_arm(resolver, &path.field("secret"))?,
             unknown_fields: Default::default(),
         })
@@ -2652,11 +2372,7 @@ pub struct ManagedClusterSku {
 
 impl armgen_runtime::kube::ToArm for ManagedClusterSku {
     type Arm = arm::ManagedClusterSku;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::ManagedClusterSku, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::ManagedClusterSku, ConversionError> {
         Ok(arm::ManagedClusterSku {
             name: self.name.clone(),
             tier: self.tier.clone(),
@@ -2702,18 +2418,10 @@ impl armgen_runtime::kube::ToArm for ManagedClusterStorageProfile {
         path: &Path<'_>,
     ) -> Result<arm::ManagedClusterStorageProfile, ConversionError> {
         Ok(arm::ManagedClusterStorageProfile {
-            disk_csi_driver: self
-                .disk_csi_driver
-                .to_arm(resolver, &path.field("diskCSIDriver"))?,
-            file_csi_driver: self
-                .file_csi_driver
-                .to_arm(resolver, &path.field("fileCSIDriver"))?,
-            snapshot_controller: self
-                .snapshot_controller
-                .to_arm(resolver, &path.field("snapshotController"))?,
-            blob_csi_driver: self
-                .blob_csi_driver
-                .to_arm(resolver, &path.field("blobCSIDriver"))?,
+            disk_csi_driver: self.disk_csi_driver.to_arm(resolver, &path.field("diskCSIDriver"))?,
+            file_csi_driver: self.file_csi_driver.to_arm(resolver, &path.field("fileCSIDriver"))?,
+            snapshot_controller: self.snapshot_controller.to_arm(resolver, &path.field("snapshotController"))?,
+            blob_csi_driver: self.blob_csi_driver.to_arm(resolver, &path.field("blobCSIDriver"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -2724,22 +2432,13 @@ impl ManagedClusterStorageProfile {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterStorageProfile) -> Self {
         Self {
-            disk_csi_driver: arm
-                .disk_csi_driver
-                .as_ref()
-                .map(ManagedClusterStorageProfileDiskCsiDriver::from_arm),
-            file_csi_driver: arm
-                .file_csi_driver
-                .as_ref()
-                .map(ManagedClusterStorageProfileFileCsiDriver::from_arm),
+            disk_csi_driver: arm.disk_csi_driver.as_ref().map(ManagedClusterStorageProfileDiskCsiDriver::from_arm),
+            file_csi_driver: arm.file_csi_driver.as_ref().map(ManagedClusterStorageProfileFileCsiDriver::from_arm),
             snapshot_controller: arm
                 .snapshot_controller
                 .as_ref()
                 .map(ManagedClusterStorageProfileSnapshotController::from_arm),
-            blob_csi_driver: arm
-                .blob_csi_driver
-                .as_ref()
-                .map(ManagedClusterStorageProfileBlobCsiDriver::from_arm),
+            blob_csi_driver: arm.blob_csi_driver.as_ref().map(ManagedClusterStorageProfileBlobCsiDriver::from_arm),
         }
     }
 }
@@ -2897,19 +2596,11 @@ impl armgen_runtime::kube::ToArm for ManagedClusterWindowsProfile {
         path: &Path<'_>,
     ) -> Result<arm::ManagedClusterWindowsProfile, ConversionError> {
         Ok(arm::ManagedClusterWindowsProfile {
-            admin_username: required(
-                    self.admin_username.as_ref(),
-                    &path.field("adminUsername"),
-                )?
-                .clone(),
-            admin_password: self
-                .admin_password
-                .to_arm(resolver, &path.field("adminPassword"))?,
+            admin_username: required(self.admin_username.as_ref(), &path.field("adminUsername"))?.clone(),
+            admin_password: self.admin_password.to_arm(resolver, &path.field("adminPassword"))?,
             license_type: self.license_type.clone(),
             enable_csi_proxy: self.enable_csi_proxy,
-            gmsa_profile: self
-                .gmsa_profile
-                .to_arm(resolver, &path.field("gmsaProfile"))?,
+            gmsa_profile: self.gmsa_profile.to_arm(resolver, &path.field("gmsaProfile"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -2936,9 +2627,7 @@ pub struct ManagedClusterWorkloadAutoScalerProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keda: Option<ManagedClusterWorkloadAutoScalerProfileKeda>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub vertical_pod_autoscaler: Option<
-        ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-    >,
+    pub vertical_pod_autoscaler: Option<ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>,
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterWorkloadAutoScalerProfile {
@@ -2963,16 +2652,11 @@ impl ManagedClusterWorkloadAutoScalerProfile {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterWorkloadAutoScalerProfile) -> Self {
         Self {
-            keda: arm
-                .keda
-                .as_ref()
-                .map(ManagedClusterWorkloadAutoScalerProfileKeda::from_arm),
+            keda: arm.keda.as_ref().map(ManagedClusterWorkloadAutoScalerProfileKeda::from_arm),
             vertical_pod_autoscaler: arm
                 .vertical_pod_autoscaler
                 .as_ref()
-                .map(
-                    ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler::from_arm,
-                ),
+                .map(ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler::from_arm),
         }
     }
 }
@@ -3017,14 +2701,9 @@ pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     pub enabled: Option<bool>,
 }
 
-impl armgen_runtime::kube::ToArm
-for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
+impl armgen_runtime::kube::ToArm for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     type Arm = arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<
+    fn to_arm(&self, _resolver: &dyn Resolver, path: &Path<'_>) -> Result<
         arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
         ConversionError,
     > {
@@ -3038,9 +2717,7 @@ for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
 impl ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
-    pub fn from_arm(
-        arm: &arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-    ) -> Self {
+    pub fn from_arm(arm: &arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler) -> Self {
         Self { enabled: Some(arm.enabled) }
     }
 }
@@ -3068,11 +2745,7 @@ pub struct PrivateLinkResource {
 
 impl armgen_runtime::kube::ToArm for PrivateLinkResource {
     type Arm = arm::PrivateLinkResource;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::PrivateLinkResource, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::PrivateLinkResource, ConversionError> {
         Ok(arm::PrivateLinkResource {
             id: self.id.clone(),
             name: self.name.clone(),
@@ -3110,11 +2783,7 @@ pub struct ResourceReference {
 
 impl armgen_runtime::kube::ToArm for ResourceReference {
     type Arm = arm::ResourceReference;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::ResourceReference, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::ResourceReference, ConversionError> {
         Ok(arm::ResourceReference {
             id: self.id.to_arm(resolver, &path.field("id"))?,
             unknown_fields: Default::default(),
@@ -3127,10 +2796,7 @@ impl ResourceReference {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ResourceReference) -> Self {
         Self {
-            id: arm
-                .id
-                .as_ref()
-                .map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
+            id: arm.id.as_ref().map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
         }
     }
 }
@@ -3148,11 +2814,7 @@ pub struct ServiceMeshProfile {
 
 impl armgen_runtime::kube::ToArm for ServiceMeshProfile {
     type Arm = arm::ServiceMeshProfile;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::ServiceMeshProfile, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::ServiceMeshProfile, ConversionError> {
         Ok(arm::ServiceMeshProfile {
             mode: required(self.mode.as_ref(), &path.field("mode"))?.clone(),
             istio: self.istio.to_arm(resolver, &path.field("istio"))?,
@@ -3227,11 +2889,7 @@ pub struct UserAssignedIdentity {
 
 impl armgen_runtime::kube::ToArm for UserAssignedIdentity {
     type Arm = arm::UserAssignedIdentity;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::UserAssignedIdentity, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::UserAssignedIdentity, ConversionError> {
         Ok(arm::UserAssignedIdentity {
             resource_id: self.resource_id.to_arm(resolver, &path.field("resourceId"))?,
             client_id: self.client_id.clone(),
@@ -3246,10 +2904,7 @@ impl UserAssignedIdentity {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::UserAssignedIdentity) -> Self {
         Self {
-            resource_id: arm
-                .resource_id
-                .as_ref()
-                .map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
+            resource_id: arm.resource_id.as_ref().map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
             client_id: arm.client_id.clone(),
             object_id: arm.object_id.clone(),
         }
@@ -3273,11 +2928,7 @@ pub struct WindowsGmsaProfile {
 
 impl armgen_runtime::kube::ToArm for WindowsGmsaProfile {
     type Arm = arm::WindowsGmsaProfile;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::WindowsGmsaProfile, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::WindowsGmsaProfile, ConversionError> {
         Ok(arm::WindowsGmsaProfile {
             enabled: self.enabled,
             dns_server: self.dns_server.clone(),

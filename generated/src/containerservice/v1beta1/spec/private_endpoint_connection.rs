@@ -5,16 +5,9 @@
 //! The spec types of the custom resources, used by `private_endpoint_connection`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver};
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
 
 /// Private endpoint which a connection belongs to.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -27,11 +20,7 @@ pub struct PrivateEndpoint {
 
 impl armgen_runtime::kube::ToArm for PrivateEndpoint {
     type Arm = arm::PrivateEndpoint;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::PrivateEndpoint, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::PrivateEndpoint, ConversionError> {
         Ok(arm::PrivateEndpoint {
             id: self.id.clone(),
             unknown_fields: Default::default(),

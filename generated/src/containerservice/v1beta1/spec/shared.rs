@@ -5,16 +5,9 @@
 //! The spec types of the custom resources, used by `shared`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver};
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
 
 /// Network settings of an agent pool.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -39,12 +32,8 @@ impl armgen_runtime::kube::ToArm for AgentPoolNetworkProfile {
         path: &Path<'_>,
     ) -> Result<arm::AgentPoolNetworkProfile, ConversionError> {
         Ok(arm::AgentPoolNetworkProfile {
-            node_public_ip_tags: self
-                .node_public_ip_tags
-                .to_arm(resolver, &path.field("nodePublicIPTags"))?,
-            allowed_host_ports: self
-                .allowed_host_ports
-                .to_arm(resolver, &path.field("allowedHostPorts"))?,
+            node_public_ip_tags: self.node_public_ip_tags.to_arm(resolver, &path.field("nodePublicIPTags"))?,
+            allowed_host_ports: self.allowed_host_ports.to_arm(resolver, &path.field("allowedHostPorts"))?,
             application_security_groups: self.application_security_groups.clone(),
             unknown_fields: Default::default(),
         })
@@ -56,14 +45,8 @@ impl AgentPoolNetworkProfile {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AgentPoolNetworkProfile) -> Self {
         Self {
-            node_public_ip_tags: arm
-                .node_public_ip_tags
-                .as_ref()
-                .map(|x| x.iter().map(IpTag::from_arm).collect()),
-            allowed_host_ports: arm
-                .allowed_host_ports
-                .as_ref()
-                .map(|x| x.iter().map(PortRange::from_arm).collect()),
+            node_public_ip_tags: arm.node_public_ip_tags.as_ref().map(|x| x.iter().map(IpTag::from_arm).collect()),
+            allowed_host_ports: arm.allowed_host_ports.as_ref().map(|x| x.iter().map(PortRange::from_arm).collect()),
             application_security_groups: arm.application_security_groups.clone(),
         }
     }
@@ -194,15 +177,9 @@ pub struct CreationData {
 
 impl armgen_runtime::kube::ToArm for CreationData {
     type Arm = arm::CreationData;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::CreationData, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::CreationData, ConversionError> {
         Ok(arm::CreationData {
-            source_resource_id: self
-                .source_resource_id
-                .to_arm(resolver, &path.field("sourceResourceId"))?,
+            source_resource_id: self.source_resource_id.to_arm(resolver, &path.field("sourceResourceId"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -235,11 +212,7 @@ pub struct IpTag {
 
 impl armgen_runtime::kube::ToArm for IpTag {
     type Arm = arm::IpTag;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::IpTag, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::IpTag, ConversionError> {
         Ok(arm::IpTag {
             ip_tag_type: self.ip_tag_type.clone(),
             tag: self.tag.clone(),
@@ -300,11 +273,7 @@ pub struct KubeletConfig {
 
 impl armgen_runtime::kube::ToArm for KubeletConfig {
     type Arm = arm::KubeletConfig;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::KubeletConfig, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::KubeletConfig, ConversionError> {
         Ok(arm::KubeletConfig {
             cpu_manager_policy: self.cpu_manager_policy.clone(),
             cpu_cfs_quota: self.cpu_cfs_quota,
@@ -362,11 +331,7 @@ pub struct LinuxOsConfig {
 
 impl armgen_runtime::kube::ToArm for LinuxOsConfig {
     type Arm = arm::LinuxOsConfig;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::LinuxOsConfig, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::LinuxOsConfig, ConversionError> {
         Ok(arm::LinuxOsConfig {
             sysctls: self.sysctls.to_arm(resolver, &path.field("sysctls"))?,
             transparent_huge_page_enabled: self.transparent_huge_page_enabled.clone(),
@@ -407,11 +372,7 @@ pub struct PortRange {
 
 impl armgen_runtime::kube::ToArm for PortRange {
     type Arm = arm::PortRange;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::PortRange, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::PortRange, ConversionError> {
         Ok(arm::PortRange {
             port_start: self.port_start,
             port_end: self.port_end,
@@ -444,11 +405,7 @@ pub struct PowerState {
 
 impl armgen_runtime::kube::ToArm for PowerState {
     type Arm = arm::PowerState;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::PowerState, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::PowerState, ConversionError> {
         Ok(arm::PowerState {
             code: self.code.clone(),
             unknown_fields: Default::default(),
@@ -556,11 +513,7 @@ pub struct SysctlConfig {
 
 impl armgen_runtime::kube::ToArm for SysctlConfig {
     type Arm = arm::SysctlConfig;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::SysctlConfig, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::SysctlConfig, ConversionError> {
         Ok(arm::SysctlConfig {
             net_core_somaxconn: self.net_core_somaxconn,
             net_core_netdev_max_backlog: self.net_core_netdev_max_backlog,

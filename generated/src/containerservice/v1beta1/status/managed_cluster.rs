@@ -5,15 +5,8 @@
 //! The status types of the custom resources, used by `managed_cluster`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
@@ -33,10 +26,7 @@ impl From<&arm::AdvancedNetworking> for AdvancedNetworking {
     fn from(arm: &arm::AdvancedNetworking) -> Self {
         Self {
             enabled: arm.enabled,
-            observability: arm
-                .observability
-                .as_ref()
-                .map(AdvancedNetworkingObservability::from),
+            observability: arm.observability.as_ref().map(AdvancedNetworkingObservability::from),
             security: arm.security.as_ref().map(AdvancedNetworkingSecurity::from),
         }
     }
@@ -113,10 +103,7 @@ pub struct ClusterUpgradeSettings {
 impl From<&arm::ClusterUpgradeSettings> for ClusterUpgradeSettings {
     fn from(arm: &arm::ClusterUpgradeSettings) -> Self {
         Self {
-            override_settings: arm
-                .override_settings
-                .as_ref()
-                .map(UpgradeOverrideSettings::from),
+            override_settings: arm.override_settings.as_ref().map(UpgradeOverrideSettings::from),
         }
     }
 }
@@ -206,23 +193,14 @@ impl From<&arm::ContainerServiceNetworkProfile> for ContainerServiceNetworkProfi
             network_policy: arm.network_policy.clone(),
             network_mode: arm.network_mode.clone(),
             network_dataplane: arm.network_dataplane.clone(),
-            advanced_networking: arm
-                .advanced_networking
-                .as_ref()
-                .map(AdvancedNetworking::from),
+            advanced_networking: arm.advanced_networking.as_ref().map(AdvancedNetworking::from),
             pod_cidr: arm.pod_cidr.clone(),
             service_cidr: arm.service_cidr.clone(),
             dns_service_ip: arm.dns_service_ip.clone(),
             outbound_type: arm.outbound_type.clone(),
             load_balancer_sku: arm.load_balancer_sku.clone(),
-            load_balancer_profile: arm
-                .load_balancer_profile
-                .as_ref()
-                .map(ManagedClusterLoadBalancerProfile::from),
-            nat_gateway_profile: arm
-                .nat_gateway_profile
-                .as_ref()
-                .map(ManagedClusterNatGatewayProfile::from),
+            load_balancer_profile: arm.load_balancer_profile.as_ref().map(ManagedClusterLoadBalancerProfile::from),
+            nat_gateway_profile: arm.nat_gateway_profile.as_ref().map(ManagedClusterNatGatewayProfile::from),
             pod_cidrs: arm.pod_cidrs.clone(),
             service_cidrs: arm.service_cidrs.clone(),
             ip_families: arm.ip_families.clone(),
@@ -348,14 +326,8 @@ pub struct IstioComponents {
 impl From<&arm::IstioComponents> for IstioComponents {
     fn from(arm: &arm::IstioComponents) -> Self {
         Self {
-            ingress_gateways: arm
-                .ingress_gateways
-                .as_ref()
-                .map(|x| x.iter().map(IstioIngressGateway::from).collect()),
-            egress_gateways: arm
-                .egress_gateways
-                .as_ref()
-                .map(|x| x.iter().map(IstioEgressGateway::from).collect()),
+            ingress_gateways: arm.ingress_gateways.as_ref().map(|x| x.iter().map(IstioIngressGateway::from).collect()),
+            egress_gateways: arm.egress_gateways.as_ref().map(|x| x.iter().map(IstioEgressGateway::from).collect()),
         }
     }
 }
@@ -446,10 +418,7 @@ impl From<&arm::IstioServiceMesh> for IstioServiceMesh {
     fn from(arm: &arm::IstioServiceMesh) -> Self {
         Self {
             components: arm.components.as_ref().map(IstioComponents::from),
-            certificate_authority: arm
-                .certificate_authority
-                .as_ref()
-                .map(IstioCertificateAuthority::from),
+            certificate_authority: arm.certificate_authority.as_ref().map(IstioCertificateAuthority::from),
             revisions: arm.revisions.clone(),
         }
     }
@@ -610,10 +579,7 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_taints: Option<Vec<String>>,
     /// The ID for Proximity Placement Group.
-    #[serde(
-        rename = "proximityPlacementGroupID",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "proximityPlacementGroupID", skip_serializing_if = "Option::is_none")]
     pub proximity_placement_group_id: Option<String>,
     /// The Kubelet configuration on the agent pool nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -637,10 +603,7 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<CreationData>,
     /// AKS will associate the specified agent pool with the Capacity Reservation Group.
-    #[serde(
-        rename = "capacityReservationGroupID",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "capacityReservationGroupID", skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_group_id: Option<String>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
     #[serde(rename = "hostGroupID", skip_serializing_if = "Option::is_none")]
@@ -682,10 +645,7 @@ impl From<&arm::ManagedClusterAgentPoolProfile> for ManagedClusterAgentPoolProfi
             orchestrator_version: arm.orchestrator_version.clone(),
             current_orchestrator_version: arm.current_orchestrator_version.clone(),
             node_image_version: arm.node_image_version.clone(),
-            upgrade_settings: arm
-                .upgrade_settings
-                .as_ref()
-                .map(AgentPoolUpgradeSettings::from),
+            upgrade_settings: arm.upgrade_settings.as_ref().map(AgentPoolUpgradeSettings::from),
             provisioning_state: arm.provisioning_state.clone(),
             power_state: arm.power_state.as_ref().map(PowerState::from),
             availability_zones: arm.availability_zones.clone(),
@@ -707,18 +667,9 @@ impl From<&arm::ManagedClusterAgentPoolProfile> for ManagedClusterAgentPoolProfi
             creation_data: arm.creation_data.as_ref().map(CreationData::from),
             capacity_reservation_group_id: arm.capacity_reservation_group_id.clone(),
             host_group_id: arm.host_group_id.clone(),
-            network_profile: arm
-                .network_profile
-                .as_ref()
-                .map(AgentPoolNetworkProfile::from),
-            windows_profile: arm
-                .windows_profile
-                .as_ref()
-                .map(AgentPoolWindowsProfile::from),
-            security_profile: arm
-                .security_profile
-                .as_ref()
-                .map(AgentPoolSecurityProfile::from),
+            network_profile: arm.network_profile.as_ref().map(AgentPoolNetworkProfile::from),
+            windows_profile: arm.windows_profile.as_ref().map(AgentPoolWindowsProfile::from),
+            security_profile: arm.security_profile.as_ref().map(AgentPoolSecurityProfile::from),
             name: Some(arm.name.clone()),
         }
     }
@@ -738,18 +689,14 @@ pub struct ManagedClusterApiServerAccessProfile {
     #[serde(rename = "privateDNSZone", skip_serializing_if = "Option::is_none")]
     pub private_dns_zone: Option<String>,
     /// Whether to create additional public FQDN for private cluster or not.
-    #[serde(
-        rename = "enablePrivateClusterPublicFQDN",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enablePrivateClusterPublicFQDN", skip_serializing_if = "Option::is_none")]
     pub enable_private_cluster_public_fqdn: Option<bool>,
     /// Whether to disable run command for the cluster or not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_run_command: Option<bool>,
 }
 
-impl From<&arm::ManagedClusterApiServerAccessProfile>
-for ManagedClusterApiServerAccessProfile {
+impl From<&arm::ManagedClusterApiServerAccessProfile> for ManagedClusterApiServerAccessProfile {
     fn from(arm: &arm::ManagedClusterApiServerAccessProfile) -> Self {
         Self {
             authorized_ip_ranges: arm.authorized_ip_ranges.clone(),
@@ -790,14 +737,10 @@ pub struct ManagedClusterAzureMonitorProfile {
     pub metrics: Option<ManagedClusterAzureMonitorProfileMetrics>,
 }
 
-impl From<&arm::ManagedClusterAzureMonitorProfile>
-for ManagedClusterAzureMonitorProfile {
+impl From<&arm::ManagedClusterAzureMonitorProfile> for ManagedClusterAzureMonitorProfile {
     fn from(arm: &arm::ManagedClusterAzureMonitorProfile) -> Self {
         Self {
-            metrics: arm
-                .metrics
-                .as_ref()
-                .map(ManagedClusterAzureMonitorProfileMetrics::from),
+            metrics: arm.metrics.as_ref().map(ManagedClusterAzureMonitorProfileMetrics::from),
         }
     }
 }
@@ -835,8 +778,7 @@ pub struct ManagedClusterAzureMonitorProfileMetrics {
     pub kube_state_metrics: Option<ManagedClusterAzureMonitorProfileKubeStateMetrics>,
 }
 
-impl From<&arm::ManagedClusterAzureMonitorProfileMetrics>
-for ManagedClusterAzureMonitorProfileMetrics {
+impl From<&arm::ManagedClusterAzureMonitorProfileMetrics> for ManagedClusterAzureMonitorProfileMetrics {
     fn from(arm: &arm::ManagedClusterAzureMonitorProfileMetrics) -> Self {
         Self {
             enabled: Some(arm.enabled),
@@ -910,9 +852,7 @@ pub struct ManagedClusterIdentity {
     pub delegated_resources: Option<BTreeMap<String, DelegatedResource>>,
     /// The keys must be ARM resource IDs in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_assigned_identities: Option<
-        BTreeMap<String, ManagedClusterIdentityUserAssignedIdentitiesValue>,
-    >,
+    pub user_assigned_identities: Option<BTreeMap<String, ManagedClusterIdentityUserAssignedIdentitiesValue>>,
 }
 
 impl From<&arm::ManagedClusterIdentity> for ManagedClusterIdentity {
@@ -925,10 +865,7 @@ impl From<&arm::ManagedClusterIdentity> for ManagedClusterIdentity {
                 .delegated_resources
                 .as_ref()
                 .map(|x| {
-                    x
-                        .iter()
-                        .map(|(key, x)| (key.clone(), DelegatedResource::from(x)))
-                        .collect()
+                    x.iter().map(|(key, x)| (key.clone(), DelegatedResource::from(x))).collect()
                 }),
             user_assigned_identities: arm
                 .user_assigned_identities
@@ -979,10 +916,7 @@ pub struct ManagedClusterIngressProfile {
 impl From<&arm::ManagedClusterIngressProfile> for ManagedClusterIngressProfile {
     fn from(arm: &arm::ManagedClusterIngressProfile) -> Self {
         Self {
-            web_app_routing: arm
-                .web_app_routing
-                .as_ref()
-                .map(ManagedClusterIngressProfileWebAppRouting::from),
+            web_app_routing: arm.web_app_routing.as_ref().map(ManagedClusterIngressProfileWebAppRouting::from),
         }
     }
 }
@@ -1002,8 +936,7 @@ pub struct ManagedClusterIngressProfileWebAppRouting {
     pub identity: Option<UserAssignedIdentity>,
 }
 
-impl From<&arm::ManagedClusterIngressProfileWebAppRouting>
-for ManagedClusterIngressProfileWebAppRouting {
+impl From<&arm::ManagedClusterIngressProfileWebAppRouting> for ManagedClusterIngressProfileWebAppRouting {
     fn from(arm: &arm::ManagedClusterIngressProfileWebAppRouting) -> Self {
         Self {
             enabled: arm.enabled,
@@ -1019,14 +952,10 @@ for ManagedClusterIngressProfileWebAppRouting {
 pub struct ManagedClusterLoadBalancerProfile {
     /// Desired managed outbound IPs for the cluster load balancer.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub managed_outbound_i_ps: Option<
-        ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-    >,
+    pub managed_outbound_i_ps: Option<ManagedClusterLoadBalancerProfileManagedOutboundIPs>,
     /// Desired outbound IP Prefix resources for the cluster load balancer.
     #[serde(rename = "outboundIPPrefixes", skip_serializing_if = "Option::is_none")]
-    pub outbound_ip_prefixes: Option<
-        ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-    >,
+    pub outbound_ip_prefixes: Option<ManagedClusterLoadBalancerProfileOutboundIpPrefixes>,
     /// Desired outbound IP resources for the cluster load balancer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outbound_i_ps: Option<ManagedClusterLoadBalancerProfileOutboundIPs>,
@@ -1047,8 +976,7 @@ pub struct ManagedClusterLoadBalancerProfile {
     pub backend_pool_type: Option<arm::BackendPoolType>,
 }
 
-impl From<&arm::ManagedClusterLoadBalancerProfile>
-for ManagedClusterLoadBalancerProfile {
+impl From<&arm::ManagedClusterLoadBalancerProfile> for ManagedClusterLoadBalancerProfile {
     fn from(arm: &arm::ManagedClusterLoadBalancerProfile) -> Self {
         Self {
             managed_outbound_i_ps: arm
@@ -1059,18 +987,14 @@ for ManagedClusterLoadBalancerProfile {
                 .outbound_ip_prefixes
                 .as_ref()
                 .map(ManagedClusterLoadBalancerProfileOutboundIpPrefixes::from),
-            outbound_i_ps: arm
-                .outbound_i_ps
-                .as_ref()
-                .map(ManagedClusterLoadBalancerProfileOutboundIPs::from),
+            outbound_i_ps: arm.outbound_i_ps.as_ref().map(ManagedClusterLoadBalancerProfileOutboundIPs::from),
             effective_outbound_i_ps: arm
                 .effective_outbound_i_ps
                 .as_ref()
                 .map(|x| x.iter().map(ResourceReference::from).collect()),
             allocated_outbound_ports: arm.allocated_outbound_ports,
             idle_timeout_in_minutes: arm.idle_timeout_in_minutes,
-            enable_multiple_standard_load_balancers: arm
-                .enable_multiple_standard_load_balancers,
+            enable_multiple_standard_load_balancers: arm.enable_multiple_standard_load_balancers,
             backend_pool_type: arm.backend_pool_type.clone(),
         }
     }
@@ -1107,14 +1031,10 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     pub public_i_ps: Option<Vec<ResourceReference>>,
 }
 
-impl From<&arm::ManagedClusterLoadBalancerProfileOutboundIPs>
-for ManagedClusterLoadBalancerProfileOutboundIPs {
+impl From<&arm::ManagedClusterLoadBalancerProfileOutboundIPs> for ManagedClusterLoadBalancerProfileOutboundIPs {
     fn from(arm: &arm::ManagedClusterLoadBalancerProfileOutboundIPs) -> Self {
         Self {
-            public_i_ps: arm
-                .public_i_ps
-                .as_ref()
-                .map(|x| x.iter().map(ResourceReference::from).collect()),
+            public_i_ps: arm.public_i_ps.as_ref().map(|x| x.iter().map(ResourceReference::from).collect()),
         }
     }
 }
@@ -1149,8 +1069,7 @@ pub struct ManagedClusterManagedOutboundIpProfile {
     pub count: Option<i32>,
 }
 
-impl From<&arm::ManagedClusterManagedOutboundIpProfile>
-for ManagedClusterManagedOutboundIpProfile {
+impl From<&arm::ManagedClusterManagedOutboundIpProfile> for ManagedClusterManagedOutboundIpProfile {
     fn from(arm: &arm::ManagedClusterManagedOutboundIpProfile) -> Self {
         Self { count: arm.count }
     }
@@ -1167,10 +1086,7 @@ pub struct ManagedClusterMetricsProfile {
 impl From<&arm::ManagedClusterMetricsProfile> for ManagedClusterMetricsProfile {
     fn from(arm: &arm::ManagedClusterMetricsProfile) -> Self {
         Self {
-            cost_analysis: arm
-                .cost_analysis
-                .as_ref()
-                .map(ManagedClusterCostAnalysis::from),
+            cost_analysis: arm.cost_analysis.as_ref().map(ManagedClusterCostAnalysis::from),
         }
     }
 }
@@ -1180,10 +1096,7 @@ impl From<&arm::ManagedClusterMetricsProfile> for ManagedClusterMetricsProfile {
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNatGatewayProfile {
     /// Profile of the managed outbound IP resources of the cluster NAT gateway.
-    #[serde(
-        rename = "managedOutboundIPProfile",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "managedOutboundIPProfile", skip_serializing_if = "Option::is_none")]
     pub managed_outbound_ip_profile: Option<ManagedClusterManagedOutboundIpProfile>,
     /// The effective outbound IP resources of the cluster NAT gateway.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1218,8 +1131,7 @@ pub struct ManagedClusterNodeResourceGroupProfile {
     pub restriction_level: Option<arm::RestrictionLevel>,
 }
 
-impl From<&arm::ManagedClusterNodeResourceGroupProfile>
-for ManagedClusterNodeResourceGroupProfile {
+impl From<&arm::ManagedClusterNodeResourceGroupProfile> for ManagedClusterNodeResourceGroupProfile {
     fn from(arm: &arm::ManagedClusterNodeResourceGroupProfile) -> Self {
         Self {
             restriction_level: arm.restriction_level.clone(),
@@ -1282,10 +1194,7 @@ impl From<&arm::ManagedClusterPodIdentity> for ManagedClusterPodIdentity {
                 Some(UserAssignedIdentity::from(v))
             },
             provisioning_state: arm.provisioning_state.clone(),
-            provisioning_info: arm
-                .provisioning_info
-                .as_ref()
-                .map(ManagedClusterPodIdentityProvisioningInfo::from),
+            provisioning_info: arm.provisioning_info.as_ref().map(ManagedClusterPodIdentityProvisioningInfo::from),
         }
     }
 }
@@ -1305,8 +1214,7 @@ pub struct ManagedClusterPodIdentityException {
     pub pod_labels: Option<BTreeMap<String, String>>,
 }
 
-impl From<&arm::ManagedClusterPodIdentityException>
-for ManagedClusterPodIdentityException {
+impl From<&arm::ManagedClusterPodIdentityException> for ManagedClusterPodIdentityException {
     fn from(arm: &arm::ManagedClusterPodIdentityException) -> Self {
         Self {
             name: Some(arm.name.clone()),
@@ -1331,9 +1239,7 @@ pub struct ManagedClusterPodIdentityProfile {
     pub user_assigned_identities: Option<Vec<ManagedClusterPodIdentity>>,
     /// The pod identity exceptions to allow.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_assigned_identity_exceptions: Option<
-        Vec<ManagedClusterPodIdentityException>,
-    >,
+    pub user_assigned_identity_exceptions: Option<Vec<ManagedClusterPodIdentityException>>,
 }
 
 impl From<&arm::ManagedClusterPodIdentityProfile> for ManagedClusterPodIdentityProfile {
@@ -1364,14 +1270,10 @@ pub struct ManagedClusterPodIdentityProvisioningError {
     pub error: Option<ManagedClusterPodIdentityProvisioningErrorBody>,
 }
 
-impl From<&arm::ManagedClusterPodIdentityProvisioningError>
-for ManagedClusterPodIdentityProvisioningError {
+impl From<&arm::ManagedClusterPodIdentityProvisioningError> for ManagedClusterPodIdentityProvisioningError {
     fn from(arm: &arm::ManagedClusterPodIdentityProvisioningError) -> Self {
         Self {
-            error: arm
-                .error
-                .as_ref()
-                .map(ManagedClusterPodIdentityProvisioningErrorBody::from),
+            error: arm.error.as_ref().map(ManagedClusterPodIdentityProvisioningErrorBody::from),
         }
     }
 }
@@ -1394,8 +1296,7 @@ pub struct ManagedClusterPodIdentityProvisioningErrorBody {
     pub details: Option<Vec<ManagedClusterPodIdentityProvisioningErrorBody>>,
 }
 
-impl From<&arm::ManagedClusterPodIdentityProvisioningErrorBody>
-for ManagedClusterPodIdentityProvisioningErrorBody {
+impl From<&arm::ManagedClusterPodIdentityProvisioningErrorBody> for ManagedClusterPodIdentityProvisioningErrorBody {
     fn from(arm: &arm::ManagedClusterPodIdentityProvisioningErrorBody) -> Self {
         Self {
             code: arm.code.clone(),
@@ -1405,10 +1306,7 @@ for ManagedClusterPodIdentityProvisioningErrorBody {
                 .details
                 .as_ref()
                 .map(|x| {
-                    x
-                        .iter()
-                        .map(ManagedClusterPodIdentityProvisioningErrorBody::from)
-                        .collect()
+                    x.iter().map(ManagedClusterPodIdentityProvisioningErrorBody::from).collect()
                 }),
         }
     }
@@ -1422,14 +1320,10 @@ pub struct ManagedClusterPodIdentityProvisioningInfo {
     pub error: Option<ManagedClusterPodIdentityProvisioningError>,
 }
 
-impl From<&arm::ManagedClusterPodIdentityProvisioningInfo>
-for ManagedClusterPodIdentityProvisioningInfo {
+impl From<&arm::ManagedClusterPodIdentityProvisioningInfo> for ManagedClusterPodIdentityProvisioningInfo {
     fn from(arm: &arm::ManagedClusterPodIdentityProvisioningInfo) -> Self {
         Self {
-            error: arm
-                .error
-                .as_ref()
-                .map(ManagedClusterPodIdentityProvisioningError::from),
+            error: arm.error.as_ref().map(ManagedClusterPodIdentityProvisioningError::from),
         }
     }
 }
@@ -1439,28 +1333,16 @@ for ManagedClusterPodIdentityProvisioningInfo {
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPropertiesAutoScalerProfile {
     /// Valid values are 'true' and 'false'
-    #[serde(
-        rename = "balance-similar-node-groups",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "balance-similar-node-groups", skip_serializing_if = "Option::is_none")]
     pub balance_similar_node_groups: Option<String>,
     /// If set to true, all daemonset pods on empty nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    #[serde(
-        rename = "daemonset-eviction-for-empty-nodes",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "daemonset-eviction-for-empty-nodes", skip_serializing_if = "Option::is_none")]
     pub daemonset_eviction_for_empty_nodes: Option<bool>,
     /// If set to true, all daemonset pods on occupied nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    #[serde(
-        rename = "daemonset-eviction-for-occupied-nodes",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "daemonset-eviction-for-occupied-nodes", skip_serializing_if = "Option::is_none")]
     pub daemonset_eviction_for_occupied_nodes: Option<bool>,
     /// If set to true, the resources used by daemonset will be taken into account when making scaling down decisions.
-    #[serde(
-        rename = "ignore-daemonsets-utilization",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "ignore-daemonsets-utilization", skip_serializing_if = "Option::is_none")]
     pub ignore_daemonsets_utilization: Option<bool>,
     /// If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1469,19 +1351,13 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     #[serde(rename = "max-empty-bulk-delete", skip_serializing_if = "Option::is_none")]
     pub max_empty_bulk_delete: Option<String>,
     /// The default is 600.
-    #[serde(
-        rename = "max-graceful-termination-sec",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-graceful-termination-sec", skip_serializing_if = "Option::is_none")]
     pub max_graceful_termination_sec: Option<String>,
     /// The default is '15m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
     #[serde(rename = "max-node-provision-time", skip_serializing_if = "Option::is_none")]
     pub max_node_provision_time: Option<String>,
     /// The default is 45. The maximum is 100 and the minimum is 0.
-    #[serde(
-        rename = "max-total-unready-percentage",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-total-unready-percentage", skip_serializing_if = "Option::is_none")]
     pub max_total_unready_percentage: Option<String>,
     /// For scenarios like burst/batch scale where you don't want CA to act before the kubernetes scheduler could schedule all the pods, you can tell CA to ignore unscheduled pods before they're a certain age. The default is '0s'. Values must be an integer followed by a unit ('s' for seconds, 'm' for minutes, 'h' for hours, etc).
     #[serde(rename = "new-pod-scale-up-delay", skip_serializing_if = "Option::is_none")]
@@ -1493,60 +1369,37 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     #[serde(rename = "scan-interval", skip_serializing_if = "Option::is_none")]
     pub scan_interval: Option<String>,
     /// The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-delay-after-add",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-delay-after-add", skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_add: Option<String>,
     /// The default is the scan-interval. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-delay-after-delete",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-delay-after-delete", skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_delete: Option<String>,
     /// The default is '3m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-delay-after-failure",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-delay-after-failure", skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_failure: Option<String>,
     /// The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-unneeded-time",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-unneeded-time", skip_serializing_if = "Option::is_none")]
     pub scale_down_unneeded_time: Option<String>,
     /// The default is '20m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
     #[serde(rename = "scale-down-unready-time", skip_serializing_if = "Option::is_none")]
     pub scale_down_unready_time: Option<String>,
     /// The default is '0.5'.
-    #[serde(
-        rename = "scale-down-utilization-threshold",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-utilization-threshold", skip_serializing_if = "Option::is_none")]
     pub scale_down_utilization_threshold: Option<String>,
     /// The default is true.
-    #[serde(
-        rename = "skip-nodes-with-local-storage",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "skip-nodes-with-local-storage", skip_serializing_if = "Option::is_none")]
     pub skip_nodes_with_local_storage: Option<String>,
     /// The default is true.
-    #[serde(
-        rename = "skip-nodes-with-system-pods",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "skip-nodes-with-system-pods", skip_serializing_if = "Option::is_none")]
     pub skip_nodes_with_system_pods: Option<String>,
 }
 
-impl From<&arm::ManagedClusterPropertiesAutoScalerProfile>
-for ManagedClusterPropertiesAutoScalerProfile {
+impl From<&arm::ManagedClusterPropertiesAutoScalerProfile> for ManagedClusterPropertiesAutoScalerProfile {
     fn from(arm: &arm::ManagedClusterPropertiesAutoScalerProfile) -> Self {
         Self {
             balance_similar_node_groups: arm.balance_similar_node_groups.clone(),
             daemonset_eviction_for_empty_nodes: arm.daemonset_eviction_for_empty_nodes,
-            daemonset_eviction_for_occupied_nodes: arm
-                .daemonset_eviction_for_occupied_nodes,
+            daemonset_eviction_for_occupied_nodes: arm.daemonset_eviction_for_occupied_nodes,
             ignore_daemonsets_utilization: arm.ignore_daemonsets_utilization,
             expander: arm.expander.clone(),
             max_empty_bulk_delete: arm.max_empty_bulk_delete.clone(),
@@ -1561,9 +1414,7 @@ for ManagedClusterPropertiesAutoScalerProfile {
             scale_down_delay_after_failure: arm.scale_down_delay_after_failure.clone(),
             scale_down_unneeded_time: arm.scale_down_unneeded_time.clone(),
             scale_down_unready_time: arm.scale_down_unready_time.clone(),
-            scale_down_utilization_threshold: arm
-                .scale_down_utilization_threshold
-                .clone(),
+            scale_down_utilization_threshold: arm.scale_down_utilization_threshold.clone(),
             skip_nodes_with_local_storage: arm.skip_nodes_with_local_storage.clone(),
             skip_nodes_with_system_pods: arm.skip_nodes_with_system_pods.clone(),
         }
@@ -1591,22 +1442,10 @@ pub struct ManagedClusterSecurityProfile {
 impl From<&arm::ManagedClusterSecurityProfile> for ManagedClusterSecurityProfile {
     fn from(arm: &arm::ManagedClusterSecurityProfile) -> Self {
         Self {
-            defender: arm
-                .defender
-                .as_ref()
-                .map(ManagedClusterSecurityProfileDefender::from),
-            azure_key_vault_kms: arm
-                .azure_key_vault_kms
-                .as_ref()
-                .map(AzureKeyVaultKms::from),
-            workload_identity: arm
-                .workload_identity
-                .as_ref()
-                .map(ManagedClusterSecurityProfileWorkloadIdentity::from),
-            image_cleaner: arm
-                .image_cleaner
-                .as_ref()
-                .map(ManagedClusterSecurityProfileImageCleaner::from),
+            defender: arm.defender.as_ref().map(ManagedClusterSecurityProfileDefender::from),
+            azure_key_vault_kms: arm.azure_key_vault_kms.as_ref().map(AzureKeyVaultKms::from),
+            workload_identity: arm.workload_identity.as_ref().map(ManagedClusterSecurityProfileWorkloadIdentity::from),
+            image_cleaner: arm.image_cleaner.as_ref().map(ManagedClusterSecurityProfileImageCleaner::from),
         }
     }
 }
@@ -1620,18 +1459,13 @@ pub struct ManagedClusterSecurityProfileDefender {
     pub log_analytics_workspace_resource_id: Option<String>,
     /// Microsoft Defender threat detection for Cloud settings for the security profile.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub security_monitoring: Option<
-        ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-    >,
+    pub security_monitoring: Option<ManagedClusterSecurityProfileDefenderSecurityMonitoring>,
 }
 
-impl From<&arm::ManagedClusterSecurityProfileDefender>
-for ManagedClusterSecurityProfileDefender {
+impl From<&arm::ManagedClusterSecurityProfileDefender> for ManagedClusterSecurityProfileDefender {
     fn from(arm: &arm::ManagedClusterSecurityProfileDefender) -> Self {
         Self {
-            log_analytics_workspace_resource_id: arm
-                .log_analytics_workspace_resource_id
-                .clone(),
+            log_analytics_workspace_resource_id: arm.log_analytics_workspace_resource_id.clone(),
             security_monitoring: arm
                 .security_monitoring
                 .as_ref()
@@ -1668,8 +1502,7 @@ pub struct ManagedClusterSecurityProfileImageCleaner {
     pub interval_hours: Option<i32>,
 }
 
-impl From<&arm::ManagedClusterSecurityProfileImageCleaner>
-for ManagedClusterSecurityProfileImageCleaner {
+impl From<&arm::ManagedClusterSecurityProfileImageCleaner> for ManagedClusterSecurityProfileImageCleaner {
     fn from(arm: &arm::ManagedClusterSecurityProfileImageCleaner) -> Self {
         Self {
             enabled: arm.enabled,
@@ -1687,8 +1520,7 @@ pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     pub enabled: Option<bool>,
 }
 
-impl From<&arm::ManagedClusterSecurityProfileWorkloadIdentity>
-for ManagedClusterSecurityProfileWorkloadIdentity {
+impl From<&arm::ManagedClusterSecurityProfileWorkloadIdentity> for ManagedClusterSecurityProfileWorkloadIdentity {
     fn from(arm: &arm::ManagedClusterSecurityProfileWorkloadIdentity) -> Self {
         Self { enabled: arm.enabled }
     }
@@ -1703,8 +1535,7 @@ pub struct ManagedClusterServicePrincipalProfile {
     pub client_id: Option<String>,
 }
 
-impl From<&arm::ManagedClusterServicePrincipalProfile>
-for ManagedClusterServicePrincipalProfile {
+impl From<&arm::ManagedClusterServicePrincipalProfile> for ManagedClusterServicePrincipalProfile {
     fn from(arm: &arm::ManagedClusterServicePrincipalProfile) -> Self {
         Self {
             client_id: Some(arm.client_id.clone()),
@@ -1754,22 +1585,13 @@ pub struct ManagedClusterStorageProfile {
 impl From<&arm::ManagedClusterStorageProfile> for ManagedClusterStorageProfile {
     fn from(arm: &arm::ManagedClusterStorageProfile) -> Self {
         Self {
-            disk_csi_driver: arm
-                .disk_csi_driver
-                .as_ref()
-                .map(ManagedClusterStorageProfileDiskCsiDriver::from),
-            file_csi_driver: arm
-                .file_csi_driver
-                .as_ref()
-                .map(ManagedClusterStorageProfileFileCsiDriver::from),
+            disk_csi_driver: arm.disk_csi_driver.as_ref().map(ManagedClusterStorageProfileDiskCsiDriver::from),
+            file_csi_driver: arm.file_csi_driver.as_ref().map(ManagedClusterStorageProfileFileCsiDriver::from),
             snapshot_controller: arm
                 .snapshot_controller
                 .as_ref()
                 .map(ManagedClusterStorageProfileSnapshotController::from),
-            blob_csi_driver: arm
-                .blob_csi_driver
-                .as_ref()
-                .map(ManagedClusterStorageProfileBlobCsiDriver::from),
+            blob_csi_driver: arm.blob_csi_driver.as_ref().map(ManagedClusterStorageProfileBlobCsiDriver::from),
         }
     }
 }
@@ -1783,8 +1605,7 @@ pub struct ManagedClusterStorageProfileBlobCsiDriver {
     pub enabled: Option<bool>,
 }
 
-impl From<&arm::ManagedClusterStorageProfileBlobCsiDriver>
-for ManagedClusterStorageProfileBlobCsiDriver {
+impl From<&arm::ManagedClusterStorageProfileBlobCsiDriver> for ManagedClusterStorageProfileBlobCsiDriver {
     fn from(arm: &arm::ManagedClusterStorageProfileBlobCsiDriver) -> Self {
         Self { enabled: arm.enabled }
     }
@@ -1799,8 +1620,7 @@ pub struct ManagedClusterStorageProfileDiskCsiDriver {
     pub enabled: Option<bool>,
 }
 
-impl From<&arm::ManagedClusterStorageProfileDiskCsiDriver>
-for ManagedClusterStorageProfileDiskCsiDriver {
+impl From<&arm::ManagedClusterStorageProfileDiskCsiDriver> for ManagedClusterStorageProfileDiskCsiDriver {
     fn from(arm: &arm::ManagedClusterStorageProfileDiskCsiDriver) -> Self {
         Self { enabled: arm.enabled }
     }
@@ -1815,8 +1635,7 @@ pub struct ManagedClusterStorageProfileFileCsiDriver {
     pub enabled: Option<bool>,
 }
 
-impl From<&arm::ManagedClusterStorageProfileFileCsiDriver>
-for ManagedClusterStorageProfileFileCsiDriver {
+impl From<&arm::ManagedClusterStorageProfileFileCsiDriver> for ManagedClusterStorageProfileFileCsiDriver {
     fn from(arm: &arm::ManagedClusterStorageProfileFileCsiDriver) -> Self {
         Self { enabled: arm.enabled }
     }
@@ -1831,8 +1650,7 @@ pub struct ManagedClusterStorageProfileSnapshotController {
     pub enabled: Option<bool>,
 }
 
-impl From<&arm::ManagedClusterStorageProfileSnapshotController>
-for ManagedClusterStorageProfileSnapshotController {
+impl From<&arm::ManagedClusterStorageProfileSnapshotController> for ManagedClusterStorageProfileSnapshotController {
     fn from(arm: &arm::ManagedClusterStorageProfileSnapshotController) -> Self {
         Self { enabled: arm.enabled }
     }
@@ -1874,19 +1692,13 @@ pub struct ManagedClusterWorkloadAutoScalerProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keda: Option<ManagedClusterWorkloadAutoScalerProfileKeda>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub vertical_pod_autoscaler: Option<
-        ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-    >,
+    pub vertical_pod_autoscaler: Option<ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>,
 }
 
-impl From<&arm::ManagedClusterWorkloadAutoScalerProfile>
-for ManagedClusterWorkloadAutoScalerProfile {
+impl From<&arm::ManagedClusterWorkloadAutoScalerProfile> for ManagedClusterWorkloadAutoScalerProfile {
     fn from(arm: &arm::ManagedClusterWorkloadAutoScalerProfile) -> Self {
         Self {
-            keda: arm
-                .keda
-                .as_ref()
-                .map(ManagedClusterWorkloadAutoScalerProfileKeda::from),
+            keda: arm.keda.as_ref().map(ManagedClusterWorkloadAutoScalerProfileKeda::from),
             vertical_pod_autoscaler: arm
                 .vertical_pod_autoscaler
                 .as_ref()
@@ -1904,8 +1716,7 @@ pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     pub enabled: Option<bool>,
 }
 
-impl From<&arm::ManagedClusterWorkloadAutoScalerProfileKeda>
-for ManagedClusterWorkloadAutoScalerProfileKeda {
+impl From<&arm::ManagedClusterWorkloadAutoScalerProfileKeda> for ManagedClusterWorkloadAutoScalerProfileKeda {
     fn from(arm: &arm::ManagedClusterWorkloadAutoScalerProfileKeda) -> Self {
         Self { enabled: Some(arm.enabled) }
     }
@@ -1922,9 +1733,7 @@ pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
 
 impl From<&arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>
 for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-    fn from(
-        arm: &arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-    ) -> Self {
+    fn from(arm: &arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler) -> Self {
         Self { enabled: Some(arm.enabled) }
     }
 }

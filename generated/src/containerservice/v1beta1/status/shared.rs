@@ -5,16 +5,8 @@
 //! The status types of the custom resources, used by `shared`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
 
 /// Network settings of an agent pool.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -34,14 +26,8 @@ pub struct AgentPoolNetworkProfile {
 impl From<&arm::AgentPoolNetworkProfile> for AgentPoolNetworkProfile {
     fn from(arm: &arm::AgentPoolNetworkProfile) -> Self {
         Self {
-            node_public_ip_tags: arm
-                .node_public_ip_tags
-                .as_ref()
-                .map(|x| x.iter().map(IpTag::from).collect()),
-            allowed_host_ports: arm
-                .allowed_host_ports
-                .as_ref()
-                .map(|x| x.iter().map(PortRange::from).collect()),
+            node_public_ip_tags: arm.node_public_ip_tags.as_ref().map(|x| x.iter().map(IpTag::from).collect()),
+            allowed_host_ports: arm.allowed_host_ports.as_ref().map(|x| x.iter().map(PortRange::from).collect()),
             application_security_groups: arm.application_security_groups.clone(),
         }
     }

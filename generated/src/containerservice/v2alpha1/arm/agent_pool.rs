@@ -5,11 +5,7 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/agentPools` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use armgen_runtime::UnknownFields;
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Agent Pool.
@@ -81,25 +77,13 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     #[serde(rename = "osDiskType", default, skip_serializing_if = "Option::is_none")]
     pub os_disk_type: Option<OsDiskType>,
     /// Determines the placement of emptyDir volumes, container runtime data root, and Kubelet ephemeral storage.
-    #[serde(
-        rename = "kubeletDiskType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "kubeletDiskType", default, skip_serializing_if = "Option::is_none")]
     pub kubelet_disk_type: Option<KubeletDiskType>,
     /// Determines the type of workload a node can run.
-    #[serde(
-        rename = "workloadRuntime",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "workloadRuntime", default, skip_serializing_if = "Option::is_none")]
     pub workload_runtime: Option<WorkloadRuntime>,
     /// Message of the day for Linux nodes, base64-encoded. A base64-encoded string which will be written to /etc/motd after decoding. This allows customization of the message of the day for Linux nodes. It must not be specified for Windows nodes. It must be a static string (i.e., will be printed raw and not be executed as a script).
-    #[serde(
-        rename = "messageOfTheDay",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "messageOfTheDay", default, skip_serializing_if = "Option::is_none")]
     pub message_of_the_day: Option<String>,
     /// The ID of the subnet which agent pool nodes and optionally pods will join on startup. If this is not specified, a VNET and subnet will be generated and used. If no podSubnetID is specified, this applies to nodes and pods, otherwise it applies to just nodes. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
     ///
@@ -112,11 +96,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     #[serde(rename = "podSubnetID", default, skip_serializing_if = "Option::is_none")]
     pub pod_subnet_id: Option<String>,
     /// Pod IP Allocation Mode. The IP allocation mode for pods in the agent pool. Must be used with podSubnetId. The default is 'DynamicIndividual'.
-    #[serde(
-        rename = "podIPAllocationMode",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "podIPAllocationMode", default, skip_serializing_if = "Option::is_none")]
     pub pod_ip_allocation_mode: Option<PodIpAllocationMode>,
     /// The maximum number of pods that can run on a node.
     ///
@@ -142,11 +122,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     #[serde(rename = "minCount", default, skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i32>,
     /// Whether to enable auto-scaler
-    #[serde(
-        rename = "enableAutoScaling",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableAutoScaling", default, skip_serializing_if = "Option::is_none")]
     pub enable_auto_scaling: Option<bool>,
     /// The scale down mode to use when scaling the Agent Pool. This also effects the cluster autoscaler behavior. If not specified, it defaults to Delete.
     #[serde(rename = "scaleDownMode", default, skip_serializing_if = "Option::is_none")]
@@ -158,89 +134,49 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<AgentPoolMode>,
     /// The version of Kubernetes specified by the user. Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see [upgrading a node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool>).
-    #[serde(
-        rename = "orchestratorVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "orchestratorVersion", default, skip_serializing_if = "Option::is_none")]
     pub orchestrator_version: Option<String>,
     /// The version of Kubernetes the Agent Pool is running. If orchestratorVersion is a fully specified version &lt;major.minor.patch&gt;, this field will be exactly equal to it. If orchestratorVersion is &lt;major.minor&gt;, this field will contain the full &lt;major.minor.patch&gt; version being used.
     ///
     /// Read-only.
-    #[serde(
-        rename = "currentOrchestratorVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "currentOrchestratorVersion", default, skip_serializing_if = "Option::is_none")]
     pub current_orchestrator_version: Option<String>,
     /// The version of node image
     ///
     /// Read-only.
-    #[serde(
-        rename = "nodeImageVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodeImageVersion", default, skip_serializing_if = "Option::is_none")]
     pub node_image_version: Option<String>,
     /// Settings for upgrading the agentpool
-    #[serde(
-        rename = "upgradeSettings",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "upgradeSettings", default, skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<AgentPoolUpgradeSettings>,
     /// The current deployment or provisioning state.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// Whether the Agent Pool is running or stopped. When an Agent Pool is first created it is initially Running. The Agent Pool can be stopped by setting this field to Stopped. A stopped Agent Pool stops all of its VMs and does not accrue billing charges. An Agent Pool can only be stopped if it is Running and provisioning state is Succeeded
     #[serde(rename = "powerState", default, skip_serializing_if = "Option::is_none")]
     pub power_state: Option<PowerState>,
     /// The list of Availability zones to use for nodes. This can only be specified if the AgentPoolType property is 'VirtualMachineScaleSets'.
-    #[serde(
-        rename = "availabilityZones",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "availabilityZones", default, skip_serializing_if = "Option::is_none")]
     pub availability_zones: Option<Vec<String>>,
     /// Whether each node is allocated its own public IP. Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see [assigning a public IP per node](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools>). The default is false.
-    #[serde(
-        rename = "enableNodePublicIP",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableNodePublicIP", default, skip_serializing_if = "Option::is_none")]
     pub enable_node_public_ip: Option<bool>,
     /// The public IP prefix ID which VM nodes should use IPs from. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/publicIPPrefixes/{publicIPPrefixName}
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "nodePublicIPPrefixID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodePublicIPPrefixID", default, skip_serializing_if = "Option::is_none")]
     pub node_public_ip_prefix_id: Option<String>,
     /// The Virtual Machine Scale Set priority.
     ///
     /// Default: `"Regular"`.
-    #[serde(
-        rename = "scaleSetPriority",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scaleSetPriority", default, skip_serializing_if = "Option::is_none")]
     pub scale_set_priority: Option<ScaleSetPriority>,
     /// The Virtual Machine Scale Set eviction policy. The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see [spot VMs](<https://docs.microsoft.com/azure/virtual-machines/spot-vms>)
     ///
     /// Default: `"Delete"`.
-    #[serde(
-        rename = "scaleSetEvictionPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scaleSetEvictionPolicy", default, skip_serializing_if = "Option::is_none")]
     pub scale_set_eviction_policy: Option<ScaleSetEvictionPolicy>,
     /// The max price (in US Dollars) you are willing to pay for spot instances. Possible values are any decimal value greater than zero or -1 which indicates default price to be up-to on-demand. Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see [spot VMs pricing](<https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing>)
     ///
@@ -259,11 +195,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     /// The ID for Proximity Placement Group.
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "proximityPlacementGroupID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "proximityPlacementGroupID", default, skip_serializing_if = "Option::is_none")]
     pub proximity_placement_group_id: Option<String>,
     /// The Kubelet configuration on the agent pool nodes.
     #[serde(rename = "kubeletConfig", default, skip_serializing_if = "Option::is_none")]
@@ -272,11 +204,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     #[serde(rename = "linuxOSConfig", default, skip_serializing_if = "Option::is_none")]
     pub linux_os_config: Option<LinuxOsConfig>,
     /// Whether to enable host based OS and data drive encryption. This is only supported on certain VM sizes and in certain Azure regions. For more information, see: <https://docs.microsoft.com/azure/aks/enable-host-encryption>
-    #[serde(
-        rename = "enableEncryptionAtHost",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableEncryptionAtHost", default, skip_serializing_if = "Option::is_none")]
     pub enable_encryption_at_host: Option<bool>,
     /// Whether to enable UltraSSD
     #[serde(rename = "enableUltraSSD", default, skip_serializing_if = "Option::is_none")]
@@ -285,11 +213,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     #[serde(rename = "enableFIPS", default, skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
-    #[serde(
-        rename = "gpuInstanceProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "gpuInstanceProfile", default, skip_serializing_if = "Option::is_none")]
     pub gpu_instance_profile: Option<GpuInstanceProfile>,
     /// CreationData to be used to specify the source Snapshot ID if the node pool will be created/upgraded using a snapshot.
     #[serde(rename = "creationData", default, skip_serializing_if = "Option::is_none")]
@@ -297,11 +221,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     /// The fully qualified resource ID of the Capacity Reservation Group to provide virtual machines from a reserved group of Virtual Machines. This is of the form: '/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}/providers/Microsoft.Compute/capacityreservationgroups/{capacityReservationGroupName}' Customers use it to create an agentpool with a specified CRG. For more information see [Capacity Reservation](<https://learn.microsoft.com/en-us/azure/virtual-machines/capacity-reservation-overview>)
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "capacityReservationGroupID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "capacityReservationGroupID", default, skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_group_id: Option<String>,
     /// The fully qualified resource ID of the Dedicated Host Group to provision virtual machines from, used only in creation scenario and not allowed to changed once set. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
     ///
@@ -315,11 +235,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     #[serde(rename = "windowsProfile", default, skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<AgentPoolWindowsProfile>,
     /// The security settings of an agent pool.
-    #[serde(
-        rename = "securityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "securityProfile", default, skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<AgentPoolSecurityProfile>,
     /// GPU settings for the Agent Pool.
     #[serde(rename = "gpuProfile", default, skip_serializing_if = "Option::is_none")]
@@ -328,28 +244,16 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     #[serde(rename = "gatewayProfile", default, skip_serializing_if = "Option::is_none")]
     pub gateway_profile: Option<AgentPoolGatewayProfile>,
     /// Specifications on VirtualMachines agent pool.
-    #[serde(
-        rename = "virtualMachinesProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "virtualMachinesProfile", default, skip_serializing_if = "Option::is_none")]
     pub virtual_machines_profile: Option<VirtualMachinesProfile>,
     /// The status of nodes in a VirtualMachines agent pool.
-    #[serde(
-        rename = "virtualMachineNodesStatus",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "virtualMachineNodesStatus", default, skip_serializing_if = "Option::is_none")]
     pub virtual_machine_nodes_status: Option<Vec<VirtualMachineNodes>>,
     /// Contains read-only information about the Agent Pool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<AgentPoolStatus>,
     /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
-    #[serde(
-        rename = "localDNSProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "localDNSProfile", default, skip_serializing_if = "Option::is_none")]
     pub local_dns_profile: Option<LocalDnsProfile>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).

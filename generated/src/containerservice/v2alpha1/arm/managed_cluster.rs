@@ -5,66 +5,21 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use armgen_runtime::UnknownFields;
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
-/// Enable advanced network policies. This allows users to configure Layer 7 network policies (FQDN, HTTP, Kafka). Policies themselves must be configured via the Cilium Network Policy resources, see <https://docs.cilium.io/en/latest/security/policy/index.html>. This can be enabled only on cilium-based clusters. If not specified, the default value is FQDN if security.enabled is set to true.
-///
-/// Schema `AdvancedNetworkPolicies`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum AdvancedNetworkPolicies {
-    /// Enable Layer7 network policies (FQDN, HTTP/S, Kafka). This option is a superset of the FQDN option.
-    L7,
-    /// Enable FQDN based network policies
-    Fqdn,
-    /// Disable Layer 7 network policies (FQDN, HTTP/S, Kafka)
-    None,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl AdvancedNetworkPolicies {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::L7 => "L7",
-            Self::Fqdn => "FQDN",
-            Self::None => "None",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for AdvancedNetworkPolicies {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "l7" => Self::L7,
-            "fqdn" => Self::Fqdn,
-            "none" => Self::None,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<AdvancedNetworkPolicies> for String {
-    fn from(value: AdvancedNetworkPolicies) -> Self {
-        match value {
-            AdvancedNetworkPolicies::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for AdvancedNetworkPolicies {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// Enable advanced network policies. This allows users to configure Layer 7 network policies (FQDN, HTTP, Kafka). Policies themselves must be configured via the Cilium Network Policy resources, see <https://docs.cilium.io/en/latest/security/policy/index.html>. This can be enabled only on cilium-based clusters. If not specified, the default value is FQDN if security.enabled is set to true.
+    ///
+    /// Schema `AdvancedNetworkPolicies`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum AdvancedNetworkPolicies {
+        /// Enable Layer7 network policies (FQDN, HTTP/S, Kafka). This option is a superset of the FQDN option.
+        L7 = "L7",
+        /// Enable FQDN based network policies
+        Fqdn = "FQDN",
+        /// Disable Layer 7 network policies (FQDN, HTTP/S, Kafka)
+        None = "None",
     }
 }
 
@@ -125,11 +80,7 @@ pub struct AdvancedNetworkingSecurity {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Enable advanced network policies. This allows users to configure Layer 7 network policies (FQDN, HTTP, Kafka). Policies themselves must be configured via the Cilium Network Policy resources, see <https://docs.cilium.io/en/latest/security/policy/index.html>. This can be enabled only on cilium-based clusters. If not specified, the default value is FQDN if security.enabled is set to true.
-    #[serde(
-        rename = "advancedNetworkPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "advancedNetworkPolicies", default, skip_serializing_if = "Option::is_none")]
     pub advanced_network_policies: Option<AdvancedNetworkPolicies>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -145,55 +96,16 @@ impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurity {
     }
 }
 
-/// The artifact source. The source where the artifacts are downloaded from.
-///
-/// Schema `ArtifactSource`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ArtifactSource {
-    /// pull images from Azure Container Registry with cache
-    Cache,
-    /// pull images from Microsoft Artifact Registry
-    Direct,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ArtifactSource {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Cache => "Cache",
-            Self::Direct => "Direct",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for ArtifactSource {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "cache" => Self::Cache,
-            "direct" => Self::Direct,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ArtifactSource> for String {
-    fn from(value: ArtifactSource) -> Self {
-        match value {
-            ArtifactSource::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ArtifactSource {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The artifact source. The source where the artifacts are downloaded from.
+    ///
+    /// Schema `ArtifactSource`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ArtifactSource {
+        /// pull images from Azure Container Registry with cache
+        Cache = "Cache",
+        /// pull images from Microsoft Artifact Registry
+        Direct = "Direct",
     }
 }
 
@@ -211,20 +123,12 @@ pub struct AzureKeyVaultKms {
     /// Network access of the key vault. Network access of key vault. The possible values are `Public` and `Private`. `Public` means the key vault allows public access from all networks. `Private` means the key vault disables public access and enables private link. The default value is `Public`.
     ///
     /// Default: `"Public"`.
-    #[serde(
-        rename = "keyVaultNetworkAccess",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "keyVaultNetworkAccess", default, skip_serializing_if = "Option::is_none")]
     pub key_vault_network_access: Option<KeyVaultNetworkAccessTypes>,
     /// Resource ID of key vault. When keyVaultNetworkAccess is `Private`, this field is required and must be a valid resource ID. When keyVaultNetworkAccess is `Public`, leave the field empty.
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "keyVaultResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "keyVaultResourceId", default, skip_serializing_if = "Option::is_none")]
     pub key_vault_resource_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -240,55 +144,16 @@ impl armgen_runtime::UnknownFields for AzureKeyVaultKms {
     }
 }
 
-/// The type of the managed inbound Load Balancer BackendPool.
-///
-/// Schema `BackendPoolType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum BackendPoolType {
-    /// The type of the managed inbound Load Balancer BackendPool. <https://cloud-provider-azure.sigs.k8s.io/topics/loadbalancer/#configure-load-balancer-backend>.
-    NodeIpConfiguration,
-    /// The type of the managed inbound Load Balancer BackendPool. <https://cloud-provider-azure.sigs.k8s.io/topics/loadbalancer/#configure-load-balancer-backend>.
-    NodeIp,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl BackendPoolType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::NodeIpConfiguration => "NodeIPConfiguration",
-            Self::NodeIp => "NodeIP",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for BackendPoolType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "nodeipconfiguration" => Self::NodeIpConfiguration,
-            "nodeip" => Self::NodeIp,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<BackendPoolType> for String {
-    fn from(value: BackendPoolType) -> Self {
-        match value {
-            BackendPoolType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for BackendPoolType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The type of the managed inbound Load Balancer BackendPool.
+    ///
+    /// Schema `BackendPoolType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum BackendPoolType {
+        /// The type of the managed inbound Load Balancer BackendPool. <https://cloud-provider-azure.sigs.k8s.io/topics/loadbalancer/#configure-load-balancer-backend>.
+        NodeIpConfiguration = "NodeIPConfiguration",
+        /// The type of the managed inbound Load Balancer BackendPool. <https://cloud-provider-azure.sigs.k8s.io/topics/loadbalancer/#configure-load-balancer-backend>.
+        NodeIp = "NodeIP",
     }
 }
 
@@ -298,11 +163,7 @@ impl armgen_runtime::UnknownFields for BackendPoolType {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ClusterUpgradeSettings {
     /// Settings for overrides.
-    #[serde(
-        rename = "overrideSettings",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "overrideSettings", default, skip_serializing_if = "Option::is_none")]
     pub override_settings: Option<UpgradeOverrideSettings>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -349,11 +210,7 @@ pub struct ContainerServiceNetworkProfile {
     #[serde(rename = "networkPlugin", default, skip_serializing_if = "Option::is_none")]
     pub network_plugin: Option<NetworkPlugin>,
     /// The mode the network plugin should use.
-    #[serde(
-        rename = "networkPluginMode",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "networkPluginMode", default, skip_serializing_if = "Option::is_none")]
     pub network_plugin_mode: Option<NetworkPluginMode>,
     /// Network policy used for building the Kubernetes network.
     #[serde(rename = "networkPolicy", default, skip_serializing_if = "Option::is_none")]
@@ -362,18 +219,10 @@ pub struct ContainerServiceNetworkProfile {
     #[serde(rename = "networkMode", default, skip_serializing_if = "Option::is_none")]
     pub network_mode: Option<NetworkMode>,
     /// Network dataplane used in the Kubernetes cluster.
-    #[serde(
-        rename = "networkDataplane",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "networkDataplane", default, skip_serializing_if = "Option::is_none")]
     pub network_dataplane: Option<NetworkDataplane>,
     /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
-    #[serde(
-        rename = "advancedNetworking",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "advancedNetworking", default, skip_serializing_if = "Option::is_none")]
     pub advanced_networking: Option<AdvancedNetworking>,
     /// A CIDR notation IP range from which to assign pod IPs when kubenet is used.
     ///
@@ -396,32 +245,16 @@ pub struct ContainerServiceNetworkProfile {
     #[serde(rename = "outboundType", default, skip_serializing_if = "Option::is_none")]
     pub outbound_type: Option<OutboundType>,
     /// The load balancer sku for the managed cluster. The default is 'standard'. See [Azure Load Balancer SKUs](<https://docs.microsoft.com/azure/load-balancer/skus>) for more information about the differences between load balancer SKUs.
-    #[serde(
-        rename = "loadBalancerSku",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "loadBalancerSku", default, skip_serializing_if = "Option::is_none")]
     pub load_balancer_sku: Option<LoadBalancerSku>,
     /// Profile of the cluster load balancer.
-    #[serde(
-        rename = "loadBalancerProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "loadBalancerProfile", default, skip_serializing_if = "Option::is_none")]
     pub load_balancer_profile: Option<ManagedClusterLoadBalancerProfile>,
     /// Profile of the cluster NAT gateway.
-    #[serde(
-        rename = "natGatewayProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "natGatewayProfile", default, skip_serializing_if = "Option::is_none")]
     pub nat_gateway_profile: Option<ManagedClusterNatGatewayProfile>,
     /// The profile for Static Egress Gateway addon. For more details about Static Egress Gateway, see <https://aka.ms/aks/static-egress-gateway>.
-    #[serde(
-        rename = "staticEgressGatewayProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "staticEgressGatewayProfile", default, skip_serializing_if = "Option::is_none")]
     pub static_egress_gateway_profile: Option<ManagedClusterStaticEgressGatewayProfile>,
     /// The CIDR notation IP ranges from which to assign pod IPs. One IPv4 CIDR is expected for single-stack networking. Two CIDRs, one for each IP family (IPv4/IPv6), is expected for dual-stack networking.
     #[serde(rename = "podCidrs", default, skip_serializing_if = "Option::is_none")]
@@ -516,11 +349,7 @@ pub struct DelegatedResource {
     #[serde(rename = "tenantId", default, skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
     /// The delegation id of the referral delegation (optional) - internal use only.
-    #[serde(
-        rename = "referralResource",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "referralResource", default, skip_serializing_if = "Option::is_none")]
     pub referral_resource: Option<String>,
     /// The source resource location - internal use only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -537,63 +366,20 @@ impl armgen_runtime::UnknownFields for DelegatedResource {
     }
 }
 
-/// The expander to use when scaling up. If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
-///
-/// Schema `Expander`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum Expander {
-    /// Selects the node group that will have the least idle CPU (if tied, unused memory) after scale-up. This is useful when you have different classes of nodes, for example, high CPU or high memory nodes, and only want to expand those when there are pending pods that need a lot of those resources.
-    LeastWaste,
-    /// Selects the node group that would be able to schedule the most pods when scaling up. This is useful when you are using nodeSelector to make sure certain pods land on certain nodes. Note that this won't cause the autoscaler to select bigger nodes vs. smaller, as it can add multiple smaller nodes at once.
-    MostPods,
-    /// Selects the node group that has the highest priority assigned by the user. It's configuration is described in more details [here](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/expander/priority/readme.md>).
-    Priority,
-    /// Used when you don't have a particular need for the node groups to scale differently.
-    Random,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl Expander {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::LeastWaste => "least-waste",
-            Self::MostPods => "most-pods",
-            Self::Priority => "priority",
-            Self::Random => "random",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for Expander {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "least-waste" => Self::LeastWaste,
-            "most-pods" => Self::MostPods,
-            "priority" => Self::Priority,
-            "random" => Self::Random,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<Expander> for String {
-    fn from(value: Expander) -> Self {
-        match value {
-            Expander::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for Expander {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The expander to use when scaling up. If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
+    ///
+    /// Schema `Expander`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum Expander {
+        /// Selects the node group that will have the least idle CPU (if tied, unused memory) after scale-up. This is useful when you have different classes of nodes, for example, high CPU or high memory nodes, and only want to expand those when there are pending pods that need a lot of those resources.
+        LeastWaste = "least-waste",
+        /// Selects the node group that would be able to schedule the most pods when scaling up. This is useful when you are using nodeSelector to make sure certain pods land on certain nodes. Note that this won't cause the autoscaler to select bigger nodes vs. smaller, as it can add multiple smaller nodes at once.
+        MostPods = "most-pods",
+        /// Selects the node group that has the highest priority assigned by the user. It's configuration is described in more details [here](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/expander/priority/readme.md>).
+        Priority = "priority",
+        /// Used when you don't have a particular need for the node groups to scale differently.
+        Random = "random",
     }
 }
 
@@ -621,103 +407,27 @@ impl armgen_runtime::UnknownFields for ExtendedLocation {
     }
 }
 
-/// The type of extendedLocation.
-///
-/// Schema `ExtendedLocationTypes`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ExtendedLocationTypes {
-    /// Azure Edge Zone extended location type.
-    EdgeZone,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ExtendedLocationTypes {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::EdgeZone => "EdgeZone",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// The type of extendedLocation.
+    ///
+    /// Schema `ExtendedLocationTypes`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ExtendedLocationTypes {
+        /// Azure Edge Zone extended location type.
+        EdgeZone = "EdgeZone",
     }
 }
 
-impl From<String> for ExtendedLocationTypes {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "edgezone" => Self::EdgeZone,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ExtendedLocationTypes> for String {
-    fn from(value: ExtendedLocationTypes) -> Self {
-        match value {
-            ExtendedLocationTypes::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ExtendedLocationTypes {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// To determine if address belongs IPv4 or IPv6 family
-///
-/// Schema `IPFamily`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum IpFamily {
-    /// IPv4 family
-    IPv4,
-    /// IPv6 family
-    IPv6,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl IpFamily {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::IPv4 => "IPv4",
-            Self::IPv6 => "IPv6",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for IpFamily {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "ipv4" => Self::IPv4,
-            "ipv6" => Self::IPv6,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<IpFamily> for String {
-    fn from(value: IpFamily) -> Self {
-        match value {
-            IpFamily::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for IpFamily {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// To determine if address belongs IPv4 or IPv6 family
+    ///
+    /// Schema `IPFamily`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum IpFamily {
+        /// IPv4 family
+        IPv4 = "IPv4",
+        /// IPv6 family
+        IPv6 = "IPv6",
     }
 }
 
@@ -748,11 +458,7 @@ impl armgen_runtime::UnknownFields for IstioCertificateAuthority {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct IstioComponents {
     /// Istio ingress gateways.
-    #[serde(
-        rename = "ingressGateways",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "ingressGateways", default, skip_serializing_if = "Option::is_none")]
     pub ingress_gateways: Option<Vec<IstioIngressGateway>>,
     /// Istio egress gateways.
     #[serde(rename = "egressGateways", default, skip_serializing_if = "Option::is_none")]
@@ -784,11 +490,7 @@ pub struct IstioEgressGateway {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// Name of the gateway configuration custom resource for the Istio add-on egress gateway. Must be specified when enabling the Istio egress gateway. Must be deployed in the same namespace that the Istio egress gateway will be deployed in.
-    #[serde(
-        rename = "gatewayConfigurationName",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "gatewayConfigurationName", default, skip_serializing_if = "Option::is_none")]
     pub gateway_configuration_name: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -824,55 +526,16 @@ impl armgen_runtime::UnknownFields for IstioIngressGateway {
     }
 }
 
-/// Mode of an ingress gateway.
-///
-/// Schema `IstioIngressGatewayMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum IstioIngressGatewayMode {
-    /// The ingress gateway is assigned a public IP address and is publicly accessible.
-    External,
-    /// The ingress gateway is assigned an internal IP address and cannot is accessed publicly.
-    Internal,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl IstioIngressGatewayMode {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::External => "External",
-            Self::Internal => "Internal",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for IstioIngressGatewayMode {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "external" => Self::External,
-            "internal" => Self::Internal,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<IstioIngressGatewayMode> for String {
-    fn from(value: IstioIngressGatewayMode) -> Self {
-        match value {
-            IstioIngressGatewayMode::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for IstioIngressGatewayMode {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// Mode of an ingress gateway.
+    ///
+    /// Schema `IstioIngressGatewayMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum IstioIngressGatewayMode {
+        /// The ingress gateway is assigned a public IP address and is publicly accessible.
+        External = "External",
+        /// The ingress gateway is assigned an internal IP address and cannot is accessed publicly.
+        Internal = "Internal",
     }
 }
 
@@ -893,18 +556,10 @@ pub struct IstioPluginCertificateAuthority {
     #[serde(rename = "keyObjectName", default, skip_serializing_if = "Option::is_none")]
     pub key_object_name: Option<String>,
     /// Root certificate object name in Azure Key Vault.
-    #[serde(
-        rename = "rootCertObjectName",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "rootCertObjectName", default, skip_serializing_if = "Option::is_none")]
     pub root_cert_object_name: Option<String>,
     /// Certificate chain object name in Azure Key Vault.
-    #[serde(
-        rename = "certChainObjectName",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "certChainObjectName", default, skip_serializing_if = "Option::is_none")]
     pub cert_chain_object_name: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -927,11 +582,7 @@ pub struct IstioServiceMesh {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub components: Option<IstioComponents>,
     /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here <https://aka.ms/asm-plugin-ca>
-    #[serde(
-        rename = "certificateAuthority",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "certificateAuthority", default, skip_serializing_if = "Option::is_none")]
     pub certificate_authority: Option<IstioCertificateAuthority>,
     /// The list of revisions of the Istio control plane. When an upgrade is not in progress, this holds one value. When canary upgrade is in progress, this can only hold two consecutive values. For more information, see: <https://learn.microsoft.com/en-us/azure/aks/istio-upgrade>
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -951,211 +602,55 @@ impl armgen_runtime::UnknownFields for IstioServiceMesh {
     }
 }
 
-/// Network access of the key vault. Network access of key vault. The possible values are `Public` and `Private`. `Public` means the key vault allows public access from all networks. `Private` means the key vault disables public access and enables private link. The default value is `Public`.
-///
-/// Schema `KeyVaultNetworkAccessTypes`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum KeyVaultNetworkAccessTypes {
-    /// Key vault allows public access from all networks.
-    Public,
-    /// Key vault disables public access and enables private link.
-    Private,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl KeyVaultNetworkAccessTypes {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Public => "Public",
-            Self::Private => "Private",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// Network access of the key vault. Network access of key vault. The possible values are `Public` and `Private`. `Public` means the key vault allows public access from all networks. `Private` means the key vault disables public access and enables private link. The default value is `Public`.
+    ///
+    /// Schema `KeyVaultNetworkAccessTypes`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum KeyVaultNetworkAccessTypes {
+        /// Key vault allows public access from all networks.
+        Public = "Public",
+        /// Key vault disables public access and enables private link.
+        Private = "Private",
     }
 }
 
-impl From<String> for KeyVaultNetworkAccessTypes {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "public" => Self::Public,
-            "private" => Self::Private,
-            _ => Self::Other(value),
-        }
+armgen_runtime::open_enum! {
+    /// Different support tiers for AKS managed clusters
+    ///
+    /// Schema `KubernetesSupportPlan`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum KubernetesSupportPlan {
+        /// Support for the version is the same as for the open source Kubernetes offering. Official Kubernetes open source community support versions for 1 year after release.
+        KubernetesOfficial = "KubernetesOfficial",
+        /// Support for the version extended past the KubernetesOfficial support of 1 year. AKS continues to patch CVEs for another 1 year, for a total of 2 years of support.
+        AksLongTermSupport = "AKSLongTermSupport",
     }
 }
 
-impl From<KeyVaultNetworkAccessTypes> for String {
-    fn from(value: KeyVaultNetworkAccessTypes) -> Self {
-        match value {
-            KeyVaultNetworkAccessTypes::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
+armgen_runtime::open_enum! {
+    /// The license type to use for Windows VMs. See [Azure Hybrid User Benefits](<https://azure.microsoft.com/pricing/hybrid-benefit/faq/>) for more details.
+    ///
+    /// Schema `LicenseType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum LicenseType {
+        /// No additional licensing is applied.
+        None = "None",
+        /// Enables Azure Hybrid User Benefits for Windows VMs.
+        WindowsServer = "Windows_Server",
     }
 }
 
-impl armgen_runtime::UnknownFields for KeyVaultNetworkAccessTypes {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Different support tiers for AKS managed clusters
-///
-/// Schema `KubernetesSupportPlan`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum KubernetesSupportPlan {
-    /// Support for the version is the same as for the open source Kubernetes offering. Official Kubernetes open source community support versions for 1 year after release.
-    KubernetesOfficial,
-    /// Support for the version extended past the KubernetesOfficial support of 1 year. AKS continues to patch CVEs for another 1 year, for a total of 2 years of support.
-    AksLongTermSupport,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl KubernetesSupportPlan {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::KubernetesOfficial => "KubernetesOfficial",
-            Self::AksLongTermSupport => "AKSLongTermSupport",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for KubernetesSupportPlan {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "kubernetesofficial" => Self::KubernetesOfficial,
-            "akslongtermsupport" => Self::AksLongTermSupport,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<KubernetesSupportPlan> for String {
-    fn from(value: KubernetesSupportPlan) -> Self {
-        match value {
-            KubernetesSupportPlan::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for KubernetesSupportPlan {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The license type to use for Windows VMs. See [Azure Hybrid User Benefits](<https://azure.microsoft.com/pricing/hybrid-benefit/faq/>) for more details.
-///
-/// Schema `LicenseType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum LicenseType {
-    /// No additional licensing is applied.
-    None,
-    /// Enables Azure Hybrid User Benefits for Windows VMs.
-    WindowsServer,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl LicenseType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::None => "None",
-            Self::WindowsServer => "Windows_Server",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for LicenseType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "none" => Self::None,
-            "windows_server" => Self::WindowsServer,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<LicenseType> for String {
-    fn from(value: LicenseType) -> Self {
-        match value {
-            LicenseType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for LicenseType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The load balancer sku for the managed cluster. The default is 'standard'. See [Azure Load Balancer SKUs](<https://docs.microsoft.com/azure/load-balancer/skus>) for more information about the differences between load balancer SKUs.
-///
-/// Schema `LoadBalancerSku`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum LoadBalancerSku {
-    /// Use a a standard Load Balancer. This is the recommended Load Balancer SKU. For more information about on working with the load balancer in the managed cluster, see the [standard Load Balancer](<https://docs.microsoft.com/azure/aks/load-balancer-standard>) article.
-    Standard,
-    /// Use a basic Load Balancer with limited functionality.
-    Basic,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl LoadBalancerSku {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Standard => "standard",
-            Self::Basic => "basic",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for LoadBalancerSku {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "standard" => Self::Standard,
-            "basic" => Self::Basic,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<LoadBalancerSku> for String {
-    fn from(value: LoadBalancerSku) -> Self {
-        match value {
-            LoadBalancerSku::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for LoadBalancerSku {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The load balancer sku for the managed cluster. The default is 'standard'. See [Azure Load Balancer SKUs](<https://docs.microsoft.com/azure/load-balancer/skus>) for more information about the differences between load balancer SKUs.
+    ///
+    /// Schema `LoadBalancerSku`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum LoadBalancerSku {
+        /// Use a a standard Load Balancer. This is the recommended Load Balancer SKU. For more information about on working with the load balancer in the managed cluster, see the [standard Load Balancer](<https://docs.microsoft.com/azure/aks/load-balancer-standard>) article.
+        Standard = "standard",
+        /// Use a basic Load Balancer with limited functionality.
+        Basic = "basic",
     }
 }
 
@@ -1203,11 +698,7 @@ pub struct ManagedCluster {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sku: Option<ManagedClusterSku>,
     /// The extended location of the Virtual Machine.
-    #[serde(
-        rename = "extendedLocation",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "extendedLocation", default, skip_serializing_if = "Option::is_none")]
     pub extended_location: Option<ExtendedLocation>,
     /// The identity of the managed cluster, if configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1241,18 +732,10 @@ pub struct ManagedClusterAadProfile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub managed: Option<bool>,
     /// Whether to enable Azure RBAC for Kubernetes authorization.
-    #[serde(
-        rename = "enableAzureRBAC",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableAzureRBAC", default, skip_serializing_if = "Option::is_none")]
     pub enable_azure_rbac: Option<bool>,
     /// The list of AAD group object IDs that will have admin role of the cluster.
-    #[serde(
-        rename = "adminGroupObjectIDs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "adminGroupObjectIDs", default, skip_serializing_if = "Option::is_none")]
     pub admin_group_object_i_ds: Option<Vec<String>>,
     /// (DEPRECATED) The client AAD application ID. Learn more at <https://aka.ms/aks/aad-legacy>.
     #[serde(rename = "clientAppID", default, skip_serializing_if = "Option::is_none")]
@@ -1263,11 +746,7 @@ pub struct ManagedClusterAadProfile {
     /// (DEPRECATED) The server AAD application secret. Learn more at <https://aka.ms/aks/aad-legacy>.
     ///
     /// Secret: never returned by the service. Format: `password`.
-    #[serde(
-        rename = "serverAppSecret",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "serverAppSecret", default, skip_serializing_if = "Option::is_none")]
     pub server_app_secret: Option<String>,
     /// The AAD tenant ID to use for authentication. If not specified, will use the tenant of the deployment subscription.
     #[serde(rename = "tenantID", default, skip_serializing_if = "Option::is_none")]
@@ -1367,25 +846,13 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(rename = "osDiskType", default, skip_serializing_if = "Option::is_none")]
     pub os_disk_type: Option<OsDiskType>,
     /// Determines the placement of emptyDir volumes, container runtime data root, and Kubelet ephemeral storage.
-    #[serde(
-        rename = "kubeletDiskType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "kubeletDiskType", default, skip_serializing_if = "Option::is_none")]
     pub kubelet_disk_type: Option<KubeletDiskType>,
     /// Determines the type of workload a node can run.
-    #[serde(
-        rename = "workloadRuntime",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "workloadRuntime", default, skip_serializing_if = "Option::is_none")]
     pub workload_runtime: Option<WorkloadRuntime>,
     /// Message of the day for Linux nodes, base64-encoded. A base64-encoded string which will be written to /etc/motd after decoding. This allows customization of the message of the day for Linux nodes. It must not be specified for Windows nodes. It must be a static string (i.e., will be printed raw and not be executed as a script).
-    #[serde(
-        rename = "messageOfTheDay",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "messageOfTheDay", default, skip_serializing_if = "Option::is_none")]
     pub message_of_the_day: Option<String>,
     /// The ID of the subnet which agent pool nodes and optionally pods will join on startup. If this is not specified, a VNET and subnet will be generated and used. If no podSubnetID is specified, this applies to nodes and pods, otherwise it applies to just nodes. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
     ///
@@ -1398,11 +865,7 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(rename = "podSubnetID", default, skip_serializing_if = "Option::is_none")]
     pub pod_subnet_id: Option<String>,
     /// Pod IP Allocation Mode. The IP allocation mode for pods in the agent pool. Must be used with podSubnetId. The default is 'DynamicIndividual'.
-    #[serde(
-        rename = "podIPAllocationMode",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "podIPAllocationMode", default, skip_serializing_if = "Option::is_none")]
     pub pod_ip_allocation_mode: Option<PodIpAllocationMode>,
     /// The maximum number of pods that can run on a node.
     ///
@@ -1428,11 +891,7 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(rename = "minCount", default, skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i32>,
     /// Whether to enable auto-scaler
-    #[serde(
-        rename = "enableAutoScaling",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableAutoScaling", default, skip_serializing_if = "Option::is_none")]
     pub enable_auto_scaling: Option<bool>,
     /// The scale down mode to use when scaling the Agent Pool. This also effects the cluster autoscaler behavior. If not specified, it defaults to Delete.
     #[serde(rename = "scaleDownMode", default, skip_serializing_if = "Option::is_none")]
@@ -1444,89 +903,49 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<AgentPoolMode>,
     /// The version of Kubernetes specified by the user. Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see [upgrading a node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool>).
-    #[serde(
-        rename = "orchestratorVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "orchestratorVersion", default, skip_serializing_if = "Option::is_none")]
     pub orchestrator_version: Option<String>,
     /// The version of Kubernetes the Agent Pool is running. If orchestratorVersion is a fully specified version &lt;major.minor.patch&gt;, this field will be exactly equal to it. If orchestratorVersion is &lt;major.minor&gt;, this field will contain the full &lt;major.minor.patch&gt; version being used.
     ///
     /// Read-only.
-    #[serde(
-        rename = "currentOrchestratorVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "currentOrchestratorVersion", default, skip_serializing_if = "Option::is_none")]
     pub current_orchestrator_version: Option<String>,
     /// The version of node image
     ///
     /// Read-only.
-    #[serde(
-        rename = "nodeImageVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodeImageVersion", default, skip_serializing_if = "Option::is_none")]
     pub node_image_version: Option<String>,
     /// Settings for upgrading the agentpool
-    #[serde(
-        rename = "upgradeSettings",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "upgradeSettings", default, skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<AgentPoolUpgradeSettings>,
     /// The current deployment or provisioning state.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// Whether the Agent Pool is running or stopped. When an Agent Pool is first created it is initially Running. The Agent Pool can be stopped by setting this field to Stopped. A stopped Agent Pool stops all of its VMs and does not accrue billing charges. An Agent Pool can only be stopped if it is Running and provisioning state is Succeeded
     #[serde(rename = "powerState", default, skip_serializing_if = "Option::is_none")]
     pub power_state: Option<PowerState>,
     /// The list of Availability zones to use for nodes. This can only be specified if the AgentPoolType property is 'VirtualMachineScaleSets'.
-    #[serde(
-        rename = "availabilityZones",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "availabilityZones", default, skip_serializing_if = "Option::is_none")]
     pub availability_zones: Option<Vec<String>>,
     /// Whether each node is allocated its own public IP. Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see [assigning a public IP per node](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools>). The default is false.
-    #[serde(
-        rename = "enableNodePublicIP",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableNodePublicIP", default, skip_serializing_if = "Option::is_none")]
     pub enable_node_public_ip: Option<bool>,
     /// The public IP prefix ID which VM nodes should use IPs from. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/publicIPPrefixes/{publicIPPrefixName}
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "nodePublicIPPrefixID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodePublicIPPrefixID", default, skip_serializing_if = "Option::is_none")]
     pub node_public_ip_prefix_id: Option<String>,
     /// The Virtual Machine Scale Set priority.
     ///
     /// Default: `"Regular"`.
-    #[serde(
-        rename = "scaleSetPriority",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scaleSetPriority", default, skip_serializing_if = "Option::is_none")]
     pub scale_set_priority: Option<ScaleSetPriority>,
     /// The Virtual Machine Scale Set eviction policy. The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see [spot VMs](<https://docs.microsoft.com/azure/virtual-machines/spot-vms>)
     ///
     /// Default: `"Delete"`.
-    #[serde(
-        rename = "scaleSetEvictionPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scaleSetEvictionPolicy", default, skip_serializing_if = "Option::is_none")]
     pub scale_set_eviction_policy: Option<ScaleSetEvictionPolicy>,
     /// The max price (in US Dollars) you are willing to pay for spot instances. Possible values are any decimal value greater than zero or -1 which indicates default price to be up-to on-demand. Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see [spot VMs pricing](<https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing>)
     ///
@@ -1545,11 +964,7 @@ pub struct ManagedClusterAgentPoolProfile {
     /// The ID for Proximity Placement Group.
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "proximityPlacementGroupID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "proximityPlacementGroupID", default, skip_serializing_if = "Option::is_none")]
     pub proximity_placement_group_id: Option<String>,
     /// The Kubelet configuration on the agent pool nodes.
     #[serde(rename = "kubeletConfig", default, skip_serializing_if = "Option::is_none")]
@@ -1558,11 +973,7 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(rename = "linuxOSConfig", default, skip_serializing_if = "Option::is_none")]
     pub linux_os_config: Option<LinuxOsConfig>,
     /// Whether to enable host based OS and data drive encryption. This is only supported on certain VM sizes and in certain Azure regions. For more information, see: <https://docs.microsoft.com/azure/aks/enable-host-encryption>
-    #[serde(
-        rename = "enableEncryptionAtHost",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableEncryptionAtHost", default, skip_serializing_if = "Option::is_none")]
     pub enable_encryption_at_host: Option<bool>,
     /// Whether to enable UltraSSD
     #[serde(rename = "enableUltraSSD", default, skip_serializing_if = "Option::is_none")]
@@ -1571,11 +982,7 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(rename = "enableFIPS", default, skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
-    #[serde(
-        rename = "gpuInstanceProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "gpuInstanceProfile", default, skip_serializing_if = "Option::is_none")]
     pub gpu_instance_profile: Option<GpuInstanceProfile>,
     /// CreationData to be used to specify the source Snapshot ID if the node pool will be created/upgraded using a snapshot.
     #[serde(rename = "creationData", default, skip_serializing_if = "Option::is_none")]
@@ -1583,11 +990,7 @@ pub struct ManagedClusterAgentPoolProfile {
     /// The fully qualified resource ID of the Capacity Reservation Group to provide virtual machines from a reserved group of Virtual Machines. This is of the form: '/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}/providers/Microsoft.Compute/capacityreservationgroups/{capacityReservationGroupName}' Customers use it to create an agentpool with a specified CRG. For more information see [Capacity Reservation](<https://learn.microsoft.com/en-us/azure/virtual-machines/capacity-reservation-overview>)
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "capacityReservationGroupID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "capacityReservationGroupID", default, skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_group_id: Option<String>,
     /// The fully qualified resource ID of the Dedicated Host Group to provision virtual machines from, used only in creation scenario and not allowed to changed once set. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
     ///
@@ -1601,11 +1004,7 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(rename = "windowsProfile", default, skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<AgentPoolWindowsProfile>,
     /// The security settings of an agent pool.
-    #[serde(
-        rename = "securityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "securityProfile", default, skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<AgentPoolSecurityProfile>,
     /// GPU settings for the Agent Pool.
     #[serde(rename = "gpuProfile", default, skip_serializing_if = "Option::is_none")]
@@ -1614,28 +1013,16 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(rename = "gatewayProfile", default, skip_serializing_if = "Option::is_none")]
     pub gateway_profile: Option<AgentPoolGatewayProfile>,
     /// Specifications on VirtualMachines agent pool.
-    #[serde(
-        rename = "virtualMachinesProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "virtualMachinesProfile", default, skip_serializing_if = "Option::is_none")]
     pub virtual_machines_profile: Option<VirtualMachinesProfile>,
     /// The status of nodes in a VirtualMachines agent pool.
-    #[serde(
-        rename = "virtualMachineNodesStatus",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "virtualMachineNodesStatus", default, skip_serializing_if = "Option::is_none")]
     pub virtual_machine_nodes_status: Option<Vec<VirtualMachineNodes>>,
     /// Contains read-only information about the Agent Pool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<AgentPoolStatus>,
     /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
-    #[serde(
-        rename = "localDNSProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "localDNSProfile", default, skip_serializing_if = "Option::is_none")]
     pub local_dns_profile: Option<LocalDnsProfile>,
     /// Unique name of the agent pool profile in the context of the subscription and resource group. Windows agent pool names must be 6 characters or less.
     pub name: String,
@@ -1708,42 +1095,22 @@ impl armgen_runtime::UnknownFields for ManagedClusterAiToolchainOperatorProfile 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterApiServerAccessProfile {
     /// The IP ranges authorized to access the Kubernetes API server. IP ranges are specified in CIDR format, e.g. 137.117.106.88/29. This feature is not compatible with clusters that use Public IP Per Node, or clusters that are using a Basic Load Balancer. For more information see [API server authorized IP ranges](<https://docs.microsoft.com/azure/aks/api-server-authorized-ip-ranges>).
-    #[serde(
-        rename = "authorizedIPRanges",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "authorizedIPRanges", default, skip_serializing_if = "Option::is_none")]
     pub authorized_ip_ranges: Option<Vec<String>>,
     /// Whether to create the cluster as a private cluster or not. For more details, see [Creating a private AKS cluster](<https://docs.microsoft.com/azure/aks/private-clusters>).
-    #[serde(
-        rename = "enablePrivateCluster",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enablePrivateCluster", default, skip_serializing_if = "Option::is_none")]
     pub enable_private_cluster: Option<bool>,
     /// The private DNS zone mode for the cluster. The default is System. For more details see [configure private DNS zone](<https://docs.microsoft.com/azure/aks/private-clusters#configure-private-dns-zone>). Allowed values are 'system' and 'none'.
     #[serde(rename = "privateDNSZone", default, skip_serializing_if = "Option::is_none")]
     pub private_dns_zone: Option<String>,
     /// Whether to create additional public FQDN for private cluster or not.
-    #[serde(
-        rename = "enablePrivateClusterPublicFQDN",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enablePrivateClusterPublicFQDN", default, skip_serializing_if = "Option::is_none")]
     pub enable_private_cluster_public_fqdn: Option<bool>,
     /// Whether to disable run command for the cluster or not.
-    #[serde(
-        rename = "disableRunCommand",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "disableRunCommand", default, skip_serializing_if = "Option::is_none")]
     pub disable_run_command: Option<bool>,
     /// Whether to enable apiserver vnet integration for the cluster or not. See aka.ms/AksVnetIntegration for more details.
-    #[serde(
-        rename = "enableVnetIntegration",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableVnetIntegration", default, skip_serializing_if = "Option::is_none")]
     pub enable_vnet_integration: Option<bool>,
     /// The subnet to be used when apiserver vnet integration is enabled. It is required when creating a new cluster with BYO Vnet, or when updating an existing cluster to enable apiserver vnet integration.
     ///
@@ -1771,11 +1138,7 @@ pub struct ManagedClusterAutoUpgradeProfile {
     #[serde(rename = "upgradeChannel", default, skip_serializing_if = "Option::is_none")]
     pub upgrade_channel: Option<UpgradeChannel>,
     /// Node OS Upgrade Channel. Manner in which the OS on your nodes is updated. The default is NodeImage.
-    #[serde(
-        rename = "nodeOSUpgradeChannel",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodeOSUpgradeChannel", default, skip_serializing_if = "Option::is_none")]
     pub node_os_upgrade_channel: Option<NodeOsUpgradeChannel>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -1819,18 +1182,10 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfile {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     /// Comma-separated list of additional Kubernetes label keys that will be used in the resource's labels metric (Example: 'namespaces=\[k8s-label-1,k8s-label-n,...\],pods=\[app\],...'). By default the metric contains only resource name and namespace labels.
-    #[serde(
-        rename = "metricLabelsAllowlist",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "metricLabelsAllowlist", default, skip_serializing_if = "Option::is_none")]
     pub metric_labels_allowlist: Option<String>,
     /// Comma-separated list of Kubernetes annotation keys that will be used in the resource's labels metric (Example: 'namespaces=\[kubernetes.io/team,...\],pods=\[kubernetes.io/team\],...'). By default the metric contains only resource name and namespace labels.
-    #[serde(
-        rename = "metricAnnotationsAllowList",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "metricAnnotationsAllowList", default, skip_serializing_if = "Option::is_none")]
     pub metric_annotations_allow_list: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -1838,8 +1193,7 @@ pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-impl armgen_runtime::UnknownFields
-for ManagedClusterAzureMonitorProfileKubeStateMetrics {
+impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileKubeStateMetrics {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
@@ -1853,11 +1207,7 @@ pub struct ManagedClusterAzureMonitorProfileMetrics {
     /// Whether to enable or disable the Azure Managed Prometheus addon for Prometheus monitoring. See aka.ms/AzureManagedPrometheus-aks-enable for details on enabling and disabling.
     pub enabled: bool,
     /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
-    #[serde(
-        rename = "kubeStateMetrics",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "kubeStateMetrics", default, skip_serializing_if = "Option::is_none")]
     pub kube_state_metrics: Option<ManagedClusterAzureMonitorProfileKubeStateMetrics>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -1885,11 +1235,7 @@ pub struct ManagedClusterBootstrapProfile {
     /// The resource Id of Azure Container Registry. The registry must have private network access, premium SKU and zone redundancy.
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "containerRegistryId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "containerRegistryId", default, skip_serializing_if = "Option::is_none")]
     pub container_registry_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -1975,21 +1321,11 @@ pub struct ManagedClusterIdentity {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<ResourceIdentityType>,
     /// The delegated identity resources assigned to this managed cluster. This can only be set by another Azure Resource Provider, and managed cluster only accept one delegated identity resource. Internal use only.
-    #[serde(
-        rename = "delegatedResources",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "delegatedResources", default, skip_serializing_if = "Option::is_none")]
     pub delegated_resources: Option<BTreeMap<String, DelegatedResource>>,
     /// The user identity associated with the managed cluster. This identity will be used in control plane. Only one user assigned identity is allowed. The keys must be ARM resource IDs in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
-    #[serde(
-        rename = "userAssignedIdentities",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub user_assigned_identities: Option<
-        BTreeMap<String, ManagedServiceIdentityUserAssignedIdentitiesValue>,
-    >,
+    #[serde(rename = "userAssignedIdentities", default, skip_serializing_if = "Option::is_none")]
+    pub user_assigned_identities: Option<BTreeMap<String, ManagedServiceIdentityUserAssignedIdentitiesValue>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
@@ -2034,11 +1370,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfile {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterIngressProfileNginx {
     /// Ingress type for the default NginxIngressController custom resource
-    #[serde(
-        rename = "defaultIngressControllerType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "defaultIngressControllerType", default, skip_serializing_if = "Option::is_none")]
     pub default_ingress_controller_type: Option<NginxIngressControllerType>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -2063,11 +1395,7 @@ pub struct ManagedClusterIngressProfileWebAppRouting {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Resource IDs of the DNS zones to be associated with the Application Routing add-on. Used only when Application Routing add-on is enabled. Public and private DNS zones can be in different resource groups, but all public DNS zones must be in the same resource group and all private DNS zones must be in the same resource group.
-    #[serde(
-        rename = "dnsZoneResourceIds",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "dnsZoneResourceIds", default, skip_serializing_if = "Option::is_none")]
     pub dns_zone_resource_ids: Option<Vec<String>>,
     /// Configuration for the default NginxIngressController. See more at <https://learn.microsoft.com/en-us/azure/aks/app-routing-nginx-configuration#the-default-nginx-ingress-controller>.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2097,68 +1425,36 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileWebAppRouting
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterLoadBalancerProfile {
     /// Desired managed outbound IPs for the cluster load balancer.
-    #[serde(
-        rename = "managedOutboundIPs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub managed_outbound_i_ps: Option<
-        ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-    >,
+    #[serde(rename = "managedOutboundIPs", default, skip_serializing_if = "Option::is_none")]
+    pub managed_outbound_i_ps: Option<ManagedClusterLoadBalancerProfileManagedOutboundIPs>,
     /// Desired outbound IP Prefix resources for the cluster load balancer.
-    #[serde(
-        rename = "outboundIPPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub outbound_ip_prefixes: Option<
-        ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-    >,
+    #[serde(rename = "outboundIPPrefixes", default, skip_serializing_if = "Option::is_none")]
+    pub outbound_ip_prefixes: Option<ManagedClusterLoadBalancerProfileOutboundIpPrefixes>,
     /// Desired outbound IP resources for the cluster load balancer.
     #[serde(rename = "outboundIPs", default, skip_serializing_if = "Option::is_none")]
     pub outbound_i_ps: Option<ManagedClusterLoadBalancerProfileOutboundIPs>,
     /// The effective outbound IP resources of the cluster load balancer.
     ///
     /// Read-only.
-    #[serde(
-        rename = "effectiveOutboundIPs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "effectiveOutboundIPs", default, skip_serializing_if = "Option::is_none")]
     pub effective_outbound_i_ps: Option<Vec<ResourceReference>>,
     /// The desired number of allocated SNAT ports per VM. Allowed values are in the range of 0 to 64000 (inclusive). The default value is 0 which results in Azure dynamically allocating ports.
     ///
     /// Format: `int32`. Default: `0`.
-    #[serde(
-        rename = "allocatedOutboundPorts",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "allocatedOutboundPorts", default, skip_serializing_if = "Option::is_none")]
     pub allocated_outbound_ports: Option<i32>,
     /// Desired outbound flow idle timeout in minutes. Allowed values are in the range of 4 to 120 (inclusive). The default value is 30 minutes.
     ///
     /// Format: `int32`. Default: `30`.
-    #[serde(
-        rename = "idleTimeoutInMinutes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "idleTimeoutInMinutes", default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout_in_minutes: Option<i32>,
     /// Enable multiple standard load balancers per AKS cluster or not.
-    #[serde(
-        rename = "enableMultipleStandardLoadBalancers",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableMultipleStandardLoadBalancers", default, skip_serializing_if = "Option::is_none")]
     pub enable_multiple_standard_load_balancers: Option<bool>,
     /// The type of the managed inbound Load Balancer BackendPool.
     ///
     /// Default: `"NodeIPConfiguration"`.
-    #[serde(
-        rename = "backendPoolType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "backendPoolType", default, skip_serializing_if = "Option::is_none")]
     pub backend_pool_type: Option<BackendPoolType>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -2201,8 +1497,7 @@ pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-impl armgen_runtime::UnknownFields
-for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
+impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
@@ -2235,11 +1530,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutbound
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
-    #[serde(
-        rename = "publicIPPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "publicIPPrefixes", default, skip_serializing_if = "Option::is_none")]
     pub public_ip_prefixes: Option<Vec<ResourceReference>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -2247,8 +1538,7 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-impl armgen_runtime::UnknownFields
-for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
+impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.public_ip_prefixes.unknown_fields(&format!("{path}/publicIPPrefixes"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -2304,29 +1594,17 @@ impl armgen_runtime::UnknownFields for ManagedClusterMetricsProfile {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterNatGatewayProfile {
     /// Profile of the managed outbound IP resources of the cluster NAT gateway.
-    #[serde(
-        rename = "managedOutboundIPProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "managedOutboundIPProfile", default, skip_serializing_if = "Option::is_none")]
     pub managed_outbound_ip_profile: Option<ManagedClusterManagedOutboundIpProfile>,
     /// The effective outbound IP resources of the cluster NAT gateway.
     ///
     /// Read-only.
-    #[serde(
-        rename = "effectiveOutboundIPs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "effectiveOutboundIPs", default, skip_serializing_if = "Option::is_none")]
     pub effective_outbound_i_ps: Option<Vec<ResourceReference>>,
     /// Desired outbound flow idle timeout in minutes. Allowed values are in the range of 4 to 120 (inclusive). The default value is 4 minutes.
     ///
     /// Format: `int32`. Default: `4`.
-    #[serde(
-        rename = "idleTimeoutInMinutes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "idleTimeoutInMinutes", default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout_in_minutes: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -2355,11 +1633,7 @@ pub struct ManagedClusterNodeProvisioningProfile {
     /// The set of default Karpenter NodePools (CRDs) configured for node provisioning. This field has no effect unless mode is 'Auto'. Warning: Changing this from Auto to None on an existing cluster will cause the default Karpenter NodePools to be deleted, which will drain and delete the nodes associated with those pools. It is strongly recommended to not do this unless there are idle nodes ready to take the pods evicted by that action. If not specified, the default is Auto. For more information see aka.ms/aks/nap#node-pools.
     ///
     /// Default: `"Auto"`.
-    #[serde(
-        rename = "defaultNodePools",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "defaultNodePools", default, skip_serializing_if = "Option::is_none")]
     pub default_node_pools: Option<NodeProvisioningDefaultNodePools>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -2381,11 +1655,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterNodeProvisioningProfile {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterNodeResourceGroupProfile {
     /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
-    #[serde(
-        rename = "restrictionLevel",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "restrictionLevel", default, skip_serializing_if = "Option::is_none")]
     pub restriction_level: Option<RestrictionLevel>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -2435,31 +1705,19 @@ pub struct ManagedClusterPodIdentity {
     /// The namespace of the pod identity.
     pub namespace: String,
     /// The binding selector to use for the AzureIdentityBinding resource.
-    #[serde(
-        rename = "bindingSelector",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "bindingSelector", default, skip_serializing_if = "Option::is_none")]
     pub binding_selector: Option<String>,
     /// The user assigned identity details.
     pub identity: UserAssignedIdentity,
     /// The current provisioning state of the pod identity.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ManagedClusterPodIdentityProvisioningState>,
     /// The provisioning information for the pod identity.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningInfo",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningInfo", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_info: Option<ManagedClusterPodIdentityProvisioningInfo>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -2510,28 +1768,14 @@ pub struct ManagedClusterPodIdentityProfile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Whether pod identity is allowed to run on clusters with Kubenet networking. Running in Kubenet is disabled by default due to the security related nature of AAD Pod Identity and the risks of IP spoofing. See [using Kubenet network plugin with AAD Pod Identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity#using-kubenet-network-plugin-with-azure-active-directory-pod-managed-identities>) for more information.
-    #[serde(
-        rename = "allowNetworkPluginKubenet",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "allowNetworkPluginKubenet", default, skip_serializing_if = "Option::is_none")]
     pub allow_network_plugin_kubenet: Option<bool>,
     /// The pod identities to use in the cluster.
-    #[serde(
-        rename = "userAssignedIdentities",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "userAssignedIdentities", default, skip_serializing_if = "Option::is_none")]
     pub user_assigned_identities: Option<Vec<ManagedClusterPodIdentity>>,
     /// The pod identity exceptions to allow.
-    #[serde(
-        rename = "userAssignedIdentityExceptions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub user_assigned_identity_exceptions: Option<
-        Vec<ManagedClusterPodIdentityException>,
-    >,
+    #[serde(rename = "userAssignedIdentityExceptions", default, skip_serializing_if = "Option::is_none")]
+    pub user_assigned_identity_exceptions: Option<Vec<ManagedClusterPodIdentityException>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
@@ -2620,71 +1864,24 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningInfo
     }
 }
 
-/// The current provisioning state of the pod identity.
-///
-/// Schema `ManagedClusterPodIdentityProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ManagedClusterPodIdentityProvisioningState {
-    /// Pod identity is assigned.
-    Assigned,
-    /// Pod identity assignment was canceled.
-    Canceled,
-    /// Pod identity is being deleted.
-    Deleting,
-    /// Pod identity assignment failed.
-    Failed,
-    /// Pod identity assignment succeeded.
-    Succeeded,
-    /// Pod identity is being updated.
-    Updating,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ManagedClusterPodIdentityProvisioningState {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Assigned => "Assigned",
-            Self::Canceled => "Canceled",
-            Self::Deleting => "Deleting",
-            Self::Failed => "Failed",
-            Self::Succeeded => "Succeeded",
-            Self::Updating => "Updating",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for ManagedClusterPodIdentityProvisioningState {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "assigned" => Self::Assigned,
-            "canceled" => Self::Canceled,
-            "deleting" => Self::Deleting,
-            "failed" => Self::Failed,
-            "succeeded" => Self::Succeeded,
-            "updating" => Self::Updating,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ManagedClusterPodIdentityProvisioningState> for String {
-    fn from(value: ManagedClusterPodIdentityProvisioningState) -> Self {
-        match value {
-            ManagedClusterPodIdentityProvisioningState::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningState {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The current provisioning state of the pod identity.
+    ///
+    /// Schema `ManagedClusterPodIdentityProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ManagedClusterPodIdentityProvisioningState {
+        /// Pod identity is assigned.
+        Assigned = "Assigned",
+        /// Pod identity assignment was canceled.
+        Canceled = "Canceled",
+        /// Pod identity is being deleted.
+        Deleting = "Deleting",
+        /// Pod identity assignment failed.
+        Failed = "Failed",
+        /// Pod identity assignment succeeded.
+        Succeeded = "Succeeded",
+        /// Pod identity is being updated.
+        Updating = "Updating",
     }
 }
 
@@ -2696,11 +1893,7 @@ pub struct ManagedClusterProperties {
     /// The current provisioning state.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// The Power State of the cluster.
     ///
@@ -2713,20 +1906,12 @@ pub struct ManagedClusterProperties {
     #[serde(rename = "maxAgentPools", default, skip_serializing_if = "Option::is_none")]
     pub max_agent_pools: Option<i32>,
     /// The version of Kubernetes specified by the user. Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. When you upgrade a supported AKS cluster, Kubernetes minor versions cannot be skipped. All upgrades must be performed sequentially by major version number. For example, upgrades between 1.14.x -&gt; 1.15.x or 1.15.x -&gt; 1.16.x are allowed, however 1.14.x -&gt; 1.16.x is not allowed. See [upgrading an AKS cluster](<https://docs.microsoft.com/azure/aks/upgrade-cluster>) for more details.
-    #[serde(
-        rename = "kubernetesVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "kubernetesVersion", default, skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// The version of Kubernetes the Managed Cluster is running. If kubernetesVersion was a fully specified version &lt;major.minor.patch&gt;, this field will be exactly equal to it. If kubernetesVersion was &lt;major.minor&gt;, this field will contain the full &lt;major.minor.patch&gt; version being used.
     ///
     /// Read-only.
-    #[serde(
-        rename = "currentKubernetesVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "currentKubernetesVersion", default, skip_serializing_if = "Option::is_none")]
     pub current_kubernetes_version: Option<String>,
     /// The DNS prefix of the Managed Cluster. This cannot be updated once the Managed Cluster has been created.
     #[serde(rename = "dnsPrefix", default, skip_serializing_if = "Option::is_none")]
@@ -2747,20 +1932,12 @@ pub struct ManagedClusterProperties {
     /// The special FQDN used by the Azure Portal to access the Managed Cluster. This FQDN is for use only by the Azure Portal and should not be used by other clients. The Azure Portal requires certain Cross-Origin Resource Sharing (CORS) headers to be sent in some responses, which Kubernetes APIServer doesn't handle by default. This special FQDN supports CORS, allowing the Azure Portal to function properly.
     ///
     /// Read-only.
-    #[serde(
-        rename = "azurePortalFQDN",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "azurePortalFQDN", default, skip_serializing_if = "Option::is_none")]
     pub azure_portal_fqdn: Option<String>,
     /// The agent pool properties.
     ///
     /// Items are identified by `name`.
-    #[serde(
-        rename = "agentPoolProfiles",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "agentPoolProfiles", default, skip_serializing_if = "Option::is_none")]
     pub agent_pool_profiles: Option<Vec<ManagedClusterAgentPoolProfile>>,
     /// The profile for Linux VMs in the Managed Cluster.
     #[serde(rename = "linuxProfile", default, skip_serializing_if = "Option::is_none")]
@@ -2769,42 +1946,22 @@ pub struct ManagedClusterProperties {
     #[serde(rename = "windowsProfile", default, skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<ManagedClusterWindowsProfile>,
     /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
-    #[serde(
-        rename = "servicePrincipalProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "servicePrincipalProfile", default, skip_serializing_if = "Option::is_none")]
     pub service_principal_profile: Option<ManagedClusterServicePrincipalProfile>,
     /// The profile of managed cluster add-on.
     #[serde(rename = "addonProfiles", default, skip_serializing_if = "Option::is_none")]
     pub addon_profiles: Option<BTreeMap<String, ManagedClusterAddonProfile>>,
     /// The pod identity profile of the Managed Cluster. See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on AAD pod identity integration.
-    #[serde(
-        rename = "podIdentityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "podIdentityProfile", default, skip_serializing_if = "Option::is_none")]
     pub pod_identity_profile: Option<ManagedClusterPodIdentityProfile>,
     /// The OIDC issuer profile of the Managed Cluster.
-    #[serde(
-        rename = "oidcIssuerProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "oidcIssuerProfile", default, skip_serializing_if = "Option::is_none")]
     pub oidc_issuer_profile: Option<ManagedClusterOidcIssuerProfile>,
     /// The name of the resource group containing agent pool nodes.
-    #[serde(
-        rename = "nodeResourceGroup",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodeResourceGroup", default, skip_serializing_if = "Option::is_none")]
     pub node_resource_group: Option<String>,
     /// Profile of the node resource group configuration.
-    #[serde(
-        rename = "nodeResourceGroupProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodeResourceGroupProfile", default, skip_serializing_if = "Option::is_none")]
     pub node_resource_group_profile: Option<ManagedClusterNodeResourceGroupProfile>,
     /// Whether to enable Kubernetes Role-Based Access Control.
     #[serde(rename = "enableRBAC", default, skip_serializing_if = "Option::is_none")]
@@ -2819,76 +1976,36 @@ pub struct ManagedClusterProperties {
     #[serde(rename = "aadProfile", default, skip_serializing_if = "Option::is_none")]
     pub aad_profile: Option<ManagedClusterAadProfile>,
     /// The auto upgrade configuration.
-    #[serde(
-        rename = "autoUpgradeProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "autoUpgradeProfile", default, skip_serializing_if = "Option::is_none")]
     pub auto_upgrade_profile: Option<ManagedClusterAutoUpgradeProfile>,
     /// Settings for upgrading a cluster.
-    #[serde(
-        rename = "upgradeSettings",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "upgradeSettings", default, skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<ClusterUpgradeSettings>,
     /// Parameters to be applied to the cluster-autoscaler when enabled
-    #[serde(
-        rename = "autoScalerProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "autoScalerProfile", default, skip_serializing_if = "Option::is_none")]
     pub auto_scaler_profile: Option<ManagedClusterPropertiesAutoScalerProfile>,
     /// The access profile for managed cluster API server.
-    #[serde(
-        rename = "apiServerAccessProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "apiServerAccessProfile", default, skip_serializing_if = "Option::is_none")]
     pub api_server_access_profile: Option<ManagedClusterApiServerAccessProfile>,
     /// The Resource ID of the disk encryption set to use for enabling encryption at rest. This is of the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/diskEncryptionSets/{encryptionSetName}'
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "diskEncryptionSetID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "diskEncryptionSetID", default, skip_serializing_if = "Option::is_none")]
     pub disk_encryption_set_id: Option<String>,
     /// The user identity associated with the managed cluster. This identity will be used by the kubelet. Only one user assigned identity is allowed. The only accepted key is "kubeletidentity", with value of "resourceId": "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}".
-    #[serde(
-        rename = "identityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "identityProfile", default, skip_serializing_if = "Option::is_none")]
     pub identity_profile: Option<BTreeMap<String, UserAssignedIdentity>>,
     /// Private link resources associated with the cluster.
-    #[serde(
-        rename = "privateLinkResources",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "privateLinkResources", default, skip_serializing_if = "Option::is_none")]
     pub private_link_resources: Option<Vec<PrivateLinkResource>>,
     /// If local accounts should be disabled on the Managed Cluster. If set to true, getting static credentials will be disabled for this cluster. This must only be used on Managed Clusters that are AAD enabled. For more details see [disable local accounts](<https://docs.microsoft.com/azure/aks/managed-aad#disable-local-accounts-preview>).
-    #[serde(
-        rename = "disableLocalAccounts",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "disableLocalAccounts", default, skip_serializing_if = "Option::is_none")]
     pub disable_local_accounts: Option<bool>,
     /// Configurations for provisioning the cluster with HTTP proxy servers.
-    #[serde(
-        rename = "httpProxyConfig",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "httpProxyConfig", default, skip_serializing_if = "Option::is_none")]
     pub http_proxy_config: Option<ManagedClusterHttpProxyConfig>,
     /// Security profile for the managed cluster.
-    #[serde(
-        rename = "securityProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "securityProfile", default, skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<ManagedClusterSecurityProfile>,
     /// Storage profile for the managed cluster.
     #[serde(rename = "storageProfile", default, skip_serializing_if = "Option::is_none")]
@@ -2897,32 +2014,16 @@ pub struct ManagedClusterProperties {
     #[serde(rename = "ingressProfile", default, skip_serializing_if = "Option::is_none")]
     pub ingress_profile: Option<ManagedClusterIngressProfile>,
     /// PublicNetworkAccess of the managedCluster. Allow or deny public network access for AKS
-    #[serde(
-        rename = "publicNetworkAccess",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "publicNetworkAccess", default, skip_serializing_if = "Option::is_none")]
     pub public_network_access: Option<PublicNetworkAccess>,
     /// Workload Auto-scaler profile for the managed cluster.
-    #[serde(
-        rename = "workloadAutoScalerProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "workloadAutoScalerProfile", default, skip_serializing_if = "Option::is_none")]
     pub workload_auto_scaler_profile: Option<ManagedClusterWorkloadAutoScalerProfile>,
     /// Azure Monitor addon profiles for monitoring the managed cluster.
-    #[serde(
-        rename = "azureMonitorProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "azureMonitorProfile", default, skip_serializing_if = "Option::is_none")]
     pub azure_monitor_profile: Option<ManagedClusterAzureMonitorProfile>,
     /// Service mesh profile for a managed cluster.
-    #[serde(
-        rename = "serviceMeshProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "serviceMeshProfile", default, skip_serializing_if = "Option::is_none")]
     pub service_mesh_profile: Option<ServiceMeshProfile>,
     /// The resourceUID uniquely identifies ManagedClusters that reuse ARM ResourceIds (i.e: create, delete, create sequence)
     ///
@@ -2933,25 +2034,13 @@ pub struct ManagedClusterProperties {
     #[serde(rename = "metricsProfile", default, skip_serializing_if = "Option::is_none")]
     pub metrics_profile: Option<ManagedClusterMetricsProfile>,
     /// Node provisioning settings that apply to the whole cluster.
-    #[serde(
-        rename = "nodeProvisioningProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodeProvisioningProfile", default, skip_serializing_if = "Option::is_none")]
     pub node_provisioning_profile: Option<ManagedClusterNodeProvisioningProfile>,
     /// Profile of the cluster bootstrap configuration.
-    #[serde(
-        rename = "bootstrapProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "bootstrapProfile", default, skip_serializing_if = "Option::is_none")]
     pub bootstrap_profile: Option<ManagedClusterBootstrapProfile>,
     /// AI toolchain operator settings that apply to the whole cluster.
-    #[serde(
-        rename = "aiToolchainOperatorProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "aiToolchainOperatorProfile", default, skip_serializing_if = "Option::is_none")]
     pub ai_toolchain_operator_profile: Option<ManagedClusterAiToolchainOperatorProfile>,
     /// Contains read-only information about the Managed Cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -3020,136 +2109,64 @@ impl armgen_runtime::UnknownFields for ManagedClusterProperties {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterPropertiesAutoScalerProfile {
     /// Detects similar node pools and balances the number of nodes between them. Valid values are 'true' and 'false'
-    #[serde(
-        rename = "balance-similar-node-groups",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "balance-similar-node-groups", default, skip_serializing_if = "Option::is_none")]
     pub balance_similar_node_groups: Option<String>,
     /// DaemonSet pods will be gracefully terminated from empty nodes. If set to true, all daemonset pods on empty nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    #[serde(
-        rename = "daemonset-eviction-for-empty-nodes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "daemonset-eviction-for-empty-nodes", default, skip_serializing_if = "Option::is_none")]
     pub daemonset_eviction_for_empty_nodes: Option<bool>,
     /// DaemonSet pods will be gracefully terminated from non-empty nodes. If set to true, all daemonset pods on occupied nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    #[serde(
-        rename = "daemonset-eviction-for-occupied-nodes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "daemonset-eviction-for-occupied-nodes", default, skip_serializing_if = "Option::is_none")]
     pub daemonset_eviction_for_occupied_nodes: Option<bool>,
     /// Should CA ignore DaemonSet pods when calculating resource utilization for scaling down. If set to true, the resources used by daemonset will be taken into account when making scaling down decisions.
-    #[serde(
-        rename = "ignore-daemonsets-utilization",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "ignore-daemonsets-utilization", default, skip_serializing_if = "Option::is_none")]
     pub ignore_daemonsets_utilization: Option<bool>,
     /// The expander to use when scaling up. If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expander: Option<Expander>,
     /// The maximum number of empty nodes that can be deleted at the same time. This must be a positive integer. The default is 10.
-    #[serde(
-        rename = "max-empty-bulk-delete",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-empty-bulk-delete", default, skip_serializing_if = "Option::is_none")]
     pub max_empty_bulk_delete: Option<String>,
     /// The maximum number of seconds the cluster autoscaler waits for pod termination when trying to scale down a node. The default is 600.
-    #[serde(
-        rename = "max-graceful-termination-sec",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-graceful-termination-sec", default, skip_serializing_if = "Option::is_none")]
     pub max_graceful_termination_sec: Option<String>,
     /// The maximum time the autoscaler waits for a node to be provisioned. The default is '15m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "max-node-provision-time",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-node-provision-time", default, skip_serializing_if = "Option::is_none")]
     pub max_node_provision_time: Option<String>,
     /// The maximum percentage of unready nodes in the cluster. After this percentage is exceeded, cluster autoscaler halts operations. The default is 45. The maximum is 100 and the minimum is 0.
-    #[serde(
-        rename = "max-total-unready-percentage",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-total-unready-percentage", default, skip_serializing_if = "Option::is_none")]
     pub max_total_unready_percentage: Option<String>,
     /// Ignore unscheduled pods before they're a certain age. For scenarios like burst/batch scale where you don't want CA to act before the kubernetes scheduler could schedule all the pods, you can tell CA to ignore unscheduled pods before they're a certain age. The default is '0s'. Values must be an integer followed by a unit ('s' for seconds, 'm' for minutes, 'h' for hours, etc).
-    #[serde(
-        rename = "new-pod-scale-up-delay",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "new-pod-scale-up-delay", default, skip_serializing_if = "Option::is_none")]
     pub new_pod_scale_up_delay: Option<String>,
     /// The number of allowed unready nodes, irrespective of max-total-unready-percentage. This must be an integer. The default is 3.
-    #[serde(
-        rename = "ok-total-unready-count",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "ok-total-unready-count", default, skip_serializing_if = "Option::is_none")]
     pub ok_total_unready_count: Option<String>,
     /// How often cluster is reevaluated for scale up or down. The default is '10'. Values must be an integer number of seconds.
     #[serde(rename = "scan-interval", default, skip_serializing_if = "Option::is_none")]
     pub scan_interval: Option<String>,
     /// How long after scale up that scale down evaluation resumes. The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-delay-after-add",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-delay-after-add", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_add: Option<String>,
     /// How long after node deletion that scale down evaluation resumes. The default is the scan-interval. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-delay-after-delete",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-delay-after-delete", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_delete: Option<String>,
     /// How long after scale down failure that scale down evaluation resumes. The default is '3m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-delay-after-failure",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-delay-after-failure", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_failure: Option<String>,
     /// How long a node should be unneeded before it is eligible for scale down. The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-unneeded-time",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-unneeded-time", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_unneeded_time: Option<String>,
     /// How long an unready node should be unneeded before it is eligible for scale down. The default is '20m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-unready-time",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-unready-time", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_unready_time: Option<String>,
     /// Node utilization level, defined as sum of requested resources divided by capacity, below which a node can be considered for scale down. The default is '0.5'.
-    #[serde(
-        rename = "scale-down-utilization-threshold",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-utilization-threshold", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_utilization_threshold: Option<String>,
     /// If cluster autoscaler will skip deleting nodes with pods with local storage, for example, EmptyDir or HostPath. The default is true.
-    #[serde(
-        rename = "skip-nodes-with-local-storage",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "skip-nodes-with-local-storage", default, skip_serializing_if = "Option::is_none")]
     pub skip_nodes_with_local_storage: Option<String>,
     /// If cluster autoscaler will skip deleting nodes with pods from kube-system (except for DaemonSet or mirror pods). The default is true.
-    #[serde(
-        rename = "skip-nodes-with-system-pods",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "skip-nodes-with-system-pods", default, skip_serializing_if = "Option::is_none")]
     pub skip_nodes_with_system_pods: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -3173,28 +2190,16 @@ pub struct ManagedClusterSecurityProfile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defender: Option<ManagedClusterSecurityProfileDefender>,
     /// Azure Key Vault [key management service](<https://kubernetes.io/docs/tasks/administer-cluster/kms-provider/>) settings for the security profile.
-    #[serde(
-        rename = "azureKeyVaultKms",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "azureKeyVaultKms", default, skip_serializing_if = "Option::is_none")]
     pub azure_key_vault_kms: Option<AzureKeyVaultKms>,
     /// Workload identity settings for the security profile. Workload identity enables Kubernetes applications to access Azure cloud resources securely with Azure AD. See <https://aka.ms/aks/wi> for more details.
-    #[serde(
-        rename = "workloadIdentity",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "workloadIdentity", default, skip_serializing_if = "Option::is_none")]
     pub workload_identity: Option<ManagedClusterSecurityProfileWorkloadIdentity>,
     /// Image Cleaner settings for the security profile.
     #[serde(rename = "imageCleaner", default, skip_serializing_if = "Option::is_none")]
     pub image_cleaner: Option<ManagedClusterSecurityProfileImageCleaner>,
     /// A list of up to 10 base64 encoded CAs that will be added to the trust store on all nodes in the cluster. For more information see [Custom CA Trust Certificates](<https://learn.microsoft.com/en-us/azure/aks/custom-certificate-authority>).
-    #[serde(
-        rename = "customCATrustCertificates",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "customCATrustCertificates", default, skip_serializing_if = "Option::is_none")]
     pub custom_ca_trust_certificates: Option<Vec<String>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -3221,21 +2226,11 @@ pub struct ManagedClusterSecurityProfileDefender {
     /// Resource ID of the Log Analytics workspace to be associated with Microsoft Defender. When Microsoft Defender is enabled, this field is required and must be a valid workspace resource ID. When Microsoft Defender is disabled, leave the field empty.
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "logAnalyticsWorkspaceResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "logAnalyticsWorkspaceResourceId", default, skip_serializing_if = "Option::is_none")]
     pub log_analytics_workspace_resource_id: Option<String>,
     /// Microsoft Defender threat detection for Cloud settings for the security profile.
-    #[serde(
-        rename = "securityMonitoring",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub security_monitoring: Option<
-        ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-    >,
+    #[serde(rename = "securityMonitoring", default, skip_serializing_if = "Option::is_none")]
+    pub security_monitoring: Option<ManagedClusterSecurityProfileDefenderSecurityMonitoring>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
@@ -3264,8 +2259,7 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-impl armgen_runtime::UnknownFields
-for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
+impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
@@ -3366,111 +2360,31 @@ impl armgen_runtime::UnknownFields for ManagedClusterSku {
     }
 }
 
-/// The name of a managed cluster SKU.
-///
-/// Schema `ManagedClusterSKUName`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ManagedClusterSkuName {
-    /// Base option for the AKS control plane.
-    Base,
-    /// Automatic clusters are optimized to run most production workloads with configuration that follows AKS best practices and recommendations for cluster and workload setup, scalability, and security. For more details about Automatic clusters see aka.ms/aks/automatic.
-    Automatic,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ManagedClusterSkuName {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Base => "Base",
-            Self::Automatic => "Automatic",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// The name of a managed cluster SKU.
+    ///
+    /// Schema `ManagedClusterSKUName`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ManagedClusterSkuName {
+        /// Base option for the AKS control plane.
+        Base = "Base",
+        /// Automatic clusters are optimized to run most production workloads with configuration that follows AKS best practices and recommendations for cluster and workload setup, scalability, and security. For more details about Automatic clusters see aka.ms/aks/automatic.
+        Automatic = "Automatic",
     }
 }
 
-impl From<String> for ManagedClusterSkuName {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "base" => Self::Base,
-            "automatic" => Self::Automatic,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ManagedClusterSkuName> for String {
-    fn from(value: ManagedClusterSkuName) -> Self {
-        match value {
-            ManagedClusterSkuName::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterSkuName {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The tier of a managed cluster SKU. If not specified, the default is 'Free'. See [AKS Pricing Tier](<https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers>) for more details.
-///
-/// Schema `ManagedClusterSKUTier`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ManagedClusterSkuTier {
-    /// Cluster has premium capabilities in addition to all of the capabilities included in 'Standard'. Premium enables selection of LongTermSupport (aka.ms/aks/lts) for certain Kubernetes versions.
-    Premium,
-    /// Recommended for mission-critical and production workloads. Includes Kubernetes control plane autoscaling, workload-intensive testing, and up to 5,000 nodes per cluster. Guarantees 99.95% availability of the Kubernetes API server endpoint for clusters that use Availability Zones and 99.9% of availability for clusters that don't use Availability Zones.
-    Standard,
-    /// The cluster management is free, but charged for VM, storage, and networking usage. Best for experimenting, learning, simple testing, or workloads with fewer than 10 nodes. Not recommended for production use cases.
-    Free,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ManagedClusterSkuTier {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Premium => "Premium",
-            Self::Standard => "Standard",
-            Self::Free => "Free",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for ManagedClusterSkuTier {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "premium" => Self::Premium,
-            "standard" => Self::Standard,
-            "free" => Self::Free,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ManagedClusterSkuTier> for String {
-    fn from(value: ManagedClusterSkuTier) -> Self {
-        match value {
-            ManagedClusterSkuTier::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterSkuTier {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The tier of a managed cluster SKU. If not specified, the default is 'Free'. See [AKS Pricing Tier](<https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers>) for more details.
+    ///
+    /// Schema `ManagedClusterSKUTier`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ManagedClusterSkuTier {
+        /// Cluster has premium capabilities in addition to all of the capabilities included in 'Standard'. Premium enables selection of LongTermSupport (aka.ms/aks/lts) for certain Kubernetes versions.
+        Premium = "Premium",
+        /// Recommended for mission-critical and production workloads. Includes Kubernetes control plane autoscaling, workload-intensive testing, and up to 5,000 nodes per cluster. Guarantees 99.95% availability of the Kubernetes API server endpoint for clusters that use Availability Zones and 99.9% of availability for clusters that don't use Availability Zones.
+        Standard = "Standard",
+        /// The cluster management is free, but charged for VM, storage, and networking usage. Best for experimenting, learning, simple testing, or workloads with fewer than 10 nodes. Not recommended for production use cases.
+        Free = "Free",
     }
 }
 
@@ -3502,11 +2416,7 @@ pub struct ManagedClusterStatus {
     /// The error details information of the managed cluster. Preserves the detailed info of failure. If there was no error, this field is omitted.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningError",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningError", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_error: Option<ErrorDetail>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -3534,11 +2444,7 @@ pub struct ManagedClusterStorageProfile {
     #[serde(rename = "fileCSIDriver", default, skip_serializing_if = "Option::is_none")]
     pub file_csi_driver: Option<ManagedClusterStorageProfileFileCsiDriver>,
     /// Snapshot Controller settings for the storage profile.
-    #[serde(
-        rename = "snapshotController",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "snapshotController", default, skip_serializing_if = "Option::is_none")]
     pub snapshot_controller: Option<ManagedClusterStorageProfileSnapshotController>,
     /// AzureBlob CSI Driver settings for the storage profile.
     #[serde(rename = "blobCSIDriver", default, skip_serializing_if = "Option::is_none")]
@@ -3685,14 +2591,8 @@ pub struct ManagedClusterWorkloadAutoScalerProfile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keda: Option<ManagedClusterWorkloadAutoScalerProfileKeda>,
     /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
-    #[serde(
-        rename = "verticalPodAutoscaler",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub vertical_pod_autoscaler: Option<
-        ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-    >,
+    #[serde(rename = "verticalPodAutoscaler", default, skip_serializing_if = "Option::is_none")]
+    pub vertical_pod_autoscaler: Option<ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
@@ -3742,8 +2642,7 @@ pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-impl armgen_runtime::UnknownFields
-for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
+impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
@@ -3770,566 +2669,157 @@ pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-impl armgen_runtime::UnknownFields
-for ManagedServiceIdentityUserAssignedIdentitiesValue {
+impl armgen_runtime::UnknownFields for ManagedServiceIdentityUserAssignedIdentitiesValue {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
 
-/// Network dataplane used in the Kubernetes cluster.
-///
-/// Schema `NetworkDataplane`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum NetworkDataplane {
-    /// Use Azure network dataplane.
-    Azure,
-    /// Use Cilium network dataplane. See [Azure CNI Powered by Cilium](<https://learn.microsoft.com/azure/aks/azure-cni-powered-by-cilium>) for more information.
-    Cilium,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl NetworkDataplane {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Azure => "azure",
-            Self::Cilium => "cilium",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// Network dataplane used in the Kubernetes cluster.
+    ///
+    /// Schema `NetworkDataplane`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum NetworkDataplane {
+        /// Use Azure network dataplane.
+        Azure = "azure",
+        /// Use Cilium network dataplane. See [Azure CNI Powered by Cilium](<https://learn.microsoft.com/azure/aks/azure-cni-powered-by-cilium>) for more information.
+        Cilium = "cilium",
     }
 }
 
-impl From<String> for NetworkDataplane {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "azure" => Self::Azure,
-            "cilium" => Self::Cilium,
-            _ => Self::Other(value),
-        }
+armgen_runtime::open_enum! {
+    /// The network mode Azure CNI is configured with. This cannot be specified if networkPlugin is anything other than 'azure'.
+    ///
+    /// Schema `NetworkMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum NetworkMode {
+        /// No bridge is created. Intra-VM Pod to Pod communication is through IP routes created by Azure CNI. See [Transparent Mode](<https://docs.microsoft.com/azure/aks/faq#transparent-mode>) for more information.
+        Transparent = "transparent",
+        /// This is no longer supported
+        Bridge = "bridge",
     }
 }
 
-impl From<NetworkDataplane> for String {
-    fn from(value: NetworkDataplane) -> Self {
-        match value {
-            NetworkDataplane::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
+armgen_runtime::open_enum! {
+    /// Network plugin used for building the Kubernetes network.
+    ///
+    /// Schema `NetworkPlugin`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum NetworkPlugin {
+        /// Use the Azure CNI network plugin. See [Azure CNI (advanced) networking](<https://docs.microsoft.com/azure/aks/concepts-network#azure-cni-advanced-networking>) for more information.
+        Azure = "azure",
+        /// Use the Kubenet network plugin. See [Kubenet (basic) networking](<https://docs.microsoft.com/azure/aks/concepts-network#kubenet-basic-networking>) for more information.
+        Kubenet = "kubenet",
+        /// No CNI plugin is pre-installed. See [BYO CNI](<https://docs.microsoft.com/en-us/azure/aks/use-byo-cni>) for more information.
+        None = "none",
     }
 }
 
-impl armgen_runtime::UnknownFields for NetworkDataplane {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The mode the network plugin should use.
+    ///
+    /// Schema `NetworkPluginMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum NetworkPluginMode {
+        /// Used with networkPlugin=azure, pods are given IPs from the PodCIDR address space but use Azure Routing Domains rather than Kubenet's method of route tables. For more information visit <https://aka.ms/aks/azure-cni-overlay>.
+        Overlay = "overlay",
     }
 }
 
-/// The network mode Azure CNI is configured with. This cannot be specified if networkPlugin is anything other than 'azure'.
-///
-/// Schema `NetworkMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum NetworkMode {
-    /// No bridge is created. Intra-VM Pod to Pod communication is through IP routes created by Azure CNI. See [Transparent Mode](<https://docs.microsoft.com/azure/aks/faq#transparent-mode>) for more information.
-    Transparent,
-    /// This is no longer supported
-    Bridge,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl NetworkMode {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Transparent => "transparent",
-            Self::Bridge => "bridge",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// Network policy used for building the Kubernetes network.
+    ///
+    /// Schema `NetworkPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum NetworkPolicy {
+        /// Network policies will not be enforced. This is the default value when NetworkPolicy is not specified.
+        None = "none",
+        /// Use Calico network policies. See [differences between Azure and Calico policies](<https://docs.microsoft.com/azure/aks/use-network-policies#differences-between-azure-and-calico-policies-and-their-capabilities>) for more information.
+        Calico = "calico",
+        /// Use Azure network policies. See [differences between Azure and Calico policies](<https://docs.microsoft.com/azure/aks/use-network-policies#differences-between-azure-and-calico-policies-and-their-capabilities>) for more information.
+        Azure = "azure",
+        /// Use Cilium to enforce network policies. This requires networkDataplane to be 'cilium'.
+        Cilium = "cilium",
     }
 }
 
-impl From<String> for NetworkMode {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "transparent" => Self::Transparent,
-            "bridge" => Self::Bridge,
-            _ => Self::Other(value),
-        }
+armgen_runtime::open_enum! {
+    /// Ingress type for the default NginxIngressController custom resource
+    ///
+    /// Schema `NginxIngressControllerType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum NginxIngressControllerType {
+        /// The default NginxIngressController will be created. Users can edit the default NginxIngressController Custom Resource to configure load balancer annotations.
+        AnnotationControlled = "AnnotationControlled",
+        /// The default NginxIngressController will be created and the operator will provision an external loadbalancer with it. Any annotation to make the default loadbalancer internal will be overwritten.
+        External = "External",
+        /// The default NginxIngressController will be created and the operator will provision an internal loadbalancer with it. Any annotation to make the default loadbalancer external will be overwritten.
+        Internal = "Internal",
+        /// The default Ingress Controller will not be created. It will not be deleted by the system if it exists. Users should delete the default NginxIngressController Custom Resource manually if desired.
+        None = "None",
     }
 }
 
-impl From<NetworkMode> for String {
-    fn from(value: NetworkMode) -> Self {
-        match value {
-            NetworkMode::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
+armgen_runtime::open_enum! {
+    /// Node OS Upgrade Channel. Manner in which the OS on your nodes is updated. The default is NodeImage.
+    ///
+    /// Schema `NodeOSUpgradeChannel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum NodeOsUpgradeChannel {
+        /// No attempt to update your machines OS will be made either by OS or by rolling VHDs. This means you are responsible for your security updates
+        None = "None",
+        /// OS updates will be applied automatically through the OS built-in patching infrastructure. Newly scaled in machines will be unpatched initially and will be patched at some point by the OS's infrastructure. Behavior of this option depends on the OS in question. Ubuntu and Mariner apply security patches through unattended upgrade roughly once a day around 06:00 UTC. Windows does not apply security patches automatically and so for them this option is equivalent to None till further notice
+        Unmanaged = "Unmanaged",
+        /// AKS will update the nodes with a newly patched VHD containing security fixes and bugfixes on a weekly cadence. With the VHD update machines will be rolling reimaged to that VHD following maintenance windows and surge settings. No extra VHD cost is incurred when choosing this option as AKS hosts the images.
+        NodeImage = "NodeImage",
+        /// AKS downloads and updates the nodes with tested security updates. These updates honor the maintenance window settings and produce a new VHD that is used on new nodes. On some occasions it's not possible to apply the updates in place, in such cases the existing nodes will also be re-imaged to the newly produced VHD in order to apply the changes. This option incurs an extra cost of hosting the new Security Patch VHDs in your resource group for just in time consumption.
+        SecurityPatch = "SecurityPatch",
     }
 }
 
-impl armgen_runtime::UnknownFields for NetworkMode {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The set of default Karpenter NodePools (CRDs) configured for node provisioning. This field has no effect unless mode is 'Auto'. Warning: Changing this from Auto to None on an existing cluster will cause the default Karpenter NodePools to be deleted, which will drain and delete the nodes associated with those pools. It is strongly recommended to not do this unless there are idle nodes ready to take the pods evicted by that action. If not specified, the default is Auto. For more information see aka.ms/aks/nap#node-pools.
+    ///
+    /// Schema `NodeProvisioningDefaultNodePools`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum NodeProvisioningDefaultNodePools {
+        /// No Karpenter NodePools are provisioned automatically. Automatic scaling will not happen unless the user creates one or more NodePool CRD instances.
+        None = "None",
+        /// A standard set of Karpenter NodePools are provisioned
+        Auto = "Auto",
     }
 }
 
-/// Network plugin used for building the Kubernetes network.
-///
-/// Schema `NetworkPlugin`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum NetworkPlugin {
-    /// Use the Azure CNI network plugin. See [Azure CNI (advanced) networking](<https://docs.microsoft.com/azure/aks/concepts-network#azure-cni-advanced-networking>) for more information.
-    Azure,
-    /// Use the Kubenet network plugin. See [Kubenet (basic) networking](<https://docs.microsoft.com/azure/aks/concepts-network#kubenet-basic-networking>) for more information.
-    Kubenet,
-    /// No CNI plugin is pre-installed. See [BYO CNI](<https://docs.microsoft.com/en-us/azure/aks/use-byo-cni>) for more information.
-    None,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl NetworkPlugin {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Azure => "azure",
-            Self::Kubenet => "kubenet",
-            Self::None => "none",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// The node provisioning mode. If not specified, the default is Manual.
+    ///
+    /// Schema `NodeProvisioningMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum NodeProvisioningMode {
+        /// Nodes are provisioned manually by the user
+        Manual = "Manual",
+        /// Nodes are provisioned automatically by AKS using Karpenter (See aka.ms/aks/nap for more details). Fixed size Node Pools can still be created, but autoscaling Node Pools cannot be. (See aka.ms/aks/nap for more details).
+        Auto = "Auto",
     }
 }
 
-impl From<String> for NetworkPlugin {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "azure" => Self::Azure,
-            "kubenet" => Self::Kubenet,
-            "none" => Self::None,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<NetworkPlugin> for String {
-    fn from(value: NetworkPlugin) -> Self {
-        match value {
-            NetworkPlugin::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for NetworkPlugin {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The mode the network plugin should use.
-///
-/// Schema `NetworkPluginMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum NetworkPluginMode {
-    /// Used with networkPlugin=azure, pods are given IPs from the PodCIDR address space but use Azure Routing Domains rather than Kubenet's method of route tables. For more information visit <https://aka.ms/aks/azure-cni-overlay>.
-    Overlay,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl NetworkPluginMode {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Overlay => "overlay",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for NetworkPluginMode {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "overlay" => Self::Overlay,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<NetworkPluginMode> for String {
-    fn from(value: NetworkPluginMode) -> Self {
-        match value {
-            NetworkPluginMode::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for NetworkPluginMode {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Network policy used for building the Kubernetes network.
-///
-/// Schema `NetworkPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum NetworkPolicy {
-    /// Network policies will not be enforced. This is the default value when NetworkPolicy is not specified.
-    None,
-    /// Use Calico network policies. See [differences between Azure and Calico policies](<https://docs.microsoft.com/azure/aks/use-network-policies#differences-between-azure-and-calico-policies-and-their-capabilities>) for more information.
-    Calico,
-    /// Use Azure network policies. See [differences between Azure and Calico policies](<https://docs.microsoft.com/azure/aks/use-network-policies#differences-between-azure-and-calico-policies-and-their-capabilities>) for more information.
-    Azure,
-    /// Use Cilium to enforce network policies. This requires networkDataplane to be 'cilium'.
-    Cilium,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl NetworkPolicy {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::None => "none",
-            Self::Calico => "calico",
-            Self::Azure => "azure",
-            Self::Cilium => "cilium",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for NetworkPolicy {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "none" => Self::None,
-            "calico" => Self::Calico,
-            "azure" => Self::Azure,
-            "cilium" => Self::Cilium,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<NetworkPolicy> for String {
-    fn from(value: NetworkPolicy) -> Self {
-        match value {
-            NetworkPolicy::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for NetworkPolicy {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Ingress type for the default NginxIngressController custom resource
-///
-/// Schema `NginxIngressControllerType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum NginxIngressControllerType {
-    /// The default NginxIngressController will be created. Users can edit the default NginxIngressController Custom Resource to configure load balancer annotations.
-    AnnotationControlled,
-    /// The default NginxIngressController will be created and the operator will provision an external loadbalancer with it. Any annotation to make the default loadbalancer internal will be overwritten.
-    External,
-    /// The default NginxIngressController will be created and the operator will provision an internal loadbalancer with it. Any annotation to make the default loadbalancer external will be overwritten.
-    Internal,
-    /// The default Ingress Controller will not be created. It will not be deleted by the system if it exists. Users should delete the default NginxIngressController Custom Resource manually if desired.
-    None,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl NginxIngressControllerType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::AnnotationControlled => "AnnotationControlled",
-            Self::External => "External",
-            Self::Internal => "Internal",
-            Self::None => "None",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for NginxIngressControllerType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "annotationcontrolled" => Self::AnnotationControlled,
-            "external" => Self::External,
-            "internal" => Self::Internal,
-            "none" => Self::None,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<NginxIngressControllerType> for String {
-    fn from(value: NginxIngressControllerType) -> Self {
-        match value {
-            NginxIngressControllerType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for NginxIngressControllerType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Node OS Upgrade Channel. Manner in which the OS on your nodes is updated. The default is NodeImage.
-///
-/// Schema `NodeOSUpgradeChannel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum NodeOsUpgradeChannel {
-    /// No attempt to update your machines OS will be made either by OS or by rolling VHDs. This means you are responsible for your security updates
-    None,
-    /// OS updates will be applied automatically through the OS built-in patching infrastructure. Newly scaled in machines will be unpatched initially and will be patched at some point by the OS's infrastructure. Behavior of this option depends on the OS in question. Ubuntu and Mariner apply security patches through unattended upgrade roughly once a day around 06:00 UTC. Windows does not apply security patches automatically and so for them this option is equivalent to None till further notice
-    Unmanaged,
-    /// AKS will update the nodes with a newly patched VHD containing security fixes and bugfixes on a weekly cadence. With the VHD update machines will be rolling reimaged to that VHD following maintenance windows and surge settings. No extra VHD cost is incurred when choosing this option as AKS hosts the images.
-    NodeImage,
-    /// AKS downloads and updates the nodes with tested security updates. These updates honor the maintenance window settings and produce a new VHD that is used on new nodes. On some occasions it's not possible to apply the updates in place, in such cases the existing nodes will also be re-imaged to the newly produced VHD in order to apply the changes. This option incurs an extra cost of hosting the new Security Patch VHDs in your resource group for just in time consumption.
-    SecurityPatch,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl NodeOsUpgradeChannel {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::None => "None",
-            Self::Unmanaged => "Unmanaged",
-            Self::NodeImage => "NodeImage",
-            Self::SecurityPatch => "SecurityPatch",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for NodeOsUpgradeChannel {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "none" => Self::None,
-            "unmanaged" => Self::Unmanaged,
-            "nodeimage" => Self::NodeImage,
-            "securitypatch" => Self::SecurityPatch,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<NodeOsUpgradeChannel> for String {
-    fn from(value: NodeOsUpgradeChannel) -> Self {
-        match value {
-            NodeOsUpgradeChannel::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for NodeOsUpgradeChannel {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The set of default Karpenter NodePools (CRDs) configured for node provisioning. This field has no effect unless mode is 'Auto'. Warning: Changing this from Auto to None on an existing cluster will cause the default Karpenter NodePools to be deleted, which will drain and delete the nodes associated with those pools. It is strongly recommended to not do this unless there are idle nodes ready to take the pods evicted by that action. If not specified, the default is Auto. For more information see aka.ms/aks/nap#node-pools.
-///
-/// Schema `NodeProvisioningDefaultNodePools`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum NodeProvisioningDefaultNodePools {
-    /// No Karpenter NodePools are provisioned automatically. Automatic scaling will not happen unless the user creates one or more NodePool CRD instances.
-    None,
-    /// A standard set of Karpenter NodePools are provisioned
-    Auto,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl NodeProvisioningDefaultNodePools {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::None => "None",
-            Self::Auto => "Auto",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for NodeProvisioningDefaultNodePools {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "none" => Self::None,
-            "auto" => Self::Auto,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<NodeProvisioningDefaultNodePools> for String {
-    fn from(value: NodeProvisioningDefaultNodePools) -> Self {
-        match value {
-            NodeProvisioningDefaultNodePools::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for NodeProvisioningDefaultNodePools {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The node provisioning mode. If not specified, the default is Manual.
-///
-/// Schema `NodeProvisioningMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum NodeProvisioningMode {
-    /// Nodes are provisioned manually by the user
-    Manual,
-    /// Nodes are provisioned automatically by AKS using Karpenter (See aka.ms/aks/nap for more details). Fixed size Node Pools can still be created, but autoscaling Node Pools cannot be. (See aka.ms/aks/nap for more details).
-    Auto,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl NodeProvisioningMode {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Manual => "Manual",
-            Self::Auto => "Auto",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for NodeProvisioningMode {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "manual" => Self::Manual,
-            "auto" => Self::Auto,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<NodeProvisioningMode> for String {
-    fn from(value: NodeProvisioningMode) -> Self {
-        match value {
-            NodeProvisioningMode::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for NodeProvisioningMode {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The outbound (egress) routing method. This can only be set at cluster creation time and cannot be changed later. For more information see [egress outbound type](<https://docs.microsoft.com/azure/aks/egress-outboundtype>).
-///
-/// Schema `OutboundType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum OutboundType {
-    /// The load balancer is used for egress through an AKS assigned public IP. This supports Kubernetes services of type 'loadBalancer'. For more information see [outbound type loadbalancer](<https://docs.microsoft.com/azure/aks/egress-outboundtype#outbound-type-of-loadbalancer>).
-    LoadBalancer,
-    /// Egress paths must be defined by the user. This is an advanced scenario and requires proper network configuration. For more information see [outbound type userDefinedRouting](<https://docs.microsoft.com/azure/aks/egress-outboundtype#outbound-type-of-userdefinedrouting>).
-    UserDefinedRouting,
-    /// The AKS-managed NAT gateway is used for egress.
-    ManagedNatGateway,
-    /// The user-assigned NAT gateway associated to the cluster subnet is used for egress. This is an advanced scenario and requires proper network configuration.
-    UserAssignedNatGateway,
-    /// The AKS cluster is not set with any outbound-type. All AKS nodes follows Azure VM default outbound behavior. Please refer to <https://azure.microsoft.com/en-us/updates/default-outbound-access-for-vms-in-azure-will-be-retired-transition-to-a-new-method-of-internet-access/>
-    None,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl OutboundType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::LoadBalancer => "loadBalancer",
-            Self::UserDefinedRouting => "userDefinedRouting",
-            Self::ManagedNatGateway => "managedNATGateway",
-            Self::UserAssignedNatGateway => "userAssignedNATGateway",
-            Self::None => "none",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for OutboundType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "loadbalancer" => Self::LoadBalancer,
-            "userdefinedrouting" => Self::UserDefinedRouting,
-            "managednatgateway" => Self::ManagedNatGateway,
-            "userassignednatgateway" => Self::UserAssignedNatGateway,
-            "none" => Self::None,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<OutboundType> for String {
-    fn from(value: OutboundType) -> Self {
-        match value {
-            OutboundType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for OutboundType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The outbound (egress) routing method. This can only be set at cluster creation time and cannot be changed later. For more information see [egress outbound type](<https://docs.microsoft.com/azure/aks/egress-outboundtype>).
+    ///
+    /// Schema `OutboundType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum OutboundType {
+        /// The load balancer is used for egress through an AKS assigned public IP. This supports Kubernetes services of type 'loadBalancer'. For more information see [outbound type loadbalancer](<https://docs.microsoft.com/azure/aks/egress-outboundtype#outbound-type-of-loadbalancer>).
+        LoadBalancer = "loadBalancer",
+        /// Egress paths must be defined by the user. This is an advanced scenario and requires proper network configuration. For more information see [outbound type userDefinedRouting](<https://docs.microsoft.com/azure/aks/egress-outboundtype#outbound-type-of-userdefinedrouting>).
+        UserDefinedRouting = "userDefinedRouting",
+        /// The AKS-managed NAT gateway is used for egress.
+        ManagedNatGateway = "managedNATGateway",
+        /// The user-assigned NAT gateway associated to the cluster subnet is used for egress. This is an advanced scenario and requires proper network configuration.
+        UserAssignedNatGateway = "userAssignedNATGateway",
+        /// The AKS cluster is not set with any outbound-type. All AKS nodes follows Azure VM default outbound behavior. Please refer to <https://azure.microsoft.com/en-us/updates/default-outbound-access-for-vms-in-azure-will-be-retired-transition-to-a-new-method-of-internet-access/>
+        None = "none",
     }
 }
 
@@ -4351,20 +2841,12 @@ pub struct PrivateLinkResource {
     #[serde(rename = "groupId", default, skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
     /// The RequiredMembers of the resource
-    #[serde(
-        rename = "requiredMembers",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "requiredMembers", default, skip_serializing_if = "Option::is_none")]
     pub required_members: Option<Vec<String>>,
     /// The private link service ID of the resource, this field is exposed only to NRP internally.
     ///
     /// Read-only. Format: `arm-id`.
-    #[serde(
-        rename = "privateLinkServiceID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "privateLinkServiceID", default, skip_serializing_if = "Option::is_none")]
     pub private_link_service_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -4378,111 +2860,31 @@ impl armgen_runtime::UnknownFields for PrivateLinkResource {
     }
 }
 
-/// PublicNetworkAccess of the managedCluster. Allow or deny public network access for AKS
-///
-/// Schema `PublicNetworkAccess`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum PublicNetworkAccess {
-    /// Inbound/Outbound to the managedCluster is allowed.
-    Enabled,
-    /// Inbound traffic to managedCluster is disabled, traffic from managedCluster is allowed.
-    Disabled,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl PublicNetworkAccess {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Enabled => "Enabled",
-            Self::Disabled => "Disabled",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// PublicNetworkAccess of the managedCluster. Allow or deny public network access for AKS
+    ///
+    /// Schema `PublicNetworkAccess`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum PublicNetworkAccess {
+        /// Inbound/Outbound to the managedCluster is allowed.
+        Enabled = "Enabled",
+        /// Inbound traffic to managedCluster is disabled, traffic from managedCluster is allowed.
+        Disabled = "Disabled",
     }
 }
 
-impl From<String> for PublicNetworkAccess {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "enabled" => Self::Enabled,
-            "disabled" => Self::Disabled,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<PublicNetworkAccess> for String {
-    fn from(value: PublicNetworkAccess) -> Self {
-        match value {
-            PublicNetworkAccess::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for PublicNetworkAccess {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The type of identity used for the managed cluster. For more information see [use managed identities in AKS](<https://docs.microsoft.com/azure/aks/use-managed-identity>).
-///
-/// Schema `ResourceIdentityType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ResourceIdentityType {
-    /// Use an implicitly created system assigned managed identity to manage cluster resources. Master components in the control plane such as kube-controller-manager will use the system assigned managed identity to manipulate Azure resources.
-    SystemAssigned,
-    /// Use a user-specified identity to manage cluster resources. Master components in the control plane such as kube-controller-manager will use the specified user assigned managed identity to manipulate Azure resources.
-    UserAssigned,
-    /// Do not use a managed identity for the Managed Cluster, service principal will be used instead.
-    None,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ResourceIdentityType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::SystemAssigned => "SystemAssigned",
-            Self::UserAssigned => "UserAssigned",
-            Self::None => "None",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for ResourceIdentityType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "systemassigned" => Self::SystemAssigned,
-            "userassigned" => Self::UserAssigned,
-            "none" => Self::None,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ResourceIdentityType> for String {
-    fn from(value: ResourceIdentityType) -> Self {
-        match value {
-            ResourceIdentityType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ResourceIdentityType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The type of identity used for the managed cluster. For more information see [use managed identities in AKS](<https://docs.microsoft.com/azure/aks/use-managed-identity>).
+    ///
+    /// Schema `ResourceIdentityType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ResourceIdentityType {
+        /// Use an implicitly created system assigned managed identity to manage cluster resources. Master components in the control plane such as kube-controller-manager will use the system assigned managed identity to manipulate Azure resources.
+        SystemAssigned = "SystemAssigned",
+        /// Use a user-specified identity to manage cluster resources. Master components in the control plane such as kube-controller-manager will use the specified user assigned managed identity to manipulate Azure resources.
+        UserAssigned = "UserAssigned",
+        /// Do not use a managed identity for the Managed Cluster, service principal will be used instead.
+        None = "None",
     }
 }
 
@@ -4508,107 +2910,29 @@ impl armgen_runtime::UnknownFields for ResourceReference {
     }
 }
 
-/// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
-///
-/// Schema `RestrictionLevel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum RestrictionLevel {
-    /// All RBAC permissions are allowed on the managed node resource group
-    Unrestricted,
-    /// Only \*\/read RBAC permissions allowed on the managed node resource group
-    ReadOnly,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl RestrictionLevel {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Unrestricted => "Unrestricted",
-            Self::ReadOnly => "ReadOnly",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
+    ///
+    /// Schema `RestrictionLevel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum RestrictionLevel {
+        /// All RBAC permissions are allowed on the managed node resource group
+        Unrestricted = "Unrestricted",
+        /// Only \*\/read RBAC permissions allowed on the managed node resource group
+        ReadOnly = "ReadOnly",
     }
 }
 
-impl From<String> for RestrictionLevel {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "unrestricted" => Self::Unrestricted,
-            "readonly" => Self::ReadOnly,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<RestrictionLevel> for String {
-    fn from(value: RestrictionLevel) -> Self {
-        match value {
-            RestrictionLevel::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for RestrictionLevel {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Mode of the service mesh.
-///
-/// Schema `ServiceMeshMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ServiceMeshMode {
-    /// Istio deployed as an AKS addon.
-    Istio,
-    /// Mesh is disabled.
-    Disabled,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ServiceMeshMode {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Istio => "Istio",
-            Self::Disabled => "Disabled",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for ServiceMeshMode {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "istio" => Self::Istio,
-            "disabled" => Self::Disabled,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ServiceMeshMode> for String {
-    fn from(value: ServiceMeshMode) -> Self {
-        match value {
-            ServiceMeshMode::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ServiceMeshMode {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// Mode of the service mesh.
+    ///
+    /// Schema `ServiceMeshMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ServiceMeshMode {
+        /// Istio deployed as an AKS addon.
+        Istio = "Istio",
+        /// Mesh is disabled.
+        Disabled = "Disabled",
     }
 }
 
@@ -4636,67 +2960,22 @@ impl armgen_runtime::UnknownFields for ServiceMeshProfile {
     }
 }
 
-/// The upgrade channel for auto upgrade. The default is 'none'. For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
-///
-/// Schema `UpgradeChannel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum UpgradeChannel {
-    /// Automatically upgrade the cluster to the latest supported patch release on the latest supported minor version. In cases where the cluster is at a version of Kubernetes that is at an N-2 minor version where N is the latest supported minor version, the cluster first upgrades to the latest supported patch version on N-1 minor version. For example, if a cluster is running version 1.17.7 and versions 1.17.9, 1.18.4, 1.18.6, and 1.19.1 are available, your cluster first is upgraded to 1.18.6, then is upgraded to 1.19.1.
-    Rapid,
-    /// Automatically upgrade the cluster to the latest supported patch release on minor version N-1, where N is the latest supported minor version. For example, if a cluster is running version 1.17.7 and versions 1.17.9, 1.18.4, 1.18.6, and 1.19.1 are available, your cluster is upgraded to 1.18.6.
-    Stable,
-    /// Automatically upgrade the cluster to the latest supported patch version when it becomes available while keeping the minor version the same. For example, if a cluster is running version 1.17.7 and versions 1.17.9, 1.18.4, 1.18.6, and 1.19.1 are available, your cluster is upgraded to 1.17.9.
-    Patch,
-    /// Automatically upgrade the node image to the latest version available. Consider using nodeOSUpgradeChannel instead as that allows you to configure node OS patching separate from Kubernetes version patching
-    NodeImage,
-    /// Disables auto-upgrades and keeps the cluster at its current version of Kubernetes.
-    None,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl UpgradeChannel {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Rapid => "rapid",
-            Self::Stable => "stable",
-            Self::Patch => "patch",
-            Self::NodeImage => "node-image",
-            Self::None => "none",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for UpgradeChannel {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "rapid" => Self::Rapid,
-            "stable" => Self::Stable,
-            "patch" => Self::Patch,
-            "node-image" => Self::NodeImage,
-            "none" => Self::None,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<UpgradeChannel> for String {
-    fn from(value: UpgradeChannel) -> Self {
-        match value {
-            UpgradeChannel::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for UpgradeChannel {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The upgrade channel for auto upgrade. The default is 'none'. For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
+    ///
+    /// Schema `UpgradeChannel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum UpgradeChannel {
+        /// Automatically upgrade the cluster to the latest supported patch release on the latest supported minor version. In cases where the cluster is at a version of Kubernetes that is at an N-2 minor version where N is the latest supported minor version, the cluster first upgrades to the latest supported patch version on N-1 minor version. For example, if a cluster is running version 1.17.7 and versions 1.17.9, 1.18.4, 1.18.6, and 1.19.1 are available, your cluster first is upgraded to 1.18.6, then is upgraded to 1.19.1.
+        Rapid = "rapid",
+        /// Automatically upgrade the cluster to the latest supported patch release on minor version N-1, where N is the latest supported minor version. For example, if a cluster is running version 1.17.7 and versions 1.17.9, 1.18.4, 1.18.6, and 1.19.1 are available, your cluster is upgraded to 1.18.6.
+        Stable = "stable",
+        /// Automatically upgrade the cluster to the latest supported patch version when it becomes available while keeping the minor version the same. For example, if a cluster is running version 1.17.7 and versions 1.17.9, 1.18.4, 1.18.6, and 1.19.1 are available, your cluster is upgraded to 1.17.9.
+        Patch = "patch",
+        /// Automatically upgrade the node image to the latest version available. Consider using nodeOSUpgradeChannel instead as that allows you to configure node OS patching separate from Kubernetes version patching
+        NodeImage = "node-image",
+        /// Disables auto-upgrades and keeps the cluster at its current version of Kubernetes.
+        None = "none",
     }
 }
 

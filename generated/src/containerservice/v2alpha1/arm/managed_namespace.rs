@@ -5,118 +5,34 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/managedNamespaces` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use armgen_runtime::UnknownFields;
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
-/// Action if Kubernetes namespace with same name already exists.
-///
-/// Schema `AdoptionPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum AdoptionPolicy {
-    /// If the namespace already exists in Kubernetes, attempts to create that same namespace in ARM will fail.
-    Never,
-    /// Take over the existing namespace to be managed by ARM, if there is no difference.
-    IfIdentical,
-    /// Always take over the existing namespace to be managed by ARM, some fields might be overwritten.
-    Always,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl AdoptionPolicy {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Never => "Never",
-            Self::IfIdentical => "IfIdentical",
-            Self::Always => "Always",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// Action if Kubernetes namespace with same name already exists.
+    ///
+    /// Schema `AdoptionPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum AdoptionPolicy {
+        /// If the namespace already exists in Kubernetes, attempts to create that same namespace in ARM will fail.
+        Never = "Never",
+        /// Take over the existing namespace to be managed by ARM, if there is no difference.
+        IfIdentical = "IfIdentical",
+        /// Always take over the existing namespace to be managed by ARM, some fields might be overwritten.
+        Always = "Always",
     }
 }
 
-impl From<String> for AdoptionPolicy {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "never" => Self::Never,
-            "ifidentical" => Self::IfIdentical,
-            "always" => Self::Always,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<AdoptionPolicy> for String {
-    fn from(value: AdoptionPolicy) -> Self {
-        match value {
-            AdoptionPolicy::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for AdoptionPolicy {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Delete options of a namespace.
-///
-/// Schema `DeletePolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum DeletePolicy {
-    /// Only delete the ARM resource, keep the Kubernetes namespace. Also delete the ManagedByARM label.
-    Keep,
-    /// Delete both the ARM resource and the Kubernetes namespace together.
-    Delete,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl DeletePolicy {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Keep => "Keep",
-            Self::Delete => "Delete",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for DeletePolicy {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "keep" => Self::Keep,
-            "delete" => Self::Delete,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<DeletePolicy> for String {
-    fn from(value: DeletePolicy) -> Self {
-        match value {
-            DeletePolicy::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for DeletePolicy {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// Delete options of a namespace.
+    ///
+    /// Schema `DeletePolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum DeletePolicy {
+        /// Only delete the ARM resource, keep the Kubernetes namespace. Also delete the ManagedByARM label.
+        Keep = "Keep",
+        /// Delete both the ARM resource and the Kubernetes namespace together.
+        Delete = "Delete",
     }
 }
 
@@ -183,11 +99,7 @@ pub struct NamespaceProperties {
     /// The current provisioning state of the namespace.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<NamespaceProvisioningState>,
     /// The labels of managed namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -201,18 +113,10 @@ pub struct NamespaceProperties {
     #[serde(rename = "portalFqdn", default, skip_serializing_if = "Option::is_none")]
     pub portal_fqdn: Option<String>,
     /// The default resource quota enforced upon the namespace. Customers can have other Kubernetes resource quota objects under the namespace. Resource quotas are additive; if multiple resource quotas are applied to a given namespace, then the effective limit will be one such that all quotas on the namespace can be satisfied.
-    #[serde(
-        rename = "defaultResourceQuota",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "defaultResourceQuota", default, skip_serializing_if = "Option::is_none")]
     pub default_resource_quota: Option<ResourceQuota>,
     /// The default network policy enforced upon the namespace. Customers can have other Kubernetes network policy objects under the namespace. Network policies are additive; if a policy or policies apply to a given pod for a given direction, the connections allowed in that direction for the pod is the union of what all applicable policies allow.
-    #[serde(
-        rename = "defaultNetworkPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "defaultNetworkPolicy", default, skip_serializing_if = "Option::is_none")]
     pub default_network_policy: Option<NetworkPolicies>,
     /// Action if Kubernetes namespace with same name already exists.
     #[serde(rename = "adoptionPolicy", default, skip_serializing_if = "Option::is_none")]
@@ -240,71 +144,24 @@ impl armgen_runtime::UnknownFields for NamespaceProperties {
     }
 }
 
-/// The current provisioning state of the namespace.
-///
-/// Schema `NamespaceProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum NamespaceProvisioningState {
-    /// The namespace is being updated.
-    Updating,
-    /// The namespace is being deleted.
-    Deleting,
-    /// The namespace is being created.
-    Creating,
-    /// The namespace provisioning succeeded.
-    Succeeded,
-    /// The namespace provisioning failed.
-    Failed,
-    /// The namespace provisioning was canceled.
-    Canceled,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl NamespaceProvisioningState {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Updating => "Updating",
-            Self::Deleting => "Deleting",
-            Self::Creating => "Creating",
-            Self::Succeeded => "Succeeded",
-            Self::Failed => "Failed",
-            Self::Canceled => "Canceled",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for NamespaceProvisioningState {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "updating" => Self::Updating,
-            "deleting" => Self::Deleting,
-            "creating" => Self::Creating,
-            "succeeded" => Self::Succeeded,
-            "failed" => Self::Failed,
-            "canceled" => Self::Canceled,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<NamespaceProvisioningState> for String {
-    fn from(value: NamespaceProvisioningState) -> Self {
-        match value {
-            NamespaceProvisioningState::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for NamespaceProvisioningState {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The current provisioning state of the namespace.
+    ///
+    /// Schema `NamespaceProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum NamespaceProvisioningState {
+        /// The namespace is being updated.
+        Updating = "Updating",
+        /// The namespace is being deleted.
+        Deleting = "Deleting",
+        /// The namespace is being created.
+        Creating = "Creating",
+        /// The namespace provisioning succeeded.
+        Succeeded = "Succeeded",
+        /// The namespace provisioning failed.
+        Failed = "Failed",
+        /// The namespace provisioning was canceled.
+        Canceled = "Canceled",
     }
 }
 
@@ -337,59 +194,18 @@ impl armgen_runtime::UnknownFields for NetworkPolicies {
     }
 }
 
-/// Enum representing different network policy rules.
-///
-/// Schema `PolicyRule`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum PolicyRule {
-    /// Deny all network traffic.
-    DenyAll,
-    /// Allow all network traffic.
-    AllowAll,
-    /// Allow traffic within the same namespace.
-    AllowSameNamespace,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl PolicyRule {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::DenyAll => "DenyAll",
-            Self::AllowAll => "AllowAll",
-            Self::AllowSameNamespace => "AllowSameNamespace",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for PolicyRule {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "denyall" => Self::DenyAll,
-            "allowall" => Self::AllowAll,
-            "allowsamenamespace" => Self::AllowSameNamespace,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<PolicyRule> for String {
-    fn from(value: PolicyRule) -> Self {
-        match value {
-            PolicyRule::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for PolicyRule {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// Enum representing different network policy rules.
+    ///
+    /// Schema `PolicyRule`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum PolicyRule {
+        /// Deny all network traffic.
+        DenyAll = "DenyAll",
+        /// Allow all network traffic.
+        AllowAll = "AllowAll",
+        /// Allow traffic within the same namespace.
+        AllowSameNamespace = "AllowSameNamespace",
     }
 }
 

@@ -5,11 +5,7 @@
 //! ARM payload types used by more than one resource.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use armgen_runtime::UnknownFields;
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Profile of the managed cluster gateway agent pool.
@@ -20,11 +16,7 @@ pub struct AgentPoolGatewayProfile {
     /// The Gateway agent pool associates one public IPPrefix for each static egress gateway to provide public egress. The size of Public IPPrefix should be selected by the user. Each node in the agent pool is assigned with one IP from the IPPrefix. The IPPrefix size thus serves as a cap on the size of the Gateway agent pool. Due to Azure public IPPrefix size limitation, the valid value range is \[28, 31\] (/31 = 2 nodes/IPs, /30 = 4 nodes/IPs, /29 = 8 nodes/IPs, /28 = 16 nodes/IPs). The default value is 31.
     ///
     /// Format: `int32`. Default: `31`.
-    #[serde(
-        rename = "publicIPPrefixSize",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "publicIPPrefixSize", default, skip_serializing_if = "Option::is_none")]
     pub public_ip_prefix_size: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -38,59 +30,18 @@ impl armgen_runtime::UnknownFields for AgentPoolGatewayProfile {
     }
 }
 
-/// The mode of an agent pool. A cluster must have at least one 'System' Agent Pool at all times. For additional information on agent pool restrictions and best practices, see: <https://docs.microsoft.com/azure/aks/use-system-pools>
-///
-/// Schema `AgentPoolMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum AgentPoolMode {
-    /// System agent pools are primarily for hosting critical system pods such as CoreDNS and metrics-server. System agent pools osType must be Linux. System agent pools VM SKU must have at least 2vCPUs and 4GB of memory.
-    System,
-    /// User agent pools are primarily for hosting your application pods.
-    User,
-    /// Gateway agent pools are dedicated to providing static egress IPs to pods. For more details, see <https://aka.ms/aks/static-egress-gateway>.
-    Gateway,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl AgentPoolMode {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::System => "System",
-            Self::User => "User",
-            Self::Gateway => "Gateway",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for AgentPoolMode {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "system" => Self::System,
-            "user" => Self::User,
-            "gateway" => Self::Gateway,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<AgentPoolMode> for String {
-    fn from(value: AgentPoolMode) -> Self {
-        match value {
-            AgentPoolMode::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolMode {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The mode of an agent pool. A cluster must have at least one 'System' Agent Pool at all times. For additional information on agent pool restrictions and best practices, see: <https://docs.microsoft.com/azure/aks/use-system-pools>
+    ///
+    /// Schema `AgentPoolMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum AgentPoolMode {
+        /// System agent pools are primarily for hosting critical system pods such as CoreDNS and metrics-server. System agent pools osType must be Linux. System agent pools VM SKU must have at least 2vCPUs and 4GB of memory.
+        System = "System",
+        /// User agent pools are primarily for hosting your application pods.
+        User = "User",
+        /// Gateway agent pools are dedicated to providing static egress IPs to pods. For more details, see <https://aka.ms/aks/static-egress-gateway>.
+        Gateway = "Gateway",
     }
 }
 
@@ -100,25 +51,13 @@ impl armgen_runtime::UnknownFields for AgentPoolMode {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AgentPoolNetworkProfile {
     /// IPTags of instance-level public IPs.
-    #[serde(
-        rename = "nodePublicIPTags",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodePublicIPTags", default, skip_serializing_if = "Option::is_none")]
     pub node_public_ip_tags: Option<Vec<IpTag>>,
     /// The port ranges that are allowed to access. The specified ranges are allowed to overlap.
-    #[serde(
-        rename = "allowedHostPorts",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "allowedHostPorts", default, skip_serializing_if = "Option::is_none")]
     pub allowed_host_ports: Option<Vec<PortRange>>,
     /// The IDs of the application security groups which agent pool will associate when created.
-    #[serde(
-        rename = "applicationSecurityGroups",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "applicationSecurityGroups", default, skip_serializing_if = "Option::is_none")]
     pub application_security_groups: Option<Vec<String>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -144,11 +83,7 @@ pub struct AgentPoolSecurityProfile {
     #[serde(rename = "enableVTPM", default, skip_serializing_if = "Option::is_none")]
     pub enable_vtpm: Option<bool>,
     /// Secure Boot is a feature of Trusted Launch which ensures that only signed operating systems and drivers can boot. For more details, see aka.ms/aks/trustedlaunch.  If not specified, the default is false.
-    #[serde(
-        rename = "enableSecureBoot",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableSecureBoot", default, skip_serializing_if = "Option::is_none")]
     pub enable_secure_boot: Option<bool>,
     /// SSH access method of an agent pool.
     #[serde(rename = "sshAccess", default, skip_serializing_if = "Option::is_none")]
@@ -166,55 +101,16 @@ impl armgen_runtime::UnknownFields for AgentPoolSecurityProfile {
     }
 }
 
-/// SSH access method of an agent pool.
-///
-/// Schema `AgentPoolSSHAccess`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum AgentPoolSshAccess {
-    /// Can SSH onto the node as a local user using private key.
-    LocalUser,
-    /// SSH service will be turned off on the node.
-    Disabled,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl AgentPoolSshAccess {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::LocalUser => "LocalUser",
-            Self::Disabled => "Disabled",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for AgentPoolSshAccess {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "localuser" => Self::LocalUser,
-            "disabled" => Self::Disabled,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<AgentPoolSshAccess> for String {
-    fn from(value: AgentPoolSshAccess) -> Self {
-        match value {
-            AgentPoolSshAccess::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolSshAccess {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// SSH access method of an agent pool.
+    ///
+    /// Schema `AgentPoolSSHAccess`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum AgentPoolSshAccess {
+        /// Can SSH onto the node as a local user using private key.
+        LocalUser = "LocalUser",
+        /// SSH service will be turned off on the node.
+        Disabled = "Disabled",
     }
 }
 
@@ -226,11 +122,7 @@ pub struct AgentPoolStatus {
     /// The error detail information of the agent pool. Preserves the detailed info of failure. If there was no error, this field is omitted.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningError",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningError", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_error: Option<ErrorDetail>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -246,59 +138,18 @@ impl armgen_runtime::UnknownFields for AgentPoolStatus {
     }
 }
 
-/// The type of Agent Pool.
-///
-/// Schema `AgentPoolType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum AgentPoolType {
-    /// Create an Agent Pool backed by a Virtual Machine Scale Set.
-    VirtualMachineScaleSets,
-    /// Use of this is strongly discouraged.
-    AvailabilitySet,
-    /// Create an Agent Pool backed by a Single Instance VM orchestration mode.
-    VirtualMachines,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl AgentPoolType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::VirtualMachineScaleSets => "VirtualMachineScaleSets",
-            Self::AvailabilitySet => "AvailabilitySet",
-            Self::VirtualMachines => "VirtualMachines",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for AgentPoolType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "virtualmachinescalesets" => Self::VirtualMachineScaleSets,
-            "availabilityset" => Self::AvailabilitySet,
-            "virtualmachines" => Self::VirtualMachines,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<AgentPoolType> for String {
-    fn from(value: AgentPoolType) -> Self {
-        match value {
-            AgentPoolType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The type of Agent Pool.
+    ///
+    /// Schema `AgentPoolType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum AgentPoolType {
+        /// Create an Agent Pool backed by a Virtual Machine Scale Set.
+        VirtualMachineScaleSets = "VirtualMachineScaleSets",
+        /// Use of this is strongly discouraged.
+        AvailabilitySet = "AvailabilitySet",
+        /// Create an Agent Pool backed by a Single Instance VM orchestration mode.
+        VirtualMachines = "VirtualMachines",
     }
 }
 
@@ -316,27 +167,15 @@ pub struct AgentPoolUpgradeSettings {
     /// The drain timeout for a node. The amount of time (in minutes) to wait on eviction of pods and graceful termination per node. This eviction wait time honors waiting on pod disruption budgets. If this time is exceeded, the upgrade fails. If not specified, the default is 30 minutes.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "drainTimeoutInMinutes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "drainTimeoutInMinutes", default, skip_serializing_if = "Option::is_none")]
     pub drain_timeout_in_minutes: Option<i32>,
     /// The soak duration for a node. The amount of time (in minutes) to wait after draining a node and before reimaging it and moving on to next node. If not specified, the default is 0 minutes.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "nodeSoakDurationInMinutes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodeSoakDurationInMinutes", default, skip_serializing_if = "Option::is_none")]
     pub node_soak_duration_in_minutes: Option<i32>,
     /// Defines the behavior for undrainable nodes during upgrade. The most common cause of undrainable nodes is Pod Disruption Budgets (PDBs), but other issues, such as pod termination grace period is exceeding the remaining per-node drain timeout or pod is still being in a running state, can also cause undrainable nodes.
-    #[serde(
-        rename = "undrainableNodeBehavior",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "undrainableNodeBehavior", default, skip_serializing_if = "Option::is_none")]
     pub undrainable_node_behavior: Option<UndrainableNodeBehavior>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -358,11 +197,7 @@ impl armgen_runtime::UnknownFields for AgentPoolUpgradeSettings {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AgentPoolWindowsProfile {
     /// Whether to disable OutboundNAT in windows nodes. The default value is false. Outbound NAT can only be disabled if the cluster outboundType is NAT Gateway and the Windows agent pool does not have node public IP enabled.
-    #[serde(
-        rename = "disableOutboundNat",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "disableOutboundNat", default, skip_serializing_if = "Option::is_none")]
     pub disable_outbound_nat: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -376,115 +211,33 @@ impl armgen_runtime::UnknownFields for AgentPoolWindowsProfile {
     }
 }
 
-/// Tells whether the cluster is Running or Stopped
-///
-/// Schema `Code`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum Code {
-    /// The cluster is running.
-    Running,
-    /// The cluster is stopped.
-    Stopped,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl Code {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Running => "Running",
-            Self::Stopped => "Stopped",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// Tells whether the cluster is Running or Stopped
+    ///
+    /// Schema `Code`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum Code {
+        /// The cluster is running.
+        Running = "Running",
+        /// The cluster is stopped.
+        Stopped = "Stopped",
     }
 }
 
-impl From<String> for Code {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "running" => Self::Running,
-            "stopped" => Self::Stopped,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<Code> for String {
-    fn from(value: Code) -> Self {
-        match value {
-            Code::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for Code {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The kind of entity that created the resource.
-///
-/// Schema `createdByType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum CreatedByType {
-    /// The entity was created by a user.
-    User,
-    /// The entity was created by an application.
-    Application,
-    /// The entity was created by a managed identity.
-    ManagedIdentity,
-    /// The entity was created by a key.
-    Key,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl CreatedByType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::User => "User",
-            Self::Application => "Application",
-            Self::ManagedIdentity => "ManagedIdentity",
-            Self::Key => "Key",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for CreatedByType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "user" => Self::User,
-            "application" => Self::Application,
-            "managedidentity" => Self::ManagedIdentity,
-            "key" => Self::Key,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<CreatedByType> for String {
-    fn from(value: CreatedByType) -> Self {
-        match value {
-            CreatedByType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for CreatedByType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The kind of entity that created the resource.
+    ///
+    /// Schema `createdByType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum CreatedByType {
+        /// The entity was created by a user.
+        User = "User",
+        /// The entity was created by an application.
+        Application = "Application",
+        /// The entity was created by a managed identity.
+        ManagedIdentity = "ManagedIdentity",
+        /// The entity was created by a key.
+        Key = "Key",
     }
 }
 
@@ -496,11 +249,7 @@ pub struct CreationData {
     /// This is the ARM ID of the source object to be used to create the target object.
     ///
     /// Format: `arm-id`.
-    #[serde(
-        rename = "sourceResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "sourceResourceId", default, skip_serializing_if = "Option::is_none")]
     pub source_resource_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -585,119 +334,35 @@ impl armgen_runtime::UnknownFields for ErrorDetail {
     }
 }
 
-/// Whether to install GPU drivers. When it's not specified, default is Install.
-///
-/// Schema `GPUDriver`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum GpuDriver {
-    /// Install driver.
-    Install,
-    /// Skip driver install.
-    None,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl GpuDriver {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Install => "Install",
-            Self::None => "None",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// Whether to install GPU drivers. When it's not specified, default is Install.
+    ///
+    /// Schema `GPUDriver`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum GpuDriver {
+        /// Install driver.
+        Install = "Install",
+        /// Skip driver install.
+        None = "None",
     }
 }
 
-impl From<String> for GpuDriver {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "install" => Self::Install,
-            "none" => Self::None,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<GpuDriver> for String {
-    fn from(value: GpuDriver) -> Self {
-        match value {
-            GpuDriver::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for GpuDriver {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
-///
-/// Schema `GPUInstanceProfile`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum GpuInstanceProfile {
-    /// MIG 1g GPU instance profile.
-    Mig1g,
-    /// MIG 2g GPU instance profile.
-    Mig2g,
-    /// MIG 3g GPU instance profile.
-    Mig3g,
-    /// MIG 4g GPU instance profile.
-    Mig4g,
-    /// MIG 7g GPU instance profile.
-    Mig7g,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl GpuInstanceProfile {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Mig1g => "MIG1g",
-            Self::Mig2g => "MIG2g",
-            Self::Mig3g => "MIG3g",
-            Self::Mig4g => "MIG4g",
-            Self::Mig7g => "MIG7g",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for GpuInstanceProfile {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "mig1g" => Self::Mig1g,
-            "mig2g" => Self::Mig2g,
-            "mig3g" => Self::Mig3g,
-            "mig4g" => Self::Mig4g,
-            "mig7g" => Self::Mig7g,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<GpuInstanceProfile> for String {
-    fn from(value: GpuInstanceProfile) -> Self {
-        match value {
-            GpuInstanceProfile::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for GpuInstanceProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
+    ///
+    /// Schema `GPUInstanceProfile`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum GpuInstanceProfile {
+        /// MIG 1g GPU instance profile.
+        Mig1g = "MIG1g",
+        /// MIG 2g GPU instance profile.
+        Mig2g = "MIG2g",
+        /// MIG 3g GPU instance profile.
+        Mig3g = "MIG3g",
+        /// MIG 4g GPU instance profile.
+        Mig4g = "MIG4g",
+        /// MIG 7g GPU instance profile.
+        Mig7g = "MIG7g",
     }
 }
 
@@ -751,53 +416,29 @@ impl armgen_runtime::UnknownFields for IpTag {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct KubeletConfig {
     /// The CPU Manager policy to use. The default is 'none'. See [Kubernetes CPU management policies](<https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/#cpu-management-policies>) for more information. Allowed values are 'none' and 'static'.
-    #[serde(
-        rename = "cpuManagerPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "cpuManagerPolicy", default, skip_serializing_if = "Option::is_none")]
     pub cpu_manager_policy: Option<String>,
     /// If CPU CFS quota enforcement is enabled for containers that specify CPU limits. The default is true.
     #[serde(rename = "cpuCfsQuota", default, skip_serializing_if = "Option::is_none")]
     pub cpu_cfs_quota: Option<bool>,
     /// The CPU CFS quota period value. The default is '100ms.' Valid values are a sequence of decimal numbers with an optional fraction and a unit suffix. For example: '300ms', '2h45m'. Supported units are 'ns', 'us', 'ms', 's', 'm', and 'h'.
-    #[serde(
-        rename = "cpuCfsQuotaPeriod",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "cpuCfsQuotaPeriod", default, skip_serializing_if = "Option::is_none")]
     pub cpu_cfs_quota_period: Option<String>,
     /// The percent of disk usage after which image garbage collection is always run. To disable image garbage collection, set to 100. The default is 85%
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "imageGcHighThreshold",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "imageGcHighThreshold", default, skip_serializing_if = "Option::is_none")]
     pub image_gc_high_threshold: Option<i32>,
     /// The percent of disk usage before which image garbage collection is never run. This cannot be set higher than imageGcHighThreshold. The default is 80%
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "imageGcLowThreshold",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "imageGcLowThreshold", default, skip_serializing_if = "Option::is_none")]
     pub image_gc_low_threshold: Option<i32>,
     /// The Topology Manager policy to use. For more information see [Kubernetes Topology Manager](<https://kubernetes.io/docs/tasks/administer-cluster/topology-manager>). The default is 'none'. Allowed values are 'none', 'best-effort', 'restricted', and 'single-numa-node'.
-    #[serde(
-        rename = "topologyManagerPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "topologyManagerPolicy", default, skip_serializing_if = "Option::is_none")]
     pub topology_manager_policy: Option<String>,
     /// Allowed list of unsafe sysctls or unsafe sysctl patterns (ending in `*`).
-    #[serde(
-        rename = "allowedUnsafeSysctls",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "allowedUnsafeSysctls", default, skip_serializing_if = "Option::is_none")]
     pub allowed_unsafe_sysctls: Option<Vec<String>>,
     /// If set to true it will make the Kubelet fail to start if swap is enabled on the node.
     #[serde(rename = "failSwapOn", default, skip_serializing_if = "Option::is_none")]
@@ -805,20 +446,12 @@ pub struct KubeletConfig {
     /// The maximum size (e.g. 10Mi) of container log file before it is rotated.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "containerLogMaxSizeMB",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "containerLogMaxSizeMB", default, skip_serializing_if = "Option::is_none")]
     pub container_log_max_size_mb: Option<i32>,
     /// The maximum number of container log files that can be present for a container. The number must be ≥ 2.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "containerLogMaxFiles",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "containerLogMaxFiles", default, skip_serializing_if = "Option::is_none")]
     pub container_log_max_files: Option<i32>,
     /// The maximum number of processes per pod.
     ///
@@ -837,55 +470,16 @@ impl armgen_runtime::UnknownFields for KubeletConfig {
     }
 }
 
-/// Determines the placement of emptyDir volumes, container runtime data root, and Kubelet ephemeral storage.
-///
-/// Schema `KubeletDiskType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum KubeletDiskType {
-    /// Kubelet will use the OS disk for its data.
-    Os,
-    /// Kubelet will use the temporary disk for its data.
-    Temporary,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl KubeletDiskType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Os => "OS",
-            Self::Temporary => "Temporary",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for KubeletDiskType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "os" => Self::Os,
-            "temporary" => Self::Temporary,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<KubeletDiskType> for String {
-    fn from(value: KubeletDiskType) -> Self {
-        match value {
-            KubeletDiskType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for KubeletDiskType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// Determines the placement of emptyDir volumes, container runtime data root, and Kubelet ephemeral storage.
+    ///
+    /// Schema `KubeletDiskType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum KubeletDiskType {
+        /// Kubelet will use the OS disk for its data.
+        Os = "OS",
+        /// Kubelet will use the temporary disk for its data.
+        Temporary = "Temporary",
     }
 }
 
@@ -898,18 +492,10 @@ pub struct LinuxOsConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sysctls: Option<SysctlConfig>,
     /// Whether transparent hugepages are enabled. Valid values are 'always', 'madvise', and 'never'. The default is 'always'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
-    #[serde(
-        rename = "transparentHugePageEnabled",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "transparentHugePageEnabled", default, skip_serializing_if = "Option::is_none")]
     pub transparent_huge_page_enabled: Option<String>,
     /// Whether the kernel should make aggressive use of memory compaction to make more hugepages available. Valid values are 'always', 'defer', 'defer+madvise', 'madvise' and 'never'. The default is 'madvise'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
-    #[serde(
-        rename = "transparentHugePageDefrag",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "transparentHugePageDefrag", default, skip_serializing_if = "Option::is_none")]
     pub transparent_huge_page_defrag: Option<String>,
     /// The size in MB of a swap file that will be created on each node.
     ///
@@ -929,167 +515,46 @@ impl armgen_runtime::UnknownFields for LinuxOsConfig {
     }
 }
 
-/// Destination server for DNS queries to be forwarded from localDNS.
-///
-/// Schema `LocalDNSForwardDestination`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum LocalDnsForwardDestination {
-    /// Forward DNS queries from localDNS to cluster CoreDNS.
-    ClusterCoreDns,
-    /// Forward DNS queries from localDNS to DNS server configured in the VNET. A VNET can have multiple DNS servers configured.
-    VnetDns,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl LocalDnsForwardDestination {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::ClusterCoreDns => "ClusterCoreDNS",
-            Self::VnetDns => "VnetDNS",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// Destination server for DNS queries to be forwarded from localDNS.
+    ///
+    /// Schema `LocalDNSForwardDestination`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum LocalDnsForwardDestination {
+        /// Forward DNS queries from localDNS to cluster CoreDNS.
+        ClusterCoreDns = "ClusterCoreDNS",
+        /// Forward DNS queries from localDNS to DNS server configured in the VNET. A VNET can have multiple DNS servers configured.
+        VnetDns = "VnetDNS",
     }
 }
 
-impl From<String> for LocalDnsForwardDestination {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "clustercoredns" => Self::ClusterCoreDns,
-            "vnetdns" => Self::VnetDns,
-            _ => Self::Other(value),
-        }
+armgen_runtime::open_enum! {
+    /// Forward policy for selecting upstream DNS server. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
+    ///
+    /// Schema `LocalDNSForwardPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum LocalDnsForwardPolicy {
+        /// Implements sequential upstream DNS server selection. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
+        Sequential = "Sequential",
+        /// Implements round robin upstream DNS server selection. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
+        RoundRobin = "RoundRobin",
+        /// Implements random upstream DNS server selection. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
+        Random = "Random",
     }
 }
 
-impl From<LocalDnsForwardDestination> for String {
-    fn from(value: LocalDnsForwardDestination) -> Self {
-        match value {
-            LocalDnsForwardDestination::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for LocalDnsForwardDestination {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Forward policy for selecting upstream DNS server. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
-///
-/// Schema `LocalDNSForwardPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum LocalDnsForwardPolicy {
-    /// Implements sequential upstream DNS server selection. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
-    Sequential,
-    /// Implements round robin upstream DNS server selection. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
-    RoundRobin,
-    /// Implements random upstream DNS server selection. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
-    Random,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl LocalDnsForwardPolicy {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Sequential => "Sequential",
-            Self::RoundRobin => "RoundRobin",
-            Self::Random => "Random",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for LocalDnsForwardPolicy {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "sequential" => Self::Sequential,
-            "roundrobin" => Self::RoundRobin,
-            "random" => Self::Random,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<LocalDnsForwardPolicy> for String {
-    fn from(value: LocalDnsForwardPolicy) -> Self {
-        match value {
-            LocalDnsForwardPolicy::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for LocalDnsForwardPolicy {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Mode of enablement for localDNS.
-///
-/// Schema `LocalDNSMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum LocalDnsMode {
-    /// If the current orchestrator version supports this feature, prefer enabling localDNS.
-    Preferred,
-    /// Enable localDNS.
-    Required,
-    /// Disable localDNS.
-    Disabled,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl LocalDnsMode {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Preferred => "Preferred",
-            Self::Required => "Required",
-            Self::Disabled => "Disabled",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for LocalDnsMode {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "preferred" => Self::Preferred,
-            "required" => Self::Required,
-            "disabled" => Self::Disabled,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<LocalDnsMode> for String {
-    fn from(value: LocalDnsMode) -> Self {
-        match value {
-            LocalDnsMode::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for LocalDnsMode {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// Mode of enablement for localDNS.
+    ///
+    /// Schema `LocalDNSMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum LocalDnsMode {
+        /// If the current orchestrator version supports this feature, prefer enabling localDNS.
+        Preferred = "Preferred",
+        /// Enable localDNS.
+        Required = "Required",
+        /// Disable localDNS.
+        Disabled = "Disabled",
     }
 }
 
@@ -1111,11 +576,7 @@ pub struct LocalDnsOverride {
     /// Destination server for DNS queries to be forwarded from localDNS.
     ///
     /// Default: `"ClusterCoreDNS"`.
-    #[serde(
-        rename = "forwardDestination",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "forwardDestination", default, skip_serializing_if = "Option::is_none")]
     pub forward_destination: Option<LocalDnsForwardDestination>,
     /// Forward policy for selecting upstream DNS server. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
     ///
@@ -1130,20 +591,12 @@ pub struct LocalDnsOverride {
     /// Cache max TTL in seconds. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
     ///
     /// Format: `int32`. Default: `3600`.
-    #[serde(
-        rename = "cacheDurationInSeconds",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "cacheDurationInSeconds", default, skip_serializing_if = "Option::is_none")]
     pub cache_duration_in_seconds: Option<i32>,
     /// Serve stale duration in seconds. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
     ///
     /// Format: `int32`. Default: `3600`.
-    #[serde(
-        rename = "serveStaleDurationInSeconds",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "serveStaleDurationInSeconds", default, skip_serializing_if = "Option::is_none")]
     pub serve_stale_duration_in_seconds: Option<i32>,
     /// Policy for serving stale data. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
     ///
@@ -1184,18 +637,10 @@ pub struct LocalDnsProfile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<LocalDnsState>,
     /// VnetDNS overrides apply to DNS traffic from pods with dnsPolicy:default or kubelet (referred to as VnetDNS traffic).
-    #[serde(
-        rename = "vnetDNSOverrides",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "vnetDNSOverrides", default, skip_serializing_if = "Option::is_none")]
     pub vnet_dns_overrides: Option<BTreeMap<String, LocalDnsOverride>>,
     /// KubeDNS overrides apply to DNS traffic from pods with dnsPolicy:ClusterFirst (referred to as KubeDNS traffic).
-    #[serde(
-        rename = "kubeDNSOverrides",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "kubeDNSOverrides", default, skip_serializing_if = "Option::is_none")]
     pub kube_dns_overrides: Option<BTreeMap<String, LocalDnsOverride>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -1213,215 +658,57 @@ impl armgen_runtime::UnknownFields for LocalDnsProfile {
     }
 }
 
-/// Enforce TCP or prefer UDP protocol for connections from localDNS to upstream DNS server.
-///
-/// Schema `LocalDNSProtocol`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum LocalDnsProtocol {
-    /// Prefer UDP protocol for connections from localDNS to upstream DNS server.
-    PreferUdp,
-    /// Enforce TCP protocol for connections from localDNS to upstream DNS server.
-    ForceTcp,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl LocalDnsProtocol {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::PreferUdp => "PreferUDP",
-            Self::ForceTcp => "ForceTCP",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// Enforce TCP or prefer UDP protocol for connections from localDNS to upstream DNS server.
+    ///
+    /// Schema `LocalDNSProtocol`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum LocalDnsProtocol {
+        /// Prefer UDP protocol for connections from localDNS to upstream DNS server.
+        PreferUdp = "PreferUDP",
+        /// Enforce TCP protocol for connections from localDNS to upstream DNS server.
+        ForceTcp = "ForceTCP",
     }
 }
 
-impl From<String> for LocalDnsProtocol {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "preferudp" => Self::PreferUdp,
-            "forcetcp" => Self::ForceTcp,
-            _ => Self::Other(value),
-        }
+armgen_runtime::open_enum! {
+    /// Log level for DNS queries in localDNS.
+    ///
+    /// Schema `LocalDNSQueryLogging`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum LocalDnsQueryLogging {
+        /// Enables error logging in localDNS. See [errors plugin](<https://coredns.io/plugins/errors>) for more information.
+        Error = "Error",
+        /// Enables query logging in localDNS. See [log plugin](<https://coredns.io/plugins/log>) for more information.
+        Log = "Log",
     }
 }
 
-impl From<LocalDnsProtocol> for String {
-    fn from(value: LocalDnsProtocol) -> Self {
-        match value {
-            LocalDnsProtocol::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
+armgen_runtime::open_enum! {
+    /// Policy for serving stale data. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
+    ///
+    /// Schema `LocalDNSServeStale`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum LocalDnsServeStale {
+        /// Serve stale data with verification. First verify that an entry is still unavailable from the source before sending the expired entry to the client. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
+        Verify = "Verify",
+        /// Serve stale data immediately. Send the expired entry to the client before checking to see if the entry is available from the source. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
+        Immediate = "Immediate",
+        /// Disable serving stale data.
+        Disable = "Disable",
     }
 }
 
-impl armgen_runtime::UnknownFields for LocalDnsProtocol {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Log level for DNS queries in localDNS.
-///
-/// Schema `LocalDNSQueryLogging`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum LocalDnsQueryLogging {
-    /// Enables error logging in localDNS. See [errors plugin](<https://coredns.io/plugins/errors>) for more information.
-    Error,
-    /// Enables query logging in localDNS. See [log plugin](<https://coredns.io/plugins/log>) for more information.
-    Log,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl LocalDnsQueryLogging {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Error => "Error",
-            Self::Log => "Log",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for LocalDnsQueryLogging {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "error" => Self::Error,
-            "log" => Self::Log,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<LocalDnsQueryLogging> for String {
-    fn from(value: LocalDnsQueryLogging) -> Self {
-        match value {
-            LocalDnsQueryLogging::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for LocalDnsQueryLogging {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Policy for serving stale data. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
-///
-/// Schema `LocalDNSServeStale`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum LocalDnsServeStale {
-    /// Serve stale data with verification. First verify that an entry is still unavailable from the source before sending the expired entry to the client. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
-    Verify,
-    /// Serve stale data immediately. Send the expired entry to the client before checking to see if the entry is available from the source. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
-    Immediate,
-    /// Disable serving stale data.
-    Disable,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl LocalDnsServeStale {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Verify => "Verify",
-            Self::Immediate => "Immediate",
-            Self::Disable => "Disable",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for LocalDnsServeStale {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "verify" => Self::Verify,
-            "immediate" => Self::Immediate,
-            "disable" => Self::Disable,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<LocalDnsServeStale> for String {
-    fn from(value: LocalDnsServeStale) -> Self {
-        match value {
-            LocalDnsServeStale::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for LocalDnsServeStale {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// System-generated state of localDNS.
-///
-/// Schema `LocalDNSState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum LocalDnsState {
-    /// localDNS is enabled.
-    Enabled,
-    /// localDNS is disabled.
-    Disabled,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl LocalDnsState {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Enabled => "Enabled",
-            Self::Disabled => "Disabled",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for LocalDnsState {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "enabled" => Self::Enabled,
-            "disabled" => Self::Disabled,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<LocalDnsState> for String {
-    fn from(value: LocalDnsState) -> Self {
-        match value {
-            LocalDnsState::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for LocalDnsState {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// System-generated state of localDNS.
+    ///
+    /// Schema `LocalDNSState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum LocalDnsState {
+        /// localDNS is enabled.
+        Enabled = "Enabled",
+        /// localDNS is disabled.
+        Disabled = "Disabled",
     }
 }
 
@@ -1450,235 +737,67 @@ impl armgen_runtime::UnknownFields for ManualScaleProfile {
     }
 }
 
-/// The OS disk type to be used for machines in the agent pool. The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see [Ephemeral OS](<https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os>).
-///
-/// Schema `OSDiskType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum OsDiskType {
-    /// Azure replicates the operating system disk for a virtual machine to Azure storage to avoid data loss should the VM need to be relocated to another host. Since containers aren't designed to have local state persisted, this behavior offers limited value while providing some drawbacks, including slower node provisioning and higher read/write latency.
-    Managed,
-    /// Ephemeral OS disks are stored only on the host machine, just like a temporary disk. This provides lower read/write latency, along with faster node scaling and cluster upgrades.
-    Ephemeral,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl OsDiskType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Managed => "Managed",
-            Self::Ephemeral => "Ephemeral",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// The OS disk type to be used for machines in the agent pool. The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see [Ephemeral OS](<https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os>).
+    ///
+    /// Schema `OSDiskType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum OsDiskType {
+        /// Azure replicates the operating system disk for a virtual machine to Azure storage to avoid data loss should the VM need to be relocated to another host. Since containers aren't designed to have local state persisted, this behavior offers limited value while providing some drawbacks, including slower node provisioning and higher read/write latency.
+        Managed = "Managed",
+        /// Ephemeral OS disks are stored only on the host machine, just like a temporary disk. This provides lower read/write latency, along with faster node scaling and cluster upgrades.
+        Ephemeral = "Ephemeral",
     }
 }
 
-impl From<String> for OsDiskType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "managed" => Self::Managed,
-            "ephemeral" => Self::Ephemeral,
-            _ => Self::Other(value),
-        }
+armgen_runtime::open_enum! {
+    /// The operating system type. The default is Linux.
+    ///
+    /// Schema `OSType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum OsType {
+        /// Use Linux.
+        Linux = "Linux",
+        /// Use Windows.
+        Windows = "Windows",
     }
 }
 
-impl From<OsDiskType> for String {
-    fn from(value: OsDiskType) -> Self {
-        match value {
-            OsDiskType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
+armgen_runtime::open_enum! {
+    /// Specifies the OS SKU used by the agent pool. The default is Ubuntu if OSType is Linux. The default is Windows2019 when Kubernetes &lt;= 1.24 or Windows2022 when Kubernetes &gt;= 1.25 if OSType is Windows.
+    ///
+    /// Schema `OSSKU`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum Ossku {
+        /// Use Ubuntu as the OS for node images.
+        Ubuntu = "Ubuntu",
+        /// Use AzureLinux as the OS for node images. Azure Linux is a container-optimized Linux distro built by Microsoft, visit <https://aka.ms/azurelinux> for more information.
+        AzureLinux = "AzureLinux",
+        /// Use AzureLinux3 as the OS for node images. Azure Linux is a container-optimized Linux distro built by Microsoft, visit <https://aka.ms/azurelinux> for more information. For limitations, visit <https://aka.ms/aks/node-images>. For OS migration guidance, see <https://aka.ms/aks/upgrade-os-version>.
+        AzureLinux3 = "AzureLinux3",
+        /// Deprecated OSSKU. Microsoft recommends that new deployments choose 'AzureLinux' instead.
+        CblMariner = "CBLMariner",
+        /// Use Windows2019 as the OS for node images. Unsupported for system node pools. Windows2019 only supports Windows2019 containers; it cannot run Windows2022 containers and vice versa.
+        Windows2019 = "Windows2019",
+        /// Use Windows2022 as the OS for node images. Unsupported for system node pools. Windows2022 only supports Windows2022 containers; it cannot run Windows2019 containers and vice versa.
+        Windows2022 = "Windows2022",
+        /// Use Ubuntu2204 as the OS for node images, however, Ubuntu 22.04 may not be supported for all nodepools. For limitations and supported kubernetes versions, see <https://aka.ms/aks/supported-ubuntu-versions>
+        Ubuntu2204 = "Ubuntu2204",
+        /// Use Ubuntu2404 as the OS for node images, however, Ubuntu 24.04 may not be supported for all nodepools. For limitations and supported kubernetes versions, see see <https://aka.ms/aks/supported-ubuntu-versions>
+        Ubuntu2404 = "Ubuntu2404",
     }
 }
 
-impl armgen_runtime::UnknownFields for OsDiskType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The operating system type. The default is Linux.
-///
-/// Schema `OSType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum OsType {
-    /// Use Linux.
-    Linux,
-    /// Use Windows.
-    Windows,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl OsType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Linux => "Linux",
-            Self::Windows => "Windows",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for OsType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "linux" => Self::Linux,
-            "windows" => Self::Windows,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<OsType> for String {
-    fn from(value: OsType) -> Self {
-        match value {
-            OsType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for OsType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Specifies the OS SKU used by the agent pool. The default is Ubuntu if OSType is Linux. The default is Windows2019 when Kubernetes &lt;= 1.24 or Windows2022 when Kubernetes &gt;= 1.25 if OSType is Windows.
-///
-/// Schema `OSSKU`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum Ossku {
-    /// Use Ubuntu as the OS for node images.
-    Ubuntu,
-    /// Use AzureLinux as the OS for node images. Azure Linux is a container-optimized Linux distro built by Microsoft, visit <https://aka.ms/azurelinux> for more information.
-    AzureLinux,
-    /// Use AzureLinux3 as the OS for node images. Azure Linux is a container-optimized Linux distro built by Microsoft, visit <https://aka.ms/azurelinux> for more information. For limitations, visit <https://aka.ms/aks/node-images>. For OS migration guidance, see <https://aka.ms/aks/upgrade-os-version>.
-    AzureLinux3,
-    /// Deprecated OSSKU. Microsoft recommends that new deployments choose 'AzureLinux' instead.
-    CblMariner,
-    /// Use Windows2019 as the OS for node images. Unsupported for system node pools. Windows2019 only supports Windows2019 containers; it cannot run Windows2022 containers and vice versa.
-    Windows2019,
-    /// Use Windows2022 as the OS for node images. Unsupported for system node pools. Windows2022 only supports Windows2022 containers; it cannot run Windows2019 containers and vice versa.
-    Windows2022,
-    /// Use Ubuntu2204 as the OS for node images, however, Ubuntu 22.04 may not be supported for all nodepools. For limitations and supported kubernetes versions, see <https://aka.ms/aks/supported-ubuntu-versions>
-    Ubuntu2204,
-    /// Use Ubuntu2404 as the OS for node images, however, Ubuntu 24.04 may not be supported for all nodepools. For limitations and supported kubernetes versions, see see <https://aka.ms/aks/supported-ubuntu-versions>
-    Ubuntu2404,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl Ossku {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Ubuntu => "Ubuntu",
-            Self::AzureLinux => "AzureLinux",
-            Self::AzureLinux3 => "AzureLinux3",
-            Self::CblMariner => "CBLMariner",
-            Self::Windows2019 => "Windows2019",
-            Self::Windows2022 => "Windows2022",
-            Self::Ubuntu2204 => "Ubuntu2204",
-            Self::Ubuntu2404 => "Ubuntu2404",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for Ossku {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "ubuntu" => Self::Ubuntu,
-            "azurelinux" => Self::AzureLinux,
-            "azurelinux3" => Self::AzureLinux3,
-            "cblmariner" => Self::CblMariner,
-            "windows2019" => Self::Windows2019,
-            "windows2022" => Self::Windows2022,
-            "ubuntu2204" => Self::Ubuntu2204,
-            "ubuntu2404" => Self::Ubuntu2404,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<Ossku> for String {
-    fn from(value: Ossku) -> Self {
-        match value {
-            Ossku::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for Ossku {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Pod IP Allocation Mode. The IP allocation mode for pods in the agent pool. Must be used with podSubnetId. The default is 'DynamicIndividual'.
-///
-/// Schema `PodIPAllocationMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum PodIpAllocationMode {
-    /// Each node gets allocated with a non-contiguous list of IP addresses assignable to pods. This is better for maximizing a small to medium subnet of size /16 or smaller. The Azure CNI cluster with dynamic IP allocation defaults to this mode if the customer does not explicitly specify a podIPAllocationMode
-    DynamicIndividual,
-    /// Each node is statically allocated CIDR block(s) of size /28 = 16 IPs per block to satisfy the maxPods per node. Number of CIDR blocks &gt;= (maxPods / 16). The block, rather than a single IP, counts against the Azure Vnet Private IP limit of 65K. Therefore block mode is suitable for running larger workloads with more than the current limit of 65K pods in a cluster. This mode is better suited to scale with larger subnets of /15 or bigger
-    StaticBlock,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl PodIpAllocationMode {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::DynamicIndividual => "DynamicIndividual",
-            Self::StaticBlock => "StaticBlock",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for PodIpAllocationMode {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "dynamicindividual" => Self::DynamicIndividual,
-            "staticblock" => Self::StaticBlock,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<PodIpAllocationMode> for String {
-    fn from(value: PodIpAllocationMode) -> Self {
-        match value {
-            PodIpAllocationMode::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for PodIpAllocationMode {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// Pod IP Allocation Mode. The IP allocation mode for pods in the agent pool. Must be used with podSubnetId. The default is 'DynamicIndividual'.
+    ///
+    /// Schema `PodIPAllocationMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum PodIpAllocationMode {
+        /// Each node gets allocated with a non-contiguous list of IP addresses assignable to pods. This is better for maximizing a small to medium subnet of size /16 or smaller. The Azure CNI cluster with dynamic IP allocation defaults to this mode if the customer does not explicitly specify a podIPAllocationMode
+        DynamicIndividual = "DynamicIndividual",
+        /// Each node is statically allocated CIDR block(s) of size /28 = 16 IPs per block to satisfy the maxPods per node. Number of CIDR blocks &gt;= (maxPods / 16). The block, rather than a single IP, counts against the Azure Vnet Private IP limit of 65K. Therefore block mode is suitable for running larger workloads with more than the current limit of 65K pods in a cluster. This mode is better suited to scale with larger subnets of /15 or bigger
+        StaticBlock = "StaticBlock",
     }
 }
 
@@ -1734,107 +853,29 @@ impl armgen_runtime::UnknownFields for PowerState {
     }
 }
 
-/// The network protocol of the port.
-///
-/// Schema `Protocol`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum Protocol {
-    /// TCP protocol.
-    Tcp,
-    /// UDP protocol.
-    Udp,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl Protocol {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Tcp => "TCP",
-            Self::Udp => "UDP",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// The network protocol of the port.
+    ///
+    /// Schema `Protocol`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum Protocol {
+        /// TCP protocol.
+        Tcp = "TCP",
+        /// UDP protocol.
+        Udp = "UDP",
     }
 }
 
-impl From<String> for Protocol {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "tcp" => Self::Tcp,
-            "udp" => Self::Udp,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<Protocol> for String {
-    fn from(value: Protocol) -> Self {
-        match value {
-            Protocol::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for Protocol {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Describes how VMs are added to or removed from Agent Pools. See [billing states](<https://docs.microsoft.com/azure/virtual-machines/states-billing>).
-///
-/// Schema `ScaleDownMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ScaleDownMode {
-    /// Create new instances during scale up and remove instances during scale down.
-    Delete,
-    /// Attempt to start deallocated instances (if they exist) during scale up and deallocate instances during scale down.
-    Deallocate,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ScaleDownMode {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Delete => "Delete",
-            Self::Deallocate => "Deallocate",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for ScaleDownMode {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "delete" => Self::Delete,
-            "deallocate" => Self::Deallocate,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ScaleDownMode> for String {
-    fn from(value: ScaleDownMode) -> Self {
-        match value {
-            ScaleDownMode::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ScaleDownMode {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// Describes how VMs are added to or removed from Agent Pools. See [billing states](<https://docs.microsoft.com/azure/virtual-machines/states-billing>).
+    ///
+    /// Schema `ScaleDownMode`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ScaleDownMode {
+        /// Create new instances during scale up and remove instances during scale down.
+        Delete = "Delete",
+        /// Attempt to start deallocated instances (if they exist) during scale up and deallocate instances during scale down.
+        Deallocate = "Deallocate",
     }
 }
 
@@ -1859,107 +900,29 @@ impl armgen_runtime::UnknownFields for ScaleProfile {
     }
 }
 
-/// The Virtual Machine Scale Set eviction policy. The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see [spot VMs](<https://docs.microsoft.com/azure/virtual-machines/spot-vms>)
-///
-/// Schema `ScaleSetEvictionPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ScaleSetEvictionPolicy {
-    /// Nodes in the underlying Scale Set of the node pool are deleted when they're evicted.
-    Delete,
-    /// Nodes in the underlying Scale Set of the node pool are set to the stopped-deallocated state upon eviction. Nodes in the stopped-deallocated state count against your compute quota and can cause issues with cluster scaling or upgrading.
-    Deallocate,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ScaleSetEvictionPolicy {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Delete => "Delete",
-            Self::Deallocate => "Deallocate",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// The Virtual Machine Scale Set eviction policy. The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see [spot VMs](<https://docs.microsoft.com/azure/virtual-machines/spot-vms>)
+    ///
+    /// Schema `ScaleSetEvictionPolicy`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ScaleSetEvictionPolicy {
+        /// Nodes in the underlying Scale Set of the node pool are deleted when they're evicted.
+        Delete = "Delete",
+        /// Nodes in the underlying Scale Set of the node pool are set to the stopped-deallocated state upon eviction. Nodes in the stopped-deallocated state count against your compute quota and can cause issues with cluster scaling or upgrading.
+        Deallocate = "Deallocate",
     }
 }
 
-impl From<String> for ScaleSetEvictionPolicy {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "delete" => Self::Delete,
-            "deallocate" => Self::Deallocate,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ScaleSetEvictionPolicy> for String {
-    fn from(value: ScaleSetEvictionPolicy) -> Self {
-        match value {
-            ScaleSetEvictionPolicy::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ScaleSetEvictionPolicy {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The Virtual Machine Scale Set priority.
-///
-/// Schema `ScaleSetPriority`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ScaleSetPriority {
-    /// Spot priority VMs will be used. There is no SLA for spot nodes. See [spot on AKS](<https://docs.microsoft.com/azure/aks/spot-node-pool>) for more information.
-    Spot,
-    /// Regular VMs will be used.
-    Regular,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ScaleSetPriority {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Spot => "Spot",
-            Self::Regular => "Regular",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for ScaleSetPriority {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "spot" => Self::Spot,
-            "regular" => Self::Regular,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ScaleSetPriority> for String {
-    fn from(value: ScaleSetPriority) -> Self {
-        match value {
-            ScaleSetPriority::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ScaleSetPriority {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The Virtual Machine Scale Set priority.
+    ///
+    /// Schema `ScaleSetPriority`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ScaleSetPriority {
+        /// Spot priority VMs will be used. There is no SLA for spot nodes. See [spot on AKS](<https://docs.microsoft.com/azure/aks/spot-node-pool>) for more information.
+        Spot = "Spot",
+        /// Regular VMs will be used.
+        Regular = "Regular",
     }
 }
 
@@ -1971,29 +934,17 @@ pub struct SysctlConfig {
     /// Sysctl setting net.core.somaxconn.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netCoreSomaxconn",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netCoreSomaxconn", default, skip_serializing_if = "Option::is_none")]
     pub net_core_somaxconn: Option<i32>,
     /// Sysctl setting net.core.netdev_max_backlog.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netCoreNetdevMaxBacklog",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netCoreNetdevMaxBacklog", default, skip_serializing_if = "Option::is_none")]
     pub net_core_netdev_max_backlog: Option<i32>,
     /// Sysctl setting net.core.rmem_default.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netCoreRmemDefault",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netCoreRmemDefault", default, skip_serializing_if = "Option::is_none")]
     pub net_core_rmem_default: Option<i32>,
     /// Sysctl setting net.core.rmem_max.
     ///
@@ -2003,11 +954,7 @@ pub struct SysctlConfig {
     /// Sysctl setting net.core.wmem_default.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netCoreWmemDefault",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netCoreWmemDefault", default, skip_serializing_if = "Option::is_none")]
     pub net_core_wmem_default: Option<i32>,
     /// Sysctl setting net.core.wmem_max.
     ///
@@ -2017,133 +964,73 @@ pub struct SysctlConfig {
     /// Sysctl setting net.core.optmem_max.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netCoreOptmemMax",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netCoreOptmemMax", default, skip_serializing_if = "Option::is_none")]
     pub net_core_optmem_max: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_max_syn_backlog.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netIpv4TcpMaxSynBacklog",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4TcpMaxSynBacklog", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_max_syn_backlog: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_max_tw_buckets.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netIpv4TcpMaxTwBuckets",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4TcpMaxTwBuckets", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_max_tw_buckets: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_fin_timeout.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netIpv4TcpFinTimeout",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4TcpFinTimeout", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_fin_timeout: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_time.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netIpv4TcpKeepaliveTime",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4TcpKeepaliveTime", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_keepalive_time: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_probes.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netIpv4TcpKeepaliveProbes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4TcpKeepaliveProbes", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_keepalive_probes: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_intvl.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netIpv4TcpkeepaliveIntvl",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4TcpkeepaliveIntvl", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcpkeepalive_intvl: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_tw_reuse.
-    #[serde(
-        rename = "netIpv4TcpTwReuse",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4TcpTwReuse", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_tw_reuse: Option<bool>,
     /// Sysctl setting net.ipv4.ip_local_port_range.
-    #[serde(
-        rename = "netIpv4IpLocalPortRange",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4IpLocalPortRange", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_ip_local_port_range: Option<String>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh1.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netIpv4NeighDefaultGcThresh1",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4NeighDefaultGcThresh1", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh1: Option<i32>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh2.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netIpv4NeighDefaultGcThresh2",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4NeighDefaultGcThresh2", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh2: Option<i32>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh3.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netIpv4NeighDefaultGcThresh3",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netIpv4NeighDefaultGcThresh3", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh3: Option<i32>,
     /// Sysctl setting net.netfilter.nf_conntrack_max.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netNetfilterNfConntrackMax",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netNetfilterNfConntrackMax", default, skip_serializing_if = "Option::is_none")]
     pub net_netfilter_nf_conntrack_max: Option<i32>,
     /// Sysctl setting net.netfilter.nf_conntrack_buckets.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "netNetfilterNfConntrackBuckets",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "netNetfilterNfConntrackBuckets", default, skip_serializing_if = "Option::is_none")]
     pub net_netfilter_nf_conntrack_buckets: Option<i32>,
     /// Sysctl setting fs.inotify.max_user_watches.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "fsInotifyMaxUserWatches",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "fsInotifyMaxUserWatches", default, skip_serializing_if = "Option::is_none")]
     pub fs_inotify_max_user_watches: Option<i32>,
     /// Sysctl setting fs.file-max.
     ///
@@ -2163,11 +1050,7 @@ pub struct SysctlConfig {
     /// Sysctl setting kernel.threads-max.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "kernelThreadsMax",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "kernelThreadsMax", default, skip_serializing_if = "Option::is_none")]
     pub kernel_threads_max: Option<i32>,
     /// Sysctl setting vm.max_map_count.
     ///
@@ -2182,11 +1065,7 @@ pub struct SysctlConfig {
     /// Sysctl setting vm.vfs_cache_pressure.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "vmVfsCachePressure",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "vmVfsCachePressure", default, skip_serializing_if = "Option::is_none")]
     pub vm_vfs_cache_pressure: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -2220,11 +1099,7 @@ pub struct SystemData {
     #[serde(rename = "lastModifiedBy", default, skip_serializing_if = "Option::is_none")]
     pub last_modified_by: Option<String>,
     /// The type of identity that last modified the resource.
-    #[serde(
-        rename = "lastModifiedByType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "lastModifiedByType", default, skip_serializing_if = "Option::is_none")]
     pub last_modified_by_type: Option<CreatedByType>,
     /// The timestamp of resource last modification (UTC)
     ///
@@ -2246,55 +1121,16 @@ impl armgen_runtime::UnknownFields for SystemData {
     }
 }
 
-/// Defines the behavior for undrainable nodes during upgrade. The most common cause of undrainable nodes is Pod Disruption Budgets (PDBs), but other issues, such as pod termination grace period is exceeding the remaining per-node drain timeout or pod is still being in a running state, can also cause undrainable nodes.
-///
-/// Schema `UndrainableNodeBehavior`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum UndrainableNodeBehavior {
-    /// AKS will cordon the blocked nodes and replace them with surge nodes during upgrade. The blocked nodes will be cordoned and replaced by surge nodes. The blocked nodes will have label 'kubernetes.azure.com/upgrade-status:Quarantined'. A surge node will be retained for each blocked node. A best-effort attempt will be made to delete all other surge nodes. If there are enough surge nodes to replace blocked nodes, then the upgrade operation and the managed cluster will be in failed state. Otherwise, the upgrade operation and the managed cluster will be in canceled state.
-    Cordon,
-    /// AKS will mark the blocked nodes schedulable, but the blocked nodes are not upgraded. A best-effort attempt will be made to delete all surge nodes. The upgrade operation and the managed cluster will be in failed state if there are any blocked nodes.
-    Schedule,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl UndrainableNodeBehavior {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Cordon => "Cordon",
-            Self::Schedule => "Schedule",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for UndrainableNodeBehavior {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "cordon" => Self::Cordon,
-            "schedule" => Self::Schedule,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<UndrainableNodeBehavior> for String {
-    fn from(value: UndrainableNodeBehavior) -> Self {
-        match value {
-            UndrainableNodeBehavior::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for UndrainableNodeBehavior {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// Defines the behavior for undrainable nodes during upgrade. The most common cause of undrainable nodes is Pod Disruption Budgets (PDBs), but other issues, such as pod termination grace period is exceeding the remaining per-node drain timeout or pod is still being in a running state, can also cause undrainable nodes.
+    ///
+    /// Schema `UndrainableNodeBehavior`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum UndrainableNodeBehavior {
+        /// AKS will cordon the blocked nodes and replace them with surge nodes during upgrade. The blocked nodes will be cordoned and replaced by surge nodes. The blocked nodes will have label 'kubernetes.azure.com/upgrade-status:Quarantined'. A surge node will be retained for each blocked node. A best-effort attempt will be made to delete all other surge nodes. If there are enough surge nodes to replace blocked nodes, then the upgrade operation and the managed cluster will be in failed state. Otherwise, the upgrade operation and the managed cluster will be in canceled state.
+        Cordon = "Cordon",
+        /// AKS will mark the blocked nodes schedulable, but the blocked nodes are not upgraded. A best-effort attempt will be made to delete all surge nodes. The upgrade operation and the managed cluster will be in failed state if there are any blocked nodes.
+        Schedule = "Schedule",
     }
 }
 
@@ -2344,58 +1180,17 @@ impl armgen_runtime::UnknownFields for VirtualMachinesProfile {
     }
 }
 
-/// Determines the type of workload a node can run.
-///
-/// Schema `WorkloadRuntime`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum WorkloadRuntime {
-    /// Nodes will use Kubelet to run standard OCI container workloads.
-    OciContainer,
-    /// Nodes will use Krustlet to run WASM workloads using the WASI provider (Preview).
-    WasmWasi,
-    /// Nodes can use (Kata + Cloud Hypervisor + Hyper-V) to enable Nested VM-based pods. Due to the use Hyper-V, AKS node OS itself is a nested VM (the root OS) of Hyper-V. Thus it can only be used with VM series that support Nested Virtualization such as Dv3 series.
-    KataVmIsolation,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl WorkloadRuntime {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::OciContainer => "OCIContainer",
-            Self::WasmWasi => "WasmWasi",
-            Self::KataVmIsolation => "KataVmIsolation",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for WorkloadRuntime {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "ocicontainer" => Self::OciContainer,
-            "wasmwasi" => Self::WasmWasi,
-            "katavmisolation" => Self::KataVmIsolation,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<WorkloadRuntime> for String {
-    fn from(value: WorkloadRuntime) -> Self {
-        match value {
-            WorkloadRuntime::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for WorkloadRuntime {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// Determines the type of workload a node can run.
+    ///
+    /// Schema `WorkloadRuntime`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum WorkloadRuntime {
+        /// Nodes will use Kubelet to run standard OCI container workloads.
+        OciContainer = "OCIContainer",
+        /// Nodes will use Krustlet to run WASM workloads using the WASI provider (Preview).
+        WasmWasi = "WasmWasi",
+        /// Nodes can use (Kata + Cloud Hypervisor + Hyper-V) to enable Nested VM-based pods. Due to the use Hyper-V, AKS node OS itself is a nested VM (the root OS) of Hyper-V. Thus it can only be used with VM series that support Nested Virtualization such as Dv3 series.
+        KataVmIsolation = "KataVmIsolation",
     }
 }

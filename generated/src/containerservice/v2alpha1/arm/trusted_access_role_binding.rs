@@ -5,11 +5,7 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/trustedAccessRoleBindings` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use armgen_runtime::UnknownFields;
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Defines binding between a resource and role
@@ -61,11 +57,7 @@ pub struct TrustedAccessRoleBindingProperties {
     /// The current provisioning state of trusted access role binding.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<TrustedAccessRoleBindingProvisioningState>,
     /// The ARM resource ID of source resource that trusted access is configured for.
     ///
@@ -88,66 +80,21 @@ impl armgen_runtime::UnknownFields for TrustedAccessRoleBindingProperties {
     }
 }
 
-/// The current provisioning state of trusted access role binding.
-///
-/// Schema `TrustedAccessRoleBindingProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum TrustedAccessRoleBindingProvisioningState {
-    /// Trusted access role binding provisioning was canceled.
-    Canceled,
-    /// Trusted access role binding is being deleted.
-    Deleting,
-    /// Trusted access role binding provisioning failed.
-    Failed,
-    /// Trusted access role binding provisioning succeeded.
-    Succeeded,
-    /// Trusted access role binding is being updated.
-    Updating,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl TrustedAccessRoleBindingProvisioningState {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Canceled => "Canceled",
-            Self::Deleting => "Deleting",
-            Self::Failed => "Failed",
-            Self::Succeeded => "Succeeded",
-            Self::Updating => "Updating",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for TrustedAccessRoleBindingProvisioningState {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "canceled" => Self::Canceled,
-            "deleting" => Self::Deleting,
-            "failed" => Self::Failed,
-            "succeeded" => Self::Succeeded,
-            "updating" => Self::Updating,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<TrustedAccessRoleBindingProvisioningState> for String {
-    fn from(value: TrustedAccessRoleBindingProvisioningState) -> Self {
-        match value {
-            TrustedAccessRoleBindingProvisioningState::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for TrustedAccessRoleBindingProvisioningState {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The current provisioning state of trusted access role binding.
+    ///
+    /// Schema `TrustedAccessRoleBindingProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum TrustedAccessRoleBindingProvisioningState {
+        /// Trusted access role binding provisioning was canceled.
+        Canceled = "Canceled",
+        /// Trusted access role binding is being deleted.
+        Deleting = "Deleting",
+        /// Trusted access role binding provisioning failed.
+        Failed = "Failed",
+        /// Trusted access role binding provisioning succeeded.
+        Succeeded = "Succeeded",
+        /// Trusted access role binding is being updated.
+        Updating = "Updating",
     }
 }

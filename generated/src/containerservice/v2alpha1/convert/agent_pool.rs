@@ -7,13 +7,10 @@
 use crate::containerservice::v2alpha1 as spoke;
 #[allow(unused_imports)]
 use crate::containerservice::v2beta1 as hub;
+use armgen_runtime::hub::{Conversion, Convert, ConvertObject, Path};
 
-impl armgen_runtime::hub::Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::AgentPoolSpec {
+impl Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::AgentPoolSpec {
         hub::AgentPoolSpec {
             azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
             owner: cx.copy(&self.owner, &path.field("owner")),
@@ -21,182 +18,66 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
             count: cx.copy(&self.count, &path.field("count")),
             vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
             os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
-            os_disk_type: cx
-                .spelled(
-                    self.os_disk_type.as_ref().map(|value| value.as_str()),
-                    &path.field("osDiskType"),
-                    |value| Some(hub::arm::OsDiskType::from(value.to_string())),
-                    hub::arm::OsDiskType::as_str,
-                ),
-            kubelet_disk_type: cx
-                .spelled(
-                    self.kubelet_disk_type.as_ref().map(|value| value.as_str()),
-                    &path.field("kubeletDiskType"),
-                    |value| Some(hub::arm::KubeletDiskType::from(value.to_string())),
-                    hub::arm::KubeletDiskType::as_str,
-                ),
-            workload_runtime: cx
-                .spelled(
-                    self.workload_runtime.as_ref().map(|value| value.as_str()),
-                    &path.field("workloadRuntime"),
-                    |value| Some(hub::arm::WorkloadRuntime::from(value.to_string())),
-                    hub::arm::WorkloadRuntime::as_str,
-                ),
-            message_of_the_day: cx
-                .copy(&self.message_of_the_day, &path.field("messageOfTheDay")),
+            os_disk_type: cx.spelled(&self.os_disk_type, &path.field("osDiskType")),
+            kubelet_disk_type: cx.spelled(&self.kubelet_disk_type, &path.field("kubeletDiskType")),
+            workload_runtime: cx.spelled(&self.workload_runtime, &path.field("workloadRuntime")),
+            message_of_the_day: cx.copy(&self.message_of_the_day, &path.field("messageOfTheDay")),
             vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
             pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
-            pod_ip_allocation_mode: cx
-                .spelled(
-                    self.pod_ip_allocation_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("podIPAllocationMode"),
-                    |value| Some(hub::arm::PodIpAllocationMode::from(value.to_string())),
-                    hub::arm::PodIpAllocationMode::as_str,
-                ),
+            pod_ip_allocation_mode: cx.spelled(&self.pod_ip_allocation_mode, &path.field("podIPAllocationMode")),
             max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
-            os_type: cx
-                .spelled(
-                    self.os_type.as_ref().map(|value| value.as_str()),
-                    &path.field("osType"),
-                    |value| Some(hub::arm::OsType::from(value.to_string())),
-                    hub::arm::OsType::as_str,
-                ),
-            os_sku: cx
-                .spelled(
-                    self.os_sku.as_ref().map(|value| value.as_str()),
-                    &path.field("osSKU"),
-                    |value| Some(hub::arm::Ossku::from(value.to_string())),
-                    hub::arm::Ossku::as_str,
-                ),
+            os_type: cx.spelled(&self.os_type, &path.field("osType")),
+            os_sku: cx.spelled(&self.os_sku, &path.field("osSKU")),
             max_count: cx.copy(&self.max_count, &path.field("maxCount")),
             min_count: cx.copy(&self.min_count, &path.field("minCount")),
-            enable_auto_scaling: cx
-                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
-            scale_down_mode: cx
-                .spelled(
-                    self.scale_down_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleDownMode"),
-                    |value| Some(hub::arm::ScaleDownMode::from(value.to_string())),
-                    hub::arm::ScaleDownMode::as_str,
-                ),
-            r#type: cx
-                .spelled(
-                    self.r#type.as_ref().map(|value| value.as_str()),
-                    &path.field("type"),
-                    |value| Some(hub::arm::AgentPoolType::from(value.to_string())),
-                    hub::arm::AgentPoolType::as_str,
-                ),
-            mode: cx
-                .spelled(
-                    self.mode.as_ref().map(|value| value.as_str()),
-                    &path.field("mode"),
-                    |value| Some(hub::arm::AgentPoolMode::from(value.to_string())),
-                    hub::arm::AgentPoolMode::as_str,
-                ),
-            orchestrator_version: cx
-                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
-            upgrade_settings: cx
-                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            enable_auto_scaling: cx.copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
+            scale_down_mode: cx.spelled(&self.scale_down_mode, &path.field("scaleDownMode")),
+            r#type: cx.spelled(&self.r#type, &path.field("type")),
+            mode: cx.spelled(&self.mode, &path.field("mode")),
+            orchestrator_version: cx.copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
+            upgrade_settings: cx.object(&self.upgrade_settings, &path.field("upgradeSettings")),
             power_state: cx.object(&self.power_state, &path.field("powerState")),
-            availability_zones: cx
-                .copy(&self.availability_zones, &path.field("availabilityZones")),
-            enable_node_public_ip: cx
-                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
-            node_public_ip_prefix_id: cx
-                .copy(
-                    &self.node_public_ip_prefix_id,
-                    &path.field("nodePublicIPPrefixID"),
-                ),
-            scale_set_priority: cx
-                .spelled(
-                    self.scale_set_priority.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleSetPriority"),
-                    |value| Some(hub::arm::ScaleSetPriority::from(value.to_string())),
-                    hub::arm::ScaleSetPriority::as_str,
-                ),
+            availability_zones: cx.copy(&self.availability_zones, &path.field("availabilityZones")),
+            enable_node_public_ip: cx.copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
+            node_public_ip_prefix_id: cx.copy(&self.node_public_ip_prefix_id, &path.field("nodePublicIPPrefixID")),
+            scale_set_priority: cx.spelled(&self.scale_set_priority, &path.field("scaleSetPriority")),
             scale_set_eviction_policy: cx
-                .spelled(
-                    self.scale_set_eviction_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleSetEvictionPolicy"),
-                    |value| Some(
-                        hub::arm::ScaleSetEvictionPolicy::from(value.to_string()),
-                    ),
-                    hub::arm::ScaleSetEvictionPolicy::as_str,
-                ),
+                .spelled(&self.scale_set_eviction_policy, &path.field("scaleSetEvictionPolicy")),
             spot_max_price: cx.copy(&self.spot_max_price, &path.field("spotMaxPrice")),
             tags: cx.copy(&self.tags, &path.field("tags")),
             node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
             node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
-                .copy(
-                    &self.proximity_placement_group_id,
-                    &path.field("proximityPlacementGroupID"),
-                ),
-            kubelet_config: cx
-                .object(&self.kubelet_config, &path.field("kubeletConfig")),
-            linux_os_config: cx
-                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
-            enable_encryption_at_host: cx
-                .copy(
-                    &self.enable_encryption_at_host,
-                    &path.field("enableEncryptionAtHost"),
-                ),
-            enable_ultra_ssd: cx
-                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+                .copy(&self.proximity_placement_group_id, &path.field("proximityPlacementGroupID")),
+            kubelet_config: cx.object(&self.kubelet_config, &path.field("kubeletConfig")),
+            linux_os_config: cx.object(&self.linux_os_config, &path.field("linuxOSConfig")),
+            enable_encryption_at_host: cx.copy(&self.enable_encryption_at_host, &path.field("enableEncryptionAtHost")),
+            enable_ultra_ssd: cx.copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
             enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
-            gpu_instance_profile: cx
-                .spelled(
-                    self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
-                    &path.field("gpuInstanceProfile"),
-                    |value| Some(hub::arm::GpuInstanceProfile::from(value.to_string())),
-                    hub::arm::GpuInstanceProfile::as_str,
-                ),
+            gpu_instance_profile: cx.spelled(&self.gpu_instance_profile, &path.field("gpuInstanceProfile")),
             creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
-                .copy(
-                    &self.capacity_reservation_group_id,
-                    &path.field("capacityReservationGroupID"),
-                ),
+                .copy(&self.capacity_reservation_group_id, &path.field("capacityReservationGroupID")),
             host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
-            network_profile: cx
-                .object(&self.network_profile, &path.field("networkProfile")),
-            windows_profile: cx
-                .object(&self.windows_profile, &path.field("windowsProfile")),
-            security_profile: cx
-                .object(&self.security_profile, &path.field("securityProfile")),
+            network_profile: cx.object(&self.network_profile, &path.field("networkProfile")),
+            windows_profile: cx.object(&self.windows_profile, &path.field("windowsProfile")),
+            security_profile: cx.object(&self.security_profile, &path.field("securityProfile")),
             gpu_profile: cx.object(&self.gpu_profile, &path.field("gpuProfile")),
-            gateway_profile: cx
-                .object(&self.gateway_profile, &path.field("gatewayProfile")),
-            virtual_machines_profile: cx
-                .object(
-                    &self.virtual_machines_profile,
-                    &path.field("virtualMachinesProfile"),
-                ),
+            gateway_profile: cx.object(&self.gateway_profile, &path.field("gatewayProfile")),
+            virtual_machines_profile: cx.object(&self.virtual_machines_profile, &path.field("virtualMachinesProfile")),
             virtual_machine_nodes_status: cx
-                .object(
-                    &self.virtual_machine_nodes_status,
-                    &path.field("virtualMachineNodesStatus"),
-                ),
-            local_dns_profile: cx
-                .object(&self.local_dns_profile, &path.field("localDNSProfile")),
+                .object(&self.virtual_machine_nodes_status, &path.field("virtualMachineNodesStatus")),
+            local_dns_profile: cx.object(&self.local_dns_profile, &path.field("localDNSProfile")),
             node_image_version: cx.restore(&path.field("nodeImageVersion")),
-            artifact_streaming_profile: cx
-                .restore(&path.field("artifactStreamingProfile")),
+            artifact_streaming_profile: cx.restore(&path.field("artifactStreamingProfile")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::AgentPoolSpec {
+impl Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::AgentPoolSpec {
         cx.keep(&self.node_image_version, &path.field("nodeImageVersion"));
-        cx.keep(
-            &self.artifact_streaming_profile,
-            &path.field("artifactStreamingProfile"),
-        );
+        cx.keep(&self.artifact_streaming_profile, &path.field("artifactStreamingProfile"));
         spoke::AgentPoolSpec {
             azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
             owner: cx.copy(&self.owner, &path.field("owner")),
@@ -204,178 +85,62 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
             count: cx.copy(&self.count, &path.field("count")),
             vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
             os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
-            os_disk_type: cx
-                .spelled(
-                    self.os_disk_type.as_ref().map(|value| value.as_str()),
-                    &path.field("osDiskType"),
-                    |value| Some(spoke::arm::OsDiskType::from(value.to_string())),
-                    spoke::arm::OsDiskType::as_str,
-                ),
-            kubelet_disk_type: cx
-                .spelled(
-                    self.kubelet_disk_type.as_ref().map(|value| value.as_str()),
-                    &path.field("kubeletDiskType"),
-                    |value| Some(spoke::arm::KubeletDiskType::from(value.to_string())),
-                    spoke::arm::KubeletDiskType::as_str,
-                ),
-            workload_runtime: cx
-                .spelled(
-                    self.workload_runtime.as_ref().map(|value| value.as_str()),
-                    &path.field("workloadRuntime"),
-                    |value| Some(spoke::arm::WorkloadRuntime::from(value.to_string())),
-                    spoke::arm::WorkloadRuntime::as_str,
-                ),
-            message_of_the_day: cx
-                .copy(&self.message_of_the_day, &path.field("messageOfTheDay")),
+            os_disk_type: cx.spelled(&self.os_disk_type, &path.field("osDiskType")),
+            kubelet_disk_type: cx.spelled(&self.kubelet_disk_type, &path.field("kubeletDiskType")),
+            workload_runtime: cx.spelled(&self.workload_runtime, &path.field("workloadRuntime")),
+            message_of_the_day: cx.copy(&self.message_of_the_day, &path.field("messageOfTheDay")),
             vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
             pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
-            pod_ip_allocation_mode: cx
-                .spelled(
-                    self.pod_ip_allocation_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("podIPAllocationMode"),
-                    |value| Some(
-                        spoke::arm::PodIpAllocationMode::from(value.to_string()),
-                    ),
-                    spoke::arm::PodIpAllocationMode::as_str,
-                ),
+            pod_ip_allocation_mode: cx.spelled(&self.pod_ip_allocation_mode, &path.field("podIPAllocationMode")),
             max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
-            os_type: cx
-                .spelled(
-                    self.os_type.as_ref().map(|value| value.as_str()),
-                    &path.field("osType"),
-                    |value| Some(spoke::arm::OsType::from(value.to_string())),
-                    spoke::arm::OsType::as_str,
-                ),
-            os_sku: cx
-                .spelled(
-                    self.os_sku.as_ref().map(|value| value.as_str()),
-                    &path.field("osSKU"),
-                    |value| Some(spoke::arm::Ossku::from(value.to_string())),
-                    spoke::arm::Ossku::as_str,
-                ),
+            os_type: cx.spelled(&self.os_type, &path.field("osType")),
+            os_sku: cx.spelled(&self.os_sku, &path.field("osSKU")),
             max_count: cx.copy(&self.max_count, &path.field("maxCount")),
             min_count: cx.copy(&self.min_count, &path.field("minCount")),
-            enable_auto_scaling: cx
-                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
-            scale_down_mode: cx
-                .spelled(
-                    self.scale_down_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleDownMode"),
-                    |value| Some(spoke::arm::ScaleDownMode::from(value.to_string())),
-                    spoke::arm::ScaleDownMode::as_str,
-                ),
-            r#type: cx
-                .spelled(
-                    self.r#type.as_ref().map(|value| value.as_str()),
-                    &path.field("type"),
-                    |value| Some(spoke::arm::AgentPoolType::from(value.to_string())),
-                    spoke::arm::AgentPoolType::as_str,
-                ),
-            mode: cx
-                .spelled(
-                    self.mode.as_ref().map(|value| value.as_str()),
-                    &path.field("mode"),
-                    |value| Some(spoke::arm::AgentPoolMode::from(value.to_string())),
-                    spoke::arm::AgentPoolMode::as_str,
-                ),
-            orchestrator_version: cx
-                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
-            upgrade_settings: cx
-                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            enable_auto_scaling: cx.copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
+            scale_down_mode: cx.spelled(&self.scale_down_mode, &path.field("scaleDownMode")),
+            r#type: cx.spelled(&self.r#type, &path.field("type")),
+            mode: cx.spelled(&self.mode, &path.field("mode")),
+            orchestrator_version: cx.copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
+            upgrade_settings: cx.object(&self.upgrade_settings, &path.field("upgradeSettings")),
             power_state: cx.object(&self.power_state, &path.field("powerState")),
-            availability_zones: cx
-                .copy(&self.availability_zones, &path.field("availabilityZones")),
-            enable_node_public_ip: cx
-                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
-            node_public_ip_prefix_id: cx
-                .copy(
-                    &self.node_public_ip_prefix_id,
-                    &path.field("nodePublicIPPrefixID"),
-                ),
-            scale_set_priority: cx
-                .spelled(
-                    self.scale_set_priority.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleSetPriority"),
-                    |value| Some(spoke::arm::ScaleSetPriority::from(value.to_string())),
-                    spoke::arm::ScaleSetPriority::as_str,
-                ),
+            availability_zones: cx.copy(&self.availability_zones, &path.field("availabilityZones")),
+            enable_node_public_ip: cx.copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
+            node_public_ip_prefix_id: cx.copy(&self.node_public_ip_prefix_id, &path.field("nodePublicIPPrefixID")),
+            scale_set_priority: cx.spelled(&self.scale_set_priority, &path.field("scaleSetPriority")),
             scale_set_eviction_policy: cx
-                .spelled(
-                    self.scale_set_eviction_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleSetEvictionPolicy"),
-                    |value| Some(
-                        spoke::arm::ScaleSetEvictionPolicy::from(value.to_string()),
-                    ),
-                    spoke::arm::ScaleSetEvictionPolicy::as_str,
-                ),
+                .spelled(&self.scale_set_eviction_policy, &path.field("scaleSetEvictionPolicy")),
             spot_max_price: cx.copy(&self.spot_max_price, &path.field("spotMaxPrice")),
             tags: cx.copy(&self.tags, &path.field("tags")),
             node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
             node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
-                .copy(
-                    &self.proximity_placement_group_id,
-                    &path.field("proximityPlacementGroupID"),
-                ),
-            kubelet_config: cx
-                .object(&self.kubelet_config, &path.field("kubeletConfig")),
-            linux_os_config: cx
-                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
-            enable_encryption_at_host: cx
-                .copy(
-                    &self.enable_encryption_at_host,
-                    &path.field("enableEncryptionAtHost"),
-                ),
-            enable_ultra_ssd: cx
-                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+                .copy(&self.proximity_placement_group_id, &path.field("proximityPlacementGroupID")),
+            kubelet_config: cx.object(&self.kubelet_config, &path.field("kubeletConfig")),
+            linux_os_config: cx.object(&self.linux_os_config, &path.field("linuxOSConfig")),
+            enable_encryption_at_host: cx.copy(&self.enable_encryption_at_host, &path.field("enableEncryptionAtHost")),
+            enable_ultra_ssd: cx.copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
             enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
-            gpu_instance_profile: cx
-                .spelled(
-                    self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
-                    &path.field("gpuInstanceProfile"),
-                    |value| Some(
-                        spoke::arm::GpuInstanceProfile::from(value.to_string()),
-                    ),
-                    spoke::arm::GpuInstanceProfile::as_str,
-                ),
+            gpu_instance_profile: cx.spelled(&self.gpu_instance_profile, &path.field("gpuInstanceProfile")),
             creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
-                .copy(
-                    &self.capacity_reservation_group_id,
-                    &path.field("capacityReservationGroupID"),
-                ),
+                .copy(&self.capacity_reservation_group_id, &path.field("capacityReservationGroupID")),
             host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
-            network_profile: cx
-                .object(&self.network_profile, &path.field("networkProfile")),
-            windows_profile: cx
-                .object(&self.windows_profile, &path.field("windowsProfile")),
-            security_profile: cx
-                .object(&self.security_profile, &path.field("securityProfile")),
+            network_profile: cx.object(&self.network_profile, &path.field("networkProfile")),
+            windows_profile: cx.object(&self.windows_profile, &path.field("windowsProfile")),
+            security_profile: cx.object(&self.security_profile, &path.field("securityProfile")),
             gpu_profile: cx.object(&self.gpu_profile, &path.field("gpuProfile")),
-            gateway_profile: cx
-                .object(&self.gateway_profile, &path.field("gatewayProfile")),
-            virtual_machines_profile: cx
-                .object(
-                    &self.virtual_machines_profile,
-                    &path.field("virtualMachinesProfile"),
-                ),
+            gateway_profile: cx.object(&self.gateway_profile, &path.field("gatewayProfile")),
+            virtual_machines_profile: cx.object(&self.virtual_machines_profile, &path.field("virtualMachinesProfile")),
             virtual_machine_nodes_status: cx
-                .object(
-                    &self.virtual_machine_nodes_status,
-                    &path.field("virtualMachineNodesStatus"),
-                ),
-            local_dns_profile: cx
-                .object(&self.local_dns_profile, &path.field("localDNSProfile")),
+                .object(&self.virtual_machine_nodes_status, &path.field("virtualMachineNodesStatus")),
+            local_dns_profile: cx.object(&self.local_dns_profile, &path.field("localDNSProfile")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::AgentPoolStatus> for spoke::AgentPoolStatus {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::AgentPoolStatus {
+impl Convert<hub::AgentPoolStatus> for spoke::AgentPoolStatus {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::AgentPoolStatus {
         hub::AgentPoolStatus {
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
@@ -385,193 +150,71 @@ impl armgen_runtime::hub::Convert<hub::AgentPoolStatus> for spoke::AgentPoolStat
             count: cx.copy(&self.count, &path.field("count")),
             vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
             os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
-            os_disk_type: cx
-                .spelled(
-                    self.os_disk_type.as_ref().map(|value| value.as_str()),
-                    &path.field("osDiskType"),
-                    |value| Some(hub::arm::OsDiskType::from(value.to_string())),
-                    hub::arm::OsDiskType::as_str,
-                ),
-            kubelet_disk_type: cx
-                .spelled(
-                    self.kubelet_disk_type.as_ref().map(|value| value.as_str()),
-                    &path.field("kubeletDiskType"),
-                    |value| Some(hub::arm::KubeletDiskType::from(value.to_string())),
-                    hub::arm::KubeletDiskType::as_str,
-                ),
-            workload_runtime: cx
-                .spelled(
-                    self.workload_runtime.as_ref().map(|value| value.as_str()),
-                    &path.field("workloadRuntime"),
-                    |value| Some(hub::arm::WorkloadRuntime::from(value.to_string())),
-                    hub::arm::WorkloadRuntime::as_str,
-                ),
-            message_of_the_day: cx
-                .copy(&self.message_of_the_day, &path.field("messageOfTheDay")),
+            os_disk_type: cx.spelled(&self.os_disk_type, &path.field("osDiskType")),
+            kubelet_disk_type: cx.spelled(&self.kubelet_disk_type, &path.field("kubeletDiskType")),
+            workload_runtime: cx.spelled(&self.workload_runtime, &path.field("workloadRuntime")),
+            message_of_the_day: cx.copy(&self.message_of_the_day, &path.field("messageOfTheDay")),
             vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
             pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
-            pod_ip_allocation_mode: cx
-                .spelled(
-                    self.pod_ip_allocation_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("podIPAllocationMode"),
-                    |value| Some(hub::arm::PodIpAllocationMode::from(value.to_string())),
-                    hub::arm::PodIpAllocationMode::as_str,
-                ),
+            pod_ip_allocation_mode: cx.spelled(&self.pod_ip_allocation_mode, &path.field("podIPAllocationMode")),
             max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
-            os_type: cx
-                .spelled(
-                    self.os_type.as_ref().map(|value| value.as_str()),
-                    &path.field("osType"),
-                    |value| Some(hub::arm::OsType::from(value.to_string())),
-                    hub::arm::OsType::as_str,
-                ),
-            os_sku: cx
-                .spelled(
-                    self.os_sku.as_ref().map(|value| value.as_str()),
-                    &path.field("osSKU"),
-                    |value| Some(hub::arm::Ossku::from(value.to_string())),
-                    hub::arm::Ossku::as_str,
-                ),
+            os_type: cx.spelled(&self.os_type, &path.field("osType")),
+            os_sku: cx.spelled(&self.os_sku, &path.field("osSKU")),
             max_count: cx.copy(&self.max_count, &path.field("maxCount")),
             min_count: cx.copy(&self.min_count, &path.field("minCount")),
-            enable_auto_scaling: cx
-                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
-            scale_down_mode: cx
-                .spelled(
-                    self.scale_down_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleDownMode"),
-                    |value| Some(hub::arm::ScaleDownMode::from(value.to_string())),
-                    hub::arm::ScaleDownMode::as_str,
-                ),
-            properties_type: cx
-                .spelled(
-                    self.properties_type.as_ref().map(|value| value.as_str()),
-                    &path.field("propertiesType"),
-                    |value| Some(hub::arm::AgentPoolType::from(value.to_string())),
-                    hub::arm::AgentPoolType::as_str,
-                ),
-            mode: cx
-                .spelled(
-                    self.mode.as_ref().map(|value| value.as_str()),
-                    &path.field("mode"),
-                    |value| Some(hub::arm::AgentPoolMode::from(value.to_string())),
-                    hub::arm::AgentPoolMode::as_str,
-                ),
-            orchestrator_version: cx
-                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
+            enable_auto_scaling: cx.copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
+            scale_down_mode: cx.spelled(&self.scale_down_mode, &path.field("scaleDownMode")),
+            properties_type: cx.spelled(&self.properties_type, &path.field("propertiesType")),
+            mode: cx.spelled(&self.mode, &path.field("mode")),
+            orchestrator_version: cx.copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
             current_orchestrator_version: cx
-                .copy(
-                    &self.current_orchestrator_version,
-                    &path.field("currentOrchestratorVersion"),
-                ),
-            node_image_version: cx
-                .copy(&self.node_image_version, &path.field("nodeImageVersion")),
-            upgrade_settings: cx
-                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
-            provisioning_state: cx
-                .copy(&self.provisioning_state, &path.field("provisioningState")),
+                .copy(&self.current_orchestrator_version, &path.field("currentOrchestratorVersion")),
+            node_image_version: cx.copy(&self.node_image_version, &path.field("nodeImageVersion")),
+            upgrade_settings: cx.object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            provisioning_state: cx.copy(&self.provisioning_state, &path.field("provisioningState")),
             power_state: cx.object(&self.power_state, &path.field("powerState")),
-            availability_zones: cx
-                .copy(&self.availability_zones, &path.field("availabilityZones")),
-            enable_node_public_ip: cx
-                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
-            node_public_ip_prefix_id: cx
-                .copy(
-                    &self.node_public_ip_prefix_id,
-                    &path.field("nodePublicIPPrefixID"),
-                ),
-            scale_set_priority: cx
-                .spelled(
-                    self.scale_set_priority.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleSetPriority"),
-                    |value| Some(hub::arm::ScaleSetPriority::from(value.to_string())),
-                    hub::arm::ScaleSetPriority::as_str,
-                ),
+            availability_zones: cx.copy(&self.availability_zones, &path.field("availabilityZones")),
+            enable_node_public_ip: cx.copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
+            node_public_ip_prefix_id: cx.copy(&self.node_public_ip_prefix_id, &path.field("nodePublicIPPrefixID")),
+            scale_set_priority: cx.spelled(&self.scale_set_priority, &path.field("scaleSetPriority")),
             scale_set_eviction_policy: cx
-                .spelled(
-                    self.scale_set_eviction_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleSetEvictionPolicy"),
-                    |value| Some(
-                        hub::arm::ScaleSetEvictionPolicy::from(value.to_string()),
-                    ),
-                    hub::arm::ScaleSetEvictionPolicy::as_str,
-                ),
+                .spelled(&self.scale_set_eviction_policy, &path.field("scaleSetEvictionPolicy")),
             spot_max_price: cx.copy(&self.spot_max_price, &path.field("spotMaxPrice")),
             tags: cx.copy(&self.tags, &path.field("tags")),
             node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
             node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
-                .copy(
-                    &self.proximity_placement_group_id,
-                    &path.field("proximityPlacementGroupID"),
-                ),
-            kubelet_config: cx
-                .object(&self.kubelet_config, &path.field("kubeletConfig")),
-            linux_os_config: cx
-                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
-            enable_encryption_at_host: cx
-                .copy(
-                    &self.enable_encryption_at_host,
-                    &path.field("enableEncryptionAtHost"),
-                ),
-            enable_ultra_ssd: cx
-                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+                .copy(&self.proximity_placement_group_id, &path.field("proximityPlacementGroupID")),
+            kubelet_config: cx.object(&self.kubelet_config, &path.field("kubeletConfig")),
+            linux_os_config: cx.object(&self.linux_os_config, &path.field("linuxOSConfig")),
+            enable_encryption_at_host: cx.copy(&self.enable_encryption_at_host, &path.field("enableEncryptionAtHost")),
+            enable_ultra_ssd: cx.copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
             enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
-            gpu_instance_profile: cx
-                .spelled(
-                    self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
-                    &path.field("gpuInstanceProfile"),
-                    |value| Some(hub::arm::GpuInstanceProfile::from(value.to_string())),
-                    hub::arm::GpuInstanceProfile::as_str,
-                ),
+            gpu_instance_profile: cx.spelled(&self.gpu_instance_profile, &path.field("gpuInstanceProfile")),
             creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
-                .copy(
-                    &self.capacity_reservation_group_id,
-                    &path.field("capacityReservationGroupID"),
-                ),
+                .copy(&self.capacity_reservation_group_id, &path.field("capacityReservationGroupID")),
             host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
-            network_profile: cx
-                .object(&self.network_profile, &path.field("networkProfile")),
-            windows_profile: cx
-                .object(&self.windows_profile, &path.field("windowsProfile")),
-            security_profile: cx
-                .object(&self.security_profile, &path.field("securityProfile")),
+            network_profile: cx.object(&self.network_profile, &path.field("networkProfile")),
+            windows_profile: cx.object(&self.windows_profile, &path.field("windowsProfile")),
+            security_profile: cx.object(&self.security_profile, &path.field("securityProfile")),
             gpu_profile: cx.object(&self.gpu_profile, &path.field("gpuProfile")),
-            gateway_profile: cx
-                .object(&self.gateway_profile, &path.field("gatewayProfile")),
-            virtual_machines_profile: cx
-                .object(
-                    &self.virtual_machines_profile,
-                    &path.field("virtualMachinesProfile"),
-                ),
+            gateway_profile: cx.object(&self.gateway_profile, &path.field("gatewayProfile")),
+            virtual_machines_profile: cx.object(&self.virtual_machines_profile, &path.field("virtualMachinesProfile")),
             virtual_machine_nodes_status: cx
-                .object(
-                    &self.virtual_machine_nodes_status,
-                    &path.field("virtualMachineNodesStatus"),
-                ),
+                .object(&self.virtual_machine_nodes_status, &path.field("virtualMachineNodesStatus")),
             status: cx.object(&self.status, &path.field("status")),
-            local_dns_profile: cx
-                .object(&self.local_dns_profile, &path.field("localDNSProfile")),
+            local_dns_profile: cx.object(&self.local_dns_profile, &path.field("localDNSProfile")),
             conditions: cx.copy(&self.conditions, &path.field("conditions")),
-            operator_status: cx
-                .copy(&self.operator_status, &path.field("operatorStatus")),
-            artifact_streaming_profile: cx
-                .restore(&path.field("artifactStreamingProfile")),
+            operator_status: cx.copy(&self.operator_status, &path.field("operatorStatus")),
+            artifact_streaming_profile: cx.restore(&path.field("artifactStreamingProfile")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::AgentPoolStatus> for hub::AgentPoolStatus {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::AgentPoolStatus {
-        cx.keep(
-            &self.artifact_streaming_profile,
-            &path.field("artifactStreamingProfile"),
-        );
+impl Convert<spoke::AgentPoolStatus> for hub::AgentPoolStatus {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::AgentPoolStatus {
+        cx.keep(&self.artifact_streaming_profile, &path.field("artifactStreamingProfile"));
         spoke::AgentPoolStatus {
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
@@ -581,203 +224,76 @@ impl armgen_runtime::hub::Convert<spoke::AgentPoolStatus> for hub::AgentPoolStat
             count: cx.copy(&self.count, &path.field("count")),
             vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
             os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
-            os_disk_type: cx
-                .spelled(
-                    self.os_disk_type.as_ref().map(|value| value.as_str()),
-                    &path.field("osDiskType"),
-                    |value| Some(spoke::arm::OsDiskType::from(value.to_string())),
-                    spoke::arm::OsDiskType::as_str,
-                ),
-            kubelet_disk_type: cx
-                .spelled(
-                    self.kubelet_disk_type.as_ref().map(|value| value.as_str()),
-                    &path.field("kubeletDiskType"),
-                    |value| Some(spoke::arm::KubeletDiskType::from(value.to_string())),
-                    spoke::arm::KubeletDiskType::as_str,
-                ),
-            workload_runtime: cx
-                .spelled(
-                    self.workload_runtime.as_ref().map(|value| value.as_str()),
-                    &path.field("workloadRuntime"),
-                    |value| Some(spoke::arm::WorkloadRuntime::from(value.to_string())),
-                    spoke::arm::WorkloadRuntime::as_str,
-                ),
-            message_of_the_day: cx
-                .copy(&self.message_of_the_day, &path.field("messageOfTheDay")),
+            os_disk_type: cx.spelled(&self.os_disk_type, &path.field("osDiskType")),
+            kubelet_disk_type: cx.spelled(&self.kubelet_disk_type, &path.field("kubeletDiskType")),
+            workload_runtime: cx.spelled(&self.workload_runtime, &path.field("workloadRuntime")),
+            message_of_the_day: cx.copy(&self.message_of_the_day, &path.field("messageOfTheDay")),
             vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
             pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
-            pod_ip_allocation_mode: cx
-                .spelled(
-                    self.pod_ip_allocation_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("podIPAllocationMode"),
-                    |value| Some(
-                        spoke::arm::PodIpAllocationMode::from(value.to_string()),
-                    ),
-                    spoke::arm::PodIpAllocationMode::as_str,
-                ),
+            pod_ip_allocation_mode: cx.spelled(&self.pod_ip_allocation_mode, &path.field("podIPAllocationMode")),
             max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
-            os_type: cx
-                .spelled(
-                    self.os_type.as_ref().map(|value| value.as_str()),
-                    &path.field("osType"),
-                    |value| Some(spoke::arm::OsType::from(value.to_string())),
-                    spoke::arm::OsType::as_str,
-                ),
-            os_sku: cx
-                .spelled(
-                    self.os_sku.as_ref().map(|value| value.as_str()),
-                    &path.field("osSKU"),
-                    |value| Some(spoke::arm::Ossku::from(value.to_string())),
-                    spoke::arm::Ossku::as_str,
-                ),
+            os_type: cx.spelled(&self.os_type, &path.field("osType")),
+            os_sku: cx.spelled(&self.os_sku, &path.field("osSKU")),
             max_count: cx.copy(&self.max_count, &path.field("maxCount")),
             min_count: cx.copy(&self.min_count, &path.field("minCount")),
-            enable_auto_scaling: cx
-                .copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
-            scale_down_mode: cx
-                .spelled(
-                    self.scale_down_mode.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleDownMode"),
-                    |value| Some(spoke::arm::ScaleDownMode::from(value.to_string())),
-                    spoke::arm::ScaleDownMode::as_str,
-                ),
-            properties_type: cx
-                .spelled(
-                    self.properties_type.as_ref().map(|value| value.as_str()),
-                    &path.field("propertiesType"),
-                    |value| Some(spoke::arm::AgentPoolType::from(value.to_string())),
-                    spoke::arm::AgentPoolType::as_str,
-                ),
-            mode: cx
-                .spelled(
-                    self.mode.as_ref().map(|value| value.as_str()),
-                    &path.field("mode"),
-                    |value| Some(spoke::arm::AgentPoolMode::from(value.to_string())),
-                    spoke::arm::AgentPoolMode::as_str,
-                ),
-            orchestrator_version: cx
-                .copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
+            enable_auto_scaling: cx.copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
+            scale_down_mode: cx.spelled(&self.scale_down_mode, &path.field("scaleDownMode")),
+            properties_type: cx.spelled(&self.properties_type, &path.field("propertiesType")),
+            mode: cx.spelled(&self.mode, &path.field("mode")),
+            orchestrator_version: cx.copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
             current_orchestrator_version: cx
-                .copy(
-                    &self.current_orchestrator_version,
-                    &path.field("currentOrchestratorVersion"),
-                ),
-            node_image_version: cx
-                .copy(&self.node_image_version, &path.field("nodeImageVersion")),
-            upgrade_settings: cx
-                .object(&self.upgrade_settings, &path.field("upgradeSettings")),
-            provisioning_state: cx
-                .copy(&self.provisioning_state, &path.field("provisioningState")),
+                .copy(&self.current_orchestrator_version, &path.field("currentOrchestratorVersion")),
+            node_image_version: cx.copy(&self.node_image_version, &path.field("nodeImageVersion")),
+            upgrade_settings: cx.object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            provisioning_state: cx.copy(&self.provisioning_state, &path.field("provisioningState")),
             power_state: cx.object(&self.power_state, &path.field("powerState")),
-            availability_zones: cx
-                .copy(&self.availability_zones, &path.field("availabilityZones")),
-            enable_node_public_ip: cx
-                .copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
-            node_public_ip_prefix_id: cx
-                .copy(
-                    &self.node_public_ip_prefix_id,
-                    &path.field("nodePublicIPPrefixID"),
-                ),
-            scale_set_priority: cx
-                .spelled(
-                    self.scale_set_priority.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleSetPriority"),
-                    |value| Some(spoke::arm::ScaleSetPriority::from(value.to_string())),
-                    spoke::arm::ScaleSetPriority::as_str,
-                ),
+            availability_zones: cx.copy(&self.availability_zones, &path.field("availabilityZones")),
+            enable_node_public_ip: cx.copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
+            node_public_ip_prefix_id: cx.copy(&self.node_public_ip_prefix_id, &path.field("nodePublicIPPrefixID")),
+            scale_set_priority: cx.spelled(&self.scale_set_priority, &path.field("scaleSetPriority")),
             scale_set_eviction_policy: cx
-                .spelled(
-                    self.scale_set_eviction_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("scaleSetEvictionPolicy"),
-                    |value| Some(
-                        spoke::arm::ScaleSetEvictionPolicy::from(value.to_string()),
-                    ),
-                    spoke::arm::ScaleSetEvictionPolicy::as_str,
-                ),
+                .spelled(&self.scale_set_eviction_policy, &path.field("scaleSetEvictionPolicy")),
             spot_max_price: cx.copy(&self.spot_max_price, &path.field("spotMaxPrice")),
             tags: cx.copy(&self.tags, &path.field("tags")),
             node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
             node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
             proximity_placement_group_id: cx
-                .copy(
-                    &self.proximity_placement_group_id,
-                    &path.field("proximityPlacementGroupID"),
-                ),
-            kubelet_config: cx
-                .object(&self.kubelet_config, &path.field("kubeletConfig")),
-            linux_os_config: cx
-                .object(&self.linux_os_config, &path.field("linuxOSConfig")),
-            enable_encryption_at_host: cx
-                .copy(
-                    &self.enable_encryption_at_host,
-                    &path.field("enableEncryptionAtHost"),
-                ),
-            enable_ultra_ssd: cx
-                .copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+                .copy(&self.proximity_placement_group_id, &path.field("proximityPlacementGroupID")),
+            kubelet_config: cx.object(&self.kubelet_config, &path.field("kubeletConfig")),
+            linux_os_config: cx.object(&self.linux_os_config, &path.field("linuxOSConfig")),
+            enable_encryption_at_host: cx.copy(&self.enable_encryption_at_host, &path.field("enableEncryptionAtHost")),
+            enable_ultra_ssd: cx.copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
             enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
-            gpu_instance_profile: cx
-                .spelled(
-                    self.gpu_instance_profile.as_ref().map(|value| value.as_str()),
-                    &path.field("gpuInstanceProfile"),
-                    |value| Some(
-                        spoke::arm::GpuInstanceProfile::from(value.to_string()),
-                    ),
-                    spoke::arm::GpuInstanceProfile::as_str,
-                ),
+            gpu_instance_profile: cx.spelled(&self.gpu_instance_profile, &path.field("gpuInstanceProfile")),
             creation_data: cx.object(&self.creation_data, &path.field("creationData")),
             capacity_reservation_group_id: cx
-                .copy(
-                    &self.capacity_reservation_group_id,
-                    &path.field("capacityReservationGroupID"),
-                ),
+                .copy(&self.capacity_reservation_group_id, &path.field("capacityReservationGroupID")),
             host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
-            network_profile: cx
-                .object(&self.network_profile, &path.field("networkProfile")),
-            windows_profile: cx
-                .object(&self.windows_profile, &path.field("windowsProfile")),
-            security_profile: cx
-                .object(&self.security_profile, &path.field("securityProfile")),
+            network_profile: cx.object(&self.network_profile, &path.field("networkProfile")),
+            windows_profile: cx.object(&self.windows_profile, &path.field("windowsProfile")),
+            security_profile: cx.object(&self.security_profile, &path.field("securityProfile")),
             gpu_profile: cx.object(&self.gpu_profile, &path.field("gpuProfile")),
-            gateway_profile: cx
-                .object(&self.gateway_profile, &path.field("gatewayProfile")),
-            virtual_machines_profile: cx
-                .object(
-                    &self.virtual_machines_profile,
-                    &path.field("virtualMachinesProfile"),
-                ),
+            gateway_profile: cx.object(&self.gateway_profile, &path.field("gatewayProfile")),
+            virtual_machines_profile: cx.object(&self.virtual_machines_profile, &path.field("virtualMachinesProfile")),
             virtual_machine_nodes_status: cx
-                .object(
-                    &self.virtual_machine_nodes_status,
-                    &path.field("virtualMachineNodesStatus"),
-                ),
+                .object(&self.virtual_machine_nodes_status, &path.field("virtualMachineNodesStatus")),
             status: cx.object(&self.status, &path.field("status")),
-            local_dns_profile: cx
-                .object(&self.local_dns_profile, &path.field("localDNSProfile")),
+            local_dns_profile: cx.object(&self.local_dns_profile, &path.field("localDNSProfile")),
             conditions: cx.copy(&self.conditions, &path.field("conditions")),
-            operator_status: cx
-                .copy(&self.operator_status, &path.field("operatorStatus")),
+            operator_status: cx.copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
 
-impl armgen_runtime::hub::ConvertObject<hub::AgentPool> for spoke::AgentPool {
-    fn convert_object(
-        &self,
-    ) -> Result<hub::AgentPool, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
-            &self.metadata,
-            armgen_runtime::hub::Direction::ToHub,
-        )?;
-        let spec = armgen_runtime::hub::Convert::<
-            hub::AgentPoolSpec,
-        >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
+impl ConvertObject<hub::AgentPool> for spoke::AgentPool {
+    fn convert_object(&self) -> Result<hub::AgentPool, armgen_runtime::kube::ConversionError> {
+        let (mut cx, metadata) = Conversion::begin(&self.metadata, armgen_runtime::hub::Direction::ToHub)?;
+        let spec = Convert::<hub::AgentPoolSpec>::convert(&self.spec, &mut cx, &Path::Root("spec"));
         let status = self
             .status
             .as_ref()
             .map(|status| {
-                armgen_runtime::hub::Convert::<
-                    hub::AgentPoolStatus,
-                >::convert(status, &mut cx, &armgen_runtime::hub::Path::Root("status"))
+                Convert::<hub::AgentPoolStatus>::convert(status, &mut cx, &Path::Root("status"))
             });
         Ok(hub::AgentPool {
             metadata: cx.finish(metadata)?,
@@ -787,24 +303,15 @@ impl armgen_runtime::hub::ConvertObject<hub::AgentPool> for spoke::AgentPool {
     }
 }
 
-impl armgen_runtime::hub::ConvertObject<spoke::AgentPool> for hub::AgentPool {
-    fn convert_object(
-        &self,
-    ) -> Result<spoke::AgentPool, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
-            &self.metadata,
-            armgen_runtime::hub::Direction::FromHub,
-        )?;
-        let spec = armgen_runtime::hub::Convert::<
-            spoke::AgentPoolSpec,
-        >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
+impl ConvertObject<spoke::AgentPool> for hub::AgentPool {
+    fn convert_object(&self) -> Result<spoke::AgentPool, armgen_runtime::kube::ConversionError> {
+        let (mut cx, metadata) = Conversion::begin(&self.metadata, armgen_runtime::hub::Direction::FromHub)?;
+        let spec = Convert::<spoke::AgentPoolSpec>::convert(&self.spec, &mut cx, &Path::Root("spec"));
         let status = self
             .status
             .as_ref()
             .map(|status| {
-                armgen_runtime::hub::Convert::<
-                    spoke::AgentPoolStatus,
-                >::convert(status, &mut cx, &armgen_runtime::hub::Path::Root("status"))
+                Convert::<spoke::AgentPoolStatus>::convert(status, &mut cx, &Path::Root("status"))
             });
         Ok(spoke::AgentPool {
             metadata: cx.finish(metadata)?,
@@ -814,22 +321,12 @@ impl armgen_runtime::hub::ConvertObject<spoke::AgentPool> for hub::AgentPool {
     }
 }
 
-impl armgen_runtime::hub::ConvertObject<hub::AgentPoolTemplate>
-for spoke::AgentPoolTemplate {
-    fn convert_object(
-        &self,
-    ) -> Result<hub::AgentPoolTemplate, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
-            &self.metadata,
-            armgen_runtime::hub::Direction::ToHub,
-        )?;
-        let spec = armgen_runtime::hub::Convert::<
+impl ConvertObject<hub::AgentPoolTemplate> for spoke::AgentPoolTemplate {
+    fn convert_object(&self) -> Result<hub::AgentPoolTemplate, armgen_runtime::kube::ConversionError> {
+        let (mut cx, metadata) = Conversion::begin(&self.metadata, armgen_runtime::hub::Direction::ToHub)?;
+        let spec = Convert::<
             hub::AgentPoolSpec,
-        >::convert(
-            &self.spec.template.spec,
-            &mut cx,
-            &armgen_runtime::hub::Path::Root("spec/template/spec"),
-        );
+        >::convert(&self.spec.template.spec, &mut cx, &Path::Root("spec/template/spec"));
         Ok(hub::AgentPoolTemplate {
             metadata: cx.finish(metadata)?,
             spec: hub::AgentPoolTemplateSpec {
@@ -841,22 +338,12 @@ for spoke::AgentPoolTemplate {
     }
 }
 
-impl armgen_runtime::hub::ConvertObject<spoke::AgentPoolTemplate>
-for hub::AgentPoolTemplate {
-    fn convert_object(
-        &self,
-    ) -> Result<spoke::AgentPoolTemplate, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
-            &self.metadata,
-            armgen_runtime::hub::Direction::FromHub,
-        )?;
-        let spec = armgen_runtime::hub::Convert::<
+impl ConvertObject<spoke::AgentPoolTemplate> for hub::AgentPoolTemplate {
+    fn convert_object(&self) -> Result<spoke::AgentPoolTemplate, armgen_runtime::kube::ConversionError> {
+        let (mut cx, metadata) = Conversion::begin(&self.metadata, armgen_runtime::hub::Direction::FromHub)?;
+        let spec = Convert::<
             spoke::AgentPoolSpec,
-        >::convert(
-            &self.spec.template.spec,
-            &mut cx,
-            &armgen_runtime::hub::Path::Root("spec/template/spec"),
-        );
+        >::convert(&self.spec.template.spec, &mut cx, &Path::Root("spec/template/spec"));
         Ok(spoke::AgentPoolTemplate {
             metadata: cx.finish(metadata)?,
             spec: spoke::AgentPoolTemplateSpec {

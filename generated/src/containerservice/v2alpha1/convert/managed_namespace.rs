@@ -7,228 +7,101 @@
 use crate::containerservice::v2alpha1 as spoke;
 #[allow(unused_imports)]
 use crate::containerservice::v2beta1 as hub;
+use armgen_runtime::hub::{Conversion, Convert, ConvertObject, Path};
 
-impl armgen_runtime::hub::Convert<hub::ManagedNamespaceSpec>
-for spoke::ManagedNamespaceSpec {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::ManagedNamespaceSpec {
+impl Convert<hub::ManagedNamespaceSpec> for spoke::ManagedNamespaceSpec {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::ManagedNamespaceSpec {
         hub::ManagedNamespaceSpec {
             azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
             owner: cx.copy(&self.owner, &path.field("owner")),
             operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
             labels: cx.copy(&self.labels, &path.field("labels")),
             annotations: cx.copy(&self.annotations, &path.field("annotations")),
-            default_resource_quota: cx
-                .object(
-                    &self.default_resource_quota,
-                    &path.field("defaultResourceQuota"),
-                ),
-            default_network_policy: cx
-                .object(
-                    &self.default_network_policy,
-                    &path.field("defaultNetworkPolicy"),
-                ),
-            adoption_policy: cx
-                .spelled(
-                    self.adoption_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("adoptionPolicy"),
-                    |value| Some(hub::arm::AdoptionPolicy::from(value.to_string())),
-                    hub::arm::AdoptionPolicy::as_str,
-                ),
-            delete_policy: cx
-                .spelled(
-                    self.delete_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("deletePolicy"),
-                    |value| Some(hub::arm::DeletePolicy::from(value.to_string())),
-                    hub::arm::DeletePolicy::as_str,
-                ),
+            default_resource_quota: cx.object(&self.default_resource_quota, &path.field("defaultResourceQuota")),
+            default_network_policy: cx.object(&self.default_network_policy, &path.field("defaultNetworkPolicy")),
+            adoption_policy: cx.spelled(&self.adoption_policy, &path.field("adoptionPolicy")),
+            delete_policy: cx.spelled(&self.delete_policy, &path.field("deletePolicy")),
             tags: cx.copy(&self.tags, &path.field("tags")),
             location: cx.copy(&self.location, &path.field("location")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::ManagedNamespaceSpec>
-for hub::ManagedNamespaceSpec {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::ManagedNamespaceSpec {
+impl Convert<spoke::ManagedNamespaceSpec> for hub::ManagedNamespaceSpec {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::ManagedNamespaceSpec {
         spoke::ManagedNamespaceSpec {
             azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
             owner: cx.copy(&self.owner, &path.field("owner")),
             operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
             labels: cx.copy(&self.labels, &path.field("labels")),
             annotations: cx.copy(&self.annotations, &path.field("annotations")),
-            default_resource_quota: cx
-                .object(
-                    &self.default_resource_quota,
-                    &path.field("defaultResourceQuota"),
-                ),
-            default_network_policy: cx
-                .object(
-                    &self.default_network_policy,
-                    &path.field("defaultNetworkPolicy"),
-                ),
-            adoption_policy: cx
-                .spelled(
-                    self.adoption_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("adoptionPolicy"),
-                    |value| Some(spoke::arm::AdoptionPolicy::from(value.to_string())),
-                    spoke::arm::AdoptionPolicy::as_str,
-                ),
-            delete_policy: cx
-                .spelled(
-                    self.delete_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("deletePolicy"),
-                    |value| Some(spoke::arm::DeletePolicy::from(value.to_string())),
-                    spoke::arm::DeletePolicy::as_str,
-                ),
+            default_resource_quota: cx.object(&self.default_resource_quota, &path.field("defaultResourceQuota")),
+            default_network_policy: cx.object(&self.default_network_policy, &path.field("defaultNetworkPolicy")),
+            adoption_policy: cx.spelled(&self.adoption_policy, &path.field("adoptionPolicy")),
+            delete_policy: cx.spelled(&self.delete_policy, &path.field("deletePolicy")),
             tags: cx.copy(&self.tags, &path.field("tags")),
             location: cx.copy(&self.location, &path.field("location")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::ManagedNamespaceStatus>
-for spoke::ManagedNamespaceStatus {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::ManagedNamespaceStatus {
+impl Convert<hub::ManagedNamespaceStatus> for spoke::ManagedNamespaceStatus {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::ManagedNamespaceStatus {
         hub::ManagedNamespaceStatus {
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
             r#type: cx.copy(&self.r#type, &path.field("type")),
             system_data: cx.object(&self.system_data, &path.field("systemData")),
-            provisioning_state: cx
-                .spelled(
-                    self.provisioning_state.as_ref().map(|value| value.as_str()),
-                    &path.field("provisioningState"),
-                    |value| Some(
-                        hub::arm::NamespaceProvisioningState::from(value.to_string()),
-                    ),
-                    hub::arm::NamespaceProvisioningState::as_str,
-                ),
+            provisioning_state: cx.spelled(&self.provisioning_state, &path.field("provisioningState")),
             labels: cx.copy(&self.labels, &path.field("labels")),
             annotations: cx.copy(&self.annotations, &path.field("annotations")),
             portal_fqdn: cx.copy(&self.portal_fqdn, &path.field("portalFqdn")),
-            default_resource_quota: cx
-                .object(
-                    &self.default_resource_quota,
-                    &path.field("defaultResourceQuota"),
-                ),
-            default_network_policy: cx
-                .object(
-                    &self.default_network_policy,
-                    &path.field("defaultNetworkPolicy"),
-                ),
-            adoption_policy: cx
-                .spelled(
-                    self.adoption_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("adoptionPolicy"),
-                    |value| Some(hub::arm::AdoptionPolicy::from(value.to_string())),
-                    hub::arm::AdoptionPolicy::as_str,
-                ),
-            delete_policy: cx
-                .spelled(
-                    self.delete_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("deletePolicy"),
-                    |value| Some(hub::arm::DeletePolicy::from(value.to_string())),
-                    hub::arm::DeletePolicy::as_str,
-                ),
+            default_resource_quota: cx.object(&self.default_resource_quota, &path.field("defaultResourceQuota")),
+            default_network_policy: cx.object(&self.default_network_policy, &path.field("defaultNetworkPolicy")),
+            adoption_policy: cx.spelled(&self.adoption_policy, &path.field("adoptionPolicy")),
+            delete_policy: cx.spelled(&self.delete_policy, &path.field("deletePolicy")),
             tags: cx.copy(&self.tags, &path.field("tags")),
             location: cx.copy(&self.location, &path.field("location")),
             e_tag: cx.copy(&self.e_tag, &path.field("eTag")),
             conditions: cx.copy(&self.conditions, &path.field("conditions")),
-            operator_status: cx
-                .copy(&self.operator_status, &path.field("operatorStatus")),
+            operator_status: cx.copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::ManagedNamespaceStatus>
-for hub::ManagedNamespaceStatus {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::ManagedNamespaceStatus {
+impl Convert<spoke::ManagedNamespaceStatus> for hub::ManagedNamespaceStatus {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::ManagedNamespaceStatus {
         spoke::ManagedNamespaceStatus {
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
             r#type: cx.copy(&self.r#type, &path.field("type")),
             system_data: cx.object(&self.system_data, &path.field("systemData")),
-            provisioning_state: cx
-                .spelled(
-                    self.provisioning_state.as_ref().map(|value| value.as_str()),
-                    &path.field("provisioningState"),
-                    |value| Some(
-                        spoke::arm::NamespaceProvisioningState::from(value.to_string()),
-                    ),
-                    spoke::arm::NamespaceProvisioningState::as_str,
-                ),
+            provisioning_state: cx.spelled(&self.provisioning_state, &path.field("provisioningState")),
             labels: cx.copy(&self.labels, &path.field("labels")),
             annotations: cx.copy(&self.annotations, &path.field("annotations")),
             portal_fqdn: cx.copy(&self.portal_fqdn, &path.field("portalFqdn")),
-            default_resource_quota: cx
-                .object(
-                    &self.default_resource_quota,
-                    &path.field("defaultResourceQuota"),
-                ),
-            default_network_policy: cx
-                .object(
-                    &self.default_network_policy,
-                    &path.field("defaultNetworkPolicy"),
-                ),
-            adoption_policy: cx
-                .spelled(
-                    self.adoption_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("adoptionPolicy"),
-                    |value| Some(spoke::arm::AdoptionPolicy::from(value.to_string())),
-                    spoke::arm::AdoptionPolicy::as_str,
-                ),
-            delete_policy: cx
-                .spelled(
-                    self.delete_policy.as_ref().map(|value| value.as_str()),
-                    &path.field("deletePolicy"),
-                    |value| Some(spoke::arm::DeletePolicy::from(value.to_string())),
-                    spoke::arm::DeletePolicy::as_str,
-                ),
+            default_resource_quota: cx.object(&self.default_resource_quota, &path.field("defaultResourceQuota")),
+            default_network_policy: cx.object(&self.default_network_policy, &path.field("defaultNetworkPolicy")),
+            adoption_policy: cx.spelled(&self.adoption_policy, &path.field("adoptionPolicy")),
+            delete_policy: cx.spelled(&self.delete_policy, &path.field("deletePolicy")),
             tags: cx.copy(&self.tags, &path.field("tags")),
             location: cx.copy(&self.location, &path.field("location")),
             e_tag: cx.copy(&self.e_tag, &path.field("eTag")),
             conditions: cx.copy(&self.conditions, &path.field("conditions")),
-            operator_status: cx
-                .copy(&self.operator_status, &path.field("operatorStatus")),
+            operator_status: cx.copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
 
-impl armgen_runtime::hub::ConvertObject<hub::ManagedNamespace>
-for spoke::ManagedNamespace {
-    fn convert_object(
-        &self,
-    ) -> Result<hub::ManagedNamespace, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
-            &self.metadata,
-            armgen_runtime::hub::Direction::ToHub,
-        )?;
-        let spec = armgen_runtime::hub::Convert::<
-            hub::ManagedNamespaceSpec,
-        >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
+impl ConvertObject<hub::ManagedNamespace> for spoke::ManagedNamespace {
+    fn convert_object(&self) -> Result<hub::ManagedNamespace, armgen_runtime::kube::ConversionError> {
+        let (mut cx, metadata) = Conversion::begin(&self.metadata, armgen_runtime::hub::Direction::ToHub)?;
+        let spec = Convert::<hub::ManagedNamespaceSpec>::convert(&self.spec, &mut cx, &Path::Root("spec"));
         let status = self
             .status
             .as_ref()
             .map(|status| {
-                armgen_runtime::hub::Convert::<
-                    hub::ManagedNamespaceStatus,
-                >::convert(status, &mut cx, &armgen_runtime::hub::Path::Root("status"))
+                Convert::<hub::ManagedNamespaceStatus>::convert(status, &mut cx, &Path::Root("status"))
             });
         Ok(hub::ManagedNamespace {
             metadata: cx.finish(metadata)?,
@@ -238,25 +111,15 @@ for spoke::ManagedNamespace {
     }
 }
 
-impl armgen_runtime::hub::ConvertObject<spoke::ManagedNamespace>
-for hub::ManagedNamespace {
-    fn convert_object(
-        &self,
-    ) -> Result<spoke::ManagedNamespace, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
-            &self.metadata,
-            armgen_runtime::hub::Direction::FromHub,
-        )?;
-        let spec = armgen_runtime::hub::Convert::<
-            spoke::ManagedNamespaceSpec,
-        >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
+impl ConvertObject<spoke::ManagedNamespace> for hub::ManagedNamespace {
+    fn convert_object(&self) -> Result<spoke::ManagedNamespace, armgen_runtime::kube::ConversionError> {
+        let (mut cx, metadata) = Conversion::begin(&self.metadata, armgen_runtime::hub::Direction::FromHub)?;
+        let spec = Convert::<spoke::ManagedNamespaceSpec>::convert(&self.spec, &mut cx, &Path::Root("spec"));
         let status = self
             .status
             .as_ref()
             .map(|status| {
-                armgen_runtime::hub::Convert::<
-                    spoke::ManagedNamespaceStatus,
-                >::convert(status, &mut cx, &armgen_runtime::hub::Path::Root("status"))
+                Convert::<spoke::ManagedNamespaceStatus>::convert(status, &mut cx, &Path::Root("status"))
             });
         Ok(spoke::ManagedNamespace {
             metadata: cx.finish(metadata)?,
@@ -266,65 +129,26 @@ for hub::ManagedNamespace {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::NetworkPolicies>
-for spoke::status::NetworkPolicies {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::NetworkPolicies {
+impl Convert<hub::status::NetworkPolicies> for spoke::status::NetworkPolicies {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::NetworkPolicies {
         hub::status::NetworkPolicies {
-            ingress: cx
-                .spelled(
-                    self.ingress.as_ref().map(|value| value.as_str()),
-                    &path.field("ingress"),
-                    |value| Some(hub::arm::PolicyRule::from(value.to_string())),
-                    hub::arm::PolicyRule::as_str,
-                ),
-            egress: cx
-                .spelled(
-                    self.egress.as_ref().map(|value| value.as_str()),
-                    &path.field("egress"),
-                    |value| Some(hub::arm::PolicyRule::from(value.to_string())),
-                    hub::arm::PolicyRule::as_str,
-                ),
+            ingress: cx.spelled(&self.ingress, &path.field("ingress")),
+            egress: cx.spelled(&self.egress, &path.field("egress")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::NetworkPolicies>
-for hub::status::NetworkPolicies {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::NetworkPolicies {
+impl Convert<spoke::status::NetworkPolicies> for hub::status::NetworkPolicies {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::NetworkPolicies {
         spoke::status::NetworkPolicies {
-            ingress: cx
-                .spelled(
-                    self.ingress.as_ref().map(|value| value.as_str()),
-                    &path.field("ingress"),
-                    |value| Some(spoke::arm::PolicyRule::from(value.to_string())),
-                    spoke::arm::PolicyRule::as_str,
-                ),
-            egress: cx
-                .spelled(
-                    self.egress.as_ref().map(|value| value.as_str()),
-                    &path.field("egress"),
-                    |value| Some(spoke::arm::PolicyRule::from(value.to_string())),
-                    spoke::arm::PolicyRule::as_str,
-                ),
+            ingress: cx.spelled(&self.ingress, &path.field("ingress")),
+            egress: cx.spelled(&self.egress, &path.field("egress")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::status::ResourceQuota>
-for spoke::status::ResourceQuota {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::status::ResourceQuota {
+impl Convert<hub::status::ResourceQuota> for spoke::status::ResourceQuota {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ResourceQuota {
         hub::status::ResourceQuota {
             cpu_request: cx.copy(&self.cpu_request, &path.field("cpuRequest")),
             cpu_limit: cx.copy(&self.cpu_limit, &path.field("cpuLimit")),
@@ -334,13 +158,8 @@ for spoke::status::ResourceQuota {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::status::ResourceQuota>
-for hub::status::ResourceQuota {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::status::ResourceQuota {
+impl Convert<spoke::status::ResourceQuota> for hub::status::ResourceQuota {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ResourceQuota {
         spoke::status::ResourceQuota {
             cpu_request: cx.copy(&self.cpu_request, &path.field("cpuRequest")),
             cpu_limit: cx.copy(&self.cpu_limit, &path.field("cpuLimit")),
@@ -350,65 +169,26 @@ for hub::status::ResourceQuota {
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::NetworkPolicies>
-for spoke::spec::NetworkPolicies {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::NetworkPolicies {
+impl Convert<hub::spec::NetworkPolicies> for spoke::spec::NetworkPolicies {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::NetworkPolicies {
         hub::spec::NetworkPolicies {
-            ingress: cx
-                .spelled(
-                    self.ingress.as_ref().map(|value| value.as_str()),
-                    &path.field("ingress"),
-                    |value| Some(hub::arm::PolicyRule::from(value.to_string())),
-                    hub::arm::PolicyRule::as_str,
-                ),
-            egress: cx
-                .spelled(
-                    self.egress.as_ref().map(|value| value.as_str()),
-                    &path.field("egress"),
-                    |value| Some(hub::arm::PolicyRule::from(value.to_string())),
-                    hub::arm::PolicyRule::as_str,
-                ),
+            ingress: cx.spelled(&self.ingress, &path.field("ingress")),
+            egress: cx.spelled(&self.egress, &path.field("egress")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::NetworkPolicies>
-for hub::spec::NetworkPolicies {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::NetworkPolicies {
+impl Convert<spoke::spec::NetworkPolicies> for hub::spec::NetworkPolicies {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::NetworkPolicies {
         spoke::spec::NetworkPolicies {
-            ingress: cx
-                .spelled(
-                    self.ingress.as_ref().map(|value| value.as_str()),
-                    &path.field("ingress"),
-                    |value| Some(spoke::arm::PolicyRule::from(value.to_string())),
-                    spoke::arm::PolicyRule::as_str,
-                ),
-            egress: cx
-                .spelled(
-                    self.egress.as_ref().map(|value| value.as_str()),
-                    &path.field("egress"),
-                    |value| Some(spoke::arm::PolicyRule::from(value.to_string())),
-                    spoke::arm::PolicyRule::as_str,
-                ),
+            ingress: cx.spelled(&self.ingress, &path.field("ingress")),
+            egress: cx.spelled(&self.egress, &path.field("egress")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::spec::ResourceQuota>
-for spoke::spec::ResourceQuota {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::spec::ResourceQuota {
+impl Convert<hub::spec::ResourceQuota> for spoke::spec::ResourceQuota {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ResourceQuota {
         hub::spec::ResourceQuota {
             cpu_request: cx.copy(&self.cpu_request, &path.field("cpuRequest")),
             cpu_limit: cx.copy(&self.cpu_limit, &path.field("cpuLimit")),
@@ -418,13 +198,8 @@ for spoke::spec::ResourceQuota {
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::spec::ResourceQuota>
-for hub::spec::ResourceQuota {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::spec::ResourceQuota {
+impl Convert<spoke::spec::ResourceQuota> for hub::spec::ResourceQuota {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ResourceQuota {
         spoke::spec::ResourceQuota {
             cpu_request: cx.copy(&self.cpu_request, &path.field("cpuRequest")),
             cpu_limit: cx.copy(&self.cpu_limit, &path.field("cpuLimit")),

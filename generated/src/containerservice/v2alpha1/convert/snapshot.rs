@@ -7,13 +7,10 @@
 use crate::containerservice::v2alpha1 as spoke;
 #[allow(unused_imports)]
 use crate::containerservice::v2beta1 as hub;
+use armgen_runtime::hub::{Conversion, Convert, ConvertObject, Path};
 
-impl armgen_runtime::hub::Convert<hub::SnapshotSpec> for spoke::SnapshotSpec {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::SnapshotSpec {
+impl Convert<hub::SnapshotSpec> for spoke::SnapshotSpec {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::SnapshotSpec {
         hub::SnapshotSpec {
             azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
             owner: cx.copy(&self.owner, &path.field("owner")),
@@ -21,23 +18,13 @@ impl armgen_runtime::hub::Convert<hub::SnapshotSpec> for spoke::SnapshotSpec {
             tags: cx.copy(&self.tags, &path.field("tags")),
             location: cx.copy(&self.location, &path.field("location")),
             creation_data: cx.object(&self.creation_data, &path.field("creationData")),
-            snapshot_type: cx
-                .spelled(
-                    self.snapshot_type.as_ref().map(|value| value.as_str()),
-                    &path.field("snapshotType"),
-                    |value| Some(hub::arm::SnapshotType::from(value.to_string())),
-                    hub::arm::SnapshotType::as_str,
-                ),
+            snapshot_type: cx.spelled(&self.snapshot_type, &path.field("snapshotType")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::SnapshotSpec> for hub::SnapshotSpec {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::SnapshotSpec {
+impl Convert<spoke::SnapshotSpec> for hub::SnapshotSpec {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::SnapshotSpec {
         spoke::SnapshotSpec {
             azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
             owner: cx.copy(&self.owner, &path.field("owner")),
@@ -45,23 +32,13 @@ impl armgen_runtime::hub::Convert<spoke::SnapshotSpec> for hub::SnapshotSpec {
             tags: cx.copy(&self.tags, &path.field("tags")),
             location: cx.copy(&self.location, &path.field("location")),
             creation_data: cx.object(&self.creation_data, &path.field("creationData")),
-            snapshot_type: cx
-                .spelled(
-                    self.snapshot_type.as_ref().map(|value| value.as_str()),
-                    &path.field("snapshotType"),
-                    |value| Some(spoke::arm::SnapshotType::from(value.to_string())),
-                    spoke::arm::SnapshotType::as_str,
-                ),
+            snapshot_type: cx.spelled(&self.snapshot_type, &path.field("snapshotType")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::SnapshotStatus> for spoke::SnapshotStatus {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::SnapshotStatus {
+impl Convert<hub::SnapshotStatus> for spoke::SnapshotStatus {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::SnapshotStatus {
         hub::SnapshotStatus {
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
@@ -70,46 +47,21 @@ impl armgen_runtime::hub::Convert<hub::SnapshotStatus> for spoke::SnapshotStatus
             tags: cx.copy(&self.tags, &path.field("tags")),
             location: cx.copy(&self.location, &path.field("location")),
             creation_data: cx.object(&self.creation_data, &path.field("creationData")),
-            snapshot_type: cx
-                .spelled(
-                    self.snapshot_type.as_ref().map(|value| value.as_str()),
-                    &path.field("snapshotType"),
-                    |value| Some(hub::arm::SnapshotType::from(value.to_string())),
-                    hub::arm::SnapshotType::as_str,
-                ),
-            kubernetes_version: cx
-                .copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
-            node_image_version: cx
-                .copy(&self.node_image_version, &path.field("nodeImageVersion")),
-            os_type: cx
-                .spelled(
-                    self.os_type.as_ref().map(|value| value.as_str()),
-                    &path.field("osType"),
-                    |value| Some(hub::arm::OsType::from(value.to_string())),
-                    hub::arm::OsType::as_str,
-                ),
-            os_sku: cx
-                .spelled(
-                    self.os_sku.as_ref().map(|value| value.as_str()),
-                    &path.field("osSku"),
-                    |value| Some(hub::arm::Ossku::from(value.to_string())),
-                    hub::arm::Ossku::as_str,
-                ),
+            snapshot_type: cx.spelled(&self.snapshot_type, &path.field("snapshotType")),
+            kubernetes_version: cx.copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            node_image_version: cx.copy(&self.node_image_version, &path.field("nodeImageVersion")),
+            os_type: cx.spelled(&self.os_type, &path.field("osType")),
+            os_sku: cx.spelled(&self.os_sku, &path.field("osSku")),
             vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
             enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
             conditions: cx.copy(&self.conditions, &path.field("conditions")),
-            operator_status: cx
-                .copy(&self.operator_status, &path.field("operatorStatus")),
+            operator_status: cx.copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::SnapshotStatus> for hub::SnapshotStatus {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::SnapshotStatus {
+impl Convert<spoke::SnapshotStatus> for hub::SnapshotStatus {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::SnapshotStatus {
         spoke::SnapshotStatus {
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
@@ -118,58 +70,28 @@ impl armgen_runtime::hub::Convert<spoke::SnapshotStatus> for hub::SnapshotStatus
             tags: cx.copy(&self.tags, &path.field("tags")),
             location: cx.copy(&self.location, &path.field("location")),
             creation_data: cx.object(&self.creation_data, &path.field("creationData")),
-            snapshot_type: cx
-                .spelled(
-                    self.snapshot_type.as_ref().map(|value| value.as_str()),
-                    &path.field("snapshotType"),
-                    |value| Some(spoke::arm::SnapshotType::from(value.to_string())),
-                    spoke::arm::SnapshotType::as_str,
-                ),
-            kubernetes_version: cx
-                .copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
-            node_image_version: cx
-                .copy(&self.node_image_version, &path.field("nodeImageVersion")),
-            os_type: cx
-                .spelled(
-                    self.os_type.as_ref().map(|value| value.as_str()),
-                    &path.field("osType"),
-                    |value| Some(spoke::arm::OsType::from(value.to_string())),
-                    spoke::arm::OsType::as_str,
-                ),
-            os_sku: cx
-                .spelled(
-                    self.os_sku.as_ref().map(|value| value.as_str()),
-                    &path.field("osSku"),
-                    |value| Some(spoke::arm::Ossku::from(value.to_string())),
-                    spoke::arm::Ossku::as_str,
-                ),
+            snapshot_type: cx.spelled(&self.snapshot_type, &path.field("snapshotType")),
+            kubernetes_version: cx.copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            node_image_version: cx.copy(&self.node_image_version, &path.field("nodeImageVersion")),
+            os_type: cx.spelled(&self.os_type, &path.field("osType")),
+            os_sku: cx.spelled(&self.os_sku, &path.field("osSku")),
             vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
             enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
             conditions: cx.copy(&self.conditions, &path.field("conditions")),
-            operator_status: cx
-                .copy(&self.operator_status, &path.field("operatorStatus")),
+            operator_status: cx.copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
 
-impl armgen_runtime::hub::ConvertObject<hub::Snapshot> for spoke::Snapshot {
-    fn convert_object(
-        &self,
-    ) -> Result<hub::Snapshot, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
-            &self.metadata,
-            armgen_runtime::hub::Direction::ToHub,
-        )?;
-        let spec = armgen_runtime::hub::Convert::<
-            hub::SnapshotSpec,
-        >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
+impl ConvertObject<hub::Snapshot> for spoke::Snapshot {
+    fn convert_object(&self) -> Result<hub::Snapshot, armgen_runtime::kube::ConversionError> {
+        let (mut cx, metadata) = Conversion::begin(&self.metadata, armgen_runtime::hub::Direction::ToHub)?;
+        let spec = Convert::<hub::SnapshotSpec>::convert(&self.spec, &mut cx, &Path::Root("spec"));
         let status = self
             .status
             .as_ref()
             .map(|status| {
-                armgen_runtime::hub::Convert::<
-                    hub::SnapshotStatus,
-                >::convert(status, &mut cx, &armgen_runtime::hub::Path::Root("status"))
+                Convert::<hub::SnapshotStatus>::convert(status, &mut cx, &Path::Root("status"))
             });
         Ok(hub::Snapshot {
             metadata: cx.finish(metadata)?,
@@ -179,24 +101,15 @@ impl armgen_runtime::hub::ConvertObject<hub::Snapshot> for spoke::Snapshot {
     }
 }
 
-impl armgen_runtime::hub::ConvertObject<spoke::Snapshot> for hub::Snapshot {
-    fn convert_object(
-        &self,
-    ) -> Result<spoke::Snapshot, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
-            &self.metadata,
-            armgen_runtime::hub::Direction::FromHub,
-        )?;
-        let spec = armgen_runtime::hub::Convert::<
-            spoke::SnapshotSpec,
-        >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
+impl ConvertObject<spoke::Snapshot> for hub::Snapshot {
+    fn convert_object(&self) -> Result<spoke::Snapshot, armgen_runtime::kube::ConversionError> {
+        let (mut cx, metadata) = Conversion::begin(&self.metadata, armgen_runtime::hub::Direction::FromHub)?;
+        let spec = Convert::<spoke::SnapshotSpec>::convert(&self.spec, &mut cx, &Path::Root("spec"));
         let status = self
             .status
             .as_ref()
             .map(|status| {
-                armgen_runtime::hub::Convert::<
-                    spoke::SnapshotStatus,
-                >::convert(status, &mut cx, &armgen_runtime::hub::Path::Root("status"))
+                Convert::<spoke::SnapshotStatus>::convert(status, &mut cx, &Path::Root("status"))
             });
         Ok(spoke::Snapshot {
             metadata: cx.finish(metadata)?,

@@ -7,128 +7,73 @@
 use crate::containerservice::v2alpha1 as spoke;
 #[allow(unused_imports)]
 use crate::containerservice::v2beta1 as hub;
+use armgen_runtime::hub::{Conversion, Convert, ConvertObject, Path};
 
-impl armgen_runtime::hub::Convert<hub::TrustedAccessRoleBindingSpec>
-for spoke::TrustedAccessRoleBindingSpec {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::TrustedAccessRoleBindingSpec {
+impl Convert<hub::TrustedAccessRoleBindingSpec> for spoke::TrustedAccessRoleBindingSpec {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::TrustedAccessRoleBindingSpec {
         hub::TrustedAccessRoleBindingSpec {
             azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
             owner: cx.copy(&self.owner, &path.field("owner")),
             operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
-            source_resource_id: cx
-                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
+            source_resource_id: cx.copy(&self.source_resource_id, &path.field("sourceResourceId")),
             roles: cx.copy(&self.roles, &path.field("roles")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::TrustedAccessRoleBindingSpec>
-for hub::TrustedAccessRoleBindingSpec {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::TrustedAccessRoleBindingSpec {
+impl Convert<spoke::TrustedAccessRoleBindingSpec> for hub::TrustedAccessRoleBindingSpec {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::TrustedAccessRoleBindingSpec {
         spoke::TrustedAccessRoleBindingSpec {
             azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
             owner: cx.copy(&self.owner, &path.field("owner")),
             operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
-            source_resource_id: cx
-                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
+            source_resource_id: cx.copy(&self.source_resource_id, &path.field("sourceResourceId")),
             roles: cx.copy(&self.roles, &path.field("roles")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<hub::TrustedAccessRoleBindingStatus>
-for spoke::TrustedAccessRoleBindingStatus {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> hub::TrustedAccessRoleBindingStatus {
+impl Convert<hub::TrustedAccessRoleBindingStatus> for spoke::TrustedAccessRoleBindingStatus {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::TrustedAccessRoleBindingStatus {
         hub::TrustedAccessRoleBindingStatus {
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
             r#type: cx.copy(&self.r#type, &path.field("type")),
             system_data: cx.object(&self.system_data, &path.field("systemData")),
-            provisioning_state: cx
-                .spelled(
-                    self.provisioning_state.as_ref().map(|value| value.as_str()),
-                    &path.field("provisioningState"),
-                    |value| Some(
-                        hub::arm::TrustedAccessRoleBindingProvisioningState::from(
-                            value.to_string(),
-                        ),
-                    ),
-                    hub::arm::TrustedAccessRoleBindingProvisioningState::as_str,
-                ),
-            source_resource_id: cx
-                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
+            provisioning_state: cx.spelled(&self.provisioning_state, &path.field("provisioningState")),
+            source_resource_id: cx.copy(&self.source_resource_id, &path.field("sourceResourceId")),
             roles: cx.copy(&self.roles, &path.field("roles")),
             conditions: cx.copy(&self.conditions, &path.field("conditions")),
-            operator_status: cx
-                .copy(&self.operator_status, &path.field("operatorStatus")),
+            operator_status: cx.copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
 
-impl armgen_runtime::hub::Convert<spoke::TrustedAccessRoleBindingStatus>
-for hub::TrustedAccessRoleBindingStatus {
-    fn convert(
-        &self,
-        cx: &mut armgen_runtime::hub::Conversion,
-        path: &armgen_runtime::hub::Path<'_>,
-    ) -> spoke::TrustedAccessRoleBindingStatus {
+impl Convert<spoke::TrustedAccessRoleBindingStatus> for hub::TrustedAccessRoleBindingStatus {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::TrustedAccessRoleBindingStatus {
         spoke::TrustedAccessRoleBindingStatus {
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
             r#type: cx.copy(&self.r#type, &path.field("type")),
             system_data: cx.object(&self.system_data, &path.field("systemData")),
-            provisioning_state: cx
-                .spelled(
-                    self.provisioning_state.as_ref().map(|value| value.as_str()),
-                    &path.field("provisioningState"),
-                    |value| Some(
-                        spoke::arm::TrustedAccessRoleBindingProvisioningState::from(
-                            value.to_string(),
-                        ),
-                    ),
-                    spoke::arm::TrustedAccessRoleBindingProvisioningState::as_str,
-                ),
-            source_resource_id: cx
-                .copy(&self.source_resource_id, &path.field("sourceResourceId")),
+            provisioning_state: cx.spelled(&self.provisioning_state, &path.field("provisioningState")),
+            source_resource_id: cx.copy(&self.source_resource_id, &path.field("sourceResourceId")),
             roles: cx.copy(&self.roles, &path.field("roles")),
             conditions: cx.copy(&self.conditions, &path.field("conditions")),
-            operator_status: cx
-                .copy(&self.operator_status, &path.field("operatorStatus")),
+            operator_status: cx.copy(&self.operator_status, &path.field("operatorStatus")),
         }
     }
 }
 
-impl armgen_runtime::hub::ConvertObject<hub::TrustedAccessRoleBinding>
-for spoke::TrustedAccessRoleBinding {
-    fn convert_object(
-        &self,
-    ) -> Result<hub::TrustedAccessRoleBinding, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
-            &self.metadata,
-            armgen_runtime::hub::Direction::ToHub,
-        )?;
-        let spec = armgen_runtime::hub::Convert::<
-            hub::TrustedAccessRoleBindingSpec,
-        >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
+impl ConvertObject<hub::TrustedAccessRoleBinding> for spoke::TrustedAccessRoleBinding {
+    fn convert_object(&self) -> Result<hub::TrustedAccessRoleBinding, armgen_runtime::kube::ConversionError> {
+        let (mut cx, metadata) = Conversion::begin(&self.metadata, armgen_runtime::hub::Direction::ToHub)?;
+        let spec = Convert::<hub::TrustedAccessRoleBindingSpec>::convert(&self.spec, &mut cx, &Path::Root("spec"));
         let status = self
             .status
             .as_ref()
             .map(|status| {
-                armgen_runtime::hub::Convert::<
-                    hub::TrustedAccessRoleBindingStatus,
-                >::convert(status, &mut cx, &armgen_runtime::hub::Path::Root("status"))
+                Convert::<hub::TrustedAccessRoleBindingStatus>::convert(status, &mut cx, &Path::Root("status"))
             });
         Ok(hub::TrustedAccessRoleBinding {
             metadata: cx.finish(metadata)?,
@@ -138,25 +83,15 @@ for spoke::TrustedAccessRoleBinding {
     }
 }
 
-impl armgen_runtime::hub::ConvertObject<spoke::TrustedAccessRoleBinding>
-for hub::TrustedAccessRoleBinding {
-    fn convert_object(
-        &self,
-    ) -> Result<spoke::TrustedAccessRoleBinding, armgen_runtime::kube::ConversionError> {
-        let (mut cx, metadata) = armgen_runtime::hub::Conversion::begin(
-            &self.metadata,
-            armgen_runtime::hub::Direction::FromHub,
-        )?;
-        let spec = armgen_runtime::hub::Convert::<
-            spoke::TrustedAccessRoleBindingSpec,
-        >::convert(&self.spec, &mut cx, &armgen_runtime::hub::Path::Root("spec"));
+impl ConvertObject<spoke::TrustedAccessRoleBinding> for hub::TrustedAccessRoleBinding {
+    fn convert_object(&self) -> Result<spoke::TrustedAccessRoleBinding, armgen_runtime::kube::ConversionError> {
+        let (mut cx, metadata) = Conversion::begin(&self.metadata, armgen_runtime::hub::Direction::FromHub)?;
+        let spec = Convert::<spoke::TrustedAccessRoleBindingSpec>::convert(&self.spec, &mut cx, &Path::Root("spec"));
         let status = self
             .status
             .as_ref()
             .map(|status| {
-                armgen_runtime::hub::Convert::<
-                    spoke::TrustedAccessRoleBindingStatus,
-                >::convert(status, &mut cx, &armgen_runtime::hub::Path::Root("status"))
+                Convert::<spoke::TrustedAccessRoleBindingStatus>::convert(status, &mut cx, &Path::Root("status"))
             });
         Ok(spoke::TrustedAccessRoleBinding {
             metadata: cx.finish(metadata)?,

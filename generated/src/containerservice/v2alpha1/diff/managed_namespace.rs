@@ -11,18 +11,8 @@ impl DiffWith for super::super::ManagedNamespaceSpec {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.labels.diff_with(&actual.labels, &path.field("labels"), out);
         self.annotations.diff_with(&actual.annotations, &path.field("annotations"), out);
-        self.default_resource_quota
-            .diff_with(
-                &actual.default_resource_quota,
-                &path.field("defaultResourceQuota"),
-                out,
-            );
-        self.default_network_policy
-            .diff_with(
-                &actual.default_network_policy,
-                &path.field("defaultNetworkPolicy"),
-                out,
-            );
+        self.default_resource_quota.diff_with(&actual.default_resource_quota, &path.field("defaultResourceQuota"), out);
+        self.default_network_policy.diff_with(&actual.default_network_policy, &path.field("defaultNetworkPolicy"), out);
         self.adoption_policy
             .diff_with(&actual.adoption_policy, &path.field("adoptionPolicy"), out);
         self.delete_policy

@@ -9,31 +9,17 @@ use armgen_runtime::diff::{DiffWith, Differences, Path};
 
 impl DiffWith for spec::AgentPoolGatewayProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        self.public_ip_prefix_size
-            .diff_with(
-                &actual.public_ip_prefix_size,
-                &path.field("publicIPPrefixSize"),
-                out,
-            );
+        self.public_ip_prefix_size.diff_with(&actual.public_ip_prefix_size, &path.field("publicIPPrefixSize"), out);
     }
 }
 
 impl DiffWith for spec::AgentPoolNetworkProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        self.node_public_ip_tags
-            .diff_with(
-                &actual.node_public_ip_tags,
-                &path.field("nodePublicIPTags"),
-                out,
-            );
+        self.node_public_ip_tags.diff_with(&actual.node_public_ip_tags, &path.field("nodePublicIPTags"), out);
         self.allowed_host_ports
             .diff_with(&actual.allowed_host_ports, &path.field("allowedHostPorts"), out);
         self.application_security_groups
-            .diff_with(
-                &actual.application_security_groups,
-                &path.field("applicationSecurityGroups"),
-                out,
-            );
+            .diff_with(&actual.application_security_groups, &path.field("applicationSecurityGroups"), out);
     }
 }
 
@@ -52,34 +38,17 @@ impl DiffWith for spec::AgentPoolUpgradeSettings {
         self.max_unavailable
             .diff_with(&actual.max_unavailable, &path.field("maxUnavailable"), out);
         self.drain_timeout_in_minutes
-            .diff_with(
-                &actual.drain_timeout_in_minutes,
-                &path.field("drainTimeoutInMinutes"),
-                out,
-            );
+            .diff_with(&actual.drain_timeout_in_minutes, &path.field("drainTimeoutInMinutes"), out);
         self.node_soak_duration_in_minutes
-            .diff_with(
-                &actual.node_soak_duration_in_minutes,
-                &path.field("nodeSoakDurationInMinutes"),
-                out,
-            );
+            .diff_with(&actual.node_soak_duration_in_minutes, &path.field("nodeSoakDurationInMinutes"), out);
         self.undrainable_node_behavior
-            .diff_with(
-                &actual.undrainable_node_behavior,
-                &path.field("undrainableNodeBehavior"),
-                out,
-            );
+            .diff_with(&actual.undrainable_node_behavior, &path.field("undrainableNodeBehavior"), out);
     }
 }
 
 impl DiffWith for spec::AgentPoolWindowsProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        self.disable_outbound_nat
-            .diff_with(
-                &actual.disable_outbound_nat,
-                &path.field("disableOutboundNat"),
-                out,
-            );
+        self.disable_outbound_nat.diff_with(&actual.disable_outbound_nat, &path.field("disableOutboundNat"), out);
     }
 }
 
@@ -109,50 +78,19 @@ impl DiffWith for spec::KubeletConfig {
             .diff_with(&actual.cpu_manager_policy, &path.field("cpuManagerPolicy"), out);
         self.cpu_cfs_quota
             .diff_with(&actual.cpu_cfs_quota, &path.field("cpuCfsQuota"), out);
-        self.cpu_cfs_quota_period
-            .diff_with(
-                &actual.cpu_cfs_quota_period,
-                &path.field("cpuCfsQuotaPeriod"),
-                out,
-            );
+        self.cpu_cfs_quota_period.diff_with(&actual.cpu_cfs_quota_period, &path.field("cpuCfsQuotaPeriod"), out);
         self.image_gc_high_threshold
-            .diff_with(
-                &actual.image_gc_high_threshold,
-                &path.field("imageGcHighThreshold"),
-                out,
-            );
-        self.image_gc_low_threshold
-            .diff_with(
-                &actual.image_gc_low_threshold,
-                &path.field("imageGcLowThreshold"),
-                out,
-            );
+            .diff_with(&actual.image_gc_high_threshold, &path.field("imageGcHighThreshold"), out);
+        self.image_gc_low_threshold.diff_with(&actual.image_gc_low_threshold, &path.field("imageGcLowThreshold"), out);
         self.topology_manager_policy
-            .diff_with(
-                &actual.topology_manager_policy,
-                &path.field("topologyManagerPolicy"),
-                out,
-            );
-        self.allowed_unsafe_sysctls
-            .diff_with(
-                &actual.allowed_unsafe_sysctls,
-                &path.field("allowedUnsafeSysctls"),
-                out,
-            );
+            .diff_with(&actual.topology_manager_policy, &path.field("topologyManagerPolicy"), out);
+        self.allowed_unsafe_sysctls.diff_with(&actual.allowed_unsafe_sysctls, &path.field("allowedUnsafeSysctls"), out);
         self.fail_swap_on
             .diff_with(&actual.fail_swap_on, &path.field("failSwapOn"), out);
         self.container_log_max_size_mb
-            .diff_with(
-                &actual.container_log_max_size_mb,
-                &path.field("containerLogMaxSizeMB"),
-                out,
-            );
+            .diff_with(&actual.container_log_max_size_mb, &path.field("containerLogMaxSizeMB"), out);
         self.container_log_max_files
-            .diff_with(
-                &actual.container_log_max_files,
-                &path.field("containerLogMaxFiles"),
-                out,
-            );
+            .diff_with(&actual.container_log_max_files, &path.field("containerLogMaxFiles"), out);
         self.pod_max_pids
             .diff_with(&actual.pod_max_pids, &path.field("podMaxPids"), out);
     }
@@ -162,17 +100,9 @@ impl DiffWith for spec::LinuxOsConfig {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.sysctls.diff_with(&actual.sysctls, &path.field("sysctls"), out);
         self.transparent_huge_page_enabled
-            .diff_with(
-                &actual.transparent_huge_page_enabled,
-                &path.field("transparentHugePageEnabled"),
-                out,
-            );
+            .diff_with(&actual.transparent_huge_page_enabled, &path.field("transparentHugePageEnabled"), out);
         self.transparent_huge_page_defrag
-            .diff_with(
-                &actual.transparent_huge_page_defrag,
-                &path.field("transparentHugePageDefrag"),
-                out,
-            );
+            .diff_with(&actual.transparent_huge_page_defrag, &path.field("transparentHugePageDefrag"), out);
         self.swap_file_size_mb
             .diff_with(&actual.swap_file_size_mb, &path.field("swapFileSizeMB"), out);
     }
@@ -183,28 +113,15 @@ impl DiffWith for spec::LocalDnsOverride {
         self.query_logging
             .diff_with(&actual.query_logging, &path.field("queryLogging"), out);
         self.protocol.diff_with(&actual.protocol, &path.field("protocol"), out);
-        self.forward_destination
-            .diff_with(
-                &actual.forward_destination,
-                &path.field("forwardDestination"),
-                out,
-            );
+        self.forward_destination.diff_with(&actual.forward_destination, &path.field("forwardDestination"), out);
         self.forward_policy
             .diff_with(&actual.forward_policy, &path.field("forwardPolicy"), out);
         self.max_concurrent
             .diff_with(&actual.max_concurrent, &path.field("maxConcurrent"), out);
         self.cache_duration_in_seconds
-            .diff_with(
-                &actual.cache_duration_in_seconds,
-                &path.field("cacheDurationInSeconds"),
-                out,
-            );
+            .diff_with(&actual.cache_duration_in_seconds, &path.field("cacheDurationInSeconds"), out);
         self.serve_stale_duration_in_seconds
-            .diff_with(
-                &actual.serve_stale_duration_in_seconds,
-                &path.field("serveStaleDurationInSeconds"),
-                out,
-            );
+            .diff_with(&actual.serve_stale_duration_in_seconds, &path.field("serveStaleDurationInSeconds"), out);
         self.serve_stale.diff_with(&actual.serve_stale, &path.field("serveStale"), out);
     }
 }
@@ -251,117 +168,41 @@ impl DiffWith for spec::SysctlConfig {
         self.net_core_somaxconn
             .diff_with(&actual.net_core_somaxconn, &path.field("netCoreSomaxconn"), out);
         self.net_core_netdev_max_backlog
-            .diff_with(
-                &actual.net_core_netdev_max_backlog,
-                &path.field("netCoreNetdevMaxBacklog"),
-                out,
-            );
-        self.net_core_rmem_default
-            .diff_with(
-                &actual.net_core_rmem_default,
-                &path.field("netCoreRmemDefault"),
-                out,
-            );
+            .diff_with(&actual.net_core_netdev_max_backlog, &path.field("netCoreNetdevMaxBacklog"), out);
+        self.net_core_rmem_default.diff_with(&actual.net_core_rmem_default, &path.field("netCoreRmemDefault"), out);
         self.net_core_rmem_max
             .diff_with(&actual.net_core_rmem_max, &path.field("netCoreRmemMax"), out);
-        self.net_core_wmem_default
-            .diff_with(
-                &actual.net_core_wmem_default,
-                &path.field("netCoreWmemDefault"),
-                out,
-            );
+        self.net_core_wmem_default.diff_with(&actual.net_core_wmem_default, &path.field("netCoreWmemDefault"), out);
         self.net_core_wmem_max
             .diff_with(&actual.net_core_wmem_max, &path.field("netCoreWmemMax"), out);
-        self.net_core_optmem_max
-            .diff_with(
-                &actual.net_core_optmem_max,
-                &path.field("netCoreOptmemMax"),
-                out,
-            );
+        self.net_core_optmem_max.diff_with(&actual.net_core_optmem_max, &path.field("netCoreOptmemMax"), out);
         self.net_ipv4_tcp_max_syn_backlog
-            .diff_with(
-                &actual.net_ipv4_tcp_max_syn_backlog,
-                &path.field("netIpv4TcpMaxSynBacklog"),
-                out,
-            );
+            .diff_with(&actual.net_ipv4_tcp_max_syn_backlog, &path.field("netIpv4TcpMaxSynBacklog"), out);
         self.net_ipv4_tcp_max_tw_buckets
-            .diff_with(
-                &actual.net_ipv4_tcp_max_tw_buckets,
-                &path.field("netIpv4TcpMaxTwBuckets"),
-                out,
-            );
+            .diff_with(&actual.net_ipv4_tcp_max_tw_buckets, &path.field("netIpv4TcpMaxTwBuckets"), out);
         self.net_ipv4_tcp_fin_timeout
-            .diff_with(
-                &actual.net_ipv4_tcp_fin_timeout,
-                &path.field("netIpv4TcpFinTimeout"),
-                out,
-            );
+            .diff_with(&actual.net_ipv4_tcp_fin_timeout, &path.field("netIpv4TcpFinTimeout"), out);
         self.net_ipv4_tcp_keepalive_time
-            .diff_with(
-                &actual.net_ipv4_tcp_keepalive_time,
-                &path.field("netIpv4TcpKeepaliveTime"),
-                out,
-            );
+            .diff_with(&actual.net_ipv4_tcp_keepalive_time, &path.field("netIpv4TcpKeepaliveTime"), out);
         self.net_ipv4_tcp_keepalive_probes
-            .diff_with(
-                &actual.net_ipv4_tcp_keepalive_probes,
-                &path.field("netIpv4TcpKeepaliveProbes"),
-                out,
-            );
+            .diff_with(&actual.net_ipv4_tcp_keepalive_probes, &path.field("netIpv4TcpKeepaliveProbes"), out);
         self.net_ipv4_tcpkeepalive_intvl
-            .diff_with(
-                &actual.net_ipv4_tcpkeepalive_intvl,
-                &path.field("netIpv4TcpkeepaliveIntvl"),
-                out,
-            );
-        self.net_ipv4_tcp_tw_reuse
-            .diff_with(
-                &actual.net_ipv4_tcp_tw_reuse,
-                &path.field("netIpv4TcpTwReuse"),
-                out,
-            );
+            .diff_with(&actual.net_ipv4_tcpkeepalive_intvl, &path.field("netIpv4TcpkeepaliveIntvl"), out);
+        self.net_ipv4_tcp_tw_reuse.diff_with(&actual.net_ipv4_tcp_tw_reuse, &path.field("netIpv4TcpTwReuse"), out);
         self.net_ipv4_ip_local_port_range
-            .diff_with(
-                &actual.net_ipv4_ip_local_port_range,
-                &path.field("netIpv4IpLocalPortRange"),
-                out,
-            );
+            .diff_with(&actual.net_ipv4_ip_local_port_range, &path.field("netIpv4IpLocalPortRange"), out);
         self.net_ipv4_neigh_default_gc_thresh1
-            .diff_with(
-                &actual.net_ipv4_neigh_default_gc_thresh1,
-                &path.field("netIpv4NeighDefaultGcThresh1"),
-                out,
-            );
+            .diff_with(&actual.net_ipv4_neigh_default_gc_thresh1, &path.field("netIpv4NeighDefaultGcThresh1"), out);
         self.net_ipv4_neigh_default_gc_thresh2
-            .diff_with(
-                &actual.net_ipv4_neigh_default_gc_thresh2,
-                &path.field("netIpv4NeighDefaultGcThresh2"),
-                out,
-            );
+            .diff_with(&actual.net_ipv4_neigh_default_gc_thresh2, &path.field("netIpv4NeighDefaultGcThresh2"), out);
         self.net_ipv4_neigh_default_gc_thresh3
-            .diff_with(
-                &actual.net_ipv4_neigh_default_gc_thresh3,
-                &path.field("netIpv4NeighDefaultGcThresh3"),
-                out,
-            );
+            .diff_with(&actual.net_ipv4_neigh_default_gc_thresh3, &path.field("netIpv4NeighDefaultGcThresh3"), out);
         self.net_netfilter_nf_conntrack_max
-            .diff_with(
-                &actual.net_netfilter_nf_conntrack_max,
-                &path.field("netNetfilterNfConntrackMax"),
-                out,
-            );
+            .diff_with(&actual.net_netfilter_nf_conntrack_max, &path.field("netNetfilterNfConntrackMax"), out);
         self.net_netfilter_nf_conntrack_buckets
-            .diff_with(
-                &actual.net_netfilter_nf_conntrack_buckets,
-                &path.field("netNetfilterNfConntrackBuckets"),
-                out,
-            );
+            .diff_with(&actual.net_netfilter_nf_conntrack_buckets, &path.field("netNetfilterNfConntrackBuckets"), out);
         self.fs_inotify_max_user_watches
-            .diff_with(
-                &actual.fs_inotify_max_user_watches,
-                &path.field("fsInotifyMaxUserWatches"),
-                out,
-            );
+            .diff_with(&actual.fs_inotify_max_user_watches, &path.field("fsInotifyMaxUserWatches"), out);
         self.fs_file_max.diff_with(&actual.fs_file_max, &path.field("fsFileMax"), out);
         self.fs_aio_max_nr
             .diff_with(&actual.fs_aio_max_nr, &path.field("fsAioMaxNr"), out);
@@ -372,12 +213,7 @@ impl DiffWith for spec::SysctlConfig {
             .diff_with(&actual.vm_max_map_count, &path.field("vmMaxMapCount"), out);
         self.vm_swappiness
             .diff_with(&actual.vm_swappiness, &path.field("vmSwappiness"), out);
-        self.vm_vfs_cache_pressure
-            .diff_with(
-                &actual.vm_vfs_cache_pressure,
-                &path.field("vmVfsCachePressure"),
-                out,
-            );
+        self.vm_vfs_cache_pressure.diff_with(&actual.vm_vfs_cache_pressure, &path.field("vmVfsCachePressure"), out);
     }
 }
 

@@ -5,15 +5,13 @@
 //! The spec types of the custom resources, used by `managed_cluster`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use armgen_runtime::kube::{
+
+    ConversionError, Path, Resolver, keys_of_references, required,
+};
+
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
@@ -33,16 +31,10 @@ pub struct AdvancedNetworking {
 
 impl armgen_runtime::kube::ToArm for AdvancedNetworking {
     type Arm = arm::AdvancedNetworking;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::AdvancedNetworking, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::AdvancedNetworking, ConversionError> {
         Ok(arm::AdvancedNetworking {
             enabled: self.enabled,
-            observability: self
-                .observability
-                .to_arm(resolver, &path.field("observability"))?,
+            observability: self.observability.to_arm(resolver, &path.field("observability"))?,
             security: self.security.to_arm(resolver, &path.field("security"))?,
             unknown_fields: Default::default(),
         })
@@ -55,10 +47,7 @@ impl AdvancedNetworking {
     pub fn from_arm(arm: &arm::AdvancedNetworking) -> Self {
         Self {
             enabled: arm.enabled,
-            observability: arm
-                .observability
-                .as_ref()
-                .map(AdvancedNetworkingObservability::from_arm),
+            observability: arm.observability.as_ref().map(AdvancedNetworkingObservability::from_arm),
             security: arm.security.as_ref().map(AdvancedNetworkingSecurity::from_arm),
         }
     }
@@ -153,18 +142,12 @@ pub struct AzureKeyVaultKms {
 
 impl armgen_runtime::kube::ToArm for AzureKeyVaultKms {
     type Arm = arm::AzureKeyVaultKms;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::AzureKeyVaultKms, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::AzureKeyVaultKms, ConversionError> {
         Ok(arm::AzureKeyVaultKms {
             enabled: self.enabled,
             key_id: self.key_id.clone(),
             key_vault_network_access: self.key_vault_network_access.clone(),
-            key_vault_resource_id: self
-                .key_vault_resource_id
-                .to_arm(resolver, &path.field("keyVaultResourceId"))?,
+            key_vault_resource_id: self.key_vault_resource_id.to_arm(resolver, &path.field("keyVaultResourceId"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -197,15 +180,9 @@ pub struct ClusterUpgradeSettings {
 
 impl armgen_runtime::kube::ToArm for ClusterUpgradeSettings {
     type Arm = arm::ClusterUpgradeSettings;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::ClusterUpgradeSettings, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::ClusterUpgradeSettings, ConversionError> {
         Ok(arm::ClusterUpgradeSettings {
-            override_settings: self
-                .override_settings
-                .to_arm(resolver, &path.field("overrideSettings"))?,
+            override_settings: self.override_settings.to_arm(resolver, &path.field("overrideSettings"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -216,10 +193,7 @@ impl ClusterUpgradeSettings {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ClusterUpgradeSettings) -> Self {
         Self {
-            override_settings: arm
-                .override_settings
-                .as_ref()
-                .map(UpgradeOverrideSettings::from_arm),
+            override_settings: arm.override_settings.as_ref().map(UpgradeOverrideSettings::from_arm),
         }
     }
 }
@@ -244,13 +218,8 @@ impl armgen_runtime::kube::ToArm for ContainerServiceLinuxProfile {
         path: &Path<'_>,
     ) -> Result<arm::ContainerServiceLinuxProfile, ConversionError> {
         Ok(arm::ContainerServiceLinuxProfile {
-            admin_username: required(
-                    self.admin_username.as_ref(),
-                    &path.field("adminUsername"),
-                )?
-                .clone(),
-            ssh: required(self.ssh.as_ref(), &path.field("ssh"))?
-                .to_arm(resolver, &path.field("ssh"))?,
+            admin_username: required(self.admin_username.as_ref(), &path.field("adminUsername"))?.clone(),
+            ssh: required(self.ssh.as_ref(), &path.field("ssh"))?.to_arm(resolver, &path.field("ssh"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -340,20 +309,14 @@ impl armgen_runtime::kube::ToArm for ContainerServiceNetworkProfile {
             network_policy: self.network_policy.clone(),
             network_mode: self.network_mode.clone(),
             network_dataplane: self.network_dataplane.clone(),
-            advanced_networking: self
-                .advanced_networking
-                .to_arm(resolver, &path.field("advancedNetworking"))?,
+            advanced_networking: self.advanced_networking.to_arm(resolver, &path.field("advancedNetworking"))?,
             pod_cidr: self.pod_cidr.clone(),
             service_cidr: self.service_cidr.clone(),
             dns_service_ip: self.dns_service_ip.clone(),
             outbound_type: self.outbound_type.clone(),
             load_balancer_sku: self.load_balancer_sku.clone(),
-            load_balancer_profile: self
-                .load_balancer_profile
-                .to_arm(resolver, &path.field("loadBalancerProfile"))?,
-            nat_gateway_profile: self
-                .nat_gateway_profile
-                .to_arm(resolver, &path.field("natGatewayProfile"))?,
+            load_balancer_profile: self.load_balancer_profile.to_arm(resolver, &path.field("loadBalancerProfile"))?,
+            nat_gateway_profile: self.nat_gateway_profile.to_arm(resolver, &path.field("natGatewayProfile"))?,
             static_egress_gateway_profile: self
                 .static_egress_gateway_profile
                 .to_arm(resolver, &path.field("staticEgressGatewayProfile"))?,
@@ -375,23 +338,14 @@ impl ContainerServiceNetworkProfile {
             network_policy: arm.network_policy.clone(),
             network_mode: arm.network_mode.clone(),
             network_dataplane: arm.network_dataplane.clone(),
-            advanced_networking: arm
-                .advanced_networking
-                .as_ref()
-                .map(AdvancedNetworking::from_arm),
+            advanced_networking: arm.advanced_networking.as_ref().map(AdvancedNetworking::from_arm),
             pod_cidr: arm.pod_cidr.clone(),
             service_cidr: arm.service_cidr.clone(),
             dns_service_ip: arm.dns_service_ip.clone(),
             outbound_type: arm.outbound_type.clone(),
             load_balancer_sku: arm.load_balancer_sku.clone(),
-            load_balancer_profile: arm
-                .load_balancer_profile
-                .as_ref()
-                .map(ManagedClusterLoadBalancerProfile::from_arm),
-            nat_gateway_profile: arm
-                .nat_gateway_profile
-                .as_ref()
-                .map(ManagedClusterNatGatewayProfile::from_arm),
+            load_balancer_profile: arm.load_balancer_profile.as_ref().map(ManagedClusterLoadBalancerProfile::from_arm),
+            nat_gateway_profile: arm.nat_gateway_profile.as_ref().map(ManagedClusterNatGatewayProfile::from_arm),
             static_egress_gateway_profile: arm
                 .static_egress_gateway_profile
                 .as_ref()
@@ -493,11 +447,7 @@ pub struct DelegatedResource {
 
 impl armgen_runtime::kube::ToArm for DelegatedResource {
     type Arm = arm::DelegatedResource;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::DelegatedResource, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::DelegatedResource, ConversionError> {
         Ok(arm::DelegatedResource {
             resource_id: self.resource_id.clone(),
             tenant_id: self.tenant_id.clone(),
@@ -535,11 +485,7 @@ pub struct ExtendedLocation {
 
 impl armgen_runtime::kube::ToArm for ExtendedLocation {
     type Arm = arm::ExtendedLocation;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::ExtendedLocation, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::ExtendedLocation, ConversionError> {
         Ok(arm::ExtendedLocation {
             name: self.name.clone(),
             r#type: self.r#type.clone(),
@@ -606,18 +552,10 @@ pub struct IstioComponents {
 
 impl armgen_runtime::kube::ToArm for IstioComponents {
     type Arm = arm::IstioComponents;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::IstioComponents, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::IstioComponents, ConversionError> {
         Ok(arm::IstioComponents {
-            ingress_gateways: self
-                .ingress_gateways
-                .to_arm(resolver, &path.field("ingressGateways"))?,
-            egress_gateways: self
-                .egress_gateways
-                .to_arm(resolver, &path.field("egressGateways"))?,
+            ingress_gateways: self.ingress_gateways.to_arm(resolver, &path.field("ingressGateways"))?,
+            egress_gateways: self.egress_gateways.to_arm(resolver, &path.field("egressGateways"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -632,10 +570,7 @@ impl IstioComponents {
                 .ingress_gateways
                 .as_ref()
                 .map(|x| x.iter().map(IstioIngressGateway::from_arm).collect()),
-            egress_gateways: arm
-                .egress_gateways
-                .as_ref()
-                .map(|x| x.iter().map(IstioEgressGateway::from_arm).collect()),
+            egress_gateways: arm.egress_gateways.as_ref().map(|x| x.iter().map(IstioEgressGateway::from_arm).collect()),
         }
     }
 }
@@ -660,11 +595,7 @@ pub struct IstioEgressGateway {
 
 impl armgen_runtime::kube::ToArm for IstioEgressGateway {
     type Arm = arm::IstioEgressGateway;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::IstioEgressGateway, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::IstioEgressGateway, ConversionError> {
         Ok(arm::IstioEgressGateway {
             enabled: *required(self.enabled.as_ref(), &path.field("enabled"))?,
             name: required(self.name.as_ref(), &path.field("name"))?.clone(),
@@ -702,11 +633,7 @@ pub struct IstioIngressGateway {
 
 impl armgen_runtime::kube::ToArm for IstioIngressGateway {
     type Arm = arm::IstioIngressGateway;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::IstioIngressGateway, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::IstioIngressGateway, ConversionError> {
         Ok(arm::IstioIngressGateway {
             mode: required(self.mode.as_ref(), &path.field("mode"))?.clone(),
             enabled: *required(self.enabled.as_ref(), &path.field("enabled"))?,
@@ -770,10 +697,7 @@ impl IstioPluginCertificateAuthority {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IstioPluginCertificateAuthority) -> Self {
         Self {
-            key_vault_id: arm
-                .key_vault_id
-                .as_ref()
-                .map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
+            key_vault_id: arm.key_vault_id.as_ref().map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
             cert_object_name: arm.cert_object_name.clone(),
             key_object_name: arm.key_object_name.clone(),
             root_cert_object_name: arm.root_cert_object_name.clone(),
@@ -799,16 +723,10 @@ pub struct IstioServiceMesh {
 
 impl armgen_runtime::kube::ToArm for IstioServiceMesh {
     type Arm = arm::IstioServiceMesh;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::IstioServiceMesh, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::IstioServiceMesh, ConversionError> {
         Ok(arm::IstioServiceMesh {
             components: self.components.to_arm(resolver, &path.field("components"))?,
-            certificate_authority: self
-                .certificate_authority
-                .to_arm(resolver, &path.field("certificateAuthority"))?,
+            certificate_authority: self.certificate_authority.to_arm(resolver, &path.field("certificateAuthority"))?,
             revisions: self.revisions.clone(),
             unknown_fields: Default::default(),
         })
@@ -821,10 +739,7 @@ impl IstioServiceMesh {
     pub fn from_arm(arm: &arm::IstioServiceMesh) -> Self {
         Self {
             components: arm.components.as_ref().map(IstioComponents::from_arm),
-            certificate_authority: arm
-                .certificate_authority
-                .as_ref()
-                .map(IstioCertificateAuthority::from_arm),
+            certificate_authority: arm.certificate_authority.as_ref().map(IstioCertificateAuthority::from_arm),
             revisions: arm.revisions.clone(),
         }
     }
@@ -870,9 +785,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterAadProfile {
             admin_group_object_i_ds: self.admin_group_object_i_ds.clone(),
             client_app_id: self.client_app_id.clone(),
             server_app_id: self.server_app_id.clone(),
-            server_app_secret: self
-                .server_app_secret
-                .to_arm(resolver, &path.field("serverAppSecret"))?,
+            server_app_secret: self.server_app_secret.to_arm(resolver, &path.field("serverAppSecret"))?,
             tenant_id: self.tenant_id.clone(),
             unknown_fields: Default::default(),
         })
@@ -1032,10 +945,7 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_taints: Option<Vec<String>>,
     /// The ID for Proximity Placement Group.
-    #[serde(
-        rename = "proximityPlacementGroupID",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "proximityPlacementGroupID", skip_serializing_if = "Option::is_none")]
     pub proximity_placement_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The Kubelet configuration on the agent pool nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1059,10 +969,7 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<CreationData>,
     /// The fully qualified resource ID of the Capacity Reservation Group to provide virtual machines from a reserved group of Virtual Machines. This is of the form: '/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}/providers/Microsoft.Compute/capacityreservationgroups/{capacityReservationGroupName}' Customers use it to create an agentpool with a specified CRG. For more information see [Capacity Reservation](<https://learn.microsoft.com/en-us/azure/virtual-machines/capacity-reservation-overview>)
-    #[serde(
-        rename = "capacityReservationGroupID",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "capacityReservationGroupID", skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The fully qualified resource ID of the Dedicated Host Group to provision virtual machines from, used only in creation scenario and not allowed to changed once set. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
     #[serde(rename = "hostGroupID", skip_serializing_if = "Option::is_none")]
@@ -1112,12 +1019,8 @@ impl armgen_runtime::kube::ToArm for ManagedClusterAgentPoolProfile {
             kubelet_disk_type: self.kubelet_disk_type.clone(),
             workload_runtime: self.workload_runtime.clone(),
             message_of_the_day: self.message_of_the_day.clone(),
-            vnet_subnet_id: self
-                .vnet_subnet_id
-                .to_arm(resolver, &path.field("vnetSubnetID"))?,
-            pod_subnet_id: self
-                .pod_subnet_id
-                .to_arm(resolver, &path.field("podSubnetID"))?,
+            vnet_subnet_id: self.vnet_subnet_id.to_arm(resolver, &path.field("vnetSubnetID"))?,
+            pod_subnet_id: self.pod_subnet_id.to_arm(resolver, &path.field("podSubnetID"))?,
             pod_ip_allocation_mode: self.pod_ip_allocation_mode.clone(),
             max_pods: self.max_pods,
             os_type: self.os_type.clone(),
@@ -1131,9 +1034,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterAgentPoolProfile {
             orchestrator_version: self.orchestrator_version.clone(),
             current_orchestrator_version: None,
             node_image_version: None,
-            upgrade_settings: self
-                .upgrade_settings
-                .to_arm(resolver, &path.field("upgradeSettings"))?,
+            upgrade_settings: self.upgrade_settings.to_arm(resolver, &path.field("upgradeSettings"))?,
             provisioning_state: None,
             power_state: self.power_state.to_arm(resolver, &path.field("powerState"))?,
             availability_zones: self.availability_zones.clone(),
@@ -1150,38 +1051,22 @@ impl armgen_runtime::kube::ToArm for ManagedClusterAgentPoolProfile {
             proximity_placement_group_id: self
                 .proximity_placement_group_id
                 .to_arm(resolver, &path.field("proximityPlacementGroupID"))?,
-            kubelet_config: self
-                .kubelet_config
-                .to_arm(resolver, &path.field("kubeletConfig"))?,
-            linux_os_config: self
-                .linux_os_config
-                .to_arm(resolver, &path.field("linuxOSConfig"))?,
+            kubelet_config: self.kubelet_config.to_arm(resolver, &path.field("kubeletConfig"))?,
+            linux_os_config: self.linux_os_config.to_arm(resolver, &path.field("linuxOSConfig"))?,
             enable_encryption_at_host: self.enable_encryption_at_host,
             enable_ultra_ssd: self.enable_ultra_ssd,
             enable_fips: self.enable_fips,
             gpu_instance_profile: self.gpu_instance_profile.clone(),
-            creation_data: self
-                .creation_data
-                .to_arm(resolver, &path.field("creationData"))?,
+            creation_data: self.creation_data.to_arm(resolver, &path.field("creationData"))?,
             capacity_reservation_group_id: self
                 .capacity_reservation_group_id
                 .to_arm(resolver, &path.field("capacityReservationGroupID"))?,
-            host_group_id: self
-                .host_group_id
-                .to_arm(resolver, &path.field("hostGroupID"))?,
-            network_profile: self
-                .network_profile
-                .to_arm(resolver, &path.field("networkProfile"))?,
-            windows_profile: self
-                .windows_profile
-                .to_arm(resolver, &path.field("windowsProfile"))?,
-            security_profile: self
-                .security_profile
-                .to_arm(resolver, &path.field("securityProfile"))?,
+            host_group_id: self.host_group_id.to_arm(resolver, &path.field("hostGroupID"))?,
+            network_profile: self.network_profile.to_arm(resolver, &path.field("networkProfile"))?,
+            windows_profile: self.windows_profile.to_arm(resolver, &path.field("windowsProfile"))?,
+            security_profile: self.security_profile.to_arm(resolver, &path.field("securityProfile"))?,
             gpu_profile: self.gpu_profile.to_arm(resolver, &path.field("gpuProfile"))?,
-            gateway_profile: self
-                .gateway_profile
-                .to_arm(resolver, &path.field("gatewayProfile"))?,
+            gateway_profile: self.gateway_profile.to_arm(resolver, &path.field("gatewayProfile"))?,
             virtual_machines_profile: self
                 .virtual_machines_profile
                 .to_arm(resolver, &path.field("virtualMachinesProfile"))?,
@@ -1189,9 +1074,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterAgentPoolProfile {
                 .virtual_machine_nodes_status
                 .to_arm(resolver, &path.field("virtualMachineNodesStatus"))?,
             status: None,
-            local_dns_profile: self
-                .local_dns_profile
-                .to_arm(resolver, &path.field("localDNSProfile"))?,
+            local_dns_profile: self.local_dns_profile.to_arm(resolver, &path.field("localDNSProfile"))?,
             name: required(self.name.as_ref(), &path.field("name"))?.clone(),
             unknown_fields: Default::default(),
         })
@@ -1229,10 +1112,7 @@ impl ManagedClusterAgentPoolProfile {
             r#type: arm.r#type.clone(),
             mode: arm.mode.clone(),
             orchestrator_version: arm.orchestrator_version.clone(),
-            upgrade_settings: arm
-                .upgrade_settings
-                .as_ref()
-                .map(AgentPoolUpgradeSettings::from_arm),
+            upgrade_settings: arm.upgrade_settings.as_ref().map(AgentPoolUpgradeSettings::from_arm),
             power_state: arm.power_state.as_ref().map(PowerState::from_arm),
             availability_zones: arm.availability_zones.clone(),
             enable_node_public_ip: arm.enable_node_public_ip,
@@ -1265,35 +1145,17 @@ impl ManagedClusterAgentPoolProfile {
                 .host_group_id
                 .as_ref()
                 .map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
-            network_profile: arm
-                .network_profile
-                .as_ref()
-                .map(AgentPoolNetworkProfile::from_arm),
-            windows_profile: arm
-                .windows_profile
-                .as_ref()
-                .map(AgentPoolWindowsProfile::from_arm),
-            security_profile: arm
-                .security_profile
-                .as_ref()
-                .map(AgentPoolSecurityProfile::from_arm),
+            network_profile: arm.network_profile.as_ref().map(AgentPoolNetworkProfile::from_arm),
+            windows_profile: arm.windows_profile.as_ref().map(AgentPoolWindowsProfile::from_arm),
+            security_profile: arm.security_profile.as_ref().map(AgentPoolSecurityProfile::from_arm),
             gpu_profile: arm.gpu_profile.as_ref().map(GpuProfile::from_arm),
-            gateway_profile: arm
-                .gateway_profile
-                .as_ref()
-                .map(AgentPoolGatewayProfile::from_arm),
-            virtual_machines_profile: arm
-                .virtual_machines_profile
-                .as_ref()
-                .map(VirtualMachinesProfile::from_arm),
+            gateway_profile: arm.gateway_profile.as_ref().map(AgentPoolGatewayProfile::from_arm),
+            virtual_machines_profile: arm.virtual_machines_profile.as_ref().map(VirtualMachinesProfile::from_arm),
             virtual_machine_nodes_status: arm
                 .virtual_machine_nodes_status
                 .as_ref()
                 .map(|x| x.iter().map(VirtualMachineNodes::from_arm).collect()),
-            local_dns_profile: arm
-                .local_dns_profile
-                .as_ref()
-                .map(LocalDnsProfile::from_arm),
+            local_dns_profile: arm.local_dns_profile.as_ref().map(LocalDnsProfile::from_arm),
             name: Some(arm.name.clone()),
         }
     }
@@ -1344,10 +1206,7 @@ pub struct ManagedClusterApiServerAccessProfile {
     #[serde(rename = "privateDNSZone", skip_serializing_if = "Option::is_none")]
     pub private_dns_zone: Option<String>,
     /// Whether to create additional public FQDN for private cluster or not.
-    #[serde(
-        rename = "enablePrivateClusterPublicFQDN",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enablePrivateClusterPublicFQDN", skip_serializing_if = "Option::is_none")]
     pub enable_private_cluster_public_fqdn: Option<bool>,
     /// Whether to disable run command for the cluster or not.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1391,10 +1250,7 @@ impl ManagedClusterApiServerAccessProfile {
             enable_private_cluster_public_fqdn: arm.enable_private_cluster_public_fqdn,
             disable_run_command: arm.disable_run_command,
             enable_vnet_integration: arm.enable_vnet_integration,
-            subnet_id: arm
-                .subnet_id
-                .as_ref()
-                .map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
+            subnet_id: arm.subnet_id.as_ref().map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
         }
     }
 }
@@ -1465,10 +1321,7 @@ impl ManagedClusterAzureMonitorProfile {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterAzureMonitorProfile) -> Self {
         Self {
-            metrics: arm
-                .metrics
-                .as_ref()
-                .map(ManagedClusterAzureMonitorProfileMetrics::from_arm),
+            metrics: arm.metrics.as_ref().map(ManagedClusterAzureMonitorProfileMetrics::from_arm),
         }
     }
 }
@@ -1487,11 +1340,7 @@ pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
 
 impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileKubeStateMetrics {
     type Arm = arm::ManagedClusterAzureMonitorProfileKubeStateMetrics;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<
         arm::ManagedClusterAzureMonitorProfileKubeStateMetrics,
         ConversionError,
     > {
@@ -1506,9 +1355,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileKubeStateM
 impl ManagedClusterAzureMonitorProfileKubeStateMetrics {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
-    pub fn from_arm(
-        arm: &arm::ManagedClusterAzureMonitorProfileKubeStateMetrics,
-    ) -> Self {
+    pub fn from_arm(arm: &arm::ManagedClusterAzureMonitorProfileKubeStateMetrics) -> Self {
         Self {
             metric_labels_allowlist: arm.metric_labels_allowlist.clone(),
             metric_annotations_allow_list: arm.metric_annotations_allow_list.clone(),
@@ -1537,9 +1384,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileMetrics {
     ) -> Result<arm::ManagedClusterAzureMonitorProfileMetrics, ConversionError> {
         Ok(arm::ManagedClusterAzureMonitorProfileMetrics {
             enabled: *required(self.enabled.as_ref(), &path.field("enabled"))?,
-            kube_state_metrics: self
-                .kube_state_metrics
-                .to_arm(resolver, &path.field("kubeStateMetrics"))?,
+            kube_state_metrics: self.kube_state_metrics.to_arm(resolver, &path.field("kubeStateMetrics"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -1580,9 +1425,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterBootstrapProfile {
     ) -> Result<arm::ManagedClusterBootstrapProfile, ConversionError> {
         Ok(arm::ManagedClusterBootstrapProfile {
             artifact_source: self.artifact_source.clone(),
-            container_registry_id: self
-                .container_registry_id
-                .to_arm(resolver, &path.field("containerRegistryId"))?,
+            container_registry_id: self.container_registry_id.to_arm(resolver, &path.field("containerRegistryId"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -1703,27 +1546,15 @@ pub struct ManagedClusterIdentity {
 
 impl armgen_runtime::kube::ToArm for ManagedClusterIdentity {
     type Arm = arm::ManagedClusterIdentity;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::ManagedClusterIdentity, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::ManagedClusterIdentity, ConversionError> {
         Ok(arm::ManagedClusterIdentity {
             principal_id: None,
             tenant_id: None,
             r#type: self.r#type.clone(),
-            delegated_resources: self
-                .delegated_resources
-                .to_arm(resolver, &path.field("delegatedResources"))?,
+            delegated_resources: self.delegated_resources.to_arm(resolver, &path.field("delegatedResources"))?,
             user_assigned_identities: match self.user_assigned_identities.as_ref() {
                 Some(v) => {
-                    Some(
-                        keys_of_references(
-                            v,
-                            resolver,
-                            &path.field("userAssignedIdentities"),
-                        )?,
-                    )
+                    Some(keys_of_references(v, resolver, &path.field("userAssignedIdentities"))?)
                 }
                 None => None,
             },
@@ -1742,10 +1573,7 @@ impl ManagedClusterIdentity {
                 .delegated_resources
                 .as_ref()
                 .map(|x| {
-                    x
-                        .iter()
-                        .map(|(key, x)| (key.clone(), DelegatedResource::from_arm(x)))
-                        .collect()
+                    x.iter().map(|(key, x)| (key.clone(), DelegatedResource::from_arm(x))).collect()
                 }),
             user_assigned_identities: arm
                 .user_assigned_identities
@@ -1772,9 +1600,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterIngressProfile {
         path: &Path<'_>,
     ) -> Result<arm::ManagedClusterIngressProfile, ConversionError> {
         Ok(arm::ManagedClusterIngressProfile {
-            web_app_routing: self
-                .web_app_routing
-                .to_arm(resolver, &path.field("webAppRouting"))?,
+            web_app_routing: self.web_app_routing.to_arm(resolver, &path.field("webAppRouting"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -1785,10 +1611,7 @@ impl ManagedClusterIngressProfile {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterIngressProfile) -> Self {
         Self {
-            web_app_routing: arm
-                .web_app_routing
-                .as_ref()
-                .map(ManagedClusterIngressProfileWebAppRouting::from_arm),
+            web_app_routing: arm.web_app_routing.as_ref().map(ManagedClusterIngressProfileWebAppRouting::from_arm),
         }
     }
 }
@@ -1810,9 +1633,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterIngressProfileNginx {
         _path: &Path<'_>,
     ) -> Result<arm::ManagedClusterIngressProfileNginx, ConversionError> {
         Ok(arm::ManagedClusterIngressProfileNginx {
-            default_ingress_controller_type: self
-                .default_ingress_controller_type
-                .clone(),
+            default_ingress_controller_type: self.default_ingress_controller_type.clone(),
             unknown_fields: Default::default(),
         })
     }
@@ -1878,14 +1699,10 @@ impl ManagedClusterIngressProfileWebAppRouting {
 pub struct ManagedClusterLoadBalancerProfile {
     /// Desired managed outbound IPs for the cluster load balancer.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub managed_outbound_i_ps: Option<
-        ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-    >,
+    pub managed_outbound_i_ps: Option<ManagedClusterLoadBalancerProfileManagedOutboundIPs>,
     /// Desired outbound IP Prefix resources for the cluster load balancer.
     #[serde(rename = "outboundIPPrefixes", skip_serializing_if = "Option::is_none")]
-    pub outbound_ip_prefixes: Option<
-        ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-    >,
+    pub outbound_ip_prefixes: Option<ManagedClusterLoadBalancerProfileOutboundIpPrefixes>,
     /// Desired outbound IP resources for the cluster load balancer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outbound_i_ps: Option<ManagedClusterLoadBalancerProfileOutboundIPs>,
@@ -1911,20 +1728,13 @@ impl armgen_runtime::kube::ToArm for ManagedClusterLoadBalancerProfile {
         path: &Path<'_>,
     ) -> Result<arm::ManagedClusterLoadBalancerProfile, ConversionError> {
         Ok(arm::ManagedClusterLoadBalancerProfile {
-            managed_outbound_i_ps: self
-                .managed_outbound_i_ps
-                .to_arm(resolver, &path.field("managedOutboundIPs"))?,
-            outbound_ip_prefixes: self
-                .outbound_ip_prefixes
-                .to_arm(resolver, &path.field("outboundIPPrefixes"))?,
-            outbound_i_ps: self
-                .outbound_i_ps
-                .to_arm(resolver, &path.field("outboundIPs"))?,
+            managed_outbound_i_ps: self.managed_outbound_i_ps.to_arm(resolver, &path.field("managedOutboundIPs"))?,
+            outbound_ip_prefixes: self.outbound_ip_prefixes.to_arm(resolver, &path.field("outboundIPPrefixes"))?,
+            outbound_i_ps: self.outbound_i_ps.to_arm(resolver, &path.field("outboundIPs"))?,
             effective_outbound_i_ps: None,
             allocated_outbound_ports: self.allocated_outbound_ports,
             idle_timeout_in_minutes: self.idle_timeout_in_minutes,
-            enable_multiple_standard_load_balancers: self
-                .enable_multiple_standard_load_balancers,
+            enable_multiple_standard_load_balancers: self.enable_multiple_standard_load_balancers,
             backend_pool_type: self.backend_pool_type.clone(),
             unknown_fields: Default::default(),
         })
@@ -1944,14 +1754,10 @@ impl ManagedClusterLoadBalancerProfile {
                 .outbound_ip_prefixes
                 .as_ref()
                 .map(ManagedClusterLoadBalancerProfileOutboundIpPrefixes::from_arm),
-            outbound_i_ps: arm
-                .outbound_i_ps
-                .as_ref()
-                .map(ManagedClusterLoadBalancerProfileOutboundIPs::from_arm),
+            outbound_i_ps: arm.outbound_i_ps.as_ref().map(ManagedClusterLoadBalancerProfileOutboundIPs::from_arm),
             allocated_outbound_ports: arm.allocated_outbound_ports,
             idle_timeout_in_minutes: arm.idle_timeout_in_minutes,
-            enable_multiple_standard_load_balancers: arm
-                .enable_multiple_standard_load_balancers,
+            enable_multiple_standard_load_balancers: arm.enable_multiple_standard_load_balancers,
             backend_pool_type: arm.backend_pool_type.clone(),
         }
     }
@@ -1969,14 +1775,9 @@ pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     pub count_i_pv6: Option<i32>,
 }
 
-impl armgen_runtime::kube::ToArm
-for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
+impl armgen_runtime::kube::ToArm for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     type Arm = arm::ManagedClusterLoadBalancerProfileManagedOutboundIPs;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<
         arm::ManagedClusterLoadBalancerProfileManagedOutboundIPs,
         ConversionError,
     > {
@@ -1991,9 +1792,7 @@ for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
 impl ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
-    pub fn from_arm(
-        arm: &arm::ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-    ) -> Self {
+    pub fn from_arm(arm: &arm::ManagedClusterLoadBalancerProfileManagedOutboundIPs) -> Self {
         Self {
             count: arm.count,
             count_i_pv6: arm.count_i_pv6,
@@ -2029,10 +1828,7 @@ impl ManagedClusterLoadBalancerProfileOutboundIPs {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterLoadBalancerProfileOutboundIPs) -> Self {
         Self {
-            public_i_ps: arm
-                .public_i_ps
-                .as_ref()
-                .map(|x| x.iter().map(ResourceReference::from_arm).collect()),
+            public_i_ps: arm.public_i_ps.as_ref().map(|x| x.iter().map(ResourceReference::from_arm).collect()),
         }
     }
 }
@@ -2046,21 +1842,14 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     pub public_ip_prefixes: Option<Vec<ResourceReference>>,
 }
 
-impl armgen_runtime::kube::ToArm
-for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
+impl armgen_runtime::kube::ToArm for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     type Arm = arm::ManagedClusterLoadBalancerProfileOutboundIpPrefixes;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<
         arm::ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
         ConversionError,
     > {
         Ok(arm::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
-            public_ip_prefixes: self
-                .public_ip_prefixes
-                .to_arm(resolver, &path.field("publicIPPrefixes"))?,
+            public_ip_prefixes: self.public_ip_prefixes.to_arm(resolver, &path.field("publicIPPrefixes"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -2069,9 +1858,7 @@ for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
 impl ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
-    pub fn from_arm(
-        arm: &arm::ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-    ) -> Self {
+    pub fn from_arm(arm: &arm::ManagedClusterLoadBalancerProfileOutboundIpPrefixes) -> Self {
         Self {
             public_ip_prefixes: arm
                 .public_ip_prefixes
@@ -2129,9 +1916,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterMetricsProfile {
         path: &Path<'_>,
     ) -> Result<arm::ManagedClusterMetricsProfile, ConversionError> {
         Ok(arm::ManagedClusterMetricsProfile {
-            cost_analysis: self
-                .cost_analysis
-                .to_arm(resolver, &path.field("costAnalysis"))?,
+            cost_analysis: self.cost_analysis.to_arm(resolver, &path.field("costAnalysis"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -2142,10 +1927,7 @@ impl ManagedClusterMetricsProfile {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterMetricsProfile) -> Self {
         Self {
-            cost_analysis: arm
-                .cost_analysis
-                .as_ref()
-                .map(ManagedClusterCostAnalysis::from_arm),
+            cost_analysis: arm.cost_analysis.as_ref().map(ManagedClusterCostAnalysis::from_arm),
         }
     }
 }
@@ -2155,10 +1937,7 @@ impl ManagedClusterMetricsProfile {
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNatGatewayProfile {
     /// Profile of the managed outbound IP resources of the cluster NAT gateway.
-    #[serde(
-        rename = "managedOutboundIPProfile",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "managedOutboundIPProfile", skip_serializing_if = "Option::is_none")]
     pub managed_outbound_ip_profile: Option<ManagedClusterManagedOutboundIpProfile>,
     /// Desired outbound flow idle timeout in minutes. Allowed values are in the range of 4 to 120 (inclusive). The default value is 4 minutes.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2327,8 +2106,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterPodIdentity {
     ) -> Result<arm::ManagedClusterPodIdentity, ConversionError> {
         Ok(arm::ManagedClusterPodIdentity {
             name: required(self.name.as_ref(), &path.field("name"))?.clone(),
-            namespace: required(self.namespace.as_ref(), &path.field("namespace"))?
-                .clone(),
+            namespace: required(self.namespace.as_ref(), &path.field("namespace"))?.clone(),
             binding_selector: self.binding_selector.clone(),
             identity: required(self.identity.as_ref(), &path.field("identity"))?
                 .to_arm(resolver, &path.field("identity"))?,
@@ -2379,10 +2157,8 @@ impl armgen_runtime::kube::ToArm for ManagedClusterPodIdentityException {
     ) -> Result<arm::ManagedClusterPodIdentityException, ConversionError> {
         Ok(arm::ManagedClusterPodIdentityException {
             name: required(self.name.as_ref(), &path.field("name"))?.clone(),
-            namespace: required(self.namespace.as_ref(), &path.field("namespace"))?
-                .clone(),
-            pod_labels: required(self.pod_labels.as_ref(), &path.field("podLabels"))?
-                .clone(),
+            namespace: required(self.namespace.as_ref(), &path.field("namespace"))?.clone(),
+            pod_labels: required(self.pod_labels.as_ref(), &path.field("podLabels"))?.clone(),
             unknown_fields: Default::default(),
         })
     }
@@ -2415,9 +2191,7 @@ pub struct ManagedClusterPodIdentityProfile {
     pub user_assigned_identities: Option<Vec<ManagedClusterPodIdentity>>,
     /// The pod identity exceptions to allow.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_assigned_identity_exceptions: Option<
-        Vec<ManagedClusterPodIdentityException>,
-    >,
+    pub user_assigned_identity_exceptions: Option<Vec<ManagedClusterPodIdentityException>>,
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterPodIdentityProfile {
@@ -2467,28 +2241,16 @@ impl ManagedClusterPodIdentityProfile {
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPropertiesAutoScalerProfile {
     /// Detects similar node pools and balances the number of nodes between them. Valid values are 'true' and 'false'
-    #[serde(
-        rename = "balance-similar-node-groups",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "balance-similar-node-groups", skip_serializing_if = "Option::is_none")]
     pub balance_similar_node_groups: Option<String>,
     /// DaemonSet pods will be gracefully terminated from empty nodes. If set to true, all daemonset pods on empty nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    #[serde(
-        rename = "daemonset-eviction-for-empty-nodes",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "daemonset-eviction-for-empty-nodes", skip_serializing_if = "Option::is_none")]
     pub daemonset_eviction_for_empty_nodes: Option<bool>,
     /// DaemonSet pods will be gracefully terminated from non-empty nodes. If set to true, all daemonset pods on occupied nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    #[serde(
-        rename = "daemonset-eviction-for-occupied-nodes",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "daemonset-eviction-for-occupied-nodes", skip_serializing_if = "Option::is_none")]
     pub daemonset_eviction_for_occupied_nodes: Option<bool>,
     /// Should CA ignore DaemonSet pods when calculating resource utilization for scaling down. If set to true, the resources used by daemonset will be taken into account when making scaling down decisions.
-    #[serde(
-        rename = "ignore-daemonsets-utilization",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "ignore-daemonsets-utilization", skip_serializing_if = "Option::is_none")]
     pub ignore_daemonsets_utilization: Option<bool>,
     /// The expander to use when scaling up. If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2497,19 +2259,13 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     #[serde(rename = "max-empty-bulk-delete", skip_serializing_if = "Option::is_none")]
     pub max_empty_bulk_delete: Option<String>,
     /// The maximum number of seconds the cluster autoscaler waits for pod termination when trying to scale down a node. The default is 600.
-    #[serde(
-        rename = "max-graceful-termination-sec",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-graceful-termination-sec", skip_serializing_if = "Option::is_none")]
     pub max_graceful_termination_sec: Option<String>,
     /// The maximum time the autoscaler waits for a node to be provisioned. The default is '15m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
     #[serde(rename = "max-node-provision-time", skip_serializing_if = "Option::is_none")]
     pub max_node_provision_time: Option<String>,
     /// The maximum percentage of unready nodes in the cluster. After this percentage is exceeded, cluster autoscaler halts operations. The default is 45. The maximum is 100 and the minimum is 0.
-    #[serde(
-        rename = "max-total-unready-percentage",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-total-unready-percentage", skip_serializing_if = "Option::is_none")]
     pub max_total_unready_percentage: Option<String>,
     /// Ignore unscheduled pods before they're a certain age. For scenarios like burst/batch scale where you don't want CA to act before the kubernetes scheduler could schedule all the pods, you can tell CA to ignore unscheduled pods before they're a certain age. The default is '0s'. Values must be an integer followed by a unit ('s' for seconds, 'm' for minutes, 'h' for hours, etc).
     #[serde(rename = "new-pod-scale-up-delay", skip_serializing_if = "Option::is_none")]
@@ -2521,49 +2277,28 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     #[serde(rename = "scan-interval", skip_serializing_if = "Option::is_none")]
     pub scan_interval: Option<String>,
     /// How long after scale up that scale down evaluation resumes. The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-delay-after-add",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-delay-after-add", skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_add: Option<String>,
     /// How long after node deletion that scale down evaluation resumes. The default is the scan-interval. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-delay-after-delete",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-delay-after-delete", skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_delete: Option<String>,
     /// How long after scale down failure that scale down evaluation resumes. The default is '3m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-delay-after-failure",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-delay-after-failure", skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_failure: Option<String>,
     /// How long a node should be unneeded before it is eligible for scale down. The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-unneeded-time",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-unneeded-time", skip_serializing_if = "Option::is_none")]
     pub scale_down_unneeded_time: Option<String>,
     /// How long an unready node should be unneeded before it is eligible for scale down. The default is '20m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
     #[serde(rename = "scale-down-unready-time", skip_serializing_if = "Option::is_none")]
     pub scale_down_unready_time: Option<String>,
     /// Node utilization level, defined as sum of requested resources divided by capacity, below which a node can be considered for scale down. The default is '0.5'.
-    #[serde(
-        rename = "scale-down-utilization-threshold",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-utilization-threshold", skip_serializing_if = "Option::is_none")]
     pub scale_down_utilization_threshold: Option<String>,
     /// If cluster autoscaler will skip deleting nodes with pods with local storage, for example, EmptyDir or HostPath. The default is true.
-    #[serde(
-        rename = "skip-nodes-with-local-storage",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "skip-nodes-with-local-storage", skip_serializing_if = "Option::is_none")]
     pub skip_nodes_with_local_storage: Option<String>,
     /// If cluster autoscaler will skip deleting nodes with pods from kube-system (except for DaemonSet or mirror pods). The default is true.
-    #[serde(
-        rename = "skip-nodes-with-system-pods",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "skip-nodes-with-system-pods", skip_serializing_if = "Option::is_none")]
     pub skip_nodes_with_system_pods: Option<String>,
 }
 
@@ -2577,8 +2312,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterPropertiesAutoScalerProfile {
         Ok(arm::ManagedClusterPropertiesAutoScalerProfile {
             balance_similar_node_groups: self.balance_similar_node_groups.clone(),
             daemonset_eviction_for_empty_nodes: self.daemonset_eviction_for_empty_nodes,
-            daemonset_eviction_for_occupied_nodes: self
-                .daemonset_eviction_for_occupied_nodes,
+            daemonset_eviction_for_occupied_nodes: self.daemonset_eviction_for_occupied_nodes,
             ignore_daemonsets_utilization: self.ignore_daemonsets_utilization,
             expander: self.expander.clone(),
             max_empty_bulk_delete: self.max_empty_bulk_delete.clone(),
@@ -2593,9 +2327,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterPropertiesAutoScalerProfile {
             scale_down_delay_after_failure: self.scale_down_delay_after_failure.clone(),
             scale_down_unneeded_time: self.scale_down_unneeded_time.clone(),
             scale_down_unready_time: self.scale_down_unready_time.clone(),
-            scale_down_utilization_threshold: self
-                .scale_down_utilization_threshold
-                .clone(),
+            scale_down_utilization_threshold: self.scale_down_utilization_threshold.clone(),
             skip_nodes_with_local_storage: self.skip_nodes_with_local_storage.clone(),
             skip_nodes_with_system_pods: self.skip_nodes_with_system_pods.clone(),
             unknown_fields: Default::default(),
@@ -2610,8 +2342,7 @@ impl ManagedClusterPropertiesAutoScalerProfile {
         Self {
             balance_similar_node_groups: arm.balance_similar_node_groups.clone(),
             daemonset_eviction_for_empty_nodes: arm.daemonset_eviction_for_empty_nodes,
-            daemonset_eviction_for_occupied_nodes: arm
-                .daemonset_eviction_for_occupied_nodes,
+            daemonset_eviction_for_occupied_nodes: arm.daemonset_eviction_for_occupied_nodes,
             ignore_daemonsets_utilization: arm.ignore_daemonsets_utilization,
             expander: arm.expander.clone(),
             max_empty_bulk_delete: arm.max_empty_bulk_delete.clone(),
@@ -2626,9 +2357,7 @@ impl ManagedClusterPropertiesAutoScalerProfile {
             scale_down_delay_after_failure: arm.scale_down_delay_after_failure.clone(),
             scale_down_unneeded_time: arm.scale_down_unneeded_time.clone(),
             scale_down_unready_time: arm.scale_down_unready_time.clone(),
-            scale_down_utilization_threshold: arm
-                .scale_down_utilization_threshold
-                .clone(),
+            scale_down_utilization_threshold: arm.scale_down_utilization_threshold.clone(),
             skip_nodes_with_local_storage: arm.skip_nodes_with_local_storage.clone(),
             skip_nodes_with_system_pods: arm.skip_nodes_with_system_pods.clone(),
         }
@@ -2652,10 +2381,7 @@ pub struct ManagedClusterSecurityProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image_cleaner: Option<ManagedClusterSecurityProfileImageCleaner>,
     /// A list of up to 10 base64 encoded CAs that will be added to the trust store on all nodes in the cluster. For more information see [Custom CA Trust Certificates](<https://learn.microsoft.com/en-us/azure/aks/custom-certificate-authority>).
-    #[serde(
-        rename = "customCATrustCertificates",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "customCATrustCertificates", skip_serializing_if = "Option::is_none")]
     pub custom_ca_trust_certificates: Option<Vec<String>>,
 }
 
@@ -2668,15 +2394,9 @@ impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfile {
     ) -> Result<arm::ManagedClusterSecurityProfile, ConversionError> {
         Ok(arm::ManagedClusterSecurityProfile {
             defender: self.defender.to_arm(resolver, &path.field("defender"))?,
-            azure_key_vault_kms: self
-                .azure_key_vault_kms
-                .to_arm(resolver, &path.field("azureKeyVaultKms"))?,
-            workload_identity: self
-                .workload_identity
-                .to_arm(resolver, &path.field("workloadIdentity"))?,
-            image_cleaner: self
-                .image_cleaner
-                .to_arm(resolver, &path.field("imageCleaner"))?,
+            azure_key_vault_kms: self.azure_key_vault_kms.to_arm(resolver, &path.field("azureKeyVaultKms"))?,
+            workload_identity: self.workload_identity.to_arm(resolver, &path.field("workloadIdentity"))?,
+            image_cleaner: self.image_cleaner.to_arm(resolver, &path.field("imageCleaner"))?,
             custom_ca_trust_certificates: self.custom_ca_trust_certificates.clone(),
             unknown_fields: Default::default(),
         })
@@ -2688,22 +2408,13 @@ impl ManagedClusterSecurityProfile {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterSecurityProfile) -> Self {
         Self {
-            defender: arm
-                .defender
-                .as_ref()
-                .map(ManagedClusterSecurityProfileDefender::from_arm),
-            azure_key_vault_kms: arm
-                .azure_key_vault_kms
-                .as_ref()
-                .map(AzureKeyVaultKms::from_arm),
+            defender: arm.defender.as_ref().map(ManagedClusterSecurityProfileDefender::from_arm),
+            azure_key_vault_kms: arm.azure_key_vault_kms.as_ref().map(AzureKeyVaultKms::from_arm),
             workload_identity: arm
                 .workload_identity
                 .as_ref()
                 .map(ManagedClusterSecurityProfileWorkloadIdentity::from_arm),
-            image_cleaner: arm
-                .image_cleaner
-                .as_ref()
-                .map(ManagedClusterSecurityProfileImageCleaner::from_arm),
+            image_cleaner: arm.image_cleaner.as_ref().map(ManagedClusterSecurityProfileImageCleaner::from_arm),
             custom_ca_trust_certificates: arm.custom_ca_trust_certificates.clone(),
         }
     }
@@ -2715,14 +2426,10 @@ impl ManagedClusterSecurityProfile {
 pub struct ManagedClusterSecurityProfileDefender {
     /// Resource ID of the Log Analytics workspace to be associated with Microsoft Defender. When Microsoft Defender is enabled, this field is required and must be a valid workspace resource ID. When Microsoft Defender is disabled, leave the field empty.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub log_analytics_workspace_resource_id: Option<
-        armgen_runtime::kube::ResourceReference,
-    >,
+    pub log_analytics_workspace_resource_id: Option<armgen_runtime::kube::ResourceReference>,
     /// Microsoft Defender threat detection for Cloud settings for the security profile.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub security_monitoring: Option<
-        ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-    >,
+    pub security_monitoring: Option<ManagedClusterSecurityProfileDefenderSecurityMonitoring>,
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfileDefender {
@@ -2736,9 +2443,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfileDefender {
             log_analytics_workspace_resource_id: self
                 .log_analytics_workspace_resource_id
                 .to_arm(resolver, &path.field("logAnalyticsWorkspaceResourceId"))?,
-            security_monitoring: self
-                .security_monitoring
-                .to_arm(resolver, &path.field("securityMonitoring"))?,
+            security_monitoring: self.security_monitoring.to_arm(resolver, &path.field("securityMonitoring"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -2770,14 +2475,9 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     pub enabled: Option<bool>,
 }
 
-impl armgen_runtime::kube::ToArm
-for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
+impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     type Arm = arm::ManagedClusterSecurityProfileDefenderSecurityMonitoring;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<
         arm::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
         ConversionError,
     > {
@@ -2791,9 +2491,7 @@ for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
 impl ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
-    pub fn from_arm(
-        arm: &arm::ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-    ) -> Self {
+    pub fn from_arm(arm: &arm::ManagedClusterSecurityProfileDefenderSecurityMonitoring) -> Self {
         Self { enabled: arm.enabled }
     }
 }
@@ -2887,8 +2585,7 @@ impl armgen_runtime::kube::ToArm for ManagedClusterServicePrincipalProfile {
         path: &Path<'_>,
     ) -> Result<arm::ManagedClusterServicePrincipalProfile, ConversionError> {
         Ok(arm::ManagedClusterServicePrincipalProfile {
-            client_id: required(self.client_id.as_ref(), &path.field("clientId"))?
-                .clone(),
+            client_id: required(self.client_id.as_ref(), &path.field("clientId"))?.clone(),
             secret: self.secret.to_arm(resolver, &path.field("secret"))?,
             unknown_fields: Default::default(),
         })
@@ -2920,11 +2617,7 @@ pub struct ManagedClusterSku {
 
 impl armgen_runtime::kube::ToArm for ManagedClusterSku {
     type Arm = arm::ManagedClusterSku;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::ManagedClusterSku, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::ManagedClusterSku, ConversionError> {
         Ok(arm::ManagedClusterSku {
             name: self.name.clone(),
             tier: self.tier.clone(),
@@ -3001,18 +2694,10 @@ impl armgen_runtime::kube::ToArm for ManagedClusterStorageProfile {
         path: &Path<'_>,
     ) -> Result<arm::ManagedClusterStorageProfile, ConversionError> {
         Ok(arm::ManagedClusterStorageProfile {
-            disk_csi_driver: self
-                .disk_csi_driver
-                .to_arm(resolver, &path.field("diskCSIDriver"))?,
-            file_csi_driver: self
-                .file_csi_driver
-                .to_arm(resolver, &path.field("fileCSIDriver"))?,
-            snapshot_controller: self
-                .snapshot_controller
-                .to_arm(resolver, &path.field("snapshotController"))?,
-            blob_csi_driver: self
-                .blob_csi_driver
-                .to_arm(resolver, &path.field("blobCSIDriver"))?,
+            disk_csi_driver: self.disk_csi_driver.to_arm(resolver, &path.field("diskCSIDriver"))?,
+            file_csi_driver: self.file_csi_driver.to_arm(resolver, &path.field("fileCSIDriver"))?,
+            snapshot_controller: self.snapshot_controller.to_arm(resolver, &path.field("snapshotController"))?,
+            blob_csi_driver: self.blob_csi_driver.to_arm(resolver, &path.field("blobCSIDriver"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -3023,22 +2708,13 @@ impl ManagedClusterStorageProfile {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterStorageProfile) -> Self {
         Self {
-            disk_csi_driver: arm
-                .disk_csi_driver
-                .as_ref()
-                .map(ManagedClusterStorageProfileDiskCsiDriver::from_arm),
-            file_csi_driver: arm
-                .file_csi_driver
-                .as_ref()
-                .map(ManagedClusterStorageProfileFileCsiDriver::from_arm),
+            disk_csi_driver: arm.disk_csi_driver.as_ref().map(ManagedClusterStorageProfileDiskCsiDriver::from_arm),
+            file_csi_driver: arm.file_csi_driver.as_ref().map(ManagedClusterStorageProfileFileCsiDriver::from_arm),
             snapshot_controller: arm
                 .snapshot_controller
                 .as_ref()
                 .map(ManagedClusterStorageProfileSnapshotController::from_arm),
-            blob_csi_driver: arm
-                .blob_csi_driver
-                .as_ref()
-                .map(ManagedClusterStorageProfileBlobCsiDriver::from_arm),
+            blob_csi_driver: arm.blob_csi_driver.as_ref().map(ManagedClusterStorageProfileBlobCsiDriver::from_arm),
         }
     }
 }
@@ -3196,19 +2872,11 @@ impl armgen_runtime::kube::ToArm for ManagedClusterWindowsProfile {
         path: &Path<'_>,
     ) -> Result<arm::ManagedClusterWindowsProfile, ConversionError> {
         Ok(arm::ManagedClusterWindowsProfile {
-            admin_username: required(
-                    self.admin_username.as_ref(),
-                    &path.field("adminUsername"),
-                )?
-                .clone(),
-            admin_password: self
-                .admin_password
-                .to_arm(resolver, &path.field("adminPassword"))?,
+            admin_username: required(self.admin_username.as_ref(), &path.field("adminUsername"))?.clone(),
+            admin_password: self.admin_password.to_arm(resolver, &path.field("adminPassword"))?,
             license_type: self.license_type.clone(),
             enable_csi_proxy: self.enable_csi_proxy,
-            gmsa_profile: self
-                .gmsa_profile
-                .to_arm(resolver, &path.field("gmsaProfile"))?,
+            gmsa_profile: self.gmsa_profile.to_arm(resolver, &path.field("gmsaProfile"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -3237,9 +2905,7 @@ pub struct ManagedClusterWorkloadAutoScalerProfile {
     pub keda: Option<ManagedClusterWorkloadAutoScalerProfileKeda>,
     /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub vertical_pod_autoscaler: Option<
-        ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-    >,
+    pub vertical_pod_autoscaler: Option<ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>,
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterWorkloadAutoScalerProfile {
@@ -3264,16 +2930,11 @@ impl ManagedClusterWorkloadAutoScalerProfile {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ManagedClusterWorkloadAutoScalerProfile) -> Self {
         Self {
-            keda: arm
-                .keda
-                .as_ref()
-                .map(ManagedClusterWorkloadAutoScalerProfileKeda::from_arm),
+            keda: arm.keda.as_ref().map(ManagedClusterWorkloadAutoScalerProfileKeda::from_arm),
             vertical_pod_autoscaler: arm
                 .vertical_pod_autoscaler
                 .as_ref()
-                .map(
-                    ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler::from_arm,
-                ),
+                .map(ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler::from_arm),
         }
     }
 }
@@ -3318,14 +2979,9 @@ pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     pub enabled: Option<bool>,
 }
 
-impl armgen_runtime::kube::ToArm
-for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
+impl armgen_runtime::kube::ToArm for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     type Arm = arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<
+    fn to_arm(&self, _resolver: &dyn Resolver, path: &Path<'_>) -> Result<
         arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
         ConversionError,
     > {
@@ -3339,9 +2995,7 @@ for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
 impl ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
-    pub fn from_arm(
-        arm: &arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-    ) -> Self {
+    pub fn from_arm(arm: &arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler) -> Self {
         Self { enabled: Some(arm.enabled) }
     }
 }
@@ -3369,11 +3023,7 @@ pub struct PrivateLinkResource {
 
 impl armgen_runtime::kube::ToArm for PrivateLinkResource {
     type Arm = arm::PrivateLinkResource;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::PrivateLinkResource, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::PrivateLinkResource, ConversionError> {
         Ok(arm::PrivateLinkResource {
             id: self.id.clone(),
             name: self.name.clone(),
@@ -3411,11 +3061,7 @@ pub struct ResourceReference {
 
 impl armgen_runtime::kube::ToArm for ResourceReference {
     type Arm = arm::ResourceReference;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::ResourceReference, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::ResourceReference, ConversionError> {
         Ok(arm::ResourceReference {
             id: self.id.to_arm(resolver, &path.field("id"))?,
             unknown_fields: Default::default(),
@@ -3428,10 +3074,7 @@ impl ResourceReference {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ResourceReference) -> Self {
         Self {
-            id: arm
-                .id
-                .as_ref()
-                .map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
+            id: arm.id.as_ref().map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
         }
     }
 }
@@ -3450,11 +3093,7 @@ pub struct ServiceMeshProfile {
 
 impl armgen_runtime::kube::ToArm for ServiceMeshProfile {
     type Arm = arm::ServiceMeshProfile;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::ServiceMeshProfile, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::ServiceMeshProfile, ConversionError> {
         Ok(arm::ServiceMeshProfile {
             mode: required(self.mode.as_ref(), &path.field("mode"))?.clone(),
             istio: self.istio.to_arm(resolver, &path.field("istio"))?,
@@ -3529,11 +3168,7 @@ pub struct UserAssignedIdentity {
 
 impl armgen_runtime::kube::ToArm for UserAssignedIdentity {
     type Arm = arm::UserAssignedIdentity;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::UserAssignedIdentity, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::UserAssignedIdentity, ConversionError> {
         Ok(arm::UserAssignedIdentity {
             resource_id: self.resource_id.to_arm(resolver, &path.field("resourceId"))?,
             client_id: self.client_id.clone(),
@@ -3548,10 +3183,7 @@ impl UserAssignedIdentity {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::UserAssignedIdentity) -> Self {
         Self {
-            resource_id: arm
-                .resource_id
-                .as_ref()
-                .map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
+            resource_id: arm.resource_id.as_ref().map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
             client_id: arm.client_id.clone(),
             object_id: arm.object_id.clone(),
         }
@@ -3575,11 +3207,7 @@ pub struct WindowsGmsaProfile {
 
 impl armgen_runtime::kube::ToArm for WindowsGmsaProfile {
     type Arm = arm::WindowsGmsaProfile;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::WindowsGmsaProfile, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::WindowsGmsaProfile, ConversionError> {
         Ok(arm::WindowsGmsaProfile {
             enabled: self.enabled,
             dns_server: self.dns_server.clone(),

@@ -5,16 +5,9 @@
 //! The spec types of the custom resources, used by `managed_namespace`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver};
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
 
 /// Default network policy of the namespace, specifying ingress and egress rules.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -30,11 +23,7 @@ pub struct NetworkPolicies {
 
 impl armgen_runtime::kube::ToArm for NetworkPolicies {
     type Arm = arm::NetworkPolicies;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::NetworkPolicies, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::NetworkPolicies, ConversionError> {
         Ok(arm::NetworkPolicies {
             ingress: self.ingress.clone(),
             egress: self.egress.clone(),
@@ -74,11 +63,7 @@ pub struct ResourceQuota {
 
 impl armgen_runtime::kube::ToArm for ResourceQuota {
     type Arm = arm::ResourceQuota;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::ResourceQuota, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::ResourceQuota, ConversionError> {
         Ok(arm::ResourceQuota {
             cpu_request: self.cpu_request.clone(),
             cpu_limit: self.cpu_limit.clone(),

@@ -5,15 +5,9 @@
 //! The spec types of the custom resources, used by `shared`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver};
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Profile of the managed cluster gateway agent pool.
@@ -72,12 +66,8 @@ impl armgen_runtime::kube::ToArm for AgentPoolNetworkProfile {
         path: &Path<'_>,
     ) -> Result<arm::AgentPoolNetworkProfile, ConversionError> {
         Ok(arm::AgentPoolNetworkProfile {
-            node_public_ip_tags: self
-                .node_public_ip_tags
-                .to_arm(resolver, &path.field("nodePublicIPTags"))?,
-            allowed_host_ports: self
-                .allowed_host_ports
-                .to_arm(resolver, &path.field("allowedHostPorts"))?,
+            node_public_ip_tags: self.node_public_ip_tags.to_arm(resolver, &path.field("nodePublicIPTags"))?,
+            allowed_host_ports: self.allowed_host_ports.to_arm(resolver, &path.field("allowedHostPorts"))?,
             application_security_groups: self.application_security_groups.clone(),
             unknown_fields: Default::default(),
         })
@@ -89,14 +79,8 @@ impl AgentPoolNetworkProfile {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AgentPoolNetworkProfile) -> Self {
         Self {
-            node_public_ip_tags: arm
-                .node_public_ip_tags
-                .as_ref()
-                .map(|x| x.iter().map(IpTag::from_arm).collect()),
-            allowed_host_ports: arm
-                .allowed_host_ports
-                .as_ref()
-                .map(|x| x.iter().map(PortRange::from_arm).collect()),
+            node_public_ip_tags: arm.node_public_ip_tags.as_ref().map(|x| x.iter().map(IpTag::from_arm).collect()),
+            allowed_host_ports: arm.allowed_host_ports.as_ref().map(|x| x.iter().map(PortRange::from_arm).collect()),
             application_security_groups: arm.application_security_groups.clone(),
         }
     }
@@ -242,15 +226,9 @@ pub struct CreationData {
 
 impl armgen_runtime::kube::ToArm for CreationData {
     type Arm = arm::CreationData;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::CreationData, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::CreationData, ConversionError> {
         Ok(arm::CreationData {
-            source_resource_id: self
-                .source_resource_id
-                .to_arm(resolver, &path.field("sourceResourceId"))?,
+            source_resource_id: self.source_resource_id.to_arm(resolver, &path.field("sourceResourceId"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -280,11 +258,7 @@ pub struct GpuProfile {
 
 impl armgen_runtime::kube::ToArm for GpuProfile {
     type Arm = arm::GpuProfile;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::GpuProfile, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::GpuProfile, ConversionError> {
         Ok(arm::GpuProfile {
             driver: self.driver.clone(),
             unknown_fields: Default::default(),
@@ -314,11 +288,7 @@ pub struct IpTag {
 
 impl armgen_runtime::kube::ToArm for IpTag {
     type Arm = arm::IpTag;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::IpTag, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::IpTag, ConversionError> {
         Ok(arm::IpTag {
             ip_tag_type: self.ip_tag_type.clone(),
             tag: self.tag.clone(),
@@ -379,11 +349,7 @@ pub struct KubeletConfig {
 
 impl armgen_runtime::kube::ToArm for KubeletConfig {
     type Arm = arm::KubeletConfig;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::KubeletConfig, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::KubeletConfig, ConversionError> {
         Ok(arm::KubeletConfig {
             cpu_manager_policy: self.cpu_manager_policy.clone(),
             cpu_cfs_quota: self.cpu_cfs_quota,
@@ -441,11 +407,7 @@ pub struct LinuxOsConfig {
 
 impl armgen_runtime::kube::ToArm for LinuxOsConfig {
     type Arm = arm::LinuxOsConfig;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::LinuxOsConfig, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::LinuxOsConfig, ConversionError> {
         Ok(arm::LinuxOsConfig {
             sysctls: self.sysctls.to_arm(resolver, &path.field("sysctls"))?,
             transparent_huge_page_enabled: self.transparent_huge_page_enabled.clone(),
@@ -501,11 +463,7 @@ pub struct LocalDnsOverride {
 
 impl armgen_runtime::kube::ToArm for LocalDnsOverride {
     type Arm = arm::LocalDnsOverride;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::LocalDnsOverride, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::LocalDnsOverride, ConversionError> {
         Ok(arm::LocalDnsOverride {
             query_logging: self.query_logging.clone(),
             protocol: self.protocol.clone(),
@@ -554,20 +512,12 @@ pub struct LocalDnsProfile {
 
 impl armgen_runtime::kube::ToArm for LocalDnsProfile {
     type Arm = arm::LocalDnsProfile;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::LocalDnsProfile, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::LocalDnsProfile, ConversionError> {
         Ok(arm::LocalDnsProfile {
             mode: self.mode.clone(),
             state: None,
-            vnet_dns_overrides: self
-                .vnet_dns_overrides
-                .to_arm(resolver, &path.field("vnetDNSOverrides"))?,
-            kube_dns_overrides: self
-                .kube_dns_overrides
-                .to_arm(resolver, &path.field("kubeDNSOverrides"))?,
+            vnet_dns_overrides: self.vnet_dns_overrides.to_arm(resolver, &path.field("vnetDNSOverrides"))?,
+            kube_dns_overrides: self.kube_dns_overrides.to_arm(resolver, &path.field("kubeDNSOverrides"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -583,19 +533,13 @@ impl LocalDnsProfile {
                 .vnet_dns_overrides
                 .as_ref()
                 .map(|x| {
-                    x
-                        .iter()
-                        .map(|(key, x)| (key.clone(), LocalDnsOverride::from_arm(x)))
-                        .collect()
+                    x.iter().map(|(key, x)| (key.clone(), LocalDnsOverride::from_arm(x))).collect()
                 }),
             kube_dns_overrides: arm
                 .kube_dns_overrides
                 .as_ref()
                 .map(|x| {
-                    x
-                        .iter()
-                        .map(|(key, x)| (key.clone(), LocalDnsOverride::from_arm(x)))
-                        .collect()
+                    x.iter().map(|(key, x)| (key.clone(), LocalDnsOverride::from_arm(x))).collect()
                 }),
         }
     }
@@ -615,11 +559,7 @@ pub struct ManualScaleProfile {
 
 impl armgen_runtime::kube::ToArm for ManualScaleProfile {
     type Arm = arm::ManualScaleProfile;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::ManualScaleProfile, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::ManualScaleProfile, ConversionError> {
         Ok(arm::ManualScaleProfile {
             size: self.size.clone(),
             count: self.count,
@@ -656,11 +596,7 @@ pub struct PortRange {
 
 impl armgen_runtime::kube::ToArm for PortRange {
     type Arm = arm::PortRange;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::PortRange, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::PortRange, ConversionError> {
         Ok(arm::PortRange {
             port_start: self.port_start,
             port_end: self.port_end,
@@ -693,11 +629,7 @@ pub struct PowerState {
 
 impl armgen_runtime::kube::ToArm for PowerState {
     type Arm = arm::PowerState;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::PowerState, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::PowerState, ConversionError> {
         Ok(arm::PowerState {
             code: self.code.clone(),
             unknown_fields: Default::default(),
@@ -724,11 +656,7 @@ pub struct ScaleProfile {
 
 impl armgen_runtime::kube::ToArm for ScaleProfile {
     type Arm = arm::ScaleProfile;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::ScaleProfile, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::ScaleProfile, ConversionError> {
         Ok(arm::ScaleProfile {
             manual: self.manual.to_arm(resolver, &path.field("manual"))?,
             unknown_fields: Default::default(),
@@ -741,10 +669,7 @@ impl ScaleProfile {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ScaleProfile) -> Self {
         Self {
-            manual: arm
-                .manual
-                .as_ref()
-                .map(|x| x.iter().map(ManualScaleProfile::from_arm).collect()),
+            manual: arm.manual.as_ref().map(|x| x.iter().map(ManualScaleProfile::from_arm).collect()),
         }
     }
 }
@@ -841,11 +766,7 @@ pub struct SysctlConfig {
 
 impl armgen_runtime::kube::ToArm for SysctlConfig {
     type Arm = arm::SysctlConfig;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::SysctlConfig, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::SysctlConfig, ConversionError> {
         Ok(arm::SysctlConfig {
             net_core_somaxconn: self.net_core_somaxconn,
             net_core_netdev_max_backlog: self.net_core_netdev_max_backlog,
@@ -931,11 +852,7 @@ pub struct VirtualMachineNodes {
 
 impl armgen_runtime::kube::ToArm for VirtualMachineNodes {
     type Arm = arm::VirtualMachineNodes;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::VirtualMachineNodes, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::VirtualMachineNodes, ConversionError> {
         Ok(arm::VirtualMachineNodes {
             size: self.size.clone(),
             count: self.count,
@@ -966,11 +883,7 @@ pub struct VirtualMachinesProfile {
 
 impl armgen_runtime::kube::ToArm for VirtualMachinesProfile {
     type Arm = arm::VirtualMachinesProfile;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::VirtualMachinesProfile, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::VirtualMachinesProfile, ConversionError> {
         Ok(arm::VirtualMachinesProfile {
             scale: self.scale.to_arm(resolver, &path.field("scale"))?,
             unknown_fields: Default::default(),

@@ -5,16 +5,8 @@
 //! The status types of the custom resources, used by `managed_namespace`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
 
 /// Default network policy of the namespace, specifying ingress and egress rules.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

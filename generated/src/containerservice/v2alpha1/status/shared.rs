@@ -5,15 +5,8 @@
 //! The status types of the custom resources, used by `shared`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Profile of the managed cluster gateway agent pool.
@@ -51,14 +44,8 @@ pub struct AgentPoolNetworkProfile {
 impl From<&arm::AgentPoolNetworkProfile> for AgentPoolNetworkProfile {
     fn from(arm: &arm::AgentPoolNetworkProfile) -> Self {
         Self {
-            node_public_ip_tags: arm
-                .node_public_ip_tags
-                .as_ref()
-                .map(|x| x.iter().map(IpTag::from).collect()),
-            allowed_host_ports: arm
-                .allowed_host_ports
-                .as_ref()
-                .map(|x| x.iter().map(PortRange::from).collect()),
+            node_public_ip_tags: arm.node_public_ip_tags.as_ref().map(|x| x.iter().map(IpTag::from).collect()),
+            allowed_host_ports: arm.allowed_host_ports.as_ref().map(|x| x.iter().map(PortRange::from).collect()),
             application_security_groups: arm.application_security_groups.clone(),
         }
     }
@@ -221,14 +208,8 @@ impl From<&arm::ErrorDetail> for ErrorDetail {
             code: arm.code.clone(),
             message: arm.message.clone(),
             target: arm.target.clone(),
-            details: arm
-                .details
-                .as_ref()
-                .map(|x| x.iter().map(ErrorDetail::from).collect()),
-            additional_info: arm
-                .additional_info
-                .as_ref()
-                .map(|x| x.iter().map(ErrorAdditionalInfo::from).collect()),
+            details: arm.details.as_ref().map(|x| x.iter().map(ErrorDetail::from).collect()),
+            additional_info: arm.additional_info.as_ref().map(|x| x.iter().map(ErrorAdditionalInfo::from).collect()),
         }
     }
 }
@@ -427,19 +408,13 @@ impl From<&arm::LocalDnsProfile> for LocalDnsProfile {
                 .vnet_dns_overrides
                 .as_ref()
                 .map(|x| {
-                    x
-                        .iter()
-                        .map(|(key, x)| (key.clone(), LocalDnsOverride::from(x)))
-                        .collect()
+                    x.iter().map(|(key, x)| (key.clone(), LocalDnsOverride::from(x))).collect()
                 }),
             kube_dns_overrides: arm
                 .kube_dns_overrides
                 .as_ref()
                 .map(|x| {
-                    x
-                        .iter()
-                        .map(|(key, x)| (key.clone(), LocalDnsOverride::from(x)))
-                        .collect()
+                    x.iter().map(|(key, x)| (key.clone(), LocalDnsOverride::from(x))).collect()
                 }),
         }
     }
@@ -518,10 +493,7 @@ pub struct ScaleProfile {
 impl From<&arm::ScaleProfile> for ScaleProfile {
     fn from(arm: &arm::ScaleProfile) -> Self {
         Self {
-            manual: arm
-                .manual
-                .as_ref()
-                .map(|x| x.iter().map(ManualScaleProfile::from).collect()),
+            manual: arm.manual.as_ref().map(|x| x.iter().map(ManualScaleProfile::from).collect()),
         }
     }
 }

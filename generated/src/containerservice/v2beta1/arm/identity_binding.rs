@@ -5,11 +5,7 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/identityBindings` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use armgen_runtime::UnknownFields;
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// The IdentityBinding resource.
@@ -136,11 +132,7 @@ pub struct IdentityBindingProperties {
     /// The status of the last operation.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<IdentityBindingProvisioningState>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -158,70 +150,23 @@ impl armgen_runtime::UnknownFields for IdentityBindingProperties {
     }
 }
 
-/// The provisioning state of the last accepted operation.
-///
-/// Schema `IdentityBindingProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum IdentityBindingProvisioningState {
-    /// Resource has been created.
-    Succeeded,
-    /// Resource creation failed.
-    Failed,
-    /// Resource creation was canceled.
-    Canceled,
-    /// The identity binding is being created.
-    Creating,
-    /// The identity binding is being updated.
-    Updating,
-    /// The identity binding is being deleted.
-    Deleting,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl IdentityBindingProvisioningState {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Succeeded => "Succeeded",
-            Self::Failed => "Failed",
-            Self::Canceled => "Canceled",
-            Self::Creating => "Creating",
-            Self::Updating => "Updating",
-            Self::Deleting => "Deleting",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for IdentityBindingProvisioningState {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "succeeded" => Self::Succeeded,
-            "failed" => Self::Failed,
-            "canceled" => Self::Canceled,
-            "creating" => Self::Creating,
-            "updating" => Self::Updating,
-            "deleting" => Self::Deleting,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<IdentityBindingProvisioningState> for String {
-    fn from(value: IdentityBindingProvisioningState) -> Self {
-        match value {
-            IdentityBindingProvisioningState::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for IdentityBindingProvisioningState {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The provisioning state of the last accepted operation.
+    ///
+    /// Schema `IdentityBindingProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum IdentityBindingProvisioningState {
+        /// Resource has been created.
+        Succeeded = "Succeeded",
+        /// Resource creation failed.
+        Failed = "Failed",
+        /// Resource creation was canceled.
+        Canceled = "Canceled",
+        /// The identity binding is being created.
+        Creating = "Creating",
+        /// The identity binding is being updated.
+        Updating = "Updating",
+        /// The identity binding is being deleted.
+        Deleting = "Deleting",
     }
 }

@@ -5,70 +5,23 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/privateEndpointConnections` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use armgen_runtime::UnknownFields;
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
-/// The private link service connection status.
-///
-/// Schema `ConnectionStatus`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ConnectionStatus {
-    /// Connection is pending approval.
-    Pending,
-    /// Connection is approved.
-    Approved,
-    /// Connection is rejected.
-    Rejected,
-    /// Connection is disconnected.
-    Disconnected,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ConnectionStatus {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Pending => "Pending",
-            Self::Approved => "Approved",
-            Self::Rejected => "Rejected",
-            Self::Disconnected => "Disconnected",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for ConnectionStatus {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "pending" => Self::Pending,
-            "approved" => Self::Approved,
-            "rejected" => Self::Rejected,
-            "disconnected" => Self::Disconnected,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ConnectionStatus> for String {
-    fn from(value: ConnectionStatus) -> Self {
-        match value {
-            ConnectionStatus::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ConnectionStatus {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The private link service connection status.
+    ///
+    /// Schema `ConnectionStatus`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ConnectionStatus {
+        /// Connection is pending approval.
+        Pending = "Pending",
+        /// Connection is approved.
+        Approved = "Approved",
+        /// Connection is rejected.
+        Rejected = "Rejected",
+        /// Connection is disconnected.
+        Disconnected = "Disconnected",
     }
 }
 
@@ -142,18 +95,10 @@ pub struct PrivateEndpointConnectionProperties {
     /// The current provisioning state.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<PrivateEndpointConnectionProvisioningState>,
     /// The resource of private endpoint.
-    #[serde(
-        rename = "privateEndpoint",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "privateEndpoint", default, skip_serializing_if = "Option::is_none")]
     pub private_endpoint: Option<PrivateEndpoint>,
     /// A collection of information about the state of the connection between service consumer and provider.
     #[serde(rename = "privateLinkServiceConnectionState")]
@@ -175,67 +120,22 @@ impl armgen_runtime::UnknownFields for PrivateEndpointConnectionProperties {
     }
 }
 
-/// The current provisioning state.
-///
-/// Schema `PrivateEndpointConnectionProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum PrivateEndpointConnectionProvisioningState {
-    /// Private endpoint connection provisioning was canceled.
-    Canceled,
-    /// Private endpoint connection is being created.
-    Creating,
-    /// Private endpoint connection is being deleted.
-    Deleting,
-    /// Private endpoint connection provisioning failed.
-    Failed,
-    /// Private endpoint connection provisioning succeeded.
-    Succeeded,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl PrivateEndpointConnectionProvisioningState {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Canceled => "Canceled",
-            Self::Creating => "Creating",
-            Self::Deleting => "Deleting",
-            Self::Failed => "Failed",
-            Self::Succeeded => "Succeeded",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for PrivateEndpointConnectionProvisioningState {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "canceled" => Self::Canceled,
-            "creating" => Self::Creating,
-            "deleting" => Self::Deleting,
-            "failed" => Self::Failed,
-            "succeeded" => Self::Succeeded,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<PrivateEndpointConnectionProvisioningState> for String {
-    fn from(value: PrivateEndpointConnectionProvisioningState) -> Self {
-        match value {
-            PrivateEndpointConnectionProvisioningState::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for PrivateEndpointConnectionProvisioningState {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The current provisioning state.
+    ///
+    /// Schema `PrivateEndpointConnectionProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum PrivateEndpointConnectionProvisioningState {
+        /// Private endpoint connection provisioning was canceled.
+        Canceled = "Canceled",
+        /// Private endpoint connection is being created.
+        Creating = "Creating",
+        /// Private endpoint connection is being deleted.
+        Deleting = "Deleting",
+        /// Private endpoint connection provisioning failed.
+        Failed = "Failed",
+        /// Private endpoint connection provisioning succeeded.
+        Succeeded = "Succeeded",
     }
 }
 

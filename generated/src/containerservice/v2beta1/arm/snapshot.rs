@@ -5,11 +5,7 @@
 //! ARM payload types of `Microsoft.ContainerService/snapshots` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use armgen_runtime::UnknownFields;
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// A node pool snapshot resource.
@@ -77,20 +73,12 @@ pub struct SnapshotProperties {
     /// The version of Kubernetes.
     ///
     /// Read-only.
-    #[serde(
-        rename = "kubernetesVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "kubernetesVersion", default, skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// The version of node image.
     ///
     /// Read-only.
-    #[serde(
-        rename = "nodeImageVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodeImageVersion", default, skip_serializing_if = "Option::is_none")]
     pub node_image_version: Option<String>,
     /// The operating system type. The default is Linux.
     ///
@@ -128,50 +116,13 @@ impl armgen_runtime::UnknownFields for SnapshotProperties {
     }
 }
 
-/// The type of a snapshot. The default is NodePool.
-///
-/// Schema `SnapshotType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum SnapshotType {
-    /// The snapshot is a snapshot of a node pool.
-    NodePool,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl SnapshotType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::NodePool => "NodePool",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for SnapshotType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "nodepool" => Self::NodePool,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<SnapshotType> for String {
-    fn from(value: SnapshotType) -> Self {
-        match value {
-            SnapshotType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for SnapshotType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The type of a snapshot. The default is NodePool.
+    ///
+    /// Schema `SnapshotType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum SnapshotType {
+        /// The snapshot is a snapshot of a node pool.
+        NodePool = "NodePool",
     }
 }

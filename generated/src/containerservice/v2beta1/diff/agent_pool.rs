@@ -31,102 +31,52 @@ impl DiffWith for super::super::AgentPoolSpec {
             .diff_with(&actual.vnet_subnet_id, &path.field("vnetSubnetID"), out);
         self.pod_subnet_id
             .diff_with(&actual.pod_subnet_id, &path.field("podSubnetID"), out);
-        self.pod_ip_allocation_mode
-            .diff_with(
-                &actual.pod_ip_allocation_mode,
-                &path.field("podIPAllocationMode"),
-                out,
-            );
+        self.pod_ip_allocation_mode.diff_with(&actual.pod_ip_allocation_mode, &path.field("podIPAllocationMode"), out);
         self.max_pods.diff_with(&actual.max_pods, &path.field("maxPods"), out);
         self.os_type.diff_with(&actual.os_type, &path.field("osType"), out);
         self.os_sku.diff_with(&actual.os_sku, &path.field("osSKU"), out);
         self.max_count.diff_with(&actual.max_count, &path.field("maxCount"), out);
         self.min_count.diff_with(&actual.min_count, &path.field("minCount"), out);
-        self.enable_auto_scaling
-            .diff_with(
-                &actual.enable_auto_scaling,
-                &path.field("enableAutoScaling"),
-                out,
-            );
+        self.enable_auto_scaling.diff_with(&actual.enable_auto_scaling, &path.field("enableAutoScaling"), out);
         self.scale_down_mode
             .diff_with(&actual.scale_down_mode, &path.field("scaleDownMode"), out);
         self.r#type.diff_with(&actual.r#type, &path.field("type"), out);
         self.mode.diff_with(&actual.mode, &path.field("mode"), out);
-        self.orchestrator_version
-            .diff_with(
-                &actual.orchestrator_version,
-                &path.field("orchestratorVersion"),
-                out,
-            );
+        self.orchestrator_version.diff_with(&actual.orchestrator_version, &path.field("orchestratorVersion"), out);
         self.node_image_version
             .diff_with(&actual.node_image_version, &path.field("nodeImageVersion"), out);
         self.upgrade_settings
             .diff_with(&actual.upgrade_settings, &path.field("upgradeSettings"), out);
         self.power_state.diff_with(&actual.power_state, &path.field("powerState"), out);
-        self.availability_zones
-            .diff_with(
-                &actual.availability_zones,
-                &path.field("availabilityZones"),
-                out,
-            );
-        self.enable_node_public_ip
-            .diff_with(
-                &actual.enable_node_public_ip,
-                &path.field("enableNodePublicIP"),
-                out,
-            );
+        self.availability_zones.diff_with(&actual.availability_zones, &path.field("availabilityZones"), out);
+        self.enable_node_public_ip.diff_with(&actual.enable_node_public_ip, &path.field("enableNodePublicIP"), out);
         self.node_public_ip_prefix_id
-            .diff_with(
-                &actual.node_public_ip_prefix_id,
-                &path.field("nodePublicIPPrefixID"),
-                out,
-            );
+            .diff_with(&actual.node_public_ip_prefix_id, &path.field("nodePublicIPPrefixID"), out);
         self.scale_set_priority
             .diff_with(&actual.scale_set_priority, &path.field("scaleSetPriority"), out);
         self.scale_set_eviction_policy
-            .diff_with(
-                &actual.scale_set_eviction_policy,
-                &path.field("scaleSetEvictionPolicy"),
-                out,
-            );
+            .diff_with(&actual.scale_set_eviction_policy, &path.field("scaleSetEvictionPolicy"), out);
         self.spot_max_price
             .diff_with(&actual.spot_max_price, &path.field("spotMaxPrice"), out);
         self.tags.diff_with(&actual.tags, &path.field("tags"), out);
         self.node_labels.diff_with(&actual.node_labels, &path.field("nodeLabels"), out);
         self.node_taints.diff_with(&actual.node_taints, &path.field("nodeTaints"), out);
         self.proximity_placement_group_id
-            .diff_with(
-                &actual.proximity_placement_group_id,
-                &path.field("proximityPlacementGroupID"),
-                out,
-            );
+            .diff_with(&actual.proximity_placement_group_id, &path.field("proximityPlacementGroupID"), out);
         self.kubelet_config
             .diff_with(&actual.kubelet_config, &path.field("kubeletConfig"), out);
         self.linux_os_config
             .diff_with(&actual.linux_os_config, &path.field("linuxOSConfig"), out);
         self.enable_encryption_at_host
-            .diff_with(
-                &actual.enable_encryption_at_host,
-                &path.field("enableEncryptionAtHost"),
-                out,
-            );
+            .diff_with(&actual.enable_encryption_at_host, &path.field("enableEncryptionAtHost"), out);
         self.enable_ultra_ssd
             .diff_with(&actual.enable_ultra_ssd, &path.field("enableUltraSSD"), out);
         self.enable_fips.diff_with(&actual.enable_fips, &path.field("enableFIPS"), out);
-        self.gpu_instance_profile
-            .diff_with(
-                &actual.gpu_instance_profile,
-                &path.field("gpuInstanceProfile"),
-                out,
-            );
+        self.gpu_instance_profile.diff_with(&actual.gpu_instance_profile, &path.field("gpuInstanceProfile"), out);
         self.creation_data
             .diff_with(&actual.creation_data, &path.field("creationData"), out);
         self.capacity_reservation_group_id
-            .diff_with(
-                &actual.capacity_reservation_group_id,
-                &path.field("capacityReservationGroupID"),
-                out,
-            );
+            .diff_with(&actual.capacity_reservation_group_id, &path.field("capacityReservationGroupID"), out);
         self.host_group_id
             .diff_with(&actual.host_group_id, &path.field("hostGroupID"), out);
         self.network_profile
@@ -139,23 +89,11 @@ impl DiffWith for super::super::AgentPoolSpec {
         self.gateway_profile
             .diff_with(&actual.gateway_profile, &path.field("gatewayProfile"), out);
         self.artifact_streaming_profile
-            .diff_with(
-                &actual.artifact_streaming_profile,
-                &path.field("artifactStreamingProfile"),
-                out,
-            );
+            .diff_with(&actual.artifact_streaming_profile, &path.field("artifactStreamingProfile"), out);
         self.virtual_machines_profile
-            .diff_with(
-                &actual.virtual_machines_profile,
-                &path.field("virtualMachinesProfile"),
-                out,
-            );
+            .diff_with(&actual.virtual_machines_profile, &path.field("virtualMachinesProfile"), out);
         self.virtual_machine_nodes_status
-            .diff_with(
-                &actual.virtual_machine_nodes_status,
-                &path.field("virtualMachineNodesStatus"),
-                out,
-            );
+            .diff_with(&actual.virtual_machine_nodes_status, &path.field("virtualMachineNodesStatus"), out);
         self.local_dns_profile
             .diff_with(&actual.local_dns_profile, &path.field("localDNSProfile"), out);
     }

@@ -11,12 +11,7 @@ impl DiffWith for super::super::ManagedClusterSpec {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.tags.diff_with(&actual.tags, &path.field("tags"), out);
         self.location.diff_with(&actual.location, &path.field("location"), out);
-        self.kubernetes_version
-            .diff_with(
-                &actual.kubernetes_version,
-                &path.field("kubernetesVersion"),
-                out,
-            );
+        self.kubernetes_version.diff_with(&actual.kubernetes_version, &path.field("kubernetesVersion"), out);
         self.dns_prefix.diff_with(&actual.dns_prefix, &path.field("dnsPrefix"), out);
         self.fqdn_subdomain
             .diff_with(&actual.fqdn_subdomain, &path.field("fqdnSubdomain"), out);
@@ -33,37 +28,14 @@ impl DiffWith for super::super::ManagedClusterSpec {
         self.windows_profile
             .diff_with(&actual.windows_profile, &path.field("windowsProfile"), out);
         self.service_principal_profile
-            .diff_with(
-                &actual.service_principal_profile,
-                &path.field("servicePrincipalProfile"),
-                out,
-            );
+            .diff_with(&actual.service_principal_profile, &path.field("servicePrincipalProfile"), out);
         self.addon_profiles
             .diff_with(&actual.addon_profiles, &path.field("addonProfiles"), out);
-        self.pod_identity_profile
-            .diff_with(
-                &actual.pod_identity_profile,
-                &path.field("podIdentityProfile"),
-                out,
-            );
-        self.oidc_issuer_profile
-            .diff_with(
-                &actual.oidc_issuer_profile,
-                &path.field("oidcIssuerProfile"),
-                out,
-            );
-        self.node_resource_group
-            .diff_with(
-                &actual.node_resource_group,
-                &path.field("nodeResourceGroup"),
-                out,
-            );
+        self.pod_identity_profile.diff_with(&actual.pod_identity_profile, &path.field("podIdentityProfile"), out);
+        self.oidc_issuer_profile.diff_with(&actual.oidc_issuer_profile, &path.field("oidcIssuerProfile"), out);
+        self.node_resource_group.diff_with(&actual.node_resource_group, &path.field("nodeResourceGroup"), out);
         self.node_resource_group_profile
-            .diff_with(
-                &actual.node_resource_group_profile,
-                &path.field("nodeResourceGroupProfile"),
-                out,
-            );
+            .diff_with(&actual.node_resource_group_profile, &path.field("nodeResourceGroupProfile"), out);
         self.enable_rbac.diff_with(&actual.enable_rbac, &path.field("enableRBAC"), out);
         self.support_plan
             .diff_with(&actual.support_plan, &path.field("supportPlan"), out);
@@ -71,46 +43,17 @@ impl DiffWith for super::super::ManagedClusterSpec {
         self.network_profile
             .diff_with(&actual.network_profile, &path.field("networkProfile"), out);
         self.aad_profile.diff_with(&actual.aad_profile, &path.field("aadProfile"), out);
-        self.auto_upgrade_profile
-            .diff_with(
-                &actual.auto_upgrade_profile,
-                &path.field("autoUpgradeProfile"),
-                out,
-            );
+        self.auto_upgrade_profile.diff_with(&actual.auto_upgrade_profile, &path.field("autoUpgradeProfile"), out);
         self.upgrade_settings
             .diff_with(&actual.upgrade_settings, &path.field("upgradeSettings"), out);
-        self.auto_scaler_profile
-            .diff_with(
-                &actual.auto_scaler_profile,
-                &path.field("autoScalerProfile"),
-                out,
-            );
+        self.auto_scaler_profile.diff_with(&actual.auto_scaler_profile, &path.field("autoScalerProfile"), out);
         self.api_server_access_profile
-            .diff_with(
-                &actual.api_server_access_profile,
-                &path.field("apiServerAccessProfile"),
-                out,
-            );
-        self.disk_encryption_set_id
-            .diff_with(
-                &actual.disk_encryption_set_id,
-                &path.field("diskEncryptionSetID"),
-                out,
-            );
+            .diff_with(&actual.api_server_access_profile, &path.field("apiServerAccessProfile"), out);
+        self.disk_encryption_set_id.diff_with(&actual.disk_encryption_set_id, &path.field("diskEncryptionSetID"), out);
         self.identity_profile
             .diff_with(&actual.identity_profile, &path.field("identityProfile"), out);
-        self.private_link_resources
-            .diff_with(
-                &actual.private_link_resources,
-                &path.field("privateLinkResources"),
-                out,
-            );
-        self.disable_local_accounts
-            .diff_with(
-                &actual.disable_local_accounts,
-                &path.field("disableLocalAccounts"),
-                out,
-            );
+        self.private_link_resources.diff_with(&actual.private_link_resources, &path.field("privateLinkResources"), out);
+        self.disable_local_accounts.diff_with(&actual.disable_local_accounts, &path.field("disableLocalAccounts"), out);
         self.http_proxy_config
             .diff_with(&actual.http_proxy_config, &path.field("httpProxyConfig"), out);
         self.security_profile
@@ -119,54 +62,22 @@ impl DiffWith for super::super::ManagedClusterSpec {
             .diff_with(&actual.storage_profile, &path.field("storageProfile"), out);
         self.ingress_profile
             .diff_with(&actual.ingress_profile, &path.field("ingressProfile"), out);
-        self.public_network_access
-            .diff_with(
-                &actual.public_network_access,
-                &path.field("publicNetworkAccess"),
-                out,
-            );
+        self.public_network_access.diff_with(&actual.public_network_access, &path.field("publicNetworkAccess"), out);
         self.workload_auto_scaler_profile
-            .diff_with(
-                &actual.workload_auto_scaler_profile,
-                &path.field("workloadAutoScalerProfile"),
-                out,
-            );
-        self.azure_monitor_profile
-            .diff_with(
-                &actual.azure_monitor_profile,
-                &path.field("azureMonitorProfile"),
-                out,
-            );
-        self.service_mesh_profile
-            .diff_with(
-                &actual.service_mesh_profile,
-                &path.field("serviceMeshProfile"),
-                out,
-            );
+            .diff_with(&actual.workload_auto_scaler_profile, &path.field("workloadAutoScalerProfile"), out);
+        self.azure_monitor_profile.diff_with(&actual.azure_monitor_profile, &path.field("azureMonitorProfile"), out);
+        self.service_mesh_profile.diff_with(&actual.service_mesh_profile, &path.field("serviceMeshProfile"), out);
         self.metrics_profile
             .diff_with(&actual.metrics_profile, &path.field("metricsProfile"), out);
         self.node_provisioning_profile
-            .diff_with(
-                &actual.node_provisioning_profile,
-                &path.field("nodeProvisioningProfile"),
-                out,
-            );
+            .diff_with(&actual.node_provisioning_profile, &path.field("nodeProvisioningProfile"), out);
         self.bootstrap_profile
             .diff_with(&actual.bootstrap_profile, &path.field("bootstrapProfile"), out);
         self.ai_toolchain_operator_profile
-            .diff_with(
-                &actual.ai_toolchain_operator_profile,
-                &path.field("aiToolchainOperatorProfile"),
-                out,
-            );
+            .diff_with(&actual.ai_toolchain_operator_profile, &path.field("aiToolchainOperatorProfile"), out);
         self.scheduler_profile
             .diff_with(&actual.scheduler_profile, &path.field("schedulerProfile"), out);
-        self.hosted_system_profile
-            .diff_with(
-                &actual.hosted_system_profile,
-                &path.field("hostedSystemProfile"),
-                out,
-            );
+        self.hosted_system_profile.diff_with(&actual.hosted_system_profile, &path.field("hostedSystemProfile"), out);
         self.sku.diff_with(&actual.sku, &path.field("sku"), out);
         self.extended_location
             .diff_with(&actual.extended_location, &path.field("extendedLocation"), out);
@@ -202,17 +113,8 @@ impl DiffWith for spec::AdvancedNetworkingSecurity {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.enabled.diff_with(&actual.enabled, &path.field("enabled"), out);
         self.advanced_network_policies
-            .diff_with(
-                &actual.advanced_network_policies,
-                &path.field("advancedNetworkPolicies"),
-                out,
-            );
-        self.transit_encryption
-            .diff_with(
-                &actual.transit_encryption,
-                &path.field("transitEncryption"),
-                out,
-            );
+            .diff_with(&actual.advanced_network_policies, &path.field("advancedNetworkPolicies"), out);
+        self.transit_encryption.diff_with(&actual.transit_encryption, &path.field("transitEncryption"), out);
     }
 }
 
@@ -227,17 +129,8 @@ impl DiffWith for spec::AzureKeyVaultKms {
         self.enabled.diff_with(&actual.enabled, &path.field("enabled"), out);
         self.key_id.diff_with(&actual.key_id, &path.field("keyId"), out);
         self.key_vault_network_access
-            .diff_with(
-                &actual.key_vault_network_access,
-                &path.field("keyVaultNetworkAccess"),
-                out,
-            );
-        self.key_vault_resource_id
-            .diff_with(
-                &actual.key_vault_resource_id,
-                &path.field("keyVaultResourceId"),
-                out,
-            );
+            .diff_with(&actual.key_vault_network_access, &path.field("keyVaultNetworkAccess"), out);
+        self.key_vault_resource_id.diff_with(&actual.key_vault_resource_id, &path.field("keyVaultResourceId"), out);
     }
 }
 
@@ -260,24 +153,14 @@ impl DiffWith for spec::ContainerServiceNetworkProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.network_plugin
             .diff_with(&actual.network_plugin, &path.field("networkPlugin"), out);
-        self.network_plugin_mode
-            .diff_with(
-                &actual.network_plugin_mode,
-                &path.field("networkPluginMode"),
-                out,
-            );
+        self.network_plugin_mode.diff_with(&actual.network_plugin_mode, &path.field("networkPluginMode"), out);
         self.network_policy
             .diff_with(&actual.network_policy, &path.field("networkPolicy"), out);
         self.network_mode
             .diff_with(&actual.network_mode, &path.field("networkMode"), out);
         self.network_dataplane
             .diff_with(&actual.network_dataplane, &path.field("networkDataplane"), out);
-        self.advanced_networking
-            .diff_with(
-                &actual.advanced_networking,
-                &path.field("advancedNetworking"),
-                out,
-            );
+        self.advanced_networking.diff_with(&actual.advanced_networking, &path.field("advancedNetworking"), out);
         self.pod_cidr.diff_with(&actual.pod_cidr, &path.field("podCidr"), out);
         self.service_cidr
             .diff_with(&actual.service_cidr, &path.field("serviceCidr"), out);
@@ -287,24 +170,10 @@ impl DiffWith for spec::ContainerServiceNetworkProfile {
             .diff_with(&actual.outbound_type, &path.field("outboundType"), out);
         self.load_balancer_sku
             .diff_with(&actual.load_balancer_sku, &path.field("loadBalancerSku"), out);
-        self.load_balancer_profile
-            .diff_with(
-                &actual.load_balancer_profile,
-                &path.field("loadBalancerProfile"),
-                out,
-            );
-        self.nat_gateway_profile
-            .diff_with(
-                &actual.nat_gateway_profile,
-                &path.field("natGatewayProfile"),
-                out,
-            );
+        self.load_balancer_profile.diff_with(&actual.load_balancer_profile, &path.field("loadBalancerProfile"), out);
+        self.nat_gateway_profile.diff_with(&actual.nat_gateway_profile, &path.field("natGatewayProfile"), out);
         self.static_egress_gateway_profile
-            .diff_with(
-                &actual.static_egress_gateway_profile,
-                &path.field("staticEgressGatewayProfile"),
-                out,
-            );
+            .diff_with(&actual.static_egress_gateway_profile, &path.field("staticEgressGatewayProfile"), out);
         self.pod_cidrs.diff_with(&actual.pod_cidrs, &path.field("podCidrs"), out);
         self.service_cidrs
             .diff_with(&actual.service_cidrs, &path.field("serviceCidrs"), out);
@@ -354,11 +223,7 @@ impl DiffWith for spec::IstioComponents {
         self.egress_gateways
             .diff_with(&actual.egress_gateways, &path.field("egressGateways"), out);
         self.proxy_redirection_mechanism
-            .diff_with(
-                &actual.proxy_redirection_mechanism,
-                &path.field("proxyRedirectionMechanism"),
-                out,
-            );
+            .diff_with(&actual.proxy_redirection_mechanism, &path.field("proxyRedirectionMechanism"), out);
     }
 }
 
@@ -368,11 +233,7 @@ impl DiffWith for spec::IstioEgressGateway {
         self.name.diff_with(&actual.name, &path.field("name"), out);
         self.namespace.diff_with(&actual.namespace, &path.field("namespace"), out);
         self.gateway_configuration_name
-            .diff_with(
-                &actual.gateway_configuration_name,
-                &path.field("gatewayConfigurationName"),
-                out,
-            );
+            .diff_with(&actual.gateway_configuration_name, &path.field("gatewayConfigurationName"), out);
     }
 }
 
@@ -391,30 +252,15 @@ impl DiffWith for spec::IstioPluginCertificateAuthority {
             .diff_with(&actual.cert_object_name, &path.field("certObjectName"), out);
         self.key_object_name
             .diff_with(&actual.key_object_name, &path.field("keyObjectName"), out);
-        self.root_cert_object_name
-            .diff_with(
-                &actual.root_cert_object_name,
-                &path.field("rootCertObjectName"),
-                out,
-            );
-        self.cert_chain_object_name
-            .diff_with(
-                &actual.cert_chain_object_name,
-                &path.field("certChainObjectName"),
-                out,
-            );
+        self.root_cert_object_name.diff_with(&actual.root_cert_object_name, &path.field("rootCertObjectName"), out);
+        self.cert_chain_object_name.diff_with(&actual.cert_chain_object_name, &path.field("certChainObjectName"), out);
     }
 }
 
 impl DiffWith for spec::IstioServiceMesh {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.components.diff_with(&actual.components, &path.field("components"), out);
-        self.certificate_authority
-            .diff_with(
-                &actual.certificate_authority,
-                &path.field("certificateAuthority"),
-                out,
-            );
+        self.certificate_authority.diff_with(&actual.certificate_authority, &path.field("certificateAuthority"), out);
         self.revisions.diff_with(&actual.revisions, &path.field("revisions"), out);
     }
 }
@@ -422,11 +268,7 @@ impl DiffWith for spec::IstioServiceMesh {
 impl DiffWith for spec::KubernetesResourceObjectEncryptionProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.infrastructure_encryption
-            .diff_with(
-                &actual.infrastructure_encryption,
-                &path.field("infrastructureEncryption"),
-                out,
-            );
+            .diff_with(&actual.infrastructure_encryption, &path.field("infrastructureEncryption"), out);
     }
 }
 
@@ -436,11 +278,7 @@ impl DiffWith for spec::ManagedClusterAadProfile {
         self.enable_azure_rbac
             .diff_with(&actual.enable_azure_rbac, &path.field("enableAzureRBAC"), out);
         self.admin_group_object_i_ds
-            .diff_with(
-                &actual.admin_group_object_i_ds,
-                &path.field("adminGroupObjectIDs"),
-                out,
-            );
+            .diff_with(&actual.admin_group_object_i_ds, &path.field("adminGroupObjectIDs"), out);
         self.client_app_id
             .diff_with(&actual.client_app_id, &path.field("clientAppID"), out);
         self.server_app_id
@@ -480,102 +318,52 @@ impl DiffWith for spec::ManagedClusterAgentPoolProfile {
             .diff_with(&actual.vnet_subnet_id, &path.field("vnetSubnetID"), out);
         self.pod_subnet_id
             .diff_with(&actual.pod_subnet_id, &path.field("podSubnetID"), out);
-        self.pod_ip_allocation_mode
-            .diff_with(
-                &actual.pod_ip_allocation_mode,
-                &path.field("podIPAllocationMode"),
-                out,
-            );
+        self.pod_ip_allocation_mode.diff_with(&actual.pod_ip_allocation_mode, &path.field("podIPAllocationMode"), out);
         self.max_pods.diff_with(&actual.max_pods, &path.field("maxPods"), out);
         self.os_type.diff_with(&actual.os_type, &path.field("osType"), out);
         self.os_sku.diff_with(&actual.os_sku, &path.field("osSKU"), out);
         self.max_count.diff_with(&actual.max_count, &path.field("maxCount"), out);
         self.min_count.diff_with(&actual.min_count, &path.field("minCount"), out);
-        self.enable_auto_scaling
-            .diff_with(
-                &actual.enable_auto_scaling,
-                &path.field("enableAutoScaling"),
-                out,
-            );
+        self.enable_auto_scaling.diff_with(&actual.enable_auto_scaling, &path.field("enableAutoScaling"), out);
         self.scale_down_mode
             .diff_with(&actual.scale_down_mode, &path.field("scaleDownMode"), out);
         self.r#type.diff_with(&actual.r#type, &path.field("type"), out);
         self.mode.diff_with(&actual.mode, &path.field("mode"), out);
-        self.orchestrator_version
-            .diff_with(
-                &actual.orchestrator_version,
-                &path.field("orchestratorVersion"),
-                out,
-            );
+        self.orchestrator_version.diff_with(&actual.orchestrator_version, &path.field("orchestratorVersion"), out);
         self.node_image_version
             .diff_with(&actual.node_image_version, &path.field("nodeImageVersion"), out);
         self.upgrade_settings
             .diff_with(&actual.upgrade_settings, &path.field("upgradeSettings"), out);
         self.power_state.diff_with(&actual.power_state, &path.field("powerState"), out);
-        self.availability_zones
-            .diff_with(
-                &actual.availability_zones,
-                &path.field("availabilityZones"),
-                out,
-            );
-        self.enable_node_public_ip
-            .diff_with(
-                &actual.enable_node_public_ip,
-                &path.field("enableNodePublicIP"),
-                out,
-            );
+        self.availability_zones.diff_with(&actual.availability_zones, &path.field("availabilityZones"), out);
+        self.enable_node_public_ip.diff_with(&actual.enable_node_public_ip, &path.field("enableNodePublicIP"), out);
         self.node_public_ip_prefix_id
-            .diff_with(
-                &actual.node_public_ip_prefix_id,
-                &path.field("nodePublicIPPrefixID"),
-                out,
-            );
+            .diff_with(&actual.node_public_ip_prefix_id, &path.field("nodePublicIPPrefixID"), out);
         self.scale_set_priority
             .diff_with(&actual.scale_set_priority, &path.field("scaleSetPriority"), out);
         self.scale_set_eviction_policy
-            .diff_with(
-                &actual.scale_set_eviction_policy,
-                &path.field("scaleSetEvictionPolicy"),
-                out,
-            );
+            .diff_with(&actual.scale_set_eviction_policy, &path.field("scaleSetEvictionPolicy"), out);
         self.spot_max_price
             .diff_with(&actual.spot_max_price, &path.field("spotMaxPrice"), out);
         self.tags.diff_with(&actual.tags, &path.field("tags"), out);
         self.node_labels.diff_with(&actual.node_labels, &path.field("nodeLabels"), out);
         self.node_taints.diff_with(&actual.node_taints, &path.field("nodeTaints"), out);
         self.proximity_placement_group_id
-            .diff_with(
-                &actual.proximity_placement_group_id,
-                &path.field("proximityPlacementGroupID"),
-                out,
-            );
+            .diff_with(&actual.proximity_placement_group_id, &path.field("proximityPlacementGroupID"), out);
         self.kubelet_config
             .diff_with(&actual.kubelet_config, &path.field("kubeletConfig"), out);
         self.linux_os_config
             .diff_with(&actual.linux_os_config, &path.field("linuxOSConfig"), out);
         self.enable_encryption_at_host
-            .diff_with(
-                &actual.enable_encryption_at_host,
-                &path.field("enableEncryptionAtHost"),
-                out,
-            );
+            .diff_with(&actual.enable_encryption_at_host, &path.field("enableEncryptionAtHost"), out);
         self.enable_ultra_ssd
             .diff_with(&actual.enable_ultra_ssd, &path.field("enableUltraSSD"), out);
         self.enable_fips.diff_with(&actual.enable_fips, &path.field("enableFIPS"), out);
-        self.gpu_instance_profile
-            .diff_with(
-                &actual.gpu_instance_profile,
-                &path.field("gpuInstanceProfile"),
-                out,
-            );
+        self.gpu_instance_profile.diff_with(&actual.gpu_instance_profile, &path.field("gpuInstanceProfile"), out);
         self.creation_data
             .diff_with(&actual.creation_data, &path.field("creationData"), out);
         self.capacity_reservation_group_id
-            .diff_with(
-                &actual.capacity_reservation_group_id,
-                &path.field("capacityReservationGroupID"),
-                out,
-            );
+            .diff_with(&actual.capacity_reservation_group_id, &path.field("capacityReservationGroupID"), out);
         self.host_group_id
             .diff_with(&actual.host_group_id, &path.field("hostGroupID"), out);
         self.network_profile
@@ -588,23 +376,11 @@ impl DiffWith for spec::ManagedClusterAgentPoolProfile {
         self.gateway_profile
             .diff_with(&actual.gateway_profile, &path.field("gatewayProfile"), out);
         self.artifact_streaming_profile
-            .diff_with(
-                &actual.artifact_streaming_profile,
-                &path.field("artifactStreamingProfile"),
-                out,
-            );
+            .diff_with(&actual.artifact_streaming_profile, &path.field("artifactStreamingProfile"), out);
         self.virtual_machines_profile
-            .diff_with(
-                &actual.virtual_machines_profile,
-                &path.field("virtualMachinesProfile"),
-                out,
-            );
+            .diff_with(&actual.virtual_machines_profile, &path.field("virtualMachinesProfile"), out);
         self.virtual_machine_nodes_status
-            .diff_with(
-                &actual.virtual_machine_nodes_status,
-                &path.field("virtualMachineNodesStatus"),
-                out,
-            );
+            .diff_with(&actual.virtual_machine_nodes_status, &path.field("virtualMachineNodesStatus"), out);
         self.local_dns_profile
             .diff_with(&actual.local_dns_profile, &path.field("localDNSProfile"), out);
         self.name.diff_with(&actual.name, &path.field("name"), out);
@@ -619,38 +395,15 @@ impl DiffWith for spec::ManagedClusterAiToolchainOperatorProfile {
 
 impl DiffWith for spec::ManagedClusterApiServerAccessProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        self.authorized_ip_ranges
-            .diff_with(
-                &actual.authorized_ip_ranges,
-                &path.field("authorizedIPRanges"),
-                out,
-            );
-        self.enable_private_cluster
-            .diff_with(
-                &actual.enable_private_cluster,
-                &path.field("enablePrivateCluster"),
-                out,
-            );
+        self.authorized_ip_ranges.diff_with(&actual.authorized_ip_ranges, &path.field("authorizedIPRanges"), out);
+        self.enable_private_cluster.diff_with(&actual.enable_private_cluster, &path.field("enablePrivateCluster"), out);
         self.private_dns_zone
             .diff_with(&actual.private_dns_zone, &path.field("privateDNSZone"), out);
         self.enable_private_cluster_public_fqdn
-            .diff_with(
-                &actual.enable_private_cluster_public_fqdn,
-                &path.field("enablePrivateClusterPublicFQDN"),
-                out,
-            );
-        self.disable_run_command
-            .diff_with(
-                &actual.disable_run_command,
-                &path.field("disableRunCommand"),
-                out,
-            );
+            .diff_with(&actual.enable_private_cluster_public_fqdn, &path.field("enablePrivateClusterPublicFQDN"), out);
+        self.disable_run_command.diff_with(&actual.disable_run_command, &path.field("disableRunCommand"), out);
         self.enable_vnet_integration
-            .diff_with(
-                &actual.enable_vnet_integration,
-                &path.field("enableVnetIntegration"),
-                out,
-            );
+            .diff_with(&actual.enable_vnet_integration, &path.field("enableVnetIntegration"), out);
         self.subnet_id.diff_with(&actual.subnet_id, &path.field("subnetId"), out);
     }
 }
@@ -666,23 +419,14 @@ impl DiffWith for spec::ManagedClusterAutoUpgradeProfile {
         self.upgrade_channel
             .diff_with(&actual.upgrade_channel, &path.field("upgradeChannel"), out);
         self.node_os_upgrade_channel
-            .diff_with(
-                &actual.node_os_upgrade_channel,
-                &path.field("nodeOSUpgradeChannel"),
-                out,
-            );
+            .diff_with(&actual.node_os_upgrade_channel, &path.field("nodeOSUpgradeChannel"), out);
     }
 }
 
 impl DiffWith for spec::ManagedClusterAzureMonitorProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.metrics.diff_with(&actual.metrics, &path.field("metrics"), out);
-        self.container_insights
-            .diff_with(
-                &actual.container_insights,
-                &path.field("containerInsights"),
-                out,
-            );
+        self.container_insights.diff_with(&actual.container_insights, &path.field("containerInsights"), out);
         self.app_monitoring
             .diff_with(&actual.app_monitoring, &path.field("appMonitoring"), out);
     }
@@ -690,36 +434,20 @@ impl DiffWith for spec::ManagedClusterAzureMonitorProfile {
 
 impl DiffWith for spec::ManagedClusterAzureMonitorProfileAppMonitoring {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        self.auto_instrumentation
-            .diff_with(
-                &actual.auto_instrumentation,
-                &path.field("autoInstrumentation"),
-                out,
-            );
-        self.open_telemetry_metrics
-            .diff_with(
-                &actual.open_telemetry_metrics,
-                &path.field("openTelemetryMetrics"),
-                out,
-            );
+        self.auto_instrumentation.diff_with(&actual.auto_instrumentation, &path.field("autoInstrumentation"), out);
+        self.open_telemetry_metrics.diff_with(&actual.open_telemetry_metrics, &path.field("openTelemetryMetrics"), out);
         self.open_telemetry_logs_and_traces
-            .diff_with(
-                &actual.open_telemetry_logs_and_traces,
-                &path.field("openTelemetryLogsAndTraces"),
-                out,
-            );
+            .diff_with(&actual.open_telemetry_logs_and_traces, &path.field("openTelemetryLogsAndTraces"), out);
     }
 }
 
-impl DiffWith
-for spec::ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
+impl DiffWith for spec::ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.enabled.diff_with(&actual.enabled, &path.field("enabled"), out);
     }
 }
 
-impl DiffWith
-for spec::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
+impl DiffWith for spec::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.enabled.diff_with(&actual.enabled, &path.field("enabled"), out);
         self.http_port.diff_with(&actual.http_port, &path.field("httpPort"), out);
@@ -727,8 +455,7 @@ for spec::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTrac
     }
 }
 
-impl DiffWith
-for spec::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
+impl DiffWith for spec::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.enabled.diff_with(&actual.enabled, &path.field("enabled"), out);
         self.http_port.diff_with(&actual.http_port, &path.field("httpPort"), out);
@@ -752,29 +479,16 @@ impl DiffWith for spec::ManagedClusterAzureMonitorProfileContainerInsights {
                 &path.field("disablePrometheusMetricsScraping"),
                 out,
             );
-        self.container_network_logs
-            .diff_with(
-                &actual.container_network_logs,
-                &path.field("containerNetworkLogs"),
-                out,
-            );
+        self.container_network_logs.diff_with(&actual.container_network_logs, &path.field("containerNetworkLogs"), out);
     }
 }
 
 impl DiffWith for spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.metric_labels_allowlist
-            .diff_with(
-                &actual.metric_labels_allowlist,
-                &path.field("metricLabelsAllowlist"),
-                out,
-            );
+            .diff_with(&actual.metric_labels_allowlist, &path.field("metricLabelsAllowlist"), out);
         self.metric_annotations_allow_list
-            .diff_with(
-                &actual.metric_annotations_allow_list,
-                &path.field("metricAnnotationsAllowList"),
-                out,
-            );
+            .diff_with(&actual.metric_annotations_allow_list, &path.field("metricAnnotationsAllowList"), out);
     }
 }
 
@@ -798,12 +512,7 @@ impl DiffWith for spec::ManagedClusterBootstrapProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.artifact_source
             .diff_with(&actual.artifact_source, &path.field("artifactSource"), out);
-        self.container_registry_id
-            .diff_with(
-                &actual.container_registry_id,
-                &path.field("containerRegistryId"),
-                out,
-            );
+        self.container_registry_id.diff_with(&actual.container_registry_id, &path.field("containerRegistryId"), out);
     }
 }
 
@@ -816,12 +525,7 @@ impl DiffWith for spec::ManagedClusterCostAnalysis {
 impl DiffWith for spec::ManagedClusterHostedSystemProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.enabled.diff_with(&actual.enabled, &path.field("enabled"), out);
-        self.system_node_subnet_id
-            .diff_with(
-                &actual.system_node_subnet_id,
-                &path.field("systemNodeSubnetID"),
-                out,
-            );
+        self.system_node_subnet_id.diff_with(&actual.system_node_subnet_id, &path.field("systemNodeSubnetID"), out);
         self.node_subnet_id
             .diff_with(&actual.node_subnet_id, &path.field("nodeSubnetID"), out);
     }
@@ -840,18 +544,9 @@ impl DiffWith for spec::ManagedClusterHttpProxyConfig {
 impl DiffWith for spec::ManagedClusterIdentity {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.r#type.diff_with(&actual.r#type, &path.field("type"), out);
-        self.delegated_resources
-            .diff_with(
-                &actual.delegated_resources,
-                &path.field("delegatedResources"),
-                out,
-            );
+        self.delegated_resources.diff_with(&actual.delegated_resources, &path.field("delegatedResources"), out);
         self.user_assigned_identities
-            .diff_with(
-                &actual.user_assigned_identities,
-                &path.field("userAssignedIdentities"),
-                out,
-            );
+            .diff_with(&actual.user_assigned_identities, &path.field("userAssignedIdentities"), out);
     }
 }
 
@@ -873,11 +568,7 @@ impl DiffWith for spec::ManagedClusterIngressProfileGatewayConfiguration {
 impl DiffWith for spec::ManagedClusterIngressProfileNginx {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.default_ingress_controller_type
-            .diff_with(
-                &actual.default_ingress_controller_type,
-                &path.field("defaultIngressControllerType"),
-                out,
-            );
+            .diff_with(&actual.default_ingress_controller_type, &path.field("defaultIngressControllerType"), out);
     }
 }
 
@@ -885,49 +576,22 @@ impl DiffWith for spec::ManagedClusterIngressProfileWebAppRouting {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.enabled.diff_with(&actual.enabled, &path.field("enabled"), out);
         self.gateway_api_implementations
-            .diff_with(
-                &actual.gateway_api_implementations,
-                &path.field("gatewayAPIImplementations"),
-                out,
-            );
-        self.dns_zone_resource_ids
-            .diff_with(
-                &actual.dns_zone_resource_ids,
-                &path.field("dnsZoneResourceIds"),
-                out,
-            );
+            .diff_with(&actual.gateway_api_implementations, &path.field("gatewayAPIImplementations"), out);
+        self.dns_zone_resource_ids.diff_with(&actual.dns_zone_resource_ids, &path.field("dnsZoneResourceIds"), out);
         self.nginx.diff_with(&actual.nginx, &path.field("nginx"), out);
     }
 }
 
 impl DiffWith for spec::ManagedClusterLoadBalancerProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        self.managed_outbound_i_ps
-            .diff_with(
-                &actual.managed_outbound_i_ps,
-                &path.field("managedOutboundIPs"),
-                out,
-            );
-        self.outbound_ip_prefixes
-            .diff_with(
-                &actual.outbound_ip_prefixes,
-                &path.field("outboundIPPrefixes"),
-                out,
-            );
+        self.managed_outbound_i_ps.diff_with(&actual.managed_outbound_i_ps, &path.field("managedOutboundIPs"), out);
+        self.outbound_ip_prefixes.diff_with(&actual.outbound_ip_prefixes, &path.field("outboundIPPrefixes"), out);
         self.outbound_i_ps
             .diff_with(&actual.outbound_i_ps, &path.field("outboundIPs"), out);
         self.allocated_outbound_ports
-            .diff_with(
-                &actual.allocated_outbound_ports,
-                &path.field("allocatedOutboundPorts"),
-                out,
-            );
+            .diff_with(&actual.allocated_outbound_ports, &path.field("allocatedOutboundPorts"), out);
         self.idle_timeout_in_minutes
-            .diff_with(
-                &actual.idle_timeout_in_minutes,
-                &path.field("idleTimeoutInMinutes"),
-                out,
-            );
+            .diff_with(&actual.idle_timeout_in_minutes, &path.field("idleTimeoutInMinutes"), out);
         self.enable_multiple_standard_load_balancers
             .diff_with(
                 &actual.enable_multiple_standard_load_balancers,
@@ -977,25 +641,12 @@ impl DiffWith for spec::ManagedClusterNatGatewayProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.sku.diff_with(&actual.sku, &path.field("sku"), out);
         self.managed_outbound_ip_profile
-            .diff_with(
-                &actual.managed_outbound_ip_profile,
-                &path.field("managedOutboundIPProfile"),
-                out,
-            );
-        self.outbound_ip_prefixes
-            .diff_with(
-                &actual.outbound_ip_prefixes,
-                &path.field("outboundIPPrefixes"),
-                out,
-            );
+            .diff_with(&actual.managed_outbound_ip_profile, &path.field("managedOutboundIPProfile"), out);
+        self.outbound_ip_prefixes.diff_with(&actual.outbound_ip_prefixes, &path.field("outboundIPPrefixes"), out);
         self.outbound_i_ps
             .diff_with(&actual.outbound_i_ps, &path.field("outboundIPs"), out);
         self.idle_timeout_in_minutes
-            .diff_with(
-                &actual.idle_timeout_in_minutes,
-                &path.field("idleTimeoutInMinutes"),
-                out,
-            );
+            .diff_with(&actual.idle_timeout_in_minutes, &path.field("idleTimeoutInMinutes"), out);
     }
 }
 
@@ -1055,34 +706,18 @@ impl DiffWith for spec::ManagedClusterPodIdentityProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.enabled.diff_with(&actual.enabled, &path.field("enabled"), out);
         self.allow_network_plugin_kubenet
-            .diff_with(
-                &actual.allow_network_plugin_kubenet,
-                &path.field("allowNetworkPluginKubenet"),
-                out,
-            );
+            .diff_with(&actual.allow_network_plugin_kubenet, &path.field("allowNetworkPluginKubenet"), out);
         self.user_assigned_identities
-            .diff_with(
-                &actual.user_assigned_identities,
-                &path.field("userAssignedIdentities"),
-                out,
-            );
+            .diff_with(&actual.user_assigned_identities, &path.field("userAssignedIdentities"), out);
         self.user_assigned_identity_exceptions
-            .diff_with(
-                &actual.user_assigned_identity_exceptions,
-                &path.field("userAssignedIdentityExceptions"),
-                out,
-            );
+            .diff_with(&actual.user_assigned_identity_exceptions, &path.field("userAssignedIdentityExceptions"), out);
     }
 }
 
 impl DiffWith for spec::ManagedClusterPropertiesAutoScalerProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.balance_similar_node_groups
-            .diff_with(
-                &actual.balance_similar_node_groups,
-                &path.field("balance-similar-node-groups"),
-                out,
-            );
+            .diff_with(&actual.balance_similar_node_groups, &path.field("balance-similar-node-groups"), out);
         self.daemonset_eviction_for_empty_nodes
             .diff_with(
                 &actual.daemonset_eviction_for_empty_nodes,
@@ -1096,110 +731,44 @@ impl DiffWith for spec::ManagedClusterPropertiesAutoScalerProfile {
                 out,
             );
         self.ignore_daemonsets_utilization
-            .diff_with(
-                &actual.ignore_daemonsets_utilization,
-                &path.field("ignore-daemonsets-utilization"),
-                out,
-            );
+            .diff_with(&actual.ignore_daemonsets_utilization, &path.field("ignore-daemonsets-utilization"), out);
         self.expander.diff_with(&actual.expander, &path.field("expander"), out);
-        self.max_empty_bulk_delete
-            .diff_with(
-                &actual.max_empty_bulk_delete,
-                &path.field("max-empty-bulk-delete"),
-                out,
-            );
+        self.max_empty_bulk_delete.diff_with(&actual.max_empty_bulk_delete, &path.field("max-empty-bulk-delete"), out);
         self.max_graceful_termination_sec
-            .diff_with(
-                &actual.max_graceful_termination_sec,
-                &path.field("max-graceful-termination-sec"),
-                out,
-            );
+            .diff_with(&actual.max_graceful_termination_sec, &path.field("max-graceful-termination-sec"), out);
         self.max_node_provision_time
-            .diff_with(
-                &actual.max_node_provision_time,
-                &path.field("max-node-provision-time"),
-                out,
-            );
+            .diff_with(&actual.max_node_provision_time, &path.field("max-node-provision-time"), out);
         self.max_total_unready_percentage
-            .diff_with(
-                &actual.max_total_unready_percentage,
-                &path.field("max-total-unready-percentage"),
-                out,
-            );
+            .diff_with(&actual.max_total_unready_percentage, &path.field("max-total-unready-percentage"), out);
         self.new_pod_scale_up_delay
-            .diff_with(
-                &actual.new_pod_scale_up_delay,
-                &path.field("new-pod-scale-up-delay"),
-                out,
-            );
+            .diff_with(&actual.new_pod_scale_up_delay, &path.field("new-pod-scale-up-delay"), out);
         self.ok_total_unready_count
-            .diff_with(
-                &actual.ok_total_unready_count,
-                &path.field("ok-total-unready-count"),
-                out,
-            );
+            .diff_with(&actual.ok_total_unready_count, &path.field("ok-total-unready-count"), out);
         self.scan_interval
             .diff_with(&actual.scan_interval, &path.field("scan-interval"), out);
         self.scale_down_delay_after_add
-            .diff_with(
-                &actual.scale_down_delay_after_add,
-                &path.field("scale-down-delay-after-add"),
-                out,
-            );
+            .diff_with(&actual.scale_down_delay_after_add, &path.field("scale-down-delay-after-add"), out);
         self.scale_down_delay_after_delete
-            .diff_with(
-                &actual.scale_down_delay_after_delete,
-                &path.field("scale-down-delay-after-delete"),
-                out,
-            );
+            .diff_with(&actual.scale_down_delay_after_delete, &path.field("scale-down-delay-after-delete"), out);
         self.scale_down_delay_after_failure
-            .diff_with(
-                &actual.scale_down_delay_after_failure,
-                &path.field("scale-down-delay-after-failure"),
-                out,
-            );
+            .diff_with(&actual.scale_down_delay_after_failure, &path.field("scale-down-delay-after-failure"), out);
         self.scale_down_unneeded_time
-            .diff_with(
-                &actual.scale_down_unneeded_time,
-                &path.field("scale-down-unneeded-time"),
-                out,
-            );
+            .diff_with(&actual.scale_down_unneeded_time, &path.field("scale-down-unneeded-time"), out);
         self.scale_down_unready_time
-            .diff_with(
-                &actual.scale_down_unready_time,
-                &path.field("scale-down-unready-time"),
-                out,
-            );
+            .diff_with(&actual.scale_down_unready_time, &path.field("scale-down-unready-time"), out);
         self.scale_down_utilization_threshold
-            .diff_with(
-                &actual.scale_down_utilization_threshold,
-                &path.field("scale-down-utilization-threshold"),
-                out,
-            );
+            .diff_with(&actual.scale_down_utilization_threshold, &path.field("scale-down-utilization-threshold"), out);
         self.skip_nodes_with_local_storage
-            .diff_with(
-                &actual.skip_nodes_with_local_storage,
-                &path.field("skip-nodes-with-local-storage"),
-                out,
-            );
+            .diff_with(&actual.skip_nodes_with_local_storage, &path.field("skip-nodes-with-local-storage"), out);
         self.skip_nodes_with_system_pods
-            .diff_with(
-                &actual.skip_nodes_with_system_pods,
-                &path.field("skip-nodes-with-system-pods"),
-                out,
-            );
+            .diff_with(&actual.skip_nodes_with_system_pods, &path.field("skip-nodes-with-system-pods"), out);
     }
 }
 
 impl DiffWith for spec::ManagedClusterSecurityProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.defender.diff_with(&actual.defender, &path.field("defender"), out);
-        self.azure_key_vault_kms
-            .diff_with(
-                &actual.azure_key_vault_kms,
-                &path.field("azureKeyVaultKms"),
-                out,
-            );
+        self.azure_key_vault_kms.diff_with(&actual.azure_key_vault_kms, &path.field("azureKeyVaultKms"), out);
         self.kubernetes_resource_object_encryption_profile
             .diff_with(
                 &actual.kubernetes_resource_object_encryption_profile,
@@ -1211,11 +780,7 @@ impl DiffWith for spec::ManagedClusterSecurityProfile {
         self.image_cleaner
             .diff_with(&actual.image_cleaner, &path.field("imageCleaner"), out);
         self.custom_ca_trust_certificates
-            .diff_with(
-                &actual.custom_ca_trust_certificates,
-                &path.field("customCATrustCertificates"),
-                out,
-            );
+            .diff_with(&actual.custom_ca_trust_certificates, &path.field("customCATrustCertificates"), out);
     }
 }
 
@@ -1227,12 +792,7 @@ impl DiffWith for spec::ManagedClusterSecurityProfileDefender {
                 &path.field("logAnalyticsWorkspaceResourceId"),
                 out,
             );
-        self.security_monitoring
-            .diff_with(
-                &actual.security_monitoring,
-                &path.field("securityMonitoring"),
-                out,
-            );
+        self.security_monitoring.diff_with(&actual.security_monitoring, &path.field("securityMonitoring"), out);
         self.security_gating
             .diff_with(&actual.security_gating, &path.field("securityGating"), out);
     }
@@ -1242,23 +802,14 @@ impl DiffWith for spec::ManagedClusterSecurityProfileDefenderSecurityGating {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.enabled.diff_with(&actual.enabled, &path.field("enabled"), out);
         self.identities.diff_with(&actual.identities, &path.field("identities"), out);
-        self.allow_secret_access
-            .diff_with(
-                &actual.allow_secret_access,
-                &path.field("allowSecretAccess"),
-                out,
-            );
+        self.allow_secret_access.diff_with(&actual.allow_secret_access, &path.field("allowSecretAccess"), out);
     }
 }
 
 impl DiffWith for spec::ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.azure_container_registry
-            .diff_with(
-                &actual.azure_container_registry,
-                &path.field("azureContainerRegistry"),
-                out,
-            );
+            .diff_with(&actual.azure_container_registry, &path.field("azureContainerRegistry"), out);
         self.identity.diff_with(&actual.identity, &path.field("identity"), out);
     }
 }
@@ -1308,12 +859,7 @@ impl DiffWith for spec::ManagedClusterStorageProfile {
             .diff_with(&actual.disk_csi_driver, &path.field("diskCSIDriver"), out);
         self.file_csi_driver
             .diff_with(&actual.file_csi_driver, &path.field("fileCSIDriver"), out);
-        self.snapshot_controller
-            .diff_with(
-                &actual.snapshot_controller,
-                &path.field("snapshotController"),
-                out,
-            );
+        self.snapshot_controller.diff_with(&actual.snapshot_controller, &path.field("snapshotController"), out);
         self.blob_csi_driver
             .diff_with(&actual.blob_csi_driver, &path.field("blobCSIDriver"), out);
     }
@@ -1367,11 +913,7 @@ impl DiffWith for spec::ManagedClusterWorkloadAutoScalerProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.keda.diff_with(&actual.keda, &path.field("keda"), out);
         self.vertical_pod_autoscaler
-            .diff_with(
-                &actual.vertical_pod_autoscaler,
-                &path.field("verticalPodAutoscaler"),
-                out,
-            );
+            .diff_with(&actual.vertical_pod_autoscaler, &path.field("verticalPodAutoscaler"), out);
     }
 }
 
@@ -1406,12 +948,7 @@ impl DiffWith for spec::ResourceReference {
 
 impl DiffWith for spec::SchedulerInstanceProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        self.scheduler_config_mode
-            .diff_with(
-                &actual.scheduler_config_mode,
-                &path.field("schedulerConfigMode"),
-                out,
-            );
+        self.scheduler_config_mode.diff_with(&actual.scheduler_config_mode, &path.field("schedulerConfigMode"), out);
     }
 }
 

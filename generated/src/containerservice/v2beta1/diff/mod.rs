@@ -19,829 +19,415 @@ use armgen_runtime::diff::{DiffInputError, DiffWith, Differences, Path};
 
 impl DiffWith for arm::AdoptionPolicy {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::AdvancedNetworkPolicies {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::AccelerationMode {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::AgentPoolMode {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::AgentPoolSshAccess {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::AgentPoolType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::KeyVaultNetworkAccessTypes {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::Code {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ConnectionStatus {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ContainerNetworkLogs {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::OutboundType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::DranetMode {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::DeletePolicy {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::Expander {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ExtendedLocationTypes {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::GpuDriver {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::GpuInstanceProfile {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::GatewayApiIstioEnabled {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::IpFamily {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::InfrastructureEncryption {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::IstioIngressGatewayMode {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::KubeletDiskType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::KubernetesSupportPlan {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::LicenseType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::LoadBalancerSku {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::LocalDnsForwardDestination {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::LocalDnsForwardPolicy {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::LocalDnsProtocol {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::LocalDnsQueryLogging {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::LocalDnsServeStale {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::LocalDnsMode {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::OsType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ScaleSetEvictionPolicy {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ScaleSetPriority {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ArtifactSource {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::BackendPoolType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ManagedClusterNatGatewaySku {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::NodeProvisioningDefaultNodePools {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ManagedClusterSkuName {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ManagedClusterSkuTier {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ManagedGatewayType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ManagementMode {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::NetworkDataplane {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::NetworkMode {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::NetworkPlugin {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::NetworkPluginMode {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::PolicyRule {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::NetworkPolicy {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::NginxIngressControllerType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::NodeOsUpgradeChannel {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::NodeProvisioningMode {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::OsDiskType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::Ossku {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::PodIpAllocationMode {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::Protocol {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ProxyRedirectionMechanism {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::PublicNetworkAccess {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ResourceIdentityType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::RestrictionLevel {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ScaleDownMode {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::SchedulerConfigMode {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::ServiceMeshMode {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::SnapshotType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::TransitEncryptionType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::Type {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::UndrainableNodeBehavior {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::UpgradeChannel {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::WeekDay {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::WorkloadRuntime {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
@@ -859,9 +445,7 @@ pub fn diff_custom_resource(
                     custom_resource,
                     arm_json,
                     |cr: &super::ManagedCluster| &cr.spec,
-                    |body: &arm::ManagedCluster| super::ManagedClusterSpec::from_arm(
-                        body,
-                    ),
+                    |body: &arm::ManagedCluster| super::ManagedClusterSpec::from_arm(body),
                 )
             }
             "AgentPool" => {
@@ -877,9 +461,7 @@ pub fn diff_custom_resource(
                     custom_resource,
                     arm_json,
                     |cr: &super::IdentityBinding| &cr.spec,
-                    |body: &arm::IdentityBinding| super::IdentityBindingSpec::from_arm(
-                        body,
-                    ),
+                    |body: &arm::IdentityBinding| super::IdentityBindingSpec::from_arm(body),
                 )
             }
             "MaintenanceConfiguration" => {
@@ -887,9 +469,7 @@ pub fn diff_custom_resource(
                     custom_resource,
                     arm_json,
                     |cr: &super::MaintenanceConfiguration| &cr.spec,
-                    |body: &arm::MaintenanceConfiguration| super::MaintenanceConfigurationSpec::from_arm(
-                        body,
-                    ),
+                    |body: &arm::MaintenanceConfiguration| super::MaintenanceConfigurationSpec::from_arm(body),
                 )
             }
             "ManagedNamespace" => {
@@ -897,9 +477,7 @@ pub fn diff_custom_resource(
                     custom_resource,
                     arm_json,
                     |cr: &super::ManagedNamespace| &cr.spec,
-                    |body: &arm::ManagedNamespace| super::ManagedNamespaceSpec::from_arm(
-                        body,
-                    ),
+                    |body: &arm::ManagedNamespace| super::ManagedNamespaceSpec::from_arm(body),
                 )
             }
             "PrivateEndpointConnection" => {
@@ -907,9 +485,7 @@ pub fn diff_custom_resource(
                     custom_resource,
                     arm_json,
                     |cr: &super::PrivateEndpointConnection| &cr.spec,
-                    |body: &arm::PrivateEndpointConnection| super::PrivateEndpointConnectionSpec::from_arm(
-                        body,
-                    ),
+                    |body: &arm::PrivateEndpointConnection| super::PrivateEndpointConnectionSpec::from_arm(body),
                 )
             }
             "TrustedAccessRoleBinding" => {
@@ -917,9 +493,7 @@ pub fn diff_custom_resource(
                     custom_resource,
                     arm_json,
                     |cr: &super::TrustedAccessRoleBinding| &cr.spec,
-                    |body: &arm::TrustedAccessRoleBinding| super::TrustedAccessRoleBindingSpec::from_arm(
-                        body,
-                    ),
+                    |body: &arm::TrustedAccessRoleBinding| super::TrustedAccessRoleBindingSpec::from_arm(body),
                 )
             }
             "Snapshot" => {

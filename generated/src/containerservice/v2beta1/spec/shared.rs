@@ -5,15 +5,9 @@
 //! The spec types of the custom resources, used by `shared`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver};
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Artifact streaming profile for the agent pool.
@@ -106,12 +100,8 @@ impl armgen_runtime::kube::ToArm for AgentPoolNetworkProfile {
         path: &Path<'_>,
     ) -> Result<arm::AgentPoolNetworkProfile, ConversionError> {
         Ok(arm::AgentPoolNetworkProfile {
-            node_public_ip_tags: self
-                .node_public_ip_tags
-                .to_arm(resolver, &path.field("nodePublicIPTags"))?,
-            allowed_host_ports: self
-                .allowed_host_ports
-                .to_arm(resolver, &path.field("allowedHostPorts"))?,
+            node_public_ip_tags: self.node_public_ip_tags.to_arm(resolver, &path.field("nodePublicIPTags"))?,
+            allowed_host_ports: self.allowed_host_ports.to_arm(resolver, &path.field("allowedHostPorts"))?,
             application_security_groups: self.application_security_groups.clone(),
             dranet: self.dranet.to_arm(resolver, &path.field("dranet"))?,
             unknown_fields: Default::default(),
@@ -124,14 +114,8 @@ impl AgentPoolNetworkProfile {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::AgentPoolNetworkProfile) -> Self {
         Self {
-            node_public_ip_tags: arm
-                .node_public_ip_tags
-                .as_ref()
-                .map(|x| x.iter().map(IpTag::from_arm).collect()),
-            allowed_host_ports: arm
-                .allowed_host_ports
-                .as_ref()
-                .map(|x| x.iter().map(PortRange::from_arm).collect()),
+            node_public_ip_tags: arm.node_public_ip_tags.as_ref().map(|x| x.iter().map(IpTag::from_arm).collect()),
+            allowed_host_ports: arm.allowed_host_ports.as_ref().map(|x| x.iter().map(PortRange::from_arm).collect()),
             application_security_groups: arm.application_security_groups.clone(),
             dranet: arm.dranet.as_ref().map(DranetProfile::from_arm),
         }
@@ -284,11 +268,7 @@ pub struct AutoScaleProfile {
 
 impl armgen_runtime::kube::ToArm for AutoScaleProfile {
     type Arm = arm::AutoScaleProfile;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::AutoScaleProfile, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::AutoScaleProfile, ConversionError> {
         Ok(arm::AutoScaleProfile {
             size: self.size.clone(),
             min_count: self.min_count,
@@ -321,15 +301,9 @@ pub struct CreationData {
 
 impl armgen_runtime::kube::ToArm for CreationData {
     type Arm = arm::CreationData;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::CreationData, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::CreationData, ConversionError> {
         Ok(arm::CreationData {
-            source_resource_id: self
-                .source_resource_id
-                .to_arm(resolver, &path.field("sourceResourceId"))?,
+            source_resource_id: self.source_resource_id.to_arm(resolver, &path.field("sourceResourceId"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -359,11 +333,7 @@ pub struct DranetProfile {
 
 impl armgen_runtime::kube::ToArm for DranetProfile {
     type Arm = arm::DranetProfile;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::DranetProfile, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::DranetProfile, ConversionError> {
         Ok(arm::DranetProfile {
             mode: self.mode.clone(),
             unknown_fields: Default::default(),
@@ -393,11 +363,7 @@ pub struct GpuProfile {
 
 impl armgen_runtime::kube::ToArm for GpuProfile {
     type Arm = arm::GpuProfile;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::GpuProfile, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::GpuProfile, ConversionError> {
         Ok(arm::GpuProfile {
             driver: self.driver.clone(),
             nvidia: self.nvidia.to_arm(resolver, &path.field("nvidia"))?,
@@ -431,11 +397,7 @@ pub struct IpTag {
 
 impl armgen_runtime::kube::ToArm for IpTag {
     type Arm = arm::IpTag;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::IpTag, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::IpTag, ConversionError> {
         Ok(arm::IpTag {
             ip_tag_type: self.ip_tag_type.clone(),
             tag: self.tag.clone(),
@@ -496,11 +458,7 @@ pub struct KubeletConfig {
 
 impl armgen_runtime::kube::ToArm for KubeletConfig {
     type Arm = arm::KubeletConfig;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::KubeletConfig, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::KubeletConfig, ConversionError> {
         Ok(arm::KubeletConfig {
             cpu_manager_policy: self.cpu_manager_policy.clone(),
             cpu_cfs_quota: self.cpu_cfs_quota,
@@ -558,11 +516,7 @@ pub struct LinuxOsConfig {
 
 impl armgen_runtime::kube::ToArm for LinuxOsConfig {
     type Arm = arm::LinuxOsConfig;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::LinuxOsConfig, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::LinuxOsConfig, ConversionError> {
         Ok(arm::LinuxOsConfig {
             sysctls: self.sysctls.to_arm(resolver, &path.field("sysctls"))?,
             transparent_huge_page_enabled: self.transparent_huge_page_enabled.clone(),
@@ -618,11 +572,7 @@ pub struct LocalDnsOverride {
 
 impl armgen_runtime::kube::ToArm for LocalDnsOverride {
     type Arm = arm::LocalDnsOverride;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::LocalDnsOverride, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::LocalDnsOverride, ConversionError> {
         Ok(arm::LocalDnsOverride {
             query_logging: self.query_logging.clone(),
             protocol: self.protocol.clone(),
@@ -671,20 +621,12 @@ pub struct LocalDnsProfile {
 
 impl armgen_runtime::kube::ToArm for LocalDnsProfile {
     type Arm = arm::LocalDnsProfile;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::LocalDnsProfile, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::LocalDnsProfile, ConversionError> {
         Ok(arm::LocalDnsProfile {
             mode: self.mode.clone(),
             state: None,
-            vnet_dns_overrides: self
-                .vnet_dns_overrides
-                .to_arm(resolver, &path.field("vnetDNSOverrides"))?,
-            kube_dns_overrides: self
-                .kube_dns_overrides
-                .to_arm(resolver, &path.field("kubeDNSOverrides"))?,
+            vnet_dns_overrides: self.vnet_dns_overrides.to_arm(resolver, &path.field("vnetDNSOverrides"))?,
+            kube_dns_overrides: self.kube_dns_overrides.to_arm(resolver, &path.field("kubeDNSOverrides"))?,
             unknown_fields: Default::default(),
         })
     }
@@ -700,19 +642,13 @@ impl LocalDnsProfile {
                 .vnet_dns_overrides
                 .as_ref()
                 .map(|x| {
-                    x
-                        .iter()
-                        .map(|(key, x)| (key.clone(), LocalDnsOverride::from_arm(x)))
-                        .collect()
+                    x.iter().map(|(key, x)| (key.clone(), LocalDnsOverride::from_arm(x))).collect()
                 }),
             kube_dns_overrides: arm
                 .kube_dns_overrides
                 .as_ref()
                 .map(|x| {
-                    x
-                        .iter()
-                        .map(|(key, x)| (key.clone(), LocalDnsOverride::from_arm(x)))
-                        .collect()
+                    x.iter().map(|(key, x)| (key.clone(), LocalDnsOverride::from_arm(x))).collect()
                 }),
         }
     }
@@ -732,11 +668,7 @@ pub struct ManualScaleProfile {
 
 impl armgen_runtime::kube::ToArm for ManualScaleProfile {
     type Arm = arm::ManualScaleProfile;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::ManualScaleProfile, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::ManualScaleProfile, ConversionError> {
         Ok(arm::ManualScaleProfile {
             size: self.size.clone(),
             count: self.count,
@@ -767,11 +699,7 @@ pub struct NvidiaGpuProfile {
 
 impl armgen_runtime::kube::ToArm for NvidiaGpuProfile {
     type Arm = arm::NvidiaGpuProfile;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::NvidiaGpuProfile, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::NvidiaGpuProfile, ConversionError> {
         Ok(arm::NvidiaGpuProfile {
             management_mode: self.management_mode.clone(),
             unknown_fields: Default::default(),
@@ -806,11 +734,7 @@ pub struct PortRange {
 
 impl armgen_runtime::kube::ToArm for PortRange {
     type Arm = arm::PortRange;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::PortRange, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::PortRange, ConversionError> {
         Ok(arm::PortRange {
             port_start: self.port_start,
             port_end: self.port_end,
@@ -843,11 +767,7 @@ pub struct PowerState {
 
 impl armgen_runtime::kube::ToArm for PowerState {
     type Arm = arm::PowerState;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::PowerState, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::PowerState, ConversionError> {
         Ok(arm::PowerState {
             code: self.code.clone(),
             unknown_fields: Default::default(),
@@ -880,11 +800,7 @@ pub struct ScaleProfile {
 
 impl armgen_runtime::kube::ToArm for ScaleProfile {
     type Arm = arm::ScaleProfile;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::ScaleProfile, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::ScaleProfile, ConversionError> {
         Ok(arm::ScaleProfile {
             manual: self.manual.to_arm(resolver, &path.field("manual"))?,
             autoscale: self.autoscale.to_arm(resolver, &path.field("autoscale"))?,
@@ -898,14 +814,8 @@ impl ScaleProfile {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::ScaleProfile) -> Self {
         Self {
-            manual: arm
-                .manual
-                .as_ref()
-                .map(|x| x.iter().map(ManualScaleProfile::from_arm).collect()),
-            autoscale: arm
-                .autoscale
-                .as_ref()
-                .map(|x| x.iter().map(AutoScaleProfile::from_arm).collect()),
+            manual: arm.manual.as_ref().map(|x| x.iter().map(ManualScaleProfile::from_arm).collect()),
+            autoscale: arm.autoscale.as_ref().map(|x| x.iter().map(AutoScaleProfile::from_arm).collect()),
         }
     }
 }
@@ -1002,11 +912,7 @@ pub struct SysctlConfig {
 
 impl armgen_runtime::kube::ToArm for SysctlConfig {
     type Arm = arm::SysctlConfig;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::SysctlConfig, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::SysctlConfig, ConversionError> {
         Ok(arm::SysctlConfig {
             net_core_somaxconn: self.net_core_somaxconn,
             net_core_netdev_max_backlog: self.net_core_netdev_max_backlog,
@@ -1092,11 +998,7 @@ pub struct VirtualMachineNodes {
 
 impl armgen_runtime::kube::ToArm for VirtualMachineNodes {
     type Arm = arm::VirtualMachineNodes;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::VirtualMachineNodes, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::VirtualMachineNodes, ConversionError> {
         Ok(arm::VirtualMachineNodes {
             size: self.size.clone(),
             count: self.count,
@@ -1127,11 +1029,7 @@ pub struct VirtualMachinesProfile {
 
 impl armgen_runtime::kube::ToArm for VirtualMachinesProfile {
     type Arm = arm::VirtualMachinesProfile;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::VirtualMachinesProfile, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::VirtualMachinesProfile, ConversionError> {
         Ok(arm::VirtualMachinesProfile {
             scale: self.scale.to_arm(resolver, &path.field("scale"))?,
             unknown_fields: Default::default(),

@@ -5,16 +5,8 @@
 //! The status types of the custom resources, used by `identity_binding`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
 
 /// Managed identity profile for the identity binding.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -34,8 +26,7 @@ pub struct IdentityBindingManagedIdentityProfile {
     pub tenant_id: Option<String>,
 }
 
-impl From<&arm::IdentityBindingManagedIdentityProfile>
-for IdentityBindingManagedIdentityProfile {
+impl From<&arm::IdentityBindingManagedIdentityProfile> for IdentityBindingManagedIdentityProfile {
     fn from(arm: &arm::IdentityBindingManagedIdentityProfile) -> Self {
         Self {
             resource_id: Some(arm.resource_id.clone()),

@@ -5,16 +5,8 @@
 //! The status types of the custom resources, used by `maintenance_configuration`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
 
 /// For schedules like: 'recur every month on the 15th' or 'recur every 3 months on the 20th'.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -110,10 +102,7 @@ impl From<&arm::MaintenanceWindow> for MaintenanceWindow {
             utc_offset: arm.utc_offset.clone(),
             start_date: arm.start_date.clone(),
             start_time: Some(arm.start_time.clone()),
-            not_allowed_dates: arm
-                .not_allowed_dates
-                .as_ref()
-                .map(|x| x.iter().map(DateSpan::from).collect()),
+            not_allowed_dates: arm.not_allowed_dates.as_ref().map(|x| x.iter().map(DateSpan::from).collect()),
         }
     }
 }
@@ -166,14 +155,8 @@ impl From<&arm::Schedule> for Schedule {
         Self {
             daily: arm.daily.as_ref().map(DailySchedule::from),
             weekly: arm.weekly.as_ref().map(WeeklySchedule::from),
-            absolute_monthly: arm
-                .absolute_monthly
-                .as_ref()
-                .map(AbsoluteMonthlySchedule::from),
-            relative_monthly: arm
-                .relative_monthly
-                .as_ref()
-                .map(RelativeMonthlySchedule::from),
+            absolute_monthly: arm.absolute_monthly.as_ref().map(AbsoluteMonthlySchedule::from),
+            relative_monthly: arm.relative_monthly.as_ref().map(RelativeMonthlySchedule::from),
         }
     }
 }

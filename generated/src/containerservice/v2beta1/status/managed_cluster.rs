@@ -5,15 +5,8 @@
 //! The status types of the custom resources, used by `managed_cluster`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
@@ -38,15 +31,9 @@ impl From<&arm::AdvancedNetworking> for AdvancedNetworking {
     fn from(arm: &arm::AdvancedNetworking) -> Self {
         Self {
             enabled: arm.enabled,
-            observability: arm
-                .observability
-                .as_ref()
-                .map(AdvancedNetworkingObservability::from),
+            observability: arm.observability.as_ref().map(AdvancedNetworkingObservability::from),
             security: arm.security.as_ref().map(AdvancedNetworkingSecurity::from),
-            performance: arm
-                .performance
-                .as_ref()
-                .map(AdvancedNetworkingPerformance::from),
+            performance: arm.performance.as_ref().map(AdvancedNetworkingPerformance::from),
         }
     }
 }
@@ -103,10 +90,7 @@ impl From<&arm::AdvancedNetworkingSecurity> for AdvancedNetworkingSecurity {
         Self {
             enabled: arm.enabled,
             advanced_network_policies: arm.advanced_network_policies.clone(),
-            transit_encryption: arm
-                .transit_encryption
-                .as_ref()
-                .map(AdvancedNetworkingSecurityTransitEncryption::from),
+            transit_encryption: arm.transit_encryption.as_ref().map(AdvancedNetworkingSecurityTransitEncryption::from),
         }
     }
 }
@@ -120,8 +104,7 @@ pub struct AdvancedNetworkingSecurityTransitEncryption {
     pub r#type: Option<arm::TransitEncryptionType>,
 }
 
-impl From<&arm::AdvancedNetworkingSecurityTransitEncryption>
-for AdvancedNetworkingSecurityTransitEncryption {
+impl From<&arm::AdvancedNetworkingSecurityTransitEncryption> for AdvancedNetworkingSecurityTransitEncryption {
     fn from(arm: &arm::AdvancedNetworkingSecurityTransitEncryption) -> Self {
         Self { r#type: arm.r#type.clone() }
     }
@@ -168,10 +151,7 @@ pub struct ClusterUpgradeSettings {
 impl From<&arm::ClusterUpgradeSettings> for ClusterUpgradeSettings {
     fn from(arm: &arm::ClusterUpgradeSettings) -> Self {
         Self {
-            override_settings: arm
-                .override_settings
-                .as_ref()
-                .map(UpgradeOverrideSettings::from),
+            override_settings: arm.override_settings.as_ref().map(UpgradeOverrideSettings::from),
         }
     }
 }
@@ -265,23 +245,14 @@ impl From<&arm::ContainerServiceNetworkProfile> for ContainerServiceNetworkProfi
             network_policy: arm.network_policy.clone(),
             network_mode: arm.network_mode.clone(),
             network_dataplane: arm.network_dataplane.clone(),
-            advanced_networking: arm
-                .advanced_networking
-                .as_ref()
-                .map(AdvancedNetworking::from),
+            advanced_networking: arm.advanced_networking.as_ref().map(AdvancedNetworking::from),
             pod_cidr: arm.pod_cidr.clone(),
             service_cidr: arm.service_cidr.clone(),
             dns_service_ip: arm.dns_service_ip.clone(),
             outbound_type: arm.outbound_type.clone(),
             load_balancer_sku: arm.load_balancer_sku.clone(),
-            load_balancer_profile: arm
-                .load_balancer_profile
-                .as_ref()
-                .map(ManagedClusterLoadBalancerProfile::from),
-            nat_gateway_profile: arm
-                .nat_gateway_profile
-                .as_ref()
-                .map(ManagedClusterNatGatewayProfile::from),
+            load_balancer_profile: arm.load_balancer_profile.as_ref().map(ManagedClusterLoadBalancerProfile::from),
+            nat_gateway_profile: arm.nat_gateway_profile.as_ref().map(ManagedClusterNatGatewayProfile::from),
             static_egress_gateway_profile: arm
                 .static_egress_gateway_profile
                 .as_ref()
@@ -415,14 +386,8 @@ pub struct IstioComponents {
 impl From<&arm::IstioComponents> for IstioComponents {
     fn from(arm: &arm::IstioComponents) -> Self {
         Self {
-            ingress_gateways: arm
-                .ingress_gateways
-                .as_ref()
-                .map(|x| x.iter().map(IstioIngressGateway::from).collect()),
-            egress_gateways: arm
-                .egress_gateways
-                .as_ref()
-                .map(|x| x.iter().map(IstioEgressGateway::from).collect()),
+            ingress_gateways: arm.ingress_gateways.as_ref().map(|x| x.iter().map(IstioIngressGateway::from).collect()),
+            egress_gateways: arm.egress_gateways.as_ref().map(|x| x.iter().map(IstioEgressGateway::from).collect()),
             proxy_redirection_mechanism: arm.proxy_redirection_mechanism.clone(),
         }
     }
@@ -530,10 +495,7 @@ impl From<&arm::IstioServiceMesh> for IstioServiceMesh {
     fn from(arm: &arm::IstioServiceMesh) -> Self {
         Self {
             components: arm.components.as_ref().map(IstioComponents::from),
-            certificate_authority: arm
-                .certificate_authority
-                .as_ref()
-                .map(IstioCertificateAuthority::from),
+            certificate_authority: arm.certificate_authority.as_ref().map(IstioCertificateAuthority::from),
             revisions: arm.revisions.clone(),
         }
     }
@@ -548,8 +510,7 @@ pub struct KubernetesResourceObjectEncryptionProfile {
     pub infrastructure_encryption: Option<arm::InfrastructureEncryption>,
 }
 
-impl From<&arm::KubernetesResourceObjectEncryptionProfile>
-for KubernetesResourceObjectEncryptionProfile {
+impl From<&arm::KubernetesResourceObjectEncryptionProfile> for KubernetesResourceObjectEncryptionProfile {
     fn from(arm: &arm::KubernetesResourceObjectEncryptionProfile) -> Self {
         Self {
             infrastructure_encryption: arm.infrastructure_encryption.clone(),
@@ -634,8 +595,7 @@ pub struct ManagedClusterAddonProfileIdentity {
     pub object_id: Option<String>,
 }
 
-impl From<&arm::ManagedClusterAddonProfileIdentity>
-for ManagedClusterAddonProfileIdentity {
+impl From<&arm::ManagedClusterAddonProfileIdentity> for ManagedClusterAddonProfileIdentity {
     fn from(arm: &arm::ManagedClusterAddonProfileIdentity) -> Self {
         Self {
             resource_id: arm.resource_id.clone(),
@@ -756,10 +716,7 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_taints: Option<Vec<String>>,
     /// The ID for Proximity Placement Group.
-    #[serde(
-        rename = "proximityPlacementGroupID",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "proximityPlacementGroupID", skip_serializing_if = "Option::is_none")]
     pub proximity_placement_group_id: Option<String>,
     /// The Kubelet configuration on the agent pool nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -783,10 +740,7 @@ pub struct ManagedClusterAgentPoolProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<CreationData>,
     /// The fully qualified resource ID of the Capacity Reservation Group to provide virtual machines from a reserved group of Virtual Machines. This is of the form: '/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}/providers/Microsoft.Compute/capacityreservationgroups/{capacityReservationGroupName}' Customers use it to create an agentpool with a specified CRG. For more information see [Capacity Reservation](<https://learn.microsoft.com/en-us/azure/virtual-machines/capacity-reservation-overview>)
-    #[serde(
-        rename = "capacityReservationGroupID",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "capacityReservationGroupID", skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_group_id: Option<String>,
     /// The fully qualified resource ID of the Dedicated Host Group to provision virtual machines from, used only in creation scenario and not allowed to changed once set. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
     #[serde(rename = "hostGroupID", skip_serializing_if = "Option::is_none")]
@@ -852,10 +806,7 @@ impl From<&arm::ManagedClusterAgentPoolProfile> for ManagedClusterAgentPoolProfi
             orchestrator_version: arm.orchestrator_version.clone(),
             current_orchestrator_version: arm.current_orchestrator_version.clone(),
             node_image_version: arm.node_image_version.clone(),
-            upgrade_settings: arm
-                .upgrade_settings
-                .as_ref()
-                .map(AgentPoolUpgradeSettings::from),
+            upgrade_settings: arm.upgrade_settings.as_ref().map(AgentPoolUpgradeSettings::from),
             provisioning_state: arm.provisioning_state.clone(),
             power_state: arm.power_state.as_ref().map(PowerState::from),
             availability_zones: arm.availability_zones.clone(),
@@ -877,31 +828,16 @@ impl From<&arm::ManagedClusterAgentPoolProfile> for ManagedClusterAgentPoolProfi
             creation_data: arm.creation_data.as_ref().map(CreationData::from),
             capacity_reservation_group_id: arm.capacity_reservation_group_id.clone(),
             host_group_id: arm.host_group_id.clone(),
-            network_profile: arm
-                .network_profile
-                .as_ref()
-                .map(AgentPoolNetworkProfile::from),
-            windows_profile: arm
-                .windows_profile
-                .as_ref()
-                .map(AgentPoolWindowsProfile::from),
-            security_profile: arm
-                .security_profile
-                .as_ref()
-                .map(AgentPoolSecurityProfile::from),
+            network_profile: arm.network_profile.as_ref().map(AgentPoolNetworkProfile::from),
+            windows_profile: arm.windows_profile.as_ref().map(AgentPoolWindowsProfile::from),
+            security_profile: arm.security_profile.as_ref().map(AgentPoolSecurityProfile::from),
             gpu_profile: arm.gpu_profile.as_ref().map(GpuProfile::from),
-            gateway_profile: arm
-                .gateway_profile
-                .as_ref()
-                .map(AgentPoolGatewayProfile::from),
+            gateway_profile: arm.gateway_profile.as_ref().map(AgentPoolGatewayProfile::from),
             artifact_streaming_profile: arm
                 .artifact_streaming_profile
                 .as_ref()
                 .map(AgentPoolArtifactStreamingProfile::from),
-            virtual_machines_profile: arm
-                .virtual_machines_profile
-                .as_ref()
-                .map(VirtualMachinesProfile::from),
+            virtual_machines_profile: arm.virtual_machines_profile.as_ref().map(VirtualMachinesProfile::from),
             virtual_machine_nodes_status: arm
                 .virtual_machine_nodes_status
                 .as_ref()
@@ -922,8 +858,7 @@ pub struct ManagedClusterAiToolchainOperatorProfile {
     pub enabled: Option<bool>,
 }
 
-impl From<&arm::ManagedClusterAiToolchainOperatorProfile>
-for ManagedClusterAiToolchainOperatorProfile {
+impl From<&arm::ManagedClusterAiToolchainOperatorProfile> for ManagedClusterAiToolchainOperatorProfile {
     fn from(arm: &arm::ManagedClusterAiToolchainOperatorProfile) -> Self {
         Self { enabled: arm.enabled }
     }
@@ -943,10 +878,7 @@ pub struct ManagedClusterApiServerAccessProfile {
     #[serde(rename = "privateDNSZone", skip_serializing_if = "Option::is_none")]
     pub private_dns_zone: Option<String>,
     /// Whether to create additional public FQDN for private cluster or not.
-    #[serde(
-        rename = "enablePrivateClusterPublicFQDN",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enablePrivateClusterPublicFQDN", skip_serializing_if = "Option::is_none")]
     pub enable_private_cluster_public_fqdn: Option<bool>,
     /// Whether to disable run command for the cluster or not.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -959,8 +891,7 @@ pub struct ManagedClusterApiServerAccessProfile {
     pub subnet_id: Option<String>,
 }
 
-impl From<&arm::ManagedClusterApiServerAccessProfile>
-for ManagedClusterApiServerAccessProfile {
+impl From<&arm::ManagedClusterApiServerAccessProfile> for ManagedClusterApiServerAccessProfile {
     fn from(arm: &arm::ManagedClusterApiServerAccessProfile) -> Self {
         Self {
             authorized_ip_ranges: arm.authorized_ip_ranges.clone(),
@@ -1025,22 +956,15 @@ pub struct ManagedClusterAzureMonitorProfile {
     pub app_monitoring: Option<ManagedClusterAzureMonitorProfileAppMonitoring>,
 }
 
-impl From<&arm::ManagedClusterAzureMonitorProfile>
-for ManagedClusterAzureMonitorProfile {
+impl From<&arm::ManagedClusterAzureMonitorProfile> for ManagedClusterAzureMonitorProfile {
     fn from(arm: &arm::ManagedClusterAzureMonitorProfile) -> Self {
         Self {
-            metrics: arm
-                .metrics
-                .as_ref()
-                .map(ManagedClusterAzureMonitorProfileMetrics::from),
+            metrics: arm.metrics.as_ref().map(ManagedClusterAzureMonitorProfileMetrics::from),
             container_insights: arm
                 .container_insights
                 .as_ref()
                 .map(ManagedClusterAzureMonitorProfileContainerInsights::from),
-            app_monitoring: arm
-                .app_monitoring
-                .as_ref()
-                .map(ManagedClusterAzureMonitorProfileAppMonitoring::from),
+            app_monitoring: arm.app_monitoring.as_ref().map(ManagedClusterAzureMonitorProfileAppMonitoring::from),
         }
     }
 }
@@ -1051,14 +975,10 @@ for ManagedClusterAzureMonitorProfile {
 pub struct ManagedClusterAzureMonitorProfileAppMonitoring {
     /// Application Monitoring auto-instrumentation for AKS. Deploys a webhook that auto-instruments workloads with Microsoft OpenTelemetry Distros to collect OpenTelemetry metrics, logs, and traces. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub auto_instrumentation: Option<
-        ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation,
-    >,
+    pub auto_instrumentation: Option<ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation>,
     /// Application Monitoring OpenTelemetry Metrics Profile for AKS. Collects OpenTelemetry metrics of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub open_telemetry_metrics: Option<
-        ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics,
-    >,
+    pub open_telemetry_metrics: Option<ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics>,
     /// Application Monitoring OpenTelemetry logs and traces profile for AKS. Collects OpenTelemetry logs and traces of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open_telemetry_logs_and_traces: Option<
@@ -1066,28 +986,21 @@ pub struct ManagedClusterAzureMonitorProfileAppMonitoring {
     >,
 }
 
-impl From<&arm::ManagedClusterAzureMonitorProfileAppMonitoring>
-for ManagedClusterAzureMonitorProfileAppMonitoring {
+impl From<&arm::ManagedClusterAzureMonitorProfileAppMonitoring> for ManagedClusterAzureMonitorProfileAppMonitoring {
     fn from(arm: &arm::ManagedClusterAzureMonitorProfileAppMonitoring) -> Self {
         Self {
             auto_instrumentation: arm
                 .auto_instrumentation
                 .as_ref()
-                .map(
-                    ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation::from,
-                ),
+                .map(ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation::from),
             open_telemetry_metrics: arm
                 .open_telemetry_metrics
                 .as_ref()
-                .map(
-                    ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics::from,
-                ),
+                .map(ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics::from),
             open_telemetry_logs_and_traces: arm
                 .open_telemetry_logs_and_traces
                 .as_ref()
-                .map(
-                    ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces::from,
-                ),
+                .map(ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces::from),
         }
     }
 }
@@ -1103,9 +1016,7 @@ pub struct ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
 
 impl From<&arm::ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation>
 for ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
-    fn from(
-        arm: &arm::ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation,
-    ) -> Self {
+    fn from(arm: &arm::ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation) -> Self {
         Self { enabled: arm.enabled }
     }
 }
@@ -1127,9 +1038,7 @@ pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTra
 
 impl From<&arm::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces>
 for ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
-    fn from(
-        arm: &arm::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces,
-    ) -> Self {
+    fn from(arm: &arm::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces) -> Self {
         Self {
             enabled: arm.enabled,
             http_port: arm.http_port,
@@ -1155,9 +1064,7 @@ pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
 
 impl From<&arm::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics>
 for ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
-    fn from(
-        arm: &arm::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics,
-    ) -> Self {
+    fn from(arm: &arm::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics) -> Self {
         Self {
             enabled: arm.enabled,
             http_port: arm.http_port,
@@ -1192,9 +1099,7 @@ for ManagedClusterAzureMonitorProfileContainerInsights {
     fn from(arm: &arm::ManagedClusterAzureMonitorProfileContainerInsights) -> Self {
         Self {
             enabled: arm.enabled,
-            log_analytics_workspace_resource_id: arm
-                .log_analytics_workspace_resource_id
-                .clone(),
+            log_analytics_workspace_resource_id: arm.log_analytics_workspace_resource_id.clone(),
             syslog_port: arm.syslog_port,
             disable_prometheus_metrics_scraping: arm.disable_prometheus_metrics_scraping,
             container_network_logs: arm.container_network_logs.clone(),
@@ -1239,8 +1144,7 @@ pub struct ManagedClusterAzureMonitorProfileMetrics {
     pub control_plane: Option<ManagedClusterAzureMonitorProfileMetricsControlPlane>,
 }
 
-impl From<&arm::ManagedClusterAzureMonitorProfileMetrics>
-for ManagedClusterAzureMonitorProfileMetrics {
+impl From<&arm::ManagedClusterAzureMonitorProfileMetrics> for ManagedClusterAzureMonitorProfileMetrics {
     fn from(arm: &arm::ManagedClusterAzureMonitorProfileMetrics) -> Self {
         Self {
             enabled: Some(arm.enabled),
@@ -1248,10 +1152,7 @@ for ManagedClusterAzureMonitorProfileMetrics {
                 .kube_state_metrics
                 .as_ref()
                 .map(ManagedClusterAzureMonitorProfileKubeStateMetrics::from),
-            control_plane: arm
-                .control_plane
-                .as_ref()
-                .map(ManagedClusterAzureMonitorProfileMetricsControlPlane::from),
+            control_plane: arm.control_plane.as_ref().map(ManagedClusterAzureMonitorProfileMetricsControlPlane::from),
         }
     }
 }
@@ -1323,8 +1224,7 @@ pub struct ManagedClusterHostedSystemProfile {
     pub node_subnet_id: Option<String>,
 }
 
-impl From<&arm::ManagedClusterHostedSystemProfile>
-for ManagedClusterHostedSystemProfile {
+impl From<&arm::ManagedClusterHostedSystemProfile> for ManagedClusterHostedSystemProfile {
     fn from(arm: &arm::ManagedClusterHostedSystemProfile) -> Self {
         Self {
             enabled: arm.enabled,
@@ -1385,9 +1285,7 @@ pub struct ManagedClusterIdentity {
     pub delegated_resources: Option<BTreeMap<String, DelegatedResource>>,
     /// The user identity associated with the managed cluster. This identity will be used in control plane. Only one user assigned identity is allowed. The keys must be ARM resource IDs in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_assigned_identities: Option<
-        BTreeMap<String, ManagedServiceIdentityUserAssignedIdentitiesValue>,
-    >,
+    pub user_assigned_identities: Option<BTreeMap<String, ManagedServiceIdentityUserAssignedIdentitiesValue>>,
 }
 
 impl From<&arm::ManagedClusterIdentity> for ManagedClusterIdentity {
@@ -1400,10 +1298,7 @@ impl From<&arm::ManagedClusterIdentity> for ManagedClusterIdentity {
                 .delegated_resources
                 .as_ref()
                 .map(|x| {
-                    x
-                        .iter()
-                        .map(|(key, x)| (key.clone(), DelegatedResource::from(x)))
-                        .collect()
+                    x.iter().map(|(key, x)| (key.clone(), DelegatedResource::from(x))).collect()
                 }),
             user_assigned_identities: arm
                 .user_assigned_identities
@@ -1436,14 +1331,8 @@ pub struct ManagedClusterIngressProfile {
 impl From<&arm::ManagedClusterIngressProfile> for ManagedClusterIngressProfile {
     fn from(arm: &arm::ManagedClusterIngressProfile) -> Self {
         Self {
-            web_app_routing: arm
-                .web_app_routing
-                .as_ref()
-                .map(ManagedClusterIngressProfileWebAppRouting::from),
-            gateway_api: arm
-                .gateway_api
-                .as_ref()
-                .map(ManagedClusterIngressProfileGatewayConfiguration::from),
+            web_app_routing: arm.web_app_routing.as_ref().map(ManagedClusterIngressProfileWebAppRouting::from),
+            gateway_api: arm.gateway_api.as_ref().map(ManagedClusterIngressProfileGatewayConfiguration::from),
         }
     }
 }
@@ -1457,8 +1346,7 @@ pub struct ManagedClusterIngressProfileGatewayConfiguration {
     pub installation: Option<arm::ManagedGatewayType>,
 }
 
-impl From<&arm::ManagedClusterIngressProfileGatewayConfiguration>
-for ManagedClusterIngressProfileGatewayConfiguration {
+impl From<&arm::ManagedClusterIngressProfileGatewayConfiguration> for ManagedClusterIngressProfileGatewayConfiguration {
     fn from(arm: &arm::ManagedClusterIngressProfileGatewayConfiguration) -> Self {
         Self {
             installation: arm.installation.clone(),
@@ -1475,8 +1363,7 @@ pub struct ManagedClusterIngressProfileNginx {
     pub default_ingress_controller_type: Option<arm::NginxIngressControllerType>,
 }
 
-impl From<&arm::ManagedClusterIngressProfileNginx>
-for ManagedClusterIngressProfileNginx {
+impl From<&arm::ManagedClusterIngressProfileNginx> for ManagedClusterIngressProfileNginx {
     fn from(arm: &arm::ManagedClusterIngressProfileNginx) -> Self {
         Self {
             default_ingress_controller_type: arm.default_ingress_controller_type.clone(),
@@ -1492,13 +1379,8 @@ pub struct ManagedClusterIngressProfileWebAppRouting {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Configurations for Gateway API providers to be used for managed ingress with App Routing. See <https://aka.ms/k8s-gateway-api> for more information on the Gateway API.
-    #[serde(
-        rename = "gatewayAPIImplementations",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub gateway_api_implementations: Option<
-        ManagedClusterWebAppRoutingGatewayApiImplementations,
-    >,
+    #[serde(rename = "gatewayAPIImplementations", skip_serializing_if = "Option::is_none")]
+    pub gateway_api_implementations: Option<ManagedClusterWebAppRoutingGatewayApiImplementations>,
     /// Resource IDs of the DNS zones to be associated with the Application Routing add-on. Used only when Application Routing add-on is enabled. Public and private DNS zones can be in different resource groups, but all public DNS zones must be in the same resource group and all private DNS zones must be in the same resource group.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dns_zone_resource_ids: Option<Vec<String>>,
@@ -1510,8 +1392,7 @@ pub struct ManagedClusterIngressProfileWebAppRouting {
     pub identity: Option<UserAssignedIdentity>,
 }
 
-impl From<&arm::ManagedClusterIngressProfileWebAppRouting>
-for ManagedClusterIngressProfileWebAppRouting {
+impl From<&arm::ManagedClusterIngressProfileWebAppRouting> for ManagedClusterIngressProfileWebAppRouting {
     fn from(arm: &arm::ManagedClusterIngressProfileWebAppRouting) -> Self {
         Self {
             enabled: arm.enabled,
@@ -1532,14 +1413,10 @@ for ManagedClusterIngressProfileWebAppRouting {
 pub struct ManagedClusterLoadBalancerProfile {
     /// Desired managed outbound IPs for the cluster load balancer.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub managed_outbound_i_ps: Option<
-        ManagedClusterLoadBalancerProfileManagedOutboundIPs,
-    >,
+    pub managed_outbound_i_ps: Option<ManagedClusterLoadBalancerProfileManagedOutboundIPs>,
     /// Desired outbound IP Prefix resources for the cluster load balancer.
     #[serde(rename = "outboundIPPrefixes", skip_serializing_if = "Option::is_none")]
-    pub outbound_ip_prefixes: Option<
-        ManagedClusterLoadBalancerProfileOutboundIpPrefixes,
-    >,
+    pub outbound_ip_prefixes: Option<ManagedClusterLoadBalancerProfileOutboundIpPrefixes>,
     /// Desired outbound IP resources for the cluster load balancer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outbound_i_ps: Option<ManagedClusterLoadBalancerProfileOutboundIPs>,
@@ -1560,8 +1437,7 @@ pub struct ManagedClusterLoadBalancerProfile {
     pub backend_pool_type: Option<arm::BackendPoolType>,
 }
 
-impl From<&arm::ManagedClusterLoadBalancerProfile>
-for ManagedClusterLoadBalancerProfile {
+impl From<&arm::ManagedClusterLoadBalancerProfile> for ManagedClusterLoadBalancerProfile {
     fn from(arm: &arm::ManagedClusterLoadBalancerProfile) -> Self {
         Self {
             managed_outbound_i_ps: arm
@@ -1572,18 +1448,14 @@ for ManagedClusterLoadBalancerProfile {
                 .outbound_ip_prefixes
                 .as_ref()
                 .map(ManagedClusterLoadBalancerProfileOutboundIpPrefixes::from),
-            outbound_i_ps: arm
-                .outbound_i_ps
-                .as_ref()
-                .map(ManagedClusterLoadBalancerProfileOutboundIPs::from),
+            outbound_i_ps: arm.outbound_i_ps.as_ref().map(ManagedClusterLoadBalancerProfileOutboundIPs::from),
             effective_outbound_i_ps: arm
                 .effective_outbound_i_ps
                 .as_ref()
                 .map(|x| x.iter().map(ResourceReference::from).collect()),
             allocated_outbound_ports: arm.allocated_outbound_ports,
             idle_timeout_in_minutes: arm.idle_timeout_in_minutes,
-            enable_multiple_standard_load_balancers: arm
-                .enable_multiple_standard_load_balancers,
+            enable_multiple_standard_load_balancers: arm.enable_multiple_standard_load_balancers,
             backend_pool_type: arm.backend_pool_type.clone(),
         }
     }
@@ -1620,14 +1492,10 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     pub public_i_ps: Option<Vec<ResourceReference>>,
 }
 
-impl From<&arm::ManagedClusterLoadBalancerProfileOutboundIPs>
-for ManagedClusterLoadBalancerProfileOutboundIPs {
+impl From<&arm::ManagedClusterLoadBalancerProfileOutboundIPs> for ManagedClusterLoadBalancerProfileOutboundIPs {
     fn from(arm: &arm::ManagedClusterLoadBalancerProfileOutboundIPs) -> Self {
         Self {
-            public_i_ps: arm
-                .public_i_ps
-                .as_ref()
-                .map(|x| x.iter().map(ResourceReference::from).collect()),
+            public_i_ps: arm.public_i_ps.as_ref().map(|x| x.iter().map(ResourceReference::from).collect()),
         }
     }
 }
@@ -1665,8 +1533,7 @@ pub struct ManagedClusterManagedOutboundIpProfile {
     pub count_i_pv6: Option<i32>,
 }
 
-impl From<&arm::ManagedClusterManagedOutboundIpProfile>
-for ManagedClusterManagedOutboundIpProfile {
+impl From<&arm::ManagedClusterManagedOutboundIpProfile> for ManagedClusterManagedOutboundIpProfile {
     fn from(arm: &arm::ManagedClusterManagedOutboundIpProfile) -> Self {
         Self {
             count: arm.count,
@@ -1687,10 +1554,7 @@ pub struct ManagedClusterMetricsProfile {
 impl From<&arm::ManagedClusterMetricsProfile> for ManagedClusterMetricsProfile {
     fn from(arm: &arm::ManagedClusterMetricsProfile) -> Self {
         Self {
-            cost_analysis: arm
-                .cost_analysis
-                .as_ref()
-                .map(ManagedClusterCostAnalysis::from),
+            cost_analysis: arm.cost_analysis.as_ref().map(ManagedClusterCostAnalysis::from),
         }
     }
 }
@@ -1703,10 +1567,7 @@ pub struct ManagedClusterNatGatewayProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sku: Option<arm::ManagedClusterNatGatewaySku>,
     /// Profile of the managed outbound IP resources of the cluster NAT gateway.
-    #[serde(
-        rename = "managedOutboundIPProfile",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "managedOutboundIPProfile", skip_serializing_if = "Option::is_none")]
     pub managed_outbound_ip_profile: Option<ManagedClusterManagedOutboundIpProfile>,
     /// The effective outbound IP resources of the cluster NAT gateway.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1738,10 +1599,7 @@ impl From<&arm::ManagedClusterNatGatewayProfile> for ManagedClusterNatGatewayPro
                 .outbound_ip_prefixes
                 .as_ref()
                 .map(ManagedClusterNatGatewayProfileOutboundIpPrefixes::from),
-            outbound_i_ps: arm
-                .outbound_i_ps
-                .as_ref()
-                .map(ManagedClusterNatGatewayProfileOutboundIPs::from),
+            outbound_i_ps: arm.outbound_i_ps.as_ref().map(ManagedClusterNatGatewayProfileOutboundIPs::from),
             idle_timeout_in_minutes: arm.idle_timeout_in_minutes,
         }
     }
@@ -1756,8 +1614,7 @@ pub struct ManagedClusterNatGatewayProfileOutboundIPs {
     pub public_i_ps: Option<Vec<String>>,
 }
 
-impl From<&arm::ManagedClusterNatGatewayProfileOutboundIPs>
-for ManagedClusterNatGatewayProfileOutboundIPs {
+impl From<&arm::ManagedClusterNatGatewayProfileOutboundIPs> for ManagedClusterNatGatewayProfileOutboundIPs {
     fn from(arm: &arm::ManagedClusterNatGatewayProfileOutboundIPs) -> Self {
         Self {
             public_i_ps: arm.public_i_ps.clone(),
@@ -1795,8 +1652,7 @@ pub struct ManagedClusterNodeProvisioningProfile {
     pub default_node_pools: Option<arm::NodeProvisioningDefaultNodePools>,
 }
 
-impl From<&arm::ManagedClusterNodeProvisioningProfile>
-for ManagedClusterNodeProvisioningProfile {
+impl From<&arm::ManagedClusterNodeProvisioningProfile> for ManagedClusterNodeProvisioningProfile {
     fn from(arm: &arm::ManagedClusterNodeProvisioningProfile) -> Self {
         Self {
             mode: arm.mode.clone(),
@@ -1814,8 +1670,7 @@ pub struct ManagedClusterNodeResourceGroupProfile {
     pub restriction_level: Option<arm::RestrictionLevel>,
 }
 
-impl From<&arm::ManagedClusterNodeResourceGroupProfile>
-for ManagedClusterNodeResourceGroupProfile {
+impl From<&arm::ManagedClusterNodeResourceGroupProfile> for ManagedClusterNodeResourceGroupProfile {
     fn from(arm: &arm::ManagedClusterNodeResourceGroupProfile) -> Self {
         Self {
             restriction_level: arm.restriction_level.clone(),
@@ -1879,10 +1734,7 @@ impl From<&arm::ManagedClusterPodIdentity> for ManagedClusterPodIdentity {
                 Some(UserAssignedIdentity::from(v))
             },
             provisioning_state: arm.provisioning_state.clone(),
-            provisioning_info: arm
-                .provisioning_info
-                .as_ref()
-                .map(ManagedClusterPodIdentityProvisioningInfo::from),
+            provisioning_info: arm.provisioning_info.as_ref().map(ManagedClusterPodIdentityProvisioningInfo::from),
         }
     }
 }
@@ -1902,8 +1754,7 @@ pub struct ManagedClusterPodIdentityException {
     pub pod_labels: Option<BTreeMap<String, String>>,
 }
 
-impl From<&arm::ManagedClusterPodIdentityException>
-for ManagedClusterPodIdentityException {
+impl From<&arm::ManagedClusterPodIdentityException> for ManagedClusterPodIdentityException {
     fn from(arm: &arm::ManagedClusterPodIdentityException) -> Self {
         Self {
             name: Some(arm.name.clone()),
@@ -1928,9 +1779,7 @@ pub struct ManagedClusterPodIdentityProfile {
     pub user_assigned_identities: Option<Vec<ManagedClusterPodIdentity>>,
     /// The pod identity exceptions to allow.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_assigned_identity_exceptions: Option<
-        Vec<ManagedClusterPodIdentityException>,
-    >,
+    pub user_assigned_identity_exceptions: Option<Vec<ManagedClusterPodIdentityException>>,
 }
 
 impl From<&arm::ManagedClusterPodIdentityProfile> for ManagedClusterPodIdentityProfile {
@@ -1961,14 +1810,10 @@ pub struct ManagedClusterPodIdentityProvisioningError {
     pub error: Option<ManagedClusterPodIdentityProvisioningErrorBody>,
 }
 
-impl From<&arm::ManagedClusterPodIdentityProvisioningError>
-for ManagedClusterPodIdentityProvisioningError {
+impl From<&arm::ManagedClusterPodIdentityProvisioningError> for ManagedClusterPodIdentityProvisioningError {
     fn from(arm: &arm::ManagedClusterPodIdentityProvisioningError) -> Self {
         Self {
-            error: arm
-                .error
-                .as_ref()
-                .map(ManagedClusterPodIdentityProvisioningErrorBody::from),
+            error: arm.error.as_ref().map(ManagedClusterPodIdentityProvisioningErrorBody::from),
         }
     }
 }
@@ -1991,8 +1836,7 @@ pub struct ManagedClusterPodIdentityProvisioningErrorBody {
     pub details: Option<Vec<ManagedClusterPodIdentityProvisioningErrorBody>>,
 }
 
-impl From<&arm::ManagedClusterPodIdentityProvisioningErrorBody>
-for ManagedClusterPodIdentityProvisioningErrorBody {
+impl From<&arm::ManagedClusterPodIdentityProvisioningErrorBody> for ManagedClusterPodIdentityProvisioningErrorBody {
     fn from(arm: &arm::ManagedClusterPodIdentityProvisioningErrorBody) -> Self {
         Self {
             code: arm.code.clone(),
@@ -2002,10 +1846,7 @@ for ManagedClusterPodIdentityProvisioningErrorBody {
                 .details
                 .as_ref()
                 .map(|x| {
-                    x
-                        .iter()
-                        .map(ManagedClusterPodIdentityProvisioningErrorBody::from)
-                        .collect()
+                    x.iter().map(ManagedClusterPodIdentityProvisioningErrorBody::from).collect()
                 }),
         }
     }
@@ -2020,14 +1861,10 @@ pub struct ManagedClusterPodIdentityProvisioningInfo {
     pub error: Option<ManagedClusterPodIdentityProvisioningError>,
 }
 
-impl From<&arm::ManagedClusterPodIdentityProvisioningInfo>
-for ManagedClusterPodIdentityProvisioningInfo {
+impl From<&arm::ManagedClusterPodIdentityProvisioningInfo> for ManagedClusterPodIdentityProvisioningInfo {
     fn from(arm: &arm::ManagedClusterPodIdentityProvisioningInfo) -> Self {
         Self {
-            error: arm
-                .error
-                .as_ref()
-                .map(ManagedClusterPodIdentityProvisioningError::from),
+            error: arm.error.as_ref().map(ManagedClusterPodIdentityProvisioningError::from),
         }
     }
 }
@@ -2037,28 +1874,16 @@ for ManagedClusterPodIdentityProvisioningInfo {
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPropertiesAutoScalerProfile {
     /// Detects similar node pools and balances the number of nodes between them. Valid values are 'true' and 'false'
-    #[serde(
-        rename = "balance-similar-node-groups",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "balance-similar-node-groups", skip_serializing_if = "Option::is_none")]
     pub balance_similar_node_groups: Option<String>,
     /// DaemonSet pods will be gracefully terminated from empty nodes. If set to true, all daemonset pods on empty nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    #[serde(
-        rename = "daemonset-eviction-for-empty-nodes",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "daemonset-eviction-for-empty-nodes", skip_serializing_if = "Option::is_none")]
     pub daemonset_eviction_for_empty_nodes: Option<bool>,
     /// DaemonSet pods will be gracefully terminated from non-empty nodes. If set to true, all daemonset pods on occupied nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    #[serde(
-        rename = "daemonset-eviction-for-occupied-nodes",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "daemonset-eviction-for-occupied-nodes", skip_serializing_if = "Option::is_none")]
     pub daemonset_eviction_for_occupied_nodes: Option<bool>,
     /// Should CA ignore DaemonSet pods when calculating resource utilization for scaling down. If set to true, the resources used by daemonset will be taken into account when making scaling down decisions.
-    #[serde(
-        rename = "ignore-daemonsets-utilization",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "ignore-daemonsets-utilization", skip_serializing_if = "Option::is_none")]
     pub ignore_daemonsets_utilization: Option<bool>,
     /// The expander to use when scaling up. If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2067,19 +1892,13 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     #[serde(rename = "max-empty-bulk-delete", skip_serializing_if = "Option::is_none")]
     pub max_empty_bulk_delete: Option<String>,
     /// The maximum number of seconds the cluster autoscaler waits for pod termination when trying to scale down a node. The default is 600.
-    #[serde(
-        rename = "max-graceful-termination-sec",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-graceful-termination-sec", skip_serializing_if = "Option::is_none")]
     pub max_graceful_termination_sec: Option<String>,
     /// The maximum time the autoscaler waits for a node to be provisioned. The default is '15m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
     #[serde(rename = "max-node-provision-time", skip_serializing_if = "Option::is_none")]
     pub max_node_provision_time: Option<String>,
     /// The maximum percentage of unready nodes in the cluster. After this percentage is exceeded, cluster autoscaler halts operations. The default is 45. The maximum is 100 and the minimum is 0.
-    #[serde(
-        rename = "max-total-unready-percentage",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "max-total-unready-percentage", skip_serializing_if = "Option::is_none")]
     pub max_total_unready_percentage: Option<String>,
     /// Ignore unscheduled pods before they're a certain age. For scenarios like burst/batch scale where you don't want CA to act before the kubernetes scheduler could schedule all the pods, you can tell CA to ignore unscheduled pods before they're a certain age. The default is '0s'. Values must be an integer followed by a unit ('s' for seconds, 'm' for minutes, 'h' for hours, etc).
     #[serde(rename = "new-pod-scale-up-delay", skip_serializing_if = "Option::is_none")]
@@ -2091,60 +1910,37 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     #[serde(rename = "scan-interval", skip_serializing_if = "Option::is_none")]
     pub scan_interval: Option<String>,
     /// How long after scale up that scale down evaluation resumes. The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-delay-after-add",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-delay-after-add", skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_add: Option<String>,
     /// How long after node deletion that scale down evaluation resumes. The default is the scan-interval. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-delay-after-delete",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-delay-after-delete", skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_delete: Option<String>,
     /// How long after scale down failure that scale down evaluation resumes. The default is '3m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-delay-after-failure",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-delay-after-failure", skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_failure: Option<String>,
     /// How long a node should be unneeded before it is eligible for scale down. The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(
-        rename = "scale-down-unneeded-time",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-unneeded-time", skip_serializing_if = "Option::is_none")]
     pub scale_down_unneeded_time: Option<String>,
     /// How long an unready node should be unneeded before it is eligible for scale down. The default is '20m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
     #[serde(rename = "scale-down-unready-time", skip_serializing_if = "Option::is_none")]
     pub scale_down_unready_time: Option<String>,
     /// Node utilization level, defined as sum of requested resources divided by capacity, below which a node can be considered for scale down. The default is '0.5'.
-    #[serde(
-        rename = "scale-down-utilization-threshold",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "scale-down-utilization-threshold", skip_serializing_if = "Option::is_none")]
     pub scale_down_utilization_threshold: Option<String>,
     /// If cluster autoscaler will skip deleting nodes with pods with local storage, for example, EmptyDir or HostPath. The default is true.
-    #[serde(
-        rename = "skip-nodes-with-local-storage",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "skip-nodes-with-local-storage", skip_serializing_if = "Option::is_none")]
     pub skip_nodes_with_local_storage: Option<String>,
     /// If cluster autoscaler will skip deleting nodes with pods from kube-system (except for DaemonSet or mirror pods). The default is true.
-    #[serde(
-        rename = "skip-nodes-with-system-pods",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "skip-nodes-with-system-pods", skip_serializing_if = "Option::is_none")]
     pub skip_nodes_with_system_pods: Option<String>,
 }
 
-impl From<&arm::ManagedClusterPropertiesAutoScalerProfile>
-for ManagedClusterPropertiesAutoScalerProfile {
+impl From<&arm::ManagedClusterPropertiesAutoScalerProfile> for ManagedClusterPropertiesAutoScalerProfile {
     fn from(arm: &arm::ManagedClusterPropertiesAutoScalerProfile) -> Self {
         Self {
             balance_similar_node_groups: arm.balance_similar_node_groups.clone(),
             daemonset_eviction_for_empty_nodes: arm.daemonset_eviction_for_empty_nodes,
-            daemonset_eviction_for_occupied_nodes: arm
-                .daemonset_eviction_for_occupied_nodes,
+            daemonset_eviction_for_occupied_nodes: arm.daemonset_eviction_for_occupied_nodes,
             ignore_daemonsets_utilization: arm.ignore_daemonsets_utilization,
             expander: arm.expander.clone(),
             max_empty_bulk_delete: arm.max_empty_bulk_delete.clone(),
@@ -2159,9 +1955,7 @@ for ManagedClusterPropertiesAutoScalerProfile {
             scale_down_delay_after_failure: arm.scale_down_delay_after_failure.clone(),
             scale_down_unneeded_time: arm.scale_down_unneeded_time.clone(),
             scale_down_unready_time: arm.scale_down_unready_time.clone(),
-            scale_down_utilization_threshold: arm
-                .scale_down_utilization_threshold
-                .clone(),
+            scale_down_utilization_threshold: arm.scale_down_utilization_threshold.clone(),
             skip_nodes_with_local_storage: arm.skip_nodes_with_local_storage.clone(),
             skip_nodes_with_system_pods: arm.skip_nodes_with_system_pods.clone(),
         }
@@ -2180,9 +1974,7 @@ pub struct ManagedClusterSecurityProfile {
     pub azure_key_vault_kms: Option<AzureKeyVaultKms>,
     /// Encryption at rest of Kubernetes resource objects. More information on this can be found under <https://aka.ms/aks/kubernetesResourceObjectEncryption>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kubernetes_resource_object_encryption_profile: Option<
-        KubernetesResourceObjectEncryptionProfile,
-    >,
+    pub kubernetes_resource_object_encryption_profile: Option<KubernetesResourceObjectEncryptionProfile>,
     /// Workload identity settings for the security profile. Workload identity enables Kubernetes applications to access Azure cloud resources securely with Azure AD. See <https://aka.ms/aks/wi> for more details.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_identity: Option<ManagedClusterSecurityProfileWorkloadIdentity>,
@@ -2190,36 +1982,21 @@ pub struct ManagedClusterSecurityProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image_cleaner: Option<ManagedClusterSecurityProfileImageCleaner>,
     /// A list of up to 10 base64 encoded CAs that will be added to the trust store on all nodes in the cluster. For more information see [Custom CA Trust Certificates](<https://learn.microsoft.com/en-us/azure/aks/custom-certificate-authority>).
-    #[serde(
-        rename = "customCATrustCertificates",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "customCATrustCertificates", skip_serializing_if = "Option::is_none")]
     pub custom_ca_trust_certificates: Option<Vec<String>>,
 }
 
 impl From<&arm::ManagedClusterSecurityProfile> for ManagedClusterSecurityProfile {
     fn from(arm: &arm::ManagedClusterSecurityProfile) -> Self {
         Self {
-            defender: arm
-                .defender
-                .as_ref()
-                .map(ManagedClusterSecurityProfileDefender::from),
-            azure_key_vault_kms: arm
-                .azure_key_vault_kms
-                .as_ref()
-                .map(AzureKeyVaultKms::from),
+            defender: arm.defender.as_ref().map(ManagedClusterSecurityProfileDefender::from),
+            azure_key_vault_kms: arm.azure_key_vault_kms.as_ref().map(AzureKeyVaultKms::from),
             kubernetes_resource_object_encryption_profile: arm
                 .kubernetes_resource_object_encryption_profile
                 .as_ref()
                 .map(KubernetesResourceObjectEncryptionProfile::from),
-            workload_identity: arm
-                .workload_identity
-                .as_ref()
-                .map(ManagedClusterSecurityProfileWorkloadIdentity::from),
-            image_cleaner: arm
-                .image_cleaner
-                .as_ref()
-                .map(ManagedClusterSecurityProfileImageCleaner::from),
+            workload_identity: arm.workload_identity.as_ref().map(ManagedClusterSecurityProfileWorkloadIdentity::from),
+            image_cleaner: arm.image_cleaner.as_ref().map(ManagedClusterSecurityProfileImageCleaner::from),
             custom_ca_trust_certificates: arm.custom_ca_trust_certificates.clone(),
         }
     }
@@ -2234,21 +2011,16 @@ pub struct ManagedClusterSecurityProfileDefender {
     pub log_analytics_workspace_resource_id: Option<String>,
     /// Microsoft Defender threat detection for Cloud settings for the security profile.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub security_monitoring: Option<
-        ManagedClusterSecurityProfileDefenderSecurityMonitoring,
-    >,
+    pub security_monitoring: Option<ManagedClusterSecurityProfileDefenderSecurityMonitoring>,
     /// Microsoft Defender settings for security gating. This validates container images eligibility for deployment based on Defender for Containers security findings. Using Admission Controller, it either audits or prevents deployment of images that do not meet security standards. For more information, see <https://aka.ms/KubernetesDefenderAuditRule>.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub security_gating: Option<ManagedClusterSecurityProfileDefenderSecurityGating>,
 }
 
-impl From<&arm::ManagedClusterSecurityProfileDefender>
-for ManagedClusterSecurityProfileDefender {
+impl From<&arm::ManagedClusterSecurityProfileDefender> for ManagedClusterSecurityProfileDefender {
     fn from(arm: &arm::ManagedClusterSecurityProfileDefender) -> Self {
         Self {
-            log_analytics_workspace_resource_id: arm
-                .log_analytics_workspace_resource_id
-                .clone(),
+            log_analytics_workspace_resource_id: arm.log_analytics_workspace_resource_id.clone(),
             security_monitoring: arm
                 .security_monitoring
                 .as_ref()
@@ -2270,9 +2042,7 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityGating {
     pub enabled: Option<bool>,
     /// List of identities that the admission controller uses to pull security artifacts from registries. These are the same identities used by the cluster to pull container images. For more information on configuring this identity, see <https://learn.microsoft.com/en-us/azure/defender-for-cloud/gated-deployment-infrastructure-as-code>.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub identities: Option<
-        Vec<ManagedClusterSecurityProfileDefenderSecurityGatingIdentity>,
-    >,
+    pub identities: Option<Vec<ManagedClusterSecurityProfileDefenderSecurityGatingIdentity>>,
     /// In use only while registry access is granted by secret rather than managed identity. Sets whether to grant the Defender gating agent access to cluster secrets for pulling images from registries. If secret access is denied and the registry requires pull secrets, the add-on will not perform image validation. Default value is false.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_secret_access: Option<bool>,
@@ -2287,12 +2057,7 @@ for ManagedClusterSecurityProfileDefenderSecurityGating {
                 .identities
                 .as_ref()
                 .map(|x| {
-                    x
-                        .iter()
-                        .map(
-                            ManagedClusterSecurityProfileDefenderSecurityGatingIdentity::from,
-                        )
-                        .collect()
+                    x.iter().map(ManagedClusterSecurityProfileDefenderSecurityGatingIdentity::from).collect()
                 }),
             allow_secret_access: arm.allow_secret_access,
         }
@@ -2313,9 +2078,7 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
 
 impl From<&arm::ManagedClusterSecurityProfileDefenderSecurityGatingIdentity>
 for ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
-    fn from(
-        arm: &arm::ManagedClusterSecurityProfileDefenderSecurityGatingIdentity,
-    ) -> Self {
+    fn from(arm: &arm::ManagedClusterSecurityProfileDefenderSecurityGatingIdentity) -> Self {
         Self {
             azure_container_registry: arm.azure_container_registry.clone(),
             identity: arm.identity.as_ref().map(UserAssignedIdentity::from),
@@ -2351,8 +2114,7 @@ pub struct ManagedClusterSecurityProfileImageCleaner {
     pub interval_hours: Option<i32>,
 }
 
-impl From<&arm::ManagedClusterSecurityProfileImageCleaner>
-for ManagedClusterSecurityProfileImageCleaner {
+impl From<&arm::ManagedClusterSecurityProfileImageCleaner> for ManagedClusterSecurityProfileImageCleaner {
     fn from(arm: &arm::ManagedClusterSecurityProfileImageCleaner) -> Self {
         Self {
             enabled: arm.enabled,
@@ -2370,8 +2132,7 @@ pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     pub enabled: Option<bool>,
 }
 
-impl From<&arm::ManagedClusterSecurityProfileWorkloadIdentity>
-for ManagedClusterSecurityProfileWorkloadIdentity {
+impl From<&arm::ManagedClusterSecurityProfileWorkloadIdentity> for ManagedClusterSecurityProfileWorkloadIdentity {
     fn from(arm: &arm::ManagedClusterSecurityProfileWorkloadIdentity) -> Self {
         Self { enabled: arm.enabled }
     }
@@ -2386,8 +2147,7 @@ pub struct ManagedClusterServicePrincipalProfile {
     pub client_id: Option<String>,
 }
 
-impl From<&arm::ManagedClusterServicePrincipalProfile>
-for ManagedClusterServicePrincipalProfile {
+impl From<&arm::ManagedClusterServicePrincipalProfile> for ManagedClusterServicePrincipalProfile {
     fn from(arm: &arm::ManagedClusterServicePrincipalProfile) -> Self {
         Self {
             client_id: Some(arm.client_id.clone()),
@@ -2425,8 +2185,7 @@ pub struct ManagedClusterStaticEgressGatewayProfile {
     pub enabled: Option<bool>,
 }
 
-impl From<&arm::ManagedClusterStaticEgressGatewayProfile>
-for ManagedClusterStaticEgressGatewayProfile {
+impl From<&arm::ManagedClusterStaticEgressGatewayProfile> for ManagedClusterStaticEgressGatewayProfile {
     fn from(arm: &arm::ManagedClusterStaticEgressGatewayProfile) -> Self {
         Self { enabled: arm.enabled }
     }
@@ -2470,22 +2229,13 @@ pub struct ManagedClusterStorageProfile {
 impl From<&arm::ManagedClusterStorageProfile> for ManagedClusterStorageProfile {
     fn from(arm: &arm::ManagedClusterStorageProfile) -> Self {
         Self {
-            disk_csi_driver: arm
-                .disk_csi_driver
-                .as_ref()
-                .map(ManagedClusterStorageProfileDiskCsiDriver::from),
-            file_csi_driver: arm
-                .file_csi_driver
-                .as_ref()
-                .map(ManagedClusterStorageProfileFileCsiDriver::from),
+            disk_csi_driver: arm.disk_csi_driver.as_ref().map(ManagedClusterStorageProfileDiskCsiDriver::from),
+            file_csi_driver: arm.file_csi_driver.as_ref().map(ManagedClusterStorageProfileFileCsiDriver::from),
             snapshot_controller: arm
                 .snapshot_controller
                 .as_ref()
                 .map(ManagedClusterStorageProfileSnapshotController::from),
-            blob_csi_driver: arm
-                .blob_csi_driver
-                .as_ref()
-                .map(ManagedClusterStorageProfileBlobCsiDriver::from),
+            blob_csi_driver: arm.blob_csi_driver.as_ref().map(ManagedClusterStorageProfileBlobCsiDriver::from),
         }
     }
 }
@@ -2499,8 +2249,7 @@ pub struct ManagedClusterStorageProfileBlobCsiDriver {
     pub enabled: Option<bool>,
 }
 
-impl From<&arm::ManagedClusterStorageProfileBlobCsiDriver>
-for ManagedClusterStorageProfileBlobCsiDriver {
+impl From<&arm::ManagedClusterStorageProfileBlobCsiDriver> for ManagedClusterStorageProfileBlobCsiDriver {
     fn from(arm: &arm::ManagedClusterStorageProfileBlobCsiDriver) -> Self {
         Self { enabled: arm.enabled }
     }
@@ -2515,8 +2264,7 @@ pub struct ManagedClusterStorageProfileDiskCsiDriver {
     pub enabled: Option<bool>,
 }
 
-impl From<&arm::ManagedClusterStorageProfileDiskCsiDriver>
-for ManagedClusterStorageProfileDiskCsiDriver {
+impl From<&arm::ManagedClusterStorageProfileDiskCsiDriver> for ManagedClusterStorageProfileDiskCsiDriver {
     fn from(arm: &arm::ManagedClusterStorageProfileDiskCsiDriver) -> Self {
         Self { enabled: arm.enabled }
     }
@@ -2531,8 +2279,7 @@ pub struct ManagedClusterStorageProfileFileCsiDriver {
     pub enabled: Option<bool>,
 }
 
-impl From<&arm::ManagedClusterStorageProfileFileCsiDriver>
-for ManagedClusterStorageProfileFileCsiDriver {
+impl From<&arm::ManagedClusterStorageProfileFileCsiDriver> for ManagedClusterStorageProfileFileCsiDriver {
     fn from(arm: &arm::ManagedClusterStorageProfileFileCsiDriver) -> Self {
         Self { enabled: arm.enabled }
     }
@@ -2547,8 +2294,7 @@ pub struct ManagedClusterStorageProfileSnapshotController {
     pub enabled: Option<bool>,
 }
 
-impl From<&arm::ManagedClusterStorageProfileSnapshotController>
-for ManagedClusterStorageProfileSnapshotController {
+impl From<&arm::ManagedClusterStorageProfileSnapshotController> for ManagedClusterStorageProfileSnapshotController {
     fn from(arm: &arm::ManagedClusterStorageProfileSnapshotController) -> Self {
         Self { enabled: arm.enabled }
     }
@@ -2567,10 +2313,7 @@ impl From<&arm::ManagedClusterWebAppRoutingGatewayApiImplementations>
 for ManagedClusterWebAppRoutingGatewayApiImplementations {
     fn from(arm: &arm::ManagedClusterWebAppRoutingGatewayApiImplementations) -> Self {
         Self {
-            app_routing_istio: arm
-                .app_routing_istio
-                .as_ref()
-                .map(ManagedClusterAppRoutingIstio::from),
+            app_routing_istio: arm.app_routing_istio.as_ref().map(ManagedClusterAppRoutingIstio::from),
         }
     }
 }
@@ -2613,19 +2356,13 @@ pub struct ManagedClusterWorkloadAutoScalerProfile {
     pub keda: Option<ManagedClusterWorkloadAutoScalerProfileKeda>,
     /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub vertical_pod_autoscaler: Option<
-        ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-    >,
+    pub vertical_pod_autoscaler: Option<ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>,
 }
 
-impl From<&arm::ManagedClusterWorkloadAutoScalerProfile>
-for ManagedClusterWorkloadAutoScalerProfile {
+impl From<&arm::ManagedClusterWorkloadAutoScalerProfile> for ManagedClusterWorkloadAutoScalerProfile {
     fn from(arm: &arm::ManagedClusterWorkloadAutoScalerProfile) -> Self {
         Self {
-            keda: arm
-                .keda
-                .as_ref()
-                .map(ManagedClusterWorkloadAutoScalerProfileKeda::from),
+            keda: arm.keda.as_ref().map(ManagedClusterWorkloadAutoScalerProfileKeda::from),
             vertical_pod_autoscaler: arm
                 .vertical_pod_autoscaler
                 .as_ref()
@@ -2643,8 +2380,7 @@ pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     pub enabled: Option<bool>,
 }
 
-impl From<&arm::ManagedClusterWorkloadAutoScalerProfileKeda>
-for ManagedClusterWorkloadAutoScalerProfileKeda {
+impl From<&arm::ManagedClusterWorkloadAutoScalerProfileKeda> for ManagedClusterWorkloadAutoScalerProfileKeda {
     fn from(arm: &arm::ManagedClusterWorkloadAutoScalerProfileKeda) -> Self {
         Self { enabled: Some(arm.enabled) }
     }
@@ -2661,9 +2397,7 @@ pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
 
 impl From<&arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>
 for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-    fn from(
-        arm: &arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler,
-    ) -> Self {
+    fn from(arm: &arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler) -> Self {
         Self { enabled: Some(arm.enabled) }
     }
 }

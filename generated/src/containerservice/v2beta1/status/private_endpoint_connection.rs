@@ -5,16 +5,8 @@
 //! The status types of the custom resources, used by `private_endpoint_connection`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
 
 /// Private endpoint which a connection belongs to.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -43,8 +35,7 @@ pub struct PrivateLinkServiceConnectionState {
     pub description: Option<String>,
 }
 
-impl From<&arm::PrivateLinkServiceConnectionState>
-for PrivateLinkServiceConnectionState {
+impl From<&arm::PrivateLinkServiceConnectionState> for PrivateLinkServiceConnectionState {
     fn from(arm: &arm::PrivateLinkServiceConnectionState) -> Self {
         Self {
             status: arm.status.clone(),

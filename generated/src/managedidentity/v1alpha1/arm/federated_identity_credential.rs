@@ -5,11 +5,7 @@
 //! ARM payload types of `Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use armgen_runtime::UnknownFields;
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Describes a federated identity credential.

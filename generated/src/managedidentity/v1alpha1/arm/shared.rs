@@ -5,70 +5,23 @@
 //! ARM payload types used by more than one resource.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use armgen_runtime::UnknownFields;
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
-/// The type of identity that created the resource.
-///
-/// Schema `createdByType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum CreatedByType {
-    /// `User`
-    User,
-    /// `Application`
-    Application,
-    /// `ManagedIdentity`
-    ManagedIdentity,
-    /// `Key`
-    Key,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl CreatedByType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::User => "User",
-            Self::Application => "Application",
-            Self::ManagedIdentity => "ManagedIdentity",
-            Self::Key => "Key",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for CreatedByType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "user" => Self::User,
-            "application" => Self::Application,
-            "managedidentity" => Self::ManagedIdentity,
-            "key" => Self::Key,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<CreatedByType> for String {
-    fn from(value: CreatedByType) -> Self {
-        match value {
-            CreatedByType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for CreatedByType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The type of identity that created the resource.
+    ///
+    /// Schema `createdByType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum CreatedByType {
+        /// `User`
+        User = "User",
+        /// `Application`
+        Application = "Application",
+        /// `ManagedIdentity`
+        ManagedIdentity = "ManagedIdentity",
+        /// `Key`
+        Key = "Key",
     }
 }
 
@@ -92,11 +45,7 @@ pub struct SystemData {
     #[serde(rename = "lastModifiedBy", default, skip_serializing_if = "Option::is_none")]
     pub last_modified_by: Option<String>,
     /// The type of identity that last modified the resource.
-    #[serde(
-        rename = "lastModifiedByType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "lastModifiedByType", default, skip_serializing_if = "Option::is_none")]
     pub last_modified_by_type: Option<CreatedByType>,
     /// The timestamp of resource last modification (UTC)
     ///

@@ -5,11 +5,7 @@
 //! ARM payload types of `Microsoft.ManagedIdentity/userAssignedIdentities` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use armgen_runtime::UnknownFields;
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// Describes an identity resource.
@@ -61,55 +57,16 @@ impl armgen_runtime::UnknownFields for Identity {
     }
 }
 
-/// Enum to configure regional restrictions on identity assignment, as necessary.
-///
-/// Schema `IsolationScope`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum IsolationScope {
-    /// `None`
-    None,
-    /// `Regional`
-    Regional,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl IsolationScope {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::None => "None",
-            Self::Regional => "Regional",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for IsolationScope {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "none" => Self::None,
-            "regional" => Self::Regional,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<IsolationScope> for String {
-    fn from(value: IsolationScope) -> Self {
-        match value {
-            IsolationScope::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for IsolationScope {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// Enum to configure regional restrictions on identity assignment, as necessary.
+    ///
+    /// Schema `IsolationScope`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum IsolationScope {
+        /// `None`
+        None = "None",
+        /// `Regional`
+        Regional = "Regional",
     }
 }
 

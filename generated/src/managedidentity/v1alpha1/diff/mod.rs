@@ -12,13 +12,7 @@ use armgen_runtime::diff::{DiffInputError, DiffWith, Differences, Path};
 
 impl DiffWith for arm::IsolationScope {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
@@ -36,9 +30,7 @@ pub fn diff_custom_resource(
                     custom_resource,
                     arm_json,
                     |cr: &super::UserAssignedIdentity| &cr.spec,
-                    |body: &arm::Identity| super::UserAssignedIdentitySpec::from_arm(
-                        body,
-                    ),
+                    |body: &arm::Identity| super::UserAssignedIdentitySpec::from_arm(body),
                 )
             }
             "FederatedIdentityCredential" => {
@@ -46,9 +38,7 @@ pub fn diff_custom_resource(
                     custom_resource,
                     arm_json,
                     |cr: &super::FederatedIdentityCredential| &cr.spec,
-                    |body: &arm::FederatedIdentityCredential| super::FederatedIdentityCredentialSpec::from_arm(
-                        body,
-                    ),
+                    |body: &arm::FederatedIdentityCredential| super::FederatedIdentityCredentialSpec::from_arm(body),
                 )
             }
             _ => return None,

@@ -5,11 +5,7 @@
 //! ARM payload types used by more than one resource.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use armgen_runtime::UnknownFields;
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// IP configuration of an application gateway. Currently 1 public and 1 private IP configuration is allowed.
@@ -60,11 +56,7 @@ pub struct ApplicationGatewayIpConfigurationPropertiesFormat {
     /// The provisioning state of the application gateway IP configuration resource.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ProvisioningState>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -72,8 +64,7 @@ pub struct ApplicationGatewayIpConfigurationPropertiesFormat {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-impl armgen_runtime::UnknownFields
-for ApplicationGatewayIpConfigurationPropertiesFormat {
+impl armgen_runtime::UnknownFields for ApplicationGatewayIpConfigurationPropertiesFormat {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.subnet.unknown_fields(&format!("{path}/subnet"), out);
         self.provisioning_state
@@ -125,20 +116,12 @@ pub struct IpamPoolPrefixAllocation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<IpamPoolPrefixAllocationPool>,
     /// Number of IP addresses to allocate.
-    #[serde(
-        rename = "numberOfIpAddresses",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "numberOfIpAddresses", default, skip_serializing_if = "Option::is_none")]
     pub number_of_ip_addresses: Option<String>,
     /// List of assigned IP address prefixes in the IpamPool of the associated resource.
     ///
     /// Read-only.
-    #[serde(
-        rename = "allocatedAddressPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "allocatedAddressPrefixes", default, skip_serializing_if = "Option::is_none")]
     pub allocated_address_prefixes: Option<Vec<String>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -173,63 +156,20 @@ impl armgen_runtime::UnknownFields for IpamPoolPrefixAllocationPool {
     }
 }
 
-/// The current provisioning state.
-///
-/// Schema `ProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ProvisioningState {
-    /// `Succeeded`
-    Succeeded,
-    /// `Updating`
-    Updating,
-    /// `Deleting`
-    Deleting,
-    /// `Failed`
-    Failed,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ProvisioningState {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Succeeded => "Succeeded",
-            Self::Updating => "Updating",
-            Self::Deleting => "Deleting",
-            Self::Failed => "Failed",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for ProvisioningState {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "succeeded" => Self::Succeeded,
-            "updating" => Self::Updating,
-            "deleting" => Self::Deleting,
-            "failed" => Self::Failed,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ProvisioningState> for String {
-    fn from(value: ProvisioningState) -> Self {
-        match value {
-            ProvisioningState::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ProvisioningState {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The current provisioning state.
+    ///
+    /// Schema `ProvisioningState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ProvisioningState {
+        /// `Succeeded`
+        Succeeded = "Succeeded",
+        /// `Updating`
+        Updating = "Updating",
+        /// `Deleting`
+        Deleting = "Deleting",
+        /// `Failed`
+        Failed = "Failed",
     }
 }
 
@@ -278,11 +218,7 @@ impl armgen_runtime::UnknownFields for ResourceNavigationLink {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ResourceNavigationLinkFormat {
     /// Resource type of the linked resource.
-    #[serde(
-        rename = "linkedResourceType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "linkedResourceType", default, skip_serializing_if = "Option::is_none")]
     pub linked_resource_type: Option<String>,
     /// Link to the external resource.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -290,11 +226,7 @@ pub struct ResourceNavigationLinkFormat {
     /// The provisioning state of the resource navigation link resource.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ProvisioningState>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -353,11 +285,7 @@ impl armgen_runtime::UnknownFields for ServiceAssociationLink {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ServiceAssociationLinkPropertiesFormat {
     /// Resource type of the linked resource.
-    #[serde(
-        rename = "linkedResourceType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "linkedResourceType", default, skip_serializing_if = "Option::is_none")]
     pub linked_resource_type: Option<String>,
     /// Link to the external resource.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -365,11 +293,7 @@ pub struct ServiceAssociationLinkPropertiesFormat {
     /// The provisioning state of the service association link resource.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ProvisioningState>,
     /// If true, the resource can be deleted.
     #[serde(rename = "allowDelete", default, skip_serializing_if = "Option::is_none")]
@@ -407,11 +331,7 @@ pub struct ServiceDelegationPropertiesFormat {
     /// The provisioning state of the service delegation resource.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ProvisioningState>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -436,11 +356,7 @@ pub struct ServiceEndpointPropertiesFormat {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<String>,
     /// SubResource as network identifier.
-    #[serde(
-        rename = "networkIdentifier",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "networkIdentifier", default, skip_serializing_if = "Option::is_none")]
     pub network_identifier: Option<SubResource>,
     /// A list of locations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -448,11 +364,7 @@ pub struct ServiceEndpointPropertiesFormat {
     /// The provisioning state of the service endpoint resource.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ProvisioningState>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -470,55 +382,16 @@ impl armgen_runtime::UnknownFields for ServiceEndpointPropertiesFormat {
     }
 }
 
-/// Set this property to Tenant to allow sharing subnet with other subscriptions in your AAD tenant. This property can only be set if defaultOutboundAccess is set to false, both properties can only be set if subnet is empty.
-///
-/// Schema `SharingScope`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum SharingScope {
-    /// `Tenant`
-    Tenant,
-    /// `DelegatedServices`
-    DelegatedServices,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl SharingScope {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Tenant => "Tenant",
-            Self::DelegatedServices => "DelegatedServices",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for SharingScope {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "tenant" => Self::Tenant,
-            "delegatedservices" => Self::DelegatedServices,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<SharingScope> for String {
-    fn from(value: SharingScope) -> Self {
-        match value {
-            SharingScope::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for SharingScope {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// Set this property to Tenant to allow sharing subnet with other subscriptions in your AAD tenant. This property can only be set if defaultOutboundAccess is set to false, both properties can only be set if subnet is empty.
+    ///
+    /// Schema `SharingScope`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum SharingScope {
+        /// `Tenant`
+        Tenant = "Tenant",
+        /// `DelegatedServices`
+        DelegatedServices = "DelegatedServices",
     }
 }
 
@@ -586,18 +459,10 @@ pub struct SubnetPropertiesFormat {
     #[serde(rename = "addressPrefix", default, skip_serializing_if = "Option::is_none")]
     pub address_prefix: Option<String>,
     /// List of address prefixes for the subnet.
-    #[serde(
-        rename = "addressPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "addressPrefixes", default, skip_serializing_if = "Option::is_none")]
     pub address_prefixes: Option<Vec<String>>,
     /// The reference to the NetworkSecurityGroup resource.
-    #[serde(
-        rename = "networkSecurityGroup",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "networkSecurityGroup", default, skip_serializing_if = "Option::is_none")]
     pub network_security_group: Option<serde_json::Value>,
     /// The reference to the RouteTable resource.
     #[serde(rename = "routeTable", default, skip_serializing_if = "Option::is_none")]
@@ -606,45 +471,25 @@ pub struct SubnetPropertiesFormat {
     #[serde(rename = "natGateway", default, skip_serializing_if = "Option::is_none")]
     pub nat_gateway: Option<SubResource>,
     /// An array of service endpoints.
-    #[serde(
-        rename = "serviceEndpoints",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "serviceEndpoints", default, skip_serializing_if = "Option::is_none")]
     pub service_endpoints: Option<Vec<ServiceEndpointPropertiesFormat>>,
     /// An array of service endpoint policies.
-    #[serde(
-        rename = "serviceEndpointPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "serviceEndpointPolicies", default, skip_serializing_if = "Option::is_none")]
     pub service_endpoint_policies: Option<Vec<serde_json::Value>>,
     /// An array of references to private endpoints.
     ///
     /// Read-only.
-    #[serde(
-        rename = "privateEndpoints",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "privateEndpoints", default, skip_serializing_if = "Option::is_none")]
     pub private_endpoints: Option<Vec<serde_json::Value>>,
     /// An array of references to the network interface IP configurations using subnet.
     ///
     /// Read-only.
-    #[serde(
-        rename = "ipConfigurations",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "ipConfigurations", default, skip_serializing_if = "Option::is_none")]
     pub ip_configurations: Option<Vec<serde_json::Value>>,
     /// Array of IP configuration profiles which reference this subnet.
     ///
     /// Read-only.
-    #[serde(
-        rename = "ipConfigurationProfiles",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "ipConfigurationProfiles", default, skip_serializing_if = "Option::is_none")]
     pub ip_configuration_profiles: Option<Vec<serde_json::Value>>,
     /// Array of IpAllocation which reference this subnet.
     #[serde(rename = "ipAllocations", default, skip_serializing_if = "Option::is_none")]
@@ -652,20 +497,12 @@ pub struct SubnetPropertiesFormat {
     /// An array of references to the external resources using subnet.
     ///
     /// Read-only.
-    #[serde(
-        rename = "resourceNavigationLinks",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "resourceNavigationLinks", default, skip_serializing_if = "Option::is_none")]
     pub resource_navigation_links: Option<Vec<ResourceNavigationLink>>,
     /// An array of references to services injecting into this subnet.
     ///
     /// Read-only.
-    #[serde(
-        rename = "serviceAssociationLinks",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "serviceAssociationLinks", default, skip_serializing_if = "Option::is_none")]
     pub service_association_links: Option<Vec<ServiceAssociationLink>>,
     /// An array of references to the delegations on the subnet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -678,59 +515,29 @@ pub struct SubnetPropertiesFormat {
     /// The provisioning state of the subnet resource.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ProvisioningState>,
     /// Enable or Disable apply network policies on private end point in the subnet.
     ///
     /// Default: `"Disabled"`.
-    #[serde(
-        rename = "privateEndpointNetworkPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub private_endpoint_network_policies: Option<
-        VirtualNetworkPrivateEndpointNetworkPolicies,
-    >,
+    #[serde(rename = "privateEndpointNetworkPolicies", default, skip_serializing_if = "Option::is_none")]
+    pub private_endpoint_network_policies: Option<VirtualNetworkPrivateEndpointNetworkPolicies>,
     /// Enable or Disable apply network policies on private link service in the subnet.
     ///
     /// Default: `"Enabled"`.
-    #[serde(
-        rename = "privateLinkServiceNetworkPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub private_link_service_network_policies: Option<
-        VirtualNetworkPrivateLinkServiceNetworkPolicies,
-    >,
+    #[serde(rename = "privateLinkServiceNetworkPolicies", default, skip_serializing_if = "Option::is_none")]
+    pub private_link_service_network_policies: Option<VirtualNetworkPrivateLinkServiceNetworkPolicies>,
     /// Application gateway IP configurations of virtual network resource.
-    #[serde(
-        rename = "applicationGatewayIPConfigurations",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub application_gateway_ip_configurations: Option<
-        Vec<ApplicationGatewayIpConfiguration>,
-    >,
+    #[serde(rename = "applicationGatewayIPConfigurations", default, skip_serializing_if = "Option::is_none")]
+    pub application_gateway_ip_configurations: Option<Vec<ApplicationGatewayIpConfiguration>>,
     /// Set this property to Tenant to allow sharing subnet with other subscriptions in your AAD tenant. This property can only be set if defaultOutboundAccess is set to false, both properties can only be set if subnet is empty.
     #[serde(rename = "sharingScope", default, skip_serializing_if = "Option::is_none")]
     pub sharing_scope: Option<SharingScope>,
     /// Set this property to false to disable default outbound connectivity for all VMs in the subnet. This property can only be set at the time of subnet creation and cannot be updated for an existing subnet.
-    #[serde(
-        rename = "defaultOutboundAccess",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "defaultOutboundAccess", default, skip_serializing_if = "Option::is_none")]
     pub default_outbound_access: Option<bool>,
     /// A list of IPAM Pools for allocating IP address prefixes.
-    #[serde(
-        rename = "ipamPoolPrefixAllocations",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "ipamPoolPrefixAllocations", default, skip_serializing_if = "Option::is_none")]
     pub ipam_pool_prefix_allocations: Option<Vec<IpamPoolPrefixAllocation>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -763,114 +570,32 @@ impl armgen_runtime::UnknownFields for SubnetPropertiesFormat {
     }
 }
 
-/// Enable or Disable apply network policies on private end point in the subnet.
-///
-/// Schema `VirtualNetworkPrivateEndpointNetworkPolicies`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum VirtualNetworkPrivateEndpointNetworkPolicies {
-    /// `Enabled`
-    Enabled,
-    /// `Disabled`
-    Disabled,
-    /// `NetworkSecurityGroupEnabled`
-    NetworkSecurityGroupEnabled,
-    /// `RouteTableEnabled`
-    RouteTableEnabled,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl VirtualNetworkPrivateEndpointNetworkPolicies {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Enabled => "Enabled",
-            Self::Disabled => "Disabled",
-            Self::NetworkSecurityGroupEnabled => "NetworkSecurityGroupEnabled",
-            Self::RouteTableEnabled => "RouteTableEnabled",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// Enable or Disable apply network policies on private end point in the subnet.
+    ///
+    /// Schema `VirtualNetworkPrivateEndpointNetworkPolicies`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum VirtualNetworkPrivateEndpointNetworkPolicies {
+        /// `Enabled`
+        Enabled = "Enabled",
+        /// `Disabled`
+        Disabled = "Disabled",
+        /// `NetworkSecurityGroupEnabled`
+        NetworkSecurityGroupEnabled = "NetworkSecurityGroupEnabled",
+        /// `RouteTableEnabled`
+        RouteTableEnabled = "RouteTableEnabled",
     }
 }
 
-impl From<String> for VirtualNetworkPrivateEndpointNetworkPolicies {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "enabled" => Self::Enabled,
-            "disabled" => Self::Disabled,
-            "networksecuritygroupenabled" => Self::NetworkSecurityGroupEnabled,
-            "routetableenabled" => Self::RouteTableEnabled,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<VirtualNetworkPrivateEndpointNetworkPolicies> for String {
-    fn from(value: VirtualNetworkPrivateEndpointNetworkPolicies) -> Self {
-        match value {
-            VirtualNetworkPrivateEndpointNetworkPolicies::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for VirtualNetworkPrivateEndpointNetworkPolicies {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// Enable or Disable apply network policies on private link service in the subnet.
-///
-/// Schema `VirtualNetworkPrivateLinkServiceNetworkPolicies`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum VirtualNetworkPrivateLinkServiceNetworkPolicies {
-    /// `Enabled`
-    Enabled,
-    /// `Disabled`
-    Disabled,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl VirtualNetworkPrivateLinkServiceNetworkPolicies {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Enabled => "Enabled",
-            Self::Disabled => "Disabled",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for VirtualNetworkPrivateLinkServiceNetworkPolicies {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "enabled" => Self::Enabled,
-            "disabled" => Self::Disabled,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<VirtualNetworkPrivateLinkServiceNetworkPolicies> for String {
-    fn from(value: VirtualNetworkPrivateLinkServiceNetworkPolicies) -> Self {
-        match value {
-            VirtualNetworkPrivateLinkServiceNetworkPolicies::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for VirtualNetworkPrivateLinkServiceNetworkPolicies {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// Enable or Disable apply network policies on private link service in the subnet.
+    ///
+    /// Schema `VirtualNetworkPrivateLinkServiceNetworkPolicies`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum VirtualNetworkPrivateLinkServiceNetworkPolicies {
+        /// `Enabled`
+        Enabled = "Enabled",
+        /// `Disabled`
+        Disabled = "Disabled",
     }
 }

@@ -5,11 +5,7 @@
 //! ARM payload types of `Microsoft.Network/virtualNetworks` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use armgen_runtime::UnknownFields;
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// AddressSpace contains an array of IP address ranges that can be used by subnets of the virtual network.
@@ -18,18 +14,10 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AddressSpace {
     /// A list of address blocks reserved for this virtual network in CIDR notation.
-    #[serde(
-        rename = "addressPrefixes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "addressPrefixes", default, skip_serializing_if = "Option::is_none")]
     pub address_prefixes: Option<Vec<String>>,
     /// A list of IPAM Pools allocating IP address prefixes.
-    #[serde(
-        rename = "ipamPoolPrefixAllocations",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "ipamPoolPrefixAllocations", default, skip_serializing_if = "Option::is_none")]
     pub ipam_pool_prefix_allocations: Option<Vec<IpamPoolPrefixAllocation>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -89,51 +77,14 @@ impl armgen_runtime::UnknownFields for ExtendedLocation {
     }
 }
 
-/// The supported ExtendedLocation types. Currently only EdgeZone is supported in Microsoft.Network resources.
-///
-/// Schema `ExtendedLocationType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum ExtendedLocationType {
-    /// `EdgeZone`
-    EdgeZone,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl ExtendedLocationType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::EdgeZone => "EdgeZone",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for ExtendedLocationType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "edgezone" => Self::EdgeZone,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<ExtendedLocationType> for String {
-    fn from(value: ExtendedLocationType) -> Self {
-        match value {
-            ExtendedLocationType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for ExtendedLocationType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The supported ExtendedLocation types. Currently only EdgeZone is supported in Microsoft.Network resources.
+    ///
+    /// Schema `ExtendedLocationType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ExtendedLocationType {
+        /// `EdgeZone`
+        EdgeZone = "EdgeZone",
     }
 }
 
@@ -212,51 +163,14 @@ impl armgen_runtime::UnknownFields for FlowLogFormatParameters {
     }
 }
 
-/// The file type of flow log.
-///
-/// Schema `FlowLogFormatType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum FlowLogFormatType {
-    /// `JSON`
-    Json,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl FlowLogFormatType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Json => "JSON",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for FlowLogFormatType {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "json" => Self::Json,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<FlowLogFormatType> for String {
-    fn from(value: FlowLogFormatType) -> Self {
-        match value {
-            FlowLogFormatType::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for FlowLogFormatType {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The file type of flow log.
+    ///
+    /// Schema `FlowLogFormatType`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum FlowLogFormatType {
+        /// `JSON`
+        Json = "JSON",
     }
 }
 
@@ -271,50 +185,30 @@ pub struct FlowLogPropertiesFormat {
     /// Guid of network security group to which flow log will be applied.
     ///
     /// Read-only.
-    #[serde(
-        rename = "targetResourceGuid",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "targetResourceGuid", default, skip_serializing_if = "Option::is_none")]
     pub target_resource_guid: Option<String>,
     /// ID of the storage account which is used to store the flow log.
     #[serde(rename = "storageId")]
     pub storage_id: String,
     /// Optional field to filter network traffic logs based on SrcIP, SrcPort, DstIP, DstPort, Protocol, Encryption, Direction and Action. If not specified, all network traffic will be logged.
-    #[serde(
-        rename = "enabledFilteringCriteria",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enabledFilteringCriteria", default, skip_serializing_if = "Option::is_none")]
     pub enabled_filtering_criteria: Option<String>,
     /// Flag to enable/disable flow logging.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Parameters that define the retention policy for flow log.
-    #[serde(
-        rename = "retentionPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "retentionPolicy", default, skip_serializing_if = "Option::is_none")]
     pub retention_policy: Option<RetentionPolicyParameters>,
     /// Parameters that define the flow log format.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<FlowLogFormatParameters>,
     /// Parameters that define the configuration of traffic analytics.
-    #[serde(
-        rename = "flowAnalyticsConfiguration",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "flowAnalyticsConfiguration", default, skip_serializing_if = "Option::is_none")]
     pub flow_analytics_configuration: Option<TrafficAnalyticsProperties>,
     /// The provisioning state of the flow log.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ProvisioningState>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -353,14 +247,8 @@ pub struct ManagedServiceIdentity {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<ResourceIdentityType>,
     /// The list of user identities associated with resource. The user identity dictionary key references will be ARM resource ids in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
-    #[serde(
-        rename = "userAssignedIdentities",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub user_assigned_identities: Option<
-        BTreeMap<String, ManagedServiceIdentityUserAssignedIdentitiesValue>,
-    >,
+    #[serde(rename = "userAssignedIdentities", default, skip_serializing_if = "Option::is_none")]
+    pub user_assigned_identities: Option<BTreeMap<String, ManagedServiceIdentityUserAssignedIdentitiesValue>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
@@ -395,130 +283,40 @@ pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-impl armgen_runtime::UnknownFields
-for ManagedServiceIdentityUserAssignedIdentitiesValue {
+impl armgen_runtime::UnknownFields for ManagedServiceIdentityUserAssignedIdentitiesValue {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
 
-/// Private Endpoint VNet Policies.
-///
-/// Schema `PrivateEndpointVNetPolicies`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum PrivateEndpointVNetPolicies {
-    /// `Disabled`
-    Disabled,
-    /// `Basic`
-    Basic,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl PrivateEndpointVNetPolicies {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Disabled => "Disabled",
-            Self::Basic => "Basic",
-            Self::Other(value) => value,
-        }
+armgen_runtime::open_enum! {
+    /// Private Endpoint VNet Policies.
+    ///
+    /// Schema `PrivateEndpointVNetPolicies`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum PrivateEndpointVNetPolicies {
+        /// `Disabled`
+        Disabled = "Disabled",
+        /// `Basic`
+        Basic = "Basic",
     }
 }
 
-impl From<String> for PrivateEndpointVNetPolicies {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "disabled" => Self::Disabled,
-            "basic" => Self::Basic,
-            _ => Self::Other(value),
-        }
+armgen_runtime::closed_enum! {
+    /// The type of identity used for the resource. The type 'SystemAssigned, UserAssigned' includes both an implicitly created identity and a set of user assigned identities. The type 'None' will remove any identities from the virtual machine.
+    ///
+    /// Schema `ResourceIdentityType`. Closed enum: other values are rejected. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum ResourceIdentityType {
+        /// `SystemAssigned`
+        SystemAssigned = "SystemAssigned",
+        /// `UserAssigned`
+        UserAssigned = "UserAssigned",
+        /// `SystemAssigned, UserAssigned`
+        SystemAssignedUserAssigned = "SystemAssigned, UserAssigned",
+        /// `None`
+        None = "None",
     }
-}
-
-impl From<PrivateEndpointVNetPolicies> for String {
-    fn from(value: PrivateEndpointVNetPolicies) -> Self {
-        match value {
-            PrivateEndpointVNetPolicies::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for PrivateEndpointVNetPolicies {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
-    }
-}
-
-/// The type of identity used for the resource. The type 'SystemAssigned, UserAssigned' includes both an implicitly created identity and a set of user assigned identities. The type 'None' will remove any identities from the virtual machine.
-///
-/// Schema `ResourceIdentityType`. Closed enum: other values are rejected. Values compare case-insensitively, as ARM does.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
-#[serde(try_from = "String", into = "String")]
-pub enum ResourceIdentityType {
-    /// `SystemAssigned`
-    SystemAssigned,
-    /// `UserAssigned`
-    UserAssigned,
-    /// `SystemAssigned, UserAssigned`
-    SystemAssignedUserAssigned,
-    /// `None`
-    None,
-}
-
-impl ResourceIdentityType {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Self::SystemAssigned => "SystemAssigned",
-            Self::UserAssigned => "UserAssigned",
-            Self::SystemAssignedUserAssigned => "SystemAssigned, UserAssigned",
-            Self::None => "None",
-        }
-    }
-}
-
-impl TryFrom<String> for ResourceIdentityType {
-    type Error = armgen_runtime::UnknownEnumValue;
-    fn try_from(value: String) -> Result<Self, Self::Error> {
-        match value.to_ascii_lowercase().as_str() {
-            "systemassigned" => Ok(Self::SystemAssigned),
-            "userassigned" => Ok(Self::UserAssigned),
-            "systemassigned, userassigned" => Ok(Self::SystemAssignedUserAssigned),
-            "none" => Ok(Self::None),
-            _ => {
-                Err(armgen_runtime::UnknownEnumValue {
-                    type_name: "ResourceIdentityType",
-                    value,
-                })
-            }
-        }
-    }
-}
-
-impl From<ResourceIdentityType> for String {
-    fn from(value: ResourceIdentityType) -> Self {
-        value.as_str().to_string()
-    }
-}
-
-impl armgen_runtime::UnknownFields for ResourceIdentityType {
-    fn unknown_fields(&self, _path: &str, _out: &mut Vec<String>) {}
 }
 
 /// Parameters that define the retention policy for flow log.
@@ -560,27 +358,15 @@ pub struct TrafficAnalyticsConfigurationProperties {
     #[serde(rename = "workspaceId", default, skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<String>,
     /// The location of the attached workspace.
-    #[serde(
-        rename = "workspaceRegion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "workspaceRegion", default, skip_serializing_if = "Option::is_none")]
     pub workspace_region: Option<String>,
     /// Resource Id of the attached workspace.
-    #[serde(
-        rename = "workspaceResourceId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "workspaceResourceId", default, skip_serializing_if = "Option::is_none")]
     pub workspace_resource_id: Option<String>,
     /// The interval in minutes which would decide how frequently TA service should do flow analytics.
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "trafficAnalyticsInterval",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "trafficAnalyticsInterval", default, skip_serializing_if = "Option::is_none")]
     pub traffic_analytics_interval: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -600,14 +386,8 @@ impl armgen_runtime::UnknownFields for TrafficAnalyticsConfigurationProperties {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct TrafficAnalyticsProperties {
     /// Parameters that define the configuration of traffic analytics.
-    #[serde(
-        rename = "networkWatcherFlowAnalyticsConfiguration",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub network_watcher_flow_analytics_configuration: Option<
-        TrafficAnalyticsConfigurationProperties,
-    >,
+    #[serde(rename = "networkWatcherFlowAnalyticsConfiguration", default, skip_serializing_if = "Option::is_none")]
+    pub network_watcher_flow_analytics_configuration: Option<TrafficAnalyticsConfigurationProperties>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
@@ -617,10 +397,7 @@ pub struct TrafficAnalyticsProperties {
 impl armgen_runtime::UnknownFields for TrafficAnalyticsProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.network_watcher_flow_analytics_configuration
-            .unknown_fields(
-                &format!("{path}/networkWatcherFlowAnalyticsConfiguration"),
-                out,
-            );
+            .unknown_fields(&format!("{path}/networkWatcherFlowAnalyticsConfiguration"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
@@ -650,11 +427,7 @@ pub struct VirtualNetwork {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The extended location of the virtual network.
-    #[serde(
-        rename = "extendedLocation",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "extendedLocation", default, skip_serializing_if = "Option::is_none")]
     pub extended_location: Option<ExtendedLocation>,
     /// Properties of the virtual network.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -689,11 +462,7 @@ pub struct VirtualNetworkBgpCommunities {
     /// The BGP community associated with the region of the virtual network.
     ///
     /// Read-only.
-    #[serde(
-        rename = "regionalCommunity",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "regionalCommunity", default, skip_serializing_if = "Option::is_none")]
     pub regional_community: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -730,55 +499,16 @@ impl armgen_runtime::UnknownFields for VirtualNetworkEncryption {
     }
 }
 
-/// If the encrypted VNet allows VM that does not support encryption. This field is for future support, AllowUnencrypted is the only supported value at general availability.
-///
-/// Schema `VirtualNetworkEncryptionEnforcement`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum VirtualNetworkEncryptionEnforcement {
-    /// `DropUnencrypted`
-    DropUnencrypted,
-    /// `AllowUnencrypted`
-    AllowUnencrypted,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl VirtualNetworkEncryptionEnforcement {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::DropUnencrypted => "DropUnencrypted",
-            Self::AllowUnencrypted => "AllowUnencrypted",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for VirtualNetworkEncryptionEnforcement {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "dropunencrypted" => Self::DropUnencrypted,
-            "allowunencrypted" => Self::AllowUnencrypted,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<VirtualNetworkEncryptionEnforcement> for String {
-    fn from(value: VirtualNetworkEncryptionEnforcement) -> Self {
-        match value {
-            VirtualNetworkEncryptionEnforcement::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for VirtualNetworkEncryptionEnforcement {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// If the encrypted VNet allows VM that does not support encryption. This field is for future support, AllowUnencrypted is the only supported value at general availability.
+    ///
+    /// Schema `VirtualNetworkEncryptionEnforcement`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum VirtualNetworkEncryptionEnforcement {
+        /// `DropUnencrypted`
+        DropUnencrypted = "DropUnencrypted",
+        /// `AllowUnencrypted`
+        AllowUnencrypted = "AllowUnencrypted",
     }
 }
 
@@ -817,63 +547,20 @@ impl armgen_runtime::UnknownFields for VirtualNetworkPeering {
     }
 }
 
-/// The peering sync status of the virtual network peering.
-///
-/// Schema `VirtualNetworkPeeringLevel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum VirtualNetworkPeeringLevel {
-    /// `FullyInSync`
-    FullyInSync,
-    /// `RemoteNotInSync`
-    RemoteNotInSync,
-    /// `LocalNotInSync`
-    LocalNotInSync,
-    /// `LocalAndRemoteNotInSync`
-    LocalAndRemoteNotInSync,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl VirtualNetworkPeeringLevel {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::FullyInSync => "FullyInSync",
-            Self::RemoteNotInSync => "RemoteNotInSync",
-            Self::LocalNotInSync => "LocalNotInSync",
-            Self::LocalAndRemoteNotInSync => "LocalAndRemoteNotInSync",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for VirtualNetworkPeeringLevel {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "fullyinsync" => Self::FullyInSync,
-            "remotenotinsync" => Self::RemoteNotInSync,
-            "localnotinsync" => Self::LocalNotInSync,
-            "localandremotenotinsync" => Self::LocalAndRemoteNotInSync,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<VirtualNetworkPeeringLevel> for String {
-    fn from(value: VirtualNetworkPeeringLevel) -> Self {
-        match value {
-            VirtualNetworkPeeringLevel::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for VirtualNetworkPeeringLevel {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The peering sync status of the virtual network peering.
+    ///
+    /// Schema `VirtualNetworkPeeringLevel`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum VirtualNetworkPeeringLevel {
+        /// `FullyInSync`
+        FullyInSync = "FullyInSync",
+        /// `RemoteNotInSync`
+        RemoteNotInSync = "RemoteNotInSync",
+        /// `LocalNotInSync`
+        LocalNotInSync = "LocalNotInSync",
+        /// `LocalAndRemoteNotInSync`
+        LocalAndRemoteNotInSync = "LocalAndRemoteNotInSync",
     }
 }
 
@@ -883,109 +570,53 @@ impl armgen_runtime::UnknownFields for VirtualNetworkPeeringLevel {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct VirtualNetworkPeeringPropertiesFormat {
     /// Whether the VMs in the local virtual network space would be able to access the VMs in remote virtual network space.
-    #[serde(
-        rename = "allowVirtualNetworkAccess",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "allowVirtualNetworkAccess", default, skip_serializing_if = "Option::is_none")]
     pub allow_virtual_network_access: Option<bool>,
     /// Whether the forwarded traffic from the VMs in the local virtual network will be allowed/disallowed in remote virtual network.
-    #[serde(
-        rename = "allowForwardedTraffic",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "allowForwardedTraffic", default, skip_serializing_if = "Option::is_none")]
     pub allow_forwarded_traffic: Option<bool>,
     /// If gateway links can be used in remote virtual networking to link to this virtual network.
-    #[serde(
-        rename = "allowGatewayTransit",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "allowGatewayTransit", default, skip_serializing_if = "Option::is_none")]
     pub allow_gateway_transit: Option<bool>,
     /// If remote gateways can be used on this virtual network. If the flag is set to true, and allowGatewayTransit on remote peering is also true, virtual network will use gateways of remote virtual network for transit. Only one peering can have this flag set to true. This flag cannot be set if virtual network already has a gateway.
-    #[serde(
-        rename = "useRemoteGateways",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "useRemoteGateways", default, skip_serializing_if = "Option::is_none")]
     pub use_remote_gateways: Option<bool>,
     /// The reference to the remote virtual network. The remote virtual network can be in the same or different region (preview). See here to register for the preview and learn more (<https://docs.microsoft.com/en-us/azure/virtual-network/virtual-network-create-peering>).
-    #[serde(
-        rename = "remoteVirtualNetwork",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "remoteVirtualNetwork", default, skip_serializing_if = "Option::is_none")]
     pub remote_virtual_network: Option<SubResource>,
     /// The local address space of the local virtual network that is peered.
-    #[serde(
-        rename = "localAddressSpace",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "localAddressSpace", default, skip_serializing_if = "Option::is_none")]
     pub local_address_space: Option<AddressSpace>,
     /// The current local address space of the local virtual network that is peered.
-    #[serde(
-        rename = "localVirtualNetworkAddressSpace",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "localVirtualNetworkAddressSpace", default, skip_serializing_if = "Option::is_none")]
     pub local_virtual_network_address_space: Option<AddressSpace>,
     /// The reference to the address space peered with the remote virtual network.
-    #[serde(
-        rename = "remoteAddressSpace",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "remoteAddressSpace", default, skip_serializing_if = "Option::is_none")]
     pub remote_address_space: Option<AddressSpace>,
     /// The reference to the current address space of the remote virtual network.
-    #[serde(
-        rename = "remoteVirtualNetworkAddressSpace",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "remoteVirtualNetworkAddressSpace", default, skip_serializing_if = "Option::is_none")]
     pub remote_virtual_network_address_space: Option<AddressSpace>,
     /// The reference to the remote virtual network's Bgp Communities.
-    #[serde(
-        rename = "remoteBgpCommunities",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "remoteBgpCommunities", default, skip_serializing_if = "Option::is_none")]
     pub remote_bgp_communities: Option<VirtualNetworkBgpCommunities>,
     /// The reference to the remote virtual network's encryption
     ///
     /// Read-only.
-    #[serde(
-        rename = "remoteVirtualNetworkEncryption",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "remoteVirtualNetworkEncryption", default, skip_serializing_if = "Option::is_none")]
     pub remote_virtual_network_encryption: Option<VirtualNetworkEncryption>,
     /// The status of the virtual network peering.
     #[serde(rename = "peeringState", default, skip_serializing_if = "Option::is_none")]
     pub peering_state: Option<VirtualNetworkPeeringState>,
     /// The peering sync status of the virtual network peering.
-    #[serde(
-        rename = "peeringSyncLevel",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "peeringSyncLevel", default, skip_serializing_if = "Option::is_none")]
     pub peering_sync_level: Option<VirtualNetworkPeeringLevel>,
     /// The provisioning state of the virtual network peering resource.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ProvisioningState>,
     /// If we need to verify the provisioning state of the remote gateway.
-    #[serde(
-        rename = "doNotVerifyRemoteGateways",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "doNotVerifyRemoteGateways", default, skip_serializing_if = "Option::is_none")]
     pub do_not_verify_remote_gateways: Option<bool>,
     /// The resourceGuid property of the Virtual Network peering resource.
     ///
@@ -993,32 +624,16 @@ pub struct VirtualNetworkPeeringPropertiesFormat {
     #[serde(rename = "resourceGuid", default, skip_serializing_if = "Option::is_none")]
     pub resource_guid: Option<String>,
     /// Whether complete virtual network address space is peered.
-    #[serde(
-        rename = "peerCompleteVnets",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "peerCompleteVnets", default, skip_serializing_if = "Option::is_none")]
     pub peer_complete_vnets: Option<bool>,
     /// Whether only Ipv6 address space is peered for subnet peering.
-    #[serde(
-        rename = "enableOnlyIPv6Peering",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableOnlyIPv6Peering", default, skip_serializing_if = "Option::is_none")]
     pub enable_only_i_pv6_peering: Option<bool>,
     /// List of local subnet names that are subnet peered with remote virtual network.
-    #[serde(
-        rename = "localSubnetNames",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "localSubnetNames", default, skip_serializing_if = "Option::is_none")]
     pub local_subnet_names: Option<Vec<String>>,
     /// List of remote subnet names from remote virtual network that are subnet peered.
-    #[serde(
-        rename = "remoteSubnetNames",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "remoteSubnetNames", default, skip_serializing_if = "Option::is_none")]
     pub remote_subnet_names: Option<Vec<String>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
@@ -1050,59 +665,18 @@ impl armgen_runtime::UnknownFields for VirtualNetworkPeeringPropertiesFormat {
     }
 }
 
-/// The status of the virtual network peering.
-///
-/// Schema `VirtualNetworkPeeringState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum VirtualNetworkPeeringState {
-    /// `Initiated`
-    Initiated,
-    /// `Connected`
-    Connected,
-    /// `Disconnected`
-    Disconnected,
-    /// A value this API version does not know, kept as received.
-    Other(String),
-}
-
-impl VirtualNetworkPeeringState {
-    /// The value on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Initiated => "Initiated",
-            Self::Connected => "Connected",
-            Self::Disconnected => "Disconnected",
-            Self::Other(value) => value,
-        }
-    }
-}
-
-impl From<String> for VirtualNetworkPeeringState {
-    fn from(value: String) -> Self {
-        match value.to_ascii_lowercase().as_str() {
-            "initiated" => Self::Initiated,
-            "connected" => Self::Connected,
-            "disconnected" => Self::Disconnected,
-            _ => Self::Other(value),
-        }
-    }
-}
-
-impl From<VirtualNetworkPeeringState> for String {
-    fn from(value: VirtualNetworkPeeringState) -> Self {
-        match value {
-            VirtualNetworkPeeringState::Other(value) => value,
-            known => known.as_str().to_string(),
-        }
-    }
-}
-
-impl armgen_runtime::UnknownFields for VirtualNetworkPeeringState {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        if let Self::Other(value) = self {
-            out.push(format!("{path}={value}"));
-        }
+armgen_runtime::open_enum! {
+    /// The status of the virtual network peering.
+    ///
+    /// Schema `VirtualNetworkPeeringState`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum VirtualNetworkPeeringState {
+        /// `Initiated`
+        Initiated = "Initiated",
+        /// `Connected`
+        Connected = "Connected",
+        /// `Disconnected`
+        Disconnected = "Disconnected",
     }
 }
 
@@ -1120,21 +694,13 @@ pub struct VirtualNetworkPropertiesFormat {
     /// The FlowTimeout value (in minutes) for the Virtual Network
     ///
     /// Format: `int32`.
-    #[serde(
-        rename = "flowTimeoutInMinutes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "flowTimeoutInMinutes", default, skip_serializing_if = "Option::is_none")]
     pub flow_timeout_in_minutes: Option<i32>,
     /// A list of subnets in a Virtual Network.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subnets: Option<Vec<Subnet>>,
     /// A list of peerings in a Virtual Network.
-    #[serde(
-        rename = "virtualNetworkPeerings",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "virtualNetworkPeerings", default, skip_serializing_if = "Option::is_none")]
     pub virtual_network_peerings: Option<Vec<VirtualNetworkPeering>>,
     /// The resourceGuid property of the Virtual Network resource.
     ///
@@ -1144,36 +710,20 @@ pub struct VirtualNetworkPropertiesFormat {
     /// The provisioning state of the virtual network resource.
     ///
     /// Read-only.
-    #[serde(
-        rename = "provisioningState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ProvisioningState>,
     /// Indicates if DDoS protection is enabled for all the protected resources in the virtual network. It requires a DDoS protection plan associated with the resource.
     ///
     /// Default: `false`.
-    #[serde(
-        rename = "enableDdosProtection",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableDdosProtection", default, skip_serializing_if = "Option::is_none")]
     pub enable_ddos_protection: Option<bool>,
     /// Indicates if VM protection is enabled for all the subnets in the virtual network.
     ///
     /// Default: `false`.
-    #[serde(
-        rename = "enableVmProtection",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "enableVmProtection", default, skip_serializing_if = "Option::is_none")]
     pub enable_vm_protection: Option<bool>,
     /// The DDoS protection plan associated with the virtual network.
-    #[serde(
-        rename = "ddosProtectionPlan",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "ddosProtectionPlan", default, skip_serializing_if = "Option::is_none")]
     pub ddos_protection_plan: Option<SubResource>,
     /// Bgp Communities sent over ExpressRoute with each route corresponding to a prefix in this VNET.
     #[serde(rename = "bgpCommunities", default, skip_serializing_if = "Option::is_none")]
@@ -1190,11 +740,7 @@ pub struct VirtualNetworkPropertiesFormat {
     #[serde(rename = "flowLogs", default, skip_serializing_if = "Option::is_none")]
     pub flow_logs: Option<Vec<FlowLog>>,
     /// Private Endpoint VNet Policies.
-    #[serde(
-        rename = "privateEndpointVNetPolicies",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "privateEndpointVNetPolicies", default, skip_serializing_if = "Option::is_none")]
     pub private_endpoint_v_net_policies: Option<PrivateEndpointVNetPolicies>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).

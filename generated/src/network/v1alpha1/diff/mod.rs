@@ -13,97 +13,49 @@ use armgen_runtime::diff::{DiffInputError, DiffWith, Differences, Path};
 
 impl DiffWith for arm::ExtendedLocationType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::PrivateEndpointVNetPolicies {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::VirtualNetworkPrivateEndpointNetworkPolicies {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::VirtualNetworkPrivateLinkServiceNetworkPolicies {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::SharingScope {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::VirtualNetworkEncryptionEnforcement {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::VirtualNetworkPeeringState {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
 impl DiffWith for arm::VirtualNetworkPeeringLevel {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(
-            self.as_str(),
-            actual.as_str(),
-            (self, actual),
-            path,
-            out,
-        );
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
 }
 
@@ -121,9 +73,7 @@ pub fn diff_custom_resource(
                     custom_resource,
                     arm_json,
                     |cr: &super::VirtualNetwork| &cr.spec,
-                    |body: &arm::VirtualNetwork| super::VirtualNetworkSpec::from_arm(
-                        body,
-                    ),
+                    |body: &arm::VirtualNetwork| super::VirtualNetworkSpec::from_arm(body),
                 )
             }
             "Subnet" => {

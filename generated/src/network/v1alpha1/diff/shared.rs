@@ -33,12 +33,7 @@ impl DiffWith for spec::Delegation {
 impl DiffWith for spec::IpamPoolPrefixAllocation {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.pool.diff_with(&actual.pool, &path.field("pool"), out);
-        self.number_of_ip_addresses
-            .diff_with(
-                &actual.number_of_ip_addresses,
-                &path.field("numberOfIpAddresses"),
-                out,
-            );
+        self.number_of_ip_addresses.diff_with(&actual.number_of_ip_addresses, &path.field("numberOfIpAddresses"), out);
     }
 }
 
@@ -58,12 +53,7 @@ impl DiffWith for spec::ServiceDelegationPropertiesFormat {
 impl DiffWith for spec::ServiceEndpointPropertiesFormat {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.service.diff_with(&actual.service, &path.field("service"), out);
-        self.network_identifier
-            .diff_with(
-                &actual.network_identifier,
-                &path.field("networkIdentifier"),
-                out,
-            );
+        self.network_identifier.diff_with(&actual.network_identifier, &path.field("networkIdentifier"), out);
         self.locations.diff_with(&actual.locations, &path.field("locations"), out);
     }
 }
@@ -89,31 +79,18 @@ impl DiffWith for spec::SubnetPropertiesFormat {
             .diff_with(&actual.address_prefix, &path.field("addressPrefix"), out);
         self.address_prefixes
             .diff_with(&actual.address_prefixes, &path.field("addressPrefixes"), out);
-        self.network_security_group
-            .diff_with(
-                &actual.network_security_group,
-                &path.field("networkSecurityGroup"),
-                out,
-            );
+        self.network_security_group.diff_with(&actual.network_security_group, &path.field("networkSecurityGroup"), out);
         self.route_table.diff_with(&actual.route_table, &path.field("routeTable"), out);
         self.nat_gateway.diff_with(&actual.nat_gateway, &path.field("natGateway"), out);
         self.service_endpoints
             .diff_with(&actual.service_endpoints, &path.field("serviceEndpoints"), out);
         self.service_endpoint_policies
-            .diff_with(
-                &actual.service_endpoint_policies,
-                &path.field("serviceEndpointPolicies"),
-                out,
-            );
+            .diff_with(&actual.service_endpoint_policies, &path.field("serviceEndpointPolicies"), out);
         self.ip_allocations
             .diff_with(&actual.ip_allocations, &path.field("ipAllocations"), out);
         self.delegations.diff_with(&actual.delegations, &path.field("delegations"), out);
         self.private_endpoint_network_policies
-            .diff_with(
-                &actual.private_endpoint_network_policies,
-                &path.field("privateEndpointNetworkPolicies"),
-                out,
-            );
+            .diff_with(&actual.private_endpoint_network_policies, &path.field("privateEndpointNetworkPolicies"), out);
         self.private_link_service_network_policies
             .diff_with(
                 &actual.private_link_service_network_policies,
@@ -129,16 +106,8 @@ impl DiffWith for spec::SubnetPropertiesFormat {
         self.sharing_scope
             .diff_with(&actual.sharing_scope, &path.field("sharingScope"), out);
         self.default_outbound_access
-            .diff_with(
-                &actual.default_outbound_access,
-                &path.field("defaultOutboundAccess"),
-                out,
-            );
+            .diff_with(&actual.default_outbound_access, &path.field("defaultOutboundAccess"), out);
         self.ipam_pool_prefix_allocations
-            .diff_with(
-                &actual.ipam_pool_prefix_allocations,
-                &path.field("ipamPoolPrefixAllocations"),
-                out,
-            );
+            .diff_with(&actual.ipam_pool_prefix_allocations, &path.field("ipamPoolPrefixAllocations"), out);
     }
 }

@@ -18,47 +18,20 @@ impl DiffWith for super::super::VirtualNetworkSpec {
         self.dhcp_options
             .diff_with(&actual.dhcp_options, &path.field("dhcpOptions"), out);
         self.flow_timeout_in_minutes
-            .diff_with(
-                &actual.flow_timeout_in_minutes,
-                &path.field("flowTimeoutInMinutes"),
-                out,
-            );
+            .diff_with(&actual.flow_timeout_in_minutes, &path.field("flowTimeoutInMinutes"), out);
         self.subnets.diff_with(&actual.subnets, &path.field("subnets"), out);
         self.virtual_network_peerings
-            .diff_with(
-                &actual.virtual_network_peerings,
-                &path.field("virtualNetworkPeerings"),
-                out,
-            );
-        self.enable_ddos_protection
-            .diff_with(
-                &actual.enable_ddos_protection,
-                &path.field("enableDdosProtection"),
-                out,
-            );
-        self.enable_vm_protection
-            .diff_with(
-                &actual.enable_vm_protection,
-                &path.field("enableVmProtection"),
-                out,
-            );
-        self.ddos_protection_plan
-            .diff_with(
-                &actual.ddos_protection_plan,
-                &path.field("ddosProtectionPlan"),
-                out,
-            );
+            .diff_with(&actual.virtual_network_peerings, &path.field("virtualNetworkPeerings"), out);
+        self.enable_ddos_protection.diff_with(&actual.enable_ddos_protection, &path.field("enableDdosProtection"), out);
+        self.enable_vm_protection.diff_with(&actual.enable_vm_protection, &path.field("enableVmProtection"), out);
+        self.ddos_protection_plan.diff_with(&actual.ddos_protection_plan, &path.field("ddosProtectionPlan"), out);
         self.bgp_communities
             .diff_with(&actual.bgp_communities, &path.field("bgpCommunities"), out);
         self.encryption.diff_with(&actual.encryption, &path.field("encryption"), out);
         self.ip_allocations
             .diff_with(&actual.ip_allocations, &path.field("ipAllocations"), out);
         self.private_endpoint_v_net_policies
-            .diff_with(
-                &actual.private_endpoint_v_net_policies,
-                &path.field("privateEndpointVNetPolicies"),
-                out,
-            );
+            .diff_with(&actual.private_endpoint_v_net_policies, &path.field("privateEndpointVNetPolicies"), out);
     }
 }
 
@@ -67,11 +40,7 @@ impl DiffWith for spec::AddressSpace {
         self.address_prefixes
             .diff_with(&actual.address_prefixes, &path.field("addressPrefixes"), out);
         self.ipam_pool_prefix_allocations
-            .diff_with(
-                &actual.ipam_pool_prefix_allocations,
-                &path.field("ipamPoolPrefixAllocations"),
-                out,
-            );
+            .diff_with(&actual.ipam_pool_prefix_allocations, &path.field("ipamPoolPrefixAllocations"), out);
     }
 }
 
@@ -91,11 +60,7 @@ impl DiffWith for spec::ExtendedLocation {
 impl DiffWith for spec::VirtualNetworkBgpCommunities {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.virtual_network_community
-            .diff_with(
-                &actual.virtual_network_community,
-                &path.field("virtualNetworkCommunity"),
-                out,
-            );
+            .diff_with(&actual.virtual_network_community, &path.field("virtualNetworkCommunity"), out);
     }
 }
 
@@ -118,94 +83,38 @@ impl DiffWith for spec::VirtualNetworkPeering {
 impl DiffWith for spec::VirtualNetworkPeeringPropertiesFormat {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         self.allow_virtual_network_access
-            .diff_with(
-                &actual.allow_virtual_network_access,
-                &path.field("allowVirtualNetworkAccess"),
-                out,
-            );
+            .diff_with(&actual.allow_virtual_network_access, &path.field("allowVirtualNetworkAccess"), out);
         self.allow_forwarded_traffic
-            .diff_with(
-                &actual.allow_forwarded_traffic,
-                &path.field("allowForwardedTraffic"),
-                out,
-            );
-        self.allow_gateway_transit
-            .diff_with(
-                &actual.allow_gateway_transit,
-                &path.field("allowGatewayTransit"),
-                out,
-            );
-        self.use_remote_gateways
-            .diff_with(
-                &actual.use_remote_gateways,
-                &path.field("useRemoteGateways"),
-                out,
-            );
-        self.remote_virtual_network
-            .diff_with(
-                &actual.remote_virtual_network,
-                &path.field("remoteVirtualNetwork"),
-                out,
-            );
-        self.local_address_space
-            .diff_with(
-                &actual.local_address_space,
-                &path.field("localAddressSpace"),
-                out,
-            );
+            .diff_with(&actual.allow_forwarded_traffic, &path.field("allowForwardedTraffic"), out);
+        self.allow_gateway_transit.diff_with(&actual.allow_gateway_transit, &path.field("allowGatewayTransit"), out);
+        self.use_remote_gateways.diff_with(&actual.use_remote_gateways, &path.field("useRemoteGateways"), out);
+        self.remote_virtual_network.diff_with(&actual.remote_virtual_network, &path.field("remoteVirtualNetwork"), out);
+        self.local_address_space.diff_with(&actual.local_address_space, &path.field("localAddressSpace"), out);
         self.local_virtual_network_address_space
             .diff_with(
                 &actual.local_virtual_network_address_space,
                 &path.field("localVirtualNetworkAddressSpace"),
                 out,
             );
-        self.remote_address_space
-            .diff_with(
-                &actual.remote_address_space,
-                &path.field("remoteAddressSpace"),
-                out,
-            );
+        self.remote_address_space.diff_with(&actual.remote_address_space, &path.field("remoteAddressSpace"), out);
         self.remote_virtual_network_address_space
             .diff_with(
                 &actual.remote_virtual_network_address_space,
                 &path.field("remoteVirtualNetworkAddressSpace"),
                 out,
             );
-        self.remote_bgp_communities
-            .diff_with(
-                &actual.remote_bgp_communities,
-                &path.field("remoteBgpCommunities"),
-                out,
-            );
+        self.remote_bgp_communities.diff_with(&actual.remote_bgp_communities, &path.field("remoteBgpCommunities"), out);
         self.peering_state
             .diff_with(&actual.peering_state, &path.field("peeringState"), out);
         self.peering_sync_level
             .diff_with(&actual.peering_sync_level, &path.field("peeringSyncLevel"), out);
         self.do_not_verify_remote_gateways
-            .diff_with(
-                &actual.do_not_verify_remote_gateways,
-                &path.field("doNotVerifyRemoteGateways"),
-                out,
-            );
-        self.peer_complete_vnets
-            .diff_with(
-                &actual.peer_complete_vnets,
-                &path.field("peerCompleteVnets"),
-                out,
-            );
+            .diff_with(&actual.do_not_verify_remote_gateways, &path.field("doNotVerifyRemoteGateways"), out);
+        self.peer_complete_vnets.diff_with(&actual.peer_complete_vnets, &path.field("peerCompleteVnets"), out);
         self.enable_only_i_pv6_peering
-            .diff_with(
-                &actual.enable_only_i_pv6_peering,
-                &path.field("enableOnlyIPv6Peering"),
-                out,
-            );
+            .diff_with(&actual.enable_only_i_pv6_peering, &path.field("enableOnlyIPv6Peering"), out);
         self.local_subnet_names
             .diff_with(&actual.local_subnet_names, &path.field("localSubnetNames"), out);
-        self.remote_subnet_names
-            .diff_with(
-                &actual.remote_subnet_names,
-                &path.field("remoteSubnetNames"),
-                out,
-            );
+        self.remote_subnet_names.diff_with(&actual.remote_subnet_names, &path.field("remoteSubnetNames"), out);
     }
 }

@@ -5,16 +5,9 @@
 //! The spec types of the custom resources, used by `shared`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver};
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
 
 /// IP configuration of an application gateway. Currently 1 public and 1 private IP configuration is allowed.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -55,10 +48,7 @@ impl ApplicationGatewayIpConfiguration {
     pub fn from_arm(arm: &arm::ApplicationGatewayIpConfiguration) -> Self {
         Self {
             id: arm.id.clone(),
-            properties: arm
-                .properties
-                .as_ref()
-                .map(ApplicationGatewayIpConfigurationPropertiesFormat::from_arm),
+            properties: arm.properties.as_ref().map(ApplicationGatewayIpConfigurationPropertiesFormat::from_arm),
             name: arm.name.clone(),
         }
     }
@@ -75,11 +65,7 @@ pub struct ApplicationGatewayIpConfigurationPropertiesFormat {
 
 impl armgen_runtime::kube::ToArm for ApplicationGatewayIpConfigurationPropertiesFormat {
     type Arm = arm::ApplicationGatewayIpConfigurationPropertiesFormat;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<
         arm::ApplicationGatewayIpConfigurationPropertiesFormat,
         ConversionError,
     > {
@@ -94,9 +80,7 @@ impl armgen_runtime::kube::ToArm for ApplicationGatewayIpConfigurationProperties
 impl ApplicationGatewayIpConfigurationPropertiesFormat {
     /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
     /// references, secrets unset.
-    pub fn from_arm(
-        arm: &arm::ApplicationGatewayIpConfigurationPropertiesFormat,
-    ) -> Self {
+    pub fn from_arm(arm: &arm::ApplicationGatewayIpConfigurationPropertiesFormat) -> Self {
         Self {
             subnet: arm.subnet.as_ref().map(SubResource::from_arm),
         }
@@ -123,11 +107,7 @@ pub struct Delegation {
 
 impl armgen_runtime::kube::ToArm for Delegation {
     type Arm = arm::Delegation;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::Delegation, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::Delegation, ConversionError> {
         Ok(arm::Delegation {
             id: self.id.clone(),
             properties: self.properties.to_arm(resolver, &path.field("properties"))?,
@@ -145,10 +125,7 @@ impl Delegation {
     pub fn from_arm(arm: &arm::Delegation) -> Self {
         Self {
             id: arm.id.clone(),
-            properties: arm
-                .properties
-                .as_ref()
-                .map(ServiceDelegationPropertiesFormat::from_arm),
+            properties: arm.properties.as_ref().map(ServiceDelegationPropertiesFormat::from_arm),
             name: arm.name.clone(),
             r#type: arm.r#type.clone(),
         }
@@ -220,10 +197,7 @@ impl IpamPoolPrefixAllocationPool {
     /// references, secrets unset.
     pub fn from_arm(arm: &arm::IpamPoolPrefixAllocationPool) -> Self {
         Self {
-            id: arm
-                .id
-                .as_ref()
-                .map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
+            id: arm.id.as_ref().map(|x| armgen_runtime::kube::ResourceReference::arm_id(x.clone())),
         }
     }
 }
@@ -287,9 +261,7 @@ impl armgen_runtime::kube::ToArm for ServiceEndpointPropertiesFormat {
     ) -> Result<arm::ServiceEndpointPropertiesFormat, ConversionError> {
         Ok(arm::ServiceEndpointPropertiesFormat {
             service: self.service.clone(),
-            network_identifier: self
-                .network_identifier
-                .to_arm(resolver, &path.field("networkIdentifier"))?,
+            network_identifier: self.network_identifier.to_arm(resolver, &path.field("networkIdentifier"))?,
             locations: self.locations.clone(),
             provisioning_state: None,
             unknown_fields: Default::default(),
@@ -303,10 +275,7 @@ impl ServiceEndpointPropertiesFormat {
     pub fn from_arm(arm: &arm::ServiceEndpointPropertiesFormat) -> Self {
         Self {
             service: arm.service.clone(),
-            network_identifier: arm
-                .network_identifier
-                .as_ref()
-                .map(SubResource::from_arm),
+            network_identifier: arm.network_identifier.as_ref().map(SubResource::from_arm),
             locations: arm.locations.clone(),
         }
     }
@@ -323,11 +292,7 @@ pub struct SubResource {
 
 impl armgen_runtime::kube::ToArm for SubResource {
     type Arm = arm::SubResource;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::SubResource, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::SubResource, ConversionError> {
         Ok(arm::SubResource {
             id: self.id.clone(),
             unknown_fields: Default::default(),
@@ -363,11 +328,7 @@ pub struct Subnet {
 
 impl armgen_runtime::kube::ToArm for Subnet {
     type Arm = arm::Subnet;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::Subnet, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::Subnet, ConversionError> {
         Ok(arm::Subnet {
             id: self.id.clone(),
             properties: self.properties.to_arm(resolver, &path.field("properties"))?,
@@ -425,22 +386,13 @@ pub struct SubnetPropertiesFormat {
     pub delegations: Option<Vec<Delegation>>,
     /// Enable or Disable apply network policies on private end point in the subnet.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub private_endpoint_network_policies: Option<
-        arm::VirtualNetworkPrivateEndpointNetworkPolicies,
-    >,
+    pub private_endpoint_network_policies: Option<arm::VirtualNetworkPrivateEndpointNetworkPolicies>,
     /// Enable or Disable apply network policies on private link service in the subnet.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub private_link_service_network_policies: Option<
-        arm::VirtualNetworkPrivateLinkServiceNetworkPolicies,
-    >,
+    pub private_link_service_network_policies: Option<arm::VirtualNetworkPrivateLinkServiceNetworkPolicies>,
     /// Application gateway IP configurations of virtual network resource.
-    #[serde(
-        rename = "applicationGatewayIPConfigurations",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub application_gateway_ip_configurations: Option<
-        Vec<ApplicationGatewayIpConfiguration>,
-    >,
+    #[serde(rename = "applicationGatewayIPConfigurations", skip_serializing_if = "Option::is_none")]
+    pub application_gateway_ip_configurations: Option<Vec<ApplicationGatewayIpConfiguration>>,
     /// Set this property to Tenant to allow sharing subnet with other subscriptions in your AAD tenant. This property can only be set if defaultOutboundAccess is set to false, both properties can only be set if subnet is empty.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sharing_scope: Option<arm::SharingScope>,
@@ -454,38 +406,26 @@ pub struct SubnetPropertiesFormat {
 
 impl armgen_runtime::kube::ToArm for SubnetPropertiesFormat {
     type Arm = arm::SubnetPropertiesFormat;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::SubnetPropertiesFormat, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::SubnetPropertiesFormat, ConversionError> {
         Ok(arm::SubnetPropertiesFormat {
             address_prefix: self.address_prefix.clone(),
             address_prefixes: self.address_prefixes.clone(),
             network_security_group: self.network_security_group.clone(),
             route_table: self.route_table.clone(),
             nat_gateway: self.nat_gateway.to_arm(resolver, &path.field("natGateway"))?,
-            service_endpoints: self
-                .service_endpoints
-                .to_arm(resolver, &path.field("serviceEndpoints"))?,
+            service_endpoints: self.service_endpoints.to_arm(resolver, &path.field("serviceEndpoints"))?,
             service_endpoint_policies: self.service_endpoint_policies.clone(),
             private_endpoints: None,
             ip_configurations: None,
             ip_configuration_profiles: None,
-            ip_allocations: self
-                .ip_allocations
-                .to_arm(resolver, &path.field("ipAllocations"))?,
+            ip_allocations: self.ip_allocations.to_arm(resolver, &path.field("ipAllocations"))?,
             resource_navigation_links: None,
             service_association_links: None,
             delegations: self.delegations.to_arm(resolver, &path.field("delegations"))?,
             purpose: None,
             provisioning_state: None,
-            private_endpoint_network_policies: self
-                .private_endpoint_network_policies
-                .clone(),
-            private_link_service_network_policies: self
-                .private_link_service_network_policies
-                .clone(),
+            private_endpoint_network_policies: self.private_endpoint_network_policies.clone(),
+            private_link_service_network_policies: self.private_link_service_network_policies.clone(),
             application_gateway_ip_configurations: self
                 .application_gateway_ip_configurations
                 .to_arm(resolver, &path.field("applicationGatewayIPConfigurations"))?,
@@ -516,20 +456,10 @@ impl SubnetPropertiesFormat {
                     x.iter().map(ServiceEndpointPropertiesFormat::from_arm).collect()
                 }),
             service_endpoint_policies: arm.service_endpoint_policies.clone(),
-            ip_allocations: arm
-                .ip_allocations
-                .as_ref()
-                .map(|x| x.iter().map(SubResource::from_arm).collect()),
-            delegations: arm
-                .delegations
-                .as_ref()
-                .map(|x| x.iter().map(Delegation::from_arm).collect()),
-            private_endpoint_network_policies: arm
-                .private_endpoint_network_policies
-                .clone(),
-            private_link_service_network_policies: arm
-                .private_link_service_network_policies
-                .clone(),
+            ip_allocations: arm.ip_allocations.as_ref().map(|x| x.iter().map(SubResource::from_arm).collect()),
+            delegations: arm.delegations.as_ref().map(|x| x.iter().map(Delegation::from_arm).collect()),
+            private_endpoint_network_policies: arm.private_endpoint_network_policies.clone(),
+            private_link_service_network_policies: arm.private_link_service_network_policies.clone(),
             application_gateway_ip_configurations: arm
                 .application_gateway_ip_configurations
                 .as_ref()

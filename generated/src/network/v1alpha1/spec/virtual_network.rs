@@ -5,16 +5,9 @@
 //! The spec types of the custom resources, used by `virtual_network`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
+use armgen_runtime::kube::{ConversionError, Path, Resolver, required};
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
 
 /// AddressSpace contains an array of IP address ranges that can be used by subnets of the virtual network.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -30,11 +23,7 @@ pub struct AddressSpace {
 
 impl armgen_runtime::kube::ToArm for AddressSpace {
     type Arm = arm::AddressSpace;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::AddressSpace, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::AddressSpace, ConversionError> {
         Ok(arm::AddressSpace {
             address_prefixes: self.address_prefixes.clone(),
             ipam_pool_prefix_allocations: self
@@ -70,11 +59,7 @@ pub struct DhcpOptions {
 
 impl armgen_runtime::kube::ToArm for DhcpOptions {
     type Arm = arm::DhcpOptions;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::DhcpOptions, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::DhcpOptions, ConversionError> {
         Ok(arm::DhcpOptions {
             dns_servers: self.dns_servers.clone(),
             unknown_fields: Default::default(),
@@ -106,11 +91,7 @@ pub struct ExtendedLocation {
 
 impl armgen_runtime::kube::ToArm for ExtendedLocation {
     type Arm = arm::ExtendedLocation;
-    fn to_arm(
-        &self,
-        _resolver: &dyn Resolver,
-        _path: &Path<'_>,
-    ) -> Result<arm::ExtendedLocation, ConversionError> {
+    fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::ExtendedLocation, ConversionError> {
         Ok(arm::ExtendedLocation {
             name: self.name.clone(),
             r#type: self.r#type.clone(),
@@ -226,11 +207,7 @@ pub struct VirtualNetworkPeering {
 
 impl armgen_runtime::kube::ToArm for VirtualNetworkPeering {
     type Arm = arm::VirtualNetworkPeering;
-    fn to_arm(
-        &self,
-        resolver: &dyn Resolver,
-        path: &Path<'_>,
-    ) -> Result<arm::VirtualNetworkPeering, ConversionError> {
+    fn to_arm(&self, resolver: &dyn Resolver, path: &Path<'_>) -> Result<arm::VirtualNetworkPeering, ConversionError> {
         Ok(arm::VirtualNetworkPeering {
             id: self.id.clone(),
             properties: self.properties.to_arm(resolver, &path.field("properties"))?,
@@ -248,10 +225,7 @@ impl VirtualNetworkPeering {
     pub fn from_arm(arm: &arm::VirtualNetworkPeering) -> Self {
         Self {
             id: arm.id.clone(),
-            properties: arm
-                .properties
-                .as_ref()
-                .map(VirtualNetworkPeeringPropertiesFormat::from_arm),
+            properties: arm.properties.as_ref().map(VirtualNetworkPeeringPropertiesFormat::from_arm),
             name: arm.name.clone(),
             r#type: arm.r#type.clone(),
         }
@@ -327,24 +301,16 @@ impl armgen_runtime::kube::ToArm for VirtualNetworkPeeringPropertiesFormat {
             allow_forwarded_traffic: self.allow_forwarded_traffic,
             allow_gateway_transit: self.allow_gateway_transit,
             use_remote_gateways: self.use_remote_gateways,
-            remote_virtual_network: self
-                .remote_virtual_network
-                .to_arm(resolver, &path.field("remoteVirtualNetwork"))?,
-            local_address_space: self
-                .local_address_space
-                .to_arm(resolver, &path.field("localAddressSpace"))?,
+            remote_virtual_network: self.remote_virtual_network.to_arm(resolver, &path.field("remoteVirtualNetwork"))?,
+            local_address_space: self.local_address_space.to_arm(resolver, &path.field("localAddressSpace"))?,
             local_virtual_network_address_space: self
                 .local_virtual_network_address_space
                 .to_arm(resolver, &path.field("localVirtualNetworkAddressSpace"))?,
-            remote_address_space: self
-                .remote_address_space
-                .to_arm(resolver, &path.field("remoteAddressSpace"))?,
+            remote_address_space: self.remote_address_space.to_arm(resolver, &path.field("remoteAddressSpace"))?,
             remote_virtual_network_address_space: self
                 .remote_virtual_network_address_space
                 .to_arm(resolver, &path.field("remoteVirtualNetworkAddressSpace"))?,
-            remote_bgp_communities: self
-                .remote_bgp_communities
-                .to_arm(resolver, &path.field("remoteBgpCommunities"))?,
+            remote_bgp_communities: self.remote_bgp_communities.to_arm(resolver, &path.field("remoteBgpCommunities"))?,
             remote_virtual_network_encryption: None,
             peering_state: self.peering_state.clone(),
             peering_sync_level: self.peering_sync_level.clone(),
@@ -369,30 +335,18 @@ impl VirtualNetworkPeeringPropertiesFormat {
             allow_forwarded_traffic: arm.allow_forwarded_traffic,
             allow_gateway_transit: arm.allow_gateway_transit,
             use_remote_gateways: arm.use_remote_gateways,
-            remote_virtual_network: arm
-                .remote_virtual_network
-                .as_ref()
-                .map(SubResource::from_arm),
-            local_address_space: arm
-                .local_address_space
-                .as_ref()
-                .map(AddressSpace::from_arm),
+            remote_virtual_network: arm.remote_virtual_network.as_ref().map(SubResource::from_arm),
+            local_address_space: arm.local_address_space.as_ref().map(AddressSpace::from_arm),
             local_virtual_network_address_space: arm
                 .local_virtual_network_address_space
                 .as_ref()
                 .map(AddressSpace::from_arm),
-            remote_address_space: arm
-                .remote_address_space
-                .as_ref()
-                .map(AddressSpace::from_arm),
+            remote_address_space: arm.remote_address_space.as_ref().map(AddressSpace::from_arm),
             remote_virtual_network_address_space: arm
                 .remote_virtual_network_address_space
                 .as_ref()
                 .map(AddressSpace::from_arm),
-            remote_bgp_communities: arm
-                .remote_bgp_communities
-                .as_ref()
-                .map(VirtualNetworkBgpCommunities::from_arm),
+            remote_bgp_communities: arm.remote_bgp_communities.as_ref().map(VirtualNetworkBgpCommunities::from_arm),
             peering_state: arm.peering_state.clone(),
             peering_sync_level: arm.peering_sync_level.clone(),
             do_not_verify_remote_gateways: arm.do_not_verify_remote_gateways,

@@ -5,16 +5,8 @@
 //! The status types of the custom resources, used by `shared`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
 
 /// IP configuration of an application gateway. Currently 1 public and 1 private IP configuration is allowed.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -37,15 +29,11 @@ pub struct ApplicationGatewayIpConfiguration {
     pub r#type: Option<String>,
 }
 
-impl From<&arm::ApplicationGatewayIpConfiguration>
-for ApplicationGatewayIpConfiguration {
+impl From<&arm::ApplicationGatewayIpConfiguration> for ApplicationGatewayIpConfiguration {
     fn from(arm: &arm::ApplicationGatewayIpConfiguration) -> Self {
         Self {
             id: arm.id.clone(),
-            properties: arm
-                .properties
-                .as_ref()
-                .map(ApplicationGatewayIpConfigurationPropertiesFormat::from),
+            properties: arm.properties.as_ref().map(ApplicationGatewayIpConfigurationPropertiesFormat::from),
             name: arm.name.clone(),
             etag: arm.etag.clone(),
             r#type: arm.r#type.clone(),
@@ -100,10 +88,7 @@ impl From<&arm::Delegation> for Delegation {
     fn from(arm: &arm::Delegation) -> Self {
         Self {
             id: arm.id.clone(),
-            properties: arm
-                .properties
-                .as_ref()
-                .map(ServiceDelegationPropertiesFormat::from),
+            properties: arm.properties.as_ref().map(ServiceDelegationPropertiesFormat::from),
             name: arm.name.clone(),
             etag: arm.etag.clone(),
             r#type: arm.r#type.clone(),
@@ -232,10 +217,7 @@ impl From<&arm::ServiceAssociationLink> for ServiceAssociationLink {
     fn from(arm: &arm::ServiceAssociationLink) -> Self {
         Self {
             id: arm.id.clone(),
-            properties: arm
-                .properties
-                .as_ref()
-                .map(ServiceAssociationLinkPropertiesFormat::from),
+            properties: arm.properties.as_ref().map(ServiceAssociationLinkPropertiesFormat::from),
             name: arm.name.clone(),
             etag: arm.etag.clone(),
             r#type: arm.r#type.clone(),
@@ -264,8 +246,7 @@ pub struct ServiceAssociationLinkPropertiesFormat {
     pub locations: Option<Vec<String>>,
 }
 
-impl From<&arm::ServiceAssociationLinkPropertiesFormat>
-for ServiceAssociationLinkPropertiesFormat {
+impl From<&arm::ServiceAssociationLinkPropertiesFormat> for ServiceAssociationLinkPropertiesFormat {
     fn from(arm: &arm::ServiceAssociationLinkPropertiesFormat) -> Self {
         Self {
             linked_resource_type: arm.linked_resource_type.clone(),
@@ -292,8 +273,7 @@ pub struct ServiceDelegationPropertiesFormat {
     pub provisioning_state: Option<arm::ProvisioningState>,
 }
 
-impl From<&arm::ServiceDelegationPropertiesFormat>
-for ServiceDelegationPropertiesFormat {
+impl From<&arm::ServiceDelegationPropertiesFormat> for ServiceDelegationPropertiesFormat {
     fn from(arm: &arm::ServiceDelegationPropertiesFormat) -> Self {
         Self {
             service_name: arm.service_name.clone(),
@@ -434,22 +414,13 @@ pub struct SubnetPropertiesFormat {
     pub provisioning_state: Option<arm::ProvisioningState>,
     /// Enable or Disable apply network policies on private end point in the subnet.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub private_endpoint_network_policies: Option<
-        arm::VirtualNetworkPrivateEndpointNetworkPolicies,
-    >,
+    pub private_endpoint_network_policies: Option<arm::VirtualNetworkPrivateEndpointNetworkPolicies>,
     /// Enable or Disable apply network policies on private link service in the subnet.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub private_link_service_network_policies: Option<
-        arm::VirtualNetworkPrivateLinkServiceNetworkPolicies,
-    >,
+    pub private_link_service_network_policies: Option<arm::VirtualNetworkPrivateLinkServiceNetworkPolicies>,
     /// Application gateway IP configurations of virtual network resource.
-    #[serde(
-        rename = "applicationGatewayIPConfigurations",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub application_gateway_ip_configurations: Option<
-        Vec<ApplicationGatewayIpConfiguration>,
-    >,
+    #[serde(rename = "applicationGatewayIPConfigurations", skip_serializing_if = "Option::is_none")]
+    pub application_gateway_ip_configurations: Option<Vec<ApplicationGatewayIpConfiguration>>,
     /// Set this property to Tenant to allow sharing subnet with other subscriptions in your AAD tenant. This property can only be set if defaultOutboundAccess is set to false, both properties can only be set if subnet is empty.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sharing_scope: Option<arm::SharingScope>,
@@ -477,10 +448,7 @@ impl From<&arm::SubnetPropertiesFormat> for SubnetPropertiesFormat {
             private_endpoints: arm.private_endpoints.clone(),
             ip_configurations: arm.ip_configurations.clone(),
             ip_configuration_profiles: arm.ip_configuration_profiles.clone(),
-            ip_allocations: arm
-                .ip_allocations
-                .as_ref()
-                .map(|x| x.iter().map(SubResource::from).collect()),
+            ip_allocations: arm.ip_allocations.as_ref().map(|x| x.iter().map(SubResource::from).collect()),
             resource_navigation_links: arm
                 .resource_navigation_links
                 .as_ref()
@@ -489,18 +457,11 @@ impl From<&arm::SubnetPropertiesFormat> for SubnetPropertiesFormat {
                 .service_association_links
                 .as_ref()
                 .map(|x| x.iter().map(ServiceAssociationLink::from).collect()),
-            delegations: arm
-                .delegations
-                .as_ref()
-                .map(|x| x.iter().map(Delegation::from).collect()),
+            delegations: arm.delegations.as_ref().map(|x| x.iter().map(Delegation::from).collect()),
             purpose: arm.purpose.clone(),
             provisioning_state: arm.provisioning_state.clone(),
-            private_endpoint_network_policies: arm
-                .private_endpoint_network_policies
-                .clone(),
-            private_link_service_network_policies: arm
-                .private_link_service_network_policies
-                .clone(),
+            private_endpoint_network_policies: arm.private_endpoint_network_policies.clone(),
+            private_link_service_network_policies: arm.private_link_service_network_policies.clone(),
             application_gateway_ip_configurations: arm
                 .application_gateway_ip_configurations
                 .as_ref()

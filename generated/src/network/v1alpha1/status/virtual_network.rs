@@ -5,15 +5,8 @@
 //! The status types of the custom resources, used by `virtual_network`.
 #[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use super::super::arm;
-#[allow(unused_imports)]
-use armgen_runtime::kube::{keys_of_references, missing, required, value_or_config};
-#[allow(unused_imports)]
-use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-#[allow(unused_imports)]
 use serde::{Deserialize, Serialize};
-#[allow(unused_imports)]
 use std::collections::BTreeMap;
 
 /// AddressSpace contains an array of IP address ranges that can be used by subnets of the virtual network.
@@ -185,10 +178,7 @@ impl From<&arm::FlowLogPropertiesFormat> for FlowLogPropertiesFormat {
             storage_id: Some(arm.storage_id.clone()),
             enabled_filtering_criteria: arm.enabled_filtering_criteria.clone(),
             enabled: arm.enabled,
-            retention_policy: arm
-                .retention_policy
-                .as_ref()
-                .map(RetentionPolicyParameters::from),
+            retention_policy: arm.retention_policy.as_ref().map(RetentionPolicyParameters::from),
             format: arm.format.as_ref().map(FlowLogFormatParameters::from),
             flow_analytics_configuration: arm
                 .flow_analytics_configuration
@@ -214,9 +204,7 @@ pub struct ManagedServiceIdentity {
     pub r#type: Option<arm::ResourceIdentityType>,
     /// The list of user identities associated with resource. The user identity dictionary key references will be ARM resource ids in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_assigned_identities: Option<
-        BTreeMap<String, ManagedServiceIdentityUserAssignedIdentitiesValue>,
-    >,
+    pub user_assigned_identities: Option<BTreeMap<String, ManagedServiceIdentityUserAssignedIdentitiesValue>>,
 }
 
 impl From<&arm::ManagedServiceIdentity> for ManagedServiceIdentity {
@@ -304,8 +292,7 @@ pub struct TrafficAnalyticsConfigurationProperties {
     pub traffic_analytics_interval: Option<i32>,
 }
 
-impl From<&arm::TrafficAnalyticsConfigurationProperties>
-for TrafficAnalyticsConfigurationProperties {
+impl From<&arm::TrafficAnalyticsConfigurationProperties> for TrafficAnalyticsConfigurationProperties {
     fn from(arm: &arm::TrafficAnalyticsConfigurationProperties) -> Self {
         Self {
             enabled: arm.enabled,
@@ -323,9 +310,7 @@ for TrafficAnalyticsConfigurationProperties {
 pub struct TrafficAnalyticsProperties {
     /// Parameters that define the configuration of traffic analytics.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub network_watcher_flow_analytics_configuration: Option<
-        TrafficAnalyticsConfigurationProperties,
-    >,
+    pub network_watcher_flow_analytics_configuration: Option<TrafficAnalyticsConfigurationProperties>,
 }
 
 impl From<&arm::TrafficAnalyticsProperties> for TrafficAnalyticsProperties {
@@ -406,10 +391,7 @@ impl From<&arm::VirtualNetworkPeering> for VirtualNetworkPeering {
     fn from(arm: &arm::VirtualNetworkPeering) -> Self {
         Self {
             id: arm.id.clone(),
-            properties: arm
-                .properties
-                .as_ref()
-                .map(VirtualNetworkPeeringPropertiesFormat::from),
+            properties: arm.properties.as_ref().map(VirtualNetworkPeeringPropertiesFormat::from),
             name: arm.name.clone(),
             etag: arm.etag.clone(),
             r#type: arm.r#type.clone(),
@@ -483,38 +465,25 @@ pub struct VirtualNetworkPeeringPropertiesFormat {
     pub remote_subnet_names: Option<Vec<String>>,
 }
 
-impl From<&arm::VirtualNetworkPeeringPropertiesFormat>
-for VirtualNetworkPeeringPropertiesFormat {
+impl From<&arm::VirtualNetworkPeeringPropertiesFormat> for VirtualNetworkPeeringPropertiesFormat {
     fn from(arm: &arm::VirtualNetworkPeeringPropertiesFormat) -> Self {
         Self {
             allow_virtual_network_access: arm.allow_virtual_network_access,
             allow_forwarded_traffic: arm.allow_forwarded_traffic,
             allow_gateway_transit: arm.allow_gateway_transit,
             use_remote_gateways: arm.use_remote_gateways,
-            remote_virtual_network: arm
-                .remote_virtual_network
-                .as_ref()
-                .map(SubResource::from),
-            local_address_space: arm
-                .local_address_space
-                .as_ref()
-                .map(AddressSpace::from),
+            remote_virtual_network: arm.remote_virtual_network.as_ref().map(SubResource::from),
+            local_address_space: arm.local_address_space.as_ref().map(AddressSpace::from),
             local_virtual_network_address_space: arm
                 .local_virtual_network_address_space
                 .as_ref()
                 .map(AddressSpace::from),
-            remote_address_space: arm
-                .remote_address_space
-                .as_ref()
-                .map(AddressSpace::from),
+            remote_address_space: arm.remote_address_space.as_ref().map(AddressSpace::from),
             remote_virtual_network_address_space: arm
                 .remote_virtual_network_address_space
                 .as_ref()
                 .map(AddressSpace::from),
-            remote_bgp_communities: arm
-                .remote_bgp_communities
-                .as_ref()
-                .map(VirtualNetworkBgpCommunities::from),
+            remote_bgp_communities: arm.remote_bgp_communities.as_ref().map(VirtualNetworkBgpCommunities::from),
             remote_virtual_network_encryption: arm
                 .remote_virtual_network_encryption
                 .as_ref()
