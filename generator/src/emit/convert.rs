@@ -744,20 +744,10 @@ pub fn spoke_files(
         );
         let body = quote!(#(#items)*);
         // Only the runtime names the file uses (no `unused_imports` to allow).
-        let text = body.to_string();
-        let used: Vec<proc_macro2::Ident> = ["Conversion", "Convert", "ConvertObject", "Path"]
-            .into_iter()
-            .filter(|name| {
-                text.split(|c: char| !c.is_alphanumeric() && c != '_')
-                    .any(|w| w == *name)
-            })
-            .map(|name| format_ident!("{}", name))
-            .collect();
-        let runtime = if used.is_empty() {
-            quote!()
-        } else {
-            quote!(use armgen_runtime::hub::{#(#used),*};)
-        };
+        let runtime = super::uses::Uses::of(&body).names(
+            quote!(armgen_runtime::hub),
+            &["Conversion", "Convert", "ConvertObject", "Path"],
+        );
         let tokens = quote! {
             #![doc = #doc]
             #[allow(unused_imports)]
