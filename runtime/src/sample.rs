@@ -191,8 +191,8 @@ impl Sampler {
                 return Err(self.err(at, format!("`{name}` is required but has no schema")));
             };
             let len = at.len();
-            at.push_str("/properties/");
-            at.push_str(&crate::escape_pointer(name));
+            at.push_str("/properties");
+            crate::pointer::push(at, name);
             let v = if name == "armId" && p.get("pattern").is_none() {
                 Ok(json!(self.arm_id()))
             } else {

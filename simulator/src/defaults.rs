@@ -87,8 +87,7 @@ pub(crate) fn pointer_of(path: &str) -> String {
             Some(i) => (&segment[..i], &segment[i..]),
             None => (segment, ""),
         };
-        out.push('/');
-        out.push_str(&name.replace('~', "~0").replace('/', "~1"));
+        armgen_runtime::pointer::push(&mut out, name);
         for index in indexes.split(['[', ']']).filter(|s| !s.is_empty()) {
             out.push('/');
             out.push_str(index);
