@@ -6,6 +6,7 @@
 
 pub mod conversion;
 pub mod diff;
+pub mod dotted;
 pub mod enums;
 pub mod exports;
 pub mod hub;
