@@ -490,8 +490,7 @@ fn secret_placeholders(value: &Value, path: String, out: &mut Vec<(String, Strin
         }
         Value::Object(m) => {
             for (k, v) in m {
-                let k = k.replace('~', "~0").replace('/', "~1");
-                secret_placeholders(v, format!("{path}/{k}"), out);
+                secret_placeholders(v, armgen_runtime::pointer::child(&path, k), out);
             }
         }
         _ => {}

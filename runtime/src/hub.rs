@@ -46,8 +46,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::escape_pointer;
 use crate::kube::ConversionError;
+use crate::pointer;
 
 /// The annotation holding the property bag of a converted object.
 pub const PROPERTY_BAG_ANNOTATION: &str = "armgen.dev/property-bag";
@@ -152,8 +152,7 @@ impl<'a> Path<'a> {
             }
             Path::Field { parent, source, target } => {
                 parent.write(side, out);
-                out.push('/');
-                out.push_str(&escape_pointer(if side == Side::Source { source } else { target }));
+                pointer::push(out, if side == Side::Source { source } else { target });
             }
             Path::Index { parent, index } => {
                 parent.write(side, out);
@@ -162,8 +161,7 @@ impl<'a> Path<'a> {
             }
             Path::Key { parent, key } => {
                 parent.write(side, out);
-                out.push('/');
-                out.push_str(&escape_pointer(key));
+                pointer::push(out, key);
             }
         }
     }
@@ -466,14 +464,13 @@ impl Conversion {
 /// Inserts `part` into `value` at the relative JSON pointer `pointer` when its parent exists and nothing is
 /// there yet; otherwise leaves `value` as it is.
 fn insert_absent(value: &mut Value, pointer: &str, part: &Value) {
-    let Some((parent, last)) = pointer.rsplit_once('/') else {
+    let Some((parent, last)) = crate::pointer::split_last(pointer) else {
         return;
     };
     let Some(Value::Object(map)) = value.pointer_mut(parent) else {
         return;
     };
-    let last = last.replace("~1", "/").replace("~0", "~");
-    map.entry(last).or_insert_with(|| part.clone());
+    map.entry(last.into_owned()).or_insert_with(|| part.clone());
 }
 
 /// Reads `value` as a `T`, exactly: what `T` writes back must be `value`. The parts of objects that `T` drops
@@ -496,11 +493,14 @@ pub fn fit<T: Serialize + DeserializeOwned>(mut value: Value) -> Option<(T, Vec<
             return Some((parsed, cut_out));
         }
         for pointer in cuts {
-            let (parent, last) = pointer.rsplit_once('/')?;
-            let last = last.replace("~1", "/").replace("~0", "~");
-            if let Some(Value::Object(map)) = value.pointer_mut(parent)
-                && let Some(part) = map.remove(&last)
-            {
+            let part = {
+                let (parent, last) = crate::pointer::split_last(&pointer)?;
+                match value.pointer_mut(parent) {
+                    Some(Value::Object(map)) => map.remove(last.as_ref()),
+                    _ => None,
+                }
+            };
+            if let Some(part) = part {
                 cut_out.push((pointer, part));
             }
         }
@@ -517,7 +517,7 @@ fn compare(read: &Value, written: &Value, at: String, cuts: &mut Vec<String>) ->
                 return false;
             }
             for (k, v) in r {
-                let pointer = format!("{at}/{}", escape_pointer(k));
+                let pointer = crate::pointer::child(&at, k);
                 let kept = w.get(k).is_some_and(|w| compare(v, w, pointer.clone(), cuts));
                 if !kept {
                     cuts.push(pointer);

@@ -6,11 +6,13 @@
 
 pub mod conversion;
 pub mod diff;
+pub mod dotted;
 pub mod enums;
 pub mod exports;
 pub mod hub;
 pub mod kube;
 pub mod nullable;
+pub mod pointer;
 pub mod rules;
 #[cfg(feature = "sample")]
 pub mod sample;
@@ -21,10 +23,9 @@ pub mod webhook;
 pub use nullable::Nullable;
 pub use unknown::{RoundTrip, UnknownFields};
 
-/// Escapes one JSON-pointer segment (`~` → `~0`, `/` → `~1`).
-pub fn escape_pointer(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
-}
+/// Escapes one JSON-pointer segment (`~` → `~0`, `/` → `~1`): [`pointer::escape`], under the name the crate
+/// has always exported it by.
+pub use pointer::escape as escape_pointer;
 
 /// Where an ARM resource lives, from its PUT path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

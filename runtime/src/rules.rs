@@ -300,56 +300,11 @@ pub fn compare_versions(a: &str, b: &str) -> Option<Ordering> {
 /// The values at an ARM path with `[]`/`{}` wildcards, each with its concrete location
 /// (`properties.agentPoolProfiles[1].osType`).
 pub fn values_at<'v>(document: &'v Value, arm_path: &str) -> Vec<(String, &'v Value)> {
-    let mut found = vec![(String::new(), document)];
-    for segment in arm_path.split('.') {
-        let (name, wildcards) = match segment.find(['[', '{']) {
-            Some(i) => (&segment[..i], &segment[i..]),
-            None => (segment, ""),
-        };
-        let mut next = Vec::new();
-        for (at, value) in found {
-            let Some(v) = value.get(name).filter(|v| !v.is_null()) else {
-                continue;
-            };
-            let here = if at.is_empty() {
-                name.to_string()
-            } else {
-                format!("{at}.{name}")
-            };
-            let mut level = vec![(here, v)];
-            let mut rest = wildcards;
-            while !rest.is_empty() {
-                let (expand_array, tail) = if let Some(t) = rest.strip_prefix("[]") {
-                    (true, t)
-                } else if let Some(t) = rest.strip_prefix("{}") {
-                    (false, t)
-                } else {
-                    level.clear();
-                    break;
-                };
-                rest = tail;
-                level = level
-                    .into_iter()
-                    .flat_map(|(at, v)| -> Vec<(String, &Value)> {
-                        match (expand_array, v) {
-                            (true, Value::Array(items)) => items
-                                .iter()
-                                .enumerate()
-                                .map(|(i, item)| (format!("{at}[{i}]"), item))
-                                .collect(),
-                            (false, Value::Object(map)) => {
-                                map.iter().map(|(k, item)| (format!("{at}.{k}"), item)).collect()
-                            }
-                            _ => Vec::new(),
-                        }
-                    })
-                    .collect();
-            }
-            next.extend(level);
-        }
-        found = next;
-    }
-    found
+    // The generator writes the rules' paths with `crate::dotted`'s grammar; one that does not parse selects
+    // nothing, as a path that matches nothing.
+    crate::dotted::select(document, arm_path)
+        .map(|found| found.into_iter().map(|(at, v)| (at.dotted(), v)).collect())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -84,26 +84,34 @@ pub fn schema_of(
 pub fn sample_at(open_api_v3_schema: &Value, path: &str, variant: u32) -> Result<Value, SampleError> {
     let mut node = open_api_v3_schema;
     let mut at = String::new();
-    for segment in path.split('.') {
-        let (name, items) = match segment.find('[') {
-            Some(i) => (&segment[..i], segment[i..].matches("[]").count()),
-            None => (segment, 0),
+    let steps = crate::dotted::parse(path).map_err(|e| SampleError {
+        pointer: String::new(),
+        message: e.to_string(),
+    })?;
+    let mut name = "";
+    for step in steps {
+        let (key, next) = match step {
+            crate::dotted::Step::Property(property) => {
+                name = property;
+                at.push_str("/properties");
+                crate::pointer::push(&mut at, property);
+                let next = node.get("properties").and_then(|p| p.get(property));
+                (format!("no property `{property}` (path `{path}`)"), next)
+            }
+            crate::dotted::Step::Items | crate::dotted::Step::Index(_) => {
+                at.push_str("/items");
+                (format!("`{name}` is not an array (path `{path}`)"), node.get("items"))
+            }
+            crate::dotted::Step::Values => {
+                at.push_str("/additionalProperties");
+                let next = node.get("additionalProperties").filter(|v| v.is_object());
+                (format!("`{name}` is not a map (path `{path}`)"), next)
+            }
         };
-        at.push_str("/properties/");
-        at.push_str(&crate::escape_pointer(name));
-        node = node
-            .pointer(&format!("/properties/{}", crate::escape_pointer(name)))
-            .ok_or_else(|| SampleError {
-                pointer: at.clone(),
-                message: format!("no property `{name}` (path `{path}`)"),
-            })?;
-        for _ in 0..items {
-            at.push_str("/items");
-            node = node.get("items").ok_or_else(|| SampleError {
-                pointer: at.clone(),
-                message: format!("`{name}` is not an array (path `{path}`)"),
-            })?;
-        }
+        node = next.ok_or_else(|| SampleError {
+            pointer: at.clone(),
+            message: key,
+        })?;
     }
     Sampler { variant }.value(node, &mut at, 0)
 }
@@ -191,8 +199,8 @@ impl Sampler {
                 return Err(self.err(at, format!("`{name}` is required but has no schema")));
             };
             let len = at.len();
-            at.push_str("/properties/");
-            at.push_str(&crate::escape_pointer(name));
+            at.push_str("/properties");
+            crate::pointer::push(at, name);
             let v = if name == "armId" && p.get("pattern").is_none() {
                 Ok(json!(self.arm_id()))
             } else {

@@ -54,7 +54,7 @@ impl<T: UnknownFields> UnknownFields for Vec<T> {
 impl<T: UnknownFields> UnknownFields for BTreeMap<String, T> {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         for (k, v) in self {
-            v.unknown_fields(&format!("{path}/{}", crate::escape_pointer(k)), out);
+            v.unknown_fields(&crate::pointer::child(path, k), out);
         }
     }
 }
@@ -70,7 +70,7 @@ impl<T: UnknownFields> UnknownFields for crate::Nullable<T> {
 /// Records the keys of an `unknown_fields` map.
 pub fn record_keys<V>(map: &BTreeMap<String, V>, path: &str, out: &mut Vec<String>) {
     for k in map.keys() {
-        out.push(format!("{path}/{}", crate::escape_pointer(k)));
+        out.push(crate::pointer::child(path, k));
     }
 }
 

@@ -31,7 +31,7 @@
 //! when an update keeps the earlier values; pools that the rules mirror as child resources are paired by name
 //! instead, through their child resource ([`crate::rules`]).
 
-use armgen_runtime::rules::values_at;
+use armgen_runtime::dotted;
 use serde_json::{Map, Value, json};
 
 use crate::registry::subscription_and_group;
@@ -78,34 +78,15 @@ pub(crate) const REPORTED: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
-/// The JSON pointer of a concrete ARM path as [`values_at`] writes it (`properties.pools[1].os` →
-/// `/properties/pools/1/os`).
-pub(crate) fn pointer_of(path: &str) -> String {
-    let mut out = String::new();
-    for segment in path.split('.').filter(|s| !s.is_empty()) {
-        let (name, indexes) = match segment.find('[') {
-            Some(i) => (&segment[..i], &segment[i..]),
-            None => (segment, ""),
-        };
-        out.push('/');
-        out.push_str(&name.replace('~', "~0").replace('/', "~1"));
-        for index in indexes.split(['[', ']']).filter(|s| !s.is_empty()) {
-            out.push('/');
-            out.push_str(index);
-        }
-    }
-    out
-}
-
 /// An update's body keeps the reported versions of the stored one (the operation has not succeeded yet).
 pub(crate) fn keep_reported(arm_type: &str, stored: &Value, body: &mut Value) {
     for (ty, objects, _, reported) in REPORTED {
         if !ty.eq_ignore_ascii_case(arm_type) {
             continue;
         }
-        for (at, old) in values_at(stored, objects) {
+        for (at, old) in dotted::select(stored, objects).unwrap_or_default() {
             let Some(value) = old.get(*reported) else { continue };
-            if let Some(Value::Object(new)) = body.pointer_mut(&pointer_of(&at)) {
+            if let Some(Value::Object(new)) = body.pointer_mut(&at.pointer()) {
                 new.insert((*reported).to_string(), value.clone());
             }
         }
@@ -118,9 +99,13 @@ pub(crate) fn settle_reported(arm_type: &str, body: &mut Value) {
         if !ty.eq_ignore_ascii_case(arm_type) {
             continue;
         }
-        let places: Vec<String> = values_at(body, objects).into_iter().map(|(at, _)| at).collect();
+        let places: Vec<String> = dotted::select(body, objects)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(at, _)| at.pointer())
+            .collect();
         for at in places {
-            if let Some(Value::Object(m)) = body.pointer_mut(&pointer_of(&at))
+            if let Some(Value::Object(m)) = body.pointer_mut(&at)
                 && let Some(version) = m.get(*writable).and_then(Value::as_str)
             {
                 let version = full_version(version);
@@ -360,8 +345,6 @@ mod tests {
         let mut other = body.clone();
         settle_reported(AGENT_POOLS, &mut other);
         assert_eq!(other, body, "another type's table rows do not apply");
-        assert_eq!(pointer_of("properties.pools[1].os"), "/properties/pools/1/os");
-        assert_eq!(pointer_of("location"), "/location");
     }
 
     #[test]

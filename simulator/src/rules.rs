@@ -62,7 +62,6 @@ use armgen_runtime::KindInfo;
 use armgen_runtime::rules::{ChildOwned, Immutable, Rules, VersionGate, compare_versions, values_at};
 use serde_json::{Map, Value, json};
 
-use crate::defaults::pointer_of;
 use crate::registry::parent_id;
 use crate::service::terminal;
 use crate::util::ArmError;
@@ -112,8 +111,15 @@ fn sent_matches(sent: &Value, stored: Option<&Value>) -> bool {
 /// Rule 2: the first immutable property `sent` changes in `stored`.
 fn check_immutable(rules: &[Immutable], stored: &Value, sent: &Value) -> Result<(), ArmError> {
     for rule in rules {
-        for (at, value) in values_at(sent, &rule.arm_path) {
-            if !sent_matches(value, stored.pointer(&pointer_of(&at))) {
+        let sent_values = armgen_runtime::dotted::select(sent, &rule.arm_path).map_err(|e| {
+            ArmError::new(
+                500,
+                "InternalServerError",
+                format!("The simulator's immutability rule: {e}."),
+            )
+        })?;
+        for (at, value) in sent_values {
+            if !sent_matches(value, stored.pointer(&at.pointer())) {
                 let name = property_name(&rule.arm_path);
                 return Err(ArmError::new(
                     400,
@@ -185,17 +191,12 @@ fn children<'s>(st: &'s State, owner_key: &str, arm_type: &'s str) -> impl Itera
         .filter(move |(_, s)| s.arm_type == arm_type)
 }
 
-/// Sets the value at a dotted path without wildcards, creating objects on the way.
+/// Sets the value at a dotted path without wildcards, creating objects on the way; the owned arrays' paths
+/// have no selectors (`owned_arrays`), so this cannot fail on them.
 fn set_path(body: &mut Value, path: &str, value: Value) {
-    let mut cur = body;
-    for segment in path.split('.') {
-        if !cur.is_object() {
-            *cur = json!({});
-        }
-        let Some(map) = cur.as_object_mut() else { return };
-        cur = map.entry(segment.to_string()).or_insert(Value::Null);
+    if let Err(e) = armgen_runtime::dotted::set(body, path, value) {
+        tracing::warn!(error = %e, "child-owned array not written");
     }
-    *cur = value;
 }
 
 impl Simulator {

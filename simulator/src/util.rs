@@ -1,10 +1,17 @@
 //! Small helpers: ARM error bodies, time stamps, random and deterministic identifiers.
+//!
+//! The identifiers and times come from crates rather than from hand-rolled code: `uuid` (already a workspace
+//! dependency, as the runtime derives name-based UUIDs) for operation IDs (version 4) and the server-assigned
+//! IDs that must stay the same across updates (version 5, name-based: stable across runs and Rust versions,
+//! which std's hashers are not); `jiff` (already in the tree through `k8s-openapi`, only its `std` feature
+//! added) for RFC 3339 time stamps; `rand` 0.9 (already in the lock through `proptest`) for bearer tokens,
+//! from its thread-local cryptographically secure generator. No simulator behaviour depends on a seed: the
+//! only random values are identifiers and tokens no test compares, so there is no seeded generator.
 
-use std::hash::{BuildHasher, Hash, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
-
+use jiff::Timestamp;
+use rand::Rng;
 use serde_json::{Value, json};
+use uuid::Uuid;
 
 /// An ARM error: an HTTP status and the `{"error":{"code","message","target"?}}` body (the specs' `CloudError`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -46,87 +53,40 @@ impl ArmError {
     }
 }
 
-/// A random 64-bit number (std's randomly keyed hasher over a counter and the clock).
-pub(crate) fn random_u64() -> u64 {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    h.write_u128(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default(),
-    );
-    h.finish()
-}
+/// The namespace of the simulator's name-based UUIDs: the version 5 UUID of `urn:armgen:arm-simulator` in the
+/// URL namespace of RFC 4122 (a test checks the derivation), so they never coincide with the runtime's
+/// [`armgen_runtime::derived_uuid_name`]s, which use the URL namespace itself.
+const STABLE_NAMESPACE: Uuid = Uuid::from_u128(0xd798_18a2_ae47_5092_9017_2b66_04a5_c1e7);
 
-fn uuid_from(a: u64, b: u64) -> String {
-    format!(
-        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
-        a >> 32,
-        (a >> 16) & 0xffff,
-        a & 0xfff,
-        0x8000 | ((b >> 48) & 0x3fff),
-        b & 0xffff_ffff_ffff
-    )
-}
-
-/// A random UUID-shaped string.
+/// A random (version 4) UUID, as ARM writes operation IDs.
 pub(crate) fn random_uuid() -> String {
-    uuid_from(random_u64(), random_u64())
+    Uuid::new_v4().to_string()
 }
 
-/// A UUID-shaped string derived from `seed` alone, so that server-assigned IDs stay stable across updates.
+/// A name-based (version 5) UUID of `seed`, so that server-assigned IDs (principal and client IDs, the FQDN's
+/// hash) stay the same across updates and simulator runs.
 pub(crate) fn stable_uuid(seed: &str) -> String {
-    let hash = |salt: u8| {
-        let mut h = std::hash::DefaultHasher::new();
-        salt.hash(&mut h);
-        seed.hash(&mut h);
-        h.finish()
-    };
-    uuid_from(hash(1), hash(2))
+    Uuid::new_v5(&STABLE_NAMESPACE, seed.as_bytes()).to_string()
 }
 
-/// An opaque random token of 64 hex digits.
+/// An opaque random token: 32 bytes from the thread's cryptographically secure generator, as 64 hex digits.
 pub(crate) fn random_token() -> String {
-    (0..4).map(|_| format!("{:016x}", random_u64())).collect()
+    let bytes: [u8; 32] = rand::rng().random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Seconds since the Unix epoch.
-pub(crate) fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or_default()
+pub(crate) fn unix_now() -> i64 {
+    Timestamp::now().as_second()
 }
 
-/// The current time as RFC 3339 with 7 fractional digits, as ARM writes it (`2025-01-01T12:00:00.1234567Z`).
+/// The current time as RFC 3339 in UTC with 7 fractional digits, as ARM writes it (`2025-01-01T12:00:00.1234567Z`).
 pub(crate) fn now_rfc3339() -> String {
-    let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs();
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, dd) = civil_from_days(days as i64);
-    format!(
-        "{y:04}-{m:02}-{dd:02}T{:02}:{:02}:{:02}.{:07}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60,
-        d.subsec_nanos() / 100
-    )
+    rfc3339(Timestamp::now())
 }
 
-/// Howard Hinnant's days-to-civil algorithm.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
+fn rfc3339(at: Timestamp) -> String {
+    format!("{at:.7}")
 }
 
 #[cfg(test)]
@@ -134,10 +94,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn civil_dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(19_723), (2024, 1, 1));
-        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
+    fn the_namespace_is_derived_as_documented() {
+        assert_eq!(
+            STABLE_NAMESPACE,
+            Uuid::new_v5(&Uuid::NAMESPACE_URL, b"urn:armgen:arm-simulator")
+        );
     }
 
     #[test]
@@ -145,8 +106,30 @@ mod tests {
         let u = random_uuid();
         assert_eq!(u.len(), 36);
         assert_eq!(u.matches('-').count(), 4);
+        assert_eq!(Uuid::parse_str(&u).map(|u| u.get_version_num()), Ok(4));
+        assert_ne!(random_uuid(), u);
         assert_eq!(stable_uuid("a"), stable_uuid("a"));
         assert_ne!(stable_uuid("a"), stable_uuid("b"));
-        assert_ne!(random_token(), random_token());
+        assert_eq!(Uuid::parse_str(&stable_uuid("a")).map(|u| u.get_version_num()), Ok(5));
+    }
+
+    #[test]
+    fn tokens_are_random_hex() {
+        let t = random_token();
+        assert_eq!(t.len(), 64);
+        assert!(t.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+        assert_ne!(random_token(), t);
+    }
+
+    #[test]
+    fn times_are_rfc3339_with_seven_digits() {
+        let at = Timestamp::new(1_704_067_200, 123_456_789).expect("in range");
+        assert_eq!(rfc3339(at), "2024-01-01T00:00:00.1234567Z");
+        let leap = Timestamp::new(1_709_210_096, 0).expect("in range");
+        assert_eq!(rfc3339(leap), "2024-02-29T12:34:56.0000000Z");
+        let now = now_rfc3339();
+        assert_eq!(now.len(), 28, "{now}");
+        assert!(now.parse::<Timestamp>().is_ok(), "{now}");
+        assert!(unix_now() > 1_704_067_200);
     }
 }
