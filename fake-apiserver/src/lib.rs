@@ -1,5 +1,8 @@
 //! An in-memory Kubernetes API server for tests, served as a [`tower::Service`] behind a real [`kube::Client`].
 //!
+//! It depends on no workspace crate (custom resources are served from the CRDs a test installs), so it knows
+//! nothing of the kinds it stores.
+//!
 //! The real kube-rs machinery — [`kube::Api`], [`kube::runtime::Controller`], [`kube::runtime::watcher()`],
 //! [`kube::runtime::reflector()`], [`kube::runtime::finalizer()`], [`kube::runtime::events::Recorder`],
 //! [`kube::Api::patch_status`] — runs unchanged against it:

@@ -14,6 +14,10 @@
 //!   Azure resource.
 //! - [`credentials`]: workload identity, managed identity and client-secret tokens; [`sources`]: which one an
 //!   object uses (annotation, namespace Secret, global default).
+//!
+//! It depends on the generated crate (`aks-api`: the registry and the types) and `armgen-runtime`, never on the
+//! generator, the simulator or the fake API server (those are dev-dependencies of its tests), and it holds no
+//! code per kind or per field: what differs between kinds is data in the registry.
 
 pub mod arm;
 pub mod claims;

@@ -2,7 +2,11 @@
 //!
 //! What is here is what every generated file needs: resource metadata, the generated enums' mechanics
 //! ([`open_enum!`] and [`closed_enum!`], in [`enums`]) and the error for an unknown value of a closed enum, and
-//! [`Nullable`] for properties where `null` differs from absent; change detection in [`diff`].
+//! [`Nullable`] for properties where `null` differs from absent; change detection in [`diff`]; one JSON-pointer
+//! ([`pointer`](mod@pointer)) and one dotted-path ([`dotted`]) implementation for every crate.
+//!
+//! It may not depend on any other workspace crate: the generated crate, the generator's `build.rs` users and the
+//! tools all depend on it, so it is the bottom of the graph (README, "Architecture").
 
 pub mod conversion;
 pub mod diff;

@@ -8,6 +8,9 @@
 //! authentication with fake Entra ID and IMDS token endpoints, injected faults, and a traffic log in the format
 //! `oav validate-traffic` reads.
 //!
+//! A test double: it depends on the generated registry and `armgen-runtime`, never on the reconciler, so the
+//! reconciler's tests cannot pass by sharing its code.
+//!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
 //! use arm_simulator::{Fault, FaultRule, Simulator, SimulatorConfig};
