@@ -119,12 +119,12 @@ pub fn next_try(delay: Duration) -> String {
 
 /// Consecutive transient failures per object, across reconciles, and the delay before each next attempt.
 ///
-/// A failure that is still transient after the in-call retries ([`Retry::Backoff`](crate::reconcile::Retry)) is
+/// A failure that is still transient after the in-call retries ([`Retry::Backoff`](crate::context::Retry)) is
 /// retried after a [`jittered`] exponential delay from `base` up to `max` (defaults 10 s and 10 minutes; the
 /// binary's `--backoff-base` and `--backoff-max`), whole seconds, at least one. A successful reconcile
 /// ([`succeeded`](Self::succeeded)) starts the count over.
 ///
-/// **Why in memory** (keyed by kind and object UID, in [`Settings`](crate::reconcile::Settings), shared by every
+/// **Why in memory** (keyed by kind and object UID, in [`Settings`](crate::context::Settings), shared by every
 /// controller) and not in the status: the count only paces retries. Losing it on a restart means the first retry
 /// after the restart comes early, which a restarted operator does anyway (it reconciles everything). In the status
 /// it would be tenant-writable input (a tenant could reset it to hammer ARM, or inflate it), cost a status field and

@@ -30,7 +30,7 @@ use kube::Api;
 use kube::api::{DynamicObject, ObjectMeta, PostParams};
 use sha2::{Digest, Sha256};
 
-use crate::reconcile::{api_resource, find_kind};
+use crate::kinds::{api_resource, find_kind};
 
 /// Annotations on a claim Lease.
 const ARM_ID: &str = "armgen.dev/arm-id";

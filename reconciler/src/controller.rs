@@ -11,7 +11,7 @@
 //! resource's scope (`References`, shared by all controllers) — only while it is not settled, so a referenced
 //! object's change costs nothing for objects already in sync.
 //!
-//! [`Settings::resync`]: crate::reconcile::Settings::resync
+//! [`Settings::resync`]: crate::context::Settings::resync
 
 use std::collections::{BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
@@ -25,7 +25,9 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use kube::{Api, Resource};
 
-use crate::reconcile::{KindContext, Shared, api_resource, error_policy, find_kind, reconcile};
+use crate::context::{KindContext, Shared};
+use crate::kinds::{api_resource, find_kind};
+use crate::reconcile::{error_policy, reconcile};
 
 /// The kinds a reconciler serves: per kind, its storage version (`KindInfo::storage`: the group's storage version
 /// when it has the kind, else the newest non-preview version that has it); `versions` (`group=version` pairs)
@@ -439,7 +441,7 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
         let (refs, outbox, group) = (references.clone(), senders.clone(), info.kube_group);
         let (kind_lower, kind_name) = (info.kind.to_ascii_lowercase(), info.kind);
         let resource_group = (info.owner_kind.is_none() && info.arm.scope == armgen_runtime::Scope::ResourceGroup)
-            .then(crate::reconcile::resource_group_kind)
+            .then(crate::kinds::resource_group_kind)
             .flatten()
             .map(|k| (k.kube_group, k.kind));
         let trigger = watcher(api_for(&ctx.resource), watcher::Config::default())

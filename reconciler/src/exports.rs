@@ -9,7 +9,7 @@
 //!   `self` and `secret` (every Secret export of the kind by name). Each POST is an ARM call, so a Secret is
 //!   refreshed only when it is missing, when its keys change, when the resource has just become `Ready` for its
 //!   current generation (after a create or an update, or after a failure), or when its refresh time
-//!   ([`EXPORTED_AT`]) is older than [`crate::reconcile::Settings::export_refresh`]; its data is rewritten only
+//!   ([`EXPORTED_AT`]) is older than [`crate::context::Settings::export_refresh`]; its data is rewritten only
 //!   when it changed (otherwise only the refresh time).
 //!
 //! Several exports may share a Secret or ConfigMap (different keys). Every Secret and ConfigMap written has an
@@ -35,7 +35,7 @@ use kube::{Api, ResourceExt};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::reconcile::{Error, Failure, Retry, Shared};
+use crate::context::{Error, Failure, Retry, Shared};
 
 /// The annotation on an exported Secret with the time (RFC 3339) its values were last fetched from Azure.
 pub const EXPORTED_AT: &str = "armgen.dev/exported-at";
@@ -690,7 +690,7 @@ fn redact<'v>(message: &str, values: impl Iterator<Item = &'v String>) -> String
 }
 
 /// What to do after a failure, by its retry class (the same as the loop's).
-pub fn retry_interval(retry: Retry, settings: &crate::reconcile::Settings) -> Option<std::time::Duration> {
+pub fn retry_interval(retry: Retry, settings: &crate::context::Settings) -> Option<std::time::Duration> {
     match retry {
         Retry::OnChange => None,
         Retry::Wait => Some(settings.wait),

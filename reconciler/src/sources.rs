@@ -11,11 +11,11 @@ use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 
+use crate::context::{Access, CredentialProvider, Failure};
 use crate::credentials::{
     CREDENTIAL_FROM_ANNOTATION, CredentialConfig, CredentialDefaults, CredentialError, Credentials,
     DEFAULT_CREDENTIAL_SECRET, credential_secret_name,
 };
-use crate::reconcile::{Access, CredentialProvider, Failure};
 
 /// The operator's credential sources.
 pub struct CredentialSources {
