@@ -39,6 +39,8 @@ use crate::error::{Error, Location, Result, escape_pointer, unescape_pointer};
 
 mod narrow;
 
+use narrow::path_to_pointer;
+
 /// The format a document was written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceFormat {
@@ -699,21 +701,6 @@ pub fn split_pointer(pointer: &str) -> Vec<String> {
         .split('/')
         .map(unescape_pointer)
         .collect()
-}
-
-fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
-    let mut out = String::new();
-    for seg in path.iter() {
-        match seg {
-            serde_path_to_error::Segment::Seq { index } => out.push_str(&format!("/{index}")),
-            serde_path_to_error::Segment::Map { key } => {
-                out.push('/');
-                out.push_str(&escape_pointer(key));
-            }
-            serde_path_to_error::Segment::Enum { .. } | serde_path_to_error::Segment::Unknown => {}
-        }
-    }
-    out
 }
 
 /// Every `$ref` that names another file, outside `x-ms-examples` (which point at example payloads): the

@@ -13,7 +13,6 @@ use openapiv3::{
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::path_to_pointer;
 use crate::error::escape_pointer;
 
 /// A kind of part of an OpenAPI 3.0 document: what a value at some place must deserialize into.
@@ -166,4 +165,20 @@ pub(super) fn narrow(value: &Value, start: Part) -> Option<(String, String)> {
         }
     }
     Some((format!("{pointer}{inner}"), message))
+}
+
+/// A `serde_path_to_error` path as a JSON pointer.
+pub(super) fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
+    let mut out = String::new();
+    for seg in path.iter() {
+        match seg {
+            serde_path_to_error::Segment::Seq { index } => out.push_str(&format!("/{index}")),
+            serde_path_to_error::Segment::Map { key } => {
+                out.push('/');
+                out.push_str(&escape_pointer(key));
+            }
+            serde_path_to_error::Segment::Enum { .. } | serde_path_to_error::Segment::Unknown => {}
+        }
+    }
+    out
 }
