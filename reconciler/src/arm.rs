@@ -680,7 +680,7 @@ impl ArmClient {
             let resp = match sent {
                 Ok(resp) => resp,
                 Err(e) => {
-                    let message = format!("connection failed: {}", without_url(&e));
+                    let message = format!("connection failed: {}", e.without_url());
                     tracing::debug!(%request, attempt, %message, "ARM call failed");
                     if last {
                         return Err(ArmError::Transport { request, message });
@@ -711,7 +711,7 @@ impl ArmClient {
             let bytes = match resp.bytes().await {
                 Ok(b) => b,
                 Err(e) => {
-                    let message = format!("reading the response failed: {}", without_url(&e));
+                    let message = format!("reading the response failed: {}", e.without_url());
                     if last {
                         return Err(ArmError::Transport { request, message });
                     }
@@ -733,15 +733,6 @@ impl ArmClient {
             });
         }
     }
-}
-
-/// reqwest's error text without the URL (which is in `request` already).
-fn without_url(e: &reqwest::Error) -> String {
-    let mut e = e.to_string();
-    if let Some(i) = e.find(" for url (") {
-        e.truncate(i);
-    }
-    e
 }
 
 /// `Retry-After` in seconds or as an HTTP date.
@@ -828,6 +819,32 @@ mod tests {
         ] {
             let e = client.url(bad, "2025-10-01").unwrap_err();
             assert!(matches!(e, ArmError::Protocol { .. }), "{bad}: {e}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_connection_failure_names_the_request_not_the_url() {
+        // A port nothing listens on: the connection is refused at once.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        drop(listener);
+        let retry = RetryPolicy {
+            max_attempts: 1,
+            ..RetryPolicy::default()
+        };
+        let endpoint = format!("http://127.0.0.1:{port}").parse().expect("endpoint");
+        let client = ArmClient::new(reqwest::Client::new(), endpoint, retry);
+        let id = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/c";
+        match client.get(id, "2025-10-01", None).await {
+            Err(ArmError::Transport { request, message }) => {
+                assert!(request.contains(id), "{request}");
+                assert!(message.starts_with("connection failed"), "{message}");
+                assert!(
+                    !message.contains("127.0.0.1") && !message.contains("api-version"),
+                    "{message}"
+                );
+            }
+            other => panic!("expected a transport error, got {other:?}"),
         }
     }
 
