@@ -74,24 +74,6 @@ fn unsettled(child: &DynamicObject) -> bool {
     }
 }
 
-/// The annotation `kubectl apply` keeps a copy of the whole applied object in.
-const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
-
-/// Drops what the reconciler never reads from an object before it enters the watch cache: `managedFields` (on a
-/// real API server often as large as the spec and status together) and `kubectl apply`'s copy of the object in
-/// [`LAST_APPLIED`]. The cache holds every object of every served kind, so its size is the reconciler's memory at
-/// scale (BENCHMARKS.md, "Reconciler at scale"). Safe because the loop writes custom resources only by merge patch
-/// (finalizers, status), never by replacing the cached object, so nothing dropped here is written back.
-fn slim(object: &mut DynamicObject) {
-    object.metadata.managed_fields = None;
-    if let Some(annotations) = object.metadata.annotations.as_mut() {
-        annotations.remove(LAST_APPLIED);
-        if annotations.is_empty() {
-            object.metadata.annotations = None;
-        }
-    }
-}
-
 /// What triggers a reconcile: generation, annotations, deletion.
 fn trigger_hash(object: &DynamicObject) -> Option<u64> {
     let meta = object.meta();
@@ -446,7 +428,7 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
             .map(|k| (k.kube_group, k.kind));
         let trigger = watcher(api_for(&ctx.resource), watcher::Config::default())
             .default_backoff()
-            .modify(slim)
+            .modify(crate::cache::slim)
             .reflect(writer)
             .inspect(move |event| {
                 if let Ok(event) = event {
@@ -697,36 +679,6 @@ mod tests {
             refs.referring(&target("resources.armgen.dev", "resourcegroup", "a", "rg2"), 2)
                 .is_empty()
         );
-    }
-
-    #[test]
-    fn the_cache_drops_managed_fields_and_the_last_applied_copy_only() {
-        let mut object: DynamicObject = serde_json::from_value(json!({
-            "apiVersion": "containerservice.armgen.dev/v2alpha1",
-            "kind": "AgentPool",
-            "metadata": {
-                "name": "p", "namespace": "a",
-                "annotations": {LAST_APPLIED: "{\"spec\":{}}", "armgen.dev/reconcile-policy": "manage"},
-                "managedFields": [{"manager": "kubectl", "operation": "Apply", "fieldsType": "FieldsV1"}],
-            },
-            "spec": {"owner": {"name": "c"}},
-            "status": {"id": "/subscriptions/s"},
-        }))
-        .expect("object");
-        let before = object.data.clone();
-        slim(&mut object);
-        assert!(object.metadata.managed_fields.is_none());
-        let annotations = object.metadata.annotations.clone().unwrap_or_default();
-        assert_eq!(annotations.keys().collect::<Vec<_>>(), ["armgen.dev/reconcile-policy"]);
-        assert_eq!(object.data, before, "spec and status stay as they are");
-        // Only the last-applied copy: the annotations go away altogether.
-        let mut only: DynamicObject = serde_json::from_value(json!({
-            "apiVersion": "v1", "kind": "X",
-            "metadata": {"name": "p", "annotations": {LAST_APPLIED: "{}"}},
-        }))
-        .expect("object");
-        slim(&mut only);
-        assert!(only.metadata.annotations.is_none());
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //!   modules it calls (settings, failures, credentials interface); [`kinds`]: the generated kinds by name.
 //! - [`resolve`]: secret and resource references resolved into the PUT body.
 //! - [`exports`]: `spec.operatorSpec` exports to Secrets and ConfigMaps once a resource is ready.
-//! - [`controller`]: one kube-rs `Controller` per registered kind.
+//! - [`controller`]: one kube-rs `Controller` per registered kind; [`cache`]: what its watch cache keeps of an
+//!   object.
 //! - [`leader`]: Lease-based leader election, so two replicas never reconcile the same object.
 //! - [`import`]: existing Azure resources → custom resources (`armctl import <ARM ID>`).
 //! - [`serve`]: the conversion webhook over TLS, the probes and metrics server; [`metrics`]: the Prometheus
@@ -21,6 +22,7 @@
 //! code per kind or per field: what differs between kinds is data in the registry.
 
 pub mod arm;
+pub mod cache;
 pub mod claims;
 pub mod context;
 pub mod controller;

@@ -1524,6 +1524,8 @@ impl<'a> Run<'a> {
     /// and `operatorStatus`.
     async fn write_status(&self, arm: Option<&Value>, ready: &Ready) -> Result<(), Error> {
         let current = self.object.data.get("status").cloned().unwrap_or_else(|| json!({}));
+        // Whether `status` is built from an ARM body (else it is the cached one, whose ARM part is kept).
+        let mut arm_part = false;
         let mut status = match arm {
             Some(body) => {
                 let info = self.info();
@@ -1535,7 +1537,10 @@ impl<'a> Run<'a> {
                     &self.name,
                     Some(&self.namespace),
                 ) {
-                    Some(Ok(cr)) => cr.get("status").cloned().unwrap_or_else(|| json!({})),
+                    Some(Ok(cr)) => {
+                        arm_part = true;
+                        cr.get("status").cloned().unwrap_or_else(|| json!({}))
+                    }
                     _ => current.clone(),
                 }
             }
@@ -1578,15 +1583,28 @@ impl<'a> Run<'a> {
                 serde_json::to_value(&self.operator).unwrap_or(Value::Null),
             );
         }
-        if status == current {
-            return Ok(());
-        }
-        let patch = json!({ "status": merge_diff(&current, &status) });
-        match self
-            .api
-            .patch_status(&self.name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-        {
+        // The cache may hold only part of the status (crate::cache): then the ARM part is compared by digest,
+        // and a changed one replaces the status as a whole, as the fields it no longer holds cannot be diffed.
+        let patch = match (crate::cache::cached_digest(self.object), arm_part) {
+            (Some(cached), true) => {
+                if crate::cache::digest(&status) == cached {
+                    return Ok(());
+                }
+                Patch::<Value>::Json(json_patch::Patch(vec![json_patch::PatchOperation::Add(
+                    json_patch::AddOperation {
+                        path: json_patch::jsonptr::PointerBuf::from_tokens(["status"]),
+                        value: status,
+                    },
+                )]))
+            }
+            _ => {
+                if status == current {
+                    return Ok(());
+                }
+                Patch::Merge(json!({ "status": merge_diff(&current, &status) }))
+            }
+        };
+        match self.api.patch_status(&self.name, &PatchParams::default(), &patch).await {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
             Err(source) => Err(Error::Kube {

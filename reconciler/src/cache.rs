@@ -1,0 +1,210 @@
+//! What the watch cache keeps of an object: everything the loop reads, nothing else.
+//!
+//! The cache holds every object of every served kind, so its size is the reconciler's memory at scale
+//! (BENCHMARKS.md, "Reconciler at scale"): an object is a `serde_json` tree, several times the size of its JSON,
+//! and a ManagedCluster's status — the ARM GET's read-only view — is most of it. [`slim`] drops, before an object
+//! enters the cache:
+//!
+//! - `metadata.managedFields` (on a real API server often as large as the spec and status together) and
+//!   `kubectl apply`'s copy of the object in [`LAST_APPLIED`];
+//! - the status fields the loop never reads back ([`KEPT_STATUS`] are the ones it reads: `conditions`, `id`,
+//!   `operatorStatus`, `provisioningState`), replaced by a [`digest`] of the whole status, stored at
+//!   [`STATUS_DIGEST`] beside `spec` and `status`.
+//!
+//! Owners and referenced objects are read from the API server, never from this cache, so their statuses are
+//! whole. The status write ([`crate::reconcile`]) compares the digest of the status it would write with the cached
+//! digest (so an object in sync still costs no write), and when they differ replaces the status as a whole
+//! (RFC 6902 `add /status`), since it cannot diff against fields it no longer holds. Safe because the loop writes
+//! custom resources only by patch (finalizers, status), never by replacing the cached object, so nothing dropped
+//! here is written back.
+//!
+//! May depend on nothing else in the crate.
+
+use std::hash::{Hash, Hasher};
+
+use kube::api::DynamicObject;
+use serde_json::Value;
+
+/// The annotation `kubectl apply` keeps a copy of the whole applied object in.
+pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// The status fields the loop reads from a cached object (its own; owners are read from the API server): the
+/// conditions (settledness, the Ready transition time), the ARM ID, the persisted operation and retry state, and
+/// the provisioning state.
+pub const KEPT_STATUS: &[&str] = &["conditions", "id", "operatorStatus", "provisioningState"];
+
+/// Where a slimmed object keeps the [`digest`] of its whole status: a key of the object beside `spec` and
+/// `status`, which no custom resource has (it is not a valid field name of a generated schema) and which is never
+/// written back.
+pub const STATUS_DIGEST: &str = "armgen.dev/statusDigest";
+
+/// Drops what the reconciler never reads from an object before it enters the watch cache (see the module docs).
+/// A status made only of [`KEPT_STATUS`] fields stays whole and gets no digest.
+pub fn slim(object: &mut DynamicObject) {
+    object.metadata.managed_fields = None;
+    if let Some(annotations) = object.metadata.annotations.as_mut() {
+        annotations.remove(LAST_APPLIED);
+        if annotations.is_empty() {
+            object.metadata.annotations = None;
+        }
+    }
+    let Some(data) = object.data.as_object_mut() else {
+        return;
+    };
+    data.remove(STATUS_DIGEST);
+    let Some(Value::Object(status)) = data.get("status") else {
+        return;
+    };
+    if status.keys().all(|k| KEPT_STATUS.contains(&k.as_str())) {
+        return;
+    }
+    let whole = digest(&Value::Object(status.clone()));
+    let kept: serde_json::Map<String, Value> = status
+        .iter()
+        .filter(|(k, _)| KEPT_STATUS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    data.insert("status".into(), Value::Object(kept));
+    data.insert(STATUS_DIGEST.into(), Value::from(whole));
+}
+
+/// The cached digest of `object`'s whole status, when [`slim`] dropped part of it.
+pub fn cached_digest(object: &DynamicObject) -> Option<u64> {
+    object.data.get(STATUS_DIGEST).and_then(Value::as_u64)
+}
+
+/// A digest of a JSON value that does not depend on the order of object keys (the API server need not keep
+/// them in the order they were written): equal values (`serde_json`'s equality) have equal digests. Computed and
+/// compared within one process only (the cache is not persisted), with std's `DefaultHasher`.
+pub fn digest(value: &Value) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    feed(value, &mut hasher);
+    hasher.finish()
+}
+
+fn feed(value: &Value, h: &mut impl Hasher) {
+    match value {
+        Value::Null => 0u8.hash(h),
+        Value::Bool(b) => (1u8, b).hash(h),
+        Value::Number(n) => (2u8, n.to_string()).hash(h),
+        Value::String(s) => (3u8, s).hash(h),
+        Value::Array(items) => {
+            (4u8, items.len()).hash(h);
+            for item in items {
+                feed(item, h);
+            }
+        }
+        Value::Object(map) => {
+            (5u8, map.len()).hash(h);
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            for k in keys {
+                k.hash(h);
+                feed(&map[k], h);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn object(status: Value) -> DynamicObject {
+        serde_json::from_value(json!({
+            "apiVersion": "containerservice.armgen.dev/v2alpha1",
+            "kind": "ManagedCluster",
+            "metadata": {
+                "name": "c", "namespace": "a",
+                "annotations": {LAST_APPLIED: "{\"spec\":{}}", "armgen.dev/reconcile-policy": "manage"},
+                "managedFields": [{"manager": "kubectl", "operation": "Apply", "fieldsType": "FieldsV1"}],
+            },
+            "spec": {"location": "westeurope", "dnsPrefix": "c"},
+            "status": status,
+        }))
+        .expect("object")
+    }
+
+    #[test]
+    fn managed_fields_and_the_last_applied_copy_go() {
+        let mut o = object(json!({"id": "/subscriptions/s"}));
+        let before = o.data.clone();
+        slim(&mut o);
+        assert!(o.metadata.managed_fields.is_none());
+        let annotations = o.metadata.annotations.clone().unwrap_or_default();
+        assert_eq!(annotations.keys().collect::<Vec<_>>(), ["armgen.dev/reconcile-policy"]);
+        assert_eq!(
+            o.data, before,
+            "a status of kept fields only stays whole, with no digest"
+        );
+        assert_eq!(cached_digest(&o), None);
+        // Only the last-applied copy: the annotations go away altogether.
+        let mut only: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "v1", "kind": "X",
+            "metadata": {"name": "p", "annotations": {LAST_APPLIED: "{}"}},
+        }))
+        .expect("object");
+        slim(&mut only);
+        assert!(only.metadata.annotations.is_none());
+    }
+
+    #[test]
+    fn the_status_keeps_what_the_loop_reads_and_a_digest_of_the_rest() {
+        let status = json!({
+            "id": "/subscriptions/s/resourceGroups/g/providers/Microsoft.ContainerService/managedClusters/c",
+            "provisioningState": "Succeeded",
+            "conditions": [{"type": "Ready", "status": "True", "observedGeneration": 1}],
+            "operatorStatus": {"failedAttempts": 2},
+            "fqdn": "c-1234.hcp.westeurope.azmk8s.io",
+            "powerState": {"code": "Running"},
+            "agentPoolProfiles": [{"name": "system", "count": 3}],
+        });
+        let mut o = object(status.clone());
+        slim(&mut o);
+        let kept = o.data["status"].as_object().expect("status");
+        let mut keys: Vec<&str> = kept.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        let mut want = KEPT_STATUS.to_vec();
+        want.sort_unstable();
+        assert_eq!(keys, want);
+        for k in KEPT_STATUS {
+            assert_eq!(kept[*k], status[*k], "{k} is kept as it was");
+        }
+        assert_eq!(o.data["spec"]["dnsPrefix"], "c", "the spec stays");
+        assert_eq!(cached_digest(&o), Some(digest(&status)));
+        // Slimming again (a relist of the same object) changes nothing.
+        let once = o.data.clone();
+        let mut again = object(status);
+        slim(&mut again);
+        assert_eq!(again.data, once);
+    }
+
+    #[test]
+    fn a_stale_digest_in_the_input_is_not_trusted() {
+        let mut o = object(json!({"id": "x"}));
+        o.data[STATUS_DIGEST] = json!(42);
+        slim(&mut o);
+        assert_eq!(cached_digest(&o), None, "a digest only ever comes from slim itself");
+    }
+
+    #[test]
+    fn the_digest_ignores_key_order_and_sees_every_change() {
+        let a: Value = serde_json::from_str(r#"{"a": 1, "b": {"c": [1, "x"], "d": null}}"#).expect("json");
+        let b: Value = serde_json::from_str(r#"{"b": {"d": null, "c": [1, "x"]}, "a": 1}"#).expect("json");
+        assert_eq!(a, b);
+        assert_eq!(digest(&a), digest(&b));
+        for changed in [
+            r#"{"a": 2, "b": {"c": [1, "x"], "d": null}}"#,
+            r#"{"a": 1, "b": {"c": ["x", 1], "d": null}}"#,
+            r#"{"a": 1, "b": {"c": [1, "x"]}}"#,
+            r#"{"a": 1, "b": {"c": [1, "x"], "d": false}}"#,
+            r#"{"a": "1", "b": {"c": [1, "x"], "d": null}}"#,
+            r#"{"a": 1, "b": {"c": [1, "x"], "e": null}}"#,
+        ] {
+            let c: Value = serde_json::from_str(changed).expect("json");
+            assert_ne!(digest(&a), digest(&c), "{changed}");
+        }
+    }
+}
