@@ -433,7 +433,7 @@ fn help(base: &BaseUrl) -> String {
         "files are fetched from {base} (set by {}); to go on, set {} to a spec root holding the pinned files (see \
          specs/README.md), or point --spec-base-url / ${BASE_URL_ENV} at a mirror serving <base>/<commit>/<path>",
         base.source,
-        crate::generate::SPECS_ENV
+        crate::spec_root::SPECS_ENV
     )
 }
 

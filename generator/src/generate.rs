@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::config::Config;
 use crate::discover::discover;
@@ -20,7 +20,10 @@ use crate::ir::Ir;
 use crate::load::{Contain, SpecFile, SpecRoot, SpecSet};
 use crate::passes;
 
+pub use crate::generation::{Generation, Stale, Timings, VersionSummary};
 pub use crate::spec_root::{DEFAULT_SPECS, SPECS_ENV};
+pub use crate::stack::PIPELINE_STACK;
+use crate::stack::on_big_stack;
 
 /// Finds the spec root: `explicit` when given, else `$AZURE_REST_API_SPECS` when that is a directory, else
 /// `<base>/specs/azure-rest-api-specs`. When none is found, the error names all three places and what each
@@ -32,97 +35,13 @@ pub fn resolve_spec_root(explicit: Option<&Path>, base: &Path) -> Result<PathBuf
     })
 }
 
-/// The stack reserved for the pipeline's thread (see [`Builder::generate`]): 512 MiB.
-pub const PIPELINE_STACK: usize = 512 << 20;
-
-/// Runs `f` on a thread with a [`PIPELINE_STACK`] stack, or on this thread when none can be started; a panic
-/// in `f` is resumed here.
-pub(crate) fn on_big_stack<T: Send>(f: impl Fn() -> T + Sync) -> T {
-    let ran = std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .name("armgen".into())
-            .stack_size(PIPELINE_STACK)
-            .spawn_scoped(scope, &f)
-            .ok()
-            .map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-    });
-    match ran {
-        Some(out) => out,
-        None => f(),
-    }
-}
-
 /// Configures and runs a generation.
 #[derive(Debug, Clone)]
 pub struct Builder {
     config: PathBuf,
     pub(crate) specs: Option<PathBuf>,
-    /// Selection, output and progress options (see [`crate::buildrs`]).
-    pub(crate) options: crate::buildrs::Options,
-}
-
-/// How long each stage took.
-#[derive(Debug, Clone, Default)]
-pub struct Timings {
-    pub stages: Vec<(&'static str, Duration)>,
-}
-
-impl Timings {
-    fn add(&mut self, stage: &'static str, d: Duration) {
-        match self.stages.iter_mut().find(|(s, _)| *s == stage) {
-            Some((_, total)) => *total += d,
-            None => self.stages.push((stage, d)),
-        }
-    }
-}
-
-/// What one version produced, for the summary.
-#[derive(Debug, Clone)]
-pub struct VersionSummary {
-    pub group: String,
-    pub kube_version: String,
-    pub api_version: String,
-    pub resources: Vec<String>,
-    pub types: usize,
-    pub diagnostics: usize,
-}
-
-/// The result of a generation, in memory.
-#[derive(Debug, Clone)]
-pub struct Generation {
-    /// Relative path → contents.
-    pub files: BTreeMap<PathBuf, String>,
-    pub versions: Vec<VersionSummary>,
-    /// The IR of each version, by `group/version`.
-    pub irs: BTreeMap<String, Ir>,
-    /// Every file read: the config file and every spec document (for `cargo:rerun-if-changed`).
-    pub inputs: BTreeSet<PathBuf>,
-    /// The Kubernetes shape of every version, by `group/version`.
-    pub kubes: BTreeMap<String, crate::kube::KubeIr>,
-    pub timings: Timings,
-    pub spec_root: PathBuf,
-    /// The CRD manifests that were over their size budget, and what was trimmed to fit them (each is also a
-    /// `# Note:` in the manifest's header); `armgen generate` prints them as warnings.
-    pub fitted: Vec<crate::emit::fit::Fitted>,
-}
-
-/// A file in the output folder that differs from what generation writes.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Stale {
-    Missing(PathBuf),
-    Modified(PathBuf),
-    /// In the output folder, but generation does not write it.
-    Extra(PathBuf),
-}
-
-impl std::fmt::Display for Stale {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Stale::Missing(p) => write!(f, "missing:  {}", p.display()),
-            Stale::Modified(p) => write!(f, "modified: {}", p.display()),
-            Stale::Extra(p) => write!(f, "extra:    {}", p.display()),
-        }
-    }
+    /// Selection, output and progress options (set by the methods in [`crate::buildrs`]).
+    pub(crate) options: crate::options::Options,
 }
 
 impl Builder {
@@ -184,7 +103,7 @@ impl Builder {
         };
         let base_url = crate::fetch::BaseUrl::resolve(base_url)?;
         crate::fetch::sync(&pin, &default, &base_url, &mut |index, total, path| {
-            self.options.report(crate::buildrs::Progress::Fetch {
+            self.options.report(crate::options::Progress::Fetch {
                 index,
                 total,
                 path: path.to_string(),
@@ -225,7 +144,7 @@ impl Builder {
                 if !self.options.selects_version(group_name, kube_version) {
                     continue;
                 }
-                self.options.report(crate::buildrs::Progress::Version {
+                self.options.report(crate::options::Progress::Version {
                     name: format!("{group_name}/{kube_version}"),
                     api_version: version.arm_api_version.clone(),
                 });
@@ -365,7 +284,7 @@ impl Builder {
         }
 
         self.options.check_selection(&irs)?;
-        self.options.report(crate::buildrs::Progress::Emit);
+        self.options.report(crate::options::Progress::Emit);
         let t = Instant::now();
         let outputs: Vec<VersionOutput<'_>> = meta
             .iter()
@@ -394,7 +313,7 @@ impl Builder {
                 PathBuf::from(crate::rules::FILE),
                 crate::rules::document(&config, &self.config, &outputs)?,
             );
-            let (crds, fits) = emit::crd::files_and_fits(&config.output.crate_name, &kubes, &irs)?; // crds/<plural>.<group>.yaml
+            let (crds, fits) = crd_files(&config.output.crate_name, &kubes, &irs)?;
             files.extend(crds);
             fitted = fits;
         }
@@ -419,103 +338,18 @@ impl Builder {
     }
 }
 
-impl Generation {
-    /// Writes the files under `out`, touching only files whose contents change, and removes files under
-    /// `out` that generation no longer writes. Returns the paths written and removed.
-    pub fn write(&self, out: impl AsRef<Path>) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
-        let out = out.as_ref();
-        let mut written = Vec::new();
-        let mut removed = Vec::new();
-        for stale in self.check(out)? {
-            match stale {
-                Stale::Missing(p) | Stale::Modified(p) => {
-                    let full = out.join(&p);
-                    if let Some(dir) = full.parent() {
-                        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-                    }
-                    let contents = self.files.get(&p).map(String::as_str).unwrap_or_default();
-                    std::fs::write(&full, contents).map_err(|e| Error::io(&full, e))?;
-                    written.push(p);
-                }
-                Stale::Extra(p) => {
-                    let full = out.join(&p);
-                    std::fs::remove_file(&full).map_err(|e| Error::io(&full, e))?;
-                    removed.push(p);
-                }
-            }
-        }
-        remove_empty_dirs(out);
-        Ok((written, removed))
-    }
-
-    /// Compares `out` with what generation writes; an empty list means up to date.
-    pub fn check(&self, out: impl AsRef<Path>) -> Result<Vec<Stale>> {
-        let out = out.as_ref();
-        let mut stale = Vec::new();
-        for (path, contents) in &self.files {
-            let full = out.join(path);
-            match std::fs::read(&full) {
-                Ok(on_disk) if on_disk == contents.as_bytes() => {}
-                Ok(_) => stale.push(Stale::Modified(path.clone())),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => stale.push(Stale::Missing(path.clone())),
-                Err(e) => return Err(Error::io(full, e)),
-            }
-        }
-        let on_disk = list_files(out)?;
-        for p in on_disk {
-            if !self.files.contains_key(&p) {
-                stale.push(Stale::Extra(p));
-            }
-        }
-        stale.sort();
-        Ok(stale)
-    }
-
-    /// Lines of generated Rust code.
-    pub fn rust_lines(&self) -> usize {
-        self.files
-            .iter()
-            .filter(|(p, _)| p.extension().is_some_and(|e| e == "rs"))
-            .map(|(_, c)| c.lines().count())
-            .sum()
-    }
-}
-
-/// Every file under `dir`, relative to it; a missing `dir` has none.
-fn list_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let entries = match std::fs::read_dir(&d) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(Error::io(&d, e)),
-        };
-        for entry in entries {
-            let entry = entry.map_err(|e| Error::io(&d, e))?;
-            let path = entry.path();
-            let ft = entry.file_type().map_err(|e| Error::io(&path, e))?;
-            if ft.is_dir() {
-                stack.push(path);
-            } else if let Ok(rel) = path.strip_prefix(dir) {
-                out.push(rel.to_path_buf());
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
-fn remove_empty_dirs(dir: &Path) {
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            let p = entry.path();
-            if p.is_dir() {
-                remove_empty_dirs(&p);
-                let _ = std::fs::remove_dir(&p);
-            }
-        }
-    }
+/// The CRD manifests (`crds/<plural>.<group>.yaml`, `crds/kustomization.yaml`) and, from the same CRDs, the RBAC
+/// of the reconciled kinds (`rbac/`, the role named after `crate_name`); with how each manifest that was over its
+/// size budget was made to fit.
+fn crd_files(
+    crate_name: &str,
+    kubes: &BTreeMap<String, crate::kube::KubeIr>,
+    irs: &BTreeMap<String, Ir>,
+) -> Result<(BTreeMap<PathBuf, String>, Vec<emit::fit::Fitted>)> {
+    let crds = emit::crd::manifests(kubes, irs);
+    let mut files = emit::crd::manifest_files(&crds)?;
+    files.extend(emit::rbac::files(crate_name, &crds));
+    Ok((files, crds.iter().filter_map(|c| c.fitted.clone()).collect()))
 }
 
 /// The opaque entries of `group` (its `overrides.opaqueFiles` and `overrides.types.X.opaque`), keyed as the

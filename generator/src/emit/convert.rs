@@ -37,8 +37,8 @@ use std::path::PathBuf;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+use super::output::{VersionOutput, finish};
 use super::rust::{ident, primitive};
-use super::{VersionOutput, finish};
 use crate::error::{Error, Result};
 use crate::ir::{Ir, Primitive, TypeId, TypeKind, TypeRef};
 use crate::kube::{Family, KubeField, KubeIr, KubeRef, KubeResource, Owner, Special};

@@ -82,7 +82,7 @@ use serde_json::{Map, Value, json};
 
 use super::fit::{self, Fitted, PRESERVE};
 use crate::error::{Error, Result};
-use crate::generate::Generation;
+use crate::generation::Generation;
 use crate::ir::{Diagnostic, Ir, Primitive, TypeKind, Validation};
 use crate::kube::{Exports, KubeField, KubeIr, KubeRef, KubeResource, KubeTypeId, Owner, Special};
 
@@ -141,7 +141,7 @@ impl Crd {
     }
 
     fn file_header(&self) -> String {
-        let mut out = super::header("#", &self.sources, None);
+        let mut out = super::output::header("#", &self.sources, None);
         for (kube, api) in &self.versions {
             out.push_str(&format!("# ARM API version: {api} (Kubernetes version {kube})\n"));
         }
@@ -166,7 +166,7 @@ impl Crd {
 /// Runs on a thread with a large stack (building a schema recurses once per level of nesting; see
 /// [`crate::Builder::generate`]).
 pub fn crds(versions: &[(&KubeIr, &Ir)]) -> Vec<Crd> {
-    crate::generate::on_big_stack(|| crds_here(versions))
+    crate::stack::on_big_stack(|| crds_here(versions))
 }
 
 fn crds_here(versions: &[(&KubeIr, &Ir)]) -> Vec<Crd> {
@@ -201,7 +201,7 @@ fn crds_here(versions: &[(&KubeIr, &Ir)]) -> Vec<Crd> {
 
 /// The manifests of a generation (every group and version it shaped).
 pub fn crds_of(generation: &Generation) -> Vec<Crd> {
-    crds(&pairs(&generation.kubes, &generation.irs))
+    manifests(&generation.kubes, &generation.irs)
 }
 
 /// The manifest files and `crds/kustomization.yaml`, path (relative to the generated crate) → YAML; what
@@ -210,7 +210,15 @@ pub fn files(kubes: &BTreeMap<String, KubeIr>, irs: &BTreeMap<String, Ir>) -> Re
     manifest_files(&crds(&pairs(kubes, irs)))
 }
 
-fn manifest_files(crds: &[Crd]) -> Result<BTreeMap<PathBuf, String>> {
+/// The manifests of every kind the versions shaped (`kubes` and `irs` by `group/version`), sorted by file path;
+/// each that was over its size budget says in [`Crd::fitted`] how it was made to fit (see [`Crd::fit`]).
+pub fn manifests(kubes: &BTreeMap<String, KubeIr>, irs: &BTreeMap<String, Ir>) -> Vec<Crd> {
+    crds(&pairs(kubes, irs))
+}
+
+/// The files of `crds`: each manifest and `crds/kustomization.yaml` (none without a manifest), path (relative to
+/// the generated crate) → YAML.
+pub fn manifest_files(crds: &[Crd]) -> Result<BTreeMap<PathBuf, String>> {
     let mut files = crds
         .iter()
         .map(|c| Ok((c.path(), c.to_yaml()?)))
@@ -219,22 +227,6 @@ fn manifest_files(crds: &[Crd]) -> Result<BTreeMap<PathBuf, String>> {
         files.insert(kustomization_path(), kustomization(crds));
     }
     Ok(files)
-}
-
-/// As [`files`], with how each manifest that was over its size budget was made to fit (see [`Crd::fit`]).
-///
-/// Also the RBAC the reconciled kinds need, from the same CRDs (`rbac/`, see [`super::rbac`]), with the role
-/// named after `crate_name`.
-pub fn files_and_fits(
-    crate_name: &str,
-    kubes: &BTreeMap<String, KubeIr>,
-    irs: &BTreeMap<String, Ir>,
-) -> Result<(BTreeMap<PathBuf, String>, Vec<Fitted>)> {
-    let crds = crds(&pairs(kubes, irs));
-    let fits = crds.iter().filter_map(|c| c.fitted.clone()).collect();
-    let mut files = manifest_files(&crds)?;
-    files.extend(super::rbac::files(crate_name, &crds));
-    Ok((files, fits))
 }
 
 /// `crds/kustomization.yaml`.
@@ -247,7 +239,7 @@ pub fn kustomization_path() -> PathBuf {
 pub fn kustomization(crds: &[Crd]) -> String {
     let sources: BTreeSet<&String> = crds.iter().flat_map(|c| &c.sources).collect();
     let sources: Vec<String> = sources.into_iter().cloned().collect();
-    let mut out = super::header("#", &sources, None);
+    let mut out = super::output::header("#", &sources, None);
     out.push_str("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n");
     let names: BTreeSet<String> = crds
         .iter()
@@ -315,9 +307,9 @@ fn build_crd(group: &str, kind: &str, per_version: &[(&KubeIr, &Ir, &KubeResourc
         .filter(|(k, _, _)| k.served)
         .map(|(k, ir, _)| (k.version.as_str(), ir.api_version.as_str(), k.storage))
         .collect();
-    let storage_index = match super::kind_storage(&candidates) {
+    let storage_index = match super::output::kind_storage(&candidates) {
         Some((i, why)) => {
-            if why != super::StorageReason::GroupStorage {
+            if why != super::output::StorageReason::GroupStorage {
                 diagnostics.push(diag(&at, format!("{} is stored: {}", candidates[i].0, why.describe())));
             }
             per_version
@@ -1404,7 +1396,7 @@ fn trim(node: &mut Value, depth: usize, limit: usize) -> usize {
     let mut n = 0;
     if depth > limit + 1 {
         if let Some(Value::String(d)) = node.get_mut("description") {
-            let first = first_sentence(d);
+            let first = fit::first_sentence(d);
             if first.len() < d.len() {
                 *d = first;
                 n += 1;
@@ -1415,26 +1407,6 @@ fn trim(node: &mut Value, depth: usize, limit: usize) -> usize {
         n += trim(c, depth + usize::from(field), limit);
     }
     n
-}
-
-/// The text up to the end of its first sentence (a `.` followed by a space and a capital letter, not after
-/// `e.g`/`i.e`; or a paragraph break), or all of it.
-pub(crate) fn first_sentence(d: &str) -> String {
-    let mut sentence_end = None;
-    for (i, _) in d.match_indices(". ") {
-        let before = &d[..i];
-        let next = d[i + 2..].chars().next();
-        let abbreviation = ["e.g", "i.e", "etc", "vs"].iter().any(|a| before.ends_with(a));
-        if !abbreviation && next.is_some_and(|c| c.is_uppercase()) {
-            sentence_end = Some(i + 1);
-            break;
-        }
-    }
-    let cut = [sentence_end, d.find("\n\n")].into_iter().flatten().min();
-    match cut {
-        Some(i) => d[..i].trim_end().to_string(),
-        None => d.to_string(),
-    }
 }
 
 /// The properties every custom resource's root schema starts with: `apiVersion`, `kind`, `metadata`.
@@ -1450,24 +1422,4 @@ fn object_header() -> Map<String, Value> {
     );
     properties.insert("metadata".into(), json!({"type": "object"}));
     properties
-}
-
-#[cfg(test)]
-mod tests {
-    use super::first_sentence;
-
-    #[test]
-    fn first_sentences() {
-        assert_eq!(first_sentence("One. Two."), "One.");
-        assert_eq!(
-            first_sentence("Set it (e.g. '5') or not. Then"),
-            "Set it (e.g. '5') or not."
-        );
-        assert_eq!(first_sentence("A list.\n\nKnown values: `a`."), "A list.");
-        assert_eq!(
-            first_sentence("version 1.2. lower case goes on"),
-            "version 1.2. lower case goes on"
-        );
-        assert_eq!(first_sentence("No end"), "No end");
-    }
 }

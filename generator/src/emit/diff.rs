@@ -25,8 +25,8 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use serde_json::Value;
 
+use super::output::{VersionOutput, finish};
 use super::rust::ident;
-use super::{VersionOutput, finish};
 use crate::error::{Error, Result};
 use crate::ir::{Primitive, TypeKind};
 use crate::kube::{Family, KubeField, KubeIr, KubeRef, Special};

@@ -266,7 +266,7 @@ fn schema_size(
             }
             ("description", Value::String(d)) => {
                 let full = scalar_entry(k, v);
-                let first = super::crd::first_sentence(d);
+                let first = first_sentence(d);
                 if first.len() < d.len() {
                     let cut = scalar_entry(k, &Value::String(first));
                     m.nodes[slot].trimmable = true;
@@ -374,5 +374,45 @@ impl std::fmt::Display for Fitted {
         } else {
             write!(f, " ({} bytes written)", self.fitted)
         }
+    }
+}
+
+/// The text up to the end of its first sentence (a `.` followed by a space and a capital letter, not after
+/// `e.g`/`i.e`; or a paragraph break), or all of it.
+pub(crate) fn first_sentence(d: &str) -> String {
+    let mut sentence_end = None;
+    for (i, _) in d.match_indices(". ") {
+        let before = &d[..i];
+        let next = d[i + 2..].chars().next();
+        let abbreviation = ["e.g", "i.e", "etc", "vs"].iter().any(|a| before.ends_with(a));
+        if !abbreviation && next.is_some_and(|c| c.is_uppercase()) {
+            sentence_end = Some(i + 1);
+            break;
+        }
+    }
+    let cut = [sentence_end, d.find("\n\n")].into_iter().flatten().min();
+    match cut {
+        Some(i) => d[..i].trim_end().to_string(),
+        None => d.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_sentence;
+
+    #[test]
+    fn first_sentences() {
+        assert_eq!(first_sentence("One. Two."), "One.");
+        assert_eq!(
+            first_sentence("Set it (e.g. '5') or not. Then"),
+            "Set it (e.g. '5') or not."
+        );
+        assert_eq!(first_sentence("A list.\n\nKnown values: `a`."), "A list.");
+        assert_eq!(
+            first_sentence("version 1.2. lower case goes on"),
+            "version 1.2. lower case goes on"
+        );
+        assert_eq!(first_sentence("No end"), "No end");
     }
 }

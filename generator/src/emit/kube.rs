@@ -25,8 +25,8 @@ use std::path::PathBuf;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+use super::output::{VersionOutput, finish};
 use super::rust::{ident, primitive};
-use super::{VersionOutput, finish};
 use crate::error::{Error, Result};
 use crate::ir::{Ir, ObjectType, Primitive, Property, TypeKind, TypeRef};
 use crate::kube::{Family, KubeField, KubeIr, KubeRef, KubeResource, KubeType, Owner, Special};
@@ -571,7 +571,7 @@ impl Ctx<'_> {
             status_from.push(quote!(#field: #value,));
         }
         let operator_items = operator_spec(r);
-        let secret_exports = r.exports.secrets.iter().map(super::secret_export);
+        let secret_exports = r.exports.secrets.iter().map(super::output::secret_export);
         let config_map_exports = r.exports.config_maps.iter().map(|(n, p)| quote!((#n, #p)));
         let template_items = if r.template {
             template(r, group, version)

@@ -50,7 +50,7 @@ pub fn files(crate_name: &str, crds: &[Crd]) -> BTreeMap<PathBuf, String> {
         return files;
     }
     let sources: Vec<String> = sources.into_iter().collect();
-    let head = super::header("#", &sources, None);
+    let head = super::output::header("#", &sources, None);
     let mut role = head.clone();
     role.push_str(&format!(
         "# What a controller of every reconciled custom resource kind of {crate_name} needs on them, and no more:\n\
