@@ -29,7 +29,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
 const KNOWN_LONG: &[(&str, &str, usize)] = &[
     ("emit/mod.rs", "crate_files", 383),
     ("generate.rs", "generate_here", 223),
-    ("emit/convert.rs", "body", 151),
     ("load.rs", "load_with", 148),
     ("apidiff.rs", "resource_diff", 142),
     ("emit/convert.rs", "spoke_files", 131),
