@@ -31,7 +31,6 @@ const KNOWN_LONG: &[(&str, &str, usize)] = &[
     ("generate.rs", "generate_here", 223),
     ("load.rs", "load_with", 148),
     ("apidiff.rs", "resource_diff", 142),
-    ("emit/convert.rs", "spoke_files", 131),
     ("emit/kube.rs", "version_files", 131),
     ("passes/lower.rs", "lower_named", 129),
 ];

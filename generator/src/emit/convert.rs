@@ -795,16 +795,30 @@ pub fn spoke_files(
             message: "matches no property of this version that the hub could take; remove or fix it".into(),
         });
     }
+    convert_files(files, &e.items, (spoke_v, hub_v), head, base)?;
+    let report = conversions_report(spoke_v, hub_v, &kinds, &e.notes);
+    Ok(SpokeConversions { kinds, report })
+}
+
+/// Writes the spoke's `convert/<module>.rs` (one per module of `items`, the emitted items by spoke module) and
+/// `convert/mod.rs` into `files`.
+fn convert_files(
+    files: &mut BTreeMap<PathBuf, String>,
+    items: &BTreeMap<String, Vec<TokenStream>>,
+    (spoke_v, hub_v): (&VersionOutput<'_>, &VersionOutput<'_>),
+    head: &str,
+    base: &str,
+) -> Result<()> {
     let spoke_mod = format_ident!("{}", spoke_v.kube_version);
     let hub_mod = format_ident!("{}", hub_v.kube_version);
     let group = format_ident!("{}", spoke_v.group);
-    let mods: Vec<proc_macro2::Ident> = e.items.keys().map(|m| format_ident!("{}", m)).collect();
-    for (module, items) in &e.items {
+    let mods: Vec<proc_macro2::Ident> = items.keys().map(|m| format_ident!("{}", m)).collect();
+    for (module, module_items) in items {
         let doc = format!(
             " Conversions between `{}` and the hub `{}` for the types of `{module}`.",
             spoke_v.kube_version, hub_v.kube_version
         );
-        let body = quote!(#(#items)*);
+        let body = quote!(#(#module_items)*);
         // Only the runtime names the file uses (no `unused_imports` to allow).
         let runtime = super::uses::Uses::of(&body).names(
             quote!(armgen_runtime::hub),
@@ -834,7 +848,17 @@ pub fn spoke_files(
     };
     let path = format!("{base}/convert/mod.rs");
     files.insert(PathBuf::from(&path), finish(head, tokens, &path)?);
+    Ok(())
+}
 
+/// The spoke's `CONVERSIONS.md` section: the `kinds` converted, totals, and per pair of types (`notes`, by
+/// title) what is bagged, renamed or converted with a type change.
+fn conversions_report(
+    spoke_v: &VersionOutput<'_>,
+    hub_v: &VersionOutput<'_>,
+    kinds: &[String],
+    notes: &BTreeMap<String, PairNotes>,
+) -> String {
     let mut report = format!(
         "## {} {} ⇄ hub {}\n\nKinds converted: {}.\n\n",
         spoke_v.group,
@@ -843,7 +867,7 @@ pub fn spoke_files(
         kinds.join(", ")
     );
     let mut totals = [0usize; 5];
-    for n in e.notes.values() {
+    for n in notes.values() {
         for (i, l) in [&n.only_source, &n.only_target, &n.renamed, &n.changed, &n.bagged]
             .iter()
             .enumerate()
@@ -859,7 +883,7 @@ pub fn spoke_files(
         "| type | only in {} | only in {} | renamed | type changed | bagged (shape changed) |\n| --- | --- | --- | --- | --- | --- |\n",
         spoke_v.kube_version, hub_v.kube_version
     ));
-    for (title, n) in &e.notes {
+    for (title, n) in notes {
         if n.only_source.is_empty()
             && n.only_target.is_empty()
             && n.renamed.is_empty()
@@ -879,7 +903,7 @@ pub fn spoke_files(
         ));
     }
     report.push('\n');
-    Ok(SpokeConversions { kinds, report })
+    report
 }
 
 /// The group module's `convert` function: a JSON custom resource of any served version to any other, through
