@@ -432,16 +432,20 @@ impl Config {
 
     /// Checks what the types cannot say (names, one storage version, ...); `path` is only used in errors.
     pub fn validate(&self, path: &Path) -> Result<()> {
-        let err = |key: String, message: String| Error::Config {
+        self.check().map_err(|(key, message)| Error::Config {
             file: path.to_path_buf(),
             key,
             message,
-        };
+        })
+    }
+
+    /// The checks of [`Config::validate`], in order: the first that fails is the error.
+    fn check(&self) -> std::result::Result<(), Invalid> {
         if self.groups.is_empty() {
-            return Err(err("groups".into(), "at least one group is needed".into()));
+            return Err(("groups".into(), "at least one group is needed".into()));
         }
         if !is_api_group(&self.output.api_domain) {
-            return Err(err(
+            return Err((
                 "output.apiDomain".into(),
                 format!(
                     "{:?} is not a DNS domain of at least two lowercase labels (e.g. {DEFAULT_API_DOMAIN})",
@@ -451,304 +455,361 @@ impl Config {
         }
         let mut kube_groups = BTreeMap::new();
         for (name, group) in &self.groups {
-            if !is_module_name(name) {
-                return Err(err(
-                    format!("groups.{name}"),
-                    "a group name must be a lowercase Rust module name".into(),
-                ));
-            }
-            let kube_group = group.kube_group(name, &self.output.api_domain);
-            let key = match group.kubernetes_group {
-                Some(_) => format!("groups.{name}.kubernetesGroup"),
-                None => "output.apiDomain".to_string(),
-            };
-            if !is_api_group(&kube_group) {
-                return Err(err(
-                    key,
-                    format!("{kube_group:?} is not a Kubernetes API group (a lowercase DNS subdomain)"),
-                ));
-            }
-            if is_within(&kube_group, ASO_DOMAIN) {
-                return Err(err(
-                    key,
-                    format!(
-                        "{kube_group} is under {ASO_DOMAIN}, the domain of Azure Service Operator's CRDs: installed in a \
-                         cluster that has them (every Cluster API Provider Azure management cluster does), our CRDs \
-                         would replace theirs. Use a domain you control"
-                    ),
-                ));
-            }
-            if let Some(other) = kube_groups.insert(kube_group.clone(), name) {
-                return Err(err(
-                    key,
-                    format!("{kube_group} is also the Kubernetes API group of groups.{other}"),
-                ));
-            }
+            check_group_names(name, group, &self.output.api_domain, &mut kube_groups)?;
             if group.versions.is_empty() {
-                return Err(err(
+                return Err((
                     format!("groups.{name}.versions"),
                     "at least one version is needed".into(),
                 ));
             }
-            for (file, o) in &group.overrides.opaque_files {
-                let key = format!("groups.{name}.overrides.opaqueFiles.{file}");
-                let relative = Path::new(file);
-                if file.is_empty()
-                    || relative.is_absolute()
-                    || relative
-                        .components()
-                        .any(|c| !matches!(c, std::path::Component::Normal(_)))
-                {
-                    return Err(err(
-                        key,
-                        "a spec file path relative to the group's specFolder, without `..`".into(),
-                    ));
-                }
-                if o.because.trim().is_empty() {
-                    return Err(err(
-                        format!("{key}.because"),
-                        "say why the file stands in as opaque JSON".into(),
-                    ));
-                }
-            }
-            for (schema, o) in &group.overrides.types {
-                let Some(opaque) = &o.opaque else { continue };
-                let key = format!("groups.{name}.overrides.types.{schema}.opaque");
-                if opaque.because.trim().is_empty() {
-                    return Err(err(
-                        format!("{key}.because"),
-                        "say why the definition stands in as opaque JSON".into(),
-                    ));
-                }
-                if o.rename.is_some() || !o.properties.is_empty() {
-                    return Err(err(
-                        key,
-                        "an opaque definition has no Rust type or properties to override: remove `rename` and `properties`"
-                            .into(),
-                    ));
-                }
-            }
-            let storage: Vec<&String> = group
-                .versions
-                .iter()
-                .filter(|(_, v)| v.storage)
-                .map(|(k, _)| k)
-                .collect();
-            if storage.len() > 1 {
-                return Err(err(
-                    format!("groups.{name}.versions"),
-                    format!(
-                        "at most one version may have `storage: true` (found {}: {})",
-                        storage.len(),
-                        storage.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-                    ),
-                ));
-            }
-            for (type_name, o) in &group.overrides.types {
-                let key = format!("groups.{name}.overrides.types.{type_name}");
-                if let Some(rename) = &o.rename
-                    && !is_type_ident(rename)
-                {
-                    return Err(err(
-                        format!("{key}.rename"),
-                        format!("{rename:?} is not an UpperCamelCase Rust type name"),
-                    ));
-                }
-                for (prop, po) in &o.properties {
-                    if let Some(rename) = &po.rename
-                        && !is_module_name(rename)
-                    {
-                        return Err(err(
-                            format!("{key}.properties.{prop}.rename"),
-                            format!("{rename:?} is not a snake_case Rust field name"),
-                        ));
-                    }
-                    if po
-                        .identifiers
-                        .as_ref()
-                        .is_some_and(|ids| ids.is_empty() || ids.iter().any(String::is_empty))
-                    {
-                        return Err(err(
-                            format!("{key}.properties.{prop}.identifiers"),
-                            "list the item properties that identify an item (at least one name)".into(),
-                        ));
-                    }
-                    if let Some(i) = &po.immutable {
-                        check_source(&format!("{key}.properties.{prop}.immutable.source"), &i.source)
-                            .map_err(|(k, m)| err(k, m))?;
-                    }
-                    for (sibling, value) in &po.diff_ignored_when {
-                        let scalar = value.is_boolean() || value.is_string() || value.is_i64() || value.is_u64();
-                        if !scalar {
-                            return Err(err(
-                                format!("{key}.properties.{prop}.diffIgnoredWhen.{sibling}"),
-                                format!("{value} is not a boolean, string or integer"),
-                            ));
-                        }
-                    }
-                }
-            }
+            check_opaque(name, group)?;
+            check_one_storage(name, group)?;
+            check_type_overrides(name, group)?;
             for (arm_type, kind) in &group.resources.rename {
                 if !is_type_ident(kind) {
-                    return Err(err(
+                    return Err((
                         format!("groups.{name}.resources.rename.{arm_type}"),
                         format!("{kind:?} is not an UpperCamelCase kind name"),
                     ));
                 }
             }
             for (kind, rc) in &group.kubernetes.resources {
-                let key = format!("groups.{name}.kubernetes.resources.{kind}");
-                if !is_type_ident(kind) {
-                    return Err(err(key, format!("{kind:?} is not an UpperCamelCase kind name")));
-                }
-                for (secret, export) in &rc.secrets {
-                    let key = format!("{key}.secrets.{secret}");
-                    if !is_export_name(secret) {
-                        return Err(err(key, format!("{secret:?} is not a lowerCamelCase export name")));
-                    }
-                    if !is_action_name(&export.action) {
-                        return Err(err(
-                            format!("{key}.action"),
-                            format!(
-                                "{:?} is not an ARM action name (letters and digits, such as listClusterAdminCredential)",
-                                export.action
-                            ),
-                        ));
-                    }
-                    parse_value_path(&export.value).map_err(|message| err(format!("{key}.value"), message))?;
-                }
-                for (arm_path, owned) in &rc.child_owned {
-                    let key = format!("{key}.childOwned.{arm_path}");
-                    if !is_plain_path(arm_path) {
-                        return Err(err(
-                            key,
-                            format!("{arm_path:?} is not a dotted JSON path such as properties.agentPoolProfiles"),
-                        ));
-                    }
-                    if !is_type_ident(&owned.kind) {
-                        return Err(err(
-                            format!("{key}.kind"),
-                            format!("{:?} is not an UpperCamelCase kind name", owned.kind),
-                        ));
-                    }
-                    if owned.key.is_empty() || owned.key.contains('.') {
-                        return Err(err(
-                            format!("{key}.key"),
-                            format!("{:?} is not a property name", owned.key),
-                        ));
-                    }
-                    check_source(&format!("{key}.source"), &owned.source).map_err(|(k, m)| err(k, m))?;
-                }
-                if let Some(gate) = &rc.owner_gate {
-                    let key = format!("{key}.ownerGate");
-                    if !gate.settled && gate.versions.is_empty() {
-                        return Err(err(
-                            key,
-                            "a gate needs `settled: true` or at least one entry under `versions`".into(),
-                        ));
-                    }
-                    for (child, v) in &gate.versions {
-                        let key = format!("{key}.versions.{child}");
-                        if !is_plain_path(child) || !is_plain_path(&v.owner) {
-                            return Err(err(
-                                key,
-                                "keys and `owner` are dotted JSON paths such as properties.orchestratorVersion".into(),
-                            ));
-                        }
-                        if !is_action_name(&v.error_code) {
-                            return Err(err(
-                                format!("{key}.errorCode"),
-                                format!("{:?} is not an ARM error code", v.error_code),
-                            ));
-                        }
-                    }
-                    check_source(&format!("{key}.source"), &gate.source).map_err(|(k, m)| err(k, m))?;
-                }
-                if let Some(name) = &rc.azure_name {
-                    check_source(&format!("{key}.azureName.source"), &name.source).map_err(|(k, m)| err(k, m))?;
-                }
-                for (export, path) in &rc.config_maps {
-                    if !is_export_name(export) {
-                        return Err(err(
-                            format!("{key}.configMaps.{export}"),
-                            format!("{export:?} is not a lowerCamelCase export name"),
-                        ));
-                    }
-                    if path.split('.').any(str::is_empty) {
-                        return Err(err(
-                            format!("{key}.configMaps.{export}"),
-                            format!("{path:?} is not a dotted JSON path such as properties.fqdn"),
-                        ));
-                    }
-                }
+                check_kube_resource(&format!("groups.{name}.kubernetes.resources.{kind}"), kind, rc)?;
             }
-            for (list, entries) in [
-                ("retryable", &group.kubernetes.errors.retryable),
-                ("terminal", &group.kubernetes.errors.terminal),
-            ] {
-                for (i, e) in entries.iter().enumerate() {
-                    let key = format!("groups.{name}.kubernetes.errors.{list}[{i}]");
-                    if e.status.is_none() && e.code.is_none() {
-                        return Err(err(key, "an entry needs `status`, `code` or both".into()));
-                    }
-                    if let Some(status) = e.status
-                        && !(400..=599).contains(&status)
-                    {
-                        return Err(err(
-                            format!("{key}.status"),
-                            format!("{status} is not an HTTP error status"),
-                        ));
-                    }
-                    if let Some(code) = &e.code
-                        && !is_action_name(code)
-                    {
-                        return Err(err(format!("{key}.code"), format!("{code:?} is not an ARM error code")));
-                    }
-                    check_source(&format!("{key}.source"), &e.source).map_err(|(k, m)| err(k, m))?;
-                }
-            }
-            for (version, v) in &group.versions {
-                if !is_module_name(version) {
-                    return Err(err(
-                        format!("groups.{name}.versions.{version}"),
-                        "a Kubernetes version must be a lowercase Rust module name such as v1beta1".into(),
-                    ));
-                }
-                for (from, to) in &v.renames {
-                    let key = format!("groups.{name}.versions.{version}.renames.{from}");
-                    let well_formed = from
-                        .split_once('.')
-                        .is_some_and(|(schema, prop)| !schema.is_empty() && !prop.is_empty() && !prop.contains('.'));
-                    if !well_formed {
-                        return Err(err(key, "a rename is keyed by `<Schema>.<jsonName>`".into()));
-                    }
-                    if to.is_empty() || to.contains('.') {
-                        return Err(err(key, format!("{to:?} is not a JSON property name")));
-                    }
-                    if v.storage || group.hub() == Some(version.as_str()) {
-                        return Err(err(
-                            key,
-                            "renames are declared on the versions converted to the hub, not on the hub".into(),
-                        ));
-                    }
-                }
-                if !v.served && group.hub() == Some(version.as_str()) {
-                    return Err(err(
-                        format!("groups.{name}.versions.{version}.served"),
-                        "the storage (hub) version is always served: move `storage: true` to a served version first"
-                            .into(),
-                    ));
-                }
-                if v.spec_files.is_empty() {
-                    return Err(err(
-                        format!("groups.{name}.versions.{version}.specFiles"),
-                        "no spec files".into(),
-                    ));
-                }
-            }
+            check_error_lists(name, group)?;
+            check_versions(name, group)?;
         }
         Ok(())
     }
+}
+
+/// A validation failure: the config key at fault and what is wrong with it.
+type Invalid = (String, String);
+
+/// Checks group `name`'s module name and its Kubernetes API group, which `kube_groups` (API group → config
+/// group, over the groups checked before) must not hold yet.
+fn check_group_names<'a>(
+    name: &'a str,
+    group: &GroupConfig,
+    api_domain: &str,
+    kube_groups: &mut BTreeMap<String, &'a str>,
+) -> std::result::Result<(), Invalid> {
+    if !is_module_name(name) {
+        return Err((
+            format!("groups.{name}"),
+            "a group name must be a lowercase Rust module name".into(),
+        ));
+    }
+    let kube_group = group.kube_group(name, api_domain);
+    let key = match group.kubernetes_group {
+        Some(_) => format!("groups.{name}.kubernetesGroup"),
+        None => "output.apiDomain".to_string(),
+    };
+    if !is_api_group(&kube_group) {
+        return Err((
+            key,
+            format!("{kube_group:?} is not a Kubernetes API group (a lowercase DNS subdomain)"),
+        ));
+    }
+    if is_within(&kube_group, ASO_DOMAIN) {
+        return Err((
+            key,
+            format!(
+                "{kube_group} is under {ASO_DOMAIN}, the domain of Azure Service Operator's CRDs: installed in a \
+                 cluster that has them (every Cluster API Provider Azure management cluster does), our CRDs \
+                 would replace theirs. Use a domain you control"
+            ),
+        ));
+    }
+    if let Some(other) = kube_groups.insert(kube_group.clone(), name) {
+        return Err((
+            key,
+            format!("{kube_group} is also the Kubernetes API group of groups.{other}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks group `name`'s opaque overrides: whole spec files, then single definitions.
+fn check_opaque(name: &str, group: &GroupConfig) -> std::result::Result<(), Invalid> {
+    for (file, o) in &group.overrides.opaque_files {
+        let key = format!("groups.{name}.overrides.opaqueFiles.{file}");
+        let relative = Path::new(file);
+        if file.is_empty()
+            || relative.is_absolute()
+            || relative
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err((
+                key,
+                "a spec file path relative to the group's specFolder, without `..`".into(),
+            ));
+        }
+        if o.because.trim().is_empty() {
+            return Err((
+                format!("{key}.because"),
+                "say why the file stands in as opaque JSON".into(),
+            ));
+        }
+    }
+    for (schema, o) in &group.overrides.types {
+        let Some(opaque) = &o.opaque else { continue };
+        let key = format!("groups.{name}.overrides.types.{schema}.opaque");
+        if opaque.because.trim().is_empty() {
+            return Err((
+                format!("{key}.because"),
+                "say why the definition stands in as opaque JSON".into(),
+            ));
+        }
+        if o.rename.is_some() || !o.properties.is_empty() {
+            return Err((
+                key,
+                "an opaque definition has no Rust type or properties to override: remove `rename` and `properties`"
+                    .into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that at most one of group `name`'s versions says `storage: true`.
+fn check_one_storage(name: &str, group: &GroupConfig) -> std::result::Result<(), Invalid> {
+    let storage: Vec<&String> = group
+        .versions
+        .iter()
+        .filter(|(_, v)| v.storage)
+        .map(|(k, _)| k)
+        .collect();
+    if storage.len() > 1 {
+        return Err((
+            format!("groups.{name}.versions"),
+            format!(
+                "at most one version may have `storage: true` (found {}: {})",
+                storage.len(),
+                storage.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks group `name`'s type overrides: Rust type renames, then each property's override.
+fn check_type_overrides(name: &str, group: &GroupConfig) -> std::result::Result<(), Invalid> {
+    for (type_name, o) in &group.overrides.types {
+        let key = format!("groups.{name}.overrides.types.{type_name}");
+        if let Some(rename) = &o.rename
+            && !is_type_ident(rename)
+        {
+            return Err((
+                format!("{key}.rename"),
+                format!("{rename:?} is not an UpperCamelCase Rust type name"),
+            ));
+        }
+        for (prop, po) in &o.properties {
+            check_property_override(&format!("{key}.properties.{prop}"), po)?;
+        }
+    }
+    Ok(())
+}
+
+/// Checks one property override, at config key `key`.
+fn check_property_override(key: &str, po: &PropertyOverride) -> std::result::Result<(), Invalid> {
+    if let Some(rename) = &po.rename
+        && !is_module_name(rename)
+    {
+        return Err((
+            format!("{key}.rename"),
+            format!("{rename:?} is not a snake_case Rust field name"),
+        ));
+    }
+    if po
+        .identifiers
+        .as_ref()
+        .is_some_and(|ids| ids.is_empty() || ids.iter().any(String::is_empty))
+    {
+        return Err((
+            format!("{key}.identifiers"),
+            "list the item properties that identify an item (at least one name)".into(),
+        ));
+    }
+    if let Some(i) = &po.immutable {
+        check_source(&format!("{key}.immutable.source"), &i.source)?;
+    }
+    for (sibling, value) in &po.diff_ignored_when {
+        let scalar = value.is_boolean() || value.is_string() || value.is_i64() || value.is_u64();
+        if !scalar {
+            return Err((
+                format!("{key}.diffIgnoredWhen.{sibling}"),
+                format!("{value} is not a boolean, string or integer"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks the Kubernetes settings of kind `kind`, at config key `key`: its name, secrets, child-owned lists,
+/// owner gate, Azure name and config maps, in that order.
+fn check_kube_resource(key: &str, kind: &str, rc: &KubeResourceConfig) -> std::result::Result<(), Invalid> {
+    if !is_type_ident(kind) {
+        return Err((key.to_string(), format!("{kind:?} is not an UpperCamelCase kind name")));
+    }
+    for (secret, export) in &rc.secrets {
+        let key = format!("{key}.secrets.{secret}");
+        if !is_export_name(secret) {
+            return Err((key, format!("{secret:?} is not a lowerCamelCase export name")));
+        }
+        if !is_action_name(&export.action) {
+            return Err((
+                format!("{key}.action"),
+                format!(
+                    "{:?} is not an ARM action name (letters and digits, such as listClusterAdminCredential)",
+                    export.action
+                ),
+            ));
+        }
+        parse_value_path(&export.value).map_err(|message| (format!("{key}.value"), message))?;
+    }
+    for (arm_path, owned) in &rc.child_owned {
+        check_child_owned(&format!("{key}.childOwned.{arm_path}"), arm_path, owned)?;
+    }
+    if let Some(gate) = &rc.owner_gate {
+        check_owner_gate(&format!("{key}.ownerGate"), gate)?;
+    }
+    if let Some(name) = &rc.azure_name {
+        check_source(&format!("{key}.azureName.source"), &name.source)?;
+    }
+    for (export, path) in &rc.config_maps {
+        if !is_export_name(export) {
+            return Err((
+                format!("{key}.configMaps.{export}"),
+                format!("{export:?} is not a lowerCamelCase export name"),
+            ));
+        }
+        if path.split('.').any(str::is_empty) {
+            return Err((
+                format!("{key}.configMaps.{export}"),
+                format!("{path:?} is not a dotted JSON path such as properties.fqdn"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks one child-owned list (at JSON path `arm_path` of the owner), at config key `key`.
+fn check_child_owned(key: &str, arm_path: &str, owned: &ChildOwnedConfig) -> std::result::Result<(), Invalid> {
+    if !is_plain_path(arm_path) {
+        return Err((
+            key.to_string(),
+            format!("{arm_path:?} is not a dotted JSON path such as properties.agentPoolProfiles"),
+        ));
+    }
+    if !is_type_ident(&owned.kind) {
+        return Err((
+            format!("{key}.kind"),
+            format!("{:?} is not an UpperCamelCase kind name", owned.kind),
+        ));
+    }
+    if owned.key.is_empty() || owned.key.contains('.') {
+        return Err((format!("{key}.key"), format!("{:?} is not a property name", owned.key)));
+    }
+    check_source(&format!("{key}.source"), &owned.source)
+}
+
+/// Checks an owner gate, at config key `key`.
+fn check_owner_gate(key: &str, gate: &OwnerGateConfig) -> std::result::Result<(), Invalid> {
+    if !gate.settled && gate.versions.is_empty() {
+        return Err((
+            key.to_string(),
+            "a gate needs `settled: true` or at least one entry under `versions`".into(),
+        ));
+    }
+    for (child, v) in &gate.versions {
+        let key = format!("{key}.versions.{child}");
+        if !is_plain_path(child) || !is_plain_path(&v.owner) {
+            return Err((
+                key,
+                "keys and `owner` are dotted JSON paths such as properties.orchestratorVersion".into(),
+            ));
+        }
+        if !is_action_name(&v.error_code) {
+            return Err((
+                format!("{key}.errorCode"),
+                format!("{:?} is not an ARM error code", v.error_code),
+            ));
+        }
+    }
+    check_source(&format!("{key}.source"), &gate.source)
+}
+
+/// Checks group `name`'s retryable, then terminal, error matches.
+fn check_error_lists(name: &str, group: &GroupConfig) -> std::result::Result<(), Invalid> {
+    for (list, entries) in [
+        ("retryable", &group.kubernetes.errors.retryable),
+        ("terminal", &group.kubernetes.errors.terminal),
+    ] {
+        for (i, e) in entries.iter().enumerate() {
+            let key = format!("groups.{name}.kubernetes.errors.{list}[{i}]");
+            if e.status.is_none() && e.code.is_none() {
+                return Err((key, "an entry needs `status`, `code` or both".into()));
+            }
+            if let Some(status) = e.status
+                && !(400..=599).contains(&status)
+            {
+                return Err((format!("{key}.status"), format!("{status} is not an HTTP error status")));
+            }
+            if let Some(code) = &e.code
+                && !is_action_name(code)
+            {
+                return Err((format!("{key}.code"), format!("{code:?} is not an ARM error code")));
+            }
+            check_source(&format!("{key}.source"), &e.source)?;
+        }
+    }
+    Ok(())
+}
+
+/// Checks each of group `name`'s versions: its module name, renames, `served` and spec files.
+fn check_versions(name: &str, group: &GroupConfig) -> std::result::Result<(), Invalid> {
+    for (version, v) in &group.versions {
+        if !is_module_name(version) {
+            return Err((
+                format!("groups.{name}.versions.{version}"),
+                "a Kubernetes version must be a lowercase Rust module name such as v1beta1".into(),
+            ));
+        }
+        for (from, to) in &v.renames {
+            let key = format!("groups.{name}.versions.{version}.renames.{from}");
+            let well_formed = from
+                .split_once('.')
+                .is_some_and(|(schema, prop)| !schema.is_empty() && !prop.is_empty() && !prop.contains('.'));
+            if !well_formed {
+                return Err((key, "a rename is keyed by `<Schema>.<jsonName>`".into()));
+            }
+            if to.is_empty() || to.contains('.') {
+                return Err((key, format!("{to:?} is not a JSON property name")));
+            }
+            if v.storage || group.hub() == Some(version.as_str()) {
+                return Err((
+                    key,
+                    "renames are declared on the versions converted to the hub, not on the hub".into(),
+                ));
+            }
+        }
+        if !v.served && group.hub() == Some(version.as_str()) {
+            return Err((
+                format!("groups.{name}.versions.{version}.served"),
+                "the storage (hub) version is always served: move `storage: true` to a served version first".into(),
+            ));
+        }
+        if v.spec_files.is_empty() {
+            return Err((
+                format!("groups.{name}.versions.{version}.specFiles"),
+                "no spec files".into(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn served_default() -> bool {

@@ -207,141 +207,27 @@ impl SpecSet {
         let root = normalize(spec_root);
         let jail = SpecRoot::new(spec_root)?;
         let used: std::sync::Arc<std::sync::Mutex<BTreeMap<String, BTreeSet<String>>>> = Default::default();
-        let mut raw: BTreeMap<PathBuf, Value> = BTreeMap::new();
-        // A file to read, the root file it was reached from, and where it is referenced from (the `$ref` site
-        // and the reference as written).
-        let mut pending: Vec<(PathBuf, usize, Option<Referrer>)> = Vec::new();
-        let mut roots = Vec::new();
-        for (i, f) in files.iter().enumerate() {
-            let p = normalize(&root.join(&f.path));
-            roots.push(p.clone());
-            pending.push((p, i, None));
-        }
-        // Reversed so that the files are read in the order given (`pending` is a stack).
-        pending.reverse();
-        while let Some((path, origin, referrer)) = pending.pop() {
-            if raw.contains_key(&path) {
-                continue;
-            }
-            let root_file = &files[origin];
-            let display = display_path(&root, &path);
-            let refused = |message: String| match &referrer {
-                Some((at, reference)) => Error::Ref {
-                    at: at.clone(),
-                    reference: reference.clone(),
-                    message: format!("{message}{}", root_file.origin_note()),
-                },
-                None => match &root_file.origin {
-                    Some((file, key)) => Error::Config {
-                        file: file.clone(),
-                        key: key.clone(),
-                        message: format!(
-                            "spec file {:?} (relative to the spec root): {message}",
-                            normalize(&root_file.path).display().to_string()
-                        ),
-                    },
-                    None => Error::Invalid {
-                        what: format!("spec file {}", normalize(&root_file.path).display()),
-                        message,
-                    },
-                },
-            };
-            let real = match jail.contain(&path) {
-                Ok(real) => real,
-                Err(Contain::Outside(message)) => return Err(refused(message)),
-                Err(Contain::Unreadable(source)) => {
-                    return Err(match &referrer {
-                        Some(_) => refused(format!("cannot read {}: {source}", display.display())),
-                        None => Error::io(display.clone(), source),
-                    });
-                }
-            };
-            let text = std::fs::read_to_string(&real).map_err(|source| match &referrer {
-                Some(_) => refused(format!("cannot read {}: {source}", display.display())),
-                None => Error::io(display.clone(), source),
-            })?;
-            let mut value = parse_json(&text, &display)?;
-            // An opaque definition is neither read nor followed: it may be what is broken.
-            for container in ["/definitions", "/components/schemas"] {
-                if let Some(Value::Object(defs)) = value.pointer_mut(container) {
-                    for (name, def) in defs.iter_mut() {
-                        if let Some((key, _)) = opaque.definitions.get(name) {
-                            *def = json!({});
-                            // Replaced unread: a use of the entry even where no generated type reaches it.
-                            let site = Location::new(display.clone(), format!("/definitions/{}", escape_pointer(name)));
-                            if let Ok(mut used) = used.lock() {
-                                used.entry(key.clone()).or_default().insert(site.to_string());
-                            }
-                        }
-                    }
-                }
-            }
-            let mut refs = Vec::new();
-            collect_external_refs(&value, "", &mut refs);
-            for (pointer, reference) in refs {
-                let file_part = reference.split('#').next().unwrap_or_default();
-                let at = Location::new(display.clone(), pointer);
-                if let Some(why) = not_a_relative_path(file_part) {
-                    return Err(Error::Ref {
-                        at,
-                        reference,
-                        message: format!("{why}{}", root_file.origin_note()),
-                    });
-                }
-                let target = normalize(&path.parent().unwrap_or(Path::new("")).join(file_part));
-                if let Some((key, _)) = opaque.files.get(&target) {
-                    // Not read: the `$ref` is a use of the entry even where no generated type reaches it.
-                    if let Ok(mut used) = used.lock() {
-                        used.entry(key.clone()).or_default().insert(at.to_string());
-                    }
-                    continue;
-                }
-                if !raw.contains_key(&target) {
-                    pending.push((target, origin, Some((at, reference))));
-                }
-            }
-            raw.insert(path, value);
-        }
+        let roots: Vec<PathBuf> = files.iter().map(|f| normalize(&root.join(&f.path))).collect();
+        let reader = Reader {
+            root: &root,
+            jail: &jail,
+            files,
+            opaque: &opaque,
+            used: &used,
+            raw: BTreeMap::new(),
+            // Reversed so that the files are read in the order given (`pending` is a stack).
+            pending: roots
+                .iter()
+                .cloned()
+                .enumerate()
+                .map(|(i, p)| (p, i, None))
+                .rev()
+                .collect(),
+        };
+        let raw = reader.read_all()?;
         let mut docs = BTreeMap::new();
         for (path, value) in &raw {
-            let display = display_path(&root, path);
-            let (format, oas3, moved) = if value.get("swagger").is_some() {
-                let (oas3, moved) = upconvert_tracked(value, path, &display, &raw)?;
-                (SourceFormat::Swagger2, oas3, moved)
-            } else if value.get("openapi").is_some() {
-                (SourceFormat::OpenApi3, value.clone(), MovedPointers::new())
-            } else {
-                return Err(Error::spec(
-                    &Location::new(display, ""),
-                    "neither a Swagger 2.0 (`swagger`) nor an OpenAPI 3.0 (`openapi`) document",
-                ));
-            };
-            if format == SourceFormat::OpenApi3 {
-                let version = value.get("openapi").and_then(Value::as_str).unwrap_or_default();
-                if !version.starts_with("3.0") {
-                    return Err(Error::spec(
-                        &Location::new(display, "/openapi"),
-                        format!("unsupported OpenAPI version {version:?} (3.0.x is supported)"),
-                    ));
-                }
-            }
-            let mut doc = Document {
-                path: path.clone(),
-                display,
-                format,
-                openapi: OpenAPI::default(),
-                raw: Value::Null,
-                moved,
-            };
-            doc.openapi = serde_path_to_error::deserialize(&oas3).map_err(|e| {
-                // The path serde reports stops where the model flattens (a path item, a schema); find the
-                // part of the document that does not fit.
-                let (pointer, message) = narrow::narrow(&oas3, narrow::Part::Document)
-                    .unwrap_or_else(|| (path_to_pointer(e.path()), e.inner().to_string()));
-                Error::spec(&doc.location(&pointer), message)
-            })?;
-            doc.raw = oas3;
-            docs.insert(path.clone(), doc);
+            docs.insert(path.clone(), document(&root, path, value, &raw)?);
         }
         Ok(SpecSet {
             root,
@@ -524,6 +410,189 @@ impl SpecSet {
             None => Location::new(file.to_path_buf(), pointer.to_string()),
         }
     }
+}
+
+/// The reading part of [`SpecSet::load_with`]: the root files and everything they reference, as JSON.
+struct Reader<'a> {
+    /// The spec root, lexically normalised.
+    root: &'a Path,
+    jail: &'a SpecRoot,
+    /// The root files.
+    files: &'a [SpecFile],
+    opaque: &'a Opaque,
+    /// Each opaque entry's config key → the sites it stood in for.
+    used: &'a std::sync::Mutex<BTreeMap<String, BTreeSet<String>>>,
+    /// The files read so far.
+    raw: BTreeMap<PathBuf, Value>,
+    /// A file to read, the root file it was reached from (an index into `files`), and where it is referenced
+    /// from (the `$ref` site and the reference as written). A stack.
+    pending: Vec<(PathBuf, usize, Option<Referrer>)>,
+}
+
+impl Reader<'_> {
+    /// Reads every pending file, and the files their `$ref`s reach, but those of opaque entries.
+    fn read_all(mut self) -> Result<BTreeMap<PathBuf, Value>> {
+        while let Some((path, origin, referrer)) = self.pending.pop() {
+            if self.raw.contains_key(&path) {
+                continue;
+            }
+            let root_file = &self.files[origin];
+            let display = display_path(self.root, &path);
+            let mut value = self.read(&path, &display, root_file, &referrer)?;
+            self.blank_opaque_definitions(&mut value, &display);
+            self.follow_refs(&value, &path, &display, origin)?;
+            self.raw.insert(path, value);
+        }
+        Ok(self.raw)
+    }
+
+    /// The JSON of file `path` (shown as `display`), once the spec root contains it; errors name `referrer`, or
+    /// the config key of `root_file` for a root file.
+    fn read(&self, path: &Path, display: &Path, root_file: &SpecFile, referrer: &Option<Referrer>) -> Result<Value> {
+        let real = match self.jail.contain(path) {
+            Ok(real) => real,
+            Err(Contain::Outside(message)) => return Err(refusal(root_file, referrer, message)),
+            Err(Contain::Unreadable(source)) => {
+                return Err(match referrer {
+                    Some(_) => refusal(
+                        root_file,
+                        referrer,
+                        format!("cannot read {}: {source}", display.display()),
+                    ),
+                    None => Error::io(display.to_path_buf(), source),
+                });
+            }
+        };
+        let text = std::fs::read_to_string(&real).map_err(|source| match referrer {
+            Some(_) => refusal(
+                root_file,
+                referrer,
+                format!("cannot read {}: {source}", display.display()),
+            ),
+            None => Error::io(display.to_path_buf(), source),
+        })?;
+        parse_json(&text, display)
+    }
+
+    /// Replaces the opaque definitions of `value` (file `display`) by `{}`: an opaque definition is neither read
+    /// nor followed, as it may be what is broken.
+    fn blank_opaque_definitions(&self, value: &mut Value, display: &Path) {
+        for container in ["/definitions", "/components/schemas"] {
+            if let Some(Value::Object(defs)) = value.pointer_mut(container) {
+                for (name, def) in defs.iter_mut() {
+                    if let Some((key, _)) = self.opaque.definitions.get(name) {
+                        *def = json!({});
+                        // Replaced unread: a use of the entry even where no generated type reaches it.
+                        let site =
+                            Location::new(display.to_path_buf(), format!("/definitions/{}", escape_pointer(name)));
+                        if let Ok(mut used) = self.used.lock() {
+                            used.entry(key.clone()).or_default().insert(site.to_string());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Queues the files the external `$ref`s of `value` (file `path`, shown as `display`, reached from root file
+    /// `origin`) point into, but those of opaque entries; a `$ref` that is not a relative path is an error.
+    fn follow_refs(&mut self, value: &Value, path: &Path, display: &Path, origin: usize) -> Result<()> {
+        let root_file = &self.files[origin];
+        let mut refs = Vec::new();
+        collect_external_refs(value, "", &mut refs);
+        for (pointer, reference) in refs {
+            let file_part = reference.split('#').next().unwrap_or_default();
+            let at = Location::new(display.to_path_buf(), pointer);
+            if let Some(why) = not_a_relative_path(file_part) {
+                return Err(Error::Ref {
+                    at,
+                    reference,
+                    message: format!("{why}{}", root_file.origin_note()),
+                });
+            }
+            let target = normalize(&path.parent().unwrap_or(Path::new("")).join(file_part));
+            if let Some((key, _)) = self.opaque.files.get(&target) {
+                // Not read: the `$ref` is a use of the entry even where no generated type reaches it.
+                if let Ok(mut used) = self.used.lock() {
+                    used.entry(key.clone()).or_default().insert(at.to_string());
+                }
+                continue;
+            }
+            if !self.raw.contains_key(&target) {
+                self.pending.push((target, origin, Some((at, reference))));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The error refusing to read a file reached from `root_file`: at the `$ref` site of `referrer`, else (a root
+/// file) at its config key, else naming the file.
+fn refusal(root_file: &SpecFile, referrer: &Option<Referrer>, message: String) -> Error {
+    match referrer {
+        Some((at, reference)) => Error::Ref {
+            at: at.clone(),
+            reference: reference.clone(),
+            message: format!("{message}{}", root_file.origin_note()),
+        },
+        None => match &root_file.origin {
+            Some((file, key)) => Error::Config {
+                file: file.clone(),
+                key: key.clone(),
+                message: format!(
+                    "spec file {:?} (relative to the spec root): {message}",
+                    normalize(&root_file.path).display().to_string()
+                ),
+            },
+            None => Error::Invalid {
+                what: format!("spec file {}", normalize(&root_file.path).display()),
+                message,
+            },
+        },
+    }
+}
+
+/// The document of file `path` (under spec root `root`) from its JSON `value`, upconverted from Swagger 2.0
+/// when it is one; `raw` holds every file read, for the upconversion's `$ref`s.
+fn document(root: &Path, path: &Path, value: &Value, raw: &BTreeMap<PathBuf, Value>) -> Result<Document> {
+    let display = display_path(root, path);
+    let (format, oas3, moved) = if value.get("swagger").is_some() {
+        let (oas3, moved) = upconvert_tracked(value, path, &display, raw)?;
+        (SourceFormat::Swagger2, oas3, moved)
+    } else if value.get("openapi").is_some() {
+        (SourceFormat::OpenApi3, value.clone(), MovedPointers::new())
+    } else {
+        return Err(Error::spec(
+            &Location::new(display, ""),
+            "neither a Swagger 2.0 (`swagger`) nor an OpenAPI 3.0 (`openapi`) document",
+        ));
+    };
+    if format == SourceFormat::OpenApi3 {
+        let version = value.get("openapi").and_then(Value::as_str).unwrap_or_default();
+        if !version.starts_with("3.0") {
+            return Err(Error::spec(
+                &Location::new(display, "/openapi"),
+                format!("unsupported OpenAPI version {version:?} (3.0.x is supported)"),
+            ));
+        }
+    }
+    let mut doc = Document {
+        path: path.to_path_buf(),
+        display,
+        format,
+        openapi: OpenAPI::default(),
+        raw: Value::Null,
+        moved,
+    };
+    doc.openapi = serde_path_to_error::deserialize(&oas3).map_err(|e| {
+        // The path serde reports stops where the model flattens (a path item, a schema); find the
+        // part of the document that does not fit.
+        let (pointer, message) = narrow::narrow(&oas3, narrow::Part::Document)
+            .unwrap_or_else(|| (path_to_pointer(e.path()), e.inner().to_string()));
+        Error::spec(&doc.location(&pointer), message)
+    })?;
+    doc.raw = oas3;
+    Ok(doc)
 }
 
 fn parse_json(text: &str, display: &Path) -> Result<Value> {

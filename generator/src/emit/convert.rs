@@ -120,6 +120,15 @@ enum Conv {
     Partial(TokenStream),
 }
 
+/// How a pair of plain fields (neither with a special role) converts.
+enum Plain {
+    /// By this complete field initializer.
+    Init(TokenStream),
+    /// By this value conversion (`None`: the shapes do not match, the value is stashed); `true` when the
+    /// value holds objects, whose conversion takes the context and a path.
+    Conv(Option<Conv>, bool),
+}
+
 /// What a pair of matched fields does, for `CONVERSIONS.md`.
 #[derive(Default)]
 struct PairNotes {
@@ -329,109 +338,9 @@ impl<'a> Emitter<'a> {
                     }
                 }
                 (Some(f), Some(g)) => {
-                    let fname = ident(&f.rust_name);
-                    let gname = ident(&g.rust_name);
-                    let (fj, gj) = (f.json_name.as_str(), g.json_name.as_str());
-                    let field_path = if fj == gj {
-                        quote!(path.field(#fj))
-                    } else {
-                        if spoke_to_hub {
-                            notes.renamed.push(format!("{fj} → {gj}"));
-                        }
-                        quote!(path.renamed(#fj, #gj))
-                    };
-                    let value = if f.boxed {
-                        quote!(self.#fname.as_deref())
-                    } else {
-                        quote!(self.#fname.as_ref())
-                    };
-                    let boxed = if g.boxed { quote!(.map(Box::new)) } else { quote!() };
-                    // The field itself, when both sides box it alike (the runtime's impls for `Box` see through).
-                    let same_box = f.boxed == g.boxed;
-                    let field = quote!(&self.#fname);
-                    let (conv, objects) = match (f.special, g.special) {
-                        (Special::None, Special::None) => {
-                            if identical(&f.ty, &g.ty) {
-                                inits.push(if same_box {
-                                    quote!(#gname: cx.copy(#field, &#field_path),)
-                                } else {
-                                    quote!(#gname: cx.convert(#value, &#field_path, |value, _, _| value.clone())#boxed,)
-                                });
-                                continue;
-                            }
-                            if same_box && by_impls(&f.ty, &g.ty) {
-                                self.value(from, to, &f.ty, &g.ty, quote!(value), quote!(path))?;
-                                if spoke_to_hub {
-                                    let (a, b) = (describe(from, &f.ty), describe(to, &g.ty));
-                                    if a != b {
-                                        notes.changed.push(format!("{fj}: {a} → {b}"));
-                                    }
-                                }
-                                inits.push(quote!(#gname: cx.object(#field, &#field_path),));
-                                continue;
-                            }
-                            if let Some(init) = Self::spelled(f, g, &field_path) {
-                                inits.push(quote!(#gname: #init,));
-                                if spoke_to_hub {
-                                    let (a, b) = (describe(from, &f.ty), describe(to, &g.ty));
-                                    if a != b {
-                                        notes.changed.push(format!("{fj}: {a} → {b}"));
-                                    }
-                                }
-                                continue;
-                            }
-                            let c = self.value(from, to, &f.ty, &g.ty, quote!(value), quote!(path))?;
-                            if spoke_to_hub {
-                                let (a, b) = (describe(from, &f.ty), describe(to, &g.ty));
-                                if a != b {
-                                    let what = format!("{fj}: {a} → {b}");
-                                    if c.is_some() {
-                                        notes.changed.push(what);
-                                    } else {
-                                        notes.bagged.push(what);
-                                    }
-                                }
-                            }
-                            (c, has_object(&f.ty))
-                        }
-                        (Special::Owner, Special::Owner)
-                            if (*owner_from == Owner::ResourceGroup) != (*owner_to == Owner::ResourceGroup) =>
-                        {
-                            (Some(Conv::Partial(quote!(armgen_runtime::hub::via_json(value)))), false)
-                        }
-                        (Special::OperatorSpec, Special::OperatorSpec) => {
-                            (Some(Conv::Partial(quote!(armgen_runtime::hub::via_json(value)))), false)
-                        }
-                        (a, b) if a == b && same_box => {
-                            inits.push(quote!(#gname: cx.copy(#field, &#field_path),));
-                            continue;
-                        }
-                        _ => (None, false),
-                    };
-                    inits.push(match conv {
-                        Some(Conv::Total(_)) if matches!((&f.ty, &g.ty), (KubeRef::Kube(_), KubeRef::Kube(_))) => {
-                            let t = to.ty(&g.ty)?;
-                            quote!(#gname: cx.convert(#value, &#field_path, Convert::<#t>::convert)#boxed,)
-                        }
-                        Some(Conv::Total(e)) if objects => {
-                            quote!(#gname: cx.convert(#value, &#field_path, |value, cx, path| #e)#boxed,)
-                        }
-                        Some(Conv::Total(e)) => {
-                            quote!(#gname: cx.convert(#value, &#field_path, |value, _, _| #e)#boxed,)
-                        }
-                        Some(Conv::Partial(e)) => {
-                            let via_json = quote!(armgen_runtime::hub::via_json(value));
-                            if e.to_string() == via_json.to_string() {
-                                quote!(#gname: cx.via_json(#field, &#field_path),)
-                            } else {
-                                quote!(#gname: cx.try_convert(#value, &#field_path, |value| #e)#boxed,)
-                            }
-                        }
-                        None => {
-                            stashes.push(quote!(cx.keep(#field, &#field_path);));
-                            quote!(#gname: cx.restore(&#field_path),)
-                        }
-                    });
+                    let (init, stash) = self.matched_field(from, to, (f, g), (owner_from, owner_to), &mut notes)?;
+                    stashes.extend(stash);
+                    inits.push(init);
                 }
                 (None, None) => {}
             }
@@ -445,6 +354,159 @@ impl<'a> Emitter<'a> {
             entry.bagged.extend(notes.bagged);
         }
         Ok((stashes, inits))
+    }
+
+    /// The initializer of target field `g` from source field `f` (a matched pair), with the statement stashing
+    /// the source value when it does not convert; spoke to hub, `notes` gets the rename and the type change.
+    fn matched_field(
+        &mut self,
+        from: Side<'_>,
+        to: Side<'_>,
+        (f, g): (&KubeField, &KubeField),
+        (owner_from, owner_to): (&Owner, &Owner),
+        notes: &mut PairNotes,
+    ) -> Result<(TokenStream, Option<TokenStream>)> {
+        let spoke_to_hub = from.alias == "spoke";
+        let fname = ident(&f.rust_name);
+        let gname = ident(&g.rust_name);
+        let (fj, gj) = (f.json_name.as_str(), g.json_name.as_str());
+        let field_path = if fj == gj {
+            quote!(path.field(#fj))
+        } else {
+            if spoke_to_hub {
+                notes.renamed.push(format!("{fj} → {gj}"));
+            }
+            quote!(path.renamed(#fj, #gj))
+        };
+        // The field itself, when both sides box it alike (the runtime's impls for `Box` see through).
+        let same_box = f.boxed == g.boxed;
+        let field = quote!(&self.#fname);
+        let (conv, objects) = match (f.special, g.special) {
+            (Special::None, Special::None) => match self.plain_field(from, to, (f, g), &field_path, notes)? {
+                Plain::Init(init) => return Ok((init, None)),
+                Plain::Conv(conv, objects) => (conv, objects),
+            },
+            (Special::Owner, Special::Owner)
+                if (*owner_from == Owner::ResourceGroup) != (*owner_to == Owner::ResourceGroup) =>
+            {
+                (Some(Conv::Partial(quote!(armgen_runtime::hub::via_json(value)))), false)
+            }
+            (Special::OperatorSpec, Special::OperatorSpec) => {
+                (Some(Conv::Partial(quote!(armgen_runtime::hub::via_json(value)))), false)
+            }
+            (a, b) if a == b && same_box => {
+                return Ok((quote!(#gname: cx.copy(#field, &#field_path),), None));
+            }
+            _ => (None, false),
+        };
+        Self::converted_field(to, (f, g), conv, objects, &field_path)
+    }
+
+    /// How plain field `f` (no special role) becomes plain field `g`: a complete initializer when the types are
+    /// identical, convert by their `Convert` impls or by wire value, else the value conversion; spoke to hub,
+    /// `notes` gets the type change (or the bagged field).
+    fn plain_field(
+        &mut self,
+        from: Side<'_>,
+        to: Side<'_>,
+        (f, g): (&KubeField, &KubeField),
+        field_path: &TokenStream,
+        notes: &mut PairNotes,
+    ) -> Result<Plain> {
+        let spoke_to_hub = from.alias == "spoke";
+        let fname = ident(&f.rust_name);
+        let gname = ident(&g.rust_name);
+        let fj = f.json_name.as_str();
+        let same_box = f.boxed == g.boxed;
+        let field = quote!(&self.#fname);
+        if identical(&f.ty, &g.ty) {
+            return Ok(Plain::Init(if same_box {
+                quote!(#gname: cx.copy(#field, &#field_path),)
+            } else {
+                let value = if f.boxed {
+                    quote!(self.#fname.as_deref())
+                } else {
+                    quote!(self.#fname.as_ref())
+                };
+                let boxed = if g.boxed { quote!(.map(Box::new)) } else { quote!() };
+                quote!(#gname: cx.convert(#value, &#field_path, |value, _, _| value.clone())#boxed,)
+            }));
+        }
+        // The type change, spoke to hub, when there is one.
+        let change = || {
+            let (a, b) = (describe(from, &f.ty), describe(to, &g.ty));
+            (spoke_to_hub && a != b).then(|| format!("{fj}: {a} → {b}"))
+        };
+        if same_box && by_impls(&f.ty, &g.ty) {
+            self.value(from, to, &f.ty, &g.ty, quote!(value), quote!(path))?;
+            notes.changed.extend(change());
+            return Ok(Plain::Init(quote!(#gname: cx.object(#field, &#field_path),)));
+        }
+        if let Some(init) = Self::spelled(f, g, field_path) {
+            notes.changed.extend(change());
+            return Ok(Plain::Init(quote!(#gname: #init,)));
+        }
+        let c = self.value(from, to, &f.ty, &g.ty, quote!(value), quote!(path))?;
+        if let Some(what) = change() {
+            if c.is_some() {
+                notes.changed.push(what);
+            } else {
+                notes.bagged.push(what);
+            }
+        }
+        Ok(Plain::Conv(c, has_object(&f.ty)))
+    }
+
+    /// The initializer of target field `g` from source field `f` by the value conversion `conv` (`None`: the
+    /// value is stashed, and the statement doing it comes along); `objects` when the value holds objects.
+    fn converted_field(
+        to: Side<'_>,
+        (f, g): (&KubeField, &KubeField),
+        conv: Option<Conv>,
+        objects: bool,
+        field_path: &TokenStream,
+    ) -> Result<(TokenStream, Option<TokenStream>)> {
+        let fname = ident(&f.rust_name);
+        let gname = ident(&g.rust_name);
+        let value = if f.boxed {
+            quote!(self.#fname.as_deref())
+        } else {
+            quote!(self.#fname.as_ref())
+        };
+        let boxed = if g.boxed { quote!(.map(Box::new)) } else { quote!() };
+        let field = quote!(&self.#fname);
+        Ok(match conv {
+            Some(Conv::Total(_)) if matches!((&f.ty, &g.ty), (KubeRef::Kube(_), KubeRef::Kube(_))) => {
+                let t = to.ty(&g.ty)?;
+                (
+                    quote!(#gname: cx.convert(#value, &#field_path, Convert::<#t>::convert)#boxed,),
+                    None,
+                )
+            }
+            Some(Conv::Total(e)) if objects => (
+                quote!(#gname: cx.convert(#value, &#field_path, |value, cx, path| #e)#boxed,),
+                None,
+            ),
+            Some(Conv::Total(e)) => (
+                quote!(#gname: cx.convert(#value, &#field_path, |value, _, _| #e)#boxed,),
+                None,
+            ),
+            Some(Conv::Partial(e)) => {
+                let via_json = quote!(armgen_runtime::hub::via_json(value));
+                if e.to_string() == via_json.to_string() {
+                    (quote!(#gname: cx.via_json(#field, &#field_path),), None)
+                } else {
+                    (
+                        quote!(#gname: cx.try_convert(#value, &#field_path, |value| #e)#boxed,),
+                        None,
+                    )
+                }
+            }
+            None => (
+                quote!(#gname: cx.restore(&#field_path),),
+                Some(quote!(cx.keep(#field, &#field_path);)),
+            ),
+        })
     }
 
     /// `impl Convert<to> for from` for a pair of objects.
@@ -733,16 +795,30 @@ pub fn spoke_files(
             message: "matches no property of this version that the hub could take; remove or fix it".into(),
         });
     }
+    convert_files(files, &e.items, (spoke_v, hub_v), head, base)?;
+    let report = conversions_report(spoke_v, hub_v, &kinds, &e.notes);
+    Ok(SpokeConversions { kinds, report })
+}
+
+/// Writes the spoke's `convert/<module>.rs` (one per module of `items`, the emitted items by spoke module) and
+/// `convert/mod.rs` into `files`.
+fn convert_files(
+    files: &mut BTreeMap<PathBuf, String>,
+    items: &BTreeMap<String, Vec<TokenStream>>,
+    (spoke_v, hub_v): (&VersionOutput<'_>, &VersionOutput<'_>),
+    head: &str,
+    base: &str,
+) -> Result<()> {
     let spoke_mod = format_ident!("{}", spoke_v.kube_version);
     let hub_mod = format_ident!("{}", hub_v.kube_version);
     let group = format_ident!("{}", spoke_v.group);
-    let mods: Vec<proc_macro2::Ident> = e.items.keys().map(|m| format_ident!("{}", m)).collect();
-    for (module, items) in &e.items {
+    let mods: Vec<proc_macro2::Ident> = items.keys().map(|m| format_ident!("{}", m)).collect();
+    for (module, module_items) in items {
         let doc = format!(
             " Conversions between `{}` and the hub `{}` for the types of `{module}`.",
             spoke_v.kube_version, hub_v.kube_version
         );
-        let body = quote!(#(#items)*);
+        let body = quote!(#(#module_items)*);
         // Only the runtime names the file uses (no `unused_imports` to allow).
         let runtime = super::uses::Uses::of(&body).names(
             quote!(armgen_runtime::hub),
@@ -772,7 +848,17 @@ pub fn spoke_files(
     };
     let path = format!("{base}/convert/mod.rs");
     files.insert(PathBuf::from(&path), finish(head, tokens, &path)?);
+    Ok(())
+}
 
+/// The spoke's `CONVERSIONS.md` section: the `kinds` converted, totals, and per pair of types (`notes`, by
+/// title) what is bagged, renamed or converted with a type change.
+fn conversions_report(
+    spoke_v: &VersionOutput<'_>,
+    hub_v: &VersionOutput<'_>,
+    kinds: &[String],
+    notes: &BTreeMap<String, PairNotes>,
+) -> String {
     let mut report = format!(
         "## {} {} ⇄ hub {}\n\nKinds converted: {}.\n\n",
         spoke_v.group,
@@ -781,7 +867,7 @@ pub fn spoke_files(
         kinds.join(", ")
     );
     let mut totals = [0usize; 5];
-    for n in e.notes.values() {
+    for n in notes.values() {
         for (i, l) in [&n.only_source, &n.only_target, &n.renamed, &n.changed, &n.bagged]
             .iter()
             .enumerate()
@@ -797,7 +883,7 @@ pub fn spoke_files(
         "| type | only in {} | only in {} | renamed | type changed | bagged (shape changed) |\n| --- | --- | --- | --- | --- | --- |\n",
         spoke_v.kube_version, hub_v.kube_version
     ));
-    for (title, n) in &e.notes {
+    for (title, n) in notes {
         if n.only_source.is_empty()
             && n.only_target.is_empty()
             && n.renamed.is_empty()
@@ -817,7 +903,7 @@ pub fn spoke_files(
         ));
     }
     report.push('\n');
-    Ok(SpokeConversions { kinds, report })
+    report
 }
 
 /// The group module's `convert` function: a JSON custom resource of any served version to any other, through

@@ -296,32 +296,7 @@ fn build_crd(group: &str, kind: &str, per_version: &[(&KubeIr, &Ir, &KubeResourc
             ));
         }
     }
-    // Exactly one version is stored: the group's storage version, else the newest non-preview one that has the
-    // kind (super::kind_storage, as the registry and REPORT.md say).
-    if per_version.iter().filter(|(k, _, _)| k.storage).count() > 1 {
-        diagnostics.push(diag(&at, "several storage versions; the first is stored"));
-    }
-    // Only a served version can be stored (an unserved one is kept for reading what is stored there).
-    let candidates: Vec<(&str, &str, bool)> = per_version
-        .iter()
-        .filter(|(k, _, _)| k.served)
-        .map(|(k, ir, _)| (k.version.as_str(), ir.api_version.as_str(), k.storage))
-        .collect();
-    let storage_index = match super::output::kind_storage(&candidates) {
-        Some((i, why)) => {
-            if why != super::output::StorageReason::GroupStorage {
-                diagnostics.push(diag(&at, format!("{} is stored: {}", candidates[i].0, why.describe())));
-            }
-            per_version
-                .iter()
-                .position(|(k, _, _)| k.version == candidates[i].0)
-                .unwrap_or(0)
-        }
-        None => {
-            diagnostics.push(diag(&at, "no served version has the kind; the first version is stored"));
-            0
-        }
-    };
+    let storage_index = storage_index(&at, per_version, &mut diagnostics);
 
     let mut sources = BTreeSet::new();
     let mut versions = Vec::new();
@@ -329,71 +304,137 @@ fn build_crd(group: &str, kind: &str, per_version: &[(&KubeIr, &Ir, &KubeResourc
     for (i, (kube, ir, r)) in per_version.iter().enumerate() {
         sources.extend(ir.spec_files.iter().cloned());
         versions.push((kube.version.clone(), ir.api_version.clone()));
-        if !kube.served {
-            // Kept only so that objects stored at this version can be read and converted: the API server serves
-            // no request at it, so its schema need not validate; it must not prune what is stored either.
-            version_values.push(json!({
-                "name": kube.version,
-                "served": false,
-                "storage": false,
-                "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {
-                    "description": format!(
-                        "Not served (`served: false` in the generator's configuration): kept so that objects stored at {} can be read and converted; every field is kept.",
-                        kube.version
-                    ),
-                    "type": "object",
-                    PRESERVE: true,
-                }},
-            }));
-            continue;
-        }
-        let mut b = SchemaBuilder {
-            kube,
-            ir,
-            resource: r,
-            stack: Vec::new(),
-            diagnostics: Vec::new(),
-            at: format!("crd {kind} {}", kube.version),
+        let value = if !kube.served {
+            unserved_version(kube)
+        } else {
+            let templated = template.then_some(base_kind);
+            served_version(kind, templated, (kube, ir, r), i == storage_index, &mut diagnostics)
         };
-        if template {
-            let schema = b.template_root(base_kind);
-            diagnostics.append(&mut b.diagnostics);
-            version_values.push(json!({
-                "name": kube.version,
-                "served": true,
-                "storage": i == storage_index,
-                "additionalPrinterColumns": [age_column()],
-                "schema": {"openAPIV3Schema": schema},
-            }));
-            continue;
-        }
-        let schema = b.root();
-        diagnostics.append(&mut b.diagnostics);
-        let mut subresources = Map::new();
-        subresources.insert("status".into(), json!({}));
-        if has_count(&r.spec_fields) && has_count(&r.status_fields) {
-            subresources.insert(
-                "scale".into(),
-                json!({"specReplicasPath": ".spec.count", "statusReplicasPath": ".status.count"}),
-            );
-        }
-        version_values.push(json!({
-            "name": kube.version,
-            "served": true,
-            "storage": i == storage_index,
-            "additionalPrinterColumns": printer_columns(),
-            "subresources": subresources,
-            "schema": {"openAPIV3Schema": schema},
-        }));
+        version_values.push(value);
     }
 
+    let manifest = crd_manifest(group, kind, &plural, version_values);
+    let mut crd = Crd {
+        group: group.to_string(),
+        kind: kind.to_string(),
+        plural,
+        versions,
+        sources: sources.into_iter().collect(),
+        manifest,
+        diagnostics,
+        fitted: None,
+    };
+    crd.fit(MAX_CRD_BYTES);
+    crd
+}
+
+/// The index in `per_version` of the stored version, with a diagnostic (at `at`) when it is not the group's
+/// storage version.
+fn storage_index(at: &str, per_version: &[(&KubeIr, &Ir, &KubeResource)], diagnostics: &mut Vec<Diagnostic>) -> usize {
+    // Exactly one version is stored: the group's storage version, else the newest non-preview one that has the
+    // kind (super::output::kind_storage, as the registry and REPORT.md say).
+    if per_version.iter().filter(|(k, _, _)| k.storage).count() > 1 {
+        diagnostics.push(diag(at, "several storage versions; the first is stored"));
+    }
+    // Only a served version can be stored (an unserved one is kept for reading what is stored there).
+    let candidates: Vec<(&str, &str, bool)> = per_version
+        .iter()
+        .filter(|(k, _, _)| k.served)
+        .map(|(k, ir, _)| (k.version.as_str(), ir.api_version.as_str(), k.storage))
+        .collect();
+    match super::output::kind_storage(&candidates) {
+        Some((i, why)) => {
+            if why != super::output::StorageReason::GroupStorage {
+                diagnostics.push(diag(at, format!("{} is stored: {}", candidates[i].0, why.describe())));
+            }
+            per_version
+                .iter()
+                .position(|(k, _, _)| k.version == candidates[i].0)
+                .unwrap_or(0)
+        }
+        None => {
+            diagnostics.push(diag(at, "no served version has the kind; the first version is stored"));
+            0
+        }
+    }
+}
+
+/// The manifest's entry for a version `served: false`.
+fn unserved_version(kube: &KubeIr) -> Value {
+    // Kept only so that objects stored at this version can be read and converted: the API server serves
+    // no request at it, so its schema need not validate; it must not prune what is stored either.
+    json!({
+        "name": kube.version,
+        "served": false,
+        "storage": false,
+        "subresources": {"status": {}},
+        "schema": {"openAPIV3Schema": {
+            "description": format!(
+                "Not served (`served: false` in the generator's configuration): kept so that objects stored at {} can be read and converted; every field is kept.",
+                kube.version
+            ),
+            "type": "object",
+            PRESERVE: true,
+        }},
+    })
+}
+
+/// The manifest's entry for a served version of `kind`, or (`template` is `Some(base kind)`) of the template
+/// kind, with the schema's diagnostics added to `diagnostics`.
+fn served_version(
+    kind: &str,
+    template: Option<&str>,
+    (kube, ir, r): (&KubeIr, &Ir, &KubeResource),
+    stored: bool,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Value {
+    let mut b = SchemaBuilder {
+        kube,
+        ir,
+        resource: r,
+        stack: Vec::new(),
+        diagnostics: Vec::new(),
+        at: format!("crd {kind} {}", kube.version),
+    };
+    if let Some(base_kind) = template {
+        let schema = b.template_root(base_kind);
+        diagnostics.append(&mut b.diagnostics);
+        return json!({
+            "name": kube.version,
+            "served": true,
+            "storage": stored,
+            "additionalPrinterColumns": [age_column()],
+            "schema": {"openAPIV3Schema": schema},
+        });
+    }
+    let schema = b.root();
+    diagnostics.append(&mut b.diagnostics);
+    let mut subresources = Map::new();
+    subresources.insert("status".into(), json!({}));
+    if has_count(&r.spec_fields) && has_count(&r.status_fields) {
+        subresources.insert(
+            "scale".into(),
+            json!({"specReplicasPath": ".spec.count", "statusReplicasPath": ".status.count"}),
+        );
+    }
+    json!({
+        "name": kube.version,
+        "served": true,
+        "storage": stored,
+        "additionalPrinterColumns": printer_columns(),
+        "subresources": subresources,
+        "schema": {"openAPIV3Schema": schema},
+    })
+}
+
+/// The `CustomResourceDefinition` of `kind` (plural `plural`) in API group `group`, with `versions`.
+fn crd_manifest(group: &str, kind: &str, plural: &str, versions: Vec<Value>) -> Value {
     let short_group = group.split('.').next().unwrap_or(group);
     let mut categories = vec!["azure".to_string()];
     if short_group != "azure" {
         categories.push(short_group.to_string());
     }
-    let manifest = json!({
+    json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {"name": format!("{plural}.{group}")},
@@ -407,21 +448,9 @@ fn build_crd(group: &str, kind: &str, per_version: &[(&KubeIr, &Ir, &KubeResourc
                 "categories": categories,
             },
             "scope": "Namespaced",
-            "versions": version_values,
+            "versions": versions,
         },
-    });
-    let mut crd = Crd {
-        group: group.to_string(),
-        kind: kind.to_string(),
-        plural,
-        versions,
-        sources: sources.into_iter().collect(),
-        manifest,
-        diagnostics,
-        fitted: None,
-    };
-    crd.fit(MAX_CRD_BYTES);
-    crd
+    })
 }
 
 fn diag(at: &str, message: impl Into<String>) -> Diagnostic {

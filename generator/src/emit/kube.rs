@@ -461,74 +461,15 @@ impl Ctx<'_> {
 
     /// The resource's module: the custom resource, its spec and status roots and their conversions.
     fn resource(&self, r: &KubeResource) -> Result<TokenStream> {
-        let kind = format_ident!("{}", r.kind);
         let spec = format_ident!("{}Spec", r.kind);
         let status = format_ident!("{}Status", r.kind);
         let arm_name = self.arm_name(&r.arm_body)?;
         let body = self.object_of(&r.arm_body).cloned().unwrap_or_default();
         let spec_fields = self.fields(&r.spec_fields, &r.owner, &r.kind)?;
         let status_fields = self.fields(&r.status_fields, &r.owner, &r.kind)?;
-        let kind_str = r.kind.as_str();
-        let plural = r.plural.as_str();
-        let crd = crd_fn(plural, &self.kube.group);
-        let kube_impls = kube_impls(kind_str, &self.kube.group, &self.kube.version, plural, true);
-        let group = self.kube.group.as_str();
-        let version = self.kube.version.as_str();
-        let api_version = format!("{group}/{version}");
-        let arm_type = r.arm_type.as_str();
-
-        // spec → ARM: group the fields by the ARM root property they land in.
+        let custom_resource = self.custom_resource(r, &arm_name);
         let by_json: BTreeMap<&str, &Property> = body.properties.iter().map(|p| (p.name.as_str(), p)).collect();
-        let mut mapped: BTreeMap<String, TokenStream> = BTreeMap::new();
-        let mut envelopes: BTreeMap<String, Vec<&KubeField>> = BTreeMap::new();
-        let path = format_ident!("path");
-        for f in r.spec_fields.iter().filter(|f| f.special == Special::None) {
-            match f.arm_path.as_slice() {
-                [one] => {
-                    if let Some(p) = by_json.get(one.as_str()) {
-                        mapped.insert(p.name.clone(), self.arm_field_from_spec(f, p, &path));
-                    }
-                }
-                [env, _] => envelopes.entry(env.clone()).or_default().push(f),
-                _ => {}
-            }
-        }
-        let mut envelope_lets = Vec::new();
-        for (env, fields) in &envelopes {
-            let Some(p) = by_json.get(env.as_str()) else { continue };
-            let Some(env_id) = p.ty.named() else { continue };
-            let env_obj = self.object_of(env_id).cloned().unwrap_or_default();
-            let env_ty = self.arm_name(env_id)?;
-            let env_by_json: BTreeMap<&str, &Property> =
-                env_obj.properties.iter().map(|q| (q.name.as_str(), q)).collect();
-            let mut inner = BTreeMap::new();
-            let mut any = Vec::new();
-            for f in fields {
-                let Some(q) = f.arm_path.get(1).and_then(|j| env_by_json.get(j.as_str())) else {
-                    continue;
-                };
-                inner.insert(q.name.clone(), self.arm_field_from_spec(f, q, &path));
-                let field = ident(&f.rust_name);
-                if f.omit_empty && matches!(f.ty, KubeRef::Array(_) | KubeRef::Map(_)) {
-                    any.push(quote!(self.#field.as_ref().is_some_and(|v| !v.is_empty())));
-                } else if f.from_config {
-                    let sibling = ident(&format!("{}_from_config", f.rust_name));
-                    any.push(quote!(self.#field.is_some() || self.#sibling.is_some()));
-                } else {
-                    any.push(quote!(self.#field.is_some()));
-                }
-            }
-            let literal = self.arm_literal(quote!(arm::#env_ty), &env_obj, &inner);
-            let var = format_ident!("envelope_{}", crate::passes::names::field_ident(env));
-            let value = if arm_optional(p) {
-                quote!(if #(#any)||* { Some(#literal) } else { None })
-            } else {
-                quote!(#literal)
-            };
-            envelope_lets.push(quote!(let #var = #value;));
-            mapped.insert(p.name.clone(), quote!(#var));
-        }
-        let literal = self.arm_literal(quote!(arm::#arm_name), &body, &mapped);
+        let (envelope_lets, literal) = self.spec_to_arm(r, &arm_name, &body, &by_json)?;
         let path_let = if uses_path(&r.spec_fields) {
             quote!(let path = Path::Root("spec");)
         } else {
@@ -539,49 +480,76 @@ impl Ctx<'_> {
         } else {
             quote!(_resolver)
         };
-
-        // ARM → spec and ARM → status.
-        let mut spec_from = Vec::new();
-        for f in &r.spec_fields {
-            let field = ident(&f.rust_name);
-            let value = match f.special {
-                Special::AzureName => match by_json.get("name") {
-                    Some(p) => {
-                        let n = ident(&p.rust_name);
-                        if arm_optional(p) {
-                            quote!(arm.#n.clone())
-                        } else {
-                            quote!(Some(arm.#n.clone()))
-                        }
-                    }
-                    None => quote!(None),
-                },
-                Special::None => self.root_value(f, &by_json, false)?,
-                _ => quote!(None),
-            };
-            spec_from.push(quote!(#field: #value,));
-        }
-        let mut status_from = Vec::new();
-        for f in &r.status_fields {
-            let field = ident(&f.rust_name);
-            let value = match f.special {
-                Special::None => self.root_value(f, &by_json, true)?,
-                _ => quote!(None),
-            };
-            status_from.push(quote!(#field: #value,));
-        }
+        let spec_from = self.spec_from_arm(r, &by_json)?;
+        let status_from = self.status_from_arm(r, &by_json)?;
         let operator_items = operator_spec(r);
-        let secret_exports = r.exports.secrets.iter().map(super::output::secret_export);
-        let config_map_exports = r.exports.config_maps.iter().map(|(n, p)| quote!((#n, #p)));
         let template_items = if r.template {
-            template(r, group, version)
+            template(r, &self.kube.group, &self.kube.version)
         } else {
             quote!()
         };
-        let d = doc(r.description.as_deref());
+        let (kind_str, arm_type) = (r.kind.as_str(), r.arm_type.as_str());
         let spec_doc = format!(" The desired state of a `{kind_str}`: the writable properties of `{arm_type}`.");
         let status_doc = format!(" The observed state of a `{kind_str}`: what Azure returns, secrets excluded.");
         Ok(quote! {
+            #custom_resource
+
+            #[doc = #spec_doc]
+            #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+            #[serde(default, rename_all = "camelCase")]
+            pub struct #spec {
+                #(#spec_fields)*
+            }
+
+            impl #spec {
+                /// The ARM PUT body for this spec. References resolve through `resolver`.
+                pub fn to_arm(&self, #resolver_param: &dyn Resolver) -> Result<arm::#arm_name, ConversionError> {
+                    #path_let
+                    #(#envelope_lets)*
+                    Ok(#literal)
+                }
+
+                /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
+                /// references, secrets unset.
+                pub fn from_arm(arm: &arm::#arm_name) -> Self {
+                    Self { #(#spec_from)* }
+                }
+            }
+
+            #[doc = #status_doc]
+            #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+            #[serde(default, rename_all = "camelCase")]
+            pub struct #status {
+                #(#status_fields)*
+            }
+
+            impl From<&arm::#arm_name> for #status {
+                fn from(arm: &arm::#arm_name) -> Self {
+                    Self { #(#status_from)* }
+                }
+            }
+
+            #operator_items
+            #template_items
+        })
+    }
+
+    /// The custom resource struct of `r` (ARM body type `arm_name`), its constants and constructors, and its
+    /// `kube` trait impls.
+    fn custom_resource(&self, r: &KubeResource, arm_name: &proc_macro2::Ident) -> TokenStream {
+        let kind = format_ident!("{}", r.kind);
+        let spec = format_ident!("{}Spec", r.kind);
+        let status = format_ident!("{}Status", r.kind);
+        let kind_str = r.kind.as_str();
+        let plural = r.plural.as_str();
+        let crd = crd_fn(plural, &self.kube.group);
+        let kube_impls = kube_impls(kind_str, &self.kube.group, &self.kube.version, plural, true);
+        let api_version = format!("{}/{}", self.kube.group, self.kube.version);
+        let arm_type = r.arm_type.as_str();
+        let secret_exports = r.exports.secrets.iter().map(super::output::secret_export);
+        let config_map_exports = r.exports.config_maps.iter().map(|(n, p)| quote!((#n, #p)));
+        let d = doc(r.description.as_deref());
+        quote! {
             #d
             #[derive(Debug, Clone, PartialEq, Deserialize)]
             pub struct #kind {
@@ -630,45 +598,120 @@ impl Ctx<'_> {
             }
 
             #kube_impls
+        }
+    }
 
-            #[doc = #spec_doc]
-            #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-            #[serde(default, rename_all = "camelCase")]
-            pub struct #spec {
-                #(#spec_fields)*
-            }
-
-            impl #spec {
-                /// The ARM PUT body for this spec. References resolve through `resolver`.
-                pub fn to_arm(&self, #resolver_param: &dyn Resolver) -> Result<arm::#arm_name, ConversionError> {
-                    #path_let
-                    #(#envelope_lets)*
-                    Ok(#literal)
+    /// The body of the spec's `to_arm`: the `let`s of the envelopes (ARM root properties that flattened spec
+    /// fields land in) and the literal of the ARM body `body` (Rust type `arm_name`), whose JSON names are
+    /// `by_json`.
+    fn spec_to_arm(
+        &self,
+        r: &KubeResource,
+        arm_name: &proc_macro2::Ident,
+        body: &ObjectType,
+        by_json: &BTreeMap<&str, &Property>,
+    ) -> Result<(Vec<TokenStream>, TokenStream)> {
+        // Group the fields by the ARM root property they land in.
+        let mut mapped: BTreeMap<String, TokenStream> = BTreeMap::new();
+        let mut envelopes: BTreeMap<String, Vec<&KubeField>> = BTreeMap::new();
+        let path = format_ident!("path");
+        for f in r.spec_fields.iter().filter(|f| f.special == Special::None) {
+            match f.arm_path.as_slice() {
+                [one] => {
+                    if let Some(p) = by_json.get(one.as_str()) {
+                        mapped.insert(p.name.clone(), self.arm_field_from_spec(f, p, &path));
+                    }
                 }
-
-                /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
-                /// references, secrets unset.
-                pub fn from_arm(arm: &arm::#arm_name) -> Self {
-                    Self { #(#spec_from)* }
-                }
+                [env, _] => envelopes.entry(env.clone()).or_default().push(f),
+                _ => {}
             }
+        }
+        let mut envelope_lets = Vec::new();
+        for (env, fields) in &envelopes {
+            let Some(p) = by_json.get(env.as_str()) else { continue };
+            let Some(env_id) = p.ty.named() else { continue };
+            let value = self.envelope(p, env_id, fields, &path)?;
+            let var = format_ident!("envelope_{}", crate::passes::names::field_ident(env));
+            envelope_lets.push(quote!(let #var = #value;));
+            mapped.insert(p.name.clone(), quote!(#var));
+        }
+        Ok((envelope_lets, self.arm_literal(quote!(arm::#arm_name), body, &mapped)))
+    }
 
-            #[doc = #status_doc]
-            #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-            #[serde(default, rename_all = "camelCase")]
-            pub struct #status {
-                #(#status_fields)*
+    /// The value of the ARM root property `p` (of object type `env_id`) built from the flattened spec `fields`
+    /// that land in it; `None` when it is optional and none of them is set.
+    fn envelope(
+        &self,
+        p: &Property,
+        env_id: &str,
+        fields: &[&KubeField],
+        path: &proc_macro2::Ident,
+    ) -> Result<TokenStream> {
+        let env_obj = self.object_of(env_id).cloned().unwrap_or_default();
+        let env_ty = self.arm_name(env_id)?;
+        let env_by_json: BTreeMap<&str, &Property> = env_obj.properties.iter().map(|q| (q.name.as_str(), q)).collect();
+        let mut inner = BTreeMap::new();
+        let mut any = Vec::new();
+        for f in fields {
+            let Some(q) = f.arm_path.get(1).and_then(|j| env_by_json.get(j.as_str())) else {
+                continue;
+            };
+            inner.insert(q.name.clone(), self.arm_field_from_spec(f, q, path));
+            let field = ident(&f.rust_name);
+            if f.omit_empty && matches!(f.ty, KubeRef::Array(_) | KubeRef::Map(_)) {
+                any.push(quote!(self.#field.as_ref().is_some_and(|v| !v.is_empty())));
+            } else if f.from_config {
+                let sibling = ident(&format!("{}_from_config", f.rust_name));
+                any.push(quote!(self.#field.is_some() || self.#sibling.is_some()));
+            } else {
+                any.push(quote!(self.#field.is_some()));
             }
-
-            impl From<&arm::#arm_name> for #status {
-                fn from(arm: &arm::#arm_name) -> Self {
-                    Self { #(#status_from)* }
-                }
-            }
-
-            #operator_items
-            #template_items
+        }
+        let literal = self.arm_literal(quote!(arm::#env_ty), &env_obj, &inner);
+        Ok(if arm_optional(p) {
+            quote!(if #(#any)||* { Some(#literal) } else { None })
+        } else {
+            quote!(#literal)
         })
+    }
+
+    /// The fields of the spec's `from_arm` literal, read from the ARM body whose JSON names are `by_json`.
+    fn spec_from_arm(&self, r: &KubeResource, by_json: &BTreeMap<&str, &Property>) -> Result<Vec<TokenStream>> {
+        let mut spec_from = Vec::new();
+        for f in &r.spec_fields {
+            let field = ident(&f.rust_name);
+            let value = match f.special {
+                Special::AzureName => match by_json.get("name") {
+                    Some(p) => {
+                        let n = ident(&p.rust_name);
+                        if arm_optional(p) {
+                            quote!(arm.#n.clone())
+                        } else {
+                            quote!(Some(arm.#n.clone()))
+                        }
+                    }
+                    None => quote!(None),
+                },
+                Special::None => self.root_value(f, by_json, false)?,
+                _ => quote!(None),
+            };
+            spec_from.push(quote!(#field: #value,));
+        }
+        Ok(spec_from)
+    }
+
+    /// The fields of the status's `From` literal, read from the ARM body whose JSON names are `by_json`.
+    fn status_from_arm(&self, r: &KubeResource, by_json: &BTreeMap<&str, &Property>) -> Result<Vec<TokenStream>> {
+        let mut status_from = Vec::new();
+        for f in &r.status_fields {
+            let field = ident(&f.rust_name);
+            let value = match f.special {
+                Special::None => self.root_value(f, by_json, true)?,
+                _ => quote!(None),
+            };
+            status_from.push(quote!(#field: #value,));
+        }
+        Ok(status_from)
     }
 
     /// A root spec/status field read from the ARM body (through the envelope for flattened fields).
