@@ -12,7 +12,9 @@
 //!    [`passes::recursion`], [`passes::layout`];
 //! 5. [`emit`]: `quote` → `syn` → `prettyplease`, one file per resource per version.
 //!
-//! Use [`Builder`] from a `build.rs` or another tool; the `armgen` binary wraps it.
+//! The stages, in the order they run (from reading the config to the output options), are the functions of
+//! `pipeline.rs`, each timed under its name (`armgen generate --verbose`). Use [`Builder`] from a `build.rs` or
+//! another tool; the `armgen` binary wraps it.
 
 pub mod apidiff;
 pub mod buildrs;
@@ -29,6 +31,7 @@ pub mod kube;
 pub mod load;
 mod options;
 pub mod passes;
+mod pipeline;
 pub mod rewrite;
 pub mod rules;
 pub mod spec_root;

@@ -428,6 +428,35 @@ fn progress_reports_each_version_and_the_emit() {
     );
 }
 
+/// Every stage is timed, under its name and in the order the stages run (what `armgen generate --verbose`
+/// prints): the passes after `lower` each under their own name.
+#[test]
+fn the_timings_name_every_stage_in_order() {
+    let generation = builder().generate().expect("generate");
+    let stages: Vec<&str> = generation.timings.stages.iter().map(|(s, _)| *s).collect();
+    assert_eq!(
+        stages,
+        [
+            "config",
+            "load",
+            "discover",
+            "lower",
+            "overrides",
+            "allof",
+            "unions",
+            "prune",
+            "enums",
+            "names",
+            "recursion",
+            "layout",
+            "kube",
+            "emit",
+            "structure",
+            "options",
+        ]
+    );
+}
+
 /// `rbac/role.yaml`: every kind with a status subresource (from the CRDs of the generation), its status and its
 /// finalizers, with the verbs the reconciler uses; `rbac/kustomization.yaml` lists it.
 #[test]
