@@ -26,7 +26,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[];
 const KNOWN_LONG: &[(&str, &str, usize)] = &[
     ("emit/mod.rs", "crate_files", 383),
     ("generate.rs", "generate_here", 223),
-    ("passes/lower.rs", "lower_named", 129),
 ];
 
 fn src() -> PathBuf {
