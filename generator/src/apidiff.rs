@@ -215,6 +215,8 @@ fn is_validation(key: &str) -> bool {
     attr::VALIDATION.contains(&key)
 }
 
+/// The changes to one resource present on both sides: properties added, removed and renamed, and for each
+/// path on both sides what changed about it.
 fn resource_diff(old: &ResourceShape, new: &ResourceShape) -> ResourceDiff {
     let mut d = ResourceDiff {
         kind: new.kind.clone(),
@@ -224,41 +226,70 @@ fn resource_diff(old: &ResourceShape, new: &ResourceShape) -> ResourceDiff {
     };
     let mut added: BTreeSet<&PropPath> = new.paths.keys().filter(|p| !old.paths.contains_key(*p)).collect();
     let mut removed: BTreeSet<&PropPath> = old.paths.keys().filter(|p| !new.paths.contains_key(*p)).collect();
+    d.renamed = renames(old, new, &mut removed, &mut added);
+    d.added = path_entries(&added, new);
+    d.removed = path_entries(&removed, old);
+    for (path, n) in &new.paths {
+        let Some(o) = old.paths.get(path) else { continue };
+        d.compare_types(path, o, n);
+        d.compare_enum_values(path, o, n);
+        d.compare_attrs(path, o, n);
+    }
+    d
+}
 
-    // Renames, between the roots of removed and added subtrees.
-    let roots = |set: &BTreeSet<&PropPath>| -> Vec<PropPath> {
-        set.iter()
-            .filter(|p| !set.iter().any(|q| q.0.len() < p.0.len() && p.starts_with(q)))
-            .map(|p| (*p).clone())
-            .collect()
+/// The paths of `set` that are not under another path of `set`: the roots of its subtrees.
+fn subtree_roots(set: &BTreeSet<&PropPath>) -> Vec<PropPath> {
+    set.iter()
+        .filter(|p| !set.iter().any(|q| q.0.len() < p.0.len() && p.starts_with(q)))
+        .map(|p| (*p).clone())
+        .collect()
+}
+
+/// The paths of `shape` strictly under `root`, relative to it, each with its JSON shape.
+fn subtree(shape: &ResourceShape, root: &PropPath) -> BTreeSet<(PropPath, String)> {
+    shape
+        .paths
+        .iter()
+        .filter(|(p, _)| p.0.len() > root.0.len() && p.starts_with(root))
+        .map(|(p, e)| (PropPath(p.0[root.0.len()..].to_vec()), e.ty.wire()))
+        .collect()
+}
+
+/// Whether `from` (old side) may have been renamed to `to` (new side): same containing object, same JSON
+/// shape, same nested properties, and either names that differ only in case or the same named type.
+fn may_be_renamed(old: &ResourceShape, new: &ResourceShape, from: &PropPath, to: &PropPath) -> bool {
+    let (Some(a), Some(b)) = (old.paths.get(from), new.paths.get(to)) else {
+        return false;
     };
-    let subtree = |shape: &ResourceShape, root: &PropPath| -> BTreeSet<(PropPath, String)> {
-        shape
-            .paths
-            .iter()
-            .filter(|(p, _)| p.0.len() > root.0.len() && p.starts_with(root))
-            .map(|(p, e)| (PropPath(p.0[root.0.len()..].to_vec()), e.ty.wire()))
-            .collect()
+    if from.parent() != to.parent() || a.ty.wire() != b.ty.wire() || subtree(old, from) != subtree(new, to) {
+        return false;
+    }
+    let same_name_but_case = match (from.name(), to.name()) {
+        (Some(x), Some(y)) => x.eq_ignore_ascii_case(y),
+        _ => false,
     };
-    let (removed_roots, added_roots) = (roots(&removed), roots(&added));
-    let candidates = |from: &PropPath, to: &PropPath| -> bool {
-        let (Some(a), Some(b)) = (old.paths.get(from), new.paths.get(to)) else {
-            return false;
-        };
-        if from.parent() != to.parent() || a.ty.wire() != b.ty.wire() || subtree(old, from) != subtree(new, to) {
-            return false;
-        }
-        let same_name_but_case = match (from.name(), to.name()) {
-            (Some(x), Some(y)) => x.eq_ignore_ascii_case(y),
-            _ => false,
-        };
-        let same_named_type = a.ty == b.ty && !matches!(a.ty.innermost(), Shape::Primitive(_) | Shape::Json);
-        same_name_but_case || same_named_type
-    };
+    let same_named_type = a.ty == b.ty && !matches!(a.ty.innermost(), Shape::Primitive(_) | Shape::Json);
+    same_name_but_case || same_named_type
+}
+
+/// The renames among the roots of the `removed` and `added` subtrees: a pairing that [`may_be_renamed`]
+/// accepts and that is unique both ways. The renamed subtrees are taken out of `removed` and `added`.
+fn renames(
+    old: &ResourceShape,
+    new: &ResourceShape,
+    removed: &mut BTreeSet<&PropPath>,
+    added: &mut BTreeSet<&PropPath>,
+) -> Vec<Rename> {
+    let (removed_roots, added_roots) = (subtree_roots(removed), subtree_roots(added));
+    let mut out = Vec::new();
     for from in &removed_roots {
-        let tos: Vec<&PropPath> = added_roots.iter().filter(|to| candidates(from, to)).collect();
+        let tos: Vec<&PropPath> = added_roots
+            .iter()
+            .filter(|to| may_be_renamed(old, new, from, to))
+            .collect();
         let [to] = tos.as_slice() else { continue };
-        let froms = removed_roots.iter().filter(|f| candidates(f, to)).count();
+        let froms = removed_roots.iter().filter(|f| may_be_renamed(old, new, f, to)).count();
         if froms != 1 {
             continue;
         }
@@ -266,71 +297,78 @@ fn resource_diff(old: &ResourceShape, new: &ResourceShape) -> ResourceDiff {
         let nested = subtree(new, to).len();
         removed.retain(|p| !p.starts_with(from));
         added.retain(|p| !p.starts_with(to));
-        d.renamed.push(Rename {
+        out.push(Rename {
             from: from.clone(),
             to: (*to).clone(),
             entry: entry.clone(),
             nested,
         });
     }
+    out
+}
 
-    d.added = added
+/// Each path of `paths` with its entry in `shape`.
+fn path_entries(paths: &BTreeSet<&PropPath>, shape: &ResourceShape) -> Vec<PathEntry> {
+    paths
         .iter()
         .filter_map(|p| {
-            new.paths.get(*p).map(|e| PathEntry {
+            shape.paths.get(*p).map(|e| PathEntry {
                 path: (*p).clone(),
                 entry: e.clone(),
             })
         })
-        .collect();
-    d.removed = removed
-        .iter()
-        .filter_map(|p| {
-            old.paths.get(*p).map(|e| PathEntry {
-                path: (*p).clone(),
-                entry: e.clone(),
-            })
-        })
-        .collect();
+        .collect()
+}
 
-    for (path, n) in &new.paths {
-        let Some(o) = old.paths.get(path) else { continue };
+impl ResourceDiff {
+    /// Records a change of `path`'s type: of its JSON shape, else of its Rust type's name only.
+    fn compare_types(&mut self, path: &PropPath, o: &Entry, n: &Entry) {
         if o.ty.wire() != n.ty.wire() {
-            d.type_changed.push(TypeChange {
+            self.type_changed.push(TypeChange {
                 path: path.clone(),
                 old: o.ty.clone(),
                 new: n.ty.clone(),
             });
         } else if o.ty != n.ty {
-            d.other_changed.push(AttrChange {
+            self.other_changed.push(AttrChange {
                 path: path.clone(),
                 attr: "Rust type".into(),
                 old: Some(o.ty.to_string()),
                 new: Some(n.ty.to_string()),
             });
         }
-        if let (Some(ov), Some(nv)) = (&o.values, &n.values) {
-            let name = |e: &Entry| match e.ty.innermost() {
-                Shape::Enum(n) => n.clone(),
-                other => other.to_string(),
-            };
-            let plus: Vec<String> = nv.difference(ov).cloned().collect();
-            let minus: Vec<String> = ov.difference(nv).cloned().collect();
-            if !plus.is_empty() {
-                d.enum_values_added.push(EnumChange {
-                    path: path.clone(),
-                    ty: name(n),
-                    values: plus,
-                });
-            }
-            if !minus.is_empty() {
-                d.enum_values_removed.push(EnumChange {
-                    path: path.clone(),
-                    ty: name(o),
-                    values: minus,
-                });
-            }
+    }
+
+    /// Records the enum values `path` gained and lost, when both sides list values.
+    fn compare_enum_values(&mut self, path: &PropPath, o: &Entry, n: &Entry) {
+        let (Some(ov), Some(nv)) = (&o.values, &n.values) else {
+            return;
+        };
+        let name = |e: &Entry| match e.ty.innermost() {
+            Shape::Enum(n) => n.clone(),
+            other => other.to_string(),
+        };
+        let plus: Vec<String> = nv.difference(ov).cloned().collect();
+        let minus: Vec<String> = ov.difference(nv).cloned().collect();
+        if !plus.is_empty() {
+            self.enum_values_added.push(EnumChange {
+                path: path.clone(),
+                ty: name(n),
+                values: plus,
+            });
         }
+        if !minus.is_empty() {
+            self.enum_values_removed.push(EnumChange {
+                path: path.clone(),
+                ty: name(o),
+                values: minus,
+            });
+        }
+    }
+
+    /// Records each [`comparable`] attribute of `path` that differs, in [`attr::rank`] order, as an access,
+    /// validation or other change.
+    fn compare_attrs(&mut self, path: &PropPath, o: &Entry, n: &Entry) {
         let (oa, na) = (comparable(o), comparable(n));
         let keys: BTreeSet<&String> = oa.keys().chain(na.keys()).collect();
         let mut keys: Vec<&String> = keys.into_iter().collect();
@@ -347,15 +385,14 @@ fn resource_diff(old: &ResourceShape, new: &ResourceShape) -> ResourceDiff {
                 new: nv.map(|v| v.clone().unwrap_or_default()),
             };
             if is_access(k) {
-                d.access_changed.push(change);
+                self.access_changed.push(change);
             } else if is_validation(k) {
-                d.validation_changed.push(change);
+                self.validation_changed.push(change);
             } else {
-                d.other_changed.push(change);
+                self.other_changed.push(change);
             }
         }
     }
-    d
 }
 
 /// A Markdown code span for `s`, whatever backticks it holds.

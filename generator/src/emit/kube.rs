@@ -1007,50 +1007,77 @@ pub fn version_files(
         root: true,
     };
     for family in [Family::Spec, Family::Status] {
-        let modules: BTreeSet<&str> = kube
+        family_files(files, &cx, family, head, base)?;
+    }
+    let roots = resource_files(files, &root_cx, head, base)?;
+    Ok(version_items(&cx, &roots))
+}
+
+/// The nested types of `family`: one file per module that uses them (`spec/<module>.rs`), and the family's
+/// `mod.rs` re-exporting them all.
+fn family_files(
+    files: &mut BTreeMap<PathBuf, String>,
+    cx: &Ctx<'_>,
+    family: Family,
+    head: &str,
+    base: &str,
+) -> Result<()> {
+    let modules: BTreeSet<&str> = cx
+        .kube
+        .types
+        .values()
+        .filter(|t| t.family == family)
+        .map(|t| t.module.as_str())
+        .collect();
+    for module in &modules {
+        let mut types: Vec<&KubeType> = cx
+            .kube
             .types
             .values()
-            .filter(|t| t.family == family)
-            .map(|t| t.module.as_str())
+            .filter(|t| t.family == family && t.module == *module)
             .collect();
-        for module in &modules {
-            let mut types: Vec<&KubeType> = kube
-                .types
-                .values()
-                .filter(|t| t.family == family && t.module == *module)
-                .collect();
-            types.sort_by(|a, b| a.rust_name.cmp(&b.rust_name));
-            let mut items = Vec::new();
-            for t in types {
-                items.push(cx.nested(t)?);
-            }
-            let fam_doc = format!(
-                " The {} types of the custom resources, used by `{module}`.",
-                family.module()
-            );
-            let body = quote!(#(#items)*);
-            let imports = runtime_imports(&body, quote!(super::super), false);
-            let tokens = quote! {
-                #![doc = #fam_doc]
-                #[allow(unused_imports)]
-                use super::*;
-                #imports
-                #body
-            };
-            let path = format!("{base}/{}/{module}.rs", family.module());
-            files.insert(PathBuf::from(&path), finish(head, tokens, &path)?);
+        types.sort_by(|a, b| a.rust_name.cmp(&b.rust_name));
+        let mut items = Vec::new();
+        for t in types {
+            items.push(cx.nested(t)?);
         }
-        let mods: Vec<_> = modules.iter().map(|m| format_ident!("{}", m)).collect();
-        let fam_doc = format!(" Nested {} types of the custom resources.", family.module());
+        let fam_doc = format!(
+            " The {} types of the custom resources, used by `{module}`.",
+            family.module()
+        );
+        let body = quote!(#(#items)*);
+        let imports = runtime_imports(&body, quote!(super::super), false);
         let tokens = quote! {
             #![doc = #fam_doc]
-            #(mod #mods; pub use #mods::*;)*
+            #[allow(unused_imports)]
+            use super::*;
+            #imports
+            #body
         };
-        let path = format!("{base}/{}/mod.rs", family.module());
+        let path = format!("{base}/{}/{module}.rs", family.module());
         files.insert(PathBuf::from(&path), finish(head, tokens, &path)?);
     }
+    let mods: Vec<_> = modules.iter().map(|m| format_ident!("{}", m)).collect();
+    let fam_doc = format!(" Nested {} types of the custom resources.", family.module());
+    let tokens = quote! {
+        #![doc = #fam_doc]
+        #(mod #mods; pub use #mods::*;)*
+    };
+    let path = format!("{base}/{}/mod.rs", family.module());
+    files.insert(PathBuf::from(&path), finish(head, tokens, &path)?);
+    Ok(())
+}
+
+/// One file per kind (`<module>.rs`: the resource types and their conversions, emitted by `root_cx`); returns
+/// the modules, in the order of the kinds.
+fn resource_files(
+    files: &mut BTreeMap<PathBuf, String>,
+    root_cx: &Ctx<'_>,
+    head: &str,
+    base: &str,
+) -> Result<Vec<proc_macro2::Ident>> {
     let mut roots = Vec::new();
-    for r in &kube.resources {
+    for r in &root_cx.kube.resources {
         let module = format_ident!("{}", r.module);
         let tokens = root_cx.resource(r)?;
         let rdoc = format!(" The `{}` custom resource (`{}`).", r.kind, r.arm_type);
@@ -1064,6 +1091,13 @@ pub fn version_files(
         files.insert(PathBuf::from(&path), finish(head, tokens, &path)?);
         roots.push(module);
     }
+    Ok(roots)
+}
+
+/// The items of the version's `mod.rs`: the `spec`, `status` and per-kind (`roots`) modules, `GROUP`, `KINDS`,
+/// and the `import` and `export` functions dispatching on the kind.
+fn version_items(cx: &Ctx<'_>, roots: &[proc_macro2::Ident]) -> TokenStream {
+    let kube = cx.kube;
     let import_arms = kube.resources.iter().map(|r| {
         let kind = &r.kind;
         let k = format_ident!("{}", r.kind);
@@ -1083,7 +1117,7 @@ pub fn version_files(
     });
     let group = kube.group.as_str();
     let kinds = kube.resources.iter().map(|r| r.kind.as_str());
-    Ok(quote! {
+    quote! {
         use armgen_runtime::kube::{ConversionError, Resolver};
         pub mod spec;
         pub mod status;
@@ -1118,7 +1152,7 @@ pub fn version_files(
             }
             Some(run())
         }
-    })
+    }
 }
 
 /// The `use` items of a custom-resource file (`root`: a kind's file, beside `arm`, `spec` and `status`; else a

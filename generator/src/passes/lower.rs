@@ -239,6 +239,44 @@ fn body_plus_read_only(types: &BTreeMap<TypeId, TypeDef>, body: &TypeId, get: &T
             .all(|gp| gp.read_only || b.properties.iter().any(|bp| bp.name == gp.name))
 }
 
+/// An object type with only the marks `schema` carries itself: its discriminator property, its
+/// discriminator value, and whether it is an Azure resource (`x-ms-azure-resource`).
+fn object_marks(schema: &Schema) -> ObjectType {
+    ObjectType {
+        discriminator: schema
+            .schema_data
+            .discriminator
+            .as_ref()
+            .map(|d| d.property_name.clone()),
+        discriminator_value: schema
+            .schema_data
+            .extensions
+            .get("x-ms-discriminator-value")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        azure_resource: schema
+            .schema_data
+            .extensions
+            .get("x-ms-azure-resource")
+            .and_then(Value::as_bool)
+            == Some(true),
+        ..ObjectType::default()
+    }
+}
+
+/// Marks required the properties `required` names. A property is required when any of the schema's `required`
+/// lists names it; names the schema does not declare are inherited properties, kept in `object.required` for
+/// the `allof` pass to mark.
+fn mark_required(object: &mut ObjectType, required: Vec<String>) {
+    for r in required {
+        match object.properties.iter_mut().find(|p| p.name == r) {
+            Some(p) => p.required = true,
+            None if !object.required.contains(&r) => object.required.push(r),
+            None => {}
+        }
+    }
+}
+
 struct Lower<'a> {
     specs: &'a SpecSet,
     queue: VecDeque<Target>,
@@ -307,56 +345,73 @@ impl<'a> Lower<'a> {
         }
         let origin = self.specs.location(file, pointer).to_string();
         let view = View::of(schema);
-        let description = schema.schema_data.description.clone();
+        let type_def = |kind| TypeDef {
+            name: name.to_string(),
+            rust_name: String::new(),
+            origin: origin.clone(),
+            description: schema.schema_data.description.clone(),
+            kind,
+            module: String::new(),
+        };
         if view.typ.as_deref() == Some("string") && !view.enumeration.is_empty() {
             let kind = TypeKind::Enum(self.enum_type(schema, &view));
-            self.types.insert(
-                id.clone(),
-                TypeDef {
-                    name: name.to_string(),
-                    rust_name: String::new(),
-                    origin,
-                    description,
-                    kind,
-                    module: String::new(),
-                },
-            );
+            self.types.insert(id.clone(), type_def(kind));
             return Ok(id);
         }
         // Reserve the id before descending, so that recursion terminates.
-        self.types.insert(
-            id.clone(),
-            TypeDef {
-                name: name.to_string(),
-                rust_name: String::new(),
-                origin: origin.clone(),
-                description: description.clone(),
-                kind: TypeKind::Object(ObjectType::default()),
-                module: String::new(),
-            },
-        );
-        let mut object = ObjectType {
-            discriminator: schema
-                .schema_data
-                .discriminator
-                .as_ref()
-                .map(|d| d.property_name.clone()),
-            discriminator_value: schema
-                .schema_data
-                .extensions
-                .get("x-ms-discriminator-value")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            azure_resource: schema
-                .schema_data
-                .extensions
-                .get("x-ms-azure-resource")
-                .and_then(Value::as_bool)
-                == Some(true),
-            ..ObjectType::default()
-        };
+        self.types
+            .insert(id.clone(), type_def(TypeKind::Object(ObjectType::default())));
+        let object = self.object_type(file, pointer, name, schema, &view)?;
+        if let Some(def) = self.types.get_mut(&id) {
+            def.kind = TypeKind::Object(object);
+        }
+        Ok(id)
+    }
+
+    /// The object type of a named schema (`view` is its view): parents, properties (its own and those of its
+    /// inline `allOf` members), required names, additional properties; a discriminated base queues its variants.
+    fn object_type(
+        &mut self,
+        file: &Path,
+        pointer: &str,
+        name: &str,
+        schema: &Schema,
+        view: &View,
+    ) -> Result<ObjectType> {
+        let mut object = object_marks(schema);
         // Every `required` list of the schema: its own and those of its inline `allOf` members.
         let mut required: Vec<String> = view.required.clone();
+        required.extend(self.all_of_members(file, pointer, name, view, &mut object)?);
+        if !view.one_of.is_empty() || !view.any_of.is_empty() {
+            self.diagnostics.push(Diagnostic::new(
+                &self.specs.location(file, pointer),
+                "oneOf/anyOf are not modelled; the members' properties are not generated",
+            ));
+        }
+        self.properties(file, pointer, name, view, &mut object)?;
+        mark_required(&mut object, required);
+        if let Some(ap) = &view.additional {
+            if !view.properties.is_empty() || !view.all_of.is_empty() {
+                object.additional_properties = Some(self.additional_properties(file, pointer, name, ap)?);
+            }
+        }
+        if object.discriminator.is_some() {
+            self.queue_variants(file, pointer)?;
+        }
+        Ok(object)
+    }
+
+    /// Takes in the `allOf` members of the schema at `pointer`: a `$ref` becomes a parent (queued), an inline
+    /// member contributes its properties directly. Returns the inline members' `required` names.
+    fn all_of_members(
+        &mut self,
+        file: &Path,
+        pointer: &str,
+        name: &str,
+        view: &View,
+        object: &mut ObjectType,
+    ) -> Result<Vec<String>> {
+        let mut required = Vec::new();
         for (i, parent) in view.all_of.iter().enumerate() {
             let ptr = format!("{pointer}/allOf/{i}");
             match parent {
@@ -367,67 +422,57 @@ impl<'a> Lower<'a> {
                     object.parents.push(parent_id);
                 }
                 ReferenceOr::Item(inline) => {
-                    // An inline `allOf` member contributes its properties directly.
                     let inner = View::of(inline);
-                    self.properties(file, &ptr, name, &inner, &mut object)?;
+                    self.properties(file, &ptr, name, &inner, object)?;
                     required.extend(inner.required.iter().cloned());
                 }
             }
         }
-        if !view.one_of.is_empty() || !view.any_of.is_empty() {
-            self.diagnostics.push(Diagnostic::new(
-                &self.specs.location(file, pointer),
-                "oneOf/anyOf are not modelled; the members' properties are not generated",
-            ));
-        }
-        self.properties(file, pointer, name, &view, &mut object)?;
-        // A property is required when any of those lists names it; names the schema does not declare are
-        // inherited properties, made required by the `allof` pass.
-        for r in required {
-            match object.properties.iter_mut().find(|p| p.name == r) {
-                Some(p) => p.required = true,
-                None if !object.required.contains(&r) => object.required.push(r),
-                None => {}
+        Ok(required)
+    }
+
+    /// The type of the additional properties `ap` of the object `name` at `pointer` (any JSON value unless
+    /// they have a schema).
+    fn additional_properties(
+        &mut self,
+        file: &Path,
+        pointer: &str,
+        name: &str,
+        ap: &AdditionalProperties,
+    ) -> Result<TypeRef> {
+        let ptr = format!("{pointer}/additionalProperties");
+        Ok(match ap {
+            AdditionalProperties::Any(true) => TypeRef::Json,
+            AdditionalProperties::Any(false) => TypeRef::Json,
+            AdditionalProperties::Schema(s) => {
+                let s: ReferenceOr<Box<Schema>> = match s.as_ref() {
+                    ReferenceOr::Reference { reference } => ReferenceOr::Reference {
+                        reference: reference.clone(),
+                    },
+                    ReferenceOr::Item(i) => ReferenceOr::Item(Box::new(i.clone())),
+                };
+                self.type_ref(file, &ptr, &format!("{name}Value"), &s)?
             }
-        }
-        if let Some(ap) = &view.additional {
-            if !view.properties.is_empty() || !view.all_of.is_empty() {
-                let ptr = format!("{pointer}/additionalProperties");
-                object.additional_properties = Some(match ap {
-                    AdditionalProperties::Any(true) => TypeRef::Json,
-                    AdditionalProperties::Any(false) => TypeRef::Json,
-                    AdditionalProperties::Schema(s) => {
-                        let s: ReferenceOr<Box<Schema>> = match s.as_ref() {
-                            ReferenceOr::Reference { reference } => ReferenceOr::Reference {
-                                reference: reference.clone(),
-                            },
-                            ReferenceOr::Item(i) => ReferenceOr::Item(Box::new(i.clone())),
-                        };
-                        self.type_ref(file, &ptr, &format!("{name}Value"), &s)?
-                    }
-                });
-            }
-        }
-        if object.discriminator.is_some() {
-            // Every schema that inherits from the base, directly or through other children, may be a variant.
-            let mut pending = vec![Target {
-                file: file.to_path_buf(),
-                pointer: pointer.to_string(),
-            }];
-            let mut seen = BTreeSet::new();
-            while let Some(parent) = pending.pop() {
-                for child in self.children_of(&parent)? {
-                    if seen.insert(child.clone()) {
-                        self.named(&child)?;
-                        pending.push(child);
-                    }
+        })
+    }
+
+    /// Queues the possible variants of the discriminated base at `pointer`: every schema that inherits from it,
+    /// directly or through other children.
+    fn queue_variants(&mut self, file: &Path, pointer: &str) -> Result<()> {
+        let mut pending = vec![Target {
+            file: file.to_path_buf(),
+            pointer: pointer.to_string(),
+        }];
+        let mut seen = BTreeSet::new();
+        while let Some(parent) = pending.pop() {
+            for child in self.children_of(&parent)? {
+                if seen.insert(child.clone()) {
+                    self.named(&child)?;
+                    pending.push(child);
                 }
             }
         }
-        if let Some(def) = self.types.get_mut(&id) {
-            def.kind = TypeKind::Object(object);
-        }
-        Ok(id)
+        Ok(())
     }
 
     fn properties(
