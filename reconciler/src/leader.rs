@@ -9,9 +9,10 @@
 //! host name, followed by `_` and a random UUID, as client-go's users (controller-runtime) do. The host name alone
 //! is not enough: two processes on one host (or two containers sharing the host's name) would both believe they
 //! hold the Lease. The suffix also means that a restarted process is a new candidate: it does not take over the
-//! Lease of its previous life, which it released on a graceful shutdown or which expires after `lease_duration`. Every write is optimistic: a create, or a replace carrying the `resourceVersion`
-//! that was read, so of two replicas racing for the Lease exactly one write succeeds and the other gets
-//! `409 Conflict`, which means "someone else won" — it keeps waiting.
+//! Lease of its previous life, which it released on a graceful shutdown or which expires after `lease_duration`.
+//! Every write is optimistic: a create, or a replace carrying the `resourceVersion` that was read, so of two
+//! replicas racing for the Lease exactly one write succeeds and the other gets `409 Conflict`, which means "someone
+//! else won" — it keeps waiting.
 //!
 //! - **Candidate.** Every `retry_period` (with up to 120 % random jitter, as client-go, so that candidates do not
 //!   move in lockstep) the elector reads the Lease:
@@ -28,9 +29,10 @@
 //!   `renewTime` means only the monotonic rule applies.
 //! - **Leader.** Every `retry_period` the leader renews: it replaces the Lease it last wrote with a new
 //!   `renewTime` (falling back to read-then-replace when that fails). Transient errors are retried at the next
-//!   period; when no renewal succeeded for `renew_deadline` (or a renewal is still running at that point), or the
-//!   Lease names another holder, the elector **steps down**: it reports not-leader and ends. It does not try to
-//!   lead again: the process is meant to exit (below).
+//!   period; when no renewal succeeded for `renew_deadline` (or a renewal is still running at that point; the
+//!   elector wakes at the deadline itself, not at the next retry after it), or the Lease names another holder, the
+//!   elector **steps down**: it reports not-leader and ends. It does not try to lead again: the process is meant
+//!   to exit (below).
 //! - **Release.** On graceful shutdown while leading, the elector first reports not-leader, then replaces the
 //!   Lease with no `holderIdentity`, `renewTime` now and `leaseDurationSeconds: 1` (client-go's
 //!   `ReleaseOnCancel`), so that another replica takes over at its next retry instead of after `lease_duration`.
@@ -85,48 +87,80 @@
 //!
 //! # Why not `kube-lease-manager`
 //!
-//! Issue 19 asked for the crate [`kube-lease-manager`](https://crates.io/crates/kube-lease-manager) in place of
-//! this module. Version 0.13.1, the newest, targets kube 5 and k8s-openapi 0.29 as this workspace does. It was
-//! evaluated by reading its source and by running it against the fake API server (lease 2 s, grace 1 s, its
-//! shortest). It fails the behaviours that `reconciler/tests/leader.rs` requires, so this module stays:
+//! Issue 19 (item 3) asked to build this module on the crate
+//! [`kube-lease-manager`](https://crates.io/crates/kube-lease-manager) if it meets the leader tests
+//! (`reconciler/tests/leader.rs`). Version 0.13.1, the newest, is the one for kube 5 and k8s-openapi 0.29 as used
+//! here. It was evaluated by reading its source (links below, to 0.13.1 on docs.rs; `manager.rs` and `state.rs` are
+//! unchanged since 0.12.0 in [its repository](https://github.com/alex-karpenko/kube-lease-manager)) and by running
+//! it against the fake API server with a 2 s lease and a 1 s grace, its shortest. What it offers: a `watch` channel
+//! of `bool` much like [`LeaderStatus`], a release on shutdown, any identity string
+//! ([`LeaseManagerBuilder::with_identity`][klm-identity], so `<pod or host name>_<uuid v4>` works; the
+//! server-side-apply field manager becomes `kube-lease-manager-<identity>`) and a configurable lease duration. It
+//! fails the requirements that matter most, so this module stays, unchanged in its API:
 //!
-//! - **No stepping down, so two leaders.** The crate has no renew deadline. A leader renews once per
-//!   `duration − grace`. When that renewal fails, `LeaseManager::watch` logs the error, waits 1–30 s and leaves its
-//!   status `true` (`changed()` returns the error without changing the state). The leader goes on reporting
-//!   leadership after its Lease expired while a candidate takes it over. In the probe, a single failed renewal
-//!   (one `500` on the PATCH) left both replicas reporting leadership at once, for 24 ms and for 670 ms, in two of
-//!   four runs. This fails `failing_renewals_make_the_leader_step_down_after_the_renew_deadline` and the exclusivity
-//!   that `of_two_electors_exactly_one_leads_at_any_time` checks and that `--leader-elect` promises.
-//! - **Takeover without optimistic concurrency.** A candidate that finds an expired Lease first clears it with a
-//!   strategic-merge patch that carries no `resourceVersion`, and then acquires it with server-side apply. A renewal
-//!   that lands between the candidate's read and its patch is erased. The leader does not notice until its next
-//!   renewal, up to `duration − grace` later. This module, like client-go, writes back the `resourceVersion` it read,
-//!   so such a stale write fails with `409 Conflict` (`a_conflict_while_acquiring_makes_the_loser_keep_waiting`).
-//!   The crate keeps two candidates off a free Lease only through server-side apply's field-ownership conflicts,
-//!   which the fake API server does not model.
-//! - **No prompt handover.** A standing-by candidate sleeps until the expiry of the Lease it last read, not for a
-//!   retry period. A released Lease is therefore taken only once the old one would have expired. In the probe that
-//!   was 0.9–1.7 s after the release of a 2 s lease, and with the crate's default 30 s lease it can take up to 30 s.
-//!   The tests `a_graceful_shutdown_releases_and_the_other_leads_promptly` and
-//!   `dropping_the_handle_releases_the_lease` require less than half the lease duration.
-//! - **A deleted Lease is never created again.** The crate creates the Lease only when the manager is built.
-//!   Afterwards every step fails with `NonexistentLease`. In the probe the leader still reported leadership 6 s after
-//!   its Lease was deleted, and nothing created it again. Building the manager also fails while the Lease cannot be
-//!   read, so a wrapper would have to rebuild it in a loop. This fails
-//!   `an_unreadable_lease_keeps_the_elector_waiting_without_panicking`.
-//! - **Expiry by the wall clock only, and at once when fields are missing.** A Lease without `renewTime` or
-//!   `leaseDurationSeconds` counts as already expired, and expiry is judged only by this replica's wall clock
-//!   against `renewTime`. Here, as in client-go, a held Lease without `renewTime` is taken over only after its spec
-//!   stayed unchanged for the lease duration on this replica's monotonic clock, a rule that also covers a
-//!   `renewTime` skewed into the future. This fails
-//!   `a_held_lease_without_times_or_duration_expires_after_the_own_lease_duration`.
-//! - **Timing in whole seconds.** Durations are whole seconds, the grace period must be at least 1 s and below the
-//!   duration (`LeaseParams::new` panics otherwise), and there is no retry period. The tests' timing (lease 1 s,
-//!   renew deadline 600 ms, retry 100 ms) cannot be expressed.
+//! - **Stepping down: missing, so a partitioned leader never stops.** There is no renew deadline. The leader renews
+//!   once per `duration − grace` ([`watcher_step`][klm-step]). A failed renewal makes `changed()` return the error
+//!   without touching the state; `watch()` logs it, sleeps a backoff of 1 s growing to 30 s, and leaves the channel
+//!   `true` ([`watch`][klm-watch]). The state changes only after a successful read shows another holder
+//!   ([`changed`][klm-changed]), so a leader that cannot reach the API server reports leadership for as long as the
+//!   partition lasts: in the probe, with every Lease request failing for 8 s, the 2 s lease's leader still reported
+//!   leading at the end. Here the leader steps down `renew_deadline` after its last successful renewal began,
+//!   before the others may take over (`failing_renewals_make_the_leader_step_down_after_the_renew_deadline`,
+//!   `the_leader_steps_down_at_the_renew_deadline_not_at_the_next_retry`). A wrapper cannot add the deadline: the
+//!   crate does not tell when a renewal succeeded (`changed()` returns only on a change, `watch()` hides errors).
+//! - **Exclusivity: two leaders after a failed renewal.** From the above: a leader whose renewal failed keeps
+//!   reporting leadership after its Lease expired, while a candidate takes it over. In the first evaluation a
+//!   single failed renewal (one `500` on the PATCH) left both replicas reporting leadership at once, for 24 ms and
+//!   for 670 ms, in two of four runs (`of_two_electors_exactly_one_leads_at_any_time`). Takeovers also write
+//!   without optimistic concurrency: a candidate that finds an expired Lease clears it with a strategic-merge patch
+//!   that carries no `resourceVersion` ([`release`][klm-release] with `LeaseLockOpts::Force` clears it even when
+//!   the read just before shows a fresh renewal; [`patch`][klm-patch]), then acquires it with server-side apply. A
+//!   renewal landing in between is erased, and the old leader notices only at its next renewal, up to
+//!   `duration − grace` later. Here every write carries the `resourceVersion` that was read, so a stale write
+//!   fails with `409 Conflict` (`a_conflict_while_acquiring_makes_the_loser_keep_waiting`). Two candidates on a
+//!   free Lease are kept apart only by server-side apply's field-ownership conflicts.
+//! - **Handover on release: only at the old expiry.** The release itself works (`watch()` releases when the
+//!   channel closes). But a standing-by candidate sleeps until the expiry of the Lease it last read, not for a
+//!   retry period ([`watcher_step`][klm-step], the last branch), so it takes a released Lease only once the old one
+//!   would have expired: 0.9–1.7 s after the release of the 2 s lease in the probes, up to 30 s with the crate's
+//!   default lease. The tests (`a_graceful_shutdown_releases_and_the_other_leads_promptly`,
+//!   `dropping_the_handle_releases_the_lease`) require one retry period.
+//! - **Timing: whole seconds, no retry period.** Durations are whole seconds (`DurationSeconds = u64`), the grace
+//!   must be at least 1 s and below the duration ([`LeaseParams::new`][klm-params] panics otherwise; the builder's
+//!   `with_duration` and `with_grace` do not check at all), and candidates have no retry period. The tests' timing
+//!   (lease 1 s, renew deadline 600 ms, retry 100 ms) and client-go's three durations cannot be expressed.
+//! - **A deleted Lease is never created again.** Only building the manager creates it
+//!   ([`LeaseState::new`][klm-create], which calls [`create`][klm-create-fn]); afterwards every read fails with
+//!   `NonexistentLease`, returned before the state is compared, so a leader whose Lease was deleted keeps reporting
+//!   leadership and nothing recreates it (in the probe, still leading and no Lease 6 s later). Building the manager
+//!   also fails while the Lease cannot be read, so a wrapper would have to rebuild it in a loop
+//!   (`an_unreadable_lease_keeps_the_elector_waiting_without_panicking`).
+//! - **Expiry by the wall clock only, at once when a field is missing, and a panic on a negative duration.**
+//!   Expiry is `renewTime + leaseDurationSeconds` on this replica's wall clock, and a Lease without either counts as
+//!   expired ([`sync`][klm-sync]). Here, as in client-go, a held Lease without `renewTime` is taken over only after
+//!   its spec stayed unchanged for the lease duration on the monotonic clock, a rule that also covers a `renewTime`
+//!   skewed into the future (`a_held_lease_without_times_or_duration_expires_after_the_own_lease_duration`). A
+//!   negative `leaseDurationSeconds` is cast to a huge `u64` and `checked_add(..).unwrap()` panics the watch task
+//!   (`sync`; in the probe the task ended with a panic). A real API server rejects such a Lease, but library code
+//!   here never panics on input (`missing_or_nonsense_duration_uses_the_fallback`).
 //! - Smaller differences: the first acquisition writes `leaseTransitions: 1` (client-go and
-//!   `a_single_elector_creates_the_lease_and_renews_it` expect `0`). The Lease is first created empty and then
-//!   patched, so acquiring it takes two or three writes. Version 0.13 needs Rust 1.89, while the workspace declares
-//!   `rust-version = "1.85"`; under that declaration cargo's MSRV-aware resolver picks 0.10.0, which uses kube 2.
+//!   `a_single_elector_creates_the_lease_and_renews_it` expect `0`), because the Lease is first created empty and
+//!   then patched ([`lock`][klm-lock]), so acquiring it takes two or three writes. The manager runs on the caller's
+//!   runtime (`tokio::spawn`), where [Its own thread](self#its-own-thread) would have to be rebuilt around it.
+//!   Version 0.13 needs Rust 1.89, while the workspace declares `rust-version = "1.85"`; under that declaration
+//!   cargo's MSRV-aware resolver picks 0.10.0 (Rust 1.85), which uses kube 2.
+//!
+//! [klm-identity]: https://docs.rs/kube-lease-manager/0.13.1/kube_lease_manager/struct.LeaseManagerBuilder.html#method.with_identity
+//! [klm-watch]: https://docs.rs/kube-lease-manager/0.13.1/src/kube_lease_manager/manager.rs.html#584-633
+//! [klm-changed]: https://docs.rs/kube-lease-manager/0.13.1/src/kube_lease_manager/manager.rs.html#649-682
+//! [klm-step]: https://docs.rs/kube-lease-manager/0.13.1/src/kube_lease_manager/manager.rs.html#703-742
+//! [klm-params]: https://docs.rs/kube-lease-manager/0.13.1/src/kube_lease_manager/manager.rs.html#317-335
+//! [klm-sync]: https://docs.rs/kube-lease-manager/0.13.1/src/kube_lease_manager/state.rs.html#114-157
+//! [klm-lock]: https://docs.rs/kube-lease-manager/0.13.1/src/kube_lease_manager/state.rs.html#159-224
+//! [klm-release]: https://docs.rs/kube-lease-manager/0.13.1/src/kube_lease_manager/state.rs.html#226-248
+//! [klm-patch]: https://docs.rs/kube-lease-manager/0.13.1/src/kube_lease_manager/state.rs.html#250-270
+//! [klm-create]: https://docs.rs/kube-lease-manager/0.13.1/src/kube_lease_manager/state.rs.html#74-92
+//! [klm-create-fn]: https://docs.rs/kube-lease-manager/0.13.1/src/kube_lease_manager/state.rs.html#308-356
 
 use std::collections::hash_map::RandomState;
 use std::future::Future;
@@ -595,13 +629,15 @@ impl LeaderElector {
     async fn renew_until_lost(&mut self, mut last_renewal: Instant) -> &'static str {
         let mut next = last_renewal + self.config.retry_period;
         loop {
-            tokio::time::sleep_until(next).await;
-            let started = Instant::now();
-            next = started + self.config.retry_period;
             let deadline = last_renewal + self.config.renew_deadline;
+            // Wake at the deadline when the next retry would come after it: the loss is reported at the deadline,
+            // not up to one retry period later (when the others may already have taken the Lease over).
+            tokio::time::sleep_until(next.min(deadline)).await;
+            let started = Instant::now();
             if started >= deadline {
                 return "no renewal succeeded within the renew deadline";
             }
+            next = started + self.config.retry_period;
             match tokio::time::timeout_at(deadline, self.try_acquire_or_renew(true)).await {
                 Ok(Ok(Attempt::Held)) => {
                     last_renewal = started;

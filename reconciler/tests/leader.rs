@@ -1,5 +1,13 @@
 //! Leader election against the fake API server, with short durations (lease 1 s, renew deadline 600 ms, retry
-//! 100 ms) so that every scenario takes a few seconds.
+//! 100 ms).
+//!
+//! Most tests run on Tokio's paused clock (`start_paused = true`): time moves only when every task waits, so the
+//! timing assertions are exact instead of loose bounds that a loaded machine may still break, and a scenario takes
+//! milliseconds. The elector's monotonic clock is Tokio's, so the lease-duration rule works on the paused clock;
+//! the wall-clock rule (`renewTime + leaseDurationSeconds` in the past) sees almost no time pass, so takeovers there
+//! come from the monotonic rule alone, except for Leases written an hour ago. The tests with a dedicated elector
+//! (its own thread and runtime, whose clock is not paused) and the one comparing `renewTime`s written a few
+//! microseconds apart keep the real clock.
 
 use std::future::Future;
 use std::time::Duration;
@@ -123,7 +131,7 @@ async fn a_single_elector_creates_the_lease_and_renews_it() {
     assert_eq!(transitions(&released), Some(0));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn of_two_electors_exactly_one_leads_at_any_time() {
     let server = FakeApiServer::new();
     let a = spawn(&server, "pod-a");
@@ -162,7 +170,7 @@ async fn of_two_electors_exactly_one_leads_at_any_time() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_graceful_shutdown_releases_and_the_other_leads_promptly() {
     let server = FakeApiServer::new();
     let a = spawn(&server, "pod-a");
@@ -181,9 +189,10 @@ async fn a_graceful_shutdown_releases_and_the_other_leads_promptly() {
     );
     assert!(acquired_within(&b, LEASE_DURATION).await, "pod-b takes over");
     let handover = released_at.elapsed();
+    // pod-b tries again within one jittered retry period (at most 2.2 × 100 ms), and the released Lease is free.
     assert!(
-        handover < LEASE_DURATION / 2,
-        "handover after a release is well under the lease duration: {handover:?}"
+        handover < LEASE_DURATION / 2 && handover <= RETRY_PERIOD * 22 / 10,
+        "handover after a release takes one retry, well under the lease duration: {handover:?}"
     );
 
     let taken = lease(&server);
@@ -193,7 +202,7 @@ async fn a_graceful_shutdown_releases_and_the_other_leads_promptly() {
     assert_eq!(b.shutdown().await, Termination::Released);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn dropping_the_handle_releases_the_lease() {
     let server = FakeApiServer::new();
     let a = spawn(&server, "pod-a");
@@ -203,11 +212,15 @@ async fn dropping_the_handle_releases_the_lease() {
     let dropped_at = Instant::now();
     drop(a);
     assert!(acquired_within(&b, LEASE_DURATION).await);
-    assert!(dropped_at.elapsed() < LEASE_DURATION / 2, "{:?}", dropped_at.elapsed());
+    let handover = dropped_at.elapsed();
+    assert!(
+        handover < LEASE_DURATION / 2 && handover <= RETRY_PERIOD * 22 / 10,
+        "{handover:?}"
+    );
     assert_eq!(b.shutdown().await, Termination::Released);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_leader_that_stops_renewing_is_taken_over_only_after_the_lease_duration() {
     let server = FakeApiServer::new();
     let a = LeaderElector::new(server.client(), config("pod-a")).expect("valid");
@@ -229,9 +242,9 @@ async fn a_leader_that_stops_renewing_is_taken_over_only_after_the_lease_duratio
         "pod-b takes over an expired lease"
     );
     let takeover = crashed_at.elapsed();
-    // pod-a's last renewal began at most one retry period (plus scheduling) before the abort.
+    // pod-a's last renewal began at most one retry period before the abort (exactly, on the paused clock).
     assert!(
-        takeover >= LEASE_DURATION - RETRY_PERIOD * 2,
+        takeover >= LEASE_DURATION - RETRY_PERIOD,
         "not before the lease expired: {takeover:?}"
     );
     let taken = lease(&server);
@@ -240,7 +253,7 @@ async fn a_leader_that_stops_renewing_is_taken_over_only_after_the_lease_duratio
     assert_eq!(b.shutdown().await, Termination::Released);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn failing_renewals_make_the_leader_step_down_after_the_renew_deadline() {
     let server = FakeApiServer::new();
     let a = spawn(&server, "pod-a");
@@ -259,9 +272,11 @@ async fn failing_renewals_make_the_leader_step_down_after_the_renew_deadline() {
     server.clear_faults();
     assert!(!a.is_leader());
     assert!(!b_led_meanwhile, "pod-b could not write the lease either");
+    // The last successful renewal began at most one retry period before the failures (on the paused clock,
+    // exactly), and the loss is reported at the renew deadline after it.
     assert!(
-        stepped_down >= RENEW_DEADLINE - RETRY_PERIOD * 2 && stepped_down < RENEW_DEADLINE * 3,
-        "steps down after the renew deadline: {stepped_down:?}"
+        stepped_down >= RENEW_DEADLINE - RETRY_PERIOD && stepped_down <= RENEW_DEADLINE,
+        "steps down at the renew deadline: {stepped_down:?}"
     );
     assert_eq!(
         holder(&server).as_deref(),
@@ -274,11 +289,40 @@ async fn failing_renewals_make_the_leader_step_down_after_the_renew_deadline() {
         acquired_within(&b, LEASE_DURATION * 3).await,
         "pod-b takes over once the lease expired"
     );
-    assert!(failing_from.elapsed() >= LEASE_DURATION - RETRY_PERIOD * 2);
+    assert!(failing_from.elapsed() >= LEASE_DURATION - RETRY_PERIOD);
     assert_eq!(b.shutdown().await, Termination::Released);
 }
 
-#[tokio::test]
+/// The leader steps down at the renew deadline itself, not at the first retry after it. Here the retry period
+/// (700 ms) does not divide the renew deadline (950 ms): after the renewal at 700 ms fails, the next one would be due
+/// at 1.4 s, past the lease duration (1 s), when another replica may already have taken the Lease over. The elector
+/// used to sleep until that retry before noticing its deadline had passed, so it kept reporting leadership for up
+/// to one retry period past the deadline.
+#[tokio::test(start_paused = true)]
+async fn the_leader_steps_down_at_the_renew_deadline_not_at_the_next_retry() {
+    let renew_deadline = Duration::from_millis(950);
+    let retry_period = Duration::from_millis(700);
+    let server = FakeApiServer::new();
+    let slow = config("pod-a").with_durations(LEASE_DURATION, renew_deadline, retry_period);
+    let a = LeaderElector::new(server.client(), slow).expect("valid").spawn();
+    assert!(acquired_within(&a, Duration::from_secs(2)).await);
+    // On the paused clock the acquiring attempt took no time: it began now.
+    let acquired_at = Instant::now();
+    server.fail_next("PUT", "/leases/", 500, 1000);
+    assert!(
+        timeout(Duration::from_secs(3), a.lost()).await.is_ok(),
+        "pod-a reports the loss"
+    );
+    let stepped_down = acquired_at.elapsed();
+    assert!(
+        stepped_down >= retry_period && stepped_down <= renew_deadline,
+        "steps down by the renew deadline after its last successful renewal began: {stepped_down:?}"
+    );
+    assert!(server.count("PUT", LEASE_PATH) >= 2, "the renewal was tried and failed");
+    assert_eq!(a.shutdown().await, Termination::Lost);
+}
+
+#[tokio::test(start_paused = true)]
 async fn short_renewal_errors_are_retried_within_the_renew_deadline() {
     let server = FakeApiServer::new();
     let a = spawn(&server, "pod-a");
@@ -303,7 +347,7 @@ async fn short_renewal_errors_are_retried_within_the_renew_deadline() {
     assert_eq!(a.shutdown().await, Termination::Released);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_conflict_while_acquiring_makes_the_loser_keep_waiting() {
     let server = FakeApiServer::new();
     insert_lease(
@@ -364,7 +408,7 @@ async fn a_conflict_while_acquiring_makes_the_loser_keep_waiting() {
     assert_eq!(b.shutdown().await, Termination::Released);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_lease_without_spec_is_free() {
     let server = FakeApiServer::new();
     server.insert(json!({
@@ -380,7 +424,7 @@ async fn a_lease_without_spec_is_free() {
     assert_eq!(b.shutdown().await, Termination::Released);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_held_lease_without_times_or_duration_expires_after_the_own_lease_duration() {
     let server = FakeApiServer::new();
     insert_lease(&server, json!({"holderIdentity": "pod-ghost"}));
@@ -405,7 +449,7 @@ async fn a_held_lease_without_times_or_duration_expires_after_the_own_lease_dura
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn an_unreadable_lease_keeps_the_elector_waiting_without_panicking() {
     let server = FakeApiServer::new();
     insert_lease(
@@ -430,7 +474,7 @@ async fn an_unreadable_lease_keeps_the_elector_waiting_without_panicking() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_candidate_shut_down_before_leading_stops_and_writes_nothing() {
     let server = FakeApiServer::new();
     insert_lease(
