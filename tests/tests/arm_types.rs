@@ -1,7 +1,7 @@
 //! Behaviour of the generated AKS ARM types beyond the example round trips: open enums, unknown properties,
 //! typed fields. These use the committed generated crate and need no spec root.
 
-mod common;
+use crate::common;
 
 use aks_api::containerservice::{v1beta1, v2alpha1};
 use armgen_runtime::UnknownFields;

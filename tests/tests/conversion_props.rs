@@ -11,7 +11,7 @@
 //!
 //! `ARMGEN_CONVERSION_CASES` sets the number of cases per kind and pair (default 48).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -12,12 +12,12 @@
 //! type that changed), which hold whichever version is the hub; the AKS group is the configured group of provider
 //! `Microsoft.ContainerService`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
+use crate::common::examples::{all_payloads, first_difference};
 use armgen_runtime::hub::PROPERTY_BAG_ANNOTATION;
-use common::examples::{all_payloads, first_difference};
 use serde_json::{Value, json};
 
 /// The Kubernetes API group of the AKS kinds, for the AKS fixtures.

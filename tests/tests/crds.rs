@@ -6,7 +6,7 @@
 //! otherwise (`cfg(spec_root_missing)`, see `tests/README.md`). The fixture tests (closed enums, recursion, a discriminated union, trimming) run on the generator's
 //! own fixture spec (`generator/tests/fixtures/arm`) through the library API and always run.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

@@ -15,14 +15,14 @@
 //! Normalizations, as in `examples.rs`: numbers by value, `null` members as absent; and an empty `properties`
 //! envelope (`"properties": {}`) as absent, since a spec with no flattened field set sends none.
 
-mod common;
+use crate::common;
 
+use crate::common::examples::{
+    Payload, all_payloads, drop_unknown, first_difference, normalize, strip, without_empty_envelope,
+};
 use armgen::ir::{Ir, TypeRef};
 use armgen::kube::{KubeIr, Special};
 use armgen_runtime::kube::ArmIdsOnly;
-use common::examples::{
-    Payload, all_payloads, drop_unknown, first_difference, normalize, strip, without_empty_envelope,
-};
 use serde_json::{Map, Value};
 
 fn context(generation: &armgen::Generation, p: &Payload) -> (Ir, KubeIr, TypeRef) {

@@ -7,7 +7,7 @@
 //! Needs `kubectl` (its built-in kustomize). Without it on `PATH` the tests are ignored with a reason
 //! (`cfg(kubectl_missing)`, set by `tests/build.rs`); with `CI` set they always run and fail when kubectl is missing.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

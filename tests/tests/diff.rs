@@ -13,14 +13,14 @@
 //! Specs are compared as the reconciler compares them: the desired custom resource against an ARM body,
 //! through the registry's dispatch, so no test lists per-version types.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
+use crate::common::examples::all_payloads;
+use crate::common::full_spec::{Leaf, LeafKind, full_spec};
 use armgen_runtime::diff::Differences;
 use armgen_runtime::kube::ArmIdsOnly;
-use common::examples::all_payloads;
-use common::full_spec::{Leaf, LeafKind, full_spec};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -3,7 +3,7 @@
 //! `resources.rename`), with ARM type, scope, parents and whether the PUT is long-running. A snapshot per group
 //! and version, so that a new API version's or group's resources show up in review.
 
-mod common;
+use crate::common;
 
 use armgen::Config;
 

@@ -25,11 +25,11 @@
 //!
 //! Every example file in each version's `examples/` folder must be referenced by the spec and parse as JSON.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use common::examples::{all_payloads, first_difference, normalize};
+use crate::common::examples::{all_payloads, first_difference, normalize};
 use serde_json::Value;
 
 /// What one version's example payloads carry that its types do not model.

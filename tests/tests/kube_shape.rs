@@ -1,7 +1,7 @@
 //! The Kubernetes shape of every resource on the real specs: spec and status root fields, with their ARM
 //! paths. A snapshot, so that reviewers see what a regeneration changes for cluster users.
 
-mod common;
+use crate::common;
 
 use armgen::kube::{KubeField, KubeRef, Special};
 

@@ -5,7 +5,7 @@
 //! The typed tests use the `v2alpha1` (2025-10-01) types as a fixture: typed code names its version, and that
 //! one has every field they use. Tests that iterate versions take them from the generation or the registry.
 
-mod common;
+use crate::common;
 
 use aks_api::containerservice::v2alpha1::{AgentPool, AgentPoolSpec, ManagedCluster, ManagedClusterSpec, arm};
 use aks_api::containerservice::v2alpha1::{

@@ -1,6 +1,6 @@
 //! The spec root holds exactly the files `specs/pin.json` pins (same bytes, by SHA-256).
 
-mod common;
+use crate::common;
 
 use sha2::{Digest, Sha256};
 

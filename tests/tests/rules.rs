@@ -3,7 +3,7 @@
 //! runs the loop and the simulator with (`rules_without`), where the behaviour changes with no code edit (a pool
 //! scale PUTs the cluster; an immutable change is sent and refused).
 
-mod common;
+use crate::common;
 
 use armgen_runtime::rules::Rules;
 use serde_yaml_ng::Value;
