@@ -11,6 +11,10 @@
 //!   `operatorStatus`, `provisioningState`), replaced by a [`digest`] of the whole status, stored at
 //!   [`STATUS_DIGEST`] beside `spec` and `status`.
 //!
+//! - the `spec` as a tree: it is kept as its compact JSON text at [`SPEC_JSON`] (a `serde_json` tree is several
+//!   times the size of its text), parsed back by [`whole`] when the object is reconciled and by [`spec`] for the
+//!   watch-side indexes (owner → children, references).
+//!
 //! Owners and referenced objects are read from the API server, never from this cache, so their statuses are
 //! whole. The status write ([`crate::reconcile`]) compares the digest of the status it would write with the cached
 //! digest (so an object in sync still costs no write), and when they differ replaces the status as a whole
@@ -20,6 +24,7 @@
 //!
 //! May depend on nothing else in the crate.
 
+use std::borrow::Cow;
 use std::hash::{Hash, Hasher};
 
 use kube::api::DynamicObject;
@@ -38,6 +43,10 @@ pub const KEPT_STATUS: &[&str] = &["conditions", "id", "operatorStatus", "provis
 /// written back.
 pub const STATUS_DIGEST: &str = "armgen.dev/statusDigest";
 
+/// Where a slimmed object keeps its `spec`, as compact JSON text (a key beside `spec` and `status`, like
+/// [`STATUS_DIGEST`]).
+pub const SPEC_JSON: &str = "armgen.dev/spec";
+
 /// Drops what the reconciler never reads from an object before it enters the watch cache (see the module docs).
 /// A status made only of [`KEPT_STATUS`] fields stays whole and gets no digest.
 pub fn slim(object: &mut DynamicObject) {
@@ -52,6 +61,18 @@ pub fn slim(object: &mut DynamicObject) {
         return;
     };
     data.remove(STATUS_DIGEST);
+    data.remove(SPEC_JSON);
+    if let Some(spec) = data.remove("spec") {
+        match serde_json::to_string(&spec) {
+            Ok(text) => {
+                data.insert(SPEC_JSON.into(), Value::String(text));
+            }
+            // Not reachable for a value that came from JSON; the spec then stays a tree.
+            Err(_) => {
+                data.insert("spec".into(), spec);
+            }
+        }
+    }
     let Some(Value::Object(status)) = data.get("status") else {
         return;
     };
@@ -66,6 +87,33 @@ pub fn slim(object: &mut DynamicObject) {
         .collect();
     data.insert("status".into(), Value::Object(kept));
     data.insert(STATUS_DIGEST.into(), Value::from(whole));
+}
+
+/// The spec of a cached object (parsed from [`SPEC_JSON`] when [`slim`] compacted it), or of any other object.
+/// `None` when it has none (or, never for text [`slim`] wrote, when the text does not parse).
+pub fn spec(object: &DynamicObject) -> Option<Cow<'_, Value>> {
+    if let Some(spec) = object.data.get("spec") {
+        return Some(Cow::Borrowed(spec));
+    }
+    let text = object.data.get(SPEC_JSON)?.as_str()?;
+    serde_json::from_str(text).ok().map(Cow::Owned)
+}
+
+/// A cached object as the API server sent it, but for what [`slim`] dropped for good (managed fields, the
+/// last-applied copy, the status fields outside [`KEPT_STATUS`]): the spec is a tree again. An object [`slim`]
+/// did not compact is returned as it is.
+pub fn whole(object: &DynamicObject) -> Cow<'_, DynamicObject> {
+    if !object.data.get(SPEC_JSON).is_some_and(Value::is_string) {
+        return Cow::Borrowed(object);
+    }
+    let mut whole = object.clone();
+    if let Some(data) = whole.data.as_object_mut()
+        && let Some(Value::String(text)) = data.remove(SPEC_JSON)
+        && let Ok(spec) = serde_json::from_str::<Value>(&text)
+    {
+        data.insert("spec".into(), spec);
+    }
+    Cow::Owned(whole)
 }
 
 /// The cached digest of `object`'s whole status, when [`slim`] dropped part of it.
@@ -136,7 +184,8 @@ mod tests {
         let annotations = o.metadata.annotations.clone().unwrap_or_default();
         assert_eq!(annotations.keys().collect::<Vec<_>>(), ["armgen.dev/reconcile-policy"]);
         assert_eq!(
-            o.data, before,
+            whole(&o).data,
+            before,
             "a status of kept fields only stays whole, with no digest"
         );
         assert_eq!(cached_digest(&o), None);
@@ -172,13 +221,55 @@ mod tests {
         for k in KEPT_STATUS {
             assert_eq!(kept[*k], status[*k], "{k} is kept as it was");
         }
-        assert_eq!(o.data["spec"]["dnsPrefix"], "c", "the spec stays");
+        assert!(o.data.get("spec").is_none(), "the spec is kept as text");
+        let text = o.data[SPEC_JSON].as_str().expect("text");
+        assert!(!text.contains(' '), "compact: {text}");
+        assert_eq!(
+            serde_json::from_str::<Value>(text).ok(),
+            Some(json!({"location": "westeurope", "dnsPrefix": "c"}))
+        );
+        assert_eq!(
+            spec(&o).as_deref(),
+            Some(&json!({"location": "westeurope", "dnsPrefix": "c"}))
+        );
+        let back = whole(&o);
+        assert_eq!(back.data["spec"], json!({"location": "westeurope", "dnsPrefix": "c"}));
+        assert!(back.data.get(SPEC_JSON).is_none());
+        assert_eq!(back.data["status"], o.data["status"]);
+        assert_eq!(
+            cached_digest(&back),
+            cached_digest(&o),
+            "the digest stays for the status write"
+        );
         assert_eq!(cached_digest(&o), Some(digest(&status)));
         // Slimming again (a relist of the same object) changes nothing.
         let once = o.data.clone();
         let mut again = object(status);
         slim(&mut again);
         assert_eq!(again.data, once);
+    }
+
+    #[test]
+    fn an_object_slim_did_not_compact_is_read_as_it_is() {
+        let o = object(json!({"id": "x"}));
+        assert!(matches!(whole(&o), Cow::Borrowed(_)));
+        assert_eq!(spec(&o).as_deref(), Some(&o.data["spec"]));
+        let mut none: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "v1", "kind": "X", "metadata": {"name": "p"},
+        }))
+        .expect("object");
+        assert_eq!(spec(&none), None);
+        slim(&mut none);
+        assert_eq!(spec(&none), None, "no spec, no text");
+        assert!(none.data.get(SPEC_JSON).is_none());
+        // A string a tenant put at the key is not taken for the spec.
+        let mut planted = object(json!({"id": "x"}));
+        planted.data[SPEC_JSON] = json!("{\"owner\":{\"name\":\"other\"}}");
+        slim(&mut planted);
+        assert_eq!(
+            spec(&planted).as_deref(),
+            Some(&json!({"location": "westeurope", "dnsPrefix": "c"}))
+        );
     }
 
     #[test]

@@ -96,9 +96,8 @@ struct Children {
 
 impl Children {
     fn owner_name(child: &DynamicObject) -> Option<String> {
-        child
-            .data
-            .pointer("/spec/owner/name")
+        crate::cache::spec(child)?
+            .pointer("/owner/name")
             .and_then(|v| v.as_str())
             .map(str::to_string)
     }
@@ -215,10 +214,11 @@ impl References {
         };
         self.delete(kind, &ns, &name);
         let mut targets = Vec::new();
-        if let Some(spec) = object.data.get("spec") {
+        let spec = crate::cache::spec(object);
+        if let Some(spec) = &spec {
             Self::targets(spec, group, &ns, &mut targets);
         }
-        let owner = object.data.pointer("/spec/owner");
+        let owner = spec.as_deref().and_then(|s| s.get("owner"));
         let owner_name = owner.and_then(|o| o.get("name")).and_then(|n| n.as_str());
         if let (Some((rg_group, rg_kind)), Some(rg), None) =
             (resource_group, owner_name, owner.and_then(|o| o.get("armId")))

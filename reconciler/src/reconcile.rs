@@ -116,6 +116,8 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindContext>) -> Res
     let kind = ctx.info.kind;
     let key = format!("{}/{}", object.namespace().unwrap_or_default(), object.name_any());
     metrics.reconcile_started(kind, &key);
+    // The cache keeps the spec as text (crate::cache): a tree again for this reconcile.
+    let object = crate::cache::whole(&object);
     let result = reconcile_object(&object, &ctx).await;
     match &result {
         Ok((action, ready)) => {
