@@ -1,14 +1,14 @@
 //! Lists the CRD manifests in `../generated/crds` as `include_str!`s, so that `armctl crds` prints the
 //! committed manifests without depending on the generator; and decides whether `tests/round_trip.rs`, which
 //! needs the spec root, runs: `cfg(spec_root_missing)` ignores it, with a reason, when the spec root is missing
-//! and `CI` is not set (the generator's search, `generator/src/spec_root.rs`, included here; see
+//! and `CI` is not set (the generator's search, `generator/src/load/spec_root.rs`, included here; see
 //! `tests/README.md` at the workspace root).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 #[allow(dead_code)]
-#[path = "../generator/src/spec_root.rs"]
+#[path = "../generator/src/load/spec_root.rs"]
 mod spec_root;
 
 fn main() {

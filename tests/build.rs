@@ -1,14 +1,14 @@
 //! Decides which workspace tests run:
 //!
 //! - `cfg(spec_root_missing)` ignores, with a reason, the tests that need the spec root when it is missing and
-//!   `CI` is not set (the search is the generator's, `generator/src/spec_root.rs`, included here);
+//!   `CI` is not set (the search is the generator's, `generator/src/load/spec_root.rs`, included here);
 //! - `cfg(kubectl_missing)` ignores `tests/deploy.rs` (`kubectl kustomize`) when no `kubectl` is on `PATH` and
 //!   `CI` is not set; after installing kubectl into a folder already on `PATH`, `touch tests/build.rs`.
 //!
 //! Under `CI` both always run and fail when what they need is missing. See `README.md` in this folder.
 
 #[allow(dead_code)]
-#[path = "../generator/src/spec_root.rs"]
+#[path = "../generator/src/load/spec_root.rs"]
 mod spec_root;
 
 fn main() {

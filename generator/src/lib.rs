@@ -10,36 +10,40 @@
 //! 3. [`passes::lower`]: schemas → IR types;
 //! 4. [`passes::overrides`], [`passes::allof`], [`passes::unions`], [`passes::enums`], [`passes::names`],
 //!    [`passes::recursion`], [`passes::layout`];
-//! 5. [`emit`]: `quote` → `syn` → `prettyplease`, one file per resource per version.
+//! 5. [`shape`]: the IR → the Kubernetes shape ([`shape::KubeIr`]);
+//! 6. [`emit`]: `quote` → `syn` → `prettyplease`, one file per resource per version;
+//! 7. [`report`]: the API structure beside the generated crate, and `armgen diff` over it.
 //!
 //! The stages, in the order they run (from reading the config to the output options), are the functions of
-//! `pipeline.rs`, each timed under its name (`armgen generate --verbose`). Use [`Builder`] from a `build.rs` or
-//! another tool; the `armgen` binary wraps it.
+//! [`pipeline`] (`pipeline/mod.rs`), each timed under its name (`armgen generate --verbose`). Use [`Builder`]
+//! from a `build.rs` or another tool; the `armgen` binary wraps it.
+//!
+//! The modules, in the order the data flows through them:
+//!
+//! - [`pipeline`]: the ordered stages and what drives them — [`pipeline::builder`] ([`Builder`]),
+//!   [`pipeline::buildrs`] (its options, for build scripts), `generation` ([`Generation`], what it returns),
+//!   `options`, `stack` (the pipeline's thread), [`pipeline::rewrite`] (the output rewrites);
+//! - [`config`]: `azure-arm.yaml`, and [`config::diff_rules`], its change-detection rules checked against the IR;
+//! - [`load`]: the spec files and their `$ref`s ([`load::spec_root`]: where the spec root is; [`load::fetch`]:
+//!   fetching it from the pin);
+//! - [`discover`], [`ir`], [`passes`], [`shape`]: resources, the IR and its passes, the Kubernetes shape;
+//! - [`emit`]: the generated crate, CRDs and RBAC, and [`emit::rules`] (`rules.json`);
+//! - [`report`]: [`report::structure`] (`api/<group>-<version>.txt`) and [`report::apidiff`] (`armgen diff`);
+//! - [`error`], [`ui`]: errors with their location, and terminal output.
 
-pub mod apidiff;
-pub mod buildrs;
 pub mod config;
-pub mod diff;
 pub mod discover;
 pub mod emit;
 pub mod error;
-pub mod fetch;
-pub mod generate;
-mod generation;
 pub mod ir;
-pub mod kube;
 pub mod load;
-mod options;
 pub mod passes;
-mod pipeline;
-pub mod rewrite;
-pub mod rules;
-pub mod spec_root;
-mod stack;
-pub mod structure;
+pub mod pipeline;
+pub mod report;
+pub mod shape;
 pub mod ui;
 
 pub use config::Config;
 pub use error::{Error, Location, Result};
-pub use generate::{Builder, resolve_spec_root};
-pub use generation::{Generation, Stale};
+pub use pipeline::builder::{Builder, resolve_spec_root};
+pub use pipeline::generation::{Generation, Stale};

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use armgen::apidiff::{self, Operand};
-use armgen::buildrs::Progress;
+use armgen::pipeline::buildrs::Progress;
+use armgen::report::apidiff::{self, Operand};
 use armgen::ui::{self, Style};
 use armgen::{Builder, Generation, Stale};
 use clap::{Args, Parser, Subcommand};

@@ -30,8 +30,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use armgen::apidiff::{self, ApiDiff};
-use armgen::structure::ApiStructure;
+use armgen::report::apidiff::{self, ApiDiff};
+use armgen::report::structure::ApiStructure;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -105,7 +105,7 @@ fn every_kind_of_change_is_classified() {
         [("Gone", 1)]
     );
     let t = d.resource("Thing").expect("Thing is on both sides");
-    let paths = |v: &[armgen::apidiff::PathEntry]| v.iter().map(|e| e.path.to_string()).collect::<Vec<_>>();
+    let paths = |v: &[armgen::report::apidiff::PathEntry]| v.iter().map(|e| e.path.to_string()).collect::<Vec<_>>();
     // Two booleans with different names are not guessed to be a rename.
     assert_eq!(paths(&t.added), ["enableBar"]);
     assert_eq!(paths(&t.removed), ["enableFoo", "legacy", "legacy.level"]);
@@ -128,7 +128,7 @@ fn every_kind_of_change_is_classified() {
         .map(|c| (c.path.to_string(), c.old.to_string(), c.new.to_string()))
         .collect();
     assert_eq!(types, [("count".into(), "int32".into(), "int64".into())]);
-    let values = |v: &[armgen::apidiff::EnumChange]| {
+    let values = |v: &[armgen::report::apidiff::EnumChange]| {
         v.iter()
             .map(|c| (c.path.to_string(), c.ty.clone(), c.values.clone()))
             .collect::<Vec<_>>()
@@ -141,7 +141,7 @@ fn every_kind_of_change_is_classified() {
         values(&t.enum_values_removed),
         [("size".into(), "Size".into(), vec!["M".to_string()])]
     );
-    let attrs = |v: &[armgen::apidiff::AttrChange]| {
+    let attrs = |v: &[armgen::report::apidiff::AttrChange]| {
         v.iter()
             .map(|c| format!("{} {} {:?} -> {:?}", c.path, c.attr, c.old, c.new))
             .collect::<Vec<_>>()
@@ -334,7 +334,7 @@ fn aks_v1beta1_to_v2alpha1_matches_the_facts_counted_from_the_spec_json() {
     let f = facts();
 
     // The headline numbers, as counted by the script (see the module docs).
-    let total = |n: fn(&armgen::apidiff::ResourceDiff) -> usize| d.resources.iter().map(n).sum::<usize>();
+    let total = |n: fn(&armgen::report::apidiff::ResourceDiff) -> usize| d.resources.iter().map(n).sum::<usize>();
     assert_eq!(total(|r| r.added.len()), 141);
     assert_eq!(total(|r| r.removed.len()), 1);
     assert_eq!(total(|r| r.enum_values_added.iter().map(|e| e.values.len()).sum()), 17);
@@ -396,10 +396,10 @@ fn aks_v1beta1_to_v2alpha1_matches_the_facts_counted_from_the_spec_json() {
     );
     for r in &d.resources {
         let facts = &f.resources[&r.kind];
-        let paths = |v: &[armgen::apidiff::PathEntry]| v.iter().map(|e| e.path.to_string()).collect::<Vec<_>>();
+        let paths = |v: &[armgen::report::apidiff::PathEntry]| v.iter().map(|e| e.path.to_string()).collect::<Vec<_>>();
         assert_eq!(paths(&r.added), facts.added, "{}: added", r.kind);
         assert_eq!(paths(&r.removed), facts.removed, "{}: removed", r.kind);
-        let values = |v: &[armgen::apidiff::EnumChange]| {
+        let values = |v: &[armgen::report::apidiff::EnumChange]| {
             v.iter()
                 .map(|c| (c.path.to_string(), c.values.clone()))
                 .collect::<BTreeMap<_, _>>()

@@ -412,7 +412,7 @@ fn progress_reports_each_version_and_the_emit() {
         .progress(move |p| sink.lock().expect("lock").push(p.clone()))
         .generate()
         .expect("generate");
-    use armgen::buildrs::Progress;
+    use armgen::pipeline::buildrs::Progress;
     assert_eq!(
         *seen.lock().expect("lock"),
         [

@@ -58,8 +58,8 @@ fn emitted_diff_impls() {
         ("Node", "children", identifiers(&["name"])),
     ]);
     let ir = finished(&f, &o);
-    armgen::diff::check_config(&ir, &o).expect("valid rules");
-    let kube = armgen::kube::shape(&ir, "fixture.armgen.dev", "v1", true);
+    armgen::config::diff_rules::check_config(&ir, &o).expect("valid rules");
+    let kube = armgen::shape::shape(&ir, "fixture.armgen.dev", "v1", true);
     let outputs = [VersionOutput {
         group: "fixture",
         provider: "Microsoft.Fixture",
@@ -110,7 +110,7 @@ fn emitted_diff_impls() {
 fn problem(schema: &str, prop: &str, po: PropertyOverride) -> String {
     let o = overrides(&[(schema, prop, po)]);
     let ir = finished(&fixture(), &o);
-    let p = armgen::diff::check_config(&ir, &o).expect_err("a config problem");
+    let p = armgen::config::diff_rules::check_config(&ir, &o).expect_err("a config problem");
     format!("{}: {}", p.key, p.message)
 }
 

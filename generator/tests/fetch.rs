@@ -1,4 +1,4 @@
-//! Fetching the pinned spec files when no spec root is given (`armgen::fetch`), against a local HTTP server
+//! Fetching the pinned spec files when no spec root is given (`armgen::load::fetch`), against a local HTTP server
 //! started by each test (`support/http.rs`).
 //!
 //! - On the AKS specs (`specs/pin.json` and `azure-arm.yaml` copied into a temporary folder, the server serving
@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use armgen::fetch::{MARKER, Pin, sha256_hex};
+use armgen::load::fetch::{MARKER, Pin, sha256_hex};
 use http::{Reply, Server};
 
 fn workspace() -> PathBuf {
@@ -387,7 +387,7 @@ fn serve_all(prefix: &str, served: &BTreeMap<String, Vec<u8>>) -> Server {
 #[test]
 #[ignore = "run by the_library_fetches_only_when_asked, with its own environment"]
 fn library_fetch_child() {
-    use armgen::buildrs::Progress;
+    use armgen::pipeline::buildrs::Progress;
     let dir = PathBuf::from(std::env::var_os("ARMGEN_TEST_FETCH_DIR").expect("ARMGEN_TEST_FETCH_DIR"));
     let config = dir.join("armgen.yaml");
     // Off by default: a missing spec root stays an error, and nothing is fetched.

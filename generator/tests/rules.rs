@@ -49,8 +49,8 @@ fn document(config: &str) -> Result<String, String> {
     let group = &config.groups["fixture"];
     let f = Fixture::load("arm", &["fixture/widgets.json"]);
     let ir = f.stages(&group.overrides).pop().map(|(_, ir)| ir).expect("stages");
-    let options = armgen::kube::KubeOptions::of_group(group);
-    let kube = armgen::kube::shape_with(&ir, "fixture.example.com", "v1", true, &options);
+    let options = armgen::shape::KubeOptions::of_group(group);
+    let kube = armgen::shape::shape_with(&ir, "fixture.example.com", "v1", true, &options);
     let outputs = [VersionOutput {
         group: "fixture",
         provider: "Microsoft.Fixture",
@@ -60,7 +60,7 @@ fn document(config: &str) -> Result<String, String> {
         kube: Some(&kube),
         renames: &Default::default(),
     }];
-    armgen::rules::document(&config, Path::new("armgen.yaml"), &outputs).map_err(|e| e.to_string())
+    armgen::emit::rules::document(&config, Path::new("armgen.yaml"), &outputs).map_err(|e| e.to_string())
 }
 
 #[test]

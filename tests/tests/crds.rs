@@ -16,7 +16,7 @@ use armgen::Generation;
 use armgen::config::VersionOverrides;
 use armgen::emit::crd::{self, Crd, IMMUTABLE_RULE, MAX_CRD_BYTES};
 use armgen::ir::{Ir, Primitive, TypeKind};
-use armgen::kube::{Exports, KubeField, KubeIr, KubeRef, Owner, Special};
+use armgen::shape::{Exports, KubeField, KubeIr, KubeRef, Owner, Special};
 use armgen_runtime::Scope;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{Value, json};
@@ -86,8 +86,8 @@ fn fixture() -> &'static Fixture {
         let resources = armgen::discover::discover(&specs).expect("discover");
         let mut ir = armgen::passes::lower::lower(&specs, &resources, "2024-01-01").expect("lower");
         armgen::passes::run_all(&mut ir, &VersionOverrides::default());
-        let v1 = armgen::kube::shape(&ir, "fixture.armgen.dev", "v1", false);
-        let v2 = armgen::kube::shape(&ir, "fixture.armgen.dev", "v2", true);
+        let v1 = armgen::shape::shape(&ir, "fixture.armgen.dev", "v1", false);
+        let v2 = armgen::shape::shape(&ir, "fixture.armgen.dev", "v2", true);
         Fixture { ir, v1, v2 }
     })
 }

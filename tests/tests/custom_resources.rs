@@ -21,7 +21,7 @@ use crate::common::examples::{
     Payload, all_payloads, drop_unknown, first_difference, normalize, strip, without_empty_envelope,
 };
 use armgen::ir::{Ir, TypeRef};
-use armgen::kube::{KubeIr, Special};
+use armgen::shape::{KubeIr, Special};
 use armgen_runtime::kube::ArmIdsOnly;
 use serde_json::{Map, Value};
 

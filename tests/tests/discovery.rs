@@ -14,7 +14,7 @@ fn resources_of_every_configured_version() {
     let config = Config::load(&common::workspace().join("azure-arm.yaml")).expect("config");
     for (group_name, group) in &config.groups {
         for (kube, version) in &group.versions {
-            let (_, resources) = armgen::generate::load_version(&root, group, version)
+            let (_, resources) = armgen::pipeline::builder::load_version(&root, group, version)
                 .unwrap_or_else(|e| panic!("{group_name}/{kube}: {e}"));
             insta::assert_yaml_snapshot!(format!("{group_name}-{kube}"), resources);
         }

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use armgen::kube::{KubeField, KubeRef, Special};
+use armgen::shape::{KubeField, KubeRef, Special};
 
 fn render(t: &KubeRef) -> String {
     let short = |id: &str| id.rsplit('/').next().unwrap_or(id).to_string();

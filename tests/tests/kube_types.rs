@@ -379,7 +379,7 @@ fn omit_flags(g: &armgen::Generation, version: &str, owner: &str, json: &str) ->
             &kube
                 .types
                 .values()
-                .find(|t| t.family == armgen::kube::Family::Spec && t.rust_name == owner)
+                .find(|t| t.family == armgen::shape::Family::Spec && t.rust_name == owner)
                 .unwrap_or_else(|| panic!("no spec type {owner}"))
                 .fields
         }

@@ -26,7 +26,7 @@ fn generated_without(edit: impl Fn(&mut Value)) -> Rules {
         .expect("generate");
     let doc = generation
         .files
-        .get(std::path::Path::new(armgen::rules::FILE))
+        .get(std::path::Path::new(armgen::emit::rules::FILE))
         .expect("rules.json");
     Rules::from_json(doc).expect("the generated document parses")
 }

@@ -41,7 +41,7 @@ use super::output::{VersionOutput, finish};
 use super::rust::{ident, primitive};
 use crate::error::{Error, Result};
 use crate::ir::{Ir, Primitive, TypeId, TypeKind, TypeRef};
-use crate::kube::{Family, KubeField, KubeIr, KubeRef, KubeResource, Owner, Special};
+use crate::shape::{Family, KubeField, KubeIr, KubeRef, KubeResource, Owner, Special};
 
 /// One side of a conversion.
 #[derive(Clone, Copy)]

@@ -82,9 +82,9 @@ use serde_json::{Map, Value, json};
 
 use super::fit::{self, Fitted, PRESERVE};
 use crate::error::{Error, Result};
-use crate::generation::Generation;
 use crate::ir::{Diagnostic, Ir, Primitive, TypeKind, Validation};
-use crate::kube::{Exports, KubeField, KubeIr, KubeRef, KubeResource, KubeTypeId, Owner, Special};
+use crate::pipeline::generation::Generation;
+use crate::shape::{Exports, KubeField, KubeIr, KubeRef, KubeResource, KubeTypeId, Owner, Special};
 
 /// The folder of the manifests, relative to the generated crate's folder.
 pub const CRD_DIR: &str = "crds";
@@ -166,7 +166,7 @@ impl Crd {
 /// Runs on a thread with a large stack (building a schema recurses once per level of nesting; see
 /// [`crate::Builder::generate`]).
 pub fn crds(versions: &[(&KubeIr, &Ir)]) -> Vec<Crd> {
-    crate::stack::on_big_stack(|| crds_here(versions))
+    crate::pipeline::stack::on_big_stack(|| crds_here(versions))
 }
 
 fn crds_here(versions: &[(&KubeIr, &Ir)]) -> Vec<Crd> {
@@ -276,14 +276,14 @@ fn build_crd(group: &str, kind: &str, per_version: &[(&KubeIr, &Ir, &KubeResourc
     let kind = if template { template_kind.as_str() } else { kind };
     let at = format!("crd {kind}");
     let plural = if template {
-        crate::kube::plural_of(kind)
+        crate::shape::plural_of(kind)
     } else {
         per_version
             .iter()
             .find(|(k, _, _)| k.storage)
             .or(per_version.last())
             .map(|(_, _, r)| r.plural.clone())
-            .unwrap_or_else(|| crate::kube::plural_of(kind))
+            .unwrap_or_else(|| crate::shape::plural_of(kind))
     };
     for (kube, _, r) in per_version {
         if !template && r.plural != plural {

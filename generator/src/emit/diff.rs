@@ -29,7 +29,7 @@ use super::output::{VersionOutput, finish};
 use super::rust::ident;
 use crate::error::{Error, Result};
 use crate::ir::{Primitive, TypeKind};
-use crate::kube::{Family, KubeField, KubeIr, KubeRef, Special};
+use crate::shape::{Family, KubeField, KubeIr, KubeRef, Special};
 
 struct Ctx<'a> {
     kube: &'a KubeIr,

@@ -29,7 +29,7 @@ use super::output::{VersionOutput, finish};
 use super::rust::{ident, primitive};
 use crate::error::{Error, Result};
 use crate::ir::{Ir, ObjectType, Primitive, Property, TypeKind, TypeRef};
-use crate::kube::{Family, KubeField, KubeIr, KubeRef, KubeResource, KubeType, Owner, Special};
+use crate::shape::{Family, KubeField, KubeIr, KubeRef, KubeResource, KubeType, Owner, Special};
 
 /// `#[doc]` lines for a description (first paragraph only, to keep the custom-resource docs short).
 fn doc(description: Option<&str>) -> TokenStream {
@@ -914,7 +914,7 @@ fn template(r: &KubeResource, group: &str, version: &str) -> TokenStream {
     let spec = format_ident!("{}TemplateSpec", r.kind);
     let resource = format_ident!("{}TemplateResource", r.kind);
     let target_spec = format_ident!("{}Spec", r.kind);
-    let plural = crate::kube::plural_of(&kind_str);
+    let plural = crate::shape::plural_of(&kind_str);
     let api_version = format!("{group}/{version}");
     let d = format!(
         " A template of `{}` specs (ClusterClass style): `spec.template.spec` is what a `{}` made from it gets. \

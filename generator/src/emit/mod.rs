@@ -26,6 +26,7 @@ mod output;
 pub mod par;
 pub mod rbac;
 mod registry;
+pub mod rules;
 pub mod rust;
 pub mod uses;
 

@@ -20,7 +20,7 @@ pub struct VersionOutput<'a> {
     pub storage: bool,
     pub ir: &'a Ir,
     /// The Kubernetes shape; without it only the ARM types are emitted.
-    pub kube: Option<&'a crate::kube::KubeIr>,
+    pub kube: Option<&'a crate::shape::KubeIr>,
     /// `versions.<v>.renames`: `<Schema>.<jsonName>` → the property's JSON name in the hub.
     pub renames: &'a BTreeMap<String, String>,
 }

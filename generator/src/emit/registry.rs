@@ -182,7 +182,7 @@ fn kind_infos(v: &VersionOutput<'_>, stored: &Stored<'_>) -> Option<TokenStream>
             let st = stored.get(&(g, r.kind.clone())).is_some_and(|(s, _)| *s == k);
             let served = kube.served;
             let owner = match &r.owner {
-                crate::kube::Owner::Parent(p) => quote!(Some(#p)),
+                crate::shape::Owner::Parent(p) => quote!(Some(#p)),
                 _ => quote!(None),
             };
             let secrets = r.exports.secrets.iter().map(secret_export);

@@ -45,7 +45,7 @@ impl Payload {
 }
 
 /// Every resource payload of every configured version (`azure-arm.yaml`), of every group. Each version is loaded
-/// as generation loads it (`armgen::generate::load_version`: the group's opaque entries, its `resources`
+/// as generation loads it (`armgen::pipeline::builder::load_version`: the group's opaque entries, its `resources`
 /// selection and renames), so only the payloads of generated kinds count, under their generated kind names. A
 /// payload is a resource's when its schema is the resource's PUT body or its GET response (they differ for role
 /// assignments: `RoleAssignmentCreateParameters` and `RoleAssignment`). Panics (a test failure) when an example
@@ -56,7 +56,7 @@ pub fn all_payloads(root: &Path) -> Vec<Payload> {
     let mut out = Vec::new();
     for (group_name, group) in &config.groups {
         for (kube, version) in &group.versions {
-            let (specs, resources) = armgen::generate::load_version(root, group, version)
+            let (specs, resources) = armgen::pipeline::builder::load_version(root, group, version)
                 .unwrap_or_else(|e| panic!("{group_name}/{kube}: {e}"));
             let kinds: BTreeMap<Target, String> = resources
                 .iter()

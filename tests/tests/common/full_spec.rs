@@ -2,7 +2,7 @@
 //! changing each one does to change detection. Used by `tests/diff.rs` and the `diff` benchmark.
 
 use armgen::ir::{Primitive, TypeKind};
-use armgen::kube::{KubeField, KubeIr, KubeRef, Special};
+use armgen::shape::{KubeField, KubeIr, KubeRef, Special};
 use serde_json::{Value, json};
 
 /// One leaf of the full spec the walker builds.

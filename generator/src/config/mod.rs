@@ -3,6 +3,8 @@
 //! Every struct denies unknown keys, and every override, exclusion and rename must match something in at
 //! least one API version: a stale entry is an error, never silently ignored.
 
+pub mod diff_rules;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! What [`Builder`](crate::Builder) is told beyond the config file and spec root: the [`Options`] (selection,
 //! output form, rewrites, fetching, progress), and the [`Progress`] events it reports. The stages of
-//! [`generate`](crate::generate) read them; the [`Builder`](crate::Builder) methods that set them are in
-//! [`buildrs`](crate::buildrs). A leaf of the pipeline: it names neither.
+//! the [`pipeline`](crate::pipeline) read them; the [`Builder`](crate::Builder) methods that set them are in
+//! [`buildrs`](crate::pipeline::buildrs). A leaf of the pipeline: it names neither.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::ir::Ir;
-use crate::rewrite::{self, RustRewrite};
+use crate::pipeline::rewrite::{self, RustRewrite};
 
 /// What a generation is at, for progress output.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -215,7 +215,7 @@ impl Options {
                 // The manifests only: a single file has no kustomize layout to compose.
                 let kustomization = crate::emit::crd::kustomization_path();
                 out.extend(files.into_iter().filter(|(p, _)| {
-                    (p.starts_with("crds") && *p != kustomization) || *p == Path::new(crate::rules::FILE)
+                    (p.starts_with("crds") && *p != kustomization) || *p == Path::new(crate::emit::rules::FILE)
                 }));
                 Ok(out)
             }

@@ -1,26 +1,37 @@
-//! The pipeline of a generation: its stages, in the order they run, each a function of this module, and [`run`],
-//! the sequence that runs them. Each stage is timed under its name in [`Timings`] (what `armgen generate
-//! --verbose` prints; a stage that runs once per version adds up over the versions):
+//! The pipeline of a generation: its stages, in the order they run, each a function of this module named as the
+//! stage, and `run`, the sequence that runs them. Each stage is timed under its name in [`Timings`] (what
+//! `armgen generate --verbose` prints; a stage that runs once per version adds up over the versions):
 //!
-//! 1. `config` ([`config`]): the config, and the spec root (fetched when asked) — once;
+//! 1. `config`: the config, and the spec root (fetched when asked) — once;
 //! 2. for each group, in config order, its spec folder is checked to be inside the spec root, then for each of its
-//!    selected versions, in order ([`version`]):
-//!    - `load` ([`load`]): the version's spec files and every file they `$ref`;
-//!    - `discover` ([`discover`]): its resources, as the config and the options select them;
-//!    - `lower` ([`lower`]): schemas → IR;
-//!    - the passes ([`passes`]), each timed under its own name: `overrides`, `allof`, `unions`, `prune`,
+//!    selected versions, in order (`version`):
+//!    - `load`: the version's spec files and every file they `$ref`;
+//!    - `discover`: its resources, as the config and the options select them;
+//!    - `lower`: schemas → IR;
+//!    - the passes (`passes`), each timed under its own name: `overrides`, `allof`, `unions`, `prune`,
 //!      `enums`, `names`, `recursion`, `layout`;
-//!    - `kube` ([`kube`]): the Kubernetes shape;
+//!    - `kube`: the Kubernetes shape;
 //!
-//!    and, the group's versions done, its config entries that matched nothing are errors ([`stale_config`]);
+//!    and, the group's versions done, its config entries that matched nothing are errors (`stale_config`);
 //! 3. the options' selection is checked to name only what exists;
-//! 4. `emit` ([`emit`]): the crate, `REPORT.md`, `rules.json`, the CRDs and the RBAC — once, over every version;
-//! 5. `structure` ([`structure`]): the API structure of every version (`api/<group>-<version>.txt`);
-//! 6. `options` ([`options`]): the output options (rewrites, the single-file layout).
+//! 4. `emit`: the crate, `REPORT.md`, `rules.json`, the CRDs and the RBAC — once, over every version;
+//! 5. `structure`: the API structure of every version (`api/<group>-<version>.txt`);
+//! 6. `options`: the output options (rewrites, the single-file layout).
 //!
-//! A stage reads the [`Request`] and what the stages before it produced; the modules that do the work (`load`,
-//! `discover`, `passes`, `kube`, `emit`, `structure`) know nothing of the pipeline.
+//! A stage reads the `Request` and what the stages before it produced; the modules that do the work (`load`,
+//! `discover`, `passes`, `shape`, `emit`, `report::structure`) know nothing of the pipeline.
 //! [`Builder`](crate::Builder) runs it on a thread with a big stack.
+//!
+//! Beside the stages, what drives them: [`builder`] ([`Builder`](crate::Builder), the entry point), [`buildrs`]
+//! (its methods for `build.rs` scripts), `options` (what it is told), `generation` (what it returns, a
+//! [`Generation`]), `stack` (the pipeline's thread) and [`rewrite`] (the output rewrites).
+
+pub mod builder;
+pub mod buildrs;
+pub(crate) mod generation;
+pub(crate) mod options;
+pub mod rewrite;
+pub(crate) mod stack;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -30,12 +41,12 @@ use crate::config::{Config, GroupConfig, VersionConfig};
 use crate::discover::DiscoveredResource;
 use crate::emit::VersionOutput;
 use crate::error::{Error, Result};
-use crate::generation::{Generation, Timings, VersionSummary};
 use crate::ir::Ir;
-use crate::kube::{KubeIr, KubeOptions};
+use crate::load::spec_root::{DEFAULT_SPECS, SPECS_ENV};
 use crate::load::{Contain, SpecFile, SpecRoot, SpecSet};
-use crate::options::{Options, Progress};
-use crate::spec_root::{DEFAULT_SPECS, SPECS_ENV};
+use crate::pipeline::generation::{Generation, Timings, VersionSummary};
+use crate::pipeline::options::{Options, Progress};
+use crate::shape::{KubeIr, KubeOptions};
 
 /// What a generation is asked for: the config file (its folder is the base of the default spec root), the spec
 /// root when one is named, and the [`Options`].
@@ -266,9 +277,9 @@ fn config(request: &Request<'_>) -> Result<Setup> {
 
 /// Finds the spec root: `explicit` when given, else `$AZURE_REST_API_SPECS` when that is a directory, else
 /// `<base>/specs/azure-rest-api-specs`. When none is found, the error names all three places and what each
-/// held. (The search itself is [`crate::spec_root::search`], which the test crates' build scripts share.)
+/// held. (The search itself is [`crate::load::spec_root::search`], which the test crates' build scripts share.)
 pub fn resolve_spec_root(explicit: Option<&Path>, base: &Path) -> Result<PathBuf> {
-    crate::spec_root::search(explicit, base).map_err(|m| Error::SpecRootMissing {
+    crate::load::spec_root::search(explicit, base).map_err(|m| Error::SpecRootMissing {
         default: m.default,
         tried: m.tried.join("; "),
     })
@@ -276,7 +287,7 @@ pub fn resolve_spec_root(explicit: Option<&Path>, base: &Path) -> Result<PathBuf
 
 /// The spec root: as [`resolve_spec_root`] finds it, or — with
 /// [`fetch_missing_specs`](crate::Builder::fetch_missing_specs), when neither `--specs` nor `$AZURE_REST_API_SPECS`
-/// is given — the default spec root, fetched or brought up to date from the pin (see [`crate::fetch`]).
+/// is given — the default spec root, fetched or brought up to date from the pin (see [`crate::load::fetch`]).
 /// A default spec root armgen did not fetch is used as it is. The pin file becomes an input.
 fn spec_root(request: &Request<'_>, base: &Path, inputs: &mut BTreeSet<PathBuf>) -> Result<PathBuf> {
     let found = resolve_spec_root(request.specs, base);
@@ -289,12 +300,12 @@ fn spec_root(request: &Request<'_>, base: &Path, inputs: &mut BTreeSet<PathBuf>)
     }
     let default = base.join(DEFAULT_SPECS);
     match found {
-        Ok(root) if !crate::fetch::is_managed(&root) => return Ok(root),
+        Ok(root) if !crate::load::fetch::is_managed(&root) => return Ok(root),
         Ok(_) | Err(Error::SpecRootMissing { .. }) => {}
         Err(e) => return Err(e),
     }
-    let pin_file = pin_file.map_or_else(|| base.join(crate::fetch::PIN_FILE), Path::to_path_buf);
-    let pin = match crate::fetch::Pin::load(&pin_file) {
+    let pin_file = pin_file.map_or_else(|| base.join(crate::load::fetch::PIN_FILE), Path::to_path_buf);
+    let pin = match crate::load::fetch::Pin::load(&pin_file) {
         Err(Error::Io { path, source }) if source.kind() == std::io::ErrorKind::NotFound => {
             return Err(Error::Invalid {
                 what: path.display().to_string(),
@@ -305,8 +316,8 @@ fn spec_root(request: &Request<'_>, base: &Path, inputs: &mut BTreeSet<PathBuf>)
         }
         other => other?,
     };
-    let base_url = crate::fetch::BaseUrl::resolve(base_url)?;
-    crate::fetch::sync(&pin, &default, &base_url, &mut |index, total, path| {
+    let base_url = crate::load::fetch::BaseUrl::resolve(base_url)?;
+    crate::load::fetch::sync(&pin, &default, &base_url, &mut |index, total, path| {
         request.options.report(Progress::Fetch {
             index,
             total,
@@ -408,7 +419,7 @@ fn passes(group: &Group<'_>, ir: &mut Ir, matched: &mut BTreeSet<String>, timing
 
 /// Stage **kube**: the group's `kubernetes.resources` entries and diff overrides are checked against the IR (the
 /// kinds that matched added to `matched`), then the version is shaped as Kubernetes custom resources
-/// ([`crate::kube::shape_with`]).
+/// ([`crate::shape::shape_with`]).
 fn kube(
     group: &Group<'_>,
     ir: &Ir,
@@ -416,10 +427,10 @@ fn kube(
     version: &VersionConfig,
     matched: &mut BTreeSet<String>,
 ) -> Result<KubeIr> {
-    let problem = |p: crate::kube::ConfigProblem| group.error(&p.key, p.message);
-    matched.extend(crate::kube::check_config(ir, &group.kube_options).map_err(problem)?);
-    crate::diff::check_config(ir, &group.config.overrides).map_err(problem)?;
-    let mut shaped = crate::kube::shape_with(
+    let problem = |p: crate::shape::ConfigProblem| group.error(&p.key, p.message);
+    matched.extend(crate::shape::check_config(ir, &group.kube_options).map_err(problem)?);
+    crate::config::diff_rules::check_config(ir, &group.config.overrides).map_err(problem)?;
+    let mut shaped = crate::shape::shape_with(
         ir,
         &group.kube_group,
         place.kube_version,
@@ -503,8 +514,8 @@ fn emit(
     let mut fitted = Vec::new();
     if request.options.kubernetes() {
         files.insert(
-            PathBuf::from(crate::rules::FILE),
-            crate::rules::document(config, request.config, outputs)?,
+            PathBuf::from(crate::emit::rules::FILE),
+            crate::emit::rules::document(config, request.config, outputs)?,
         );
         let (crds, fits) = crd_files(&config.output.crate_name, &produced.kubes, &produced.irs)?;
         files.extend(crds);
@@ -514,9 +525,9 @@ fn emit(
 }
 
 /// Stage **structure**: the API structure of every version, `api/<group>-<version>.txt`
-/// ([`crate::structure::files`]).
+/// ([`crate::report::structure::files`]).
 fn structure(files: &mut BTreeMap<PathBuf, String>, outputs: &[VersionOutput<'_>]) -> Result<()> {
-    files.extend(crate::structure::files(outputs)?);
+    files.extend(crate::report::structure::files(outputs)?);
     Ok(())
 }
 
@@ -535,7 +546,7 @@ fn options(
 /// size budget was made to fit.
 fn crd_files(
     crate_name: &str,
-    kubes: &BTreeMap<String, crate::kube::KubeIr>,
+    kubes: &BTreeMap<String, crate::shape::KubeIr>,
     irs: &BTreeMap<String, Ir>,
 ) -> Result<(BTreeMap<PathBuf, String>, Vec<crate::emit::fit::Fitted>)> {
     let crds = crate::emit::crd::manifests(kubes, irs);

@@ -37,7 +37,9 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Location, Result, escape_pointer, unescape_pointer};
 
+pub mod fetch;
 mod narrow;
+pub mod spec_root;
 
 use narrow::path_to_pointer;
 

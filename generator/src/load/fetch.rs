@@ -25,7 +25,7 @@
 //! HTTP client: `reqwest`'s blocking client with rustls, because `reqwest` (with `rustls-tls`) is already in the
 //! workspace's dependency graph (the CLI and the reconciler use it), so this adds only its `blocking` feature
 //! rather than a second HTTP and TLS stack. The blocking client runs its own runtime thread; generation runs on
-//! a thread of its own ([`crate::generate::Builder::generate`]), so it is not called from inside an async
+//! a thread of its own ([`crate::pipeline::builder::Builder::generate`]), so it is not called from inside an async
 //! runtime. Hashes with `sha2`; temporary files with `tempfile`.
 
 use std::io::{Read, Write};
@@ -44,7 +44,7 @@ pub const DEFAULT_BASE_URL: &str = "https://raw.githubusercontent.com/Azure/azur
 /// The pin file, relative to the config file's folder.
 pub const PIN_FILE: &str = "specs/pin.json";
 /// The marker file armgen writes into a spec root it fetched (and so may update).
-pub const MARKER: &str = crate::spec_root::FETCHED_MARKER;
+pub const MARKER: &str = crate::load::spec_root::FETCHED_MARKER;
 /// The largest file a pin may name (and so the most read from one response).
 pub const MAX_FILE_BYTES: u64 = 16 << 20;
 /// How long connecting to the server may take.
@@ -433,7 +433,7 @@ fn help(base: &BaseUrl) -> String {
         "files are fetched from {base} (set by {}); to go on, set {} to a spec root holding the pinned files (see \
          specs/README.md), or point --spec-base-url / ${BASE_URL_ENV} at a mirror serving <base>/<commit>/<path>",
         base.source,
-        crate::spec_root::SPECS_ENV
+        crate::load::spec_root::SPECS_ENV
     )
 }
 

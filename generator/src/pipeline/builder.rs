@@ -1,5 +1,6 @@
 //! The library entry point: [`Builder`] runs the whole pipeline, for the CLI and for `build.rs` scripts. The
-//! pipeline's stages, in order, and the function that runs them are in `pipeline.rs`.
+//! pipeline's stages, in order, and the function that runs them are in [`pipeline`]
+//! (`pipeline/mod.rs`).
 //!
 //! ```no_run
 //! let generation = armgen::Builder::new("azure-arm.yaml")
@@ -14,19 +15,19 @@ use std::path::PathBuf;
 use crate::error::Result;
 use crate::pipeline::{self, Request};
 
-pub use crate::generation::{Generation, Stale, Timings, VersionSummary};
+pub use crate::load::spec_root::{DEFAULT_SPECS, SPECS_ENV};
+pub use crate::pipeline::generation::{Generation, Stale, Timings, VersionSummary};
+pub use crate::pipeline::stack::PIPELINE_STACK;
+use crate::pipeline::stack::on_big_stack;
 pub use crate::pipeline::{load_version, resolve_spec_root, select_resources};
-pub use crate::spec_root::{DEFAULT_SPECS, SPECS_ENV};
-pub use crate::stack::PIPELINE_STACK;
-use crate::stack::on_big_stack;
 
 /// Configures and runs a generation.
 #[derive(Debug, Clone)]
 pub struct Builder {
     config: PathBuf,
     pub(crate) specs: Option<PathBuf>,
-    /// Selection, output and progress options (set by the methods in [`crate::buildrs`]).
-    pub(crate) options: crate::options::Options,
+    /// Selection, output and progress options (set by the methods in [`crate::pipeline::buildrs`]).
+    pub(crate) options: crate::pipeline::options::Options,
 }
 
 impl Builder {

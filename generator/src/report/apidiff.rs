@@ -2,7 +2,7 @@
 //! pull request.
 //!
 //! Both sides are [`ApiStructure`]s: from two configured Kubernetes versions, two spec files, or the
-//! structure files of two generated trees (see [`crate::structure`]). Resources are matched by ARM type
+//! structure files of two generated trees (see [`crate::report::structure`]). Resources are matched by ARM type
 //! (then by kind), properties by JSON path. For each resource the report lists, with counts of property
 //! paths (a property added together with its nested properties counts each of them):
 //!
@@ -25,7 +25,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use crate::structure::{ApiStructure, Entry, PropPath, ResourceShape, Shape, attr};
+use crate::report::structure::{ApiStructure, Entry, PropPath, ResourceShape, Shape, attr};
 
 /// The changes between two API structures.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -679,8 +679,8 @@ pub fn from_generation(generation: &crate::Generation, version: &str) -> crate::
 pub fn from_path(path: &std::path::Path, spec_root: Option<&std::path::Path>) -> crate::Result<Vec<ApiStructure>> {
     use crate::Error;
     if path.is_dir() {
-        let dir = if path.join(crate::structure::DIR).is_dir() {
-            path.join(crate::structure::DIR)
+        let dir = if path.join(crate::report::structure::DIR).is_dir() {
+            path.join(crate::report::structure::DIR)
         } else {
             path.to_path_buf()
         };

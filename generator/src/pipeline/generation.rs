@@ -49,7 +49,7 @@ pub struct Generation {
     /// Every file read: the config file and every spec document (for `cargo:rerun-if-changed`).
     pub inputs: BTreeSet<PathBuf>,
     /// The Kubernetes shape of every version, by `group/version`.
-    pub kubes: BTreeMap<String, crate::kube::KubeIr>,
+    pub kubes: BTreeMap<String, crate::shape::KubeIr>,
     pub timings: Timings,
     pub spec_root: PathBuf,
     /// The CRD manifests that were over their size budget, and what was trimmed to fit them (each is also a

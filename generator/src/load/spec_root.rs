@@ -2,7 +2,7 @@
 //! build scripts of the workspace's test crates make of it.
 //!
 //! This file uses `std` only and refers to nothing else in the crate, so that a build script can include it
-//! (`#[path = ".../generator/src/spec_root.rs"] mod spec_root;`) without depending on `armgen` (a build
+//! (`#[path = ".../generator/src/load/spec_root.rs"] mod spec_root;`) without depending on `armgen` (a build
 //! dependency would compile the whole generator a second time, for the host). The test crates' build scripts
 //! call [`emit_test_cfg`] and thereby decide exactly as the generator does whether the spec root is there;
 //! `tests/README.md` describes the scheme.
@@ -17,7 +17,7 @@ pub const DEFAULT_SPECS: &str = "specs/azure-rest-api-specs";
 /// The `cfg` that [`emit_test_cfg`] sets when the spec root is missing (and `CI` is not set).
 pub const MISSING_CFG: &str = "spec_root_missing";
 
-/// The file marking a spec root that armgen fetched (`crate::fetch`): the pinned spec files, no examples.
+/// The file marking a spec root that armgen fetched (`crate::load::fetch`): the pinned spec files, no examples.
 pub const FETCHED_MARKER: &str = ".armgen-fetched";
 
 /// No spec root was found: the default place, and each place tried with what it held.
@@ -122,7 +122,7 @@ fn instructions_for(found: Result<PathBuf, Missing>, ci: bool, mut out: Vec<Stri
 /// `#[path]`): reruns when the build script or this file changes, then [`emit_test_cfg`] from the workspace root.
 pub fn emit_for_package() {
     println!("cargo::rerun-if-changed=build.rs");
-    println!("cargo::rerun-if-changed=../generator/src/spec_root.rs");
+    println!("cargo::rerun-if-changed=../generator/src/load/spec_root.rs");
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
     emit_test_cfg(manifest_dir.parent().unwrap_or(&manifest_dir));
 }

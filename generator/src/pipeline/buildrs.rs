@@ -27,7 +27,7 @@
 //! Fetching is off by default: with [`fetch_missing_specs(true)`](Builder::fetch_missing_specs), a builder
 //! given no spec root fetches the files of the pin file (`specs/pin.json` next to the config, or
 //! [`spec_pin`](Builder::spec_pin)) into `specs/azure-rest-api-specs`, from
-//! [`spec_base_url`](Builder::spec_base_url) or `$ARMGEN_SPEC_BASE_URL` (see [`crate::fetch`]); `compile` then
+//! [`spec_base_url`](Builder::spec_base_url) or `$ARMGEN_SPEC_BASE_URL` (see [`crate::load::fetch`]); `compile` then
 //! also watches the pin file and `ARMGEN_SPEC_BASE_URL`.
 
 use std::collections::BTreeSet;
@@ -37,9 +37,9 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::generate::{Builder, SPECS_ENV};
-use crate::generation::Generation;
-pub use crate::options::{Layout, Options, Progress, ProgressCallback, ProgressFn};
+use crate::pipeline::builder::{Builder, SPECS_ENV};
+use crate::pipeline::generation::Generation;
+pub use crate::pipeline::options::{Layout, Options, Progress, ProgressCallback, ProgressFn};
 
 /// What [`Builder::compile`] did.
 #[derive(Debug, Clone)]
@@ -146,7 +146,7 @@ impl Builder {
     /// With it, when neither [`specs`](crate::Builder::specs) nor `$AZURE_REST_API_SPECS` names a spec root, the
     /// files of the pin file ([`spec_pin`](Self::spec_pin), default `specs/pin.json` next to the config) are
     /// fetched at their pinned commits into `specs/azure-rest-api-specs` next to the config, verified by size
-    /// and SHA-256 (see [`crate::fetch`]). Files already there with the pinned hash are not fetched again; a
+    /// and SHA-256 (see [`crate::load::fetch`]). Files already there with the pinned hash are not fetched again; a
     /// folder there that armgen did not create is used as it is. Each download is reported as
     /// [`Progress::Fetch`].
     pub fn fetch_missing_specs(mut self, on: bool) -> Self {
@@ -174,7 +174,7 @@ impl Builder {
     }
 
     /// For a build script: generates, writes into the output folder only what changed, and prints
-    /// `cargo:rerun-if-changed` for every input file read (see the [module docs](crate::buildrs)).
+    /// `cargo:rerun-if-changed` for every input file read (see the [module docs](crate::pipeline::buildrs)).
     pub fn compile(&self) -> Result<BuildOutput> {
         let start = Instant::now();
         let generation = self.generate()?;
@@ -215,7 +215,10 @@ impl Builder {
             cargo_instructions.push(format!("cargo:rerun-if-env-changed={SPECS_ENV}"));
         }
         if self.options.fetch && self.options.spec_base_url.is_none() {
-            cargo_instructions.push(format!("cargo:rerun-if-env-changed={}", crate::fetch::BASE_URL_ENV));
+            cargo_instructions.push(format!(
+                "cargo:rerun-if-env-changed={}",
+                crate::load::fetch::BASE_URL_ENV
+            ));
         }
         // A CRD trimmed to fit its size budget is worth a warning in the build output.
         for f in &generation.fitted {

@@ -12,7 +12,7 @@
 
 use crate::config::VersionOverrides;
 use crate::ir::{Ir, Primitive, Property, TypeKind, TypeRef};
-use crate::kube::ConfigProblem;
+use crate::shape::ConfigProblem;
 
 /// Checks the `identifiers` and `diffIgnoredWhen` overrides against one version's IR. A schema or property the
 /// version lacks is not an error here (an entry no version matches is reported as stale by the caller).

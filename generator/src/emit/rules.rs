@@ -18,7 +18,7 @@ use crate::config::{Config, ErrorMatchConfig, KubeResourceConfig};
 use crate::emit::VersionOutput;
 use crate::error::{Error, Result};
 use crate::ir::Primitive;
-use crate::kube::{KubeField, KubeIr, KubeRef, KubeResource, KubeTypeId, Owner, Special};
+use crate::shape::{KubeField, KubeIr, KubeRef, KubeResource, KubeTypeId, Owner, Special};
 
 /// The file name of the document in the generated crate.
 pub const FILE: &str = "rules.json";
