@@ -1,10 +1,10 @@
 //! `armctl import ARM_ID...`: GET existing Azure resources and print them as custom resources (YAML documents),
-//! through `aks_reconciler::import` — the same ARM client and credentials as the reconciler. The ID decides the kind
+//! through `arm_import::import` — the same ARM client and credentials as the reconciler (`arm-client`). The ID decides the kind
 //! (its resource type, in every API group of the registry) and the owner (by the kind's scope: the resource group,
 //! the parent custom resource, the scope an extension resource extends, or none for a resource group).
 
-use aks_reconciler::arm::{ArmClient, RetryPolicy};
-use aks_reconciler::credentials::CredentialConfig;
+use arm_client::arm::{ArmClient, RetryPolicy};
+use arm_client::credentials::CredentialConfig;
 
 use crate::{Failure, emit};
 
@@ -38,7 +38,7 @@ pub fn run(
                 .map_err(|e| format!("credentials: {e}"))?;
             Some(token.token.expose().to_string())
         };
-        let objects = aks_reconciler::import::import(&arm, bearer.as_deref(), ids, version, namespace, children)
+        let objects = arm_import::import(&arm, bearer.as_deref(), ids, version, namespace, children)
             .await
             .map_err(|e| e.to_string())?;
         let mut out = String::new();

@@ -1,7 +1,9 @@
 //! The thin reconciler: one generic reconcile loop over every generated custom resource kind
 //! ([`aks_api::KINDS`]), against Azure Resource Manager.
 //!
-//! - [`arm`]: the ARM client (long-running operations, retries, error bodies).
+//! - [`arm`], [`credentials`], [`names`]: the ARM client (long-running operations, retries, error bodies), its
+//!   Entra ID tokens and the checks of names bound for a URL — the `arm-client` crate, re-exported here, shared
+//!   with `armctl`.
 //! - [`reconcile`]: the loop itself, the same code path for every kind; [`context`]: what it shares with the
 //!   modules it calls (settings, failures, credentials interface); [`kinds`]: the generated kinds by name.
 //! - [`resolve`]: secret and resource references resolved into the PUT body.
@@ -9,34 +11,34 @@
 //! - [`controller`]: one kube-rs `Controller` per registered kind; [`cache`]: what its watch cache keeps of an
 //!   object.
 //! - [`leader`]: Lease-based leader election, so two replicas never reconcile the same object.
-//! - [`import`]: existing Azure resources → custom resources (`armctl import <ARM ID>`).
+//! - [`import`]: existing Azure resources → custom resources (`armctl import <ARM ID>`): the `arm-import` crate,
+//!   re-exported here.
 //! - [`serve`]: the conversion webhook over TLS, the probes and metrics server; [`metrics`]: the Prometheus
 //!   series.
-//! - [`names`]: tenant-written names checked before they reach a URL; [`claims`]: one custom resource per
-//!   Azure resource.
-//! - [`credentials`]: workload identity, managed identity and client-secret tokens; [`sources`]: which one an
-//!   object uses (annotation, namespace Secret, global default).
+//! - [`claims`]: one custom resource per Azure resource.
+//! - [`sources`]: which credential an object uses (annotation, namespace Secret, global default).
 //!
-//! It depends on the generated crate (`aks-api`: the registry and the types) and `armgen-runtime`, never on the
-//! generator, the simulator or the fake API server (those are dev-dependencies of its tests), and it holds no
-//! code per kind or per field: what differs between kinds is data in the registry.
+//! It depends on the generated crate (`aks-api`: the registry and the types), `armgen-runtime`, `arm-client` and
+//! `arm-import`, never on the generator, the simulator or the fake API server (those are dev-dependencies of its
+//! tests), and it holds no code per kind or per field: what differs between kinds is data in the registry.
 
-pub mod arm;
 pub mod cache;
 pub mod claims;
 pub mod context;
 pub mod controller;
-pub mod credentials;
 pub mod exports;
-pub mod import;
 pub mod kinds;
 pub mod leader;
 pub mod metrics;
-pub mod names;
 pub mod reconcile;
 pub mod resolve;
 pub mod serve;
 pub mod sources;
+
+// The paths the reconciler's modules, its tests and its users have always used (`crate::arm`,
+// `aks_reconciler::credentials`, …), now from the crates shared with `armctl`.
+pub use arm_client::{arm, credentials, names};
+pub use arm_import as import;
 
 #[cfg(test)]
 mod architecture {

@@ -134,6 +134,14 @@ impl Default for Metrics {
     }
 }
 
+/// The ARM client's hook ([`ArmClient::with_metrics`](crate::arm::ArmClient::with_metrics)): every request it
+/// sends is counted in `aks_reconciler_arm_requests_total`.
+impl arm_client::RequestMetrics for Metrics {
+    fn arm_request(&self, method: &str, status: Option<u16>) {
+        Metrics::arm_request(self, method, status);
+    }
+}
+
 impl Metrics {
     /// A new registry with every series of the [module documentation](self).
     pub fn new() -> Self {

@@ -1,6 +1,6 @@
 //! Credentials for Azure Resource Manager, preferably without static secrets.
 //!
-//! The reconciler authenticates to Azure Resource Manager (ARM) with an OAuth2 access token from
+//! The reconciler and `armctl` authenticate to Azure Resource Manager (ARM) with an OAuth2 access token from
 //! Microsoft Entra ID. This module turns *configuration* (the operator's environment, or a
 //! Kubernetes Secret in the namespace of a resource) into a [`TokenCredential`] that hands out
 //! cached access tokens.
@@ -109,8 +109,8 @@
 //! replaces it when the configuration (including its secret material) changes.
 //!
 //! ```no_run
-//! # async fn example() -> Result<(), aks_reconciler::credentials::CredentialError> {
-//! use aks_reconciler::credentials::{ARM_SCOPE, CredentialConfig, Credentials};
+//! # async fn example() -> Result<(), arm_client::credentials::CredentialError> {
+//! use arm_client::credentials::{ARM_SCOPE, CredentialConfig, Credentials};
 //!
 //! let config = CredentialConfig::from_env(|name| std::env::var(name).ok())?;
 //! let credentials = Credentials::new(reqwest::Client::new());

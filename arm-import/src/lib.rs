@@ -14,11 +14,20 @@
 //! Names: `metadata.name` is the Azure name made a valid Kubernetes name (lowercase, other characters → `-`);
 //! `spec.azureName` keeps the Azure name. Secrets are not readable from Azure: secret references stay unset
 //! (not compared, so no difference) and the status is left out (the reconciler writes it).
+//!
+//! **Why a crate of its own.** Import needs the generated registry and conversions (`aks-api`) and the ARM client
+//! (`arm-client`), nothing of the reconciler: in the reconciler it made `armctl` depend on the whole controller
+//! (kube-runtime, the webhook server, leader election) to read a few resources, and in `arm-client` it would make
+//! the HTTP client depend on the generated crate, which the client does not need. So it sits on top of both, and
+//! `armctl` and the reconciler (which re-exports it as `aks_reconciler::import`) depend on it.
+//!
+//! It may depend on `arm-client`, `aks-api` and `armgen-runtime` only (and serde_json, thiserror): never on the
+//! reconciler, `kube` or the generator.
 
 use armgen_runtime::KindInfo;
 use serde_json::Value;
 
-use crate::arm::{ArmClient, ArmError};
+use arm_client::arm::{ArmClient, ArmError};
 
 /// Why an import failed; names the ID.
 #[derive(Debug, thiserror::Error)]
@@ -382,5 +391,28 @@ mod tests {
     fn kube_names() {
         assert_eq!(kube_name("Prod_Cluster-1"), "prod-cluster-1");
         assert_eq!(kube_name("__"), "imported");
+    }
+}
+
+#[cfg(test)]
+mod architecture {
+    //! What the crate docs say it may depend on, checked against its manifest.
+
+    #[test]
+    fn depends_on_the_client_and_the_generated_crate_only() {
+        let manifest = include_str!("../Cargo.toml");
+        let section = manifest.split("\n[dependencies]\n").nth(1).unwrap_or_default();
+        let section = section.split("\n[").next().unwrap_or_default();
+        let deps: Vec<&str> = section
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty() && !line.starts_with('#'))
+            .filter_map(|line| line.split(['=', '.', ' ']).next())
+            .collect();
+        assert_eq!(
+            deps,
+            ["arm-client", "aks-api", "armgen-runtime", "serde_json", "thiserror"],
+            "arm-import may depend on arm-client, aks-api and armgen-runtime (and serde_json, thiserror) only"
+        );
     }
 }

@@ -23,8 +23,8 @@
 //! - **Errors**: ARM's error body (`error.code`, `error.message`) is parsed into [`ArmError::Api`], which the
 //!   reconciler surfaces in the `Ready` condition.
 //! - Request and response bodies are never logged: PUT bodies carry secrets.
-//! - **Metrics**: with [`ArmClient::with_metrics`], every HTTP request (each retry included) is counted by verb
-//!   and status code ([`Metrics::arm_request`]).
+//! - **Metrics**: with [`ArmClient::with_metrics`], every HTTP request (each retry included) is reported by verb
+//!   and status code to a [`RequestMetrics`] hook (the reconciler's Prometheus metrics implement it).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -36,7 +36,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use url::Url;
 
-use crate::metrics::Metrics;
+/// Where [`ArmClient::with_metrics`] reports its requests: one call per HTTP request sent, each retry included.
+///
+/// A hook rather than a metrics type, so that this crate depends on no metrics library: the reconciler's
+/// Prometheus registry (`aks_reconciler::metrics::Metrics`) implements it and owns the series' names and labels;
+/// `armctl` reports nowhere. An implementation must be cheap and must not block: it runs on every request.
+pub trait RequestMetrics: std::fmt::Debug + Send + Sync {
+    /// One request was sent with `method` (`GET`, `PUT`, …) and answered with `status`, or not answered at all
+    /// (`None`: the connection failed).
+    fn arm_request(&self, method: &str, status: Option<u16>);
+}
 
 /// The longest `Retry-After` honoured by default (10 minutes); longer values are cut to it.
 pub const DEFAULT_MAX_RETRY_AFTER: Duration = Duration::from_secs(600);
@@ -108,7 +117,7 @@ impl Iterator for Jittered {
 
 /// `12 s (at 2026-12-01T10:00:12Z)`: a requeue delay as the `Ready` message shows it.
 pub fn next_try(delay: Duration) -> String {
-    use k8s_openapi::jiff::{SignedDuration, Timestamp, Unit};
+    use jiff::{SignedDuration, Timestamp, Unit};
     let at = SignedDuration::try_from(delay)
         .ok()
         .and_then(|d| Timestamp::now().checked_add(d).ok())
@@ -119,12 +128,12 @@ pub fn next_try(delay: Duration) -> String {
 
 /// Consecutive transient failures per object, across reconciles, and the delay before each next attempt.
 ///
-/// A failure that is still transient after the in-call retries ([`Retry::Backoff`](crate::context::Retry)) is
+/// A failure that is still transient after the in-call retries (the reconciler's `Retry::Backoff`) is
 /// retried after a [`jittered`] exponential delay from `base` up to `max` (defaults 10 s and 10 minutes; the
 /// binary's `--backoff-base` and `--backoff-max`), whole seconds, at least one. A successful reconcile
 /// ([`succeeded`](Self::succeeded)) starts the count over.
 ///
-/// **Why in memory** (keyed by kind and object UID, in [`Settings`](crate::context::Settings), shared by every
+/// **Why in memory** (keyed by kind and object UID, in the reconciler's `Settings`, shared by every
 /// controller) and not in the status: the count only paces retries. Losing it on a restart means the first retry
 /// after the restart comes early, which a restarted operator does anyway (it reconciles everything). In the status
 /// it would be tenant-writable input (a tenant could reset it to hammer ARM, or inflate it), cost a status field and
@@ -398,7 +407,7 @@ pub struct ArmClient {
     retry: RetryPolicy,
     max_retry_after: Duration,
     scope: Option<String>,
-    metrics: Option<Metrics>,
+    metrics: Option<Arc<dyn RequestMetrics>>,
 }
 
 impl ArmClient {
@@ -432,9 +441,9 @@ impl ArmClient {
         self
     }
 
-    /// The same client, counting its requests in `metrics`.
-    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
-        self.metrics = Some(metrics);
+    /// The same client, reporting each of its requests to `metrics`.
+    pub fn with_metrics(mut self, metrics: impl RequestMetrics + 'static) -> Self {
+        self.metrics = Some(Arc::new(metrics));
         self
     }
 

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use aks_reconciler::credentials::{
+use arm_client::credentials::{
     ARM_SCOPE, AZURE_PUBLIC_CLOUD, AccessToken, AuthMethod, Cached, ClientSecret, CredentialConfig, CredentialDefaults,
     CredentialError, Credentials, FederatedToken, IMDS_ENDPOINT, ManagedIdentity, Secret, TokenCredential,
     WorkloadIdentity, credential_secret_name,
