@@ -521,7 +521,7 @@ const FORMAT_NOTE: &str = "\
 # API structure, for `git diff` and `armgen diff`: one line per resource, property path and enum value, sorted.
 #   Kind.path: type attributes   ([] an array item, {} a map value, (v) a union variant)
 #   Kind.path = \"value\"          a value of the property's enum
-# The format is described in generator/src/structure.rs.
+# The format is described in generator/src/report/structure.rs.
 ";
 
 /// The structure files of a generation: `api/<group>-<version>.txt` for each version.
