@@ -23,6 +23,10 @@
 //! - **Errors**: ARM's error body (`error.code`, `error.message`) is parsed into [`ArmError::Api`], which the
 //!   reconciler surfaces in the `Ready` condition.
 //! - Request and response bodies are never logged: PUT bodies carry secrets.
+//! - **Bounded responses**: a response body is read up to [`DEFAULT_MAX_RESPONSE_BYTES`] (32 MiB;
+//!   [`ArmClient::with_max_response_bytes`]) and refused beyond it ([`ArmError::Protocol`]), whatever its
+//!   `Content-Length` says, so a broken or hostile endpoint cannot make the operator buffer without end. ARM's
+//!   own bodies are far smaller (a ManagedCluster GET is tens of kB; list operations are paged).
 //! - **Metrics**: with [`ArmClient::with_metrics`], every HTTP request (each retry included) is reported by verb
 //!   and status code to a [`RequestMetrics`] hook (the reconciler's Prometheus metrics implement it).
 
@@ -49,6 +53,9 @@ pub trait RequestMetrics: std::fmt::Debug + Send + Sync {
 
 /// The longest `Retry-After` honoured by default (10 minutes); longer values are cut to it.
 pub const DEFAULT_MAX_RETRY_AFTER: Duration = Duration::from_secs(600);
+
+/// The largest response body read by default (see the module docs, "Bounded responses").
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 32 << 20;
 
 /// How one call retries throttling, server errors and connection errors.
 #[derive(Debug, Clone)]
@@ -406,6 +413,7 @@ pub struct ArmClient {
     endpoint: Url,
     retry: RetryPolicy,
     max_retry_after: Duration,
+    max_response_bytes: usize,
     scope: Option<String>,
     metrics: Option<Arc<dyn RequestMetrics>>,
 }
@@ -418,9 +426,16 @@ impl ArmClient {
             endpoint,
             retry,
             max_retry_after: DEFAULT_MAX_RETRY_AFTER,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             scope: None,
             metrics: None,
         }
+    }
+
+    /// Refuses response bodies over `max` bytes (default [`DEFAULT_MAX_RESPONSE_BYTES`]).
+    pub fn with_max_response_bytes(mut self, max: usize) -> Self {
+        self.max_response_bytes = max;
+        self
     }
 
     /// Honours `Retry-After` up to `max` (default [`DEFAULT_MAX_RETRY_AFTER`]); longer values are cut to it.
@@ -717,8 +732,17 @@ impl ArmClient {
                 tokio::time::sleep(wait).await;
                 continue;
             }
-            let bytes = match resp.bytes().await {
-                Ok(b) => b,
+            let bytes = match read_bounded(resp, self.max_response_bytes).await {
+                Ok(Some(b)) => b,
+                Ok(None) => {
+                    return Err(ArmError::Protocol {
+                        request,
+                        message: format!(
+                            "the response body is larger than {} bytes; refused",
+                            self.max_response_bytes
+                        ),
+                    });
+                }
                 Err(e) => {
                     let message = format!("reading the response failed: {}", e.without_url());
                     if last {
@@ -738,10 +762,26 @@ impl ArmClient {
                 status,
                 headers,
                 retry_after,
-                body: bytes.to_vec(),
+                body: bytes,
             });
         }
     }
+}
+
+/// The body of `resp`, or `None` when it is longer than `max` bytes (said by `Content-Length` or found while
+/// reading: a length header may be absent or wrong).
+async fn read_bounded(mut resp: reqwest::Response, max: usize) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    if resp.content_length().is_some_and(|n| n > max as u64) {
+        return Ok(None);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await? {
+        if body.len() + chunk.len() > max {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
 }
 
 /// `Retry-After` in seconds or as an HTTP date.
@@ -808,6 +848,67 @@ mod tests {
         let half = max / 2;
         let d = base.min(half).saturating_mul(2u32.saturating_pow(n - 1)).min(half);
         (d, (d * 2).min(max))
+    }
+
+    /// A one-request HTTP server answering 200 with `body`, with or without a `Content-Length` (chunked then).
+    async fn serve_once(body: Vec<u8>, with_length: bool) -> Url {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        tokio::spawn(async move {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request).await;
+            let head = if with_length {
+                format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                    body.len()
+                )
+            } else {
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n".to_string()
+            };
+            let _ = stream.write_all(head.as_bytes()).await;
+            if with_length {
+                let _ = stream.write_all(&body).await;
+            } else {
+                for chunk in body.chunks(1000) {
+                    let _ = stream.write_all(format!("{:x}\r\n", chunk.len()).as_bytes()).await;
+                    let _ = stream.write_all(chunk).await;
+                    let _ = stream.write_all(b"\r\n").await;
+                }
+                let _ = stream.write_all(b"0\r\n\r\n").await;
+            }
+            let _ = stream.shutdown().await;
+        });
+        format!("http://127.0.0.1:{port}").parse().expect("endpoint")
+    }
+
+    #[tokio::test]
+    async fn a_response_over_the_bound_is_refused_with_or_without_a_length() {
+        let id = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/c";
+        let body = format!("{{\"name\": \"{}\"}}", "x".repeat(5000)).into_bytes();
+        let retry = RetryPolicy {
+            max_attempts: 1,
+            ..RetryPolicy::default()
+        };
+        for with_length in [true, false] {
+            let endpoint = serve_once(body.clone(), with_length).await;
+            let client = ArmClient::new(reqwest::Client::new(), endpoint, retry.clone()).with_max_response_bytes(4096);
+            match client.get(id, "2025-10-01", None).await {
+                Err(ArmError::Protocol { request, message }) => {
+                    assert!(request.contains(id), "{request}");
+                    assert!(message.contains("larger than 4096 bytes"), "{message}");
+                }
+                other => panic!("with_length={with_length}: expected a refusal, got {other:?}"),
+            }
+            // Within the bound, the same body is read whole.
+            let endpoint = serve_once(body.clone(), with_length).await;
+            let client = ArmClient::new(reqwest::Client::new(), endpoint, retry.clone());
+            let got = client.get(id, "2025-10-01", None).await.expect("read");
+            assert_eq!(got.and_then(|v| v["name"].as_str().map(str::len)), Some(5000));
+        }
     }
 
     #[test]
