@@ -33,7 +33,9 @@ impl std::fmt::Display for Location {
     }
 }
 
-/// Escapes one JSON-pointer segment (`~` → `~0`, `/` → `~1`).
+/// Escapes one JSON-pointer segment (`~` → `~0`, `/` → `~1`). The same two replacements as
+/// `armgen_runtime::pointer::escape`, kept here because the generator does not depend on the runtime: a `build.rs`
+/// that runs armgen would otherwise build the runtime's Kubernetes dependencies for the host as well.
 pub fn escape_pointer(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
