@@ -73,19 +73,14 @@ pub fn slim(object: &mut DynamicObject) {
             }
         }
     }
-    let Some(Value::Object(status)) = data.get("status") else {
+    let Some(Value::Object(status)) = data.get_mut("status") else {
         return;
     };
     if status.keys().all(|k| KEPT_STATUS.contains(&k.as_str())) {
         return;
     }
-    let whole = digest(&Value::Object(status.clone()));
-    let kept: serde_json::Map<String, Value> = status
-        .iter()
-        .filter(|(k, _)| KEPT_STATUS.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    data.insert("status".into(), Value::Object(kept));
+    let whole = digest_object(status);
+    status.retain(|k, _| KEPT_STATUS.contains(&k.as_str()));
     data.insert(STATUS_DIGEST.into(), Value::from(whole));
 }
 
@@ -130,11 +125,19 @@ pub fn digest(value: &Value) -> u64 {
     hasher.finish()
 }
 
+/// [`digest`] of `Value::Object(map)`, without building the value.
+fn digest_object(map: &serde_json::Map<String, Value>) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    feed_object(map, &mut hasher);
+    hasher.finish()
+}
+
 fn feed(value: &Value, h: &mut impl Hasher) {
     match value {
         Value::Null => 0u8.hash(h),
         Value::Bool(b) => (1u8, b).hash(h),
-        Value::Number(n) => (2u8, n.to_string()).hash(h),
+        // Equal numbers (serde_json's equality: the same integer, or the same float) hash the same.
+        Value::Number(n) => (2u8, n.as_u64(), n.as_i64(), n.as_f64().map(f64::to_bits)).hash(h),
         Value::String(s) => (3u8, s).hash(h),
         Value::Array(items) => {
             (4u8, items.len()).hash(h);
@@ -142,15 +145,17 @@ fn feed(value: &Value, h: &mut impl Hasher) {
                 feed(item, h);
             }
         }
-        Value::Object(map) => {
-            (5u8, map.len()).hash(h);
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            for k in keys {
-                k.hash(h);
-                feed(&map[k], h);
-            }
-        }
+        Value::Object(map) => feed_object(map, h),
+    }
+}
+
+fn feed_object(map: &serde_json::Map<String, Value>, h: &mut impl Hasher) {
+    (5u8, map.len()).hash(h);
+    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    entries.sort_unstable_by_key(|(k, _)| *k);
+    for (k, v) in entries {
+        k.hash(h);
+        feed(v, h);
     }
 }
 
@@ -292,6 +297,8 @@ mod tests {
             r#"{"a": 1, "b": {"c": [1, "x"]}}"#,
             r#"{"a": 1, "b": {"c": [1, "x"], "d": false}}"#,
             r#"{"a": "1", "b": {"c": [1, "x"], "d": null}}"#,
+            r#"{"a": 1.0, "b": {"c": [1, "x"], "d": null}}"#,
+            r#"{"a": -1, "b": {"c": [1, "x"], "d": null}}"#,
             r#"{"a": 1, "b": {"c": [1, "x"], "e": null}}"#,
         ] {
             let c: Value = serde_json::from_str(changed).expect("json");
