@@ -20,3 +20,23 @@ mod kube_shape;
 mod kube_types;
 mod pin;
 mod rules;
+
+/// Cargo finds no test file by itself here (`autotests = false`): a file of this folder that is not a module above
+/// would never be compiled or run. Fails naming it.
+#[test]
+fn every_test_file_is_a_module_of_this_binary() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let this = include_str!("integration.rs");
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("read tests/") {
+        let path = entry.expect("entry").path();
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        let is_rust = path.extension().is_some_and(|e| e == "rs");
+        if is_rust && stem != "integration" && stem != "diff_reconcile" && !this.contains(&format!("\nmod {stem};\n")) {
+            missing.push(stem.to_string());
+        }
+    }
+    assert!(missing.is_empty(), "not a module of tests/integration.rs: {missing:?}");
+}
