@@ -824,6 +824,1219 @@ pub const KINDS: &[armgen_runtime::KindInfo] = &[
         },
     },
 ];
+/// Every generated action kind of every version (those whose feature is on): a custom resource that runs
+/// one ARM POST action on its owner once. Not in [`KINDS`], which are the resources.
+pub const ACTIONS: &[armgen_runtime::ActionInfo] = &[
+    #[cfg(feature = "v1beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v1beta1",
+            kind: "ManagedClusterAbort",
+            plural: "managedclusteraborts",
+            storage: false,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2024-09-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "abort",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedclusters/{resourceName}/abort",
+        long_running: true,
+        body: false,
+        result: false,
+        statuses: &[202u16, 204u16],
+    },
+    #[cfg(feature = "v1beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v1beta1",
+            kind: "ManagedClusterResetAadProfile",
+            plural: "managedclusterresetaadprofiles",
+            storage: false,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2024-09-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "resetAADProfile",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/resetAADProfile",
+        long_running: true,
+        body: true,
+        result: false,
+        statuses: &[200u16, 202u16],
+    },
+    #[cfg(feature = "v1beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v1beta1",
+            kind: "ManagedClusterResetServicePrincipalProfile",
+            plural: "managedclusterresetserviceprincipalprofiles",
+            storage: false,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2024-09-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "resetServicePrincipalProfile",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/resetServicePrincipalProfile",
+        long_running: true,
+        body: true,
+        result: false,
+        statuses: &[200u16, 202u16],
+    },
+    #[cfg(feature = "v1beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v1beta1",
+            kind: "ManagedClusterResolvePrivateLinkServiceId",
+            plural: "managedclusterresolveprivatelinkserviceids",
+            storage: false,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2024-09-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "resolvePrivateLinkServiceId",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/resolvePrivateLinkServiceId",
+        long_running: false,
+        body: true,
+        result: true,
+        statuses: &[200u16],
+    },
+    #[cfg(feature = "v1beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v1beta1",
+            kind: "ManagedClusterRotateClusterCertificates",
+            plural: "managedclusterrotateclustercertificates",
+            storage: false,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2024-09-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "rotateClusterCertificates",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/rotateClusterCertificates",
+        long_running: true,
+        body: false,
+        result: false,
+        statuses: &[202u16, 204u16],
+    },
+    #[cfg(feature = "v1beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v1beta1",
+            kind: "ManagedClusterRotateServiceAccountSigningKeys",
+            plural: "managedclusterrotateserviceaccountsigningkeys",
+            storage: false,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2024-09-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "rotateServiceAccountSigningKeys",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/rotateServiceAccountSigningKeys",
+        long_running: true,
+        body: false,
+        result: false,
+        statuses: &[202u16, 204u16],
+    },
+    #[cfg(feature = "v1beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v1beta1",
+            kind: "ManagedClusterRunCommand",
+            plural: "managedclusterruncommands",
+            storage: false,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2024-09-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "runCommand",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/runCommand",
+        long_running: true,
+        body: true,
+        result: true,
+        statuses: &[200u16, 202u16],
+    },
+    #[cfg(feature = "v1beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v1beta1",
+            kind: "ManagedClusterStart",
+            plural: "managedclusterstarts",
+            storage: false,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2024-09-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "start",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/start",
+        long_running: true,
+        body: false,
+        result: false,
+        statuses: &[202u16, 204u16],
+    },
+    #[cfg(feature = "v1beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v1beta1",
+            kind: "ManagedClusterStop",
+            plural: "managedclusterstops",
+            storage: false,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2024-09-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "stop",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/stop",
+        long_running: true,
+        body: false,
+        result: false,
+        statuses: &[202u16, 204u16],
+    },
+    #[cfg(feature = "v1beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v1beta1",
+            kind: "AgentPoolAbort",
+            plural: "agentpoolaborts",
+            storage: false,
+            served: true,
+            owner_kind: Some("AgentPool"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "AgentPool",
+                arm_type: "Microsoft.ContainerService/managedClusters/agentPools",
+                api_version: "2024-09-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}",
+                parents: &["Microsoft.ContainerService/managedClusters"],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "abort",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedclusters/{resourceName}/agentPools/{agentPoolName}/abort",
+        long_running: true,
+        body: false,
+        result: false,
+        statuses: &[202u16, 204u16],
+    },
+    #[cfg(feature = "v1beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v1beta1",
+            kind: "AgentPoolDeleteMachines",
+            plural: "agentpooldeletemachines",
+            storage: false,
+            served: true,
+            owner_kind: Some("AgentPool"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "AgentPool",
+                arm_type: "Microsoft.ContainerService/managedClusters/agentPools",
+                api_version: "2024-09-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}",
+                parents: &["Microsoft.ContainerService/managedClusters"],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "deleteMachines",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/deleteMachines",
+        long_running: true,
+        body: true,
+        result: false,
+        statuses: &[202u16],
+    },
+    #[cfg(feature = "v1beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v1beta1",
+            kind: "AgentPoolUpgradeNodeImageVersion",
+            plural: "agentpoolupgradenodeimageversions",
+            storage: false,
+            served: true,
+            owner_kind: Some("AgentPool"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "AgentPool",
+                arm_type: "Microsoft.ContainerService/managedClusters/agentPools",
+                api_version: "2024-09-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}",
+                parents: &["Microsoft.ContainerService/managedClusters"],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "upgradeNodeImageVersion",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/upgradeNodeImageVersion",
+        long_running: true,
+        body: false,
+        result: true,
+        statuses: &[200u16, 202u16],
+    },
+    #[cfg(feature = "v2alpha1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2alpha1",
+            kind: "ManagedClusterAbort",
+            plural: "managedclusteraborts",
+            storage: false,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2025-10-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "abort",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/abort",
+        long_running: true,
+        body: false,
+        result: false,
+        statuses: &[202u16, 204u16],
+    },
+    #[cfg(feature = "v2alpha1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2alpha1",
+            kind: "ManagedClusterResetAadProfile",
+            plural: "managedclusterresetaadprofiles",
+            storage: false,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2025-10-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "resetAADProfile",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/resetAADProfile",
+        long_running: true,
+        body: true,
+        result: false,
+        statuses: &[200u16, 202u16],
+    },
+    #[cfg(feature = "v2alpha1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2alpha1",
+            kind: "ManagedClusterResetServicePrincipalProfile",
+            plural: "managedclusterresetserviceprincipalprofiles",
+            storage: false,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2025-10-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "resetServicePrincipalProfile",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/resetServicePrincipalProfile",
+        long_running: true,
+        body: true,
+        result: false,
+        statuses: &[200u16, 202u16],
+    },
+    #[cfg(feature = "v2alpha1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2alpha1",
+            kind: "ManagedClusterResolvePrivateLinkServiceId",
+            plural: "managedclusterresolveprivatelinkserviceids",
+            storage: false,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2025-10-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "resolvePrivateLinkServiceId",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/resolvePrivateLinkServiceId",
+        long_running: false,
+        body: true,
+        result: true,
+        statuses: &[200u16],
+    },
+    #[cfg(feature = "v2alpha1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2alpha1",
+            kind: "ManagedClusterRotateClusterCertificates",
+            plural: "managedclusterrotateclustercertificates",
+            storage: false,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2025-10-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "rotateClusterCertificates",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/rotateClusterCertificates",
+        long_running: true,
+        body: false,
+        result: false,
+        statuses: &[202u16, 204u16],
+    },
+    #[cfg(feature = "v2alpha1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2alpha1",
+            kind: "ManagedClusterRotateServiceAccountSigningKeys",
+            plural: "managedclusterrotateserviceaccountsigningkeys",
+            storage: false,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2025-10-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "rotateServiceAccountSigningKeys",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/rotateServiceAccountSigningKeys",
+        long_running: true,
+        body: false,
+        result: false,
+        statuses: &[202u16, 204u16],
+    },
+    #[cfg(feature = "v2alpha1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2alpha1",
+            kind: "ManagedClusterRunCommand",
+            plural: "managedclusterruncommands",
+            storage: false,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2025-10-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "runCommand",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/runCommand",
+        long_running: true,
+        body: true,
+        result: true,
+        statuses: &[200u16, 202u16],
+    },
+    #[cfg(feature = "v2alpha1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2alpha1",
+            kind: "ManagedClusterStart",
+            plural: "managedclusterstarts",
+            storage: false,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2025-10-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "start",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/start",
+        long_running: true,
+        body: false,
+        result: false,
+        statuses: &[202u16, 204u16],
+    },
+    #[cfg(feature = "v2alpha1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2alpha1",
+            kind: "ManagedClusterStop",
+            plural: "managedclusterstops",
+            storage: false,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2025-10-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "stop",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/stop",
+        long_running: true,
+        body: false,
+        result: false,
+        statuses: &[202u16, 204u16],
+    },
+    #[cfg(feature = "v2alpha1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2alpha1",
+            kind: "AgentPoolAbort",
+            plural: "agentpoolaborts",
+            storage: false,
+            served: true,
+            owner_kind: Some("AgentPool"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "AgentPool",
+                arm_type: "Microsoft.ContainerService/managedClusters/agentPools",
+                api_version: "2025-10-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}",
+                parents: &["Microsoft.ContainerService/managedClusters"],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "abort",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/abort",
+        long_running: true,
+        body: false,
+        result: false,
+        statuses: &[202u16, 204u16],
+    },
+    #[cfg(feature = "v2alpha1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2alpha1",
+            kind: "AgentPoolDeleteMachines",
+            plural: "agentpooldeletemachines",
+            storage: false,
+            served: true,
+            owner_kind: Some("AgentPool"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "AgentPool",
+                arm_type: "Microsoft.ContainerService/managedClusters/agentPools",
+                api_version: "2025-10-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}",
+                parents: &["Microsoft.ContainerService/managedClusters"],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "deleteMachines",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/deleteMachines",
+        long_running: true,
+        body: true,
+        result: false,
+        statuses: &[202u16],
+    },
+    #[cfg(feature = "v2alpha1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2alpha1",
+            kind: "AgentPoolUpgradeNodeImageVersion",
+            plural: "agentpoolupgradenodeimageversions",
+            storage: false,
+            served: true,
+            owner_kind: Some("AgentPool"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "AgentPool",
+                arm_type: "Microsoft.ContainerService/managedClusters/agentPools",
+                api_version: "2025-10-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}",
+                parents: &["Microsoft.ContainerService/managedClusters"],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "upgradeNodeImageVersion",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/upgradeNodeImageVersion",
+        long_running: true,
+        body: false,
+        result: true,
+        statuses: &[200u16, 202u16],
+    },
+    #[cfg(feature = "v2beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2beta1",
+            kind: "ManagedClusterAbort",
+            plural: "managedclusteraborts",
+            storage: true,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2026-08-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "abort",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/abort",
+        long_running: true,
+        body: false,
+        result: false,
+        statuses: &[202u16, 204u16],
+    },
+    #[cfg(feature = "v2beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2beta1",
+            kind: "ManagedClusterResetAadProfile",
+            plural: "managedclusterresetaadprofiles",
+            storage: true,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2026-08-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "resetAADProfile",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/resetAADProfile",
+        long_running: true,
+        body: true,
+        result: false,
+        statuses: &[200u16, 202u16],
+    },
+    #[cfg(feature = "v2beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2beta1",
+            kind: "ManagedClusterResetServicePrincipalProfile",
+            plural: "managedclusterresetserviceprincipalprofiles",
+            storage: true,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2026-08-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "resetServicePrincipalProfile",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/resetServicePrincipalProfile",
+        long_running: true,
+        body: true,
+        result: false,
+        statuses: &[200u16, 202u16],
+    },
+    #[cfg(feature = "v2beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2beta1",
+            kind: "ManagedClusterResolvePrivateLinkServiceId",
+            plural: "managedclusterresolveprivatelinkserviceids",
+            storage: true,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2026-08-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "resolvePrivateLinkServiceId",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/resolvePrivateLinkServiceId",
+        long_running: false,
+        body: true,
+        result: true,
+        statuses: &[200u16],
+    },
+    #[cfg(feature = "v2beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2beta1",
+            kind: "ManagedClusterRotateClusterCertificates",
+            plural: "managedclusterrotateclustercertificates",
+            storage: true,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2026-08-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "rotateClusterCertificates",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/rotateClusterCertificates",
+        long_running: true,
+        body: false,
+        result: false,
+        statuses: &[202u16, 204u16],
+    },
+    #[cfg(feature = "v2beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2beta1",
+            kind: "ManagedClusterRotateServiceAccountSigningKeys",
+            plural: "managedclusterrotateserviceaccountsigningkeys",
+            storage: true,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2026-08-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "rotateServiceAccountSigningKeys",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/rotateServiceAccountSigningKeys",
+        long_running: true,
+        body: false,
+        result: false,
+        statuses: &[202u16, 204u16],
+    },
+    #[cfg(feature = "v2beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2beta1",
+            kind: "ManagedClusterRunCommand",
+            plural: "managedclusterruncommands",
+            storage: true,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2026-08-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "runCommand",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/runCommand",
+        long_running: true,
+        body: true,
+        result: true,
+        statuses: &[200u16, 202u16],
+    },
+    #[cfg(feature = "v2beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2beta1",
+            kind: "ManagedClusterStart",
+            plural: "managedclusterstarts",
+            storage: true,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2026-08-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "start",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/start",
+        long_running: true,
+        body: false,
+        result: false,
+        statuses: &[202u16, 204u16],
+    },
+    #[cfg(feature = "v2beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2beta1",
+            kind: "ManagedClusterStop",
+            plural: "managedclusterstops",
+            storage: true,
+            served: true,
+            owner_kind: Some("ManagedCluster"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ManagedCluster",
+                arm_type: "Microsoft.ContainerService/managedClusters",
+                api_version: "2026-08-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "stop",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/stop",
+        long_running: true,
+        body: false,
+        result: false,
+        statuses: &[202u16, 204u16],
+    },
+    #[cfg(feature = "v2beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2beta1",
+            kind: "AgentPoolAbort",
+            plural: "agentpoolaborts",
+            storage: true,
+            served: true,
+            owner_kind: Some("AgentPool"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "AgentPool",
+                arm_type: "Microsoft.ContainerService/managedClusters/agentPools",
+                api_version: "2026-08-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}",
+                parents: &["Microsoft.ContainerService/managedClusters"],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "abort",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/abort",
+        long_running: true,
+        body: false,
+        result: false,
+        statuses: &[202u16, 204u16],
+    },
+    #[cfg(feature = "v2beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2beta1",
+            kind: "AgentPoolDeleteMachines",
+            plural: "agentpooldeletemachines",
+            storage: true,
+            served: true,
+            owner_kind: Some("AgentPool"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "AgentPool",
+                arm_type: "Microsoft.ContainerService/managedClusters/agentPools",
+                api_version: "2026-08-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}",
+                parents: &["Microsoft.ContainerService/managedClusters"],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "deleteMachines",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/deleteMachines",
+        long_running: true,
+        body: true,
+        result: false,
+        statuses: &[202u16],
+    },
+    #[cfg(feature = "v2beta1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "containerservice",
+            kube_group: "containerservice.armgen.dev",
+            version: "v2beta1",
+            kind: "AgentPoolUpgradeNodeImageVersion",
+            plural: "agentpoolupgradenodeimageversions",
+            storage: true,
+            served: true,
+            owner_kind: Some("AgentPool"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "AgentPool",
+                arm_type: "Microsoft.ContainerService/managedClusters/agentPools",
+                api_version: "2026-08-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}",
+                parents: &["Microsoft.ContainerService/managedClusters"],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "upgradeNodeImageVersion",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/upgradeNodeImageVersion",
+        long_running: true,
+        body: false,
+        result: true,
+        statuses: &[200u16, 202u16],
+    },
+    #[cfg(feature = "v1alpha1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "network",
+            kube_group: "network.armgen.dev",
+            version: "v1alpha1",
+            kind: "SubnetPrepareNetworkPolicies",
+            plural: "subnetpreparenetworkpolicies",
+            storage: true,
+            served: true,
+            owner_kind: Some("Subnet"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "Subnet",
+                arm_type: "Microsoft.Network/virtualNetworks/subnets",
+                api_version: "2024-05-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}",
+                parents: &["Microsoft.Network/virtualNetworks"],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "PrepareNetworkPolicies",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}/PrepareNetworkPolicies",
+        long_running: true,
+        body: true,
+        result: false,
+        statuses: &[200u16, 202u16],
+    },
+    #[cfg(feature = "v1alpha1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "network",
+            kube_group: "network.armgen.dev",
+            version: "v1alpha1",
+            kind: "SubnetUnprepareNetworkPolicies",
+            plural: "subnetunpreparenetworkpolicies",
+            storage: true,
+            served: true,
+            owner_kind: Some("Subnet"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "Subnet",
+                arm_type: "Microsoft.Network/virtualNetworks/subnets",
+                api_version: "2024-05-01",
+                path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}",
+                parents: &["Microsoft.Network/virtualNetworks"],
+                scope: armgen_runtime::Scope::ResourceGroup,
+                long_running: true,
+            },
+        },
+        action: "UnprepareNetworkPolicies",
+        path: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}/UnprepareNetworkPolicies",
+        long_running: true,
+        body: true,
+        result: false,
+        statuses: &[200u16, 202u16],
+    },
+    #[cfg(feature = "v1alpha1")]
+    armgen_runtime::ActionInfo {
+        kind: armgen_runtime::KindInfo {
+            group: "resources",
+            kube_group: "resources.armgen.dev",
+            version: "v1alpha1",
+            kind: "ResourceGroupExportTemplate",
+            plural: "resourcegroupexporttemplates",
+            storage: true,
+            served: true,
+            owner_kind: Some("ResourceGroup"),
+            name_format: armgen_runtime::NameFormat::Any,
+            secret_exports: &[],
+            config_map_exports: &[],
+            arm: armgen_runtime::ResourceInfo {
+                kind: "ResourceGroup",
+                arm_type: "Microsoft.Resources/resourceGroups",
+                api_version: "2025-04-01",
+                path: "/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}",
+                parents: &[],
+                scope: armgen_runtime::Scope::Subscription,
+                long_running: false,
+            },
+        },
+        action: "exportTemplate",
+        path: "/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}/exportTemplate",
+        long_running: true,
+        body: true,
+        result: true,
+        statuses: &[200u16, 202u16],
+    },
+];
 /// What the services do that their specs do not say (`rules.json`, generated from the config's
 /// `kubernetes.errors`, `childOwned`, `ownerGate` and `immutable` entries and the specs'
 /// `x-ms-mutability`): the document the reconciler and the simulator act on.
@@ -971,6 +2184,65 @@ pub fn custom_resource_definition(kube_group: &str, kind: &str) -> Option<
     if (kube_group, kind) == ("containerservice.armgen.dev", "Snapshot") {
         return Some(crate::containerservice::v1beta1::Snapshot::crd());
     }
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterAbort") {
+        return Some(crate::containerservice::v1beta1::ManagedClusterAbort::crd());
+    }
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterResetAadProfile")
+    {
+        return Some(crate::containerservice::v1beta1::ManagedClusterResetAadProfile::crd());
+    }
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterResetServicePrincipalProfile")
+    {
+        return Some(crate::containerservice::v1beta1::ManagedClusterResetServicePrincipalProfile::crd());
+    }
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterResolvePrivateLinkServiceId")
+    {
+        return Some(crate::containerservice::v1beta1::ManagedClusterResolvePrivateLinkServiceId::crd());
+    }
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterRotateClusterCertificates")
+    {
+        return Some(crate::containerservice::v1beta1::ManagedClusterRotateClusterCertificates::crd());
+    }
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind)
+        == (
+            "containerservice.armgen.dev",
+            "ManagedClusterRotateServiceAccountSigningKeys",
+        )
+    {
+        return Some(crate::containerservice::v1beta1::ManagedClusterRotateServiceAccountSigningKeys::crd());
+    }
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterRunCommand")
+    {
+        return Some(crate::containerservice::v1beta1::ManagedClusterRunCommand::crd());
+    }
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterStart") {
+        return Some(crate::containerservice::v1beta1::ManagedClusterStart::crd());
+    }
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterStop") {
+        return Some(crate::containerservice::v1beta1::ManagedClusterStop::crd());
+    }
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "AgentPoolAbort") {
+        return Some(crate::containerservice::v1beta1::AgentPoolAbort::crd());
+    }
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "AgentPoolDeleteMachines") {
+        return Some(crate::containerservice::v1beta1::AgentPoolDeleteMachines::crd());
+    }
+    #[cfg(feature = "v1beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "AgentPoolUpgradeNodeImageVersion")
+    {
+        return Some(crate::containerservice::v1beta1::AgentPoolUpgradeNodeImageVersion::crd());
+    }
     #[cfg(feature = "v2alpha1")]
     if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedCluster") {
         return Some(crate::containerservice::v2alpha1::ManagedCluster::crd());
@@ -1009,6 +2281,65 @@ pub fn custom_resource_definition(kube_group: &str, kind: &str) -> Option<
     #[cfg(feature = "v2alpha1")]
     if (kube_group, kind) == ("containerservice.armgen.dev", "Snapshot") {
         return Some(crate::containerservice::v2alpha1::Snapshot::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterAbort") {
+        return Some(crate::containerservice::v2alpha1::ManagedClusterAbort::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterResetAadProfile")
+    {
+        return Some(crate::containerservice::v2alpha1::ManagedClusterResetAadProfile::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterResetServicePrincipalProfile")
+    {
+        return Some(crate::containerservice::v2alpha1::ManagedClusterResetServicePrincipalProfile::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterResolvePrivateLinkServiceId")
+    {
+        return Some(crate::containerservice::v2alpha1::ManagedClusterResolvePrivateLinkServiceId::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterRotateClusterCertificates")
+    {
+        return Some(crate::containerservice::v2alpha1::ManagedClusterRotateClusterCertificates::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind)
+        == (
+            "containerservice.armgen.dev",
+            "ManagedClusterRotateServiceAccountSigningKeys",
+        )
+    {
+        return Some(crate::containerservice::v2alpha1::ManagedClusterRotateServiceAccountSigningKeys::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterRunCommand")
+    {
+        return Some(crate::containerservice::v2alpha1::ManagedClusterRunCommand::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterStart") {
+        return Some(crate::containerservice::v2alpha1::ManagedClusterStart::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterStop") {
+        return Some(crate::containerservice::v2alpha1::ManagedClusterStop::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "AgentPoolAbort") {
+        return Some(crate::containerservice::v2alpha1::AgentPoolAbort::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "AgentPoolDeleteMachines") {
+        return Some(crate::containerservice::v2alpha1::AgentPoolDeleteMachines::crd());
+    }
+    #[cfg(feature = "v2alpha1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "AgentPoolUpgradeNodeImageVersion")
+    {
+        return Some(crate::containerservice::v2alpha1::AgentPoolUpgradeNodeImageVersion::crd());
     }
     #[cfg(feature = "v2beta1")]
     if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedCluster") {
@@ -1053,6 +2384,65 @@ pub fn custom_resource_definition(kube_group: &str, kind: &str) -> Option<
     if (kube_group, kind) == ("containerservice.armgen.dev", "Snapshot") {
         return Some(crate::containerservice::v2beta1::Snapshot::crd());
     }
+    #[cfg(feature = "v2beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterAbort") {
+        return Some(crate::containerservice::v2beta1::ManagedClusterAbort::crd());
+    }
+    #[cfg(feature = "v2beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterResetAadProfile")
+    {
+        return Some(crate::containerservice::v2beta1::ManagedClusterResetAadProfile::crd());
+    }
+    #[cfg(feature = "v2beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterResetServicePrincipalProfile")
+    {
+        return Some(crate::containerservice::v2beta1::ManagedClusterResetServicePrincipalProfile::crd());
+    }
+    #[cfg(feature = "v2beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterResolvePrivateLinkServiceId")
+    {
+        return Some(crate::containerservice::v2beta1::ManagedClusterResolvePrivateLinkServiceId::crd());
+    }
+    #[cfg(feature = "v2beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterRotateClusterCertificates")
+    {
+        return Some(crate::containerservice::v2beta1::ManagedClusterRotateClusterCertificates::crd());
+    }
+    #[cfg(feature = "v2beta1")]
+    if (kube_group, kind)
+        == (
+            "containerservice.armgen.dev",
+            "ManagedClusterRotateServiceAccountSigningKeys",
+        )
+    {
+        return Some(crate::containerservice::v2beta1::ManagedClusterRotateServiceAccountSigningKeys::crd());
+    }
+    #[cfg(feature = "v2beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterRunCommand")
+    {
+        return Some(crate::containerservice::v2beta1::ManagedClusterRunCommand::crd());
+    }
+    #[cfg(feature = "v2beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterStart") {
+        return Some(crate::containerservice::v2beta1::ManagedClusterStart::crd());
+    }
+    #[cfg(feature = "v2beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "ManagedClusterStop") {
+        return Some(crate::containerservice::v2beta1::ManagedClusterStop::crd());
+    }
+    #[cfg(feature = "v2beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "AgentPoolAbort") {
+        return Some(crate::containerservice::v2beta1::AgentPoolAbort::crd());
+    }
+    #[cfg(feature = "v2beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "AgentPoolDeleteMachines") {
+        return Some(crate::containerservice::v2beta1::AgentPoolDeleteMachines::crd());
+    }
+    #[cfg(feature = "v2beta1")]
+    if (kube_group, kind) == ("containerservice.armgen.dev", "AgentPoolUpgradeNodeImageVersion")
+    {
+        return Some(crate::containerservice::v2beta1::AgentPoolUpgradeNodeImageVersion::crd());
+    }
     #[cfg(feature = "v1alpha1")]
     if (kube_group, kind) == ("managedidentity.armgen.dev", "UserAssignedIdentity") {
         return Some(crate::managedidentity::v1alpha1::UserAssignedIdentity::crd());
@@ -1071,8 +2461,20 @@ pub fn custom_resource_definition(kube_group: &str, kind: &str) -> Option<
         return Some(crate::network::v1alpha1::Subnet::crd());
     }
     #[cfg(feature = "v1alpha1")]
+    if (kube_group, kind) == ("network.armgen.dev", "SubnetPrepareNetworkPolicies") {
+        return Some(crate::network::v1alpha1::SubnetPrepareNetworkPolicies::crd());
+    }
+    #[cfg(feature = "v1alpha1")]
+    if (kube_group, kind) == ("network.armgen.dev", "SubnetUnprepareNetworkPolicies") {
+        return Some(crate::network::v1alpha1::SubnetUnprepareNetworkPolicies::crd());
+    }
+    #[cfg(feature = "v1alpha1")]
     if (kube_group, kind) == ("resources.armgen.dev", "ResourceGroup") {
         return Some(crate::resources::v1alpha1::ResourceGroup::crd());
+    }
+    #[cfg(feature = "v1alpha1")]
+    if (kube_group, kind) == ("resources.armgen.dev", "ResourceGroupExportTemplate") {
+        return Some(crate::resources::v1alpha1::ResourceGroupExportTemplate::crd());
     }
     let _ = (kube_group, kind);
     None

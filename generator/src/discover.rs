@@ -34,9 +34,11 @@ pub struct DiscoveredResource {
     /// The ARM types of the parent resources, outermost first.
     pub parents: Vec<String>,
     pub long_running: bool,
-    /// The POST actions on the resource (`<PUT path>/<action>`), e.g. `listClusterAdminCredential`, sorted.
+    /// The POST operations under the resource's path (`<PUT path>/<action>`), e.g. `listClusterAdminCredential`,
+    /// sorted by name; also those deeper under it (`accessProfiles/{roleName}/listCredential`), which no action
+    /// kind can stand for ([`DiscoveredAction::nested`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub actions: Vec<String>,
+    pub actions: Vec<DiscoveredAction>,
     pub put_operation_id: Option<String>,
     #[serde(skip)]
     pub file: PathBuf,
@@ -46,6 +48,37 @@ pub struct DiscoveredResource {
     /// The schema of the GET 200 response on the same path, when there is one.
     #[serde(skip)]
     pub get_response: Option<Target>,
+}
+
+/// A POST operation under a resource's path: an ARM action on the resource.
+#[derive(Debug, Clone, Serialize)]
+pub struct DiscoveredAction {
+    /// The path after the resource's (`runCommand`; `accessProfiles/{roleName}/listCredential` when nested).
+    pub name: String,
+    /// The POST path, as written in the spec.
+    pub path: String,
+    /// Whether the path goes deeper than one segment after the resource's, or has a parameter of its own.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub nested: bool,
+    pub long_running: bool,
+    /// The response status codes the spec declares (`default` aside), ascending.
+    pub statuses: Vec<u16>,
+    pub operation_id: Option<String>,
+    /// The action kind's name when the config renames it (set when the resources are selected).
+    #[serde(skip)]
+    pub kind: Option<String>,
+    /// Whether the config excludes it: no action kind (set when the resources are selected).
+    #[serde(skip)]
+    pub excluded: bool,
+    /// The request body schema, when the action takes one.
+    #[serde(skip)]
+    pub body: Option<Target>,
+    /// The response body schema (of the first declared 2xx status that has one).
+    #[serde(skip)]
+    pub response: Option<Target>,
+    /// The schema of the `default` (error) response.
+    #[serde(skip)]
+    pub error: Option<Target>,
 }
 
 /// Finds every resource in the root documents of `specs`, sorted by ARM type.
@@ -74,7 +107,7 @@ pub fn discover(specs: &SpecSet) -> Result<Vec<DiscoveredResource>> {
                 .map(crate::error::unescape_pointer)
                 .unwrap_or_default();
             let get_response = match &item.get {
-                Some(get) => response_target(specs, root, get, &format!("{item_ptr}/get"))?,
+                Some(get) => response_target(specs, root, get, &format!("{item_ptr}/get"), 200)?,
                 None => None,
             };
             let long_running = put
@@ -90,7 +123,7 @@ pub fn discover(specs: &SpecSet) -> Result<Vec<DiscoveredResource>> {
                 name_parameters: parsed.name_parameters,
                 parents: parsed.parents,
                 long_running,
-                actions: actions(&doc.openapi.paths, route),
+                actions: actions(specs, root, &doc.openapi.paths, route)?,
                 put_operation_id: put.operation_id.clone(),
                 file: root.clone(),
                 put_body,
@@ -98,21 +131,101 @@ pub fn discover(specs: &SpecSet) -> Result<Vec<DiscoveredResource>> {
             });
         }
     }
+    // A POST under a child resource's path is the child's action, not its parent's.
+    let routes: Vec<String> = out.iter().map(|r| normalize_route(&r.path)).collect();
+    for r in &mut out {
+        let own = normalize_route(&r.path);
+        let deeper: Vec<&String> = routes
+            .iter()
+            .filter(|other| other.len() > own.len() && other.starts_with(&own))
+            .collect();
+        r.actions.retain(|a| {
+            let action = normalize_route(&a.path);
+            !deeper.iter().any(|d| {
+                action
+                    .strip_prefix(d.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+            })
+        });
+    }
     out.sort_by(|a, b| a.arm_type.cmp(&b.arm_type).then(a.path.cmp(&b.path)));
     Ok(out)
 }
 
-/// The POST actions of the resource at `route`: paths `<route>/<action>` with a `post` operation.
-fn actions(paths: &openapiv3::Paths, route: &str) -> Vec<String> {
-    let mut out: Vec<String> = paths
-        .iter()
-        .filter(|(_, item)| matches!(item, ReferenceOr::Item(i) if i.post.is_some()))
-        .filter_map(|(p, _)| p.strip_prefix(route)?.strip_prefix('/'))
-        .filter(|action| !action.is_empty() && !action.contains(['/', '{']))
-        .map(str::to_string)
-        .collect();
-    out.sort();
-    out
+/// The POST operations under the resource at `route` (`root`'s paths): paths that begin with `route` (compared
+/// without case and with every parameter name alike, as ARM routes them) and have a `post` operation.
+fn actions(specs: &SpecSet, root: &Path, paths: &openapiv3::Paths, route: &str) -> Result<Vec<DiscoveredAction>> {
+    let prefix = normalize_route(route);
+    let mut out = Vec::new();
+    for (path, item) in paths.iter() {
+        let ReferenceOr::Item(item) = item else { continue };
+        let Some(post) = &item.post else { continue };
+        let normalized = normalize_route(path);
+        let Some(rest) = normalized.strip_prefix(&prefix).and_then(|r| r.strip_prefix('/')) else {
+            continue;
+        };
+        if rest.is_empty() {
+            continue;
+        }
+        // The name as the spec writes it: the same number of characters as the normalized rest only when the
+        // path has no parameter after the resource's, so count segments instead.
+        let skip = route.split('/').count();
+        let name = path.split('/').skip(skip).collect::<Vec<_>>().join("/");
+        let op_ptr = format!("/paths/{}/post", escape_pointer(path));
+        let mut statuses: Vec<u16> = post
+            .responses
+            .responses
+            .keys()
+            .filter_map(|c| match c {
+                openapiv3::StatusCode::Code(n) => Some(*n),
+                openapiv3::StatusCode::Range(_) => None,
+            })
+            .collect();
+        statuses.sort_unstable();
+        let mut response = None;
+        for code in &statuses {
+            if (200..300).contains(code)
+                && let Some(t) = response_target(specs, root, post, &op_ptr, *code)?
+            {
+                response = Some(t);
+                break;
+            }
+        }
+        out.push(DiscoveredAction {
+            nested: rest.contains(['/', '{']),
+            name,
+            path: path.clone(),
+            long_running: post
+                .extensions
+                .get("x-ms-long-running-operation")
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(false),
+            statuses,
+            operation_id: post.operation_id.clone(),
+            kind: None,
+            excluded: false,
+            body: body_target(specs, root, post, &op_ptr)?,
+            response,
+            error: default_target(specs, root, post, &op_ptr)?,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// A route as ARM matches it: without case, every `{parameter}` alike.
+fn normalize_route(route: &str) -> String {
+    route
+        .split('/')
+        .map(|s| {
+            if is_parameter(s) {
+                "{}".to_string()
+            } else {
+                s.to_ascii_lowercase()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 struct ParsedPath {
@@ -251,16 +364,38 @@ fn is_named_schema(pointer: &str) -> bool {
     )
 }
 
-/// The schema of `op` (at `op_ptr` in `file`)'s 200 JSON response, when it is a `$ref`, which must resolve.
-fn response_target(specs: &SpecSet, file: &Path, op: &Operation, op_ptr: &str) -> Result<Option<Target>> {
-    let Some(resp) = op.responses.responses.get(&openapiv3::StatusCode::Code(200)) else {
+/// The schema of `op` (at `op_ptr` in `file`)'s `code` JSON response, when it is a `$ref`, which must resolve.
+fn response_target(specs: &SpecSet, file: &Path, op: &Operation, op_ptr: &str, code: u16) -> Result<Option<Target>> {
+    let Some(resp) = op.responses.responses.get(&openapiv3::StatusCode::Code(code)) else {
         return Ok(None);
     };
     let at = &specs.location(
         file,
-        &format!("{op_ptr}/responses/200/content/application~1json/schema"),
+        &format!("{op_ptr}/responses/{code}/content/application~1json/schema"),
     );
     let ReferenceOr::Item(resp) = resp else { return Ok(None) };
+    response_schema(specs, file, resp, at)
+}
+
+/// The schema of `op` (at `op_ptr` in `file`)'s `default` (error) JSON response, when it is a `$ref`.
+fn default_target(specs: &SpecSet, file: &Path, op: &Operation, op_ptr: &str) -> Result<Option<Target>> {
+    let Some(ReferenceOr::Item(resp)) = &op.responses.default else {
+        return Ok(None);
+    };
+    let at = &specs.location(
+        file,
+        &format!("{op_ptr}/responses/default/content/application~1json/schema"),
+    );
+    response_schema(specs, file, resp, at)
+}
+
+/// The `$ref`'d JSON schema of a response (at `at`), which must resolve.
+fn response_schema(
+    specs: &SpecSet,
+    file: &Path,
+    resp: &openapiv3::Response,
+    at: &crate::error::Location,
+) -> Result<Option<Target>> {
     let Some(media) = resp.content.get("application/json") else {
         return Ok(None);
     };

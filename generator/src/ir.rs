@@ -56,11 +56,36 @@ pub struct Resource {
     /// The POST actions on the resource (`<path>/<action>`), sorted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<String>,
+    /// Set for an action kind: a custom resource that runs one ARM POST action ([`ActionMeta::name`]) on a
+    /// resource of kind [`ActionMeta::target`] once. Its `path` is the POST path, `long_running` the POST's, and
+    /// its body type the synthetic object `{parameters, result, startTime, endTime, error}` ([`ActionMeta`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<ActionMeta>,
     /// The PUT body type; the GET response type when it differs is recorded in `get_type`.
     pub body_type: TypeId,
     pub get_type: Option<TypeId>,
     /// The Rust module (file stem) the resource's types live in, e.g. `managed_cluster`.
     pub module: String,
+}
+
+/// What makes a resource of the IR an action kind.
+///
+/// The action kind's ARM type is a synthetic object (no such payload exists on the wire): `parameters` (the
+/// POST's request body, flattened into the spec like a resource's `properties`; create-only, never in status),
+/// and the read-only `result` (the response body), `startTime`, `endTime` and `error` (the `default` response's
+/// error detail), which become the status. The reconciler sends `parameters` and writes the rest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ActionMeta {
+    /// The kind of the resource the action runs on (its owner).
+    pub target: String,
+    /// The ARM action: the POST path after the resource's, e.g. `runCommand`.
+    pub name: String,
+    /// The response status codes the spec declares, ascending.
+    pub statuses: Vec<u16>,
+    /// Whether the POST takes a request body.
+    pub body: bool,
+    /// Whether a response has a body.
+    pub result: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -91,6 +91,10 @@ pub struct KubeResource {
     pub template: bool,
     /// Whether the Azure name must be a UUID (`kubernetes.resources.<Kind>.azureName.format: uuid`).
     pub uuid_name: bool,
+    /// Set for an action kind ([`crate::ir::ActionMeta`]): its spec is the owner (the target) and the request
+    /// body's properties; its status the result, start and end time, error, conditions and operator status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<crate::ir::ActionMeta>,
 }
 
 /// The declared exports of a kind, in name order.
@@ -278,48 +282,24 @@ pub fn shape_with(ir: &Ir, group: &str, version: &str, storage: bool, options: &
             (None, Scope::Extension) => Owner::Scope,
             (None, _) => Owner::Unsupported,
         };
-        let mut spec_fields = vec![synthetic(
-            "azureName",
-            KubeRef::Primitive(Primitive::String),
-            Special::AzureName,
-            "The name of the resource in Azure. Defaults to `metadata.name`.",
-        )];
-        if owner != Owner::Unsupported {
-            spec_fields.push(synthetic(
-                "owner",
-                KubeRef::Json,
-                Special::Owner,
-                match &owner {
-                    Owner::ResourceGroup => {
-                        "The resource group the resource lives in: `name` (in the operator's subscription) or `armId`."
-                    }
-                    Owner::Scope => {
-                        "The resource this one extends (its scope): `armId`, or a custom resource of this namespace by \
-                         `group`, `kind` and `name`, whose `status.id` is used once it is created."
-                    }
-                    _ => "The parent custom resource, by `name`, in the same namespace.",
-                },
-            ));
-        }
+        let action = r.action.is_some();
+        let mut spec_fields = synthetic_spec_fields(action, &owner);
         let config = options.resources.get(&r.kind).cloned().unwrap_or_default();
         let exports = Exports {
             secrets: config.secrets.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             config_maps: config.config_maps.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         };
-        spec_fields.push(synthetic(
-            "operatorSpec",
-            KubeRef::Json,
-            Special::OperatorSpec,
-            "What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared \
-             exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.",
-        ));
         spec_fields.extend(cx.root_fields(body, &r.body_type, Family::Spec));
         let mut status_fields = cx.root_fields(body, &r.body_type, Family::Status);
         status_fields.push(synthetic(
             "conditions",
             KubeRef::Json,
             Special::Conditions,
-            "The conditions of the resource; `Ready` says whether it is in sync with Azure.",
+            if action {
+                "The conditions of the action: `Succeeded` (`Unknown` while it runs), and `Ready` (`True` once it ended)."
+            } else {
+                "The conditions of the resource; `Ready` says whether it is in sync with Azure."
+            },
         ));
         status_fields.push(synthetic(
             "operatorStatus",
@@ -330,7 +310,12 @@ pub fn shape_with(ir: &Ir, group: &str, version: &str, storage: bool, options: &
         dedupe_names(&mut spec_fields, &def.origin, &mut cx.diagnostics);
         dedupe_names(&mut status_fields, &def.origin, &mut cx.diagnostics);
         resources.push(KubeResource {
-            plural: plural_of(&r.kind),
+            // An action named after a plural (`RotateClusterCertificates`, `DeleteMachines`) is its own plural.
+            plural: if action && r.kind.ends_with('s') {
+                r.kind.to_ascii_lowercase()
+            } else {
+                plural_of(&r.kind)
+            },
             kind: r.kind.clone(),
             arm_type: r.arm_type.clone(),
             module: r.module.clone(),
@@ -345,6 +330,7 @@ pub fn shape_with(ir: &Ir, group: &str, version: &str, storage: bool, options: &
                 .azure_name
                 .as_ref()
                 .is_some_and(|n| n.format == crate::config::AzureNameFormat::Uuid),
+            action: r.action.clone(),
         });
     }
     let mut types = cx.types;
@@ -358,6 +344,54 @@ pub fn shape_with(ir: &Ir, group: &str, version: &str, storage: bool, options: &
         types,
         diagnostics: cx.diagnostics,
     }
+}
+
+/// The synthetic spec fields a kind starts with: `azureName`, `owner` (when it has one) and `operatorSpec` for a
+/// resource; `owner` (the target) alone for an action kind.
+fn synthetic_spec_fields(action: bool, owner: &Owner) -> Vec<KubeField> {
+    let mut spec_fields = Vec::new();
+    if !action {
+        spec_fields.push(synthetic(
+            "azureName",
+            KubeRef::Primitive(Primitive::String),
+            Special::AzureName,
+            "The name of the resource in Azure. Defaults to `metadata.name`.",
+        ));
+    }
+    if action {
+        spec_fields.push(synthetic(
+            "owner",
+            KubeRef::Json,
+            Special::Owner,
+            "The custom resource the action runs on, by `name`, in the same namespace.",
+        ));
+    } else if *owner != Owner::Unsupported {
+        spec_fields.push(synthetic(
+            "owner",
+            KubeRef::Json,
+            Special::Owner,
+            match owner {
+                Owner::ResourceGroup => {
+                    "The resource group the resource lives in: `name` (in the operator's subscription) or `armId`."
+                }
+                Owner::Scope => {
+                    "The resource this one extends (its scope): `armId`, or a custom resource of this namespace by \
+                     `group`, `kind` and `name`, whose `status.id` is used once it is created."
+                }
+                _ => "The parent custom resource, by `name`, in the same namespace.",
+            },
+        ));
+    }
+    if !action {
+        spec_fields.push(synthetic(
+            "operatorSpec",
+            KubeRef::Json,
+            Special::OperatorSpec,
+            "What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared \
+             exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.",
+        ));
+    }
+    spec_fields
 }
 
 /// Drops object fields whose type has no field at all (a writable property all of whose own properties are
@@ -475,7 +509,8 @@ struct Shaper<'a> {
 fn included(p: &Property, family: Family) -> bool {
     match family {
         Family::Spec => !p.read_only,
-        Family::Status => !p.secret,
+        // `x-ms-mutability` without `read`: the service never returns it (an action's `parameters`).
+        Family::Status => !p.secret && p.mutability.as_ref().is_none_or(|m| m.iter().any(|x| x == "read")),
     }
 }
 
@@ -561,10 +596,12 @@ impl Shaper<'_> {
     fn field(&mut self, path: &[Property], holder: &TypeId, family: Family) -> Option<KubeField> {
         let p = path.last()?;
         let ty = self.kube_ref(&p.ty, p, family)?;
-        let create_only = p
-            .mutability
-            .as_ref()
-            .is_some_and(|m| m.iter().any(|x| x == "create") && !m.iter().any(|x| x == "update"));
+        // Create-only itself, or flattened out of a create-only envelope (an action's `parameters`).
+        let create_only = path.iter().any(|q| {
+            q.mutability
+                .as_ref()
+                .is_some_and(|m| m.iter().any(|x| x == "create") && !m.iter().any(|x| x == "update"))
+        });
         let immutable_source = match (&p.immutable_source, create_only) {
             (Some(source), _) => Some(source.clone()),
             (None, true) => Some(MUTABILITY_SOURCE.to_string()),

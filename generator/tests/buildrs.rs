@@ -359,7 +359,8 @@ fn versions_and_resources_select_what_is_generated() {
             .iter()
             .map(|r| r.kind.as_str())
             .collect::<Vec<_>>(),
-        ["Widget"]
+        // The widget's POST action `restart` comes with it, as an action kind.
+        ["Widget", "WidgetRestart"]
     );
     let g = builder().versions(["fixture/v1"]).generate().expect("generate");
     assert_eq!(g.irs.keys().collect::<Vec<_>>(), ["fixture/v1"]);

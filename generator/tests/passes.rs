@@ -696,7 +696,8 @@ fn emit_arm() {
     let modules = snapshot_emitted("emit_arm", &arm());
     assert_eq!(
         modules,
-        BTreeSet::from(["gadget", "mod", "shared", "widget"].map(String::from))
+        // `widget_restart`: the action kind of the widget's POST `restart` (its synthetic payload type).
+        BTreeSet::from(["gadget", "mod", "shared", "widget", "widget_restart"].map(String::from))
     );
 }
 

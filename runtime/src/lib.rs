@@ -143,6 +143,28 @@ impl KindInfo {
     }
 }
 
+/// One generated action kind in one Kubernetes version: a custom resource that runs one ARM POST action
+/// (`POST <target ID>/<action>`) on the custom resource its `spec.owner.name` names, once, and records the outcome
+/// in its status (`Succeeded`, `startTime`, `endTime`, `error`, `result`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActionInfo {
+    /// The action kind as a kind: its `owner_kind` is the target's kind, its `arm` the target's ARM resource.
+    pub kind: KindInfo,
+    /// The ARM action, the POST path after the target's (e.g. `runCommand`).
+    pub action: &'static str,
+    /// The POST path template from the spec.
+    pub path: &'static str,
+    /// Whether the POST is a long-running operation (`x-ms-long-running-operation`).
+    pub long_running: bool,
+    /// Whether the POST takes a request body: the `parameters` of the action kind's ARM payload (what
+    /// `export_custom_resource` writes for its spec).
+    pub body: bool,
+    /// Whether a response has a body: `status.result`.
+    pub result: bool,
+    /// The response status codes the spec declares, ascending (`default` aside).
+    pub statuses: &'static [u16],
+}
+
 /// The entry of the newest version (by ARM API version, then Kubernetes version name) among the `kinds` that
 /// `matches` selects: the version tools default to for a kind when none is given (`armctl import`), which may not
 /// be the storage version (a kind the storage version lacks, a newer version than the storage version).

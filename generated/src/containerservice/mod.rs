@@ -49,6 +49,64 @@ pub fn normalize(object: serde_json::Value) -> Result<serde_json::Value, armgen_
         ("Snapshot", "v1beta1") => {
             armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1beta1::Snapshot>(object)?)
         }
+        #[cfg(feature = "v1beta1")]
+        ("ManagedClusterAbort", "v1beta1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1beta1::ManagedClusterAbort>(object)?)
+        }
+        #[cfg(feature = "v1beta1")]
+        ("ManagedClusterResetAadProfile", "v1beta1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1beta1::ManagedClusterResetAadProfile>(object)?)
+        }
+        #[cfg(feature = "v1beta1")]
+        ("ManagedClusterResetServicePrincipalProfile", "v1beta1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v1beta1::ManagedClusterResetServicePrincipalProfile>(object)?,
+            )
+        }
+        #[cfg(feature = "v1beta1")]
+        ("ManagedClusterResolvePrivateLinkServiceId", "v1beta1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v1beta1::ManagedClusterResolvePrivateLinkServiceId>(object)?,
+            )
+        }
+        #[cfg(feature = "v1beta1")]
+        ("ManagedClusterRotateClusterCertificates", "v1beta1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v1beta1::ManagedClusterRotateClusterCertificates>(object)?,
+            )
+        }
+        #[cfg(feature = "v1beta1")]
+        ("ManagedClusterRotateServiceAccountSigningKeys", "v1beta1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v1beta1::ManagedClusterRotateServiceAccountSigningKeys>(object)?,
+            )
+        }
+        #[cfg(feature = "v1beta1")]
+        ("ManagedClusterRunCommand", "v1beta1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1beta1::ManagedClusterRunCommand>(object)?)
+        }
+        #[cfg(feature = "v1beta1")]
+        ("ManagedClusterStart", "v1beta1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1beta1::ManagedClusterStart>(object)?)
+        }
+        #[cfg(feature = "v1beta1")]
+        ("ManagedClusterStop", "v1beta1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1beta1::ManagedClusterStop>(object)?)
+        }
+        #[cfg(feature = "v1beta1")]
+        ("AgentPoolAbort", "v1beta1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1beta1::AgentPoolAbort>(object)?)
+        }
+        #[cfg(feature = "v1beta1")]
+        ("AgentPoolDeleteMachines", "v1beta1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1beta1::AgentPoolDeleteMachines>(object)?)
+        }
+        #[cfg(feature = "v1beta1")]
+        ("AgentPoolUpgradeNodeImageVersion", "v1beta1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v1beta1::AgentPoolUpgradeNodeImageVersion>(object)?,
+            )
+        }
         #[cfg(feature = "v2alpha1")]
         ("ManagedCluster", "v2alpha1") => {
             armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2alpha1::ManagedCluster>(object)?)
@@ -84,6 +142,66 @@ pub fn normalize(object: serde_json::Value) -> Result<serde_json::Value, armgen_
         #[cfg(feature = "v2alpha1")]
         ("Snapshot", "v2alpha1") => {
             armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2alpha1::Snapshot>(object)?)
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("ManagedClusterAbort", "v2alpha1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2alpha1::ManagedClusterAbort>(object)?)
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("ManagedClusterResetAadProfile", "v2alpha1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v2alpha1::ManagedClusterResetAadProfile>(object)?,
+            )
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("ManagedClusterResetServicePrincipalProfile", "v2alpha1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v2alpha1::ManagedClusterResetServicePrincipalProfile>(object)?,
+            )
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("ManagedClusterResolvePrivateLinkServiceId", "v2alpha1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v2alpha1::ManagedClusterResolvePrivateLinkServiceId>(object)?,
+            )
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("ManagedClusterRotateClusterCertificates", "v2alpha1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v2alpha1::ManagedClusterRotateClusterCertificates>(object)?,
+            )
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("ManagedClusterRotateServiceAccountSigningKeys", "v2alpha1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v2alpha1::ManagedClusterRotateServiceAccountSigningKeys>(object)?,
+            )
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("ManagedClusterRunCommand", "v2alpha1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2alpha1::ManagedClusterRunCommand>(object)?)
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("ManagedClusterStart", "v2alpha1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2alpha1::ManagedClusterStart>(object)?)
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("ManagedClusterStop", "v2alpha1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2alpha1::ManagedClusterStop>(object)?)
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("AgentPoolAbort", "v2alpha1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2alpha1::AgentPoolAbort>(object)?)
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("AgentPoolDeleteMachines", "v2alpha1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2alpha1::AgentPoolDeleteMachines>(object)?)
+        }
+        #[cfg(feature = "v2alpha1")]
+        ("AgentPoolUpgradeNodeImageVersion", "v2alpha1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v2alpha1::AgentPoolUpgradeNodeImageVersion>(object)?,
+            )
         }
         #[cfg(feature = "v2beta1")]
         ("ManagedCluster", "v2beta1") => {
@@ -124,6 +242,64 @@ pub fn normalize(object: serde_json::Value) -> Result<serde_json::Value, armgen_
         #[cfg(feature = "v2beta1")]
         ("Snapshot", "v2beta1") => {
             armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2beta1::Snapshot>(object)?)
+        }
+        #[cfg(feature = "v2beta1")]
+        ("ManagedClusterAbort", "v2beta1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2beta1::ManagedClusterAbort>(object)?)
+        }
+        #[cfg(feature = "v2beta1")]
+        ("ManagedClusterResetAadProfile", "v2beta1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2beta1::ManagedClusterResetAadProfile>(object)?)
+        }
+        #[cfg(feature = "v2beta1")]
+        ("ManagedClusterResetServicePrincipalProfile", "v2beta1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v2beta1::ManagedClusterResetServicePrincipalProfile>(object)?,
+            )
+        }
+        #[cfg(feature = "v2beta1")]
+        ("ManagedClusterResolvePrivateLinkServiceId", "v2beta1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v2beta1::ManagedClusterResolvePrivateLinkServiceId>(object)?,
+            )
+        }
+        #[cfg(feature = "v2beta1")]
+        ("ManagedClusterRotateClusterCertificates", "v2beta1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v2beta1::ManagedClusterRotateClusterCertificates>(object)?,
+            )
+        }
+        #[cfg(feature = "v2beta1")]
+        ("ManagedClusterRotateServiceAccountSigningKeys", "v2beta1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v2beta1::ManagedClusterRotateServiceAccountSigningKeys>(object)?,
+            )
+        }
+        #[cfg(feature = "v2beta1")]
+        ("ManagedClusterRunCommand", "v2beta1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2beta1::ManagedClusterRunCommand>(object)?)
+        }
+        #[cfg(feature = "v2beta1")]
+        ("ManagedClusterStart", "v2beta1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2beta1::ManagedClusterStart>(object)?)
+        }
+        #[cfg(feature = "v2beta1")]
+        ("ManagedClusterStop", "v2beta1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2beta1::ManagedClusterStop>(object)?)
+        }
+        #[cfg(feature = "v2beta1")]
+        ("AgentPoolAbort", "v2beta1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2beta1::AgentPoolAbort>(object)?)
+        }
+        #[cfg(feature = "v2beta1")]
+        ("AgentPoolDeleteMachines", "v2beta1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v2beta1::AgentPoolDeleteMachines>(object)?)
+        }
+        #[cfg(feature = "v2beta1")]
+        ("AgentPoolUpgradeNodeImageVersion", "v2beta1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v2beta1::AgentPoolUpgradeNodeImageVersion>(object)?,
+            )
         }
         (kind, version) => Err(armgen_runtime::hub::not_served(kind, version)),
     }
@@ -466,6 +642,492 @@ pub fn convert(
                     )
                 }
                 _ => Err(armgen_runtime::hub::not_served("Snapshot", to)),
+            }
+        }
+        "ManagedClusterAbort" => {
+            let hub: v2beta1::ManagedClusterAbort = match from {
+                "v2beta1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<v2beta1::ManagedClusterAbort>::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::ManagedClusterAbort>(object)?,
+                    )?
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::ConvertObject::<v2beta1::ManagedClusterAbort>::convert_object(
+                        &armgen_runtime::hub::decode::<v2alpha1::ManagedClusterAbort>(object)?,
+                    )?
+                }
+                _ => {
+                    return Err(armgen_runtime::hub::not_served("ManagedClusterAbort", from));
+                }
+            };
+            match to {
+                "v2beta1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<v1beta1::ManagedClusterAbort>::convert_object(&hub)?,
+                    )
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<v2alpha1::ManagedClusterAbort>::convert_object(&hub)?,
+                    )
+                }
+                _ => Err(armgen_runtime::hub::not_served("ManagedClusterAbort", to)),
+            }
+        }
+        "ManagedClusterResetAadProfile" => {
+            let hub: v2beta1::ManagedClusterResetAadProfile = match from {
+                "v2beta1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<v2beta1::ManagedClusterResetAadProfile>::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::ManagedClusterResetAadProfile>(object)?,
+                    )?
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::ConvertObject::<v2beta1::ManagedClusterResetAadProfile>::convert_object(
+                        &armgen_runtime::hub::decode::<v2alpha1::ManagedClusterResetAadProfile>(object)?,
+                    )?
+                }
+                _ => {
+                    return Err(armgen_runtime::hub::not_served("ManagedClusterResetAadProfile", from));
+                }
+            };
+            match to {
+                "v2beta1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v1beta1::ManagedClusterResetAadProfile,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v2alpha1::ManagedClusterResetAadProfile,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                _ => {
+                    Err(armgen_runtime::hub::not_served("ManagedClusterResetAadProfile", to))
+                }
+            }
+        }
+        "ManagedClusterResetServicePrincipalProfile" => {
+            let hub: v2beta1::ManagedClusterResetServicePrincipalProfile = match from {
+                "v2beta1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<
+                        v2beta1::ManagedClusterResetServicePrincipalProfile,
+                    >::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::ManagedClusterResetServicePrincipalProfile>(object)?,
+                    )?
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::ConvertObject::<
+                        v2beta1::ManagedClusterResetServicePrincipalProfile,
+                    >::convert_object(
+                        &armgen_runtime::hub::decode::<v2alpha1::ManagedClusterResetServicePrincipalProfile>(object)?,
+                    )?
+                }
+                _ => {
+                    return Err(armgen_runtime::hub::not_served("ManagedClusterResetServicePrincipalProfile", from));
+                }
+            };
+            match to {
+                "v2beta1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v1beta1::ManagedClusterResetServicePrincipalProfile,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v2alpha1::ManagedClusterResetServicePrincipalProfile,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                _ => {
+                    Err(armgen_runtime::hub::not_served("ManagedClusterResetServicePrincipalProfile", to))
+                }
+            }
+        }
+        "ManagedClusterResolvePrivateLinkServiceId" => {
+            let hub: v2beta1::ManagedClusterResolvePrivateLinkServiceId = match from {
+                "v2beta1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<
+                        v2beta1::ManagedClusterResolvePrivateLinkServiceId,
+                    >::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::ManagedClusterResolvePrivateLinkServiceId>(object)?,
+                    )?
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::ConvertObject::<
+                        v2beta1::ManagedClusterResolvePrivateLinkServiceId,
+                    >::convert_object(
+                        &armgen_runtime::hub::decode::<v2alpha1::ManagedClusterResolvePrivateLinkServiceId>(object)?,
+                    )?
+                }
+                _ => {
+                    return Err(armgen_runtime::hub::not_served("ManagedClusterResolvePrivateLinkServiceId", from));
+                }
+            };
+            match to {
+                "v2beta1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v1beta1::ManagedClusterResolvePrivateLinkServiceId,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v2alpha1::ManagedClusterResolvePrivateLinkServiceId,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                _ => {
+                    Err(armgen_runtime::hub::not_served("ManagedClusterResolvePrivateLinkServiceId", to))
+                }
+            }
+        }
+        "ManagedClusterRotateClusterCertificates" => {
+            let hub: v2beta1::ManagedClusterRotateClusterCertificates = match from {
+                "v2beta1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<
+                        v2beta1::ManagedClusterRotateClusterCertificates,
+                    >::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::ManagedClusterRotateClusterCertificates>(object)?,
+                    )?
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::ConvertObject::<
+                        v2beta1::ManagedClusterRotateClusterCertificates,
+                    >::convert_object(
+                        &armgen_runtime::hub::decode::<v2alpha1::ManagedClusterRotateClusterCertificates>(object)?,
+                    )?
+                }
+                _ => {
+                    return Err(armgen_runtime::hub::not_served("ManagedClusterRotateClusterCertificates", from));
+                }
+            };
+            match to {
+                "v2beta1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v1beta1::ManagedClusterRotateClusterCertificates,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v2alpha1::ManagedClusterRotateClusterCertificates,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                _ => {
+                    Err(armgen_runtime::hub::not_served("ManagedClusterRotateClusterCertificates", to))
+                }
+            }
+        }
+        "ManagedClusterRotateServiceAccountSigningKeys" => {
+            let hub: v2beta1::ManagedClusterRotateServiceAccountSigningKeys = match from {
+                "v2beta1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<
+                        v2beta1::ManagedClusterRotateServiceAccountSigningKeys,
+                    >::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::ManagedClusterRotateServiceAccountSigningKeys>(object)?,
+                    )?
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::ConvertObject::<
+                        v2beta1::ManagedClusterRotateServiceAccountSigningKeys,
+                    >::convert_object(
+                        &armgen_runtime::hub::decode::<
+                            v2alpha1::ManagedClusterRotateServiceAccountSigningKeys,
+                        >(object)?,
+                    )?
+                }
+                _ => {
+                    return Err(armgen_runtime::hub::not_served("ManagedClusterRotateServiceAccountSigningKeys", from));
+                }
+            };
+            match to {
+                "v2beta1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v1beta1::ManagedClusterRotateServiceAccountSigningKeys,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v2alpha1::ManagedClusterRotateServiceAccountSigningKeys,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                _ => {
+                    Err(armgen_runtime::hub::not_served("ManagedClusterRotateServiceAccountSigningKeys", to))
+                }
+            }
+        }
+        "ManagedClusterRunCommand" => {
+            let hub: v2beta1::ManagedClusterRunCommand = match from {
+                "v2beta1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<v2beta1::ManagedClusterRunCommand>::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::ManagedClusterRunCommand>(object)?,
+                    )?
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::ConvertObject::<v2beta1::ManagedClusterRunCommand>::convert_object(
+                        &armgen_runtime::hub::decode::<v2alpha1::ManagedClusterRunCommand>(object)?,
+                    )?
+                }
+                _ => {
+                    return Err(armgen_runtime::hub::not_served("ManagedClusterRunCommand", from));
+                }
+            };
+            match to {
+                "v2beta1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<v1beta1::ManagedClusterRunCommand>::convert_object(&hub)?,
+                    )
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v2alpha1::ManagedClusterRunCommand,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                _ => Err(armgen_runtime::hub::not_served("ManagedClusterRunCommand", to)),
+            }
+        }
+        "ManagedClusterStart" => {
+            let hub: v2beta1::ManagedClusterStart = match from {
+                "v2beta1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<v2beta1::ManagedClusterStart>::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::ManagedClusterStart>(object)?,
+                    )?
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::ConvertObject::<v2beta1::ManagedClusterStart>::convert_object(
+                        &armgen_runtime::hub::decode::<v2alpha1::ManagedClusterStart>(object)?,
+                    )?
+                }
+                _ => {
+                    return Err(armgen_runtime::hub::not_served("ManagedClusterStart", from));
+                }
+            };
+            match to {
+                "v2beta1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<v1beta1::ManagedClusterStart>::convert_object(&hub)?,
+                    )
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<v2alpha1::ManagedClusterStart>::convert_object(&hub)?,
+                    )
+                }
+                _ => Err(armgen_runtime::hub::not_served("ManagedClusterStart", to)),
+            }
+        }
+        "ManagedClusterStop" => {
+            let hub: v2beta1::ManagedClusterStop = match from {
+                "v2beta1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<v2beta1::ManagedClusterStop>::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::ManagedClusterStop>(object)?,
+                    )?
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::ConvertObject::<v2beta1::ManagedClusterStop>::convert_object(
+                        &armgen_runtime::hub::decode::<v2alpha1::ManagedClusterStop>(object)?,
+                    )?
+                }
+                _ => {
+                    return Err(armgen_runtime::hub::not_served("ManagedClusterStop", from));
+                }
+            };
+            match to {
+                "v2beta1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<v1beta1::ManagedClusterStop>::convert_object(&hub)?,
+                    )
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<v2alpha1::ManagedClusterStop>::convert_object(&hub)?,
+                    )
+                }
+                _ => Err(armgen_runtime::hub::not_served("ManagedClusterStop", to)),
+            }
+        }
+        "AgentPoolAbort" => {
+            let hub: v2beta1::AgentPoolAbort = match from {
+                "v2beta1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<v2beta1::AgentPoolAbort>::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::AgentPoolAbort>(object)?,
+                    )?
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::ConvertObject::<v2beta1::AgentPoolAbort>::convert_object(
+                        &armgen_runtime::hub::decode::<v2alpha1::AgentPoolAbort>(object)?,
+                    )?
+                }
+                _ => return Err(armgen_runtime::hub::not_served("AgentPoolAbort", from)),
+            };
+            match to {
+                "v2beta1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<v1beta1::AgentPoolAbort>::convert_object(&hub)?,
+                    )
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<v2alpha1::AgentPoolAbort>::convert_object(&hub)?,
+                    )
+                }
+                _ => Err(armgen_runtime::hub::not_served("AgentPoolAbort", to)),
+            }
+        }
+        "AgentPoolDeleteMachines" => {
+            let hub: v2beta1::AgentPoolDeleteMachines = match from {
+                "v2beta1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<v2beta1::AgentPoolDeleteMachines>::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::AgentPoolDeleteMachines>(object)?,
+                    )?
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::ConvertObject::<v2beta1::AgentPoolDeleteMachines>::convert_object(
+                        &armgen_runtime::hub::decode::<v2alpha1::AgentPoolDeleteMachines>(object)?,
+                    )?
+                }
+                _ => {
+                    return Err(armgen_runtime::hub::not_served("AgentPoolDeleteMachines", from));
+                }
+            };
+            match to {
+                "v2beta1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<v1beta1::AgentPoolDeleteMachines>::convert_object(&hub)?,
+                    )
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<v2alpha1::AgentPoolDeleteMachines>::convert_object(&hub)?,
+                    )
+                }
+                _ => Err(armgen_runtime::hub::not_served("AgentPoolDeleteMachines", to)),
+            }
+        }
+        "AgentPoolUpgradeNodeImageVersion" => {
+            let hub: v2beta1::AgentPoolUpgradeNodeImageVersion = match from {
+                "v2beta1" => armgen_runtime::hub::decode(object)?,
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::ConvertObject::<v2beta1::AgentPoolUpgradeNodeImageVersion>::convert_object(
+                        &armgen_runtime::hub::decode::<v1beta1::AgentPoolUpgradeNodeImageVersion>(object)?,
+                    )?
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::ConvertObject::<v2beta1::AgentPoolUpgradeNodeImageVersion>::convert_object(
+                        &armgen_runtime::hub::decode::<v2alpha1::AgentPoolUpgradeNodeImageVersion>(object)?,
+                    )?
+                }
+                _ => {
+                    return Err(armgen_runtime::hub::not_served("AgentPoolUpgradeNodeImageVersion", from));
+                }
+            };
+            match to {
+                "v2beta1" => armgen_runtime::hub::encode(&hub),
+                #[cfg(feature = "v1beta1")]
+                "v1beta1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v1beta1::AgentPoolUpgradeNodeImageVersion,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                #[cfg(feature = "v2alpha1")]
+                "v2alpha1" => {
+                    armgen_runtime::hub::encode(
+                        &armgen_runtime::hub::ConvertObject::<
+                            v2alpha1::AgentPoolUpgradeNodeImageVersion,
+                        >::convert_object(&hub)?,
+                    )
+                }
+                _ => {
+                    Err(armgen_runtime::hub::not_served("AgentPoolUpgradeNodeImageVersion", to))
+                }
             }
         }
         kind => {

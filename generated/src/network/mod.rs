@@ -17,6 +17,16 @@ pub fn normalize(object: serde_json::Value) -> Result<serde_json::Value, armgen_
         ("Subnet", "v1alpha1") => {
             armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1alpha1::Subnet>(object)?)
         }
+        #[cfg(feature = "v1alpha1")]
+        ("SubnetPrepareNetworkPolicies", "v1alpha1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1alpha1::SubnetPrepareNetworkPolicies>(object)?)
+        }
+        #[cfg(feature = "v1alpha1")]
+        ("SubnetUnprepareNetworkPolicies", "v1alpha1") => {
+            armgen_runtime::hub::encode(
+                &armgen_runtime::hub::decode::<v1alpha1::SubnetUnprepareNetworkPolicies>(object)?,
+            )
+        }
         (kind, version) => Err(armgen_runtime::hub::not_served(kind, version)),
     }
 }
@@ -52,6 +62,34 @@ pub fn convert(
             match to {
                 "v1alpha1" => armgen_runtime::hub::encode(&hub),
                 _ => Err(armgen_runtime::hub::not_served("Subnet", to)),
+            }
+        }
+        "SubnetPrepareNetworkPolicies" => {
+            let hub: v1alpha1::SubnetPrepareNetworkPolicies = match from {
+                "v1alpha1" => armgen_runtime::hub::decode(object)?,
+                _ => {
+                    return Err(armgen_runtime::hub::not_served("SubnetPrepareNetworkPolicies", from));
+                }
+            };
+            match to {
+                "v1alpha1" => armgen_runtime::hub::encode(&hub),
+                _ => {
+                    Err(armgen_runtime::hub::not_served("SubnetPrepareNetworkPolicies", to))
+                }
+            }
+        }
+        "SubnetUnprepareNetworkPolicies" => {
+            let hub: v1alpha1::SubnetUnprepareNetworkPolicies = match from {
+                "v1alpha1" => armgen_runtime::hub::decode(object)?,
+                _ => {
+                    return Err(armgen_runtime::hub::not_served("SubnetUnprepareNetworkPolicies", from));
+                }
+            };
+            match to {
+                "v1alpha1" => armgen_runtime::hub::encode(&hub),
+                _ => {
+                    Err(armgen_runtime::hub::not_served("SubnetUnprepareNetworkPolicies", to))
+                }
             }
         }
         kind => {

@@ -13,6 +13,10 @@ pub fn normalize(object: serde_json::Value) -> Result<serde_json::Value, armgen_
         ("ResourceGroup", "v1alpha1") => {
             armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1alpha1::ResourceGroup>(object)?)
         }
+        #[cfg(feature = "v1alpha1")]
+        ("ResourceGroupExportTemplate", "v1alpha1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1alpha1::ResourceGroupExportTemplate>(object)?)
+        }
         (kind, version) => Err(armgen_runtime::hub::not_served(kind, version)),
     }
 }
@@ -38,6 +42,20 @@ pub fn convert(
             match to {
                 "v1alpha1" => armgen_runtime::hub::encode(&hub),
                 _ => Err(armgen_runtime::hub::not_served("ResourceGroup", to)),
+            }
+        }
+        "ResourceGroupExportTemplate" => {
+            let hub: v1alpha1::ResourceGroupExportTemplate = match from {
+                "v1alpha1" => armgen_runtime::hub::decode(object)?,
+                _ => {
+                    return Err(armgen_runtime::hub::not_served("ResourceGroupExportTemplate", from));
+                }
+            };
+            match to {
+                "v1alpha1" => armgen_runtime::hub::encode(&hub),
+                _ => {
+                    Err(armgen_runtime::hub::not_served("ResourceGroupExportTemplate", to))
+                }
             }
         }
         kind => {

@@ -210,6 +210,26 @@ pub struct KubeResourceConfig {
     /// What the resource's Azure name must look like, when the spec says so only in words.
     #[serde(default)]
     pub azure_name: Option<AzureNameConfig>,
+    /// Which of the resource's ARM POST actions become action kinds, and their names.
+    #[serde(default)]
+    pub actions: ActionsConfig,
+}
+
+/// `kubernetes.resources.<Kind>.actions`: every POST operation under the resource's path is an action kind
+/// (`<Kind><Action>`, e.g. `ManagedClusterRunCommand`) unless excluded here.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ActionsConfig {
+    /// Action (its path after the resource's, as the spec writes it, e.g. `listClusterAdminCredential` or
+    /// `accessProfiles/{roleName}/listCredential`) → why it has no action kind (required, shown in `REPORT.md`).
+    #[serde(default)]
+    pub exclude: BTreeMap<String, String>,
+    /// Action → the action kind's name, instead of `<Kind><Action>`.
+    #[serde(default)]
+    pub rename: BTreeMap<String, String>,
+    /// When every action kind of the resource waits for it (an action kind's own `ownerGate` comes first).
+    #[serde(default)]
+    pub owner_gate: Option<OwnerGateConfig>,
 }
 
 /// `kubernetes.resources.<Kind>.azureName`: the format of the resource's Azure name.
@@ -680,6 +700,31 @@ fn check_kube_resource(key: &str, kind: &str, rc: &KubeResourceConfig) -> std::r
     }
     if let Some(name) = &rc.azure_name {
         check_source(&format!("{key}.azureName.source"), &name.source)?;
+    }
+    for (action, because) in &rc.actions.exclude {
+        if action.is_empty() || action.starts_with('/') {
+            return Err((
+                format!("{key}.actions.exclude.{action}"),
+                "name the action by its path after the resource's, such as listClusterAdminCredential".into(),
+            ));
+        }
+        if because.trim().is_empty() {
+            return Err((
+                format!("{key}.actions.exclude.{action}"),
+                "say why the action has no action kind".into(),
+            ));
+        }
+    }
+    if let Some(gate) = &rc.actions.owner_gate {
+        check_owner_gate(&format!("{key}.actions.ownerGate"), gate)?;
+    }
+    for (action, name) in &rc.actions.rename {
+        if !is_type_ident(name) {
+            return Err((
+                format!("{key}.actions.rename.{action}"),
+                format!("{name:?} is not an UpperCamelCase kind name"),
+            ));
+        }
     }
     for (export, path) in &rc.config_maps {
         if !is_export_name(export) {

@@ -220,7 +220,8 @@ pub fn version_files(
     let cx = Ctx { kube };
     let mut modules: BTreeMap<&str, Vec<TokenStream>> = BTreeMap::new();
     let mut values = BTreeSet::new();
-    for r in &kube.resources {
+    // An action kind runs once: nothing compares its spec with Azure.
+    for r in kube.resources.iter().filter(|r| r.action.is_none()) {
         let spec = format_ident!("{}Spec", r.kind);
         let item = cx.impl_for(quote!(super::super::#spec), &r.spec_fields, &format!("{}Spec", r.kind))?;
         modules.entry(r.module.as_str()).or_default().push(item);
@@ -272,7 +273,7 @@ pub fn version_files(
         });
     }
     let mods: Vec<_> = modules.keys().map(|m| format_ident!("{}", m)).collect();
-    let arms = kube.resources.iter().map(|r| {
+    let arms = kube.resources.iter().filter(|r| r.action.is_none()).map(|r| {
         let kind = r.kind.as_str();
         let k = format_ident!("{}", r.kind);
         let spec = format_ident!("{}Spec", r.kind);

@@ -481,6 +481,16 @@ impl Ctx<'_> {
             quote!(_resolver)
         };
         let spec_from = self.spec_from_arm(r, &by_json)?;
+        // An action without parameters reads nothing of its payload into the spec.
+        let spec_arm_param = if r
+            .spec_fields
+            .iter()
+            .any(|f| matches!(f.special, Special::None | Special::AzureName))
+        {
+            quote!(arm)
+        } else {
+            quote!(_arm)
+        };
         let status_from = self.status_from_arm(r, &by_json)?;
         let operator_items = operator_spec(r);
         let template_items = if r.template {
@@ -511,7 +521,7 @@ impl Ctx<'_> {
 
                 /// The spec part of an ARM payload: read-only properties dropped, resource IDs as `armId`
                 /// references, secrets unset.
-                pub fn from_arm(arm: &arm::#arm_name) -> Self {
+                pub fn from_arm(#spec_arm_param: &arm::#arm_name) -> Self {
                     Self { #(#spec_from)* }
                 }
             }
@@ -977,7 +987,7 @@ fn uses_path(fields: &[KubeField]) -> bool {
     fields
         .iter()
         .filter(|f| f.special == Special::None)
-        .any(|f| converts(&f.ty) || f.from_config || f.arm_props.iter().any(|p| !arm_optional(p)))
+        .any(|f| converts(&f.ty) || f.from_config || f.arm_props.last().is_some_and(|p| !arm_optional(p)))
 }
 
 /// Whether any field's conversion uses the resolver (a nested object, a reference or a ConfigMap value).

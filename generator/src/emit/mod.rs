@@ -249,7 +249,8 @@ fn version_files(files: &mut BTreeMap<PathBuf, String>, v: &VersionOutput<'_>, h
     }
 
     let mod_idents: Vec<_> = modules.iter().map(|m| format_ident!("{}", m)).collect();
-    let infos = ir.resources.iter().map(|r| {
+    // Resources only: an action kind's ARM type is no payload of the wire (`crate::ir::ActionMeta`).
+    let infos = ir.resources.iter().filter(|r| r.action.is_none()).map(|r| {
         let kind = &r.kind;
         let arm_type = &r.arm_type;
         let path = &r.path;
@@ -268,7 +269,7 @@ fn version_files(files: &mut BTreeMap<PathBuf, String>, v: &VersionOutput<'_>, h
             },
         }
     });
-    let arms = ir.resources.iter().filter_map(|r| {
+    let arms = ir.resources.iter().filter(|r| r.action.is_none()).filter_map(|r| {
         let ty = ir.types.get(&r.body_type)?;
         let name = format_ident!("{}", ty.rust_name);
         let kind = &r.kind;

@@ -68,6 +68,7 @@ fn kube_registry(kube_versions: &[&VersionOutput<'_>]) -> TokenStream {
     let version_infos = version_infos(kube_versions);
     let stored = storage_versions(kube_versions);
     let kind_infos: Vec<TokenStream> = kube_versions.iter().filter_map(|v| kind_infos(v, &stored)).collect();
+    let action_infos: Vec<TokenStream> = kube_versions.iter().filter_map(|v| action_infos(v, &stored)).collect();
     let (import_dispatch, export_dispatch) = import_export_dispatch(kube_versions);
     let crd_lookups = crd_lookups(kube_versions);
     let diff_registry = super::diff::registry(kube_versions);
@@ -78,6 +79,10 @@ fn kube_registry(kube_versions: &[&VersionOutput<'_>]) -> TokenStream {
         /// Every generated custom resource kind of every version (those whose feature is on), with its ARM
         /// resource: the registry a generic controller or simulator serves.
         pub const KINDS: &[armgen_runtime::KindInfo] = &[#(#kind_infos)*];
+
+        /// Every generated action kind of every version (those whose feature is on): a custom resource that runs
+        /// one ARM POST action on its owner once. Not in [`KINDS`], which are the resources.
+        pub const ACTIONS: &[armgen_runtime::ActionInfo] = &[#(#action_infos)*];
 
         /// What the services do that their specs do not say (`rules.json`, generated from the config's
         /// `kubernetes.errors`, `childOwned`, `ownerGate` and `immutable` entries and the specs'
@@ -155,7 +160,7 @@ fn version_infos(kube_versions: &[&VersionOutput<'_>]) -> Vec<TokenStream> {
             let kube = v.kube?;
             let (g, k, a, st, sv) = (v.group, v.kube_version, v.ir.api_version.as_str(), v.storage, kube.served);
             let kg = kube.group.as_str();
-            let kinds = kube.resources.iter().map(|r| r.kind.as_str());
+            let kinds = kube.resources.iter().filter(|r| r.action.is_none()).map(|r| r.kind.as_str());
             Some(quote! {
                 #[cfg(feature = #k)]
                 armgen_runtime::VersionInfo { group: #g, kube_group: #kg, version: #k, api_version: #a, storage: #st, served: #sv, kinds: &[#(#kinds),*] },
@@ -176,6 +181,7 @@ fn kind_infos(v: &VersionOutput<'_>, stored: &Stored<'_>) -> Option<TokenStream>
     let rows: Vec<TokenStream> = kube
         .resources
         .iter()
+        .filter(|r| r.action.is_none())
         .filter_map(|r| {
             let arm = v.ir.resources.iter().find(|a| a.arm_type == r.arm_type)?;
             let (kind, plural) = (r.kind.as_str(), r.plural.as_str());
@@ -207,6 +213,56 @@ fn kind_infos(v: &VersionOutput<'_>, stored: &Stored<'_>) -> Option<TokenStream>
                         kind: #kind, arm_type: #arm_type, api_version: #api_version, path: #path,
                         parents: &[#(#parents),*], scope: #scope, long_running: #lro,
                     },
+                },
+            })
+        })
+        .collect();
+    Some(quote! {
+        #(
+            #[cfg(feature = #k)]
+            #rows
+        )*
+    })
+}
+
+/// The `ACTIONS` entries of one version: an `ActionInfo` per action kind, its `kind.arm` the target resource's,
+/// each behind the version's feature; `None` for a version without custom resources.
+fn action_infos(v: &VersionOutput<'_>, stored: &Stored<'_>) -> Option<TokenStream> {
+    let kube = v.kube?;
+    let (g, k) = (v.group, v.kube_version);
+    let kg = kube.group.as_str();
+    let rows: Vec<TokenStream> = kube
+        .resources
+        .iter()
+        .filter_map(|r| {
+            let action = r.action.as_ref()?;
+            let own = v.ir.resources.iter().find(|a| a.arm_type == r.arm_type)?;
+            let target = v.ir.resources.iter().find(|a| a.kind == action.target && a.action.is_none())?;
+            let (kind, plural, target_kind) = (r.kind.as_str(), r.plural.as_str(), target.kind.as_str());
+            let st = stored.get(&(g, r.kind.clone())).is_some_and(|(s, _)| *s == k);
+            let served = kube.served;
+            let (arm_type, api_version, path, lro) =
+                (&target.arm_type, v.ir.api_version.as_str(), &target.path, target.long_running);
+            let parents = &target.parents;
+            let scope = scope_tokens(&target.scope);
+            let (name, post, post_lro, body, result) =
+                (&action.name, &own.path, own.long_running, action.body, action.result);
+            let statuses = &action.statuses;
+            Some(quote! {
+                armgen_runtime::ActionInfo {
+                    kind: armgen_runtime::KindInfo {
+                        group: #g, kube_group: #kg, version: #k, kind: #kind, plural: #plural, storage: #st, served: #served,
+                        owner_kind: Some(#target_kind),
+                        name_format: armgen_runtime::NameFormat::Any,
+                        secret_exports: &[],
+                        config_map_exports: &[],
+                        arm: armgen_runtime::ResourceInfo {
+                            kind: #target_kind, arm_type: #arm_type, api_version: #api_version, path: #path,
+                            parents: &[#(#parents),*], scope: #scope, long_running: #lro,
+                        },
+                    },
+                    action: #name, path: #post, long_running: #post_lro, body: #body, result: #result,
+                    statuses: &[#(#statuses),*],
                 },
             })
         })

@@ -32,7 +32,14 @@ pub fn document(config: &Config, config_file: &Path, outputs: &[VersionOutput<'_
             let Some(kube) = v.kube else { continue };
             for r in &kube.resources {
                 let rc = group.kubernetes.resources.get(&r.kind);
-                let rules = kind_rules(kube, r, rc).map_err(|(key, message)| Error::Config {
+                // An action kind waits as its own config says, else as its target's `actions.ownerGate` says.
+                let target_gate = r
+                    .action
+                    .as_ref()
+                    .and_then(|a| group.kubernetes.resources.get(&a.target))
+                    .and_then(|t| t.actions.owner_gate.as_ref());
+                let gate = rc.and_then(|rc| rc.owner_gate.as_ref()).or(target_gate);
+                let rules = kind_rules(kube, r, rc, gate).map_err(|(key, message)| Error::Config {
                     file: config_file.to_path_buf(),
                     key: format!("groups.{name}.{key}"),
                     message: format!("{message} (Kubernetes version {})", v.kube_version),
@@ -98,6 +105,7 @@ fn kind_rules(
     kube: &KubeIr,
     r: &KubeResource,
     rc: Option<&KubeResourceConfig>,
+    gate: Option<&crate::config::OwnerGateConfig>,
 ) -> std::result::Result<Option<Map<String, Value>>, Problem> {
     let key = format!("kubernetes.resources.{}", r.kind);
     let mut out = Map::new();
@@ -156,7 +164,7 @@ fn kind_rules(
         out.insert("immutable".into(), immutable.into());
     }
 
-    if let Some(gate) = rc.and_then(|rc| rc.owner_gate.as_ref()) {
+    if let Some(gate) = gate {
         let key = format!("{key}.ownerGate");
         let Owner::Parent(owner_kind) = &r.owner else {
             return Err((

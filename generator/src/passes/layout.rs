@@ -3,7 +3,9 @@
 //! Types not reachable from any resource (an `allOf` parent such as `TrackedResource`, whose properties were
 //! merged into its children) are dropped. Each resource gets a module named after its kind in snake_case;
 //! a type reachable from exactly one resource goes into that resource's module, a type shared by several
-//! into `shared`.
+//! into `shared`. An action kind reaches types too, but a type that a resource reaches stays where the resources
+//! put it (`ManagedClusterAADProfile` stays in `managed_cluster`, though `ManagedClusterResetAadProfile` sends
+//! one): an action's own types (its request and response bodies) are in its module, or `shared`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -25,9 +27,18 @@ pub fn run(ir: &mut Ir) {
         r.module = module_name(&r.kind);
     }
     let users = users(ir);
+    let actions: BTreeSet<String> = ir
+        .resources
+        .iter()
+        .filter(|r| r.action.is_some())
+        .map(|r| r.module.clone())
+        .collect();
     ir.types.retain(|id, _| users.contains_key(id));
     for (id, def) in ir.types.iter_mut() {
-        let modules = users.get(id).cloned().unwrap_or_default();
+        let mut modules = users.get(id).cloned().unwrap_or_default();
+        if modules.iter().any(|m| !actions.contains(m)) {
+            modules.retain(|m| !actions.contains(m));
+        }
         def.module = match modules.len() {
             1 => modules.into_iter().next().unwrap_or_else(|| SHARED_MODULE.to_string()),
             _ => SHARED_MODULE.to_string(),

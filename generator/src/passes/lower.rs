@@ -172,13 +172,31 @@ pub fn lower(specs: &SpecSet, resources: &[DiscoveredResource], api_version: &st
             name_parameters: r.name_parameters.clone(),
             parents: r.parents.clone(),
             long_running: r.long_running,
-            actions: r.actions.clone(),
+            actions: r.actions.iter().map(|a| a.name.clone()).collect(),
+            action: None,
             get_type: get.filter(|g| *g != body),
             body_type: body,
             module: String::new(),
         });
     }
+    let mut actions = Vec::new();
+    for r in resources {
+        for a in r.actions.iter().filter(|a| !a.nested && !a.excluded) {
+            actions.push(LoweredAction {
+                resource: r,
+                action: a,
+                body: a.body.as_ref().map(|t| cx.named(t)).transpose()?,
+                result: a.response.as_ref().map(|t| cx.named(t)).transpose()?,
+                error: a.error.as_ref().map(|t| cx.named(t)).transpose()?,
+            });
+        }
+    }
     cx.run()?;
+    for a in &actions {
+        let (resource, ty) = action_resource(specs, &cx.types, a);
+        cx.types.insert(resource.body_type.clone(), ty);
+        ir.resources.push(resource);
+    }
     for r in &mut ir.resources {
         if let Some(get) = r.get_type.clone()
             && body_plus_read_only(&cx.types, &r.body_type, &get)
@@ -213,6 +231,136 @@ pub fn lower(specs: &SpecSet, resources: &[DiscoveredResource], api_version: &st
     ir.types = cx.types;
     ir.diagnostics = cx.diagnostics;
     Ok(ir)
+}
+
+/// One action of a discovered resource, its payload types lowered.
+struct LoweredAction<'a> {
+    resource: &'a DiscoveredResource,
+    action: &'a crate::discover::DiscoveredAction,
+    body: Option<TypeId>,
+    result: Option<TypeId>,
+    /// The `default` response's type (ARM's `ErrorResponse`).
+    error: Option<TypeId>,
+}
+
+/// The action kind of `a` and its synthetic ARM type (see [`crate::ir::ActionMeta`]): `parameters` (the request
+/// body, `x-ms-client-flatten`, create-only and never read back), and the read-only `result`, `startTime`,
+/// `endTime` and `error` (the error response's `error` property, ARM's `ErrorDetail`).
+fn action_resource(specs: &SpecSet, types: &BTreeMap<TypeId, TypeDef>, a: &LoweredAction<'_>) -> (Resource, TypeDef) {
+    let r = a.resource;
+    let kind = a
+        .action
+        .kind
+        .clone()
+        .unwrap_or_else(|| format!("{}{}", r.name, a.action.name.to_upper_camel_case()));
+    let display = specs
+        .doc(&r.file)
+        .map(|d| d.display.display().to_string())
+        .unwrap_or_default();
+    let op_ptr = format!("/paths/{}/post", escape_pointer(&a.action.path));
+    let origin = format!("{display}#{op_ptr}");
+    let property = |name: &str, ty: TypeRef, description: String| Property {
+        name: name.to_string(),
+        rust_name: String::new(),
+        client_name: None,
+        ty,
+        required: false,
+        read_only: true,
+        mutability: None,
+        secret: false,
+        from_config: false,
+        arm_id_keys: false,
+        identifiers: None,
+        diff_ignored_when: Default::default(),
+        immutable_source: None,
+        client_flatten: false,
+        nullable: false,
+        default: None,
+        description: Some(description),
+        validation: Validation::default(),
+        boxed: false,
+        inherited: false,
+        format: None,
+        origin: origin.clone(),
+    };
+    let mut properties = Vec::new();
+    if let Some(body) = &a.body {
+        let mut p = property(
+            "parameters",
+            TypeRef::Named(body.clone()),
+            format!("The request body of `POST …/{}`.", a.action.name),
+        );
+        p.read_only = false;
+        p.required = true;
+        p.client_flatten = true;
+        p.mutability = Some(vec!["create".to_string()]);
+        properties.push(p);
+    }
+    if let Some(result) = &a.result {
+        properties.push(property(
+            "result",
+            TypeRef::Named(result.clone()),
+            format!("The response body of `POST …/{}`, once it succeeded.", a.action.name),
+        ));
+    }
+    for (name, doc) in [
+        ("startTime", "When the reconciler sent the request (RFC 3339)."),
+        ("endTime", "When the action ended, in success or failure (RFC 3339)."),
+    ] {
+        let mut p = property(name, TypeRef::Primitive(Primitive::String), doc.to_string());
+        p.format = Some("date-time".to_string());
+        properties.push(p);
+    }
+    // ARM's error response is `{error: ErrorDetail}`: the status keeps the detail.
+    let detail = a.error.as_ref().and_then(|id| match types.get(id).map(|t| &t.kind) {
+        Some(TypeKind::Object(o)) => o.properties.iter().find(|p| p.name == "error").map(|p| p.ty.clone()),
+        _ => None,
+    });
+    properties.push(property(
+        "error",
+        detail.unwrap_or(TypeRef::Json),
+        "ARM's error, when the action failed.".to_string(),
+    ));
+    let body_type = format!("{display}#/x-armgen/actions/{}", escape_pointer(&kind));
+    let ty = TypeDef {
+        name: kind.clone(),
+        rust_name: String::new(),
+        origin: origin.clone(),
+        description: Some(format!(
+            "Runs the ARM action `{}` (`POST {}`) on a `{}` once, and records its outcome.",
+            a.action.name, a.action.path, r.name
+        )),
+        kind: TypeKind::Object(ObjectType {
+            properties,
+            ..ObjectType::default()
+        }),
+        module: String::new(),
+    };
+    let mut parents = r.parents.clone();
+    parents.push(r.arm_type.clone());
+    let resource = Resource {
+        kind,
+        // No ARM type of its own: the target's and the action's name, so that nothing keyed by ARM type takes the
+        // action kind for its target.
+        arm_type: format!("{}/{}", r.arm_type, a.action.name),
+        path: a.action.path.clone(),
+        scope: r.scope.clone(),
+        name_parameters: r.name_parameters.clone(),
+        parents,
+        long_running: a.action.long_running,
+        actions: Vec::new(),
+        action: Some(crate::ir::ActionMeta {
+            target: r.name.clone(),
+            name: a.action.name.clone(),
+            statuses: a.action.statuses.clone(),
+            body: a.body.is_some(),
+            result: a.result.is_some(),
+        }),
+        body_type,
+        get_type: None,
+        module: String::new(),
+    };
+    (resource, ty)
 }
 
 /// Whether the object type `get` is the object type `body` plus read-only properties only: every property of

@@ -368,7 +368,40 @@ fn load(
 fn discover(group: &Group<'_>, specs: &SpecSet, matched: &mut BTreeSet<String>) -> Result<Vec<DiscoveredResource>> {
     let mut resources = select_resources(group.config, crate::discover::discover(specs)?, matched);
     resources.retain(|r| group.request.options.selects_resource(&r.name, &r.arm_type));
+    for r in &mut resources {
+        select_actions(group, r, matched)?;
+    }
     Ok(resources)
+}
+
+/// The actions of `r` that become action kinds: all but those `kubernetes.resources.<Kind>.actions.exclude`
+/// names, renamed as `actions.rename` says. An action nested deeper under the resource (a path parameter of its
+/// own) cannot be an action kind: it must be excluded, else it is an error naming the config key to add.
+fn select_actions(group: &Group<'_>, r: &mut DiscoveredResource, matched: &mut BTreeSet<String>) -> Result<()> {
+    let config = group.config.kubernetes.resources.get(&r.name);
+    let key = |list: &str, action: &str| format!("kubernetes.resources.{}.actions.{list}.{action}", r.name);
+    for a in &mut r.actions {
+        if config.is_some_and(|c| c.actions.exclude.contains_key(&a.name)) {
+            matched.insert(key("exclude", &a.name));
+            a.excluded = true;
+            continue;
+        }
+        if a.nested {
+            return Err(group.error(
+                &key("exclude", &a.name),
+                format!(
+                    "POST {} is nested under {} (a path of its own below the resource): it cannot be an action kind; \
+                     exclude it, saying why",
+                    a.path, r.arm_type
+                ),
+            ));
+        }
+        if let Some(name) = config.and_then(|c| c.actions.rename.get(&a.name)) {
+            matched.insert(key("rename", &a.name));
+            a.kind = Some(name.clone());
+        }
+    }
+    Ok(())
 }
 
 /// Stage **lower**: the schemas of the resources → IR ([`crate::passes::lower`]). Each site an opaque entry
@@ -490,6 +523,20 @@ fn stale_config(group: &Group<'_>, matched: &Matched) -> Result<()> {
         let key = format!("resources.rename.{arm_type}");
         if !matched.resources.contains(&key) {
             return stale(&key);
+        }
+    }
+    for (kind, rc) in &config.kubernetes.resources {
+        let lists = [
+            ("exclude", rc.actions.exclude.keys()),
+            ("rename", rc.actions.rename.keys()),
+        ];
+        for (list, actions) in lists {
+            for action in actions {
+                let key = format!("kubernetes.resources.{kind}.actions.{list}.{action}");
+                if !matched.resources.contains(&key) {
+                    return stale(&key);
+                }
+            }
         }
     }
     Ok(())

@@ -159,9 +159,17 @@ fn label(s: &ApiStructure) -> String {
 /// Compares two API structures.
 pub fn diff(old: &ApiStructure, new: &ApiStructure) -> ApiDiff {
     // Match resources by ARM type, then by kind.
-    let key = |r: &ResourceShape| r.arm_type().unwrap_or(&r.kind).to_string();
-    let old_by: BTreeMap<String, &ResourceShape> = old.resources.values().map(|r| (key(r), r)).collect();
-    let new_by: BTreeMap<String, &ResourceShape> = new.resources.values().map(|r| (key(r), r)).collect();
+    // Resources only: an action kind's payload is the request and response of a POST, whose changes show in the
+    // structure files (`action=` lines).
+    fn resources(s: &ApiStructure) -> BTreeMap<String, &ResourceShape> {
+        let key = |r: &ResourceShape| r.arm_type().unwrap_or(&r.kind).to_string();
+        s.resources
+            .values()
+            .filter(|r| !r.is_action())
+            .map(|r| (key(r), r))
+            .collect()
+    }
+    let (old_by, new_by) = (resources(old), resources(new));
     let summary = |r: &ResourceShape| ResourceSummary {
         kind: r.kind.clone(),
         arm_type: r.arm_type().unwrap_or_default().to_string(),

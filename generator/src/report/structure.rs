@@ -24,6 +24,7 @@
 //!   are listed where it first occurs), `mutability=…`, `format=…`, `default=<JSON>`, `identifiers=…`,
 //!   `additional=<type>`, the validation keywords (`pattern`, `minLength`, `maxLength`, `minimum`, `maximum`,
 //!   `minItems`, `maxItems`, `uniqueItems`); on a resource line (empty path) `resource=<ARM type>`,
+//!   `action=<ARM action>` (an action kind: `resource` is then the target's type and the action, `path` the POST),
 //!   `long-running`, `path=<PUT path>`, `get=<type>` (the GET response type when it differs).
 //! - `Kind.path = "value"` is one value of the enum a property has (through arrays and maps too).
 //!
@@ -231,12 +232,15 @@ pub mod attr {
         "uniqueItems",
     ];
     pub const RESOURCE: &str = "resource";
+    /// On an action kind's line: the ARM action it runs.
+    pub const ACTION: &str = "action";
     pub const LONG_RUNNING: &str = "long-running";
     pub const PATH: &str = "path";
     pub const GET: &str = "get";
 
     pub(super) const ORDER: &[&str] = &[
         RESOURCE,
+        ACTION,
         LONG_RUNNING,
         PATH,
         GET,
@@ -339,6 +343,11 @@ impl ResourceShape {
         self.root().and_then(|r| r.get(attr::RESOURCE))
     }
 
+    /// Whether this is an action kind (`action=<ARM action>` on its line), not a resource.
+    pub fn is_action(&self) -> bool {
+        self.root().is_some_and(|r| r.get(attr::ACTION).is_some())
+    }
+
     /// Property paths (without the resource's own line).
     pub fn properties(&self) -> impl Iterator<Item = (&PropPath, &Entry)> {
         self.paths.iter().filter(|(p, _)| !p.is_empty())
@@ -371,6 +380,7 @@ impl ApiStructure {
                 values: None,
             };
             root.set(attr::RESOURCE, Some(r.arm_type.clone()));
+            root.set(attr::ACTION, r.action.as_ref().map(|a| a.name.clone()));
             root.set_flag(attr::LONG_RUNNING, r.long_running);
             root.set(attr::PATH, Some(r.path.clone()));
             if let Some(get) = &r.get_type {

@@ -22,6 +22,30 @@ mod trusted_access_role_binding;
 pub use trusted_access_role_binding::*;
 mod snapshot;
 pub use snapshot::*;
+mod managed_cluster_abort;
+pub use managed_cluster_abort::*;
+mod managed_cluster_reset_aad_profile;
+pub use managed_cluster_reset_aad_profile::*;
+mod managed_cluster_reset_service_principal_profile;
+pub use managed_cluster_reset_service_principal_profile::*;
+mod managed_cluster_resolve_private_link_service_id;
+pub use managed_cluster_resolve_private_link_service_id::*;
+mod managed_cluster_rotate_cluster_certificates;
+pub use managed_cluster_rotate_cluster_certificates::*;
+mod managed_cluster_rotate_service_account_signing_keys;
+pub use managed_cluster_rotate_service_account_signing_keys::*;
+mod managed_cluster_run_command;
+pub use managed_cluster_run_command::*;
+mod managed_cluster_start;
+pub use managed_cluster_start::*;
+mod managed_cluster_stop;
+pub use managed_cluster_stop::*;
+mod agent_pool_abort;
+pub use agent_pool_abort::*;
+mod agent_pool_delete_machines;
+pub use agent_pool_delete_machines::*;
+mod agent_pool_upgrade_node_image_version;
+pub use agent_pool_upgrade_node_image_version::*;
 /// The Kubernetes API group of these custom resources.
 pub const GROUP: &str = "containerservice.armgen.dev";
 /// The kinds of this version.
@@ -32,6 +56,18 @@ pub const KINDS: &[&str] = &[
     "PrivateEndpointConnection",
     "TrustedAccessRoleBinding",
     "Snapshot",
+    "ManagedClusterAbort",
+    "ManagedClusterResetAadProfile",
+    "ManagedClusterResetServicePrincipalProfile",
+    "ManagedClusterResolvePrivateLinkServiceId",
+    "ManagedClusterRotateClusterCertificates",
+    "ManagedClusterRotateServiceAccountSigningKeys",
+    "ManagedClusterRunCommand",
+    "ManagedClusterStart",
+    "ManagedClusterStop",
+    "AgentPoolAbort",
+    "AgentPoolDeleteMachines",
+    "AgentPoolUpgradeNodeImageVersion",
 ];
 /// Imports an ARM payload of `kind` as a custom resource (JSON), as `armctl import` does; `None` for a
 /// kind this version does not have.
@@ -72,6 +108,68 @@ pub fn import(
             "Snapshot" => {
                 serde_json::from_str::<arm::Snapshot>(arm_json)
                     .and_then(|a| armgen_runtime::hub::to_json(&Snapshot::from_arm(name, namespace, &a)))
+            }
+            "ManagedClusterAbort" => {
+                serde_json::from_str::<arm::ManagedClusterAbort>(arm_json)
+                    .and_then(|a| armgen_runtime::hub::to_json(&ManagedClusterAbort::from_arm(name, namespace, &a)))
+            }
+            "ManagedClusterResetAadProfile" => {
+                serde_json::from_str::<arm::ManagedClusterResetAadProfile>(arm_json)
+                    .and_then(|a| armgen_runtime::hub::to_json(
+                        &ManagedClusterResetAadProfile::from_arm(name, namespace, &a),
+                    ))
+            }
+            "ManagedClusterResetServicePrincipalProfile" => {
+                serde_json::from_str::<arm::ManagedClusterResetServicePrincipalProfile>(arm_json)
+                    .and_then(|a| armgen_runtime::hub::to_json(
+                        &ManagedClusterResetServicePrincipalProfile::from_arm(name, namespace, &a),
+                    ))
+            }
+            "ManagedClusterResolvePrivateLinkServiceId" => {
+                serde_json::from_str::<arm::ManagedClusterResolvePrivateLinkServiceId>(arm_json)
+                    .and_then(|a| armgen_runtime::hub::to_json(
+                        &ManagedClusterResolvePrivateLinkServiceId::from_arm(name, namespace, &a),
+                    ))
+            }
+            "ManagedClusterRotateClusterCertificates" => {
+                serde_json::from_str::<arm::ManagedClusterRotateClusterCertificates>(arm_json)
+                    .and_then(|a| armgen_runtime::hub::to_json(
+                        &ManagedClusterRotateClusterCertificates::from_arm(name, namespace, &a),
+                    ))
+            }
+            "ManagedClusterRotateServiceAccountSigningKeys" => {
+                serde_json::from_str::<arm::ManagedClusterRotateServiceAccountSigningKeys>(arm_json)
+                    .and_then(|a| armgen_runtime::hub::to_json(
+                        &ManagedClusterRotateServiceAccountSigningKeys::from_arm(name, namespace, &a),
+                    ))
+            }
+            "ManagedClusterRunCommand" => {
+                serde_json::from_str::<arm::ManagedClusterRunCommand>(arm_json)
+                    .and_then(|a| armgen_runtime::hub::to_json(
+                        &ManagedClusterRunCommand::from_arm(name, namespace, &a),
+                    ))
+            }
+            "ManagedClusterStart" => {
+                serde_json::from_str::<arm::ManagedClusterStart>(arm_json)
+                    .and_then(|a| armgen_runtime::hub::to_json(&ManagedClusterStart::from_arm(name, namespace, &a)))
+            }
+            "ManagedClusterStop" => {
+                serde_json::from_str::<arm::ManagedClusterStop>(arm_json)
+                    .and_then(|a| armgen_runtime::hub::to_json(&ManagedClusterStop::from_arm(name, namespace, &a)))
+            }
+            "AgentPoolAbort" => {
+                serde_json::from_str::<arm::AgentPoolAbort>(arm_json)
+                    .and_then(|a| armgen_runtime::hub::to_json(&AgentPoolAbort::from_arm(name, namespace, &a)))
+            }
+            "AgentPoolDeleteMachines" => {
+                serde_json::from_str::<arm::AgentPoolDeleteMachines>(arm_json)
+                    .and_then(|a| armgen_runtime::hub::to_json(&AgentPoolDeleteMachines::from_arm(name, namespace, &a)))
+            }
+            "AgentPoolUpgradeNodeImageVersion" => {
+                serde_json::from_str::<arm::AgentPoolUpgradeNodeImageVersion>(arm_json)
+                    .and_then(|a| armgen_runtime::hub::to_json(
+                        &AgentPoolUpgradeNodeImageVersion::from_arm(name, namespace, &a),
+                    ))
             }
             _ => return None,
         },
@@ -134,6 +232,114 @@ pub fn export(
             }
             "Snapshot" => {
                 let cr: Snapshot = armgen_runtime::kube::from_custom_resource(cr)?;
+                let arm = cr.spec.to_arm(resolver)?;
+                armgen_runtime::hub::to_json(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "ManagedClusterAbort" => {
+                let cr: ManagedClusterAbort = armgen_runtime::kube::from_custom_resource(cr)?;
+                let arm = cr.spec.to_arm(resolver)?;
+                armgen_runtime::hub::to_json(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "ManagedClusterResetAadProfile" => {
+                let cr: ManagedClusterResetAadProfile = armgen_runtime::kube::from_custom_resource(cr)?;
+                let arm = cr.spec.to_arm(resolver)?;
+                armgen_runtime::hub::to_json(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "ManagedClusterResetServicePrincipalProfile" => {
+                let cr: ManagedClusterResetServicePrincipalProfile = armgen_runtime::kube::from_custom_resource(cr)?;
+                let arm = cr.spec.to_arm(resolver)?;
+                armgen_runtime::hub::to_json(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "ManagedClusterResolvePrivateLinkServiceId" => {
+                let cr: ManagedClusterResolvePrivateLinkServiceId = armgen_runtime::kube::from_custom_resource(cr)?;
+                let arm = cr.spec.to_arm(resolver)?;
+                armgen_runtime::hub::to_json(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "ManagedClusterRotateClusterCertificates" => {
+                let cr: ManagedClusterRotateClusterCertificates = armgen_runtime::kube::from_custom_resource(cr)?;
+                let arm = cr.spec.to_arm(resolver)?;
+                armgen_runtime::hub::to_json(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "ManagedClusterRotateServiceAccountSigningKeys" => {
+                let cr: ManagedClusterRotateServiceAccountSigningKeys = armgen_runtime::kube::from_custom_resource(cr)?;
+                let arm = cr.spec.to_arm(resolver)?;
+                armgen_runtime::hub::to_json(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "ManagedClusterRunCommand" => {
+                let cr: ManagedClusterRunCommand = armgen_runtime::kube::from_custom_resource(cr)?;
+                let arm = cr.spec.to_arm(resolver)?;
+                armgen_runtime::hub::to_json(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "ManagedClusterStart" => {
+                let cr: ManagedClusterStart = armgen_runtime::kube::from_custom_resource(cr)?;
+                let arm = cr.spec.to_arm(resolver)?;
+                armgen_runtime::hub::to_json(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "ManagedClusterStop" => {
+                let cr: ManagedClusterStop = armgen_runtime::kube::from_custom_resource(cr)?;
+                let arm = cr.spec.to_arm(resolver)?;
+                armgen_runtime::hub::to_json(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "AgentPoolAbort" => {
+                let cr: AgentPoolAbort = armgen_runtime::kube::from_custom_resource(cr)?;
+                let arm = cr.spec.to_arm(resolver)?;
+                armgen_runtime::hub::to_json(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "AgentPoolDeleteMachines" => {
+                let cr: AgentPoolDeleteMachines = armgen_runtime::kube::from_custom_resource(cr)?;
+                let arm = cr.spec.to_arm(resolver)?;
+                armgen_runtime::hub::to_json(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "AgentPoolUpgradeNodeImageVersion" => {
+                let cr: AgentPoolUpgradeNodeImageVersion = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {

@@ -14,10 +14,19 @@ mod virtual_network;
 pub use virtual_network::*;
 mod subnet;
 pub use subnet::*;
+mod subnet_prepare_network_policies;
+pub use subnet_prepare_network_policies::*;
+mod subnet_unprepare_network_policies;
+pub use subnet_unprepare_network_policies::*;
 /// The Kubernetes API group of these custom resources.
 pub const GROUP: &str = "network.armgen.dev";
 /// The kinds of this version.
-pub const KINDS: &[&str] = &["VirtualNetwork", "Subnet"];
+pub const KINDS: &[&str] = &[
+    "VirtualNetwork",
+    "Subnet",
+    "SubnetPrepareNetworkPolicies",
+    "SubnetUnprepareNetworkPolicies",
+];
 /// Imports an ARM payload of `kind` as a custom resource (JSON), as `armctl import` does; `None` for a
 /// kind this version does not have.
 pub fn import(
@@ -35,6 +44,18 @@ pub fn import(
             "Subnet" => {
                 serde_json::from_str::<arm::Subnet>(arm_json)
                     .and_then(|a| armgen_runtime::hub::to_json(&Subnet::from_arm(name, namespace, &a)))
+            }
+            "SubnetPrepareNetworkPolicies" => {
+                serde_json::from_str::<arm::SubnetPrepareNetworkPolicies>(arm_json)
+                    .and_then(|a| armgen_runtime::hub::to_json(
+                        &SubnetPrepareNetworkPolicies::from_arm(name, namespace, &a),
+                    ))
+            }
+            "SubnetUnprepareNetworkPolicies" => {
+                serde_json::from_str::<arm::SubnetUnprepareNetworkPolicies>(arm_json)
+                    .and_then(|a| armgen_runtime::hub::to_json(
+                        &SubnetUnprepareNetworkPolicies::from_arm(name, namespace, &a),
+                    ))
             }
             _ => return None,
         },
@@ -61,6 +82,24 @@ pub fn export(
             }
             "Subnet" => {
                 let cr: Subnet = armgen_runtime::kube::from_custom_resource(cr)?;
+                let arm = cr.spec.to_arm(resolver)?;
+                armgen_runtime::hub::to_json(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "SubnetPrepareNetworkPolicies" => {
+                let cr: SubnetPrepareNetworkPolicies = armgen_runtime::kube::from_custom_resource(cr)?;
+                let arm = cr.spec.to_arm(resolver)?;
+                armgen_runtime::hub::to_json(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "SubnetUnprepareNetworkPolicies" => {
+                let cr: SubnetUnprepareNetworkPolicies = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {

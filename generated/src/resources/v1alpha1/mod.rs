@@ -12,10 +12,12 @@ pub mod spec;
 pub mod status;
 mod resource_group;
 pub use resource_group::*;
+mod resource_group_export_template;
+pub use resource_group_export_template::*;
 /// The Kubernetes API group of these custom resources.
 pub const GROUP: &str = "resources.armgen.dev";
 /// The kinds of this version.
-pub const KINDS: &[&str] = &["ResourceGroup"];
+pub const KINDS: &[&str] = &["ResourceGroup", "ResourceGroupExportTemplate"];
 /// Imports an ARM payload of `kind` as a custom resource (JSON), as `armctl import` does; `None` for a
 /// kind this version does not have.
 pub fn import(
@@ -29,6 +31,12 @@ pub fn import(
             "ResourceGroup" => {
                 serde_json::from_str::<arm::ResourceGroup>(arm_json)
                     .and_then(|a| armgen_runtime::hub::to_json(&ResourceGroup::from_arm(name, namespace, &a)))
+            }
+            "ResourceGroupExportTemplate" => {
+                serde_json::from_str::<arm::ResourceGroupExportTemplate>(arm_json)
+                    .and_then(|a| armgen_runtime::hub::to_json(
+                        &ResourceGroupExportTemplate::from_arm(name, namespace, &a),
+                    ))
             }
             _ => return None,
         },
@@ -46,6 +54,15 @@ pub fn export(
         match kind {
             "ResourceGroup" => {
                 let cr: ResourceGroup = armgen_runtime::kube::from_custom_resource(cr)?;
+                let arm = cr.spec.to_arm(resolver)?;
+                armgen_runtime::hub::to_json(&arm)
+                    .map_err(|e| ConversionError {
+                        path: "spec".into(),
+                        message: e.to_string(),
+                    })
+            }
+            "ResourceGroupExportTemplate" => {
+                let cr: ResourceGroupExportTemplate = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
                 armgen_runtime::hub::to_json(&arm)
                     .map_err(|e| ConversionError {

@@ -9,6 +9,30 @@ use crate::containerservice::v1beta1 as spoke;
 use crate::containerservice::v2beta1 as hub;
 use armgen_runtime::hub::{Conversion, Convert, Path};
 
+impl Convert<hub::status::ErrorDetail> for spoke::status::CloudErrorBody {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ErrorDetail {
+        hub::status::ErrorDetail {
+            code: cx.copy(&self.code, &path.field("code")),
+            message: cx.copy(&self.message, &path.field("message")),
+            target: cx.copy(&self.target, &path.field("target")),
+            details: cx.object(&self.details, &path.field("details")),
+            additional_info: cx.restore(&path.field("additionalInfo")),
+        }
+    }
+}
+
+impl Convert<spoke::status::CloudErrorBody> for hub::status::ErrorDetail {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::CloudErrorBody {
+        cx.keep(&self.additional_info, &path.field("additionalInfo"));
+        spoke::status::CloudErrorBody {
+            code: cx.copy(&self.code, &path.field("code")),
+            message: cx.copy(&self.message, &path.field("message")),
+            target: cx.copy(&self.target, &path.field("target")),
+            details: cx.object(&self.details, &path.field("details")),
+        }
+    }
+}
+
 impl Convert<hub::status::AgentPoolSecurityProfile> for spoke::status::AgentPoolSecurityProfile {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AgentPoolSecurityProfile {
         hub::status::AgentPoolSecurityProfile {

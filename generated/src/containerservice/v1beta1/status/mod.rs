@@ -3,10 +3,16 @@
 // ARM API version: 2024-09-01 (Kubernetes version v1beta1)
 
 //! Nested status types of the custom resources.
+mod agent_pool;
+pub use agent_pool::*;
+mod agent_pool_delete_machines;
+pub use agent_pool_delete_machines::*;
 mod maintenance_configuration;
 pub use maintenance_configuration::*;
 mod managed_cluster;
 pub use managed_cluster::*;
+mod managed_cluster_run_command;
+pub use managed_cluster_run_command::*;
 mod private_endpoint_connection;
 pub use private_endpoint_connection::*;
 mod shared;

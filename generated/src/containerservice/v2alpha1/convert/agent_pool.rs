@@ -354,3 +354,163 @@ impl ConvertObject<spoke::AgentPoolTemplate> for hub::AgentPoolTemplate {
         })
     }
 }
+
+impl Convert<hub::status::AgentPool> for spoke::status::AgentPool {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AgentPool {
+        hub::status::AgentPool {
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            system_data: cx.object(&self.system_data, &path.field("systemData")),
+            properties: cx.object(&self.properties, &path.field("properties")),
+        }
+    }
+}
+
+impl Convert<spoke::status::AgentPool> for hub::status::AgentPool {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AgentPool {
+        spoke::status::AgentPool {
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            system_data: cx.object(&self.system_data, &path.field("systemData")),
+            properties: cx.object(&self.properties, &path.field("properties")),
+        }
+    }
+}
+
+impl Convert<hub::status::ManagedClusterAgentPoolProfileProperties>
+for spoke::status::ManagedClusterAgentPoolProfileProperties {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterAgentPoolProfileProperties {
+        hub::status::ManagedClusterAgentPoolProfileProperties {
+            e_tag: cx.copy(&self.e_tag, &path.field("eTag")),
+            count: cx.copy(&self.count, &path.field("count")),
+            vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
+            os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
+            os_disk_type: cx.spelled(&self.os_disk_type, &path.field("osDiskType")),
+            kubelet_disk_type: cx.spelled(&self.kubelet_disk_type, &path.field("kubeletDiskType")),
+            workload_runtime: cx.spelled(&self.workload_runtime, &path.field("workloadRuntime")),
+            message_of_the_day: cx.copy(&self.message_of_the_day, &path.field("messageOfTheDay")),
+            vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
+            pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
+            pod_ip_allocation_mode: cx.spelled(&self.pod_ip_allocation_mode, &path.field("podIPAllocationMode")),
+            max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
+            os_type: cx.spelled(&self.os_type, &path.field("osType")),
+            os_sku: cx.spelled(&self.os_sku, &path.field("osSKU")),
+            max_count: cx.copy(&self.max_count, &path.field("maxCount")),
+            min_count: cx.copy(&self.min_count, &path.field("minCount")),
+            enable_auto_scaling: cx.copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
+            scale_down_mode: cx.spelled(&self.scale_down_mode, &path.field("scaleDownMode")),
+            r#type: cx.spelled(&self.r#type, &path.field("type")),
+            mode: cx.spelled(&self.mode, &path.field("mode")),
+            orchestrator_version: cx.copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
+            current_orchestrator_version: cx
+                .copy(&self.current_orchestrator_version, &path.field("currentOrchestratorVersion")),
+            node_image_version: cx.copy(&self.node_image_version, &path.field("nodeImageVersion")),
+            upgrade_settings: cx.object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            provisioning_state: cx.copy(&self.provisioning_state, &path.field("provisioningState")),
+            power_state: cx.object(&self.power_state, &path.field("powerState")),
+            availability_zones: cx.copy(&self.availability_zones, &path.field("availabilityZones")),
+            enable_node_public_ip: cx.copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
+            node_public_ip_prefix_id: cx.copy(&self.node_public_ip_prefix_id, &path.field("nodePublicIPPrefixID")),
+            scale_set_priority: cx.spelled(&self.scale_set_priority, &path.field("scaleSetPriority")),
+            scale_set_eviction_policy: cx
+                .spelled(&self.scale_set_eviction_policy, &path.field("scaleSetEvictionPolicy")),
+            spot_max_price: cx.copy(&self.spot_max_price, &path.field("spotMaxPrice")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
+            node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
+            proximity_placement_group_id: cx
+                .copy(&self.proximity_placement_group_id, &path.field("proximityPlacementGroupID")),
+            kubelet_config: cx.object(&self.kubelet_config, &path.field("kubeletConfig")),
+            linux_os_config: cx.object(&self.linux_os_config, &path.field("linuxOSConfig")),
+            enable_encryption_at_host: cx.copy(&self.enable_encryption_at_host, &path.field("enableEncryptionAtHost")),
+            enable_ultra_ssd: cx.copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+            enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
+            gpu_instance_profile: cx.spelled(&self.gpu_instance_profile, &path.field("gpuInstanceProfile")),
+            creation_data: cx.object(&self.creation_data, &path.field("creationData")),
+            capacity_reservation_group_id: cx
+                .copy(&self.capacity_reservation_group_id, &path.field("capacityReservationGroupID")),
+            host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
+            network_profile: cx.object(&self.network_profile, &path.field("networkProfile")),
+            windows_profile: cx.object(&self.windows_profile, &path.field("windowsProfile")),
+            security_profile: cx.object(&self.security_profile, &path.field("securityProfile")),
+            gpu_profile: cx.object(&self.gpu_profile, &path.field("gpuProfile")),
+            gateway_profile: cx.object(&self.gateway_profile, &path.field("gatewayProfile")),
+            virtual_machines_profile: cx.object(&self.virtual_machines_profile, &path.field("virtualMachinesProfile")),
+            virtual_machine_nodes_status: cx
+                .object(&self.virtual_machine_nodes_status, &path.field("virtualMachineNodesStatus")),
+            status: cx.object(&self.status, &path.field("status")),
+            local_dns_profile: cx.object(&self.local_dns_profile, &path.field("localDNSProfile")),
+            artifact_streaming_profile: cx.restore(&path.field("artifactStreamingProfile")),
+        }
+    }
+}
+
+impl Convert<spoke::status::ManagedClusterAgentPoolProfileProperties>
+for hub::status::ManagedClusterAgentPoolProfileProperties {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterAgentPoolProfileProperties {
+        cx.keep(&self.artifact_streaming_profile, &path.field("artifactStreamingProfile"));
+        spoke::status::ManagedClusterAgentPoolProfileProperties {
+            e_tag: cx.copy(&self.e_tag, &path.field("eTag")),
+            count: cx.copy(&self.count, &path.field("count")),
+            vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
+            os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
+            os_disk_type: cx.spelled(&self.os_disk_type, &path.field("osDiskType")),
+            kubelet_disk_type: cx.spelled(&self.kubelet_disk_type, &path.field("kubeletDiskType")),
+            workload_runtime: cx.spelled(&self.workload_runtime, &path.field("workloadRuntime")),
+            message_of_the_day: cx.copy(&self.message_of_the_day, &path.field("messageOfTheDay")),
+            vnet_subnet_id: cx.copy(&self.vnet_subnet_id, &path.field("vnetSubnetID")),
+            pod_subnet_id: cx.copy(&self.pod_subnet_id, &path.field("podSubnetID")),
+            pod_ip_allocation_mode: cx.spelled(&self.pod_ip_allocation_mode, &path.field("podIPAllocationMode")),
+            max_pods: cx.copy(&self.max_pods, &path.field("maxPods")),
+            os_type: cx.spelled(&self.os_type, &path.field("osType")),
+            os_sku: cx.spelled(&self.os_sku, &path.field("osSKU")),
+            max_count: cx.copy(&self.max_count, &path.field("maxCount")),
+            min_count: cx.copy(&self.min_count, &path.field("minCount")),
+            enable_auto_scaling: cx.copy(&self.enable_auto_scaling, &path.field("enableAutoScaling")),
+            scale_down_mode: cx.spelled(&self.scale_down_mode, &path.field("scaleDownMode")),
+            r#type: cx.spelled(&self.r#type, &path.field("type")),
+            mode: cx.spelled(&self.mode, &path.field("mode")),
+            orchestrator_version: cx.copy(&self.orchestrator_version, &path.field("orchestratorVersion")),
+            current_orchestrator_version: cx
+                .copy(&self.current_orchestrator_version, &path.field("currentOrchestratorVersion")),
+            node_image_version: cx.copy(&self.node_image_version, &path.field("nodeImageVersion")),
+            upgrade_settings: cx.object(&self.upgrade_settings, &path.field("upgradeSettings")),
+            provisioning_state: cx.copy(&self.provisioning_state, &path.field("provisioningState")),
+            power_state: cx.object(&self.power_state, &path.field("powerState")),
+            availability_zones: cx.copy(&self.availability_zones, &path.field("availabilityZones")),
+            enable_node_public_ip: cx.copy(&self.enable_node_public_ip, &path.field("enableNodePublicIP")),
+            node_public_ip_prefix_id: cx.copy(&self.node_public_ip_prefix_id, &path.field("nodePublicIPPrefixID")),
+            scale_set_priority: cx.spelled(&self.scale_set_priority, &path.field("scaleSetPriority")),
+            scale_set_eviction_policy: cx
+                .spelled(&self.scale_set_eviction_policy, &path.field("scaleSetEvictionPolicy")),
+            spot_max_price: cx.copy(&self.spot_max_price, &path.field("spotMaxPrice")),
+            tags: cx.copy(&self.tags, &path.field("tags")),
+            node_labels: cx.copy(&self.node_labels, &path.field("nodeLabels")),
+            node_taints: cx.copy(&self.node_taints, &path.field("nodeTaints")),
+            proximity_placement_group_id: cx
+                .copy(&self.proximity_placement_group_id, &path.field("proximityPlacementGroupID")),
+            kubelet_config: cx.object(&self.kubelet_config, &path.field("kubeletConfig")),
+            linux_os_config: cx.object(&self.linux_os_config, &path.field("linuxOSConfig")),
+            enable_encryption_at_host: cx.copy(&self.enable_encryption_at_host, &path.field("enableEncryptionAtHost")),
+            enable_ultra_ssd: cx.copy(&self.enable_ultra_ssd, &path.field("enableUltraSSD")),
+            enable_fips: cx.copy(&self.enable_fips, &path.field("enableFIPS")),
+            gpu_instance_profile: cx.spelled(&self.gpu_instance_profile, &path.field("gpuInstanceProfile")),
+            creation_data: cx.object(&self.creation_data, &path.field("creationData")),
+            capacity_reservation_group_id: cx
+                .copy(&self.capacity_reservation_group_id, &path.field("capacityReservationGroupID")),
+            host_group_id: cx.copy(&self.host_group_id, &path.field("hostGroupID")),
+            network_profile: cx.object(&self.network_profile, &path.field("networkProfile")),
+            windows_profile: cx.object(&self.windows_profile, &path.field("windowsProfile")),
+            security_profile: cx.object(&self.security_profile, &path.field("securityProfile")),
+            gpu_profile: cx.object(&self.gpu_profile, &path.field("gpuProfile")),
+            gateway_profile: cx.object(&self.gateway_profile, &path.field("gatewayProfile")),
+            virtual_machines_profile: cx.object(&self.virtual_machines_profile, &path.field("virtualMachinesProfile")),
+            virtual_machine_nodes_status: cx
+                .object(&self.virtual_machine_nodes_status, &path.field("virtualMachineNodesStatus")),
+            status: cx.object(&self.status, &path.field("status")),
+            local_dns_profile: cx.object(&self.local_dns_profile, &path.field("localDNSProfile")),
+        }
+    }
+}

@@ -4,8 +4,20 @@
 
 //! Conversions between `v2alpha1` and the hub (storage) version `v2beta1`: `armgen_runtime::hub::Convert` for every pair of matching spec and status types, `armgen_runtime::hub::ConvertObject` for every kind both versions have. What one side cannot hold travels in the property bag (`armgen_runtime::hub`).
 mod agent_pool;
+mod agent_pool_abort;
+mod agent_pool_delete_machines;
+mod agent_pool_upgrade_node_image_version;
 mod maintenance_configuration;
 mod managed_cluster;
+mod managed_cluster_abort;
+mod managed_cluster_reset_aad_profile;
+mod managed_cluster_reset_service_principal_profile;
+mod managed_cluster_resolve_private_link_service_id;
+mod managed_cluster_rotate_cluster_certificates;
+mod managed_cluster_rotate_service_account_signing_keys;
+mod managed_cluster_run_command;
+mod managed_cluster_start;
+mod managed_cluster_stop;
 mod managed_namespace;
 mod private_endpoint_connection;
 mod shared;

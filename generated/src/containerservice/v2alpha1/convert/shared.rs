@@ -9,6 +9,48 @@ use crate::containerservice::v2alpha1 as spoke;
 use crate::containerservice::v2beta1 as hub;
 use armgen_runtime::hub::{Conversion, Convert, Path};
 
+impl Convert<hub::status::ErrorDetail> for spoke::status::ErrorDetail {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ErrorDetail {
+        hub::status::ErrorDetail {
+            code: cx.copy(&self.code, &path.field("code")),
+            message: cx.copy(&self.message, &path.field("message")),
+            target: cx.copy(&self.target, &path.field("target")),
+            details: cx.object(&self.details, &path.field("details")),
+            additional_info: cx.object(&self.additional_info, &path.field("additionalInfo")),
+        }
+    }
+}
+
+impl Convert<spoke::status::ErrorDetail> for hub::status::ErrorDetail {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ErrorDetail {
+        spoke::status::ErrorDetail {
+            code: cx.copy(&self.code, &path.field("code")),
+            message: cx.copy(&self.message, &path.field("message")),
+            target: cx.copy(&self.target, &path.field("target")),
+            details: cx.object(&self.details, &path.field("details")),
+            additional_info: cx.object(&self.additional_info, &path.field("additionalInfo")),
+        }
+    }
+}
+
+impl Convert<hub::status::ErrorAdditionalInfo> for spoke::status::ErrorAdditionalInfo {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ErrorAdditionalInfo {
+        hub::status::ErrorAdditionalInfo {
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            info: cx.copy(&self.info, &path.field("info")),
+        }
+    }
+}
+
+impl Convert<spoke::status::ErrorAdditionalInfo> for hub::status::ErrorAdditionalInfo {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ErrorAdditionalInfo {
+        spoke::status::ErrorAdditionalInfo {
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            info: cx.copy(&self.info, &path.field("info")),
+        }
+    }
+}
+
 impl Convert<hub::status::LocalDnsProfile> for spoke::status::LocalDnsProfile {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::LocalDnsProfile {
         hub::status::LocalDnsProfile {
@@ -75,48 +117,6 @@ impl Convert<spoke::status::AgentPoolStatus> for hub::status::AgentPoolStatus {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AgentPoolStatus {
         spoke::status::AgentPoolStatus {
             provisioning_error: cx.object(&self.provisioning_error, &path.field("provisioningError")),
-        }
-    }
-}
-
-impl Convert<hub::status::ErrorDetail> for spoke::status::ErrorDetail {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ErrorDetail {
-        hub::status::ErrorDetail {
-            code: cx.copy(&self.code, &path.field("code")),
-            message: cx.copy(&self.message, &path.field("message")),
-            target: cx.copy(&self.target, &path.field("target")),
-            details: cx.object(&self.details, &path.field("details")),
-            additional_info: cx.object(&self.additional_info, &path.field("additionalInfo")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ErrorDetail> for hub::status::ErrorDetail {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ErrorDetail {
-        spoke::status::ErrorDetail {
-            code: cx.copy(&self.code, &path.field("code")),
-            message: cx.copy(&self.message, &path.field("message")),
-            target: cx.copy(&self.target, &path.field("target")),
-            details: cx.object(&self.details, &path.field("details")),
-            additional_info: cx.object(&self.additional_info, &path.field("additionalInfo")),
-        }
-    }
-}
-
-impl Convert<hub::status::ErrorAdditionalInfo> for spoke::status::ErrorAdditionalInfo {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ErrorAdditionalInfo {
-        hub::status::ErrorAdditionalInfo {
-            r#type: cx.copy(&self.r#type, &path.field("type")),
-            info: cx.copy(&self.info, &path.field("info")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ErrorAdditionalInfo> for hub::status::ErrorAdditionalInfo {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ErrorAdditionalInfo {
-        spoke::status::ErrorAdditionalInfo {
-            r#type: cx.copy(&self.r#type, &path.field("type")),
-            info: cx.copy(&self.info, &path.field("info")),
         }
     }
 }

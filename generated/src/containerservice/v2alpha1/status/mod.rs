@@ -3,10 +3,14 @@
 // ARM API version: 2025-10-01 (Kubernetes version v2alpha1)
 
 //! Nested status types of the custom resources.
+mod agent_pool;
+pub use agent_pool::*;
 mod maintenance_configuration;
 pub use maintenance_configuration::*;
 mod managed_cluster;
 pub use managed_cluster::*;
+mod managed_cluster_run_command;
+pub use managed_cluster_run_command::*;
 mod managed_namespace;
 pub use managed_namespace::*;
 mod private_endpoint_connection;

@@ -5,6 +5,10 @@
 //! ARM payload types: shaped exactly like the JSON on the wire.
 mod shared;
 pub use shared::*;
+mod subnet_prepare_network_policies;
+pub use subnet_prepare_network_policies::*;
+mod subnet_unprepare_network_policies;
+pub use subnet_unprepare_network_policies::*;
 mod virtual_network;
 pub use virtual_network::*;
 /// The resources of this API version, sorted by ARM type.

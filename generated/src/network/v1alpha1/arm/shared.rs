@@ -73,6 +73,36 @@ impl armgen_runtime::UnknownFields for ApplicationGatewayIpConfigurationProperti
     }
 }
 
+/// An error response from the service.
+///
+/// Schema `CloudErrorBody`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CloudErrorBody {
+    /// An identifier for the error. Codes are invariant and are intended to be consumed programmatically.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// A message describing the error, intended to be suitable for display in a user interface.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The target of the particular error. For example, the name of the property in error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// A list of additional details about the error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Vec<CloudErrorBody>>,
+    /// Properties this API version does not define, kept as received so that nothing is lost in a
+    /// round trip (the service may return properties newer than the requested API version).
+    #[serde(flatten)]
+    pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+impl armgen_runtime::UnknownFields for CloudErrorBody {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.details.unknown_fields(&format!("{path}/details"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
+
 /// Details the service to which the subnet is delegated.
 ///
 /// Schema `Delegation`.

@@ -6,6 +6,7 @@
 //! enums and unions they use (enums compare case-insensitively).
 mod shared;
 mod subnet;
+mod subnet_prepare_network_policies;
 mod virtual_network;
 #[allow(unused_imports)]
 use super::arm;

@@ -5,5 +5,7 @@
 //! Nested spec types of the custom resources.
 mod shared;
 pub use shared::*;
+mod subnet_prepare_network_policies;
+pub use subnet_prepare_network_policies::*;
 mod virtual_network;
 pub use virtual_network::*;

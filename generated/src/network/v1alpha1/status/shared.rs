@@ -63,6 +63,35 @@ for ApplicationGatewayIpConfigurationPropertiesFormat {
     }
 }
 
+/// An error response from the service.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct CloudErrorBody {
+    /// An identifier for the error. Codes are invariant and are intended to be consumed programmatically.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// A message describing the error, intended to be suitable for display in a user interface.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The target of the particular error. For example, the name of the property in error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// A list of additional details about the error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Vec<CloudErrorBody>>,
+}
+
+impl From<&arm::CloudErrorBody> for CloudErrorBody {
+    fn from(arm: &arm::CloudErrorBody) -> Self {
+        Self {
+            code: arm.code.clone(),
+            message: arm.message.clone(),
+            target: arm.target.clone(),
+            details: arm.details.as_ref().map(|x| x.iter().map(CloudErrorBody::from).collect()),
+        }
+    }
+}
+
 /// Details the service to which the subnet is delegated.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]

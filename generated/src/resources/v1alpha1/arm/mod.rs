@@ -5,6 +5,8 @@
 //! ARM payload types: shaped exactly like the JSON on the wire.
 mod resource_group;
 pub use resource_group::*;
+mod resource_group_export_template;
+pub use resource_group_export_template::*;
 /// The resources of this API version, sorted by ARM type.
 pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
     armgen_runtime::ResourceInfo {

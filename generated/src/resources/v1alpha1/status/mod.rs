@@ -3,3 +3,5 @@
 // ARM API version: 2025-04-01 (Kubernetes version v1alpha1)
 
 //! Nested status types of the custom resources.
+mod resource_group_export_template;
+pub use resource_group_export_template::*;
