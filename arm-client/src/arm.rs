@@ -365,6 +365,11 @@ pub struct Poller {
     /// The status URL.
     pub url: String,
     pub via: PollVia,
+    /// Where the result of a POST action is, once it succeeded, when that is not [`Poller::url`]: the
+    /// `Location` of an operation followed through `Azure-AsyncOperation` (ARM's final state of a POST is its
+    /// `Location`'s answer). Absent in pollers stored before actions existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_url: Option<String>,
 }
 
 impl Poller {
@@ -556,6 +561,74 @@ impl ArmClient {
         }
     }
 
+    /// POST an ARM action that may change the resource (`stop`, `runCommand`, …) once, with its request `body`:
+    /// never sent twice by this call, so only answers that say the request was not processed are retried (429,
+    /// and 503 Service Unavailable); a dropped connection is an [`ArmError::Transport`] whose outcome is unknown.
+    /// A long-running action comes back [`Started::Running`] (its poller's verb `POST`), with
+    /// [`Poller::result_url`] where the result will be when it is not the poller's own URL.
+    pub async fn action(
+        &self,
+        id: &str,
+        action: &str,
+        api_version: &str,
+        body: Option<&Value>,
+        bearer: Option<&str>,
+    ) -> Result<Started, ArmError> {
+        let url = self.url(&format!("{}/{action}", id.trim_end_matches('/')), api_version)?;
+        let response = self.send_with(Method::POST, url, body, bearer, false).await?;
+        if !response.status.is_success() {
+            return Err(response.error());
+        }
+        let mut poller = self.poller_from(&response, "POST", id, api_version)?;
+        if let Some(poller) = &mut poller
+            && poller.via == PollVia::AsyncOperation
+            && let Some(location) = response.headers.get("location").and_then(|v| v.to_str().ok())
+        {
+            let parsed = self.endpoint.join(location).map_err(|e| ArmError::Protocol {
+                request: response.request.clone(),
+                message: format!("the Location header is not a URL: {e}"),
+            })?;
+            self.check_origin(&parsed, id)?;
+            poller.result_url = Some(parsed.to_string());
+        }
+        let body = response.json_opt()?;
+        Ok(match poller {
+            Some(poller) => Started::Running {
+                poller,
+                retry_after: response.retry_after,
+                body,
+            },
+            None if response.status == StatusCode::ACCEPTED => {
+                return Err(ArmError::Protocol {
+                    request: response.request,
+                    message: "202 Accepted without an Azure-AsyncOperation or Location header".into(),
+                });
+            }
+            None => Started::Done(body),
+        })
+    }
+
+    /// The result of a POST action whose operation succeeded: the answer of its [`Poller::result_url`], else of
+    /// a `Location` poller's URL; `None` when there is none (an action without a result, or an operation followed
+    /// through `Azure-AsyncOperation` alone).
+    pub async fn action_result(&self, poller: &Poller, bearer: Option<&str>) -> Result<Option<Value>, ArmError> {
+        let url = match (&poller.result_url, poller.via) {
+            (Some(url), _) => url.as_str(),
+            (None, PollVia::Location) => poller.url.as_str(),
+            (None, PollVia::AsyncOperation) => return Ok(None),
+        };
+        let url = Url::parse(url).map_err(|e| ArmError::Protocol {
+            request: format!("result of {}", poller.resource_id),
+            message: format!("the result URL is not a URL: {e}"),
+        })?;
+        self.check_origin(&url, &poller.resource_id)?;
+        let response = self.send(Method::GET, url, None, bearer).await?;
+        if !response.status.is_success() {
+            return Err(response.error());
+        }
+        response.json_opt()
+    }
+
     /// POST an action on a resource (e.g. `listClusterAdminCredential`) and return the body.
     pub async fn post(
         &self,
@@ -673,6 +746,7 @@ impl ArmClient {
             api_version: api_version.to_string(),
             url: parsed.to_string(),
             via,
+            result_url: None,
         }))
     }
 
@@ -683,6 +757,19 @@ impl ArmClient {
         url: Url,
         body: Option<&Value>,
         bearer: Option<&str>,
+    ) -> Result<Response, ArmError> {
+        self.send_with(method, url, body, bearer, true).await
+    }
+
+    /// [`ArmClient::send`]; unless `idempotent`, only 429 and 503 (not processed) are retried, never a dropped
+    /// connection or another server error.
+    async fn send_with(
+        &self,
+        method: Method,
+        url: Url,
+        body: Option<&Value>,
+        bearer: Option<&str>,
+        idempotent: bool,
     ) -> Result<Response, ArmError> {
         let request = format!("{method} {}", url.path());
         let mut backoffs = self.retry.backoffs();
@@ -706,7 +793,7 @@ impl ArmClient {
                 Err(e) => {
                     let message = format!("connection failed: {}", e.without_url());
                     tracing::debug!(%request, attempt, %message, "ARM call failed");
-                    if last {
+                    if last || !idempotent {
                         return Err(ArmError::Transport { request, message });
                     }
                     tokio::time::sleep(backoffs.next().unwrap_or(self.retry.max_delay)).await;
@@ -745,14 +832,15 @@ impl ArmClient {
                 }
                 Err(e) => {
                     let message = format!("reading the response failed: {}", e.without_url());
-                    if last {
+                    if last || !idempotent {
                         return Err(ArmError::Transport { request, message });
                     }
                     tokio::time::sleep(backoffs.next().unwrap_or(self.retry.max_delay)).await;
                     continue;
                 }
             };
-            if status.is_server_error() && !last && !too_long {
+            let retried = idempotent || status == StatusCode::SERVICE_UNAVAILABLE;
+            if status.is_server_error() && retried && !last && !too_long {
                 let wait = retry_after.unwrap_or_else(|| backoffs.next().unwrap_or(self.retry.max_delay));
                 tokio::time::sleep(wait).await;
                 continue;
@@ -1029,6 +1117,7 @@ mod tests {
             api_version: "2025-10-01".into(),
             url: "https://management.azure.com/subscriptions/s/providers/Microsoft.ContainerService/locations/westeurope/operations/1?api-version=2025-10-01".into(),
             via: PollVia::AsyncOperation,
+            result_url: None,
         };
         assert_eq!(Poller::from_annotation(&p.to_annotation()), Some(p));
         assert_eq!(Poller::from_annotation("not json"), None);

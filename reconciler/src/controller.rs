@@ -56,6 +56,18 @@ pub fn served_kinds(overrides: &[(String, String)]) -> Vec<&'static KindInfo> {
     out
 }
 
+/// The reconcile of a kind: the resources' loop ([`reconcile`]), or an action kind's ([`crate::actions`]).
+pub async fn reconcile_any(
+    object: std::sync::Arc<DynamicObject>,
+    ctx: std::sync::Arc<crate::context::KindContext>,
+) -> Result<kube::runtime::controller::Action, crate::context::Error> {
+    if crate::actions::action_of(&ctx).is_some() {
+        crate::actions::reconcile(object, ctx).await
+    } else {
+        reconcile(object, ctx).await
+    }
+}
+
 /// Whether a child is not settled — its `Ready` condition is not `True` for its current generation (it waits for
 /// its owner, for a reference, or is between a spec change and its status write). Only those are woken by the
 /// owner's changes (the others have their own triggers; waking them would cost an ARM GET each, e.g. on every
@@ -536,17 +548,19 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
             Some(signal) => controller.graceful_shutdown_on(signal.clone()),
             None => controller.shutdown_on_signal(),
         };
-        let running = controller.run(reconcile, error_policy, ctx).for_each(move |result| {
-            if let Err(e) = result {
-                if let kube::runtime::controller::Error::ObjectNotFound(gone) = &e {
-                    // A retry scheduled for an object deleted since: it no longer waits.
-                    let key = format!("{}/{}", gone.namespace.as_deref().unwrap_or_default(), gone.name);
-                    metrics.forget(kind, &key);
+        let running = controller
+            .run(reconcile_any, error_policy, ctx)
+            .for_each(move |result| {
+                if let Err(e) = result {
+                    if let kube::runtime::controller::Error::ObjectNotFound(gone) = &e {
+                        // A retry scheduled for an object deleted since: it no longer waits.
+                        let key = format!("{}/{}", gone.namespace.as_deref().unwrap_or_default(), gone.name);
+                        metrics.forget(kind, &key);
+                    }
+                    tracing::debug!(kind, "controller: {e}");
                 }
-                tracing::debug!(kind, "controller: {e}");
-            }
-            futures::future::ready(())
-        });
+                futures::future::ready(())
+            });
         controllers.push(Box::pin(running));
     }
     // The ConfigMap watch runs as long as the controllers (it never ends by itself).

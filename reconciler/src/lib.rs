@@ -22,6 +22,7 @@
 //! `arm-import`, never on the generator, the simulator or the fake API server (those are dev-dependencies of its
 //! tests), and it holds no code per kind or per field: what differs between kinds is data in the registry.
 
+pub mod actions;
 pub mod cache;
 pub mod claims;
 pub mod context;

@@ -225,7 +225,8 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), String> {
-    let kinds = controller::served_kinds(&args.versions);
+    let mut kinds = controller::served_kinds(&args.versions);
+    kinds.extend(aks_reconciler::actions::served_actions(&args.versions));
     for (group, version) in &args.versions {
         if !aks_api::KINDS
             .iter()

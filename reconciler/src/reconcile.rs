@@ -49,9 +49,9 @@ pub use crate::kinds::{api_resource, find_kind, find_served_kind, resource_group
 /// The operation recorded in `status.operatorStatus.pendingOperation`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Pending {
+pub(crate) struct Pending {
     #[serde(flatten)]
-    poller: Poller,
+    pub(crate) poller: Poller,
     /// The difference paths the PUT was sent for; `None` for a create (everything).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     differences: Option<Vec<String>>,
@@ -62,7 +62,7 @@ struct Pending {
 }
 
 impl Pending {
-    fn new(poller: Poller, differences: Option<Vec<String>>) -> Self {
+    pub(crate) fn new(poller: Poller, differences: Option<Vec<String>>) -> Self {
         Pending {
             poller,
             differences,
@@ -192,7 +192,7 @@ async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(
 
 /// When to retry after `f`, by its retry class; for ARM's `Retry-After` and the exponential backoff the message
 /// also says which attempt failed and when the next one is.
-fn failure_action(f: &mut Failure, settings: &Settings, backoff_key: &str) -> Action {
+pub(crate) fn failure_action(f: &mut Failure, settings: &Settings, backoff_key: &str) -> Action {
     match f.retry {
         Retry::OnChange => Action::await_change(),
         Retry::Wait => Action::requeue(settings.wait),
@@ -237,7 +237,7 @@ pub fn error_policy(object: Arc<DynamicObject>, error: &Error, ctx: Arc<KindCont
     Action::requeue(Duration::from_secs(5))
 }
 
-enum StepError {
+pub(crate) enum StepError {
     Failure(Failure),
     Kube(Error),
     /// The object is gone (its finalizer removed): nothing more to write.
@@ -250,19 +250,19 @@ impl From<Failure> for StepError {
     }
 }
 
-struct Run<'a> {
+pub(crate) struct Run<'a> {
     ctx: &'a KindContext,
     object: &'a DynamicObject,
-    api: Api<DynamicObject>,
-    namespace: String,
-    name: String,
-    operator: OperatorStatus,
+    pub(crate) api: Api<DynamicObject>,
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+    pub(crate) operator: OperatorStatus,
     /// The bearer token of this reconcile's ARM calls (for the exports' POST actions).
     bearer: Option<String>,
 }
 
 impl<'a> Run<'a> {
-    fn new(object: &'a DynamicObject, ctx: &'a KindContext) -> Result<Self, Error> {
+    pub(crate) fn new(object: &'a DynamicObject, ctx: &'a KindContext) -> Result<Self, Error> {
         let what = format!("{} {}", ctx.info.kind, object.name_any());
         let namespace = object.namespace().ok_or_else(|| Error::Unaddressable(what.clone()))?;
         let name = object.meta().name.clone().ok_or(Error::Unaddressable(what))?;
@@ -283,11 +283,11 @@ impl<'a> Run<'a> {
         })
     }
 
-    fn shared(&self) -> &Shared {
+    pub(crate) fn shared(&self) -> &Shared {
         &self.ctx.shared
     }
 
-    fn info(&self) -> &'static KindInfo {
+    pub(crate) fn info(&self) -> &'static KindInfo {
         self.ctx.info
     }
 
@@ -299,20 +299,20 @@ impl<'a> Run<'a> {
         })
     }
 
-    fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!("{} {}/{}", self.info().kind, self.namespace, self.name)
     }
 
     /// The custom resource as JSON (what the generated dispatch functions read).
     /// The rules of this kind at this version ([`Settings::rules`]).
-    fn kind_rules(&self) -> Option<&'a KindRules> {
+    pub(crate) fn kind_rules(&self) -> Option<&'a KindRules> {
         let ctx: &'a KindContext = self.ctx;
         let info = ctx.info;
         ctx.shared.settings.rules.kind(info.group, info.version, info.kind)
     }
 
     /// The error classes of this kind's group.
-    fn errors(&self) -> &'a ErrorRules {
+    pub(crate) fn errors(&self) -> &'a ErrorRules {
         let ctx: &'a KindContext = self.ctx;
         ctx.shared.settings.rules.errors(ctx.info.group)
     }
@@ -448,7 +448,7 @@ impl<'a> Run<'a> {
         }
     }
 
-    fn custom_resource(&self) -> Value {
+    pub(crate) fn custom_resource(&self) -> Value {
         let mut value = serde_json::to_value(self.object).unwrap_or(Value::Null);
         if let Some(map) = value.as_object_mut() {
             map.insert("apiVersion".into(), Value::String(self.info().api_version()));
@@ -457,7 +457,7 @@ impl<'a> Run<'a> {
         value
     }
 
-    fn pending(&self) -> Option<Pending> {
+    pub(crate) fn pending(&self) -> Option<Pending> {
         self.operator
             .pending_operation
             .as_deref()
@@ -1128,7 +1128,11 @@ impl<'a> Run<'a> {
 
     /// The ARM ID of the owner (or scope) custom resource `owner_name` of kind `owner_info`, in this namespace, once
     /// it exists in Azure and holds the claim of that ID; and the owner as read.
-    async fn owner_id(&self, owner_info: &KindInfo, owner_name: &str) -> Result<(String, DynamicObject), StepError> {
+    pub(crate) async fn owner_id(
+        &self,
+        owner_info: &KindInfo,
+        owner_name: &str,
+    ) -> Result<(String, DynamicObject), StepError> {
         let owner_kind = owner_info.kind;
         let api: Api<DynamicObject> =
             Api::namespaced_with(self.shared().client.clone(), &self.namespace, &api_resource(owner_info));
@@ -1193,7 +1197,7 @@ impl<'a> Run<'a> {
 
     /// Reads the Secrets and referenced resources the spec of `cr` (the custom resource as [`Run::desired`]
     /// gives it) names, and builds the PUT body.
-    async fn resolve(&self, cr: Value) -> Result<resolve::Resolved, StepError> {
+    pub(crate) async fn resolve(&self, cr: Value) -> Result<resolve::Resolved, StepError> {
         let info = self.info();
         let refs = resolve::references(info, &cr).map_err(|e| Failure::permanent("InvalidSpec", e.to_string()))?;
         let mut values = resolve::Values::default();
@@ -1505,7 +1509,7 @@ impl<'a> Run<'a> {
         }
     }
 
-    async fn event(&self, type_: EventType, reason: &str, action: &str, note: Option<String>) {
+    pub(crate) async fn event(&self, type_: EventType, reason: &str, action: &str, note: Option<String>) {
         let Some(recorder) = &self.shared().recorder else {
             return;
         };
@@ -1769,6 +1773,7 @@ mod tests {
     #[test]
     fn pending_operations_measure_from_their_recorded_start() {
         let poller = Poller {
+            result_url: None,
             verb: "PUT".into(),
             resource_id: "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/c"
                 .into(),

@@ -6,6 +6,7 @@
 
 mod common;
 
+mod actions;
 mod arm_types;
 mod coexistence;
 mod conversion_props;

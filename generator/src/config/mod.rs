@@ -230,6 +230,10 @@ pub struct ActionsConfig {
     /// When every action kind of the resource waits for it (an action kind's own `ownerGate` comes first).
     #[serde(default)]
     pub owner_gate: Option<OwnerGateConfig>,
+    /// Actions that do not wait for the gate (`abort`, which stops the operation the gate waits for) → the
+    /// public source saying so.
+    #[serde(default)]
+    pub ungated: BTreeMap<String, String>,
 }
 
 /// `kubernetes.resources.<Kind>.azureName`: the format of the resource's Azure name.
@@ -717,6 +721,9 @@ fn check_kube_resource(key: &str, kind: &str, rc: &KubeResourceConfig) -> std::r
     }
     if let Some(gate) = &rc.actions.owner_gate {
         check_owner_gate(&format!("{key}.actions.ownerGate"), gate)?;
+    }
+    for (action, source) in &rc.actions.ungated {
+        check_source(&format!("{key}.actions.ungated.{action}"), source)?;
     }
     for (action, name) in &rc.actions.rename {
         if !is_type_ident(name) {

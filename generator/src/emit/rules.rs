@@ -33,11 +33,11 @@ pub fn document(config: &Config, config_file: &Path, outputs: &[VersionOutput<'_
             for r in &kube.resources {
                 let rc = group.kubernetes.resources.get(&r.kind);
                 // An action kind waits as its own config says, else as its target's `actions.ownerGate` says.
-                let target_gate = r
-                    .action
-                    .as_ref()
-                    .and_then(|a| group.kubernetes.resources.get(&a.target))
-                    .and_then(|t| t.actions.owner_gate.as_ref());
+                let target_gate = r.action.as_ref().and_then(|a| {
+                    let target = group.kubernetes.resources.get(&a.target)?;
+                    let ungated = target.actions.ungated.contains_key(&a.name);
+                    target.actions.owner_gate.as_ref().filter(|_| !ungated)
+                });
                 let gate = rc.and_then(|rc| rc.owner_gate.as_ref()).or(target_gate);
                 let rules = kind_rules(kube, r, rc, gate).map_err(|(key, message)| Error::Config {
                     file: config_file.to_path_buf(),

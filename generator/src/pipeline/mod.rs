@@ -396,6 +396,9 @@ fn select_actions(group: &Group<'_>, r: &mut DiscoveredResource, matched: &mut B
                 ),
             ));
         }
+        if config.is_some_and(|c| c.actions.ungated.contains_key(&a.name)) {
+            matched.insert(key("ungated", &a.name));
+        }
         if let Some(name) = config.and_then(|c| c.actions.rename.get(&a.name)) {
             matched.insert(key("rename", &a.name));
             a.kind = Some(name.clone());

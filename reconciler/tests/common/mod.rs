@@ -13,9 +13,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use aks_reconciler::arm::{ArmClient, RetryPolicy};
+use aks_reconciler::controller::reconcile_any as reconcile;
 use aks_reconciler::controller::served_kinds;
 use aks_reconciler::reconcile::{
-    Access, CredentialProvider, KindContext, Settings, Shared, StaticAccess, api_resource, reconcile,
+    Access, CredentialProvider, KindContext, Settings, Shared, StaticAccess, api_resource,
 };
 use arm_simulator::{Exchange, Running, Simulator, SimulatorConfig};
 use fake_apiserver::FakeApiServer;
@@ -172,6 +173,7 @@ impl Harness {
     pub fn ctx(&self, kind: &str) -> Arc<KindContext> {
         let info = served_kinds(&self.versions)
             .into_iter()
+            .chain(aks_reconciler::actions::served_actions(&self.versions))
             .find(|k| k.kind == kind)
             .expect("a served kind");
         Arc::new(KindContext::new(self.shared.clone(), info))
