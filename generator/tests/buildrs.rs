@@ -483,5 +483,16 @@ fn the_rbac_of_the_custom_resources_is_generated_from_the_crds() {
         "named after the crate"
     );
     insta::assert_snapshot!("rbac_role", role);
-    assert!(generation.files[Path::new("rbac/kustomization.yaml")].ends_with("resources:\n- role.yaml\n"));
+    assert!(
+        generation.files[Path::new("rbac/kustomization.yaml")].ends_with("resources:\n- role.yaml\n- actions.yaml\n")
+    );
+    // Per action kind (the widget's `restart`), a role to run it and nothing else.
+    let actions = &generation.files[Path::new("rbac/actions.yaml")];
+    let runners: Vec<&str> = actions.lines().filter(|l| l.starts_with("  name: ")).collect();
+    assert_eq!(runners, ["  name: widgets-api-widgetrestarts-runner"], "{actions}");
+    assert!(
+        actions.contains("  - widgetrestarts\n  verbs:\n  - create\n"),
+        "{actions}"
+    );
+    assert!(!actions.contains("  - widgets\n"), "no right on the target: {actions}");
 }

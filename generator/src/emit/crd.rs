@@ -19,6 +19,8 @@
 //! - subresources: `status` everywhere; `scale` where spec and status both have an integer `count` at their
 //!   root (`specReplicasPath: .spec.count`, `statusReplicasPath: .status.count`; AKS: AgentPool);
 //! - printer columns `Ready` and `Reason` (from the `Ready` condition) and `Age`.
+//! - an action kind (`crate::ir::ActionMeta`): its spec fixed after creation (`self == oldSelf` on `spec`), no scale
+//!   subresource, printer columns `Target`, `Succeeded`, `Reason`, `Started` and `Age`.
 //!
 //! Template kinds (`kubernetes.resources.<Kind>.template: true`): one more manifest, `<Kind>Template` (plural
 //! `<kind>templates`), with the same versions, served and storage flags; its `spec.template.spec` is the kind's
@@ -112,6 +114,8 @@ pub struct Crd {
     pub diagnostics: Vec<Diagnostic>,
     /// How [`Crd::fit`] made the manifest fit its size budget, when it was over.
     pub fitted: Option<Fitted>,
+    /// For an action kind: the kind of its target.
+    pub action_target: Option<String>,
 }
 
 impl Crd {
@@ -323,6 +327,11 @@ fn build_crd(group: &str, kind: &str, per_version: &[(&KubeIr, &Ir, &KubeResourc
         manifest,
         diagnostics,
         fitted: None,
+        action_target: per_version
+            .iter()
+            .find_map(|(_, _, r)| r.action.as_ref())
+            .filter(|_| !template)
+            .map(|a| a.target.clone()),
     };
     crd.fit(MAX_CRD_BYTES);
     crd
@@ -407,8 +416,25 @@ fn served_version(
             "schema": {"openAPIV3Schema": schema},
         });
     }
-    let schema = b.root();
+    let mut schema = b.root();
     diagnostics.append(&mut b.diagnostics);
+    if r.action.is_some() {
+        // An action runs once, for the spec it was created with: a changed spec would run nothing.
+        if let Some(spec) = schema.pointer_mut("/properties/spec").and_then(Value::as_object_mut) {
+            spec.insert(
+                "x-kubernetes-validations".into(),
+                json!([{"rule": IMMUTABLE_RULE, "message": "an action's spec is fixed: create a new object to run it again"}]),
+            );
+        }
+        return json!({
+            "name": kube.version,
+            "served": true,
+            "storage": stored,
+            "additionalPrinterColumns": action_columns(),
+            "subresources": {"status": {}},
+            "schema": {"openAPIV3Schema": schema},
+        });
+    }
     let mut subresources = Map::new();
     subresources.insert("status".into(), json!({}));
     if has_count(&r.spec_fields) && has_count(&r.status_fields) {
@@ -480,6 +506,25 @@ fn printer_columns() -> Value {
             "type": "string",
             "jsonPath": ".status.conditions[?(@.type==\"Ready\")].reason",
         },
+        age_column(),
+    ])
+}
+
+/// An action kind's columns: its target, `Succeeded` (status and reason), when it started, and `Age`.
+fn action_columns() -> Value {
+    json!([
+        {"name": "Target", "type": "string", "jsonPath": ".spec.owner.name"},
+        {
+            "name": "Succeeded",
+            "type": "string",
+            "jsonPath": ".status.conditions[?(@.type==\"Succeeded\")].status",
+        },
+        {
+            "name": "Reason",
+            "type": "string",
+            "jsonPath": ".status.conditions[?(@.type==\"Succeeded\")].reason",
+        },
+        {"name": "Started", "type": "date", "jsonPath": ".status.startTime"},
         age_column(),
     ])
 }

@@ -19,6 +19,13 @@
 //! | `<plural>/finalizers` | `update` |
 //!
 //! No wildcards, no `create` or `delete` (the reconciler never creates or deletes custom resources).
+//!
+//! Beside it, `rbac/actions.yaml`: for users, one `ClusterRole` per action kind, `<crateName>-<plural>-runner`
+//! (`create`, `get`, `list`, `watch`, `delete` on the action objects, `get` on their status), to bind in a tenant's
+//! namespace with a `RoleBinding`: the right to stop a cluster or rotate its certificates is the right to create
+//! that one kind, and needs no right on the cluster itself (the reconciler checks that the target is a custom
+//! resource of the same namespace). Not aggregated into the built-in `edit`/`admin` roles: who may run which action
+//! is the cluster administrator's choice.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -77,12 +84,39 @@ pub fn files(crate_name: &str, crds: &[Crd]) -> BTreeMap<PathBuf, String> {
         role.push_str(&rule("/status", &["get", "patch", "update"]));
         role.push_str(&rule("/finalizers", &["update"]));
     }
-    let mut kustomization = head;
+    let mut kustomization = head.clone();
     kustomization
         .push_str("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- role.yaml\n");
+    let runners = action_roles(crate_name, crds);
+    if !runners.is_empty() {
+        kustomization.push_str("- actions.yaml\n");
+        let mut text = head;
+        text.push_str(
+            "# For users: per action kind, the right to run that action (create its objects) and read their outcome.\n\
+             # Bind one in a namespace with a RoleBinding; it gives no right on the target resource itself.\n",
+        );
+        text.push_str(&runners);
+        files.insert(PathBuf::from(RBAC_DIR).join("actions.yaml"), text);
+    }
     files.insert(PathBuf::from(RBAC_DIR).join("role.yaml"), role);
     files.insert(PathBuf::from(RBAC_DIR).join("kustomization.yaml"), kustomization);
     files
+}
+
+/// The runner roles of the action kinds among `crds`, as YAML documents (empty when there is none).
+fn action_roles(crate_name: &str, crds: &[Crd]) -> String {
+    let mut out = String::new();
+    for crd in crds {
+        let Some(target) = &crd.action_target else { continue };
+        let (group, plural, kind) = (&crd.group, &crd.plural, &crd.kind);
+        out.push_str(&format!(
+            "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {crate_name}-{plural}-runner\n  \
+             annotations:\n    armgen.dev/action-kind: {kind}\n    armgen.dev/target-kind: {target}\nrules:\n- apiGroups:\n  - {group}\n  resources:\n  - {plural}\n  \
+             verbs:\n  - create\n  - get\n  - list\n  - watch\n  - delete\n- apiGroups:\n  - {group}\n  resources:\n  - {plural}/status\n  \
+             verbs:\n  - get\n"
+        ));
+    }
+    out
 }
 
 /// Whether the reconciler serves the CRD's kind: it has a status subresource (template kinds have none).
