@@ -2037,6 +2037,12 @@ pub const ACTIONS: &[armgen_runtime::ActionInfo] = &[
         statuses: &[200u16, 202u16],
     },
 ];
+/// Every custom resource kind that is reconciled: the resources ([`KINDS`]), then the action kinds
+/// ([`ACTIONS`]).
+pub fn every_kind() -> impl Iterator<Item = &'static armgen_runtime::KindInfo> {
+    KINDS.iter().chain(ACTIONS.iter().map(|a| &a.kind))
+}
+
 /// What the services do that their specs do not say (`rules.json`, generated from the config's
 /// `kubernetes.errors`, `childOwned`, `ownerGate` and `immutable` entries and the specs'
 /// `x-ms-mutability`): the document the reconciler and the simulator act on.

@@ -22,6 +22,13 @@ fn kinds_with(rules: &Rules, has: impl Fn(&KindRules) -> bool) -> Vec<(&'static 
         .iter()
         .flat_map(|g| g.kinds.iter().map(move |k| (g.group.as_str(), k)))
         .filter(|(_, k)| has(k))
+        // The action kinds' rules are the reconciler's (an action waits for its target): the simulator's rules
+        // are the resources'.
+        .filter(|(group, k)| {
+            !aks_api::ACTIONS
+                .iter()
+                .any(|a| a.kind.group == *group && a.kind.version == k.version && a.kind.kind == k.kind)
+        })
         .map(|(group, k)| {
             let info = aks_api::KINDS
                 .iter()

@@ -673,10 +673,9 @@ fn aks_manifests_are_structural_and_follow_the_shape() {
     // custom resource; a subscription-scoped kind (resource groups) has no owner.
     for kube in g.kubes.values() {
         for r in &kube.resources {
-            let info = aks_api::KINDS
-                .iter()
+            let info = aks_api::every_kind()
                 .find(|k| k.kube_group == kube.group && k.version == kube.version && k.kind == r.kind)
-                .unwrap_or_else(|| panic!("{} {}: not in aks_api::KINDS", r.kind, kube.version));
+                .unwrap_or_else(|| panic!("{} {}: not in aks_api::every_kind()", r.kind, kube.version));
             let expected = match (info.owner_kind, info.arm.scope) {
                 (Some(parent), _) => Some(Owner::Parent(parent.to_string())),
                 (None, Scope::ResourceGroup) => Some(Owner::ResourceGroup),
@@ -819,8 +818,7 @@ fn aks_manifest_layout() {
         // The versions of the registry that have the kind (a template kind: its base kind), and its storage version.
         let template = templates.contains(&(group.clone(), c.kind.clone()));
         let base = c.kind.strip_suffix("Template").filter(|_| template).unwrap_or(&c.kind);
-        let registry: Vec<&armgen_runtime::KindInfo> = aks_api::KINDS
-            .iter()
+        let registry: Vec<&armgen_runtime::KindInfo> = aks_api::every_kind()
             .filter(|k| k.kube_group == group && k.kind == base)
             .collect();
         assert!(
@@ -900,6 +898,23 @@ fn aks_manifest_layout() {
                 assert_eq!(v["subresources"]["scale"], scale);
             } else {
                 assert!(v["subresources"].get("scale").is_none(), "{}: no scale", c.kind);
+            }
+            let action = aks_api::ACTIONS
+                .iter()
+                .any(|a| a.kind.kube_group == group && a.kind.kind == c.kind);
+            if action {
+                assert_eq!(
+                    v["additionalPrinterColumns"][0]["jsonPath"], ".spec.owner.name",
+                    "{}",
+                    c.kind
+                );
+                assert_eq!(
+                    v["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"][0]["rule"],
+                    "self == oldSelf",
+                    "{}: an action's spec is fixed",
+                    c.kind
+                );
+                continue;
             }
             assert_eq!(
                 v["additionalPrinterColumns"],
@@ -1375,7 +1390,8 @@ fn fixture_manifests_are_structural_and_follow_the_shape() {
     let crds = fixture_crds();
     assert_eq!(
         crds.iter().map(|c| c.kind.as_str()).collect::<Vec<_>>(),
-        ["Gadget", "Widget"]
+        // WidgetRestart: the action kind of the widget's POST `restart`.
+        ["Gadget", "WidgetRestart", "Widget"]
     );
     let preserved = check_all(&crds, &[(&f.v1, &f.ir), (&f.v2, &f.ir)]);
     let widget_spec = |why: &str| {

@@ -435,9 +435,8 @@ fn rbac_grants_exactly_what_the_reconciler_does() {
         plurals.contains(&(aks.clone(), "managedclusters".to_string()))
             && !plurals.contains(&(aks, "managedclustertemplates".to_string()))
     );
-    // (API group, plural) of every kind of every group in the registry.
-    let registry: BTreeSet<(String, String)> = aks_api::KINDS
-        .iter()
+    // (API group, plural) of every kind of every group in the registry, the action kinds included.
+    let registry: BTreeSet<(String, String)> = aks_api::every_kind()
         .map(|k| (k.kube_group.to_string(), k.plural.to_string()))
         .collect();
     assert_eq!(plurals, registry, "the reconciled CRDs are the registry's kinds");
@@ -475,8 +474,35 @@ fn rbac_grants_exactly_what_the_reconciler_does() {
     assert_eq!(grants(from_generator), on_kinds, "the generated ClusterRole");
     assert_eq!(**from_generator, generated, "the output has it as generated");
 
+    // The users' runner roles of the action kinds (generated/rbac/actions.yaml) are in the output for
+    // administrators to bind in tenants' namespaces; nothing binds them here, and the reconciler does not have them.
+    let runners: BTreeSet<String> = cluster_roles
+        .iter()
+        .filter_map(|r| r["metadata"]["name"].as_str())
+        .filter(|n| n.ends_with("-runner"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        runners.len(),
+        aks_api::ACTIONS
+            .iter()
+            .map(|a| (a.kind.kube_group, a.kind.kind))
+            .collect::<BTreeSet<_>>()
+            .len(),
+        "a runner role per action kind"
+    );
+    for binding in of_kind(docs, "ClusterRoleBinding")
+        .iter()
+        .chain(of_kind(docs, "RoleBinding").iter())
+    {
+        let name = binding["roleRef"]["name"].as_str().unwrap_or_default();
+        assert!(!runners.contains(name), "{name} is bound in the deployment");
+    }
     let mut granted = BTreeSet::new();
-    for role in &cluster_roles {
+    for role in cluster_roles
+        .iter()
+        .filter(|r| !r["metadata"]["name"].as_str().is_some_and(|n| runners.contains(n)))
+    {
         granted.extend(grants(role));
     }
     let missing: Vec<_> = needed.difference(&granted).collect();
@@ -493,12 +519,16 @@ fn rbac_grants_exactly_what_the_reconciler_does() {
             && subjects[0]["namespace"] == sa["metadata"]["namespace"]
     };
     let bindings = of_kind(docs, "ClusterRoleBinding");
+    let reconciler_roles: Vec<&&Value> = cluster_roles
+        .iter()
+        .filter(|r| !r["metadata"]["name"].as_str().is_some_and(|n| runners.contains(n)))
+        .collect();
     assert_eq!(
         bindings.len(),
-        cluster_roles.len(),
-        "one ClusterRoleBinding per ClusterRole"
+        reconciler_roles.len(),
+        "one ClusterRoleBinding per ClusterRole of the reconciler"
     );
-    for role in &cluster_roles {
+    for role in reconciler_roles {
         let name = &role["metadata"]["name"];
         let bound: Vec<_> = bindings.iter().filter(|b| b["roleRef"]["name"] == *name).collect();
         assert_eq!(bound.len(), 1, "{name}: bound once");
@@ -529,7 +559,8 @@ fn the_rbac_kustomization_composes_the_generated_role() {
     let root = common::workspace();
     let text = std::fs::read_to_string(root.join("generated/rbac/kustomization.yaml")).expect("kustomization");
     let k: Value = serde_yaml_ng::from_str(&text).expect("yaml");
-    assert_eq!(strings(&k["resources"]), ["role.yaml"]);
+    // The reconciler's role, and the users' runner roles of the action kinds.
+    assert_eq!(strings(&k["resources"]), ["role.yaml", "actions.yaml"]);
     let rbac = std::fs::read_to_string(root.join("config/rbac/kustomization.yaml")).expect("config/rbac");
     assert!(
         rbac.contains("../../generated/rbac"),

@@ -568,3 +568,43 @@ fn crd_returns_the_committed_manifest_of_each_kind() {
             .expect("crd")
     );
 }
+
+#[test]
+#[cfg_attr(spec_root_missing, ignore = "needs the spec root: set AZURE_REST_API_SPECS")]
+fn action_entries_of_the_config_are_checked() {
+    // A nested action (a path parameter of its own) that is not excluded: the error names the key to add.
+    let message = config_error(&|t| {
+        t.lines()
+            .filter(|l| !l.contains("accessProfiles/{roleName}/listCredential:"))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    });
+    assert!(
+        message.contains(
+            "config key `groups.containerservice.kubernetes.resources.ManagedCluster.actions.exclude.accessProfiles/{roleName}/listCredential`"
+        ) && message.contains("cannot be an action kind"),
+        "{message}"
+    );
+    // An exclusion without a reason.
+    let message = config_error(&|t| {
+        t.replace(
+            r#"listClusterUserCredential: "returns credentials: the Secret export userCredentials""#,
+            r#"listClusterUserCredential: " ""#,
+        )
+    });
+    assert!(
+        message.contains("actions.exclude.listClusterUserCredential") && message.contains("say why"),
+        "{message}"
+    );
+    // An exclusion of an action no version has.
+    let message = config_error(&|t| {
+        t.replace(
+            "listClusterUserCredential: \"returns",
+            "listClusterUsrCredential: \"returns",
+        )
+    });
+    assert!(
+        message.contains("actions.exclude.listClusterUsrCredential") && message.contains("matches nothing"),
+        "{message}"
+    );
+}

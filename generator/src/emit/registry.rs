@@ -84,6 +84,12 @@ fn kube_registry(kube_versions: &[&VersionOutput<'_>]) -> TokenStream {
         /// one ARM POST action on its owner once. Not in [`KINDS`], which are the resources.
         pub const ACTIONS: &[armgen_runtime::ActionInfo] = &[#(#action_infos)*];
 
+        /// Every custom resource kind that is reconciled: the resources ([`KINDS`]), then the action kinds
+        /// ([`ACTIONS`]).
+        pub fn every_kind() -> impl Iterator<Item = &'static armgen_runtime::KindInfo> {
+            KINDS.iter().chain(ACTIONS.iter().map(|a| &a.kind))
+        }
+
         /// What the services do that their specs do not say (`rules.json`, generated from the config's
         /// `kubernetes.errors`, `childOwned`, `ownerGate` and `immutable` entries and the specs'
         /// `x-ms-mutability`): the document the reconciler and the simulator act on.

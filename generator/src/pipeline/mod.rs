@@ -116,7 +116,7 @@ fn version<'c>(
     let specs = timed(timings, "load", || {
         load(group, kube_version, version, &mut produced.inputs)
     })?;
-    let resources = timed(timings, "discover", || discover(group, &specs, &mut matched.resources))?;
+    let resources = timed(timings, "discover", || discover(group, &specs, matched))?;
     let mut ir = timed(timings, "lower", || {
         lower(group, &specs, &resources, version, &mut matched.overrides)
     })?;
@@ -200,6 +200,9 @@ struct Matched {
     resources: BTreeSet<String>,
     /// The kinds of `kubernetes.resources`.
     kinds: BTreeSet<String>,
+    /// Nested actions no config entry excludes: config key → message, an error once the config's kinds are known
+    /// to exist (a misspelt kind is the error to report first).
+    nested: BTreeMap<String, String>,
 }
 
 /// Where a version sits in the generated crate.
@@ -365,46 +368,46 @@ fn load(
 
 /// Stage **discover**: every ARM PUT path of the specs is a resource; the group's `resources` selection keeps
 /// and renames them ([`select_resources`], the keys that matched added to `matched`), then the options'.
-fn discover(group: &Group<'_>, specs: &SpecSet, matched: &mut BTreeSet<String>) -> Result<Vec<DiscoveredResource>> {
-    let mut resources = select_resources(group.config, crate::discover::discover(specs)?, matched);
+fn discover(group: &Group<'_>, specs: &SpecSet, matched: &mut Matched) -> Result<Vec<DiscoveredResource>> {
+    let mut resources = select_resources(group.config, crate::discover::discover(specs)?, &mut matched.resources);
     resources.retain(|r| group.request.options.selects_resource(&r.name, &r.arm_type));
     for r in &mut resources {
-        select_actions(group, r, matched)?;
+        select_actions(group, r, matched);
     }
     Ok(resources)
 }
 
 /// The actions of `r` that become action kinds: all but those `kubernetes.resources.<Kind>.actions.exclude`
 /// names, renamed as `actions.rename` says. An action nested deeper under the resource (a path parameter of its
-/// own) cannot be an action kind: it must be excluded, else it is an error naming the config key to add.
-fn select_actions(group: &Group<'_>, r: &mut DiscoveredResource, matched: &mut BTreeSet<String>) -> Result<()> {
+/// own) cannot be an action kind: it must be excluded, else it is an error naming the config key to add
+/// ([`stale_config`] reports it).
+fn select_actions(group: &Group<'_>, r: &mut DiscoveredResource, matched: &mut Matched) {
     let config = group.config.kubernetes.resources.get(&r.name);
     let key = |list: &str, action: &str| format!("kubernetes.resources.{}.actions.{list}.{action}", r.name);
     for a in &mut r.actions {
         if config.is_some_and(|c| c.actions.exclude.contains_key(&a.name)) {
-            matched.insert(key("exclude", &a.name));
+            matched.resources.insert(key("exclude", &a.name));
             a.excluded = true;
             continue;
         }
         if a.nested {
-            return Err(group.error(
-                &key("exclude", &a.name),
+            matched.nested.insert(
+                key("exclude", &a.name),
                 format!(
                     "POST {} is nested under {} (a path of its own below the resource): it cannot be an action kind; \
                      exclude it, saying why",
                     a.path, r.arm_type
                 ),
-            ));
+            );
         }
         if config.is_some_and(|c| c.actions.ungated.contains_key(&a.name)) {
-            matched.insert(key("ungated", &a.name));
+            matched.resources.insert(key("ungated", &a.name));
         }
         if let Some(name) = config.and_then(|c| c.actions.rename.get(&a.name)) {
-            matched.insert(key("rename", &a.name));
+            matched.resources.insert(key("rename", &a.name));
             a.kind = Some(name.clone());
         }
     }
-    Ok(())
 }
 
 /// Stage **lower**: the schemas of the resources → IR ([`crate::passes::lower`]). Each site an opaque entry
@@ -481,8 +484,12 @@ fn kube(
 /// options select versions or resources: then an entry may match only what is left out). In order: the opaque
 /// files, the overrides, the `resources` selection, the `kubernetes.resources` kinds, the `resources` renames.
 fn stale_config(group: &Group<'_>, matched: &Matched) -> Result<()> {
+    let nested = || match matched.nested.iter().next() {
+        Some((key, message)) => Err(group.error(key, message.clone())),
+        None => Ok(()),
+    };
     if group.request.options.is_filtered() {
-        return Ok(());
+        return nested();
     }
     let stale = |key: &str| -> Result<()> {
         Err(group.error(
@@ -528,6 +535,7 @@ fn stale_config(group: &Group<'_>, matched: &Matched) -> Result<()> {
             return stale(&key);
         }
     }
+    nested()?;
     for (kind, rc) in &config.kubernetes.resources {
         let lists = [
             ("exclude", rc.actions.exclude.keys()),
