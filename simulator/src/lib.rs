@@ -48,6 +48,7 @@
 //! hold with `404 ResourceNotFound` naming the scope (`ResourceGroupNotFound` when the scope's resource group is
 //! missing; a subscription always exists).
 
+mod actions;
 mod auth;
 pub mod defaults;
 mod registry;
@@ -237,6 +238,8 @@ struct State {
     authenticated: usize,
     /// By lower-case ARM type.
     normalizers: HashMap<String, Normalizer>,
+    /// The actions that succeeded, by lower-case ID of their target, oldest first ([`Simulator::actions_run`]).
+    action_log: HashMap<String, Vec<String>>,
 }
 
 struct Stored {
@@ -268,6 +271,21 @@ struct Operation {
     status: &'static str,
     start: String,
     end: Option<String>,
+    /// The action this operation runs (`POST <resource ID>/<action>`), when it runs one.
+    action: Option<ActionRun>,
+}
+
+/// An action in flight: what ends it, and once it succeeded its result.
+#[derive(Clone)]
+struct ActionRun {
+    info: &'static armgen_runtime::ActionInfo,
+    behaviour: &'static actions::Behaviour,
+    /// The request body.
+    request: Option<Value>,
+    /// The target's `provisioningState` once it succeeded (`Canceled` after an abort that canceled something).
+    final_state: &'static str,
+    /// The result, once it succeeded (for actions with one).
+    result: Option<Value>,
 }
 
 impl Simulator {
@@ -347,6 +365,17 @@ impl Simulator {
             .get(&method.to_ascii_uppercase())
             .copied()
             .unwrap_or(0)
+    }
+
+    /// The actions (`POST <id>/<action>` of [`aks_api::ACTIONS`], as the spec spells them, e.g. `rotateClusterCertificates`)
+    /// that succeeded on the resource `id` (case-insensitive), oldest first: for actions whose effect the resource's
+    /// `GET` does not show. Kept after the resource is deleted.
+    pub fn actions_run(&self, id: &str) -> Vec<String> {
+        self.state()
+            .action_log
+            .get(&id.to_lowercase())
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// How many `GET`s of operation status (`Azure-AsyncOperation`) or result (`Location`) URLs arrived.
