@@ -4,9 +4,23 @@
 //!
 //! It speaks ARM over HTTP: `PUT`/`GET`/`DELETE` of resources (bodies validated by the generated types), list
 //! `GET` of collections, long-running operations with `Azure-AsyncOperation`/`Location` polling, `409` while an
-//! operation runs, `POST listClusterAdminCredential`/`listClusterUserCredential`, optional bearer-token
+//! operation runs, `POST listClusterAdminCredential`/`listClusterUserCredential`, every POST action of
+//! [`aks_api::ACTIONS`] (`stop`, `runCommand`, `upgradeNodeImageVersion`, …: see below), optional bearer-token
 //! authentication with fake Entra ID and IMDS token endpoints, injected faults, and a traffic log in the format
 //! `oav validate-traffic` reads.
+//!
+//! An action is `POST <ID of a held resource>/<action>?api-version=V` for an [`armgen_runtime::ActionInfo`] of the
+//! resource's ARM type and API version. A target not held answers `404 ResourceNotFound`; a busy target (an
+//! operation in flight, its owner's or a gated child's too, as for PUTs) `409 OperationNotAllowed`, except for an
+//! action that cancels (`abort`); a body the action takes but that is missing or that its action kind's generated
+//! `parameters` type refuses `400 InvalidRequestContent`, naming the path. A long-running action answers `202`
+//! with `Azure-AsyncOperation` and `Location`; it advances by polls like any operation, its target in a running
+//! state meanwhile; once it succeeded the `Location` URL answers `200` with its result (`204` without one), as ARM's
+//! `final-state-via: location`. Other actions answer at once, `200` with a result or `204`; only statuses the spec
+//! declares ([`armgen_runtime::ActionInfo::statuses`]) are sent. What each action does to its target, and its
+//! result, is a table with the public source of each behaviour (`actions.rs`); [`Simulator::actions_run`] lists the
+//! actions that succeeded on a resource, for effects its `GET` does not show. A [`Fault::FailOperation`] whose rule
+//! matches the POST makes the action's operation end `Failed`.
 //!
 //! A test double: it depends on the generated registry and `armgen-runtime`, never on the reconciler, so the
 //! reconciler's tests cannot pass by sharing its code.
