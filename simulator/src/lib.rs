@@ -4,9 +4,23 @@
 //!
 //! It speaks ARM over HTTP: `PUT`/`GET`/`DELETE` of resources (bodies validated by the generated types), list
 //! `GET` of collections, long-running operations with `Azure-AsyncOperation`/`Location` polling, `409` while an
-//! operation runs, `POST listClusterAdminCredential`/`listClusterUserCredential`, optional bearer-token
+//! operation runs, `POST listClusterAdminCredential`/`listClusterUserCredential`, every POST action of
+//! [`aks_api::ACTIONS`] (`stop`, `runCommand`, `upgradeNodeImageVersion`, …: see below), optional bearer-token
 //! authentication with fake Entra ID and IMDS token endpoints, injected faults, and a traffic log in the format
 //! `oav validate-traffic` reads.
+//!
+//! An action is `POST <ID of a held resource>/<action>?api-version=V` for an [`armgen_runtime::ActionInfo`] of the
+//! resource's ARM type and API version. A target not held answers `404 ResourceNotFound`; a busy target (an
+//! operation in flight, its owner's or a gated child's too, as for PUTs) `409 OperationNotAllowed`, except for an
+//! action that cancels (`abort`); a body the action takes but that is missing or that its action kind's generated
+//! `parameters` type refuses `400 InvalidRequestContent`, naming the path. A long-running action answers `202`
+//! with `Azure-AsyncOperation` and `Location`; it advances by polls like any operation, its target in a running
+//! state meanwhile; once it succeeded the `Location` URL answers `200` with its result (`204` without one), as ARM's
+//! `final-state-via: location`. Other actions answer at once, `200` with a result or `204`; only statuses the spec
+//! declares ([`armgen_runtime::ActionInfo::statuses`]) are sent. What each action does to its target, and its
+//! result, is a table with the public source of each behaviour (`actions.rs`); [`Simulator::actions_run`] lists the
+//! actions that succeeded on a resource, for effects its `GET` does not show. A [`Fault::FailOperation`] whose rule
+//! matches the POST makes the action's operation end `Failed`.
 //!
 //! A test double: it depends on the generated registry and `armgen-runtime`, never on the reconciler, so the
 //! reconciler's tests cannot pass by sharing its code.
@@ -48,6 +62,7 @@
 //! hold with `404 ResourceNotFound` naming the scope (`ResourceGroupNotFound` when the scope's resource group is
 //! missing; a subscription always exists).
 
+mod actions;
 mod auth;
 pub mod defaults;
 mod registry;
@@ -237,6 +252,8 @@ struct State {
     authenticated: usize,
     /// By lower-case ARM type.
     normalizers: HashMap<String, Normalizer>,
+    /// The actions that succeeded, by lower-case ID of their target, oldest first ([`Simulator::actions_run`]).
+    action_log: HashMap<String, Vec<String>>,
 }
 
 struct Stored {
@@ -268,6 +285,21 @@ struct Operation {
     status: &'static str,
     start: String,
     end: Option<String>,
+    /// The action this operation runs (`POST <resource ID>/<action>`), when it runs one.
+    action: Option<ActionRun>,
+}
+
+/// An action in flight: what ends it, and once it succeeded its result.
+#[derive(Clone)]
+struct ActionRun {
+    info: &'static armgen_runtime::ActionInfo,
+    behaviour: &'static actions::Behaviour,
+    /// The request body.
+    request: Option<Value>,
+    /// The target's `provisioningState` once it succeeded (`Canceled` after an abort that canceled something).
+    final_state: &'static str,
+    /// The result, once it succeeded (for actions with one).
+    result: Option<Value>,
 }
 
 impl Simulator {
@@ -347,6 +379,17 @@ impl Simulator {
             .get(&method.to_ascii_uppercase())
             .copied()
             .unwrap_or(0)
+    }
+
+    /// The actions (`POST <id>/<action>` of [`aks_api::ACTIONS`], as the spec spells them, e.g. `rotateClusterCertificates`)
+    /// that succeeded on the resource `id` (case-insensitive), oldest first: for actions whose effect the resource's
+    /// `GET` does not show. Kept after the resource is deleted.
+    pub fn actions_run(&self, id: &str) -> Vec<String> {
+        self.state()
+            .action_log
+            .get(&id.to_lowercase())
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// How many `GET`s of operation status (`Azure-AsyncOperation`) or result (`Location`) URLs arrived.

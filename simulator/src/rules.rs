@@ -392,6 +392,18 @@ impl Simulator {
         Ok(())
     }
 
+    /// Checks an action (`POST <id>/<action>`) on the resource of `kind` at `key` against rule 3, as a write: refused
+    /// while its owner runs an operation (child kinds gated on their owner) or while one of its gated children does.
+    pub(crate) fn check_action(&self, st: &State, rules: &Rules, kind: &KindInfo, key: &str) -> Result<(), ArmError> {
+        self.check_delete(st, rules, kind, key)?;
+        for child in self.gated_children(rules, kind) {
+            if let Some((_, busy)) = children(st, key, child.arm.arm_type).find(|(_, c)| !terminal(&c.state)) {
+                return Err(child_busy(busy));
+            }
+        }
+        Ok(())
+    }
+
     /// The keys of the stored children in the child-owned arrays of the resource at `owner_key` (rule 1).
     pub(crate) fn owned_children(&self, st: &State, owner_key: &str) -> Vec<String> {
         let (Ok(rules), Some(owner)) = (&self.inner.rules, st.resources.get(owner_key)) else {

@@ -12,11 +12,15 @@ use axum::routing::{get, post};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
+use armgen_runtime::ActionInfo;
+
+use crate::actions::ResultOf;
 use crate::defaults::{self, DEFAULT_TENANT_ID};
 use crate::registry::{ResourceType, Target, guess_type, parent_id, resource_group_of, subscription_and_group};
 use crate::util::{ArmError, now_rfc3339, random_uuid};
 use crate::{
-    Exchange, ExchangeRequest, ExchangeResponse, Fault, FaultRule, Operation, Outcome, Simulator, State, Stored,
+    ActionRun, Exchange, ExchangeRequest, ExchangeResponse, Fault, FaultRule, Operation, Outcome, Simulator, State,
+    Stored,
 };
 
 /// A response before it becomes HTTP.
@@ -390,7 +394,9 @@ impl Simulator {
             (Target::Resource { ty, id, name }, "PUT") => self.put(st, req, ty, &id, &name, api_version),
             (Target::Resource { ty, id, .. }, "DELETE") => self.delete(st, req, ty, &id, api_version),
             (Target::Collection { ty, prefix }, "GET") => self.list(st, ty, &prefix),
-            (Target::Action { ty, id, name, action }, "POST") => self.action(st, ty, &id, &name, &action),
+            (Target::Action { ty, id, name, action }, "POST") => {
+                self.action(st, req, ty, &id, &name, &action, api_version)
+            }
             (_, method) => Err(ArmError::new(
                 405,
                 "MethodNotAllowed",
@@ -703,6 +709,7 @@ impl Simulator {
                 status: "InProgress",
                 start: now_rfc3339(),
                 end: None,
+                action: None,
             },
         );
         id
@@ -943,24 +950,36 @@ impl Simulator {
         };
         let (key, delete, status) = (op.resource_key.clone(), op.delete, op.status);
         let linked = op.linked.clone();
+        let (start, end) = (op.start.clone(), op.end.clone().unwrap_or_default());
+        let action = op.action.clone().filter(|_| status == "Succeeded");
         if delete && status == "Succeeded" {
             Self::remove_tree(st, &key);
         } else {
+            let final_state = action.as_ref().map_or(status, |a| a.final_state);
             for k in linked.iter().chain([&key]) {
                 let Some(s) = st.resources.get_mut(k) else { continue };
                 if s.operation.as_deref() != Some(op_id) {
                     continue;
                 }
-                set_state(s, status);
+                set_state(s, final_state);
                 s.operation = None;
                 if status == "Succeeded" {
                     defaults::settle_reported(s.arm_type, &mut s.body);
                 }
             }
+            if let Some(run) = &action {
+                Self::apply_action(st, &key, run);
+            }
             self.refresh_owned(st, &key);
         }
         if let Some(parent) = parent_id(&key).map(str::to_string) {
             self.refresh_owned(st, &parent);
+        }
+        if let Some(run) = &action {
+            let result = Self::action_result(st, &key, run, &start, &end);
+            if let Some(a) = st.operations.get_mut(op_id).and_then(|o| o.action.as_mut()) {
+                a.result = result;
+            }
         }
     }
 
@@ -988,6 +1007,11 @@ impl Simulator {
             };
             return Ok(match (&op.outcome, op.status) {
                 (_, "InProgress") => Reply::empty(202).header("Location", url).header("Retry-After", retry),
+                // A POST action's final state is its Location's answer: its result, or no content.
+                (_, "Succeeded") if op.action.is_some() => match op.action.as_ref().and_then(|a| a.result.clone()) {
+                    Some(result) => Reply::json(200, result),
+                    None => Reply::empty(204),
+                },
                 (_, "Succeeded") if op.delete => Reply::empty(204),
                 (_, "Succeeded") => match st.resources.get(&op.resource_key) {
                     Some(s) => Reply::json(200, s.body.clone()),
@@ -1018,7 +1042,248 @@ impl Simulator {
         })
     }
 
-    fn action(&self, st: &mut State, ty: &ResourceType, id: &str, name: &str, action: &str) -> Result<Reply, ArmError> {
+    /// `POST <id>/<action>`: an action of [`aks_api::ACTIONS`] on a held resource of its target type and API
+    /// version ([`crate::actions`] says what it does), else a credential action of a managed cluster.
+    #[allow(clippy::too_many_arguments)]
+    fn action(
+        &self,
+        st: &mut State,
+        req: &Req<'_>,
+        ty: &ResourceType,
+        id: &str,
+        name: &str,
+        action: &str,
+        api_version: &str,
+    ) -> Result<Reply, ArmError> {
+        let infos: Vec<&'static ActionInfo> = aks_api::ACTIONS
+            .iter()
+            .filter(|a| a.kind.arm.arm_type.eq_ignore_ascii_case(ty.arm_type) && a.action.eq_ignore_ascii_case(action))
+            .collect();
+        if infos.is_empty() {
+            return self.credentials(st, ty, id, name, action);
+        }
+        let Some(info) = infos.iter().copied().find(|a| a.kind.arm.api_version == api_version) else {
+            let mut versions: Vec<&str> = infos.iter().map(|a| a.kind.arm.api_version).collect();
+            versions.sort_unstable();
+            return Err(ArmError::new(
+                400,
+                "InvalidApiVersionParameter",
+                format!(
+                    "The api-version '{api_version}' is invalid. The supported versions for action '{}/{}' are '{}'.",
+                    ty.arm_type,
+                    infos[0].action,
+                    versions.join(", ")
+                ),
+            ));
+        };
+        let key = id.to_lowercase();
+        let Some(target) = st.resources.get(&key) else {
+            return Err(not_found(id));
+        };
+        let id = target.body.get("id").and_then(Value::as_str).unwrap_or(id).to_string();
+        let location = target.location.clone();
+        let request = if info.body {
+            Some(Self::action_request(req, info)?)
+        } else {
+            None
+        };
+        let behaviour = crate::actions::behaviour(ty.arm_type, info.action);
+        let running = target
+            .operation
+            .clone()
+            .filter(|op| st.operations.get(op).is_some_and(|o| o.status == "InProgress"));
+        if !behaviour.cancels {
+            if !terminal(&target.state) {
+                return Err(conflict(target));
+            }
+            self.check_action(st, self.write_rules()?, target.kind, &key)?;
+        }
+        let mut final_state = "Succeeded";
+        if behaviour.cancels
+            && let Some(op_id) = &running
+        {
+            // The running operation ends Canceled now; what followed it too (its target is Canceling until the
+            // abort ends).
+            let mut linked = Vec::new();
+            if let Some(op) = st.operations.get_mut(op_id) {
+                op.status = "Canceled";
+                op.outcome = Outcome::Cancel;
+                op.end = Some(now_rfc3339());
+                linked = op.linked.clone();
+            }
+            for k in &linked {
+                if let Some(s) = st.resources.get_mut(k)
+                    && s.operation.as_deref() == Some(op_id.as_str())
+                {
+                    set_state(s, "Canceled");
+                    s.operation = None;
+                }
+            }
+            final_state = "Canceled";
+        }
+        let run = ActionRun {
+            info,
+            behaviour,
+            request,
+            final_state,
+            result: None,
+        };
+        let parent = parent_id(&key).map(str::to_string);
+        // Long-running when the spec says so and declares 202; an abort with nothing to abort ends at once.
+        let long_running =
+            info.long_running && info.statuses.contains(&202) && !(behaviour.cancels && running.is_none());
+        if !long_running {
+            let now = now_rfc3339();
+            Self::apply_action(st, &key, &run);
+            self.refresh_owned(st, &key);
+            if let Some(parent) = &parent {
+                self.refresh_owned(st, parent);
+            }
+            let result = Self::action_result(st, &key, &run, &now, &now);
+            let status = crate::actions::sync_status(info.statuses, result.is_some());
+            return Ok(match result {
+                Some(body) if status != 204 => Reply::json(status, body),
+                _ => Reply::empty(status),
+            });
+        }
+        let op = self.start_operation(st, req, &key, Vec::new(), false);
+        if let Some(o) = st.operations.get_mut(&op) {
+            o.action = Some(run);
+        }
+        if let Some(state) = behaviour.running_state
+            && let Some(s) = st.resources.get_mut(&key)
+        {
+            set_state(s, state);
+            s.operation = Some(op.clone());
+        }
+        self.refresh_owned(st, &key);
+        if let Some(parent) = &parent {
+            self.refresh_owned(st, parent);
+        }
+        let mut reply = if behaviour.accepted_body {
+            Reply::json(202, st.resources.get(&key).map(|s| s.body.clone()).unwrap_or_default())
+        } else {
+            Reply::empty(202)
+        };
+        reply = reply
+            .header(
+                "Location",
+                Self::operation_url(req, ty, &id, &location, &op, "operationresults", api_version),
+            )
+            .header(
+                "Azure-AsyncOperation",
+                Self::operation_url(req, ty, &id, &location, &op, "operations", api_version),
+            )
+            .header("Retry-After", self.inner.config.retry_after_secs.to_string());
+        Ok(reply)
+    }
+
+    /// The request body of an action that takes one: JSON read as the action kind's `parameters`.
+    fn action_request(req: &Req<'_>, info: &ActionInfo) -> Result<Value, ArmError> {
+        if req.body.iter().all(u8::is_ascii_whitespace) {
+            return Err(ArmError::new(
+                400,
+                "InvalidRequestContent",
+                format!(
+                    "The request content was invalid: '{}' takes a request body, and it is empty.",
+                    info.action
+                ),
+            ));
+        }
+        let body: Value = serde_json::from_slice(req.body).map_err(|e| {
+            ArmError::new(
+                400,
+                "InvalidRequestContent",
+                format!("The request content was invalid and cannot be deserialized: {e}."),
+            )
+        })?;
+        crate::validate::action_body(info, &body)?;
+        Ok(body)
+    }
+
+    /// The effects of a succeeded action on its target (at `key`), and its entry in the action log.
+    fn apply_action(st: &mut State, key: &str, run: &ActionRun) {
+        if let Some(s) = st.resources.get_mut(key) {
+            crate::actions::apply(run.behaviour.effects, &mut s.body, run.request.as_ref());
+        }
+        st.action_log
+            .entry(key.to_string())
+            .or_default()
+            .push(run.info.action.to_string());
+    }
+
+    /// The result of a succeeded action on the target at `key` (`None` for actions without one), the action having
+    /// started at `started` and ended at `finished`.
+    fn action_result(st: &State, key: &str, run: &ActionRun, started: &str, finished: &str) -> Option<Value> {
+        if !run.info.result {
+            return None;
+        }
+        let target = st.resources.get(key);
+        let target_id = target
+            .and_then(|s| s.body.get("id"))
+            .and_then(Value::as_str)
+            .unwrap_or(key)
+            .to_string();
+        let request = run.request.clone().unwrap_or_else(|| json!({}));
+        Some(match run.behaviour.result {
+            ResultOf::Target => target.map(|s| s.body.clone())?,
+            ResultOf::RunCommand => {
+                let command = request.get("command").and_then(Value::as_str).unwrap_or_default();
+                let (exit_code, logs) = crate::actions::run_command(command);
+                json!({
+                    "id": random_uuid().replace('-', ""),
+                    "properties": {
+                        "provisioningState": "Succeeded",
+                        "exitCode": exit_code,
+                        "startedAt": started,
+                        "finishedAt": finished,
+                        "logs": logs,
+                    }
+                })
+            }
+            ResultOf::EchoWith { member, template } => {
+                let mut body = request;
+                let group = resource_group_of(&target_id).map(|(id, _)| id).unwrap_or_default();
+                let name = body
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("default")
+                    .to_string();
+                if let Some(obj) = body.as_object_mut() {
+                    obj.insert(
+                        member.to_string(),
+                        json!(template.replace("{group}", &group).replace("{name}", &name)),
+                    );
+                }
+                body
+            }
+            ResultOf::Template => {
+                let prefix = format!("{key}/");
+                let resources: Vec<Value> = st
+                    .resources
+                    .range(prefix.clone()..)
+                    .take_while(|(k, _)| k.starts_with(&prefix))
+                    .map(|(_, s)| template_resource(s))
+                    .collect();
+                json!({"template": {
+                    "$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",
+                    "contentVersion": "1.0.0.0",
+                    "parameters": {},
+                    "resources": resources,
+                }})
+            }
+        })
+    }
+
+    /// `listClusterAdminCredential` / `listClusterUserCredential` of a managed cluster.
+    fn credentials(
+        &self,
+        st: &mut State,
+        ty: &ResourceType,
+        id: &str,
+        name: &str,
+        action: &str,
+    ) -> Result<Reply, ArmError> {
         let user = if action.eq_ignore_ascii_case("listClusterAdminCredential") {
             false
         } else if action.eq_ignore_ascii_case("listClusterUserCredential") {
@@ -1065,6 +1330,24 @@ impl Simulator {
             json!({"kubeconfigs": [{"name": cred, "value": b64.encode(kubeconfig)}]}),
         ))
     }
+}
+
+/// A resource as an exported template lists it: type, API version, name (`parent/child` for child types, as
+/// templates name them), location and properties.
+fn template_resource(s: &Stored) -> Value {
+    let id = s.body.get("id").and_then(Value::as_str).unwrap_or_default();
+    let after = id
+        .rfind("/providers/")
+        .map(|i| &id[i + "/providers/".len()..])
+        .unwrap_or(id);
+    let name: Vec<&str> = after.split('/').skip(2).step_by(2).collect();
+    let mut r = json!({"type": s.arm_type, "apiVersion": s.kind.arm.api_version, "name": name.join("/")});
+    for member in ["location", "properties"] {
+        if let Some(v) = s.body.get(member) {
+            r[member] = v.clone();
+        }
+    }
+    r
 }
 
 async fn arm(AxState(sim): AxState<Simulator>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {

@@ -2,8 +2,8 @@
 //! [`crate::RoundTripFn`] of [`crate::Simulator::with_kinds`]), with errors that name the JSON path of the
 //! offending value.
 
-use armgen_runtime::{KindInfo, RoundTrip};
-use serde_json::Value;
+use armgen_runtime::{ActionInfo, KindInfo, RoundTrip};
+use serde_json::{Value, json};
 
 use crate::RoundTripFn;
 use crate::util::ArmError;
@@ -22,35 +22,78 @@ pub(crate) fn round_trip(types: RoundTripFn, kind: &KindInfo, body: &Value) -> R
             ),
         )),
         Some(Ok(rt)) => Ok(rt),
-        Some(Err(_)) => {
-            // Again, pretty-printed: serde_json reports a line, and in pretty output every value is on the
-            // line of its key, so the line names the path.
-            let pretty = serde_json::to_string_pretty(body).unwrap_or(compact);
-            let err = match types(kind.group, kind.version, kind.kind, &pretty) {
-                Some(Err(e)) => e,
-                _ => {
-                    return Err(ArmError::new(
-                        400,
-                        "InvalidRequestContent",
-                        "The request content was invalid.",
-                    ));
-                }
-            };
-            let text = err.to_string();
-            let message = text.rsplit_once(" at line ").map(|(m, _)| m).unwrap_or(&text);
-            let mut lines = vec![String::new()];
-            line_paths(body, "", &mut lines);
-            let path = lines.get(err.line().saturating_sub(1)).cloned().unwrap_or_default();
-            Err(ArmError::new(
-                400,
-                "InvalidRequestContent",
-                format!(
-                    "The request content was invalid and cannot be deserialized as {} {}: {message}. Path '{path}'.",
-                    kind.arm.arm_type, kind.arm.api_version
-                ),
-            ))
-        }
+        Some(Err(_)) => Err(explain(
+            |json| types(kind.group, kind.version, kind.kind, json).map(|r| r.map(|_| ())),
+            body,
+            "",
+            &format!("{} {}", kind.arm.arm_type, kind.arm.api_version),
+        )),
     }
+}
+
+/// Reads the request body of an action as the generated type of its action kind: the body is that kind's
+/// `parameters` (`{"parameters": body}`, read by [`aks_api::import_custom_resource`]). Errors name the path in the
+/// body, as [`round_trip`]'s do.
+pub(crate) fn action_body(action: &ActionInfo, body: &Value) -> Result<(), ArmError> {
+    let kind = &action.kind;
+    let read = |json: &str| {
+        aks_api::import_custom_resource(kind.group, kind.version, kind.kind, json, "action", None)
+            .map(|r| r.map(|_| ()))
+    };
+    let wrapped = json!({ "parameters": body });
+    match read(&wrapped.to_string()) {
+        None => Err(ArmError::new(
+            500,
+            "InternalServerError",
+            format!(
+                "the generated types have no action kind {} in {}/{}",
+                kind.kind, kind.group, kind.version
+            ),
+        )),
+        Some(Ok(())) => Ok(()),
+        Some(Err(_)) => Err(explain(
+            read,
+            &wrapped,
+            "parameters",
+            &format!("{}/{} {}", kind.arm.arm_type, action.action, kind.arm.api_version),
+        )),
+    }
+}
+
+/// The 400 of a body `read` refuses: read again pretty-printed, the line of serde's error names the JSON path
+/// (without the leading member `strip`, when the body read wraps the request's); `what` names the type.
+fn explain(
+    read: impl Fn(&str) -> Option<Result<(), serde_json::Error>>,
+    body: &Value,
+    strip: &str,
+    what: &str,
+) -> ArmError {
+    // serde_json reports a line, and in pretty output every value is on the line of its key, so the line names
+    // the path.
+    let pretty = serde_json::to_string_pretty(body).unwrap_or_else(|_| body.to_string());
+    let err = match read(&pretty) {
+        Some(Err(e)) => e,
+        _ => return ArmError::new(400, "InvalidRequestContent", "The request content was invalid."),
+    };
+    let text = err.to_string();
+    let message = text.rsplit_once(" at line ").map(|(m, _)| m).unwrap_or(&text);
+    let mut lines = vec![String::new()];
+    line_paths(body, "", &mut lines);
+    let path = lines.get(err.line().saturating_sub(1)).cloned().unwrap_or_default();
+    let path = if strip.is_empty() {
+        path.as_str()
+    } else if path == strip {
+        ""
+    } else {
+        path.strip_prefix(strip)
+            .and_then(|p| p.strip_prefix('.'))
+            .unwrap_or(path.as_str())
+    };
+    ArmError::new(
+        400,
+        "InvalidRequestContent",
+        format!("The request content was invalid and cannot be deserialized as {what}: {message}. Path '{path}'."),
+    )
 }
 
 /// Appends, for each line of `serde_json::to_string_pretty(v)` after the one that opens `v`, the path the line
@@ -83,7 +126,6 @@ fn line_paths(v: &Value, path: &str, out: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn kind(k: &str) -> &'static KindInfo {
         aks_api::KINDS

@@ -15,20 +15,20 @@ fn rules() -> Rules {
     aks_api::rules().expect("the generated rules document parses")
 }
 
-/// Every kind rule of the document with its registry entry.
+/// Every kind rule of the document with its registry entry. Rules of action kinds (`aks_api::ACTIONS`: an owner gate,
+/// their spec's immutable `parameters`) are the reconciler's, about their custom resources: an action is no ARM
+/// resource the simulator stores (tests/actions.rs covers its refusals while the target is busy).
 fn kinds_with(rules: &Rules, has: impl Fn(&KindRules) -> bool) -> Vec<(&'static KindInfo, KindRules)> {
+    let is_action = |group: &str, k: &KindRules| {
+        aks_api::ACTIONS
+            .iter()
+            .any(|a| a.kind.group == group && a.kind.version == k.version && a.kind.kind == k.kind)
+    };
     let found: Vec<_> = rules
         .groups
         .iter()
         .flat_map(|g| g.kinds.iter().map(move |k| (g.group.as_str(), k)))
-        .filter(|(_, k)| has(k))
-        // The action kinds' rules are the reconciler's (an action waits for its target): the simulator's rules
-        // are the resources'.
-        .filter(|(group, k)| {
-            !aks_api::ACTIONS
-                .iter()
-                .any(|a| a.kind.group == *group && a.kind.version == k.version && a.kind.kind == k.kind)
-        })
+        .filter(|(group, k)| has(k) && !is_action(group, k))
         .map(|(group, k)| {
             let info = aks_api::KINDS
                 .iter()

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use arm_simulator::{Running, Simulator, SimulatorConfig};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 pub const SUB: &str = "00000000-0000-0000-0000-000000000000";
 /// Two ARM API versions the tests use as fixtures (their resources and properties differ: ManagedNamespace is new
@@ -147,5 +147,109 @@ pub fn deserializes(arm_type: &str, api_version: &str, body: &Value) -> Vec<Stri
         Some(Ok(rt)) => rt.unknown,
         Some(Err(e)) => panic!("{arm_type} {api_version}: {e}\n{body:#}"),
         None => panic!("no generated type for {arm_type} {api_version}"),
+    }
+}
+
+/// The template with `{name}` segments taken from `param`.
+pub fn fill(template: &str, param: impl Fn(&str) -> String) -> String {
+    template
+        .split('/')
+        .map(|s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+            Some(name) => param(name),
+            None => s.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Sets the value at an ARM-style path (`properties.pools[0].name`; `` is the root), creating objects.
+pub fn set_at(body: &mut Value, path: &str, value: Value) {
+    let mut cur = body;
+    for seg in path.split('.').filter(|s| !s.is_empty()) {
+        let mut parts = seg.split('[');
+        let name = parts.next().unwrap_or_default();
+        if !name.is_empty() {
+            if !cur.is_object() {
+                *cur = json!({});
+            }
+            cur = cur.as_object_mut().expect("object").entry(name).or_insert(json!({}));
+        }
+        for index in parts {
+            let i: usize = index.trim_end_matches(']').parse().expect("index");
+            cur = &mut cur[i];
+        }
+    }
+    *cur = value;
+}
+
+/// A value of the type serde expected (`invalid type: map, expected a string`).
+pub fn value_for(expected: &str) -> Value {
+    if expected.contains("string") {
+        json!("value")
+    } else if expected.contains("sequence") {
+        json!([])
+    } else if expected.contains("bool") {
+        json!(true)
+    } else if expected.contains("i32") || expected.contains("i64") || expected.contains("u") || expected.contains("f64")
+    {
+        json!(1)
+    } else {
+        json!({})
+    }
+}
+
+/// PUTs bodies, starting from `{}`, each time adding what the simulator's 400 said was missing or of the
+/// wrong type, until it is accepted; returns the accepted body and the PUT's reply.
+pub async fn put_minimal(env: &Env, id: &str, api_version: &str) -> (Value, Reply) {
+    minimal(id, api_version, async |body: &Value| {
+        env.put(id, api_version, body).await
+    })
+    .await
+}
+
+/// Sends bodies with `send`, starting from `{}`, each time adding what the simulator's 400 said was missing or of
+/// the wrong type (its message names the field, after `{api_version}: `), until one is not refused with 400;
+/// returns that body and its reply. `what` names the request in panics.
+pub async fn minimal(what: &str, api_version: &str, send: impl AsyncFn(&Value) -> Reply) -> (Value, Reply) {
+    let id = what;
+    let mut body = json!({});
+    for _ in 0..40 {
+        let r = send(&body).await;
+        if r.status != 400 {
+            return (body, r);
+        }
+        let message = r.body["error"]["message"].as_str().expect("message").to_string();
+        let (head, path) = message.rsplit_once(". Path '").expect("a path in the message");
+        let path = path.trim_end_matches("'.");
+        let serde = head
+            .split_once(&format!("{api_version}: "))
+            .map(|(_, m)| m)
+            .expect("the serde message");
+        if let Some(field) = serde.strip_prefix("missing field `").and_then(|s| s.split('`').next()) {
+            let path = if path.is_empty() {
+                field.to_string()
+            } else {
+                format!("{path}.{field}")
+            };
+            set_at(&mut body, &path, json!({}));
+        } else if let Some((_, expected)) = serde.split_once("expected one of `") {
+            set_at(&mut body, path, json!(expected.split('`').next().unwrap_or_default()));
+        } else if let Some((_, expected)) = serde.split_once(", expected ") {
+            set_at(&mut body, path, value_for(expected));
+        } else {
+            panic!("{id}: cannot derive a body from {message}");
+        }
+    }
+    panic!("{id}: no accepted body after 40 PUTs: {body}");
+}
+
+impl Env {
+    /// `POST <id>/<action>?api-version=V`, with a JSON body when one is given.
+    pub async fn post(&self, id: &str, action: &str, api_version: &str, body: Option<&Value>) -> Reply {
+        let mut request = self.client.post(self.url(&format!("{id}/{action}"), api_version));
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        Reply::of(request.send().await.expect("POST")).await
     }
 }
