@@ -155,7 +155,9 @@ async fn run(object: &DynamicObject, ctx: &KindContext, action: &'static ActionI
     if let Some(ended) = ended(object) {
         return Ok((Action::await_change(), ended));
     }
-    let step = match step(&mut run, object, action).await {
+    // The status as last written (the sent mark is written before the POST).
+    let mut current = object.data.get("status").cloned().unwrap_or_else(|| json!({}));
+    let step = match step(&mut run, object, action, &mut current).await {
         Ok(step) => step,
         Err(StepError::Failure(mut f)) => {
             let next = failure_action(&mut f, &ctx.shared.settings, &backoff_key);
@@ -169,7 +171,7 @@ async fn run(object: &DynamicObject, ctx: &KindContext, action: &'static ActionI
     if ended {
         ctx.shared.settings.backoff.succeeded(&backoff_key);
     }
-    write_status(&run, object, &step).await?;
+    write_status(&run, object, &mut current, &step).await?;
     Ok((step.action, ended))
 }
 
@@ -193,7 +195,12 @@ fn now() -> String {
         .unwrap_or_default()
 }
 
-async fn step(run: &mut Run<'_>, object: &DynamicObject, action: &'static ActionInfo) -> Result<Step, StepError> {
+async fn step(
+    run: &mut Run<'_>,
+    object: &DynamicObject,
+    action: &'static ActionInfo,
+    current: &mut Value,
+) -> Result<Step, StepError> {
     let annotations = object.annotations().clone();
     if object.metadata.deletion_timestamp.is_some() {
         return Err(StepError::Gone);
@@ -272,7 +279,9 @@ async fn step(run: &mut Run<'_>, object: &DynamicObject, action: &'static Action
         Action::await_change(),
     );
     mark.status.insert("startTime".into(), json!(started));
-    write_status(run, object, &mark).await.map_err(StepError::Kube)?;
+    write_status(run, object, current, &mark)
+        .await
+        .map_err(StepError::Kube)?;
 
     tracing::info!(kind = action.kind.kind, namespace = %run.namespace, name = %run.name, "POST {id}/{}", action.action);
     let answer = run
@@ -453,9 +462,9 @@ fn succeeded(run: &Run<'_>, action: &ActionInfo, result: Option<&Value>) -> Step
     step
 }
 
-/// Merges the step into the status: `Succeeded` and `Ready` (same status), the step's fields, `operatorStatus`.
-async fn write_status(run: &Run<'_>, object: &DynamicObject, step: &Step) -> Result<(), Error> {
-    let current = object.data.get("status").cloned().unwrap_or_else(|| json!({}));
+/// Merges the step into the status (`current`, the status as last written, follows): `Succeeded` and `Ready`
+/// (same status), the step's fields, `operatorStatus`.
+async fn write_status(run: &Run<'_>, object: &DynamicObject, current: &mut Value, step: &Step) -> Result<(), Error> {
     let (status, reason, message) = &step.succeeded;
     let previous = |type_: &str| -> Option<Condition> {
         current
@@ -481,18 +490,27 @@ async fn write_status(run: &Run<'_>, object: &DynamicObject, step: &Step) -> Res
     };
     let mut patch = step.status.clone();
     patch.insert("conditions".into(), json!([condition("Succeeded"), condition("Ready")]));
+    // A merge patch keeps the keys it does not name: `operatorStatus` as the difference from what is there, so a
+    // removed annotation or operation is removed.
     let operator = if run.operator == OperatorStatus::default() {
         Value::Null
     } else {
-        serde_json::to_value(&run.operator).unwrap_or(Value::Null)
+        let new = serde_json::to_value(&run.operator).unwrap_or(Value::Null);
+        match current.get("operatorStatus") {
+            Some(old) if old.is_object() => crate::reconcile::merge_diff(old, &new),
+            _ => new,
+        }
     };
     patch.insert("operatorStatus".into(), operator);
-    let unchanged = patch
-        .iter()
-        .all(|(k, v)| current.get(k) == Some(v) || (v.is_null() && current.get(k).is_none()));
+    let unchanged = patch.iter().all(|(k, v)| match (k.as_str(), v) {
+        ("operatorStatus", Value::Object(diff)) => diff.is_empty(),
+        (_, v) => current.get(k) == Some(v) || (v.is_null() && current.get(k).is_none()),
+    });
     if unchanged {
         return Ok(());
     }
+    let patch = Value::Object(patch);
+    merge(current, &patch);
     let patch = Patch::Merge(json!({ "status": patch }));
     match run.api.patch_status(&run.name, &PatchParams::default(), &patch).await {
         Ok(_) => Ok(()),
@@ -502,5 +520,37 @@ async fn write_status(run: &Run<'_>, object: &DynamicObject, step: &Step) -> Res
             action: "writing the status",
             source,
         }),
+    }
+}
+
+/// Applies a JSON merge patch (RFC 7386) to `target`.
+fn merge(target: &mut Value, patch: &Value) {
+    let Value::Object(patch) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = json!({});
+    }
+    if let Value::Object(map) = target {
+        for (k, v) in patch {
+            if v.is_null() {
+                map.remove(k);
+            } else {
+                merge(map.entry(k.clone()).or_insert(Value::Null), v);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_patches_follow_rfc_7386() {
+        let mut v = json!({"a": 1, "o": {"x": 1, "y": 2}, "keep": true});
+        merge(&mut v, &json!({"a": null, "o": {"x": null, "z": [1]}, "n": "new"}));
+        assert_eq!(v, json!({"o": {"y": 2, "z": [1]}, "keep": true, "n": "new"}));
     }
 }

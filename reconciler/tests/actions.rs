@@ -89,6 +89,11 @@ async fn stop_then_start_change_the_power_state_with_one_post_each() {
         assert_eq!(h.sim.count("POST"), 1, "{action}: exactly one POST");
         assert_eq!(power_state(&h, &id), state);
         let object = h.object(kind, &name).await.expect("exists");
+        assert_eq!(
+            object.data.pointer("/status/operatorStatus"),
+            None,
+            "{action}: no operation or sent mark left behind"
+        );
         for field in ["startTime", "endTime"] {
             assert!(
                 object
@@ -142,7 +147,12 @@ async fn run_command_records_its_typed_result_and_deleting_the_object_undoes_not
     assert_eq!(status, "True", "{message}");
     let object = h.object(kind, "pods").await.expect("exists");
     let result = object.data.pointer("/status/result").cloned().unwrap_or(Value::Null);
-    assert_eq!(result.pointer("/properties/exitCode"), Some(&json!(0)), "{result}");
+    assert_eq!(
+        result.pointer("/properties/exitCode"),
+        Some(&json!(0)),
+        "{result} in {:?}",
+        object.data.get("status")
+    );
     assert!(
         result.pointer("/properties/logs").is_some_and(Value::is_string),
         "{result}"
@@ -233,4 +243,32 @@ async fn every_served_action_kind_runs_against_its_target() {
         let (status, reason, message) = succeeded(&h, info.kind, "a").await;
         assert_eq!(status, "True", "{}: {reason}: {message}", info.kind);
     }
+}
+
+#[tokio::test]
+async fn a_post_sent_without_a_recorded_answer_is_never_sent_again() {
+    let h = Harness::new().await;
+    ready_cluster(&h, "prod").await;
+    let kind = action_kind("ManagedCluster", "stop").kind.kind;
+    h.apply(kind, "lost", json!({"owner": {"name": "prod"}})).await;
+    // The reconciler stopped after writing the sent mark, before recording ARM's answer.
+    let api = h.api_in(kind, NS);
+    api.patch_status(
+        "lost",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(json!({"status": {"operatorStatus": {"annotations": {
+            aks_reconciler::actions::SENT: "2026-12-01T00:00:00Z"
+        }}}})),
+    )
+    .await
+    .expect("status");
+    h.clear_traffic();
+    run_to_end(&h, kind, "lost").await;
+    let (status, reason, message) = succeeded(&h, kind, "lost").await;
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "OutcomeUnknown"),
+        "{message}"
+    );
+    assert_eq!(h.sim.count("POST"), 0, "at most once");
 }

@@ -291,7 +291,8 @@ fn action_resource(specs: &SpecSet, types: &BTreeMap<TypeId, TypeDef>, a: &Lower
             format!("The request body of `POST …/{}`.", a.action.name),
         );
         p.read_only = false;
-        p.required = true;
+        // Not required: an object without parameters sends `{}`, and ARM's answer names what is missing; the
+        // result alone (`{"result": …}`) must read as the type too.
         p.client_flatten = true;
         p.mutability = Some(vec!["create".to_string()]);
         properties.push(p);

@@ -65,6 +65,11 @@ impl Harness {
             .await
             .expect("simulator starts");
         let api = FakeApiServer::new();
+        // The plurals the CRDs declare (an action kind named after a plural is its own plural), which the fake
+        // API server learns from installed CRDs and would otherwise guess.
+        for k in aks_api::every_kind() {
+            api.register_kind(&k.api_version(), k.kind, k.plural);
+        }
         let credentials = credentials.unwrap_or_else(|| {
             Arc::new(StaticAccess(Access {
                 subscription_id: SUB.into(),

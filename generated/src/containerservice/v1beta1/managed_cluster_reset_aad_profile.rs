@@ -132,15 +132,23 @@ impl ManagedClusterResetAadProfileSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
     pub fn to_arm(&self, resolver: &dyn Resolver) -> Result<arm::ManagedClusterResetAadProfile, ConversionError> {
         let path = Path::Root("spec");
-        let envelope_parameters = arm::ManagedClusterAadProfile {
-            managed: self.managed,
-            enable_azure_rbac: self.enable_azure_rbac,
-            admin_group_object_i_ds: self.admin_group_object_i_ds.clone(),
-            client_app_id: self.client_app_id.clone(),
-            server_app_id: self.server_app_id.clone(),
-            server_app_secret: self.server_app_secret.to_arm(resolver, &path.field("serverAppSecret"))?,
-            tenant_id: self.tenant_id.clone(),
-            unknown_fields: Default::default(),
+        let envelope_parameters = if self.managed.is_some()
+            || self.enable_azure_rbac.is_some() || self.admin_group_object_i_ds.is_some()
+            || self.client_app_id.is_some() || self.server_app_id.is_some()
+            || self.server_app_secret.is_some() || self.tenant_id.is_some()
+        {
+            Some(arm::ManagedClusterAadProfile {
+                managed: self.managed,
+                enable_azure_rbac: self.enable_azure_rbac,
+                admin_group_object_i_ds: self.admin_group_object_i_ds.clone(),
+                client_app_id: self.client_app_id.clone(),
+                server_app_id: self.server_app_id.clone(),
+                server_app_secret: self.server_app_secret.to_arm(resolver, &path.field("serverAppSecret"))?,
+                tenant_id: self.tenant_id.clone(),
+                unknown_fields: Default::default(),
+            })
+        } else {
+            None
         };
         Ok(arm::ManagedClusterResetAadProfile {
             parameters: envelope_parameters,
@@ -155,31 +163,13 @@ impl ManagedClusterResetAadProfileSpec {
     pub fn from_arm(arm: &arm::ManagedClusterResetAadProfile) -> Self {
         Self {
             owner: None,
-            managed: {
-                let e = &arm.parameters;
-                e.managed
-            },
-            enable_azure_rbac: {
-                let e = &arm.parameters;
-                e.enable_azure_rbac
-            },
-            admin_group_object_i_ds: {
-                let e = &arm.parameters;
-                e.admin_group_object_i_ds.clone()
-            },
-            client_app_id: {
-                let e = &arm.parameters;
-                e.client_app_id.clone()
-            },
-            server_app_id: {
-                let e = &arm.parameters;
-                e.server_app_id.clone()
-            },
+            managed: arm.parameters.as_ref().and_then(|e| e.managed),
+            enable_azure_rbac: arm.parameters.as_ref().and_then(|e| e.enable_azure_rbac),
+            admin_group_object_i_ds: arm.parameters.as_ref().and_then(|e| e.admin_group_object_i_ds.clone()),
+            client_app_id: arm.parameters.as_ref().and_then(|e| e.client_app_id.clone()),
+            server_app_id: arm.parameters.as_ref().and_then(|e| e.server_app_id.clone()),
             server_app_secret: None,
-            tenant_id: {
-                let e = &arm.parameters;
-                e.tenant_id.clone()
-            },
+            tenant_id: arm.parameters.as_ref().and_then(|e| e.tenant_id.clone()),
         }
     }
 }

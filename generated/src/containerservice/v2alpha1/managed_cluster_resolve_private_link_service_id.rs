@@ -129,14 +129,21 @@ impl ManagedClusterResolvePrivateLinkServiceIdSpec {
         &self,
         _resolver: &dyn Resolver,
     ) -> Result<arm::ManagedClusterResolvePrivateLinkServiceId, ConversionError> {
-        let envelope_parameters = arm::PrivateLinkResource {
-            id: self.id.clone(),
-            name: self.name.clone(),
-            r#type: self.r#type.clone(),
-            group_id: self.group_id.clone(),
-            required_members: self.required_members.clone(),
-            private_link_service_id: None,
-            unknown_fields: Default::default(),
+        let envelope_parameters = if self.id.is_some() || self.name.is_some()
+            || self.r#type.is_some() || self.group_id.is_some()
+            || self.required_members.is_some()
+        {
+            Some(arm::PrivateLinkResource {
+                id: self.id.clone(),
+                name: self.name.clone(),
+                r#type: self.r#type.clone(),
+                group_id: self.group_id.clone(),
+                required_members: self.required_members.clone(),
+                private_link_service_id: None,
+                unknown_fields: Default::default(),
+            })
+        } else {
+            None
         };
         Ok(arm::ManagedClusterResolvePrivateLinkServiceId {
             parameters: envelope_parameters,
@@ -152,26 +159,11 @@ impl ManagedClusterResolvePrivateLinkServiceIdSpec {
     pub fn from_arm(arm: &arm::ManagedClusterResolvePrivateLinkServiceId) -> Self {
         Self {
             owner: None,
-            id: {
-                let e = &arm.parameters;
-                e.id.clone()
-            },
-            name: {
-                let e = &arm.parameters;
-                e.name.clone()
-            },
-            r#type: {
-                let e = &arm.parameters;
-                e.r#type.clone()
-            },
-            group_id: {
-                let e = &arm.parameters;
-                e.group_id.clone()
-            },
-            required_members: {
-                let e = &arm.parameters;
-                e.required_members.clone()
-            },
+            id: arm.parameters.as_ref().and_then(|e| e.id.clone()),
+            name: arm.parameters.as_ref().and_then(|e| e.name.clone()),
+            r#type: arm.parameters.as_ref().and_then(|e| e.r#type.clone()),
+            group_id: arm.parameters.as_ref().and_then(|e| e.group_id.clone()),
+            required_members: arm.parameters.as_ref().and_then(|e| e.required_members.clone()),
         }
     }
 }

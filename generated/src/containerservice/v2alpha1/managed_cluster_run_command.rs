@@ -120,11 +120,16 @@ impl ManagedClusterRunCommandSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
     pub fn to_arm(&self, resolver: &dyn Resolver) -> Result<arm::ManagedClusterRunCommand, ConversionError> {
         let path = Path::Root("spec");
-        let envelope_parameters = arm::RunCommandRequest {
-            command: required(self.command.as_ref(), &path.field("command"))?.clone(),
-            context: self.context.clone(),
-            cluster_token: self.cluster_token.to_arm(resolver, &path.field("clusterToken"))?,
-            unknown_fields: Default::default(),
+        let envelope_parameters = if self.command.is_some() || self.context.is_some() || self.cluster_token.is_some()
+        {
+            Some(arm::RunCommandRequest {
+                command: required(self.command.as_ref(), &path.field("command"))?.clone(),
+                context: self.context.clone(),
+                cluster_token: self.cluster_token.to_arm(resolver, &path.field("clusterToken"))?,
+                unknown_fields: Default::default(),
+            })
+        } else {
+            None
         };
         Ok(arm::ManagedClusterRunCommand {
             parameters: envelope_parameters,
@@ -140,14 +145,8 @@ impl ManagedClusterRunCommandSpec {
     pub fn from_arm(arm: &arm::ManagedClusterRunCommand) -> Self {
         Self {
             owner: None,
-            command: {
-                let e = &arm.parameters;
-                Some(e.command.clone())
-            },
-            context: {
-                let e = &arm.parameters;
-                e.context.clone()
-            },
+            command: arm.parameters.as_ref().map(|e| e.command.clone()),
+            context: arm.parameters.as_ref().and_then(|e| e.context.clone()),
             cluster_token: None,
         }
     }

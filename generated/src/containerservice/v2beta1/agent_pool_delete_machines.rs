@@ -112,9 +112,13 @@ impl AgentPoolDeleteMachinesSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
     pub fn to_arm(&self, _resolver: &dyn Resolver) -> Result<arm::AgentPoolDeleteMachines, ConversionError> {
         let path = Path::Root("spec");
-        let envelope_parameters = arm::AgentPoolDeleteMachinesParameter {
-            machine_names: required(self.machine_names.as_ref(), &path.field("machineNames"))?.clone(),
-            unknown_fields: Default::default(),
+        let envelope_parameters = if self.machine_names.is_some() {
+            Some(arm::AgentPoolDeleteMachinesParameter {
+                machine_names: required(self.machine_names.as_ref(), &path.field("machineNames"))?.clone(),
+                unknown_fields: Default::default(),
+            })
+        } else {
+            None
         };
         Ok(arm::AgentPoolDeleteMachines {
             parameters: envelope_parameters,
@@ -129,10 +133,7 @@ impl AgentPoolDeleteMachinesSpec {
     pub fn from_arm(arm: &arm::AgentPoolDeleteMachines) -> Self {
         Self {
             owner: None,
-            machine_names: {
-                let e = &arm.parameters;
-                Some(e.machine_names.clone())
-            },
+            machine_names: arm.parameters.as_ref().map(|e| e.machine_names.clone()),
         }
     }
 }

@@ -125,10 +125,14 @@ impl ManagedClusterResetServicePrincipalProfileSpec {
         resolver: &dyn Resolver,
     ) -> Result<arm::ManagedClusterResetServicePrincipalProfile, ConversionError> {
         let path = Path::Root("spec");
-        let envelope_parameters = arm::ManagedClusterServicePrincipalProfile {
-            client_id: required(self.client_id.as_ref(), &path.field("clientId"))?.clone(),
-            secret: self.secret.to_arm(resolver, &path.field("secret"))?,
-            unknown_fields: Default::default(),
+        let envelope_parameters = if self.client_id.is_some() || self.secret.is_some() {
+            Some(arm::ManagedClusterServicePrincipalProfile {
+                client_id: required(self.client_id.as_ref(), &path.field("clientId"))?.clone(),
+                secret: self.secret.to_arm(resolver, &path.field("secret"))?,
+                unknown_fields: Default::default(),
+            })
+        } else {
+            None
         };
         Ok(arm::ManagedClusterResetServicePrincipalProfile {
             parameters: envelope_parameters,
@@ -143,10 +147,7 @@ impl ManagedClusterResetServicePrincipalProfileSpec {
     pub fn from_arm(arm: &arm::ManagedClusterResetServicePrincipalProfile) -> Self {
         Self {
             owner: None,
-            client_id: {
-                let e = &arm.parameters;
-                Some(e.client_id.clone())
-            },
+            client_id: arm.parameters.as_ref().map(|e| e.client_id.clone()),
             secret: None,
         }
     }

@@ -115,12 +115,17 @@ impl SubnetPrepareNetworkPoliciesSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
     pub fn to_arm(&self, resolver: &dyn Resolver) -> Result<arm::SubnetPrepareNetworkPolicies, ConversionError> {
         let path = Path::Root("spec");
-        let envelope_parameters = arm::PrepareNetworkPoliciesRequest {
-            service_name: self.service_name.clone(),
-            network_intent_policy_configurations: self
-                .network_intent_policy_configurations
-                .to_arm(resolver, &path.field("networkIntentPolicyConfigurations"))?,
-            unknown_fields: Default::default(),
+        let envelope_parameters = if self.service_name.is_some() || self.network_intent_policy_configurations.is_some()
+        {
+            Some(arm::PrepareNetworkPoliciesRequest {
+                service_name: self.service_name.clone(),
+                network_intent_policy_configurations: self
+                    .network_intent_policy_configurations
+                    .to_arm(resolver, &path.field("networkIntentPolicyConfigurations"))?,
+                unknown_fields: Default::default(),
+            })
+        } else {
+            None
         };
         Ok(arm::SubnetPrepareNetworkPolicies {
             parameters: envelope_parameters,
@@ -135,18 +140,18 @@ impl SubnetPrepareNetworkPoliciesSpec {
     pub fn from_arm(arm: &arm::SubnetPrepareNetworkPolicies) -> Self {
         Self {
             owner: None,
-            service_name: {
-                let e = &arm.parameters;
-                e.service_name.clone()
-            },
-            network_intent_policy_configurations: {
-                let e = &arm.parameters;
-                e.network_intent_policy_configurations
-                    .as_ref()
-                    .map(|x| {
-                        x.iter().map(spec::NetworkIntentPolicyConfiguration::from_arm).collect()
-                    })
-            },
+            service_name: arm.parameters.as_ref().and_then(|e| e.service_name.clone()),
+            network_intent_policy_configurations: arm
+                .parameters
+                .as_ref()
+                .and_then(|e| {
+                    e
+                        .network_intent_policy_configurations
+                        .as_ref()
+                        .map(|x| {
+                            x.iter().map(spec::NetworkIntentPolicyConfiguration::from_arm).collect()
+                        })
+                }),
         }
     }
 }

@@ -111,9 +111,13 @@ pub struct SubnetUnprepareNetworkPoliciesSpec {
 impl SubnetUnprepareNetworkPoliciesSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
     pub fn to_arm(&self, _resolver: &dyn Resolver) -> Result<arm::SubnetUnprepareNetworkPolicies, ConversionError> {
-        let envelope_parameters = arm::UnprepareNetworkPoliciesRequest {
-            service_name: self.service_name.clone(),
-            unknown_fields: Default::default(),
+        let envelope_parameters = if self.service_name.is_some() {
+            Some(arm::UnprepareNetworkPoliciesRequest {
+                service_name: self.service_name.clone(),
+                unknown_fields: Default::default(),
+            })
+        } else {
+            None
         };
         Ok(arm::SubnetUnprepareNetworkPolicies {
             parameters: envelope_parameters,
@@ -128,10 +132,7 @@ impl SubnetUnprepareNetworkPoliciesSpec {
     pub fn from_arm(arm: &arm::SubnetUnprepareNetworkPolicies) -> Self {
         Self {
             owner: None,
-            service_name: {
-                let e = &arm.parameters;
-                e.service_name.clone()
-            },
+            service_name: arm.parameters.as_ref().and_then(|e| e.service_name.clone()),
         }
     }
 }

@@ -117,11 +117,16 @@ pub struct ResourceGroupExportTemplateSpec {
 impl ResourceGroupExportTemplateSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
     pub fn to_arm(&self, _resolver: &dyn Resolver) -> Result<arm::ResourceGroupExportTemplate, ConversionError> {
-        let envelope_parameters = arm::ExportTemplateRequest {
-            resources: self.resources.clone(),
-            options: self.options.clone(),
-            output_format: self.output_format.clone(),
-            unknown_fields: Default::default(),
+        let envelope_parameters = if self.resources.is_some() || self.options.is_some() || self.output_format.is_some()
+        {
+            Some(arm::ExportTemplateRequest {
+                resources: self.resources.clone(),
+                options: self.options.clone(),
+                output_format: self.output_format.clone(),
+                unknown_fields: Default::default(),
+            })
+        } else {
+            None
         };
         Ok(arm::ResourceGroupExportTemplate {
             parameters: envelope_parameters,
@@ -137,18 +142,9 @@ impl ResourceGroupExportTemplateSpec {
     pub fn from_arm(arm: &arm::ResourceGroupExportTemplate) -> Self {
         Self {
             owner: None,
-            resources: {
-                let e = &arm.parameters;
-                e.resources.clone()
-            },
-            options: {
-                let e = &arm.parameters;
-                e.options.clone()
-            },
-            output_format: {
-                let e = &arm.parameters;
-                e.output_format.clone()
-            },
+            resources: arm.parameters.as_ref().and_then(|e| e.resources.clone()),
+            options: arm.parameters.as_ref().and_then(|e| e.options.clone()),
+            output_format: arm.parameters.as_ref().and_then(|e| e.output_format.clone()),
         }
     }
 }

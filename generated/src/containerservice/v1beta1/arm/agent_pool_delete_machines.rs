@@ -16,7 +16,8 @@ pub struct AgentPoolDeleteMachines {
     /// The request body of `POST …/deleteMachines`.
     ///
     /// Immutable after creation.
-    pub parameters: AgentPoolDeleteMachinesParameter,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<AgentPoolDeleteMachinesParameter>,
     /// When the reconciler sent the request (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.

@@ -16,7 +16,8 @@ pub struct ManagedClusterResetAadProfile {
     /// The request body of `POST …/resetAADProfile`.
     ///
     /// Immutable after creation.
-    pub parameters: ManagedClusterAadProfile,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<ManagedClusterAadProfile>,
     /// When the reconciler sent the request (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.

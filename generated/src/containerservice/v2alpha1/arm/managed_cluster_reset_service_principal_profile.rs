@@ -16,7 +16,8 @@ pub struct ManagedClusterResetServicePrincipalProfile {
     /// The request body of `POST …/resetServicePrincipalProfile`.
     ///
     /// Immutable after creation.
-    pub parameters: ManagedClusterServicePrincipalProfile,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<ManagedClusterServicePrincipalProfile>,
     /// When the reconciler sent the request (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.

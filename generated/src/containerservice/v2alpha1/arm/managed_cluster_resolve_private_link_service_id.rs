@@ -16,7 +16,8 @@ pub struct ManagedClusterResolvePrivateLinkServiceId {
     /// The request body of `POST …/resolvePrivateLinkServiceId`.
     ///
     /// Immutable after creation.
-    pub parameters: PrivateLinkResource,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<PrivateLinkResource>,
     /// The response body of `POST …/resolvePrivateLinkServiceId`, once it succeeded.
     ///
     /// Read-only.

@@ -63,7 +63,8 @@ pub struct ManagedClusterRunCommand {
     /// The request body of `POST …/runCommand`.
     ///
     /// Immutable after creation.
-    pub parameters: RunCommandRequest,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<RunCommandRequest>,
     /// The response body of `POST …/runCommand`, once it succeeded.
     ///
     /// Read-only.

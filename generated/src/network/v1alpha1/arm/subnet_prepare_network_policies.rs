@@ -107,7 +107,8 @@ pub struct SubnetPrepareNetworkPolicies {
     /// The request body of `POST …/PrepareNetworkPolicies`.
     ///
     /// Immutable after creation.
-    pub parameters: PrepareNetworkPoliciesRequest,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<PrepareNetworkPoliciesRequest>,
     /// When the reconciler sent the request (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.

@@ -16,7 +16,8 @@ pub struct SubnetUnprepareNetworkPolicies {
     /// The request body of `POST …/UnprepareNetworkPolicies`.
     ///
     /// Immutable after creation.
-    pub parameters: UnprepareNetworkPoliciesRequest,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<UnprepareNetworkPoliciesRequest>,
     /// When the reconciler sent the request (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.

@@ -154,7 +154,8 @@ pub struct ResourceGroupExportTemplate {
     /// The request body of `POST …/exportTemplate`.
     ///
     /// Immutable after creation.
-    pub parameters: ExportTemplateRequest,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<ExportTemplateRequest>,
     /// The response body of `POST …/exportTemplate`, once it succeeded.
     ///
     /// Read-only.
