@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Azure's own validator on the simulator's traffic: records every exchange of the reconciler scenario tests
-# (reconciler/tests/scenarios.rs, every_kind.rs, example_set.rs, actions.rs: ARMGEN_TRAFFIC_DIR, see reconciler/tests/common/mod.rs), keeps
+# (reconciler/tests/scenarios.rs, every_kind.rs, example_set.rs, actions.rs, and simulator/tests/actions.rs, which POSTs
+# every action of the registry: ARMGEN_TRAFFIC_DIR, see reconciler/tests/common/mod.rs), keeps
 # those that are operations of a spec file of their api-version (every provider of azure-arm.yaml), and runs `oav validate-traffic` on them against
 # the real spec files. Fails on any error oav reports, request or response, and prints them.
 #
