@@ -10,6 +10,9 @@
 //!   with secret references left as `$secret:name/key` placeholders;
 //! - `armctl convert --to VERSION -f OBJ.yaml` converts custom resources between the served versions, through
 //!   the code the conversion webhook runs;
+//! - `armctl action ACTION --owner NAME [--set KEY=VALUE]...` prints an action object (an ARM POST action the
+//!   reconciler runs once on a custom resource, e.g. `rotate-cluster-certificates` on a ManagedCluster) for
+//!   `kubectl apply -f -`; `armctl action --list` lists the actions of the registry (see `action.rs`);
 //! - `armctl crds [--group GROUP] [--kind KIND]` prints the CRD manifests (all, one group's, or one kind's);
 //! - `armctl diff -f CR.yaml --actual ARM.json` prints the differences between a custom resource and an ARM GET
 //!   body (exit code 1 when there are some; see `diff.rs`);
@@ -27,6 +30,7 @@ use armgen_runtime::kube::{ArmIdsOnly, SECRET_PLACEHOLDER};
 use clap::{Parser, Subcommand};
 use serde_json::Value;
 
+mod action;
 mod convert;
 mod import_ids;
 mod crds {
@@ -152,6 +156,73 @@ enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Print an action object (YAML) for `kubectl apply -f -`: the reconciler runs the ARM POST action once on
+    /// the target custom resource and records the outcome in the object's status. `armctl action --list` lists
+    /// the actions.
+    #[command(
+        long_about = "Print an action object (YAML, or JSON with -o json) for `kubectl apply -f -`: a custom resource \
+of an action kind (ManagedClusterStop, ManagedClusterRunCommand, AgentPoolUpgradeNodeImageVersion, …), which the \
+reconciler runs once — one ARM POST on the target custom resource (spec.owner) — recording the outcome in its \
+status. The actions are those of the generated registry; `armctl action --list` (or `armctl action list`) prints \
+them with their target kind, kind and whether they take parameters.",
+        after_help = "Examples:
+  armctl action rotate-cluster-certificates --cluster prod | kubectl apply -f -
+  armctl action run-command --cluster prod --set command=\"kubectl get pods -A\" | kubectl apply -f -
+  armctl action run-command --cluster prod --set command=\"kubectl get nodes\" \\
+      --set clusterToken.name=aad-token --set clusterToken.key=token
+  armctl action abort --target-kind AgentPool --owner prod-pool1 -n team-a
+  armctl action reset-service-principal-profile --cluster prod --set clientId=00000000-0000-0000-0000-000000000000 \\
+      --set secret.name=sp-secret --set secret.key=password
+  armctl action --list
+
+Secrets in parameters are references to a Secret in the object's namespace, {name, key}: set both with dotted keys
+(--set clusterToken.name=my-secret --set clusterToken.key=token); the reconciler reads the value when it runs."
+    )]
+    Action {
+        /// The action: the ARM action in kebab-case (`rotate-cluster-certificates`, `run-command`), as the spec
+        /// spells it (`rotateClusterCertificates`), or the action kind (`ManagedClusterStop`); case-insensitive.
+        /// `list` lists the actions.
+        #[arg(value_name = "ACTION", required_unless_present = "list")]
+        action: Option<String>,
+        /// List every action: its target kind, kind, whether it takes parameters, and its served versions.
+        #[arg(long, conflicts_with = "action")]
+        list: bool,
+        /// The custom resource the action runs on (spec.owner.name), in the same namespace; `--cluster` is the
+        /// same flag (for the actions on a ManagedCluster).
+        #[arg(long, visible_alias = "cluster", value_name = "NAME")]
+        owner: Option<String>,
+        /// The kind the action runs on (case-insensitive), needed when the action is on several kinds (`abort`:
+        /// ManagedCluster and AgentPool).
+        #[arg(long, value_name = "KIND")]
+        target_kind: Option<String>,
+        /// The API group of the action (`containerservice` or `containerservice.armgen.dev`); needed only when an
+        /// action and target kind are in several groups.
+        #[arg(long)]
+        group: Option<String>,
+        /// `metadata.namespace`, that of the target too (omitted when not given: kubectl's current namespace).
+        #[arg(long, short = 'n')]
+        namespace: Option<String>,
+        /// `metadata.name` (a DNS-1123 label); default: `<owner>-<action>-<UTC yyyymmddhhmmss>`, cut to 63
+        /// characters.
+        #[arg(long)]
+        name: Option<String>,
+        /// The Kubernetes version of the action object (`v1beta1`); default: the newest served version that has
+        /// the action kind.
+        #[arg(long)]
+        version: Option<String>,
+        /// A parameter of the action (repeatable): a dotted key under spec (`command`, `clusterToken.name`) and a
+        /// value, JSON when it parses as JSON (`true`, `3`, `["a","b"]`), else a string (where the field is a
+        /// string, the text as written). Applied after --parameters-file.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// The parameters as a YAML or JSON object (the fields of spec, without owner), merged under spec; `-`
+        /// reads stdin.
+        #[arg(long = "parameters-file", short = 'f', value_name = "FILE")]
+        parameters_file: Option<PathBuf>,
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value = "yaml")]
+        output: convert::Output,
+    },
     /// Print the CRD manifests (multi-document YAML).
     Crds {
         /// Only the CRD of this kind (case-insensitive).
@@ -211,6 +282,31 @@ fn main() -> ExitCode {
         Command::Export { file } => export(&file),
         Command::Convert { file, to, output } => convert::convert(&file, &to, output),
         Command::Crds { kind, group } => crds(kind.as_deref(), group.as_deref()),
+        Command::Action {
+            action,
+            list,
+            owner,
+            target_kind,
+            group,
+            namespace,
+            name,
+            version,
+            set,
+            parameters_file,
+            output,
+        } => action::run(&action::Options {
+            action,
+            list,
+            owner,
+            target_kind,
+            group,
+            namespace,
+            name,
+            version,
+            set,
+            parameters_file,
+            output,
+        }),
         Command::MigrateStorage {
             namespace,
             kinds,
