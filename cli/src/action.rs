@@ -54,7 +54,8 @@ pub fn kebab(action: &str) -> String {
         if c.is_ascii_uppercase() && i > 0 {
             let prev = chars[i - 1];
             let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
-            let boundary = prev.is_ascii_lowercase() || prev.is_ascii_digit() || (prev.is_ascii_uppercase() && next_lower);
+            let boundary =
+                prev.is_ascii_lowercase() || prev.is_ascii_digit() || (prev.is_ascii_uppercase() && next_lower);
             if boundary && !out.ends_with('-') {
                 out.push('-');
             }
@@ -198,7 +199,11 @@ fn action_version(kind: &ActionKind, version: Option<&str>) -> Result<&'static A
         .iter()
         .filter(|a| a.kind.kube_group == kind.kube_group && a.kind.kind == kind.kind)
         .collect();
-    let served: Vec<&str> = entries.iter().filter(|a| a.kind.served).map(|a| a.kind.version).collect();
+    let served: Vec<&str> = entries
+        .iter()
+        .filter(|a| a.kind.served)
+        .map(|a| a.kind.version)
+        .collect();
     match version {
         Some(v) => match entries.iter().find(|a| a.kind.version == v) {
             Some(a) if a.kind.served => Ok(a),
@@ -242,11 +247,12 @@ fn is_label(s: &str) -> bool {
 
 /// Whether `s` is a DNS-1123 subdomain (a Kubernetes object name): dot-separated labels, at most 253 characters.
 fn is_subdomain(s: &str) -> bool {
-    s.len() <= 253 && s.split('.').all(|l| !l.is_empty() && l.len() <= MAX_NAME && is_label(l))
+    s.len() <= 253
+        && s.split('.')
+            .all(|l| !l.is_empty() && l.len() <= MAX_NAME && is_label(l))
 }
 
-const LABEL_RULE: &str =
-    "a DNS-1123 label: lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters";
+const LABEL_RULE: &str = "a DNS-1123 label: lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters";
 
 /// The default `metadata.name`: `<owner>-<kebab action>-<yyyymmddhhmmss>` (UTC), lowercased, other characters
 /// than letters, digits and `-` made `-`, the prefix cut so that the whole is at most 63 characters.
@@ -254,7 +260,13 @@ pub fn default_name(owner: &str, action: &str, timestamp: &str) -> String {
     let raw = format!("{owner}-{}", kebab(action)).to_ascii_lowercase();
     let mut prefix: String = raw
         .chars()
-        .map(|c| if c.is_ascii_lowercase() || c.is_ascii_digit() { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_lowercase() || c.is_ascii_digit() {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
     let room = MAX_NAME.saturating_sub(timestamp.len() + 1);
     prefix.truncate(room);
@@ -617,7 +629,9 @@ fn list(output: Output) -> Result<(), Failure> {
 pub fn run(options: &Options) -> Result<(), Failure> {
     let action = options.action.as_deref();
     let listing_asked = options.list
-        || action.is_some_and(|a| a.eq_ignore_ascii_case("list") && !action_kinds().iter().any(|k| folded(k.action) == "list"));
+        || action.is_some_and(|a| {
+            a.eq_ignore_ascii_case("list") && !action_kinds().iter().any(|k| folded(k.action) == "list")
+        });
     if listing_asked {
         if options.owner.is_some() || !options.set.is_empty() || options.parameters_file.is_some() {
             return Err("--list prints the actions; it takes no --owner, --set or --parameters-file".into());
@@ -701,10 +715,15 @@ pub fn run(options: &Options) -> Result<(), Failure> {
         let from = origin_of(&origins, e.path.strip_prefix("spec.").unwrap_or(&e.path))
             .map(|o| format!(" (from {})", o.shown))
             .unwrap_or_default();
-        format!("not a valid {} ({api_version}): {}: {}{from}", kind.kind, e.path, e.message)
+        format!(
+            "not a valid {} ({api_version}): {}: {}{from}",
+            kind.kind, e.path, e.message
+        )
     })?;
     let text = match options.output {
-        Output::Yaml => serde_yaml_ng::to_string(&object).map_err(|e| format!("cannot write the object as YAML: {e}"))?,
+        Output::Yaml => {
+            serde_yaml_ng::to_string(&object).map_err(|e| format!("cannot write the object as YAML: {e}"))?
+        }
         Output::Json => {
             let mut s =
                 serde_json::to_string_pretty(&object).map_err(|e| format!("cannot write the object as JSON: {e}"))?;
@@ -783,7 +802,10 @@ mod tests {
         assert_eq!(err(json!({"command": 1})), Some("command".into()));
         assert_eq!(err(json!({"command": "x", "count": 0})), Some("count".into()));
         assert_eq!(err(json!({"command": "x", "mode": "C"})), Some("mode".into()));
-        assert_eq!(err(json!({"command": "x", "token": {"name": "s"}})), Some("token.key".into()));
+        assert_eq!(
+            err(json!({"command": "x", "token": {"name": "s"}})),
+            Some("token.key".into())
+        );
         assert_eq!(err(json!({"command": "x", "tags": {"a": 1}})), Some("tags.a".into()));
         assert_eq!(err(json!({"command": "x", "names": ["a", 2]})), Some("names[1]".into()));
         assert_eq!(check(&json!({"command": "x", "tags": {"a": "b"}}), &schema, ""), Ok(()));
