@@ -2037,6 +2037,142 @@ pub const ACTIONS: &[armgen_runtime::ActionInfo] = &[
         statuses: &[200u16, 202u16],
     },
 ];
+/// Every view of every resource kind of every version (those whose feature is on): a read-only ARM GET
+/// under the resource whose typed response the reconciler keeps in the resource's status.
+pub const VIEWS: &[armgen_runtime::ViewInfo] = &[
+    #[cfg(feature = "v1beta1")]
+    armgen_runtime::ViewInfo {
+        group: "containerservice",
+        version: "v1beta1",
+        kind: "ManagedCluster",
+        field: "availableAgentPoolVersions",
+        path: "availableAgentPoolVersions",
+        route: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/availableAgentPoolVersions",
+        pageable: false,
+        refresh_seconds: 3600,
+    },
+    #[cfg(feature = "v1beta1")]
+    armgen_runtime::ViewInfo {
+        group: "containerservice",
+        version: "v1beta1",
+        kind: "ManagedCluster",
+        field: "upgradeProfile",
+        path: "upgradeProfiles/default",
+        route: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/upgradeProfiles/default",
+        pageable: false,
+        refresh_seconds: 3600,
+    },
+    #[cfg(feature = "v1beta1")]
+    armgen_runtime::ViewInfo {
+        group: "containerservice",
+        version: "v1beta1",
+        kind: "AgentPool",
+        field: "machines",
+        path: "machines",
+        route: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/machines",
+        pageable: true,
+        refresh_seconds: 600,
+    },
+    #[cfg(feature = "v1beta1")]
+    armgen_runtime::ViewInfo {
+        group: "containerservice",
+        version: "v1beta1",
+        kind: "AgentPool",
+        field: "upgradeProfile",
+        path: "upgradeProfiles/default",
+        route: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/upgradeProfiles/default",
+        pageable: false,
+        refresh_seconds: 600,
+    },
+    #[cfg(feature = "v2alpha1")]
+    armgen_runtime::ViewInfo {
+        group: "containerservice",
+        version: "v2alpha1",
+        kind: "ManagedCluster",
+        field: "availableAgentPoolVersions",
+        path: "availableAgentPoolVersions",
+        route: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/availableAgentPoolVersions",
+        pageable: false,
+        refresh_seconds: 3600,
+    },
+    #[cfg(feature = "v2alpha1")]
+    armgen_runtime::ViewInfo {
+        group: "containerservice",
+        version: "v2alpha1",
+        kind: "ManagedCluster",
+        field: "upgradeProfile",
+        path: "upgradeProfiles/default",
+        route: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/upgradeProfiles/default",
+        pageable: false,
+        refresh_seconds: 3600,
+    },
+    #[cfg(feature = "v2alpha1")]
+    armgen_runtime::ViewInfo {
+        group: "containerservice",
+        version: "v2alpha1",
+        kind: "AgentPool",
+        field: "machines",
+        path: "machines",
+        route: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/machines",
+        pageable: true,
+        refresh_seconds: 600,
+    },
+    #[cfg(feature = "v2alpha1")]
+    armgen_runtime::ViewInfo {
+        group: "containerservice",
+        version: "v2alpha1",
+        kind: "AgentPool",
+        field: "upgradeProfile",
+        path: "upgradeProfiles/default",
+        route: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/upgradeProfiles/default",
+        pageable: false,
+        refresh_seconds: 600,
+    },
+    #[cfg(feature = "v2beta1")]
+    armgen_runtime::ViewInfo {
+        group: "containerservice",
+        version: "v2beta1",
+        kind: "ManagedCluster",
+        field: "availableAgentPoolVersions",
+        path: "availableAgentPoolVersions",
+        route: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/availableAgentPoolVersions",
+        pageable: false,
+        refresh_seconds: 3600,
+    },
+    #[cfg(feature = "v2beta1")]
+    armgen_runtime::ViewInfo {
+        group: "containerservice",
+        version: "v2beta1",
+        kind: "ManagedCluster",
+        field: "upgradeProfile",
+        path: "upgradeProfiles/default",
+        route: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/upgradeProfiles/default",
+        pageable: false,
+        refresh_seconds: 3600,
+    },
+    #[cfg(feature = "v2beta1")]
+    armgen_runtime::ViewInfo {
+        group: "containerservice",
+        version: "v2beta1",
+        kind: "AgentPool",
+        field: "machines",
+        path: "machines",
+        route: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/machines",
+        pageable: true,
+        refresh_seconds: 600,
+    },
+    #[cfg(feature = "v2beta1")]
+    armgen_runtime::ViewInfo {
+        group: "containerservice",
+        version: "v2beta1",
+        kind: "AgentPool",
+        field: "upgradeProfile",
+        path: "upgradeProfiles/default",
+        route: "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/upgradeProfiles/default",
+        pageable: false,
+        refresh_seconds: 600,
+    },
+];
 /// Every custom resource kind that is reconciled: the resources ([`KINDS`]), then the action kinds
 /// ([`ACTIONS`]).
 pub fn every_kind() -> impl Iterator<Item = &'static armgen_runtime::KindInfo> {

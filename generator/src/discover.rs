@@ -39,6 +39,11 @@ pub struct DiscoveredResource {
     /// kind can stand for ([`DiscoveredAction::nested`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<DiscoveredAction>,
+    /// The read-only GET operations under the resource's path that are neither a resource's GET nor a child
+    /// resource's list (`upgradeProfiles/default`, `availableAgentPoolVersions`, `machines/{machineName}`), sorted
+    /// by path: what `views` of the config may read into the status.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub views: Vec<DiscoveredView>,
     pub put_operation_id: Option<String>,
     #[serde(skip)]
     pub file: PathBuf,
@@ -79,6 +84,35 @@ pub struct DiscoveredAction {
     /// The schema of the `default` (error) response.
     #[serde(skip)]
     pub error: Option<Target>,
+}
+
+/// A read-only GET under a resource's path: a candidate view ([`DiscoveredResource::views`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct DiscoveredView {
+    /// The path after the resource's, as the spec writes it (`upgradeProfiles/default`).
+    pub name: String,
+    /// The GET path, as written in the spec.
+    pub path: String,
+    /// Whether the path has a parameter of its own after the resource's (`machines/{machineName}`): no view can
+    /// read it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub nested: bool,
+    /// `x-ms-pageable`: a list whose pages are joined by `nextLink`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pageable: bool,
+    pub operation_id: Option<String>,
+    /// The status field the config reads it into (set when the resources are selected).
+    #[serde(skip)]
+    pub field: Option<String>,
+    /// Whether the config says it is not read (set when the resources are selected).
+    #[serde(skip)]
+    pub excluded: bool,
+    /// How often the reconciler reads it, in seconds (set with `field`).
+    #[serde(skip)]
+    pub refresh_seconds: u64,
+    /// The 200 response body schema.
+    #[serde(skip)]
+    pub response: Option<Target>,
 }
 
 /// Finds every resource in the root documents of `specs`, sorted by ARM type.
@@ -124,6 +158,7 @@ pub fn discover(specs: &SpecSet) -> Result<Vec<DiscoveredResource>> {
                 parents: parsed.parents,
                 long_running,
                 actions: actions(specs, root, &doc.openapi.paths, route)?,
+                views: views(specs, root, &doc.openapi.paths, route)?,
                 put_operation_id: put.operation_id.clone(),
                 file: root.clone(),
                 put_body,
@@ -139,13 +174,18 @@ pub fn discover(specs: &SpecSet) -> Result<Vec<DiscoveredResource>> {
             .iter()
             .filter(|other| other.len() > own.len() && other.starts_with(&own))
             .collect();
-        r.actions.retain(|a| {
-            let action = normalize_route(&a.path);
-            !deeper.iter().any(|d| {
-                action
-                    .strip_prefix(d.as_str())
-                    .is_some_and(|rest| rest.starts_with('/'))
+        let under_deeper = |path: &str| {
+            let path = normalize_route(path);
+            deeper.iter().any(|d| {
+                path.strip_prefix(d.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
             })
+        };
+        r.actions.retain(|a| !under_deeper(&a.path));
+        // A GET of a child resource, under one, or of a child resource's collection (`…/agentPools`) is no view.
+        r.views.retain(|v| {
+            let collection = format!("{}/{{}}", normalize_route(&v.path));
+            !under_deeper(&v.path) && !routes.contains(&collection)
         });
     }
     out.sort_by(|a, b| a.arm_type.cmp(&b.arm_type).then(a.path.cmp(&b.path)));
@@ -207,6 +247,42 @@ fn actions(specs: &SpecSet, root: &Path, paths: &openapiv3::Paths, route: &str) 
             body: body_target(specs, root, post, &op_ptr)?,
             response,
             error: default_target(specs, root, post, &op_ptr)?,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// The GET operations under the resource at `route` (`root`'s paths) on paths without a PUT: the candidate
+/// views (those of child resources are dropped by [`discover`], which knows every resource).
+fn views(specs: &SpecSet, root: &Path, paths: &openapiv3::Paths, route: &str) -> Result<Vec<DiscoveredView>> {
+    let prefix = normalize_route(route);
+    let mut out = Vec::new();
+    for (path, item) in paths.iter() {
+        let ReferenceOr::Item(item) = item else { continue };
+        let (Some(get), None) = (&item.get, &item.put) else {
+            continue;
+        };
+        let normalized = normalize_route(path);
+        let Some(rest) = normalized.strip_prefix(&prefix).and_then(|r| r.strip_prefix('/')) else {
+            continue;
+        };
+        if rest.is_empty() {
+            continue;
+        }
+        let skip = route.split('/').count();
+        let name = path.split('/').skip(skip).collect::<Vec<_>>().join("/");
+        let op_ptr = format!("/paths/{}/get", escape_pointer(path));
+        out.push(DiscoveredView {
+            nested: rest.contains('{'),
+            name,
+            path: path.clone(),
+            pageable: get.extensions.contains_key("x-ms-pageable"),
+            operation_id: get.operation_id.clone(),
+            field: None,
+            excluded: false,
+            refresh_seconds: 0,
+            response: response_target(specs, root, get, &op_ptr, 200)?,
         });
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));

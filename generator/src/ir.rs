@@ -61,6 +61,10 @@ pub struct Resource {
     /// its body type the synthetic object `{parameters, result, startTime, endTime, error}` ([`ActionMeta`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action: Option<ActionMeta>,
+    /// The views of the resource (config `views.read`): read-only GETs under its path whose response is kept in
+    /// its status, each a read-only [`Property::view`] of its body type.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub views: Vec<ViewMeta>,
     /// The PUT body type; the GET response type when it differs is recorded in `get_type`.
     pub body_type: TypeId,
     pub get_type: Option<TypeId>,
@@ -86,6 +90,21 @@ pub struct ActionMeta {
     pub body: bool,
     /// Whether a response has a body.
     pub result: bool,
+}
+
+/// A view of a resource: `GET <resource ID>/<name>` (no PUT there), its typed response kept in the resource's
+/// status at `field` (for a pageable GET, the items of every page).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ViewMeta {
+    /// The status field (JSON name), e.g. `upgradeProfile`.
+    pub field: String,
+    /// The GET path after the resource's, e.g. `upgradeProfiles/default`.
+    pub name: String,
+    /// The GET path template, as written in the spec.
+    pub path: String,
+    pub pageable: bool,
+    /// How often the reconciler reads it, in seconds.
+    pub refresh_seconds: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -172,6 +191,11 @@ pub struct Property {
     pub inherited: bool,
     /// The format of a string (`date-time`, `uuid`, `arm-id`, …), kept for documentation and later shaping.
     pub format: Option<String>,
+    /// A view ([`ViewMeta`]) added by armgen to the resource's type: read-only, never on the wire of the
+    /// resource's own operations; the reconciler fills it from the view's GET. Only the resource's root status
+    /// has it (not other uses of the type).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub view: bool,
     pub origin: String,
 }
 

@@ -686,7 +686,9 @@ impl Shaper<'_> {
         let Some(def) = self.ir.types.get(id) else { return kid };
         let TypeKind::Object(o) = &def.kind else { return kid };
         let mut fields = Vec::new();
-        for p in &o.properties {
+        // A view belongs to the resource's root status (`root_fields`), not to other uses of its type (the pool an
+        // upgradeNodeImageVersion action returns).
+        for p in o.properties.iter().filter(|p| !p.view) {
             if included(p, family) {
                 if let Some(f) = self.field(std::slice::from_ref(p), id, family) {
                     Self::push_field(&mut fields, f);

@@ -165,6 +165,30 @@ pub struct ActionInfo {
     pub statuses: &'static [u16],
 }
 
+/// One read-only view of a generated resource kind in one Kubernetes version: an ARM `GET <resource ID>/<path>`
+/// (no PUT, not a child resource) whose typed response the reconciler keeps in the resource's status at `field`,
+/// refreshed every `refresh_seconds` (`kubernetes.resources.<Kind>.views` of the config; README, "Views").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ViewInfo {
+    /// The API group's module name (e.g. `containerservice`), as [`KindInfo::group`].
+    pub group: &'static str,
+    /// The Kubernetes version (e.g. `v2beta1`), as [`KindInfo::version`].
+    pub version: &'static str,
+    /// The resource kind whose status holds the view (e.g. `ManagedCluster`).
+    pub kind: &'static str,
+    /// The status field (its JSON name), e.g. `upgradeProfile`: `status.upgradeProfile`.
+    pub field: &'static str,
+    /// The GET path after the resource's, as the spec writes it (e.g. `upgradeProfiles/default`).
+    pub path: &'static str,
+    /// The whole GET path template from the spec.
+    pub route: &'static str,
+    /// Whether the GET is a pageable list (`x-ms-pageable`): the reconciler follows `nextLink` (on the ARM host
+    /// only) and keeps every page's `value` in one list.
+    pub pageable: bool,
+    /// How often the reconciler reads it, in seconds (`views.refresh`).
+    pub refresh_seconds: u64,
+}
+
 /// The entry of the newest version (by ARM API version, then Kubernetes version name) among the `kinds` that
 /// `matches` selects: the version tools default to for a kind when none is given (`armctl import`), which may not
 /// be the storage version (a kind the storage version lacks, a newer version than the storage version).

@@ -5,7 +5,7 @@
 
 pub mod diff_rules;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -213,6 +213,33 @@ pub struct KubeResourceConfig {
     /// Which of the resource's ARM POST actions become action kinds, and their names.
     #[serde(default)]
     pub actions: ActionsConfig,
+    /// Which read-only GETs under the resource the reconciler reads into its status.
+    #[serde(default)]
+    pub views: ViewsConfig,
+}
+
+/// How often a view is read when `views.refreshSeconds` does not say: hourly. An upgrade profile or the
+/// available pool versions change when AKS releases (weekly at most), so an hour is fresh enough, and costs one GET
+/// per view per resource per hour.
+pub const DEFAULT_VIEW_REFRESH_SECONDS: u64 = 3600;
+
+/// `kubernetes.resources.<Kind>.views`: read-only GETs under the resource's path (no PUT there, not a child
+/// resource's list) whose typed response the reconciler keeps in the resource's status. Opt-in (each costs a GET
+/// per refresh); every such GET of the spec is either read or excluded with a reason (`tests/tests/views.rs`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ViewsConfig {
+    /// Status field (lowerCamelCase, e.g. `upgradeProfile`) → the GET path after the resource's, as the spec
+    /// writes it (e.g. `upgradeProfiles/default`).
+    #[serde(default)]
+    pub read: BTreeMap<String, String>,
+    /// GET path after the resource's → why it is not read (required, shown in `REPORT.md`).
+    #[serde(default)]
+    pub exclude: BTreeMap<String, String>,
+    /// How often the reconciler reads this kind's views, in seconds (default
+    /// [`DEFAULT_VIEW_REFRESH_SECONDS`]; at least 60).
+    #[serde(default)]
+    pub refresh_seconds: Option<u64>,
 }
 
 /// `kubernetes.resources.<Kind>.actions`: every POST operation under the resource's path is an action kind
@@ -674,6 +701,60 @@ fn check_property_override(key: &str, po: &PropertyOverride) -> std::result::Res
     Ok(())
 }
 
+/// Checks `kubernetes.resources.<Kind>.views`, at config key `key`: field names, paths, reasons and the interval.
+fn check_views(key: &str, views: &ViewsConfig) -> std::result::Result<(), Invalid> {
+    // (`exclude` may name a path that ends with `/`: the spec's own spelling of a list, `…/deployments/`.)
+    let path_ok = |p: &str| !p.is_empty() && !p.starts_with('/') && !p.contains("//");
+    for (field, path) in &views.read {
+        if !is_export_name(field) {
+            return Err((
+                format!("{key}.read.{field}"),
+                format!("{field:?} is not a lowerCamelCase status field name"),
+            ));
+        }
+        if !path_ok(path) || path.ends_with('/') || path.contains(['{', '}']) {
+            return Err((
+                format!("{key}.read.{field}"),
+                format!(
+                    "{path:?} is not a GET path after the resource's without parameters, such as upgradeProfiles/default"
+                ),
+            ));
+        }
+    }
+    let mut paths = BTreeSet::new();
+    for (field, path) in &views.read {
+        if !paths.insert(path.to_ascii_lowercase()) {
+            return Err((
+                format!("{key}.read.{field}"),
+                format!("{path:?} is read into two fields"),
+            ));
+        }
+    }
+    for (path, because) in &views.exclude {
+        if !path_ok(path) {
+            return Err((
+                format!("{key}.exclude.{path}"),
+                "name the GET by its path after the resource's, such as commandResults/{commandId}".into(),
+            ));
+        }
+        if because.trim().is_empty() {
+            return Err((format!("{key}.exclude.{path}"), "say why the GET is not read".into()));
+        }
+        if paths.contains(&path.to_ascii_lowercase()) {
+            return Err((format!("{key}.exclude.{path}"), "both read and excluded".into()));
+        }
+    }
+    if let Some(seconds) = views.refresh_seconds
+        && seconds < 60
+    {
+        return Err((
+            format!("{key}.refreshSeconds"),
+            format!("{seconds} is below 60: a view is read at most once a minute"),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks the Kubernetes settings of kind `kind`, at config key `key`: its name, secrets, child-owned lists,
 /// owner gate, Azure name and config maps, in that order.
 fn check_kube_resource(key: &str, kind: &str, rc: &KubeResourceConfig) -> std::result::Result<(), Invalid> {
@@ -722,6 +803,7 @@ fn check_kube_resource(key: &str, kind: &str, rc: &KubeResourceConfig) -> std::r
     if let Some(gate) = &rc.actions.owner_gate {
         check_owner_gate(&format!("{key}.actions.ownerGate"), gate)?;
     }
+    check_views(&format!("{key}.views"), &rc.views)?;
     for (action, source) in &rc.actions.ungated {
         check_source(&format!("{key}.actions.ungated.{action}"), source)?;
     }

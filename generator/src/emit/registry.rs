@@ -69,6 +69,7 @@ fn kube_registry(kube_versions: &[&VersionOutput<'_>]) -> TokenStream {
     let stored = storage_versions(kube_versions);
     let kind_infos: Vec<TokenStream> = kube_versions.iter().filter_map(|v| kind_infos(v, &stored)).collect();
     let action_infos: Vec<TokenStream> = kube_versions.iter().filter_map(|v| action_infos(v, &stored)).collect();
+    let view_infos: Vec<TokenStream> = kube_versions.iter().filter_map(|v| view_infos(v)).collect();
     let (import_dispatch, export_dispatch) = import_export_dispatch(kube_versions);
     let crd_lookups = crd_lookups(kube_versions);
     let diff_registry = super::diff::registry(kube_versions);
@@ -83,6 +84,10 @@ fn kube_registry(kube_versions: &[&VersionOutput<'_>]) -> TokenStream {
         /// Every generated action kind of every version (those whose feature is on): a custom resource that runs
         /// one ARM POST action on its owner once. Not in [`KINDS`], which are the resources.
         pub const ACTIONS: &[armgen_runtime::ActionInfo] = &[#(#action_infos)*];
+
+        /// Every view of every resource kind of every version (those whose feature is on): a read-only ARM GET
+        /// under the resource whose typed response the reconciler keeps in the resource's status.
+        pub const VIEWS: &[armgen_runtime::ViewInfo] = &[#(#view_infos)*];
 
         /// Every custom resource kind that is reconciled: the resources ([`KINDS`]), then the action kinds
         /// ([`ACTIONS`]).
@@ -273,6 +278,35 @@ fn action_infos(v: &VersionOutput<'_>, stored: &Stored<'_>) -> Option<TokenStrea
             })
         })
         .collect();
+    Some(quote! {
+        #(
+            #[cfg(feature = #k)]
+            #rows
+        )*
+    })
+}
+
+/// The `VIEWS` entries of one version, each behind the version's feature; `None` for a version without custom
+/// resources.
+fn view_infos(v: &VersionOutput<'_>) -> Option<TokenStream> {
+    v.kube?;
+    let (g, k) = (v.group, v.kube_version);
+    let rows: Vec<TokenStream> =
+        v.ir.resources
+            .iter()
+            .flat_map(|r| r.views.iter().map(move |view| (r, view)))
+            .map(|(r, view)| {
+                let kind = r.kind.as_str();
+                let (field, name, route, pageable) = (&view.field, &view.name, &view.path, view.pageable);
+                let refresh = proc_macro2::Literal::u64_unsuffixed(view.refresh_seconds);
+                quote! {
+                    armgen_runtime::ViewInfo {
+                        group: #g, version: #k, kind: #kind, field: #field, path: #name, route: #route,
+                        pageable: #pageable, refresh_seconds: #refresh,
+                    },
+                }
+            })
+            .collect();
     Some(quote! {
         #(
             #[cfg(feature = #k)]

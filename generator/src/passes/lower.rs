@@ -174,6 +174,7 @@ pub fn lower(specs: &SpecSet, resources: &[DiscoveredResource], api_version: &st
             long_running: r.long_running,
             actions: r.actions.iter().map(|a| a.name.clone()).collect(),
             action: None,
+            views: Vec::new(),
             get_type: get.filter(|g| *g != body),
             body_type: body,
             module: String::new(),
@@ -189,6 +190,31 @@ pub fn lower(specs: &SpecSet, resources: &[DiscoveredResource], api_version: &st
                 result: a.response.as_ref().map(|t| cx.named(t)).transpose()?,
                 error: a.error.as_ref().map(|t| cx.named(t)).transpose()?,
             });
+        }
+    }
+    let mut views = Vec::new();
+    for r in resources {
+        for v in &r.views {
+            match (&v.field, &v.response) {
+                (Some(field), Some(response)) => views.push((r, v, field, cx.named(response)?)),
+                (Some(field), None) => {
+                    return Err(Error::spec(
+                        &specs.location(&r.file, &format!("/paths/{}/get", escape_pointer(&v.path))),
+                        format!("the view {field} reads a GET without a JSON 200 response"),
+                    ));
+                }
+                (None, _) if !v.excluded => cx.diagnostics.push(Diagnostic {
+                    at: specs
+                        .location(&r.file, &format!("/paths/{}/get", escape_pointer(&v.path)))
+                        .to_string(),
+                    message: format!(
+                        "{}: GET {} is not read: name it in kubernetes.resources.{}.views.read (status field → \
+                         path) or views.exclude (path → why)",
+                        r.name, v.name, r.name
+                    ),
+                }),
+                (None, _) => {}
+            }
         }
     }
     cx.run()?;
@@ -228,9 +254,96 @@ pub fn lower(specs: &SpecSet, resources: &[DiscoveredResource], api_version: &st
             r.get_type = None;
         }
     }
+    for (r, v, field, response) in views {
+        add_view(specs, &mut cx.types, &mut ir, r, v, field, response)?;
+    }
     ir.types = cx.types;
     ir.diagnostics = cx.diagnostics;
     Ok(ir)
+}
+
+/// Adds the view `v` of `r` to the IR: a read-only [`Property::view`] `field` of the resource's body type (the
+/// response type; for a pageable GET, an array of its `value` items) and its [`crate::ir::ViewMeta`].
+fn add_view(
+    specs: &SpecSet,
+    types: &mut BTreeMap<TypeId, TypeDef>,
+    ir: &mut Ir,
+    r: &DiscoveredResource,
+    v: &crate::discover::DiscoveredView,
+    field: &str,
+    response: TypeId,
+) -> Result<()> {
+    let op_ptr = format!("/paths/{}/get", escape_pointer(&v.path));
+    let at = specs.location(&r.file, &op_ptr);
+    let ty = if v.pageable {
+        let items = match types.get(&response).map(|t| &t.kind) {
+            Some(TypeKind::Object(o)) => o.properties.iter().find(|p| p.name == "value").map(|p| p.ty.clone()),
+            _ => None,
+        };
+        match items {
+            Some(items @ TypeRef::Array(_)) => items,
+            _ => return Err(Error::spec(&at, "a pageable GET whose response has no `value` array")),
+        }
+    } else {
+        TypeRef::Named(response)
+    };
+    let Some(resource) = ir.resources.iter_mut().find(|x| x.action.is_none() && x.path == r.path) else {
+        return Ok(());
+    };
+    let Some(TypeKind::Object(body)) = types.get_mut(&resource.body_type).map(|t| &mut t.kind) else {
+        return Err(Error::spec(
+            &at,
+            format!("the view {field}: {} is not an object type", r.name),
+        ));
+    };
+    if body.properties.iter().any(|p| p.name == field) {
+        return Err(Error::spec(
+            &at,
+            format!(
+                "the view {field}: {} already has a property {field}; name the view's status field otherwise",
+                r.name
+            ),
+        ));
+    }
+    body.properties.push(Property {
+        name: field.to_string(),
+        rust_name: String::new(),
+        client_name: None,
+        ty,
+        required: false,
+        read_only: true,
+        mutability: None,
+        secret: false,
+        from_config: false,
+        arm_id_keys: false,
+        identifiers: None,
+        diff_ignored_when: Default::default(),
+        immutable_source: None,
+        client_flatten: false,
+        nullable: false,
+        default: None,
+        description: Some(format!(
+            "armgen's view `GET …/{}`{}: read by the reconciler every {} s, never sent to or returned by the \
+             resource's own operations.",
+            v.name,
+            if v.pageable { " (the items of every page)" } else { "" },
+            v.refresh_seconds
+        )),
+        validation: Validation::default(),
+        boxed: false,
+        inherited: false,
+        format: None,
+        view: true,
+        origin: at.to_string(),
+    });
+    resource.views.push(crate::ir::ViewMeta {
+        field: field.to_string(),
+        name: v.name.clone(),
+        path: v.path.clone(),
+        pageable: v.pageable,
+        refresh_seconds: v.refresh_seconds,
+    });
+    Ok(())
 }
 
 /// One action of a discovered resource, its payload types lowered.
@@ -281,6 +394,7 @@ fn action_resource(specs: &SpecSet, types: &BTreeMap<TypeId, TypeDef>, a: &Lower
         boxed: false,
         inherited: false,
         format: None,
+        view: false,
         origin: origin.clone(),
     };
     let mut properties = Vec::new();
@@ -358,6 +472,7 @@ fn action_resource(specs: &SpecSet, types: &BTreeMap<TypeId, TypeDef>, a: &Lower
             result: a.result.is_some(),
         }),
         body_type,
+        views: Vec::new(),
         get_type: None,
         module: String::new(),
     };
@@ -690,6 +805,7 @@ impl<'a> Lower<'a> {
                 boxed: false,
                 inherited: false,
                 format,
+                view: false,
                 origin: self.specs.location(file, &ptr).to_string(),
             };
             if let Some(existing) = object.properties.iter_mut().find(|p| p.name == *prop_name) {

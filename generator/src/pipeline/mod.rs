@@ -373,8 +373,35 @@ fn discover(group: &Group<'_>, specs: &SpecSet, matched: &mut Matched) -> Result
     resources.retain(|r| group.request.options.selects_resource(&r.name, &r.arm_type));
     for r in &mut resources {
         select_actions(group, r, matched);
+        select_views(group, r, matched);
     }
     Ok(resources)
+}
+
+/// The views of `r`: the GETs `kubernetes.resources.<Kind>.views.read` names get their status field, those
+/// `views.exclude` names are marked; the rest are reported by the lower stage (a diagnostic in `REPORT.md`).
+fn select_views(group: &Group<'_>, r: &mut DiscoveredResource, matched: &mut Matched) {
+    let Some(config) = group.config.kubernetes.resources.get(&r.name) else {
+        return;
+    };
+    for v in &mut r.views {
+        if config.views.exclude.contains_key(&v.name) {
+            matched
+                .resources
+                .insert(format!("kubernetes.resources.{}.views.exclude.{}", r.name, v.name));
+            v.excluded = true;
+        }
+        if let Some((field, _)) = config.views.read.iter().find(|(_, path)| **path == v.name) {
+            matched
+                .resources
+                .insert(format!("kubernetes.resources.{}.views.read.{field}", r.name));
+            v.field = Some(field.clone());
+            v.refresh_seconds = config
+                .views
+                .refresh_seconds
+                .unwrap_or(crate::config::DEFAULT_VIEW_REFRESH_SECONDS);
+        }
+    }
 }
 
 /// The actions of `r` that become action kinds: all but those `kubernetes.resources.<Kind>.actions.exclude`
@@ -544,6 +571,15 @@ fn stale_config(group: &Group<'_>, matched: &Matched) -> Result<()> {
         for (list, actions) in lists {
             for action in actions {
                 let key = format!("kubernetes.resources.{kind}.actions.{list}.{action}");
+                if !matched.resources.contains(&key) {
+                    return stale(&key);
+                }
+            }
+        }
+        let views = [("read", rc.views.read.keys()), ("exclude", rc.views.exclude.keys())];
+        for (list, entries) in views {
+            for entry in entries {
+                let key = format!("kubernetes.resources.{kind}.views.{list}.{entry}");
                 if !matched.resources.contains(&key) {
                     return stale(&key);
                 }

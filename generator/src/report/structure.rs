@@ -28,6 +28,9 @@
 //!   `long-running`, `path=<PUT path>`, `get=<type>` (the GET response type when it differs).
 //! - `Kind.path = "value"` is one value of the enum a property has (through arrays and maps too).
 //!
+//! The views of a resource (`kubernetes.resources.<Kind>.views`: GET responses the reconciler keeps in its status)
+//! are not listed: they are armgen's, no part of the resource's ARM API.
+//!
 //! The same properties appear under every resource that uses them: each line stands alone, so a diff line
 //! says which resource and property changed.
 
@@ -593,7 +596,8 @@ impl Walker<'_> {
                 self.stack.push(id.clone());
                 match &def.kind {
                     TypeKind::Object(o) => {
-                        for p in &o.properties {
+                        // A view (`views` of the config) is armgen's status field, no part of the resource's ARM API.
+                        for p in o.properties.iter().filter(|p| !p.view) {
                             let child = path.child(Segment::Property(p.name.clone()));
                             let entry = self.property(p)?;
                             self.paths.insert(child.clone(), entry);

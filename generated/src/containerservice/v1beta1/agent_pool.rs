@@ -320,6 +320,8 @@ impl AgentPoolSpec {
             name: None,
             r#type: None,
             properties: envelope_properties,
+            machines: None,
+            upgrade_profile: None,
             unknown_fields: Default::default(),
         })
     }
@@ -590,6 +592,12 @@ pub struct AgentPoolStatus {
     /// The security settings of an agent pool.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<status::AgentPoolSecurityProfile>,
+    /// armgen's view `GET …/machines` (the items of every page): read by the reconciler every 600 s, never sent to or returned by the resource's own operations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machines: Option<Vec<status::Machine>>,
+    /// armgen's view `GET …/upgradeProfiles/default`: read by the reconciler every 600 s, never sent to or returned by the resource's own operations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upgrade_profile: Option<status::AgentPoolUpgradeProfile>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
@@ -685,6 +693,8 @@ impl From<&arm::AgentPool> for AgentPoolStatus {
                 .and_then(|e| {
                     e.security_profile.as_ref().map(status::AgentPoolSecurityProfile::from)
                 }),
+            machines: arm.machines.as_ref().map(|x| x.iter().map(status::Machine::from).collect()),
+            upgrade_profile: arm.upgrade_profile.as_ref().map(status::AgentPoolUpgradeProfile::from),
             conditions: None,
             operator_status: None,
         }

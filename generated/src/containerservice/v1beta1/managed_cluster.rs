@@ -338,6 +338,8 @@ impl ManagedClusterSpec {
             extended_location: self.extended_location.to_arm(resolver, &path.field("extendedLocation"))?,
             identity: self.identity.to_arm(resolver, &path.field("identity"))?,
             properties: envelope_properties,
+            available_agent_pool_versions: None,
+            upgrade_profile: None,
             unknown_fields: Default::default(),
         })
     }
@@ -705,6 +707,12 @@ pub struct ManagedClusterStatus {
     /// Optional cluster metrics configuration.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metrics_profile: Option<status::ManagedClusterMetricsProfile>,
+    /// armgen's view `GET …/availableAgentPoolVersions`: read by the reconciler every 3600 s, never sent to or returned by the resource's own operations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub available_agent_pool_versions: Option<status::AgentPoolAvailableVersions>,
+    /// armgen's view `GET …/upgradeProfiles/default`: read by the reconciler every 3600 s, never sent to or returned by the resource's own operations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upgrade_profile: Option<status::ManagedClusterUpgradeProfile>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
@@ -919,6 +927,11 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .and_then(|e| {
                     e.metrics_profile.as_ref().map(status::ManagedClusterMetricsProfile::from)
                 }),
+            available_agent_pool_versions: arm
+                .available_agent_pool_versions
+                .as_ref()
+                .map(status::AgentPoolAvailableVersions::from),
+            upgrade_profile: arm.upgrade_profile.as_ref().map(status::ManagedClusterUpgradeProfile::from),
             conditions: None,
             operator_status: None,
         }

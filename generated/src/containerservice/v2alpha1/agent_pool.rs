@@ -368,6 +368,8 @@ impl AgentPoolSpec {
             r#type: None,
             system_data: None,
             properties: envelope_properties,
+            machines: None,
+            upgrade_profile: None,
             unknown_fields: Default::default(),
         })
     }
@@ -708,6 +710,12 @@ pub struct AgentPoolStatus {
     /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
     #[serde(rename = "localDNSProfile", skip_serializing_if = "Option::is_none")]
     pub local_dns_profile: Option<status::LocalDnsProfile>,
+    /// armgen's view `GET …/machines` (the items of every page): read by the reconciler every 600 s, never sent to or returned by the resource's own operations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machines: Option<Vec<status::Machine>>,
+    /// armgen's view `GET …/upgradeProfiles/default`: read by the reconciler every 600 s, never sent to or returned by the resource's own operations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upgrade_profile: Option<status::AgentPoolUpgradeProfile>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
@@ -838,6 +846,8 @@ impl From<&arm::AgentPool> for AgentPoolStatus {
                 .and_then(|e| {
                     e.local_dns_profile.as_ref().map(status::LocalDnsProfile::from)
                 }),
+            machines: arm.machines.as_ref().map(|x| x.iter().map(status::Machine::from).collect()),
+            upgrade_profile: arm.upgrade_profile.as_ref().map(status::AgentPoolUpgradeProfile::from),
             conditions: None,
             operator_status: None,
         }

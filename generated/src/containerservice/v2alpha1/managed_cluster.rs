@@ -361,6 +361,8 @@ impl ManagedClusterSpec {
             extended_location: self.extended_location.to_arm(resolver, &path.field("extendedLocation"))?,
             identity: self.identity.to_arm(resolver, &path.field("identity"))?,
             kind: self.kind.clone(),
+            available_agent_pool_versions: None,
+            upgrade_profile: None,
             unknown_fields: Default::default(),
         })
     }
@@ -767,6 +769,12 @@ pub struct ManagedClusterStatus {
     /// This is primarily used to expose different UI experiences in the portal for different kinds
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+    /// armgen's view `GET …/availableAgentPoolVersions`: read by the reconciler every 3600 s, never sent to or returned by the resource's own operations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub available_agent_pool_versions: Option<status::AgentPoolAvailableVersions>,
+    /// armgen's view `GET …/upgradeProfiles/default`: read by the reconciler every 3600 s, never sent to or returned by the resource's own operations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upgrade_profile: Option<status::ManagedClusterUpgradeProfile>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
@@ -1001,6 +1009,11 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
             extended_location: arm.extended_location.as_ref().map(status::ExtendedLocation::from),
             identity: arm.identity.as_ref().map(status::ManagedClusterIdentity::from),
             kind: arm.kind.clone(),
+            available_agent_pool_versions: arm
+                .available_agent_pool_versions
+                .as_ref()
+                .map(status::AgentPoolAvailableVersions::from),
+            upgrade_profile: arm.upgrade_profile.as_ref().map(status::ManagedClusterUpgradeProfile::from),
             conditions: None,
             operator_status: None,
         }

@@ -31,6 +31,16 @@ pub struct AgentPool {
     /// Properties of an agent pool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<ManagedClusterAgentPoolProfileProperties>,
+    /// armgen's view `GET …/machines` (the items of every page): read by the reconciler every 600 s, never sent to or returned by the resource's own operations.
+    ///
+    /// Read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machines: Option<Vec<Machine>>,
+    /// armgen's view `GET …/upgradeProfiles/default`: read by the reconciler every 600 s, never sent to or returned by the resource's own operations.
+    ///
+    /// Read-only.
+    #[serde(rename = "upgradeProfile", default, skip_serializing_if = "Option::is_none")]
+    pub upgrade_profile: Option<AgentPoolUpgradeProfile>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
@@ -40,6 +50,220 @@ pub struct AgentPool {
 impl armgen_runtime::UnknownFields for AgentPool {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.properties.unknown_fields(&format!("{path}/properties"), out);
+        self.machines.unknown_fields(&format!("{path}/machines"), out);
+        self.upgrade_profile.unknown_fields(&format!("{path}/upgradeProfile"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
+
+/// The list of available upgrades for an agent pool.
+///
+/// Schema `AgentPoolUpgradeProfile`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentPoolUpgradeProfile {
+    /// The ID of the agent pool upgrade profile.
+    ///
+    /// Read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The name of the agent pool upgrade profile.
+    ///
+    /// Read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The type of the agent pool upgrade profile.
+    ///
+    /// Read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<String>,
+    /// The properties of the agent pool upgrade profile.
+    pub properties: AgentPoolUpgradeProfileProperties,
+    /// Properties this API version does not define, kept as received so that nothing is lost in a
+    /// round trip (the service may return properties newer than the requested API version).
+    #[serde(flatten)]
+    pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.properties.unknown_fields(&format!("{path}/properties"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
+
+/// The list of available upgrade versions.
+///
+/// Schema `AgentPoolUpgradeProfileProperties`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentPoolUpgradeProfileProperties {
+    /// The Kubernetes version (major.minor.patch).
+    #[serde(rename = "kubernetesVersion")]
+    pub kubernetes_version: String,
+    /// Default: `"Linux"`.
+    #[serde(rename = "osType")]
+    pub os_type: OsType,
+    /// List of orchestrator types and versions available for upgrade.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrades: Option<Vec<AgentPoolUpgradeProfilePropertiesUpgradesItem>>,
+    /// The latest AKS supported node image version.
+    #[serde(rename = "latestNodeImageVersion", default, skip_serializing_if = "Option::is_none")]
+    pub latest_node_image_version: Option<String>,
+    /// Properties this API version does not define, kept as received so that nothing is lost in a
+    /// round trip (the service may return properties newer than the requested API version).
+    #[serde(flatten)]
+    pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfileProperties {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.os_type.unknown_fields(&format!("{path}/osType"), out);
+        self.upgrades.unknown_fields(&format!("{path}/upgrades"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
+
+/// Schema `AgentPoolUpgradeProfilePropertiesUpgradesItem`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AgentPoolUpgradeProfilePropertiesUpgradesItem {
+    /// The Kubernetes version (major.minor.patch).
+    #[serde(rename = "kubernetesVersion", default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
+    /// Whether the Kubernetes version is currently in preview.
+    #[serde(rename = "isPreview", default, skip_serializing_if = "Option::is_none")]
+    pub is_preview: Option<bool>,
+    /// Properties this API version does not define, kept as received so that nothing is lost in a
+    /// round trip (the service may return properties newer than the requested API version).
+    #[serde(flatten)]
+    pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfilePropertiesUpgradesItem {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
+
+armgen_runtime::open_enum! {
+    /// To determine if address belongs IPv4 or IPv6 family
+    ///
+    /// Schema `IPFamily`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum IpFamily2 {
+        /// IPv4 family
+        IPv4 = "IPv4",
+        /// IPv6 family
+        IPv6 = "IPv6",
+    }
+}
+
+/// A machine. Contains details about the underlying virtual machine. A machine may be visible here but not in kubectl get nodes; if so it may be because the machine has not been registered with the Kubernetes API Server yet.
+///
+/// Schema `Machine`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Machine {
+    /// Resource ID.
+    ///
+    /// Read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The name of the resource that is unique within a resource group. This name can be used to access the resource.
+    ///
+    /// Read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Resource type
+    ///
+    /// Read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<String>,
+    /// The properties of the machine
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub properties: Option<MachineProperties>,
+    /// Properties this API version does not define, kept as received so that nothing is lost in a
+    /// round trip (the service may return properties newer than the requested API version).
+    #[serde(flatten)]
+    pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+impl armgen_runtime::UnknownFields for Machine {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.properties.unknown_fields(&format!("{path}/properties"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
+
+/// The machine IP address details.
+///
+/// Schema `MachineIpAddress`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MachineIpAddress {
+    /// To determine if address belongs IPv4 or IPv6 family
+    ///
+    /// Read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<IpFamily2>,
+    /// IPv4 or IPv6 address of the machine
+    ///
+    /// Read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip: Option<String>,
+    /// Properties this API version does not define, kept as received so that nothing is lost in a
+    /// round trip (the service may return properties newer than the requested API version).
+    #[serde(flatten)]
+    pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+impl armgen_runtime::UnknownFields for MachineIpAddress {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.family.unknown_fields(&format!("{path}/family"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
+
+/// network properties of the machine
+///
+/// Schema `MachineNetworkProperties`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MachineNetworkProperties {
+    /// IPv4, IPv6 addresses of the machine
+    ///
+    /// Read-only.
+    #[serde(rename = "ipAddresses", default, skip_serializing_if = "Option::is_none")]
+    pub ip_addresses: Option<Vec<MachineIpAddress>>,
+    /// Properties this API version does not define, kept as received so that nothing is lost in a
+    /// round trip (the service may return properties newer than the requested API version).
+    #[serde(flatten)]
+    pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+impl armgen_runtime::UnknownFields for MachineNetworkProperties {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.ip_addresses.unknown_fields(&format!("{path}/ipAddresses"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
+
+/// The properties of the machine
+///
+/// Schema `MachineProperties`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MachineProperties {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<MachineNetworkProperties>,
+    /// Azure resource id of the machine. It can be used to GET underlying VM Instance
+    ///
+    /// Read-only. Format: `arm-id`.
+    #[serde(rename = "resourceId", default, skip_serializing_if = "Option::is_none")]
+    pub resource_id: Option<String>,
+    /// Properties this API version does not define, kept as received so that nothing is lost in a
+    /// round trip (the service may return properties newer than the requested API version).
+    #[serde(flatten)]
+    pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+impl armgen_runtime::UnknownFields for MachineProperties {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.network.unknown_fields(&format!("{path}/network"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }

@@ -74,6 +74,87 @@ impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurity {
     }
 }
 
+/// The list of available versions for an agent pool.
+///
+/// Schema `AgentPoolAvailableVersions`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AgentPoolAvailableVersions {
+    /// The ID of the agent pool version list.
+    ///
+    /// Read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The name of the agent pool version list.
+    ///
+    /// Read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Type of the agent pool version list.
+    ///
+    /// Read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<String>,
+    /// Properties of agent pool available versions.
+    pub properties: AgentPoolAvailableVersionsProperties,
+    /// Properties this API version does not define, kept as received so that nothing is lost in a
+    /// round trip (the service may return properties newer than the requested API version).
+    #[serde(flatten)]
+    pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+impl armgen_runtime::UnknownFields for AgentPoolAvailableVersions {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.properties.unknown_fields(&format!("{path}/properties"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
+
+/// The list of available agent pool versions.
+///
+/// Schema `AgentPoolAvailableVersionsProperties`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AgentPoolAvailableVersionsProperties {
+    /// List of versions available for agent pool.
+    #[serde(rename = "agentPoolVersions", default, skip_serializing_if = "Option::is_none")]
+    pub agent_pool_versions: Option<Vec<AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem>>,
+    /// Properties this API version does not define, kept as received so that nothing is lost in a
+    /// round trip (the service may return properties newer than the requested API version).
+    #[serde(flatten)]
+    pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsProperties {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.agent_pool_versions
+            .unknown_fields(&format!("{path}/agentPoolVersions"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
+
+/// Schema `AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
+    /// Whether this version is the default agent pool version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<bool>,
+    /// The Kubernetes version (major.minor.patch).
+    #[serde(rename = "kubernetesVersion", default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
+    /// Whether Kubernetes version is currently in preview.
+    #[serde(rename = "isPreview", default, skip_serializing_if = "Option::is_none")]
+    pub is_preview: Option<bool>,
+    /// Properties this API version does not define, kept as received so that nothing is lost in a
+    /// round trip (the service may return properties newer than the requested API version).
+    #[serde(flatten)]
+    pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
+
 /// Azure Key Vault key management service settings for the security profile.
 ///
 /// Schema `AzureKeyVaultKms`.
@@ -646,6 +727,16 @@ pub struct ManagedCluster {
     /// Properties of a managed cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<ManagedClusterProperties>,
+    /// armgen's view `GET …/availableAgentPoolVersions`: read by the reconciler every 3600 s, never sent to or returned by the resource's own operations.
+    ///
+    /// Read-only.
+    #[serde(rename = "availableAgentPoolVersions", default, skip_serializing_if = "Option::is_none")]
+    pub available_agent_pool_versions: Option<AgentPoolAvailableVersions>,
+    /// armgen's view `GET …/upgradeProfiles/default`: read by the reconciler every 3600 s, never sent to or returned by the resource's own operations.
+    ///
+    /// Read-only.
+    #[serde(rename = "upgradeProfile", default, skip_serializing_if = "Option::is_none")]
+    pub upgrade_profile: Option<ManagedClusterUpgradeProfile>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
@@ -659,6 +750,9 @@ impl armgen_runtime::UnknownFields for ManagedCluster {
         self.extended_location.unknown_fields(&format!("{path}/extendedLocation"), out);
         self.identity.unknown_fields(&format!("{path}/identity"), out);
         self.properties.unknown_fields(&format!("{path}/properties"), out);
+        self.available_agent_pool_versions
+            .unknown_fields(&format!("{path}/availableAgentPoolVersions"), out);
+        self.upgrade_profile.unknown_fields(&format!("{path}/upgradeProfile"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }
@@ -1650,6 +1744,58 @@ armgen_runtime::open_enum! {
     }
 }
 
+/// The list of available upgrade versions.
+///
+/// Schema `ManagedClusterPoolUpgradeProfile`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManagedClusterPoolUpgradeProfile {
+    /// The Kubernetes version (major.minor.patch).
+    #[serde(rename = "kubernetesVersion")]
+    pub kubernetes_version: String,
+    /// The Agent Pool name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Default: `"Linux"`.
+    #[serde(rename = "osType")]
+    pub os_type: OsType,
+    /// List of orchestrator types and versions available for upgrade.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrades: Option<Vec<ManagedClusterPoolUpgradeProfileUpgradesItem>>,
+    /// Properties this API version does not define, kept as received so that nothing is lost in a
+    /// round trip (the service may return properties newer than the requested API version).
+    #[serde(flatten)]
+    pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.os_type.unknown_fields(&format!("{path}/osType"), out);
+        self.upgrades.unknown_fields(&format!("{path}/upgrades"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
+
+/// Schema `ManagedClusterPoolUpgradeProfileUpgradesItem`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ManagedClusterPoolUpgradeProfileUpgradesItem {
+    /// The Kubernetes version (major.minor.patch).
+    #[serde(rename = "kubernetesVersion", default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
+    /// Whether the Kubernetes version is currently in preview.
+    #[serde(rename = "isPreview", default, skip_serializing_if = "Option::is_none")]
+    pub is_preview: Option<bool>,
+    /// Properties this API version does not define, kept as received so that nothing is lost in a
+    /// round trip (the service may return properties newer than the requested API version).
+    #[serde(flatten)]
+    pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfileUpgradesItem {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
+
 /// Properties of the managed cluster.
 ///
 /// Schema `ManagedClusterProperties`.
@@ -2240,6 +2386,68 @@ pub struct ManagedClusterStorageProfileSnapshotController {
 
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileSnapshotController {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
+
+/// The list of available upgrades for compute pools.
+///
+/// Schema `ManagedClusterUpgradeProfile`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManagedClusterUpgradeProfile {
+    /// The ID of the upgrade profile.
+    ///
+    /// Read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The name of the upgrade profile.
+    ///
+    /// Read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The type of the upgrade profile.
+    ///
+    /// Read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<String>,
+    /// The properties of the upgrade profile.
+    pub properties: ManagedClusterUpgradeProfileProperties,
+    /// Properties this API version does not define, kept as received so that nothing is lost in a
+    /// round trip (the service may return properties newer than the requested API version).
+    #[serde(flatten)]
+    pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfile {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.properties.unknown_fields(&format!("{path}/properties"), out);
+        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
+    }
+}
+
+/// Control plane and agent pool upgrade profiles.
+///
+/// Schema `ManagedClusterUpgradeProfileProperties`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManagedClusterUpgradeProfileProperties {
+    /// The list of available upgrade versions for the control plane.
+    #[serde(rename = "controlPlaneProfile")]
+    pub control_plane_profile: ManagedClusterPoolUpgradeProfile,
+    /// The list of available upgrade versions for agent pools.
+    #[serde(rename = "agentPoolProfiles")]
+    pub agent_pool_profiles: Vec<ManagedClusterPoolUpgradeProfile>,
+    /// Properties this API version does not define, kept as received so that nothing is lost in a
+    /// round trip (the service may return properties newer than the requested API version).
+    #[serde(flatten)]
+    pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfileProperties {
+    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        self.control_plane_profile
+            .unknown_fields(&format!("{path}/controlPlaneProfile"), out);
+        self.agent_pool_profiles
+            .unknown_fields(&format!("{path}/agentPoolProfiles"), out);
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
     }
 }

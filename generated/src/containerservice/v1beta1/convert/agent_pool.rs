@@ -207,6 +207,8 @@ impl Convert<hub::AgentPoolStatus> for spoke::AgentPoolStatus {
             network_profile: cx.object(&self.network_profile, &path.field("networkProfile")),
             windows_profile: cx.object(&self.windows_profile, &path.field("windowsProfile")),
             security_profile: cx.object(&self.security_profile, &path.field("securityProfile")),
+            machines: cx.object(&self.machines, &path.field("machines")),
+            upgrade_profile: cx.object(&self.upgrade_profile, &path.field("upgradeProfile")),
             conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx.copy(&self.operator_status, &path.field("operatorStatus")),
             system_data: cx.restore(&path.field("systemData")),
@@ -295,6 +297,8 @@ impl Convert<spoke::AgentPoolStatus> for hub::AgentPoolStatus {
             network_profile: cx.object(&self.network_profile, &path.field("networkProfile")),
             windows_profile: cx.object(&self.windows_profile, &path.field("windowsProfile")),
             security_profile: cx.object(&self.security_profile, &path.field("securityProfile")),
+            machines: cx.object(&self.machines, &path.field("machines")),
+            upgrade_profile: cx.object(&self.upgrade_profile, &path.field("upgradeProfile")),
             conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx.copy(&self.operator_status, &path.field("operatorStatus")),
         }
@@ -535,6 +539,160 @@ for hub::status::ManagedClusterAgentPoolProfileProperties {
             network_profile: cx.object(&self.network_profile, &path.field("networkProfile")),
             windows_profile: cx.object(&self.windows_profile, &path.field("windowsProfile")),
             security_profile: cx.object(&self.security_profile, &path.field("securityProfile")),
+        }
+    }
+}
+
+impl Convert<hub::status::AgentPoolUpgradeProfile> for spoke::status::AgentPoolUpgradeProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AgentPoolUpgradeProfile {
+        hub::status::AgentPoolUpgradeProfile {
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            properties: cx.object(&self.properties, &path.field("properties")),
+            system_data: cx.restore(&path.field("systemData")),
+        }
+    }
+}
+
+impl Convert<spoke::status::AgentPoolUpgradeProfile> for hub::status::AgentPoolUpgradeProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AgentPoolUpgradeProfile {
+        cx.keep(&self.system_data, &path.field("systemData"));
+        spoke::status::AgentPoolUpgradeProfile {
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            properties: cx.object(&self.properties, &path.field("properties")),
+        }
+    }
+}
+
+impl Convert<hub::status::AgentPoolUpgradeProfileProperties> for spoke::status::AgentPoolUpgradeProfileProperties {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AgentPoolUpgradeProfileProperties {
+        hub::status::AgentPoolUpgradeProfileProperties {
+            kubernetes_version: cx.copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            os_type: cx.spelled(&self.os_type, &path.field("osType")),
+            upgrades: cx.object(&self.upgrades, &path.field("upgrades")),
+            latest_node_image_version: cx.copy(&self.latest_node_image_version, &path.field("latestNodeImageVersion")),
+            recently_used_versions: cx.restore(&path.field("recentlyUsedVersions")),
+        }
+    }
+}
+
+impl Convert<spoke::status::AgentPoolUpgradeProfileProperties> for hub::status::AgentPoolUpgradeProfileProperties {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AgentPoolUpgradeProfileProperties {
+        cx.keep(&self.recently_used_versions, &path.field("recentlyUsedVersions"));
+        spoke::status::AgentPoolUpgradeProfileProperties {
+            kubernetes_version: cx.copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            os_type: cx.spelled(&self.os_type, &path.field("osType")),
+            upgrades: cx.object(&self.upgrades, &path.field("upgrades")),
+            latest_node_image_version: cx.copy(&self.latest_node_image_version, &path.field("latestNodeImageVersion")),
+        }
+    }
+}
+
+impl Convert<hub::status::AgentPoolUpgradeProfilePropertiesUpgradesItem>
+for spoke::status::AgentPoolUpgradeProfilePropertiesUpgradesItem {
+    fn convert(
+        &self,
+        cx: &mut Conversion,
+        path: &Path<'_>,
+    ) -> hub::status::AgentPoolUpgradeProfilePropertiesUpgradesItem {
+        hub::status::AgentPoolUpgradeProfilePropertiesUpgradesItem {
+            kubernetes_version: cx.copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            is_preview: cx.copy(&self.is_preview, &path.field("isPreview")),
+        }
+    }
+}
+
+impl Convert<spoke::status::AgentPoolUpgradeProfilePropertiesUpgradesItem>
+for hub::status::AgentPoolUpgradeProfilePropertiesUpgradesItem {
+    fn convert(
+        &self,
+        cx: &mut Conversion,
+        path: &Path<'_>,
+    ) -> spoke::status::AgentPoolUpgradeProfilePropertiesUpgradesItem {
+        spoke::status::AgentPoolUpgradeProfilePropertiesUpgradesItem {
+            kubernetes_version: cx.copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            is_preview: cx.copy(&self.is_preview, &path.field("isPreview")),
+        }
+    }
+}
+
+impl Convert<hub::status::Machine> for spoke::status::Machine {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::Machine {
+        hub::status::Machine {
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            properties: cx.object(&self.properties, &path.field("properties")),
+            system_data: cx.restore(&path.field("systemData")),
+            zones: cx.restore(&path.field("zones")),
+        }
+    }
+}
+
+impl Convert<spoke::status::Machine> for hub::status::Machine {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::Machine {
+        cx.keep(&self.system_data, &path.field("systemData"));
+        cx.keep(&self.zones, &path.field("zones"));
+        spoke::status::Machine {
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            properties: cx.object(&self.properties, &path.field("properties")),
+        }
+    }
+}
+
+impl Convert<hub::status::MachineProperties> for spoke::status::MachineProperties {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::MachineProperties {
+        hub::status::MachineProperties {
+            network: cx.object(&self.network, &path.field("network")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+        }
+    }
+}
+
+impl Convert<spoke::status::MachineProperties> for hub::status::MachineProperties {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::MachineProperties {
+        spoke::status::MachineProperties {
+            network: cx.object(&self.network, &path.field("network")),
+            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
+        }
+    }
+}
+
+impl Convert<hub::status::MachineNetworkProperties> for spoke::status::MachineNetworkProperties {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::MachineNetworkProperties {
+        hub::status::MachineNetworkProperties {
+            ip_addresses: cx.object(&self.ip_addresses, &path.field("ipAddresses")),
+        }
+    }
+}
+
+impl Convert<spoke::status::MachineNetworkProperties> for hub::status::MachineNetworkProperties {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::MachineNetworkProperties {
+        spoke::status::MachineNetworkProperties {
+            ip_addresses: cx.object(&self.ip_addresses, &path.field("ipAddresses")),
+        }
+    }
+}
+
+impl Convert<hub::status::MachineIpAddress> for spoke::status::MachineIpAddress {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::MachineIpAddress {
+        hub::status::MachineIpAddress {
+            family: cx.spelled(&self.family, &path.field("family")),
+            ip: cx.copy(&self.ip, &path.field("ip")),
+        }
+    }
+}
+
+impl Convert<spoke::status::MachineIpAddress> for hub::status::MachineIpAddress {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::MachineIpAddress {
+        spoke::status::MachineIpAddress {
+            family: cx.spelled(&self.family, &path.field("family")),
+            ip: cx.copy(&self.ip, &path.field("ip")),
         }
     }
 }

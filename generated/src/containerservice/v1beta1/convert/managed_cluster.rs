@@ -188,6 +188,9 @@ impl Convert<hub::ManagedClusterStatus> for spoke::ManagedClusterStatus {
             service_mesh_profile: cx.object(&self.service_mesh_profile, &path.field("serviceMeshProfile")),
             resource_uid: cx.copy(&self.resource_uid, &path.field("resourceUID")),
             metrics_profile: cx.object(&self.metrics_profile, &path.field("metricsProfile")),
+            available_agent_pool_versions: cx
+                .object(&self.available_agent_pool_versions, &path.field("availableAgentPoolVersions")),
+            upgrade_profile: cx.object(&self.upgrade_profile, &path.field("upgradeProfile")),
             conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx.copy(&self.operator_status, &path.field("operatorStatus")),
             enable_fips: cx.restore(&path.field("enableFIPS")),
@@ -271,6 +274,9 @@ impl Convert<spoke::ManagedClusterStatus> for hub::ManagedClusterStatus {
             service_mesh_profile: cx.object(&self.service_mesh_profile, &path.field("serviceMeshProfile")),
             resource_uid: cx.copy(&self.resource_uid, &path.field("resourceUID")),
             metrics_profile: cx.object(&self.metrics_profile, &path.field("metricsProfile")),
+            available_agent_pool_versions: cx
+                .object(&self.available_agent_pool_versions, &path.field("availableAgentPoolVersions")),
+            upgrade_profile: cx.object(&self.upgrade_profile, &path.field("upgradeProfile")),
             conditions: cx.copy(&self.conditions, &path.field("conditions")),
             operator_status: cx.copy(&self.operator_status, &path.field("operatorStatus")),
         }
@@ -344,6 +350,170 @@ impl ConvertObject<spoke::ManagedClusterTemplate> for hub::ManagedClusterTemplat
                 },
             },
         })
+    }
+}
+
+impl Convert<hub::status::ManagedClusterUpgradeProfile> for spoke::status::ManagedClusterUpgradeProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterUpgradeProfile {
+        hub::status::ManagedClusterUpgradeProfile {
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            properties: cx.object(&self.properties, &path.field("properties")),
+            system_data: cx.restore(&path.field("systemData")),
+        }
+    }
+}
+
+impl Convert<spoke::status::ManagedClusterUpgradeProfile> for hub::status::ManagedClusterUpgradeProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterUpgradeProfile {
+        cx.keep(&self.system_data, &path.field("systemData"));
+        spoke::status::ManagedClusterUpgradeProfile {
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            properties: cx.object(&self.properties, &path.field("properties")),
+        }
+    }
+}
+
+impl Convert<hub::status::ManagedClusterUpgradeProfileProperties>
+for spoke::status::ManagedClusterUpgradeProfileProperties {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterUpgradeProfileProperties {
+        hub::status::ManagedClusterUpgradeProfileProperties {
+            control_plane_profile: cx.object(&self.control_plane_profile, &path.field("controlPlaneProfile")),
+            agent_pool_profiles: cx.object(&self.agent_pool_profiles, &path.field("agentPoolProfiles")),
+        }
+    }
+}
+
+impl Convert<spoke::status::ManagedClusterUpgradeProfileProperties>
+for hub::status::ManagedClusterUpgradeProfileProperties {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterUpgradeProfileProperties {
+        spoke::status::ManagedClusterUpgradeProfileProperties {
+            control_plane_profile: cx.object(&self.control_plane_profile, &path.field("controlPlaneProfile")),
+            agent_pool_profiles: cx.object(&self.agent_pool_profiles, &path.field("agentPoolProfiles")),
+        }
+    }
+}
+
+impl Convert<hub::status::ManagedClusterPoolUpgradeProfile> for spoke::status::ManagedClusterPoolUpgradeProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterPoolUpgradeProfile {
+        hub::status::ManagedClusterPoolUpgradeProfile {
+            kubernetes_version: cx.copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            name: cx.copy(&self.name, &path.field("name")),
+            os_type: cx.spelled(&self.os_type, &path.field("osType")),
+            upgrades: cx.object(&self.upgrades, &path.field("upgrades")),
+        }
+    }
+}
+
+impl Convert<spoke::status::ManagedClusterPoolUpgradeProfile> for hub::status::ManagedClusterPoolUpgradeProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterPoolUpgradeProfile {
+        spoke::status::ManagedClusterPoolUpgradeProfile {
+            kubernetes_version: cx.copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            name: cx.copy(&self.name, &path.field("name")),
+            os_type: cx.spelled(&self.os_type, &path.field("osType")),
+            upgrades: cx.object(&self.upgrades, &path.field("upgrades")),
+        }
+    }
+}
+
+impl Convert<hub::status::ManagedClusterPoolUpgradeProfileUpgradesItem>
+for spoke::status::ManagedClusterPoolUpgradeProfileUpgradesItem {
+    fn convert(
+        &self,
+        cx: &mut Conversion,
+        path: &Path<'_>,
+    ) -> hub::status::ManagedClusterPoolUpgradeProfileUpgradesItem {
+        hub::status::ManagedClusterPoolUpgradeProfileUpgradesItem {
+            kubernetes_version: cx.copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            is_preview: cx.copy(&self.is_preview, &path.field("isPreview")),
+        }
+    }
+}
+
+impl Convert<spoke::status::ManagedClusterPoolUpgradeProfileUpgradesItem>
+for hub::status::ManagedClusterPoolUpgradeProfileUpgradesItem {
+    fn convert(
+        &self,
+        cx: &mut Conversion,
+        path: &Path<'_>,
+    ) -> spoke::status::ManagedClusterPoolUpgradeProfileUpgradesItem {
+        spoke::status::ManagedClusterPoolUpgradeProfileUpgradesItem {
+            kubernetes_version: cx.copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            is_preview: cx.copy(&self.is_preview, &path.field("isPreview")),
+        }
+    }
+}
+
+impl Convert<hub::status::AgentPoolAvailableVersions> for spoke::status::AgentPoolAvailableVersions {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AgentPoolAvailableVersions {
+        hub::status::AgentPoolAvailableVersions {
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            properties: cx.object(&self.properties, &path.field("properties")),
+        }
+    }
+}
+
+impl Convert<spoke::status::AgentPoolAvailableVersions> for hub::status::AgentPoolAvailableVersions {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AgentPoolAvailableVersions {
+        spoke::status::AgentPoolAvailableVersions {
+            id: cx.copy(&self.id, &path.field("id")),
+            name: cx.copy(&self.name, &path.field("name")),
+            r#type: cx.copy(&self.r#type, &path.field("type")),
+            properties: cx.object(&self.properties, &path.field("properties")),
+        }
+    }
+}
+
+impl Convert<hub::status::AgentPoolAvailableVersionsProperties>
+for spoke::status::AgentPoolAvailableVersionsProperties {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AgentPoolAvailableVersionsProperties {
+        hub::status::AgentPoolAvailableVersionsProperties {
+            agent_pool_versions: cx.object(&self.agent_pool_versions, &path.field("agentPoolVersions")),
+        }
+    }
+}
+
+impl Convert<spoke::status::AgentPoolAvailableVersionsProperties>
+for hub::status::AgentPoolAvailableVersionsProperties {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AgentPoolAvailableVersionsProperties {
+        spoke::status::AgentPoolAvailableVersionsProperties {
+            agent_pool_versions: cx.object(&self.agent_pool_versions, &path.field("agentPoolVersions")),
+        }
+    }
+}
+
+impl Convert<hub::status::AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem>
+for spoke::status::AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
+    fn convert(
+        &self,
+        cx: &mut Conversion,
+        path: &Path<'_>,
+    ) -> hub::status::AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
+        hub::status::AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
+            default: cx.copy(&self.default, &path.field("default")),
+            kubernetes_version: cx.copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            is_preview: cx.copy(&self.is_preview, &path.field("isPreview")),
+        }
+    }
+}
+
+impl Convert<spoke::status::AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem>
+for hub::status::AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
+    fn convert(
+        &self,
+        cx: &mut Conversion,
+        path: &Path<'_>,
+    ) -> spoke::status::AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
+        spoke::status::AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
+            default: cx.copy(&self.default, &path.field("default")),
+            kubernetes_version: cx.copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
+            is_preview: cx.copy(&self.is_preview, &path.field("isPreview")),
+        }
     }
 }
 

@@ -38,6 +38,178 @@ impl From<&arm::AgentPool> for AgentPool {
     }
 }
 
+/// The list of available upgrades for an agent pool.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct AgentPoolUpgradeProfile {
+    /// The ID of the agent pool upgrade profile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The name of the agent pool upgrade profile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The type of the agent pool upgrade profile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<String>,
+    /// The properties of the agent pool upgrade profile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub properties: Option<AgentPoolUpgradeProfileProperties>,
+}
+
+impl From<&arm::AgentPoolUpgradeProfile> for AgentPoolUpgradeProfile {
+    fn from(arm: &arm::AgentPoolUpgradeProfile) -> Self {
+        Self {
+            id: arm.id.clone(),
+            name: arm.name.clone(),
+            r#type: arm.r#type.clone(),
+            properties: {
+                let v = &arm.properties;
+                Some(AgentPoolUpgradeProfileProperties::from(v))
+            },
+        }
+    }
+}
+
+/// The list of available upgrade versions.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct AgentPoolUpgradeProfileProperties {
+    /// The Kubernetes version (major.minor.patch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub os_type: Option<arm::OsType>,
+    /// List of orchestrator types and versions available for upgrade.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upgrades: Option<Vec<AgentPoolUpgradeProfilePropertiesUpgradesItem>>,
+    /// The latest AKS supported node image version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latest_node_image_version: Option<String>,
+}
+
+impl From<&arm::AgentPoolUpgradeProfileProperties> for AgentPoolUpgradeProfileProperties {
+    fn from(arm: &arm::AgentPoolUpgradeProfileProperties) -> Self {
+        Self {
+            kubernetes_version: Some(arm.kubernetes_version.clone()),
+            os_type: Some(arm.os_type.clone()),
+            upgrades: arm
+                .upgrades
+                .as_ref()
+                .map(|x| {
+                    x.iter().map(AgentPoolUpgradeProfilePropertiesUpgradesItem::from).collect()
+                }),
+            latest_node_image_version: arm.latest_node_image_version.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct AgentPoolUpgradeProfilePropertiesUpgradesItem {
+    /// The Kubernetes version (major.minor.patch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
+    /// Whether the Kubernetes version is currently in preview.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub is_preview: Option<bool>,
+}
+
+impl From<&arm::AgentPoolUpgradeProfilePropertiesUpgradesItem> for AgentPoolUpgradeProfilePropertiesUpgradesItem {
+    fn from(arm: &arm::AgentPoolUpgradeProfilePropertiesUpgradesItem) -> Self {
+        Self {
+            kubernetes_version: arm.kubernetes_version.clone(),
+            is_preview: arm.is_preview,
+        }
+    }
+}
+
+/// A machine. Contains details about the underlying virtual machine. A machine may be visible here but not in kubectl get nodes; if so it may be because the machine has not been registered with the Kubernetes API Server yet.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Machine {
+    /// Resource ID.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The name of the resource that is unique within a resource group. This name can be used to access the resource.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Resource type
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<String>,
+    /// The properties of the machine
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub properties: Option<MachineProperties>,
+}
+
+impl From<&arm::Machine> for Machine {
+    fn from(arm: &arm::Machine) -> Self {
+        Self {
+            id: arm.id.clone(),
+            name: arm.name.clone(),
+            r#type: arm.r#type.clone(),
+            properties: arm.properties.as_ref().map(MachineProperties::from),
+        }
+    }
+}
+
+/// The machine IP address details.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct MachineIpAddress {
+    /// To determine if address belongs IPv4 or IPv6 family
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub family: Option<arm::IpFamily2>,
+    /// IPv4 or IPv6 address of the machine
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ip: Option<String>,
+}
+
+impl From<&arm::MachineIpAddress> for MachineIpAddress {
+    fn from(arm: &arm::MachineIpAddress) -> Self {
+        Self {
+            family: arm.family.clone(),
+            ip: arm.ip.clone(),
+        }
+    }
+}
+
+/// network properties of the machine
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct MachineNetworkProperties {
+    /// IPv4, IPv6 addresses of the machine
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ip_addresses: Option<Vec<MachineIpAddress>>,
+}
+
+impl From<&arm::MachineNetworkProperties> for MachineNetworkProperties {
+    fn from(arm: &arm::MachineNetworkProperties) -> Self {
+        Self {
+            ip_addresses: arm.ip_addresses.as_ref().map(|x| x.iter().map(MachineIpAddress::from).collect()),
+        }
+    }
+}
+
+/// The properties of the machine
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct MachineProperties {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<MachineNetworkProperties>,
+    /// Azure resource id of the machine. It can be used to GET underlying VM Instance
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_id: Option<String>,
+}
+
+impl From<&arm::MachineProperties> for MachineProperties {
+    fn from(arm: &arm::MachineProperties) -> Self {
+        Self {
+            network: arm.network.as_ref().map(MachineNetworkProperties::from),
+            resource_id: arm.resource_id.clone(),
+        }
+    }
+}
+
 /// Properties for the container service agent pool profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]

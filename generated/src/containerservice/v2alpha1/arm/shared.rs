@@ -387,6 +387,19 @@ impl armgen_runtime::UnknownFields for GpuProfile {
     }
 }
 
+armgen_runtime::open_enum! {
+    /// To determine if address belongs IPv4 or IPv6 family
+    ///
+    /// Schema `IPFamily`. Open enum (`modelAsString`): values this API version does not know are kept in `Other`. Values compare case-insensitively, as ARM does.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum IpFamily {
+        /// IPv4 family
+        IPv4 = "IPv4",
+        /// IPv6 family
+        IPv6 = "IPv6",
+    }
+}
+
 /// Contains the IPTag associated with the object.
 ///
 /// Schema `IPTag`.

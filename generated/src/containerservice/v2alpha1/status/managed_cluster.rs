@@ -70,6 +70,86 @@ impl From<&arm::AdvancedNetworkingSecurity> for AdvancedNetworkingSecurity {
     }
 }
 
+/// The list of available versions for an agent pool.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct AgentPoolAvailableVersions {
+    /// The ID of the agent pool version list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The name of the agent pool version list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Type of the agent pool version list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<String>,
+    /// Properties of agent pool available versions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub properties: Option<AgentPoolAvailableVersionsProperties>,
+}
+
+impl From<&arm::AgentPoolAvailableVersions> for AgentPoolAvailableVersions {
+    fn from(arm: &arm::AgentPoolAvailableVersions) -> Self {
+        Self {
+            id: arm.id.clone(),
+            name: arm.name.clone(),
+            r#type: arm.r#type.clone(),
+            properties: {
+                let v = &arm.properties;
+                Some(AgentPoolAvailableVersionsProperties::from(v))
+            },
+        }
+    }
+}
+
+/// The list of available agent pool versions.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct AgentPoolAvailableVersionsProperties {
+    /// List of versions available for agent pool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_pool_versions: Option<Vec<AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem>>,
+}
+
+impl From<&arm::AgentPoolAvailableVersionsProperties> for AgentPoolAvailableVersionsProperties {
+    fn from(arm: &arm::AgentPoolAvailableVersionsProperties) -> Self {
+        Self {
+            agent_pool_versions: arm
+                .agent_pool_versions
+                .as_ref()
+                .map(|x| {
+                    x.iter().map(AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem::from).collect()
+                }),
+        }
+    }
+}
+
+/// Available version information for an agent pool.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
+    /// Whether this version is the default agent pool version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<bool>,
+    /// The Kubernetes version (major.minor.patch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
+    /// Whether Kubernetes version is currently in preview.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub is_preview: Option<bool>,
+}
+
+impl From<&arm::AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem>
+for AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
+    fn from(arm: &arm::AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem) -> Self {
+        Self {
+            default: arm.default,
+            kubernetes_version: arm.kubernetes_version.clone(),
+            is_preview: arm.is_preview,
+        }
+    }
+}
+
 /// Azure Key Vault key management service settings for the security profile.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
@@ -1507,6 +1587,61 @@ impl From<&arm::ManagedClusterPodIdentityProvisioningInfo> for ManagedClusterPod
     }
 }
 
+/// The list of available upgrade versions.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ManagedClusterPoolUpgradeProfile {
+    /// The Kubernetes version (major.minor.patch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
+    /// The Agent Pool name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The operating system type. The default is Linux.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub os_type: Option<arm::OsType>,
+    /// List of orchestrator types and versions available for upgrade.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upgrades: Option<Vec<ManagedClusterPoolUpgradeProfileUpgradesItem>>,
+}
+
+impl From<&arm::ManagedClusterPoolUpgradeProfile> for ManagedClusterPoolUpgradeProfile {
+    fn from(arm: &arm::ManagedClusterPoolUpgradeProfile) -> Self {
+        Self {
+            kubernetes_version: Some(arm.kubernetes_version.clone()),
+            name: arm.name.clone(),
+            os_type: Some(arm.os_type.clone()),
+            upgrades: arm
+                .upgrades
+                .as_ref()
+                .map(|x| {
+                    x.iter().map(ManagedClusterPoolUpgradeProfileUpgradesItem::from).collect()
+                }),
+        }
+    }
+}
+
+/// Available upgrades for an AgentPool.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ManagedClusterPoolUpgradeProfileUpgradesItem {
+    /// The Kubernetes version (major.minor.patch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
+    /// Whether the Kubernetes version is currently in preview.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub is_preview: Option<bool>,
+}
+
+impl From<&arm::ManagedClusterPoolUpgradeProfileUpgradesItem> for ManagedClusterPoolUpgradeProfileUpgradesItem {
+    fn from(arm: &arm::ManagedClusterPoolUpgradeProfileUpgradesItem) -> Self {
+        Self {
+            kubernetes_version: arm.kubernetes_version.clone(),
+            is_preview: arm.is_preview,
+        }
+    }
+}
+
 /// Parameters to be applied to the cluster-autoscaler when enabled
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
@@ -1868,6 +2003,69 @@ pub struct ManagedClusterStorageProfileSnapshotController {
 impl From<&arm::ManagedClusterStorageProfileSnapshotController> for ManagedClusterStorageProfileSnapshotController {
     fn from(arm: &arm::ManagedClusterStorageProfileSnapshotController) -> Self {
         Self { enabled: arm.enabled }
+    }
+}
+
+/// The list of available upgrades for compute pools.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ManagedClusterUpgradeProfile {
+    /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The name of the resource
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<String>,
+    /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_data: Option<SystemData>,
+    /// The properties of the upgrade profile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub properties: Option<ManagedClusterUpgradeProfileProperties>,
+}
+
+impl From<&arm::ManagedClusterUpgradeProfile> for ManagedClusterUpgradeProfile {
+    fn from(arm: &arm::ManagedClusterUpgradeProfile) -> Self {
+        Self {
+            id: arm.id.clone(),
+            name: arm.name.clone(),
+            r#type: arm.r#type.clone(),
+            system_data: arm.system_data.as_ref().map(SystemData::from),
+            properties: {
+                let v = &arm.properties;
+                Some(ManagedClusterUpgradeProfileProperties::from(v))
+            },
+        }
+    }
+}
+
+/// Control plane and agent pool upgrade profiles.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ManagedClusterUpgradeProfileProperties {
+    /// The list of available upgrade versions for the control plane.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control_plane_profile: Option<ManagedClusterPoolUpgradeProfile>,
+    /// The list of available upgrade versions for agent pools.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_pool_profiles: Option<Vec<ManagedClusterPoolUpgradeProfile>>,
+}
+
+impl From<&arm::ManagedClusterUpgradeProfileProperties> for ManagedClusterUpgradeProfileProperties {
+    fn from(arm: &arm::ManagedClusterUpgradeProfileProperties) -> Self {
+        Self {
+            control_plane_profile: {
+                let v = &arm.control_plane_profile;
+                Some(ManagedClusterPoolUpgradeProfile::from(v))
+            },
+            agent_pool_profiles: {
+                let v = &arm.agent_pool_profiles;
+                Some(v.iter().map(ManagedClusterPoolUpgradeProfile::from).collect())
+            },
+        }
     }
 }
 

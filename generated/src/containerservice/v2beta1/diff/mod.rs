@@ -53,6 +53,12 @@ impl DiffWith for arm::AgentPoolType {
     }
 }
 
+impl DiffWith for arm::OsType {
+    fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
+        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
+    }
+}
+
 impl DiffWith for arm::KeyVaultNetworkAccessTypes {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
@@ -198,12 +204,6 @@ impl DiffWith for arm::LocalDnsServeStale {
 }
 
 impl DiffWith for arm::LocalDnsMode {
-    fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
-    }
-}
-
-impl DiffWith for arm::OsType {
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
         armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
     }
