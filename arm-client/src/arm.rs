@@ -512,6 +512,31 @@ impl ArmClient {
         }
     }
 
+    /// GET the next page of a pageable list (`nextLink` of the page before, a page of `id`'s list): refused
+    /// unless the URL is on the ARM endpoint's origin, so the bearer token never goes to a host the operator did
+    /// not configure, whatever a response says.
+    pub async fn get_next_page(&self, next_link: &str, id: &str, bearer: Option<&str>) -> Result<Value, ArmError> {
+        let url = Url::parse(next_link).map_err(|e| ArmError::Protocol {
+            request: format!("next page of {id}"),
+            message: format!("nextLink is not a URL: {e}"),
+        })?;
+        if url.origin() != self.endpoint.origin() {
+            return Err(ArmError::Protocol {
+                request: format!("next page of {id}"),
+                message: format!(
+                    "nextLink's origin {} is not the ARM endpoint's {}",
+                    url.origin().ascii_serialization(),
+                    self.endpoint.origin().ascii_serialization()
+                ),
+            });
+        }
+        let response = self.send(Method::GET, url, None, bearer).await?;
+        if !response.status.is_success() {
+            return Err(response.error());
+        }
+        response.json()
+    }
+
     /// PUT a resource.
     pub async fn put(
         &self,
@@ -997,6 +1022,34 @@ mod tests {
             let got = client.get(id, "2025-10-01", None).await.expect("read");
             assert_eq!(got.and_then(|v| v["name"].as_str().map(str::len)), Some(5000));
         }
+    }
+
+    #[tokio::test]
+    async fn a_next_page_is_read_only_from_the_arm_endpoint() {
+        let id = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/c";
+        let retry = RetryPolicy {
+            max_attempts: 1,
+            ..RetryPolicy::default()
+        };
+        let endpoint: Url = serve_once(br#"{"value": [1, 2]}"#.to_vec(), true).await;
+        let client = ArmClient::new(reqwest::Client::new(), endpoint.clone(), retry);
+        // Another origin (another host, or the same host on another port or scheme): refused before any request.
+        for elsewhere in [
+            "https://evil.example/page?$skipToken=2".to_string(),
+            format!("https://127.0.0.1:{}/page", endpoint.port().unwrap_or(80)),
+            "not a url".to_string(),
+        ] {
+            match client.get_next_page(&elsewhere, id, Some("token")).await {
+                Err(ArmError::Protocol { request, message }) => {
+                    assert!(request.contains(id), "{request}");
+                    assert!(message.contains("nextLink"), "{message}");
+                }
+                other => panic!("{elsewhere}: expected a refusal, got {other:?}"),
+            }
+        }
+        let next = endpoint.join("/page?$skipToken=2").expect("url");
+        let page = client.get_next_page(next.as_str(), id, None).await.expect("page");
+        assert_eq!(page["value"], serde_json::json!([1, 2]));
     }
 
     #[test]

@@ -8,8 +8,8 @@
 //! - `metadata.managedFields` (on a real API server often as large as the spec and status together) and
 //!   `kubectl apply`'s copy of the object in [`LAST_APPLIED`];
 //! - the status fields the loop never reads back ([`KEPT_STATUS`] are the ones it reads: `conditions`, `id`,
-//!   `operatorStatus`, `provisioningState`), replaced by a [`digest`] of the whole status, stored at
-//!   [`STATUS_DIGEST`] beside `spec` and `status`.
+//!   `operatorStatus`, `provisioningState`, and the kind's views, [`slim_keeping`]), replaced by a [`digest`] of
+//!   the whole status, stored at [`STATUS_DIGEST`] beside `spec` and `status`.
 //!
 //! - the `spec` as a tree: it is kept as its compact JSON text at [`SPEC_JSON`] (a `serde_json` tree is several
 //!   times the size of its text), parsed back by [`whole`] when the object is reconciled and by [`spec`] for the
@@ -50,6 +50,13 @@ pub const SPEC_JSON: &str = "armgen.dev/spec";
 /// Drops what the reconciler never reads from an object before it enters the watch cache (see the module docs).
 /// A status made only of [`KEPT_STATUS`] fields stays whole and gets no digest.
 pub fn slim(object: &mut DynamicObject) {
+    slim_keeping(object, &[]);
+}
+
+/// [`slim`], keeping also the status fields `keep`: a kind's views ([`crate::views`]), which a status written
+/// without reading them again carries over from the cached object.
+pub fn slim_keeping(object: &mut DynamicObject, keep: &[&str]) {
+    let kept = |k: &str| KEPT_STATUS.contains(&k) || keep.contains(&k);
     object.metadata.managed_fields = None;
     if let Some(annotations) = object.metadata.annotations.as_mut() {
         annotations.remove(LAST_APPLIED);
@@ -76,11 +83,11 @@ pub fn slim(object: &mut DynamicObject) {
     let Some(Value::Object(status)) = data.get_mut("status") else {
         return;
     };
-    if status.keys().all(|k| KEPT_STATUS.contains(&k.as_str())) {
+    if status.keys().all(|k| kept(k)) {
         return;
     }
     let whole = digest_object(status);
-    status.retain(|k, _| KEPT_STATUS.contains(&k.as_str()));
+    status.retain(|k, _| kept(k));
     data.insert(STATUS_DIGEST.into(), Value::from(whole));
 }
 
@@ -202,6 +209,25 @@ mod tests {
         .expect("object");
         slim(&mut only);
         assert!(only.metadata.annotations.is_none());
+    }
+
+    #[test]
+    fn a_kinds_views_are_kept_too() {
+        let status = json!({
+            "provisioningState": "Succeeded",
+            "upgradeProfile": {"properties": {"controlPlaneProfile": {"kubernetesVersion": "1.31.1"}}},
+            "fqdn": "c-1234.hcp.westeurope.azmk8s.io",
+        });
+        let mut o = object(status.clone());
+        let digest_of_whole = digest(&status);
+        slim_keeping(&mut o, &["upgradeProfile"]);
+        let kept = o.data["status"].as_object().expect("status");
+        assert_eq!(kept.get("upgradeProfile"), status.get("upgradeProfile"));
+        assert!(kept.get("fqdn").is_none());
+        assert_eq!(cached_digest(&o), Some(digest_of_whole), "the digest is of the whole status");
+        let mut plain = object(status);
+        slim(&mut plain);
+        assert!(plain.data["status"].get("upgradeProfile").is_none(), "not a view of this kind: dropped");
     }
 
     #[test]

@@ -76,6 +76,11 @@ pub struct Settings {
     /// How long a terminal ARM error (see the rules' error classes) keeps the same generation from being sent
     /// again; zero: until the spec changes.
     pub terminal_retry: Duration,
+    /// Every view's refresh interval, instead of each view's own (`aks_api::VIEWS`, the config's
+    /// `views.refreshSeconds`); see [`crate::views`].
+    pub view_refresh: Option<Duration>,
+    /// When each object's views were last read ([`crate::views`]). Clones share it.
+    pub views: crate::views::ViewSchedule,
 }
 
 impl Default for Settings {
@@ -90,6 +95,8 @@ impl Default for Settings {
             claims: Claims::default(),
             rules: Arc::new(builtin_rules()),
             terminal_retry: DEFAULT_TERMINAL_RETRY,
+            view_refresh: None,
+            views: crate::views::ViewSchedule::default(),
         }
     }
 }

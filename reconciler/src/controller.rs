@@ -428,6 +428,8 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
                 None => Api::all_with(shared.client.clone(), resource),
             }
         };
+        // The kind's views stay in the cache: a status written without reading them again carries them over.
+        let views = crate::views::fields(info);
         let writer = reflector::store::Writer::new(ctx.resource.clone());
         let reader = writer.as_reader();
         let children = Arc::new(Mutex::new(Children::default()));
@@ -440,7 +442,7 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
             .map(|k| (k.kube_group, k.kind));
         let trigger = watcher(api_for(&ctx.resource), watcher::Config::default())
             .default_backoff()
-            .modify(crate::cache::slim)
+            .modify(move |o| crate::cache::slim_keeping(o, &views))
             .reflect(writer)
             .inspect(move |event| {
                 if let Ok(event) = event {

@@ -8,6 +8,7 @@
 //!   modules it calls (settings, failures, credentials interface); [`kinds`]: the generated kinds by name.
 //! - [`resolve`]: secret and resource references resolved into the PUT body.
 //! - [`exports`]: `spec.operatorSpec` exports to Secrets and ConfigMaps once a resource is ready.
+//! - [`views`]: read-only ARM GETs under a resource (upgrade profiles, machines) kept in its status.
 //! - [`controller`]: one kube-rs `Controller` per registered kind; [`cache`]: what its watch cache keeps of an
 //!   object.
 //! - [`leader`]: Lease-based leader election, so two replicas never reconcile the same object.
@@ -35,6 +36,7 @@ pub mod reconcile;
 pub mod resolve;
 pub mod serve;
 pub mod sources;
+pub mod views;
 
 // The paths the reconciler's modules, its tests and its users have always used (`crate::arm`,
 // `aks_reconciler::credentials`, …), now from the crates shared with `armctl`.

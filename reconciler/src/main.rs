@@ -80,6 +80,11 @@ struct Args {
     /// Seconds between refreshes of Secret exports (each costs ARM POSTs); ConfigMap exports follow every GET.
     #[arg(long, env = "EXPORT_REFRESH_SECONDS", default_value_t = 3600)]
     export_refresh_interval: u64,
+    /// Seconds between reads of every view (read-only ARM GETs kept in a status: a cluster's upgradeProfile, a
+    /// pool's machines), instead of each view's own interval from the config (`views.refreshSeconds`); 0: each its
+    /// own. Each read is one ARM GET per view per object.
+    #[arg(long, env = "VIEW_REFRESH_SECONDS", default_value_t = 0)]
+    view_refresh_interval: u64,
     /// The namespace of the claim Leases that tie each Azure resource to one custom resource (the operator's
     /// own; tenants must not be able to write Leases there). Defaults to the pod's namespace.
     #[arg(long, env = "POD_NAMESPACE", default_value = "aks-reconciler-system")]
@@ -337,6 +342,8 @@ async fn run(args: Args) -> Result<(), String> {
             claims: aks_reconciler::claims::Claims::new(args.claims_namespace.clone()),
             rules: Arc::new(rules),
             terminal_retry: Duration::from_secs(args.terminal_retry_interval),
+            view_refresh: (args.view_refresh_interval > 0).then(|| Duration::from_secs(args.view_refresh_interval)),
+            views: Default::default(),
         },
         metrics,
     });

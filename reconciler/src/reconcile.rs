@@ -160,6 +160,7 @@ async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(
         Err(StepError::Kube(e)) => return Err(e),
         Err(StepError::Gone) => {
             settings.backoff.succeeded(&backoff_key);
+            settings.views.forget(&backoff_key);
             return Ok((Action::await_change(), true));
         }
     };
@@ -185,6 +186,39 @@ async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(
     }
     if !failed {
         settings.backoff.succeeded(&backoff_key);
+    }
+    // In sync (or observed): the views that are due ([`crate::views`]), into the body the status comes from.
+    if let (Some(arm), "True", Some(id)) = (&mut outcome.arm, outcome.ready.status, run.id.clone()) {
+        let views = crate::views::refresh(
+            &settings.views,
+            crate::views::Request {
+                arm: &ctx.shared.arm,
+                info: ctx.info,
+                key: &backoff_key,
+                id: &id,
+                bearer: run.bearer.as_deref(),
+                force: run.changed,
+                every: settings.view_refresh,
+            },
+        )
+        .await;
+        if let Some(body) = arm.as_object_mut() {
+            for (field, value) in views.values {
+                body.insert(field.to_string(), value);
+            }
+        }
+        for (field, message) in &views.failed {
+            tracing::warn!(kind = ctx.info.kind, namespace = %run.namespace, name = %run.name, "view {field}: {message}");
+            run.event(EventType::Warning, "ViewFailed", "View", Some(format!("status.{field}: {message}")))
+                .await;
+        }
+        // The next view due before the resync: requeue then.
+        if let Some(next) = views.next_due
+            && outcome.action == Action::requeue(settings.resync)
+            && next < settings.resync
+        {
+            outcome.action = Action::requeue(next.max(Duration::from_secs(1)));
+        }
     }
     run.write_status(outcome.arm.as_ref(), &outcome.ready).await?;
     Ok((outcome.action, outcome.ready.status == "True"))
@@ -259,6 +293,10 @@ pub(crate) struct Run<'a> {
     pub(crate) operator: OperatorStatus,
     /// The bearer token of this reconcile's ARM calls (for the exports' POST actions).
     bearer: Option<String>,
+    /// The resource's ARM ID, once known (for the views).
+    id: Option<String>,
+    /// Whether a PUT of this reconcile's (or the operation it resumed) succeeded: the views are read again.
+    changed: bool,
 }
 
 impl<'a> Run<'a> {
@@ -280,6 +318,8 @@ impl<'a> Run<'a> {
             name,
             operator,
             bearer: None,
+            id: None,
+            changed: false,
         })
     }
 
@@ -479,6 +519,7 @@ impl<'a> Run<'a> {
         self.bearer = access.bearer.clone();
         let (id, owner) = self.arm_id(&access).await?;
         self.claim(&id).await?;
+        self.id = Some(id.clone());
         let api_version = self.info().arm.api_version;
 
         // A long-running operation in flight: poll it before anything else.
@@ -499,6 +540,7 @@ impl<'a> Run<'a> {
                 Ok(PollStatus::Succeeded) => {
                     pending.completed(self.info().kind, &self.shared().metrics);
                     self.operator.pending_operation = None;
+                    self.changed = true;
                     just_put = Some(pending.differences);
                 }
                 Ok(PollStatus::Failed(e)) | Ok(PollStatus::Canceled(e)) => {
@@ -720,6 +762,7 @@ impl<'a> Run<'a> {
                 })
             }
             Started::Done(_) => {
+                self.changed = true;
                 let after = self.get(&id, &access).await?;
                 if let Some(after_body) = &after {
                     let d = self.diff(&resolved.custom_resource, after_body)?;
@@ -1545,7 +1588,18 @@ impl<'a> Run<'a> {
                 ) {
                     Some(Ok(cr)) => {
                         arm_part = true;
-                        cr.get("status").cloned().unwrap_or_else(|| json!({}))
+                        let mut status = cr.get("status").cloned().unwrap_or_else(|| json!({}));
+                        // The views not read in this reconcile keep their value (the body has no key for them).
+                        if let Some(map) = status.as_object_mut() {
+                            for field in crate::views::of(info).map(|v| v.field) {
+                                if body.get(field).is_none()
+                                    && let Some(kept) = current.get(field)
+                                {
+                                    map.insert(field.to_string(), kept.clone());
+                                }
+                            }
+                        }
+                        status
                     }
                     _ => current.clone(),
                 }
