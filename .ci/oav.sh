@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Azure's own validator on the simulator's traffic: records every exchange of the reconciler scenario tests
-# (reconciler/tests/scenarios.rs, every_kind.rs, example_set.rs, actions.rs, and simulator/tests/actions.rs, which POSTs
-# every action of the registry: ARMGEN_TRAFFIC_DIR, see reconciler/tests/common/mod.rs), keeps
+# (reconciler/tests/scenarios.rs, every_kind.rs, example_set.rs, actions.rs, simulator/tests/actions.rs, which POSTs
+# every action of the registry, and simulator/tests/views.rs, which GETs every view of the registry:
+# ARMGEN_TRAFFIC_DIR, see reconciler/tests/common/mod.rs), keeps
 # those that are operations of a spec file of their api-version (every provider of azure-arm.yaml), and runs `oav validate-traffic` on them against
 # the real spec files. Fails on any error oav reports, request or response, and prints them.
 #
@@ -39,7 +40,7 @@ trap 'rm -rf "$work"' EXIT
 
 # The scenario tests, recording. `--workspace` (not `-p aks-reconciler`) unifies features as `cargo test --workspace`
 # does, so CI reuses that build instead of compiling aks-api a second time.
-ARMGEN_TRAFFIC_DIR="$work/traffic" cargo test --workspace --locked -q --test scenarios --test every_kind --test example_set --test actions
+ARMGEN_TRAFFIC_DIR="$work/traffic" cargo test --workspace --locked -q --test scenarios --test every_kind --test example_set --test actions --test views
 echo "scenario tests recorded ($((SECONDS - start))s)"
 
 # oav reads a copy of the pinned files (common-types included) with stand-ins for the files the spec root lacks.

@@ -176,7 +176,7 @@ pub(crate) fn apply(ctx: &Context<'_>, body: &mut Value) {
 }
 
 /// `major.minor` → `major.minor.0`; a full version stays.
-fn full_version(v: &str) -> String {
+pub(crate) fn full_version(v: &str) -> String {
     if v.matches('.').count() >= 2 {
         v.to_string()
     } else {
@@ -195,6 +195,17 @@ fn set_default(m: &mut Map<String, Value>, key: &str, value: Value) {
     }
 }
 
+/// The node image a new pool of `os_type` and `os_sku` gets.
+pub(crate) fn node_image(os_type: &str, os_sku: &str) -> &'static str {
+    if os_type.eq_ignore_ascii_case("Windows") {
+        "AKSWindows-2022-containerd-20348.3932.250705"
+    } else if os_sku.eq_ignore_ascii_case("AzureLinux") {
+        "AKSAzureLinux-V3gen2-202507.21.0"
+    } else {
+        "AKSUbuntu-2204gen2containerd-202507.21.0"
+    }
+}
+
 fn agent_pool(p: &mut Map<String, Value>, cluster_version: &str) {
     set_default(p, "orchestratorVersion", json!(cluster_version));
     let version = full_version(
@@ -205,13 +216,7 @@ fn agent_pool(p: &mut Map<String, Value>, cluster_version: &str) {
     set_default(p, "currentOrchestratorVersion", json!(version));
     let os_type = p.get("osType").and_then(Value::as_str).unwrap_or("Linux");
     let os_sku = p.get("osSKU").and_then(Value::as_str).unwrap_or("Ubuntu");
-    let image = if os_type.eq_ignore_ascii_case("Windows") {
-        "AKSWindows-2022-containerd-20348.3932.250705"
-    } else if os_sku.eq_ignore_ascii_case("AzureLinux") {
-        "AKSAzureLinux-V3gen2-202507.21.0"
-    } else {
-        "AKSUbuntu-2204gen2containerd-202507.21.0"
-    };
+    let image = node_image(os_type, os_sku);
     set_default(p, "nodeImageVersion", json!(image));
     set_default(p, "powerState", json!({"code": "Running"}));
 }

@@ -5,7 +5,8 @@
 //! It speaks ARM over HTTP: `PUT`/`GET`/`DELETE` of resources (bodies validated by the generated types), list
 //! `GET` of collections, long-running operations with `Azure-AsyncOperation`/`Location` polling, `409` while an
 //! operation runs, `POST listClusterAdminCredential`/`listClusterUserCredential`, every POST action of
-//! [`aks_api::ACTIONS`] (`stop`, `runCommand`, `upgradeNodeImageVersion`, …: see below), optional bearer-token
+//! [`aks_api::ACTIONS`] (`stop`, `runCommand`, `upgradeNodeImageVersion`, …: see below), every view of
+//! [`aks_api::VIEWS`] (upgrade profiles, a pool's machines: see below), optional bearer-token
 //! authentication with fake Entra ID and IMDS token endpoints, injected faults, and a traffic log in the format
 //! `oav validate-traffic` reads.
 //!
@@ -21,6 +22,19 @@
 //! result, is a table with the public source of each behaviour (`actions.rs`); [`Simulator::actions_run`] lists the
 //! actions that succeeded on a resource, for effects its `GET` does not show. A [`Fault::FailOperation`] whose rule
 //! matches the POST makes the action's operation end `Failed`.
+//!
+//! A view is `GET <ID of a held resource>/<path>?api-version=V` for an [`armgen_runtime::ViewInfo`] of
+//! [`aks_api::VIEWS`] (a read-only GET of the spec under the resource, no PUT on that path: a cluster's
+//! `upgradeProfiles/default` and `availableAgentPoolVersions`, a pool's `upgradeProfiles/default` and `machines`).
+//! Its `200` body is spec-shaped and computed from the target's current state by a table with the public source of
+//! each behaviour (`views.rs`): the versions that run and what they can upgrade to, a pool's newest node image (the
+//! one `upgradeNodeImageVersion` installs), one machine per node of a pool with stable names. Every body is read
+//! through the generated type of its API version before it is sent. A pageable view (`x-ms-pageable`) answers at
+//! most [`SimulatorConfig::page_size`] items per page, with a `nextLink` back to the simulator (`$skipToken`) while
+//! more follow. A target not held answers `404 ResourceNotFound`, as for actions; a view of the registry the table
+//! lacks `501 NotImplemented` naming it. View GETs are counted apart from the resource's own GETs
+//! ([`Simulator::count_views`], [`Simulator::views_read`], [`Simulator::views_read_on`]; not in
+//! [`Simulator::count`]), never advance an operation, and are recorded in the traffic log like every exchange.
 //!
 //! A test double: it depends on the generated registry and `armgen-runtime`, never on the reconciler, so the
 //! reconciler's tests cannot pass by sharing its code.
@@ -72,6 +86,7 @@ mod service;
 mod traffic;
 mod util;
 mod validate;
+mod views;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -108,6 +123,9 @@ pub struct SimulatorConfig {
     /// resource its scope (`404 ResourceNotFound`; a scope of just `/subscriptions/{s}` always exists). Seeds
     /// ([`Simulator::seed`]) are not checked.
     pub require_resource_groups: bool,
+    /// The most items a page of a pageable view (`x-ms-pageable`, the machines of a pool) holds (default 10; 0
+    /// counts as 1); a page with more after it has a `nextLink` back to the simulator with a `$skipToken`.
+    pub page_size: usize,
 }
 
 impl Default for SimulatorConfig {
@@ -120,6 +138,7 @@ impl Default for SimulatorConfig {
             record_traffic: true,
             rules: None,
             require_resource_groups: false,
+            page_size: 10,
         }
     }
 }
@@ -211,6 +230,11 @@ impl FaultRule {
     }
 }
 
+/// A view path as the view counts key it: lower case, without leading or trailing `/`.
+fn view_path(path: &str) -> String {
+    path.trim_matches('/').to_lowercase()
+}
+
 /// The service's rewrite of a stored body after a PUT (e.g. `kubernetesVersion` `1.30` → `1.30.7`). It runs while
 /// the simulator is locked: it must not call the [`Simulator`].
 pub type Normalizer = Arc<dyn Fn(&mut Value) + Send + Sync>;
@@ -244,8 +268,10 @@ struct State {
     operations: HashMap<String, Operation>,
     faults: Vec<FaultRule>,
     traffic: Vec<Exchange>,
-    /// Resource requests by upper-case method.
+    /// Resource requests by upper-case method (view GETs and polls aside).
     counts: HashMap<String, usize>,
+    /// View GETs by (lower-case ARM type, lower-case view path, lower-case ID of the resource).
+    view_reads: BTreeMap<(String, String, String), usize>,
     polls: usize,
     tokens: HashSet<String>,
     issued_tokens: usize,
@@ -323,7 +349,7 @@ impl Simulator {
             inner: Arc::new(Inner {
                 config,
                 rules,
-                registry: registry::Registry::new(kinds),
+                registry: registry::Registry::new(kinds, aks_api::VIEWS),
                 round_trip,
                 start: Instant::now(),
                 state: Mutex::new(State::default()),
@@ -363,16 +389,20 @@ impl Simulator {
         self.state().traffic.clone()
     }
 
-    /// Forgets the recorded exchanges and resets [`Self::count`] and [`Self::count_polls`].
+    /// Forgets the recorded exchanges and resets [`Self::count`], [`Self::count_polls`] and the view counts
+    /// ([`Self::count_views`]).
     pub fn clear_traffic(&self) {
         let mut st = self.state();
         st.traffic.clear();
         st.counts.clear();
+        st.view_reads.clear();
         st.polls = 0;
     }
 
     /// How many requests with `method` reached resource URLs (resources, collections, actions; any outcome,
-    /// dropped connections included) since the start or [`Self::clear_traffic`].
+    /// dropped connections included) since the start or [`Self::clear_traffic`]. Not counted: `GET`s of views
+    /// ([`Self::count_views`]) and of operation URLs ([`Self::count_polls`]), so an in-sync resource costs one
+    /// `GET` here whatever views its reconciler reads.
     pub fn count(&self, method: &str) -> usize {
         self.state()
             .counts
@@ -390,6 +420,37 @@ impl Simulator {
             .get(&id.to_lowercase())
             .cloned()
             .unwrap_or_default()
+    }
+
+    /// How many `GET`s of views (`<resource ID>/<view path>` of [`aks_api::VIEWS`], every page of a pageable one)
+    /// arrived, any outcome (a `404`, a `501`, a dropped connection), since the start or [`Self::clear_traffic`].
+    pub fn count_views(&self) -> usize {
+        self.state().view_reads.values().sum()
+    }
+
+    /// How many `GET`s of the view `path` (as [`armgen_runtime::ViewInfo::path`], e.g. `upgradeProfiles/default`)
+    /// of resources of `arm_type` (e.g. `Microsoft.ContainerService/managedClusters`) arrived, as
+    /// [`Self::count_views`] counts them; both case-insensitive.
+    pub fn views_read(&self, arm_type: &str, path: &str) -> usize {
+        let (arm_type, path) = (arm_type.to_lowercase(), view_path(path));
+        self.state()
+            .view_reads
+            .iter()
+            .filter(|((t, p, _), _)| *t == arm_type && *p == path)
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// How many `GET`s of the view `path` of the resource `id` arrived, as [`Self::count_views`] counts them; both
+    /// case-insensitive.
+    pub fn views_read_on(&self, id: &str, path: &str) -> usize {
+        let (id, path) = (id.to_lowercase(), view_path(path));
+        self.state()
+            .view_reads
+            .iter()
+            .filter(|((_, p, i), _)| *i == id && *p == path)
+            .map(|(_, n)| n)
+            .sum()
     }
 
     /// How many `GET`s of operation status (`Azure-AsyncOperation`) or result (`Location`) URLs arrived.

@@ -9,7 +9,7 @@ use clap::Parser;
 
 /// An Azure Resource Manager simulator serving every resource type and API version of the generated AKS
 /// registry. Admin endpoints: POST /_simulator/faults (a JSON fault rule), GET /_simulator/traffic,
-/// GET /_simulator/resources, GET /_simulator/counts (requests by method, polls, stored resources).
+/// GET /_simulator/resources, GET /_simulator/counts (requests by method, polls, view GETs, stored resources).
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {
@@ -54,6 +54,9 @@ struct Args {
     /// extension resource (a role assignment) whose scope was not (404 ResourceNotFound).
     #[arg(long)]
     require_resource_groups: bool,
+    /// The most items a page of a pageable view (the machines of a pool) holds; more follow through `nextLink`.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    page_size: u32,
 }
 
 #[tokio::main]
@@ -90,6 +93,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         record_traffic: !args.no_traffic,
         rules,
         require_resource_groups: args.require_resource_groups,
+        page_size: usize::try_from(args.page_size).unwrap_or(usize::MAX),
     });
     if let Err(e) = sim.rules() {
         return Err(e.into());

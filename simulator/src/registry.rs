@@ -20,9 +20,11 @@
 //!   casing of the served type it names (else ARM's casing of `subscriptions`, `resourceGroups`, `providers`).
 //!
 //! Templates without a scope are tried before templates with one, so a path that is a provider resource (a
-//! managed cluster) never matches an extension type. Resources win over collections, collections over actions.
+//! managed cluster) never matches an extension type. Resources win over collections, collections over views (a
+//! held resource's ID followed by the path of one of its type's views of [`aks_api::VIEWS`],
+//! `…/upgradeProfiles/default`), views over actions.
 
-use armgen_runtime::KindInfo;
+use armgen_runtime::{KindInfo, ViewInfo};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Segment {
@@ -64,6 +66,39 @@ pub(crate) struct ResourceType {
     pub arm_type: &'static str,
     pub template: Vec<Segment>,
     pub versions: Vec<&'static KindInfo>,
+    /// The views of the type (read-only GETs under its resources), by path.
+    pub views: Vec<ViewRoute>,
+}
+
+/// A view path of a resource type (`upgradeProfiles/default`) and the API versions that serve it.
+#[derive(Debug)]
+pub(crate) struct ViewRoute {
+    /// The path after the resource's ID, as the first view of the registry with it spells it.
+    pub path: &'static str,
+    segments: Vec<&'static str>,
+    /// Each view of the registry with this path, and its kind (one per API version).
+    pub infos: Vec<(&'static ViewInfo, &'static KindInfo)>,
+}
+
+impl ViewRoute {
+    /// The view and kind at `api_version`.
+    pub fn version(&self, api_version: &str) -> Option<(&'static ViewInfo, &'static KindInfo)> {
+        self.infos
+            .iter()
+            .copied()
+            .find(|(_, k)| k.arm.api_version == api_version)
+    }
+
+    pub fn supported_versions(&self) -> String {
+        let mut v: Vec<&str> = self.infos.iter().map(|(_, k)| k.arm.api_version).collect();
+        v.sort_unstable();
+        v.join(", ")
+    }
+
+    /// Whether `segs` (the path's last segments) are this view's path, case-insensitively.
+    fn matches(&self, segs: &[&str]) -> bool {
+        segs.len() == self.segments.len() && self.segments.iter().zip(segs).all(|(a, b)| a.eq_ignore_ascii_case(b))
+    }
 }
 
 impl ResourceType {
@@ -153,6 +188,13 @@ pub(crate) enum Target<'a> {
     },
     /// The collection of resources of a type under one parent (or resource group, or scope).
     Collection { ty: &'a ResourceType, prefix: String },
+    /// `GET {resource}/{view path}`: a view of the resource's type ([`aks_api::VIEWS`]).
+    View {
+        ty: &'a ResourceType,
+        /// The canonical ID of the resource.
+        id: String,
+        view: &'a ViewRoute,
+    },
     /// `POST {resource}/{action}`.
     Action {
         ty: &'a ResourceType,
@@ -170,7 +212,8 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    pub fn new(kinds: &'static [KindInfo]) -> Self {
+    /// The types of `kinds`, with the `views` whose kind (group, version, kind) is one of them.
+    pub fn new(kinds: &'static [KindInfo], views: &'static [ViewInfo]) -> Self {
         let mut types: Vec<ResourceType> = Vec::new();
         for k in kinds {
             let template: Vec<Segment> = k
@@ -195,6 +238,32 @@ impl Registry {
                     arm_type: k.arm.arm_type,
                     template,
                     versions: vec![k],
+                    views: Vec::new(),
+                }),
+            }
+        }
+        for v in views {
+            // A view of a kind not served here (another registry's) is left out.
+            let Some((ty, kind)) = types.iter_mut().find_map(|t| {
+                let kind = t
+                    .versions
+                    .iter()
+                    .copied()
+                    .find(|k| k.group == v.group && k.version == v.version && k.kind == v.kind)?;
+                Some((t, kind))
+            }) else {
+                continue;
+            };
+            let segments: Vec<&'static str> = v.path.split('/').filter(|s| !s.is_empty()).collect();
+            if segments.is_empty() {
+                continue;
+            }
+            match ty.views.iter_mut().find(|r| r.matches(&segments)) {
+                Some(route) => route.infos.push((v, kind)),
+                None => ty.views.push(ViewRoute {
+                    path: v.path,
+                    segments,
+                    infos: vec![(v, kind)],
                 }),
             }
         }
@@ -253,8 +322,8 @@ impl Registry {
         })
     }
 
-    /// Matches a path (without query). Resources win over collections, collections over actions; within each,
-    /// types without a scope win over extension types.
+    /// Matches a path (without query). Resources win over collections, collections over views, views over
+    /// actions; within each, types without a scope win over extension types.
     pub fn match_path<'a>(&'a self, path: &str) -> Option<Target<'a>> {
         let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
         if let Some(op) = match_operation(&segs) {
@@ -277,6 +346,9 @@ impl Registry {
         if collection.is_some() {
             return collection;
         }
+        if let Some(view) = self.match_view(&segs) {
+            return Some(view);
+        }
         let (action, resource) = segs.split_last()?;
         if action.is_empty() || resource.is_empty() {
             return None;
@@ -287,6 +359,21 @@ impl Registry {
             id,
             name: resource.last().copied().unwrap_or_default().to_string(),
             action: action.to_string(),
+        })
+    }
+
+    /// A resource's ID followed by the path of one of its type's views.
+    fn match_view<'a>(&'a self, segs: &[&str]) -> Option<Target<'a>> {
+        let longest = self
+            .types
+            .iter()
+            .flat_map(|t| t.views.iter().map(|v| v.segments.len()))
+            .max()?;
+        (1..=longest.min(segs.len().saturating_sub(1))).find_map(|n| {
+            let (resource, path) = segs.split_at(segs.len() - n);
+            let (ty, id) = self.match_resource(resource)?;
+            let view = ty.views.iter().find(|v| v.matches(path))?;
+            Some(Target::View { ty, id, view })
         })
     }
 }
@@ -369,7 +456,7 @@ mod tests {
 
     #[test]
     fn matches_every_template_case_insensitively() {
-        let r = Registry::new(aks_api::KINDS);
+        let r = Registry::new(aks_api::KINDS, aks_api::VIEWS);
         // One type per ARM resource type of the registry, whatever its versions.
         let arm_types: std::collections::BTreeSet<&str> = aks_api::KINDS.iter().map(|k| k.arm.arm_type).collect();
         assert_eq!(r.types.len(), arm_types.len());
@@ -399,6 +486,52 @@ mod tests {
             r.match_path("/subscriptions/s/resourceGroups/rg/providers/Microsoft.Foo/bars/b")
                 .is_none()
         );
+    }
+
+    #[test]
+    fn views_match_after_their_resource() {
+        let r = Registry::new(aks_api::KINDS, aks_api::VIEWS);
+        assert!(!aks_api::VIEWS.is_empty());
+        for v in aks_api::VIEWS {
+            let path: Vec<String> = v
+                .route
+                .split('/')
+                .map(|s| {
+                    if s.starts_with('{') {
+                        "x1".to_string()
+                    } else {
+                        s.to_uppercase()
+                    }
+                })
+                .collect();
+            let path = path.join("/");
+            match r.match_path(&path) {
+                Some(Target::View { ty, id, view }) => {
+                    assert!(view.path.eq_ignore_ascii_case(v.path), "{path}: {}", view.path);
+                    assert!(
+                        view.version(
+                            ty.versions
+                                .iter()
+                                .find(|k| k.version == v.version)
+                                .expect("version")
+                                .arm
+                                .api_version
+                        )
+                        .is_some()
+                    );
+                    assert!(path.to_lowercase().starts_with(&id.to_lowercase()), "{path}: {id}");
+                    assert!(ty.versions.iter().any(|k| k.kind == v.kind && k.group == v.group));
+                }
+                other => panic!("{path}: {other:?}"),
+            }
+        }
+        // A view of another type is not one: the cluster's `machines` is an action path.
+        let cluster = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/c1";
+        assert!(matches!(
+            r.match_path(&format!("{cluster}/machines")),
+            Some(Target::Action { .. })
+        ));
+        assert!(r.match_path(&format!("{cluster}/upgradeProfiles/other")).is_none());
     }
 
     #[test]
@@ -531,7 +664,7 @@ mod tests {
 
     #[test]
     fn resource_groups_match_at_subscription_scope() {
-        let r = Registry::new(SHAPES);
+        let r = Registry::new(SHAPES, &[]);
         assert_eq!(r.types.len(), SHAPES.len());
         let rg = r.types.iter().find(|t| t.arm_type == RG).expect("resource group type");
         assert!(!rg.is_extension());
@@ -580,7 +713,7 @@ mod tests {
 
     #[test]
     fn extension_types_match_any_scope() {
-        let r = Registry::new(SHAPES);
+        let r = Registry::new(SHAPES, &[]);
         let ra = r.types.iter().find(|t| t.arm_type == RA).expect("role assignment type");
         assert!(ra.is_extension());
         assert_eq!(ra.depth(), 0);
@@ -609,7 +742,7 @@ mod tests {
 
     #[test]
     fn extension_ids_take_the_casing_of_their_scope() {
-        let r = Registry::new(SHAPES);
+        let r = Registry::new(SHAPES, &[]);
         // A served scope: its type's casing.
         let (_, id, _) = resource(
             &r,
@@ -640,7 +773,7 @@ mod tests {
 
     #[test]
     fn no_false_matches_of_extension_types() {
-        let r = Registry::new(SHAPES);
+        let r = Registry::new(SHAPES, &[]);
         let cluster = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/c1";
         assert_eq!(resource(&r, cluster).0, "Microsoft.ContainerService/managedClusters");
         assert!(matches!(

@@ -16,7 +16,9 @@ use armgen_runtime::ActionInfo;
 
 use crate::actions::ResultOf;
 use crate::defaults::{self, DEFAULT_TENANT_ID};
-use crate::registry::{ResourceType, Target, guess_type, parent_id, resource_group_of, subscription_and_group};
+use crate::registry::{
+    ResourceType, Target, ViewRoute, guess_type, parent_id, resource_group_of, subscription_and_group,
+};
 use crate::util::{ArmError, now_rfc3339, random_uuid};
 use crate::{
     ActionRun, Exchange, ExchangeRequest, ExchangeResponse, Fault, FaultRule, Operation, Outcome, Simulator, State,
@@ -94,6 +96,22 @@ impl Req<'_> {
             .find(|(k, _)| *k == name)
             .map(|(_, v)| v)
     }
+
+    /// A query parameter by name, case-insensitively and with `%24` read as `$` in the name (`$skipToken`,
+    /// `%24skiptoken`), as ARM reads OData-style parameters.
+    fn query_param_any_case(&self, name: &str) -> Option<&str> {
+        self.query?
+            .split('&')
+            .filter_map(|kv| kv.split_once('='))
+            .find(|(k, _)| {
+                let k = match k.get(..3) {
+                    Some(p) if p.eq_ignore_ascii_case("%24") => format!("${}", &k[3..]),
+                    _ => (*k).to_string(),
+                };
+                k.eq_ignore_ascii_case(name)
+            })
+            .map(|(_, v)| v)
+    }
 }
 
 pub(crate) fn base_url(headers: &HeaderMap) -> String {
@@ -106,6 +124,22 @@ pub(crate) fn base_url(headers: &HeaderMap) -> String {
 
 pub(crate) fn terminal(state: &str) -> bool {
     matches!(state, "Succeeded" | "Failed" | "Canceled")
+}
+
+/// Counts a request: an operation poll, a view `GET`, else a resource request by method.
+fn count_request(st: &mut State, target: Option<&Target<'_>>, method: &str) {
+    match target {
+        Some(Target::Operation { .. }) => st.polls += 1,
+        Some(Target::View { ty, id, view }) if method.eq_ignore_ascii_case("GET") => {
+            let key = (
+                ty.arm_type.to_lowercase(),
+                crate::view_path(view.path),
+                id.to_lowercase(),
+            );
+            *st.view_reads.entry(key).or_default() += 1;
+        }
+        _ => *st.counts.entry(method.to_ascii_uppercase()).or_default() += 1,
+    }
 }
 
 /// `providers/...` part of an ID, as ARM names resources in messages.
@@ -218,10 +252,7 @@ impl Simulator {
         let mut st = self.state();
         let dropped = Self::take_fault(&mut st, method, path, |f| matches!(f, Fault::DropConnection)).is_some();
         if dropped {
-            match self.inner.registry.match_path(path) {
-                Some(Target::Operation { .. }) => st.polls += 1,
-                _ => *st.counts.entry(method.to_ascii_uppercase()).or_default() += 1,
-            }
+            count_request(&mut st, self.inner.registry.match_path(path).as_ref(), method);
             tracing::info!(method, path, "fault: dropping the connection");
         }
         dropped
@@ -231,11 +262,7 @@ impl Simulator {
         let mut st = self.state();
         let target = self.inner.registry.match_path(req.path);
         let is_poll = matches!(target, Some(Target::Operation { .. }));
-        if is_poll {
-            st.polls += 1;
-        } else {
-            *st.counts.entry(req.method.to_ascii_uppercase()).or_default() += 1;
-        }
+        count_request(&mut st, target.as_ref(), req.method);
         let reply = self.handle_locked(&mut st, req, target).unwrap_or_else(Reply::from);
         tracing::info!(
             method = req.method,
@@ -376,7 +403,10 @@ impl Simulator {
         };
         let ty = match &target {
             Target::Operation { id, result } => return self.poll(st, req, id, *result),
-            Target::Resource { ty, .. } | Target::Collection { ty, .. } | Target::Action { ty, .. } => *ty,
+            Target::Resource { ty, .. }
+            | Target::Collection { ty, .. }
+            | Target::View { ty, .. }
+            | Target::Action { ty, .. } => *ty,
         };
         if ty.version(api_version).is_none() {
             return Err(ArmError::new(
@@ -394,6 +424,7 @@ impl Simulator {
             (Target::Resource { ty, id, name }, "PUT") => self.put(st, req, ty, &id, &name, api_version),
             (Target::Resource { ty, id, .. }, "DELETE") => self.delete(st, req, ty, &id, api_version),
             (Target::Collection { ty, prefix }, "GET") => self.list(st, ty, &prefix),
+            (Target::View { ty, id, view }, "GET") => self.view(st, req, ty, &id, view, api_version),
             (Target::Action { ty, id, name, action }, "POST") => {
                 self.action(st, req, ty, &id, &name, &action, api_version)
             }
@@ -432,6 +463,125 @@ impl Simulator {
             .map(|(_, s)| s.body.clone())
             .collect();
         Ok(Reply::json(200, json!({ "value": value })))
+    }
+
+    /// `GET <id>/<view path>`: a view of [`aks_api::VIEWS`] of a held resource, its response computed by its row
+    /// of [`crate::views`] from the resource's current state (and its parent's and children's), checked against the
+    /// generated type of the view's API version. A pageable view answers a page of at most
+    /// [`crate::SimulatorConfig::page_size`] items from its `$skipToken` on, with a `nextLink` when more follow.
+    fn view(
+        &self,
+        st: &State,
+        req: &Req<'_>,
+        ty: &ResourceType,
+        id: &str,
+        view: &ViewRoute,
+        api_version: &str,
+    ) -> Result<Reply, ArmError> {
+        let Some((info, kind)) = view.version(api_version) else {
+            return Err(ArmError::new(
+                400,
+                "InvalidApiVersionParameter",
+                format!(
+                    "The api-version '{api_version}' is invalid. The supported versions for '{}/{}' are '{}'.",
+                    ty.arm_type,
+                    view.path,
+                    view.supported_versions()
+                ),
+            ));
+        };
+        let Some(row) = crate::views::row(ty.arm_type, view.path) else {
+            return Err(ArmError::new(
+                501,
+                "NotImplemented",
+                format!(
+                    "The ARM simulator does not serve the view 'GET {{id}}/{}' of '{}' (api-version {api_version}, status field '{}' of {} {}): it has no row in simulator/src/views.rs.",
+                    view.path, ty.arm_type, info.field, info.kind, info.version
+                ),
+            ));
+        };
+        let key = id.to_lowercase();
+        let Some(target) = st.resources.get(&key) else {
+            return Err(not_found(id));
+        };
+        let parent = parent_id(&key).and_then(|p| st.resources.get(p));
+        let prefix = format!("{key}/");
+        let subject = crate::views::Subject {
+            id: target.body.get("id").and_then(Value::as_str).unwrap_or(id),
+            body: &target.body,
+            parent: parent.map(|p| &p.body),
+            children: st
+                .resources
+                .range(prefix.clone()..)
+                .take_while(|(k, _)| k.starts_with(&prefix))
+                .filter(|(k, _)| k[prefix.len()..].matches('/').count() == 1)
+                .map(|(_, s)| &s.body)
+                .collect(),
+        };
+        let internal = |message: String| ArmError::new(500, "InternalServerError", message);
+        let mismatch = || {
+            internal(format!(
+                "the view '{}' of '{}' is {}pageable in the spec but its row in views.rs is {}a list",
+                view.path,
+                ty.arm_type,
+                if info.pageable { "" } else { "not " },
+                if row.shape.pageable() { "" } else { "not " },
+            ))
+        };
+        if info.pageable != row.shape.pageable() {
+            return Err(mismatch());
+        }
+        let (body, typed) = if info.pageable {
+            let skip = match req.query_param_any_case("$skipToken") {
+                None => 0,
+                Some(token) => token.parse::<usize>().map_err(|_| {
+                    ArmError::new(
+                        400,
+                        "InvalidSkipToken",
+                        format!("The $skipToken '{token}' is not valid for '{}'.", view.path),
+                    )
+                })?,
+            };
+            let take = self.inner.config.page_size.max(1);
+            let (items, total) = crate::views::items(row, &subject, skip, take).ok_or_else(mismatch)?;
+            let next = skip.saturating_add(items.len());
+            let mut body = json!({ "value": items.clone() });
+            if next < total {
+                body["nextLink"] = json!(format!(
+                    "{}{}?api-version={api_version}&$skipToken={next}",
+                    req.base, req.path
+                ));
+            }
+            (body, Value::Array(items))
+        } else {
+            let body = crate::views::single(row, &subject).ok_or_else(mismatch)?;
+            (body.clone(), body)
+        };
+        // The response as the generated type of the view's API version reads it (the resource's field for the
+        // view): anything that version does not declare is the simulator's error, not the client's.
+        let mut check = target.body.clone();
+        if let Some(obj) = check.as_object_mut() {
+            obj.insert(info.field.to_string(), typed);
+        }
+        let rt = crate::validate::round_trip(self.inner.round_trip, kind, &check).map_err(|e| {
+            internal(format!(
+                "the simulator's response to the view '{}' does not read as the generated type of {} {}: {}",
+                view.path, kind.arm.arm_type, api_version, e.message
+            ))
+        })?;
+        let field = format!("/{}", info.field);
+        let unknown: Vec<&String> = rt
+            .unknown
+            .iter()
+            .filter(|u| u.as_str() == field || u.starts_with(&format!("{field}/")))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(internal(format!(
+                "the simulator's response to the view '{}' has what {} {} does not declare: {unknown:?}",
+                view.path, kind.arm.arm_type, api_version
+            )));
+        }
+        Ok(Reply::json(200, body))
     }
 
     /// The ancestors' IDs, nearest first; an error naming the first missing one.
@@ -1397,6 +1547,7 @@ async fn admin_counts(AxState(sim): AxState<Simulator>) -> Json<Value> {
         "DELETE": sim.count("DELETE"),
         "POST": sim.count("POST"),
         "polls": sim.count_polls(),
+        "views": sim.count_views(),
         "resources": sim.resource_count(),
     }))
 }
