@@ -777,3 +777,44 @@ proptest::proptest! {
         proptest::prop_assert!(name.starts_with(|c: char| c.is_ascii_uppercase()), "{raw:?} -> {name:?}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// views
+
+/// A read-only GET under a resource (the widget's `health`) is a candidate view; a child resource's list
+/// (`gadgets`) is not. Read into `status.health` (as `views.read` of the config does), it is a read-only property
+/// of the widget's type that only the widget's root status has; not read, it is a diagnostic.
+#[test]
+fn views_arm() {
+    let mut f = arm();
+    let widget = f.resources.iter_mut().find(|r| r.name == "Widget").expect("Widget");
+    let names: Vec<&str> = widget.views.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names, ["health"], "candidates: the gadgets list is the child kind's");
+
+    // Not read: reported.
+    let unread = f.lowered();
+    assert!(
+        new_diagnostics(&Ir::default(), &unread)
+            .iter()
+            .any(|d| d.contains("GET health is not read") && d.contains("kubernetes.resources.Widget.views")),
+        "{:?}",
+        unread.diagnostics
+    );
+
+    let widget = f.resources.iter_mut().find(|r| r.name == "Widget").expect("Widget");
+    widget.views[0].field = Some("health".into());
+    widget.views[0].refresh_seconds = 600;
+    let ir = f.finished();
+    let resource = ir.resources.iter().find(|r| r.kind == "Widget").expect("Widget");
+    let health = property(&ir, &resource.body_type, "health");
+    assert!(health.view && health.read_only, "{health:?}");
+    let kube = armgen::shape::shape(&ir, "fixture.armgen.dev", "v1", true);
+    let widget = kube.resources.iter().find(|r| r.kind == "Widget").expect("Widget");
+    assert!(widget.status_fields.iter().any(|f| f.json_name == "health"));
+    assert!(!widget.spec_fields.iter().any(|f| f.json_name == "health"));
+    assert!(!ir.diagnostics.iter().any(|d| d.message.contains("is not read")));
+    insta::assert_yaml_snapshot!(serde_json::json!({
+        "views": resource.views,
+        "property": property_line(health),
+    }));
+}

@@ -224,10 +224,17 @@ mod tests {
         let kept = o.data["status"].as_object().expect("status");
         assert_eq!(kept.get("upgradeProfile"), status.get("upgradeProfile"));
         assert!(kept.get("fqdn").is_none());
-        assert_eq!(cached_digest(&o), Some(digest_of_whole), "the digest is of the whole status");
+        assert_eq!(
+            cached_digest(&o),
+            Some(digest_of_whole),
+            "the digest is of the whole status"
+        );
         let mut plain = object(status);
         slim(&mut plain);
-        assert!(plain.data["status"].get("upgradeProfile").is_none(), "not a view of this kind: dropped");
+        assert!(
+            plain.data["status"].get("upgradeProfile").is_none(),
+            "not a view of this kind: dropped"
+        );
     }
 
     #[test]

@@ -209,8 +209,13 @@ async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(
         }
         for (field, message) in &views.failed {
             tracing::warn!(kind = ctx.info.kind, namespace = %run.namespace, name = %run.name, "view {field}: {message}");
-            run.event(EventType::Warning, "ViewFailed", "View", Some(format!("status.{field}: {message}")))
-                .await;
+            run.event(
+                EventType::Warning,
+                "ViewFailed",
+                "View",
+                Some(format!("status.{field}: {message}")),
+            )
+            .await;
         }
         // The next view due before the resync: requeue then.
         if let Some(next) = views.next_due

@@ -237,7 +237,10 @@ mod tests {
         // Another object, another field: its own schedule.
         assert!(s.due("b", "upgradeProfile", hour, t0));
         assert!(s.due("a", "machines", hour, t0));
-        let views = [(view("upgradeProfile", 3600), hour), (view("machines", 600), Duration::from_secs(600))];
+        let views = [
+            (view("upgradeProfile", 3600), hour),
+            (view("machines", 600), Duration::from_secs(600)),
+        ];
         assert_eq!(
             s.next_due("a", &views, t0 + Duration::from_secs(100)),
             Some(Duration::ZERO)
@@ -260,7 +263,12 @@ mod tests {
                 .iter()
                 .find(|k| k.group == v.group && k.version == v.version && k.kind == v.kind);
             assert!(kind.is_some(), "{}/{} {}: no such kind", v.group, v.version, v.kind);
-            assert_eq!(fields(kind.unwrap()).iter().filter(|f| **f == v.field).count(), 1, "{}", v.field);
+            assert_eq!(
+                fields(kind.unwrap()).iter().filter(|f| **f == v.field).count(),
+                1,
+                "{}",
+                v.field
+            );
             assert!(v.refresh_seconds >= 60, "{}: {}", v.kind, v.refresh_seconds);
         }
     }

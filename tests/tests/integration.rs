@@ -21,6 +21,7 @@ mod kube_shape;
 mod kube_types;
 mod pin;
 mod rules;
+mod views;
 
 /// Cargo finds no test file by itself here (`autotests = false`): a file of this folder that is not a module above
 /// would never be compiled or run. Fails naming it.

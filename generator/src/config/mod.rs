@@ -1035,6 +1035,46 @@ mod tests {
         out
     }
 
+    /// The error of a config whose `kubernetes.resources.Widget.views` is `views` (YAML flow), if any.
+    fn views_error(views: &str) -> Option<String> {
+        let text = format!(
+            "{}    kubernetes:\n      resources:\n        Widget:\n          views: {views}\n",
+            group(&[("v1", "2024-01-01", true)])
+        );
+        Config::parse(&text, Path::new("azure-arm.yaml"))
+            .err()
+            .map(|e| e.to_string())
+    }
+
+    #[test]
+    fn views_are_checked_naming_the_key() {
+        assert_eq!(
+            views_error("{read: {health: health}, exclude: {\"items/{id}\": one item}, refreshSeconds: 600}"),
+            None
+        );
+        for (views, key, says) in [
+            ("{read: {Health: health}}", "views.read.Health", "lowerCamelCase"),
+            (
+                "{read: {health: \"items/{id}\"}}",
+                "views.read.health",
+                "without parameters",
+            ),
+            ("{read: {health: /health}}", "views.read.health", "after the resource's"),
+            ("{read: {a: health, b: Health}}", "views.read.b", "two fields"),
+            ("{exclude: {health: \" \"}}", "views.exclude.health", "say why"),
+            (
+                "{read: {health: health}, exclude: {health: why}}",
+                "views.exclude.health",
+                "both",
+            ),
+            ("{refreshSeconds: 5}", "views.refreshSeconds", "below 60"),
+            ("{reads: {}}", "views", "unknown field"),
+        ] {
+            let e = views_error(views).unwrap_or_else(|| panic!("{views}: accepted"));
+            assert!(e.contains(key) && e.contains(says), "{views}: {e}");
+        }
+    }
+
     fn hub(versions: &[(&str, &str, bool)]) -> Option<String> {
         let c = Config::parse(&group(versions), Path::new("azure-arm.yaml")).expect("valid");
         c.groups["g"].hub().map(str::to_string)
