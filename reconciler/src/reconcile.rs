@@ -202,12 +202,19 @@ async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(
             },
         )
         .await;
-        if let Some(body) = arm.as_object_mut() {
-            for (field, value) in views.values {
-                body.insert(field.to_string(), value);
+        let mut failed = views.failed;
+        for (field, value) in views.values {
+            // A view the generated type cannot read would fail the whole status conversion: it fails alone.
+            match crate::views::fits(ctx.info, arm, field, &value) {
+                Ok(()) => {
+                    if let Some(body) = arm.as_object_mut() {
+                        body.insert(field.to_string(), value);
+                    }
+                }
+                Err(message) => failed.push((field, message)),
             }
         }
-        for (field, message) in &views.failed {
+        for (field, message) in &failed {
             tracing::warn!(kind = ctx.info.kind, namespace = %run.namespace, name = %run.name, "view {field}: {message}");
             run.event(
                 EventType::Warning,

@@ -165,6 +165,20 @@ pub async fn refresh(schedule: &ViewSchedule, req: Request<'_>) -> Refreshed {
     out
 }
 
+/// Whether `value` read at `field` of the ARM body `body` of a resource of `info`'s kind converts to its status
+/// (the generated ARM → status conversion): `Err` says why not. Run once per view read, not per reconcile.
+pub fn fits(info: &KindInfo, body: &Value, field: &str, value: &Value) -> Result<(), String> {
+    let mut with = body.clone();
+    if let Some(map) = with.as_object_mut() {
+        map.insert(field.to_string(), value.clone());
+    }
+    match aks_api::import_custom_resource(info.group, info.version, info.kind, &with.to_string(), "view", None) {
+        Some(Ok(_)) => Ok(()),
+        Some(Err(e)) => Err(format!("the response does not fit the generated type: {e}")),
+        None => Err(format!("{} {} is not in the registry", info.kind, info.version)),
+    }
+}
+
 /// Reads one view: its value for the ARM body (see [`Refreshed::values`]) or why not.
 async fn read(req: &Request<'_>, view: &ViewInfo) -> Result<Value, String> {
     let id = format!("{}/{}", req.id.trim_end_matches('/'), view.path);
@@ -254,6 +268,20 @@ mod tests {
         s.forget("a");
         assert!(s.is_empty());
         assert!(s.due("a", "upgradeProfile", hour, t0));
+    }
+
+    #[test]
+    fn a_view_the_generated_type_cannot_read_fails_alone() {
+        let v = aks_api::VIEWS.first().expect("a view");
+        let info = aks_api::KINDS
+            .iter()
+            .find(|k| k.group == v.group && k.version == v.version && k.kind == v.kind)
+            .expect("its kind");
+        let body = serde_json::json!({"location": "westeurope", "name": "c"});
+        assert_eq!(fits(info, &body, v.field, &Value::Null), Ok(()), "absent (a 404) fits");
+        // A number where an object or a list is expected: refused, naming the field.
+        let e = fits(info, &body, v.field, &serde_json::json!(5)).expect_err("a number");
+        assert!(e.contains("does not fit"), "{e}");
     }
 
     #[test]
