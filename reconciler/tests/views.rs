@@ -303,3 +303,40 @@ async fn a_status_written_from_the_watch_cache_keeps_the_views() {
         assert!(status["conditions"].as_array().is_some_and(|c| !c.is_empty()));
     }
 }
+
+#[tokio::test]
+async fn a_view_that_answers_not_found_is_removed_from_the_status() {
+    let mut h = Harness::new().await;
+    setup(&h).await;
+    h.set_settings(|s| s.view_refresh = Some(Duration::ZERO));
+    let views = views_of(&h, "AgentPool");
+    let view = views.last().expect("the pool has views");
+    assert!(!status(&h, "AgentPool", POOL).await[view.field].is_null());
+    h.sim.inject(
+        arm_simulator::FaultRule::new(arm_simulator::Fault::NotFound)
+            .method("GET")
+            .path_contains(&format!("/{}", view.path))
+            .times(1),
+    );
+    h.reconcile("AgentPool", POOL).await;
+    let gone = status(&h, "AgentPool", POOL).await;
+    assert!(
+        gone[view.field].is_null(),
+        "status.{} removed: {}",
+        view.field,
+        gone[view.field]
+    );
+    assert_eq!(
+        h.ready("AgentPool", POOL).await.0,
+        "True",
+        "a missing view is no failure"
+    );
+    for other in views.iter().filter(|v| v.field != view.field) {
+        assert!(!gone[other.field].is_null(), "status.{} kept", other.field);
+    }
+    h.reconcile("AgentPool", POOL).await;
+    assert!(
+        !status(&h, "AgentPool", POOL).await[view.field].is_null(),
+        "back once it answers"
+    );
+}

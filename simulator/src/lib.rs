@@ -166,6 +166,8 @@ pub enum Fault {
     Throttle { retry_after_secs: u64 },
     /// `500 InternalServerError`.
     ServerError,
+    /// `404 NotFound`, as if what the request names did not exist (a view the service no longer has, say).
+    NotFound,
     /// The connection closes with no HTTP response (only through [`Simulator::serve`]).
     DropConnection,
     /// The next asynchronous operation started by a matching request ends `Failed` with this error.

@@ -358,8 +358,11 @@ impl Simulator {
             return Ok(reply);
         }
         match Self::take_fault(st, req.method, req.path, |f| {
-            matches!(f, Fault::Throttle { .. } | Fault::ServerError)
+            matches!(f, Fault::Throttle { .. } | Fault::ServerError | Fault::NotFound)
         }) {
+            Some(Fault::NotFound) => {
+                return Err(ArmError::new(404, "NotFound", "The requested resource was not found."));
+            }
             Some(Fault::Throttle { retry_after_secs }) => {
                 return Ok(Reply::from(ArmError::new(
                     429,
