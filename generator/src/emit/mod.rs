@@ -317,6 +317,21 @@ pub fn report(versions: &[VersionOutput<'_>]) -> String {
                 r.kind, r.arm_type, r.long_running, r.module
             ));
         }
+        let views: Vec<(&str, &crate::ir::ViewMeta)> = ir
+            .resources
+            .iter()
+            .flat_map(|r| r.views.iter().map(move |v| (r.kind.as_str(), v)))
+            .collect();
+        if !views.is_empty() {
+            out.push_str("\nViews (read-only GETs kept in the status):\n\n");
+            out.push_str("| kind | status field | GET | pageable | refresh (s) |\n| --- | --- | --- | --- | --- |\n");
+            for (kind, v) in views {
+                out.push_str(&format!(
+                    "| {kind} | {} | {} | {} | {} |\n",
+                    v.field, v.name, v.pageable, v.refresh_seconds
+                ));
+            }
+        }
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
         for t in ir.types.values() {
             *counts
