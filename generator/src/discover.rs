@@ -200,17 +200,9 @@ fn actions(specs: &SpecSet, root: &Path, paths: &openapiv3::Paths, route: &str) 
     for (path, item) in paths.iter() {
         let ReferenceOr::Item(item) = item else { continue };
         let Some(post) = &item.post else { continue };
-        let normalized = normalize_route(path);
-        let Some(rest) = normalized.strip_prefix(&prefix).and_then(|r| r.strip_prefix('/')) else {
+        let Some((name, rest)) = below(&prefix, route, path) else {
             continue;
         };
-        if rest.is_empty() {
-            continue;
-        }
-        // The name as the spec writes it: the same number of characters as the normalized rest only when the
-        // path has no parameter after the resource's, so count segments instead.
-        let skip = route.split('/').count();
-        let name = path.split('/').skip(skip).collect::<Vec<_>>().join("/");
         let op_ptr = format!("/paths/{}/post", escape_pointer(path));
         let mut statuses: Vec<u16> = post
             .responses
@@ -263,15 +255,9 @@ fn views(specs: &SpecSet, root: &Path, paths: &openapiv3::Paths, route: &str) ->
         let (Some(get), None) = (&item.get, &item.put) else {
             continue;
         };
-        let normalized = normalize_route(path);
-        let Some(rest) = normalized.strip_prefix(&prefix).and_then(|r| r.strip_prefix('/')) else {
+        let Some((name, rest)) = below(&prefix, route, path) else {
             continue;
         };
-        if rest.is_empty() {
-            continue;
-        }
-        let skip = route.split('/').count();
-        let name = path.split('/').skip(skip).collect::<Vec<_>>().join("/");
         let op_ptr = format!("/paths/{}/get", escape_pointer(path));
         out.push(DiscoveredView {
             nested: rest.contains('{'),
@@ -287,6 +273,21 @@ fn views(specs: &SpecSet, root: &Path, paths: &openapiv3::Paths, route: &str) ->
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
+}
+
+/// Whether `path` is below the resource at `route` (`prefix`: its [`normalize_route`]): the path after the resource's
+/// as the spec writes it (`runCommand`, `machines/{machineName}`), and normalized.
+fn below(prefix: &str, route: &str, path: &str) -> Option<(String, String)> {
+    let normalized = normalize_route(path);
+    let rest = normalized.strip_prefix(prefix)?.strip_prefix('/')?;
+    if rest.is_empty() {
+        return None;
+    }
+    // The name as the spec writes it: the same number of characters as the normalized rest only when the path has
+    // no parameter after the resource's, so count segments instead.
+    let skip = route.split('/').count();
+    let name = path.split('/').skip(skip).collect::<Vec<_>>().join("/");
+    Some((name, rest.to_string()))
 }
 
 /// A route as ARM matches it: without case, every `{parameter}` alike.

@@ -8,22 +8,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::common::{config, spec_root};
-
-/// A route as ARM matches it: without case, every `{parameter}` alike.
-fn normalize(route: &str) -> String {
-    route
-        .split('/')
-        .map(|s| {
-            if s.starts_with('{') && s.ends_with('}') {
-                "{}".to_string()
-            } else {
-                s.to_ascii_lowercase()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("/")
-}
+use crate::common::{config, normalize_route as normalize, spec_root};
 
 #[test]
 #[cfg_attr(spec_root_missing, ignore = "needs the spec root: set AZURE_REST_API_SPECS")]

@@ -262,6 +262,36 @@ pub fn lower(specs: &SpecSet, resources: &[DiscoveredResource], api_version: &st
     Ok(ir)
 }
 
+/// A read-only property armgen adds to a type (an action kind's `result`, a view), described by `description`,
+/// its origin the spec location it stands for.
+fn read_only_property(name: &str, ty: TypeRef, description: String, origin: &str) -> Property {
+    Property {
+        name: name.to_string(),
+        rust_name: String::new(),
+        client_name: None,
+        ty,
+        required: false,
+        read_only: true,
+        mutability: None,
+        secret: false,
+        from_config: false,
+        arm_id_keys: false,
+        identifiers: None,
+        diff_ignored_when: Default::default(),
+        immutable_source: None,
+        client_flatten: false,
+        nullable: false,
+        default: None,
+        description: Some(description),
+        validation: Validation::default(),
+        boxed: false,
+        inherited: false,
+        format: None,
+        view: false,
+        origin: origin.to_string(),
+    }
+}
+
 /// Adds the view `v` of `r` to the IR: a read-only [`Property::view`] `field` of the resource's body type (the
 /// response type; for a pageable GET, an array of its `value` items) and its [`crate::ir::ViewMeta`].
 fn add_view(
@@ -305,37 +335,20 @@ fn add_view(
             ),
         ));
     }
-    body.properties.push(Property {
-        name: field.to_string(),
-        rust_name: String::new(),
-        client_name: None,
+    let mut property = read_only_property(
+        field,
         ty,
-        required: false,
-        read_only: true,
-        mutability: None,
-        secret: false,
-        from_config: false,
-        arm_id_keys: false,
-        identifiers: None,
-        diff_ignored_when: Default::default(),
-        immutable_source: None,
-        client_flatten: false,
-        nullable: false,
-        default: None,
-        description: Some(format!(
+        format!(
             "armgen's view `GET …/{}`{}: read by the reconciler every {} s, never sent to or returned by the \
              resource's own operations.",
             v.name,
             if v.pageable { " (the items of every page)" } else { "" },
             v.refresh_seconds
-        )),
-        validation: Validation::default(),
-        boxed: false,
-        inherited: false,
-        format: None,
-        view: true,
-        origin: at.to_string(),
-    });
+        ),
+        &at.to_string(),
+    );
+    property.view = true;
+    body.properties.push(property);
     resource.views.push(crate::ir::ViewMeta {
         field: field.to_string(),
         name: v.name.clone(),
@@ -372,31 +385,7 @@ fn action_resource(specs: &SpecSet, types: &BTreeMap<TypeId, TypeDef>, a: &Lower
         .unwrap_or_default();
     let op_ptr = format!("/paths/{}/post", escape_pointer(&a.action.path));
     let origin = format!("{display}#{op_ptr}");
-    let property = |name: &str, ty: TypeRef, description: String| Property {
-        name: name.to_string(),
-        rust_name: String::new(),
-        client_name: None,
-        ty,
-        required: false,
-        read_only: true,
-        mutability: None,
-        secret: false,
-        from_config: false,
-        arm_id_keys: false,
-        identifiers: None,
-        diff_ignored_when: Default::default(),
-        immutable_source: None,
-        client_flatten: false,
-        nullable: false,
-        default: None,
-        description: Some(description),
-        validation: Validation::default(),
-        boxed: false,
-        inherited: false,
-        format: None,
-        view: false,
-        origin: origin.clone(),
-    };
+    let property = |name: &str, ty: TypeRef, description: String| read_only_property(name, ty, description, &origin);
     let mut properties = Vec::new();
     if let Some(body) = &a.body {
         let mut p = property(

@@ -162,3 +162,18 @@ pub fn sample_owner(info: &armgen_runtime::KindInfo) -> Option<serde_json::Value
         (None, Scope::Subscription | Scope::Tenant) => None,
     }
 }
+
+/// A route as ARM matches it: without case, every `{parameter}` alike.
+pub fn normalize_route(route: &str) -> String {
+    route
+        .split('/')
+        .map(|s| {
+            if s.starts_with('{') && s.ends_with('}') {
+                "{}".to_string()
+            } else {
+                s.to_ascii_lowercase()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
