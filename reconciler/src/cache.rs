@@ -15,8 +15,8 @@
 //!   times the size of its text), parsed back by [`whole`] when the object is reconciled and by [`spec`] for the
 //!   watch-side indexes (owner → children, references);
 //! - the kept status as a tree, likewise: its compact JSON text at [`STATUS_JSON`], parsed back by [`whole`] and
-//!   by [`status`] (the owner → children wake-up reads a child's conditions). A condition is ≈ 200 bytes of text
-//!   and ≈ 1.4 KB as a `preserve_order` tree (a map, a `String` per key and per value).
+//!   by [`status`] (the owner → children wake-up reads a child's conditions). A `preserve_order` tree is a map with a
+//!   `String` per key and per value, several times its text (estimate, not measured per field).
 //!
 //! And the cached objects are [`Cached`]: their dynamic type is an `Arc<ApiResource>`, so the `ObjectRef`s
 //! kube-runtime keeps per object (store, scheduler) hold a pointer, not five strings.
