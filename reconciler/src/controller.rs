@@ -11,8 +11,17 @@
 //! resource's scope (`References`, shared by all controllers) — only while it is not settled, so a referenced
 //! object's change costs nothing for objects already in sync.
 //!
+//! The controllers run over [`Cached`] objects rather than `DynamicObject`s: the same objects, slimmed by
+//! [`crate::cache`] as they enter the watch cache, but with an `Arc<ApiResource>` as their dynamic type. kube-runtime
+//! keeps an `ObjectRef` — with a clone of the dynamic type — per object in the reflector store and two per object in
+//! the scheduler (every object in sync waits there for its resync), so with a plain `ApiResource` (five `String`s)
+//! the per-kind type information was copied three times per object; now it is a pointer. The reconcile still
+//! takes the `Arc<DynamicObject>` inside (no copy). The owner and reference watches stay on `DynamicObject`: their
+//! objects only pass through.
+//!
 //! [`Settings::resync`]: crate::context::Settings::resync
 
+use std::borrow::Borrow;
 use std::collections::{BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
@@ -25,6 +34,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use kube::{Api, Resource};
 
+use crate::cache::Cached;
 use crate::context::{KindContext, Shared};
 use crate::kinds::{api_resource, find_kind};
 use crate::reconcile::{error_policy, reconcile};
@@ -75,9 +85,10 @@ pub async fn reconcile_any(
 /// child reading it and the child writing `WaitingForOwner` (the controller reruns a reconcile requested while it
 /// runs).
 fn unsettled(child: &DynamicObject) -> bool {
-    let ready = child
-        .data
-        .pointer("/status/conditions")
+    let status = crate::cache::status(child);
+    let ready = status
+        .as_deref()
+        .and_then(|s| s.get("conditions"))
         .and_then(|c| c.as_array())
         .and_then(|c| c.iter().find(|c| c["type"] == "Ready"));
     match ready {
@@ -140,10 +151,11 @@ impl Children {
         }
     }
 
-    fn event(&mut self, event: &watcher::Event<DynamicObject>) {
+    fn event<K: Borrow<DynamicObject>>(&mut self, event: &watcher::Event<K>) {
         match event {
-            watcher::Event::Apply(o) | watcher::Event::InitApply(o) => self.apply(o),
+            watcher::Event::Apply(o) | watcher::Event::InitApply(o) => self.apply(o.borrow()),
             watcher::Event::Delete(o) => {
+                let o: &DynamicObject = o.borrow();
                 if let (Some(ns), Some(name)) = (&o.metadata.namespace, &o.metadata.name) {
                     self.delete(ns, name);
                 }
@@ -266,16 +278,19 @@ impl References {
         }
     }
 
-    fn event(
+    fn event<K: Borrow<DynamicObject>>(
         &mut self,
         kind: usize,
         group: &str,
         resource_group: Option<(&str, &str)>,
-        event: &watcher::Event<DynamicObject>,
+        event: &watcher::Event<K>,
     ) {
         match event {
-            watcher::Event::Apply(o) | watcher::Event::InitApply(o) => self.apply(kind, group, resource_group, o),
+            watcher::Event::Apply(o) | watcher::Event::InitApply(o) => {
+                self.apply(kind, group, resource_group, o.borrow())
+            }
             watcher::Event::Delete(o) => {
+                let o: &DynamicObject = o.borrow();
                 if let (Some(ns), Some(name)) = (&o.metadata.namespace, &o.metadata.name) {
                     self.delete(kind, ns, name);
                 }
@@ -428,9 +443,15 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
                 None => Api::all_with(shared.client.clone(), resource),
             }
         };
+        // The dynamic type of the cached objects: one `ApiResource` per kind, shared (see [`Cached`]).
+        let dyntype = Arc::new(ctx.resource.clone());
+        let cached_api: Api<Cached> = match &options.namespace {
+            Some(ns) => Api::namespaced_with(shared.client.clone(), ns, &dyntype),
+            None => Api::all_with(shared.client.clone(), &dyntype),
+        };
         // The kind's views stay in the cache: a status written without reading them again carries them over.
         let views = crate::views::fields(info);
-        let writer = reflector::store::Writer::new(ctx.resource.clone());
+        let writer = reflector::store::Writer::<Cached>::new(dyntype.clone());
         let reader = writer.as_reader();
         let children = Arc::new(Mutex::new(Children::default()));
         let index = children.clone();
@@ -440,9 +461,9 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
             .then(crate::kinds::resource_group_kind)
             .flatten()
             .map(|k| (k.kube_group, k.kind));
-        let trigger = watcher(api_for(&ctx.resource), watcher::Config::default())
+        let trigger = watcher(cached_api, watcher::Config::default())
             .default_backoff()
-            .modify(move |o| crate::cache::slim_keeping(o, &views))
+            .modify(move |o| o.slim_keeping(&views))
             .reflect(writer)
             .inspect(move |event| {
                 if let Ok(event) = event {
@@ -451,7 +472,9 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
                     refs.event(position, group, resource_group, event);
                     // This object changed: tell the kinds that reference it.
                     let changed = match event {
-                        watcher::Event::Apply(o) | watcher::Event::InitApply(o) | watcher::Event::Delete(o) => Some(o),
+                        watcher::Event::Apply(o) | watcher::Event::InitApply(o) | watcher::Event::Delete(o) => {
+                            Some(&o.0)
+                        }
                         _ => None,
                     };
                     if let Some(o) = changed
@@ -461,7 +484,7 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
                         let kinds = refs.referring_kinds(&target);
                         if !kinds.is_empty() {
                             // What the receiver keys by, whatever the watch event carried.
-                            let mut o = o.clone();
+                            let mut o = DynamicObject::clone(o);
                             o.types = Some(kube::api::TypeMeta {
                                 api_version: format!("{group}/-"),
                                 kind: kind_name.to_string(),
@@ -476,7 +499,7 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
                 }
             })
             .applied_objects()
-            .predicate_filter(trigger_hash, Default::default());
+            .predicate_filter(|o: &Cached| trigger_hash(&o.0), Default::default());
         let kind = info.kind;
         let metrics = shared.metrics.clone();
         tracing::info!(
@@ -485,7 +508,7 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
             api_version = info.arm.api_version,
             "watching"
         );
-        let mut controller = Controller::for_stream_with(trigger, reader.clone(), ctx.resource.clone())
+        let mut controller = Controller::for_stream_with(trigger, reader.clone(), dyntype.clone())
             .with_config(Config::default().concurrency(options.concurrency));
         if let Some(owner) = info
             .owner_kind
@@ -493,7 +516,7 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
         {
             let owner_resource = api_resource(owner);
             let store = reader.clone();
-            let child_resource = ctx.resource.clone();
+            let child_resource = dyntype.clone();
             controller = controller.watches_stream_with(
                 owner_events(api_for(&owner_resource)),
                 move |owner: DynamicObject| {
@@ -508,7 +531,7 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
                     names
                         .into_iter()
                         .map(|child| ObjectRef::new_with(&child, child_resource.clone()).within(&namespace))
-                        .filter(|r| store.get(r).is_some_and(|child| deleting || unsettled(&child)))
+                        .filter(|r| store.get(r).is_some_and(|child| deleting || unsettled(&child.0)))
                         .collect::<Vec<_>>()
                 },
                 owner_resource,
@@ -516,7 +539,7 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
         }
         // Woken by what its objects reference (see [`References`]): the unsettled referring objects of this kind.
         if let Some(inbox) = receivers.next() {
-            let (refs, store, own) = (references.clone(), reader.clone(), ctx.resource.clone());
+            let (refs, store, own) = (references.clone(), reader.clone(), dyntype.clone());
             let changed_resource = ctx.resource.clone();
             controller = controller.watches_stream_with(
                 inbox.map(Ok::<_, watcher::Error>),
@@ -540,7 +563,7 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
                     referring
                         .into_iter()
                         .map(|(ns, name)| ObjectRef::new_with(&name, own.clone()).within(&ns))
-                        .filter(|r| store.get(r).is_some_and(|o| unsettled(&o)))
+                        .filter(|r| store.get(r).is_some_and(|o| unsettled(&o.0)))
                         .collect::<Vec<_>>()
                 },
                 changed_resource,
@@ -551,7 +574,11 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
             None => controller.shutdown_on_signal(),
         };
         let running = controller
-            .run(reconcile_any, error_policy, ctx)
+            .run(
+                |object: Arc<Cached>, ctx| reconcile_any(object.0.clone(), ctx),
+                |object: Arc<Cached>, error: &crate::context::Error, ctx| error_policy(object.0.clone(), error, ctx),
+                ctx,
+            )
             .for_each(move |result| {
                 if let Err(e) = result {
                     if let kube::runtime::controller::Error::ObjectNotFound(gone) = &e {
@@ -660,7 +687,7 @@ mod tests {
             None,
             &watcher::Event::Apply(referring("a", "r2", json!({"x": {"kind": "K", "name": "n"}}))),
         );
-        refs.event(1, "g", None, &watcher::Event::Init);
+        refs.event(1, "g", None, &watcher::Event::<DynamicObject>::Init);
         assert!(refs.by_target.is_empty() && refs.of.is_empty());
 
         // A ConfigMap a `<field>FromConfig` reads, and the resource group object a resource-group-scoped object's
@@ -713,9 +740,9 @@ mod tests {
         assert!(index.of("a", "c1").is_empty());
         assert!(!index.by_owner.contains_key(&("a".to_string(), "c1".to_string())));
         // A relist starts over.
-        index.event(&watcher::Event::Init);
+        index.event(&watcher::Event::<DynamicObject>::Init);
         index.event(&watcher::Event::InitApply(child("a", "p3", "c1")));
-        index.event(&watcher::Event::InitDone);
+        index.event(&watcher::Event::<DynamicObject>::InitDone);
         assert_eq!(index.of("a", "c1"), ["p3"]);
         assert!(index.of("a", "c2").is_empty());
     }
