@@ -3,7 +3,7 @@
 //! and the preview `v3alpha1` (2025-01-01-preview, widgets and gadgets). Gadgets must be stored in `v1`, the
 //! newest non-preview version that has them, not in the preview (the newest version, and the last by name);
 //! the CRD, the registry (`KindInfo::storage`) and `REPORT.md` say the same, and converting a gadget says that the
-//! hub lacks it.
+//! hub lacks it. And a CRD over its size budget leaves the descriptions out of its older versions first.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -201,4 +201,109 @@ fn an_unserved_version_is_kept_for_stored_objects_only() {
     let text = e.to_string();
     assert!(text.contains("groups.fixture.versions.v1.served"), "{text}");
     assert!(text.contains("always served"), "{text}");
+}
+
+/// A CRD over its size budget first leaves the field descriptions out of its older versions (the oldest first),
+/// never out of the storage version or the newest served one, and only then trims: the structure of every version
+/// stays whole, each undescribed version is a note of the manifest, and its root says where the descriptions are.
+#[test]
+fn a_crd_over_its_budget_leaves_the_descriptions_out_of_older_versions_first() {
+    let generation = generate(&[
+        ("v1", version("2024-01-01", "fixture/widgets.json", false)),
+        ("v2", version("2024-06-01", "fixture/widgets.json", true)),
+        ("v3", version("2025-01-01", "fixture/widgets.json", false)),
+        ("v4", version("2025-06-01", "fixture/widgets.json", false)),
+    ]);
+    let crds = armgen::emit::crd::crds_of(&generation);
+    let widget = crds.iter().find(|c| c.kind == "Widget").expect("Widget");
+    assert!(
+        widget.undescribed.is_empty() && widget.fitted.is_none(),
+        "under 1 MiB: nothing left out"
+    );
+    let whole = widget.to_yaml().expect("yaml").len();
+    let descriptions = |c: &armgen::emit::crd::Crd, v: &str| -> usize {
+        fn count(node: &serde_json::Value) -> usize {
+            match node {
+                serde_json::Value::Object(m) => {
+                    usize::from(m.contains_key("description")) + m.values().map(count).sum::<usize>()
+                }
+                serde_json::Value::Array(a) => a.iter().map(count).sum(),
+                _ => 0,
+            }
+        }
+        count(c.schema(v).expect("version"))
+    };
+    let without_description = |c: &armgen::emit::crd::Crd, v: &str| {
+        let mut s = c.schema(v).expect("version").clone();
+        strip(&mut s);
+        s
+    };
+    fn strip(node: &mut serde_json::Value) {
+        match node {
+            serde_json::Value::Object(m) => {
+                m.remove("description");
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+
+    // Just over: the oldest version (v1) goes first; no trim.
+    let mut a = widget.clone();
+    a.fit(whole - 1);
+    let yaml = a.to_yaml().expect("yaml");
+    assert!(yaml.len() < whole, "{} bytes", yaml.len());
+    assert_eq!(a.undescribed, ["v1"]);
+    assert!(a.fitted.is_none(), "{:?}", a.fitted);
+    assert_eq!(
+        descriptions(&a, "v1"),
+        1,
+        "only the root says where the descriptions are"
+    );
+    let root = a
+        .schema("v1")
+        .and_then(|s| s["description"].as_str())
+        .expect("root description");
+    assert!(
+        root.contains("version v4 has them") && root.contains("--api-version=fixture.armgen.dev/v4"),
+        "{root}"
+    );
+    for v in ["v2", "v3", "v4"] {
+        assert_eq!(
+            descriptions(&a, v),
+            descriptions(widget, v),
+            "{v} keeps its descriptions"
+        );
+    }
+    for v in ["v1", "v2", "v3", "v4"] {
+        assert_eq!(
+            without_description(&a, v),
+            without_description(widget, v),
+            "{v}: the same structure"
+        );
+    }
+    assert!(
+        yaml.contains("version v1 keeps its schema without its"),
+        "the header says so"
+    );
+
+    // Less than what v1 and v3 without descriptions save: both go, and the trims do the rest.
+    let two_saved = {
+        let mut b = widget.clone();
+        b.fit(whole - 1);
+        let mut c = b.clone();
+        c.fit(b.to_yaml().expect("yaml").len() - 1);
+        assert_eq!(c.undescribed, ["v1", "v3"]);
+        c.to_yaml().expect("yaml").len()
+    };
+    let mut d = widget.clone();
+    d.fit(two_saved - 200);
+    assert_eq!(d.undescribed, ["v1", "v3"]);
+    assert!(d.fitted.as_ref().is_some_and(|f| f.trimmed > 0), "{:?}", d.fitted);
+    assert!(d.to_yaml().expect("yaml").len() <= two_saved - 200);
+    assert!(
+        descriptions(&d, "v2") > 1 && descriptions(&d, "v4") > 1,
+        "the kept versions still describe"
+    );
 }

@@ -70,12 +70,14 @@
 //!   of `ErrorDetail.details` and of the pod identity provisioning error.
 //!
 //! Size: no manifest may exceed [`MAX_CRD_BYTES`] (the API server stores a CRD in one etcd object). When one
-//! would, descriptions are trimmed deterministically from the deepest fields up, and when that is not enough
+//! would, the older versions (never the storage version or the newest served one) lose their field descriptions
+//! first, the oldest first, each a note of the manifest (see [`Crd::undescribed`]); when that is not enough,
+//! descriptions are trimmed deterministically from the deepest fields up, and when that is not enough
 //! (a chain of hundreds of nested definitions), the deepest objects first lose their fields to
 //! `x-kubernetes-preserve-unknown-fields` (see [`Crd::fit`] and [`super::fit`], which does it in linear time).
 //! Each step is a note in the file's header, and [`Crd::fitted`] says what was given up, which `armgen
-//! generate` prints as a warning. The AKS manifests need no trim: ManagedCluster, the largest, is about 440 kB
-//! with both versions.
+//! generate` prints as a warning. The AKS manifests need no trim: ManagedCluster, the largest, is about 760 kB
+//! with its three versions (a fourth leaves the oldest undescribed; docs/config.md, "Served versions").
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -112,8 +114,11 @@ pub struct Crd {
     pub manifest: Value,
     /// What the emitter decided and a reviewer should know (recursion cut, unions, dropped validations, trims).
     pub diagnostics: Vec<Diagnostic>,
-    /// How [`Crd::fit`] made the manifest fit its size budget, when it was over.
+    /// How [`Crd::fit`] made the manifest fit its size budget, when trimming or cutting was needed.
     pub fitted: Option<Fitted>,
+    /// The versions whose schemas [`Crd::fit`] left without field descriptions to fit the budget (the older
+    /// versions first; never the storage version or the newest served one), in the order it did so.
+    pub undescribed: Vec<String>,
     /// For an action kind: the kind of its target.
     pub action_target: Option<String>,
 }
@@ -327,6 +332,7 @@ fn build_crd(group: &str, kind: &str, per_version: &[(&KubeIr, &Ir, &KubeResourc
         manifest,
         diagnostics,
         fitted: None,
+        undescribed: Vec::new(),
         action_target: per_version
             .iter()
             .find_map(|(_, _, r)| r.action.as_ref())
@@ -1264,6 +1270,7 @@ impl Crd {
     /// note of the manifest and is recorded in [`Crd::fitted`]. Linear in the manifest's size (see
     /// [`super::fit`]). The emitter applies it with [`MAX_CRD_BYTES`].
     pub fn fit(&mut self, budget: usize) {
+        self.undescribe_older_versions(budget);
         let measure = fit::measure(&self.manifest);
         // The model's size is exact (`generator/tests/fit.rs`); still, whether a manifest is over the budget at
         // all is decided on the real YAML unless the model puts it far over (serializing a deep chain's
@@ -1370,6 +1377,95 @@ impl Crd {
         self.fit_by_measuring(budget, start_limit, report);
     }
 
+    /// Step 0 of [`Crd::fit`]: while the file is over `budget`, the schema of the oldest version that is neither
+    /// stored nor the newest served one loses its field descriptions (its root says where they are: the newest
+    /// version, which `kubectl explain` shows by default). The structure of every version stays whole, and the
+    /// descriptions users read stay on the version they write; each version left undescribed is a note of the
+    /// manifest and is listed in [`Crd::undescribed`]. A manifest with one or two versions is left to the trims.
+    fn undescribe_older_versions(&mut self, budget: usize) {
+        let api_of = |name: &str| {
+            self.versions
+                .iter()
+                .find(|(v, _)| v == name)
+                .map(|(_, api)| api.clone())
+                .unwrap_or_default()
+        };
+        // (served, ARM API version, name, stored) per manifest version.
+        let entries: Vec<(bool, String, String, bool)> = self
+            .manifest
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|v| {
+                let name = v.get("name").and_then(Value::as_str)?;
+                let served = v.get("served").and_then(Value::as_bool).unwrap_or(false);
+                let stored = v.get("storage").and_then(Value::as_bool).unwrap_or(false);
+                Some((served, api_of(name), name.to_string(), stored))
+            })
+            .collect();
+        let Some(newest) = entries
+            .iter()
+            .filter(|(served, ..)| *served)
+            .max_by(|a, b| a.1.cmp(&b.1))
+            .map(|(_, _, name, _)| name.clone())
+        else {
+            return;
+        };
+        let mut candidates: Vec<&(bool, String, String, bool)> = entries
+            .iter()
+            .filter(|(_, _, name, stored)| !*stored && *name != newest && !self.undescribed.contains(name))
+            .collect();
+        // Unserved versions first (nobody reads them through `kubectl explain`), then the oldest served ones.
+        candidates.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+        if candidates.is_empty() {
+            return;
+        }
+        let original = self.yaml_len();
+        if original <= budget {
+            return;
+        }
+        let at = format!("crd {}", self.kind);
+        for (_, _, name, _) in candidates {
+            let Some(schema) = self
+                .manifest
+                .pointer_mut("/spec/versions")
+                .and_then(Value::as_array_mut)
+                .and_then(|vs| {
+                    vs.iter_mut()
+                        .find(|v| v.get("name").and_then(Value::as_str) == Some(name))
+                })
+                .and_then(|v| v.pointer_mut("/schema/openAPIV3Schema"))
+            else {
+                continue;
+            };
+            let removed = undescribe(schema);
+            let note = format!(
+                "Field descriptions are left out of version {name} to keep the CustomResourceDefinition under its \
+                 size budget: version {newest} has them (`kubectl explain {} --api-version={}/{newest}`).",
+                self.plural, self.group
+            );
+            if let Value::Object(m) = schema {
+                let root = match m.get("description").and_then(Value::as_str) {
+                    Some(own) if !own.trim().is_empty() => format!("{}\n\n{note}", own.trim_end()),
+                    _ => note,
+                };
+                m.insert("description".into(), Value::String(root));
+            }
+            self.undescribed.push(name.clone());
+            self.diagnostics.push(diag(
+                &at,
+                format!(
+                    "{original} bytes with every description, more than {budget}: version {name} keeps its \
+                     schema without its {removed} field descriptions (version {newest} has them)"
+                ),
+            ));
+            if self.yaml_len() <= budget {
+                return;
+            }
+        }
+    }
+
     /// The reference for [`Crd::fit`] when only descriptions need trimming: tries every trim depth from the
     /// deepest, serializing the manifest each time (quadratic; for tests, and what `fit` falls back to).
     pub fn fit_measuring(&mut self, budget: usize) {
@@ -1461,6 +1557,20 @@ fn children_mut(node: &mut Value) -> Vec<(&mut Value, bool)> {
         }
     }
     out
+}
+
+/// Removes every description below a schema's root; returns how many.
+fn undescribe(node: &mut Value) -> usize {
+    children_mut(node)
+        .into_iter()
+        .map(|(c, _)| {
+            let own = match c {
+                Value::Object(m) => usize::from(m.remove("description").is_some()),
+                _ => 0,
+            };
+            own + undescribe(c)
+        })
+        .sum()
 }
 
 /// Cuts the descriptions of fields more than `limit` levels below spec/status (spec's own fields are level 1;

@@ -23,6 +23,8 @@
 //! What is given up, in order, until the manifest fits (decision: structure is worth more than prose, and
 //! shallow fields more than deep ones):
 //!
+//! 0. (before any of this, in [`super::crd::Crd::fit`]) the field descriptions of the older versions, the oldest
+//!    first, never of the storage version or the newest served one: their structure stays whole;
 //! 1. descriptions of fields more than `limit` levels below spec/status are cut to their first sentence, for the
 //!    largest `limit` that fits (the deepest fields first);
 //! 2. when even every description below spec/status cut to its first sentence is not enough: objects more than
