@@ -2173,6 +2173,136 @@ pub const VIEWS: &[armgen_runtime::ViewInfo] = &[
         refresh_seconds: 600,
     },
 ];
+/// Every resource kind of every version (those whose feature is on) that implements a Cluster API provider
+/// contract, with where its contract fields come from (`kubernetes.resources.<Kind>.clusterApi`).
+pub const CLUSTER_API: &[armgen_runtime::capi::ContractInfo] = &[
+    #[cfg(feature = "v1beta1")]
+    armgen_runtime::capi::ContractInfo {
+        group: "containerservice",
+        version: "v1beta1",
+        kind: "ManagedCluster",
+        role: armgen_runtime::capi::Role::ControlPlane,
+        source: "https://cluster-api.sigs.k8s.io/developer/providers/contracts/control-plane",
+        endpoint_hosts: &["properties.fqdn", "properties.privateFQDN"],
+        endpoint_port: 443,
+        version_status: Some("properties.currentKubernetesVersion"),
+        version_spec_field: Some("kubernetesVersion"),
+        kubeconfig: Some("adminCredentials"),
+        replicas: None,
+        replicas_spec_field: None,
+        provider_ids_view: None,
+        provider_ids_id: None,
+        provider_ids_prefix: "",
+    },
+    #[cfg(feature = "v1beta1")]
+    armgen_runtime::capi::ContractInfo {
+        group: "containerservice",
+        version: "v1beta1",
+        kind: "AgentPool",
+        role: armgen_runtime::capi::Role::MachinePool,
+        source: "https://cluster-api.sigs.k8s.io/developer/providers/contracts/infra-machinepool",
+        endpoint_hosts: &[],
+        endpoint_port: 0,
+        version_status: None,
+        version_spec_field: None,
+        kubeconfig: None,
+        replicas: Some("properties.count"),
+        replicas_spec_field: Some("count"),
+        provider_ids_view: Some("machines"),
+        provider_ids_id: Some("properties.resourceId"),
+        provider_ids_prefix: "azure://",
+    },
+    #[cfg(feature = "v2alpha1")]
+    armgen_runtime::capi::ContractInfo {
+        group: "containerservice",
+        version: "v2alpha1",
+        kind: "ManagedCluster",
+        role: armgen_runtime::capi::Role::ControlPlane,
+        source: "https://cluster-api.sigs.k8s.io/developer/providers/contracts/control-plane",
+        endpoint_hosts: &["properties.fqdn", "properties.privateFQDN"],
+        endpoint_port: 443,
+        version_status: Some("properties.currentKubernetesVersion"),
+        version_spec_field: Some("kubernetesVersion"),
+        kubeconfig: Some("adminCredentials"),
+        replicas: None,
+        replicas_spec_field: None,
+        provider_ids_view: None,
+        provider_ids_id: None,
+        provider_ids_prefix: "",
+    },
+    #[cfg(feature = "v2alpha1")]
+    armgen_runtime::capi::ContractInfo {
+        group: "containerservice",
+        version: "v2alpha1",
+        kind: "AgentPool",
+        role: armgen_runtime::capi::Role::MachinePool,
+        source: "https://cluster-api.sigs.k8s.io/developer/providers/contracts/infra-machinepool",
+        endpoint_hosts: &[],
+        endpoint_port: 0,
+        version_status: None,
+        version_spec_field: None,
+        kubeconfig: None,
+        replicas: Some("properties.count"),
+        replicas_spec_field: Some("count"),
+        provider_ids_view: Some("machines"),
+        provider_ids_id: Some("properties.resourceId"),
+        provider_ids_prefix: "azure://",
+    },
+    #[cfg(feature = "v2beta1")]
+    armgen_runtime::capi::ContractInfo {
+        group: "containerservice",
+        version: "v2beta1",
+        kind: "ManagedCluster",
+        role: armgen_runtime::capi::Role::ControlPlane,
+        source: "https://cluster-api.sigs.k8s.io/developer/providers/contracts/control-plane",
+        endpoint_hosts: &["properties.fqdn", "properties.privateFQDN"],
+        endpoint_port: 443,
+        version_status: Some("properties.currentKubernetesVersion"),
+        version_spec_field: Some("kubernetesVersion"),
+        kubeconfig: Some("adminCredentials"),
+        replicas: None,
+        replicas_spec_field: None,
+        provider_ids_view: None,
+        provider_ids_id: None,
+        provider_ids_prefix: "",
+    },
+    #[cfg(feature = "v2beta1")]
+    armgen_runtime::capi::ContractInfo {
+        group: "containerservice",
+        version: "v2beta1",
+        kind: "AgentPool",
+        role: armgen_runtime::capi::Role::MachinePool,
+        source: "https://cluster-api.sigs.k8s.io/developer/providers/contracts/infra-machinepool",
+        endpoint_hosts: &[],
+        endpoint_port: 0,
+        version_status: None,
+        version_spec_field: None,
+        kubeconfig: None,
+        replicas: Some("properties.count"),
+        replicas_spec_field: Some("count"),
+        provider_ids_view: Some("machines"),
+        provider_ids_id: Some("properties.resourceId"),
+        provider_ids_prefix: "azure://",
+    },
+    #[cfg(feature = "v1alpha1")]
+    armgen_runtime::capi::ContractInfo {
+        group: "resources",
+        version: "v1alpha1",
+        kind: "ResourceGroup",
+        role: armgen_runtime::capi::Role::InfrastructureCluster,
+        source: "https://cluster-api.sigs.k8s.io/developer/providers/contracts/infra-cluster",
+        endpoint_hosts: &[],
+        endpoint_port: 0,
+        version_status: None,
+        version_spec_field: None,
+        kubeconfig: None,
+        replicas: None,
+        replicas_spec_field: None,
+        provider_ids_view: None,
+        provider_ids_id: None,
+        provider_ids_prefix: "",
+    },
+];
 /// Every custom resource kind that is reconciled: the resources ([`KINDS`]), then the action kinds
 /// ([`ACTIONS`]).
 pub fn every_kind() -> impl Iterator<Item = &'static armgen_runtime::KindInfo> {
@@ -2613,6 +2743,10 @@ pub fn custom_resource_definition(kube_group: &str, kind: &str) -> Option<
     #[cfg(feature = "v1alpha1")]
     if (kube_group, kind) == ("resources.armgen.dev", "ResourceGroup") {
         return Some(crate::resources::v1alpha1::ResourceGroup::crd());
+    }
+    #[cfg(feature = "v1alpha1")]
+    if (kube_group, kind) == ("resources.armgen.dev", "ResourceGroupTemplate") {
+        return Some(crate::resources::v1alpha1::ResourceGroupTemplate::crd());
     }
     #[cfg(feature = "v1alpha1")]
     if (kube_group, kind) == ("resources.armgen.dev", "ResourceGroupExportTemplate") {

@@ -95,6 +95,10 @@ pub struct KubeResource {
     /// body's properties; its status the result, start and end time, error, conditions and operator status.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action: Option<crate::ir::ActionMeta>,
+    /// The Cluster API contract the kind implements (`kubernetes.resources.<Kind>.clusterApi`): its fields are
+    /// [`Special::Contract`] fields of the spec and status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster_api: Option<crate::config::ClusterApiConfig>,
 }
 
 /// The declared exports of a kind, in name order.
@@ -181,6 +185,122 @@ pub enum Special {
     /// `<property>FromConfig`: the ConfigMap a `fromConfig` property ([`KubeField::from_config`], the field before
     /// this one) may take its value from. Not an ARM property of its own.
     FromConfig,
+    /// A field of the Cluster API contract the kind implements ([`KubeResource::cluster_api`]): not an ARM
+    /// property; the reconciler fills it from the ARM body as the config says.
+    Contract(ContractField),
+}
+
+/// The fields of the Cluster API contracts (docs/cluster-api.md), by JSON name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ContractField {
+    /// `spec.controlPlaneEndpoint` (`{host, port}`), written by the reconciler.
+    Endpoint,
+    /// `spec.version` (`v1.30.1`), written by Cluster API's topology controller.
+    Version,
+    /// `spec.providerIDList`, written by the reconciler.
+    ProviderIds,
+    /// `status.version`.
+    StatusVersion,
+    /// `status.initialization` (`controlPlaneInitialized` / `provisioned`), the v1beta2 contract.
+    Initialization,
+    /// `status.initialized`, the v1beta1 contract.
+    Initialized,
+    /// `status.ready`, the v1beta1 contract (still read for machine pools).
+    Ready,
+    /// `status.externalManagedControlPlane`.
+    ExternalManaged,
+    /// `status.replicas`.
+    Replicas,
+}
+
+impl ContractField {
+    /// The spec fields, then the status fields, of a contract role, with their JSON names and descriptions.
+    pub fn of(
+        role: crate::config::ClusterApiRole,
+    ) -> (
+        Vec<(ContractField, &'static str, &'static str)>,
+        Vec<(ContractField, &'static str, &'static str)>,
+    ) {
+        use ContractField::*;
+        match role {
+            crate::config::ClusterApiRole::ControlPlane => (
+                vec![
+                    (
+                        Endpoint,
+                        "controlPlaneEndpoint",
+                        "Cluster API: the endpoint of the cluster's API server, written by the operator from the resource (not sent to Azure).",
+                    ),
+                    (
+                        Version,
+                        "version",
+                        "Cluster API: the Kubernetes version (`v1.30.1`) a ClusterClass topology asks for; the operator copies it, without the `v`, into the field it maps to.",
+                    ),
+                ],
+                vec![
+                    (
+                        StatusVersion,
+                        "version",
+                        "Cluster API: the Kubernetes version the control plane runs (`v` and the version Azure reports).",
+                    ),
+                    (
+                        Initialization,
+                        "initialization",
+                        "Cluster API (v1beta2 contract): `controlPlaneInitialized` once the control plane was first ready.",
+                    ),
+                    (
+                        Initialized,
+                        "initialized",
+                        "Cluster API (v1beta1 contract): true once the control plane was first ready.",
+                    ),
+                    (
+                        Ready,
+                        "ready",
+                        "Cluster API (v1beta1 contract): true once the control plane was first ready.",
+                    ),
+                    (
+                        ExternalManaged,
+                        "externalManagedControlPlane",
+                        "Cluster API: true, the control plane has no machines.",
+                    ),
+                ],
+            ),
+            crate::config::ClusterApiRole::MachinePool => (
+                vec![(
+                    ProviderIds,
+                    "providerIDList",
+                    "Cluster API: the provider IDs of the pool's machines, written by the operator from a complete read of them (not sent to Azure).",
+                )],
+                vec![
+                    (
+                        Replicas,
+                        "replicas",
+                        "Cluster API: how many machines the pool has, as Azure reports it.",
+                    ),
+                    (
+                        Initialization,
+                        "initialization",
+                        "Cluster API (v1beta2 contract): `provisioned` once the pool was first ready.",
+                    ),
+                    (Ready, "ready", "Cluster API: true once the pool was first ready."),
+                ],
+            ),
+            crate::config::ClusterApiRole::InfrastructureCluster => (
+                Vec::new(),
+                vec![
+                    (
+                        Initialization,
+                        "initialization",
+                        "Cluster API (v1beta2 contract): `provisioned` once the resource was first ready.",
+                    ),
+                    (
+                        Ready,
+                        "ready",
+                        "Cluster API (v1beta1 contract): true once the resource was first ready.",
+                    ),
+                ],
+            ),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -289,8 +409,19 @@ pub fn shape_with(ir: &Ir, group: &str, version: &str, storage: bool, options: &
             secrets: config.secrets.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             config_maps: config.config_maps.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         };
+        // The contract's fields come before the ARM properties: a property of the same name is the one renamed.
+        let cluster_api = config.cluster_api.clone().filter(|_| !action);
+        let (contract_spec, contract_status) = match &cluster_api {
+            Some(c) => ContractField::of(c.role),
+            None => (Vec::new(), Vec::new()),
+        };
+        let contract = |(field, name, doc): (ContractField, &str, &str)| {
+            synthetic(name, KubeRef::Json, Special::Contract(field), doc)
+        };
+        spec_fields.extend(contract_spec.into_iter().map(contract));
         spec_fields.extend(cx.root_fields(body, &r.body_type, Family::Spec));
-        let mut status_fields = cx.root_fields(body, &r.body_type, Family::Status);
+        let mut status_fields: Vec<KubeField> = contract_status.into_iter().map(contract).collect();
+        status_fields.extend(cx.root_fields(body, &r.body_type, Family::Status));
         status_fields.push(synthetic(
             "conditions",
             KubeRef::Json,
@@ -331,6 +462,7 @@ pub fn shape_with(ir: &Ir, group: &str, version: &str, storage: bool, options: &
                 .as_ref()
                 .is_some_and(|n| n.format == crate::config::AzureNameFormat::Uuid),
             action: r.action.clone(),
+            cluster_api,
         });
     }
     let mut types = cx.types;
@@ -711,6 +843,62 @@ impl Shaper<'_> {
     }
 }
 
+/// Checks that `path` (dotted) names a single value (string, number, boolean or enum, never a secret) in the ARM
+/// body `body` of `kind`, for config key `key`; `holder` says what would hold the value.
+fn single_value(
+    ir: &Ir,
+    body: &TypeId,
+    kind: &str,
+    path: &str,
+    key: &str,
+    holder: &str,
+) -> std::result::Result<(), ConfigProblem> {
+    let problem = |message: String| ConfigProblem {
+        key: key.to_string(),
+        message: format!("{message} (ARM API version {})", ir.api_version),
+    };
+    let mut ty = TypeRef::Named(body.clone());
+    let mut walked = Vec::new();
+    for segment in path.split('.') {
+        let object = match &ty {
+            TypeRef::Named(id) => match ir.types.get(id).map(|d| &d.kind) {
+                Some(TypeKind::Object(o)) => o,
+                _ => return Err(problem(format!("{path}: {} is not an object", walked.join(".")))),
+            },
+            _ => return Err(problem(format!("{path}: {} is not an object", walked.join(".")))),
+        };
+        let Some(p) = object.properties.iter().find(|p| p.name == segment) else {
+            return Err(problem(format!(
+                "{path}: the ARM type of {kind} has no property {segment}{}",
+                if walked.is_empty() {
+                    String::new()
+                } else {
+                    format!(" under {}", walked.join("."))
+                }
+            )));
+        };
+        if p.secret {
+            return Err(problem(format!(
+                "{path}: {segment} is a secret; {holder} must not hold it"
+            )));
+        }
+        walked.push(segment.to_string());
+        ty = p.ty.clone();
+    }
+    let value = match &ty {
+        TypeRef::Primitive(_) => true,
+        TypeRef::Named(id) => matches!(ir.types.get(id).map(|d| &d.kind), Some(TypeKind::Enum(_))),
+        _ => false,
+    };
+    if value {
+        Ok(())
+    } else {
+        Err(problem(format!(
+            "{path} is not a single value (string, number, boolean or enum)"
+        )))
+    }
+}
+
 /// A config problem found against a version's IR: the key (below `groups.<name>.`) and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigProblem {
@@ -746,47 +934,47 @@ pub fn check_config(ir: &Ir, options: &KubeOptions) -> std::result::Result<BTree
         }
         for (export, path) in &config.config_maps {
             let key = format!("kubernetes.resources.{kind}.configMaps.{export}");
-            let problem = |message: String| ConfigProblem {
-                key: key.clone(),
-                message: format!("{message} (ARM API version {})", ir.api_version),
-            };
-            let mut ty = TypeRef::Named(r.body_type.clone());
-            let mut walked = Vec::new();
-            for segment in path.split('.') {
-                let object = match &ty {
-                    TypeRef::Named(id) => match ir.types.get(id).map(|d| &d.kind) {
-                        Some(TypeKind::Object(o)) => o,
-                        _ => return Err(problem(format!("{path}: {} is not an object", walked.join(".")))),
-                    },
-                    _ => return Err(problem(format!("{path}: {} is not an object", walked.join(".")))),
-                };
-                let Some(p) = object.properties.iter().find(|p| p.name == segment) else {
-                    return Err(problem(format!(
-                        "{path}: the ARM type of {kind} has no property {segment}{}",
-                        if walked.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" under {}", walked.join("."))
-                        }
-                    )));
-                };
-                if p.secret {
-                    return Err(problem(format!(
-                        "{path}: {segment} is a secret; a ConfigMap must not hold it"
-                    )));
-                }
-                walked.push(segment.to_string());
-                ty = p.ty.clone();
+            single_value(ir, &r.body_type, kind, path, &key, "a ConfigMap")?;
+        }
+        if let Some(capi) = &config.cluster_api {
+            let key = format!("kubernetes.resources.{kind}.clusterApi");
+            for (i, host) in capi.endpoint.iter().flat_map(|e| e.hosts.iter()).enumerate() {
+                single_value(
+                    ir,
+                    &r.body_type,
+                    kind,
+                    host,
+                    &format!("{key}.endpoint.hosts[{i}]"),
+                    "Cluster API",
+                )?;
             }
-            let value = match &ty {
-                TypeRef::Primitive(_) => true,
-                TypeRef::Named(id) => matches!(ir.types.get(id).map(|d| &d.kind), Some(TypeKind::Enum(_))),
-                _ => false,
-            };
-            if !value {
-                return Err(problem(format!(
-                    "{path} is not a single value (string, number, boolean or enum)"
-                )));
+            if let Some(v) = &capi.version {
+                single_value(
+                    ir,
+                    &r.body_type,
+                    kind,
+                    &v.spec,
+                    &format!("{key}.version.spec"),
+                    "Cluster API",
+                )?;
+                single_value(
+                    ir,
+                    &r.body_type,
+                    kind,
+                    &v.status,
+                    &format!("{key}.version.status"),
+                    "Cluster API",
+                )?;
+            }
+            if let Some(replicas) = &capi.replicas {
+                single_value(
+                    ir,
+                    &r.body_type,
+                    kind,
+                    replicas,
+                    &format!("{key}.replicas"),
+                    "Cluster API",
+                )?;
             }
         }
     }

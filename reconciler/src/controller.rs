@@ -449,8 +449,12 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
             Some(ns) => Api::namespaced_with(shared.client.clone(), ns, &dyntype),
             None => Api::all_with(shared.client.clone(), &dyntype),
         };
-        // The kind's views stay in the cache: a status written without reading them again carries them over.
-        let views = crate::views::fields(info);
+        // The kind's views stay in the cache: a status written without reading them again carries them over; so do
+        // the Cluster API contract's "first ready" marks, which never go back (crate::capi).
+        let mut views = crate::views::fields(info);
+        if crate::capi::of(info).is_some() {
+            views.extend(crate::capi::KEPT_STATUS);
+        }
         let writer = reflector::store::Writer::<Cached>::new(dyntype.clone());
         let reader = writer.as_reader();
         let children = Arc::new(Mutex::new(Children::default()));

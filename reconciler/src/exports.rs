@@ -107,13 +107,16 @@ pub struct Exporter<'a> {
 impl Exporter<'_> {
     /// Writes the exports of `spec.operatorSpec`; nothing (and no API call) when it declares none.
     pub async fn write(&self) -> Result<(), ExportError> {
+        let kubeconfig = crate::capi::kubeconfig_secret(self.info, self.object);
         let spec = match self.object.data.pointer("/spec/operatorSpec") {
-            None | Some(Value::Null) => return Ok(()),
+            None | Some(Value::Null) if kubeconfig.is_none() => return Ok(()),
+            None | Some(Value::Null) => OperatorSpec::default(),
             Some(v) => parse_operator_spec(v)?,
         };
         let secret_expressions = spec.secret_expressions.clone().unwrap_or_default();
         let config_map_expressions = spec.config_map_expressions.clone().unwrap_or_default();
-        let wants_secrets = spec.secrets.values().any(Option::is_some) || !secret_expressions.is_empty();
+        let wants_secrets =
+            spec.secrets.values().any(Option::is_some) || !secret_expressions.is_empty() || kubeconfig.is_some();
         let wants_config_maps = spec.config_maps.values().any(Option::is_some) || !config_map_expressions.is_empty();
         if !wants_secrets && !wants_config_maps {
             return Ok(());
@@ -246,6 +249,17 @@ impl Exporter<'_> {
                 expression: &e.value,
             };
             add(&mut plan, "Secret", &destination_of(e), source)?;
+        }
+        // The kubeconfig Secret of Cluster API's control plane contract (`<cluster>-kubeconfig`, key `value`).
+        if let Some((name, export)) = crate::capi::kubeconfig_secret(self.info, self.object) {
+            let Some(e) = self.info.secret_exports.iter().find(|e| e.name == export) else {
+                return Err(unknown_export(self.info, "secrets", export));
+            };
+            let destination = SecretDestination {
+                name,
+                key: armgen_runtime::capi::KUBECONFIG_KEY.to_string(),
+            };
+            add(&mut plan, "Secret", &destination, Source::Export(e))?;
         }
         Ok(plan)
     }
@@ -430,10 +444,25 @@ impl Exporter<'_> {
                 tracing::info!(kind = self.info.kind, object = %self.describe(), secret = name, keys = ?keys.keys().collect::<Vec<_>>(), "exported Secret");
             }
             None => {
+                let mut metadata = self.new_meta(name, owner, BTreeMap::from([(EXPORTED_AT.to_string(), now)]));
+                // The kubeconfig Secret as Cluster API reads it: its type (fixed at creation) and cluster label.
+                let capi = crate::capi::kubeconfig_secret(self.info, self.object).filter(|(n, _)| n == name);
+                let type_ = match &capi {
+                    Some(_) => armgen_runtime::capi::SECRET_TYPE,
+                    None => "Opaque",
+                };
+                if capi.is_some()
+                    && let Some(cluster) = crate::capi::cluster_name(self.object)
+                {
+                    metadata.labels.get_or_insert_with(BTreeMap::new).insert(
+                        armgen_runtime::capi::CLUSTER_NAME_LABEL.to_string(),
+                        cluster.to_string(),
+                    );
+                }
                 let secret = Secret {
-                    metadata: self.new_meta(name, owner, BTreeMap::from([(EXPORTED_AT.to_string(), now)])),
+                    metadata,
                     data: Some(data),
-                    type_: Some("Opaque".into()),
+                    type_: Some(type_.into()),
                     ..Default::default()
                 };
                 api.create(&PostParams::default(), &secret)

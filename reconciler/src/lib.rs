@@ -25,6 +25,7 @@
 
 pub mod actions;
 pub mod cache;
+pub mod capi;
 pub mod claims;
 pub mod context;
 pub mod controller;

@@ -138,6 +138,25 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindContext>) -> Res
 async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(Action, bool), Error> {
     let mut run = Run::new(object, ctx)?;
     let settings = &ctx.shared.settings;
+    // Cluster API (crate::capi): a paused object is not written at all; what Cluster API asks of the spec is
+    // applied to it first (the change it makes is reconciled as any spec change).
+    if crate::capi::of_object(ctx.info, object).is_some() {
+        let client = &ctx.shared.client;
+        if let Some(why) = crate::capi::paused(client, object).await {
+            tracing::debug!(kind = ctx.info.kind, namespace = %run.namespace, name = %run.name, "paused: {why}");
+            return Ok((Action::requeue(settings.resync), false));
+        }
+        if let Some(patch) = crate::capi::inputs(client, ctx.info, object).await {
+            crate::capi::patch_spec(&run.api, &run.name, patch)
+                .await
+                .map_err(|source| Error::Kube {
+                    object: run.describe(),
+                    action: "applying what Cluster API asks of the spec",
+                    source,
+                })?;
+            return Ok((Action::requeue(Duration::from_secs(1)), false));
+        }
+    }
     // The consecutive-failure count of `Retry::Backoff` is per object: its UID (a new object of the same name
     // starts over).
     let backoff_key = match object.metadata.uid.as_deref() {
@@ -233,6 +252,18 @@ async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(
         }
     }
     run.write_status(outcome.arm.as_ref(), &outcome.ready).await?;
+    // Cluster API: the spec fields the provider writes (endpoint, provider IDs), when they differ.
+    if let (Some(arm), "True") = (&outcome.arm, outcome.ready.status)
+        && let Some(patch) = crate::capi::provider_spec(ctx.info, object, arm)
+    {
+        crate::capi::patch_spec(&run.api, &run.name, patch)
+            .await
+            .map_err(|source| Error::Kube {
+                object: run.describe(),
+                action: "writing the Cluster API fields of the spec",
+                source,
+            })?;
+    }
     Ok((outcome.action, outcome.ready.status == "True"))
 }
 
@@ -1601,6 +1632,16 @@ impl<'a> Run<'a> {
                     Some(Ok(cr)) => {
                         arm_part = true;
                         let mut status = cr.get("status").cloned().unwrap_or_else(|| json!({}));
+                        // Cluster API's status fields of the kind's contract (crate::capi).
+                        if let Some(map) = status.as_object_mut() {
+                            map.extend(crate::capi::status_fields(
+                                info,
+                                self.object,
+                                body,
+                                ready.status == "True",
+                                &current,
+                            ));
+                        }
                         // The views not read in this reconcile keep their value (the body has no key for them).
                         if let Some(map) = status.as_object_mut() {
                             for field in crate::views::of(info).map(|v| v.field) {

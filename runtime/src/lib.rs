@@ -8,6 +8,7 @@
 //! It may not depend on any other workspace crate: the generated crate, the generator's `build.rs` users and the
 //! tools all depend on it, so it is the bottom of the graph (README, "Architecture").
 
+pub mod capi;
 pub mod conversion;
 pub mod diff;
 pub mod dotted;

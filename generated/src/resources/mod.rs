@@ -14,6 +14,10 @@ pub fn normalize(object: serde_json::Value) -> Result<serde_json::Value, armgen_
             armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1alpha1::ResourceGroup>(object)?)
         }
         #[cfg(feature = "v1alpha1")]
+        ("ResourceGroupTemplate", "v1alpha1") => {
+            armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1alpha1::ResourceGroupTemplate>(object)?)
+        }
+        #[cfg(feature = "v1alpha1")]
         ("ResourceGroupExportTemplate", "v1alpha1") => {
             armgen_runtime::hub::encode(&armgen_runtime::hub::decode::<v1alpha1::ResourceGroupExportTemplate>(object)?)
         }
@@ -42,6 +46,18 @@ pub fn convert(
             match to {
                 "v1alpha1" => armgen_runtime::hub::encode(&hub),
                 _ => Err(armgen_runtime::hub::not_served("ResourceGroup", to)),
+            }
+        }
+        "ResourceGroupTemplate" => {
+            let hub: v1alpha1::ResourceGroupTemplate = match from {
+                "v1alpha1" => armgen_runtime::hub::decode(object)?,
+                _ => {
+                    return Err(armgen_runtime::hub::not_served("ResourceGroupTemplate", from));
+                }
+            };
+            match to {
+                "v1alpha1" => armgen_runtime::hub::encode(&hub),
+                _ => Err(armgen_runtime::hub::not_served("ResourceGroupTemplate", to)),
             }
         }
         "ResourceGroupExportTemplate" => {

@@ -216,6 +216,86 @@ pub struct KubeResourceConfig {
     /// Which read-only GETs under the resource the reconciler reads into its status.
     #[serde(default)]
     pub views: ViewsConfig,
+    /// The Cluster API provider contract the kind implements (docs/cluster-api.md).
+    #[serde(default)]
+    pub cluster_api: Option<ClusterApiConfig>,
+}
+
+/// `kubernetes.resources.<Kind>.clusterApi`: the Cluster API provider contract the kind implements, as data: where
+/// each field the contract names comes from in the resource's ARM body (docs/cluster-api.md, README "Using it with
+/// Cluster API"). The generator adds the contract's fields to the kind (spec and status) and lists the kind in the
+/// registry's `CLUSTER_API`; the reconciler fills them with no code per kind.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClusterApiConfig {
+    /// Which contract: a control plane (`Cluster.spec.controlPlaneRef`), an infrastructure machine pool
+    /// (`MachinePool.spec.template.spec.infrastructureRef`) or an infrastructure cluster
+    /// (`Cluster.spec.infrastructureRef`, no other field).
+    pub role: ClusterApiRole,
+    /// The contract's page (required, an https URL).
+    pub source: String,
+    /// Control plane: `spec.controlPlaneEndpoint`, from the first of these ARM paths with a value (`hosts`) and a
+    /// fixed `port`.
+    #[serde(default)]
+    pub endpoint: Option<EndpointConfig>,
+    /// Control plane: the Kubernetes version. `spec` is the ARM path the contract's `spec.version` (which the
+    /// ClusterClass topology writes, `v1.30.1`) is copied into without its `v`; `status` the ARM path
+    /// `status.version` reads (`v` added).
+    #[serde(default)]
+    pub version: Option<VersionFieldsConfig>,
+    /// Control plane: the Secret export whose value is the cluster's kubeconfig, written as Cluster API reads it
+    /// (`<cluster>-kubeconfig`, key `value`, type `cluster.x-k8s.io/secret`).
+    #[serde(default)]
+    pub kubeconfig: Option<String>,
+    /// Machine pool: the ARM path of the pool's size (`status.replicas`), which follows the owning MachinePool's
+    /// `spec.replicas`.
+    #[serde(default)]
+    pub replicas: Option<String>,
+    /// Machine pool: where `spec.providerIDList` comes from.
+    #[serde(default)]
+    pub provider_ids: Option<ProviderIdsConfig>,
+}
+
+/// The Cluster API contracts armgen kinds implement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ClusterApiRole {
+    ControlPlane,
+    MachinePool,
+    /// An infrastructure cluster (`Cluster.spec.infrastructureRef`): what the cluster lives in, provisioned once
+    /// ready; a ClusterClass needs one.
+    InfrastructureCluster,
+}
+
+/// `clusterApi.endpoint`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct EndpointConfig {
+    /// ARM paths of the host name, the first with a value wins (`properties.fqdn`, `properties.privateFQDN`).
+    pub hosts: Vec<String>,
+    pub port: u16,
+}
+
+/// `clusterApi.version`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct VersionFieldsConfig {
+    pub spec: String,
+    pub status: String,
+}
+
+/// `clusterApi.providerIds`: each item of a view (a pageable list) names one machine.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ProviderIdsConfig {
+    /// The view (a status field of `views.read`) listing the pool's machines.
+    pub view: String,
+    /// The ARM path, in each item, of the machine's resource ID.
+    pub id: String,
+    /// What comes before the ID (`azure://`).
+    pub prefix: String,
+    /// The public source of the format.
+    pub source: String,
 }
 
 /// How often a view is read when `views.refreshSeconds` does not say: hourly. An upgrade profile or the
@@ -804,6 +884,9 @@ fn check_kube_resource(key: &str, kind: &str, rc: &KubeResourceConfig) -> std::r
         check_owner_gate(&format!("{key}.actions.ownerGate"), gate)?;
     }
     check_views(&format!("{key}.views"), &rc.views)?;
+    if let Some(capi) = &rc.cluster_api {
+        check_cluster_api(&format!("{key}.clusterApi"), capi, rc)?;
+    }
     for (action, source) in &rc.actions.ungated {
         check_source(&format!("{key}.actions.ungated.{action}"), source)?;
     }
@@ -827,6 +910,96 @@ fn check_kube_resource(key: &str, kind: &str, rc: &KubeResourceConfig) -> std::r
                 format!("{key}.configMaps.{export}"),
                 format!("{path:?} is not a dotted JSON path such as properties.fqdn"),
             ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks `kubernetes.resources.<Kind>.clusterApi` (of kind config `rc`), at config key `key`: the fields its role
+/// needs and no other, dotted paths, the kubeconfig a Secret export of the kind, the provider IDs a view it reads.
+fn check_cluster_api(key: &str, capi: &ClusterApiConfig, rc: &KubeResourceConfig) -> std::result::Result<(), Invalid> {
+    check_source(&format!("{key}.source"), &capi.source)?;
+    let path = |k: String, p: &str| -> std::result::Result<(), Invalid> {
+        if is_plain_path(p) {
+            Ok(())
+        } else {
+            Err((k, format!("{p:?} is not a dotted JSON path such as properties.fqdn")))
+        }
+    };
+    let (control_plane, pool) = (
+        capi.endpoint.is_some() || capi.version.is_some() || capi.kubeconfig.is_some(),
+        capi.replicas.is_some() || capi.provider_ids.is_some(),
+    );
+    match capi.role {
+        ClusterApiRole::ControlPlane => {
+            if pool {
+                return Err((
+                    key.to_string(),
+                    "replicas and providerIds are machine pool fields".into(),
+                ));
+            }
+            let Some(endpoint) = &capi.endpoint else {
+                return Err((format!("{key}.endpoint"), "a control plane needs its endpoint".into()));
+            };
+            if endpoint.hosts.is_empty() {
+                return Err((format!("{key}.endpoint.hosts"), "name at least one ARM path".into()));
+            }
+            for (i, h) in endpoint.hosts.iter().enumerate() {
+                path(format!("{key}.endpoint.hosts[{i}]"), h)?;
+            }
+            if endpoint.port == 0 {
+                return Err((format!("{key}.endpoint.port"), "0 is not a port".into()));
+            }
+            let Some(version) = &capi.version else {
+                return Err((format!("{key}.version"), "a control plane needs its version".into()));
+            };
+            path(format!("{key}.version.spec"), &version.spec)?;
+            path(format!("{key}.version.status"), &version.status)?;
+            if let Some(k) = &capi.kubeconfig
+                && !rc.secrets.contains_key(k)
+            {
+                return Err((
+                    format!("{key}.kubeconfig"),
+                    format!("{k:?} is not a Secret export of the kind (secrets)"),
+                ));
+            }
+        }
+        ClusterApiRole::InfrastructureCluster => {
+            if control_plane || pool {
+                return Err((
+                    key.to_string(),
+                    "an infrastructure cluster has no other field than its source".into(),
+                ));
+            }
+        }
+        ClusterApiRole::MachinePool => {
+            if control_plane {
+                return Err((
+                    key.to_string(),
+                    "endpoint, version and kubeconfig are control plane fields".into(),
+                ));
+            }
+            let Some(replicas) = &capi.replicas else {
+                return Err((format!("{key}.replicas"), "a machine pool needs its replicas".into()));
+            };
+            path(format!("{key}.replicas"), replicas)?;
+            let Some(ids) = &capi.provider_ids else {
+                return Err((
+                    format!("{key}.providerIds"),
+                    "a machine pool needs its provider IDs".into(),
+                ));
+            };
+            if !rc.views.read.contains_key(&ids.view) {
+                return Err((
+                    format!("{key}.providerIds.view"),
+                    format!("{:?} is not a view the kind reads (views.read)", ids.view),
+                ));
+            }
+            path(format!("{key}.providerIds.id"), &ids.id)?;
+            if ids.prefix.contains(char::is_whitespace) {
+                return Err((format!("{key}.providerIds.prefix"), "a prefix has no whitespace".into()));
+            }
+            check_source(&format!("{key}.providerIds.source"), &ids.source)?;
         }
     }
     Ok(())
@@ -1072,6 +1245,94 @@ mod tests {
         ] {
             let e = views_error(views).unwrap_or_else(|| panic!("{views}: accepted"));
             assert!(e.contains(key) && e.contains(says), "{views}: {e}");
+        }
+    }
+
+    /// The error of a config whose kind `Widget` has `rest` (YAML flow entries) and `clusterApi: capi`, if any.
+    fn cluster_api_error(rest: &str, capi: &str) -> Option<String> {
+        let text = format!(
+            "{}    kubernetes:\n      resources:\n        Widget: {{{rest}clusterApi: {capi}}}\n",
+            group(&[("v1", "2024-01-01", true)])
+        );
+        Config::parse(&text, Path::new("azure-arm.yaml"))
+            .err()
+            .map(|e| e.to_string())
+    }
+
+    #[test]
+    fn cluster_api_is_checked_naming_the_key() {
+        let src = "source: \"https://cluster-api.sigs.k8s.io/x\"";
+        let secrets = "secrets: {kubeconfig: {action: listCredential, value: \"kubeconfigs[0].value\"}}, ";
+        let views = "views: {read: {machines: machines}}, ";
+        let plane = format!(
+            "{{role: controlPlane, {src}, endpoint: {{hosts: [properties.fqdn], port: 443}}, \
+             version: {{spec: properties.v, status: properties.currentV}}, kubeconfig: kubeconfig}}"
+        );
+        let pool = format!(
+            "{{role: machinePool, {src}, replicas: properties.count, \
+             providerIds: {{view: machines, id: properties.resourceId, prefix: \"azure://\", {src}}}}}"
+        );
+        assert_eq!(cluster_api_error(secrets, &plane), None);
+        assert_eq!(cluster_api_error(views, &pool), None);
+        assert_eq!(
+            cluster_api_error("", &format!("{{role: infrastructureCluster, {src}}}")),
+            None
+        );
+        for (rest, capi, key, says) in [
+            ("", plane.clone(), "clusterApi.kubeconfig", "not a Secret export"),
+            ("", pool.clone(), "clusterApi.providerIds.view", "not a view"),
+            (
+                secrets,
+                plane.replace("port: 443", "port: 0"),
+                "clusterApi.endpoint.port",
+                "not a port",
+            ),
+            (
+                secrets,
+                plane.replace("[properties.fqdn]", "[]"),
+                "clusterApi.endpoint.hosts",
+                "at least one",
+            ),
+            (
+                secrets,
+                plane.replace("properties.fqdn", "a..b"),
+                "clusterApi.endpoint.hosts[0]",
+                "dotted",
+            ),
+            (
+                secrets,
+                plane.replace("https://cluster-api", "cluster-api"),
+                "clusterApi.source",
+                "public source",
+            ),
+            (
+                views,
+                pool.replace("replicas: properties.count, ", ""),
+                "clusterApi.replicas",
+                "needs its replicas",
+            ),
+            (
+                views,
+                pool.replace("machinePool", "controlPlane"),
+                "clusterApi",
+                "machine pool fields",
+            ),
+            (
+                secrets,
+                plane.replace("controlPlane", "machinePool"),
+                "clusterApi",
+                "control plane fields",
+            ),
+            (views, pool.replace("role:", "roles:"), "clusterApi", "unknown field"),
+            (
+                views,
+                pool.replace("machinePool", "infrastructureCluster"),
+                "clusterApi",
+                "no other field",
+            ),
+        ] {
+            let e = cluster_api_error(rest, &capi).unwrap_or_else(|| panic!("{capi}: accepted"));
+            assert!(e.contains(key) && e.contains(says), "{capi}: {e}");
         }
     }
 

@@ -653,7 +653,7 @@ impl<'a> Emitter<'a> {
                                 &mut cx,
                                 &Path::Root("spec/template/spec"),
                             );
-                            Ok(#to::#t { metadata: cx.finish(metadata)?, spec: #to::#tspec { template: #to::#tres { spec } } })
+                            Ok(#to::#t { metadata: cx.finish(metadata)?, spec: #to::#tspec { template: #to::#tres { metadata: self.spec.template.metadata.clone(), spec } } })
                         }
                     }
                 });

@@ -88,7 +88,7 @@ use super::fit::{self, Fitted, PRESERVE};
 use crate::error::{Error, Result};
 use crate::ir::{Diagnostic, Ir, Primitive, TypeKind, Validation};
 use crate::pipeline::generation::Generation;
-use crate::shape::{Exports, KubeField, KubeIr, KubeRef, KubeResource, KubeTypeId, Owner, Special};
+use crate::shape::{ContractField, Exports, KubeField, KubeIr, KubeRef, KubeResource, KubeTypeId, Owner, Special};
 
 /// The folder of the manifests, relative to the generated crate's folder.
 pub const CRD_DIR: &str = "crds";
@@ -322,7 +322,30 @@ fn build_crd(group: &str, kind: &str, per_version: &[(&KubeIr, &Ir, &KubeResourc
         version_values.push(value);
     }
 
-    let manifest = crd_manifest(group, kind, &plural, version_values);
+    let mut manifest = crd_manifest(group, kind, &plural, version_values);
+    // A kind implementing a Cluster API contract (and its template) is labelled with the versions that implement
+    // it, for each contract version (the contracts' "APIVersion field value" rules; docs/cluster-api.md): Cluster
+    // API takes the last, the storage version here.
+    if per_version.iter().any(|(_, _, r)| r.cluster_api.is_some()) {
+        let mut names: Vec<&str> = per_version
+            .iter()
+            .enumerate()
+            .filter(|(i, (k, _, r))| k.served && r.cluster_api.is_some() && *i != storage_index)
+            .map(|(_, (k, _, _))| k.version.as_str())
+            .collect();
+        if let Some((k, _, r)) = per_version.get(storage_index)
+            && r.cluster_api.is_some()
+        {
+            names.push(k.version.as_str());
+        }
+        let value = Value::String(names.join("_"));
+        if let Some(meta) = manifest.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert(
+                "labels".into(),
+                json!({"cluster.x-k8s.io/v1beta1": value.clone(), "cluster.x-k8s.io/v1beta2": value}),
+            );
+        }
+    }
     let mut crd = Crd {
         group: group.to_string(),
         kind: kind.to_string(),
@@ -664,9 +687,15 @@ impl SchemaBuilder<'_> {
             format!("The `{kind}` spec that resources made from this template get."),
             spec,
         );
+        let string_map = json!({"type": "object", "additionalProperties": {"type": "string"}});
+        let metadata = json!({
+            "description": format!("The labels and annotations a `{kind}` made from this template gets."),
+            "type": "object",
+            "properties": {"labels": string_map.clone(), "annotations": string_map},
+        });
         let resource = described(
             format!("What a `{kind}` made from this template gets."),
-            object(json!({ "spec": Value::Object(spec) }), &["spec"]),
+            object(json!({ "metadata": metadata, "spec": Value::Object(spec) }), &["spec"]),
         );
         let template_spec = described(
             "The template.".into(),
@@ -739,6 +768,7 @@ impl SchemaBuilder<'_> {
             Special::OperatorStatus => operator_status_schema(),
             Special::OperatorSpec => operator_spec_schema(&self.resource.exports),
             Special::FromConfig => config_map_reference_schema(),
+            Special::Contract(c) => contract_schema(c),
         };
         if f.arm_props.last().is_some_and(|p| p.nullable) {
             schema.insert("nullable".into(), json!(true));
@@ -1007,6 +1037,30 @@ fn described(description: String, schema: Map<String, Value>) -> Map<String, Val
         }
     }
     out
+}
+
+/// The schema of a Cluster API contract field (docs/cluster-api.md).
+fn contract_schema(c: ContractField) -> Map<String, Value> {
+    let value = match c {
+        ContractField::Endpoint => json!({
+            "type": "object",
+            "properties": {"host": {"type": "string"}, "port": {"type": "integer", "format": "int32"}},
+        }),
+        ContractField::Version | ContractField::StatusVersion => json!({"type": "string"}),
+        ContractField::ProviderIds => json!({"type": "array", "items": {"type": "string"}}),
+        ContractField::Initialization => json!({
+            "type": "object",
+            "properties": {"controlPlaneInitialized": {"type": "boolean"}, "provisioned": {"type": "boolean"}},
+        }),
+        ContractField::Initialized | ContractField::Ready | ContractField::ExternalManaged => {
+            json!({"type": "boolean"})
+        }
+        ContractField::Replicas => json!({"type": "integer", "format": "int32"}),
+    };
+    match value {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
 }
 
 fn string_schema() -> Map<String, Value> {

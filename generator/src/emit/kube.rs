@@ -29,7 +29,7 @@ use super::output::{VersionOutput, finish};
 use super::rust::{ident, primitive};
 use crate::error::{Error, Result};
 use crate::ir::{Ir, ObjectType, Primitive, Property, TypeKind, TypeRef};
-use crate::shape::{Family, KubeField, KubeIr, KubeRef, KubeResource, KubeType, Owner, Special};
+use crate::shape::{ContractField, Family, KubeField, KubeIr, KubeRef, KubeResource, KubeType, Owner, Special};
 
 /// `#[doc]` lines for a description (first paragraph only, to keep the custom-resource docs short).
 fn doc(description: Option<&str>) -> TokenStream {
@@ -160,6 +160,14 @@ impl Ctx<'_> {
                 let name = format_ident!("{}OperatorSpec", kind);
                 quote!(#name)
             }
+            Special::Contract(c) => match c {
+                ContractField::Endpoint => quote!(armgen_runtime::capi::ApiEndpoint),
+                ContractField::Version | ContractField::StatusVersion => quote!(String),
+                ContractField::ProviderIds => quote!(Vec<String>),
+                ContractField::Initialization => quote!(armgen_runtime::capi::Initialization),
+                ContractField::Initialized | ContractField::Ready | ContractField::ExternalManaged => quote!(bool),
+                ContractField::Replicas => quote!(i32),
+            },
         })
     }
 
@@ -958,7 +966,7 @@ fn template(r: &KubeResource, group: &str, version: &str) -> TokenStream {
                         name: Some(name.to_string()),
                         ..Default::default()
                     },
-                    spec: #spec { template: #resource { spec } },
+                    spec: #spec { template: #resource { metadata: None, spec } },
                 }
             }
         }
@@ -975,6 +983,9 @@ fn template(r: &KubeResource, group: &str, version: &str) -> TokenStream {
         #[doc = #resource_doc]
         #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
         pub struct #resource {
+            /// The labels and annotations of resources made from the template.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub metadata: Option<armgen_runtime::capi::TemplateMetadata>,
             /// The spec of resources made from the template.
             pub spec: #target_spec,
         }

@@ -70,6 +70,7 @@ fn kube_registry(kube_versions: &[&VersionOutput<'_>]) -> TokenStream {
     let kind_infos: Vec<TokenStream> = kube_versions.iter().filter_map(|v| kind_infos(v, &stored)).collect();
     let action_infos: Vec<TokenStream> = kube_versions.iter().filter_map(|v| action_infos(v, &stored)).collect();
     let view_infos: Vec<TokenStream> = kube_versions.iter().filter_map(|v| view_infos(v)).collect();
+    let contract_infos: Vec<TokenStream> = kube_versions.iter().filter_map(|v| contract_infos(v)).collect();
     let (import_dispatch, export_dispatch) = import_export_dispatch(kube_versions);
     let crd_lookups = crd_lookups(kube_versions);
     let diff_registry = super::diff::registry(kube_versions);
@@ -88,6 +89,10 @@ fn kube_registry(kube_versions: &[&VersionOutput<'_>]) -> TokenStream {
         /// Every view of every resource kind of every version (those whose feature is on): a read-only ARM GET
         /// under the resource whose typed response the reconciler keeps in the resource's status.
         pub const VIEWS: &[armgen_runtime::ViewInfo] = &[#(#view_infos)*];
+
+        /// Every resource kind of every version (those whose feature is on) that implements a Cluster API provider
+        /// contract, with where its contract fields come from (`kubernetes.resources.<Kind>.clusterApi`).
+        pub const CLUSTER_API: &[armgen_runtime::capi::ContractInfo] = &[#(#contract_infos)*];
 
         /// Every custom resource kind that is reconciled: the resources ([`KINDS`]), then the action kinds
         /// ([`ACTIONS`]).
@@ -313,6 +318,74 @@ fn view_infos(v: &VersionOutput<'_>) -> Option<TokenStream> {
             #rows
         )*
     })
+}
+
+/// The `CLUSTER_API` entries of one version, each behind the version's feature; `None` for a version without
+/// custom resources. The spec fields the contract sets (the version, the replicas) are the kind's spec fields that
+/// mirror the configured ARM paths.
+fn contract_infos(v: &VersionOutput<'_>) -> Option<TokenStream> {
+    let kube = v.kube?;
+    let (g, k) = (v.group, v.kube_version);
+    let rows: Vec<TokenStream> = kube
+        .resources
+        .iter()
+        .filter_map(|r| r.cluster_api.as_ref().map(|c| (r, c)))
+        .map(|(r, c)| {
+            let kind = r.kind.as_str();
+            let spec_field = |arm_path: Option<&String>| -> TokenStream {
+                let found = arm_path.and_then(|p| {
+                    r.spec_fields
+                        .iter()
+                        .find(|f| f.special == crate::shape::Special::None && f.arm_path.join(".") == *p)
+                        .map(|f| f.json_name.clone())
+                });
+                option_str(found.as_deref())
+            };
+            let role = match c.role {
+                crate::config::ClusterApiRole::ControlPlane => quote!(armgen_runtime::capi::Role::ControlPlane),
+                crate::config::ClusterApiRole::MachinePool => quote!(armgen_runtime::capi::Role::MachinePool),
+                crate::config::ClusterApiRole::InfrastructureCluster => {
+                    quote!(armgen_runtime::capi::Role::InfrastructureCluster)
+                }
+            };
+            let source = &c.source;
+            let hosts: Vec<&String> = c.endpoint.iter().flat_map(|e| &e.hosts).collect();
+            let port = proc_macro2::Literal::u16_unsuffixed(c.endpoint.as_ref().map(|e| e.port).unwrap_or(0));
+            let version_status = option_str(c.version.as_ref().map(|v| v.status.as_str()));
+            let version_spec_field = spec_field(c.version.as_ref().map(|v| &v.spec));
+            let kubeconfig = option_str(c.kubeconfig.as_deref());
+            let replicas = option_str(c.replicas.as_deref());
+            let replicas_spec_field = spec_field(c.replicas.as_ref());
+            let ids = c.provider_ids.as_ref();
+            let ids_view = option_str(ids.map(|i| i.view.as_str()));
+            let ids_id = option_str(ids.map(|i| i.id.as_str()));
+            let ids_prefix = ids.map(|i| i.prefix.as_str()).unwrap_or_default();
+            quote! {
+                armgen_runtime::capi::ContractInfo {
+                    group: #g, version: #k, kind: #kind, role: #role, source: #source,
+                    endpoint_hosts: &[#(#hosts),*], endpoint_port: #port,
+                    version_status: #version_status, version_spec_field: #version_spec_field,
+                    kubeconfig: #kubeconfig,
+                    replicas: #replicas, replicas_spec_field: #replicas_spec_field,
+                    provider_ids_view: #ids_view, provider_ids_id: #ids_id, provider_ids_prefix: #ids_prefix,
+                },
+            }
+        })
+        .collect();
+    Some(quote! {
+        #(
+            #[cfg(feature = #k)]
+            #rows
+        )*
+    })
+}
+
+/// `Some("…")` or `None`, as tokens.
+fn option_str(s: Option<&str>) -> TokenStream {
+    match s {
+        Some(s) => quote!(Some(#s)),
+        None => quote!(None),
+    }
 }
 
 /// The lookups of `custom_resource_definition`: one per kind (and kind template) of each version, behind its

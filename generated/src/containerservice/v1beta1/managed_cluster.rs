@@ -126,6 +126,12 @@ pub struct ManagedClusterSpec {
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<ManagedClusterOperatorSpec>,
+    /// Cluster API: the endpoint of the cluster's API server, written by the operator from the resource (not sent to Azure).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control_plane_endpoint: Option<armgen_runtime::capi::ApiEndpoint>,
+    /// Cluster API: the Kubernetes version (`v1.30.1`) a ClusterClass topology asks for; the operator copies it, without the `v`, into the field it maps to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
     /// Resource tags.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
@@ -350,6 +356,8 @@ impl ManagedClusterSpec {
             azure_name: arm.name.clone(),
             owner: None,
             operator_spec: None,
+            control_plane_endpoint: None,
+            version: None,
             tags: arm.tags.clone(),
             location: Some(arm.location.clone()),
             sku: arm.sku.as_ref().map(spec::ManagedClusterSku::from_arm),
@@ -557,6 +565,21 @@ impl ManagedClusterSpec {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStatus {
+    /// Cluster API: the Kubernetes version the control plane runs (`v` and the version Azure reports).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Cluster API (v1beta2 contract): `controlPlaneInitialized` once the control plane was first ready.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initialization: Option<armgen_runtime::capi::Initialization>,
+    /// Cluster API (v1beta1 contract): true once the control plane was first ready.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initialized: Option<bool>,
+    /// Cluster API (v1beta1 contract): true once the control plane was first ready.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
+    /// Cluster API: true, the control plane has no machines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external_managed_control_plane: Option<bool>,
     /// Fully qualified resource ID for the resource. E.g. "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}"
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
@@ -724,6 +747,11 @@ pub struct ManagedClusterStatus {
 impl From<&arm::ManagedCluster> for ManagedClusterStatus {
     fn from(arm: &arm::ManagedCluster) -> Self {
         Self {
+            version: None,
+            initialization: None,
+            initialized: None,
+            ready: None,
+            external_managed_control_plane: None,
             id: arm.id.clone(),
             name: arm.name.clone(),
             r#type: arm.r#type.clone(),
@@ -1006,6 +1034,7 @@ impl ManagedClusterTemplate {
             },
             spec: ManagedClusterTemplateSpec {
                 template: ManagedClusterTemplateResource {
+                    metadata: None,
                     spec,
                 },
             },
@@ -1058,6 +1087,9 @@ pub struct ManagedClusterTemplateSpec {
 /// What a `ManagedCluster` made from the template gets.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ManagedClusterTemplateResource {
+    /// The labels and annotations of resources made from the template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<armgen_runtime::capi::TemplateMetadata>,
     /// The spec of resources made from the template.
     pub spec: ManagedClusterSpec,
 }

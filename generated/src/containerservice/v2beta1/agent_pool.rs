@@ -110,6 +110,9 @@ pub struct AgentPoolSpec {
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<AgentPoolOperatorSpec>,
+    /// Cluster API: the provider IDs of the pool's machines, written by the operator from a complete read of them (not sent to Azure).
+    #[serde(rename = "providerIDList", skip_serializing_if = "Option::is_none")]
+    pub provider_id_list: Option<Vec<String>>,
     /// Number of agents (VMs) to host docker containers. Allowed values must be in the range of 0 to 1000 (inclusive) for user pools and in the range of 1 to 1000 (inclusive) for system pools. The default value is 1.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
@@ -391,6 +394,7 @@ impl AgentPoolSpec {
             azure_name: arm.name.clone(),
             owner: None,
             operator_spec: None,
+            provider_id_list: None,
             count: arm.properties.as_ref().and_then(|e| e.count),
             vm_size: arm.properties.as_ref().and_then(|e| e.vm_size.clone()),
             os_disk_size_gb: arm.properties.as_ref().and_then(|e| e.os_disk_size_gb),
@@ -554,6 +558,15 @@ impl AgentPoolSpec {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolStatus {
+    /// Cluster API: how many machines the pool has, as Azure reports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    /// Cluster API (v1beta2 contract): `provisioned` once the pool was first ready.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initialization: Option<armgen_runtime::capi::Initialization>,
+    /// Cluster API: true once the pool was first ready.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
@@ -749,6 +762,9 @@ pub struct AgentPoolStatus {
 impl From<&arm::AgentPool> for AgentPoolStatus {
     fn from(arm: &arm::AgentPool) -> Self {
         Self {
+            replicas: None,
+            initialization: None,
+            ready: None,
             id: arm.id.clone(),
             name: arm.name.clone(),
             r#type: arm.r#type.clone(),
@@ -921,7 +937,10 @@ impl AgentPoolTemplate {
                 ..Default::default()
             },
             spec: AgentPoolTemplateSpec {
-                template: AgentPoolTemplateResource { spec },
+                template: AgentPoolTemplateResource {
+                    metadata: None,
+                    spec,
+                },
             },
         }
     }
@@ -972,6 +991,9 @@ pub struct AgentPoolTemplateSpec {
 /// What a `AgentPool` made from the template gets.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AgentPoolTemplateResource {
+    /// The labels and annotations of resources made from the template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<armgen_runtime::capi::TemplateMetadata>,
     /// The spec of resources made from the template.
     pub spec: AgentPoolSpec,
 }

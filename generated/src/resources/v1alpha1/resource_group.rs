@@ -150,6 +150,12 @@ impl ResourceGroupSpec {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ResourceGroupStatus {
+    /// Cluster API (v1beta2 contract): `provisioned` once the resource was first ready.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initialization: Option<armgen_runtime::capi::Initialization>,
+    /// Cluster API (v1beta1 contract): true once the resource was first ready.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
     /// The ID of the resource group.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
@@ -182,6 +188,8 @@ pub struct ResourceGroupStatus {
 impl From<&arm::ResourceGroup> for ResourceGroupStatus {
     fn from(arm: &arm::ResourceGroup) -> Self {
         Self {
+            initialization: None,
+            ready: None,
             id: arm.id.clone(),
             name: arm.name.clone(),
             r#type: arm.r#type.clone(),
@@ -205,4 +213,92 @@ pub struct ResourceGroupOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+/// A template of `ResourceGroup` specs (ClusterClass style): `spec.template.spec` is what a `ResourceGroup` made from it gets. Nothing is created in Azure for a template.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ResourceGroupTemplate {
+    pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    pub spec: ResourceGroupTemplateSpec,
+}
+
+impl ResourceGroupTemplate {
+    /// The custom resource's `apiVersion`.
+    pub const API_VERSION: &'static str = "resources.armgen.dev/v1alpha1";
+    /// The custom resource's `kind`.
+    pub const KIND: &'static str = "ResourceGroupTemplate";
+    /// The CustomResourceDefinition of this kind (all its versions), as committed in `crds/`.
+    pub fn crd() -> Result<
+        k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+        serde_yaml_ng::Error,
+    > {
+        serde_yaml_ng::from_str(include_str!("../../../crds/resourcegrouptemplates.resources.armgen.dev.yaml"))
+    }
+    /// A template named `name` whose resources get `spec`.
+    pub fn new(name: &str, spec: ResourceGroupSpec) -> Self {
+        Self {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some(name.to_string()),
+                ..Default::default()
+            },
+            spec: ResourceGroupTemplateSpec {
+                template: ResourceGroupTemplateResource {
+                    metadata: None,
+                    spec,
+                },
+            },
+        }
+    }
+}
+
+impl Serialize for ResourceGroupTemplate {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("ResourceGroupTemplate", 4)?;
+        s.serialize_field("apiVersion", Self::API_VERSION)?;
+        s.serialize_field("kind", Self::KIND)?;
+        s.serialize_field("metadata", &self.metadata)?;
+        s.serialize_field("spec", &self.spec)?;
+        s.end()
+    }
+}
+
+impl kube_core::Resource for ResourceGroupTemplate {
+    type DynamicType = ();
+    type Scope = kube_core::NamespaceResourceScope;
+    fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+        "ResourceGroupTemplate".into()
+    }
+    fn group(_: &()) -> std::borrow::Cow<'_, str> {
+        "resources.armgen.dev".into()
+    }
+    fn version(_: &()) -> std::borrow::Cow<'_, str> {
+        "v1alpha1".into()
+    }
+    fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+        "resourcegrouptemplates".into()
+    }
+    fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+/// The desired state of a `ResourceGroupTemplate`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ResourceGroupTemplateSpec {
+    /// The template.
+    pub template: ResourceGroupTemplateResource,
+}
+
+/// What a `ResourceGroup` made from the template gets.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ResourceGroupTemplateResource {
+    /// The labels and annotations of resources made from the template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<armgen_runtime::capi::TemplateMetadata>,
+    /// The spec of resources made from the template.
+    pub spec: ResourceGroupSpec,
 }

@@ -15,6 +15,7 @@ impl Convert<hub::AgentPoolSpec> for spoke::AgentPoolSpec {
             azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
             owner: cx.copy(&self.owner, &path.field("owner")),
             operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
+            provider_id_list: cx.copy(&self.provider_id_list, &path.field("providerIDList")),
             count: cx.copy(&self.count, &path.field("count")),
             vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
             os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
@@ -93,6 +94,7 @@ impl Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
             azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
             owner: cx.copy(&self.owner, &path.field("owner")),
             operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
+            provider_id_list: cx.copy(&self.provider_id_list, &path.field("providerIDList")),
             count: cx.copy(&self.count, &path.field("count")),
             vm_size: cx.copy(&self.vm_size, &path.field("vmSize")),
             os_disk_size_gb: cx.copy(&self.os_disk_size_gb, &path.field("osDiskSizeGB")),
@@ -150,6 +152,9 @@ impl Convert<spoke::AgentPoolSpec> for hub::AgentPoolSpec {
 impl Convert<hub::AgentPoolStatus> for spoke::AgentPoolStatus {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::AgentPoolStatus {
         hub::AgentPoolStatus {
+            replicas: cx.copy(&self.replicas, &path.field("replicas")),
+            initialization: cx.copy(&self.initialization, &path.field("initialization")),
+            ready: cx.copy(&self.ready, &path.field("ready")),
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
             r#type: cx.copy(&self.r#type, &path.field("type")),
@@ -240,6 +245,9 @@ impl Convert<spoke::AgentPoolStatus> for hub::AgentPoolStatus {
         cx.keep(&self.status, &path.field("status"));
         cx.keep(&self.local_dns_profile, &path.field("localDNSProfile"));
         spoke::AgentPoolStatus {
+            replicas: cx.copy(&self.replicas, &path.field("replicas")),
+            initialization: cx.copy(&self.initialization, &path.field("initialization")),
+            ready: cx.copy(&self.ready, &path.field("ready")),
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
             r#type: cx.copy(&self.r#type, &path.field("type")),
@@ -351,6 +359,7 @@ impl ConvertObject<hub::AgentPoolTemplate> for spoke::AgentPoolTemplate {
             metadata: cx.finish(metadata)?,
             spec: hub::AgentPoolTemplateSpec {
                 template: hub::AgentPoolTemplateResource {
+                    metadata: self.spec.template.metadata.clone(),
                     spec,
                 },
             },
@@ -368,6 +377,7 @@ impl ConvertObject<spoke::AgentPoolTemplate> for hub::AgentPoolTemplate {
             metadata: cx.finish(metadata)?,
             spec: spoke::AgentPoolTemplateSpec {
                 template: spoke::AgentPoolTemplateResource {
+                    metadata: self.spec.template.metadata.clone(),
                     spec,
                 },
             },

@@ -16,6 +16,8 @@ impl Convert<hub::ManagedClusterSpec> for spoke::ManagedClusterSpec {
             azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
             owner: cx.copy(&self.owner, &path.field("owner")),
             operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
+            control_plane_endpoint: cx.copy(&self.control_plane_endpoint, &path.field("controlPlaneEndpoint")),
+            version: cx.copy(&self.version, &path.field("version")),
             tags: cx.copy(&self.tags, &path.field("tags")),
             location: cx.copy(&self.location, &path.field("location")),
             sku: cx.object(&self.sku, &path.field("sku")),
@@ -82,6 +84,8 @@ impl Convert<spoke::ManagedClusterSpec> for hub::ManagedClusterSpec {
             azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
             owner: cx.copy(&self.owner, &path.field("owner")),
             operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
+            control_plane_endpoint: cx.copy(&self.control_plane_endpoint, &path.field("controlPlaneEndpoint")),
+            version: cx.copy(&self.version, &path.field("version")),
             tags: cx.copy(&self.tags, &path.field("tags")),
             location: cx.copy(&self.location, &path.field("location")),
             sku: cx.object(&self.sku, &path.field("sku")),
@@ -133,6 +137,12 @@ impl Convert<hub::ManagedClusterStatus> for spoke::ManagedClusterStatus {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::ManagedClusterStatus {
         cx.keep(&self.enable_pod_security_policy, &path.field("enablePodSecurityPolicy"));
         hub::ManagedClusterStatus {
+            version: cx.copy(&self.version, &path.field("version")),
+            initialization: cx.copy(&self.initialization, &path.field("initialization")),
+            initialized: cx.copy(&self.initialized, &path.field("initialized")),
+            ready: cx.copy(&self.ready, &path.field("ready")),
+            external_managed_control_plane: cx
+                .copy(&self.external_managed_control_plane, &path.field("externalManagedControlPlane")),
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
             r#type: cx.copy(&self.r#type, &path.field("type")),
@@ -218,6 +228,12 @@ impl Convert<spoke::ManagedClusterStatus> for hub::ManagedClusterStatus {
         cx.keep(&self.e_tag, &path.field("eTag"));
         cx.keep(&self.kind, &path.field("kind"));
         spoke::ManagedClusterStatus {
+            version: cx.copy(&self.version, &path.field("version")),
+            initialization: cx.copy(&self.initialization, &path.field("initialization")),
+            initialized: cx.copy(&self.initialized, &path.field("initialized")),
+            ready: cx.copy(&self.ready, &path.field("ready")),
+            external_managed_control_plane: cx
+                .copy(&self.external_managed_control_plane, &path.field("externalManagedControlPlane")),
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
             r#type: cx.copy(&self.r#type, &path.field("type")),
@@ -329,6 +345,7 @@ impl ConvertObject<hub::ManagedClusterTemplate> for spoke::ManagedClusterTemplat
             metadata: cx.finish(metadata)?,
             spec: hub::ManagedClusterTemplateSpec {
                 template: hub::ManagedClusterTemplateResource {
+                    metadata: self.spec.template.metadata.clone(),
                     spec,
                 },
             },
@@ -346,6 +363,7 @@ impl ConvertObject<spoke::ManagedClusterTemplate> for hub::ManagedClusterTemplat
             metadata: cx.finish(metadata)?,
             spec: spoke::ManagedClusterTemplateSpec {
                 template: spoke::ManagedClusterTemplateResource {
+                    metadata: self.spec.template.metadata.clone(),
                     spec,
                 },
             },

@@ -15,6 +15,8 @@ impl Convert<hub::ManagedClusterSpec> for spoke::ManagedClusterSpec {
             azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
             owner: cx.copy(&self.owner, &path.field("owner")),
             operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
+            control_plane_endpoint: cx.copy(&self.control_plane_endpoint, &path.field("controlPlaneEndpoint")),
+            version: cx.copy(&self.version, &path.field("version")),
             tags: cx.copy(&self.tags, &path.field("tags")),
             location: cx.copy(&self.location, &path.field("location")),
             kubernetes_version: cx.copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
@@ -79,6 +81,8 @@ impl Convert<spoke::ManagedClusterSpec> for hub::ManagedClusterSpec {
             azure_name: cx.copy(&self.azure_name, &path.field("azureName")),
             owner: cx.copy(&self.owner, &path.field("owner")),
             operator_spec: cx.via_json(&self.operator_spec, &path.field("operatorSpec")),
+            control_plane_endpoint: cx.copy(&self.control_plane_endpoint, &path.field("controlPlaneEndpoint")),
+            version: cx.copy(&self.version, &path.field("version")),
             tags: cx.copy(&self.tags, &path.field("tags")),
             location: cx.copy(&self.location, &path.field("location")),
             kubernetes_version: cx.copy(&self.kubernetes_version, &path.field("kubernetesVersion")),
@@ -134,6 +138,12 @@ impl Convert<spoke::ManagedClusterSpec> for hub::ManagedClusterSpec {
 impl Convert<hub::ManagedClusterStatus> for spoke::ManagedClusterStatus {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::ManagedClusterStatus {
         hub::ManagedClusterStatus {
+            version: cx.copy(&self.version, &path.field("version")),
+            initialization: cx.copy(&self.initialization, &path.field("initialization")),
+            initialized: cx.copy(&self.initialized, &path.field("initialized")),
+            ready: cx.copy(&self.ready, &path.field("ready")),
+            external_managed_control_plane: cx
+                .copy(&self.external_managed_control_plane, &path.field("externalManagedControlPlane")),
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
             r#type: cx.copy(&self.r#type, &path.field("type")),
@@ -215,6 +225,12 @@ impl Convert<spoke::ManagedClusterStatus> for hub::ManagedClusterStatus {
         cx.keep(&self.scheduler_profile, &path.field("schedulerProfile"));
         cx.keep(&self.hosted_system_profile, &path.field("hostedSystemProfile"));
         spoke::ManagedClusterStatus {
+            version: cx.copy(&self.version, &path.field("version")),
+            initialization: cx.copy(&self.initialization, &path.field("initialization")),
+            initialized: cx.copy(&self.initialized, &path.field("initialized")),
+            ready: cx.copy(&self.ready, &path.field("ready")),
+            external_managed_control_plane: cx
+                .copy(&self.external_managed_control_plane, &path.field("externalManagedControlPlane")),
             id: cx.copy(&self.id, &path.field("id")),
             name: cx.copy(&self.name, &path.field("name")),
             r#type: cx.copy(&self.r#type, &path.field("type")),
@@ -333,6 +349,7 @@ impl ConvertObject<hub::ManagedClusterTemplate> for spoke::ManagedClusterTemplat
             metadata: cx.finish(metadata)?,
             spec: hub::ManagedClusterTemplateSpec {
                 template: hub::ManagedClusterTemplateResource {
+                    metadata: self.spec.template.metadata.clone(),
                     spec,
                 },
             },
@@ -350,6 +367,7 @@ impl ConvertObject<spoke::ManagedClusterTemplate> for hub::ManagedClusterTemplat
             metadata: cx.finish(metadata)?,
             spec: spoke::ManagedClusterTemplateSpec {
                 template: spoke::ManagedClusterTemplateResource {
+                    metadata: self.spec.template.metadata.clone(),
                     spec,
                 },
             },
