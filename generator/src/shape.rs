@@ -190,6 +190,9 @@ pub enum Special {
     Contract(ContractField),
 }
 
+/// A contract field with its JSON name and description.
+pub type ContractFieldDoc = (ContractField, &'static str, &'static str);
+
 /// The fields of the Cluster API contracts (docs/cluster-api.md), by JSON name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum ContractField {
@@ -215,12 +218,7 @@ pub enum ContractField {
 
 impl ContractField {
     /// The spec fields, then the status fields, of a contract role, with their JSON names and descriptions.
-    pub fn of(
-        role: crate::config::ClusterApiRole,
-    ) -> (
-        Vec<(ContractField, &'static str, &'static str)>,
-        Vec<(ContractField, &'static str, &'static str)>,
-    ) {
+    pub fn of(role: crate::config::ClusterApiRole) -> (Vec<ContractFieldDoc>, Vec<ContractFieldDoc>) {
         use ContractField::*;
         match role {
             crate::config::ClusterApiRole::ControlPlane => (

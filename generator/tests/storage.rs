@@ -27,6 +27,13 @@ fn unserved(mut v: VersionConfig) -> VersionConfig {
 }
 
 fn generate(versions: &[(&str, VersionConfig)]) -> armgen::Generation {
+    generate_with(versions, Default::default()).expect("generate")
+}
+
+fn generate_with(
+    versions: &[(&str, VersionConfig)],
+    kubernetes: armgen::config::KubernetesConfig,
+) -> Result<armgen::Generation, armgen::Error> {
     let config = Config {
         output: OutputConfig {
             crate_name: "widgets-api".into(),
@@ -42,7 +49,7 @@ fn generate(versions: &[(&str, VersionConfig)]) -> armgen::Generation {
                 versions: versions.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
                 resources: Default::default(),
                 overrides: Default::default(),
-                kubernetes: Default::default(),
+                kubernetes,
             },
         )]),
     };
@@ -50,7 +57,6 @@ fn generate(versions: &[(&str, VersionConfig)]) -> armgen::Generation {
         .specs(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/arm"))
         .cargo_instructions(false)
         .generate()
-        .expect("generate")
 }
 
 /// The versions of a CRD file with `storage: true`.
@@ -305,5 +311,84 @@ fn a_crd_over_its_budget_leaves_the_descriptions_out_of_older_versions_first() {
     assert!(
         descriptions(&d, "v2") > 1 && descriptions(&d, "v4") > 1,
         "the kept versions still describe"
+    );
+}
+
+/// `kubernetes.resources.<Kind>.clusterApi` (docs/config.md, "Cluster API"): the contract's fields come before the
+/// kind's ARM properties in spec and status, the kind's and its template's CRDs carry the contract labels (served
+/// versions, the storage version last), the registry lists where each field comes from, Cluster API's manager gets
+/// a role on them; an ARM path the kind lacks is an error naming the key and the ARM API version.
+#[test]
+fn a_kind_implementing_a_cluster_api_contract() {
+    let kubernetes = |capi: &str| -> armgen::config::KubernetesConfig {
+        serde_yaml_ng::from_str(&format!(
+            "resources: {{Widget: {{template: true, clusterApi: {capi}}}}}"
+        ))
+        .expect("kubernetes config")
+    };
+    let src = "source: \"https://cluster-api.sigs.k8s.io/developer/providers/contracts/control-plane\"";
+    let plane = format!(
+        "{{role: controlPlane, {src}, endpoint: {{hosts: [properties.label, properties.displayName], port: 443}}, \
+         version: {{spec: properties.osType, status: properties.revision}}}}"
+    );
+    let versions = [
+        ("v1", version("2024-01-01", "fixture/widgets.json", false)),
+        ("v2", version("2024-06-01", "fixture/widgets.json", true)),
+        ("v3", version("2025-01-01", "fixture/widgets.json", false)),
+    ];
+    let generation = generate_with(&versions, kubernetes(&plane)).unwrap_or_else(|e| panic!("{e}"));
+    let crd = |file: &str| -> serde_json::Value {
+        serde_yaml_ng::from_str(&generation.files[Path::new(file)]).expect("yaml")
+    };
+    let widgets = crd("crds/widgets.fixture.armgen.dev.yaml");
+    let templates = crd("crds/widgettemplates.fixture.armgen.dev.yaml");
+    for c in [&widgets, &templates] {
+        assert_eq!(
+            c["metadata"]["labels"]["cluster.x-k8s.io/v1beta2"], "v1_v3_v2",
+            "{}",
+            c["metadata"]
+        );
+        assert_eq!(c["metadata"]["labels"]["cluster.x-k8s.io/v1beta1"], "v1_v3_v2");
+    }
+    let schema = &widgets["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["properties"];
+    let spec_keys: Vec<&String> = schema["spec"]["properties"].as_object().expect("spec").keys().collect();
+    let status_keys: Vec<&String> = schema["status"]["properties"]
+        .as_object()
+        .expect("status")
+        .keys()
+        .collect();
+    let template_meta = &templates["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+        ["template"]["properties"]["metadata"];
+    let registry = flat(&generation.files[Path::new("src/registry.rs")]);
+    let contract = &registry[registry.find("pub const CLUSTER_API").expect("CLUSTER_API")..];
+    let contract = &contract[..contract.find("];").expect("end")];
+    let rbac = &generation.files[Path::new("rbac/cluster-api.yaml")];
+    insta::assert_snapshot!(
+        "cluster_api_contract",
+        format!(
+            "spec: {spec_keys:?}\nstatus: {status_keys:?}\ntemplate metadata: {template_meta}\n\n{contract}\n\n{}",
+            rbac.lines()
+                .filter(|l| !l.starts_with('#'))
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    );
+    let rust = flat(&generation.files[Path::new("src/fixture/v2/widget.rs")]);
+    assert!(
+        rust.contains("pub control_plane_endpoint: Option<armgen_runtime::capi::ApiEndpoint>"),
+        "{rust}"
+    );
+
+    // A path the ARM body lacks.
+    let wrong = plane.replace("properties.displayName", "properties.nowhere");
+    let Err(e) = generate_with(&versions, kubernetes(&wrong)) else {
+        panic!("a path the ARM body lacks is refused")
+    };
+    let e = e.to_string();
+    assert!(
+        e.contains("kubernetes.resources.Widget.clusterApi.endpoint.hosts[1]")
+            && e.contains("no property nowhere")
+            && e.contains("2024-01-01"),
+        "{e}"
     );
 }

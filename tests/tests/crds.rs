@@ -16,7 +16,7 @@ use armgen::Generation;
 use armgen::config::VersionOverrides;
 use armgen::emit::crd::{self, Crd, IMMUTABLE_RULE, MAX_CRD_BYTES};
 use armgen::ir::{Ir, Primitive, TypeKind};
-use armgen::shape::{Exports, KubeField, KubeIr, KubeRef, Owner, Special};
+use armgen::shape::{ContractField, Exports, KubeField, KubeIr, KubeRef, Owner, Special};
 use armgen_runtime::Scope;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{Value, json};
@@ -239,6 +239,22 @@ impl ShapeCheck<'_> {
                 self.validation(node, f, at, spec);
             }
             Special::AzureName => self.expect_type(node, at, "string"),
+            // The Cluster API contracts' fields (docs/cluster-api.md), as the contract pages type them.
+            Special::Contract(c) => match c {
+                ContractField::Endpoint => self.expect_object(node, at, &["host", "port"], &[]),
+                ContractField::Initialization => {
+                    self.expect_object(node, at, &["controlPlaneInitialized", "provisioned"], &[])
+                }
+                ContractField::Version | ContractField::StatusVersion => self.expect_type(node, at, "string"),
+                ContractField::ProviderIds => {
+                    self.expect_type(node, at, "array");
+                    self.expect_type(&node["items"], &format!("{at}/items"), "string");
+                }
+                ContractField::Initialized | ContractField::Ready | ContractField::ExternalManaged => {
+                    self.expect_type(node, at, "boolean")
+                }
+                ContractField::Replicas => self.expect_type(node, at, "integer"),
+            },
             Special::FromConfig => self.expect_object(node, at, &["name", "key"], &["name", "key"]),
             Special::Owner => {
                 let (props, required): (&[&str], &[&str]) = match self.owner {

@@ -26,6 +26,9 @@
 //! that one kind, and needs no right on the cluster itself (the reconciler checks that the target is a custom
 //! resource of the same namespace). Not aggregated into the built-in `edit`/`admin` roles: who may run which action
 //! is the cluster administrator's choice.
+//!
+//! And `rbac/cluster-api.yaml`, when some kind implements a Cluster API contract: the role Cluster API's manager
+//! aggregates to create, patch and delete those objects and read their templates.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -100,7 +103,72 @@ pub fn files(crate_name: &str, crds: &[Crd]) -> BTreeMap<PathBuf, String> {
     }
     files.insert(PathBuf::from(RBAC_DIR).join("role.yaml"), role);
     files.insert(PathBuf::from(RBAC_DIR).join("kustomization.yaml"), kustomization);
+    if let Some(role) = cluster_api_role(crate_name, crds) {
+        files.insert(PathBuf::from(RBAC_DIR).join("cluster-api.yaml"), role);
+    }
     files
+}
+
+/// The contract label of a CRD whose kind implements a Cluster API contract (`crd::build_crd`).
+const CONTRACT_LABEL: &str = "cluster.x-k8s.io/v1beta2";
+
+/// `rbac/cluster-api.yaml`: what Cluster API's controllers need on the kinds implementing its contracts (and their
+/// templates), as a `ClusterRole` its manager aggregates (`cluster.x-k8s.io/aggregate-to-manager`): the topology
+/// controller creates, patches and deletes the objects and reads and owns the templates. Not in the folder's
+/// kustomization: an installation with Cluster API adds it (`config/cluster-api`). `None` when no CRD has the label.
+fn cluster_api_role(crate_name: &str, crds: &[Crd]) -> Option<String> {
+    let mut objects: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut templates: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut sources = BTreeSet::new();
+    for crd in crds {
+        if crd
+            .manifest
+            .pointer("/metadata/labels")
+            .and_then(|l| l.get(CONTRACT_LABEL))
+            .is_none()
+        {
+            continue;
+        }
+        let into = if reconciled(crd) { &mut objects } else { &mut templates };
+        into.entry(crd.group.as_str()).or_default().insert(crd.plural.as_str());
+        sources.extend(crd.sources.iter().cloned());
+    }
+    if objects.is_empty() {
+        return None;
+    }
+    let sources: Vec<String> = sources.into_iter().collect();
+    let mut out = super::output::header("#", &sources, None);
+    out.push_str(
+        "# For an installation with Cluster API (config/cluster-api): what its controllers need on the kinds that\n\
+         # implement its contracts (the CRDs labelled cluster.x-k8s.io/v1beta2) and on their templates. Its manager\n\
+         # aggregates this role by its label. Generated from the CRDs (crds/).\n",
+    );
+    out.push_str(&format!(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {crate_name}-cluster-api\n  \
+         labels:\n    cluster.x-k8s.io/aggregate-to-manager: \"true\"\nrules:\n"
+    ));
+    let rule = |group: &str, plurals: &BTreeSet<&str>, verbs: &[&str]| {
+        let mut r = format!("- apiGroups:\n  - {group}\n  resources:\n");
+        for p in plurals {
+            r.push_str(&format!("  - {p}\n"));
+        }
+        r.push_str("  verbs:\n");
+        for v in verbs {
+            r.push_str(&format!("  - {v}\n"));
+        }
+        r
+    };
+    for (group, plurals) in &objects {
+        out.push_str(&rule(
+            group,
+            plurals,
+            &["get", "list", "watch", "create", "patch", "update", "delete"],
+        ));
+    }
+    for (group, plurals) in &templates {
+        out.push_str(&rule(group, plurals, &["get", "list", "watch", "patch", "update"]));
+    }
+    Some(out)
 }
 
 /// The runner roles of the action kinds among `crds`, as YAML documents (empty when there is none).
