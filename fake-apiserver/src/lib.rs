@@ -116,7 +116,8 @@
 //!
 //! No admission, validation against schemas, defaulting, field conversion between versions without a converter
 //! (and no calls to conversion webhooks: a converter is a function in the test), field ownership (`managedFields`), authentication or authorization, aggregated discovery,
-//! OpenAPI schemas, server-side `Table` printing, subresources other than `status`, namespace lifecycle, or grace
+//! OpenAPI schemas, server-side `Table` printing, subresources other than `status` and `scale` (which maps `.spec.replicas`
+//! and `.status.replicas` of any custom resource, whatever its CRD says), namespace lifecycle, or grace
 //! periods. `strategic-merge-patch` is a merge patch.
 //!
 //! # The binary

@@ -32,6 +32,8 @@ struct Target {
     plural: String,
     name: Option<String>,
     status: bool,
+    /// The `/scale` subresource.
+    scale: bool,
 }
 
 impl Target {
@@ -82,10 +84,12 @@ fn parse_path(path: &str) -> Result<Target, ApiError> {
         [plural, tail @ ..] => (None, *plural, tail),
         [] => return Err(not_found_path(path)),
     };
-    let (name, status) = match tail {
-        [] => (None, false),
-        [name] => (Some(*name), false),
-        [name, "status"] => (Some(*name), true),
+    let (name, status, scale) = match tail {
+        [] => (None, false, false),
+        [name] => (Some(*name), false, false),
+        [name, "status"] => (Some(*name), true, false),
+        // Custom resources only (the core group's Deployments and the like are not served).
+        [name, "scale"] if !group.is_empty() => (Some(*name), false, true),
         _ => return Err(not_found_path(path)),
     };
     Ok(Target {
@@ -95,6 +99,7 @@ fn parse_path(path: &str) -> Result<Target, ApiError> {
         plural: plural.to_string(),
         name: name.map(str::to_string),
         status,
+        scale,
     })
 }
 
@@ -277,6 +282,12 @@ fn route(
             format!("the server does not allow this method on the requested resource ({method} {path})"),
         )
     };
+    if let (Some(name), true) = (&target.name, target.scale) {
+        return match *method {
+            Method::GET | Method::PUT | Method::PATCH => scale(server, &target, name, method, content_type, body),
+            _ => Err(method_not_allowed()),
+        };
+    }
     match (&target.name, target.status, method.clone()) {
         (None, false, Method::GET) if query.flag("watch") => watch(server, &target, query),
         (None, false, Method::GET) => list(server, &target, query),
@@ -552,6 +563,85 @@ fn patch(
     };
     let object = state.update(&key, &api_version, document, mode)?;
     Ok(json_response(200, &state.present(&object, &api_version)?))
+}
+
+/// The `/scale` subresource of a custom resource: an `autoscaling/v1` `Scale` whose `spec.replicas` is the
+/// object's `.spec.replicas` and `status.replicas` its `.status.replicas` (the paths of Cluster API's kinds and most
+/// CRDs; a CRD's own `specReplicasPath` is not read). `GET` reads it; `PUT` and merge or JSON patches write
+/// `.spec.replicas` of the object, as a write of the main resource.
+fn scale(
+    server: &FakeApiServer,
+    target: &Target,
+    name: &str,
+    method: &Method,
+    content_type: &str,
+    body: Option<Value>,
+) -> Result<Response<ResponseBody>, ApiError> {
+    let api_version = target.api_version();
+    let key = target.key(name);
+    let invalid = |why: String| ApiError::invalid(&target.group, &target.plural, name, &why);
+    let mut state = server.state();
+    let object = state.get(&key).cloned().ok_or_else(|| key.not_found_error())?;
+    let document = state.present(&object, &api_version)?;
+    let as_scale = |o: &Value| {
+        json!({
+            "apiVersion": "autoscaling/v1",
+            "kind": "Scale",
+            "metadata": {
+                "name": o.pointer("/metadata/name"),
+                "namespace": o.pointer("/metadata/namespace"),
+                "uid": o.pointer("/metadata/uid"),
+                "resourceVersion": o.pointer("/metadata/resourceVersion"),
+                "creationTimestamp": o.pointer("/metadata/creationTimestamp"),
+            },
+            "spec": {"replicas": o.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(0)},
+            "status": {"replicas": o.pointer("/status/replicas").and_then(Value::as_i64).unwrap_or(0)},
+        })
+    };
+    let current = as_scale(&document);
+    if *method == Method::GET {
+        return Ok(json_response(200, &current));
+    }
+    let body = body.ok_or_else(|| ApiError::bad_request("the request needs a body"))?;
+    let mut wanted = current.clone();
+    match (method, content_type) {
+        (&Method::PUT, _) => wanted = body,
+        (_, "application/merge-patch+json" | "application/strategic-merge-patch+json") => {
+            json_patch::merge(&mut wanted, &body)
+        }
+        (_, "application/json-patch+json") => apply_json_patch(&mut wanted, body).map_err(invalid)?,
+        (_, other) => {
+            return Err(ApiError::new(
+                415,
+                format!("the body of the request was in an unknown format ({other:?}) for a scale subresource"),
+            ));
+        }
+    }
+    let Some(replicas) = wanted
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .filter(|r| *r >= 0)
+    else {
+        return Err(invalid(
+            "spec.replicas: Invalid value: must be a non-negative integer".into(),
+        ));
+    };
+    let mut updated = document;
+    if let Some(spec) = updated
+        .as_object_mut()
+        .map(|m| m.entry("spec").or_insert_with(|| json!({})))
+    {
+        if let Some(spec) = spec.as_object_mut() {
+            spec.insert("replicas".into(), json!(replicas));
+        } else {
+            return Err(invalid("spec: Invalid value: not an object".into()));
+        }
+    }
+    let mode = UpdateMode::Main {
+        keep_status: target.has_status_subresource(),
+    };
+    let object = state.update(&key, &api_version, updated, mode)?;
+    Ok(json_response(200, &as_scale(&state.present(&object, &api_version)?)))
 }
 
 fn watch_line(event_type: &str, object: Value) -> Bytes {

@@ -318,6 +318,57 @@ async fn status_subresource_and_generation() -> Result<(), kube::Error> {
     Ok(())
 }
 
+/// The `/scale` subresource of a custom resource: a `Scale` over `.spec.replicas` and `.status.replicas`; writing
+/// it writes the object's `.spec.replicas` (and bumps its generation); a negative count is refused.
+#[tokio::test]
+async fn scale_subresource() -> Result<(), kube::Error> {
+    let server = FakeApiServer::new();
+    let api = widgets(server.client(), "default");
+    api.create(
+        &PostParams::default(),
+        &widget("w", json!({ "replicas": 2, "size": 1 })),
+    )
+    .await?;
+    api.patch_status(
+        "w",
+        &PatchParams::default(),
+        &Patch::Merge(&json!({"status": {"replicas": 2}})),
+    )
+    .await?;
+    let scale = api.get_scale("w").await?;
+    assert_eq!(scale.spec.and_then(|s| s.replicas), Some(2));
+    assert_eq!(scale.status.map(|s| s.replicas), Some(2));
+
+    let scaled = api
+        .patch_scale(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"replicas": 5}})),
+        )
+        .await?;
+    assert_eq!(scaled.spec.and_then(|s| s.replicas), Some(5));
+    let w = api.get("w").await?;
+    assert_eq!(
+        (field(&w, "/spec/replicas"), field(&w, "/spec/size")),
+        (&json!(5), &json!(1))
+    );
+    assert_eq!(field(&w, "/status/replicas"), &json!(2), "status is the controller's");
+    assert_eq!(generation(&w), 2);
+
+    let refused = api_error(
+        api.patch_scale(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"replicas": -1}})),
+        )
+        .await,
+    );
+    assert_eq!(refused.code, 422, "{}", refused.message);
+    let missing = api_error(api.get_scale("nope").await);
+    assert_eq!(missing.code, 404);
+    Ok(())
+}
+
 #[tokio::test]
 async fn versions_share_one_resource() -> Result<(), kube::Error> {
     let server = FakeApiServer::new();

@@ -6,7 +6,8 @@
 //! `cluster.x-k8s.io/cluster-name`, as Cluster API labels the objects it creates; other objects get none of this):
 //!
 //! - **Status**: the contract's status fields (`version`, `initialization`, `initialized`, `ready`,
-//!   `externalManagedControlPlane`, `replicas`) with every status write ([`status_fields`]).
+//!   `externalManagedControlPlane`, `replicas`) with every status write ([`status_fields`]), and a control plane's
+//!   `Available` condition beside `Ready` ([`extra_conditions`]).
 //! - **Spec, written by the provider**: `controlPlaneEndpoint` from the resource, `providerIDList` from a complete
 //!   read of the machines view ([`provider_spec`]); merge-patched only when they differ.
 //! - **Spec, asked for by Cluster API**: a control plane's `spec.version` (the ClusterClass topology's, `v1.30.1`)
@@ -77,6 +78,24 @@ pub fn status_fields(
     match of_object(info, object) {
         Some(c) => contract::status_fields(c, body, ready_now, current),
         None => Map::new(),
+    }
+}
+
+/// The conditions a contract asks for besides `Ready`, from `ready`: a control plane's `Available` (the v1beta2
+/// control-plane contract, "ControlPlane: conditions": Cluster API mirrors it to the Cluster's
+/// `ControlPlaneAvailable`), which an AKS control plane is exactly when it is in sync and running.
+pub fn extra_conditions(
+    info: &KindInfo,
+    object: &DynamicObject,
+    ready: &armgen_runtime::kube::Condition,
+) -> Vec<Value> {
+    match of_object(info, object).map(|c| c.role) {
+        Some(Role::ControlPlane) => {
+            let mut available = ready.clone();
+            available.type_ = "Available".into();
+            serde_json::to_value(&available).into_iter().collect()
+        }
+        _ => Vec::new(),
     }
 }
 

@@ -1687,7 +1687,10 @@ impl<'a> Run<'a> {
             last_transition_time: transition,
             observed_generation: self.object.meta().generation,
         };
-        map.insert("conditions".into(), json!([condition]));
+        // A control plane of Cluster API also reports `Available` (crate::capi::extra_conditions).
+        let mut conditions = vec![serde_json::to_value(&condition).unwrap_or(Value::Null)];
+        conditions.extend(crate::capi::extra_conditions(self.info(), self.object, &condition));
+        map.insert("conditions".into(), Value::Array(conditions));
         if self.operator == OperatorStatus::default() {
             map.remove("operatorStatus");
         } else {

@@ -14,8 +14,9 @@ use std::path::Path;
 
 use armgen_runtime::capi::{ContractInfo, Role};
 use common::*;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
-use kube::api::{Patch, PatchParams};
+use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
 const CAPI: &str = "cluster.x-k8s.io/v1beta2";
@@ -139,12 +140,17 @@ fn patched(template: &Value, class: &Value, slot: &str, values: &[(String, Value
 /// The example's Cluster, ClusterClass and templates, turned into objects as Cluster API's controllers do, created
 /// in the fake API server and reconciled until Ready.
 async fn setup(h: &Harness) -> Topology {
-    for (kind, plural) in [
-        ("Cluster", "clusters"),
-        ("MachinePool", "machinepools"),
-        ("ClusterClass", "clusterclasses"),
-    ] {
-        h.api.register_kind(CAPI, kind, plural);
+    // Cluster API's CRDs (written minimal: tests/data/cluster-api-crds.yaml), installed as `kubectl apply` would.
+    let crds: Api<CustomResourceDefinition> = Api::all(h.api.client());
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cluster-api-crds.yaml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    for document in serde_yaml_ng::Deserializer::from_str(&text) {
+        let crd: Option<CustomResourceDefinition> = serde::Deserialize::deserialize(document).expect("a CRD");
+        if let Some(crd) = crd {
+            crds.create(&PostParams::default(), &crd)
+                .await
+                .expect("the CRD is installed");
+        }
     }
     let class = example("clusterclass.yaml").remove(0);
     let templates = example("templates.yaml");
@@ -373,6 +379,13 @@ async fn a_cluster_of_one_control_plane_and_two_machine_pools_converges_with_eve
         (&json!(true), &json!(true))
     );
     assert_eq!(cp["status"]["externalManagedControlPlane"], true);
+    // control-plane contract (v1beta2), "ControlPlane: conditions": `Available`, beside `Ready`.
+    let available = cp["status"]["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == "Available"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    assert_eq!(available["status"], "True", "{}", cp["status"]["conditions"]);
 
     // The kubeconfig Secret as Cluster API reads it.
     let secret = h
@@ -450,7 +463,7 @@ async fn scaling_a_machine_pool_is_one_pool_put_and_no_cluster_put() {
     let pool = kind_of(&h, Role::MachinePool);
     let (machine_pool, agent_pool) = (t.pools[0].0.as_str(), t.pools[0].1.as_str());
     h.clear_traffic();
-    // What `kubectl scale machinepool mp-a --replicas 4` writes through the scale subresource.
+    // `kubectl scale machinepool … --replicas 4`: through the MachinePool's scale subresource.
     let api: Api<kube::api::DynamicObject> = Api::namespaced_with(
         h.api.client(),
         NS,
@@ -459,13 +472,15 @@ async fn scaling_a_machine_pool_is_one_pool_put_and_no_cluster_put() {
             "machinepools",
         ),
     );
-    api.patch(
+    api.patch_scale(
         machine_pool,
         &PatchParams::default(),
         &Patch::Merge(json!({"spec": {"replicas": 4}})),
     )
     .await
     .expect("scale");
+    let scale = api.get_scale(machine_pool).await.expect("the scale subresource");
+    assert_eq!(scale.spec.and_then(|s| s.replicas), Some(4));
     converge_all(&h, &t).await;
     let ap = data(&h, pool.kind, agent_pool).await;
     assert_eq!(ap["spec"][pool.replicas_spec_field.expect("field")], 4);
