@@ -46,14 +46,8 @@ pub fn of_object(info: &KindInfo, object: &DynamicObject) -> Option<&'static Con
 /// The Cluster `object` belongs to (its `cluster.x-k8s.io/cluster-name` label), when that is a valid name.
 pub fn cluster_name(object: &DynamicObject) -> Option<&str> {
     let name = object.labels().get(contract::CLUSTER_NAME_LABEL)?.as_str();
-    // A DNS-1123 subdomain that leaves room for `-kubeconfig` in a Secret's name.
-    let valid = !name.is_empty()
-        && name.len() <= 253 - "-kubeconfig".len()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
-        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+    // An object name that leaves room for `-kubeconfig` in a Secret's name.
+    let valid = crate::names::is_dns1123_subdomain(name) && name.len() <= 253 - "-kubeconfig".len();
     valid.then_some(name)
 }
 
@@ -166,7 +160,11 @@ async fn machine_pool_replicas(client: &kube::Client, object: &DynamicObject) ->
         .owner_references()
         .iter()
         .find(|r| r.kind == "MachinePool" && r.api_version.split('/').next() == Some(contract::GROUP))?;
+    // Tenant-written: both reach the API server's URL, so they must be a version and an object name.
     let version = owner.api_version.split('/').nth(1)?;
+    if !version.bytes().all(|b| b.is_ascii_alphanumeric()) || !crate::names::is_dns1123_subdomain(&owner.name) {
+        return None;
+    }
     let resource = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk(contract::GROUP, version, "MachinePool"),
         "machinepools",
@@ -224,5 +222,26 @@ pub async fn patch_spec(api: &Api<DynamicObject>, name: &str, patch: Value) -> R
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labelled(name: &str) -> DynamicObject {
+        let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("g", "v1", "K"), "ks");
+        let mut o = DynamicObject::new("o", &resource);
+        o.metadata.labels = Some([(contract::CLUSTER_NAME_LABEL.to_string(), name.to_string())].into());
+        o
+    }
+
+    #[test]
+    fn a_cluster_name_from_a_label_is_an_object_name_with_room_for_its_kubeconfig() {
+        assert_eq!(cluster_name(&labelled("prod")), Some("prod"));
+        assert_eq!(cluster_name(&labelled("a.b-c")), Some("a.b-c"));
+        for bad in ["", "Prod", "../x", "a/b", "-a", "a..b", &"a".repeat(250)] {
+            assert_eq!(cluster_name(&labelled(bad)), None, "{bad:?}");
+        }
     }
 }

@@ -318,16 +318,6 @@ fn arm_writes(h: &Harness) -> Vec<String> {
         .collect()
 }
 
-/// Writes to the API server since its requests were last cleared.
-fn kube_writes(h: &Harness) -> Vec<String> {
-    h.api
-        .requests()
-        .into_iter()
-        .filter(|r| r.method != "GET")
-        .map(|r| format!("{} {}", r.method, r.path))
-        .collect()
-}
-
 /// control-plane contract: "ControlPlane: endpoint", "ControlPlane: version", "ControlPlane: initialization
 /// completed", "Cluster kubeconfig management"; infra-machinepool contract: "InfraMachinePool: providerIDList",
 /// "InfraMachinePool: replicas", "InfraMachinePool: initialization completed"; and each contract's "APIVersion field
@@ -552,7 +542,7 @@ async fn a_paused_cluster_is_not_written_until_it_is_resumed() {
         }
         assert_eq!(arm_writes(&h), Vec::<String>::new(), "paused: nothing sent to Azure");
         assert_eq!(
-            kube_writes(&h),
+            h.kube_writes(),
             Vec::<String>::new(),
             "paused: nothing written to the API server"
         );
@@ -590,5 +580,5 @@ async fn a_paused_cluster_is_not_written_until_it_is_resumed() {
     h.api.clear_requests();
     h.reconcile(pool.kind, agent_pool).await;
     assert_eq!(arm_writes(&h), Vec::<String>::new());
-    assert_eq!(kube_writes(&h), Vec::<String>::new());
+    assert_eq!(h.kube_writes(), Vec::<String>::new());
 }

@@ -82,16 +82,6 @@ async fn status(h: &Harness, kind: &str, name: &str) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// API server writes since the requests were last cleared.
-fn writes(h: &Harness) -> Vec<String> {
-    h.api
-        .requests()
-        .into_iter()
-        .filter(|r| r.method != "GET")
-        .map(|r| format!("{} {}", r.method, r.path))
-        .collect()
-}
-
 #[tokio::test]
 async fn every_view_is_in_the_status_once_the_resource_is_in_sync() {
     let h = Harness::new().await;
@@ -154,7 +144,7 @@ async fn an_object_in_sync_costs_its_gets_per_interval_and_no_write() {
             (3, 0),
             "{kind}: 1 GET per resync"
         );
-        assert_eq!(writes(&h), Vec::<String>::new(), "{kind}: nothing written");
+        assert_eq!(h.kube_writes(), Vec::<String>::new(), "{kind}: nothing written");
     }
     // Every reconcile a new interval (`--view-refresh-interval` shorter than the resync): each costs the
     // resource's GET and one GET per view (a pageable view one per page), and still writes nothing while the views
@@ -177,7 +167,11 @@ async fn an_object_in_sync_costs_its_gets_per_interval_and_no_write() {
         assert_eq!(h.sim.count_views(), 3 * views.len(), "{kind}: the documented view GETs");
         assert_eq!(h.sim.count("GET"), 3, "{kind}: the resource's GET per resync");
         assert_eq!(h.sim.count("PUT"), 0, "{kind}: never a PUT");
-        assert_eq!(writes(&h), Vec::<String>::new(), "{kind}: the same views write nothing");
+        assert_eq!(
+            h.kube_writes(),
+            Vec::<String>::new(),
+            "{kind}: the same views write nothing"
+        );
     }
 }
 
@@ -289,7 +283,7 @@ async fn a_status_written_from_the_watch_cache_keeps_the_views() {
             .expect("reconcile");
         assert_eq!(view_gets(&h, &views), 0, "{kind}: no view was due");
         assert!(
-            writes(&h).iter().any(|w| w.ends_with("/status")),
+            h.kube_writes().iter().any(|w| w.ends_with("/status")),
             "{kind}: the status was written"
         );
         let status = status(&h, kind, name).await;

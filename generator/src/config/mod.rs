@@ -1208,15 +1208,20 @@ mod tests {
         out
     }
 
-    /// The error of a config whose `kubernetes.resources.Widget.views` is `views` (YAML flow), if any.
-    fn views_error(views: &str) -> Option<String> {
+    /// The error of a config whose kind `Widget` is the YAML flow mapping `{body}`, if any.
+    fn kind_error(body: &str) -> Option<String> {
         let text = format!(
-            "{}    kubernetes:\n      resources:\n        Widget:\n          views: {views}\n",
+            "{}    kubernetes:\n      resources:\n        Widget: {{{body}}}\n",
             group(&[("v1", "2024-01-01", true)])
         );
         Config::parse(&text, Path::new("azure-arm.yaml"))
             .err()
             .map(|e| e.to_string())
+    }
+
+    /// The error of a config whose `kubernetes.resources.Widget.views` is `views` (YAML flow), if any.
+    fn views_error(views: &str) -> Option<String> {
+        kind_error(&format!("views: {views}"))
     }
 
     #[test]
@@ -1250,13 +1255,7 @@ mod tests {
 
     /// The error of a config whose kind `Widget` has `rest` (YAML flow entries) and `clusterApi: capi`, if any.
     fn cluster_api_error(rest: &str, capi: &str) -> Option<String> {
-        let text = format!(
-            "{}    kubernetes:\n      resources:\n        Widget: {{{rest}clusterApi: {capi}}}\n",
-            group(&[("v1", "2024-01-01", true)])
-        );
-        Config::parse(&text, Path::new("azure-arm.yaml"))
-            .err()
-            .map(|e| e.to_string())
+        kind_error(&format!("{rest}clusterApi: {capi}"))
     }
 
     #[test]

@@ -248,6 +248,16 @@ impl Harness {
             .expect("delete");
     }
 
+    /// Writes to the API server (every request but GET, as `METHOD path`) since its requests were last cleared.
+    pub fn kube_writes(&self) -> Vec<String> {
+        self.api
+            .requests()
+            .into_iter()
+            .filter(|r| r.method != "GET")
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect()
+    }
+
     /// One reconcile of the object as it is now; `None` when it no longer exists.
     pub async fn reconcile(&self, kind: &str, name: &str) -> Option<Action> {
         self.reconcile_in(kind, NS, name).await
