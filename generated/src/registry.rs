@@ -15,7 +15,7 @@ pub fn arm_round_trip(
     version: &str,
     kind: &str,
     json: &str,
-) -> Option<Result<armgen_runtime::RoundTrip, serde_json::Error>> {
+) -> Option<Result<armgen_runtime::RoundTrip, armgen_runtime::json::Error>> {
     match (group, version) {
         #[cfg(feature = "v1alpha1")]
         ("authorization", "v1alpha1") => {
@@ -2327,7 +2327,7 @@ pub fn import_custom_resource(
     arm_json: &str,
     name: &str,
     namespace: Option<&str>,
-) -> Option<Result<serde_json::Value, serde_json::Error>> {
+) -> Option<Result<serde_json::Value, armgen_runtime::json::Error>> {
     match (group, version) {
         #[cfg(feature = "v1alpha1")]
         ("authorization", "v1alpha1") => {

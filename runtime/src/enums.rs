@@ -85,6 +85,14 @@ macro_rules! open_enum {
                 Some(Self::from(wire.to_string()))
             }
         }
+        impl $crate::json::FromJson for $name {
+            fn from_json(json: &::serde_json::Value, at: &$crate::hub::Path<'_>) -> Result<Self, $crate::json::Error> {
+                match json {
+                    ::serde_json::Value::String(value) => Ok(Self::from(value.clone())),
+                    other => Err($crate::json::invalid_type(other, "a string", at)),
+                }
+            }
+        }
     };
 }
 
@@ -145,6 +153,16 @@ macro_rules! closed_enum {
             }
             fn from_wire(wire: &str) -> Option<Self> {
                 Self::try_from(wire.to_string()).ok()
+            }
+        }
+        impl $crate::json::FromJson for $name {
+            fn from_json(json: &::serde_json::Value, at: &$crate::hub::Path<'_>) -> Result<Self, $crate::json::Error> {
+                match json {
+                    ::serde_json::Value::String(value) => {
+                        Self::try_from(value.clone()).map_err(|e| $crate::json::Error::at(at, e))
+                    }
+                    other => Err($crate::json::invalid_type(other, "a string", at)),
+                }
             }
         }
     };

@@ -41,9 +41,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::json::FromJson;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::kube::ConversionError;
@@ -248,7 +248,7 @@ impl Conversion {
     /// parts of an object that the target type drops or changes stay in the bag at their own places. Entries
     /// below `path` that earlier conversions left (parts cut from the value) are put back into the value first;
     /// those whose value is gone are dropped.
-    pub fn restore<T: Serialize + DeserializeOwned>(&mut self, path: &Path<'_>) -> Option<T> {
+    pub fn restore<T: Serialize + FromJson>(&mut self, path: &Path<'_>) -> Option<T> {
         if self.input.is_empty() {
             return None;
         }
@@ -305,7 +305,7 @@ impl Conversion {
 
     /// A property both versions have, whose values always convert: `convert(value, self, path)` when the
     /// source sets it, else the bag's value.
-    pub fn convert<S: ?Sized, T: Serialize + DeserializeOwned>(
+    pub fn convert<S: ?Sized, T: Serialize + FromJson>(
         &mut self,
         value: Option<&S>,
         path: &Path<'_>,
@@ -321,23 +321,19 @@ impl Conversion {
     }
 
     /// A property both versions have with the same type.
-    pub fn copy<T: Clone + Serialize + DeserializeOwned>(&mut self, value: &Option<T>, path: &Path<'_>) -> Option<T> {
+    pub fn copy<T: Clone + Serialize + FromJson>(&mut self, value: &Option<T>, path: &Path<'_>) -> Option<T> {
         self.convert(value.as_ref(), path, |value, _, _| value.clone())
     }
 
     /// A property whose types convert by [`Convert`]: objects, and arrays, maps and boxes of them (the impls
     /// for `Vec`, `BTreeMap` and `Box` below extend the path by index and key).
-    pub fn object<S: Convert<T>, T: Serialize + DeserializeOwned>(
-        &mut self,
-        value: &Option<S>,
-        path: &Path<'_>,
-    ) -> Option<T> {
+    pub fn object<S: Convert<T>, T: Serialize + FromJson>(&mut self, value: &Option<S>, path: &Path<'_>) -> Option<T> {
         self.convert(value.as_ref(), path, |value, cx, path| value.convert(cx, path))
     }
 
     /// A property both versions have, whose values convert when they fit (`convert` returns `None` when not):
     /// a value that does not fit goes to the bag.
-    pub fn try_convert<S: Serialize + ?Sized, T: Serialize + DeserializeOwned>(
+    pub fn try_convert<S: Serialize + ?Sized, T: Serialize + FromJson>(
         &mut self,
         value: Option<&S>,
         path: &Path<'_>,
@@ -363,11 +359,7 @@ impl Conversion {
     /// conversions cut from it put back, read as the target type as far as it holds it exactly ([`fit`]); the
     /// parts it drops or changes go to the bag at their own places, and a value that does not fit at all goes
     /// to the bag whole.
-    pub fn via_json<S: Serialize, T: Serialize + DeserializeOwned>(
-        &mut self,
-        value: &Option<S>,
-        path: &Path<'_>,
-    ) -> Option<T> {
+    pub fn via_json<S: Serialize, T: Serialize + FromJson>(&mut self, value: &Option<S>, path: &Path<'_>) -> Option<T> {
         let Some(value) = value else { return self.restore(path) };
         let key = self.key(path);
         self.input.remove(&key);
@@ -391,7 +383,7 @@ impl Conversion {
 
     /// A string-valued property (an enum or a plain string on either side) converted by its wire value: what
     /// [`Conversion::spelled_with`] does, through the types' [`Wire`] impls.
-    pub fn spelled<S: Wire, T: Wire + Serialize + DeserializeOwned>(
+    pub fn spelled<S: Wire, T: Wire + Serialize + FromJson>(
         &mut self,
         value: &Option<S>,
         path: &Path<'_>,
@@ -405,7 +397,7 @@ impl Conversion {
     /// spelling (`None` → `none`): then the spelling is bagged too. An earlier trip's spelling of the same value
     /// is taken back from the bag and is the one kept, so the value reads back exactly as written in every
     /// version that can write it, however many versions that cannot lie between.
-    pub fn spelled_with<T: Serialize + DeserializeOwned>(
+    pub fn spelled_with<T: Serialize + FromJson>(
         &mut self,
         value: Option<&str>,
         path: &Path<'_>,
@@ -478,12 +470,12 @@ fn insert_absent(value: &mut Value, pointer: &str, part: &Value) {
 /// lacks) are cut out and returned with their relative JSON pointers, and the rest is read again; an array is
 /// cut whole when an item does not fit (items keep their positions). `None` when `value` as a whole does not
 /// fit (a scalar that differs, a required property cut, a property `T` adds).
-pub fn fit<T: Serialize + DeserializeOwned>(mut value: Value) -> Option<(T, Vec<(String, Value)>)> {
+pub fn fit<T: Serialize + FromJson>(mut value: Value) -> Option<(T, Vec<(String, Value)>)> {
     let mut cut_out = Vec::new();
     // Every round cuts at least one part out of a finite value, so this ends; the bound keeps a pathological
     // value from costing more than a few rounds of reading.
     for _ in 0..32 {
-        let parsed: T = serde_json::from_value(value.clone()).ok()?;
+        let parsed: T = crate::json::read(&value).ok()?;
         let written = to_json(&parsed).ok()?;
         let mut cuts = Vec::new();
         if !compare(&value, &written, String::new(), &mut cuts) {
@@ -617,7 +609,7 @@ pub trait ConvertObject<T> {
 
 /// `value` through JSON into `T`, exactly ([`fit`] with nothing cut): for items of arrays and maps whose types
 /// the versions model differently but whose JSON may still fit. `None` when it does not fit.
-pub fn via_json<S: Serialize + ?Sized, T: Serialize + DeserializeOwned>(value: &S) -> Option<T> {
+pub fn via_json<S: Serialize + ?Sized, T: Serialize + FromJson>(value: &S) -> Option<T> {
     let (converted, rest) = fit(to_json(value).ok()?)?;
     rest.is_empty().then_some(converted)
 }
@@ -647,10 +639,10 @@ pub fn to_json<T: Serialize + ?Sized>(value: &T) -> Result<Value, serde_json::Er
 }
 
 /// Reads a custom resource of one served version (JSON) into its Rust type; errors name the field.
-pub fn decode<T: DeserializeOwned>(object: serde_json::Value) -> Result<T, ConversionError> {
-    serde_path_to_error::deserialize(object).map_err(|e| ConversionError {
-        path: e.path().to_string(),
-        message: e.inner().to_string(),
+pub fn decode<T: FromJson>(object: serde_json::Value) -> Result<T, ConversionError> {
+    crate::json::read(&object).map_err(|e| ConversionError {
+        path: e.path,
+        message: e.message,
     })
 }
 
@@ -843,7 +835,7 @@ mod tests {
         assert!(e.path.contains(PROPERTY_BAG_ANNOTATION), "{e}");
     }
 
-    #[derive(Debug, PartialEq, Serialize, serde::Deserialize)]
+    #[derive(Debug, PartialEq, Serialize)]
     struct Small {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         text: Option<String>,
@@ -852,6 +844,7 @@ mod tests {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         items: Option<Vec<Small>>,
     }
+    crate::json_object!(Small { "text" => text, "price" => price, "items" => items });
 
     #[test]
     fn floats_and_doubles_convert_through_their_shortest_decimal() {

@@ -179,17 +179,10 @@ impl std::error::Error for ConversionError {}
 
 /// Reads a custom resource (JSON) as its generated type; an error names the field that does not fit
 /// (`spec.agentPoolProfiles[0].count: invalid type: …`), `(root)` when the object itself is not one.
-pub fn from_custom_resource<T: serde::de::DeserializeOwned>(value: &serde_json::Value) -> Result<T, ConversionError> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        ConversionError {
-            path: if path.is_empty() || path == "." {
-                "(root)".into()
-            } else {
-                path
-            },
-            message: e.into_inner().to_string(),
-        }
+pub fn from_custom_resource<T: crate::json::FromJson>(value: &serde_json::Value) -> Result<T, ConversionError> {
+    crate::json::read(value).map_err(|e| ConversionError {
+        path: if e.path.is_empty() { "(root)".into() } else { e.path },
+        message: e.message,
     })
 }
 
@@ -367,21 +360,24 @@ impl Resolver for ArmIdsOnly {
 mod tests {
     use super::*;
 
-    #[derive(Debug, Deserialize)]
+    #[derive(Debug)]
     #[allow(dead_code)]
     struct Object {
         spec: Spec,
     }
-    #[derive(Debug, Deserialize)]
+    crate::json_object!(Object {} required { "spec" => spec });
+    #[derive(Debug)]
     #[allow(dead_code)]
     struct Spec {
         pools: Vec<Pool>,
     }
-    #[derive(Debug, Deserialize)]
+    crate::json_object!(Spec {} required { "pools" => pools });
+    #[derive(Debug)]
     #[allow(dead_code)]
     struct Pool {
         count: i32,
     }
+    crate::json_object!(Pool {} required { "count" => count });
 
     #[test]
     fn custom_resource_errors_name_the_field() {

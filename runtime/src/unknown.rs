@@ -84,11 +84,11 @@ pub struct RoundTrip {
 }
 
 /// Reads `json` as `T` and writes it back, listing what `T` did not model.
-pub fn round_trip<T>(json: &str) -> Result<RoundTrip, serde_json::Error>
+pub fn round_trip<T>(json: &str) -> Result<RoundTrip, crate::json::Error>
 where
-    T: serde::de::DeserializeOwned + serde::Serialize + UnknownFields,
+    T: crate::json::FromJson + serde::Serialize + UnknownFields,
 {
-    let value: T = serde_json::from_str(json)?;
+    let value: T = crate::json::from_text(json)?;
     Ok(RoundTrip {
         json: serde_json::to_string(&value)?,
         unknown: value.all_unknown_fields(),

@@ -244,7 +244,7 @@ pub type Normalizer = Arc<dyn Fn(&mut Value) + Send + Sync>;
 /// Reads a JSON body as the generated ARM type of a kind, given by `(group, version, kind, json)`, and writes it
 /// back out, listing what the type does not model; `None` when there is no such kind. The signature of
 /// [`aks_api::arm_round_trip`], which [`Simulator::new`] uses.
-pub type RoundTripFn = fn(&str, &str, &str, &str) -> Option<Result<RoundTrip, serde_json::Error>>;
+pub type RoundTripFn = fn(&str, &str, &str, &str) -> Option<Result<RoundTrip, armgen_runtime::json::Error>>;
 
 /// The ARM simulator. Cheap to clone: clones share state.
 #[derive(Clone)]

@@ -6,6 +6,7 @@
 mod common;
 
 use arm_simulator::{Simulator, SimulatorConfig};
+use armgen_runtime::json::Error as JsonError;
 use armgen_runtime::{KindInfo, NameFormat, ResourceInfo, RoundTrip, Scope};
 use common::*;
 use serde_json::{Value, json};
@@ -92,10 +93,10 @@ static KINDS: &[KindInfo] = &[
 
 /// The types of [`KINDS`], leniently: the required members must be there; a role assignment does not model
 /// `provisioningState` (its spec has none).
-fn round_trip(_group: &str, _version: &str, kind: &str, json: &str) -> Option<Result<RoundTrip, serde_json::Error>> {
+fn round_trip(_group: &str, _version: &str, kind: &str, json: &str) -> Option<Result<RoundTrip, JsonError>> {
     let body: Value = match serde_json::from_str(json) {
         Ok(v) => v,
-        Err(e) => return Some(Err(e)),
+        Err(e) => return Some(Err(e.into())),
     };
     let required: &[&str] = match kind {
         "ResourceGroup" | "VirtualNetwork" | "ManagedCluster" => &["/location"],
@@ -105,7 +106,10 @@ fn round_trip(_group: &str, _version: &str, kind: &str, json: &str) -> Option<Re
     };
     if let Some(missing) = required.iter().find(|p| body.pointer(p).is_none()) {
         let field = missing.rsplit('/').next().unwrap_or_default();
-        return Some(Err(serde::de::Error::custom(format!("missing field `{field}`"))));
+        return Some(Err(JsonError::at(
+            &armgen_runtime::json::ROOT,
+            format!("missing field `{field}`"),
+        )));
     }
     let unknown = match body.pointer("/properties/provisioningState") {
         Some(_) if kind == "RoleAssignment" => vec!["/properties/provisioningState".to_string()],

@@ -1123,7 +1123,7 @@ fn version_items(cx: &Ctx<'_>, roots: &[proc_macro2::Ident]) -> TokenStream {
         let kind = &r.kind;
         let k = format_ident!("{}", r.kind);
         let arm_name = cx.arm_name(&r.arm_body).map(|n| quote!(#n)).unwrap_or_else(|_| quote!(()));
-        quote!(#kind => serde_json::from_str::<arm::#arm_name>(arm_json).and_then(|a| armgen_runtime::hub::to_json(&#k::from_arm(name, namespace, &a))),)
+        quote!(#kind => armgen_runtime::json::from_text::<arm::#arm_name>(arm_json).and_then(|a| armgen_runtime::json::write(&#k::from_arm(name, namespace, &a))),)
     });
     let export_arms = kube.resources.iter().map(|r| {
         let kind = &r.kind;
@@ -1152,7 +1152,7 @@ fn version_items(cx: &Ctx<'_>, roots: &[proc_macro2::Ident]) -> TokenStream {
 
         /// Imports an ARM payload of `kind` as a custom resource (JSON), as `armctl import` does; `None` for a
         /// kind this version does not have.
-        pub fn import(kind: &str, arm_json: &str, name: &str, namespace: Option<&str>) -> Option<Result<serde_json::Value, serde_json::Error>> {
+        pub fn import(kind: &str, arm_json: &str, name: &str, namespace: Option<&str>) -> Option<Result<serde_json::Value, armgen_runtime::json::Error>> {
             Some(match kind {
                 #(#import_arms)*
                 _ => return None,

@@ -21,6 +21,7 @@ pub mod convert;
 pub mod crd;
 pub mod diff;
 pub mod fit;
+mod from_json;
 pub mod kube;
 mod output;
 pub mod par;
@@ -286,7 +287,7 @@ fn version_files(files: &mut BTreeMap<PathBuf, String>, v: &VersionOutput<'_>, h
 
         /// Reads `json` as the ARM payload of the resource `kind` and writes it back out, listing what the
         /// types do not model; `None` for a kind this API version does not have.
-        pub fn round_trip(kind: &str, json: &str) -> Option<Result<armgen_runtime::RoundTrip, serde_json::Error>> {
+        pub fn round_trip(kind: &str, json: &str) -> Option<Result<armgen_runtime::RoundTrip, armgen_runtime::json::Error>> {
             Some(match kind {
                 #(#arms)*
                 _ => return None,

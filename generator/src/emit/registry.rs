@@ -20,7 +20,7 @@ pub(super) fn file(versions: &[VersionOutput<'_>], sources: &[String]) -> Result
 
         /// Reads `json` as the ARM payload of `kind` in API group `group`, Kubernetes version `version`, and
         /// writes it back out, listing what the types do not model; `None` when that group, version (or its feature) or kind does not exist.
-        pub fn arm_round_trip(group: &str, version: &str, kind: &str, json: &str) -> Option<Result<armgen_runtime::RoundTrip, serde_json::Error>> {
+        pub fn arm_round_trip(group: &str, version: &str, kind: &str, json: &str) -> Option<Result<armgen_runtime::RoundTrip, armgen_runtime::json::Error>> {
             match (group, version) {
                 #(#dispatch)*
                 _ => {
@@ -112,7 +112,7 @@ fn kube_registry(kube_versions: &[&VersionOutput<'_>]) -> TokenStream {
 
         /// Imports an ARM payload of `kind` as a custom resource (JSON) of API group `group`, Kubernetes
         /// version `version`; `None` when that group, version (or its feature) or kind does not exist.
-        pub fn import_custom_resource(group: &str, version: &str, kind: &str, arm_json: &str, name: &str, namespace: Option<&str>) -> Option<Result<serde_json::Value, serde_json::Error>> {
+        pub fn import_custom_resource(group: &str, version: &str, kind: &str, arm_json: &str, name: &str, namespace: Option<&str>) -> Option<Result<serde_json::Value, armgen_runtime::json::Error>> {
             match (group, version) {
                 #(#import_dispatch)*
                 _ => {

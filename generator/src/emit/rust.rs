@@ -33,8 +33,10 @@ pub fn format_file(tokens: TokenStream, what: &str) -> Result<String> {
         message: e.to_string(),
     })?;
     let mut file = file;
+    let readers = super::from_json::prepare(&mut file.items, what)?;
     mark_enum_macros(&mut file.items);
-    Ok(space_items(&reflow(&wrap_enum_macros(&prettyplease::unparse(&file)))))
+    let text = reflow(&wrap_enum_macros(&prettyplease::unparse(&file)));
+    Ok(space_items(&super::from_json::expand(&text, &readers)))
 }
 
 /// The widest line [`reflow`] writes: the workspace's `rustfmt.toml` `max_width`.
@@ -232,7 +234,8 @@ fn space_items(text: &str) -> String {
         out.push_str(line);
         out.push('\n');
         let next = lines.get(i + 1).copied().unwrap_or("");
-        let ends_item = *line == "}" || *line == "};";
+        let ends_item =
+            *line == "}" || *line == "};" || (line.starts_with("armgen_runtime::json_") && line.ends_with(" }"));
         let ends_uses = line.starts_with("use ") && !next.starts_with("use ") && !next.starts_with("#[allow");
         if (ends_item || ends_uses) && !next.is_empty() {
             out.push('\n');
@@ -728,7 +731,7 @@ mod tests {
     #[test]
     fn turbofish_attributes_and_derives_are_joined() {
         let (plain, text) = formatted(quote! {
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]
             pub struct S {
                 #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
                 pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
@@ -745,9 +748,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains(
-                "#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]"
-            ),
+            text.contains("#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]"),
             "{text}"
         );
         assert_eq!(tokens(&plain), tokens(&text));

@@ -23,12 +23,12 @@ pub fn import(
     arm_json: &str,
     name: &str,
     namespace: Option<&str>,
-) -> Option<Result<serde_json::Value, serde_json::Error>> {
+) -> Option<Result<serde_json::Value, armgen_runtime::json::Error>> {
     Some(
         match kind {
             "RoleAssignment" => {
-                serde_json::from_str::<arm::RoleAssignment>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(&RoleAssignment::from_arm(name, namespace, &a)))
+                armgen_runtime::json::from_text::<arm::RoleAssignment>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(&RoleAssignment::from_arm(name, namespace, &a)))
             }
             _ => return None,
         },

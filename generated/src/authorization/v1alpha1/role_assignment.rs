@@ -9,15 +9,19 @@ use armgen_runtime::kube::{
     ConversionError, Path, Resolver, missing, required, value_or_config,
 };
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Role Assignments
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RoleAssignment {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: RoleAssignmentSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<RoleAssignmentStatus>,
+}
+
+armgen_runtime::json_object! {
+    RoleAssignment { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl RoleAssignment {
@@ -101,7 +105,7 @@ impl kube_core::Resource for RoleAssignment {
 }
 
 /// The desired state of a `RoleAssignment`: the writable properties of `Microsoft.Authorization/roleAssignments`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct RoleAssignmentSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
@@ -137,6 +141,22 @@ pub struct RoleAssignmentSpec {
     /// Id of the delegated managed identity resource
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delegated_managed_identity_resource_id: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    RoleAssignmentSpec {
+        "azureName" => azure_name,
+        "owner" => owner,
+        "operatorSpec" => operator_spec,
+        "roleDefinitionId" => role_definition_id,
+        "principalId" => principal_id,
+        "principalIdFromConfig" => principal_id_from_config,
+        "principalType" => principal_type,
+        "description" => description,
+        "condition" => condition,
+        "conditionVersion" => condition_version,
+        "delegatedManagedIdentityResourceId" => delegated_managed_identity_resource_id,
+    }
 }
 
 impl RoleAssignmentSpec {
@@ -213,7 +233,7 @@ impl RoleAssignmentSpec {
 }
 
 /// The observed state of a `RoleAssignment`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct RoleAssignmentStatus {
     /// The role assignment ID.
@@ -267,6 +287,28 @@ pub struct RoleAssignmentStatus {
     /// What the operator records about its work: known differences, the operation in flight.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
+}
+
+armgen_runtime::json_object! {
+    RoleAssignmentStatus {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "scope" => scope,
+        "roleDefinitionId" => role_definition_id,
+        "principalId" => principal_id,
+        "principalType" => principal_type,
+        "description" => description,
+        "condition" => condition,
+        "conditionVersion" => condition_version,
+        "createdOn" => created_on,
+        "updatedOn" => updated_on,
+        "createdBy" => created_by,
+        "updatedBy" => updated_by,
+        "delegatedManagedIdentityResourceId" => delegated_managed_identity_resource_id,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
 }
 
 impl From<&arm::RoleAssignment> for RoleAssignmentStatus {
@@ -330,7 +372,7 @@ impl From<&arm::RoleAssignment> for RoleAssignmentStatus {
 }
 
 /// What the operator exports from a `RoleAssignment` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct RoleAssignmentOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -339,4 +381,11 @@ pub struct RoleAssignmentOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    RoleAssignmentOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

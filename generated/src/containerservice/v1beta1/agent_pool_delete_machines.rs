@@ -5,15 +5,19 @@
 //! The `AgentPoolDeleteMachines` custom resource (`Microsoft.ContainerService/managedClusters/agentPools/deleteMachines`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, required};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Runs the ARM action `deleteMachines` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/deleteMachines`) on a `AgentPool` once, and records its outcome.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AgentPoolDeleteMachines {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: AgentPoolDeleteMachinesSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<AgentPoolDeleteMachinesStatus>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolDeleteMachines { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl AgentPoolDeleteMachines {
@@ -97,7 +101,7 @@ impl kube_core::Resource for AgentPoolDeleteMachines {
 }
 
 /// The desired state of a `AgentPoolDeleteMachines`: the writable properties of `Microsoft.ContainerService/managedClusters/agentPools/deleteMachines`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolDeleteMachinesSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
@@ -107,6 +111,8 @@ pub struct AgentPoolDeleteMachinesSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_names: Option<Vec<String>>,
 }
+
+armgen_runtime::json_object! { AgentPoolDeleteMachinesSpec { "owner" => owner, "machineNames" => machine_names } }
 
 impl AgentPoolDeleteMachinesSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
@@ -139,7 +145,7 @@ impl AgentPoolDeleteMachinesSpec {
 }
 
 /// The observed state of a `AgentPoolDeleteMachines`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolDeleteMachinesStatus {
     /// When the reconciler sent the request (RFC 3339).
@@ -159,6 +165,16 @@ pub struct AgentPoolDeleteMachinesStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolDeleteMachinesStatus {
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::AgentPoolDeleteMachines> for AgentPoolDeleteMachinesStatus {
     fn from(arm: &arm::AgentPoolDeleteMachines) -> Self {
         Self {
@@ -172,7 +188,7 @@ impl From<&arm::AgentPoolDeleteMachines> for AgentPoolDeleteMachinesStatus {
 }
 
 /// What the operator exports from a `AgentPoolDeleteMachines` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct AgentPoolDeleteMachinesOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -181,4 +197,11 @@ pub struct AgentPoolDeleteMachinesOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolDeleteMachinesOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

@@ -5,15 +5,19 @@
 //! The `ManagedClusterResetServicePrincipalProfile` custom resource (`Microsoft.ContainerService/managedClusters/resetServicePrincipalProfile`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Runs the ARM action `resetServicePrincipalProfile` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/resetServicePrincipalProfile`) on a `ManagedCluster` once, and records its outcome.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ManagedClusterResetServicePrincipalProfile {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: ManagedClusterResetServicePrincipalProfileSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ManagedClusterResetServicePrincipalProfileStatus>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterResetServicePrincipalProfile { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl ManagedClusterResetServicePrincipalProfile {
@@ -104,7 +108,7 @@ impl kube_core::Resource for ManagedClusterResetServicePrincipalProfile {
 }
 
 /// The desired state of a `ManagedClusterResetServicePrincipalProfile`: the writable properties of `Microsoft.ContainerService/managedClusters/resetServicePrincipalProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterResetServicePrincipalProfileSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
@@ -116,6 +120,10 @@ pub struct ManagedClusterResetServicePrincipalProfileSpec {
     /// The secret password associated with the service principal in plain text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<armgen_runtime::kube::SecretReference>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterResetServicePrincipalProfileSpec { "owner" => owner, "clientId" => client_id, "secret" => secret }
 }
 
 impl ManagedClusterResetServicePrincipalProfileSpec {
@@ -154,7 +162,7 @@ impl ManagedClusterResetServicePrincipalProfileSpec {
 }
 
 /// The observed state of a `ManagedClusterResetServicePrincipalProfile`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterResetServicePrincipalProfileStatus {
     /// When the reconciler sent the request (RFC 3339).
@@ -174,6 +182,16 @@ pub struct ManagedClusterResetServicePrincipalProfileStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterResetServicePrincipalProfileStatus {
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::ManagedClusterResetServicePrincipalProfile> for ManagedClusterResetServicePrincipalProfileStatus {
     fn from(arm: &arm::ManagedClusterResetServicePrincipalProfile) -> Self {
         Self {
@@ -187,7 +205,7 @@ impl From<&arm::ManagedClusterResetServicePrincipalProfile> for ManagedClusterRe
 }
 
 /// What the operator exports from a `ManagedClusterResetServicePrincipalProfile` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ManagedClusterResetServicePrincipalProfileOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -196,4 +214,11 @@ pub struct ManagedClusterResetServicePrincipalProfileOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterResetServicePrincipalProfileOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

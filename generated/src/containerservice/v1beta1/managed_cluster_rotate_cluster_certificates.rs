@@ -5,15 +5,19 @@
 //! The `ManagedClusterRotateClusterCertificates` custom resource (`Microsoft.ContainerService/managedClusters/rotateClusterCertificates`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Resolver};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Runs the ARM action `rotateClusterCertificates` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/rotateClusterCertificates`) on a `ManagedCluster` once, and records its outcome.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ManagedClusterRotateClusterCertificates {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: ManagedClusterRotateClusterCertificatesSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ManagedClusterRotateClusterCertificatesStatus>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterRotateClusterCertificates { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl ManagedClusterRotateClusterCertificates {
@@ -100,13 +104,15 @@ impl kube_core::Resource for ManagedClusterRotateClusterCertificates {
 }
 
 /// The desired state of a `ManagedClusterRotateClusterCertificates`: the writable properties of `Microsoft.ContainerService/managedClusters/rotateClusterCertificates`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterRotateClusterCertificatesSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
 }
+
+armgen_runtime::json_object! { ManagedClusterRotateClusterCertificatesSpec { "owner" => owner } }
 
 impl ManagedClusterRotateClusterCertificatesSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
@@ -129,7 +135,7 @@ impl ManagedClusterRotateClusterCertificatesSpec {
 }
 
 /// The observed state of a `ManagedClusterRotateClusterCertificates`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterRotateClusterCertificatesStatus {
     /// When the reconciler sent the request (RFC 3339).
@@ -149,6 +155,16 @@ pub struct ManagedClusterRotateClusterCertificatesStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterRotateClusterCertificatesStatus {
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::ManagedClusterRotateClusterCertificates> for ManagedClusterRotateClusterCertificatesStatus {
     fn from(arm: &arm::ManagedClusterRotateClusterCertificates) -> Self {
         Self {
@@ -162,7 +178,7 @@ impl From<&arm::ManagedClusterRotateClusterCertificates> for ManagedClusterRotat
 }
 
 /// What the operator exports from a `ManagedClusterRotateClusterCertificates` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ManagedClusterRotateClusterCertificatesOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -171,4 +187,11 @@ pub struct ManagedClusterRotateClusterCertificatesOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterRotateClusterCertificatesOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

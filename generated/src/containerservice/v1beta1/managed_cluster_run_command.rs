@@ -5,15 +5,19 @@
 //! The `ManagedClusterRunCommand` custom resource (`Microsoft.ContainerService/managedClusters/runCommand`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Runs the ARM action `runCommand` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/runCommand`) on a `ManagedCluster` once, and records its outcome.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ManagedClusterRunCommand {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: ManagedClusterRunCommandSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ManagedClusterRunCommandStatus>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterRunCommand { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl ManagedClusterRunCommand {
@@ -99,7 +103,7 @@ impl kube_core::Resource for ManagedClusterRunCommand {
 }
 
 /// The desired state of a `ManagedClusterRunCommand`: the writable properties of `Microsoft.ContainerService/managedClusters/runCommand`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterRunCommandSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
@@ -114,6 +118,15 @@ pub struct ManagedClusterRunCommandSpec {
     /// AuthToken issued for AKS AAD Server App.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_token: Option<armgen_runtime::kube::SecretReference>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterRunCommandSpec {
+        "owner" => owner,
+        "command" => command,
+        "context" => context,
+        "clusterToken" => cluster_token,
+    }
 }
 
 impl ManagedClusterRunCommandSpec {
@@ -153,7 +166,7 @@ impl ManagedClusterRunCommandSpec {
 }
 
 /// The observed state of a `ManagedClusterRunCommand`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterRunCommandStatus {
     /// The response body of `POST …/runCommand`, once it succeeded.
@@ -176,6 +189,17 @@ pub struct ManagedClusterRunCommandStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterRunCommandStatus {
+        "result" => result,
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::ManagedClusterRunCommand> for ManagedClusterRunCommandStatus {
     fn from(arm: &arm::ManagedClusterRunCommand) -> Self {
         Self {
@@ -190,7 +214,7 @@ impl From<&arm::ManagedClusterRunCommand> for ManagedClusterRunCommandStatus {
 }
 
 /// What the operator exports from a `ManagedClusterRunCommand` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ManagedClusterRunCommandOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -199,4 +223,11 @@ pub struct ManagedClusterRunCommandOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterRunCommandOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

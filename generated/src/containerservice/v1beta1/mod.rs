@@ -76,98 +76,92 @@ pub fn import(
     arm_json: &str,
     name: &str,
     namespace: Option<&str>,
-) -> Option<Result<serde_json::Value, serde_json::Error>> {
+) -> Option<Result<serde_json::Value, armgen_runtime::json::Error>> {
     Some(
         match kind {
             "ManagedCluster" => {
-                serde_json::from_str::<arm::ManagedCluster>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(&ManagedCluster::from_arm(name, namespace, &a)))
+                armgen_runtime::json::from_text::<arm::ManagedCluster>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(&ManagedCluster::from_arm(name, namespace, &a)))
             }
             "AgentPool" => {
-                serde_json::from_str::<arm::AgentPool>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(&AgentPool::from_arm(name, namespace, &a)))
+                armgen_runtime::json::from_text::<arm::AgentPool>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(&AgentPool::from_arm(name, namespace, &a)))
             }
             "MaintenanceConfiguration" => {
-                serde_json::from_str::<arm::MaintenanceConfiguration>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &MaintenanceConfiguration::from_arm(name, namespace, &a),
-                    ))
+                armgen_runtime::json::from_text::<arm::MaintenanceConfiguration>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(&MaintenanceConfiguration::from_arm(name, namespace, &a)))
             }
             "PrivateEndpointConnection" => {
-                serde_json::from_str::<arm::PrivateEndpointConnection>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
+                armgen_runtime::json::from_text::<arm::PrivateEndpointConnection>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(
                         &PrivateEndpointConnection::from_arm(name, namespace, &a),
                     ))
             }
             "TrustedAccessRoleBinding" => {
-                serde_json::from_str::<arm::TrustedAccessRoleBinding>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &TrustedAccessRoleBinding::from_arm(name, namespace, &a),
-                    ))
+                armgen_runtime::json::from_text::<arm::TrustedAccessRoleBinding>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(&TrustedAccessRoleBinding::from_arm(name, namespace, &a)))
             }
             "Snapshot" => {
-                serde_json::from_str::<arm::Snapshot>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(&Snapshot::from_arm(name, namespace, &a)))
+                armgen_runtime::json::from_text::<arm::Snapshot>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(&Snapshot::from_arm(name, namespace, &a)))
             }
             "ManagedClusterAbort" => {
-                serde_json::from_str::<arm::ManagedClusterAbort>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(&ManagedClusterAbort::from_arm(name, namespace, &a)))
+                armgen_runtime::json::from_text::<arm::ManagedClusterAbort>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(&ManagedClusterAbort::from_arm(name, namespace, &a)))
             }
             "ManagedClusterResetAadProfile" => {
-                serde_json::from_str::<arm::ManagedClusterResetAadProfile>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
+                armgen_runtime::json::from_text::<arm::ManagedClusterResetAadProfile>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(
                         &ManagedClusterResetAadProfile::from_arm(name, namespace, &a),
                     ))
             }
             "ManagedClusterResetServicePrincipalProfile" => {
-                serde_json::from_str::<arm::ManagedClusterResetServicePrincipalProfile>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
+                armgen_runtime::json::from_text::<arm::ManagedClusterResetServicePrincipalProfile>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(
                         &ManagedClusterResetServicePrincipalProfile::from_arm(name, namespace, &a),
                     ))
             }
             "ManagedClusterResolvePrivateLinkServiceId" => {
-                serde_json::from_str::<arm::ManagedClusterResolvePrivateLinkServiceId>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
+                armgen_runtime::json::from_text::<arm::ManagedClusterResolvePrivateLinkServiceId>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(
                         &ManagedClusterResolvePrivateLinkServiceId::from_arm(name, namespace, &a),
                     ))
             }
             "ManagedClusterRotateClusterCertificates" => {
-                serde_json::from_str::<arm::ManagedClusterRotateClusterCertificates>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
+                armgen_runtime::json::from_text::<arm::ManagedClusterRotateClusterCertificates>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(
                         &ManagedClusterRotateClusterCertificates::from_arm(name, namespace, &a),
                     ))
             }
             "ManagedClusterRotateServiceAccountSigningKeys" => {
-                serde_json::from_str::<arm::ManagedClusterRotateServiceAccountSigningKeys>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
+                armgen_runtime::json::from_text::<arm::ManagedClusterRotateServiceAccountSigningKeys>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(
                         &ManagedClusterRotateServiceAccountSigningKeys::from_arm(name, namespace, &a),
                     ))
             }
             "ManagedClusterRunCommand" => {
-                serde_json::from_str::<arm::ManagedClusterRunCommand>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
-                        &ManagedClusterRunCommand::from_arm(name, namespace, &a),
-                    ))
+                armgen_runtime::json::from_text::<arm::ManagedClusterRunCommand>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(&ManagedClusterRunCommand::from_arm(name, namespace, &a)))
             }
             "ManagedClusterStart" => {
-                serde_json::from_str::<arm::ManagedClusterStart>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(&ManagedClusterStart::from_arm(name, namespace, &a)))
+                armgen_runtime::json::from_text::<arm::ManagedClusterStart>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(&ManagedClusterStart::from_arm(name, namespace, &a)))
             }
             "ManagedClusterStop" => {
-                serde_json::from_str::<arm::ManagedClusterStop>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(&ManagedClusterStop::from_arm(name, namespace, &a)))
+                armgen_runtime::json::from_text::<arm::ManagedClusterStop>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(&ManagedClusterStop::from_arm(name, namespace, &a)))
             }
             "AgentPoolAbort" => {
-                serde_json::from_str::<arm::AgentPoolAbort>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(&AgentPoolAbort::from_arm(name, namespace, &a)))
+                armgen_runtime::json::from_text::<arm::AgentPoolAbort>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(&AgentPoolAbort::from_arm(name, namespace, &a)))
             }
             "AgentPoolDeleteMachines" => {
-                serde_json::from_str::<arm::AgentPoolDeleteMachines>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(&AgentPoolDeleteMachines::from_arm(name, namespace, &a)))
+                armgen_runtime::json::from_text::<arm::AgentPoolDeleteMachines>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(&AgentPoolDeleteMachines::from_arm(name, namespace, &a)))
             }
             "AgentPoolUpgradeNodeImageVersion" => {
-                serde_json::from_str::<arm::AgentPoolUpgradeNodeImageVersion>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
+                armgen_runtime::json::from_text::<arm::AgentPoolUpgradeNodeImageVersion>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(
                         &AgentPoolUpgradeNodeImageVersion::from_arm(name, namespace, &a),
                     ))
             }

@@ -5,15 +5,19 @@
 //! The `TrustedAccessRoleBinding` custom resource (`Microsoft.ContainerService/managedClusters/trustedAccessRoleBindings`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Defines binding between a resource and role
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TrustedAccessRoleBinding {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: TrustedAccessRoleBindingSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TrustedAccessRoleBindingStatus>,
+}
+
+armgen_runtime::json_object! {
+    TrustedAccessRoleBinding { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl TrustedAccessRoleBinding {
@@ -99,7 +103,7 @@ impl kube_core::Resource for TrustedAccessRoleBinding {
 }
 
 /// The desired state of a `TrustedAccessRoleBinding`: the writable properties of `Microsoft.ContainerService/managedClusters/trustedAccessRoleBindings`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct TrustedAccessRoleBindingSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
@@ -117,6 +121,16 @@ pub struct TrustedAccessRoleBindingSpec {
     /// A list of roles to bind, each item is a resource type qualified role name. For example: 'Microsoft.MachineLearningServices/workspaces/reader'.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub roles: Option<Vec<String>>,
+}
+
+armgen_runtime::json_object! {
+    TrustedAccessRoleBindingSpec {
+        "azureName" => azure_name,
+        "owner" => owner,
+        "operatorSpec" => operator_spec,
+        "sourceResourceId" => source_resource_id,
+        "roles" => roles,
+    }
 }
 
 impl TrustedAccessRoleBindingSpec {
@@ -165,7 +179,7 @@ impl TrustedAccessRoleBindingSpec {
 }
 
 /// The observed state of a `TrustedAccessRoleBinding`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct TrustedAccessRoleBindingStatus {
     /// Fully qualified resource ID for the resource. E.g. "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}"
@@ -197,6 +211,20 @@ pub struct TrustedAccessRoleBindingStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    TrustedAccessRoleBindingStatus {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "provisioningState" => provisioning_state,
+        "sourceResourceId" => source_resource_id,
+        "roles" => roles,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::TrustedAccessRoleBinding> for TrustedAccessRoleBindingStatus {
     fn from(arm: &arm::TrustedAccessRoleBinding) -> Self {
         Self {
@@ -223,7 +251,7 @@ impl From<&arm::TrustedAccessRoleBinding> for TrustedAccessRoleBindingStatus {
 }
 
 /// What the operator exports from a `TrustedAccessRoleBinding` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct TrustedAccessRoleBindingOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -232,4 +260,11 @@ pub struct TrustedAccessRoleBindingOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    TrustedAccessRoleBindingOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

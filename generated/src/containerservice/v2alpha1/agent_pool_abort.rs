@@ -5,15 +5,19 @@
 //! The `AgentPoolAbort` custom resource (`Microsoft.ContainerService/managedClusters/agentPools/abort`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Resolver};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Runs the ARM action `abort` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/abort`) on a `AgentPool` once, and records its outcome.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AgentPoolAbort {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: AgentPoolAbortSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<AgentPoolAbortStatus>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolAbort { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl AgentPoolAbort {
@@ -97,13 +101,15 @@ impl kube_core::Resource for AgentPoolAbort {
 }
 
 /// The desired state of a `AgentPoolAbort`: the writable properties of `Microsoft.ContainerService/managedClusters/agentPools/abort`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolAbortSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
 }
+
+armgen_runtime::json_object! { AgentPoolAbortSpec { "owner" => owner } }
 
 impl AgentPoolAbortSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
@@ -123,7 +129,7 @@ impl AgentPoolAbortSpec {
 }
 
 /// The observed state of a `AgentPoolAbort`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolAbortStatus {
     /// When the reconciler sent the request (RFC 3339).
@@ -143,6 +149,16 @@ pub struct AgentPoolAbortStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolAbortStatus {
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::AgentPoolAbort> for AgentPoolAbortStatus {
     fn from(arm: &arm::AgentPoolAbort) -> Self {
         Self {
@@ -156,7 +172,7 @@ impl From<&arm::AgentPoolAbort> for AgentPoolAbortStatus {
 }
 
 /// What the operator exports from a `AgentPoolAbort` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct AgentPoolAbortOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -165,4 +181,11 @@ pub struct AgentPoolAbortOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolAbortOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

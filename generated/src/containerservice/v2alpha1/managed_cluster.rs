@@ -5,16 +5,20 @@
 //! The `ManagedCluster` custom resource (`Microsoft.ContainerService/managedClusters`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Managed cluster.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ManagedCluster {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: ManagedClusterSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ManagedClusterStatus>,
+}
+
+armgen_runtime::json_object! {
+    ManagedCluster { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl ManagedCluster {
@@ -114,7 +118,7 @@ impl kube_core::Resource for ManagedCluster {
 }
 
 /// The desired state of a `ManagedCluster`: the writable properties of `Microsoft.ContainerService/managedClusters`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
@@ -258,6 +262,58 @@ pub struct ManagedClusterSpec {
     /// This is primarily used to expose different UI experiences in the portal for different kinds
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterSpec {
+        "azureName" => azure_name,
+        "owner" => owner,
+        "operatorSpec" => operator_spec,
+        "controlPlaneEndpoint" => control_plane_endpoint,
+        "version" => version,
+        "tags" => tags,
+        "location" => location,
+        "kubernetesVersion" => kubernetes_version,
+        "dnsPrefix" => dns_prefix,
+        "fqdnSubdomain" => fqdn_subdomain,
+        "agentPoolProfiles" => agent_pool_profiles,
+        "linuxProfile" => linux_profile,
+        "windowsProfile" => windows_profile,
+        "servicePrincipalProfile" => service_principal_profile,
+        "addonProfiles" => addon_profiles,
+        "podIdentityProfile" => pod_identity_profile,
+        "oidcIssuerProfile" => oidc_issuer_profile,
+        "nodeResourceGroup" => node_resource_group,
+        "nodeResourceGroupProfile" => node_resource_group_profile,
+        "enableRBAC" => enable_rbac,
+        "supportPlan" => support_plan,
+        "networkProfile" => network_profile,
+        "aadProfile" => aad_profile,
+        "autoUpgradeProfile" => auto_upgrade_profile,
+        "upgradeSettings" => upgrade_settings,
+        "autoScalerProfile" => auto_scaler_profile,
+        "apiServerAccessProfile" => api_server_access_profile,
+        "diskEncryptionSetID" => disk_encryption_set_id,
+        "identityProfile" => identity_profile,
+        "privateLinkResources" => private_link_resources,
+        "disableLocalAccounts" => disable_local_accounts,
+        "httpProxyConfig" => http_proxy_config,
+        "securityProfile" => security_profile,
+        "storageProfile" => storage_profile,
+        "ingressProfile" => ingress_profile,
+        "publicNetworkAccess" => public_network_access,
+        "workloadAutoScalerProfile" => workload_auto_scaler_profile,
+        "azureMonitorProfile" => azure_monitor_profile,
+        "serviceMeshProfile" => service_mesh_profile,
+        "metricsProfile" => metrics_profile,
+        "nodeProvisioningProfile" => node_provisioning_profile,
+        "bootstrapProfile" => bootstrap_profile,
+        "aiToolchainOperatorProfile" => ai_toolchain_operator_profile,
+        "sku" => sku,
+        "extendedLocation" => extended_location,
+        "identity" => identity,
+        "kind" => kind,
+    }
 }
 
 impl ManagedClusterSpec {
@@ -606,7 +662,7 @@ impl ManagedClusterSpec {
 }
 
 /// The observed state of a `ManagedCluster`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStatus {
     /// Cluster API: the Kubernetes version the control plane runs (`v` and the version Azure reports).
@@ -804,6 +860,76 @@ pub struct ManagedClusterStatus {
     /// What the operator records about its work: known differences, the operation in flight.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStatus {
+        "version" => version,
+        "initialization" => initialization,
+        "initialized" => initialized,
+        "ready" => ready,
+        "externalManagedControlPlane" => external_managed_control_plane,
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "tags" => tags,
+        "location" => location,
+        "provisioningState" => provisioning_state,
+        "powerState" => power_state,
+        "maxAgentPools" => max_agent_pools,
+        "kubernetesVersion" => kubernetes_version,
+        "currentKubernetesVersion" => current_kubernetes_version,
+        "dnsPrefix" => dns_prefix,
+        "fqdnSubdomain" => fqdn_subdomain,
+        "fqdn" => fqdn,
+        "privateFQDN" => private_fqdn,
+        "azurePortalFQDN" => azure_portal_fqdn,
+        "agentPoolProfiles" => agent_pool_profiles,
+        "linuxProfile" => linux_profile,
+        "windowsProfile" => windows_profile,
+        "servicePrincipalProfile" => service_principal_profile,
+        "addonProfiles" => addon_profiles,
+        "podIdentityProfile" => pod_identity_profile,
+        "oidcIssuerProfile" => oidc_issuer_profile,
+        "nodeResourceGroup" => node_resource_group,
+        "nodeResourceGroupProfile" => node_resource_group_profile,
+        "enableRBAC" => enable_rbac,
+        "supportPlan" => support_plan,
+        "networkProfile" => network_profile,
+        "aadProfile" => aad_profile,
+        "autoUpgradeProfile" => auto_upgrade_profile,
+        "upgradeSettings" => upgrade_settings,
+        "autoScalerProfile" => auto_scaler_profile,
+        "apiServerAccessProfile" => api_server_access_profile,
+        "diskEncryptionSetID" => disk_encryption_set_id,
+        "identityProfile" => identity_profile,
+        "privateLinkResources" => private_link_resources,
+        "disableLocalAccounts" => disable_local_accounts,
+        "httpProxyConfig" => http_proxy_config,
+        "securityProfile" => security_profile,
+        "storageProfile" => storage_profile,
+        "ingressProfile" => ingress_profile,
+        "publicNetworkAccess" => public_network_access,
+        "workloadAutoScalerProfile" => workload_auto_scaler_profile,
+        "azureMonitorProfile" => azure_monitor_profile,
+        "serviceMeshProfile" => service_mesh_profile,
+        "resourceUID" => resource_uid,
+        "metricsProfile" => metrics_profile,
+        "nodeProvisioningProfile" => node_provisioning_profile,
+        "bootstrapProfile" => bootstrap_profile,
+        "aiToolchainOperatorProfile" => ai_toolchain_operator_profile,
+        "status" => status,
+        "eTag" => e_tag,
+        "sku" => sku,
+        "extendedLocation" => extended_location,
+        "identity" => identity,
+        "kind" => kind,
+        "availableAgentPoolVersions" => available_agent_pool_versions,
+        "upgradeProfile" => upgrade_profile,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
 }
 
 impl From<&arm::ManagedCluster> for ManagedClusterStatus {
@@ -1049,7 +1175,7 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
 }
 
 /// What the operator exports from a `ManagedCluster` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ManagedClusterOperatorSpec {
     /// Secret exports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1066,8 +1192,17 @@ pub struct ManagedClusterOperatorSpec {
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterOperatorSpec {
+        "secrets" => secrets,
+        "configMaps" => config_maps,
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
+}
+
 /// The Secret exports of a `ManagedCluster`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ManagedClusterOperatorSecrets {
     /// Where to write the `adminCredentials` export (a Secret); not exported when unset.
     #[serde(rename = "adminCredentials", default, skip_serializing_if = "Option::is_none")]
@@ -1077,8 +1212,12 @@ pub struct ManagedClusterOperatorSecrets {
     pub user_credentials: Option<armgen_runtime::kube::SecretDestination>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterOperatorSecrets { "adminCredentials" => admin_credentials, "userCredentials" => user_credentials }
+}
+
 /// The ConfigMap exports of a `ManagedCluster`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ManagedClusterOperatorConfigMaps {
     /// Where to write the `oidcIssuerUrl` export (a ConfigMap); not exported when unset.
     #[serde(rename = "oidcIssuerUrl", default, skip_serializing_if = "Option::is_none")]
@@ -1088,12 +1227,18 @@ pub struct ManagedClusterOperatorConfigMaps {
     pub principal_id: Option<armgen_runtime::kube::ConfigMapDestination>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterOperatorConfigMaps { "oidcIssuerUrl" => oidc_issuer_url, "principalId" => principal_id }
+}
+
 /// A template of `ManagedCluster` specs (ClusterClass style): `spec.template.spec` is what a `ManagedCluster` made from it gets. Nothing is created in Azure for a template.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ManagedClusterTemplate {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: ManagedClusterTemplateSpec,
 }
+
+armgen_runtime::json_object! { ManagedClusterTemplate {} required { "metadata" => metadata, "spec" => spec } }
 
 impl ManagedClusterTemplate {
     /// The custom resource's `apiVersion`.
@@ -1160,14 +1305,16 @@ impl kube_core::Resource for ManagedClusterTemplate {
 }
 
 /// The desired state of a `ManagedClusterTemplate`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterTemplateSpec {
     /// The template.
     pub template: ManagedClusterTemplateResource,
 }
 
+armgen_runtime::json_object! { ManagedClusterTemplateSpec {} required { "template" => template } }
+
 /// What a `ManagedCluster` made from the template gets.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterTemplateResource {
     /// The labels and annotations of resources made from the template.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1175,3 +1322,5 @@ pub struct ManagedClusterTemplateResource {
     /// The spec of resources made from the template.
     pub spec: ManagedClusterSpec,
 }
+
+armgen_runtime::json_object! { ManagedClusterTemplateResource { "metadata" => metadata } required { "spec" => spec } }

@@ -5,15 +5,19 @@
 //! The `ManagedClusterAbort` custom resource (`Microsoft.ContainerService/managedClusters/abort`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Resolver};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Runs the ARM action `abort` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/abort`) on a `ManagedCluster` once, and records its outcome.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ManagedClusterAbort {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: ManagedClusterAbortSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ManagedClusterAbortStatus>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAbort { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl ManagedClusterAbort {
@@ -97,13 +101,15 @@ impl kube_core::Resource for ManagedClusterAbort {
 }
 
 /// The desired state of a `ManagedClusterAbort`: the writable properties of `Microsoft.ContainerService/managedClusters/abort`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAbortSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
 }
+
+armgen_runtime::json_object! { ManagedClusterAbortSpec { "owner" => owner } }
 
 impl ManagedClusterAbortSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
@@ -123,7 +129,7 @@ impl ManagedClusterAbortSpec {
 }
 
 /// The observed state of a `ManagedClusterAbort`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAbortStatus {
     /// When the reconciler sent the request (RFC 3339).
@@ -143,6 +149,16 @@ pub struct ManagedClusterAbortStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAbortStatus {
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::ManagedClusterAbort> for ManagedClusterAbortStatus {
     fn from(arm: &arm::ManagedClusterAbort) -> Self {
         Self {
@@ -156,7 +172,7 @@ impl From<&arm::ManagedClusterAbort> for ManagedClusterAbortStatus {
 }
 
 /// What the operator exports from a `ManagedClusterAbort` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ManagedClusterAbortOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -165,4 +181,11 @@ pub struct ManagedClusterAbortOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAbortOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

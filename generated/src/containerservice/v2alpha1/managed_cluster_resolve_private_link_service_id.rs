@@ -5,15 +5,19 @@
 //! The `ManagedClusterResolvePrivateLinkServiceId` custom resource (`Microsoft.ContainerService/managedClusters/resolvePrivateLinkServiceId`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Resolver};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Runs the ARM action `resolvePrivateLinkServiceId` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/resolvePrivateLinkServiceId`) on a `ManagedCluster` once, and records its outcome.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ManagedClusterResolvePrivateLinkServiceId {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: ManagedClusterResolvePrivateLinkServiceIdSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ManagedClusterResolvePrivateLinkServiceIdStatus>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterResolvePrivateLinkServiceId { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl ManagedClusterResolvePrivateLinkServiceId {
@@ -100,7 +104,7 @@ impl kube_core::Resource for ManagedClusterResolvePrivateLinkServiceId {
 }
 
 /// The desired state of a `ManagedClusterResolvePrivateLinkServiceId`: the writable properties of `Microsoft.ContainerService/managedClusters/resolvePrivateLinkServiceId`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterResolvePrivateLinkServiceIdSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
@@ -121,6 +125,17 @@ pub struct ManagedClusterResolvePrivateLinkServiceIdSpec {
     /// The RequiredMembers of the resource
     #[serde(skip_serializing_if = "Option::is_none")]
     pub required_members: Option<Vec<String>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterResolvePrivateLinkServiceIdSpec {
+        "owner" => owner,
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "groupId" => group_id,
+        "requiredMembers" => required_members,
+    }
 }
 
 impl ManagedClusterResolvePrivateLinkServiceIdSpec {
@@ -169,7 +184,7 @@ impl ManagedClusterResolvePrivateLinkServiceIdSpec {
 }
 
 /// The observed state of a `ManagedClusterResolvePrivateLinkServiceId`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterResolvePrivateLinkServiceIdStatus {
     /// The response body of `POST …/resolvePrivateLinkServiceId`, once it succeeded.
@@ -192,6 +207,17 @@ pub struct ManagedClusterResolvePrivateLinkServiceIdStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterResolvePrivateLinkServiceIdStatus {
+        "result" => result,
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::ManagedClusterResolvePrivateLinkServiceId> for ManagedClusterResolvePrivateLinkServiceIdStatus {
     fn from(arm: &arm::ManagedClusterResolvePrivateLinkServiceId) -> Self {
         Self {
@@ -206,7 +232,7 @@ impl From<&arm::ManagedClusterResolvePrivateLinkServiceId> for ManagedClusterRes
 }
 
 /// What the operator exports from a `ManagedClusterResolvePrivateLinkServiceId` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ManagedClusterResolvePrivateLinkServiceIdOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -215,4 +241,11 @@ pub struct ManagedClusterResolvePrivateLinkServiceIdOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterResolvePrivateLinkServiceIdOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

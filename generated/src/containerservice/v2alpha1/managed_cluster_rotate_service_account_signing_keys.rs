@@ -5,15 +5,19 @@
 //! The `ManagedClusterRotateServiceAccountSigningKeys` custom resource (`Microsoft.ContainerService/managedClusters/rotateServiceAccountSigningKeys`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Resolver};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Runs the ARM action `rotateServiceAccountSigningKeys` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/rotateServiceAccountSigningKeys`) on a `ManagedCluster` once, and records its outcome.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ManagedClusterRotateServiceAccountSigningKeys {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: ManagedClusterRotateServiceAccountSigningKeysSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ManagedClusterRotateServiceAccountSigningKeysStatus>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterRotateServiceAccountSigningKeys { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl ManagedClusterRotateServiceAccountSigningKeys {
@@ -106,13 +110,15 @@ impl kube_core::Resource for ManagedClusterRotateServiceAccountSigningKeys {
 }
 
 /// The desired state of a `ManagedClusterRotateServiceAccountSigningKeys`: the writable properties of `Microsoft.ContainerService/managedClusters/rotateServiceAccountSigningKeys`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterRotateServiceAccountSigningKeysSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
 }
+
+armgen_runtime::json_object! { ManagedClusterRotateServiceAccountSigningKeysSpec { "owner" => owner } }
 
 impl ManagedClusterRotateServiceAccountSigningKeysSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
@@ -135,7 +141,7 @@ impl ManagedClusterRotateServiceAccountSigningKeysSpec {
 }
 
 /// The observed state of a `ManagedClusterRotateServiceAccountSigningKeys`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterRotateServiceAccountSigningKeysStatus {
     /// When the reconciler sent the request (RFC 3339).
@@ -155,6 +161,16 @@ pub struct ManagedClusterRotateServiceAccountSigningKeysStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterRotateServiceAccountSigningKeysStatus {
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::ManagedClusterRotateServiceAccountSigningKeys> for ManagedClusterRotateServiceAccountSigningKeysStatus {
     fn from(arm: &arm::ManagedClusterRotateServiceAccountSigningKeys) -> Self {
         Self {
@@ -168,7 +184,7 @@ impl From<&arm::ManagedClusterRotateServiceAccountSigningKeys> for ManagedCluste
 }
 
 /// What the operator exports from a `ManagedClusterRotateServiceAccountSigningKeys` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ManagedClusterRotateServiceAccountSigningKeysOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -177,4 +193,11 @@ pub struct ManagedClusterRotateServiceAccountSigningKeysOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterRotateServiceAccountSigningKeysOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

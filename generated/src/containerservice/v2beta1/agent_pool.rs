@@ -5,17 +5,18 @@
 //! The `AgentPool` custom resource (`Microsoft.ContainerService/managedClusters/agentPools`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Agent Pool.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AgentPool {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: AgentPoolSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<AgentPoolStatus>,
 }
+
+armgen_runtime::json_object! { AgentPool { "status" => status } required { "metadata" => metadata, "spec" => spec } }
 
 impl AgentPool {
     /// The custom resource's `apiVersion`.
@@ -98,7 +99,7 @@ impl kube_core::Resource for AgentPool {
 }
 
 /// The desired state of a `AgentPool`: the writable properties of `Microsoft.ContainerService/managedClusters/agentPools`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
@@ -267,6 +268,66 @@ pub struct AgentPoolSpec {
     /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
     #[serde(rename = "localDNSProfile", skip_serializing_if = "Option::is_none")]
     pub local_dns_profile: Option<spec::LocalDnsProfile>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolSpec {
+        "azureName" => azure_name,
+        "owner" => owner,
+        "operatorSpec" => operator_spec,
+        "providerIDList" => provider_id_list,
+        "count" => count,
+        "vmSize" => vm_size,
+        "osDiskSizeGB" => os_disk_size_gb,
+        "osDiskType" => os_disk_type,
+        "kubeletDiskType" => kubelet_disk_type,
+        "workloadRuntime" => workload_runtime,
+        "messageOfTheDay" => message_of_the_day,
+        "vnetSubnetID" => vnet_subnet_id,
+        "podSubnetID" => pod_subnet_id,
+        "podIPAllocationMode" => pod_ip_allocation_mode,
+        "maxPods" => max_pods,
+        "osType" => os_type,
+        "osSKU" => os_sku,
+        "maxCount" => max_count,
+        "minCount" => min_count,
+        "enableAutoScaling" => enable_auto_scaling,
+        "scaleDownMode" => scale_down_mode,
+        "type" => r#type,
+        "mode" => mode,
+        "orchestratorVersion" => orchestrator_version,
+        "nodeImageVersion" => node_image_version,
+        "upgradeSettings" => upgrade_settings,
+        "powerState" => power_state,
+        "availabilityZones" => availability_zones,
+        "enableNodePublicIP" => enable_node_public_ip,
+        "nodePublicIPPrefixID" => node_public_ip_prefix_id,
+        "scaleSetPriority" => scale_set_priority,
+        "scaleSetEvictionPolicy" => scale_set_eviction_policy,
+        "spotMaxPrice" => spot_max_price,
+        "tags" => tags,
+        "nodeLabels" => node_labels,
+        "nodeTaints" => node_taints,
+        "proximityPlacementGroupID" => proximity_placement_group_id,
+        "kubeletConfig" => kubelet_config,
+        "linuxOSConfig" => linux_os_config,
+        "enableEncryptionAtHost" => enable_encryption_at_host,
+        "enableUltraSSD" => enable_ultra_ssd,
+        "enableFIPS" => enable_fips,
+        "gpuInstanceProfile" => gpu_instance_profile,
+        "creationData" => creation_data,
+        "capacityReservationGroupID" => capacity_reservation_group_id,
+        "hostGroupID" => host_group_id,
+        "networkProfile" => network_profile,
+        "windowsProfile" => windows_profile,
+        "securityProfile" => security_profile,
+        "gpuProfile" => gpu_profile,
+        "gatewayProfile" => gateway_profile,
+        "artifactStreamingProfile" => artifact_streaming_profile,
+        "virtualMachinesProfile" => virtual_machines_profile,
+        "virtualMachineNodesStatus" => virtual_machine_nodes_status,
+        "localDNSProfile" => local_dns_profile,
+    }
 }
 
 impl AgentPoolSpec {
@@ -555,7 +616,7 @@ impl AgentPoolSpec {
 }
 
 /// The observed state of a `AgentPool`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolStatus {
     /// Cluster API: how many machines the pool has, as Azure reports it.
@@ -759,6 +820,77 @@ pub struct AgentPoolStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolStatus {
+        "replicas" => replicas,
+        "initialization" => initialization,
+        "ready" => ready,
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "eTag" => e_tag,
+        "count" => count,
+        "vmSize" => vm_size,
+        "osDiskSizeGB" => os_disk_size_gb,
+        "osDiskType" => os_disk_type,
+        "kubeletDiskType" => kubelet_disk_type,
+        "workloadRuntime" => workload_runtime,
+        "messageOfTheDay" => message_of_the_day,
+        "vnetSubnetID" => vnet_subnet_id,
+        "podSubnetID" => pod_subnet_id,
+        "podIPAllocationMode" => pod_ip_allocation_mode,
+        "maxPods" => max_pods,
+        "osType" => os_type,
+        "osSKU" => os_sku,
+        "maxCount" => max_count,
+        "minCount" => min_count,
+        "enableAutoScaling" => enable_auto_scaling,
+        "scaleDownMode" => scale_down_mode,
+        "propertiesType" => properties_type,
+        "mode" => mode,
+        "orchestratorVersion" => orchestrator_version,
+        "currentOrchestratorVersion" => current_orchestrator_version,
+        "nodeImageVersion" => node_image_version,
+        "upgradeSettings" => upgrade_settings,
+        "provisioningState" => provisioning_state,
+        "powerState" => power_state,
+        "availabilityZones" => availability_zones,
+        "enableNodePublicIP" => enable_node_public_ip,
+        "nodePublicIPPrefixID" => node_public_ip_prefix_id,
+        "scaleSetPriority" => scale_set_priority,
+        "scaleSetEvictionPolicy" => scale_set_eviction_policy,
+        "spotMaxPrice" => spot_max_price,
+        "tags" => tags,
+        "nodeLabels" => node_labels,
+        "nodeTaints" => node_taints,
+        "proximityPlacementGroupID" => proximity_placement_group_id,
+        "kubeletConfig" => kubelet_config,
+        "linuxOSConfig" => linux_os_config,
+        "enableEncryptionAtHost" => enable_encryption_at_host,
+        "enableUltraSSD" => enable_ultra_ssd,
+        "enableFIPS" => enable_fips,
+        "gpuInstanceProfile" => gpu_instance_profile,
+        "creationData" => creation_data,
+        "capacityReservationGroupID" => capacity_reservation_group_id,
+        "hostGroupID" => host_group_id,
+        "networkProfile" => network_profile,
+        "windowsProfile" => windows_profile,
+        "securityProfile" => security_profile,
+        "gpuProfile" => gpu_profile,
+        "gatewayProfile" => gateway_profile,
+        "artifactStreamingProfile" => artifact_streaming_profile,
+        "virtualMachinesProfile" => virtual_machines_profile,
+        "virtualMachineNodesStatus" => virtual_machine_nodes_status,
+        "status" => status,
+        "localDNSProfile" => local_dns_profile,
+        "machines" => machines,
+        "upgradeProfile" => upgrade_profile,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::AgentPool> for AgentPoolStatus {
     fn from(arm: &arm::AgentPool) -> Self {
         Self {
@@ -899,7 +1031,7 @@ impl From<&arm::AgentPool> for AgentPoolStatus {
 }
 
 /// What the operator exports from a `AgentPool` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct AgentPoolOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -910,12 +1042,21 @@ pub struct AgentPoolOperatorSpec {
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
+}
+
 /// A template of `AgentPool` specs (ClusterClass style): `spec.template.spec` is what a `AgentPool` made from it gets. Nothing is created in Azure for a template.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AgentPoolTemplate {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: AgentPoolTemplateSpec,
 }
+
+armgen_runtime::json_object! { AgentPoolTemplate {} required { "metadata" => metadata, "spec" => spec } }
 
 impl AgentPoolTemplate {
     /// The custom resource's `apiVersion`.
@@ -982,14 +1123,16 @@ impl kube_core::Resource for AgentPoolTemplate {
 }
 
 /// The desired state of a `AgentPoolTemplate`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolTemplateSpec {
     /// The template.
     pub template: AgentPoolTemplateResource,
 }
 
+armgen_runtime::json_object! { AgentPoolTemplateSpec {} required { "template" => template } }
+
 /// What a `AgentPool` made from the template gets.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolTemplateResource {
     /// The labels and annotations of resources made from the template.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -997,3 +1140,5 @@ pub struct AgentPoolTemplateResource {
     /// The spec of resources made from the template.
     pub spec: AgentPoolSpec,
 }
+
+armgen_runtime::json_object! { AgentPoolTemplateResource { "metadata" => metadata } required { "spec" => spec } }

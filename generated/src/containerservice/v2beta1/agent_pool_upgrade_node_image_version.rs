@@ -5,15 +5,19 @@
 //! The `AgentPoolUpgradeNodeImageVersion` custom resource (`Microsoft.ContainerService/managedClusters/agentPools/upgradeNodeImageVersion`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Resolver};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Runs the ARM action `upgradeNodeImageVersion` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/upgradeNodeImageVersion`) on a `AgentPool` once, and records its outcome.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AgentPoolUpgradeNodeImageVersion {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: AgentPoolUpgradeNodeImageVersionSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<AgentPoolUpgradeNodeImageVersionStatus>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolUpgradeNodeImageVersion { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl AgentPoolUpgradeNodeImageVersion {
@@ -99,13 +103,15 @@ impl kube_core::Resource for AgentPoolUpgradeNodeImageVersion {
 }
 
 /// The desired state of a `AgentPoolUpgradeNodeImageVersion`: the writable properties of `Microsoft.ContainerService/managedClusters/agentPools/upgradeNodeImageVersion`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolUpgradeNodeImageVersionSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
 }
+
+armgen_runtime::json_object! { AgentPoolUpgradeNodeImageVersionSpec { "owner" => owner } }
 
 impl AgentPoolUpgradeNodeImageVersionSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
@@ -126,7 +132,7 @@ impl AgentPoolUpgradeNodeImageVersionSpec {
 }
 
 /// The observed state of a `AgentPoolUpgradeNodeImageVersion`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolUpgradeNodeImageVersionStatus {
     /// The response body of `POST …/upgradeNodeImageVersion`, once it succeeded.
@@ -149,6 +155,17 @@ pub struct AgentPoolUpgradeNodeImageVersionStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolUpgradeNodeImageVersionStatus {
+        "result" => result,
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::AgentPoolUpgradeNodeImageVersion> for AgentPoolUpgradeNodeImageVersionStatus {
     fn from(arm: &arm::AgentPoolUpgradeNodeImageVersion) -> Self {
         Self {
@@ -163,7 +180,7 @@ impl From<&arm::AgentPoolUpgradeNodeImageVersion> for AgentPoolUpgradeNodeImageV
 }
 
 /// What the operator exports from a `AgentPoolUpgradeNodeImageVersion` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct AgentPoolUpgradeNodeImageVersionOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -172,4 +189,11 @@ pub struct AgentPoolUpgradeNodeImageVersionOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolUpgradeNodeImageVersionOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

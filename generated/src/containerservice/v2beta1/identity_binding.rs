@@ -5,15 +5,19 @@
 //! The `IdentityBinding` custom resource (`Microsoft.ContainerService/managedClusters/identityBindings`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// The IdentityBinding resource.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct IdentityBinding {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: IdentityBindingSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<IdentityBindingStatus>,
+}
+
+armgen_runtime::json_object! {
+    IdentityBinding { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl IdentityBinding {
@@ -97,7 +101,7 @@ impl kube_core::Resource for IdentityBinding {
 }
 
 /// The desired state of a `IdentityBinding`: the writable properties of `Microsoft.ContainerService/managedClusters/identityBindings`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IdentityBindingSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
@@ -112,6 +116,15 @@ pub struct IdentityBindingSpec {
     /// Managed identity profile for the identity binding.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub managed_identity: Option<spec::IdentityBindingManagedIdentityProfile>,
+}
+
+armgen_runtime::json_object! {
+    IdentityBindingSpec {
+        "azureName" => azure_name,
+        "owner" => owner,
+        "operatorSpec" => operator_spec,
+        "managedIdentity" => managed_identity,
+    }
 }
 
 impl IdentityBindingSpec {
@@ -158,7 +171,7 @@ impl IdentityBindingSpec {
 }
 
 /// The observed state of a `IdentityBinding`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IdentityBindingStatus {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
@@ -193,6 +206,21 @@ pub struct IdentityBindingStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    IdentityBindingStatus {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "managedIdentity" => managed_identity,
+        "oidcIssuer" => oidc_issuer,
+        "provisioningState" => provisioning_state,
+        "eTag" => e_tag,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::IdentityBinding> for IdentityBindingStatus {
     fn from(arm: &arm::IdentityBinding) -> Self {
         Self {
@@ -219,7 +247,7 @@ impl From<&arm::IdentityBinding> for IdentityBindingStatus {
 }
 
 /// What the operator exports from a `IdentityBinding` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct IdentityBindingOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -228,4 +256,11 @@ pub struct IdentityBindingOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    IdentityBindingOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

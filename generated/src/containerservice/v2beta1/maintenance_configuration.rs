@@ -5,15 +5,19 @@
 //! The `MaintenanceConfiguration` custom resource (`Microsoft.ContainerService/managedClusters/maintenanceConfigurations`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Planned maintenance configuration, used to configure when updates can be deployed to a Managed Cluster. See [planned maintenance](<https://docs.microsoft.com/azure/aks/planned-maintenance>) for more information about planned maintenance.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MaintenanceConfiguration {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: MaintenanceConfigurationSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<MaintenanceConfigurationStatus>,
+}
+
+armgen_runtime::json_object! {
+    MaintenanceConfiguration { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl MaintenanceConfiguration {
@@ -99,7 +103,7 @@ impl kube_core::Resource for MaintenanceConfiguration {
 }
 
 /// The desired state of a `MaintenanceConfiguration`: the writable properties of `Microsoft.ContainerService/managedClusters/maintenanceConfigurations`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct MaintenanceConfigurationSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
@@ -120,6 +124,17 @@ pub struct MaintenanceConfigurationSpec {
     /// Maintenance window for the maintenance configuration.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub maintenance_window: Option<spec::MaintenanceWindow>,
+}
+
+armgen_runtime::json_object! {
+    MaintenanceConfigurationSpec {
+        "azureName" => azure_name,
+        "owner" => owner,
+        "operatorSpec" => operator_spec,
+        "timeInWeek" => time_in_week,
+        "notAllowedTime" => not_allowed_time,
+        "maintenanceWindow" => maintenance_window,
+    }
 }
 
 impl MaintenanceConfigurationSpec {
@@ -177,7 +192,7 @@ impl MaintenanceConfigurationSpec {
 }
 
 /// The observed state of a `MaintenanceConfiguration`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct MaintenanceConfigurationStatus {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
@@ -207,6 +222,20 @@ pub struct MaintenanceConfigurationStatus {
     /// What the operator records about its work: known differences, the operation in flight.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
+}
+
+armgen_runtime::json_object! {
+    MaintenanceConfigurationStatus {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "timeInWeek" => time_in_week,
+        "notAllowedTime" => not_allowed_time,
+        "maintenanceWindow" => maintenance_window,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
 }
 
 impl From<&arm::MaintenanceConfiguration> for MaintenanceConfigurationStatus {
@@ -241,7 +270,7 @@ impl From<&arm::MaintenanceConfiguration> for MaintenanceConfigurationStatus {
 }
 
 /// What the operator exports from a `MaintenanceConfiguration` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct MaintenanceConfigurationOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -250,4 +279,11 @@ pub struct MaintenanceConfigurationOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    MaintenanceConfigurationOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

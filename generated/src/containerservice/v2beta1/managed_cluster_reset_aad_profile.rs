@@ -5,15 +5,19 @@
 //! The `ManagedClusterResetAadProfile` custom resource (`Microsoft.ContainerService/managedClusters/resetAADProfile`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Runs the ARM action `resetAADProfile` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/resetAADProfile`) on a `ManagedCluster` once, and records its outcome.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ManagedClusterResetAadProfile {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: ManagedClusterResetAadProfileSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ManagedClusterResetAadProfileStatus>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterResetAadProfile { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl ManagedClusterResetAadProfile {
@@ -99,7 +103,7 @@ impl kube_core::Resource for ManagedClusterResetAadProfile {
 }
 
 /// The desired state of a `ManagedClusterResetAadProfile`: the writable properties of `Microsoft.ContainerService/managedClusters/resetAADProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterResetAadProfileSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
@@ -126,6 +130,19 @@ pub struct ManagedClusterResetAadProfileSpec {
     /// The AAD tenant ID to use for authentication. If not specified, will use the tenant of the deployment subscription.
     #[serde(rename = "tenantID", skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterResetAadProfileSpec {
+        "owner" => owner,
+        "managed" => managed,
+        "enableAzureRBAC" => enable_azure_rbac,
+        "adminGroupObjectIDs" => admin_group_object_i_ds,
+        "clientAppID" => client_app_id,
+        "serverAppID" => server_app_id,
+        "serverAppSecret" => server_app_secret,
+        "tenantID" => tenant_id,
+    }
 }
 
 impl ManagedClusterResetAadProfileSpec {
@@ -175,7 +192,7 @@ impl ManagedClusterResetAadProfileSpec {
 }
 
 /// The observed state of a `ManagedClusterResetAadProfile`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterResetAadProfileStatus {
     /// When the reconciler sent the request (RFC 3339).
@@ -195,6 +212,16 @@ pub struct ManagedClusterResetAadProfileStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterResetAadProfileStatus {
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::ManagedClusterResetAadProfile> for ManagedClusterResetAadProfileStatus {
     fn from(arm: &arm::ManagedClusterResetAadProfile) -> Self {
         Self {
@@ -208,7 +235,7 @@ impl From<&arm::ManagedClusterResetAadProfile> for ManagedClusterResetAadProfile
 }
 
 /// What the operator exports from a `ManagedClusterResetAadProfile` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ManagedClusterResetAadProfileOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -217,4 +244,11 @@ pub struct ManagedClusterResetAadProfileOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterResetAadProfileOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

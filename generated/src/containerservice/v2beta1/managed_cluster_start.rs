@@ -5,15 +5,19 @@
 //! The `ManagedClusterStart` custom resource (`Microsoft.ContainerService/managedClusters/start`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Resolver};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Runs the ARM action `start` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/start`) on a `ManagedCluster` once, and records its outcome.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ManagedClusterStart {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: ManagedClusterStartSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ManagedClusterStartStatus>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStart { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl ManagedClusterStart {
@@ -97,13 +101,15 @@ impl kube_core::Resource for ManagedClusterStart {
 }
 
 /// The desired state of a `ManagedClusterStart`: the writable properties of `Microsoft.ContainerService/managedClusters/start`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStartSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
 }
+
+armgen_runtime::json_object! { ManagedClusterStartSpec { "owner" => owner } }
 
 impl ManagedClusterStartSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
@@ -123,7 +129,7 @@ impl ManagedClusterStartSpec {
 }
 
 /// The observed state of a `ManagedClusterStart`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStartStatus {
     /// When the reconciler sent the request (RFC 3339).
@@ -143,6 +149,16 @@ pub struct ManagedClusterStartStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterStartStatus {
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::ManagedClusterStart> for ManagedClusterStartStatus {
     fn from(arm: &arm::ManagedClusterStart) -> Self {
         Self {
@@ -156,7 +172,7 @@ impl From<&arm::ManagedClusterStart> for ManagedClusterStartStatus {
 }
 
 /// What the operator exports from a `ManagedClusterStart` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ManagedClusterStartOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -165,4 +181,11 @@ pub struct ManagedClusterStartOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStartOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

@@ -5,15 +5,19 @@
 //! The `ManagedClusterStop` custom resource (`Microsoft.ContainerService/managedClusters/stop`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Resolver};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Runs the ARM action `stop` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/stop`) on a `ManagedCluster` once, and records its outcome.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ManagedClusterStop {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: ManagedClusterStopSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ManagedClusterStopStatus>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStop { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl ManagedClusterStop {
@@ -97,13 +101,15 @@ impl kube_core::Resource for ManagedClusterStop {
 }
 
 /// The desired state of a `ManagedClusterStop`: the writable properties of `Microsoft.ContainerService/managedClusters/stop`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStopSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
 }
+
+armgen_runtime::json_object! { ManagedClusterStopSpec { "owner" => owner } }
 
 impl ManagedClusterStopSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
@@ -123,7 +129,7 @@ impl ManagedClusterStopSpec {
 }
 
 /// The observed state of a `ManagedClusterStop`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStopStatus {
     /// When the reconciler sent the request (RFC 3339).
@@ -143,6 +149,16 @@ pub struct ManagedClusterStopStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterStopStatus {
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::ManagedClusterStop> for ManagedClusterStopStatus {
     fn from(arm: &arm::ManagedClusterStop) -> Self {
         Self {
@@ -156,7 +172,7 @@ impl From<&arm::ManagedClusterStop> for ManagedClusterStopStatus {
 }
 
 /// What the operator exports from a `ManagedClusterStop` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ManagedClusterStopOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -165,4 +181,11 @@ pub struct ManagedClusterStopOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStopOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

@@ -5,16 +5,20 @@
 //! The `ManagedNamespace` custom resource (`Microsoft.ContainerService/managedClusters/managedNamespaces`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Namespace managed by ARM.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ManagedNamespace {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: ManagedNamespaceSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ManagedNamespaceStatus>,
+}
+
+armgen_runtime::json_object! {
+    ManagedNamespace { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl ManagedNamespace {
@@ -98,7 +102,7 @@ impl kube_core::Resource for ManagedNamespace {
 }
 
 /// The desired state of a `ManagedNamespace`: the writable properties of `Microsoft.ContainerService/managedClusters/managedNamespaces`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedNamespaceSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
@@ -134,6 +138,22 @@ pub struct ManagedNamespaceSpec {
     /// Delete options of a namespace.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delete_policy: Option<arm::DeletePolicy>,
+}
+
+armgen_runtime::json_object! {
+    ManagedNamespaceSpec {
+        "azureName" => azure_name,
+        "owner" => owner,
+        "operatorSpec" => operator_spec,
+        "tags" => tags,
+        "location" => location,
+        "labels" => labels,
+        "annotations" => annotations,
+        "defaultResourceQuota" => default_resource_quota,
+        "defaultNetworkPolicy" => default_network_policy,
+        "adoptionPolicy" => adoption_policy,
+        "deletePolicy" => delete_policy,
+    }
 }
 
 impl ManagedNamespaceSpec {
@@ -205,7 +225,7 @@ impl ManagedNamespaceSpec {
 }
 
 /// The observed state of a `ManagedNamespace`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedNamespaceStatus {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
@@ -261,6 +281,28 @@ pub struct ManagedNamespaceStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    ManagedNamespaceStatus {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "tags" => tags,
+        "location" => location,
+        "provisioningState" => provisioning_state,
+        "labels" => labels,
+        "annotations" => annotations,
+        "portalFqdn" => portal_fqdn,
+        "defaultResourceQuota" => default_resource_quota,
+        "defaultNetworkPolicy" => default_network_policy,
+        "adoptionPolicy" => adoption_policy,
+        "deletePolicy" => delete_policy,
+        "eTag" => e_tag,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::ManagedNamespace> for ManagedNamespaceStatus {
     fn from(arm: &arm::ManagedNamespace) -> Self {
         Self {
@@ -296,7 +338,7 @@ impl From<&arm::ManagedNamespace> for ManagedNamespaceStatus {
 }
 
 /// What the operator exports from a `ManagedNamespace` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ManagedNamespaceOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -305,4 +347,11 @@ pub struct ManagedNamespaceOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedNamespaceOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

@@ -5,15 +5,19 @@
 //! The `PrivateEndpointConnection` custom resource (`Microsoft.ContainerService/managedClusters/privateEndpointConnections`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// A private endpoint connection
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PrivateEndpointConnection {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: PrivateEndpointConnectionSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<PrivateEndpointConnectionStatus>,
+}
+
+armgen_runtime::json_object! {
+    PrivateEndpointConnection { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl PrivateEndpointConnection {
@@ -99,7 +103,7 @@ impl kube_core::Resource for PrivateEndpointConnection {
 }
 
 /// The desired state of a `PrivateEndpointConnection`: the writable properties of `Microsoft.ContainerService/managedClusters/privateEndpointConnections`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PrivateEndpointConnectionSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
@@ -117,6 +121,16 @@ pub struct PrivateEndpointConnectionSpec {
     /// A collection of information about the state of the connection between service consumer and provider.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub private_link_service_connection_state: Option<spec::PrivateLinkServiceConnectionState>,
+}
+
+armgen_runtime::json_object! {
+    PrivateEndpointConnectionSpec {
+        "azureName" => azure_name,
+        "owner" => owner,
+        "operatorSpec" => operator_spec,
+        "privateEndpoint" => private_endpoint,
+        "privateLinkServiceConnectionState" => private_link_service_connection_state,
+    }
 }
 
 impl PrivateEndpointConnectionSpec {
@@ -170,7 +184,7 @@ impl PrivateEndpointConnectionSpec {
 }
 
 /// The observed state of a `PrivateEndpointConnection`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PrivateEndpointConnectionStatus {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
@@ -202,6 +216,20 @@ pub struct PrivateEndpointConnectionStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    PrivateEndpointConnectionStatus {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "provisioningState" => provisioning_state,
+        "privateEndpoint" => private_endpoint,
+        "privateLinkServiceConnectionState" => private_link_service_connection_state,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::PrivateEndpointConnection> for PrivateEndpointConnectionStatus {
     fn from(arm: &arm::PrivateEndpointConnection) -> Self {
         Self {
@@ -227,7 +255,7 @@ impl From<&arm::PrivateEndpointConnection> for PrivateEndpointConnectionStatus {
 }
 
 /// What the operator exports from a `PrivateEndpointConnection` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct PrivateEndpointConnectionOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -236,4 +264,11 @@ pub struct PrivateEndpointConnectionOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    PrivateEndpointConnectionOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

@@ -5,17 +5,18 @@
 //! The `Snapshot` custom resource (`Microsoft.ContainerService/snapshots`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// A node pool snapshot resource.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: SnapshotSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<SnapshotStatus>,
 }
+
+armgen_runtime::json_object! { Snapshot { "status" => status } required { "metadata" => metadata, "spec" => spec } }
 
 impl Snapshot {
     /// The custom resource's `apiVersion`.
@@ -98,7 +99,7 @@ impl kube_core::Resource for Snapshot {
 }
 
 /// The desired state of a `Snapshot`: the writable properties of `Microsoft.ContainerService/snapshots`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SnapshotSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
@@ -122,6 +123,18 @@ pub struct SnapshotSpec {
     /// The type of a snapshot. The default is NodePool.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot_type: Option<arm::SnapshotType>,
+}
+
+armgen_runtime::json_object! {
+    SnapshotSpec {
+        "azureName" => azure_name,
+        "owner" => owner,
+        "operatorSpec" => operator_spec,
+        "tags" => tags,
+        "location" => location,
+        "creationData" => creation_data,
+        "snapshotType" => snapshot_type,
+    }
 }
 
 impl SnapshotSpec {
@@ -176,7 +189,7 @@ impl SnapshotSpec {
 }
 
 /// The observed state of a `Snapshot`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SnapshotStatus {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
@@ -229,6 +242,27 @@ pub struct SnapshotStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    SnapshotStatus {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "tags" => tags,
+        "location" => location,
+        "creationData" => creation_data,
+        "snapshotType" => snapshot_type,
+        "kubernetesVersion" => kubernetes_version,
+        "nodeImageVersion" => node_image_version,
+        "osType" => os_type,
+        "osSku" => os_sku,
+        "vmSize" => vm_size,
+        "enableFIPS" => enable_fips,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::Snapshot> for SnapshotStatus {
     fn from(arm: &arm::Snapshot) -> Self {
         Self {
@@ -256,7 +290,7 @@ impl From<&arm::Snapshot> for SnapshotStatus {
 }
 
 /// What the operator exports from a `Snapshot` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct SnapshotOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -265,4 +299,8 @@ pub struct SnapshotOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    SnapshotOperatorSpec { "secretExpressions" => secret_expressions, "configMapExpressions" => config_map_expressions }
 }

@@ -9,15 +9,19 @@ use armgen_runtime::kube::{
     ConversionError, Path, Resolver, missing, required, value_or_config,
 };
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Describes a federated identity credential.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FederatedIdentityCredential {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: FederatedIdentityCredentialSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<FederatedIdentityCredentialStatus>,
+}
+
+armgen_runtime::json_object! {
+    FederatedIdentityCredential { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl FederatedIdentityCredential {
@@ -103,7 +107,7 @@ impl kube_core::Resource for FederatedIdentityCredential {
 }
 
 /// The desired state of a `FederatedIdentityCredential`: the writable properties of `Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct FederatedIdentityCredentialSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
@@ -127,6 +131,18 @@ pub struct FederatedIdentityCredentialSpec {
     /// The list of audiences that can appear in the issued token.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub audiences: Option<Vec<String>>,
+}
+
+armgen_runtime::json_object! {
+    FederatedIdentityCredentialSpec {
+        "azureName" => azure_name,
+        "owner" => owner,
+        "operatorSpec" => operator_spec,
+        "issuer" => issuer,
+        "issuerFromConfig" => issuer_from_config,
+        "subject" => subject,
+        "audiences" => audiences,
+    }
 }
 
 impl FederatedIdentityCredentialSpec {
@@ -177,7 +193,7 @@ impl FederatedIdentityCredentialSpec {
 }
 
 /// The observed state of a `FederatedIdentityCredential`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct FederatedIdentityCredentialStatus {
     /// Fully qualified resource ID for the resource. E.g. "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}"
@@ -209,6 +225,20 @@ pub struct FederatedIdentityCredentialStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    FederatedIdentityCredentialStatus {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "issuer" => issuer,
+        "subject" => subject,
+        "audiences" => audiences,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::FederatedIdentityCredential> for FederatedIdentityCredentialStatus {
     fn from(arm: &arm::FederatedIdentityCredential) -> Self {
         Self {
@@ -226,7 +256,7 @@ impl From<&arm::FederatedIdentityCredential> for FederatedIdentityCredentialStat
 }
 
 /// What the operator exports from a `FederatedIdentityCredential` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct FederatedIdentityCredentialOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -235,4 +265,11 @@ pub struct FederatedIdentityCredentialOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    FederatedIdentityCredentialOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

@@ -25,16 +25,16 @@ pub fn import(
     arm_json: &str,
     name: &str,
     namespace: Option<&str>,
-) -> Option<Result<serde_json::Value, serde_json::Error>> {
+) -> Option<Result<serde_json::Value, armgen_runtime::json::Error>> {
     Some(
         match kind {
             "UserAssignedIdentity" => {
-                serde_json::from_str::<arm::Identity>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(&UserAssignedIdentity::from_arm(name, namespace, &a)))
+                armgen_runtime::json::from_text::<arm::Identity>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(&UserAssignedIdentity::from_arm(name, namespace, &a)))
             }
             "FederatedIdentityCredential" => {
-                serde_json::from_str::<arm::FederatedIdentityCredential>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
+                armgen_runtime::json::from_text::<arm::FederatedIdentityCredential>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(
                         &FederatedIdentityCredential::from_arm(name, namespace, &a),
                     ))
             }

@@ -5,16 +5,20 @@
 //! The `UserAssignedIdentity` custom resource (`Microsoft.ManagedIdentity/userAssignedIdentities`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, required};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Describes an identity resource.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct UserAssignedIdentity {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: UserAssignedIdentitySpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<UserAssignedIdentityStatus>,
+}
+
+armgen_runtime::json_object! {
+    UserAssignedIdentity { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl UserAssignedIdentity {
@@ -102,7 +106,7 @@ impl kube_core::Resource for UserAssignedIdentity {
 }
 
 /// The desired state of a `UserAssignedIdentity`: the writable properties of `Microsoft.ManagedIdentity/userAssignedIdentities`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct UserAssignedIdentitySpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
@@ -123,6 +127,17 @@ pub struct UserAssignedIdentitySpec {
     /// Enum to configure regional restrictions on identity assignment, as necessary.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub isolation_scope: Option<arm::IsolationScope>,
+}
+
+armgen_runtime::json_object! {
+    UserAssignedIdentitySpec {
+        "azureName" => azure_name,
+        "owner" => owner,
+        "operatorSpec" => operator_spec,
+        "tags" => tags,
+        "location" => location,
+        "isolationScope" => isolation_scope,
+    }
 }
 
 impl UserAssignedIdentitySpec {
@@ -166,7 +181,7 @@ impl UserAssignedIdentitySpec {
 }
 
 /// The observed state of a `UserAssignedIdentity`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct UserAssignedIdentityStatus {
     /// Fully qualified resource ID for the resource. E.g. "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}"
@@ -207,6 +222,23 @@ pub struct UserAssignedIdentityStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    UserAssignedIdentityStatus {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "tags" => tags,
+        "location" => location,
+        "tenantId" => tenant_id,
+        "principalId" => principal_id,
+        "clientId" => client_id,
+        "isolationScope" => isolation_scope,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::Identity> for UserAssignedIdentityStatus {
     fn from(arm: &arm::Identity) -> Self {
         Self {
@@ -227,7 +259,7 @@ impl From<&arm::Identity> for UserAssignedIdentityStatus {
 }
 
 /// What the operator exports from a `UserAssignedIdentity` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct UserAssignedIdentityOperatorSpec {
     /// ConfigMap exports.
     #[serde(rename = "configMaps", default, skip_serializing_if = "Option::is_none")]
@@ -241,8 +273,16 @@ pub struct UserAssignedIdentityOperatorSpec {
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 
+armgen_runtime::json_object! {
+    UserAssignedIdentityOperatorSpec {
+        "configMaps" => config_maps,
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
+}
+
 /// The ConfigMap exports of a `UserAssignedIdentity`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct UserAssignedIdentityOperatorConfigMaps {
     /// Where to write the `clientId` export (a ConfigMap); not exported when unset.
     #[serde(rename = "clientId", default, skip_serializing_if = "Option::is_none")]
@@ -253,4 +293,12 @@ pub struct UserAssignedIdentityOperatorConfigMaps {
     /// Where to write the `tenantId` export (a ConfigMap); not exported when unset.
     #[serde(rename = "tenantId", default, skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<armgen_runtime::kube::ConfigMapDestination>,
+}
+
+armgen_runtime::json_object! {
+    UserAssignedIdentityOperatorConfigMaps {
+        "clientId" => client_id,
+        "principalId" => principal_id,
+        "tenantId" => tenant_id,
+    }
 }

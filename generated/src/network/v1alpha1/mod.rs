@@ -34,26 +34,26 @@ pub fn import(
     arm_json: &str,
     name: &str,
     namespace: Option<&str>,
-) -> Option<Result<serde_json::Value, serde_json::Error>> {
+) -> Option<Result<serde_json::Value, armgen_runtime::json::Error>> {
     Some(
         match kind {
             "VirtualNetwork" => {
-                serde_json::from_str::<arm::VirtualNetwork>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(&VirtualNetwork::from_arm(name, namespace, &a)))
+                armgen_runtime::json::from_text::<arm::VirtualNetwork>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(&VirtualNetwork::from_arm(name, namespace, &a)))
             }
             "Subnet" => {
-                serde_json::from_str::<arm::Subnet>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(&Subnet::from_arm(name, namespace, &a)))
+                armgen_runtime::json::from_text::<arm::Subnet>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(&Subnet::from_arm(name, namespace, &a)))
             }
             "SubnetPrepareNetworkPolicies" => {
-                serde_json::from_str::<arm::SubnetPrepareNetworkPolicies>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
+                armgen_runtime::json::from_text::<arm::SubnetPrepareNetworkPolicies>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(
                         &SubnetPrepareNetworkPolicies::from_arm(name, namespace, &a),
                     ))
             }
             "SubnetUnprepareNetworkPolicies" => {
-                serde_json::from_str::<arm::SubnetUnprepareNetworkPolicies>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
+                armgen_runtime::json::from_text::<arm::SubnetUnprepareNetworkPolicies>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(
                         &SubnetUnprepareNetworkPolicies::from_arm(name, namespace, &a),
                     ))
             }

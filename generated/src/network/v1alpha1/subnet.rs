@@ -5,16 +5,17 @@
 //! The `Subnet` custom resource (`Microsoft.Network/virtualNetworks/subnets`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Subnet in a virtual network resource.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Subnet {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: SubnetSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<SubnetStatus>,
 }
+
+armgen_runtime::json_object! { Subnet { "status" => status } required { "metadata" => metadata, "spec" => spec } }
 
 impl Subnet {
     /// The custom resource's `apiVersion`.
@@ -97,7 +98,7 @@ impl kube_core::Resource for Subnet {
 }
 
 /// The desired state of a `Subnet`: the writable properties of `Microsoft.Network/virtualNetworks/subnets`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SubnetSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
@@ -154,6 +155,29 @@ pub struct SubnetSpec {
     /// A list of IPAM Pools for allocating IP address prefixes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ipam_pool_prefix_allocations: Option<Vec<spec::IpamPoolPrefixAllocation>>,
+}
+
+armgen_runtime::json_object! {
+    SubnetSpec {
+        "azureName" => azure_name,
+        "owner" => owner,
+        "operatorSpec" => operator_spec,
+        "addressPrefix" => address_prefix,
+        "addressPrefixes" => address_prefixes,
+        "networkSecurityGroup" => network_security_group,
+        "routeTable" => route_table,
+        "natGateway" => nat_gateway,
+        "serviceEndpoints" => service_endpoints,
+        "serviceEndpointPolicies" => service_endpoint_policies,
+        "ipAllocations" => ip_allocations,
+        "delegations" => delegations,
+        "privateEndpointNetworkPolicies" => private_endpoint_network_policies,
+        "privateLinkServiceNetworkPolicies" => private_link_service_network_policies,
+        "applicationGatewayIPConfigurations" => application_gateway_ip_configurations,
+        "sharingScope" => sharing_scope,
+        "defaultOutboundAccess" => default_outbound_access,
+        "ipamPoolPrefixAllocations" => ipam_pool_prefix_allocations,
+    }
 }
 
 impl SubnetSpec {
@@ -286,7 +310,7 @@ impl SubnetSpec {
 }
 
 /// The observed state of a `Subnet`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SubnetStatus {
     /// Resource ID.
@@ -373,6 +397,39 @@ pub struct SubnetStatus {
     /// What the operator records about its work: known differences, the operation in flight.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
+}
+
+armgen_runtime::json_object! {
+    SubnetStatus {
+        "id" => id,
+        "addressPrefix" => address_prefix,
+        "addressPrefixes" => address_prefixes,
+        "networkSecurityGroup" => network_security_group,
+        "routeTable" => route_table,
+        "natGateway" => nat_gateway,
+        "serviceEndpoints" => service_endpoints,
+        "serviceEndpointPolicies" => service_endpoint_policies,
+        "privateEndpoints" => private_endpoints,
+        "ipConfigurations" => ip_configurations,
+        "ipConfigurationProfiles" => ip_configuration_profiles,
+        "ipAllocations" => ip_allocations,
+        "resourceNavigationLinks" => resource_navigation_links,
+        "serviceAssociationLinks" => service_association_links,
+        "delegations" => delegations,
+        "purpose" => purpose,
+        "provisioningState" => provisioning_state,
+        "privateEndpointNetworkPolicies" => private_endpoint_network_policies,
+        "privateLinkServiceNetworkPolicies" => private_link_service_network_policies,
+        "applicationGatewayIPConfigurations" => application_gateway_ip_configurations,
+        "sharingScope" => sharing_scope,
+        "defaultOutboundAccess" => default_outbound_access,
+        "ipamPoolPrefixAllocations" => ipam_pool_prefix_allocations,
+        "name" => name,
+        "etag" => etag,
+        "type" => r#type,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
 }
 
 impl From<&arm::Subnet> for SubnetStatus {
@@ -477,7 +534,7 @@ impl From<&arm::Subnet> for SubnetStatus {
 }
 
 /// What the operator exports from a `Subnet` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct SubnetOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -486,4 +543,8 @@ pub struct SubnetOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    SubnetOperatorSpec { "secretExpressions" => secret_expressions, "configMapExpressions" => config_map_expressions }
 }

@@ -5,15 +5,19 @@
 //! The `SubnetPrepareNetworkPolicies` custom resource (`Microsoft.Network/virtualNetworks/subnets/PrepareNetworkPolicies`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Runs the ARM action `PrepareNetworkPolicies` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}/PrepareNetworkPolicies`) on a `Subnet` once, and records its outcome.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SubnetPrepareNetworkPolicies {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: SubnetPrepareNetworkPoliciesSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<SubnetPrepareNetworkPoliciesStatus>,
+}
+
+armgen_runtime::json_object! {
+    SubnetPrepareNetworkPolicies { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl SubnetPrepareNetworkPolicies {
@@ -97,7 +101,7 @@ impl kube_core::Resource for SubnetPrepareNetworkPolicies {
 }
 
 /// The desired state of a `SubnetPrepareNetworkPolicies`: the writable properties of `Microsoft.Network/virtualNetworks/subnets/PrepareNetworkPolicies`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SubnetPrepareNetworkPoliciesSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
@@ -109,6 +113,14 @@ pub struct SubnetPrepareNetworkPoliciesSpec {
     /// A list of NetworkIntentPolicyConfiguration.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network_intent_policy_configurations: Option<Vec<spec::NetworkIntentPolicyConfiguration>>,
+}
+
+armgen_runtime::json_object! {
+    SubnetPrepareNetworkPoliciesSpec {
+        "owner" => owner,
+        "serviceName" => service_name,
+        "networkIntentPolicyConfigurations" => network_intent_policy_configurations,
+    }
 }
 
 impl SubnetPrepareNetworkPoliciesSpec {
@@ -157,7 +169,7 @@ impl SubnetPrepareNetworkPoliciesSpec {
 }
 
 /// The observed state of a `SubnetPrepareNetworkPolicies`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SubnetPrepareNetworkPoliciesStatus {
     /// When the reconciler sent the request (RFC 3339).
@@ -177,6 +189,16 @@ pub struct SubnetPrepareNetworkPoliciesStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    SubnetPrepareNetworkPoliciesStatus {
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::SubnetPrepareNetworkPolicies> for SubnetPrepareNetworkPoliciesStatus {
     fn from(arm: &arm::SubnetPrepareNetworkPolicies) -> Self {
         Self {
@@ -190,7 +212,7 @@ impl From<&arm::SubnetPrepareNetworkPolicies> for SubnetPrepareNetworkPoliciesSt
 }
 
 /// What the operator exports from a `SubnetPrepareNetworkPolicies` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct SubnetPrepareNetworkPoliciesOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -199,4 +221,11 @@ pub struct SubnetPrepareNetworkPoliciesOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    SubnetPrepareNetworkPoliciesOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

@@ -5,15 +5,19 @@
 //! The `SubnetUnprepareNetworkPolicies` custom resource (`Microsoft.Network/virtualNetworks/subnets/UnprepareNetworkPolicies`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Resolver};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Runs the ARM action `UnprepareNetworkPolicies` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}/UnprepareNetworkPolicies`) on a `Subnet` once, and records its outcome.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SubnetUnprepareNetworkPolicies {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: SubnetUnprepareNetworkPoliciesSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<SubnetUnprepareNetworkPoliciesStatus>,
+}
+
+armgen_runtime::json_object! {
+    SubnetUnprepareNetworkPolicies { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl SubnetUnprepareNetworkPolicies {
@@ -97,7 +101,7 @@ impl kube_core::Resource for SubnetUnprepareNetworkPolicies {
 }
 
 /// The desired state of a `SubnetUnprepareNetworkPolicies`: the writable properties of `Microsoft.Network/virtualNetworks/subnets/UnprepareNetworkPolicies`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SubnetUnprepareNetworkPoliciesSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
@@ -107,6 +111,8 @@ pub struct SubnetUnprepareNetworkPoliciesSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub service_name: Option<String>,
 }
+
+armgen_runtime::json_object! { SubnetUnprepareNetworkPoliciesSpec { "owner" => owner, "serviceName" => service_name } }
 
 impl SubnetUnprepareNetworkPoliciesSpec {
     /// The ARM PUT body for this spec. References resolve through `resolver`.
@@ -138,7 +144,7 @@ impl SubnetUnprepareNetworkPoliciesSpec {
 }
 
 /// The observed state of a `SubnetUnprepareNetworkPolicies`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SubnetUnprepareNetworkPoliciesStatus {
     /// When the reconciler sent the request (RFC 3339).
@@ -158,6 +164,16 @@ pub struct SubnetUnprepareNetworkPoliciesStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    SubnetUnprepareNetworkPoliciesStatus {
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::SubnetUnprepareNetworkPolicies> for SubnetUnprepareNetworkPoliciesStatus {
     fn from(arm: &arm::SubnetUnprepareNetworkPolicies) -> Self {
         Self {
@@ -171,7 +187,7 @@ impl From<&arm::SubnetUnprepareNetworkPolicies> for SubnetUnprepareNetworkPolici
 }
 
 /// What the operator exports from a `SubnetUnprepareNetworkPolicies` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct SubnetUnprepareNetworkPoliciesOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -180,4 +196,11 @@ pub struct SubnetUnprepareNetworkPoliciesOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    SubnetUnprepareNetworkPoliciesOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

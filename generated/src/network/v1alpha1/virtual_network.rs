@@ -5,16 +5,20 @@
 //! The `VirtualNetwork` custom resource (`Microsoft.Network/virtualNetworks`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Virtual Network resource.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct VirtualNetwork {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: VirtualNetworkSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<VirtualNetworkStatus>,
+}
+
+armgen_runtime::json_object! {
+    VirtualNetwork { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl VirtualNetwork {
@@ -98,7 +102,7 @@ impl kube_core::Resource for VirtualNetwork {
 }
 
 /// The desired state of a `VirtualNetwork`: the writable properties of `Microsoft.Network/virtualNetworks`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
@@ -155,6 +159,29 @@ pub struct VirtualNetworkSpec {
     /// Private Endpoint VNet Policies.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoint_v_net_policies: Option<arm::PrivateEndpointVNetPolicies>,
+}
+
+armgen_runtime::json_object! {
+    VirtualNetworkSpec {
+        "azureName" => azure_name,
+        "owner" => owner,
+        "operatorSpec" => operator_spec,
+        "location" => location,
+        "tags" => tags,
+        "extendedLocation" => extended_location,
+        "addressSpace" => address_space,
+        "dhcpOptions" => dhcp_options,
+        "flowTimeoutInMinutes" => flow_timeout_in_minutes,
+        "subnets" => subnets,
+        "virtualNetworkPeerings" => virtual_network_peerings,
+        "enableDdosProtection" => enable_ddos_protection,
+        "enableVmProtection" => enable_vm_protection,
+        "ddosProtectionPlan" => ddos_protection_plan,
+        "bgpCommunities" => bgp_communities,
+        "encryption" => encryption,
+        "ipAllocations" => ip_allocations,
+        "privateEndpointVNetPolicies" => private_endpoint_v_net_policies,
+    }
 }
 
 impl VirtualNetworkSpec {
@@ -278,7 +305,7 @@ impl VirtualNetworkSpec {
 }
 
 /// The observed state of a `VirtualNetwork`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkStatus {
     /// Resource ID.
@@ -353,6 +380,35 @@ pub struct VirtualNetworkStatus {
     /// What the operator records about its work: known differences, the operation in flight.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
+}
+
+armgen_runtime::json_object! {
+    VirtualNetworkStatus {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "location" => location,
+        "tags" => tags,
+        "extendedLocation" => extended_location,
+        "addressSpace" => address_space,
+        "dhcpOptions" => dhcp_options,
+        "flowTimeoutInMinutes" => flow_timeout_in_minutes,
+        "subnets" => subnets,
+        "virtualNetworkPeerings" => virtual_network_peerings,
+        "resourceGuid" => resource_guid,
+        "provisioningState" => provisioning_state,
+        "enableDdosProtection" => enable_ddos_protection,
+        "enableVmProtection" => enable_vm_protection,
+        "ddosProtectionPlan" => ddos_protection_plan,
+        "bgpCommunities" => bgp_communities,
+        "encryption" => encryption,
+        "ipAllocations" => ip_allocations,
+        "flowLogs" => flow_logs,
+        "privateEndpointVNetPolicies" => private_endpoint_v_net_policies,
+        "etag" => etag,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
 }
 
 impl From<&arm::VirtualNetwork> for VirtualNetworkStatus {
@@ -433,7 +489,7 @@ impl From<&arm::VirtualNetwork> for VirtualNetworkStatus {
 }
 
 /// What the operator exports from a `VirtualNetwork` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct VirtualNetworkOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -442,4 +498,11 @@ pub struct VirtualNetworkOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    VirtualNetworkOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

@@ -25,16 +25,16 @@ pub fn import(
     arm_json: &str,
     name: &str,
     namespace: Option<&str>,
-) -> Option<Result<serde_json::Value, serde_json::Error>> {
+) -> Option<Result<serde_json::Value, armgen_runtime::json::Error>> {
     Some(
         match kind {
             "ResourceGroup" => {
-                serde_json::from_str::<arm::ResourceGroup>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(&ResourceGroup::from_arm(name, namespace, &a)))
+                armgen_runtime::json::from_text::<arm::ResourceGroup>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(&ResourceGroup::from_arm(name, namespace, &a)))
             }
             "ResourceGroupExportTemplate" => {
-                serde_json::from_str::<arm::ResourceGroupExportTemplate>(arm_json)
-                    .and_then(|a| armgen_runtime::hub::to_json(
+                armgen_runtime::json::from_text::<arm::ResourceGroupExportTemplate>(arm_json)
+                    .and_then(|a| armgen_runtime::json::write(
                         &ResourceGroupExportTemplate::from_arm(name, namespace, &a),
                     ))
             }

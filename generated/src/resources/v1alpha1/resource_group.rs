@@ -5,16 +5,20 @@
 //! The `ResourceGroup` custom resource (`Microsoft.Resources/resourceGroups`).
 use super::arm;
 use armgen_runtime::kube::{ConversionError, Path, Resolver, required};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Resource group information.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResourceGroup {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: ResourceGroupSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ResourceGroupStatus>,
+}
+
+armgen_runtime::json_object! {
+    ResourceGroup { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl ResourceGroup {
@@ -98,7 +102,7 @@ impl kube_core::Resource for ResourceGroup {
 }
 
 /// The desired state of a `ResourceGroup`: the writable properties of `Microsoft.Resources/resourceGroups`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ResourceGroupSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
@@ -116,6 +120,16 @@ pub struct ResourceGroupSpec {
     /// The tags attached to the resource group.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
+}
+
+armgen_runtime::json_object! {
+    ResourceGroupSpec {
+        "azureName" => azure_name,
+        "operatorSpec" => operator_spec,
+        "location" => location,
+        "managedBy" => managed_by,
+        "tags" => tags,
+    }
 }
 
 impl ResourceGroupSpec {
@@ -147,7 +161,7 @@ impl ResourceGroupSpec {
 }
 
 /// The observed state of a `ResourceGroup`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ResourceGroupStatus {
     /// Cluster API (v1beta2 contract): `provisioned` once the resource was first ready.
@@ -185,6 +199,22 @@ pub struct ResourceGroupStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    ResourceGroupStatus {
+        "initialization" => initialization,
+        "ready" => ready,
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "provisioningState" => provisioning_state,
+        "location" => location,
+        "managedBy" => managed_by,
+        "tags" => tags,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::ResourceGroup> for ResourceGroupStatus {
     fn from(arm: &arm::ResourceGroup) -> Self {
         Self {
@@ -204,7 +234,7 @@ impl From<&arm::ResourceGroup> for ResourceGroupStatus {
 }
 
 /// What the operator exports from a `ResourceGroup` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ResourceGroupOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -215,12 +245,21 @@ pub struct ResourceGroupOperatorSpec {
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 
+armgen_runtime::json_object! {
+    ResourceGroupOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
+}
+
 /// A template of `ResourceGroup` specs (ClusterClass style): `spec.template.spec` is what a `ResourceGroup` made from it gets. Nothing is created in Azure for a template.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResourceGroupTemplate {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: ResourceGroupTemplateSpec,
 }
+
+armgen_runtime::json_object! { ResourceGroupTemplate {} required { "metadata" => metadata, "spec" => spec } }
 
 impl ResourceGroupTemplate {
     /// The custom resource's `apiVersion`.
@@ -287,14 +326,16 @@ impl kube_core::Resource for ResourceGroupTemplate {
 }
 
 /// The desired state of a `ResourceGroupTemplate`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ResourceGroupTemplateSpec {
     /// The template.
     pub template: ResourceGroupTemplateResource,
 }
 
+armgen_runtime::json_object! { ResourceGroupTemplateSpec {} required { "template" => template } }
+
 /// What a `ResourceGroup` made from the template gets.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ResourceGroupTemplateResource {
     /// The labels and annotations of resources made from the template.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -302,3 +343,5 @@ pub struct ResourceGroupTemplateResource {
     /// The spec of resources made from the template.
     pub spec: ResourceGroupSpec,
 }
+
+armgen_runtime::json_object! { ResourceGroupTemplateResource { "metadata" => metadata } required { "spec" => spec } }

@@ -5,15 +5,19 @@
 //! The `ResourceGroupExportTemplate` custom resource (`Microsoft.Resources/resourceGroups/exportTemplate`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Resolver};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Runs the ARM action `exportTemplate` (`POST /subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}/exportTemplate`) on a `ResourceGroup` once, and records its outcome.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResourceGroupExportTemplate {
     pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     pub spec: ResourceGroupExportTemplateSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ResourceGroupExportTemplateStatus>,
+}
+
+armgen_runtime::json_object! {
+    ResourceGroupExportTemplate { "status" => status }
+    required { "metadata" => metadata, "spec" => spec }
 }
 
 impl ResourceGroupExportTemplate {
@@ -97,7 +101,7 @@ impl kube_core::Resource for ResourceGroupExportTemplate {
 }
 
 /// The desired state of a `ResourceGroupExportTemplate`: the writable properties of `Microsoft.Resources/resourceGroups/exportTemplate`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ResourceGroupExportTemplateSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
@@ -112,6 +116,15 @@ pub struct ResourceGroupExportTemplateSpec {
     /// The output format for the exported resources.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_format: Option<arm::ExportTemplateOutputFormat>,
+}
+
+armgen_runtime::json_object! {
+    ResourceGroupExportTemplateSpec {
+        "owner" => owner,
+        "resources" => resources,
+        "options" => options,
+        "outputFormat" => output_format,
+    }
 }
 
 impl ResourceGroupExportTemplateSpec {
@@ -150,7 +163,7 @@ impl ResourceGroupExportTemplateSpec {
 }
 
 /// The observed state of a `ResourceGroupExportTemplate`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ResourceGroupExportTemplateStatus {
     /// The response body of `POST …/exportTemplate`, once it succeeded.
@@ -173,6 +186,17 @@ pub struct ResourceGroupExportTemplateStatus {
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
+armgen_runtime::json_object! {
+    ResourceGroupExportTemplateStatus {
+        "result" => result,
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+        "conditions" => conditions,
+        "operatorStatus" => operator_status,
+    }
+}
+
 impl From<&arm::ResourceGroupExportTemplate> for ResourceGroupExportTemplateStatus {
     fn from(arm: &arm::ResourceGroupExportTemplate) -> Self {
         Self {
@@ -187,7 +211,7 @@ impl From<&arm::ResourceGroupExportTemplate> for ResourceGroupExportTemplateStat
 }
 
 /// What the operator exports from a `ResourceGroupExportTemplate` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ResourceGroupExportTemplateOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
@@ -196,4 +220,11 @@ pub struct ResourceGroupExportTemplateOperatorSpec {
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
     #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
+}
+
+armgen_runtime::json_object! {
+    ResourceGroupExportTemplateOperatorSpec {
+        "secretExpressions" => secret_expressions,
+        "configMapExpressions" => config_map_expressions,
+    }
 }

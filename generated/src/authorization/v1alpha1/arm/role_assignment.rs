@@ -28,7 +28,7 @@ armgen_runtime::open_enum! {
 /// Role Assignments
 ///
 /// Schema `RoleAssignment`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct RoleAssignment {
     /// The role assignment ID.
     ///
@@ -53,6 +53,12 @@ pub struct RoleAssignment {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    RoleAssignment { "id" => id, "name" => name, "type" => r#type }
+    required { "properties" => properties }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for RoleAssignment {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.properties.unknown_fields(&format!("{path}/properties"), out);
@@ -63,7 +69,7 @@ impl armgen_runtime::UnknownFields for RoleAssignment {
 /// Role assignment properties.
 ///
 /// Schema `RoleAssignmentProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct RoleAssignmentProperties {
     /// The role assignment scope.
     ///
@@ -117,6 +123,23 @@ pub struct RoleAssignmentProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    RoleAssignmentProperties {
+        "scope" => scope,
+        "principalType" => principal_type,
+        "description" => description,
+        "condition" => condition,
+        "conditionVersion" => condition_version,
+        "createdOn" => created_on,
+        "updatedOn" => updated_on,
+        "createdBy" => created_by,
+        "updatedBy" => updated_by,
+        "delegatedManagedIdentityResourceId" => delegated_managed_identity_resource_id,
+    }
+    required { "roleDefinitionId" => role_definition_id, "principalId" => principal_id }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for RoleAssignmentProperties {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// Agent Pool.
 ///
 /// Schema `AgentPool`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPool {
     /// Resource ID.
     ///
@@ -47,6 +47,18 @@ pub struct AgentPool {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AgentPool {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "properties" => properties,
+        "machines" => machines,
+        "upgradeProfile" => upgrade_profile,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AgentPool {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.properties.unknown_fields(&format!("{path}/properties"), out);
@@ -59,7 +71,7 @@ impl armgen_runtime::UnknownFields for AgentPool {
 /// The list of available upgrades for an agent pool.
 ///
 /// Schema `AgentPoolUpgradeProfile`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AgentPoolUpgradeProfile {
     /// The ID of the agent pool upgrade profile.
     ///
@@ -84,6 +96,12 @@ pub struct AgentPoolUpgradeProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolUpgradeProfile { "id" => id, "name" => name, "type" => r#type }
+    required { "properties" => properties }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.properties.unknown_fields(&format!("{path}/properties"), out);
@@ -94,7 +112,7 @@ impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfile {
 /// The list of available upgrade versions.
 ///
 /// Schema `AgentPoolUpgradeProfileProperties`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AgentPoolUpgradeProfileProperties {
     /// The Kubernetes version (major.minor.patch).
     #[serde(rename = "kubernetesVersion")]
@@ -114,6 +132,12 @@ pub struct AgentPoolUpgradeProfileProperties {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolUpgradeProfileProperties { "upgrades" => upgrades, "latestNodeImageVersion" => latest_node_image_version }
+    required { "kubernetesVersion" => kubernetes_version, "osType" => os_type }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfileProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.os_type.unknown_fields(&format!("{path}/osType"), out);
@@ -123,7 +147,7 @@ impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfileProperties {
 }
 
 /// Schema `AgentPoolUpgradeProfilePropertiesUpgradesItem`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolUpgradeProfilePropertiesUpgradesItem {
     /// The Kubernetes version (major.minor.patch).
     #[serde(rename = "kubernetesVersion", default, skip_serializing_if = "Option::is_none")]
@@ -135,6 +159,14 @@ pub struct AgentPoolUpgradeProfilePropertiesUpgradesItem {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolUpgradeProfilePropertiesUpgradesItem {
+        "kubernetesVersion" => kubernetes_version,
+        "isPreview" => is_preview,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfilePropertiesUpgradesItem {
@@ -159,7 +191,7 @@ armgen_runtime::open_enum! {
 /// A machine. Contains details about the underlying virtual machine. A machine may be visible here but not in kubectl get nodes; if so it may be because the machine has not been registered with the Kubernetes API Server yet.
 ///
 /// Schema `Machine`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Machine {
     /// Resource ID.
     ///
@@ -185,6 +217,11 @@ pub struct Machine {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    Machine { "id" => id, "name" => name, "type" => r#type, "properties" => properties }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for Machine {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.properties.unknown_fields(&format!("{path}/properties"), out);
@@ -195,7 +232,7 @@ impl armgen_runtime::UnknownFields for Machine {
 /// The machine IP address details.
 ///
 /// Schema `MachineIpAddress`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct MachineIpAddress {
     /// To determine if address belongs IPv4 or IPv6 family
     ///
@@ -213,6 +250,8 @@ pub struct MachineIpAddress {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { MachineIpAddress { "family" => family, "ip" => ip } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for MachineIpAddress {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.family.unknown_fields(&format!("{path}/family"), out);
@@ -223,7 +262,7 @@ impl armgen_runtime::UnknownFields for MachineIpAddress {
 /// network properties of the machine
 ///
 /// Schema `MachineNetworkProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct MachineNetworkProperties {
     /// IPv4, IPv6 addresses of the machine
     ///
@@ -236,6 +275,8 @@ pub struct MachineNetworkProperties {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { MachineNetworkProperties { "ipAddresses" => ip_addresses } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for MachineNetworkProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.ip_addresses.unknown_fields(&format!("{path}/ipAddresses"), out);
@@ -246,7 +287,7 @@ impl armgen_runtime::UnknownFields for MachineNetworkProperties {
 /// The properties of the machine
 ///
 /// Schema `MachineProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct MachineProperties {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<MachineNetworkProperties>,
@@ -261,6 +302,11 @@ pub struct MachineProperties {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    MachineProperties { "network" => network, "resourceId" => resource_id }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for MachineProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.network.unknown_fields(&format!("{path}/network"), out);
@@ -271,7 +317,7 @@ impl armgen_runtime::UnknownFields for MachineProperties {
 /// Properties for the container service agent pool profile.
 ///
 /// Schema `ManagedClusterAgentPoolProfileProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAgentPoolProfileProperties {
     /// Number of agents (VMs) to host docker containers. Allowed values must be in the range of 0 to 1000 (inclusive) for user pools and in the range of 1 to 1000 (inclusive) for system pools. The default value is 1.
     ///
@@ -438,6 +484,57 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAgentPoolProfileProperties {
+        "count" => count,
+        "vmSize" => vm_size,
+        "osDiskSizeGB" => os_disk_size_gb,
+        "osDiskType" => os_disk_type,
+        "kubeletDiskType" => kubelet_disk_type,
+        "workloadRuntime" => workload_runtime,
+        "vnetSubnetID" => vnet_subnet_id,
+        "podSubnetID" => pod_subnet_id,
+        "maxPods" => max_pods,
+        "osType" => os_type,
+        "osSKU" => os_sku,
+        "maxCount" => max_count,
+        "minCount" => min_count,
+        "enableAutoScaling" => enable_auto_scaling,
+        "scaleDownMode" => scale_down_mode,
+        "type" => r#type,
+        "mode" => mode,
+        "orchestratorVersion" => orchestrator_version,
+        "currentOrchestratorVersion" => current_orchestrator_version,
+        "nodeImageVersion" => node_image_version,
+        "upgradeSettings" => upgrade_settings,
+        "provisioningState" => provisioning_state,
+        "powerState" => power_state,
+        "availabilityZones" => availability_zones,
+        "enableNodePublicIP" => enable_node_public_ip,
+        "nodePublicIPPrefixID" => node_public_ip_prefix_id,
+        "scaleSetPriority" => scale_set_priority,
+        "scaleSetEvictionPolicy" => scale_set_eviction_policy,
+        "spotMaxPrice" => spot_max_price,
+        "tags" => tags,
+        "nodeLabels" => node_labels,
+        "nodeTaints" => node_taints,
+        "proximityPlacementGroupID" => proximity_placement_group_id,
+        "kubeletConfig" => kubelet_config,
+        "linuxOSConfig" => linux_os_config,
+        "enableEncryptionAtHost" => enable_encryption_at_host,
+        "enableUltraSSD" => enable_ultra_ssd,
+        "enableFIPS" => enable_fips,
+        "gpuInstanceProfile" => gpu_instance_profile,
+        "creationData" => creation_data,
+        "capacityReservationGroupID" => capacity_reservation_group_id,
+        "hostGroupID" => host_group_id,
+        "networkProfile" => network_profile,
+        "windowsProfile" => windows_profile,
+        "securityProfile" => security_profile,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfileProperties {

@@ -5,13 +5,13 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/agentPools/deleteMachines` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Runs the ARM action `deleteMachines` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/deleteMachines`) on a `AgentPool` once, and records its outcome.
 ///
 /// Schema `AgentPoolDeleteMachines`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolDeleteMachines {
     /// The request body of `POST …/deleteMachines`.
     ///
@@ -39,6 +39,16 @@ pub struct AgentPoolDeleteMachines {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolDeleteMachines {
+        "parameters" => parameters,
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AgentPoolDeleteMachines {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.parameters.unknown_fields(&format!("{path}/parameters"), out);
@@ -50,7 +60,7 @@ impl armgen_runtime::UnknownFields for AgentPoolDeleteMachines {
 /// Specifies a list of machine names from the agent pool to be deleted.
 ///
 /// Schema `AgentPoolDeleteMachinesParameter`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolDeleteMachinesParameter {
     /// The agent pool machine names.
     #[serde(rename = "machineNames")]
@@ -59,6 +69,12 @@ pub struct AgentPoolDeleteMachinesParameter {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolDeleteMachinesParameter {}
+    required { "machineNames" => machine_names }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolDeleteMachinesParameter {
@@ -70,7 +86,7 @@ impl armgen_runtime::UnknownFields for AgentPoolDeleteMachinesParameter {
 /// The resource management error additional info.
 ///
 /// Schema `ErrorAdditionalInfo`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ErrorAdditionalInfo {
     /// The additional info type.
     ///
@@ -88,6 +104,8 @@ pub struct ErrorAdditionalInfo {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { ErrorAdditionalInfo { "type" => r#type, "info" => info } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for ErrorAdditionalInfo {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -97,7 +115,7 @@ impl armgen_runtime::UnknownFields for ErrorAdditionalInfo {
 /// The error detail.
 ///
 /// Schema `ErrorDetail`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ErrorDetail {
     /// The error code.
     ///
@@ -128,6 +146,17 @@ pub struct ErrorDetail {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ErrorDetail {
+        "code" => code,
+        "message" => message,
+        "target" => target,
+        "details" => details,
+        "additionalInfo" => additional_info,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ErrorDetail {

@@ -5,13 +5,13 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/agentPools/upgradeNodeImageVersion` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Runs the ARM action `upgradeNodeImageVersion` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/upgradeNodeImageVersion`) on a `AgentPool` once, and records its outcome.
 ///
 /// Schema `AgentPoolUpgradeNodeImageVersion`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolUpgradeNodeImageVersion {
     /// The response body of `POST …/upgradeNodeImageVersion`, once it succeeded.
     ///
@@ -37,6 +37,16 @@ pub struct AgentPoolUpgradeNodeImageVersion {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolUpgradeNodeImageVersion {
+        "result" => result,
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolUpgradeNodeImageVersion {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
 ///
 /// Schema `AdvancedNetworking`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AdvancedNetworking {
     /// Indicates the enablement of Advanced Networking functionalities of observability and security on AKS clusters. When this is set to true, all observability and security features will be set to enabled unless explicitly disabled. If not specified, the default is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -26,6 +26,11 @@ pub struct AdvancedNetworking {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AdvancedNetworking { "enabled" => enabled, "observability" => observability, "security" => security }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AdvancedNetworking {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.observability.unknown_fields(&format!("{path}/observability"), out);
@@ -37,7 +42,7 @@ impl armgen_runtime::UnknownFields for AdvancedNetworking {
 /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
 ///
 /// Schema `AdvancedNetworkingObservability`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AdvancedNetworkingObservability {
     /// Indicates the enablement of Advanced Networking observability functionalities on clusters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -48,6 +53,8 @@ pub struct AdvancedNetworkingObservability {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { AdvancedNetworkingObservability { "enabled" => enabled } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for AdvancedNetworkingObservability {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -57,7 +64,7 @@ impl armgen_runtime::UnknownFields for AdvancedNetworkingObservability {
 /// Security profile to enable security features on cilium based cluster.
 ///
 /// Schema `AdvancedNetworkingSecurity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AdvancedNetworkingSecurity {
     /// This feature allows user to configure network policy based on DNS (FQDN) names. It can be enabled only on cilium based clusters. If not specified, the default is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -68,6 +75,8 @@ pub struct AdvancedNetworkingSecurity {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { AdvancedNetworkingSecurity { "enabled" => enabled } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -77,7 +86,7 @@ impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurity {
 /// The list of available versions for an agent pool.
 ///
 /// Schema `AgentPoolAvailableVersions`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolAvailableVersions {
     /// The ID of the agent pool version list.
     ///
@@ -102,6 +111,12 @@ pub struct AgentPoolAvailableVersions {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolAvailableVersions { "id" => id, "name" => name, "type" => r#type }
+    required { "properties" => properties }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AgentPoolAvailableVersions {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.properties.unknown_fields(&format!("{path}/properties"), out);
@@ -112,7 +127,7 @@ impl armgen_runtime::UnknownFields for AgentPoolAvailableVersions {
 /// The list of available agent pool versions.
 ///
 /// Schema `AgentPoolAvailableVersionsProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolAvailableVersionsProperties {
     /// List of versions available for agent pool.
     #[serde(rename = "agentPoolVersions", default, skip_serializing_if = "Option::is_none")]
@@ -121,6 +136,11 @@ pub struct AgentPoolAvailableVersionsProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolAvailableVersionsProperties { "agentPoolVersions" => agent_pool_versions }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsProperties {
@@ -132,7 +152,7 @@ impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsProperties {
 }
 
 /// Schema `AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
     /// Whether this version is the default agent pool version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -149,6 +169,15 @@ pub struct AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
+        "default" => default,
+        "kubernetesVersion" => kubernetes_version,
+        "isPreview" => is_preview,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -158,7 +187,7 @@ impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsPropertiesAgent
 /// Azure Key Vault key management service settings for the security profile.
 ///
 /// Schema `AzureKeyVaultKms`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AzureKeyVaultKms {
     /// Whether to enable Azure Key Vault key management service. The default is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -180,6 +209,16 @@ pub struct AzureKeyVaultKms {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    AzureKeyVaultKms {
+        "enabled" => enabled,
+        "keyId" => key_id,
+        "keyVaultNetworkAccess" => key_vault_network_access,
+        "keyVaultResourceId" => key_vault_resource_id,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AzureKeyVaultKms {
@@ -206,7 +245,7 @@ armgen_runtime::open_enum! {
 /// Settings for upgrading a cluster.
 ///
 /// Schema `ClusterUpgradeSettings`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ClusterUpgradeSettings {
     /// Settings for overrides.
     #[serde(rename = "overrideSettings", default, skip_serializing_if = "Option::is_none")]
@@ -215,6 +254,11 @@ pub struct ClusterUpgradeSettings {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ClusterUpgradeSettings { "overrideSettings" => override_settings }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ClusterUpgradeSettings {
@@ -227,7 +271,7 @@ impl armgen_runtime::UnknownFields for ClusterUpgradeSettings {
 /// Profile for Linux VMs in the container service cluster.
 ///
 /// Schema `ContainerServiceLinuxProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ContainerServiceLinuxProfile {
     /// The administrator username to use for Linux VMs.
     #[serde(rename = "adminUsername")]
@@ -240,6 +284,12 @@ pub struct ContainerServiceLinuxProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ContainerServiceLinuxProfile {}
+    required { "adminUsername" => admin_username, "ssh" => ssh }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ContainerServiceLinuxProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.ssh.unknown_fields(&format!("{path}/ssh"), out);
@@ -250,7 +300,7 @@ impl armgen_runtime::UnknownFields for ContainerServiceLinuxProfile {
 /// Profile of network configuration.
 ///
 /// Schema `ContainerServiceNetworkProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ContainerServiceNetworkProfile {
     /// Network plugin used for building the Kubernetes network.
     #[serde(rename = "networkPlugin", default, skip_serializing_if = "Option::is_none")]
@@ -313,6 +363,28 @@ pub struct ContainerServiceNetworkProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ContainerServiceNetworkProfile {
+        "networkPlugin" => network_plugin,
+        "networkPluginMode" => network_plugin_mode,
+        "networkPolicy" => network_policy,
+        "networkMode" => network_mode,
+        "networkDataplane" => network_dataplane,
+        "advancedNetworking" => advanced_networking,
+        "podCidr" => pod_cidr,
+        "serviceCidr" => service_cidr,
+        "dnsServiceIP" => dns_service_ip,
+        "outboundType" => outbound_type,
+        "loadBalancerSku" => load_balancer_sku,
+        "loadBalancerProfile" => load_balancer_profile,
+        "natGatewayProfile" => nat_gateway_profile,
+        "podCidrs" => pod_cidrs,
+        "serviceCidrs" => service_cidrs,
+        "ipFamilies" => ip_families,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.network_plugin.unknown_fields(&format!("{path}/networkPlugin"), out);
@@ -337,7 +409,7 @@ impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
 /// SSH configuration for Linux-based VMs running on Azure.
 ///
 /// Schema `ContainerServiceSshConfiguration`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ContainerServiceSshConfiguration {
     /// The list of SSH public keys used to authenticate with Linux-based VMs. A maximum of 1 key may be specified.
     #[serde(rename = "publicKeys")]
@@ -346,6 +418,12 @@ pub struct ContainerServiceSshConfiguration {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ContainerServiceSshConfiguration {}
+    required { "publicKeys" => public_keys }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ContainerServiceSshConfiguration {
@@ -358,7 +436,7 @@ impl armgen_runtime::UnknownFields for ContainerServiceSshConfiguration {
 /// Contains information about SSH certificate public key data.
 ///
 /// Schema `ContainerServiceSshPublicKey`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ContainerServiceSshPublicKey {
     /// Certificate public key used to authenticate with VMs through SSH. The certificate must be in PEM format with or without headers.
     #[serde(rename = "keyData")]
@@ -367,6 +445,12 @@ pub struct ContainerServiceSshPublicKey {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ContainerServiceSshPublicKey {}
+    required { "keyData" => key_data }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ContainerServiceSshPublicKey {
@@ -378,7 +462,7 @@ impl armgen_runtime::UnknownFields for ContainerServiceSshPublicKey {
 /// Delegated resource properties - internal use only.
 ///
 /// Schema `DelegatedResource`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct DelegatedResource {
     /// The ARM resource id of the delegated resource - internal use only.
     #[serde(rename = "resourceId", default, skip_serializing_if = "Option::is_none")]
@@ -398,6 +482,16 @@ pub struct DelegatedResource {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    DelegatedResource {
+        "resourceId" => resource_id,
+        "tenantId" => tenant_id,
+        "referralResource" => referral_resource,
+        "location" => location,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for DelegatedResource {
@@ -426,7 +520,7 @@ armgen_runtime::open_enum! {
 /// The complex type of the extended location.
 ///
 /// Schema `ExtendedLocation`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ExtendedLocation {
     /// The name of the extended location.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -439,6 +533,8 @@ pub struct ExtendedLocation {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ExtendedLocation { "name" => name, "type" => r#type } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ExtendedLocation {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -474,7 +570,7 @@ armgen_runtime::open_enum! {
 /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here <https://aka.ms/asm-plugin-ca>
 ///
 /// Schema `IstioCertificateAuthority`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IstioCertificateAuthority {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plugin: Option<IstioPluginCertificateAuthority>,
@@ -483,6 +579,8 @@ pub struct IstioCertificateAuthority {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { IstioCertificateAuthority { "plugin" => plugin } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for IstioCertificateAuthority {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -494,7 +592,7 @@ impl armgen_runtime::UnknownFields for IstioCertificateAuthority {
 /// Istio components configuration.
 ///
 /// Schema `IstioComponents`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IstioComponents {
     /// Istio ingress gateways.
     #[serde(rename = "ingressGateways", default, skip_serializing_if = "Option::is_none")]
@@ -508,6 +606,11 @@ pub struct IstioComponents {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    IstioComponents { "ingressGateways" => ingress_gateways, "egressGateways" => egress_gateways }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for IstioComponents {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.ingress_gateways.unknown_fields(&format!("{path}/ingressGateways"), out);
@@ -519,7 +622,7 @@ impl armgen_runtime::UnknownFields for IstioComponents {
 /// Istio egress gateway configuration.
 ///
 /// Schema `IstioEgressGateway`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IstioEgressGateway {
     /// Whether to enable the egress gateway.
     pub enabled: bool,
@@ -528,6 +631,8 @@ pub struct IstioEgressGateway {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { IstioEgressGateway {} required { "enabled" => enabled } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for IstioEgressGateway {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -538,7 +643,7 @@ impl armgen_runtime::UnknownFields for IstioEgressGateway {
 /// Istio ingress gateway configuration. For now, we support up to one external ingress gateway named `aks-istio-ingressgateway-external` and one internal ingress gateway named `aks-istio-ingressgateway-internal`.
 ///
 /// Schema `IstioIngressGateway`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct IstioIngressGateway {
     /// Mode of an ingress gateway.
     pub mode: IstioIngressGatewayMode,
@@ -548,6 +653,12 @@ pub struct IstioIngressGateway {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    IstioIngressGateway {}
+    required { "mode" => mode, "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for IstioIngressGateway {
@@ -573,7 +684,7 @@ armgen_runtime::open_enum! {
 /// Plugin certificates information for Service Mesh.
 ///
 /// Schema `IstioPluginCertificateAuthority`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IstioPluginCertificateAuthority {
     /// The resource ID of the Key Vault.
     ///
@@ -598,6 +709,17 @@ pub struct IstioPluginCertificateAuthority {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    IstioPluginCertificateAuthority {
+        "keyVaultId" => key_vault_id,
+        "certObjectName" => cert_object_name,
+        "keyObjectName" => key_object_name,
+        "rootCertObjectName" => root_cert_object_name,
+        "certChainObjectName" => cert_chain_object_name,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for IstioPluginCertificateAuthority {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -607,7 +729,7 @@ impl armgen_runtime::UnknownFields for IstioPluginCertificateAuthority {
 /// Istio service mesh configuration.
 ///
 /// Schema `IstioServiceMesh`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IstioServiceMesh {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub components: Option<IstioComponents>,
@@ -620,6 +742,15 @@ pub struct IstioServiceMesh {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    IstioServiceMesh {
+        "components" => components,
+        "certificateAuthority" => certificate_authority,
+        "revisions" => revisions,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for IstioServiceMesh {
@@ -686,7 +817,7 @@ armgen_runtime::open_enum! {
 /// Managed cluster.
 ///
 /// Schema `ManagedCluster`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedCluster {
     /// Fully qualified resource ID for the resource. E.g. "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}"
     ///
@@ -743,6 +874,24 @@ pub struct ManagedCluster {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedCluster {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "tags" => tags,
+        "sku" => sku,
+        "extendedLocation" => extended_location,
+        "identity" => identity,
+        "properties" => properties,
+        "availableAgentPoolVersions" => available_agent_pool_versions,
+        "upgradeProfile" => upgrade_profile,
+    }
+    required { "location" => location }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedCluster {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -760,7 +909,7 @@ impl armgen_runtime::UnknownFields for ManagedCluster {
 /// For more details see [managed AAD on AKS](<https://docs.microsoft.com/azure/aks/managed-aad>).
 ///
 /// Schema `ManagedClusterAADProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAadProfile {
     /// Whether to enable managed AAD.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -791,6 +940,19 @@ pub struct ManagedClusterAadProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAadProfile {
+        "managed" => managed,
+        "enableAzureRBAC" => enable_azure_rbac,
+        "adminGroupObjectIDs" => admin_group_object_i_ds,
+        "clientAppID" => client_app_id,
+        "serverAppID" => server_app_id,
+        "serverAppSecret" => server_app_secret,
+        "tenantID" => tenant_id,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAadProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -800,7 +962,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAadProfile {
 /// A Kubernetes add-on profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAddonProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAddonProfile {
     /// Whether the add-on is enabled or not.
     pub enabled: bool,
@@ -818,6 +980,12 @@ pub struct ManagedClusterAddonProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAddonProfile { "config" => config, "identity" => identity }
+    required { "enabled" => enabled }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAddonProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.identity.unknown_fields(&format!("{path}/identity"), out);
@@ -828,7 +996,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAddonProfile {
 /// Profile for the container service agent pool.
 ///
 /// Schema `ManagedClusterAgentPoolProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAgentPoolProfile {
     /// Number of agents (VMs) to host docker containers. Allowed values must be in the range of 0 to 1000 (inclusive) for user pools and in the range of 1 to 1000 (inclusive) for system pools. The default value is 1.
     ///
@@ -999,6 +1167,58 @@ pub struct ManagedClusterAgentPoolProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAgentPoolProfile {
+        "count" => count,
+        "vmSize" => vm_size,
+        "osDiskSizeGB" => os_disk_size_gb,
+        "osDiskType" => os_disk_type,
+        "kubeletDiskType" => kubelet_disk_type,
+        "workloadRuntime" => workload_runtime,
+        "vnetSubnetID" => vnet_subnet_id,
+        "podSubnetID" => pod_subnet_id,
+        "maxPods" => max_pods,
+        "osType" => os_type,
+        "osSKU" => os_sku,
+        "maxCount" => max_count,
+        "minCount" => min_count,
+        "enableAutoScaling" => enable_auto_scaling,
+        "scaleDownMode" => scale_down_mode,
+        "type" => r#type,
+        "mode" => mode,
+        "orchestratorVersion" => orchestrator_version,
+        "currentOrchestratorVersion" => current_orchestrator_version,
+        "nodeImageVersion" => node_image_version,
+        "upgradeSettings" => upgrade_settings,
+        "provisioningState" => provisioning_state,
+        "powerState" => power_state,
+        "availabilityZones" => availability_zones,
+        "enableNodePublicIP" => enable_node_public_ip,
+        "nodePublicIPPrefixID" => node_public_ip_prefix_id,
+        "scaleSetPriority" => scale_set_priority,
+        "scaleSetEvictionPolicy" => scale_set_eviction_policy,
+        "spotMaxPrice" => spot_max_price,
+        "tags" => tags,
+        "nodeLabels" => node_labels,
+        "nodeTaints" => node_taints,
+        "proximityPlacementGroupID" => proximity_placement_group_id,
+        "kubeletConfig" => kubelet_config,
+        "linuxOSConfig" => linux_os_config,
+        "enableEncryptionAtHost" => enable_encryption_at_host,
+        "enableUltraSSD" => enable_ultra_ssd,
+        "enableFIPS" => enable_fips,
+        "gpuInstanceProfile" => gpu_instance_profile,
+        "creationData" => creation_data,
+        "capacityReservationGroupID" => capacity_reservation_group_id,
+        "hostGroupID" => host_group_id,
+        "networkProfile" => network_profile,
+        "windowsProfile" => windows_profile,
+        "securityProfile" => security_profile,
+    }
+    required { "name" => name }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.os_disk_type.unknown_fields(&format!("{path}/osDiskType"), out);
@@ -1029,7 +1249,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
 /// Access profile for managed cluster API server.
 ///
 /// Schema `ManagedClusterAPIServerAccessProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterApiServerAccessProfile {
     /// IP ranges are specified in CIDR format, e.g. 137.117.106.88/29. This feature is not compatible with clusters that use Public IP Per Node, or clusters that are using a Basic Load Balancer. For more information see [API server authorized IP ranges](<https://docs.microsoft.com/azure/aks/api-server-authorized-ip-ranges>).
     #[serde(rename = "authorizedIPRanges", default, skip_serializing_if = "Option::is_none")]
@@ -1052,6 +1272,17 @@ pub struct ManagedClusterApiServerAccessProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterApiServerAccessProfile {
+        "authorizedIPRanges" => authorized_ip_ranges,
+        "enablePrivateCluster" => enable_private_cluster,
+        "privateDNSZone" => private_dns_zone,
+        "enablePrivateClusterPublicFQDN" => enable_private_cluster_public_fqdn,
+        "disableRunCommand" => disable_run_command,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterApiServerAccessProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1061,7 +1292,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterApiServerAccessProfile {
 /// Auto upgrade profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAutoUpgradeProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAutoUpgradeProfile {
     /// For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
     #[serde(rename = "upgradeChannel", default, skip_serializing_if = "Option::is_none")]
@@ -1073,6 +1304,14 @@ pub struct ManagedClusterAutoUpgradeProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAutoUpgradeProfile {
+        "upgradeChannel" => upgrade_channel,
+        "nodeOSUpgradeChannel" => node_os_upgrade_channel,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAutoUpgradeProfile {
@@ -1087,7 +1326,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAutoUpgradeProfile {
 /// Azure Monitor addon profiles for monitoring the managed cluster.
 ///
 /// Schema `ManagedClusterAzureMonitorProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAzureMonitorProfile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<ManagedClusterAzureMonitorProfileMetrics>,
@@ -1096,6 +1335,8 @@ pub struct ManagedClusterAzureMonitorProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ManagedClusterAzureMonitorProfile { "metrics" => metrics } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1107,7 +1348,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfile {
 /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileKubeStateMetrics`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     /// Comma-separated list of additional Kubernetes label keys that will be used in the resource's labels metric (Example: 'namespaces=\[k8s-label-1,k8s-label-n,...\],pods=\[app\],...'). By default the metric contains only resource name and namespace labels.
     #[serde(rename = "metricLabelsAllowlist", default, skip_serializing_if = "Option::is_none")]
@@ -1121,6 +1362,14 @@ pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileKubeStateMetrics {
+        "metricLabelsAllowlist" => metric_labels_allowlist,
+        "metricAnnotationsAllowList" => metric_annotations_allow_list,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileKubeStateMetrics {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1130,7 +1379,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileKubeStat
 /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileMetrics`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAzureMonitorProfileMetrics {
     /// Whether to enable or disable the Azure Managed Prometheus addon for Prometheus monitoring. See aka.ms/AzureManagedPrometheus-aks-enable for details on enabling and disabling.
     pub enabled: bool,
@@ -1140,6 +1389,12 @@ pub struct ManagedClusterAzureMonitorProfileMetrics {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileMetrics { "kubeStateMetrics" => kube_state_metrics }
+    required { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetrics {
@@ -1152,7 +1407,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetrics 
 /// The cost analysis configuration for the cluster
 ///
 /// Schema `ManagedClusterCostAnalysis`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterCostAnalysis {
     /// The Managed Cluster sku.tier must be set to 'Standard' or 'Premium' to enable this feature. Enabling this will add Kubernetes Namespace and Deployment details to the Cost Analysis views in the Azure portal. If not specified, the default is false. For more information see aka.ms/aks/docs/cost-analysis.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1163,6 +1418,8 @@ pub struct ManagedClusterCostAnalysis {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { ManagedClusterCostAnalysis { "enabled" => enabled } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for ManagedClusterCostAnalysis {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1172,7 +1429,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterCostAnalysis {
 /// Cluster HTTP proxy configuration.
 ///
 /// Schema `ManagedClusterHTTPProxyConfig`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterHttpProxyConfig {
     /// The HTTP proxy server endpoint to use.
     #[serde(rename = "httpProxy", default, skip_serializing_if = "Option::is_none")]
@@ -1192,6 +1449,16 @@ pub struct ManagedClusterHttpProxyConfig {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterHttpProxyConfig {
+        "httpProxy" => http_proxy,
+        "httpsProxy" => https_proxy,
+        "noProxy" => no_proxy,
+        "trustedCa" => trusted_ca,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterHttpProxyConfig {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1201,7 +1468,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterHttpProxyConfig {
 /// Identity for the managed cluster.
 ///
 /// Schema `ManagedClusterIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterIdentity {
     /// The principal id of the system assigned identity which is used by master components.
     ///
@@ -1228,6 +1495,17 @@ pub struct ManagedClusterIdentity {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterIdentity {
+        "principalId" => principal_id,
+        "tenantId" => tenant_id,
+        "type" => r#type,
+        "delegatedResources" => delegated_resources,
+        "userAssignedIdentities" => user_assigned_identities,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.r#type.unknown_fields(&format!("{path}/type"), out);
@@ -1240,7 +1518,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterIdentity {
 }
 
 /// Schema `ManagedClusterIdentityUserAssignedIdentitiesValue`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterIdentityUserAssignedIdentitiesValue {
     /// The principal id of user assigned identity.
     ///
@@ -1258,6 +1536,11 @@ pub struct ManagedClusterIdentityUserAssignedIdentitiesValue {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterIdentityUserAssignedIdentitiesValue { "principalId" => principal_id, "clientId" => client_id }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterIdentityUserAssignedIdentitiesValue {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1267,7 +1550,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterIdentityUserAssignedIdentit
 /// Ingress profile for the container service cluster.
 ///
 /// Schema `ManagedClusterIngressProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterIngressProfile {
     /// App Routing settings for the ingress profile. You can find an overview and onboarding guide for this feature at <https://learn.microsoft.com/en-us/azure/aks/app-routing?tabs=default%2Cdeploy-app-default>.
     #[serde(rename = "webAppRouting", default, skip_serializing_if = "Option::is_none")]
@@ -1276,6 +1559,11 @@ pub struct ManagedClusterIngressProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterIngressProfile { "webAppRouting" => web_app_routing }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterIngressProfile {
@@ -1288,7 +1576,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfile {
 /// Application Routing add-on settings for the ingress profile.
 ///
 /// Schema `ManagedClusterIngressProfileWebAppRouting`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterIngressProfileWebAppRouting {
     /// Whether to enable the Application Routing add-on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1307,6 +1595,15 @@ pub struct ManagedClusterIngressProfileWebAppRouting {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterIngressProfileWebAppRouting {
+        "enabled" => enabled,
+        "dnsZoneResourceIds" => dns_zone_resource_ids,
+        "identity" => identity,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileWebAppRouting {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.identity.unknown_fields(&format!("{path}/identity"), out);
@@ -1317,7 +1614,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileWebAppRouting
 /// Profile of the managed cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterLoadBalancerProfile {
     /// Desired managed outbound IPs for the cluster load balancer.
     #[serde(rename = "managedOutboundIPs", default, skip_serializing_if = "Option::is_none")]
@@ -1355,6 +1652,20 @@ pub struct ManagedClusterLoadBalancerProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterLoadBalancerProfile {
+        "managedOutboundIPs" => managed_outbound_i_ps,
+        "outboundIPPrefixes" => outbound_ip_prefixes,
+        "outboundIPs" => outbound_i_ps,
+        "effectiveOutboundIPs" => effective_outbound_i_ps,
+        "allocatedOutboundPorts" => allocated_outbound_ports,
+        "idleTimeoutInMinutes" => idle_timeout_in_minutes,
+        "enableMultipleStandardLoadBalancers" => enable_multiple_standard_load_balancers,
+        "backendPoolType" => backend_pool_type,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.managed_outbound_i_ps
@@ -1372,7 +1683,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfile {
 /// Desired managed outbound IPs for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileManagedOutboundIPs`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     /// The desired number of IPv4 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 1.
     ///
@@ -1390,6 +1701,11 @@ pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterLoadBalancerProfileManagedOutboundIPs { "count" => count, "countIPv6" => count_i_pv6 }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1399,7 +1715,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileManagedO
 /// Desired outbound IP resources for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileOutboundIPs`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     /// A list of public IP resources.
     #[serde(rename = "publicIPs", default, skip_serializing_if = "Option::is_none")]
@@ -1408,6 +1724,11 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterLoadBalancerProfileOutboundIPs { "publicIPs" => public_i_ps }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIPs {
@@ -1420,7 +1741,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutbound
 /// Desired outbound IP Prefix resources for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileOutboundIpPrefixes`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
     #[serde(rename = "publicIPPrefixes", default, skip_serializing_if = "Option::is_none")]
@@ -1429,6 +1750,11 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterLoadBalancerProfileOutboundIpPrefixes { "publicIPPrefixes" => public_ip_prefixes }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
@@ -1441,7 +1767,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutbound
 /// Profile of the managed outbound IP resources of the managed cluster.
 ///
 /// Schema `ManagedClusterManagedOutboundIPProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterManagedOutboundIpProfile {
     /// The desired number of outbound IPs created/managed by Azure. Allowed values must be in the range of 1 to 16 (inclusive). The default value is 1.
     ///
@@ -1454,6 +1780,8 @@ pub struct ManagedClusterManagedOutboundIpProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { ManagedClusterManagedOutboundIpProfile { "count" => count } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for ManagedClusterManagedOutboundIpProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1463,7 +1791,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterManagedOutboundIpProfile {
 /// The metrics profile for the ManagedCluster.
 ///
 /// Schema `ManagedClusterMetricsProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterMetricsProfile {
     #[serde(rename = "costAnalysis", default, skip_serializing_if = "Option::is_none")]
     pub cost_analysis: Option<ManagedClusterCostAnalysis>,
@@ -1472,6 +1800,8 @@ pub struct ManagedClusterMetricsProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ManagedClusterMetricsProfile { "costAnalysis" => cost_analysis } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterMetricsProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1483,7 +1813,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterMetricsProfile {
 /// Profile of the managed cluster NAT gateway.
 ///
 /// Schema `ManagedClusterNATGatewayProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterNatGatewayProfile {
     /// Profile of the managed outbound IP resources of the cluster NAT gateway.
     #[serde(rename = "managedOutboundIPProfile", default, skip_serializing_if = "Option::is_none")]
@@ -1502,6 +1832,15 @@ pub struct ManagedClusterNatGatewayProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterNatGatewayProfile {
+        "managedOutboundIPProfile" => managed_outbound_ip_profile,
+        "effectiveOutboundIPs" => effective_outbound_i_ps,
+        "idleTimeoutInMinutes" => idle_timeout_in_minutes,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.managed_outbound_ip_profile
@@ -1515,7 +1854,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
 /// Node resource group lockdown profile for a managed cluster.
 ///
 /// Schema `ManagedClusterNodeResourceGroupProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterNodeResourceGroupProfile {
     /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
     #[serde(rename = "restrictionLevel", default, skip_serializing_if = "Option::is_none")]
@@ -1524,6 +1863,11 @@ pub struct ManagedClusterNodeResourceGroupProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterNodeResourceGroupProfile { "restrictionLevel" => restriction_level }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterNodeResourceGroupProfile {
@@ -1536,7 +1880,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterNodeResourceGroupProfile {
 /// The OIDC issuer profile of the Managed Cluster.
 ///
 /// Schema `ManagedClusterOIDCIssuerProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterOidcIssuerProfile {
     /// The OIDC issuer url of the Managed Cluster.
     ///
@@ -1552,6 +1896,11 @@ pub struct ManagedClusterOidcIssuerProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterOidcIssuerProfile { "issuerURL" => issuer_url, "enabled" => enabled }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterOidcIssuerProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1561,7 +1910,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterOidcIssuerProfile {
 /// Details about the pod identity assigned to the Managed Cluster.
 ///
 /// Schema `ManagedClusterPodIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPodIdentity {
     /// The name of the pod identity.
     pub name: String,
@@ -1586,6 +1935,16 @@ pub struct ManagedClusterPodIdentity {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPodIdentity {
+        "bindingSelector" => binding_selector,
+        "provisioningState" => provisioning_state,
+        "provisioningInfo" => provisioning_info,
+    }
+    required { "name" => name, "namespace" => namespace, "identity" => identity }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.identity.unknown_fields(&format!("{path}/identity"), out);
@@ -1599,7 +1958,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentity {
 /// See [disable AAD Pod Identity for a specific Pod/Application](<https://azure.github.io/aad-pod-identity/docs/configure/application_exception/>) for more details.
 ///
 /// Schema `ManagedClusterPodIdentityException`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPodIdentityException {
     /// The name of the pod identity exception.
     pub name: String,
@@ -1614,6 +1973,12 @@ pub struct ManagedClusterPodIdentityException {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPodIdentityException {}
+    required { "name" => name, "namespace" => namespace, "podLabels" => pod_labels }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityException {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1623,7 +1988,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityException {
 /// See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on pod identity integration.
 ///
 /// Schema `ManagedClusterPodIdentityProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPodIdentityProfile {
     /// Whether the pod identity addon is enabled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1643,6 +2008,16 @@ pub struct ManagedClusterPodIdentityProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPodIdentityProfile {
+        "enabled" => enabled,
+        "allowNetworkPluginKubenet" => allow_network_plugin_kubenet,
+        "userAssignedIdentities" => user_assigned_identities,
+        "userAssignedIdentityExceptions" => user_assigned_identity_exceptions,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.user_assigned_identities
@@ -1656,7 +2031,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
 /// An error response from the pod identity provisioning.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningError`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPodIdentityProvisioningError {
     /// Details about the error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1666,6 +2041,8 @@ pub struct ManagedClusterPodIdentityProvisioningError {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ManagedClusterPodIdentityProvisioningError { "error" => error } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningError {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1677,7 +2054,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErro
 /// An error response from the pod identity provisioning.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningErrorBody`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPodIdentityProvisioningErrorBody {
     /// An identifier for the error. Codes are invariant and are intended to be consumed programmatically.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1697,6 +2074,16 @@ pub struct ManagedClusterPodIdentityProvisioningErrorBody {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPodIdentityProvisioningErrorBody {
+        "code" => code,
+        "message" => message,
+        "target" => target,
+        "details" => details,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErrorBody {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.details.unknown_fields(&format!("{path}/details"), out);
@@ -1705,7 +2092,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErro
 }
 
 /// Schema `ManagedClusterPodIdentityProvisioningInfo`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPodIdentityProvisioningInfo {
     /// Pod identity assignment error (if any).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1715,6 +2102,8 @@ pub struct ManagedClusterPodIdentityProvisioningInfo {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ManagedClusterPodIdentityProvisioningInfo { "error" => error } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningInfo {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1747,7 +2136,7 @@ armgen_runtime::open_enum! {
 /// The list of available upgrade versions.
 ///
 /// Schema `ManagedClusterPoolUpgradeProfile`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ManagedClusterPoolUpgradeProfile {
     /// The Kubernetes version (major.minor.patch).
     #[serde(rename = "kubernetesVersion")]
@@ -1767,6 +2156,12 @@ pub struct ManagedClusterPoolUpgradeProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPoolUpgradeProfile { "name" => name, "upgrades" => upgrades }
+    required { "kubernetesVersion" => kubernetes_version, "osType" => os_type }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.os_type.unknown_fields(&format!("{path}/osType"), out);
@@ -1776,7 +2171,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfile {
 }
 
 /// Schema `ManagedClusterPoolUpgradeProfileUpgradesItem`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPoolUpgradeProfileUpgradesItem {
     /// The Kubernetes version (major.minor.patch).
     #[serde(rename = "kubernetesVersion", default, skip_serializing_if = "Option::is_none")]
@@ -1790,6 +2185,14 @@ pub struct ManagedClusterPoolUpgradeProfileUpgradesItem {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPoolUpgradeProfileUpgradesItem {
+        "kubernetesVersion" => kubernetes_version,
+        "isPreview" => is_preview,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfileUpgradesItem {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1799,7 +2202,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfileUpgradesI
 /// Properties of the managed cluster.
 ///
 /// Schema `ManagedClusterProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterProperties {
     /// The current provisioning state.
     ///
@@ -1950,6 +2353,54 @@ pub struct ManagedClusterProperties {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterProperties {
+        "provisioningState" => provisioning_state,
+        "powerState" => power_state,
+        "maxAgentPools" => max_agent_pools,
+        "kubernetesVersion" => kubernetes_version,
+        "currentKubernetesVersion" => current_kubernetes_version,
+        "dnsPrefix" => dns_prefix,
+        "fqdnSubdomain" => fqdn_subdomain,
+        "fqdn" => fqdn,
+        "privateFQDN" => private_fqdn,
+        "azurePortalFQDN" => azure_portal_fqdn,
+        "agentPoolProfiles" => agent_pool_profiles,
+        "linuxProfile" => linux_profile,
+        "windowsProfile" => windows_profile,
+        "servicePrincipalProfile" => service_principal_profile,
+        "addonProfiles" => addon_profiles,
+        "podIdentityProfile" => pod_identity_profile,
+        "oidcIssuerProfile" => oidc_issuer_profile,
+        "nodeResourceGroup" => node_resource_group,
+        "nodeResourceGroupProfile" => node_resource_group_profile,
+        "enableRBAC" => enable_rbac,
+        "supportPlan" => support_plan,
+        "enablePodSecurityPolicy" => enable_pod_security_policy,
+        "networkProfile" => network_profile,
+        "aadProfile" => aad_profile,
+        "autoUpgradeProfile" => auto_upgrade_profile,
+        "upgradeSettings" => upgrade_settings,
+        "autoScalerProfile" => auto_scaler_profile,
+        "apiServerAccessProfile" => api_server_access_profile,
+        "diskEncryptionSetID" => disk_encryption_set_id,
+        "identityProfile" => identity_profile,
+        "privateLinkResources" => private_link_resources,
+        "disableLocalAccounts" => disable_local_accounts,
+        "httpProxyConfig" => http_proxy_config,
+        "securityProfile" => security_profile,
+        "storageProfile" => storage_profile,
+        "ingressProfile" => ingress_profile,
+        "publicNetworkAccess" => public_network_access,
+        "workloadAutoScalerProfile" => workload_auto_scaler_profile,
+        "azureMonitorProfile" => azure_monitor_profile,
+        "serviceMeshProfile" => service_mesh_profile,
+        "resourceUID" => resource_uid,
+        "metricsProfile" => metrics_profile,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.power_state.unknown_fields(&format!("{path}/powerState"), out);
@@ -1999,7 +2450,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterProperties {
 /// Parameters to be applied to the cluster-autoscaler when enabled
 ///
 /// Schema `ManagedClusterPropertiesAutoScalerProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPropertiesAutoScalerProfile {
     /// Valid values are 'true' and 'false'
     #[serde(rename = "balance-similar-node-groups", default, skip_serializing_if = "Option::is_none")]
@@ -2067,6 +2518,32 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPropertiesAutoScalerProfile {
+        "balance-similar-node-groups" => balance_similar_node_groups,
+        "daemonset-eviction-for-empty-nodes" => daemonset_eviction_for_empty_nodes,
+        "daemonset-eviction-for-occupied-nodes" => daemonset_eviction_for_occupied_nodes,
+        "ignore-daemonsets-utilization" => ignore_daemonsets_utilization,
+        "expander" => expander,
+        "max-empty-bulk-delete" => max_empty_bulk_delete,
+        "max-graceful-termination-sec" => max_graceful_termination_sec,
+        "max-node-provision-time" => max_node_provision_time,
+        "max-total-unready-percentage" => max_total_unready_percentage,
+        "new-pod-scale-up-delay" => new_pod_scale_up_delay,
+        "ok-total-unready-count" => ok_total_unready_count,
+        "scan-interval" => scan_interval,
+        "scale-down-delay-after-add" => scale_down_delay_after_add,
+        "scale-down-delay-after-delete" => scale_down_delay_after_delete,
+        "scale-down-delay-after-failure" => scale_down_delay_after_failure,
+        "scale-down-unneeded-time" => scale_down_unneeded_time,
+        "scale-down-unready-time" => scale_down_unready_time,
+        "scale-down-utilization-threshold" => scale_down_utilization_threshold,
+        "skip-nodes-with-local-storage" => skip_nodes_with_local_storage,
+        "skip-nodes-with-system-pods" => skip_nodes_with_system_pods,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPropertiesAutoScalerProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.expander.unknown_fields(&format!("{path}/expander"), out);
@@ -2077,7 +2554,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPropertiesAutoScalerProfile
 /// Security profile for the container service cluster.
 ///
 /// Schema `ManagedClusterSecurityProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSecurityProfile {
     /// Microsoft Defender settings for the security profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2097,6 +2574,16 @@ pub struct ManagedClusterSecurityProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfile {
+        "defender" => defender,
+        "azureKeyVaultKms" => azure_key_vault_kms,
+        "workloadIdentity" => workload_identity,
+        "imageCleaner" => image_cleaner,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.defender.unknown_fields(&format!("{path}/defender"), out);
@@ -2111,7 +2598,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfile {
 /// Microsoft Defender settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileDefender`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSecurityProfileDefender {
     /// Resource ID of the Log Analytics workspace to be associated with Microsoft Defender. When Microsoft Defender is enabled, this field is required and must be a valid workspace resource ID. When Microsoft Defender is disabled, leave the field empty.
     ///
@@ -2127,6 +2614,14 @@ pub struct ManagedClusterSecurityProfileDefender {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileDefender {
+        "logAnalyticsWorkspaceResourceId" => log_analytics_workspace_resource_id,
+        "securityMonitoring" => security_monitoring,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefender {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.security_monitoring
@@ -2138,7 +2633,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefender {
 /// Microsoft Defender settings for the security profile threat detection.
 ///
 /// Schema `ManagedClusterSecurityProfileDefenderSecurityMonitoring`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// Whether to enable Defender threat detection
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2147,6 +2642,11 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileDefenderSecurityMonitoring { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
@@ -2158,7 +2658,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecu
 /// Image Cleaner removes unused images from nodes, freeing up disk space and helping to reduce attack surface area. Here are settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileImageCleaner`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSecurityProfileImageCleaner {
     /// Whether to enable Image Cleaner on AKS cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2174,6 +2674,11 @@ pub struct ManagedClusterSecurityProfileImageCleaner {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileImageCleaner { "enabled" => enabled, "intervalHours" => interval_hours }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileImageCleaner {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -2183,7 +2688,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileImageCleaner
 /// Workload identity settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileWorkloadIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     /// Whether to enable workload identity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2192,6 +2697,11 @@ pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileWorkloadIdentity { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileWorkloadIdentity {
@@ -2203,7 +2713,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileWorkloadIden
 /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
 ///
 /// Schema `ManagedClusterServicePrincipalProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterServicePrincipalProfile {
     /// The ID for the service principal.
     #[serde(rename = "clientId")]
@@ -2219,6 +2729,12 @@ pub struct ManagedClusterServicePrincipalProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterServicePrincipalProfile { "secret" => secret }
+    required { "clientId" => client_id }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterServicePrincipalProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -2228,7 +2744,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterServicePrincipalProfile {
 /// The SKU of a Managed Cluster.
 ///
 /// Schema `ManagedClusterSKU`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSku {
     /// The name of a managed cluster SKU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2241,6 +2757,8 @@ pub struct ManagedClusterSku {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ManagedClusterSku { "name" => name, "tier" => tier } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterSku {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -2279,7 +2797,7 @@ armgen_runtime::open_enum! {
 /// Storage profile for the container service cluster.
 ///
 /// Schema `ManagedClusterStorageProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStorageProfile {
     /// AzureDisk CSI Driver settings for the storage profile.
     #[serde(rename = "diskCSIDriver", default, skip_serializing_if = "Option::is_none")]
@@ -2299,6 +2817,16 @@ pub struct ManagedClusterStorageProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterStorageProfile {
+        "diskCSIDriver" => disk_csi_driver,
+        "fileCSIDriver" => file_csi_driver,
+        "snapshotController" => snapshot_controller,
+        "blobCSIDriver" => blob_csi_driver,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.disk_csi_driver.unknown_fields(&format!("{path}/diskCSIDriver"), out);
@@ -2313,7 +2841,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
 /// AzureBlob CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileBlobCSIDriver`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStorageProfileBlobCsiDriver {
     /// Whether to enable AzureBlob CSI Driver. The default value is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2322,6 +2850,11 @@ pub struct ManagedClusterStorageProfileBlobCsiDriver {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStorageProfileBlobCsiDriver { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileBlobCsiDriver {
@@ -2333,7 +2866,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileBlobCsiDriver
 /// AzureDisk CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileDiskCSIDriver`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStorageProfileDiskCsiDriver {
     /// Whether to enable AzureDisk CSI Driver. The default value is true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2342,6 +2875,11 @@ pub struct ManagedClusterStorageProfileDiskCsiDriver {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStorageProfileDiskCsiDriver { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileDiskCsiDriver {
@@ -2353,7 +2891,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileDiskCsiDriver
 /// AzureFile CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileFileCSIDriver`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStorageProfileFileCsiDriver {
     /// Whether to enable AzureFile CSI Driver. The default value is true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2362,6 +2900,11 @@ pub struct ManagedClusterStorageProfileFileCsiDriver {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStorageProfileFileCsiDriver { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileFileCsiDriver {
@@ -2373,7 +2916,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileFileCsiDriver
 /// Snapshot Controller settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileSnapshotController`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStorageProfileSnapshotController {
     /// Whether to enable Snapshot Controller. The default value is true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2382,6 +2925,11 @@ pub struct ManagedClusterStorageProfileSnapshotController {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStorageProfileSnapshotController { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileSnapshotController {
@@ -2393,7 +2941,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileSnapshotContr
 /// The list of available upgrades for compute pools.
 ///
 /// Schema `ManagedClusterUpgradeProfile`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ManagedClusterUpgradeProfile {
     /// The ID of the upgrade profile.
     ///
@@ -2418,6 +2966,12 @@ pub struct ManagedClusterUpgradeProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterUpgradeProfile { "id" => id, "name" => name, "type" => r#type }
+    required { "properties" => properties }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.properties.unknown_fields(&format!("{path}/properties"), out);
@@ -2428,7 +2982,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfile {
 /// Control plane and agent pool upgrade profiles.
 ///
 /// Schema `ManagedClusterUpgradeProfileProperties`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ManagedClusterUpgradeProfileProperties {
     /// The list of available upgrade versions for the control plane.
     #[serde(rename = "controlPlaneProfile")]
@@ -2440,6 +2994,12 @@ pub struct ManagedClusterUpgradeProfileProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterUpgradeProfileProperties {}
+    required { "controlPlaneProfile" => control_plane_profile, "agentPoolProfiles" => agent_pool_profiles }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfileProperties {
@@ -2455,7 +3015,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfileProperties {
 /// Profile for Windows VMs in the managed cluster.
 ///
 /// Schema `ManagedClusterWindowsProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterWindowsProfile {
     /// Specifies the name of the administrator account. &lt;br&gt;&lt;br&gt; **Restriction:** Cannot end in "." &lt;br&gt;&lt;br&gt; **Disallowed values:** "administrator", "admin", "user", "user1", "test", "user2", "test1", "user3", "admin1", "1", "123", "a", "actuser", "adm", "admin2", "aspnet", "backup", "console", "david", "guest", "john", "owner", "root", "server", "sql", "support", "support_388945a0", "sys", "test2", "test3", "user4", "user5". &lt;br&gt;&lt;br&gt; **Minimum-length:** 1 character &lt;br&gt;&lt;br&gt; **Max-length:** 20 characters
     #[serde(rename = "adminUsername")]
@@ -2480,6 +3040,17 @@ pub struct ManagedClusterWindowsProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterWindowsProfile {
+        "adminPassword" => admin_password,
+        "licenseType" => license_type,
+        "enableCSIProxy" => enable_csi_proxy,
+        "gmsaProfile" => gmsa_profile,
+    }
+    required { "adminUsername" => admin_username }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterWindowsProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.license_type.unknown_fields(&format!("{path}/licenseType"), out);
@@ -2491,7 +3062,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterWindowsProfile {
 /// Workload Auto-scaler profile for the managed cluster.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterWorkloadAutoScalerProfile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keda: Option<ManagedClusterWorkloadAutoScalerProfileKeda>,
@@ -2501,6 +3072,11 @@ pub struct ManagedClusterWorkloadAutoScalerProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterWorkloadAutoScalerProfile { "keda" => keda, "verticalPodAutoscaler" => vertical_pod_autoscaler }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
@@ -2515,7 +3091,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
 /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfileKeda`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     /// Whether to enable KEDA.
     pub enabled: bool,
@@ -2523,6 +3099,12 @@ pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterWorkloadAutoScalerProfileKeda {}
+    required { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileKeda {
@@ -2534,7 +3116,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileKe
 /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     /// Whether to enable VPA. Default value is false.
     ///
@@ -2544,6 +3126,12 @@ pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {}
+    required { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
@@ -2658,7 +3246,7 @@ armgen_runtime::open_enum! {
 /// A private link resource
 ///
 /// Schema `PrivateLinkResource`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct PrivateLinkResource {
     /// The ID of the private link resource.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2684,6 +3272,18 @@ pub struct PrivateLinkResource {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    PrivateLinkResource {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "groupId" => group_id,
+        "requiredMembers" => required_members,
+        "privateLinkServiceID" => private_link_service_id,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for PrivateLinkResource {
@@ -2723,7 +3323,7 @@ armgen_runtime::closed_enum! {
 /// A reference to an Azure resource.
 ///
 /// Schema `ResourceReference`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ResourceReference {
     /// The fully qualified Azure resource id.
     ///
@@ -2735,6 +3335,8 @@ pub struct ResourceReference {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ResourceReference { "id" => id } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ResourceReference {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -2771,7 +3373,7 @@ armgen_runtime::open_enum! {
 /// Service mesh profile for a managed cluster.
 ///
 /// Schema `ServiceMeshProfile`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ServiceMeshProfile {
     /// Mode of the service mesh.
     pub mode: ServiceMeshMode,
@@ -2781,6 +3383,12 @@ pub struct ServiceMeshProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ServiceMeshProfile { "istio" => istio }
+    required { "mode" => mode }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ServiceMeshProfile {
@@ -2813,7 +3421,7 @@ armgen_runtime::open_enum! {
 /// Settings for overrides when upgrading a cluster.
 ///
 /// Schema `UpgradeOverrideSettings`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct UpgradeOverrideSettings {
     /// Whether to force upgrade the cluster. Note that this option instructs upgrade operation to bypass upgrade protections such as checking for deprecated API usage. Enable this option only with caution.
     #[serde(rename = "forceUpgrade", default, skip_serializing_if = "Option::is_none")]
@@ -2829,6 +3437,11 @@ pub struct UpgradeOverrideSettings {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    UpgradeOverrideSettings { "forceUpgrade" => force_upgrade, "until" => until }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for UpgradeOverrideSettings {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -2838,7 +3451,7 @@ impl armgen_runtime::UnknownFields for UpgradeOverrideSettings {
 /// Details about a user assigned identity.
 ///
 /// Schema `UserAssignedIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct UserAssignedIdentity {
     /// The resource ID of the user assigned identity.
     ///
@@ -2857,6 +3470,11 @@ pub struct UserAssignedIdentity {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    UserAssignedIdentity { "resourceId" => resource_id, "clientId" => client_id, "objectId" => object_id }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for UserAssignedIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -2866,7 +3484,7 @@ impl armgen_runtime::UnknownFields for UserAssignedIdentity {
 /// Windows gMSA Profile in the managed cluster.
 ///
 /// Schema `WindowsGmsaProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct WindowsGmsaProfile {
     /// Specifies whether to enable Windows gMSA in the managed cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2881,6 +3499,11 @@ pub struct WindowsGmsaProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    WindowsGmsaProfile { "enabled" => enabled, "dnsServer" => dns_server, "rootDomainName" => root_domain_name }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for WindowsGmsaProfile {

@@ -5,13 +5,13 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/resolvePrivateLinkServiceId` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Runs the ARM action `resolvePrivateLinkServiceId` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/resolvePrivateLinkServiceId`) on a `ManagedCluster` once, and records its outcome.
 ///
 /// Schema `ManagedClusterResolvePrivateLinkServiceId`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterResolvePrivateLinkServiceId {
     /// The request body of `POST …/resolvePrivateLinkServiceId`.
     ///
@@ -42,6 +42,17 @@ pub struct ManagedClusterResolvePrivateLinkServiceId {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterResolvePrivateLinkServiceId {
+        "parameters" => parameters,
+        "result" => result,
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterResolvePrivateLinkServiceId {

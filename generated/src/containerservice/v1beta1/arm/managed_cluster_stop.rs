@@ -5,13 +5,13 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/stop` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Runs the ARM action `stop` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/stop`) on a `ManagedCluster` once, and records its outcome.
 ///
 /// Schema `ManagedClusterStop`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStop {
     /// When the reconciler sent the request (RFC 3339).
     ///
@@ -32,6 +32,11 @@ pub struct ManagedClusterStop {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStop { "startTime" => start_time, "endTime" => end_time, "error" => error }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStop {

@@ -28,7 +28,7 @@ armgen_runtime::open_enum! {
 /// Private endpoint which a connection belongs to.
 ///
 /// Schema `PrivateEndpoint`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct PrivateEndpoint {
     /// The resource ID of the private endpoint
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -39,6 +39,8 @@ pub struct PrivateEndpoint {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { PrivateEndpoint { "id" => id } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for PrivateEndpoint {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -48,7 +50,7 @@ impl armgen_runtime::UnknownFields for PrivateEndpoint {
 /// A private endpoint connection
 ///
 /// Schema `PrivateEndpointConnection`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct PrivateEndpointConnection {
     /// The ID of the private endpoint connection.
     ///
@@ -74,6 +76,11 @@ pub struct PrivateEndpointConnection {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    PrivateEndpointConnection { "id" => id, "name" => name, "type" => r#type, "properties" => properties }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for PrivateEndpointConnection {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.properties.unknown_fields(&format!("{path}/properties"), out);
@@ -84,7 +91,7 @@ impl armgen_runtime::UnknownFields for PrivateEndpointConnection {
 /// Properties of a private endpoint connection.
 ///
 /// Schema `PrivateEndpointConnectionProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct PrivateEndpointConnectionProperties {
     /// The current provisioning state.
     ///
@@ -101,6 +108,15 @@ pub struct PrivateEndpointConnectionProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    PrivateEndpointConnectionProperties {
+        "provisioningState" => provisioning_state,
+        "privateEndpoint" => private_endpoint,
+    }
+    required { "privateLinkServiceConnectionState" => private_link_service_connection_state }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for PrivateEndpointConnectionProperties {
@@ -136,7 +152,7 @@ armgen_runtime::open_enum! {
 /// The state of a private link service connection.
 ///
 /// Schema `PrivateLinkServiceConnectionState`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct PrivateLinkServiceConnectionState {
     /// The private link service connection status.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -148,6 +164,11 @@ pub struct PrivateLinkServiceConnectionState {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    PrivateLinkServiceConnectionState { "status" => status, "description" => description }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for PrivateLinkServiceConnectionState {

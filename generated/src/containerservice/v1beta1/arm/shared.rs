@@ -24,7 +24,7 @@ armgen_runtime::open_enum! {
 /// Network settings of an agent pool.
 ///
 /// Schema `AgentPoolNetworkProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolNetworkProfile {
     /// IPTags of instance-level public IPs.
     #[serde(rename = "nodePublicIPTags", default, skip_serializing_if = "Option::is_none")]
@@ -41,6 +41,15 @@ pub struct AgentPoolNetworkProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolNetworkProfile {
+        "nodePublicIPTags" => node_public_ip_tags,
+        "allowedHostPorts" => allowed_host_ports,
+        "applicationSecurityGroups" => application_security_groups,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AgentPoolNetworkProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.node_public_ip_tags
@@ -53,7 +62,7 @@ impl armgen_runtime::UnknownFields for AgentPoolNetworkProfile {
 /// The security settings of an agent pool.
 ///
 /// Schema `AgentPoolSecurityProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolSecurityProfile {
     /// vTPM is a Trusted Launch feature for configuring a dedicated secure vault for keys and measurements held locally on the node. For more details, see aka.ms/aks/trustedlaunch. If not specified, the default is false.
     #[serde(rename = "enableVTPM", default, skip_serializing_if = "Option::is_none")]
@@ -65,6 +74,11 @@ pub struct AgentPoolSecurityProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolSecurityProfile { "enableVTPM" => enable_vtpm, "enableSecureBoot" => enable_secure_boot }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolSecurityProfile {
@@ -89,7 +103,7 @@ armgen_runtime::open_enum! {
 /// Settings for upgrading an agentpool
 ///
 /// Schema `AgentPoolUpgradeSettings`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolUpgradeSettings {
     /// This can either be set to an integer (e.g. '5') or a percentage (e.g. '50%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 1. For more information, including best practices, see: <https://docs.microsoft.com/azure/aks/upgrade-cluster#customize-node-surge-upgrade>
     #[serde(rename = "maxSurge", default, skip_serializing_if = "Option::is_none")]
@@ -110,6 +124,15 @@ pub struct AgentPoolUpgradeSettings {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolUpgradeSettings {
+        "maxSurge" => max_surge,
+        "drainTimeoutInMinutes" => drain_timeout_in_minutes,
+        "nodeSoakDurationInMinutes" => node_soak_duration_in_minutes,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AgentPoolUpgradeSettings {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -119,7 +142,7 @@ impl armgen_runtime::UnknownFields for AgentPoolUpgradeSettings {
 /// The Windows agent pool's specific profile.
 ///
 /// Schema `AgentPoolWindowsProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolWindowsProfile {
     /// The default value is false. Outbound NAT can only be disabled if the cluster outboundType is NAT Gateway and the Windows agent pool does not have node public IP enabled.
     #[serde(rename = "disableOutboundNat", default, skip_serializing_if = "Option::is_none")]
@@ -128,6 +151,11 @@ pub struct AgentPoolWindowsProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolWindowsProfile { "disableOutboundNat" => disable_outbound_nat }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolWindowsProfile {
@@ -139,7 +167,7 @@ impl armgen_runtime::UnknownFields for AgentPoolWindowsProfile {
 /// An error response from the Container service.
 ///
 /// Schema `CloudErrorBody`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct CloudErrorBody {
     /// An identifier for the error. Codes are invariant and are intended to be consumed programmatically.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -157,6 +185,11 @@ pub struct CloudErrorBody {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    CloudErrorBody { "code" => code, "message" => message, "target" => target, "details" => details }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for CloudErrorBody {
@@ -199,7 +232,7 @@ armgen_runtime::open_enum! {
 /// Data used when creating a target resource from a source resource.
 ///
 /// Schema `CreationData`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct CreationData {
     /// This is the ARM ID of the source object to be used to create the target object.
     ///
@@ -211,6 +244,8 @@ pub struct CreationData {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { CreationData { "sourceResourceId" => source_resource_id } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for CreationData {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -240,7 +275,7 @@ armgen_runtime::open_enum! {
 /// Contains the IPTag associated with the object.
 ///
 /// Schema `IPTag`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IpTag {
     /// The IP tag type. Example: RoutingPreference.
     #[serde(rename = "ipTagType", default, skip_serializing_if = "Option::is_none")]
@@ -254,6 +289,8 @@ pub struct IpTag {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { IpTag { "ipTagType" => ip_tag_type, "tag" => tag } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for IpTag {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -263,7 +300,7 @@ impl armgen_runtime::UnknownFields for IpTag {
 /// See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
 ///
 /// Schema `KubeletConfig`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct KubeletConfig {
     /// The default is 'none'. See [Kubernetes CPU management policies](<https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/#cpu-management-policies>) for more information. Allowed values are 'none' and 'static'.
     #[serde(rename = "cpuManagerPolicy", default, skip_serializing_if = "Option::is_none")]
@@ -314,6 +351,23 @@ pub struct KubeletConfig {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    KubeletConfig {
+        "cpuManagerPolicy" => cpu_manager_policy,
+        "cpuCfsQuota" => cpu_cfs_quota,
+        "cpuCfsQuotaPeriod" => cpu_cfs_quota_period,
+        "imageGcHighThreshold" => image_gc_high_threshold,
+        "imageGcLowThreshold" => image_gc_low_threshold,
+        "topologyManagerPolicy" => topology_manager_policy,
+        "allowedUnsafeSysctls" => allowed_unsafe_sysctls,
+        "failSwapOn" => fail_swap_on,
+        "containerLogMaxSizeMB" => container_log_max_size_mb,
+        "containerLogMaxFiles" => container_log_max_files,
+        "podMaxPids" => pod_max_pids,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for KubeletConfig {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -336,7 +390,7 @@ armgen_runtime::open_enum! {
 /// See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
 ///
 /// Schema `LinuxOSConfig`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct LinuxOsConfig {
     /// Sysctl settings for Linux agent nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -356,6 +410,16 @@ pub struct LinuxOsConfig {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    LinuxOsConfig {
+        "sysctls" => sysctls,
+        "transparentHugePageEnabled" => transparent_huge_page_enabled,
+        "transparentHugePageDefrag" => transparent_huge_page_defrag,
+        "swapFileSizeMB" => swap_file_size_mb,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for LinuxOsConfig {
@@ -413,7 +477,7 @@ armgen_runtime::open_enum! {
 /// The port range.
 ///
 /// Schema `PortRange`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct PortRange {
     /// The minimum port that is included in the range. It should be ranged from 1 to 65535, and be less than or equal to portEnd.
     ///
@@ -434,6 +498,11 @@ pub struct PortRange {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    PortRange { "portStart" => port_start, "portEnd" => port_end, "protocol" => protocol }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for PortRange {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.protocol.unknown_fields(&format!("{path}/protocol"), out);
@@ -444,7 +513,7 @@ impl armgen_runtime::UnknownFields for PortRange {
 /// Describes the Power State of the cluster
 ///
 /// Schema `PowerState`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct PowerState {
     /// Tells whether the cluster is Running or Stopped
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -454,6 +523,8 @@ pub struct PowerState {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { PowerState { "code" => code } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for PowerState {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -517,7 +588,7 @@ armgen_runtime::open_enum! {
 /// Sysctl settings for Linux agent nodes.
 ///
 /// Schema `SysctlConfig`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct SysctlConfig {
     /// Sysctl setting net.core.somaxconn.
     ///
@@ -661,6 +732,40 @@ pub struct SysctlConfig {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    SysctlConfig {
+        "netCoreSomaxconn" => net_core_somaxconn,
+        "netCoreNetdevMaxBacklog" => net_core_netdev_max_backlog,
+        "netCoreRmemDefault" => net_core_rmem_default,
+        "netCoreRmemMax" => net_core_rmem_max,
+        "netCoreWmemDefault" => net_core_wmem_default,
+        "netCoreWmemMax" => net_core_wmem_max,
+        "netCoreOptmemMax" => net_core_optmem_max,
+        "netIpv4TcpMaxSynBacklog" => net_ipv4_tcp_max_syn_backlog,
+        "netIpv4TcpMaxTwBuckets" => net_ipv4_tcp_max_tw_buckets,
+        "netIpv4TcpFinTimeout" => net_ipv4_tcp_fin_timeout,
+        "netIpv4TcpKeepaliveTime" => net_ipv4_tcp_keepalive_time,
+        "netIpv4TcpKeepaliveProbes" => net_ipv4_tcp_keepalive_probes,
+        "netIpv4TcpkeepaliveIntvl" => net_ipv4_tcpkeepalive_intvl,
+        "netIpv4TcpTwReuse" => net_ipv4_tcp_tw_reuse,
+        "netIpv4IpLocalPortRange" => net_ipv4_ip_local_port_range,
+        "netIpv4NeighDefaultGcThresh1" => net_ipv4_neigh_default_gc_thresh1,
+        "netIpv4NeighDefaultGcThresh2" => net_ipv4_neigh_default_gc_thresh2,
+        "netIpv4NeighDefaultGcThresh3" => net_ipv4_neigh_default_gc_thresh3,
+        "netNetfilterNfConntrackMax" => net_netfilter_nf_conntrack_max,
+        "netNetfilterNfConntrackBuckets" => net_netfilter_nf_conntrack_buckets,
+        "fsInotifyMaxUserWatches" => fs_inotify_max_user_watches,
+        "fsFileMax" => fs_file_max,
+        "fsAioMaxNr" => fs_aio_max_nr,
+        "fsNrOpen" => fs_nr_open,
+        "kernelThreadsMax" => kernel_threads_max,
+        "vmMaxMapCount" => vm_max_map_count,
+        "vmSwappiness" => vm_swappiness,
+        "vmVfsCachePressure" => vm_vfs_cache_pressure,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for SysctlConfig {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -670,7 +775,7 @@ impl armgen_runtime::UnknownFields for SysctlConfig {
 /// Metadata pertaining to creation and last modification of the resource.
 ///
 /// Schema `systemData`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct SystemData {
     /// The identity that created the resource.
     #[serde(rename = "createdBy", default, skip_serializing_if = "Option::is_none")]
@@ -698,6 +803,18 @@ pub struct SystemData {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    SystemData {
+        "createdBy" => created_by,
+        "createdByType" => created_by_type,
+        "createdAt" => created_at,
+        "lastModifiedBy" => last_modified_by,
+        "lastModifiedByType" => last_modified_by_type,
+        "lastModifiedAt" => last_modified_at,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for SystemData {

@@ -7,10 +7,10 @@
 use super::*;
 use super::super::arm;
 use armgen_runtime::kube::{ConversionError, Path, Resolver, required};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// For schedules like: 'recur every month on the 15th' or 'recur every 3 months on the 20th'.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AbsoluteMonthlySchedule {
     /// Specifies the number of months between each set of occurrences.
@@ -19,6 +19,10 @@ pub struct AbsoluteMonthlySchedule {
     /// The date of the month.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub day_of_month: Option<i32>,
+}
+
+armgen_runtime::json_object! {
+    AbsoluteMonthlySchedule { "intervalMonths" => interval_months, "dayOfMonth" => day_of_month }
 }
 
 impl armgen_runtime::kube::ToArm for AbsoluteMonthlySchedule {
@@ -48,13 +52,15 @@ impl AbsoluteMonthlySchedule {
 }
 
 /// For schedules like: 'recur every day' or 'recur every 3 days'.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct DailySchedule {
     /// Specifies the number of days between each set of occurrences.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_days: Option<i32>,
 }
+
+armgen_runtime::json_object! { DailySchedule { "intervalDays" => interval_days } }
 
 impl armgen_runtime::kube::ToArm for DailySchedule {
     type Arm = arm::DailySchedule;
@@ -77,7 +83,7 @@ impl DailySchedule {
 }
 
 /// For example, between '2022-12-23' and '2023-01-05'.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct DateSpan {
     /// The start date of the date span.
@@ -87,6 +93,8 @@ pub struct DateSpan {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<String>,
 }
+
+armgen_runtime::json_object! { DateSpan { "start" => start, "end" => end } }
 
 impl armgen_runtime::kube::ToArm for DateSpan {
     type Arm = arm::DateSpan;
@@ -111,7 +119,7 @@ impl DateSpan {
 }
 
 /// Maintenance window used to configure scheduled auto-upgrade for a Managed Cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct MaintenanceWindow {
     /// Recurrence schedule for the maintenance window.
@@ -132,6 +140,17 @@ pub struct MaintenanceWindow {
     /// Date ranges on which upgrade is not allowed. 'utcOffset' applies to this field. For example, with 'utcOffset: +02:00' and 'dateSpan' being '2022-12-23' to '2023-01-03', maintenance will be blocked from '2022-12-22 22:00' to '2023-01-03 22:00' in UTC time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_allowed_dates: Option<Vec<DateSpan>>,
+}
+
+armgen_runtime::json_object! {
+    MaintenanceWindow {
+        "schedule" => schedule,
+        "durationHours" => duration_hours,
+        "utcOffset" => utc_offset,
+        "startDate" => start_date,
+        "startTime" => start_time,
+        "notAllowedDates" => not_allowed_dates,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for MaintenanceWindow {
@@ -169,7 +188,7 @@ impl MaintenanceWindow {
 }
 
 /// For schedules like: 'recur every month on the first Monday' or 'recur every 3 months on last Friday'.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct RelativeMonthlySchedule {
     /// Specifies the number of months between each set of occurrences.
@@ -181,6 +200,14 @@ pub struct RelativeMonthlySchedule {
     /// Specifies on which day of the week the maintenance occurs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub day_of_week: Option<arm::WeekDay>,
+}
+
+armgen_runtime::json_object! {
+    RelativeMonthlySchedule {
+        "intervalMonths" => interval_months,
+        "weekIndex" => week_index,
+        "dayOfWeek" => day_of_week,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for RelativeMonthlySchedule {
@@ -212,7 +239,7 @@ impl RelativeMonthlySchedule {
 }
 
 /// One and only one of the schedule types should be specified. Choose either 'daily', 'weekly', 'absoluteMonthly' or 'relativeMonthly' for your maintenance schedule.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Schedule {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -223,6 +250,15 @@ pub struct Schedule {
     pub absolute_monthly: Option<AbsoluteMonthlySchedule>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub relative_monthly: Option<RelativeMonthlySchedule>,
+}
+
+armgen_runtime::json_object! {
+    Schedule {
+        "daily" => daily,
+        "weekly" => weekly,
+        "absoluteMonthly" => absolute_monthly,
+        "relativeMonthly" => relative_monthly,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for Schedule {
@@ -252,7 +288,7 @@ impl Schedule {
 }
 
 /// Time in a week.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct TimeInWeek {
     /// The day of the week.
@@ -262,6 +298,8 @@ pub struct TimeInWeek {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hour_slots: Option<Vec<i32>>,
 }
+
+armgen_runtime::json_object! { TimeInWeek { "day" => day, "hourSlots" => hour_slots } }
 
 impl armgen_runtime::kube::ToArm for TimeInWeek {
     type Arm = arm::TimeInWeek;
@@ -286,7 +324,7 @@ impl TimeInWeek {
 }
 
 /// For example, between 2021-05-25T13:00:00Z and 2021-05-25T14:00:00Z.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct TimeSpan {
     /// The start of a time span
@@ -296,6 +334,8 @@ pub struct TimeSpan {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<String>,
 }
+
+armgen_runtime::json_object! { TimeSpan { "start" => start, "end" => end } }
 
 impl armgen_runtime::kube::ToArm for TimeSpan {
     type Arm = arm::TimeSpan;
@@ -320,7 +360,7 @@ impl TimeSpan {
 }
 
 /// For schedules like: 'recur every Monday' or 'recur every 3 weeks on Wednesday'.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct WeeklySchedule {
     /// Specifies the number of weeks between each set of occurrences.
@@ -330,6 +370,8 @@ pub struct WeeklySchedule {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub day_of_week: Option<arm::WeekDay>,
 }
+
+armgen_runtime::json_object! { WeeklySchedule { "intervalWeeks" => interval_weeks, "dayOfWeek" => day_of_week } }
 
 impl armgen_runtime::kube::ToArm for WeeklySchedule {
     type Arm = arm::WeeklySchedule;

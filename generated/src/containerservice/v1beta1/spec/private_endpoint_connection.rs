@@ -7,16 +7,18 @@
 use super::*;
 use super::super::arm;
 use armgen_runtime::kube::{ConversionError, Path, Resolver};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Private endpoint which a connection belongs to.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PrivateEndpoint {
     /// The resource ID of the private endpoint
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }
+
+armgen_runtime::json_object! { PrivateEndpoint { "id" => id } }
 
 impl armgen_runtime::kube::ToArm for PrivateEndpoint {
     type Arm = arm::PrivateEndpoint;
@@ -37,7 +39,7 @@ impl PrivateEndpoint {
 }
 
 /// The state of a private link service connection.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PrivateLinkServiceConnectionState {
     /// The private link service connection status.
@@ -47,6 +49,8 @@ pub struct PrivateLinkServiceConnectionState {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
+
+armgen_runtime::json_object! { PrivateLinkServiceConnectionState { "status" => status, "description" => description } }
 
 impl armgen_runtime::kube::ToArm for PrivateLinkServiceConnectionState {
     type Arm = arm::PrivateLinkServiceConnectionState;

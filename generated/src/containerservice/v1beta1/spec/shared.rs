@@ -7,10 +7,10 @@
 use super::*;
 use super::super::arm;
 use armgen_runtime::kube::{ConversionError, Path, Resolver};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Network settings of an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolNetworkProfile {
     /// IPTags of instance-level public IPs.
@@ -22,6 +22,14 @@ pub struct AgentPoolNetworkProfile {
     /// The IDs of the application security groups which agent pool will associate when created.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub application_security_groups: Option<Vec<String>>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolNetworkProfile {
+        "nodePublicIPTags" => node_public_ip_tags,
+        "allowedHostPorts" => allowed_host_ports,
+        "applicationSecurityGroups" => application_security_groups,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for AgentPoolNetworkProfile {
@@ -53,7 +61,7 @@ impl AgentPoolNetworkProfile {
 }
 
 /// The security settings of an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolSecurityProfile {
     /// vTPM is a Trusted Launch feature for configuring a dedicated secure vault for keys and measurements held locally on the node. For more details, see aka.ms/aks/trustedlaunch. If not specified, the default is false.
@@ -62,6 +70,10 @@ pub struct AgentPoolSecurityProfile {
     /// Secure Boot is a feature of Trusted Launch which ensures that only signed operating systems and drivers can boot. For more details, see aka.ms/aks/trustedlaunch.  If not specified, the default is false.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_secure_boot: Option<bool>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolSecurityProfile { "enableVTPM" => enable_vtpm, "enableSecureBoot" => enable_secure_boot }
 }
 
 impl armgen_runtime::kube::ToArm for AgentPoolSecurityProfile {
@@ -91,7 +103,7 @@ impl AgentPoolSecurityProfile {
 }
 
 /// Settings for upgrading an agentpool
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolUpgradeSettings {
     /// This can either be set to an integer (e.g. '5') or a percentage (e.g. '50%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 1. For more information, including best practices, see: <https://docs.microsoft.com/azure/aks/upgrade-cluster#customize-node-surge-upgrade>
@@ -103,6 +115,14 @@ pub struct AgentPoolUpgradeSettings {
     /// The amount of time (in minutes) to wait after draining a node and before reimaging it and moving on to next node. If not specified, the default is 0 minutes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_soak_duration_in_minutes: Option<i32>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolUpgradeSettings {
+        "maxSurge" => max_surge,
+        "drainTimeoutInMinutes" => drain_timeout_in_minutes,
+        "nodeSoakDurationInMinutes" => node_soak_duration_in_minutes,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for AgentPoolUpgradeSettings {
@@ -134,13 +154,15 @@ impl AgentPoolUpgradeSettings {
 }
 
 /// The Windows agent pool's specific profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolWindowsProfile {
     /// The default value is false. Outbound NAT can only be disabled if the cluster outboundType is NAT Gateway and the Windows agent pool does not have node public IP enabled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_outbound_nat: Option<bool>,
 }
+
+armgen_runtime::json_object! { AgentPoolWindowsProfile { "disableOutboundNat" => disable_outbound_nat } }
 
 impl armgen_runtime::kube::ToArm for AgentPoolWindowsProfile {
     type Arm = arm::AgentPoolWindowsProfile;
@@ -167,13 +189,15 @@ impl AgentPoolWindowsProfile {
 }
 
 /// Data used when creating a target resource from a source resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct CreationData {
     /// This is the ARM ID of the source object to be used to create the target object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_resource_id: Option<armgen_runtime::kube::ResourceReference>,
 }
+
+armgen_runtime::json_object! { CreationData { "sourceResourceId" => source_resource_id } }
 
 impl armgen_runtime::kube::ToArm for CreationData {
     type Arm = arm::CreationData;
@@ -199,7 +223,7 @@ impl CreationData {
 }
 
 /// Contains the IPTag associated with the object.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IpTag {
     /// The IP tag type. Example: RoutingPreference.
@@ -209,6 +233,8 @@ pub struct IpTag {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
 }
+
+armgen_runtime::json_object! { IpTag { "ipTagType" => ip_tag_type, "tag" => tag } }
 
 impl armgen_runtime::kube::ToArm for IpTag {
     type Arm = arm::IpTag;
@@ -233,7 +259,7 @@ impl IpTag {
 }
 
 /// See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct KubeletConfig {
     /// The default is 'none'. See [Kubernetes CPU management policies](<https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/#cpu-management-policies>) for more information. Allowed values are 'none' and 'static'.
@@ -269,6 +295,22 @@ pub struct KubeletConfig {
     /// The maximum number of processes per pod.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_max_pids: Option<i32>,
+}
+
+armgen_runtime::json_object! {
+    KubeletConfig {
+        "cpuManagerPolicy" => cpu_manager_policy,
+        "cpuCfsQuota" => cpu_cfs_quota,
+        "cpuCfsQuotaPeriod" => cpu_cfs_quota_period,
+        "imageGcHighThreshold" => image_gc_high_threshold,
+        "imageGcLowThreshold" => image_gc_low_threshold,
+        "topologyManagerPolicy" => topology_manager_policy,
+        "allowedUnsafeSysctls" => allowed_unsafe_sysctls,
+        "failSwapOn" => fail_swap_on,
+        "containerLogMaxSizeMB" => container_log_max_size_mb,
+        "containerLogMaxFiles" => container_log_max_files,
+        "podMaxPids" => pod_max_pids,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for KubeletConfig {
@@ -312,7 +354,7 @@ impl KubeletConfig {
 }
 
 /// See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct LinuxOsConfig {
     /// Sysctl settings for Linux agent nodes.
@@ -327,6 +369,15 @@ pub struct LinuxOsConfig {
     /// The size in MB of a swap file that will be created on each node.
     #[serde(rename = "swapFileSizeMB", skip_serializing_if = "Option::is_none")]
     pub swap_file_size_mb: Option<i32>,
+}
+
+armgen_runtime::json_object! {
+    LinuxOsConfig {
+        "sysctls" => sysctls,
+        "transparentHugePageEnabled" => transparent_huge_page_enabled,
+        "transparentHugePageDefrag" => transparent_huge_page_defrag,
+        "swapFileSizeMB" => swap_file_size_mb,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for LinuxOsConfig {
@@ -356,7 +407,7 @@ impl LinuxOsConfig {
 }
 
 /// The port range.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PortRange {
     /// The minimum port that is included in the range. It should be ranged from 1 to 65535, and be less than or equal to portEnd.
@@ -369,6 +420,8 @@ pub struct PortRange {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<arm::Protocol>,
 }
+
+armgen_runtime::json_object! { PortRange { "portStart" => port_start, "portEnd" => port_end, "protocol" => protocol } }
 
 impl armgen_runtime::kube::ToArm for PortRange {
     type Arm = arm::PortRange;
@@ -395,13 +448,15 @@ impl PortRange {
 }
 
 /// Describes the Power State of the cluster
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PowerState {
     /// Tells whether the cluster is Running or Stopped
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<arm::Code>,
 }
+
+armgen_runtime::json_object! { PowerState { "code" => code } }
 
 impl armgen_runtime::kube::ToArm for PowerState {
     type Arm = arm::PowerState;
@@ -422,7 +477,7 @@ impl PowerState {
 }
 
 /// Sysctl settings for Linux agent nodes.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SysctlConfig {
     /// Sysctl setting net.core.somaxconn.
@@ -509,6 +564,39 @@ pub struct SysctlConfig {
     /// Sysctl setting vm.vfs_cache_pressure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_vfs_cache_pressure: Option<i32>,
+}
+
+armgen_runtime::json_object! {
+    SysctlConfig {
+        "netCoreSomaxconn" => net_core_somaxconn,
+        "netCoreNetdevMaxBacklog" => net_core_netdev_max_backlog,
+        "netCoreRmemDefault" => net_core_rmem_default,
+        "netCoreRmemMax" => net_core_rmem_max,
+        "netCoreWmemDefault" => net_core_wmem_default,
+        "netCoreWmemMax" => net_core_wmem_max,
+        "netCoreOptmemMax" => net_core_optmem_max,
+        "netIpv4TcpMaxSynBacklog" => net_ipv4_tcp_max_syn_backlog,
+        "netIpv4TcpMaxTwBuckets" => net_ipv4_tcp_max_tw_buckets,
+        "netIpv4TcpFinTimeout" => net_ipv4_tcp_fin_timeout,
+        "netIpv4TcpKeepaliveTime" => net_ipv4_tcp_keepalive_time,
+        "netIpv4TcpKeepaliveProbes" => net_ipv4_tcp_keepalive_probes,
+        "netIpv4TcpkeepaliveIntvl" => net_ipv4_tcpkeepalive_intvl,
+        "netIpv4TcpTwReuse" => net_ipv4_tcp_tw_reuse,
+        "netIpv4IpLocalPortRange" => net_ipv4_ip_local_port_range,
+        "netIpv4NeighDefaultGcThresh1" => net_ipv4_neigh_default_gc_thresh1,
+        "netIpv4NeighDefaultGcThresh2" => net_ipv4_neigh_default_gc_thresh2,
+        "netIpv4NeighDefaultGcThresh3" => net_ipv4_neigh_default_gc_thresh3,
+        "netNetfilterNfConntrackMax" => net_netfilter_nf_conntrack_max,
+        "netNetfilterNfConntrackBuckets" => net_netfilter_nf_conntrack_buckets,
+        "fsInotifyMaxUserWatches" => fs_inotify_max_user_watches,
+        "fsFileMax" => fs_file_max,
+        "fsAioMaxNr" => fs_aio_max_nr,
+        "fsNrOpen" => fs_nr_open,
+        "kernelThreadsMax" => kernel_threads_max,
+        "vmMaxMapCount" => vm_max_map_count,
+        "vmSwappiness" => vm_swappiness,
+        "vmVfsCachePressure" => vm_vfs_cache_pressure,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for SysctlConfig {

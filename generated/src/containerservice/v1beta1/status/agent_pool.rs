@@ -6,11 +6,11 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Agent Pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPool {
     /// Resource ID.
@@ -27,6 +27,8 @@ pub struct AgentPool {
     pub properties: Option<ManagedClusterAgentPoolProfileProperties>,
 }
 
+armgen_runtime::json_object! { AgentPool { "id" => id, "name" => name, "type" => r#type, "properties" => properties } }
+
 impl From<&arm::AgentPool> for AgentPool {
     fn from(arm: &arm::AgentPool) -> Self {
         Self {
@@ -39,7 +41,7 @@ impl From<&arm::AgentPool> for AgentPool {
 }
 
 /// The list of available upgrades for an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolUpgradeProfile {
     /// The ID of the agent pool upgrade profile.
@@ -54,6 +56,10 @@ pub struct AgentPoolUpgradeProfile {
     /// The properties of the agent pool upgrade profile.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<AgentPoolUpgradeProfileProperties>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolUpgradeProfile { "id" => id, "name" => name, "type" => r#type, "properties" => properties }
 }
 
 impl From<&arm::AgentPoolUpgradeProfile> for AgentPoolUpgradeProfile {
@@ -71,7 +77,7 @@ impl From<&arm::AgentPoolUpgradeProfile> for AgentPoolUpgradeProfile {
 }
 
 /// The list of available upgrade versions.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolUpgradeProfileProperties {
     /// The Kubernetes version (major.minor.patch).
@@ -85,6 +91,15 @@ pub struct AgentPoolUpgradeProfileProperties {
     /// The latest AKS supported node image version.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latest_node_image_version: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolUpgradeProfileProperties {
+        "kubernetesVersion" => kubernetes_version,
+        "osType" => os_type,
+        "upgrades" => upgrades,
+        "latestNodeImageVersion" => latest_node_image_version,
+    }
 }
 
 impl From<&arm::AgentPoolUpgradeProfileProperties> for AgentPoolUpgradeProfileProperties {
@@ -103,7 +118,7 @@ impl From<&arm::AgentPoolUpgradeProfileProperties> for AgentPoolUpgradeProfilePr
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolUpgradeProfilePropertiesUpgradesItem {
     /// The Kubernetes version (major.minor.patch).
@@ -112,6 +127,13 @@ pub struct AgentPoolUpgradeProfilePropertiesUpgradesItem {
     /// Whether the Kubernetes version is currently in preview.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub is_preview: Option<bool>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolUpgradeProfilePropertiesUpgradesItem {
+        "kubernetesVersion" => kubernetes_version,
+        "isPreview" => is_preview,
+    }
 }
 
 impl From<&arm::AgentPoolUpgradeProfilePropertiesUpgradesItem> for AgentPoolUpgradeProfilePropertiesUpgradesItem {
@@ -124,7 +146,7 @@ impl From<&arm::AgentPoolUpgradeProfilePropertiesUpgradesItem> for AgentPoolUpgr
 }
 
 /// A machine. Contains details about the underlying virtual machine. A machine may be visible here but not in kubectl get nodes; if so it may be because the machine has not been registered with the Kubernetes API Server yet.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Machine {
     /// Resource ID.
@@ -141,6 +163,8 @@ pub struct Machine {
     pub properties: Option<MachineProperties>,
 }
 
+armgen_runtime::json_object! { Machine { "id" => id, "name" => name, "type" => r#type, "properties" => properties } }
+
 impl From<&arm::Machine> for Machine {
     fn from(arm: &arm::Machine) -> Self {
         Self {
@@ -153,7 +177,7 @@ impl From<&arm::Machine> for Machine {
 }
 
 /// The machine IP address details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct MachineIpAddress {
     /// To determine if address belongs IPv4 or IPv6 family
@@ -163,6 +187,8 @@ pub struct MachineIpAddress {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ip: Option<String>,
 }
+
+armgen_runtime::json_object! { MachineIpAddress { "family" => family, "ip" => ip } }
 
 impl From<&arm::MachineIpAddress> for MachineIpAddress {
     fn from(arm: &arm::MachineIpAddress) -> Self {
@@ -174,13 +200,15 @@ impl From<&arm::MachineIpAddress> for MachineIpAddress {
 }
 
 /// network properties of the machine
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct MachineNetworkProperties {
     /// IPv4, IPv6 addresses of the machine
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_addresses: Option<Vec<MachineIpAddress>>,
 }
+
+armgen_runtime::json_object! { MachineNetworkProperties { "ipAddresses" => ip_addresses } }
 
 impl From<&arm::MachineNetworkProperties> for MachineNetworkProperties {
     fn from(arm: &arm::MachineNetworkProperties) -> Self {
@@ -191,7 +219,7 @@ impl From<&arm::MachineNetworkProperties> for MachineNetworkProperties {
 }
 
 /// The properties of the machine
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct MachineProperties {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -200,6 +228,8 @@ pub struct MachineProperties {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<String>,
 }
+
+armgen_runtime::json_object! { MachineProperties { "network" => network, "resourceId" => resource_id } }
 
 impl From<&arm::MachineProperties> for MachineProperties {
     fn from(arm: &arm::MachineProperties) -> Self {
@@ -211,7 +241,7 @@ impl From<&arm::MachineProperties> for MachineProperties {
 }
 
 /// Properties for the container service agent pool profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAgentPoolProfileProperties {
     /// Number of agents (VMs) to host docker containers. Allowed values must be in the range of 0 to 1000 (inclusive) for user pools and in the range of 1 to 1000 (inclusive) for system pools. The default value is 1.
@@ -341,6 +371,56 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     /// The security settings of an agent pool.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<AgentPoolSecurityProfile>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAgentPoolProfileProperties {
+        "count" => count,
+        "vmSize" => vm_size,
+        "osDiskSizeGB" => os_disk_size_gb,
+        "osDiskType" => os_disk_type,
+        "kubeletDiskType" => kubelet_disk_type,
+        "workloadRuntime" => workload_runtime,
+        "vnetSubnetID" => vnet_subnet_id,
+        "podSubnetID" => pod_subnet_id,
+        "maxPods" => max_pods,
+        "osType" => os_type,
+        "osSKU" => os_sku,
+        "maxCount" => max_count,
+        "minCount" => min_count,
+        "enableAutoScaling" => enable_auto_scaling,
+        "scaleDownMode" => scale_down_mode,
+        "type" => r#type,
+        "mode" => mode,
+        "orchestratorVersion" => orchestrator_version,
+        "currentOrchestratorVersion" => current_orchestrator_version,
+        "nodeImageVersion" => node_image_version,
+        "upgradeSettings" => upgrade_settings,
+        "provisioningState" => provisioning_state,
+        "powerState" => power_state,
+        "availabilityZones" => availability_zones,
+        "enableNodePublicIP" => enable_node_public_ip,
+        "nodePublicIPPrefixID" => node_public_ip_prefix_id,
+        "scaleSetPriority" => scale_set_priority,
+        "scaleSetEvictionPolicy" => scale_set_eviction_policy,
+        "spotMaxPrice" => spot_max_price,
+        "tags" => tags,
+        "nodeLabels" => node_labels,
+        "nodeTaints" => node_taints,
+        "proximityPlacementGroupID" => proximity_placement_group_id,
+        "kubeletConfig" => kubelet_config,
+        "linuxOSConfig" => linux_os_config,
+        "enableEncryptionAtHost" => enable_encryption_at_host,
+        "enableUltraSSD" => enable_ultra_ssd,
+        "enableFIPS" => enable_fips,
+        "gpuInstanceProfile" => gpu_instance_profile,
+        "creationData" => creation_data,
+        "capacityReservationGroupID" => capacity_reservation_group_id,
+        "hostGroupID" => host_group_id,
+        "networkProfile" => network_profile,
+        "windowsProfile" => windows_profile,
+        "securityProfile" => security_profile,
+    }
 }
 
 impl From<&arm::ManagedClusterAgentPoolProfileProperties> for ManagedClusterAgentPoolProfileProperties {

@@ -6,10 +6,10 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// The resource management error additional info.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ErrorAdditionalInfo {
     /// The additional info type.
@@ -19,6 +19,8 @@ pub struct ErrorAdditionalInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub info: Option<serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ErrorAdditionalInfo { "type" => r#type, "info" => info } }
 
 impl From<&arm::ErrorAdditionalInfo> for ErrorAdditionalInfo {
     fn from(arm: &arm::ErrorAdditionalInfo) -> Self {
@@ -30,7 +32,7 @@ impl From<&arm::ErrorAdditionalInfo> for ErrorAdditionalInfo {
 }
 
 /// The error detail.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ErrorDetail {
     /// The error code.
@@ -48,6 +50,16 @@ pub struct ErrorDetail {
     /// The error additional info.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub additional_info: Option<Vec<ErrorAdditionalInfo>>,
+}
+
+armgen_runtime::json_object! {
+    ErrorDetail {
+        "code" => code,
+        "message" => message,
+        "target" => target,
+        "details" => details,
+        "additionalInfo" => additional_info,
+    }
 }
 
 impl From<&arm::ErrorDetail> for ErrorDetail {

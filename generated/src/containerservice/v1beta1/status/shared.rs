@@ -6,10 +6,10 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Network settings of an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolNetworkProfile {
     /// IPTags of instance-level public IPs.
@@ -23,6 +23,14 @@ pub struct AgentPoolNetworkProfile {
     pub application_security_groups: Option<Vec<String>>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolNetworkProfile {
+        "nodePublicIPTags" => node_public_ip_tags,
+        "allowedHostPorts" => allowed_host_ports,
+        "applicationSecurityGroups" => application_security_groups,
+    }
+}
+
 impl From<&arm::AgentPoolNetworkProfile> for AgentPoolNetworkProfile {
     fn from(arm: &arm::AgentPoolNetworkProfile) -> Self {
         Self {
@@ -34,7 +42,7 @@ impl From<&arm::AgentPoolNetworkProfile> for AgentPoolNetworkProfile {
 }
 
 /// The security settings of an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolSecurityProfile {
     /// vTPM is a Trusted Launch feature for configuring a dedicated secure vault for keys and measurements held locally on the node. For more details, see aka.ms/aks/trustedlaunch. If not specified, the default is false.
@@ -43,6 +51,10 @@ pub struct AgentPoolSecurityProfile {
     /// Secure Boot is a feature of Trusted Launch which ensures that only signed operating systems and drivers can boot. For more details, see aka.ms/aks/trustedlaunch.  If not specified, the default is false.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_secure_boot: Option<bool>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolSecurityProfile { "enableVTPM" => enable_vtpm, "enableSecureBoot" => enable_secure_boot }
 }
 
 impl From<&arm::AgentPoolSecurityProfile> for AgentPoolSecurityProfile {
@@ -55,7 +67,7 @@ impl From<&arm::AgentPoolSecurityProfile> for AgentPoolSecurityProfile {
 }
 
 /// Settings for upgrading an agentpool
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolUpgradeSettings {
     /// This can either be set to an integer (e.g. '5') or a percentage (e.g. '50%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 1. For more information, including best practices, see: <https://docs.microsoft.com/azure/aks/upgrade-cluster#customize-node-surge-upgrade>
@@ -69,6 +81,14 @@ pub struct AgentPoolUpgradeSettings {
     pub node_soak_duration_in_minutes: Option<i32>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolUpgradeSettings {
+        "maxSurge" => max_surge,
+        "drainTimeoutInMinutes" => drain_timeout_in_minutes,
+        "nodeSoakDurationInMinutes" => node_soak_duration_in_minutes,
+    }
+}
+
 impl From<&arm::AgentPoolUpgradeSettings> for AgentPoolUpgradeSettings {
     fn from(arm: &arm::AgentPoolUpgradeSettings) -> Self {
         Self {
@@ -80,13 +100,15 @@ impl From<&arm::AgentPoolUpgradeSettings> for AgentPoolUpgradeSettings {
 }
 
 /// The Windows agent pool's specific profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolWindowsProfile {
     /// The default value is false. Outbound NAT can only be disabled if the cluster outboundType is NAT Gateway and the Windows agent pool does not have node public IP enabled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_outbound_nat: Option<bool>,
 }
+
+armgen_runtime::json_object! { AgentPoolWindowsProfile { "disableOutboundNat" => disable_outbound_nat } }
 
 impl From<&arm::AgentPoolWindowsProfile> for AgentPoolWindowsProfile {
     fn from(arm: &arm::AgentPoolWindowsProfile) -> Self {
@@ -97,7 +119,7 @@ impl From<&arm::AgentPoolWindowsProfile> for AgentPoolWindowsProfile {
 }
 
 /// An error response from the Container service.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct CloudErrorBody {
     /// An identifier for the error. Codes are invariant and are intended to be consumed programmatically.
@@ -114,6 +136,10 @@ pub struct CloudErrorBody {
     pub details: Option<Vec<CloudErrorBody>>,
 }
 
+armgen_runtime::json_object! {
+    CloudErrorBody { "code" => code, "message" => message, "target" => target, "details" => details }
+}
+
 impl From<&arm::CloudErrorBody> for CloudErrorBody {
     fn from(arm: &arm::CloudErrorBody) -> Self {
         Self {
@@ -126,13 +152,15 @@ impl From<&arm::CloudErrorBody> for CloudErrorBody {
 }
 
 /// Data used when creating a target resource from a source resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct CreationData {
     /// This is the ARM ID of the source object to be used to create the target object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_resource_id: Option<String>,
 }
+
+armgen_runtime::json_object! { CreationData { "sourceResourceId" => source_resource_id } }
 
 impl From<&arm::CreationData> for CreationData {
     fn from(arm: &arm::CreationData) -> Self {
@@ -143,7 +171,7 @@ impl From<&arm::CreationData> for CreationData {
 }
 
 /// Contains the IPTag associated with the object.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IpTag {
     /// The IP tag type. Example: RoutingPreference.
@@ -153,6 +181,8 @@ pub struct IpTag {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
 }
+
+armgen_runtime::json_object! { IpTag { "ipTagType" => ip_tag_type, "tag" => tag } }
 
 impl From<&arm::IpTag> for IpTag {
     fn from(arm: &arm::IpTag) -> Self {
@@ -164,7 +194,7 @@ impl From<&arm::IpTag> for IpTag {
 }
 
 /// See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct KubeletConfig {
     /// The default is 'none'. See [Kubernetes CPU management policies](<https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/#cpu-management-policies>) for more information. Allowed values are 'none' and 'static'.
@@ -202,6 +232,22 @@ pub struct KubeletConfig {
     pub pod_max_pids: Option<i32>,
 }
 
+armgen_runtime::json_object! {
+    KubeletConfig {
+        "cpuManagerPolicy" => cpu_manager_policy,
+        "cpuCfsQuota" => cpu_cfs_quota,
+        "cpuCfsQuotaPeriod" => cpu_cfs_quota_period,
+        "imageGcHighThreshold" => image_gc_high_threshold,
+        "imageGcLowThreshold" => image_gc_low_threshold,
+        "topologyManagerPolicy" => topology_manager_policy,
+        "allowedUnsafeSysctls" => allowed_unsafe_sysctls,
+        "failSwapOn" => fail_swap_on,
+        "containerLogMaxSizeMB" => container_log_max_size_mb,
+        "containerLogMaxFiles" => container_log_max_files,
+        "podMaxPids" => pod_max_pids,
+    }
+}
+
 impl From<&arm::KubeletConfig> for KubeletConfig {
     fn from(arm: &arm::KubeletConfig) -> Self {
         Self {
@@ -221,7 +267,7 @@ impl From<&arm::KubeletConfig> for KubeletConfig {
 }
 
 /// See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct LinuxOsConfig {
     /// Sysctl settings for Linux agent nodes.
@@ -238,6 +284,15 @@ pub struct LinuxOsConfig {
     pub swap_file_size_mb: Option<i32>,
 }
 
+armgen_runtime::json_object! {
+    LinuxOsConfig {
+        "sysctls" => sysctls,
+        "transparentHugePageEnabled" => transparent_huge_page_enabled,
+        "transparentHugePageDefrag" => transparent_huge_page_defrag,
+        "swapFileSizeMB" => swap_file_size_mb,
+    }
+}
+
 impl From<&arm::LinuxOsConfig> for LinuxOsConfig {
     fn from(arm: &arm::LinuxOsConfig) -> Self {
         Self {
@@ -250,7 +305,7 @@ impl From<&arm::LinuxOsConfig> for LinuxOsConfig {
 }
 
 /// The port range.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PortRange {
     /// The minimum port that is included in the range. It should be ranged from 1 to 65535, and be less than or equal to portEnd.
@@ -264,6 +319,8 @@ pub struct PortRange {
     pub protocol: Option<arm::Protocol>,
 }
 
+armgen_runtime::json_object! { PortRange { "portStart" => port_start, "portEnd" => port_end, "protocol" => protocol } }
+
 impl From<&arm::PortRange> for PortRange {
     fn from(arm: &arm::PortRange) -> Self {
         Self {
@@ -275,13 +332,15 @@ impl From<&arm::PortRange> for PortRange {
 }
 
 /// Describes the Power State of the cluster
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PowerState {
     /// Tells whether the cluster is Running or Stopped
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<arm::Code>,
 }
+
+armgen_runtime::json_object! { PowerState { "code" => code } }
 
 impl From<&arm::PowerState> for PowerState {
     fn from(arm: &arm::PowerState) -> Self {
@@ -290,7 +349,7 @@ impl From<&arm::PowerState> for PowerState {
 }
 
 /// Sysctl settings for Linux agent nodes.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SysctlConfig {
     /// Sysctl setting net.core.somaxconn.
@@ -379,6 +438,39 @@ pub struct SysctlConfig {
     pub vm_vfs_cache_pressure: Option<i32>,
 }
 
+armgen_runtime::json_object! {
+    SysctlConfig {
+        "netCoreSomaxconn" => net_core_somaxconn,
+        "netCoreNetdevMaxBacklog" => net_core_netdev_max_backlog,
+        "netCoreRmemDefault" => net_core_rmem_default,
+        "netCoreRmemMax" => net_core_rmem_max,
+        "netCoreWmemDefault" => net_core_wmem_default,
+        "netCoreWmemMax" => net_core_wmem_max,
+        "netCoreOptmemMax" => net_core_optmem_max,
+        "netIpv4TcpMaxSynBacklog" => net_ipv4_tcp_max_syn_backlog,
+        "netIpv4TcpMaxTwBuckets" => net_ipv4_tcp_max_tw_buckets,
+        "netIpv4TcpFinTimeout" => net_ipv4_tcp_fin_timeout,
+        "netIpv4TcpKeepaliveTime" => net_ipv4_tcp_keepalive_time,
+        "netIpv4TcpKeepaliveProbes" => net_ipv4_tcp_keepalive_probes,
+        "netIpv4TcpkeepaliveIntvl" => net_ipv4_tcpkeepalive_intvl,
+        "netIpv4TcpTwReuse" => net_ipv4_tcp_tw_reuse,
+        "netIpv4IpLocalPortRange" => net_ipv4_ip_local_port_range,
+        "netIpv4NeighDefaultGcThresh1" => net_ipv4_neigh_default_gc_thresh1,
+        "netIpv4NeighDefaultGcThresh2" => net_ipv4_neigh_default_gc_thresh2,
+        "netIpv4NeighDefaultGcThresh3" => net_ipv4_neigh_default_gc_thresh3,
+        "netNetfilterNfConntrackMax" => net_netfilter_nf_conntrack_max,
+        "netNetfilterNfConntrackBuckets" => net_netfilter_nf_conntrack_buckets,
+        "fsInotifyMaxUserWatches" => fs_inotify_max_user_watches,
+        "fsFileMax" => fs_file_max,
+        "fsAioMaxNr" => fs_aio_max_nr,
+        "fsNrOpen" => fs_nr_open,
+        "kernelThreadsMax" => kernel_threads_max,
+        "vmMaxMapCount" => vm_max_map_count,
+        "vmSwappiness" => vm_swappiness,
+        "vmVfsCachePressure" => vm_vfs_cache_pressure,
+    }
+}
+
 impl From<&arm::SysctlConfig> for SysctlConfig {
     fn from(arm: &arm::SysctlConfig) -> Self {
         Self {
@@ -415,7 +507,7 @@ impl From<&arm::SysctlConfig> for SysctlConfig {
 }
 
 /// Metadata pertaining to creation and last modification of the resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SystemData {
     /// The identity that created the resource.
@@ -436,6 +528,17 @@ pub struct SystemData {
     /// The timestamp of resource last modification (UTC)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified_at: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    SystemData {
+        "createdBy" => created_by,
+        "createdByType" => created_by_type,
+        "createdAt" => created_at,
+        "lastModifiedBy" => last_modified_by,
+        "lastModifiedByType" => last_modified_by_type,
+        "lastModifiedAt" => last_modified_at,
+    }
 }
 
 impl From<&arm::SystemData> for SystemData {

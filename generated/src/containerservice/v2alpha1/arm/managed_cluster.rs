@@ -26,7 +26,7 @@ armgen_runtime::open_enum! {
 /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
 ///
 /// Schema `AdvancedNetworking`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AdvancedNetworking {
     /// Indicates the enablement of Advanced Networking functionalities of observability and security on AKS clusters. When this is set to true, all observability and security features will be set to enabled unless explicitly disabled. If not specified, the default is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -43,6 +43,11 @@ pub struct AdvancedNetworking {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AdvancedNetworking { "enabled" => enabled, "observability" => observability, "security" => security }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AdvancedNetworking {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.observability.unknown_fields(&format!("{path}/observability"), out);
@@ -54,7 +59,7 @@ impl armgen_runtime::UnknownFields for AdvancedNetworking {
 /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
 ///
 /// Schema `AdvancedNetworkingObservability`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AdvancedNetworkingObservability {
     /// Indicates the enablement of Advanced Networking observability functionalities on clusters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -65,6 +70,8 @@ pub struct AdvancedNetworkingObservability {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { AdvancedNetworkingObservability { "enabled" => enabled } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for AdvancedNetworkingObservability {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -74,7 +81,7 @@ impl armgen_runtime::UnknownFields for AdvancedNetworkingObservability {
 /// Security profile to enable security features on cilium based cluster.
 ///
 /// Schema `AdvancedNetworkingSecurity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AdvancedNetworkingSecurity {
     /// This feature allows user to configure network policy based on DNS (FQDN) names. It can be enabled only on cilium based clusters. If not specified, the default is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,6 +95,11 @@ pub struct AdvancedNetworkingSecurity {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AdvancedNetworkingSecurity { "enabled" => enabled, "advancedNetworkPolicies" => advanced_network_policies }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.advanced_network_policies
@@ -99,7 +111,7 @@ impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurity {
 /// The list of available versions for an agent pool.
 ///
 /// Schema `AgentPoolAvailableVersions`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolAvailableVersions {
     /// The ID of the agent pool version list.
     ///
@@ -124,6 +136,12 @@ pub struct AgentPoolAvailableVersions {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolAvailableVersions { "id" => id, "name" => name, "type" => r#type }
+    required { "properties" => properties }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AgentPoolAvailableVersions {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.properties.unknown_fields(&format!("{path}/properties"), out);
@@ -134,7 +152,7 @@ impl armgen_runtime::UnknownFields for AgentPoolAvailableVersions {
 /// The list of available agent pool versions.
 ///
 /// Schema `AgentPoolAvailableVersionsProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolAvailableVersionsProperties {
     /// List of versions available for agent pool.
     #[serde(rename = "agentPoolVersions", default, skip_serializing_if = "Option::is_none")]
@@ -143,6 +161,11 @@ pub struct AgentPoolAvailableVersionsProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolAvailableVersionsProperties { "agentPoolVersions" => agent_pool_versions }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsProperties {
@@ -156,7 +179,7 @@ impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsProperties {
 /// Available version information for an agent pool.
 ///
 /// Schema `AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
     /// Whether this version is the default agent pool version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -171,6 +194,15 @@ pub struct AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
+        "default" => default,
+        "kubernetesVersion" => kubernetes_version,
+        "isPreview" => is_preview,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
@@ -195,7 +227,7 @@ armgen_runtime::open_enum! {
 /// Azure Key Vault key management service settings for the security profile.
 ///
 /// Schema `AzureKeyVaultKms`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AzureKeyVaultKms {
     /// Whether to enable Azure Key Vault key management service. The default is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -217,6 +249,16 @@ pub struct AzureKeyVaultKms {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    AzureKeyVaultKms {
+        "enabled" => enabled,
+        "keyId" => key_id,
+        "keyVaultNetworkAccess" => key_vault_network_access,
+        "keyVaultResourceId" => key_vault_resource_id,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AzureKeyVaultKms {
@@ -243,7 +285,7 @@ armgen_runtime::open_enum! {
 /// Settings for upgrading a cluster.
 ///
 /// Schema `ClusterUpgradeSettings`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ClusterUpgradeSettings {
     /// Settings for overrides.
     #[serde(rename = "overrideSettings", default, skip_serializing_if = "Option::is_none")]
@@ -252,6 +294,11 @@ pub struct ClusterUpgradeSettings {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ClusterUpgradeSettings { "overrideSettings" => override_settings }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ClusterUpgradeSettings {
@@ -264,7 +311,7 @@ impl armgen_runtime::UnknownFields for ClusterUpgradeSettings {
 /// Profile for Linux VMs in the container service cluster.
 ///
 /// Schema `ContainerServiceLinuxProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ContainerServiceLinuxProfile {
     /// The administrator username to use for Linux VMs.
     #[serde(rename = "adminUsername")]
@@ -277,6 +324,12 @@ pub struct ContainerServiceLinuxProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ContainerServiceLinuxProfile {}
+    required { "adminUsername" => admin_username, "ssh" => ssh }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ContainerServiceLinuxProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.ssh.unknown_fields(&format!("{path}/ssh"), out);
@@ -287,7 +340,7 @@ impl armgen_runtime::UnknownFields for ContainerServiceLinuxProfile {
 /// Profile of network configuration.
 ///
 /// Schema `ContainerServiceNetworkProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ContainerServiceNetworkProfile {
     /// Network plugin used for building the Kubernetes network.
     #[serde(rename = "networkPlugin", default, skip_serializing_if = "Option::is_none")]
@@ -354,6 +407,29 @@ pub struct ContainerServiceNetworkProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ContainerServiceNetworkProfile {
+        "networkPlugin" => network_plugin,
+        "networkPluginMode" => network_plugin_mode,
+        "networkPolicy" => network_policy,
+        "networkMode" => network_mode,
+        "networkDataplane" => network_dataplane,
+        "advancedNetworking" => advanced_networking,
+        "podCidr" => pod_cidr,
+        "serviceCidr" => service_cidr,
+        "dnsServiceIP" => dns_service_ip,
+        "outboundType" => outbound_type,
+        "loadBalancerSku" => load_balancer_sku,
+        "loadBalancerProfile" => load_balancer_profile,
+        "natGatewayProfile" => nat_gateway_profile,
+        "staticEgressGatewayProfile" => static_egress_gateway_profile,
+        "podCidrs" => pod_cidrs,
+        "serviceCidrs" => service_cidrs,
+        "ipFamilies" => ip_families,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.network_plugin.unknown_fields(&format!("{path}/networkPlugin"), out);
@@ -380,7 +456,7 @@ impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
 /// SSH configuration for Linux-based VMs running on Azure.
 ///
 /// Schema `ContainerServiceSshConfiguration`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ContainerServiceSshConfiguration {
     /// The list of SSH public keys used to authenticate with Linux-based VMs. A maximum of 1 key may be specified.
     #[serde(rename = "publicKeys")]
@@ -389,6 +465,12 @@ pub struct ContainerServiceSshConfiguration {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ContainerServiceSshConfiguration {}
+    required { "publicKeys" => public_keys }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ContainerServiceSshConfiguration {
@@ -401,7 +483,7 @@ impl armgen_runtime::UnknownFields for ContainerServiceSshConfiguration {
 /// Contains information about SSH certificate public key data.
 ///
 /// Schema `ContainerServiceSshPublicKey`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ContainerServiceSshPublicKey {
     /// Certificate public key used to authenticate with VMs through SSH. The certificate must be in PEM format with or without headers.
     #[serde(rename = "keyData")]
@@ -410,6 +492,12 @@ pub struct ContainerServiceSshPublicKey {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ContainerServiceSshPublicKey {}
+    required { "keyData" => key_data }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ContainerServiceSshPublicKey {
@@ -421,7 +509,7 @@ impl armgen_runtime::UnknownFields for ContainerServiceSshPublicKey {
 /// Delegated resource properties - internal use only.
 ///
 /// Schema `DelegatedResource`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct DelegatedResource {
     /// The ARM resource id of the delegated resource - internal use only.
     #[serde(rename = "resourceId", default, skip_serializing_if = "Option::is_none")]
@@ -441,6 +529,16 @@ pub struct DelegatedResource {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    DelegatedResource {
+        "resourceId" => resource_id,
+        "tenantId" => tenant_id,
+        "referralResource" => referral_resource,
+        "location" => location,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for DelegatedResource {
@@ -469,7 +567,7 @@ armgen_runtime::open_enum! {
 /// The complex type of the extended location.
 ///
 /// Schema `ExtendedLocation`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ExtendedLocation {
     /// The name of the extended location.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -482,6 +580,8 @@ pub struct ExtendedLocation {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ExtendedLocation { "name" => name, "type" => r#type } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ExtendedLocation {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -504,7 +604,7 @@ armgen_runtime::open_enum! {
 /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here <https://aka.ms/asm-plugin-ca>
 ///
 /// Schema `IstioCertificateAuthority`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IstioCertificateAuthority {
     /// Plugin certificates information for Service Mesh.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -514,6 +614,8 @@ pub struct IstioCertificateAuthority {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { IstioCertificateAuthority { "plugin" => plugin } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for IstioCertificateAuthority {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -525,7 +627,7 @@ impl armgen_runtime::UnknownFields for IstioCertificateAuthority {
 /// Istio components configuration.
 ///
 /// Schema `IstioComponents`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IstioComponents {
     /// Istio ingress gateways.
     #[serde(rename = "ingressGateways", default, skip_serializing_if = "Option::is_none")]
@@ -539,6 +641,11 @@ pub struct IstioComponents {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    IstioComponents { "ingressGateways" => ingress_gateways, "egressGateways" => egress_gateways }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for IstioComponents {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.ingress_gateways.unknown_fields(&format!("{path}/ingressGateways"), out);
@@ -550,7 +657,7 @@ impl armgen_runtime::UnknownFields for IstioComponents {
 /// Istio egress gateway configuration.
 ///
 /// Schema `IstioEgressGateway`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IstioEgressGateway {
     /// Whether to enable the egress gateway.
     pub enabled: bool,
@@ -568,6 +675,12 @@ pub struct IstioEgressGateway {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    IstioEgressGateway { "namespace" => namespace, "gatewayConfigurationName" => gateway_configuration_name }
+    required { "enabled" => enabled, "name" => name }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for IstioEgressGateway {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -577,7 +690,7 @@ impl armgen_runtime::UnknownFields for IstioEgressGateway {
 /// Istio ingress gateway configuration. For now, we support up to one external ingress gateway named `aks-istio-ingressgateway-external` and one internal ingress gateway named `aks-istio-ingressgateway-internal`.
 ///
 /// Schema `IstioIngressGateway`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct IstioIngressGateway {
     /// Mode of an ingress gateway.
     pub mode: IstioIngressGatewayMode,
@@ -587,6 +700,12 @@ pub struct IstioIngressGateway {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    IstioIngressGateway {}
+    required { "mode" => mode, "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for IstioIngressGateway {
@@ -612,7 +731,7 @@ armgen_runtime::open_enum! {
 /// Plugin certificates information for Service Mesh.
 ///
 /// Schema `IstioPluginCertificateAuthority`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IstioPluginCertificateAuthority {
     /// The resource ID of the Key Vault.
     ///
@@ -637,6 +756,17 @@ pub struct IstioPluginCertificateAuthority {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    IstioPluginCertificateAuthority {
+        "keyVaultId" => key_vault_id,
+        "certObjectName" => cert_object_name,
+        "keyObjectName" => key_object_name,
+        "rootCertObjectName" => root_cert_object_name,
+        "certChainObjectName" => cert_chain_object_name,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for IstioPluginCertificateAuthority {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -646,7 +776,7 @@ impl armgen_runtime::UnknownFields for IstioPluginCertificateAuthority {
 /// Istio service mesh configuration.
 ///
 /// Schema `IstioServiceMesh`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IstioServiceMesh {
     /// Istio components configuration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -661,6 +791,15 @@ pub struct IstioServiceMesh {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    IstioServiceMesh {
+        "components" => components,
+        "certificateAuthority" => certificate_authority,
+        "revisions" => revisions,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for IstioServiceMesh {
@@ -727,7 +866,7 @@ armgen_runtime::open_enum! {
 /// Managed cluster.
 ///
 /// Schema `ManagedCluster`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedCluster {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
@@ -792,6 +931,26 @@ pub struct ManagedCluster {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedCluster {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "tags" => tags,
+        "properties" => properties,
+        "eTag" => e_tag,
+        "sku" => sku,
+        "extendedLocation" => extended_location,
+        "identity" => identity,
+        "kind" => kind,
+        "availableAgentPoolVersions" => available_agent_pool_versions,
+        "upgradeProfile" => upgrade_profile,
+    }
+    required { "location" => location }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedCluster {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -809,7 +968,7 @@ impl armgen_runtime::UnknownFields for ManagedCluster {
 /// AADProfile specifies attributes for Azure Active Directory integration. For more details see [managed AAD on AKS](<https://docs.microsoft.com/azure/aks/managed-aad>).
 ///
 /// Schema `ManagedClusterAADProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAadProfile {
     /// Whether to enable managed AAD.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -840,6 +999,19 @@ pub struct ManagedClusterAadProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAadProfile {
+        "managed" => managed,
+        "enableAzureRBAC" => enable_azure_rbac,
+        "adminGroupObjectIDs" => admin_group_object_i_ds,
+        "clientAppID" => client_app_id,
+        "serverAppID" => server_app_id,
+        "serverAppSecret" => server_app_secret,
+        "tenantID" => tenant_id,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAadProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -849,7 +1021,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAadProfile {
 /// A Kubernetes add-on profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAddonProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAddonProfile {
     /// Whether the add-on is enabled or not.
     pub enabled: bool,
@@ -867,6 +1039,12 @@ pub struct ManagedClusterAddonProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAddonProfile { "config" => config, "identity" => identity }
+    required { "enabled" => enabled }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAddonProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.identity.unknown_fields(&format!("{path}/identity"), out);
@@ -877,7 +1055,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAddonProfile {
 /// Information of user assigned identity used by this add-on.
 ///
 /// Schema `ManagedClusterAddonProfileIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAddonProfileIdentity {
     /// The resource ID of the user assigned identity.
     ///
@@ -896,6 +1074,11 @@ pub struct ManagedClusterAddonProfileIdentity {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAddonProfileIdentity { "resourceId" => resource_id, "clientId" => client_id, "objectId" => object_id }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAddonProfileIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -905,7 +1088,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAddonProfileIdentity {
 /// Profile for the container service agent pool.
 ///
 /// Schema `ManagedClusterAgentPoolProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAgentPoolProfile {
     /// Unique read-only string used to implement optimistic concurrency. The eTag value will change when the resource is updated. Specify an if-match or if-none-match header with the eTag value for a subsequent request to enable optimistic concurrency per the normal eTag convention.
     ///
@@ -1115,6 +1298,67 @@ pub struct ManagedClusterAgentPoolProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAgentPoolProfile {
+        "eTag" => e_tag,
+        "count" => count,
+        "vmSize" => vm_size,
+        "osDiskSizeGB" => os_disk_size_gb,
+        "osDiskType" => os_disk_type,
+        "kubeletDiskType" => kubelet_disk_type,
+        "workloadRuntime" => workload_runtime,
+        "messageOfTheDay" => message_of_the_day,
+        "vnetSubnetID" => vnet_subnet_id,
+        "podSubnetID" => pod_subnet_id,
+        "podIPAllocationMode" => pod_ip_allocation_mode,
+        "maxPods" => max_pods,
+        "osType" => os_type,
+        "osSKU" => os_sku,
+        "maxCount" => max_count,
+        "minCount" => min_count,
+        "enableAutoScaling" => enable_auto_scaling,
+        "scaleDownMode" => scale_down_mode,
+        "type" => r#type,
+        "mode" => mode,
+        "orchestratorVersion" => orchestrator_version,
+        "currentOrchestratorVersion" => current_orchestrator_version,
+        "nodeImageVersion" => node_image_version,
+        "upgradeSettings" => upgrade_settings,
+        "provisioningState" => provisioning_state,
+        "powerState" => power_state,
+        "availabilityZones" => availability_zones,
+        "enableNodePublicIP" => enable_node_public_ip,
+        "nodePublicIPPrefixID" => node_public_ip_prefix_id,
+        "scaleSetPriority" => scale_set_priority,
+        "scaleSetEvictionPolicy" => scale_set_eviction_policy,
+        "spotMaxPrice" => spot_max_price,
+        "tags" => tags,
+        "nodeLabels" => node_labels,
+        "nodeTaints" => node_taints,
+        "proximityPlacementGroupID" => proximity_placement_group_id,
+        "kubeletConfig" => kubelet_config,
+        "linuxOSConfig" => linux_os_config,
+        "enableEncryptionAtHost" => enable_encryption_at_host,
+        "enableUltraSSD" => enable_ultra_ssd,
+        "enableFIPS" => enable_fips,
+        "gpuInstanceProfile" => gpu_instance_profile,
+        "creationData" => creation_data,
+        "capacityReservationGroupID" => capacity_reservation_group_id,
+        "hostGroupID" => host_group_id,
+        "networkProfile" => network_profile,
+        "windowsProfile" => windows_profile,
+        "securityProfile" => security_profile,
+        "gpuProfile" => gpu_profile,
+        "gatewayProfile" => gateway_profile,
+        "virtualMachinesProfile" => virtual_machines_profile,
+        "virtualMachineNodesStatus" => virtual_machine_nodes_status,
+        "status" => status,
+        "localDNSProfile" => local_dns_profile,
+    }
+    required { "name" => name }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.os_disk_type.unknown_fields(&format!("{path}/osDiskType"), out);
@@ -1155,7 +1399,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
 /// When enabling the operator, a set of AKS managed CRDs and controllers will be installed in the cluster. The operator automates the deployment of OSS models for inference and/or training purposes. It provides a set of preset models and enables distributed inference against them.
 ///
 /// Schema `ManagedClusterAIToolchainOperatorProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAiToolchainOperatorProfile {
     /// Whether to enable AI toolchain operator to the cluster. Indicates if AI toolchain operator  enabled or not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1164,6 +1408,11 @@ pub struct ManagedClusterAiToolchainOperatorProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAiToolchainOperatorProfile { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAiToolchainOperatorProfile {
@@ -1175,7 +1424,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAiToolchainOperatorProfile 
 /// Access profile for managed cluster API server.
 ///
 /// Schema `ManagedClusterAPIServerAccessProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterApiServerAccessProfile {
     /// The IP ranges authorized to access the Kubernetes API server. IP ranges are specified in CIDR format, e.g. 137.117.106.88/29. This feature is not compatible with clusters that use Public IP Per Node, or clusters that are using a Basic Load Balancer. For more information see [API server authorized IP ranges](<https://docs.microsoft.com/azure/aks/api-server-authorized-ip-ranges>).
     #[serde(rename = "authorizedIPRanges", default, skip_serializing_if = "Option::is_none")]
@@ -1206,6 +1455,19 @@ pub struct ManagedClusterApiServerAccessProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterApiServerAccessProfile {
+        "authorizedIPRanges" => authorized_ip_ranges,
+        "enablePrivateCluster" => enable_private_cluster,
+        "privateDNSZone" => private_dns_zone,
+        "enablePrivateClusterPublicFQDN" => enable_private_cluster_public_fqdn,
+        "disableRunCommand" => disable_run_command,
+        "enableVnetIntegration" => enable_vnet_integration,
+        "subnetId" => subnet_id,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterApiServerAccessProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1215,7 +1477,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterApiServerAccessProfile {
 /// Auto upgrade profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAutoUpgradeProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAutoUpgradeProfile {
     /// The upgrade channel for auto upgrade. The default is 'none'. For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
     #[serde(rename = "upgradeChannel", default, skip_serializing_if = "Option::is_none")]
@@ -1227,6 +1489,14 @@ pub struct ManagedClusterAutoUpgradeProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAutoUpgradeProfile {
+        "upgradeChannel" => upgrade_channel,
+        "nodeOSUpgradeChannel" => node_os_upgrade_channel,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAutoUpgradeProfile {
@@ -1241,7 +1511,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAutoUpgradeProfile {
 /// Azure Monitor addon profiles for monitoring the managed cluster.
 ///
 /// Schema `ManagedClusterAzureMonitorProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAzureMonitorProfile {
     /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1251,6 +1521,8 @@ pub struct ManagedClusterAzureMonitorProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ManagedClusterAzureMonitorProfile { "metrics" => metrics } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1262,7 +1534,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfile {
 /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileKubeStateMetrics`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     /// Comma-separated list of additional Kubernetes label keys that will be used in the resource's labels metric (Example: 'namespaces=\[k8s-label-1,k8s-label-n,...\],pods=\[app\],...'). By default the metric contains only resource name and namespace labels.
     #[serde(rename = "metricLabelsAllowlist", default, skip_serializing_if = "Option::is_none")]
@@ -1276,6 +1548,14 @@ pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileKubeStateMetrics {
+        "metricLabelsAllowlist" => metric_labels_allowlist,
+        "metricAnnotationsAllowList" => metric_annotations_allow_list,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileKubeStateMetrics {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1285,7 +1565,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileKubeStat
 /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileMetrics`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAzureMonitorProfileMetrics {
     /// Whether to enable or disable the Azure Managed Prometheus addon for Prometheus monitoring. See aka.ms/AzureManagedPrometheus-aks-enable for details on enabling and disabling.
     pub enabled: bool,
@@ -1298,6 +1578,12 @@ pub struct ManagedClusterAzureMonitorProfileMetrics {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileMetrics { "kubeStateMetrics" => kube_state_metrics }
+    required { "enabled" => enabled }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetrics {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.kube_state_metrics.unknown_fields(&format!("{path}/kubeStateMetrics"), out);
@@ -1308,7 +1594,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetrics 
 /// The bootstrap profile.
 ///
 /// Schema `ManagedClusterBootstrapProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterBootstrapProfile {
     /// The artifact source. The source where the artifacts are downloaded from.
     ///
@@ -1326,6 +1612,14 @@ pub struct ManagedClusterBootstrapProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterBootstrapProfile {
+        "artifactSource" => artifact_source,
+        "containerRegistryId" => container_registry_id,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterBootstrapProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.artifact_source.unknown_fields(&format!("{path}/artifactSource"), out);
@@ -1336,7 +1630,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterBootstrapProfile {
 /// The cost analysis configuration for the cluster
 ///
 /// Schema `ManagedClusterCostAnalysis`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterCostAnalysis {
     /// Whether to enable cost analysis. The Managed Cluster sku.tier must be set to 'Standard' or 'Premium' to enable this feature. Enabling this will add Kubernetes Namespace and Deployment details to the Cost Analysis views in the Azure portal. If not specified, the default is false. For more information see aka.ms/aks/docs/cost-analysis.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1347,6 +1641,8 @@ pub struct ManagedClusterCostAnalysis {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { ManagedClusterCostAnalysis { "enabled" => enabled } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for ManagedClusterCostAnalysis {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1356,7 +1652,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterCostAnalysis {
 /// Cluster HTTP proxy configuration.
 ///
 /// Schema `ManagedClusterHTTPProxyConfig`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterHttpProxyConfig {
     /// The HTTP proxy server endpoint to use.
     #[serde(rename = "httpProxy", default, skip_serializing_if = "Option::is_none")]
@@ -1379,6 +1675,17 @@ pub struct ManagedClusterHttpProxyConfig {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterHttpProxyConfig {
+        "httpProxy" => http_proxy,
+        "httpsProxy" => https_proxy,
+        "noProxy" => no_proxy,
+        "trustedCa" => trusted_ca,
+        "enabled" => enabled,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterHttpProxyConfig {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1388,7 +1695,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterHttpProxyConfig {
 /// Identity for the managed cluster.
 ///
 /// Schema `ManagedClusterIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterIdentity {
     /// The principal id of the system assigned identity which is used by master components.
     ///
@@ -1415,6 +1722,17 @@ pub struct ManagedClusterIdentity {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterIdentity {
+        "principalId" => principal_id,
+        "tenantId" => tenant_id,
+        "type" => r#type,
+        "delegatedResources" => delegated_resources,
+        "userAssignedIdentities" => user_assigned_identities,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.r#type.unknown_fields(&format!("{path}/type"), out);
@@ -1429,7 +1747,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterIdentity {
 /// Ingress profile for the container service cluster.
 ///
 /// Schema `ManagedClusterIngressProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterIngressProfile {
     /// App Routing settings for the ingress profile. You can find an overview and onboarding guide for this feature at <https://learn.microsoft.com/en-us/azure/aks/app-routing?tabs=default%2Cdeploy-app-default>.
     #[serde(rename = "webAppRouting", default, skip_serializing_if = "Option::is_none")]
@@ -1438,6 +1756,11 @@ pub struct ManagedClusterIngressProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterIngressProfile { "webAppRouting" => web_app_routing }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterIngressProfile {
@@ -1450,7 +1773,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfile {
 /// Nginx ingress controller configuration for the managed cluster ingress profile.
 ///
 /// Schema `ManagedClusterIngressProfileNginx`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterIngressProfileNginx {
     /// Ingress type for the default NginxIngressController custom resource
     #[serde(rename = "defaultIngressControllerType", default, skip_serializing_if = "Option::is_none")]
@@ -1459,6 +1782,11 @@ pub struct ManagedClusterIngressProfileNginx {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterIngressProfileNginx { "defaultIngressControllerType" => default_ingress_controller_type }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileNginx {
@@ -1472,7 +1800,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileNginx {
 /// Application Routing add-on settings for the ingress profile.
 ///
 /// Schema `ManagedClusterIngressProfileWebAppRouting`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterIngressProfileWebAppRouting {
     /// Whether to enable the Application Routing add-on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1494,6 +1822,16 @@ pub struct ManagedClusterIngressProfileWebAppRouting {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterIngressProfileWebAppRouting {
+        "enabled" => enabled,
+        "dnsZoneResourceIds" => dns_zone_resource_ids,
+        "nginx" => nginx,
+        "identity" => identity,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileWebAppRouting {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.nginx.unknown_fields(&format!("{path}/nginx"), out);
@@ -1505,7 +1843,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileWebAppRouting
 /// Profile of the managed cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterLoadBalancerProfile {
     /// Desired managed outbound IPs for the cluster load balancer.
     #[serde(rename = "managedOutboundIPs", default, skip_serializing_if = "Option::is_none")]
@@ -1545,6 +1883,20 @@ pub struct ManagedClusterLoadBalancerProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterLoadBalancerProfile {
+        "managedOutboundIPs" => managed_outbound_i_ps,
+        "outboundIPPrefixes" => outbound_ip_prefixes,
+        "outboundIPs" => outbound_i_ps,
+        "effectiveOutboundIPs" => effective_outbound_i_ps,
+        "allocatedOutboundPorts" => allocated_outbound_ports,
+        "idleTimeoutInMinutes" => idle_timeout_in_minutes,
+        "enableMultipleStandardLoadBalancers" => enable_multiple_standard_load_balancers,
+        "backendPoolType" => backend_pool_type,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.managed_outbound_i_ps
@@ -1562,7 +1914,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfile {
 /// Desired managed outbound IPs for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileManagedOutboundIPs`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     /// The desired number of IPv4 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 1.
     ///
@@ -1580,6 +1932,11 @@ pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterLoadBalancerProfileManagedOutboundIPs { "count" => count, "countIPv6" => count_i_pv6 }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1589,7 +1946,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileManagedO
 /// Desired outbound IP resources for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileOutboundIPs`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     /// A list of public IP resources.
     #[serde(rename = "publicIPs", default, skip_serializing_if = "Option::is_none")]
@@ -1598,6 +1955,11 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterLoadBalancerProfileOutboundIPs { "publicIPs" => public_i_ps }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIPs {
@@ -1610,7 +1972,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutbound
 /// Desired outbound IP Prefix resources for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileOutboundIPPrefixes`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
     #[serde(rename = "publicIPPrefixes", default, skip_serializing_if = "Option::is_none")]
@@ -1619,6 +1981,11 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterLoadBalancerProfileOutboundIpPrefixes { "publicIPPrefixes" => public_ip_prefixes }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
@@ -1631,7 +1998,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutbound
 /// Profile of the managed outbound IP resources of the managed cluster.
 ///
 /// Schema `ManagedClusterManagedOutboundIPProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterManagedOutboundIpProfile {
     /// The desired number of outbound IPs created/managed by Azure. Allowed values must be in the range of 1 to 16 (inclusive). The default value is 1.
     ///
@@ -1644,6 +2011,8 @@ pub struct ManagedClusterManagedOutboundIpProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { ManagedClusterManagedOutboundIpProfile { "count" => count } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for ManagedClusterManagedOutboundIpProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1653,7 +2022,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterManagedOutboundIpProfile {
 /// The metrics profile for the ManagedCluster.
 ///
 /// Schema `ManagedClusterMetricsProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterMetricsProfile {
     /// The configuration for detailed per-Kubernetes resource cost analysis.
     #[serde(rename = "costAnalysis", default, skip_serializing_if = "Option::is_none")]
@@ -1663,6 +2032,8 @@ pub struct ManagedClusterMetricsProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ManagedClusterMetricsProfile { "costAnalysis" => cost_analysis } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterMetricsProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1674,7 +2045,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterMetricsProfile {
 /// Profile of the managed cluster NAT gateway.
 ///
 /// Schema `ManagedClusterNATGatewayProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterNatGatewayProfile {
     /// Profile of the managed outbound IP resources of the cluster NAT gateway.
     #[serde(rename = "managedOutboundIPProfile", default, skip_serializing_if = "Option::is_none")]
@@ -1695,6 +2066,15 @@ pub struct ManagedClusterNatGatewayProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterNatGatewayProfile {
+        "managedOutboundIPProfile" => managed_outbound_ip_profile,
+        "effectiveOutboundIPs" => effective_outbound_i_ps,
+        "idleTimeoutInMinutes" => idle_timeout_in_minutes,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.managed_outbound_ip_profile
@@ -1708,7 +2088,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
 /// Node provisioning profile for the managed cluster.
 ///
 /// Schema `ManagedClusterNodeProvisioningProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterNodeProvisioningProfile {
     /// The node provisioning mode. If not specified, the default is Manual.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1724,6 +2104,11 @@ pub struct ManagedClusterNodeProvisioningProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterNodeProvisioningProfile { "mode" => mode, "defaultNodePools" => default_node_pools }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterNodeProvisioningProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.mode.unknown_fields(&format!("{path}/mode"), out);
@@ -1735,7 +2120,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterNodeProvisioningProfile {
 /// Node resource group lockdown profile for a managed cluster.
 ///
 /// Schema `ManagedClusterNodeResourceGroupProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterNodeResourceGroupProfile {
     /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
     #[serde(rename = "restrictionLevel", default, skip_serializing_if = "Option::is_none")]
@@ -1744,6 +2129,11 @@ pub struct ManagedClusterNodeResourceGroupProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterNodeResourceGroupProfile { "restrictionLevel" => restriction_level }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterNodeResourceGroupProfile {
@@ -1756,7 +2146,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterNodeResourceGroupProfile {
 /// The OIDC issuer profile of the Managed Cluster.
 ///
 /// Schema `ManagedClusterOIDCIssuerProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterOidcIssuerProfile {
     /// The OIDC issuer url of the Managed Cluster.
     ///
@@ -1772,6 +2162,11 @@ pub struct ManagedClusterOidcIssuerProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterOidcIssuerProfile { "issuerURL" => issuer_url, "enabled" => enabled }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterOidcIssuerProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1781,7 +2176,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterOidcIssuerProfile {
 /// Details about the pod identity assigned to the Managed Cluster.
 ///
 /// Schema `ManagedClusterPodIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPodIdentity {
     /// The name of the pod identity.
     pub name: String,
@@ -1808,6 +2203,16 @@ pub struct ManagedClusterPodIdentity {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPodIdentity {
+        "bindingSelector" => binding_selector,
+        "provisioningState" => provisioning_state,
+        "provisioningInfo" => provisioning_info,
+    }
+    required { "name" => name, "namespace" => namespace, "identity" => identity }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.identity.unknown_fields(&format!("{path}/identity"), out);
@@ -1821,7 +2226,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentity {
 /// A pod identity exception, which allows pods with certain labels to access the Azure Instance Metadata Service (IMDS) endpoint without being intercepted by the node-managed identity (NMI) server. See [disable AAD Pod Identity for a specific Pod/Application](<https://azure.github.io/aad-pod-identity/docs/configure/application_exception/>) for more details.
 ///
 /// Schema `ManagedClusterPodIdentityException`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPodIdentityException {
     /// The name of the pod identity exception.
     pub name: String,
@@ -1836,6 +2241,12 @@ pub struct ManagedClusterPodIdentityException {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPodIdentityException {}
+    required { "name" => name, "namespace" => namespace, "podLabels" => pod_labels }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityException {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1845,7 +2256,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityException {
 /// The pod identity profile of the Managed Cluster. See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on pod identity integration.
 ///
 /// Schema `ManagedClusterPodIdentityProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPodIdentityProfile {
     /// Whether the pod identity addon is enabled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1865,6 +2276,16 @@ pub struct ManagedClusterPodIdentityProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPodIdentityProfile {
+        "enabled" => enabled,
+        "allowNetworkPluginKubenet" => allow_network_plugin_kubenet,
+        "userAssignedIdentities" => user_assigned_identities,
+        "userAssignedIdentityExceptions" => user_assigned_identity_exceptions,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.user_assigned_identities
@@ -1878,7 +2299,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
 /// An error response from the pod identity provisioning.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningError`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPodIdentityProvisioningError {
     /// Details about the error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1888,6 +2309,8 @@ pub struct ManagedClusterPodIdentityProvisioningError {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ManagedClusterPodIdentityProvisioningError { "error" => error } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningError {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1899,7 +2322,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErro
 /// An error response from the pod identity provisioning.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningErrorBody`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPodIdentityProvisioningErrorBody {
     /// An identifier for the error. Codes are invariant and are intended to be consumed programmatically.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1919,6 +2342,16 @@ pub struct ManagedClusterPodIdentityProvisioningErrorBody {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPodIdentityProvisioningErrorBody {
+        "code" => code,
+        "message" => message,
+        "target" => target,
+        "details" => details,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErrorBody {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.details.unknown_fields(&format!("{path}/details"), out);
@@ -1929,7 +2362,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErro
 /// Pod identity provisioning information.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningInfo`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPodIdentityProvisioningInfo {
     /// Pod identity assignment error (if any).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1939,6 +2372,8 @@ pub struct ManagedClusterPodIdentityProvisioningInfo {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ManagedClusterPodIdentityProvisioningInfo { "error" => error } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningInfo {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1971,7 +2406,7 @@ armgen_runtime::open_enum! {
 /// The list of available upgrade versions.
 ///
 /// Schema `ManagedClusterPoolUpgradeProfile`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ManagedClusterPoolUpgradeProfile {
     /// The Kubernetes version (major.minor.patch).
     #[serde(rename = "kubernetesVersion")]
@@ -1993,6 +2428,12 @@ pub struct ManagedClusterPoolUpgradeProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPoolUpgradeProfile { "name" => name, "upgrades" => upgrades }
+    required { "kubernetesVersion" => kubernetes_version, "osType" => os_type }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.os_type.unknown_fields(&format!("{path}/osType"), out);
@@ -2004,7 +2445,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfile {
 /// Available upgrades for an AgentPool.
 ///
 /// Schema `ManagedClusterPoolUpgradeProfileUpgradesItem`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPoolUpgradeProfileUpgradesItem {
     /// The Kubernetes version (major.minor.patch).
     #[serde(rename = "kubernetesVersion", default, skip_serializing_if = "Option::is_none")]
@@ -2018,6 +2459,14 @@ pub struct ManagedClusterPoolUpgradeProfileUpgradesItem {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPoolUpgradeProfileUpgradesItem {
+        "kubernetesVersion" => kubernetes_version,
+        "isPreview" => is_preview,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfileUpgradesItem {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -2027,7 +2476,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfileUpgradesI
 /// Properties of the managed cluster.
 ///
 /// Schema `ManagedClusterProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterProperties {
     /// The current provisioning state.
     ///
@@ -2190,6 +2639,57 @@ pub struct ManagedClusterProperties {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterProperties {
+        "provisioningState" => provisioning_state,
+        "powerState" => power_state,
+        "maxAgentPools" => max_agent_pools,
+        "kubernetesVersion" => kubernetes_version,
+        "currentKubernetesVersion" => current_kubernetes_version,
+        "dnsPrefix" => dns_prefix,
+        "fqdnSubdomain" => fqdn_subdomain,
+        "fqdn" => fqdn,
+        "privateFQDN" => private_fqdn,
+        "azurePortalFQDN" => azure_portal_fqdn,
+        "agentPoolProfiles" => agent_pool_profiles,
+        "linuxProfile" => linux_profile,
+        "windowsProfile" => windows_profile,
+        "servicePrincipalProfile" => service_principal_profile,
+        "addonProfiles" => addon_profiles,
+        "podIdentityProfile" => pod_identity_profile,
+        "oidcIssuerProfile" => oidc_issuer_profile,
+        "nodeResourceGroup" => node_resource_group,
+        "nodeResourceGroupProfile" => node_resource_group_profile,
+        "enableRBAC" => enable_rbac,
+        "supportPlan" => support_plan,
+        "networkProfile" => network_profile,
+        "aadProfile" => aad_profile,
+        "autoUpgradeProfile" => auto_upgrade_profile,
+        "upgradeSettings" => upgrade_settings,
+        "autoScalerProfile" => auto_scaler_profile,
+        "apiServerAccessProfile" => api_server_access_profile,
+        "diskEncryptionSetID" => disk_encryption_set_id,
+        "identityProfile" => identity_profile,
+        "privateLinkResources" => private_link_resources,
+        "disableLocalAccounts" => disable_local_accounts,
+        "httpProxyConfig" => http_proxy_config,
+        "securityProfile" => security_profile,
+        "storageProfile" => storage_profile,
+        "ingressProfile" => ingress_profile,
+        "publicNetworkAccess" => public_network_access,
+        "workloadAutoScalerProfile" => workload_auto_scaler_profile,
+        "azureMonitorProfile" => azure_monitor_profile,
+        "serviceMeshProfile" => service_mesh_profile,
+        "resourceUID" => resource_uid,
+        "metricsProfile" => metrics_profile,
+        "nodeProvisioningProfile" => node_provisioning_profile,
+        "bootstrapProfile" => bootstrap_profile,
+        "aiToolchainOperatorProfile" => ai_toolchain_operator_profile,
+        "status" => status,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.power_state.unknown_fields(&format!("{path}/powerState"), out);
@@ -2245,7 +2745,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterProperties {
 /// Parameters to be applied to the cluster-autoscaler when enabled
 ///
 /// Schema `ManagedClusterPropertiesAutoScalerProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPropertiesAutoScalerProfile {
     /// Detects similar node pools and balances the number of nodes between them. Valid values are 'true' and 'false'
     #[serde(rename = "balance-similar-node-groups", default, skip_serializing_if = "Option::is_none")]
@@ -2313,6 +2813,32 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPropertiesAutoScalerProfile {
+        "balance-similar-node-groups" => balance_similar_node_groups,
+        "daemonset-eviction-for-empty-nodes" => daemonset_eviction_for_empty_nodes,
+        "daemonset-eviction-for-occupied-nodes" => daemonset_eviction_for_occupied_nodes,
+        "ignore-daemonsets-utilization" => ignore_daemonsets_utilization,
+        "expander" => expander,
+        "max-empty-bulk-delete" => max_empty_bulk_delete,
+        "max-graceful-termination-sec" => max_graceful_termination_sec,
+        "max-node-provision-time" => max_node_provision_time,
+        "max-total-unready-percentage" => max_total_unready_percentage,
+        "new-pod-scale-up-delay" => new_pod_scale_up_delay,
+        "ok-total-unready-count" => ok_total_unready_count,
+        "scan-interval" => scan_interval,
+        "scale-down-delay-after-add" => scale_down_delay_after_add,
+        "scale-down-delay-after-delete" => scale_down_delay_after_delete,
+        "scale-down-delay-after-failure" => scale_down_delay_after_failure,
+        "scale-down-unneeded-time" => scale_down_unneeded_time,
+        "scale-down-unready-time" => scale_down_unready_time,
+        "scale-down-utilization-threshold" => scale_down_utilization_threshold,
+        "skip-nodes-with-local-storage" => skip_nodes_with_local_storage,
+        "skip-nodes-with-system-pods" => skip_nodes_with_system_pods,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPropertiesAutoScalerProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.expander.unknown_fields(&format!("{path}/expander"), out);
@@ -2323,7 +2849,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPropertiesAutoScalerProfile
 /// Security profile for the container service cluster.
 ///
 /// Schema `ManagedClusterSecurityProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSecurityProfile {
     /// Microsoft Defender settings for the security profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2346,6 +2872,17 @@ pub struct ManagedClusterSecurityProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfile {
+        "defender" => defender,
+        "azureKeyVaultKms" => azure_key_vault_kms,
+        "workloadIdentity" => workload_identity,
+        "imageCleaner" => image_cleaner,
+        "customCATrustCertificates" => custom_ca_trust_certificates,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.defender.unknown_fields(&format!("{path}/defender"), out);
@@ -2360,7 +2897,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfile {
 /// Microsoft Defender settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileDefender`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSecurityProfileDefender {
     /// Resource ID of the Log Analytics workspace to be associated with Microsoft Defender. When Microsoft Defender is enabled, this field is required and must be a valid workspace resource ID. When Microsoft Defender is disabled, leave the field empty.
     ///
@@ -2376,6 +2913,14 @@ pub struct ManagedClusterSecurityProfileDefender {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileDefender {
+        "logAnalyticsWorkspaceResourceId" => log_analytics_workspace_resource_id,
+        "securityMonitoring" => security_monitoring,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefender {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.security_monitoring
@@ -2387,7 +2932,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefender {
 /// Microsoft Defender settings for the security profile threat detection.
 ///
 /// Schema `ManagedClusterSecurityProfileDefenderSecurityMonitoring`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// Whether to enable Defender threat detection
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2396,6 +2941,11 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileDefenderSecurityMonitoring { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
@@ -2407,7 +2957,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecu
 /// Image Cleaner removes unused images from nodes, freeing up disk space and helping to reduce attack surface area. Here are settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileImageCleaner`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSecurityProfileImageCleaner {
     /// Whether to enable Image Cleaner on AKS cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2423,6 +2973,11 @@ pub struct ManagedClusterSecurityProfileImageCleaner {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileImageCleaner { "enabled" => enabled, "intervalHours" => interval_hours }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileImageCleaner {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -2432,7 +2987,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileImageCleaner
 /// Workload identity settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileWorkloadIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     /// Whether to enable workload identity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2441,6 +2996,11 @@ pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileWorkloadIdentity { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileWorkloadIdentity {
@@ -2452,7 +3012,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileWorkloadIden
 /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
 ///
 /// Schema `ManagedClusterServicePrincipalProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterServicePrincipalProfile {
     /// The ID for the service principal.
     #[serde(rename = "clientId")]
@@ -2468,6 +3028,12 @@ pub struct ManagedClusterServicePrincipalProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterServicePrincipalProfile { "secret" => secret }
+    required { "clientId" => client_id }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterServicePrincipalProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -2477,7 +3043,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterServicePrincipalProfile {
 /// The SKU of a Managed Cluster.
 ///
 /// Schema `ManagedClusterSKU`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSku {
     /// The name of a managed cluster SKU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2490,6 +3056,8 @@ pub struct ManagedClusterSku {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ManagedClusterSku { "name" => name, "tier" => tier } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterSku {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -2530,7 +3098,7 @@ armgen_runtime::open_enum! {
 /// The Static Egress Gateway addon configuration for the cluster.
 ///
 /// Schema `ManagedClusterStaticEgressGatewayProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStaticEgressGatewayProfile {
     /// Enable Static Egress Gateway addon. Indicates if Static Egress Gateway addon is enabled or not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2539,6 +3107,11 @@ pub struct ManagedClusterStaticEgressGatewayProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStaticEgressGatewayProfile { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStaticEgressGatewayProfile {
@@ -2550,7 +3123,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStaticEgressGatewayProfile 
 /// Contains read-only information about the Managed Cluster.
 ///
 /// Schema `ManagedClusterStatus`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStatus {
     /// The error details information of the managed cluster. Preserves the detailed info of failure. If there was no error, this field is omitted.
     ///
@@ -2561,6 +3134,11 @@ pub struct ManagedClusterStatus {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStatus { "provisioningError" => provisioning_error }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStatus {
@@ -2574,7 +3152,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStatus {
 /// Storage profile for the container service cluster.
 ///
 /// Schema `ManagedClusterStorageProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStorageProfile {
     /// AzureDisk CSI Driver settings for the storage profile.
     #[serde(rename = "diskCSIDriver", default, skip_serializing_if = "Option::is_none")]
@@ -2594,6 +3172,16 @@ pub struct ManagedClusterStorageProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterStorageProfile {
+        "diskCSIDriver" => disk_csi_driver,
+        "fileCSIDriver" => file_csi_driver,
+        "snapshotController" => snapshot_controller,
+        "blobCSIDriver" => blob_csi_driver,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.disk_csi_driver.unknown_fields(&format!("{path}/diskCSIDriver"), out);
@@ -2608,7 +3196,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
 /// AzureBlob CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileBlobCSIDriver`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStorageProfileBlobCsiDriver {
     /// Whether to enable AzureBlob CSI Driver. The default value is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2617,6 +3205,11 @@ pub struct ManagedClusterStorageProfileBlobCsiDriver {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStorageProfileBlobCsiDriver { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileBlobCsiDriver {
@@ -2628,7 +3221,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileBlobCsiDriver
 /// AzureDisk CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileDiskCSIDriver`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStorageProfileDiskCsiDriver {
     /// Whether to enable AzureDisk CSI Driver. The default value is true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2637,6 +3230,11 @@ pub struct ManagedClusterStorageProfileDiskCsiDriver {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStorageProfileDiskCsiDriver { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileDiskCsiDriver {
@@ -2648,7 +3246,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileDiskCsiDriver
 /// AzureFile CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileFileCSIDriver`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStorageProfileFileCsiDriver {
     /// Whether to enable AzureFile CSI Driver. The default value is true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2657,6 +3255,11 @@ pub struct ManagedClusterStorageProfileFileCsiDriver {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStorageProfileFileCsiDriver { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileFileCsiDriver {
@@ -2668,7 +3271,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileFileCsiDriver
 /// Snapshot Controller settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileSnapshotController`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStorageProfileSnapshotController {
     /// Whether to enable Snapshot Controller. The default value is true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2677,6 +3280,11 @@ pub struct ManagedClusterStorageProfileSnapshotController {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStorageProfileSnapshotController { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileSnapshotController {
@@ -2688,7 +3296,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileSnapshotContr
 /// The list of available upgrades for compute pools.
 ///
 /// Schema `ManagedClusterUpgradeProfile`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ManagedClusterUpgradeProfile {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
@@ -2718,6 +3326,12 @@ pub struct ManagedClusterUpgradeProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterUpgradeProfile { "id" => id, "name" => name, "type" => r#type, "systemData" => system_data }
+    required { "properties" => properties }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -2729,7 +3343,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfile {
 /// Control plane and agent pool upgrade profiles.
 ///
 /// Schema `ManagedClusterUpgradeProfileProperties`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ManagedClusterUpgradeProfileProperties {
     /// The list of available upgrade versions for the control plane.
     #[serde(rename = "controlPlaneProfile")]
@@ -2741,6 +3355,12 @@ pub struct ManagedClusterUpgradeProfileProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterUpgradeProfileProperties {}
+    required { "controlPlaneProfile" => control_plane_profile, "agentPoolProfiles" => agent_pool_profiles }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfileProperties {
@@ -2756,7 +3376,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfileProperties {
 /// Profile for Windows VMs in the managed cluster.
 ///
 /// Schema `ManagedClusterWindowsProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterWindowsProfile {
     /// Specifies the name of the administrator account. &lt;br&gt;&lt;br&gt; **Restriction:** Cannot end in "." &lt;br&gt;&lt;br&gt; **Disallowed values:** "administrator", "admin", "user", "user1", "test", "user2", "test1", "user3", "admin1", "1", "123", "a", "actuser", "adm", "admin2", "aspnet", "backup", "console", "david", "guest", "john", "owner", "root", "server", "sql", "support", "support_388945a0", "sys", "test2", "test3", "user4", "user5". &lt;br&gt;&lt;br&gt; **Minimum-length:** 1 character &lt;br&gt;&lt;br&gt; **Max-length:** 20 characters
     #[serde(rename = "adminUsername")]
@@ -2781,6 +3401,17 @@ pub struct ManagedClusterWindowsProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterWindowsProfile {
+        "adminPassword" => admin_password,
+        "licenseType" => license_type,
+        "enableCSIProxy" => enable_csi_proxy,
+        "gmsaProfile" => gmsa_profile,
+    }
+    required { "adminUsername" => admin_username }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterWindowsProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.license_type.unknown_fields(&format!("{path}/licenseType"), out);
@@ -2792,7 +3423,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterWindowsProfile {
 /// Workload Auto-scaler profile for the managed cluster.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterWorkloadAutoScalerProfile {
     /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2804,6 +3435,11 @@ pub struct ManagedClusterWorkloadAutoScalerProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterWorkloadAutoScalerProfile { "keda" => keda, "verticalPodAutoscaler" => vertical_pod_autoscaler }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
@@ -2818,7 +3454,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
 /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfileKeda`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     /// Whether to enable KEDA.
     pub enabled: bool,
@@ -2826,6 +3462,12 @@ pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterWorkloadAutoScalerProfileKeda {}
+    required { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileKeda {
@@ -2837,7 +3479,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileKe
 /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     /// Whether to enable VPA. Default value is false.
     ///
@@ -2849,6 +3491,12 @@ pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {}
+    required { "enabled" => enabled }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -2858,7 +3506,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileVe
 /// User assigned identity properties.
 ///
 /// Schema `ManagedServiceIdentityUserAssignedIdentitiesValue`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     /// The principal id of user assigned identity.
     ///
@@ -2874,6 +3522,11 @@ pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedServiceIdentityUserAssignedIdentitiesValue { "principalId" => principal_id, "clientId" => client_id }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedServiceIdentityUserAssignedIdentitiesValue {
@@ -3033,7 +3686,7 @@ armgen_runtime::open_enum! {
 /// A private link resource
 ///
 /// Schema `PrivateLinkResource`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct PrivateLinkResource {
     /// The ID of the private link resource.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -3059,6 +3712,18 @@ pub struct PrivateLinkResource {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    PrivateLinkResource {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "groupId" => group_id,
+        "requiredMembers" => required_members,
+        "privateLinkServiceID" => private_link_service_id,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for PrivateLinkResource {
@@ -3098,7 +3763,7 @@ armgen_runtime::open_enum! {
 /// A reference to an Azure resource.
 ///
 /// Schema `ResourceReference`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ResourceReference {
     /// The fully qualified Azure resource id.
     ///
@@ -3110,6 +3775,8 @@ pub struct ResourceReference {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ResourceReference { "id" => id } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ResourceReference {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -3146,7 +3813,7 @@ armgen_runtime::open_enum! {
 /// Service mesh profile for a managed cluster.
 ///
 /// Schema `ServiceMeshProfile`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ServiceMeshProfile {
     /// Mode of the service mesh.
     pub mode: ServiceMeshMode,
@@ -3157,6 +3824,12 @@ pub struct ServiceMeshProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ServiceMeshProfile { "istio" => istio }
+    required { "mode" => mode }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ServiceMeshProfile {
@@ -3189,7 +3862,7 @@ armgen_runtime::open_enum! {
 /// Settings for overrides when upgrading a cluster.
 ///
 /// Schema `UpgradeOverrideSettings`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct UpgradeOverrideSettings {
     /// Whether to force upgrade the cluster. Note that this option instructs upgrade operation to bypass upgrade protections such as checking for deprecated API usage. Enable this option only with caution.
     #[serde(rename = "forceUpgrade", default, skip_serializing_if = "Option::is_none")]
@@ -3205,6 +3878,11 @@ pub struct UpgradeOverrideSettings {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    UpgradeOverrideSettings { "forceUpgrade" => force_upgrade, "until" => until }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for UpgradeOverrideSettings {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -3214,7 +3892,7 @@ impl armgen_runtime::UnknownFields for UpgradeOverrideSettings {
 /// Details about a user assigned identity.
 ///
 /// Schema `UserAssignedIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct UserAssignedIdentity {
     /// The resource ID of the user assigned identity.
     ///
@@ -3233,6 +3911,11 @@ pub struct UserAssignedIdentity {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    UserAssignedIdentity { "resourceId" => resource_id, "clientId" => client_id, "objectId" => object_id }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for UserAssignedIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -3242,7 +3925,7 @@ impl armgen_runtime::UnknownFields for UserAssignedIdentity {
 /// Windows gMSA Profile in the managed cluster.
 ///
 /// Schema `WindowsGmsaProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct WindowsGmsaProfile {
     /// Whether to enable Windows gMSA. Specifies whether to enable Windows gMSA in the managed cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -3257,6 +3940,11 @@ pub struct WindowsGmsaProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    WindowsGmsaProfile { "enabled" => enabled, "dnsServer" => dns_server, "rootDomainName" => root_domain_name }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for WindowsGmsaProfile {

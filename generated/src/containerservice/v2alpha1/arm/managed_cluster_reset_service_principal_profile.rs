@@ -5,13 +5,13 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/resetServicePrincipalProfile` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Runs the ARM action `resetServicePrincipalProfile` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/resetServicePrincipalProfile`) on a `ManagedCluster` once, and records its outcome.
 ///
 /// Schema `ManagedClusterResetServicePrincipalProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterResetServicePrincipalProfile {
     /// The request body of `POST …/resetServicePrincipalProfile`.
     ///
@@ -37,6 +37,16 @@ pub struct ManagedClusterResetServicePrincipalProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterResetServicePrincipalProfile {
+        "parameters" => parameters,
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterResetServicePrincipalProfile {

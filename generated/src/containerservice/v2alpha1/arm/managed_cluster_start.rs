@@ -5,13 +5,13 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/start` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Runs the ARM action `start` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/start`) on a `ManagedCluster` once, and records its outcome.
 ///
 /// Schema `ManagedClusterStart`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStart {
     /// When the reconciler sent the request (RFC 3339).
     ///
@@ -32,6 +32,11 @@ pub struct ManagedClusterStart {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStart { "startTime" => start_time, "endTime" => end_time, "error" => error }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStart {

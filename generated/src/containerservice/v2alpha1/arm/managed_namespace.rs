@@ -39,7 +39,7 @@ armgen_runtime::open_enum! {
 /// Namespace managed by ARM.
 ///
 /// Schema `ManagedNamespace`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedNamespace {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
@@ -83,6 +83,20 @@ pub struct ManagedNamespace {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedNamespace {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "properties" => properties,
+        "tags" => tags,
+        "location" => location,
+        "eTag" => e_tag,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedNamespace {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -94,7 +108,7 @@ impl armgen_runtime::UnknownFields for ManagedNamespace {
 /// Properties of a namespace managed by ARM
 ///
 /// Schema `NamespaceProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct NamespaceProperties {
     /// The current provisioning state of the namespace.
     ///
@@ -128,6 +142,20 @@ pub struct NamespaceProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    NamespaceProperties {
+        "provisioningState" => provisioning_state,
+        "labels" => labels,
+        "annotations" => annotations,
+        "portalFqdn" => portal_fqdn,
+        "defaultResourceQuota" => default_resource_quota,
+        "defaultNetworkPolicy" => default_network_policy,
+        "adoptionPolicy" => adoption_policy,
+        "deletePolicy" => delete_policy,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for NamespaceProperties {
@@ -168,7 +196,7 @@ armgen_runtime::open_enum! {
 /// Default network policy of the namespace, specifying ingress and egress rules.
 ///
 /// Schema `NetworkPolicies`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct NetworkPolicies {
     /// Enum representing different network policy rules.
     ///
@@ -185,6 +213,8 @@ pub struct NetworkPolicies {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { NetworkPolicies { "ingress" => ingress, "egress" => egress } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for NetworkPolicies {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -212,7 +242,7 @@ armgen_runtime::open_enum! {
 /// Resource quota for the namespace.
 ///
 /// Schema `ResourceQuota`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ResourceQuota {
     /// CPU request of the namespace in one-thousandth CPU form. See [CPU resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-cpu>) for more details.
     #[serde(rename = "cpuRequest", default, skip_serializing_if = "Option::is_none")]
@@ -230,6 +260,16 @@ pub struct ResourceQuota {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ResourceQuota {
+        "cpuRequest" => cpu_request,
+        "cpuLimit" => cpu_limit,
+        "memoryRequest" => memory_request,
+        "memoryLimit" => memory_limit,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ResourceQuota {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// A node pool snapshot resource.
 ///
 /// Schema `Snapshot`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Snapshot {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
@@ -49,6 +49,19 @@ pub struct Snapshot {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    Snapshot {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "tags" => tags,
+        "properties" => properties,
+    }
+    required { "location" => location }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for Snapshot {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -60,7 +73,7 @@ impl armgen_runtime::UnknownFields for Snapshot {
 /// Properties used to configure a node pool snapshot.
 ///
 /// Schema `SnapshotProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct SnapshotProperties {
     /// CreationData to be used to specify the source agent pool resource ID to create this snapshot.
     #[serde(rename = "creationData", default, skip_serializing_if = "Option::is_none")]
@@ -104,6 +117,20 @@ pub struct SnapshotProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    SnapshotProperties {
+        "creationData" => creation_data,
+        "snapshotType" => snapshot_type,
+        "kubernetesVersion" => kubernetes_version,
+        "nodeImageVersion" => node_image_version,
+        "osType" => os_type,
+        "osSku" => os_sku,
+        "vmSize" => vm_size,
+        "enableFIPS" => enable_fips,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for SnapshotProperties {

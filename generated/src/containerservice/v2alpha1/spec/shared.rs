@@ -7,17 +7,19 @@
 use super::*;
 use super::super::arm;
 use armgen_runtime::kube::{ConversionError, Path, Resolver};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Profile of the managed cluster gateway agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolGatewayProfile {
     /// The Gateway agent pool associates one public IPPrefix for each static egress gateway to provide public egress. The size of Public IPPrefix should be selected by the user. Each node in the agent pool is assigned with one IP from the IPPrefix. The IPPrefix size thus serves as a cap on the size of the Gateway agent pool. Due to Azure public IPPrefix size limitation, the valid value range is \[28, 31\] (/31 = 2 nodes/IPs, /30 = 4 nodes/IPs, /29 = 8 nodes/IPs, /28 = 16 nodes/IPs). The default value is 31.
     #[serde(rename = "publicIPPrefixSize", skip_serializing_if = "Option::is_none")]
     pub public_ip_prefix_size: Option<i32>,
 }
+
+armgen_runtime::json_object! { AgentPoolGatewayProfile { "publicIPPrefixSize" => public_ip_prefix_size } }
 
 impl armgen_runtime::kube::ToArm for AgentPoolGatewayProfile {
     type Arm = arm::AgentPoolGatewayProfile;
@@ -44,7 +46,7 @@ impl AgentPoolGatewayProfile {
 }
 
 /// Network settings of an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolNetworkProfile {
     /// IPTags of instance-level public IPs.
@@ -56,6 +58,14 @@ pub struct AgentPoolNetworkProfile {
     /// The IDs of the application security groups which agent pool will associate when created.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub application_security_groups: Option<Vec<String>>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolNetworkProfile {
+        "nodePublicIPTags" => node_public_ip_tags,
+        "allowedHostPorts" => allowed_host_ports,
+        "applicationSecurityGroups" => application_security_groups,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for AgentPoolNetworkProfile {
@@ -87,7 +97,7 @@ impl AgentPoolNetworkProfile {
 }
 
 /// The security settings of an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolSecurityProfile {
     /// vTPM is a Trusted Launch feature for configuring a dedicated secure vault for keys and measurements held locally on the node. For more details, see aka.ms/aks/trustedlaunch. If not specified, the default is false.
@@ -99,6 +109,14 @@ pub struct AgentPoolSecurityProfile {
     /// SSH access method of an agent pool.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ssh_access: Option<arm::AgentPoolSshAccess>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolSecurityProfile {
+        "enableVTPM" => enable_vtpm,
+        "enableSecureBoot" => enable_secure_boot,
+        "sshAccess" => ssh_access,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for AgentPoolSecurityProfile {
@@ -130,7 +148,7 @@ impl AgentPoolSecurityProfile {
 }
 
 /// Settings for upgrading an agentpool
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolUpgradeSettings {
     /// The maximum number or percentage of nodes that are surged during upgrade. This can either be set to an integer (e.g. '5') or a percentage (e.g. '50%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 10%. For more information, including best practices, see: <https://learn.microsoft.com/en-us/azure/aks/upgrade-cluster>
@@ -148,6 +166,16 @@ pub struct AgentPoolUpgradeSettings {
     /// Defines the behavior for undrainable nodes during upgrade. The most common cause of undrainable nodes is Pod Disruption Budgets (PDBs), but other issues, such as pod termination grace period is exceeding the remaining per-node drain timeout or pod is still being in a running state, can also cause undrainable nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub undrainable_node_behavior: Option<arm::UndrainableNodeBehavior>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolUpgradeSettings {
+        "maxSurge" => max_surge,
+        "maxUnavailable" => max_unavailable,
+        "drainTimeoutInMinutes" => drain_timeout_in_minutes,
+        "nodeSoakDurationInMinutes" => node_soak_duration_in_minutes,
+        "undrainableNodeBehavior" => undrainable_node_behavior,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for AgentPoolUpgradeSettings {
@@ -183,13 +211,15 @@ impl AgentPoolUpgradeSettings {
 }
 
 /// The Windows agent pool's specific profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolWindowsProfile {
     /// Whether to disable OutboundNAT in windows nodes. The default value is false. Outbound NAT can only be disabled if the cluster outboundType is NAT Gateway and the Windows agent pool does not have node public IP enabled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_outbound_nat: Option<bool>,
 }
+
+armgen_runtime::json_object! { AgentPoolWindowsProfile { "disableOutboundNat" => disable_outbound_nat } }
 
 impl armgen_runtime::kube::ToArm for AgentPoolWindowsProfile {
     type Arm = arm::AgentPoolWindowsProfile;
@@ -216,13 +246,15 @@ impl AgentPoolWindowsProfile {
 }
 
 /// Data used when creating a target resource from a source resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct CreationData {
     /// This is the ARM ID of the source object to be used to create the target object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_resource_id: Option<armgen_runtime::kube::ResourceReference>,
 }
+
+armgen_runtime::json_object! { CreationData { "sourceResourceId" => source_resource_id } }
 
 impl armgen_runtime::kube::ToArm for CreationData {
     type Arm = arm::CreationData;
@@ -248,13 +280,15 @@ impl CreationData {
 }
 
 /// GPU settings for the Agent Pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct GpuProfile {
     /// Whether to install GPU drivers. When it's not specified, default is Install.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub driver: Option<arm::GpuDriver>,
 }
+
+armgen_runtime::json_object! { GpuProfile { "driver" => driver } }
 
 impl armgen_runtime::kube::ToArm for GpuProfile {
     type Arm = arm::GpuProfile;
@@ -275,7 +309,7 @@ impl GpuProfile {
 }
 
 /// Contains the IPTag associated with the object.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IpTag {
     /// The IP tag type. Example: RoutingPreference.
@@ -285,6 +319,8 @@ pub struct IpTag {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
 }
+
+armgen_runtime::json_object! { IpTag { "ipTagType" => ip_tag_type, "tag" => tag } }
 
 impl armgen_runtime::kube::ToArm for IpTag {
     type Arm = arm::IpTag;
@@ -309,7 +345,7 @@ impl IpTag {
 }
 
 /// Kubelet configurations of agent nodes. See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct KubeletConfig {
     /// The CPU Manager policy to use. The default is 'none'. See [Kubernetes CPU management policies](<https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/#cpu-management-policies>) for more information. Allowed values are 'none' and 'static'.
@@ -345,6 +381,22 @@ pub struct KubeletConfig {
     /// The maximum number of processes per pod.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_max_pids: Option<i32>,
+}
+
+armgen_runtime::json_object! {
+    KubeletConfig {
+        "cpuManagerPolicy" => cpu_manager_policy,
+        "cpuCfsQuota" => cpu_cfs_quota,
+        "cpuCfsQuotaPeriod" => cpu_cfs_quota_period,
+        "imageGcHighThreshold" => image_gc_high_threshold,
+        "imageGcLowThreshold" => image_gc_low_threshold,
+        "topologyManagerPolicy" => topology_manager_policy,
+        "allowedUnsafeSysctls" => allowed_unsafe_sysctls,
+        "failSwapOn" => fail_swap_on,
+        "containerLogMaxSizeMB" => container_log_max_size_mb,
+        "containerLogMaxFiles" => container_log_max_files,
+        "podMaxPids" => pod_max_pids,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for KubeletConfig {
@@ -388,7 +440,7 @@ impl KubeletConfig {
 }
 
 /// OS configurations of Linux agent nodes. See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct LinuxOsConfig {
     /// Sysctl settings for Linux agent nodes.
@@ -403,6 +455,15 @@ pub struct LinuxOsConfig {
     /// The size in MB of a swap file that will be created on each node.
     #[serde(rename = "swapFileSizeMB", skip_serializing_if = "Option::is_none")]
     pub swap_file_size_mb: Option<i32>,
+}
+
+armgen_runtime::json_object! {
+    LinuxOsConfig {
+        "sysctls" => sysctls,
+        "transparentHugePageEnabled" => transparent_huge_page_enabled,
+        "transparentHugePageDefrag" => transparent_huge_page_defrag,
+        "swapFileSizeMB" => swap_file_size_mb,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for LinuxOsConfig {
@@ -432,7 +493,7 @@ impl LinuxOsConfig {
 }
 
 /// Overrides for localDNS profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct LocalDnsOverride {
     /// Log level for DNS queries in localDNS.
@@ -459,6 +520,19 @@ pub struct LocalDnsOverride {
     /// Policy for serving stale data. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serve_stale: Option<arm::LocalDnsServeStale>,
+}
+
+armgen_runtime::json_object! {
+    LocalDnsOverride {
+        "queryLogging" => query_logging,
+        "protocol" => protocol,
+        "forwardDestination" => forward_destination,
+        "forwardPolicy" => forward_policy,
+        "maxConcurrent" => max_concurrent,
+        "cacheDurationInSeconds" => cache_duration_in_seconds,
+        "serveStaleDurationInSeconds" => serve_stale_duration_in_seconds,
+        "serveStale" => serve_stale,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for LocalDnsOverride {
@@ -496,7 +570,7 @@ impl LocalDnsOverride {
 }
 
 /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct LocalDnsProfile {
     /// Mode of enablement for localDNS.
@@ -508,6 +582,14 @@ pub struct LocalDnsProfile {
     /// KubeDNS overrides apply to DNS traffic from pods with dnsPolicy:ClusterFirst (referred to as KubeDNS traffic).
     #[serde(rename = "kubeDNSOverrides", skip_serializing_if = "Option::is_none")]
     pub kube_dns_overrides: Option<BTreeMap<String, LocalDnsOverride>>,
+}
+
+armgen_runtime::json_object! {
+    LocalDnsProfile {
+        "mode" => mode,
+        "vnetDNSOverrides" => vnet_dns_overrides,
+        "kubeDNSOverrides" => kube_dns_overrides,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for LocalDnsProfile {
@@ -546,7 +628,7 @@ impl LocalDnsProfile {
 }
 
 /// Specifications on number of machines.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManualScaleProfile {
     /// VM size that AKS will use when creating and scaling e.g. 'Standard_E4s_v3', 'Standard_E16s_v3' or 'Standard_D16s_v5'.
@@ -556,6 +638,8 @@ pub struct ManualScaleProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
 }
+
+armgen_runtime::json_object! { ManualScaleProfile { "size" => size, "count" => count } }
 
 impl armgen_runtime::kube::ToArm for ManualScaleProfile {
     type Arm = arm::ManualScaleProfile;
@@ -580,7 +664,7 @@ impl ManualScaleProfile {
 }
 
 /// The port range.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PortRange {
     /// The minimum port that is included in the range. It should be ranged from 1 to 65535, and be less than or equal to portEnd.
@@ -593,6 +677,8 @@ pub struct PortRange {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<arm::Protocol>,
 }
+
+armgen_runtime::json_object! { PortRange { "portStart" => port_start, "portEnd" => port_end, "protocol" => protocol } }
 
 impl armgen_runtime::kube::ToArm for PortRange {
     type Arm = arm::PortRange;
@@ -619,13 +705,15 @@ impl PortRange {
 }
 
 /// Describes the Power State of the cluster
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PowerState {
     /// Tells whether the cluster is Running or Stopped
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<arm::Code>,
 }
+
+armgen_runtime::json_object! { PowerState { "code" => code } }
 
 impl armgen_runtime::kube::ToArm for PowerState {
     type Arm = arm::PowerState;
@@ -646,13 +734,15 @@ impl PowerState {
 }
 
 /// Specifications on how to scale a VirtualMachines agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ScaleProfile {
     /// Specifications on how to scale the VirtualMachines agent pool to a fixed size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub manual: Option<Vec<ManualScaleProfile>>,
 }
+
+armgen_runtime::json_object! { ScaleProfile { "manual" => manual } }
 
 impl armgen_runtime::kube::ToArm for ScaleProfile {
     type Arm = arm::ScaleProfile;
@@ -675,7 +765,7 @@ impl ScaleProfile {
 }
 
 /// Sysctl settings for Linux agent nodes.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SysctlConfig {
     /// Sysctl setting net.core.somaxconn.
@@ -764,6 +854,39 @@ pub struct SysctlConfig {
     pub vm_vfs_cache_pressure: Option<i32>,
 }
 
+armgen_runtime::json_object! {
+    SysctlConfig {
+        "netCoreSomaxconn" => net_core_somaxconn,
+        "netCoreNetdevMaxBacklog" => net_core_netdev_max_backlog,
+        "netCoreRmemDefault" => net_core_rmem_default,
+        "netCoreRmemMax" => net_core_rmem_max,
+        "netCoreWmemDefault" => net_core_wmem_default,
+        "netCoreWmemMax" => net_core_wmem_max,
+        "netCoreOptmemMax" => net_core_optmem_max,
+        "netIpv4TcpMaxSynBacklog" => net_ipv4_tcp_max_syn_backlog,
+        "netIpv4TcpMaxTwBuckets" => net_ipv4_tcp_max_tw_buckets,
+        "netIpv4TcpFinTimeout" => net_ipv4_tcp_fin_timeout,
+        "netIpv4TcpKeepaliveTime" => net_ipv4_tcp_keepalive_time,
+        "netIpv4TcpKeepaliveProbes" => net_ipv4_tcp_keepalive_probes,
+        "netIpv4TcpkeepaliveIntvl" => net_ipv4_tcpkeepalive_intvl,
+        "netIpv4TcpTwReuse" => net_ipv4_tcp_tw_reuse,
+        "netIpv4IpLocalPortRange" => net_ipv4_ip_local_port_range,
+        "netIpv4NeighDefaultGcThresh1" => net_ipv4_neigh_default_gc_thresh1,
+        "netIpv4NeighDefaultGcThresh2" => net_ipv4_neigh_default_gc_thresh2,
+        "netIpv4NeighDefaultGcThresh3" => net_ipv4_neigh_default_gc_thresh3,
+        "netNetfilterNfConntrackMax" => net_netfilter_nf_conntrack_max,
+        "netNetfilterNfConntrackBuckets" => net_netfilter_nf_conntrack_buckets,
+        "fsInotifyMaxUserWatches" => fs_inotify_max_user_watches,
+        "fsFileMax" => fs_file_max,
+        "fsAioMaxNr" => fs_aio_max_nr,
+        "fsNrOpen" => fs_nr_open,
+        "kernelThreadsMax" => kernel_threads_max,
+        "vmMaxMapCount" => vm_max_map_count,
+        "vmSwappiness" => vm_swappiness,
+        "vmVfsCachePressure" => vm_vfs_cache_pressure,
+    }
+}
+
 impl armgen_runtime::kube::ToArm for SysctlConfig {
     type Arm = arm::SysctlConfig;
     fn to_arm(&self, _resolver: &dyn Resolver, _path: &Path<'_>) -> Result<arm::SysctlConfig, ConversionError> {
@@ -839,7 +962,7 @@ impl SysctlConfig {
 }
 
 /// Current status on a group of nodes of the same vm size.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct VirtualMachineNodes {
     /// The VM size of the agents used to host this group of nodes.
@@ -849,6 +972,8 @@ pub struct VirtualMachineNodes {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
 }
+
+armgen_runtime::json_object! { VirtualMachineNodes { "size" => size, "count" => count } }
 
 impl armgen_runtime::kube::ToArm for VirtualMachineNodes {
     type Arm = arm::VirtualMachineNodes;
@@ -873,13 +998,15 @@ impl VirtualMachineNodes {
 }
 
 /// Specifications on VirtualMachines agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct VirtualMachinesProfile {
     /// Specifications on how to scale a VirtualMachines agent pool.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scale: Option<ScaleProfile>,
 }
+
+armgen_runtime::json_object! { VirtualMachinesProfile { "scale" => scale } }
 
 impl armgen_runtime::kube::ToArm for VirtualMachinesProfile {
     type Arm = arm::VirtualMachinesProfile;

@@ -6,11 +6,11 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Agent Pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPool {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
@@ -30,6 +30,10 @@ pub struct AgentPool {
     pub properties: Option<ManagedClusterAgentPoolProfileProperties>,
 }
 
+armgen_runtime::json_object! {
+    AgentPool { "id" => id, "name" => name, "type" => r#type, "systemData" => system_data, "properties" => properties }
+}
+
 impl From<&arm::AgentPool> for AgentPool {
     fn from(arm: &arm::AgentPool) -> Self {
         Self {
@@ -43,7 +47,7 @@ impl From<&arm::AgentPool> for AgentPool {
 }
 
 /// The list of available upgrades for an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolUpgradeProfile {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
@@ -63,6 +67,16 @@ pub struct AgentPoolUpgradeProfile {
     pub properties: Option<AgentPoolUpgradeProfileProperties>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolUpgradeProfile {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "properties" => properties,
+    }
+}
+
 impl From<&arm::AgentPoolUpgradeProfile> for AgentPoolUpgradeProfile {
     fn from(arm: &arm::AgentPoolUpgradeProfile) -> Self {
         Self {
@@ -79,7 +93,7 @@ impl From<&arm::AgentPoolUpgradeProfile> for AgentPoolUpgradeProfile {
 }
 
 /// The list of available upgrade versions.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolUpgradeProfileProperties {
     /// The Kubernetes version (major.minor.patch).
@@ -94,6 +108,15 @@ pub struct AgentPoolUpgradeProfileProperties {
     /// The latest AKS supported node image version.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latest_node_image_version: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolUpgradeProfileProperties {
+        "kubernetesVersion" => kubernetes_version,
+        "osType" => os_type,
+        "upgrades" => upgrades,
+        "latestNodeImageVersion" => latest_node_image_version,
+    }
 }
 
 impl From<&arm::AgentPoolUpgradeProfileProperties> for AgentPoolUpgradeProfileProperties {
@@ -113,7 +136,7 @@ impl From<&arm::AgentPoolUpgradeProfileProperties> for AgentPoolUpgradeProfilePr
 }
 
 /// Available upgrades for an AgentPool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolUpgradeProfilePropertiesUpgradesItem {
     /// The Kubernetes version (major.minor.patch).
@@ -122,6 +145,13 @@ pub struct AgentPoolUpgradeProfilePropertiesUpgradesItem {
     /// Whether the Kubernetes version is currently in preview.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub is_preview: Option<bool>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolUpgradeProfilePropertiesUpgradesItem {
+        "kubernetesVersion" => kubernetes_version,
+        "isPreview" => is_preview,
+    }
 }
 
 impl From<&arm::AgentPoolUpgradeProfilePropertiesUpgradesItem> for AgentPoolUpgradeProfilePropertiesUpgradesItem {
@@ -134,7 +164,7 @@ impl From<&arm::AgentPoolUpgradeProfilePropertiesUpgradesItem> for AgentPoolUpgr
 }
 
 /// A machine. Contains details about the underlying virtual machine. A machine may be visible here but not in kubectl get nodes; if so it may be because the machine has not been registered with the Kubernetes API Server yet.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Machine {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
@@ -157,6 +187,17 @@ pub struct Machine {
     pub zones: Option<Vec<String>>,
 }
 
+armgen_runtime::json_object! {
+    Machine {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "properties" => properties,
+        "zones" => zones,
+    }
+}
+
 impl From<&arm::Machine> for Machine {
     fn from(arm: &arm::Machine) -> Self {
         Self {
@@ -171,7 +212,7 @@ impl From<&arm::Machine> for Machine {
 }
 
 /// The machine IP address details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct MachineIpAddress {
     /// To determine if address belongs IPv4 or IPv6 family
@@ -181,6 +222,8 @@ pub struct MachineIpAddress {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ip: Option<String>,
 }
+
+armgen_runtime::json_object! { MachineIpAddress { "family" => family, "ip" => ip } }
 
 impl From<&arm::MachineIpAddress> for MachineIpAddress {
     fn from(arm: &arm::MachineIpAddress) -> Self {
@@ -192,13 +235,15 @@ impl From<&arm::MachineIpAddress> for MachineIpAddress {
 }
 
 /// network properties of the machine
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct MachineNetworkProperties {
     /// IPv4, IPv6 addresses of the machine
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_addresses: Option<Vec<MachineIpAddress>>,
 }
+
+armgen_runtime::json_object! { MachineNetworkProperties { "ipAddresses" => ip_addresses } }
 
 impl From<&arm::MachineNetworkProperties> for MachineNetworkProperties {
     fn from(arm: &arm::MachineNetworkProperties) -> Self {
@@ -209,7 +254,7 @@ impl From<&arm::MachineNetworkProperties> for MachineNetworkProperties {
 }
 
 /// The properties of the machine
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct MachineProperties {
     /// network properties of the machine
@@ -219,6 +264,8 @@ pub struct MachineProperties {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<String>,
 }
+
+armgen_runtime::json_object! { MachineProperties { "network" => network, "resourceId" => resource_id } }
 
 impl From<&arm::MachineProperties> for MachineProperties {
     fn from(arm: &arm::MachineProperties) -> Self {
@@ -230,7 +277,7 @@ impl From<&arm::MachineProperties> for MachineProperties {
 }
 
 /// Properties for the container service agent pool profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAgentPoolProfileProperties {
     /// Unique read-only string used to implement optimistic concurrency. The eTag value will change when the resource is updated. Specify an if-match or if-none-match header with the eTag value for a subsequent request to enable optimistic concurrency per the normal eTag convention.
@@ -395,6 +442,65 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
     #[serde(rename = "localDNSProfile", skip_serializing_if = "Option::is_none")]
     pub local_dns_profile: Option<LocalDnsProfile>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAgentPoolProfileProperties {
+        "eTag" => e_tag,
+        "count" => count,
+        "vmSize" => vm_size,
+        "osDiskSizeGB" => os_disk_size_gb,
+        "osDiskType" => os_disk_type,
+        "kubeletDiskType" => kubelet_disk_type,
+        "workloadRuntime" => workload_runtime,
+        "messageOfTheDay" => message_of_the_day,
+        "vnetSubnetID" => vnet_subnet_id,
+        "podSubnetID" => pod_subnet_id,
+        "podIPAllocationMode" => pod_ip_allocation_mode,
+        "maxPods" => max_pods,
+        "osType" => os_type,
+        "osSKU" => os_sku,
+        "maxCount" => max_count,
+        "minCount" => min_count,
+        "enableAutoScaling" => enable_auto_scaling,
+        "scaleDownMode" => scale_down_mode,
+        "type" => r#type,
+        "mode" => mode,
+        "orchestratorVersion" => orchestrator_version,
+        "currentOrchestratorVersion" => current_orchestrator_version,
+        "nodeImageVersion" => node_image_version,
+        "upgradeSettings" => upgrade_settings,
+        "provisioningState" => provisioning_state,
+        "powerState" => power_state,
+        "availabilityZones" => availability_zones,
+        "enableNodePublicIP" => enable_node_public_ip,
+        "nodePublicIPPrefixID" => node_public_ip_prefix_id,
+        "scaleSetPriority" => scale_set_priority,
+        "scaleSetEvictionPolicy" => scale_set_eviction_policy,
+        "spotMaxPrice" => spot_max_price,
+        "tags" => tags,
+        "nodeLabels" => node_labels,
+        "nodeTaints" => node_taints,
+        "proximityPlacementGroupID" => proximity_placement_group_id,
+        "kubeletConfig" => kubelet_config,
+        "linuxOSConfig" => linux_os_config,
+        "enableEncryptionAtHost" => enable_encryption_at_host,
+        "enableUltraSSD" => enable_ultra_ssd,
+        "enableFIPS" => enable_fips,
+        "gpuInstanceProfile" => gpu_instance_profile,
+        "creationData" => creation_data,
+        "capacityReservationGroupID" => capacity_reservation_group_id,
+        "hostGroupID" => host_group_id,
+        "networkProfile" => network_profile,
+        "windowsProfile" => windows_profile,
+        "securityProfile" => security_profile,
+        "gpuProfile" => gpu_profile,
+        "gatewayProfile" => gateway_profile,
+        "virtualMachinesProfile" => virtual_machines_profile,
+        "virtualMachineNodesStatus" => virtual_machine_nodes_status,
+        "status" => status,
+        "localDNSProfile" => local_dns_profile,
+    }
 }
 
 impl From<&arm::ManagedClusterAgentPoolProfileProperties> for ManagedClusterAgentPoolProfileProperties {

@@ -6,10 +6,10 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Default network policy of the namespace, specifying ingress and egress rules.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct NetworkPolicies {
     /// Enum representing different network policy rules.
@@ -19,6 +19,8 @@ pub struct NetworkPolicies {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub egress: Option<arm::PolicyRule>,
 }
+
+armgen_runtime::json_object! { NetworkPolicies { "ingress" => ingress, "egress" => egress } }
 
 impl From<&arm::NetworkPolicies> for NetworkPolicies {
     fn from(arm: &arm::NetworkPolicies) -> Self {
@@ -30,7 +32,7 @@ impl From<&arm::NetworkPolicies> for NetworkPolicies {
 }
 
 /// Resource quota for the namespace.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ResourceQuota {
     /// CPU request of the namespace in one-thousandth CPU form. See [CPU resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-cpu>) for more details.
@@ -45,6 +47,15 @@ pub struct ResourceQuota {
     /// Memory limit of the namespace in the power-of-two equivalents form: Ei, Pi, Ti, Gi, Mi, Ki. See [Memory resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-memory>) for more details.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    ResourceQuota {
+        "cpuRequest" => cpu_request,
+        "cpuLimit" => cpu_limit,
+        "memoryRequest" => memory_request,
+        "memoryLimit" => memory_limit,
+    }
 }
 
 impl From<&arm::ResourceQuota> for ResourceQuota {

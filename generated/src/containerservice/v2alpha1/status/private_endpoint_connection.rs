@@ -6,16 +6,18 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Private endpoint which a connection belongs to.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PrivateEndpoint {
     /// The resource ID of the private endpoint
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }
+
+armgen_runtime::json_object! { PrivateEndpoint { "id" => id } }
 
 impl From<&arm::PrivateEndpoint> for PrivateEndpoint {
     fn from(arm: &arm::PrivateEndpoint) -> Self {
@@ -24,7 +26,7 @@ impl From<&arm::PrivateEndpoint> for PrivateEndpoint {
 }
 
 /// The state of a private link service connection.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PrivateLinkServiceConnectionState {
     /// The private link service connection status.
@@ -34,6 +36,8 @@ pub struct PrivateLinkServiceConnectionState {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
+
+armgen_runtime::json_object! { PrivateLinkServiceConnectionState { "status" => status, "description" => description } }
 
 impl From<&arm::PrivateLinkServiceConnectionState> for PrivateLinkServiceConnectionState {
     fn from(arm: &arm::PrivateLinkServiceConnectionState) -> Self {

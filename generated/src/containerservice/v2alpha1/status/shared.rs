@@ -6,17 +6,19 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Profile of the managed cluster gateway agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolGatewayProfile {
     /// The Gateway agent pool associates one public IPPrefix for each static egress gateway to provide public egress. The size of Public IPPrefix should be selected by the user. Each node in the agent pool is assigned with one IP from the IPPrefix. The IPPrefix size thus serves as a cap on the size of the Gateway agent pool. Due to Azure public IPPrefix size limitation, the valid value range is \[28, 31\] (/31 = 2 nodes/IPs, /30 = 4 nodes/IPs, /29 = 8 nodes/IPs, /28 = 16 nodes/IPs). The default value is 31.
     #[serde(rename = "publicIPPrefixSize", skip_serializing_if = "Option::is_none")]
     pub public_ip_prefix_size: Option<i32>,
 }
+
+armgen_runtime::json_object! { AgentPoolGatewayProfile { "publicIPPrefixSize" => public_ip_prefix_size } }
 
 impl From<&arm::AgentPoolGatewayProfile> for AgentPoolGatewayProfile {
     fn from(arm: &arm::AgentPoolGatewayProfile) -> Self {
@@ -27,7 +29,7 @@ impl From<&arm::AgentPoolGatewayProfile> for AgentPoolGatewayProfile {
 }
 
 /// Network settings of an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolNetworkProfile {
     /// IPTags of instance-level public IPs.
@@ -41,6 +43,14 @@ pub struct AgentPoolNetworkProfile {
     pub application_security_groups: Option<Vec<String>>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolNetworkProfile {
+        "nodePublicIPTags" => node_public_ip_tags,
+        "allowedHostPorts" => allowed_host_ports,
+        "applicationSecurityGroups" => application_security_groups,
+    }
+}
+
 impl From<&arm::AgentPoolNetworkProfile> for AgentPoolNetworkProfile {
     fn from(arm: &arm::AgentPoolNetworkProfile) -> Self {
         Self {
@@ -52,7 +62,7 @@ impl From<&arm::AgentPoolNetworkProfile> for AgentPoolNetworkProfile {
 }
 
 /// The security settings of an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolSecurityProfile {
     /// vTPM is a Trusted Launch feature for configuring a dedicated secure vault for keys and measurements held locally on the node. For more details, see aka.ms/aks/trustedlaunch. If not specified, the default is false.
@@ -66,6 +76,14 @@ pub struct AgentPoolSecurityProfile {
     pub ssh_access: Option<arm::AgentPoolSshAccess>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolSecurityProfile {
+        "enableVTPM" => enable_vtpm,
+        "enableSecureBoot" => enable_secure_boot,
+        "sshAccess" => ssh_access,
+    }
+}
+
 impl From<&arm::AgentPoolSecurityProfile> for AgentPoolSecurityProfile {
     fn from(arm: &arm::AgentPoolSecurityProfile) -> Self {
         Self {
@@ -77,13 +95,15 @@ impl From<&arm::AgentPoolSecurityProfile> for AgentPoolSecurityProfile {
 }
 
 /// Contains read-only information about the Agent Pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolStatus {
     /// The error detail information of the agent pool. Preserves the detailed info of failure. If there was no error, this field is omitted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_error: Option<ErrorDetail>,
 }
+
+armgen_runtime::json_object! { AgentPoolStatus { "provisioningError" => provisioning_error } }
 
 impl From<&arm::AgentPoolStatus> for AgentPoolStatus {
     fn from(arm: &arm::AgentPoolStatus) -> Self {
@@ -94,7 +114,7 @@ impl From<&arm::AgentPoolStatus> for AgentPoolStatus {
 }
 
 /// Settings for upgrading an agentpool
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolUpgradeSettings {
     /// The maximum number or percentage of nodes that are surged during upgrade. This can either be set to an integer (e.g. '5') or a percentage (e.g. '50%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 10%. For more information, including best practices, see: <https://learn.microsoft.com/en-us/azure/aks/upgrade-cluster>
@@ -114,6 +134,16 @@ pub struct AgentPoolUpgradeSettings {
     pub undrainable_node_behavior: Option<arm::UndrainableNodeBehavior>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolUpgradeSettings {
+        "maxSurge" => max_surge,
+        "maxUnavailable" => max_unavailable,
+        "drainTimeoutInMinutes" => drain_timeout_in_minutes,
+        "nodeSoakDurationInMinutes" => node_soak_duration_in_minutes,
+        "undrainableNodeBehavior" => undrainable_node_behavior,
+    }
+}
+
 impl From<&arm::AgentPoolUpgradeSettings> for AgentPoolUpgradeSettings {
     fn from(arm: &arm::AgentPoolUpgradeSettings) -> Self {
         Self {
@@ -127,13 +157,15 @@ impl From<&arm::AgentPoolUpgradeSettings> for AgentPoolUpgradeSettings {
 }
 
 /// The Windows agent pool's specific profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolWindowsProfile {
     /// Whether to disable OutboundNAT in windows nodes. The default value is false. Outbound NAT can only be disabled if the cluster outboundType is NAT Gateway and the Windows agent pool does not have node public IP enabled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_outbound_nat: Option<bool>,
 }
+
+armgen_runtime::json_object! { AgentPoolWindowsProfile { "disableOutboundNat" => disable_outbound_nat } }
 
 impl From<&arm::AgentPoolWindowsProfile> for AgentPoolWindowsProfile {
     fn from(arm: &arm::AgentPoolWindowsProfile) -> Self {
@@ -144,13 +176,15 @@ impl From<&arm::AgentPoolWindowsProfile> for AgentPoolWindowsProfile {
 }
 
 /// Data used when creating a target resource from a source resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct CreationData {
     /// This is the ARM ID of the source object to be used to create the target object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_resource_id: Option<String>,
 }
+
+armgen_runtime::json_object! { CreationData { "sourceResourceId" => source_resource_id } }
 
 impl From<&arm::CreationData> for CreationData {
     fn from(arm: &arm::CreationData) -> Self {
@@ -161,7 +195,7 @@ impl From<&arm::CreationData> for CreationData {
 }
 
 /// The resource management error additional info.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ErrorAdditionalInfo {
     /// The additional info type.
@@ -171,6 +205,8 @@ pub struct ErrorAdditionalInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub info: Option<serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ErrorAdditionalInfo { "type" => r#type, "info" => info } }
 
 impl From<&arm::ErrorAdditionalInfo> for ErrorAdditionalInfo {
     fn from(arm: &arm::ErrorAdditionalInfo) -> Self {
@@ -182,7 +218,7 @@ impl From<&arm::ErrorAdditionalInfo> for ErrorAdditionalInfo {
 }
 
 /// The error detail.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ErrorDetail {
     /// The error code.
@@ -202,6 +238,16 @@ pub struct ErrorDetail {
     pub additional_info: Option<Vec<ErrorAdditionalInfo>>,
 }
 
+armgen_runtime::json_object! {
+    ErrorDetail {
+        "code" => code,
+        "message" => message,
+        "target" => target,
+        "details" => details,
+        "additionalInfo" => additional_info,
+    }
+}
+
 impl From<&arm::ErrorDetail> for ErrorDetail {
     fn from(arm: &arm::ErrorDetail) -> Self {
         Self {
@@ -215,13 +261,15 @@ impl From<&arm::ErrorDetail> for ErrorDetail {
 }
 
 /// GPU settings for the Agent Pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct GpuProfile {
     /// Whether to install GPU drivers. When it's not specified, default is Install.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub driver: Option<arm::GpuDriver>,
 }
+
+armgen_runtime::json_object! { GpuProfile { "driver" => driver } }
 
 impl From<&arm::GpuProfile> for GpuProfile {
     fn from(arm: &arm::GpuProfile) -> Self {
@@ -230,7 +278,7 @@ impl From<&arm::GpuProfile> for GpuProfile {
 }
 
 /// Contains the IPTag associated with the object.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IpTag {
     /// The IP tag type. Example: RoutingPreference.
@@ -240,6 +288,8 @@ pub struct IpTag {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
 }
+
+armgen_runtime::json_object! { IpTag { "ipTagType" => ip_tag_type, "tag" => tag } }
 
 impl From<&arm::IpTag> for IpTag {
     fn from(arm: &arm::IpTag) -> Self {
@@ -251,7 +301,7 @@ impl From<&arm::IpTag> for IpTag {
 }
 
 /// Kubelet configurations of agent nodes. See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct KubeletConfig {
     /// The CPU Manager policy to use. The default is 'none'. See [Kubernetes CPU management policies](<https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/#cpu-management-policies>) for more information. Allowed values are 'none' and 'static'.
@@ -289,6 +339,22 @@ pub struct KubeletConfig {
     pub pod_max_pids: Option<i32>,
 }
 
+armgen_runtime::json_object! {
+    KubeletConfig {
+        "cpuManagerPolicy" => cpu_manager_policy,
+        "cpuCfsQuota" => cpu_cfs_quota,
+        "cpuCfsQuotaPeriod" => cpu_cfs_quota_period,
+        "imageGcHighThreshold" => image_gc_high_threshold,
+        "imageGcLowThreshold" => image_gc_low_threshold,
+        "topologyManagerPolicy" => topology_manager_policy,
+        "allowedUnsafeSysctls" => allowed_unsafe_sysctls,
+        "failSwapOn" => fail_swap_on,
+        "containerLogMaxSizeMB" => container_log_max_size_mb,
+        "containerLogMaxFiles" => container_log_max_files,
+        "podMaxPids" => pod_max_pids,
+    }
+}
+
 impl From<&arm::KubeletConfig> for KubeletConfig {
     fn from(arm: &arm::KubeletConfig) -> Self {
         Self {
@@ -308,7 +374,7 @@ impl From<&arm::KubeletConfig> for KubeletConfig {
 }
 
 /// OS configurations of Linux agent nodes. See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct LinuxOsConfig {
     /// Sysctl settings for Linux agent nodes.
@@ -325,6 +391,15 @@ pub struct LinuxOsConfig {
     pub swap_file_size_mb: Option<i32>,
 }
 
+armgen_runtime::json_object! {
+    LinuxOsConfig {
+        "sysctls" => sysctls,
+        "transparentHugePageEnabled" => transparent_huge_page_enabled,
+        "transparentHugePageDefrag" => transparent_huge_page_defrag,
+        "swapFileSizeMB" => swap_file_size_mb,
+    }
+}
+
 impl From<&arm::LinuxOsConfig> for LinuxOsConfig {
     fn from(arm: &arm::LinuxOsConfig) -> Self {
         Self {
@@ -337,7 +412,7 @@ impl From<&arm::LinuxOsConfig> for LinuxOsConfig {
 }
 
 /// Overrides for localDNS profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct LocalDnsOverride {
     /// Log level for DNS queries in localDNS.
@@ -366,6 +441,19 @@ pub struct LocalDnsOverride {
     pub serve_stale: Option<arm::LocalDnsServeStale>,
 }
 
+armgen_runtime::json_object! {
+    LocalDnsOverride {
+        "queryLogging" => query_logging,
+        "protocol" => protocol,
+        "forwardDestination" => forward_destination,
+        "forwardPolicy" => forward_policy,
+        "maxConcurrent" => max_concurrent,
+        "cacheDurationInSeconds" => cache_duration_in_seconds,
+        "serveStaleDurationInSeconds" => serve_stale_duration_in_seconds,
+        "serveStale" => serve_stale,
+    }
+}
+
 impl From<&arm::LocalDnsOverride> for LocalDnsOverride {
     fn from(arm: &arm::LocalDnsOverride) -> Self {
         Self {
@@ -382,7 +470,7 @@ impl From<&arm::LocalDnsOverride> for LocalDnsOverride {
 }
 
 /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct LocalDnsProfile {
     /// Mode of enablement for localDNS.
@@ -397,6 +485,15 @@ pub struct LocalDnsProfile {
     /// KubeDNS overrides apply to DNS traffic from pods with dnsPolicy:ClusterFirst (referred to as KubeDNS traffic).
     #[serde(rename = "kubeDNSOverrides", skip_serializing_if = "Option::is_none")]
     pub kube_dns_overrides: Option<BTreeMap<String, LocalDnsOverride>>,
+}
+
+armgen_runtime::json_object! {
+    LocalDnsProfile {
+        "mode" => mode,
+        "state" => state,
+        "vnetDNSOverrides" => vnet_dns_overrides,
+        "kubeDNSOverrides" => kube_dns_overrides,
+    }
 }
 
 impl From<&arm::LocalDnsProfile> for LocalDnsProfile {
@@ -421,7 +518,7 @@ impl From<&arm::LocalDnsProfile> for LocalDnsProfile {
 }
 
 /// Specifications on number of machines.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManualScaleProfile {
     /// VM size that AKS will use when creating and scaling e.g. 'Standard_E4s_v3', 'Standard_E16s_v3' or 'Standard_D16s_v5'.
@@ -431,6 +528,8 @@ pub struct ManualScaleProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
 }
+
+armgen_runtime::json_object! { ManualScaleProfile { "size" => size, "count" => count } }
 
 impl From<&arm::ManualScaleProfile> for ManualScaleProfile {
     fn from(arm: &arm::ManualScaleProfile) -> Self {
@@ -442,7 +541,7 @@ impl From<&arm::ManualScaleProfile> for ManualScaleProfile {
 }
 
 /// The port range.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PortRange {
     /// The minimum port that is included in the range. It should be ranged from 1 to 65535, and be less than or equal to portEnd.
@@ -456,6 +555,8 @@ pub struct PortRange {
     pub protocol: Option<arm::Protocol>,
 }
 
+armgen_runtime::json_object! { PortRange { "portStart" => port_start, "portEnd" => port_end, "protocol" => protocol } }
+
 impl From<&arm::PortRange> for PortRange {
     fn from(arm: &arm::PortRange) -> Self {
         Self {
@@ -467,13 +568,15 @@ impl From<&arm::PortRange> for PortRange {
 }
 
 /// Describes the Power State of the cluster
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PowerState {
     /// Tells whether the cluster is Running or Stopped
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<arm::Code>,
 }
+
+armgen_runtime::json_object! { PowerState { "code" => code } }
 
 impl From<&arm::PowerState> for PowerState {
     fn from(arm: &arm::PowerState) -> Self {
@@ -482,13 +585,15 @@ impl From<&arm::PowerState> for PowerState {
 }
 
 /// Specifications on how to scale a VirtualMachines agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ScaleProfile {
     /// Specifications on how to scale the VirtualMachines agent pool to a fixed size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub manual: Option<Vec<ManualScaleProfile>>,
 }
+
+armgen_runtime::json_object! { ScaleProfile { "manual" => manual } }
 
 impl From<&arm::ScaleProfile> for ScaleProfile {
     fn from(arm: &arm::ScaleProfile) -> Self {
@@ -499,7 +604,7 @@ impl From<&arm::ScaleProfile> for ScaleProfile {
 }
 
 /// Sysctl settings for Linux agent nodes.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SysctlConfig {
     /// Sysctl setting net.core.somaxconn.
@@ -588,6 +693,39 @@ pub struct SysctlConfig {
     pub vm_vfs_cache_pressure: Option<i32>,
 }
 
+armgen_runtime::json_object! {
+    SysctlConfig {
+        "netCoreSomaxconn" => net_core_somaxconn,
+        "netCoreNetdevMaxBacklog" => net_core_netdev_max_backlog,
+        "netCoreRmemDefault" => net_core_rmem_default,
+        "netCoreRmemMax" => net_core_rmem_max,
+        "netCoreWmemDefault" => net_core_wmem_default,
+        "netCoreWmemMax" => net_core_wmem_max,
+        "netCoreOptmemMax" => net_core_optmem_max,
+        "netIpv4TcpMaxSynBacklog" => net_ipv4_tcp_max_syn_backlog,
+        "netIpv4TcpMaxTwBuckets" => net_ipv4_tcp_max_tw_buckets,
+        "netIpv4TcpFinTimeout" => net_ipv4_tcp_fin_timeout,
+        "netIpv4TcpKeepaliveTime" => net_ipv4_tcp_keepalive_time,
+        "netIpv4TcpKeepaliveProbes" => net_ipv4_tcp_keepalive_probes,
+        "netIpv4TcpkeepaliveIntvl" => net_ipv4_tcpkeepalive_intvl,
+        "netIpv4TcpTwReuse" => net_ipv4_tcp_tw_reuse,
+        "netIpv4IpLocalPortRange" => net_ipv4_ip_local_port_range,
+        "netIpv4NeighDefaultGcThresh1" => net_ipv4_neigh_default_gc_thresh1,
+        "netIpv4NeighDefaultGcThresh2" => net_ipv4_neigh_default_gc_thresh2,
+        "netIpv4NeighDefaultGcThresh3" => net_ipv4_neigh_default_gc_thresh3,
+        "netNetfilterNfConntrackMax" => net_netfilter_nf_conntrack_max,
+        "netNetfilterNfConntrackBuckets" => net_netfilter_nf_conntrack_buckets,
+        "fsInotifyMaxUserWatches" => fs_inotify_max_user_watches,
+        "fsFileMax" => fs_file_max,
+        "fsAioMaxNr" => fs_aio_max_nr,
+        "fsNrOpen" => fs_nr_open,
+        "kernelThreadsMax" => kernel_threads_max,
+        "vmMaxMapCount" => vm_max_map_count,
+        "vmSwappiness" => vm_swappiness,
+        "vmVfsCachePressure" => vm_vfs_cache_pressure,
+    }
+}
+
 impl From<&arm::SysctlConfig> for SysctlConfig {
     fn from(arm: &arm::SysctlConfig) -> Self {
         Self {
@@ -624,7 +762,7 @@ impl From<&arm::SysctlConfig> for SysctlConfig {
 }
 
 /// Metadata pertaining to creation and last modification of the resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SystemData {
     /// The identity that created the resource.
@@ -647,6 +785,17 @@ pub struct SystemData {
     pub last_modified_at: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    SystemData {
+        "createdBy" => created_by,
+        "createdByType" => created_by_type,
+        "createdAt" => created_at,
+        "lastModifiedBy" => last_modified_by,
+        "lastModifiedByType" => last_modified_by_type,
+        "lastModifiedAt" => last_modified_at,
+    }
+}
+
 impl From<&arm::SystemData> for SystemData {
     fn from(arm: &arm::SystemData) -> Self {
         Self {
@@ -661,7 +810,7 @@ impl From<&arm::SystemData> for SystemData {
 }
 
 /// Current status on a group of nodes of the same vm size.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct VirtualMachineNodes {
     /// The VM size of the agents used to host this group of nodes.
@@ -671,6 +820,8 @@ pub struct VirtualMachineNodes {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
 }
+
+armgen_runtime::json_object! { VirtualMachineNodes { "size" => size, "count" => count } }
 
 impl From<&arm::VirtualMachineNodes> for VirtualMachineNodes {
     fn from(arm: &arm::VirtualMachineNodes) -> Self {
@@ -682,13 +833,15 @@ impl From<&arm::VirtualMachineNodes> for VirtualMachineNodes {
 }
 
 /// Specifications on VirtualMachines agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct VirtualMachinesProfile {
     /// Specifications on how to scale a VirtualMachines agent pool.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scale: Option<ScaleProfile>,
 }
+
+armgen_runtime::json_object! { VirtualMachinesProfile { "scale" => scale } }
 
 impl From<&arm::VirtualMachinesProfile> for VirtualMachinesProfile {
     fn from(arm: &arm::VirtualMachinesProfile) -> Self {

@@ -5,13 +5,13 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/agentPools` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Agent Pool.
 ///
 /// Schema `AgentPool`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPool {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
@@ -52,6 +52,19 @@ pub struct AgentPool {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AgentPool {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "properties" => properties,
+        "machines" => machines,
+        "upgradeProfile" => upgrade_profile,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AgentPool {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -65,7 +78,7 @@ impl armgen_runtime::UnknownFields for AgentPool {
 /// A historical version that can be used for rollback operations.
 ///
 /// Schema `AgentPoolRecentlyUsedVersion`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolRecentlyUsedVersion {
     /// The Kubernetes version (major.minor.patch) available for rollback.
     #[serde(rename = "orchestratorVersion", default, skip_serializing_if = "Option::is_none")]
@@ -84,6 +97,15 @@ pub struct AgentPoolRecentlyUsedVersion {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolRecentlyUsedVersion {
+        "orchestratorVersion" => orchestrator_version,
+        "nodeImageVersion" => node_image_version,
+        "timestamp" => timestamp,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AgentPoolRecentlyUsedVersion {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -93,7 +115,7 @@ impl armgen_runtime::UnknownFields for AgentPoolRecentlyUsedVersion {
 /// The list of available upgrades for an agent pool.
 ///
 /// Schema `AgentPoolUpgradeProfile`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AgentPoolUpgradeProfile {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
@@ -123,6 +145,12 @@ pub struct AgentPoolUpgradeProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolUpgradeProfile { "id" => id, "name" => name, "type" => r#type, "systemData" => system_data }
+    required { "properties" => properties }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -134,7 +162,7 @@ impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfile {
 /// The list of available upgrade versions.
 ///
 /// Schema `AgentPoolUpgradeProfileProperties`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AgentPoolUpgradeProfileProperties {
     /// The Kubernetes version (major.minor.patch).
     #[serde(rename = "kubernetesVersion")]
@@ -161,6 +189,16 @@ pub struct AgentPoolUpgradeProfileProperties {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolUpgradeProfileProperties {
+        "upgrades" => upgrades,
+        "recentlyUsedVersions" => recently_used_versions,
+        "latestNodeImageVersion" => latest_node_image_version,
+    }
+    required { "kubernetesVersion" => kubernetes_version, "osType" => os_type }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfileProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.os_type.unknown_fields(&format!("{path}/osType"), out);
@@ -174,7 +212,7 @@ impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfileProperties {
 /// Available upgrades for an AgentPool.
 ///
 /// Schema `AgentPoolUpgradeProfilePropertiesUpgradesItem`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolUpgradeProfilePropertiesUpgradesItem {
     /// The Kubernetes version (major.minor.patch).
     #[serde(rename = "kubernetesVersion", default, skip_serializing_if = "Option::is_none")]
@@ -188,6 +226,14 @@ pub struct AgentPoolUpgradeProfilePropertiesUpgradesItem {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolUpgradeProfilePropertiesUpgradesItem {
+        "kubernetesVersion" => kubernetes_version,
+        "isPreview" => is_preview,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfilePropertiesUpgradesItem {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -197,7 +243,7 @@ impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfilePropertiesUpgrades
 /// A machine. Contains details about the underlying virtual machine. A machine may be visible here but not in kubectl get nodes; if so it may be because the machine has not been registered with the Kubernetes API Server yet.
 ///
 /// Schema `Machine`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Machine {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
@@ -233,6 +279,18 @@ pub struct Machine {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    Machine {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "properties" => properties,
+        "zones" => zones,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for Machine {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -244,7 +302,7 @@ impl armgen_runtime::UnknownFields for Machine {
 /// The machine IP address details.
 ///
 /// Schema `MachineIpAddress`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct MachineIpAddress {
     /// To determine if address belongs IPv4 or IPv6 family
     ///
@@ -262,6 +320,8 @@ pub struct MachineIpAddress {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { MachineIpAddress { "family" => family, "ip" => ip } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for MachineIpAddress {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.family.unknown_fields(&format!("{path}/family"), out);
@@ -272,7 +332,7 @@ impl armgen_runtime::UnknownFields for MachineIpAddress {
 /// network properties of the machine
 ///
 /// Schema `MachineNetworkProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct MachineNetworkProperties {
     /// IPv4, IPv6 addresses of the machine
     ///
@@ -285,6 +345,8 @@ pub struct MachineNetworkProperties {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { MachineNetworkProperties { "ipAddresses" => ip_addresses } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for MachineNetworkProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.ip_addresses.unknown_fields(&format!("{path}/ipAddresses"), out);
@@ -295,7 +357,7 @@ impl armgen_runtime::UnknownFields for MachineNetworkProperties {
 /// The properties of the machine
 ///
 /// Schema `MachineProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct MachineProperties {
     /// network properties of the machine
     ///
@@ -313,6 +375,11 @@ pub struct MachineProperties {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    MachineProperties { "network" => network, "resourceId" => resource_id }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for MachineProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.network.unknown_fields(&format!("{path}/network"), out);
@@ -323,7 +390,7 @@ impl armgen_runtime::UnknownFields for MachineProperties {
 /// Properties for the container service agent pool profile.
 ///
 /// Schema `ManagedClusterAgentPoolProfileProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAgentPoolProfileProperties {
     /// Unique read-only string used to implement optimistic concurrency. The eTag value will change when the resource is updated. Specify an if-match or if-none-match header with the eTag value for a subsequent request to enable optimistic concurrency per the normal eTag convention.
     ///
@@ -531,6 +598,67 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAgentPoolProfileProperties {
+        "eTag" => e_tag,
+        "count" => count,
+        "vmSize" => vm_size,
+        "osDiskSizeGB" => os_disk_size_gb,
+        "osDiskType" => os_disk_type,
+        "kubeletDiskType" => kubelet_disk_type,
+        "workloadRuntime" => workload_runtime,
+        "messageOfTheDay" => message_of_the_day,
+        "vnetSubnetID" => vnet_subnet_id,
+        "podSubnetID" => pod_subnet_id,
+        "podIPAllocationMode" => pod_ip_allocation_mode,
+        "maxPods" => max_pods,
+        "osType" => os_type,
+        "osSKU" => os_sku,
+        "maxCount" => max_count,
+        "minCount" => min_count,
+        "enableAutoScaling" => enable_auto_scaling,
+        "scaleDownMode" => scale_down_mode,
+        "type" => r#type,
+        "mode" => mode,
+        "orchestratorVersion" => orchestrator_version,
+        "currentOrchestratorVersion" => current_orchestrator_version,
+        "nodeImageVersion" => node_image_version,
+        "upgradeSettings" => upgrade_settings,
+        "provisioningState" => provisioning_state,
+        "powerState" => power_state,
+        "availabilityZones" => availability_zones,
+        "enableNodePublicIP" => enable_node_public_ip,
+        "nodePublicIPPrefixID" => node_public_ip_prefix_id,
+        "scaleSetPriority" => scale_set_priority,
+        "scaleSetEvictionPolicy" => scale_set_eviction_policy,
+        "spotMaxPrice" => spot_max_price,
+        "tags" => tags,
+        "nodeLabels" => node_labels,
+        "nodeTaints" => node_taints,
+        "proximityPlacementGroupID" => proximity_placement_group_id,
+        "kubeletConfig" => kubelet_config,
+        "linuxOSConfig" => linux_os_config,
+        "enableEncryptionAtHost" => enable_encryption_at_host,
+        "enableUltraSSD" => enable_ultra_ssd,
+        "enableFIPS" => enable_fips,
+        "gpuInstanceProfile" => gpu_instance_profile,
+        "creationData" => creation_data,
+        "capacityReservationGroupID" => capacity_reservation_group_id,
+        "hostGroupID" => host_group_id,
+        "networkProfile" => network_profile,
+        "windowsProfile" => windows_profile,
+        "securityProfile" => security_profile,
+        "gpuProfile" => gpu_profile,
+        "gatewayProfile" => gateway_profile,
+        "artifactStreamingProfile" => artifact_streaming_profile,
+        "virtualMachinesProfile" => virtual_machines_profile,
+        "virtualMachineNodesStatus" => virtual_machine_nodes_status,
+        "status" => status,
+        "localDNSProfile" => local_dns_profile,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfileProperties {

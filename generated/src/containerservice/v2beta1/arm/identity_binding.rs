@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// The IdentityBinding resource.
 ///
 /// Schema `IdentityBinding`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IdentityBinding {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
@@ -47,6 +47,18 @@ pub struct IdentityBinding {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    IdentityBinding {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "properties" => properties,
+        "eTag" => e_tag,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for IdentityBinding {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -58,7 +70,7 @@ impl armgen_runtime::UnknownFields for IdentityBinding {
 /// Managed identity profile for the identity binding.
 ///
 /// Schema `IdentityBindingManagedIdentityProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IdentityBindingManagedIdentityProfile {
     /// The resource ID of the managed identity.
     ///
@@ -86,6 +98,12 @@ pub struct IdentityBindingManagedIdentityProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    IdentityBindingManagedIdentityProfile { "objectId" => object_id, "clientId" => client_id, "tenantId" => tenant_id }
+    required { "resourceId" => resource_id }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for IdentityBindingManagedIdentityProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -95,7 +113,7 @@ impl armgen_runtime::UnknownFields for IdentityBindingManagedIdentityProfile {
 /// IdentityBinding OIDC issuer profile.
 ///
 /// Schema `IdentityBindingOidcIssuerProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IdentityBindingOidcIssuerProfile {
     /// The OIDC issuer URL of the IdentityBinding.
     ///
@@ -108,6 +126,11 @@ pub struct IdentityBindingOidcIssuerProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    IdentityBindingOidcIssuerProfile { "oidcIssuerUrl" => oidc_issuer_url }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for IdentityBindingOidcIssuerProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -117,7 +140,7 @@ impl armgen_runtime::UnknownFields for IdentityBindingOidcIssuerProfile {
 /// IdentityBinding properties.
 ///
 /// Schema `IdentityBindingProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IdentityBindingProperties {
     /// Managed identity profile for the identity binding.
     ///
@@ -138,6 +161,12 @@ pub struct IdentityBindingProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    IdentityBindingProperties { "oidcIssuer" => oidc_issuer, "provisioningState" => provisioning_state }
+    required { "managedIdentity" => managed_identity }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for IdentityBindingProperties {

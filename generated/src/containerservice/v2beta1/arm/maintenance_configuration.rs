@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// For schedules like: 'recur every month on the 15th' or 'recur every 3 months on the 20th'.
 ///
 /// Schema `AbsoluteMonthlySchedule`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AbsoluteMonthlySchedule {
     /// Specifies the number of months between each set of occurrences.
     ///
@@ -29,6 +29,12 @@ pub struct AbsoluteMonthlySchedule {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AbsoluteMonthlySchedule {}
+    required { "intervalMonths" => interval_months, "dayOfMonth" => day_of_month }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AbsoluteMonthlySchedule {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -38,7 +44,7 @@ impl armgen_runtime::UnknownFields for AbsoluteMonthlySchedule {
 /// For schedules like: 'recur every day' or 'recur every 3 days'.
 ///
 /// Schema `DailySchedule`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct DailySchedule {
     /// Specifies the number of days between each set of occurrences.
     ///
@@ -51,6 +57,8 @@ pub struct DailySchedule {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { DailySchedule {} required { "intervalDays" => interval_days } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for DailySchedule {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -60,7 +68,7 @@ impl armgen_runtime::UnknownFields for DailySchedule {
 /// A date range. For example, between '2022-12-23' and '2023-01-05'.
 ///
 /// Schema `DateSpan`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct DateSpan {
     /// The start date of the date span.
     ///
@@ -76,6 +84,8 @@ pub struct DateSpan {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { DateSpan {} required { "start" => start, "end" => end } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for DateSpan {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -85,7 +95,7 @@ impl armgen_runtime::UnknownFields for DateSpan {
 /// Planned maintenance configuration, used to configure when updates can be deployed to a Managed Cluster. See [planned maintenance](<https://docs.microsoft.com/azure/aks/planned-maintenance>) for more information about planned maintenance.
 ///
 /// Schema `MaintenanceConfiguration`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct MaintenanceConfiguration {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
@@ -116,6 +126,17 @@ pub struct MaintenanceConfiguration {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    MaintenanceConfiguration {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "properties" => properties,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for MaintenanceConfiguration {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -127,7 +148,7 @@ impl armgen_runtime::UnknownFields for MaintenanceConfiguration {
 /// Properties used to configure planned maintenance for a Managed Cluster.
 ///
 /// Schema `MaintenanceConfigurationProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct MaintenanceConfigurationProperties {
     /// Time slots during the week when planned maintenance is allowed to proceed. If two array entries specify the same day of the week, the applied configuration is the union of times in both entries.
     #[serde(rename = "timeInWeek", default, skip_serializing_if = "Option::is_none")]
@@ -144,6 +165,15 @@ pub struct MaintenanceConfigurationProperties {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    MaintenanceConfigurationProperties {
+        "timeInWeek" => time_in_week,
+        "notAllowedTime" => not_allowed_time,
+        "maintenanceWindow" => maintenance_window,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for MaintenanceConfigurationProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.time_in_week.unknown_fields(&format!("{path}/timeInWeek"), out);
@@ -157,7 +187,7 @@ impl armgen_runtime::UnknownFields for MaintenanceConfigurationProperties {
 /// Maintenance window used to configure scheduled auto-upgrade for a Managed Cluster.
 ///
 /// Schema `MaintenanceWindow`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct MaintenanceWindow {
     /// Recurrence schedule for the maintenance window.
     pub schedule: Schedule,
@@ -186,6 +216,12 @@ pub struct MaintenanceWindow {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    MaintenanceWindow { "utcOffset" => utc_offset, "startDate" => start_date, "notAllowedDates" => not_allowed_dates }
+    required { "schedule" => schedule, "durationHours" => duration_hours, "startTime" => start_time }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for MaintenanceWindow {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.schedule.unknown_fields(&format!("{path}/schedule"), out);
@@ -197,7 +233,7 @@ impl armgen_runtime::UnknownFields for MaintenanceWindow {
 /// For schedules like: 'recur every month on the first Monday' or 'recur every 3 months on last Friday'.
 ///
 /// Schema `RelativeMonthlySchedule`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RelativeMonthlySchedule {
     /// Specifies the number of months between each set of occurrences.
     ///
@@ -216,6 +252,12 @@ pub struct RelativeMonthlySchedule {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    RelativeMonthlySchedule {}
+    required { "intervalMonths" => interval_months, "weekIndex" => week_index, "dayOfWeek" => day_of_week }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for RelativeMonthlySchedule {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.week_index.unknown_fields(&format!("{path}/weekIndex"), out);
@@ -227,7 +269,7 @@ impl armgen_runtime::UnknownFields for RelativeMonthlySchedule {
 /// One and only one of the schedule types should be specified. Choose either 'daily', 'weekly', 'absoluteMonthly' or 'relativeMonthly' for your maintenance schedule.
 ///
 /// Schema `Schedule`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Schedule {
     /// For schedules like: 'recur every day' or 'recur every 3 days'.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -247,6 +289,16 @@ pub struct Schedule {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    Schedule {
+        "daily" => daily,
+        "weekly" => weekly,
+        "absoluteMonthly" => absolute_monthly,
+        "relativeMonthly" => relative_monthly,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for Schedule {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.daily.unknown_fields(&format!("{path}/daily"), out);
@@ -260,7 +312,7 @@ impl armgen_runtime::UnknownFields for Schedule {
 /// Time in a week.
 ///
 /// Schema `TimeInWeek`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct TimeInWeek {
     /// The day of the week.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -274,6 +326,8 @@ pub struct TimeInWeek {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { TimeInWeek { "day" => day, "hourSlots" => hour_slots } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for TimeInWeek {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.day.unknown_fields(&format!("{path}/day"), out);
@@ -284,7 +338,7 @@ impl armgen_runtime::UnknownFields for TimeInWeek {
 /// A time range. For example, between 2021-05-25T13:00:00Z and 2021-05-25T14:00:00Z.
 ///
 /// Schema `TimeSpan`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct TimeSpan {
     /// The start of a time span
     ///
@@ -301,6 +355,8 @@ pub struct TimeSpan {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { TimeSpan { "start" => start, "end" => end } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for TimeSpan {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -353,7 +409,7 @@ armgen_runtime::open_enum! {
 /// For schedules like: 'recur every Monday' or 'recur every 3 weeks on Wednesday'.
 ///
 /// Schema `WeeklySchedule`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WeeklySchedule {
     /// Specifies the number of weeks between each set of occurrences.
     ///
@@ -367,6 +423,12 @@ pub struct WeeklySchedule {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    WeeklySchedule {}
+    required { "intervalWeeks" => interval_weeks, "dayOfWeek" => day_of_week }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for WeeklySchedule {

@@ -39,7 +39,7 @@ armgen_runtime::open_enum! {
 /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
 ///
 /// Schema `AdvancedNetworking`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AdvancedNetworking {
     /// Indicates the enablement of Advanced Networking functionalities of observability and security on AKS clusters. When this is set to true, all observability and security features will be set to enabled unless explicitly disabled. If not specified, the default is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -59,6 +59,16 @@ pub struct AdvancedNetworking {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AdvancedNetworking {
+        "enabled" => enabled,
+        "observability" => observability,
+        "security" => security,
+        "performance" => performance,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AdvancedNetworking {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.observability.unknown_fields(&format!("{path}/observability"), out);
@@ -71,7 +81,7 @@ impl armgen_runtime::UnknownFields for AdvancedNetworking {
 /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
 ///
 /// Schema `AdvancedNetworkingObservability`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AdvancedNetworkingObservability {
     /// Indicates the enablement of Advanced Networking observability functionalities on clusters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -82,6 +92,8 @@ pub struct AdvancedNetworkingObservability {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { AdvancedNetworkingObservability { "enabled" => enabled } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for AdvancedNetworkingObservability {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -91,7 +103,7 @@ impl armgen_runtime::UnknownFields for AdvancedNetworkingObservability {
 /// Profile to enable performance-enhancing features on clusters that use Azure CNI powered by Cilium.
 ///
 /// Schema `AdvancedNetworkingPerformance`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AdvancedNetworkingPerformance {
     /// Enable advanced network acceleration options. This allows users to configure acceleration using BPF host routing. This can be enabled only with Cilium dataplane. If not specified, the default value is None (no acceleration). The acceleration mode can be changed on a pre-existing cluster. See <https://aka.ms/acnsperformance> for a detailed explanation
     ///
@@ -104,6 +116,11 @@ pub struct AdvancedNetworkingPerformance {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AdvancedNetworkingPerformance { "accelerationMode" => acceleration_mode }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AdvancedNetworkingPerformance {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.acceleration_mode.unknown_fields(&format!("{path}/accelerationMode"), out);
@@ -114,7 +131,7 @@ impl armgen_runtime::UnknownFields for AdvancedNetworkingPerformance {
 /// Security profile to enable security features on cilium based cluster.
 ///
 /// Schema `AdvancedNetworkingSecurity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AdvancedNetworkingSecurity {
     /// This feature allows user to configure network policy based on DNS (FQDN) names. It can be enabled only on cilium based clusters. If not specified, the default is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -131,6 +148,15 @@ pub struct AdvancedNetworkingSecurity {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AdvancedNetworkingSecurity {
+        "enabled" => enabled,
+        "advancedNetworkPolicies" => advanced_network_policies,
+        "transitEncryption" => transit_encryption,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.advanced_network_policies
@@ -144,7 +170,7 @@ impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurity {
 /// Encryption configuration for Cilium-based clusters. Once enabled all traffic between Cilium managed pods will be encrypted when it leaves the node boundary.
 ///
 /// Schema `AdvancedNetworkingSecurityTransitEncryption`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AdvancedNetworkingSecurityTransitEncryption {
     /// Configures pod-to-pod encryption. This can be enabled only on Cilium-based clusters. If not specified, the default value is None.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -154,6 +180,8 @@ pub struct AdvancedNetworkingSecurityTransitEncryption {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { AdvancedNetworkingSecurityTransitEncryption { "type" => r#type } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurityTransitEncryption {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -165,7 +193,7 @@ impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurityTransitEncrypti
 /// The list of available versions for an agent pool.
 ///
 /// Schema `AgentPoolAvailableVersions`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolAvailableVersions {
     /// The ID of the agent pool version list.
     ///
@@ -190,6 +218,12 @@ pub struct AgentPoolAvailableVersions {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolAvailableVersions { "id" => id, "name" => name, "type" => r#type }
+    required { "properties" => properties }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AgentPoolAvailableVersions {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.properties.unknown_fields(&format!("{path}/properties"), out);
@@ -200,7 +234,7 @@ impl armgen_runtime::UnknownFields for AgentPoolAvailableVersions {
 /// The list of available agent pool versions.
 ///
 /// Schema `AgentPoolAvailableVersionsProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolAvailableVersionsProperties {
     /// List of versions available for agent pool.
     #[serde(rename = "agentPoolVersions", default, skip_serializing_if = "Option::is_none")]
@@ -209,6 +243,11 @@ pub struct AgentPoolAvailableVersionsProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolAvailableVersionsProperties { "agentPoolVersions" => agent_pool_versions }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsProperties {
@@ -222,7 +261,7 @@ impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsProperties {
 /// Available version information for an agent pool.
 ///
 /// Schema `AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
     /// Whether this version is the default agent pool version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -237,6 +276,15 @@ pub struct AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
+        "default" => default,
+        "kubernetesVersion" => kubernetes_version,
+        "isPreview" => is_preview,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
@@ -261,7 +309,7 @@ armgen_runtime::open_enum! {
 /// Azure Key Vault key management service settings for the security profile.
 ///
 /// Schema `AzureKeyVaultKms`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AzureKeyVaultKms {
     /// Whether to enable Azure Key Vault key management service. The default is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -283,6 +331,16 @@ pub struct AzureKeyVaultKms {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    AzureKeyVaultKms {
+        "enabled" => enabled,
+        "keyId" => key_id,
+        "keyVaultNetworkAccess" => key_vault_network_access,
+        "keyVaultResourceId" => key_vault_resource_id,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AzureKeyVaultKms {
@@ -309,7 +367,7 @@ armgen_runtime::open_enum! {
 /// Settings for upgrading a cluster.
 ///
 /// Schema `ClusterUpgradeSettings`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ClusterUpgradeSettings {
     /// Settings for overrides.
     #[serde(rename = "overrideSettings", default, skip_serializing_if = "Option::is_none")]
@@ -318,6 +376,11 @@ pub struct ClusterUpgradeSettings {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ClusterUpgradeSettings { "overrideSettings" => override_settings }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ClusterUpgradeSettings {
@@ -343,7 +406,7 @@ armgen_runtime::open_enum! {
 /// Profile for Linux VMs in the container service cluster.
 ///
 /// Schema `ContainerServiceLinuxProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ContainerServiceLinuxProfile {
     /// The administrator username to use for Linux VMs.
     #[serde(rename = "adminUsername")]
@@ -356,6 +419,12 @@ pub struct ContainerServiceLinuxProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ContainerServiceLinuxProfile {}
+    required { "adminUsername" => admin_username, "ssh" => ssh }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ContainerServiceLinuxProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.ssh.unknown_fields(&format!("{path}/ssh"), out);
@@ -366,7 +435,7 @@ impl armgen_runtime::UnknownFields for ContainerServiceLinuxProfile {
 /// Profile of network configuration.
 ///
 /// Schema `ContainerServiceNetworkProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ContainerServiceNetworkProfile {
     /// Network plugin used for building the Kubernetes network.
     #[serde(rename = "networkPlugin", default, skip_serializing_if = "Option::is_none")]
@@ -433,6 +502,29 @@ pub struct ContainerServiceNetworkProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ContainerServiceNetworkProfile {
+        "networkPlugin" => network_plugin,
+        "networkPluginMode" => network_plugin_mode,
+        "networkPolicy" => network_policy,
+        "networkMode" => network_mode,
+        "networkDataplane" => network_dataplane,
+        "advancedNetworking" => advanced_networking,
+        "podCidr" => pod_cidr,
+        "serviceCidr" => service_cidr,
+        "dnsServiceIP" => dns_service_ip,
+        "outboundType" => outbound_type,
+        "loadBalancerSku" => load_balancer_sku,
+        "loadBalancerProfile" => load_balancer_profile,
+        "natGatewayProfile" => nat_gateway_profile,
+        "staticEgressGatewayProfile" => static_egress_gateway_profile,
+        "podCidrs" => pod_cidrs,
+        "serviceCidrs" => service_cidrs,
+        "ipFamilies" => ip_families,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.network_plugin.unknown_fields(&format!("{path}/networkPlugin"), out);
@@ -459,7 +551,7 @@ impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
 /// SSH configuration for Linux-based VMs running on Azure.
 ///
 /// Schema `ContainerServiceSshConfiguration`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ContainerServiceSshConfiguration {
     /// The list of SSH public keys used to authenticate with Linux-based VMs. A maximum of 1 key may be specified.
     #[serde(rename = "publicKeys")]
@@ -468,6 +560,12 @@ pub struct ContainerServiceSshConfiguration {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ContainerServiceSshConfiguration {}
+    required { "publicKeys" => public_keys }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ContainerServiceSshConfiguration {
@@ -480,7 +578,7 @@ impl armgen_runtime::UnknownFields for ContainerServiceSshConfiguration {
 /// Contains information about SSH certificate public key data.
 ///
 /// Schema `ContainerServiceSshPublicKey`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ContainerServiceSshPublicKey {
     /// Certificate public key used to authenticate with VMs through SSH. The certificate must be in PEM format with or without headers.
     #[serde(rename = "keyData")]
@@ -489,6 +587,12 @@ pub struct ContainerServiceSshPublicKey {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ContainerServiceSshPublicKey {}
+    required { "keyData" => key_data }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ContainerServiceSshPublicKey {
@@ -500,7 +604,7 @@ impl armgen_runtime::UnknownFields for ContainerServiceSshPublicKey {
 /// Delegated resource properties - internal use only.
 ///
 /// Schema `DelegatedResource`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct DelegatedResource {
     /// The ARM resource id of the delegated resource - internal use only.
     #[serde(rename = "resourceId", default, skip_serializing_if = "Option::is_none")]
@@ -520,6 +624,16 @@ pub struct DelegatedResource {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    DelegatedResource {
+        "resourceId" => resource_id,
+        "tenantId" => tenant_id,
+        "referralResource" => referral_resource,
+        "location" => location,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for DelegatedResource {
@@ -548,7 +662,7 @@ armgen_runtime::open_enum! {
 /// The complex type of the extended location.
 ///
 /// Schema `ExtendedLocation`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ExtendedLocation {
     /// The name of the extended location.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -561,6 +675,8 @@ pub struct ExtendedLocation {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ExtendedLocation { "name" => name, "type" => r#type } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ExtendedLocation {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -607,7 +723,7 @@ armgen_runtime::open_enum! {
 /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here <https://aka.ms/asm-plugin-ca>
 ///
 /// Schema `IstioCertificateAuthority`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IstioCertificateAuthority {
     /// Plugin certificates information for Service Mesh.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -617,6 +733,8 @@ pub struct IstioCertificateAuthority {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { IstioCertificateAuthority { "plugin" => plugin } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for IstioCertificateAuthority {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -628,7 +746,7 @@ impl armgen_runtime::UnknownFields for IstioCertificateAuthority {
 /// Istio components configuration.
 ///
 /// Schema `IstioComponents`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IstioComponents {
     /// Istio ingress gateways.
     #[serde(rename = "ingressGateways", default, skip_serializing_if = "Option::is_none")]
@@ -645,6 +763,15 @@ pub struct IstioComponents {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    IstioComponents {
+        "ingressGateways" => ingress_gateways,
+        "egressGateways" => egress_gateways,
+        "proxyRedirectionMechanism" => proxy_redirection_mechanism,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for IstioComponents {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.ingress_gateways.unknown_fields(&format!("{path}/ingressGateways"), out);
@@ -658,7 +785,7 @@ impl armgen_runtime::UnknownFields for IstioComponents {
 /// Istio egress gateway configuration.
 ///
 /// Schema `IstioEgressGateway`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IstioEgressGateway {
     /// Whether to enable the egress gateway.
     pub enabled: bool,
@@ -676,6 +803,12 @@ pub struct IstioEgressGateway {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    IstioEgressGateway { "namespace" => namespace, "gatewayConfigurationName" => gateway_configuration_name }
+    required { "enabled" => enabled, "name" => name }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for IstioEgressGateway {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -685,7 +818,7 @@ impl armgen_runtime::UnknownFields for IstioEgressGateway {
 /// Istio ingress gateway configuration. For now, we support up to one external ingress gateway named `aks-istio-ingressgateway-external` and one internal ingress gateway named `aks-istio-ingressgateway-internal`.
 ///
 /// Schema `IstioIngressGateway`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct IstioIngressGateway {
     /// Mode of an ingress gateway.
     pub mode: IstioIngressGatewayMode,
@@ -695,6 +828,12 @@ pub struct IstioIngressGateway {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    IstioIngressGateway {}
+    required { "mode" => mode, "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for IstioIngressGateway {
@@ -720,7 +859,7 @@ armgen_runtime::open_enum! {
 /// Plugin certificates information for Service Mesh.
 ///
 /// Schema `IstioPluginCertificateAuthority`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IstioPluginCertificateAuthority {
     /// The resource ID of the Key Vault.
     ///
@@ -745,6 +884,17 @@ pub struct IstioPluginCertificateAuthority {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    IstioPluginCertificateAuthority {
+        "keyVaultId" => key_vault_id,
+        "certObjectName" => cert_object_name,
+        "keyObjectName" => key_object_name,
+        "rootCertObjectName" => root_cert_object_name,
+        "certChainObjectName" => cert_chain_object_name,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for IstioPluginCertificateAuthority {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -754,7 +904,7 @@ impl armgen_runtime::UnknownFields for IstioPluginCertificateAuthority {
 /// Istio service mesh configuration.
 ///
 /// Schema `IstioServiceMesh`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IstioServiceMesh {
     /// Istio components configuration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -769,6 +919,15 @@ pub struct IstioServiceMesh {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    IstioServiceMesh {
+        "components" => components,
+        "certificateAuthority" => certificate_authority,
+        "revisions" => revisions,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for IstioServiceMesh {
@@ -796,7 +955,7 @@ armgen_runtime::open_enum! {
 /// Encryption at rest of Kubernetes resource objects using service-managed keys. More information on this can be found under <https://aka.ms/aks/kubernetesResourceObjectEncryption>.
 ///
 /// Schema `KubernetesResourceObjectEncryptionProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct KubernetesResourceObjectEncryptionProfile {
     /// Whether to enable encryption at rest of Kubernetes resource objects using service-managed keys. More information on this can be found under <https://aka.ms/aks/kubernetesResourceObjectEncryption>.
     #[serde(rename = "infrastructureEncryption", default, skip_serializing_if = "Option::is_none")]
@@ -805,6 +964,11 @@ pub struct KubernetesResourceObjectEncryptionProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    KubernetesResourceObjectEncryptionProfile { "infrastructureEncryption" => infrastructure_encryption }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for KubernetesResourceObjectEncryptionProfile {
@@ -857,7 +1021,7 @@ armgen_runtime::open_enum! {
 /// Managed cluster.
 ///
 /// Schema `ManagedCluster`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedCluster {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
@@ -922,6 +1086,26 @@ pub struct ManagedCluster {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedCluster {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "tags" => tags,
+        "properties" => properties,
+        "eTag" => e_tag,
+        "sku" => sku,
+        "extendedLocation" => extended_location,
+        "identity" => identity,
+        "kind" => kind,
+        "availableAgentPoolVersions" => available_agent_pool_versions,
+        "upgradeProfile" => upgrade_profile,
+    }
+    required { "location" => location }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedCluster {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -939,7 +1123,7 @@ impl armgen_runtime::UnknownFields for ManagedCluster {
 /// AADProfile specifies attributes for Azure Active Directory integration. For more details see [managed AAD on AKS](<https://docs.microsoft.com/azure/aks/managed-aad>).
 ///
 /// Schema `ManagedClusterAADProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAadProfile {
     /// Whether to enable managed AAD.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -970,6 +1154,19 @@ pub struct ManagedClusterAadProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAadProfile {
+        "managed" => managed,
+        "enableAzureRBAC" => enable_azure_rbac,
+        "adminGroupObjectIDs" => admin_group_object_i_ds,
+        "clientAppID" => client_app_id,
+        "serverAppID" => server_app_id,
+        "serverAppSecret" => server_app_secret,
+        "tenantID" => tenant_id,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAadProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -979,7 +1176,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAadProfile {
 /// A Kubernetes add-on profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAddonProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAddonProfile {
     /// Whether the add-on is enabled or not.
     pub enabled: bool,
@@ -997,6 +1194,12 @@ pub struct ManagedClusterAddonProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAddonProfile { "config" => config, "identity" => identity }
+    required { "enabled" => enabled }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAddonProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.identity.unknown_fields(&format!("{path}/identity"), out);
@@ -1007,7 +1210,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAddonProfile {
 /// Information of user assigned identity used by this add-on.
 ///
 /// Schema `ManagedClusterAddonProfileIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAddonProfileIdentity {
     /// The resource ID of the user assigned identity.
     ///
@@ -1026,6 +1229,11 @@ pub struct ManagedClusterAddonProfileIdentity {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAddonProfileIdentity { "resourceId" => resource_id, "clientId" => client_id, "objectId" => object_id }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAddonProfileIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1035,7 +1243,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAddonProfileIdentity {
 /// Profile for the container service agent pool.
 ///
 /// Schema `ManagedClusterAgentPoolProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAgentPoolProfile {
     /// Unique read-only string used to implement optimistic concurrency. The eTag value will change when the resource is updated. Specify an if-match or if-none-match header with the eTag value for a subsequent request to enable optimistic concurrency per the normal eTag convention.
     ///
@@ -1247,6 +1455,68 @@ pub struct ManagedClusterAgentPoolProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAgentPoolProfile {
+        "eTag" => e_tag,
+        "count" => count,
+        "vmSize" => vm_size,
+        "osDiskSizeGB" => os_disk_size_gb,
+        "osDiskType" => os_disk_type,
+        "kubeletDiskType" => kubelet_disk_type,
+        "workloadRuntime" => workload_runtime,
+        "messageOfTheDay" => message_of_the_day,
+        "vnetSubnetID" => vnet_subnet_id,
+        "podSubnetID" => pod_subnet_id,
+        "podIPAllocationMode" => pod_ip_allocation_mode,
+        "maxPods" => max_pods,
+        "osType" => os_type,
+        "osSKU" => os_sku,
+        "maxCount" => max_count,
+        "minCount" => min_count,
+        "enableAutoScaling" => enable_auto_scaling,
+        "scaleDownMode" => scale_down_mode,
+        "type" => r#type,
+        "mode" => mode,
+        "orchestratorVersion" => orchestrator_version,
+        "currentOrchestratorVersion" => current_orchestrator_version,
+        "nodeImageVersion" => node_image_version,
+        "upgradeSettings" => upgrade_settings,
+        "provisioningState" => provisioning_state,
+        "powerState" => power_state,
+        "availabilityZones" => availability_zones,
+        "enableNodePublicIP" => enable_node_public_ip,
+        "nodePublicIPPrefixID" => node_public_ip_prefix_id,
+        "scaleSetPriority" => scale_set_priority,
+        "scaleSetEvictionPolicy" => scale_set_eviction_policy,
+        "spotMaxPrice" => spot_max_price,
+        "tags" => tags,
+        "nodeLabels" => node_labels,
+        "nodeTaints" => node_taints,
+        "proximityPlacementGroupID" => proximity_placement_group_id,
+        "kubeletConfig" => kubelet_config,
+        "linuxOSConfig" => linux_os_config,
+        "enableEncryptionAtHost" => enable_encryption_at_host,
+        "enableUltraSSD" => enable_ultra_ssd,
+        "enableFIPS" => enable_fips,
+        "gpuInstanceProfile" => gpu_instance_profile,
+        "creationData" => creation_data,
+        "capacityReservationGroupID" => capacity_reservation_group_id,
+        "hostGroupID" => host_group_id,
+        "networkProfile" => network_profile,
+        "windowsProfile" => windows_profile,
+        "securityProfile" => security_profile,
+        "gpuProfile" => gpu_profile,
+        "gatewayProfile" => gateway_profile,
+        "artifactStreamingProfile" => artifact_streaming_profile,
+        "virtualMachinesProfile" => virtual_machines_profile,
+        "virtualMachineNodesStatus" => virtual_machine_nodes_status,
+        "status" => status,
+        "localDNSProfile" => local_dns_profile,
+    }
+    required { "name" => name }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.os_disk_type.unknown_fields(&format!("{path}/osDiskType"), out);
@@ -1289,7 +1559,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
 /// When enabling the operator, a set of AKS managed CRDs and controllers will be installed in the cluster. The operator automates the deployment of OSS models for inference and/or training purposes. It provides a set of preset models and enables distributed inference against them.
 ///
 /// Schema `ManagedClusterAIToolchainOperatorProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAiToolchainOperatorProfile {
     /// Whether to enable AI toolchain operator to the cluster. Indicates if AI toolchain operator  enabled or not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1298,6 +1568,11 @@ pub struct ManagedClusterAiToolchainOperatorProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAiToolchainOperatorProfile { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAiToolchainOperatorProfile {
@@ -1309,7 +1584,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAiToolchainOperatorProfile 
 /// Access profile for managed cluster API server.
 ///
 /// Schema `ManagedClusterAPIServerAccessProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterApiServerAccessProfile {
     /// The IP ranges authorized to access the Kubernetes API server. IP ranges are specified in CIDR format, e.g. 137.117.106.88/29. This feature is not compatible with clusters that use Public IP Per Node, or clusters that are using a Basic Load Balancer. For more information see [API server authorized IP ranges](<https://docs.microsoft.com/azure/aks/api-server-authorized-ip-ranges>).
     #[serde(rename = "authorizedIPRanges", default, skip_serializing_if = "Option::is_none")]
@@ -1340,6 +1615,19 @@ pub struct ManagedClusterApiServerAccessProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterApiServerAccessProfile {
+        "authorizedIPRanges" => authorized_ip_ranges,
+        "enablePrivateCluster" => enable_private_cluster,
+        "privateDNSZone" => private_dns_zone,
+        "enablePrivateClusterPublicFQDN" => enable_private_cluster_public_fqdn,
+        "disableRunCommand" => disable_run_command,
+        "enableVnetIntegration" => enable_vnet_integration,
+        "subnetId" => subnet_id,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterApiServerAccessProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1349,7 +1637,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterApiServerAccessProfile {
 /// Configuration for using a sidecar-less Istio control plane for managed ingress via the Gateway API with App Routing. See <https://aka.ms/gateway-on-istio> for information on using Istio for ingress via the Gateway API.
 ///
 /// Schema `ManagedClusterAppRoutingIstio`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAppRoutingIstio {
     /// Whether to enable Istio as a Gateway API implementation for managed ingress with App Routing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1359,6 +1647,8 @@ pub struct ManagedClusterAppRoutingIstio {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ManagedClusterAppRoutingIstio { "mode" => mode } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAppRoutingIstio {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1370,7 +1660,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAppRoutingIstio {
 /// Auto upgrade profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAutoUpgradeProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAutoUpgradeProfile {
     /// The upgrade channel for auto upgrade. The default is 'none'. For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
     #[serde(rename = "upgradeChannel", default, skip_serializing_if = "Option::is_none")]
@@ -1382,6 +1672,14 @@ pub struct ManagedClusterAutoUpgradeProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAutoUpgradeProfile {
+        "upgradeChannel" => upgrade_channel,
+        "nodeOSUpgradeChannel" => node_os_upgrade_channel,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAutoUpgradeProfile {
@@ -1396,7 +1694,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAutoUpgradeProfile {
 /// Azure Monitor addon profiles for monitoring the managed cluster.
 ///
 /// Schema `ManagedClusterAzureMonitorProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAzureMonitorProfile {
     /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1413,6 +1711,15 @@ pub struct ManagedClusterAzureMonitorProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfile {
+        "metrics" => metrics,
+        "containerInsights" => container_insights,
+        "appMonitoring" => app_monitoring,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.metrics.unknown_fields(&format!("{path}/metrics"), out);
@@ -1426,7 +1733,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfile {
 /// Application Monitoring profile for AKS.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileAppMonitoring`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoring {
     /// Application Monitoring auto-instrumentation for AKS. Deploys a webhook that auto-instruments workloads with Microsoft OpenTelemetry Distros to collect OpenTelemetry metrics, logs, and traces. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
     #[serde(rename = "autoInstrumentation", default, skip_serializing_if = "Option::is_none")]
@@ -1445,6 +1752,15 @@ pub struct ManagedClusterAzureMonitorProfileAppMonitoring {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileAppMonitoring {
+        "autoInstrumentation" => auto_instrumentation,
+        "openTelemetryMetrics" => open_telemetry_metrics,
+        "openTelemetryLogsAndTraces" => open_telemetry_logs_and_traces,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileAppMonitoring {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.auto_instrumentation
@@ -1460,7 +1776,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileAppMonit
 /// Application Monitoring auto-instrumentation for AKS. Deploys a webhook that auto-instruments workloads with Microsoft OpenTelemetry Distros to collect OpenTelemetry metrics, logs, and traces. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
     /// Indicates if Application Monitoring Auto-instrumentation is enabled or not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1469,6 +1785,11 @@ pub struct ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
@@ -1480,7 +1801,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileAppMonit
 /// Application Monitoring OpenTelemetry logs and traces profile for AKS. Collects OpenTelemetry logs and traces of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
     /// Indicates if Application Monitoring OpenTelemetry Logs and traces is enabled or not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1501,6 +1822,15 @@ pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTra
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
+        "enabled" => enabled,
+        "httpPort" => http_port,
+        "grpcPort" => grpc_port,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1510,7 +1840,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileAppMonit
 /// Application Monitoring OpenTelemetry Metrics Profile for AKS. Collects OpenTelemetry metrics of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
     /// Indicates if Application Monitoring OpenTelemetry Metrics is enabled or not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1531,6 +1861,15 @@ pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
+        "enabled" => enabled,
+        "httpPort" => http_port,
+        "grpcPort" => grpc_port,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1540,7 +1879,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileAppMonit
 /// Azure Monitor Container Insights profile. Represents the configuration for collecting Kubernetes events, inventory, and container stdout & stderr logs. See aka.ms/AzureMonitorContainerInsights for an overview.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileContainerInsights`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAzureMonitorProfileContainerInsights {
     /// Indicates if Azure Monitor Container Insights Logs Addon is enabled or not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1567,6 +1906,17 @@ pub struct ManagedClusterAzureMonitorProfileContainerInsights {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileContainerInsights {
+        "enabled" => enabled,
+        "logAnalyticsWorkspaceResourceId" => log_analytics_workspace_resource_id,
+        "syslogPort" => syslog_port,
+        "disablePrometheusMetricsScraping" => disable_prometheus_metrics_scraping,
+        "containerNetworkLogs" => container_network_logs,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileContainerInsights {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.container_network_logs
@@ -1578,7 +1928,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileContaine
 /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileKubeStateMetrics`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     /// Comma-separated list of additional Kubernetes label keys that will be used in the resource's labels metric (Example: 'namespaces=\[k8s-label-1,k8s-label-n,...\],pods=\[app\],...'). By default the metric contains only resource name and namespace labels.
     #[serde(rename = "metricLabelsAllowlist", default, skip_serializing_if = "Option::is_none")]
@@ -1592,6 +1942,14 @@ pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileKubeStateMetrics {
+        "metricLabelsAllowlist" => metric_labels_allowlist,
+        "metricAnnotationsAllowList" => metric_annotations_allow_list,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileKubeStateMetrics {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1601,7 +1959,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileKubeStat
 /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileMetrics`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAzureMonitorProfileMetrics {
     /// Whether to enable or disable the Azure Managed Prometheus addon for Prometheus monitoring. See aka.ms/AzureManagedPrometheus-aks-enable for details on enabling and disabling.
     pub enabled: bool,
@@ -1617,6 +1975,15 @@ pub struct ManagedClusterAzureMonitorProfileMetrics {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileMetrics {
+        "kubeStateMetrics" => kube_state_metrics,
+        "controlPlane" => control_plane,
+    }
+    required { "enabled" => enabled }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetrics {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.kube_state_metrics.unknown_fields(&format!("{path}/kubeStateMetrics"), out);
@@ -1628,7 +1995,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetrics 
 /// Control plane metrics collection profile for the Azure Managed Prometheus addon. Configures collection of operational runtime metrics from managed control plane components (kube-apiserver, etcd, etc). See aka.ms/aks/controlplane-metrics for an overview.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileMetricsControlPlane`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAzureMonitorProfileMetricsControlPlane {
     /// Whether to enable or disable collection of control plane metrics by the Azure Managed Prometheus addon. Defaults to disabled. See aka.ms/aks/controlplane-metrics for details.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1637,6 +2004,11 @@ pub struct ManagedClusterAzureMonitorProfileMetricsControlPlane {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileMetricsControlPlane { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetricsControlPlane {
@@ -1648,7 +2020,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetricsC
 /// The bootstrap profile.
 ///
 /// Schema `ManagedClusterBootstrapProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterBootstrapProfile {
     /// The artifact source. The source where the artifacts are downloaded from.
     ///
@@ -1666,6 +2038,14 @@ pub struct ManagedClusterBootstrapProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterBootstrapProfile {
+        "artifactSource" => artifact_source,
+        "containerRegistryId" => container_registry_id,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterBootstrapProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.artifact_source.unknown_fields(&format!("{path}/artifactSource"), out);
@@ -1676,7 +2056,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterBootstrapProfile {
 /// The cost analysis configuration for the cluster
 ///
 /// Schema `ManagedClusterCostAnalysis`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterCostAnalysis {
     /// Whether to enable cost analysis. The Managed Cluster sku.tier must be set to 'Standard' or 'Premium' to enable this feature. Enabling this will add Kubernetes Namespace and Deployment details to the Cost Analysis views in the Azure portal. If not specified, the default is false. For more information see aka.ms/aks/docs/cost-analysis.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1687,6 +2067,8 @@ pub struct ManagedClusterCostAnalysis {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { ManagedClusterCostAnalysis { "enabled" => enabled } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for ManagedClusterCostAnalysis {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1696,7 +2078,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterCostAnalysis {
 /// Settings for hosted system addons.
 ///
 /// Schema `ManagedClusterHostedSystemProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterHostedSystemProfile {
     /// Whether to enable hosted system addons for the cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1717,6 +2099,15 @@ pub struct ManagedClusterHostedSystemProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterHostedSystemProfile {
+        "enabled" => enabled,
+        "systemNodeSubnetID" => system_node_subnet_id,
+        "nodeSubnetID" => node_subnet_id,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterHostedSystemProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1726,7 +2117,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterHostedSystemProfile {
 /// Cluster HTTP proxy configuration.
 ///
 /// Schema `ManagedClusterHTTPProxyConfig`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterHttpProxyConfig {
     /// The HTTP proxy server endpoint to use.
     #[serde(rename = "httpProxy", default, skip_serializing_if = "Option::is_none")]
@@ -1749,6 +2140,17 @@ pub struct ManagedClusterHttpProxyConfig {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterHttpProxyConfig {
+        "httpProxy" => http_proxy,
+        "httpsProxy" => https_proxy,
+        "noProxy" => no_proxy,
+        "trustedCa" => trusted_ca,
+        "enabled" => enabled,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterHttpProxyConfig {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1758,7 +2160,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterHttpProxyConfig {
 /// Identity for the managed cluster.
 ///
 /// Schema `ManagedClusterIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterIdentity {
     /// The principal id of the system assigned identity which is used by master components.
     ///
@@ -1785,6 +2187,17 @@ pub struct ManagedClusterIdentity {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterIdentity {
+        "principalId" => principal_id,
+        "tenantId" => tenant_id,
+        "type" => r#type,
+        "delegatedResources" => delegated_resources,
+        "userAssignedIdentities" => user_assigned_identities,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.r#type.unknown_fields(&format!("{path}/type"), out);
@@ -1799,7 +2212,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterIdentity {
 /// Ingress profile for the container service cluster.
 ///
 /// Schema `ManagedClusterIngressProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterIngressProfile {
     /// App Routing settings for the ingress profile. You can find an overview and onboarding guide for this feature at <https://learn.microsoft.com/en-us/azure/aks/app-routing?tabs=default%2Cdeploy-app-default>.
     #[serde(rename = "webAppRouting", default, skip_serializing_if = "Option::is_none")]
@@ -1813,6 +2226,11 @@ pub struct ManagedClusterIngressProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterIngressProfile { "webAppRouting" => web_app_routing, "gatewayAPI" => gateway_api }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterIngressProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.web_app_routing.unknown_fields(&format!("{path}/webAppRouting"), out);
@@ -1824,7 +2242,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfile {
 /// Configuration for managed Gateway API CRDs. See <https://aka.ms/k8s-gateway-api> for more details.
 ///
 /// Schema `ManagedClusterIngressProfileGatewayConfiguration`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterIngressProfileGatewayConfiguration {
     /// Configuration for the managed Gateway API installation. If not specified, the default is 'Disabled'. See <https://aka.ms/k8s-gateway-api> for more details.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1833,6 +2251,11 @@ pub struct ManagedClusterIngressProfileGatewayConfiguration {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterIngressProfileGatewayConfiguration { "installation" => installation }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileGatewayConfiguration {
@@ -1845,7 +2268,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileGatewayConfig
 /// Nginx ingress controller configuration for the managed cluster ingress profile.
 ///
 /// Schema `ManagedClusterIngressProfileNginx`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterIngressProfileNginx {
     /// Ingress type for the default NginxIngressController custom resource
     #[serde(rename = "defaultIngressControllerType", default, skip_serializing_if = "Option::is_none")]
@@ -1854,6 +2277,11 @@ pub struct ManagedClusterIngressProfileNginx {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterIngressProfileNginx { "defaultIngressControllerType" => default_ingress_controller_type }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileNginx {
@@ -1867,7 +2295,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileNginx {
 /// Application Routing add-on settings for the ingress profile.
 ///
 /// Schema `ManagedClusterIngressProfileWebAppRouting`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterIngressProfileWebAppRouting {
     /// Whether to enable the Application Routing add-on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1892,6 +2320,17 @@ pub struct ManagedClusterIngressProfileWebAppRouting {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterIngressProfileWebAppRouting {
+        "enabled" => enabled,
+        "gatewayAPIImplementations" => gateway_api_implementations,
+        "dnsZoneResourceIds" => dns_zone_resource_ids,
+        "nginx" => nginx,
+        "identity" => identity,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileWebAppRouting {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.gateway_api_implementations
@@ -1905,7 +2344,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileWebAppRouting
 /// Profile of the managed cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterLoadBalancerProfile {
     /// Desired managed outbound IPs for the cluster load balancer.
     #[serde(rename = "managedOutboundIPs", default, skip_serializing_if = "Option::is_none")]
@@ -1945,6 +2384,20 @@ pub struct ManagedClusterLoadBalancerProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterLoadBalancerProfile {
+        "managedOutboundIPs" => managed_outbound_i_ps,
+        "outboundIPPrefixes" => outbound_ip_prefixes,
+        "outboundIPs" => outbound_i_ps,
+        "effectiveOutboundIPs" => effective_outbound_i_ps,
+        "allocatedOutboundPorts" => allocated_outbound_ports,
+        "idleTimeoutInMinutes" => idle_timeout_in_minutes,
+        "enableMultipleStandardLoadBalancers" => enable_multiple_standard_load_balancers,
+        "backendPoolType" => backend_pool_type,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.managed_outbound_i_ps
@@ -1962,7 +2415,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfile {
 /// Desired managed outbound IPs for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileManagedOutboundIPs`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     /// The desired number of IPv4 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 1.
     ///
@@ -1980,6 +2433,11 @@ pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterLoadBalancerProfileManagedOutboundIPs { "count" => count, "countIPv6" => count_i_pv6 }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1989,7 +2447,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileManagedO
 /// Desired outbound IP resources for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileOutboundIPs`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     /// A list of public IP resources.
     #[serde(rename = "publicIPs", default, skip_serializing_if = "Option::is_none")]
@@ -1998,6 +2456,11 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterLoadBalancerProfileOutboundIPs { "publicIPs" => public_i_ps }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIPs {
@@ -2010,7 +2473,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutbound
 /// Desired outbound IP Prefix resources for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileOutboundIPPrefixes`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
     #[serde(rename = "publicIPPrefixes", default, skip_serializing_if = "Option::is_none")]
@@ -2019,6 +2482,11 @@ pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterLoadBalancerProfileOutboundIpPrefixes { "publicIPPrefixes" => public_ip_prefixes }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
@@ -2031,7 +2499,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutbound
 /// Profile of the managed outbound IP resources of the managed cluster.
 ///
 /// Schema `ManagedClusterManagedOutboundIPProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterManagedOutboundIpProfile {
     /// The desired number of outbound IPs created/managed by Azure. Allowed values must be in the range of 1 to 16 (inclusive). The default value is 1.
     ///
@@ -2049,6 +2517,11 @@ pub struct ManagedClusterManagedOutboundIpProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterManagedOutboundIpProfile { "count" => count, "countIPv6" => count_i_pv6 }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterManagedOutboundIpProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -2058,7 +2531,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterManagedOutboundIpProfile {
 /// The metrics profile for the ManagedCluster.
 ///
 /// Schema `ManagedClusterMetricsProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterMetricsProfile {
     /// The configuration for detailed per-Kubernetes resource cost analysis.
     #[serde(rename = "costAnalysis", default, skip_serializing_if = "Option::is_none")]
@@ -2068,6 +2541,8 @@ pub struct ManagedClusterMetricsProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ManagedClusterMetricsProfile { "costAnalysis" => cost_analysis } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterMetricsProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -2079,7 +2554,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterMetricsProfile {
 /// Profile of the managed cluster NAT gateway.
 ///
 /// Schema `ManagedClusterNATGatewayProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterNatGatewayProfile {
     /// The SKU of the managed cluster NAT Gateway. Defaults to 'StandardV2' where available in the region, otherwise 'Standard'.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2109,6 +2584,18 @@ pub struct ManagedClusterNatGatewayProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterNatGatewayProfile {
+        "sku" => sku,
+        "managedOutboundIPProfile" => managed_outbound_ip_profile,
+        "effectiveOutboundIPs" => effective_outbound_i_ps,
+        "outboundIPPrefixes" => outbound_ip_prefixes,
+        "outboundIPs" => outbound_i_ps,
+        "idleTimeoutInMinutes" => idle_timeout_in_minutes,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.sku.unknown_fields(&format!("{path}/sku"), out);
@@ -2126,7 +2613,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
 /// Desired outbound IP resources for the managed NAT Gateway.
 ///
 /// Schema `ManagedClusterNATGatewayProfileOutboundIPs`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterNatGatewayProfileOutboundIPs {
     /// A list of public IP resources.
     #[serde(rename = "publicIPs", default, skip_serializing_if = "Option::is_none")]
@@ -2135,6 +2622,11 @@ pub struct ManagedClusterNatGatewayProfileOutboundIPs {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterNatGatewayProfileOutboundIPs { "publicIPs" => public_i_ps }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfileOutboundIPs {
@@ -2146,7 +2638,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfileOutboundIP
 /// Desired outbound IP Prefix resources for the managed NAT Gateway. Only compatible with NAT Gateway V2.
 ///
 /// Schema `ManagedClusterNATGatewayProfileOutboundIpPrefixes`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterNatGatewayProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
     #[serde(rename = "publicIPPrefixes", default, skip_serializing_if = "Option::is_none")]
@@ -2155,6 +2647,11 @@ pub struct ManagedClusterNatGatewayProfileOutboundIpPrefixes {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterNatGatewayProfileOutboundIpPrefixes { "publicIPPrefixes" => public_ip_prefixes }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfileOutboundIpPrefixes {
@@ -2179,7 +2676,7 @@ armgen_runtime::open_enum! {
 /// Node provisioning profile for the managed cluster.
 ///
 /// Schema `ManagedClusterNodeProvisioningProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterNodeProvisioningProfile {
     /// The node provisioning mode. If not specified, the default is Manual.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2195,6 +2692,11 @@ pub struct ManagedClusterNodeProvisioningProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterNodeProvisioningProfile { "mode" => mode, "defaultNodePools" => default_node_pools }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterNodeProvisioningProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.mode.unknown_fields(&format!("{path}/mode"), out);
@@ -2206,7 +2708,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterNodeProvisioningProfile {
 /// Node resource group lockdown profile for a managed cluster.
 ///
 /// Schema `ManagedClusterNodeResourceGroupProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterNodeResourceGroupProfile {
     /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
     #[serde(rename = "restrictionLevel", default, skip_serializing_if = "Option::is_none")]
@@ -2215,6 +2717,11 @@ pub struct ManagedClusterNodeResourceGroupProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterNodeResourceGroupProfile { "restrictionLevel" => restriction_level }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterNodeResourceGroupProfile {
@@ -2227,7 +2734,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterNodeResourceGroupProfile {
 /// The OIDC issuer profile of the Managed Cluster.
 ///
 /// Schema `ManagedClusterOIDCIssuerProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterOidcIssuerProfile {
     /// The OIDC issuer url of the Managed Cluster.
     ///
@@ -2243,6 +2750,11 @@ pub struct ManagedClusterOidcIssuerProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterOidcIssuerProfile { "issuerURL" => issuer_url, "enabled" => enabled }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterOidcIssuerProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -2252,7 +2764,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterOidcIssuerProfile {
 /// Details about the pod identity assigned to the Managed Cluster.
 ///
 /// Schema `ManagedClusterPodIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPodIdentity {
     /// The name of the pod identity.
     pub name: String,
@@ -2279,6 +2791,16 @@ pub struct ManagedClusterPodIdentity {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPodIdentity {
+        "bindingSelector" => binding_selector,
+        "provisioningState" => provisioning_state,
+        "provisioningInfo" => provisioning_info,
+    }
+    required { "name" => name, "namespace" => namespace, "identity" => identity }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.identity.unknown_fields(&format!("{path}/identity"), out);
@@ -2292,7 +2814,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentity {
 /// A pod identity exception, which allows pods with certain labels to access the Azure Instance Metadata Service (IMDS) endpoint without being intercepted by the node-managed identity (NMI) server. See [disable AAD Pod Identity for a specific Pod/Application](<https://azure.github.io/aad-pod-identity/docs/configure/application_exception/>) for more details.
 ///
 /// Schema `ManagedClusterPodIdentityException`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPodIdentityException {
     /// The name of the pod identity exception.
     pub name: String,
@@ -2307,6 +2829,12 @@ pub struct ManagedClusterPodIdentityException {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPodIdentityException {}
+    required { "name" => name, "namespace" => namespace, "podLabels" => pod_labels }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityException {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -2316,7 +2844,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityException {
 /// The pod identity profile of the Managed Cluster. See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on pod identity integration.
 ///
 /// Schema `ManagedClusterPodIdentityProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPodIdentityProfile {
     /// Whether the pod identity addon is enabled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2336,6 +2864,16 @@ pub struct ManagedClusterPodIdentityProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPodIdentityProfile {
+        "enabled" => enabled,
+        "allowNetworkPluginKubenet" => allow_network_plugin_kubenet,
+        "userAssignedIdentities" => user_assigned_identities,
+        "userAssignedIdentityExceptions" => user_assigned_identity_exceptions,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.user_assigned_identities
@@ -2349,7 +2887,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
 /// An error response from the pod identity provisioning.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningError`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPodIdentityProvisioningError {
     /// Details about the error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2359,6 +2897,8 @@ pub struct ManagedClusterPodIdentityProvisioningError {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ManagedClusterPodIdentityProvisioningError { "error" => error } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningError {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -2370,7 +2910,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErro
 /// An error response from the pod identity provisioning.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningErrorBody`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPodIdentityProvisioningErrorBody {
     /// An identifier for the error. Codes are invariant and are intended to be consumed programmatically.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2390,6 +2930,16 @@ pub struct ManagedClusterPodIdentityProvisioningErrorBody {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPodIdentityProvisioningErrorBody {
+        "code" => code,
+        "message" => message,
+        "target" => target,
+        "details" => details,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErrorBody {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.details.unknown_fields(&format!("{path}/details"), out);
@@ -2400,7 +2950,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErro
 /// Pod identity provisioning information.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningInfo`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPodIdentityProvisioningInfo {
     /// Pod identity assignment error (if any).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2410,6 +2960,8 @@ pub struct ManagedClusterPodIdentityProvisioningInfo {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ManagedClusterPodIdentityProvisioningInfo { "error" => error } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningInfo {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -2442,7 +2994,7 @@ armgen_runtime::open_enum! {
 /// The list of available upgrade versions.
 ///
 /// Schema `ManagedClusterPoolUpgradeProfile`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ManagedClusterPoolUpgradeProfile {
     /// The Kubernetes version (major.minor.patch).
     #[serde(rename = "kubernetesVersion")]
@@ -2464,6 +3016,12 @@ pub struct ManagedClusterPoolUpgradeProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPoolUpgradeProfile { "name" => name, "upgrades" => upgrades }
+    required { "kubernetesVersion" => kubernetes_version, "osType" => os_type }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.os_type.unknown_fields(&format!("{path}/osType"), out);
@@ -2475,7 +3033,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfile {
 /// Available upgrades for an AgentPool.
 ///
 /// Schema `ManagedClusterPoolUpgradeProfileUpgradesItem`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPoolUpgradeProfileUpgradesItem {
     /// The Kubernetes version (major.minor.patch).
     #[serde(rename = "kubernetesVersion", default, skip_serializing_if = "Option::is_none")]
@@ -2489,6 +3047,14 @@ pub struct ManagedClusterPoolUpgradeProfileUpgradesItem {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPoolUpgradeProfileUpgradesItem {
+        "kubernetesVersion" => kubernetes_version,
+        "isPreview" => is_preview,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfileUpgradesItem {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -2498,7 +3064,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfileUpgradesI
 /// Properties of the managed cluster.
 ///
 /// Schema `ManagedClusterProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterProperties {
     /// The current provisioning state.
     ///
@@ -2670,6 +3236,60 @@ pub struct ManagedClusterProperties {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterProperties {
+        "provisioningState" => provisioning_state,
+        "powerState" => power_state,
+        "maxAgentPools" => max_agent_pools,
+        "kubernetesVersion" => kubernetes_version,
+        "currentKubernetesVersion" => current_kubernetes_version,
+        "dnsPrefix" => dns_prefix,
+        "fqdnSubdomain" => fqdn_subdomain,
+        "fqdn" => fqdn,
+        "privateFQDN" => private_fqdn,
+        "azurePortalFQDN" => azure_portal_fqdn,
+        "agentPoolProfiles" => agent_pool_profiles,
+        "linuxProfile" => linux_profile,
+        "windowsProfile" => windows_profile,
+        "servicePrincipalProfile" => service_principal_profile,
+        "addonProfiles" => addon_profiles,
+        "podIdentityProfile" => pod_identity_profile,
+        "oidcIssuerProfile" => oidc_issuer_profile,
+        "nodeResourceGroup" => node_resource_group,
+        "nodeResourceGroupProfile" => node_resource_group_profile,
+        "enableRBAC" => enable_rbac,
+        "supportPlan" => support_plan,
+        "enableFIPS" => enable_fips,
+        "networkProfile" => network_profile,
+        "aadProfile" => aad_profile,
+        "autoUpgradeProfile" => auto_upgrade_profile,
+        "upgradeSettings" => upgrade_settings,
+        "autoScalerProfile" => auto_scaler_profile,
+        "apiServerAccessProfile" => api_server_access_profile,
+        "diskEncryptionSetID" => disk_encryption_set_id,
+        "identityProfile" => identity_profile,
+        "privateLinkResources" => private_link_resources,
+        "disableLocalAccounts" => disable_local_accounts,
+        "httpProxyConfig" => http_proxy_config,
+        "securityProfile" => security_profile,
+        "storageProfile" => storage_profile,
+        "ingressProfile" => ingress_profile,
+        "publicNetworkAccess" => public_network_access,
+        "workloadAutoScalerProfile" => workload_auto_scaler_profile,
+        "azureMonitorProfile" => azure_monitor_profile,
+        "serviceMeshProfile" => service_mesh_profile,
+        "resourceUID" => resource_uid,
+        "metricsProfile" => metrics_profile,
+        "nodeProvisioningProfile" => node_provisioning_profile,
+        "bootstrapProfile" => bootstrap_profile,
+        "aiToolchainOperatorProfile" => ai_toolchain_operator_profile,
+        "schedulerProfile" => scheduler_profile,
+        "hostedSystemProfile" => hosted_system_profile,
+        "status" => status,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.power_state.unknown_fields(&format!("{path}/powerState"), out);
@@ -2728,7 +3348,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterProperties {
 /// Parameters to be applied to the cluster-autoscaler when enabled
 ///
 /// Schema `ManagedClusterPropertiesAutoScalerProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterPropertiesAutoScalerProfile {
     /// Detects similar node pools and balances the number of nodes between them. Valid values are 'true' and 'false'
     #[serde(rename = "balance-similar-node-groups", default, skip_serializing_if = "Option::is_none")]
@@ -2796,6 +3416,32 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPropertiesAutoScalerProfile {
+        "balance-similar-node-groups" => balance_similar_node_groups,
+        "daemonset-eviction-for-empty-nodes" => daemonset_eviction_for_empty_nodes,
+        "daemonset-eviction-for-occupied-nodes" => daemonset_eviction_for_occupied_nodes,
+        "ignore-daemonsets-utilization" => ignore_daemonsets_utilization,
+        "expander" => expander,
+        "max-empty-bulk-delete" => max_empty_bulk_delete,
+        "max-graceful-termination-sec" => max_graceful_termination_sec,
+        "max-node-provision-time" => max_node_provision_time,
+        "max-total-unready-percentage" => max_total_unready_percentage,
+        "new-pod-scale-up-delay" => new_pod_scale_up_delay,
+        "ok-total-unready-count" => ok_total_unready_count,
+        "scan-interval" => scan_interval,
+        "scale-down-delay-after-add" => scale_down_delay_after_add,
+        "scale-down-delay-after-delete" => scale_down_delay_after_delete,
+        "scale-down-delay-after-failure" => scale_down_delay_after_failure,
+        "scale-down-unneeded-time" => scale_down_unneeded_time,
+        "scale-down-unready-time" => scale_down_unready_time,
+        "scale-down-utilization-threshold" => scale_down_utilization_threshold,
+        "skip-nodes-with-local-storage" => skip_nodes_with_local_storage,
+        "skip-nodes-with-system-pods" => skip_nodes_with_system_pods,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterPropertiesAutoScalerProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.expander.unknown_fields(&format!("{path}/expander"), out);
@@ -2806,7 +3452,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterPropertiesAutoScalerProfile
 /// Security profile for the container service cluster.
 ///
 /// Schema `ManagedClusterSecurityProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSecurityProfile {
     /// Microsoft Defender settings for the security profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2832,6 +3478,18 @@ pub struct ManagedClusterSecurityProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfile {
+        "defender" => defender,
+        "azureKeyVaultKms" => azure_key_vault_kms,
+        "kubernetesResourceObjectEncryptionProfile" => kubernetes_resource_object_encryption_profile,
+        "workloadIdentity" => workload_identity,
+        "imageCleaner" => image_cleaner,
+        "customCATrustCertificates" => custom_ca_trust_certificates,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.defender.unknown_fields(&format!("{path}/defender"), out);
@@ -2848,7 +3506,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfile {
 /// Microsoft Defender settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileDefender`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSecurityProfileDefender {
     /// Resource ID of the Log Analytics workspace to be associated with Microsoft Defender. When Microsoft Defender is enabled, this field is required and must be a valid workspace resource ID. When Microsoft Defender is disabled, leave the field empty.
     ///
@@ -2867,6 +3525,15 @@ pub struct ManagedClusterSecurityProfileDefender {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileDefender {
+        "logAnalyticsWorkspaceResourceId" => log_analytics_workspace_resource_id,
+        "securityMonitoring" => security_monitoring,
+        "securityGating" => security_gating,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefender {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.security_monitoring
@@ -2879,7 +3546,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefender {
 /// Microsoft Defender settings for security gating. This validates container image eligibility for deployment based on Defender for Containers security findings. Using Admission Controller, it either audits or prevents deployment of images that do not meet security standards.
 ///
 /// Schema `ManagedClusterSecurityProfileDefenderSecurityGating`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSecurityProfileDefenderSecurityGating {
     /// Whether to enable Defender security gating. When enabled, the gating feature scans container images and audits or blocks deployment of images that do not meet security standards according to configured security rules. For more information, see <https://aka.ms/KubernetesDefenderAuditRule>.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2896,6 +3563,15 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityGating {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileDefenderSecurityGating {
+        "enabled" => enabled,
+        "identities" => identities,
+        "allowSecretAccess" => allow_secret_access,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecurityGating {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.identities.unknown_fields(&format!("{path}/identities"), out);
@@ -2906,7 +3582,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecu
 /// Identity mapping used by Defender security gating for registry access.
 ///
 /// Schema `ManagedClusterSecurityProfileDefenderSecurityGatingIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
     /// The container registry for which the identity will be used; the identity specified here should have a federated identity credential attached to it.
     #[serde(rename = "azureContainerRegistry", default, skip_serializing_if = "Option::is_none")]
@@ -2920,6 +3596,14 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
+        "azureContainerRegistry" => azure_container_registry,
+        "identity" => identity,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.identity.unknown_fields(&format!("{path}/identity"), out);
@@ -2930,7 +3614,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecu
 /// Microsoft Defender settings for the security profile threat detection.
 ///
 /// Schema `ManagedClusterSecurityProfileDefenderSecurityMonitoring`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// Whether to enable Defender threat detection
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2939,6 +3623,11 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileDefenderSecurityMonitoring { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
@@ -2950,7 +3639,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecu
 /// Image Cleaner removes unused images from nodes, freeing up disk space and helping to reduce attack surface area. Here are settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileImageCleaner`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSecurityProfileImageCleaner {
     /// Whether to enable Image Cleaner on AKS cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2966,6 +3655,11 @@ pub struct ManagedClusterSecurityProfileImageCleaner {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileImageCleaner { "enabled" => enabled, "intervalHours" => interval_hours }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileImageCleaner {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -2975,7 +3669,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileImageCleaner
 /// Workload identity settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileWorkloadIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     /// Whether to enable workload identity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2984,6 +3678,11 @@ pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileWorkloadIdentity { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileWorkloadIdentity {
@@ -2995,7 +3694,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileWorkloadIden
 /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
 ///
 /// Schema `ManagedClusterServicePrincipalProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterServicePrincipalProfile {
     /// The ID for the service principal.
     #[serde(rename = "clientId")]
@@ -3011,6 +3710,12 @@ pub struct ManagedClusterServicePrincipalProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterServicePrincipalProfile { "secret" => secret }
+    required { "clientId" => client_id }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterServicePrincipalProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -3020,7 +3725,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterServicePrincipalProfile {
 /// The SKU of a Managed Cluster.
 ///
 /// Schema `ManagedClusterSKU`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterSku {
     /// The name of a managed cluster SKU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -3033,6 +3738,8 @@ pub struct ManagedClusterSku {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ManagedClusterSku { "name" => name, "tier" => tier } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterSku {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -3073,7 +3780,7 @@ armgen_runtime::open_enum! {
 /// The Static Egress Gateway addon configuration for the cluster.
 ///
 /// Schema `ManagedClusterStaticEgressGatewayProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStaticEgressGatewayProfile {
     /// Enable Static Egress Gateway addon. Indicates if Static Egress Gateway addon is enabled or not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -3082,6 +3789,11 @@ pub struct ManagedClusterStaticEgressGatewayProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStaticEgressGatewayProfile { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStaticEgressGatewayProfile {
@@ -3093,7 +3805,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStaticEgressGatewayProfile 
 /// Contains read-only information about the Managed Cluster.
 ///
 /// Schema `ManagedClusterStatus`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStatus {
     /// The error details information of the managed cluster. Preserves the detailed info of failure. If there was no error, this field is omitted.
     ///
@@ -3104,6 +3816,11 @@ pub struct ManagedClusterStatus {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStatus { "provisioningError" => provisioning_error }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStatus {
@@ -3117,7 +3834,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStatus {
 /// Storage profile for the container service cluster.
 ///
 /// Schema `ManagedClusterStorageProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStorageProfile {
     /// AzureDisk CSI Driver settings for the storage profile.
     #[serde(rename = "diskCSIDriver", default, skip_serializing_if = "Option::is_none")]
@@ -3137,6 +3854,16 @@ pub struct ManagedClusterStorageProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterStorageProfile {
+        "diskCSIDriver" => disk_csi_driver,
+        "fileCSIDriver" => file_csi_driver,
+        "snapshotController" => snapshot_controller,
+        "blobCSIDriver" => blob_csi_driver,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.disk_csi_driver.unknown_fields(&format!("{path}/diskCSIDriver"), out);
@@ -3151,7 +3878,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
 /// AzureBlob CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileBlobCSIDriver`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStorageProfileBlobCsiDriver {
     /// Whether to enable AzureBlob CSI Driver. The default value is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -3160,6 +3887,11 @@ pub struct ManagedClusterStorageProfileBlobCsiDriver {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStorageProfileBlobCsiDriver { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileBlobCsiDriver {
@@ -3171,7 +3903,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileBlobCsiDriver
 /// AzureDisk CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileDiskCSIDriver`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStorageProfileDiskCsiDriver {
     /// Whether to enable AzureDisk CSI Driver. The default value is true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -3180,6 +3912,11 @@ pub struct ManagedClusterStorageProfileDiskCsiDriver {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStorageProfileDiskCsiDriver { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileDiskCsiDriver {
@@ -3191,7 +3928,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileDiskCsiDriver
 /// AzureFile CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileFileCSIDriver`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStorageProfileFileCsiDriver {
     /// Whether to enable AzureFile CSI Driver. The default value is true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -3200,6 +3937,11 @@ pub struct ManagedClusterStorageProfileFileCsiDriver {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStorageProfileFileCsiDriver { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileFileCsiDriver {
@@ -3211,7 +3953,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileFileCsiDriver
 /// Snapshot Controller settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileSnapshotController`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterStorageProfileSnapshotController {
     /// Whether to enable Snapshot Controller. The default value is true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -3220,6 +3962,11 @@ pub struct ManagedClusterStorageProfileSnapshotController {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStorageProfileSnapshotController { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileSnapshotController {
@@ -3231,7 +3978,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileSnapshotContr
 /// The list of available upgrades for compute pools.
 ///
 /// Schema `ManagedClusterUpgradeProfile`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ManagedClusterUpgradeProfile {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
@@ -3261,6 +4008,12 @@ pub struct ManagedClusterUpgradeProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterUpgradeProfile { "id" => id, "name" => name, "type" => r#type, "systemData" => system_data }
+    required { "properties" => properties }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -3272,7 +4025,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfile {
 /// Control plane and agent pool upgrade profiles.
 ///
 /// Schema `ManagedClusterUpgradeProfileProperties`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ManagedClusterUpgradeProfileProperties {
     /// The list of available upgrade versions for the control plane.
     #[serde(rename = "controlPlaneProfile")]
@@ -3284,6 +4037,12 @@ pub struct ManagedClusterUpgradeProfileProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterUpgradeProfileProperties {}
+    required { "controlPlaneProfile" => control_plane_profile, "agentPoolProfiles" => agent_pool_profiles }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfileProperties {
@@ -3299,7 +4058,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfileProperties {
 /// Configurations for Gateway API providers to be used for managed ingress with App Routing.
 ///
 /// Schema `ManagedClusterWebAppRoutingGatewayAPIImplementations`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterWebAppRoutingGatewayApiImplementations {
     /// Configuration for using a sidecar-less Istio control plane for managed ingress via the Gateway API with App Routing. See <https://aka.ms/gateway-on-istio> for information on using Istio for ingress via the Gateway API.
     #[serde(rename = "appRoutingIstio", default, skip_serializing_if = "Option::is_none")]
@@ -3308,6 +4067,11 @@ pub struct ManagedClusterWebAppRoutingGatewayApiImplementations {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterWebAppRoutingGatewayApiImplementations { "appRoutingIstio" => app_routing_istio }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterWebAppRoutingGatewayApiImplementations {
@@ -3320,7 +4084,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterWebAppRoutingGatewayApiImpl
 /// Profile for Windows VMs in the managed cluster.
 ///
 /// Schema `ManagedClusterWindowsProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterWindowsProfile {
     /// Specifies the name of the administrator account. &lt;br&gt;&lt;br&gt; **Restriction:** Cannot end in "." &lt;br&gt;&lt;br&gt; **Disallowed values:** "administrator", "admin", "user", "user1", "test", "user2", "test1", "user3", "admin1", "1", "123", "a", "actuser", "adm", "admin2", "aspnet", "backup", "console", "david", "guest", "john", "owner", "root", "server", "sql", "support", "support_388945a0", "sys", "test2", "test3", "user4", "user5". &lt;br&gt;&lt;br&gt; **Minimum-length:** 1 character &lt;br&gt;&lt;br&gt; **Max-length:** 20 characters
     #[serde(rename = "adminUsername")]
@@ -3345,6 +4109,17 @@ pub struct ManagedClusterWindowsProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterWindowsProfile {
+        "adminPassword" => admin_password,
+        "licenseType" => license_type,
+        "enableCSIProxy" => enable_csi_proxy,
+        "gmsaProfile" => gmsa_profile,
+    }
+    required { "adminUsername" => admin_username }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterWindowsProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.license_type.unknown_fields(&format!("{path}/licenseType"), out);
@@ -3356,7 +4131,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterWindowsProfile {
 /// Workload Auto-scaler profile for the managed cluster.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterWorkloadAutoScalerProfile {
     /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -3368,6 +4143,11 @@ pub struct ManagedClusterWorkloadAutoScalerProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterWorkloadAutoScalerProfile { "keda" => keda, "verticalPodAutoscaler" => vertical_pod_autoscaler }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
@@ -3382,7 +4162,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
 /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfileKeda`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     /// Whether to enable KEDA.
     pub enabled: bool,
@@ -3390,6 +4170,12 @@ pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterWorkloadAutoScalerProfileKeda {}
+    required { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileKeda {
@@ -3401,7 +4187,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileKe
 /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     /// Whether to enable VPA. Default value is false.
     ///
@@ -3411,6 +4197,12 @@ pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {}
+    required { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
@@ -3435,7 +4227,7 @@ armgen_runtime::open_enum! {
 /// User assigned identity properties.
 ///
 /// Schema `ManagedServiceIdentityUserAssignedIdentitiesValue`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     /// The principal id of user assigned identity.
     ///
@@ -3451,6 +4243,11 @@ pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedServiceIdentityUserAssignedIdentitiesValue { "principalId" => principal_id, "clientId" => client_id }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedServiceIdentityUserAssignedIdentitiesValue {
@@ -3610,7 +4407,7 @@ armgen_runtime::open_enum! {
 /// A private link resource
 ///
 /// Schema `PrivateLinkResource`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct PrivateLinkResource {
     /// The ID of the private link resource.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -3636,6 +4433,18 @@ pub struct PrivateLinkResource {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    PrivateLinkResource {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "groupId" => group_id,
+        "requiredMembers" => required_members,
+        "privateLinkServiceID" => private_link_service_id,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for PrivateLinkResource {
@@ -3688,7 +4497,7 @@ armgen_runtime::open_enum! {
 /// A reference to an Azure resource.
 ///
 /// Schema `ResourceReference`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ResourceReference {
     /// The fully qualified Azure resource id.
     ///
@@ -3700,6 +4509,8 @@ pub struct ResourceReference {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ResourceReference { "id" => id } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ResourceReference {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -3736,7 +4547,7 @@ armgen_runtime::open_enum! {
 /// Profile with settings related to a specific instance of an AKS-managed scheduler.
 ///
 /// Schema `SchedulerInstanceProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct SchedulerInstanceProfile {
     /// The configuration mode to be used by the AKS-managed scheduler.
     #[serde(rename = "schedulerConfigMode", default, skip_serializing_if = "Option::is_none")]
@@ -3745,6 +4556,11 @@ pub struct SchedulerInstanceProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    SchedulerInstanceProfile { "schedulerConfigMode" => scheduler_config_mode }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for SchedulerInstanceProfile {
@@ -3758,7 +4574,7 @@ impl armgen_runtime::UnknownFields for SchedulerInstanceProfile {
 /// Profile with scheduler-related settings, like the configuration mode for each scheduler managed by AKS. See <https://aka.ms/aks/scheduler-profile>.
 ///
 /// Schema `SchedulerProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct SchedulerProfile {
     /// Profile with settings related to upstream variant of kube-scheduler (<https://github.com/kubernetes/kubernetes/tree/master/pkg/scheduler>).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -3768,6 +4584,8 @@ pub struct SchedulerProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { SchedulerProfile { "upstream" => upstream } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for SchedulerProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -3792,7 +4610,7 @@ armgen_runtime::open_enum! {
 /// Service mesh profile for a managed cluster.
 ///
 /// Schema `ServiceMeshProfile`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ServiceMeshProfile {
     /// Mode of the service mesh.
     pub mode: ServiceMeshMode,
@@ -3803,6 +4621,12 @@ pub struct ServiceMeshProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ServiceMeshProfile { "istio" => istio }
+    required { "mode" => mode }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ServiceMeshProfile {
@@ -3848,7 +4672,7 @@ armgen_runtime::open_enum! {
 /// Settings for overrides when upgrading a cluster.
 ///
 /// Schema `UpgradeOverrideSettings`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct UpgradeOverrideSettings {
     /// Whether to force upgrade the cluster. Note that this option instructs upgrade operation to bypass upgrade protections such as checking for deprecated API usage. Enable this option only with caution.
     #[serde(rename = "forceUpgrade", default, skip_serializing_if = "Option::is_none")]
@@ -3864,6 +4688,11 @@ pub struct UpgradeOverrideSettings {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    UpgradeOverrideSettings { "forceUpgrade" => force_upgrade, "until" => until }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for UpgradeOverrideSettings {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -3873,7 +4702,7 @@ impl armgen_runtime::UnknownFields for UpgradeOverrideSettings {
 /// Details about a user assigned identity.
 ///
 /// Schema `UserAssignedIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct UserAssignedIdentity {
     /// The resource ID of the user assigned identity.
     ///
@@ -3892,6 +4721,11 @@ pub struct UserAssignedIdentity {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    UserAssignedIdentity { "resourceId" => resource_id, "clientId" => client_id, "objectId" => object_id }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for UserAssignedIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -3901,7 +4735,7 @@ impl armgen_runtime::UnknownFields for UserAssignedIdentity {
 /// Windows gMSA Profile in the managed cluster.
 ///
 /// Schema `WindowsGmsaProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct WindowsGmsaProfile {
     /// Whether to enable Windows gMSA. Specifies whether to enable Windows gMSA in the managed cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -3916,6 +4750,11 @@ pub struct WindowsGmsaProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    WindowsGmsaProfile { "enabled" => enabled, "dnsServer" => dns_server, "rootDomainName" => root_domain_name }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for WindowsGmsaProfile {

@@ -5,13 +5,13 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/abort` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Runs the ARM action `abort` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/abort`) on a `ManagedCluster` once, and records its outcome.
 ///
 /// Schema `ManagedClusterAbort`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterAbort {
     /// When the reconciler sent the request (RFC 3339).
     ///
@@ -32,6 +32,11 @@ pub struct ManagedClusterAbort {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAbort { "startTime" => start_time, "endTime" => end_time, "error" => error }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAbort {

@@ -5,13 +5,13 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/runCommand` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The results of a run command
 ///
 /// Schema `CommandResultProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct CommandResultProperties {
     /// provisioning State
     ///
@@ -49,6 +49,18 @@ pub struct CommandResultProperties {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    CommandResultProperties {
+        "provisioningState" => provisioning_state,
+        "exitCode" => exit_code,
+        "startedAt" => started_at,
+        "finishedAt" => finished_at,
+        "logs" => logs,
+        "reason" => reason,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for CommandResultProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -58,7 +70,7 @@ impl armgen_runtime::UnknownFields for CommandResultProperties {
 /// Runs the ARM action `runCommand` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/runCommand`) on a `ManagedCluster` once, and records its outcome.
 ///
 /// Schema `ManagedClusterRunCommand`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedClusterRunCommand {
     /// The request body of `POST …/runCommand`.
     ///
@@ -91,6 +103,17 @@ pub struct ManagedClusterRunCommand {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterRunCommand {
+        "parameters" => parameters,
+        "result" => result,
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedClusterRunCommand {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.parameters.unknown_fields(&format!("{path}/parameters"), out);
@@ -103,7 +126,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterRunCommand {
 /// A run command request
 ///
 /// Schema `RunCommandRequest`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct RunCommandRequest {
     /// The command to run.
     pub command: String,
@@ -121,6 +144,12 @@ pub struct RunCommandRequest {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    RunCommandRequest { "context" => context, "clusterToken" => cluster_token }
+    required { "command" => command }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for RunCommandRequest {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -130,7 +159,7 @@ impl armgen_runtime::UnknownFields for RunCommandRequest {
 /// run command result.
 ///
 /// Schema `RunCommandResult`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct RunCommandResult {
     /// The command id.
     ///
@@ -145,6 +174,8 @@ pub struct RunCommandResult {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { RunCommandResult { "id" => id, "properties" => properties } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for RunCommandResult {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {

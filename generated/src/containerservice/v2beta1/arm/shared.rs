@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// Artifact streaming profile for the agent pool.
 ///
 /// Schema `AgentPoolArtifactStreamingProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolArtifactStreamingProfile {
     /// Artifact streaming speeds up the cold-start of containers on a node through on-demand image loading. To use this feature, container images must also enable artifact streaming on ACR. If not specified, the default is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -22,6 +22,8 @@ pub struct AgentPoolArtifactStreamingProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { AgentPoolArtifactStreamingProfile { "enabled" => enabled } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for AgentPoolArtifactStreamingProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -31,7 +33,7 @@ impl armgen_runtime::UnknownFields for AgentPoolArtifactStreamingProfile {
 /// Profile of the managed cluster gateway agent pool.
 ///
 /// Schema `AgentPoolGatewayProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolGatewayProfile {
     /// The Gateway agent pool associates one public IPPrefix for each static egress gateway to provide public egress. The size of Public IPPrefix should be selected by the user. Each node in the agent pool is assigned with one IP from the IPPrefix. The IPPrefix size thus serves as a cap on the size of the Gateway agent pool. Due to Azure public IPPrefix size limitation, the valid value range is \[28, 31\] (/31 = 2 nodes/IPs, /30 = 4 nodes/IPs, /29 = 8 nodes/IPs, /28 = 16 nodes/IPs). The default value is 31.
     ///
@@ -42,6 +44,11 @@ pub struct AgentPoolGatewayProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolGatewayProfile { "publicIPPrefixSize" => public_ip_prefix_size }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolGatewayProfile {
@@ -68,7 +75,7 @@ armgen_runtime::open_enum! {
 /// Network settings of an agent pool.
 ///
 /// Schema `AgentPoolNetworkProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolNetworkProfile {
     /// IPTags of instance-level public IPs.
     #[serde(rename = "nodePublicIPTags", default, skip_serializing_if = "Option::is_none")]
@@ -88,6 +95,16 @@ pub struct AgentPoolNetworkProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolNetworkProfile {
+        "nodePublicIPTags" => node_public_ip_tags,
+        "allowedHostPorts" => allowed_host_ports,
+        "applicationSecurityGroups" => application_security_groups,
+        "dranet" => dranet,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AgentPoolNetworkProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.node_public_ip_tags
@@ -101,7 +118,7 @@ impl armgen_runtime::UnknownFields for AgentPoolNetworkProfile {
 /// The security settings of an agent pool.
 ///
 /// Schema `AgentPoolSecurityProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolSecurityProfile {
     /// vTPM is a Trusted Launch feature for configuring a dedicated secure vault for keys and measurements held locally on the node. For more details, see aka.ms/aks/trustedlaunch. If not specified, the default is false.
     #[serde(rename = "enableVTPM", default, skip_serializing_if = "Option::is_none")]
@@ -116,6 +133,15 @@ pub struct AgentPoolSecurityProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolSecurityProfile {
+        "enableVTPM" => enable_vtpm,
+        "enableSecureBoot" => enable_secure_boot,
+        "sshAccess" => ssh_access,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolSecurityProfile {
@@ -143,7 +169,7 @@ armgen_runtime::open_enum! {
 /// Contains read-only information about the Agent Pool.
 ///
 /// Schema `AgentPoolStatus`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolStatus {
     /// The error detail information of the agent pool. Preserves the detailed info of failure. If there was no error, this field is omitted.
     ///
@@ -155,6 +181,8 @@ pub struct AgentPoolStatus {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { AgentPoolStatus { "provisioningError" => provisioning_error } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for AgentPoolStatus {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -182,7 +210,7 @@ armgen_runtime::open_enum! {
 /// Settings for upgrading an agentpool
 ///
 /// Schema `AgentPoolUpgradeSettings`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolUpgradeSettings {
     /// The maximum number or percentage of nodes that are surged during upgrade. This can either be set to an integer (e.g. '5') or a percentage (e.g. '50%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 10%. For more information, including best practices, see: <https://learn.microsoft.com/en-us/azure/aks/upgrade-cluster>
     #[serde(rename = "maxSurge", default, skip_serializing_if = "Option::is_none")]
@@ -209,6 +237,17 @@ pub struct AgentPoolUpgradeSettings {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AgentPoolUpgradeSettings {
+        "maxSurge" => max_surge,
+        "maxUnavailable" => max_unavailable,
+        "drainTimeoutInMinutes" => drain_timeout_in_minutes,
+        "nodeSoakDurationInMinutes" => node_soak_duration_in_minutes,
+        "undrainableNodeBehavior" => undrainable_node_behavior,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AgentPoolUpgradeSettings {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.undrainable_node_behavior
@@ -220,7 +259,7 @@ impl armgen_runtime::UnknownFields for AgentPoolUpgradeSettings {
 /// The Windows agent pool's specific profile.
 ///
 /// Schema `AgentPoolWindowsProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AgentPoolWindowsProfile {
     /// Whether to disable OutboundNAT in windows nodes. The default value is false. Outbound NAT can only be disabled if the cluster outboundType is NAT Gateway and the Windows agent pool does not have node public IP enabled.
     #[serde(rename = "disableOutboundNat", default, skip_serializing_if = "Option::is_none")]
@@ -229,6 +268,11 @@ pub struct AgentPoolWindowsProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolWindowsProfile { "disableOutboundNat" => disable_outbound_nat }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolWindowsProfile {
@@ -240,7 +284,7 @@ impl armgen_runtime::UnknownFields for AgentPoolWindowsProfile {
 /// Specifications on auto-scaling.
 ///
 /// Schema `AutoScaleProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AutoScaleProfile {
     /// VM size that AKS will use when creating and scaling e.g. 'Standard_E4s_v3', 'Standard_E16s_v3' or 'Standard_D16s_v5'.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -259,6 +303,11 @@ pub struct AutoScaleProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    AutoScaleProfile { "size" => size, "minCount" => min_count, "maxCount" => max_count }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AutoScaleProfile {
@@ -300,7 +349,7 @@ armgen_runtime::open_enum! {
 /// Data used when creating a target resource from a source resource.
 ///
 /// Schema `CreationData`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct CreationData {
     /// This is the ARM ID of the source object to be used to create the target object.
     ///
@@ -312,6 +361,8 @@ pub struct CreationData {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { CreationData { "sourceResourceId" => source_resource_id } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for CreationData {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -335,7 +386,7 @@ armgen_runtime::open_enum! {
 /// DRANET settings of an agent pool.
 ///
 /// Schema `DRANETProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct DranetProfile {
     /// The DRANET mode for the agent pool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -345,6 +396,8 @@ pub struct DranetProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { DranetProfile { "mode" => mode } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for DranetProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -356,7 +409,7 @@ impl armgen_runtime::UnknownFields for DranetProfile {
 /// The resource management error additional info.
 ///
 /// Schema `ErrorAdditionalInfo`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ErrorAdditionalInfo {
     /// The additional info type.
     ///
@@ -374,6 +427,8 @@ pub struct ErrorAdditionalInfo {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { ErrorAdditionalInfo { "type" => r#type, "info" => info } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for ErrorAdditionalInfo {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -383,7 +438,7 @@ impl armgen_runtime::UnknownFields for ErrorAdditionalInfo {
 /// The error detail.
 ///
 /// Schema `ErrorDetail`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ErrorDetail {
     /// The error code.
     ///
@@ -414,6 +469,17 @@ pub struct ErrorDetail {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ErrorDetail {
+        "code" => code,
+        "message" => message,
+        "target" => target,
+        "details" => details,
+        "additionalInfo" => additional_info,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ErrorDetail {
@@ -459,7 +525,7 @@ armgen_runtime::open_enum! {
 /// GPU settings for the Agent Pool.
 ///
 /// Schema `GPUProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct GpuProfile {
     /// Whether to install GPU drivers. When it's not specified, default is Install.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -472,6 +538,8 @@ pub struct GpuProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { GpuProfile { "driver" => driver, "nvidia" => nvidia } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for GpuProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -497,7 +565,7 @@ armgen_runtime::open_enum! {
 /// Contains the IPTag associated with the object.
 ///
 /// Schema `IPTag`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IpTag {
     /// The IP tag type. Example: RoutingPreference.
     #[serde(rename = "ipTagType", default, skip_serializing_if = "Option::is_none")]
@@ -511,6 +579,8 @@ pub struct IpTag {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { IpTag { "ipTagType" => ip_tag_type, "tag" => tag } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for IpTag {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -520,7 +590,7 @@ impl armgen_runtime::UnknownFields for IpTag {
 /// Kubelet configurations of agent nodes. See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
 ///
 /// Schema `KubeletConfig`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct KubeletConfig {
     /// The CPU Manager policy to use. The default is 'none'. See [Kubernetes CPU management policies](<https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/#cpu-management-policies>) for more information. Allowed values are 'none' and 'static'.
     #[serde(rename = "cpuManagerPolicy", default, skip_serializing_if = "Option::is_none")]
@@ -571,6 +641,23 @@ pub struct KubeletConfig {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    KubeletConfig {
+        "cpuManagerPolicy" => cpu_manager_policy,
+        "cpuCfsQuota" => cpu_cfs_quota,
+        "cpuCfsQuotaPeriod" => cpu_cfs_quota_period,
+        "imageGcHighThreshold" => image_gc_high_threshold,
+        "imageGcLowThreshold" => image_gc_low_threshold,
+        "topologyManagerPolicy" => topology_manager_policy,
+        "allowedUnsafeSysctls" => allowed_unsafe_sysctls,
+        "failSwapOn" => fail_swap_on,
+        "containerLogMaxSizeMB" => container_log_max_size_mb,
+        "containerLogMaxFiles" => container_log_max_files,
+        "podMaxPids" => pod_max_pids,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for KubeletConfig {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -593,7 +680,7 @@ armgen_runtime::open_enum! {
 /// OS configurations of Linux agent nodes. See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
 ///
 /// Schema `LinuxOSConfig`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct LinuxOsConfig {
     /// Sysctl settings for Linux agent nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -613,6 +700,16 @@ pub struct LinuxOsConfig {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    LinuxOsConfig {
+        "sysctls" => sysctls,
+        "transparentHugePageEnabled" => transparent_huge_page_enabled,
+        "transparentHugePageDefrag" => transparent_huge_page_defrag,
+        "swapFileSizeMB" => swap_file_size_mb,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for LinuxOsConfig {
@@ -668,7 +765,7 @@ armgen_runtime::open_enum! {
 /// Overrides for localDNS profile.
 ///
 /// Schema `LocalDNSOverride`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct LocalDnsOverride {
     /// Log level for DNS queries in localDNS.
     ///
@@ -716,6 +813,20 @@ pub struct LocalDnsOverride {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    LocalDnsOverride {
+        "queryLogging" => query_logging,
+        "protocol" => protocol,
+        "forwardDestination" => forward_destination,
+        "forwardPolicy" => forward_policy,
+        "maxConcurrent" => max_concurrent,
+        "cacheDurationInSeconds" => cache_duration_in_seconds,
+        "serveStaleDurationInSeconds" => serve_stale_duration_in_seconds,
+        "serveStale" => serve_stale,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for LocalDnsOverride {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.query_logging.unknown_fields(&format!("{path}/queryLogging"), out);
@@ -731,7 +842,7 @@ impl armgen_runtime::UnknownFields for LocalDnsOverride {
 /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
 ///
 /// Schema `LocalDNSProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct LocalDnsProfile {
     /// Mode of enablement for localDNS.
     ///
@@ -753,6 +864,16 @@ pub struct LocalDnsProfile {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    LocalDnsProfile {
+        "mode" => mode,
+        "state" => state,
+        "vnetDNSOverrides" => vnet_dns_overrides,
+        "kubeDNSOverrides" => kube_dns_overrides,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for LocalDnsProfile {
@@ -835,7 +956,7 @@ armgen_runtime::open_enum! {
 /// Specifications on number of machines.
 ///
 /// Schema `ManualScaleProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManualScaleProfile {
     /// VM size that AKS will use when creating and scaling e.g. 'Standard_E4s_v3', 'Standard_E16s_v3' or 'Standard_D16s_v5'.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -851,6 +972,8 @@ pub struct ManualScaleProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { ManualScaleProfile { "size" => size, "count" => count } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for ManualScaleProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -860,7 +983,7 @@ impl armgen_runtime::UnknownFields for ManualScaleProfile {
 /// NVIDIA-specific GPU settings
 ///
 /// Schema `NvidiaGPUProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct NvidiaGpuProfile {
     /// The Fully Managed GPU experience installs and manages the GPU driver, Kubernetes device plugin, and DCGM metrics exporter. For more details, see <https://aka.ms/aks/managed-gpu>.
     #[serde(rename = "managementMode", default, skip_serializing_if = "Option::is_none")]
@@ -870,6 +993,8 @@ pub struct NvidiaGpuProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { NvidiaGpuProfile { "managementMode" => management_mode } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for NvidiaGpuProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -949,7 +1074,7 @@ armgen_runtime::open_enum! {
 /// The port range.
 ///
 /// Schema `PortRange`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct PortRange {
     /// The minimum port that is included in the range. It should be ranged from 1 to 65535, and be less than or equal to portEnd.
     ///
@@ -970,6 +1095,11 @@ pub struct PortRange {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    PortRange { "portStart" => port_start, "portEnd" => port_end, "protocol" => protocol }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for PortRange {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.protocol.unknown_fields(&format!("{path}/protocol"), out);
@@ -980,7 +1110,7 @@ impl armgen_runtime::UnknownFields for PortRange {
 /// Describes the Power State of the cluster
 ///
 /// Schema `PowerState`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct PowerState {
     /// Tells whether the cluster is Running or Stopped
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -990,6 +1120,8 @@ pub struct PowerState {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { PowerState { "code" => code } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for PowerState {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1027,7 +1159,7 @@ armgen_runtime::open_enum! {
 /// Specifications on how to scale a VirtualMachines agent pool.
 ///
 /// Schema `ScaleProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ScaleProfile {
     /// Specifications on how to scale the VirtualMachines agent pool to a fixed size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1043,6 +1175,8 @@ pub struct ScaleProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ScaleProfile { "manual" => manual, "autoscale" => autoscale } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ScaleProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1081,7 +1215,7 @@ armgen_runtime::open_enum! {
 /// Sysctl settings for Linux agent nodes.
 ///
 /// Schema `SysctlConfig`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct SysctlConfig {
     /// Sysctl setting net.core.somaxconn.
     ///
@@ -1225,6 +1359,40 @@ pub struct SysctlConfig {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    SysctlConfig {
+        "netCoreSomaxconn" => net_core_somaxconn,
+        "netCoreNetdevMaxBacklog" => net_core_netdev_max_backlog,
+        "netCoreRmemDefault" => net_core_rmem_default,
+        "netCoreRmemMax" => net_core_rmem_max,
+        "netCoreWmemDefault" => net_core_wmem_default,
+        "netCoreWmemMax" => net_core_wmem_max,
+        "netCoreOptmemMax" => net_core_optmem_max,
+        "netIpv4TcpMaxSynBacklog" => net_ipv4_tcp_max_syn_backlog,
+        "netIpv4TcpMaxTwBuckets" => net_ipv4_tcp_max_tw_buckets,
+        "netIpv4TcpFinTimeout" => net_ipv4_tcp_fin_timeout,
+        "netIpv4TcpKeepaliveTime" => net_ipv4_tcp_keepalive_time,
+        "netIpv4TcpKeepaliveProbes" => net_ipv4_tcp_keepalive_probes,
+        "netIpv4TcpkeepaliveIntvl" => net_ipv4_tcpkeepalive_intvl,
+        "netIpv4TcpTwReuse" => net_ipv4_tcp_tw_reuse,
+        "netIpv4IpLocalPortRange" => net_ipv4_ip_local_port_range,
+        "netIpv4NeighDefaultGcThresh1" => net_ipv4_neigh_default_gc_thresh1,
+        "netIpv4NeighDefaultGcThresh2" => net_ipv4_neigh_default_gc_thresh2,
+        "netIpv4NeighDefaultGcThresh3" => net_ipv4_neigh_default_gc_thresh3,
+        "netNetfilterNfConntrackMax" => net_netfilter_nf_conntrack_max,
+        "netNetfilterNfConntrackBuckets" => net_netfilter_nf_conntrack_buckets,
+        "fsInotifyMaxUserWatches" => fs_inotify_max_user_watches,
+        "fsFileMax" => fs_file_max,
+        "fsAioMaxNr" => fs_aio_max_nr,
+        "fsNrOpen" => fs_nr_open,
+        "kernelThreadsMax" => kernel_threads_max,
+        "vmMaxMapCount" => vm_max_map_count,
+        "vmSwappiness" => vm_swappiness,
+        "vmVfsCachePressure" => vm_vfs_cache_pressure,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for SysctlConfig {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1234,7 +1402,7 @@ impl armgen_runtime::UnknownFields for SysctlConfig {
 /// Metadata pertaining to creation and last modification of the resource.
 ///
 /// Schema `SystemData`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct SystemData {
     /// The identity that created the resource.
     #[serde(rename = "createdBy", default, skip_serializing_if = "Option::is_none")]
@@ -1264,6 +1432,18 @@ pub struct SystemData {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    SystemData {
+        "createdBy" => created_by,
+        "createdByType" => created_by_type,
+        "createdAt" => created_at,
+        "lastModifiedBy" => last_modified_by,
+        "lastModifiedByType" => last_modified_by_type,
+        "lastModifiedAt" => last_modified_at,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for SystemData {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.created_by_type.unknown_fields(&format!("{path}/createdByType"), out);
@@ -1289,7 +1469,7 @@ armgen_runtime::open_enum! {
 /// Current status on a group of nodes of the same vm size.
 ///
 /// Schema `VirtualMachineNodes`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct VirtualMachineNodes {
     /// The VM size of the agents used to host this group of nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1305,6 +1485,8 @@ pub struct VirtualMachineNodes {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { VirtualMachineNodes { "size" => size, "count" => count } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for VirtualMachineNodes {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -1314,7 +1496,7 @@ impl armgen_runtime::UnknownFields for VirtualMachineNodes {
 /// Specifications on VirtualMachines agent pool.
 ///
 /// Schema `VirtualMachinesProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct VirtualMachinesProfile {
     /// Specifications on how to scale a VirtualMachines agent pool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1324,6 +1506,8 @@ pub struct VirtualMachinesProfile {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { VirtualMachinesProfile { "scale" => scale } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for VirtualMachinesProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {

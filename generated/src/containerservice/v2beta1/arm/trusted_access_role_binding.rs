@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// Defines binding between a resource and role
 ///
 /// Schema `TrustedAccessRoleBinding`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct TrustedAccessRoleBinding {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
@@ -41,6 +41,12 @@ pub struct TrustedAccessRoleBinding {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    TrustedAccessRoleBinding { "id" => id, "name" => name, "type" => r#type, "systemData" => system_data }
+    required { "properties" => properties }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for TrustedAccessRoleBinding {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -52,7 +58,7 @@ impl armgen_runtime::UnknownFields for TrustedAccessRoleBinding {
 /// Properties for trusted access role binding
 ///
 /// Schema `TrustedAccessRoleBindingProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct TrustedAccessRoleBindingProperties {
     /// The current provisioning state of trusted access role binding.
     ///
@@ -70,6 +76,12 @@ pub struct TrustedAccessRoleBindingProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    TrustedAccessRoleBindingProperties { "provisioningState" => provisioning_state }
+    required { "sourceResourceId" => source_resource_id, "roles" => roles }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for TrustedAccessRoleBindingProperties {

@@ -7,16 +7,18 @@
 use super::*;
 use super::super::arm;
 use armgen_runtime::kube::{ConversionError, Path, Resolver, required};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Managed identity profile for the identity binding.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IdentityBindingManagedIdentityProfile {
     /// The resource ID of the managed identity.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<armgen_runtime::kube::ResourceReference>,
 }
+
+armgen_runtime::json_object! { IdentityBindingManagedIdentityProfile { "resourceId" => resource_id } }
 
 impl armgen_runtime::kube::ToArm for IdentityBindingManagedIdentityProfile {
     type Arm = arm::IdentityBindingManagedIdentityProfile;

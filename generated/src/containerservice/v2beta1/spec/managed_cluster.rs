@@ -11,11 +11,11 @@ use armgen_runtime::kube::{
     ConversionError, Path, Resolver, keys_of_references, required,
 };
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AdvancedNetworking {
     /// Indicates the enablement of Advanced Networking functionalities of observability and security on AKS clusters. When this is set to true, all observability and security features will be set to enabled unless explicitly disabled. If not specified, the default is false.
@@ -30,6 +30,15 @@ pub struct AdvancedNetworking {
     /// Profile to enable performance-enhancing features on clusters that use Azure CNI powered by Cilium.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub performance: Option<AdvancedNetworkingPerformance>,
+}
+
+armgen_runtime::json_object! {
+    AdvancedNetworking {
+        "enabled" => enabled,
+        "observability" => observability,
+        "security" => security,
+        "performance" => performance,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for AdvancedNetworking {
@@ -59,13 +68,15 @@ impl AdvancedNetworking {
 }
 
 /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AdvancedNetworkingObservability {
     /// Indicates the enablement of Advanced Networking observability functionalities on clusters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { AdvancedNetworkingObservability { "enabled" => enabled } }
 
 impl armgen_runtime::kube::ToArm for AdvancedNetworkingObservability {
     type Arm = arm::AdvancedNetworkingObservability;
@@ -90,13 +101,15 @@ impl AdvancedNetworkingObservability {
 }
 
 /// Profile to enable performance-enhancing features on clusters that use Azure CNI powered by Cilium.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AdvancedNetworkingPerformance {
     /// Enable advanced network acceleration options. This allows users to configure acceleration using BPF host routing. This can be enabled only with Cilium dataplane. If not specified, the default value is None (no acceleration). The acceleration mode can be changed on a pre-existing cluster. See <https://aka.ms/acnsperformance> for a detailed explanation
     #[serde(skip_serializing_if = "Option::is_none")]
     pub acceleration_mode: Option<arm::AccelerationMode>,
 }
+
+armgen_runtime::json_object! { AdvancedNetworkingPerformance { "accelerationMode" => acceleration_mode } }
 
 impl armgen_runtime::kube::ToArm for AdvancedNetworkingPerformance {
     type Arm = arm::AdvancedNetworkingPerformance;
@@ -123,7 +136,7 @@ impl AdvancedNetworkingPerformance {
 }
 
 /// Security profile to enable security features on cilium based cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AdvancedNetworkingSecurity {
     /// This feature allows user to configure network policy based on DNS (FQDN) names. It can be enabled only on cilium based clusters. If not specified, the default is false.
@@ -135,6 +148,14 @@ pub struct AdvancedNetworkingSecurity {
     /// Encryption configuration for Cilium-based clusters. Once enabled all traffic between Cilium managed pods will be encrypted when it leaves the node boundary.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transit_encryption: Option<AdvancedNetworkingSecurityTransitEncryption>,
+}
+
+armgen_runtime::json_object! {
+    AdvancedNetworkingSecurity {
+        "enabled" => enabled,
+        "advancedNetworkPolicies" => advanced_network_policies,
+        "transitEncryption" => transit_encryption,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for AdvancedNetworkingSecurity {
@@ -169,13 +190,15 @@ impl AdvancedNetworkingSecurity {
 }
 
 /// Encryption configuration for Cilium-based clusters. Once enabled all traffic between Cilium managed pods will be encrypted when it leaves the node boundary.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AdvancedNetworkingSecurityTransitEncryption {
     /// Configures pod-to-pod encryption. This can be enabled only on Cilium-based clusters. If not specified, the default value is None.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::TransitEncryptionType>,
 }
+
+armgen_runtime::json_object! { AdvancedNetworkingSecurityTransitEncryption { "type" => r#type } }
 
 impl armgen_runtime::kube::ToArm for AdvancedNetworkingSecurityTransitEncryption {
     type Arm = arm::AdvancedNetworkingSecurityTransitEncryption;
@@ -200,7 +223,7 @@ impl AdvancedNetworkingSecurityTransitEncryption {
 }
 
 /// Azure Key Vault key management service settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AzureKeyVaultKms {
     /// Whether to enable Azure Key Vault key management service. The default is false.
@@ -215,6 +238,15 @@ pub struct AzureKeyVaultKms {
     /// Resource ID of key vault. When keyVaultNetworkAccess is `Private`, this field is required and must be a valid resource ID. When keyVaultNetworkAccess is `Public`, leave the field empty.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_vault_resource_id: Option<armgen_runtime::kube::ResourceReference>,
+}
+
+armgen_runtime::json_object! {
+    AzureKeyVaultKms {
+        "enabled" => enabled,
+        "keyId" => key_id,
+        "keyVaultNetworkAccess" => key_vault_network_access,
+        "keyVaultResourceId" => key_vault_resource_id,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for AzureKeyVaultKms {
@@ -247,13 +279,15 @@ impl AzureKeyVaultKms {
 }
 
 /// Settings for upgrading a cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ClusterUpgradeSettings {
     /// Settings for overrides.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub override_settings: Option<UpgradeOverrideSettings>,
 }
+
+armgen_runtime::json_object! { ClusterUpgradeSettings { "overrideSettings" => override_settings } }
 
 impl armgen_runtime::kube::ToArm for ClusterUpgradeSettings {
     type Arm = arm::ClusterUpgradeSettings;
@@ -276,7 +310,7 @@ impl ClusterUpgradeSettings {
 }
 
 /// Profile for Linux VMs in the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ContainerServiceLinuxProfile {
     /// The administrator username to use for Linux VMs.
@@ -286,6 +320,8 @@ pub struct ContainerServiceLinuxProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ssh: Option<ContainerServiceSshConfiguration>,
 }
+
+armgen_runtime::json_object! { ContainerServiceLinuxProfile { "adminUsername" => admin_username, "ssh" => ssh } }
 
 impl armgen_runtime::kube::ToArm for ContainerServiceLinuxProfile {
     type Arm = arm::ContainerServiceLinuxProfile;
@@ -317,7 +353,7 @@ impl ContainerServiceLinuxProfile {
 }
 
 /// Profile of network configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ContainerServiceNetworkProfile {
     /// Network plugin used for building the Kubernetes network.
@@ -371,6 +407,28 @@ pub struct ContainerServiceNetworkProfile {
     /// The IP families used to specify IP versions available to the cluster. IP families are used to determine single-stack or dual-stack clusters. For single-stack, the expected value is IPv4. For dual-stack, the expected values are IPv4 and IPv6.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_families: Option<Vec<arm::IpFamily>>,
+}
+
+armgen_runtime::json_object! {
+    ContainerServiceNetworkProfile {
+        "networkPlugin" => network_plugin,
+        "networkPluginMode" => network_plugin_mode,
+        "networkPolicy" => network_policy,
+        "networkMode" => network_mode,
+        "networkDataplane" => network_dataplane,
+        "advancedNetworking" => advanced_networking,
+        "podCidr" => pod_cidr,
+        "serviceCidr" => service_cidr,
+        "dnsServiceIP" => dns_service_ip,
+        "outboundType" => outbound_type,
+        "loadBalancerSku" => load_balancer_sku,
+        "loadBalancerProfile" => load_balancer_profile,
+        "natGatewayProfile" => nat_gateway_profile,
+        "staticEgressGatewayProfile" => static_egress_gateway_profile,
+        "podCidrs" => pod_cidrs,
+        "serviceCidrs" => service_cidrs,
+        "ipFamilies" => ip_families,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ContainerServiceNetworkProfile {
@@ -435,13 +493,15 @@ impl ContainerServiceNetworkProfile {
 }
 
 /// SSH configuration for Linux-based VMs running on Azure.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ContainerServiceSshConfiguration {
     /// The list of SSH public keys used to authenticate with Linux-based VMs. A maximum of 1 key may be specified.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub public_keys: Option<Vec<ContainerServiceSshPublicKey>>,
 }
+
+armgen_runtime::json_object! { ContainerServiceSshConfiguration { "publicKeys" => public_keys } }
 
 impl armgen_runtime::kube::ToArm for ContainerServiceSshConfiguration {
     type Arm = arm::ContainerServiceSshConfiguration;
@@ -472,13 +532,15 @@ impl ContainerServiceSshConfiguration {
 }
 
 /// Contains information about SSH certificate public key data.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ContainerServiceSshPublicKey {
     /// Certificate public key used to authenticate with VMs through SSH. The certificate must be in PEM format with or without headers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_data: Option<String>,
 }
+
+armgen_runtime::json_object! { ContainerServiceSshPublicKey { "keyData" => key_data } }
 
 impl armgen_runtime::kube::ToArm for ContainerServiceSshPublicKey {
     type Arm = arm::ContainerServiceSshPublicKey;
@@ -505,7 +567,7 @@ impl ContainerServiceSshPublicKey {
 }
 
 /// Delegated resource properties - internal use only.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct DelegatedResource {
     /// The ARM resource id of the delegated resource - internal use only.
@@ -520,6 +582,15 @@ pub struct DelegatedResource {
     /// The source resource location - internal use only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    DelegatedResource {
+        "resourceId" => resource_id,
+        "tenantId" => tenant_id,
+        "referralResource" => referral_resource,
+        "location" => location,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for DelegatedResource {
@@ -549,7 +620,7 @@ impl DelegatedResource {
 }
 
 /// The complex type of the extended location.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ExtendedLocation {
     /// The name of the extended location.
@@ -559,6 +630,8 @@ pub struct ExtendedLocation {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::ExtendedLocationTypes>,
 }
+
+armgen_runtime::json_object! { ExtendedLocation { "name" => name, "type" => r#type } }
 
 impl armgen_runtime::kube::ToArm for ExtendedLocation {
     type Arm = arm::ExtendedLocation;
@@ -583,13 +656,15 @@ impl ExtendedLocation {
 }
 
 /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here <https://aka.ms/asm-plugin-ca>
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IstioCertificateAuthority {
     /// Plugin certificates information for Service Mesh.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plugin: Option<IstioPluginCertificateAuthority>,
 }
+
+armgen_runtime::json_object! { IstioCertificateAuthority { "plugin" => plugin } }
 
 impl armgen_runtime::kube::ToArm for IstioCertificateAuthority {
     type Arm = arm::IstioCertificateAuthority;
@@ -616,7 +691,7 @@ impl IstioCertificateAuthority {
 }
 
 /// Istio components configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IstioComponents {
     /// Istio ingress gateways.
@@ -628,6 +703,14 @@ pub struct IstioComponents {
     /// Mode of traffic redirection.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proxy_redirection_mechanism: Option<arm::ProxyRedirectionMechanism>,
+}
+
+armgen_runtime::json_object! {
+    IstioComponents {
+        "ingressGateways" => ingress_gateways,
+        "egressGateways" => egress_gateways,
+        "proxyRedirectionMechanism" => proxy_redirection_mechanism,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for IstioComponents {
@@ -658,7 +741,7 @@ impl IstioComponents {
 }
 
 /// Istio egress gateway configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IstioEgressGateway {
     /// Whether to enable the egress gateway.
@@ -673,6 +756,15 @@ pub struct IstioEgressGateway {
     /// Name of the gateway configuration custom resource for the Istio add-on egress gateway. Must be specified when enabling the Istio egress gateway. Must be deployed in the same namespace that the Istio egress gateway will be deployed in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gateway_configuration_name: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    IstioEgressGateway {
+        "enabled" => enabled,
+        "name" => name,
+        "namespace" => namespace,
+        "gatewayConfigurationName" => gateway_configuration_name,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for IstioEgressGateway {
@@ -702,7 +794,7 @@ impl IstioEgressGateway {
 }
 
 /// Istio ingress gateway configuration. For now, we support up to one external ingress gateway named `aks-istio-ingressgateway-external` and one internal ingress gateway named `aks-istio-ingressgateway-internal`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IstioIngressGateway {
     /// Mode of an ingress gateway.
@@ -712,6 +804,8 @@ pub struct IstioIngressGateway {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { IstioIngressGateway { "mode" => mode, "enabled" => enabled } }
 
 impl armgen_runtime::kube::ToArm for IstioIngressGateway {
     type Arm = arm::IstioIngressGateway;
@@ -736,7 +830,7 @@ impl IstioIngressGateway {
 }
 
 /// Plugin certificates information for Service Mesh.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IstioPluginCertificateAuthority {
     /// The resource ID of the Key Vault.
@@ -754,6 +848,16 @@ pub struct IstioPluginCertificateAuthority {
     /// Certificate chain object name in Azure Key Vault.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cert_chain_object_name: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    IstioPluginCertificateAuthority {
+        "keyVaultId" => key_vault_id,
+        "certObjectName" => cert_object_name,
+        "keyObjectName" => key_object_name,
+        "rootCertObjectName" => root_cert_object_name,
+        "certChainObjectName" => cert_chain_object_name,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for IstioPluginCertificateAuthority {
@@ -789,7 +893,7 @@ impl IstioPluginCertificateAuthority {
 }
 
 /// Istio service mesh configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IstioServiceMesh {
     /// Istio components configuration.
@@ -801,6 +905,14 @@ pub struct IstioServiceMesh {
     /// The list of revisions of the Istio control plane. When an upgrade is not in progress, this holds one value. When canary upgrade is in progress, this can only hold two consecutive values. For more information, see: <https://learn.microsoft.com/en-us/azure/aks/istio-upgrade>
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revisions: Option<Vec<String>>,
+}
+
+armgen_runtime::json_object! {
+    IstioServiceMesh {
+        "components" => components,
+        "certificateAuthority" => certificate_authority,
+        "revisions" => revisions,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for IstioServiceMesh {
@@ -828,12 +940,16 @@ impl IstioServiceMesh {
 }
 
 /// Encryption at rest of Kubernetes resource objects using service-managed keys. More information on this can be found under <https://aka.ms/aks/kubernetesResourceObjectEncryption>.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct KubernetesResourceObjectEncryptionProfile {
     /// Whether to enable encryption at rest of Kubernetes resource objects using service-managed keys. More information on this can be found under <https://aka.ms/aks/kubernetesResourceObjectEncryption>.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub infrastructure_encryption: Option<arm::InfrastructureEncryption>,
+}
+
+armgen_runtime::json_object! {
+    KubernetesResourceObjectEncryptionProfile { "infrastructureEncryption" => infrastructure_encryption }
 }
 
 impl armgen_runtime::kube::ToArm for KubernetesResourceObjectEncryptionProfile {
@@ -861,7 +977,7 @@ impl KubernetesResourceObjectEncryptionProfile {
 }
 
 /// AADProfile specifies attributes for Azure Active Directory integration. For more details see [managed AAD on AKS](<https://docs.microsoft.com/azure/aks/managed-aad>).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAadProfile {
     /// Whether to enable managed AAD.
@@ -885,6 +1001,18 @@ pub struct ManagedClusterAadProfile {
     /// The AAD tenant ID to use for authentication. If not specified, will use the tenant of the deployment subscription.
     #[serde(rename = "tenantID", skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAadProfile {
+        "managed" => managed,
+        "enableAzureRBAC" => enable_azure_rbac,
+        "adminGroupObjectIDs" => admin_group_object_i_ds,
+        "clientAppID" => client_app_id,
+        "serverAppID" => server_app_id,
+        "serverAppSecret" => server_app_secret,
+        "tenantID" => tenant_id,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterAadProfile {
@@ -924,7 +1052,7 @@ impl ManagedClusterAadProfile {
 }
 
 /// A Kubernetes add-on profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAddonProfile {
     /// Whether the add-on is enabled or not.
@@ -934,6 +1062,8 @@ pub struct ManagedClusterAddonProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<BTreeMap<String, String>>,
 }
+
+armgen_runtime::json_object! { ManagedClusterAddonProfile { "enabled" => enabled, "config" => config } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterAddonProfile {
     type Arm = arm::ManagedClusterAddonProfile;
@@ -963,7 +1093,7 @@ impl ManagedClusterAddonProfile {
 }
 
 /// Profile for the container service agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAgentPoolProfile {
     /// Number of agents (VMs) to host docker containers. Allowed values must be in the range of 0 to 1000 (inclusive) for user pools and in the range of 1 to 1000 (inclusive) for system pools. The default value is 1.
@@ -1123,6 +1253,63 @@ pub struct ManagedClusterAgentPoolProfile {
     /// Unique name of the agent pool profile in the context of the subscription and resource group. Windows agent pool names must be 6 characters or less.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAgentPoolProfile {
+        "count" => count,
+        "vmSize" => vm_size,
+        "osDiskSizeGB" => os_disk_size_gb,
+        "osDiskType" => os_disk_type,
+        "kubeletDiskType" => kubelet_disk_type,
+        "workloadRuntime" => workload_runtime,
+        "messageOfTheDay" => message_of_the_day,
+        "vnetSubnetID" => vnet_subnet_id,
+        "podSubnetID" => pod_subnet_id,
+        "podIPAllocationMode" => pod_ip_allocation_mode,
+        "maxPods" => max_pods,
+        "osType" => os_type,
+        "osSKU" => os_sku,
+        "maxCount" => max_count,
+        "minCount" => min_count,
+        "enableAutoScaling" => enable_auto_scaling,
+        "scaleDownMode" => scale_down_mode,
+        "type" => r#type,
+        "mode" => mode,
+        "orchestratorVersion" => orchestrator_version,
+        "nodeImageVersion" => node_image_version,
+        "upgradeSettings" => upgrade_settings,
+        "powerState" => power_state,
+        "availabilityZones" => availability_zones,
+        "enableNodePublicIP" => enable_node_public_ip,
+        "nodePublicIPPrefixID" => node_public_ip_prefix_id,
+        "scaleSetPriority" => scale_set_priority,
+        "scaleSetEvictionPolicy" => scale_set_eviction_policy,
+        "spotMaxPrice" => spot_max_price,
+        "tags" => tags,
+        "nodeLabels" => node_labels,
+        "nodeTaints" => node_taints,
+        "proximityPlacementGroupID" => proximity_placement_group_id,
+        "kubeletConfig" => kubelet_config,
+        "linuxOSConfig" => linux_os_config,
+        "enableEncryptionAtHost" => enable_encryption_at_host,
+        "enableUltraSSD" => enable_ultra_ssd,
+        "enableFIPS" => enable_fips,
+        "gpuInstanceProfile" => gpu_instance_profile,
+        "creationData" => creation_data,
+        "capacityReservationGroupID" => capacity_reservation_group_id,
+        "hostGroupID" => host_group_id,
+        "networkProfile" => network_profile,
+        "windowsProfile" => windows_profile,
+        "securityProfile" => security_profile,
+        "gpuProfile" => gpu_profile,
+        "gatewayProfile" => gateway_profile,
+        "artifactStreamingProfile" => artifact_streaming_profile,
+        "virtualMachinesProfile" => virtual_machines_profile,
+        "virtualMachineNodesStatus" => virtual_machine_nodes_status,
+        "localDNSProfile" => local_dns_profile,
+        "name" => name,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterAgentPoolProfile {
@@ -1292,13 +1479,15 @@ impl ManagedClusterAgentPoolProfile {
 }
 
 /// When enabling the operator, a set of AKS managed CRDs and controllers will be installed in the cluster. The operator automates the deployment of OSS models for inference and/or training purposes. It provides a set of preset models and enables distributed inference against them.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAiToolchainOperatorProfile {
     /// Whether to enable AI toolchain operator to the cluster. Indicates if AI toolchain operator  enabled or not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterAiToolchainOperatorProfile { "enabled" => enabled } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterAiToolchainOperatorProfile {
     type Arm = arm::ManagedClusterAiToolchainOperatorProfile;
@@ -1323,7 +1512,7 @@ impl ManagedClusterAiToolchainOperatorProfile {
 }
 
 /// Access profile for managed cluster API server.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterApiServerAccessProfile {
     /// The IP ranges authorized to access the Kubernetes API server. IP ranges are specified in CIDR format, e.g. 137.117.106.88/29. This feature is not compatible with clusters that use Public IP Per Node, or clusters that are using a Basic Load Balancer. For more information see [API server authorized IP ranges](<https://docs.microsoft.com/azure/aks/api-server-authorized-ip-ranges>).
@@ -1347,6 +1536,18 @@ pub struct ManagedClusterApiServerAccessProfile {
     /// The subnet to be used when apiserver vnet integration is enabled. It is required when creating a new cluster with BYO Vnet, or when updating an existing cluster to enable apiserver vnet integration.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subnet_id: Option<armgen_runtime::kube::ResourceReference>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterApiServerAccessProfile {
+        "authorizedIPRanges" => authorized_ip_ranges,
+        "enablePrivateCluster" => enable_private_cluster,
+        "privateDNSZone" => private_dns_zone,
+        "enablePrivateClusterPublicFQDN" => enable_private_cluster_public_fqdn,
+        "disableRunCommand" => disable_run_command,
+        "enableVnetIntegration" => enable_vnet_integration,
+        "subnetId" => subnet_id,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterApiServerAccessProfile {
@@ -1386,13 +1587,15 @@ impl ManagedClusterApiServerAccessProfile {
 }
 
 /// Configuration for using a sidecar-less Istio control plane for managed ingress via the Gateway API with App Routing. See <https://aka.ms/gateway-on-istio> for information on using Istio for ingress via the Gateway API.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAppRoutingIstio {
     /// Whether to enable Istio as a Gateway API implementation for managed ingress with App Routing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::GatewayApiIstioEnabled>,
 }
+
+armgen_runtime::json_object! { ManagedClusterAppRoutingIstio { "mode" => mode } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterAppRoutingIstio {
     type Arm = arm::ManagedClusterAppRoutingIstio;
@@ -1417,7 +1620,7 @@ impl ManagedClusterAppRoutingIstio {
 }
 
 /// Auto upgrade profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAutoUpgradeProfile {
     /// The upgrade channel for auto upgrade. The default is 'none'. For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
@@ -1426,6 +1629,13 @@ pub struct ManagedClusterAutoUpgradeProfile {
     /// Node OS Upgrade Channel. Manner in which the OS on your nodes is updated. The default is NodeImage.
     #[serde(rename = "nodeOSUpgradeChannel", skip_serializing_if = "Option::is_none")]
     pub node_os_upgrade_channel: Option<arm::NodeOsUpgradeChannel>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAutoUpgradeProfile {
+        "upgradeChannel" => upgrade_channel,
+        "nodeOSUpgradeChannel" => node_os_upgrade_channel,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterAutoUpgradeProfile {
@@ -1455,7 +1665,7 @@ impl ManagedClusterAutoUpgradeProfile {
 }
 
 /// Azure Monitor addon profiles for monitoring the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfile {
     /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
@@ -1467,6 +1677,14 @@ pub struct ManagedClusterAzureMonitorProfile {
     /// Application Monitoring Profile for Kubernetes Application Container. Collects application logs, metrics and traces through auto-instrumentation of the application using Azure Monitor OpenTelemetry based SDKs. See aka.ms/AzureMonitorApplicationMonitoring for an overview.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app_monitoring: Option<ManagedClusterAzureMonitorProfileAppMonitoring>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfile {
+        "metrics" => metrics,
+        "containerInsights" => container_insights,
+        "appMonitoring" => app_monitoring,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfile {
@@ -1501,7 +1719,7 @@ impl ManagedClusterAzureMonitorProfile {
 }
 
 /// Application Monitoring profile for AKS.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoring {
     /// Application Monitoring auto-instrumentation for AKS. Deploys a webhook that auto-instruments workloads with Microsoft OpenTelemetry Distros to collect OpenTelemetry metrics, logs, and traces. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
@@ -1515,6 +1733,14 @@ pub struct ManagedClusterAzureMonitorProfileAppMonitoring {
     pub open_telemetry_logs_and_traces: Option<
         ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces,
     >,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileAppMonitoring {
+        "autoInstrumentation" => auto_instrumentation,
+        "openTelemetryMetrics" => open_telemetry_metrics,
+        "openTelemetryLogsAndTraces" => open_telemetry_logs_and_traces,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileAppMonitoring {
@@ -1557,12 +1783,16 @@ impl ManagedClusterAzureMonitorProfileAppMonitoring {
 }
 
 /// Application Monitoring auto-instrumentation for AKS. Deploys a webhook that auto-instruments workloads with Microsoft OpenTelemetry Distros to collect OpenTelemetry metrics, logs, and traces. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
     /// Indicates if Application Monitoring Auto-instrumentation is enabled or not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation { "enabled" => enabled }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
@@ -1587,7 +1817,7 @@ impl ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
 }
 
 /// Application Monitoring OpenTelemetry logs and traces profile for AKS. Collects OpenTelemetry logs and traces of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
     /// Indicates if Application Monitoring OpenTelemetry Logs and traces is enabled or not.
@@ -1599,6 +1829,14 @@ pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTra
     /// The host port for OpenTelemetry GRPC logs and traces. If not specified, the default port is 28332.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grpc_port: Option<i64>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
+        "enabled" => enabled,
+        "httpPort" => http_port,
+        "grpcPort" => grpc_port,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
@@ -1629,7 +1867,7 @@ impl ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
 }
 
 /// Application Monitoring OpenTelemetry Metrics Profile for AKS. Collects OpenTelemetry metrics of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
     /// Indicates if Application Monitoring OpenTelemetry Metrics is enabled or not.
@@ -1641,6 +1879,14 @@ pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
     /// The host port for OpenTelemetry GRPC metrics. If not specified, the default port is 28334.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grpc_port: Option<i64>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
+        "enabled" => enabled,
+        "httpPort" => http_port,
+        "grpcPort" => grpc_port,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
@@ -1671,7 +1917,7 @@ impl ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
 }
 
 /// Azure Monitor Container Insights profile. Represents the configuration for collecting Kubernetes events, inventory, and container stdout & stderr logs. See aka.ms/AzureMonitorContainerInsights for an overview.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileContainerInsights {
     /// Indicates if Azure Monitor Container Insights Logs Addon is enabled or not.
@@ -1689,6 +1935,16 @@ pub struct ManagedClusterAzureMonitorProfileContainerInsights {
     /// Configures container network logs ingestion with Azure Monitor. The log types ingested are controlled by the associated CRD; if unspecified, defaults to `Disabled`. See <https://aka.ms/ContainerNetworkLogsDoc> and <https://aka.ms/acns/howtoenablecnl> for details.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub container_network_logs: Option<arm::ContainerNetworkLogs>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileContainerInsights {
+        "enabled" => enabled,
+        "logAnalyticsWorkspaceResourceId" => log_analytics_workspace_resource_id,
+        "syslogPort" => syslog_port,
+        "disablePrometheusMetricsScraping" => disable_prometheus_metrics_scraping,
+        "containerNetworkLogs" => container_network_logs,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileContainerInsights {
@@ -1728,7 +1984,7 @@ impl ManagedClusterAzureMonitorProfileContainerInsights {
 }
 
 /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     /// Comma-separated list of additional Kubernetes label keys that will be used in the resource's labels metric (Example: 'namespaces=\[k8s-label-1,k8s-label-n,...\],pods=\[app\],...'). By default the metric contains only resource name and namespace labels.
@@ -1737,6 +1993,13 @@ pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     /// Comma-separated list of Kubernetes annotation keys that will be used in the resource's labels metric (Example: 'namespaces=\[kubernetes.io/team,...\],pods=\[kubernetes.io/team\],...'). By default the metric contains only resource name and namespace labels.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metric_annotations_allow_list: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileKubeStateMetrics {
+        "metricLabelsAllowlist" => metric_labels_allowlist,
+        "metricAnnotationsAllowList" => metric_annotations_allow_list,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileKubeStateMetrics {
@@ -1765,7 +2028,7 @@ impl ManagedClusterAzureMonitorProfileKubeStateMetrics {
 }
 
 /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileMetrics {
     /// Whether to enable or disable the Azure Managed Prometheus addon for Prometheus monitoring. See aka.ms/AzureManagedPrometheus-aks-enable for details on enabling and disabling.
@@ -1777,6 +2040,14 @@ pub struct ManagedClusterAzureMonitorProfileMetrics {
     /// Control plane metrics collection profile for the Azure Managed Prometheus addon. Configures collection of operational runtime metrics from managed control plane components (kube-apiserver, etcd, etc). See aka.ms/aks/controlplane-metrics for an overview.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub control_plane: Option<ManagedClusterAzureMonitorProfileMetricsControlPlane>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileMetrics {
+        "enabled" => enabled,
+        "kubeStateMetrics" => kube_state_metrics,
+        "controlPlane" => control_plane,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileMetrics {
@@ -1814,13 +2085,15 @@ impl ManagedClusterAzureMonitorProfileMetrics {
 }
 
 /// Control plane metrics collection profile for the Azure Managed Prometheus addon. Configures collection of operational runtime metrics from managed control plane components (kube-apiserver, etcd, etc). See aka.ms/aks/controlplane-metrics for an overview.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileMetricsControlPlane {
     /// Whether to enable or disable collection of control plane metrics by the Azure Managed Prometheus addon. Defaults to disabled. See aka.ms/aks/controlplane-metrics for details.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterAzureMonitorProfileMetricsControlPlane { "enabled" => enabled } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterAzureMonitorProfileMetricsControlPlane {
     type Arm = arm::ManagedClusterAzureMonitorProfileMetricsControlPlane;
@@ -1844,7 +2117,7 @@ impl ManagedClusterAzureMonitorProfileMetricsControlPlane {
 }
 
 /// The bootstrap profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterBootstrapProfile {
     /// The artifact source. The source where the artifacts are downloaded from.
@@ -1853,6 +2126,13 @@ pub struct ManagedClusterBootstrapProfile {
     /// The resource Id of Azure Container Registry. The registry must have private network access, premium SKU and zone redundancy.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub container_registry_id: Option<armgen_runtime::kube::ResourceReference>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterBootstrapProfile {
+        "artifactSource" => artifact_source,
+        "containerRegistryId" => container_registry_id,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterBootstrapProfile {
@@ -1885,13 +2165,15 @@ impl ManagedClusterBootstrapProfile {
 }
 
 /// The cost analysis configuration for the cluster
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterCostAnalysis {
     /// Whether to enable cost analysis. The Managed Cluster sku.tier must be set to 'Standard' or 'Premium' to enable this feature. Enabling this will add Kubernetes Namespace and Deployment details to the Cost Analysis views in the Azure portal. If not specified, the default is false. For more information see aka.ms/aks/docs/cost-analysis.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterCostAnalysis { "enabled" => enabled } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterCostAnalysis {
     type Arm = arm::ManagedClusterCostAnalysis;
@@ -1916,7 +2198,7 @@ impl ManagedClusterCostAnalysis {
 }
 
 /// Settings for hosted system addons.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterHostedSystemProfile {
     /// Whether to enable hosted system addons for the cluster.
@@ -1928,6 +2210,14 @@ pub struct ManagedClusterHostedSystemProfile {
     /// The ID of the subnet that will be joined by worker nodes managed by node auto provisioner for running workload pods in your tenant. This must be provided together with `systemNodeSubnetID` and `apiserverAccessProfile.subnetId`, and all three subnet IDs must be in the same VNet. If you don’t specify it, AKS will create a subnet in the managed resource group using a default /16 CIDR.
     #[serde(rename = "nodeSubnetID", skip_serializing_if = "Option::is_none")]
     pub node_subnet_id: Option<armgen_runtime::kube::ResourceReference>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterHostedSystemProfile {
+        "enabled" => enabled,
+        "systemNodeSubnetID" => system_node_subnet_id,
+        "nodeSubnetID" => node_subnet_id,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterHostedSystemProfile {
@@ -1965,7 +2255,7 @@ impl ManagedClusterHostedSystemProfile {
 }
 
 /// Cluster HTTP proxy configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterHttpProxyConfig {
     /// The HTTP proxy server endpoint to use.
@@ -1983,6 +2273,16 @@ pub struct ManagedClusterHttpProxyConfig {
     /// Whether to enable HTTP proxy. If disabled, the specified proxy configuration will be not be set on pods and nodes. If not specified, the default is true.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterHttpProxyConfig {
+        "httpProxy" => http_proxy,
+        "httpsProxy" => https_proxy,
+        "noProxy" => no_proxy,
+        "trustedCa" => trusted_ca,
+        "enabled" => enabled,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterHttpProxyConfig {
@@ -2018,7 +2318,7 @@ impl ManagedClusterHttpProxyConfig {
 }
 
 /// Identity for the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterIdentity {
     /// The type of identity used for the managed cluster. For more information see [use managed identities in AKS](<https://docs.microsoft.com/azure/aks/use-managed-identity>).
@@ -2030,6 +2330,14 @@ pub struct ManagedClusterIdentity {
     /// The user identity associated with the managed cluster. This identity will be used in control plane. Only one user assigned identity is allowed. The keys must be ARM resource IDs in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_assigned_identities: Option<Vec<armgen_runtime::kube::ResourceReference>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterIdentity {
+        "type" => r#type,
+        "delegatedResources" => delegated_resources,
+        "userAssignedIdentities" => user_assigned_identities,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterIdentity {
@@ -2072,7 +2380,7 @@ impl ManagedClusterIdentity {
 }
 
 /// Ingress profile for the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterIngressProfile {
     /// App Routing settings for the ingress profile. You can find an overview and onboarding guide for this feature at <https://learn.microsoft.com/en-us/azure/aks/app-routing?tabs=default%2Cdeploy-app-default>.
@@ -2081,6 +2389,10 @@ pub struct ManagedClusterIngressProfile {
     /// Settings for the managed Gateway API installation
     #[serde(rename = "gatewayAPI", skip_serializing_if = "Option::is_none")]
     pub gateway_api: Option<ManagedClusterIngressProfileGatewayConfiguration>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterIngressProfile { "webAppRouting" => web_app_routing, "gatewayAPI" => gateway_api }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterIngressProfile {
@@ -2110,13 +2422,15 @@ impl ManagedClusterIngressProfile {
 }
 
 /// Configuration for managed Gateway API CRDs. See <https://aka.ms/k8s-gateway-api> for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterIngressProfileGatewayConfiguration {
     /// Configuration for the managed Gateway API installation. If not specified, the default is 'Disabled'. See <https://aka.ms/k8s-gateway-api> for more details.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub installation: Option<arm::ManagedGatewayType>,
 }
+
+armgen_runtime::json_object! { ManagedClusterIngressProfileGatewayConfiguration { "installation" => installation } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterIngressProfileGatewayConfiguration {
     type Arm = arm::ManagedClusterIngressProfileGatewayConfiguration;
@@ -2143,12 +2457,16 @@ impl ManagedClusterIngressProfileGatewayConfiguration {
 }
 
 /// Nginx ingress controller configuration for the managed cluster ingress profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterIngressProfileNginx {
     /// Ingress type for the default NginxIngressController custom resource
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_ingress_controller_type: Option<arm::NginxIngressControllerType>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterIngressProfileNginx { "defaultIngressControllerType" => default_ingress_controller_type }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterIngressProfileNginx {
@@ -2176,7 +2494,7 @@ impl ManagedClusterIngressProfileNginx {
 }
 
 /// Application Routing add-on settings for the ingress profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterIngressProfileWebAppRouting {
     /// Whether to enable the Application Routing add-on.
@@ -2191,6 +2509,15 @@ pub struct ManagedClusterIngressProfileWebAppRouting {
     /// Configuration for the default NginxIngressController. See more at <https://learn.microsoft.com/en-us/azure/aks/app-routing-nginx-configuration#the-default-nginx-ingress-controller>.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nginx: Option<ManagedClusterIngressProfileNginx>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterIngressProfileWebAppRouting {
+        "enabled" => enabled,
+        "gatewayAPIImplementations" => gateway_api_implementations,
+        "dnsZoneResourceIds" => dns_zone_resource_ids,
+        "nginx" => nginx,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterIngressProfileWebAppRouting {
@@ -2230,7 +2557,7 @@ impl ManagedClusterIngressProfileWebAppRouting {
 }
 
 /// Profile of the managed cluster load balancer.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterLoadBalancerProfile {
     /// Desired managed outbound IPs for the cluster load balancer.
@@ -2254,6 +2581,18 @@ pub struct ManagedClusterLoadBalancerProfile {
     /// The type of the managed inbound Load Balancer BackendPool.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backend_pool_type: Option<arm::BackendPoolType>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterLoadBalancerProfile {
+        "managedOutboundIPs" => managed_outbound_i_ps,
+        "outboundIPPrefixes" => outbound_ip_prefixes,
+        "outboundIPs" => outbound_i_ps,
+        "allocatedOutboundPorts" => allocated_outbound_ports,
+        "idleTimeoutInMinutes" => idle_timeout_in_minutes,
+        "enableMultipleStandardLoadBalancers" => enable_multiple_standard_load_balancers,
+        "backendPoolType" => backend_pool_type,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterLoadBalancerProfile {
@@ -2300,7 +2639,7 @@ impl ManagedClusterLoadBalancerProfile {
 }
 
 /// Desired managed outbound IPs for the cluster load balancer.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     /// The desired number of IPv4 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 1.
@@ -2309,6 +2648,10 @@ pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     /// The desired number of IPv6 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 0 for single-stack and 1 for dual-stack.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count_i_pv6: Option<i32>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterLoadBalancerProfileManagedOutboundIPs { "count" => count, "countIPv6" => count_i_pv6 }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
@@ -2337,13 +2680,15 @@ impl ManagedClusterLoadBalancerProfileManagedOutboundIPs {
 }
 
 /// Desired outbound IP resources for the cluster load balancer.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     /// A list of public IP resources.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub public_i_ps: Option<Vec<ResourceReference>>,
 }
+
+armgen_runtime::json_object! { ManagedClusterLoadBalancerProfileOutboundIPs { "publicIPs" => public_i_ps } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterLoadBalancerProfileOutboundIPs {
     type Arm = arm::ManagedClusterLoadBalancerProfileOutboundIPs;
@@ -2370,12 +2715,16 @@ impl ManagedClusterLoadBalancerProfileOutboundIPs {
 }
 
 /// Desired outbound IP Prefix resources for the cluster load balancer.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
     #[serde(rename = "publicIPPrefixes", skip_serializing_if = "Option::is_none")]
     pub public_ip_prefixes: Option<Vec<ResourceReference>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterLoadBalancerProfileOutboundIpPrefixes { "publicIPPrefixes" => public_ip_prefixes }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
@@ -2405,7 +2754,7 @@ impl ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
 }
 
 /// Profile of the managed outbound IP resources of the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterManagedOutboundIpProfile {
     /// The desired number of outbound IPs created/managed by Azure. Allowed values must be in the range of 1 to 16 (inclusive). The default value is 1.
@@ -2415,6 +2764,8 @@ pub struct ManagedClusterManagedOutboundIpProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count_i_pv6: Option<i32>,
 }
+
+armgen_runtime::json_object! { ManagedClusterManagedOutboundIpProfile { "count" => count, "countIPv6" => count_i_pv6 } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterManagedOutboundIpProfile {
     type Arm = arm::ManagedClusterManagedOutboundIpProfile;
@@ -2443,13 +2794,15 @@ impl ManagedClusterManagedOutboundIpProfile {
 }
 
 /// The metrics profile for the ManagedCluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterMetricsProfile {
     /// The configuration for detailed per-Kubernetes resource cost analysis.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_analysis: Option<ManagedClusterCostAnalysis>,
 }
+
+armgen_runtime::json_object! { ManagedClusterMetricsProfile { "costAnalysis" => cost_analysis } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterMetricsProfile {
     type Arm = arm::ManagedClusterMetricsProfile;
@@ -2476,7 +2829,7 @@ impl ManagedClusterMetricsProfile {
 }
 
 /// Profile of the managed cluster NAT gateway.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNatGatewayProfile {
     /// The SKU of the managed cluster NAT Gateway. Defaults to 'StandardV2' where available in the region, otherwise 'Standard'.
@@ -2494,6 +2847,16 @@ pub struct ManagedClusterNatGatewayProfile {
     /// Desired outbound flow idle timeout in minutes. Allowed values are in the range of 4 to 120 (inclusive). The default value is 4 minutes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_timeout_in_minutes: Option<i32>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterNatGatewayProfile {
+        "sku" => sku,
+        "managedOutboundIPProfile" => managed_outbound_ip_profile,
+        "outboundIPPrefixes" => outbound_ip_prefixes,
+        "outboundIPs" => outbound_i_ps,
+        "idleTimeoutInMinutes" => idle_timeout_in_minutes,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterNatGatewayProfile {
@@ -2538,13 +2901,15 @@ impl ManagedClusterNatGatewayProfile {
 }
 
 /// Desired outbound IP resources for the managed NAT Gateway.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNatGatewayProfileOutboundIPs {
     /// A list of public IP resources.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub public_i_ps: Option<Vec<String>>,
 }
+
+armgen_runtime::json_object! { ManagedClusterNatGatewayProfileOutboundIPs { "publicIPs" => public_i_ps } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterNatGatewayProfileOutboundIPs {
     type Arm = arm::ManagedClusterNatGatewayProfileOutboundIPs;
@@ -2571,12 +2936,16 @@ impl ManagedClusterNatGatewayProfileOutboundIPs {
 }
 
 /// Desired outbound IP Prefix resources for the managed NAT Gateway. Only compatible with NAT Gateway V2.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNatGatewayProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
     #[serde(rename = "publicIPPrefixes", skip_serializing_if = "Option::is_none")]
     pub public_ip_prefixes: Option<Vec<String>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterNatGatewayProfileOutboundIpPrefixes { "publicIPPrefixes" => public_ip_prefixes }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterNatGatewayProfileOutboundIpPrefixes {
@@ -2603,7 +2972,7 @@ impl ManagedClusterNatGatewayProfileOutboundIpPrefixes {
 }
 
 /// Node provisioning profile for the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNodeProvisioningProfile {
     /// The node provisioning mode. If not specified, the default is Manual.
@@ -2612,6 +2981,10 @@ pub struct ManagedClusterNodeProvisioningProfile {
     /// The set of default Karpenter NodePools (CRDs) configured for node provisioning. This field has no effect unless mode is 'Auto'. Warning: Changing this from Auto to None on an existing cluster will cause the default Karpenter NodePools to be deleted, which will drain and delete the nodes associated with those pools. It is strongly recommended to not do this unless there are idle nodes ready to take the pods evicted by that action. If not specified, the default is Auto. For more information see aka.ms/aks/nap#node-pools.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_node_pools: Option<arm::NodeProvisioningDefaultNodePools>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterNodeProvisioningProfile { "mode" => mode, "defaultNodePools" => default_node_pools }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterNodeProvisioningProfile {
@@ -2641,13 +3014,15 @@ impl ManagedClusterNodeProvisioningProfile {
 }
 
 /// Node resource group lockdown profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNodeResourceGroupProfile {
     /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
     #[serde(skip_serializing_if = "Option::is_none")]
     pub restriction_level: Option<arm::RestrictionLevel>,
 }
+
+armgen_runtime::json_object! { ManagedClusterNodeResourceGroupProfile { "restrictionLevel" => restriction_level } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterNodeResourceGroupProfile {
     type Arm = arm::ManagedClusterNodeResourceGroupProfile;
@@ -2674,13 +3049,15 @@ impl ManagedClusterNodeResourceGroupProfile {
 }
 
 /// The OIDC issuer profile of the Managed Cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterOidcIssuerProfile {
     /// Whether the OIDC issuer is enabled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterOidcIssuerProfile { "enabled" => enabled } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterOidcIssuerProfile {
     type Arm = arm::ManagedClusterOidcIssuerProfile;
@@ -2706,7 +3083,7 @@ impl ManagedClusterOidcIssuerProfile {
 }
 
 /// Details about the pod identity assigned to the Managed Cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPodIdentity {
     /// The name of the pod identity.
@@ -2721,6 +3098,15 @@ pub struct ManagedClusterPodIdentity {
     /// The user assigned identity details.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<UserAssignedIdentity>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterPodIdentity {
+        "name" => name,
+        "namespace" => namespace,
+        "bindingSelector" => binding_selector,
+        "identity" => identity,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterPodIdentity {
@@ -2760,7 +3146,7 @@ impl ManagedClusterPodIdentity {
 }
 
 /// A pod identity exception, which allows pods with certain labels to access the Azure Instance Metadata Service (IMDS) endpoint without being intercepted by the node-managed identity (NMI) server. See [disable AAD Pod Identity for a specific Pod/Application](<https://azure.github.io/aad-pod-identity/docs/configure/application_exception/>) for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPodIdentityException {
     /// The name of the pod identity exception.
@@ -2772,6 +3158,10 @@ pub struct ManagedClusterPodIdentityException {
     /// The pod labels to match.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_labels: Option<BTreeMap<String, String>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterPodIdentityException { "name" => name, "namespace" => namespace, "podLabels" => pod_labels }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterPodIdentityException {
@@ -2803,7 +3193,7 @@ impl ManagedClusterPodIdentityException {
 }
 
 /// The pod identity profile of the Managed Cluster. See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on pod identity integration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPodIdentityProfile {
     /// Whether the pod identity addon is enabled.
@@ -2818,6 +3208,15 @@ pub struct ManagedClusterPodIdentityProfile {
     /// The pod identity exceptions to allow.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_assigned_identity_exceptions: Option<Vec<ManagedClusterPodIdentityException>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterPodIdentityProfile {
+        "enabled" => enabled,
+        "allowNetworkPluginKubenet" => allow_network_plugin_kubenet,
+        "userAssignedIdentities" => user_assigned_identities,
+        "userAssignedIdentityExceptions" => user_assigned_identity_exceptions,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterPodIdentityProfile {
@@ -2863,7 +3262,7 @@ impl ManagedClusterPodIdentityProfile {
 }
 
 /// Parameters to be applied to the cluster-autoscaler when enabled
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPropertiesAutoScalerProfile {
     /// Detects similar node pools and balances the number of nodes between them. Valid values are 'true' and 'false'
@@ -2926,6 +3325,31 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     /// If cluster autoscaler will skip deleting nodes with pods from kube-system (except for DaemonSet or mirror pods). The default is true.
     #[serde(rename = "skip-nodes-with-system-pods", skip_serializing_if = "Option::is_none")]
     pub skip_nodes_with_system_pods: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterPropertiesAutoScalerProfile {
+        "balance-similar-node-groups" => balance_similar_node_groups,
+        "daemonset-eviction-for-empty-nodes" => daemonset_eviction_for_empty_nodes,
+        "daemonset-eviction-for-occupied-nodes" => daemonset_eviction_for_occupied_nodes,
+        "ignore-daemonsets-utilization" => ignore_daemonsets_utilization,
+        "expander" => expander,
+        "max-empty-bulk-delete" => max_empty_bulk_delete,
+        "max-graceful-termination-sec" => max_graceful_termination_sec,
+        "max-node-provision-time" => max_node_provision_time,
+        "max-total-unready-percentage" => max_total_unready_percentage,
+        "new-pod-scale-up-delay" => new_pod_scale_up_delay,
+        "ok-total-unready-count" => ok_total_unready_count,
+        "scan-interval" => scan_interval,
+        "scale-down-delay-after-add" => scale_down_delay_after_add,
+        "scale-down-delay-after-delete" => scale_down_delay_after_delete,
+        "scale-down-delay-after-failure" => scale_down_delay_after_failure,
+        "scale-down-unneeded-time" => scale_down_unneeded_time,
+        "scale-down-unready-time" => scale_down_unready_time,
+        "scale-down-utilization-threshold" => scale_down_utilization_threshold,
+        "skip-nodes-with-local-storage" => skip_nodes_with_local_storage,
+        "skip-nodes-with-system-pods" => skip_nodes_with_system_pods,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterPropertiesAutoScalerProfile {
@@ -2991,7 +3415,7 @@ impl ManagedClusterPropertiesAutoScalerProfile {
 }
 
 /// Security profile for the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfile {
     /// Microsoft Defender settings for the security profile.
@@ -3012,6 +3436,17 @@ pub struct ManagedClusterSecurityProfile {
     /// A list of up to 10 base64 encoded CAs that will be added to the trust store on all nodes in the cluster. For more information see [Custom CA Trust Certificates](<https://learn.microsoft.com/en-us/azure/aks/custom-certificate-authority>).
     #[serde(rename = "customCATrustCertificates", skip_serializing_if = "Option::is_none")]
     pub custom_ca_trust_certificates: Option<Vec<String>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfile {
+        "defender" => defender,
+        "azureKeyVaultKms" => azure_key_vault_kms,
+        "kubernetesResourceObjectEncryptionProfile" => kubernetes_resource_object_encryption_profile,
+        "workloadIdentity" => workload_identity,
+        "imageCleaner" => image_cleaner,
+        "customCATrustCertificates" => custom_ca_trust_certificates,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfile {
@@ -3057,7 +3492,7 @@ impl ManagedClusterSecurityProfile {
 }
 
 /// Microsoft Defender settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileDefender {
     /// Resource ID of the Log Analytics workspace to be associated with Microsoft Defender. When Microsoft Defender is enabled, this field is required and must be a valid workspace resource ID. When Microsoft Defender is disabled, leave the field empty.
@@ -3069,6 +3504,14 @@ pub struct ManagedClusterSecurityProfileDefender {
     /// Microsoft Defender settings for security gating. This validates container images eligibility for deployment based on Defender for Containers security findings. Using Admission Controller, it either audits or prevents deployment of images that do not meet security standards. For more information, see <https://aka.ms/KubernetesDefenderAuditRule>.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub security_gating: Option<ManagedClusterSecurityProfileDefenderSecurityGating>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileDefender {
+        "logAnalyticsWorkspaceResourceId" => log_analytics_workspace_resource_id,
+        "securityMonitoring" => security_monitoring,
+        "securityGating" => security_gating,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfileDefender {
@@ -3111,7 +3554,7 @@ impl ManagedClusterSecurityProfileDefender {
 }
 
 /// Microsoft Defender settings for security gating. This validates container image eligibility for deployment based on Defender for Containers security findings. Using Admission Controller, it either audits or prevents deployment of images that do not meet security standards.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileDefenderSecurityGating {
     /// Whether to enable Defender security gating. When enabled, the gating feature scans container images and audits or blocks deployment of images that do not meet security standards according to configured security rules. For more information, see <https://aka.ms/KubernetesDefenderAuditRule>.
@@ -3123,6 +3566,14 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityGating {
     /// In use only while registry access is granted by secret rather than managed identity. Sets whether to grant the Defender gating agent access to cluster secrets for pulling images from registries. If secret access is denied and the registry requires pull secrets, the add-on will not perform image validation. Default value is false.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_secret_access: Option<bool>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileDefenderSecurityGating {
+        "enabled" => enabled,
+        "identities" => identities,
+        "allowSecretAccess" => allow_secret_access,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfileDefenderSecurityGating {
@@ -3158,7 +3609,7 @@ impl ManagedClusterSecurityProfileDefenderSecurityGating {
 }
 
 /// Identity mapping used by Defender security gating for registry access.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
     /// The container registry for which the identity will be used; the identity specified here should have a federated identity credential attached to it.
@@ -3167,6 +3618,13 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
     /// The identity object used to access the registry
     #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<UserAssignedIdentity>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
+        "azureContainerRegistry" => azure_container_registry,
+        "identity" => identity,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
@@ -3195,13 +3653,15 @@ impl ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
 }
 
 /// Microsoft Defender settings for the security profile threat detection.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// Whether to enable Defender threat detection
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterSecurityProfileDefenderSecurityMonitoring { "enabled" => enabled } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     type Arm = arm::ManagedClusterSecurityProfileDefenderSecurityMonitoring;
@@ -3225,7 +3685,7 @@ impl ManagedClusterSecurityProfileDefenderSecurityMonitoring {
 }
 
 /// Image Cleaner removes unused images from nodes, freeing up disk space and helping to reduce attack surface area. Here are settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileImageCleaner {
     /// Whether to enable Image Cleaner on AKS cluster.
@@ -3234,6 +3694,10 @@ pub struct ManagedClusterSecurityProfileImageCleaner {
     /// Image Cleaner scanning interval in hours.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_hours: Option<i32>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileImageCleaner { "enabled" => enabled, "intervalHours" => interval_hours }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfileImageCleaner {
@@ -3263,13 +3727,15 @@ impl ManagedClusterSecurityProfileImageCleaner {
 }
 
 /// Workload identity settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     /// Whether to enable workload identity.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterSecurityProfileWorkloadIdentity { "enabled" => enabled } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterSecurityProfileWorkloadIdentity {
     type Arm = arm::ManagedClusterSecurityProfileWorkloadIdentity;
@@ -3294,7 +3760,7 @@ impl ManagedClusterSecurityProfileWorkloadIdentity {
 }
 
 /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterServicePrincipalProfile {
     /// The ID for the service principal.
@@ -3304,6 +3770,8 @@ pub struct ManagedClusterServicePrincipalProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<armgen_runtime::kube::SecretReference>,
 }
+
+armgen_runtime::json_object! { ManagedClusterServicePrincipalProfile { "clientId" => client_id, "secret" => secret } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterServicePrincipalProfile {
     type Arm = arm::ManagedClusterServicePrincipalProfile;
@@ -3332,7 +3800,7 @@ impl ManagedClusterServicePrincipalProfile {
 }
 
 /// The SKU of a Managed Cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSku {
     /// The name of a managed cluster SKU.
@@ -3342,6 +3810,8 @@ pub struct ManagedClusterSku {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tier: Option<arm::ManagedClusterSkuTier>,
 }
+
+armgen_runtime::json_object! { ManagedClusterSku { "name" => name, "tier" => tier } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterSku {
     type Arm = arm::ManagedClusterSku;
@@ -3366,13 +3836,15 @@ impl ManagedClusterSku {
 }
 
 /// The Static Egress Gateway addon configuration for the cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStaticEgressGatewayProfile {
     /// Enable Static Egress Gateway addon. Indicates if Static Egress Gateway addon is enabled or not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterStaticEgressGatewayProfile { "enabled" => enabled } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterStaticEgressGatewayProfile {
     type Arm = arm::ManagedClusterStaticEgressGatewayProfile;
@@ -3397,7 +3869,7 @@ impl ManagedClusterStaticEgressGatewayProfile {
 }
 
 /// Storage profile for the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfile {
     /// AzureDisk CSI Driver settings for the storage profile.
@@ -3412,6 +3884,15 @@ pub struct ManagedClusterStorageProfile {
     /// AzureBlob CSI Driver settings for the storage profile.
     #[serde(rename = "blobCSIDriver", skip_serializing_if = "Option::is_none")]
     pub blob_csi_driver: Option<ManagedClusterStorageProfileBlobCsiDriver>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStorageProfile {
+        "diskCSIDriver" => disk_csi_driver,
+        "fileCSIDriver" => file_csi_driver,
+        "snapshotController" => snapshot_controller,
+        "blobCSIDriver" => blob_csi_driver,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterStorageProfile {
@@ -3448,13 +3929,15 @@ impl ManagedClusterStorageProfile {
 }
 
 /// AzureBlob CSI Driver settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfileBlobCsiDriver {
     /// Whether to enable AzureBlob CSI Driver. The default value is false.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterStorageProfileBlobCsiDriver { "enabled" => enabled } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterStorageProfileBlobCsiDriver {
     type Arm = arm::ManagedClusterStorageProfileBlobCsiDriver;
@@ -3479,13 +3962,15 @@ impl ManagedClusterStorageProfileBlobCsiDriver {
 }
 
 /// AzureDisk CSI Driver settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfileDiskCsiDriver {
     /// Whether to enable AzureDisk CSI Driver. The default value is true.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterStorageProfileDiskCsiDriver { "enabled" => enabled } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterStorageProfileDiskCsiDriver {
     type Arm = arm::ManagedClusterStorageProfileDiskCsiDriver;
@@ -3510,13 +3995,15 @@ impl ManagedClusterStorageProfileDiskCsiDriver {
 }
 
 /// AzureFile CSI Driver settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfileFileCsiDriver {
     /// Whether to enable AzureFile CSI Driver. The default value is true.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterStorageProfileFileCsiDriver { "enabled" => enabled } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterStorageProfileFileCsiDriver {
     type Arm = arm::ManagedClusterStorageProfileFileCsiDriver;
@@ -3541,13 +4028,15 @@ impl ManagedClusterStorageProfileFileCsiDriver {
 }
 
 /// Snapshot Controller settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfileSnapshotController {
     /// Whether to enable Snapshot Controller. The default value is true.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterStorageProfileSnapshotController { "enabled" => enabled } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterStorageProfileSnapshotController {
     type Arm = arm::ManagedClusterStorageProfileSnapshotController;
@@ -3572,12 +4061,16 @@ impl ManagedClusterStorageProfileSnapshotController {
 }
 
 /// Configurations for Gateway API providers to be used for managed ingress with App Routing.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterWebAppRoutingGatewayApiImplementations {
     /// Configuration for using a sidecar-less Istio control plane for managed ingress via the Gateway API with App Routing. See <https://aka.ms/gateway-on-istio> for information on using Istio for ingress via the Gateway API.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app_routing_istio: Option<ManagedClusterAppRoutingIstio>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterWebAppRoutingGatewayApiImplementations { "appRoutingIstio" => app_routing_istio }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterWebAppRoutingGatewayApiImplementations {
@@ -3604,7 +4097,7 @@ impl ManagedClusterWebAppRoutingGatewayApiImplementations {
 }
 
 /// Profile for Windows VMs in the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterWindowsProfile {
     /// Specifies the name of the administrator account. &lt;br&gt;&lt;br&gt; **Restriction:** Cannot end in "." &lt;br&gt;&lt;br&gt; **Disallowed values:** "administrator", "admin", "user", "user1", "test", "user2", "test1", "user3", "admin1", "1", "123", "a", "actuser", "adm", "admin2", "aspnet", "backup", "console", "david", "guest", "john", "owner", "root", "server", "sql", "support", "support_388945a0", "sys", "test2", "test3", "user4", "user5". &lt;br&gt;&lt;br&gt; **Minimum-length:** 1 character &lt;br&gt;&lt;br&gt; **Max-length:** 20 characters
@@ -3622,6 +4115,16 @@ pub struct ManagedClusterWindowsProfile {
     /// The Windows gMSA Profile in the Managed Cluster.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gmsa_profile: Option<WindowsGmsaProfile>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterWindowsProfile {
+        "adminUsername" => admin_username,
+        "adminPassword" => admin_password,
+        "licenseType" => license_type,
+        "enableCSIProxy" => enable_csi_proxy,
+        "gmsaProfile" => gmsa_profile,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterWindowsProfile {
@@ -3657,7 +4160,7 @@ impl ManagedClusterWindowsProfile {
 }
 
 /// Workload Auto-scaler profile for the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterWorkloadAutoScalerProfile {
     /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
@@ -3666,6 +4169,10 @@ pub struct ManagedClusterWorkloadAutoScalerProfile {
     /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vertical_pod_autoscaler: Option<ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterWorkloadAutoScalerProfile { "keda" => keda, "verticalPodAutoscaler" => vertical_pod_autoscaler }
 }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterWorkloadAutoScalerProfile {
@@ -3700,13 +4207,15 @@ impl ManagedClusterWorkloadAutoScalerProfile {
 }
 
 /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     /// Whether to enable KEDA.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterWorkloadAutoScalerProfileKeda { "enabled" => enabled } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterWorkloadAutoScalerProfileKeda {
     type Arm = arm::ManagedClusterWorkloadAutoScalerProfileKeda;
@@ -3731,13 +4240,15 @@ impl ManagedClusterWorkloadAutoScalerProfileKeda {
 }
 
 /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     /// Whether to enable VPA. Default value is false.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler { "enabled" => enabled } }
 
 impl armgen_runtime::kube::ToArm for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     type Arm = arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler;
@@ -3761,7 +4272,7 @@ impl ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
 }
 
 /// A private link resource
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PrivateLinkResource {
     /// The ID of the private link resource.
@@ -3779,6 +4290,16 @@ pub struct PrivateLinkResource {
     /// The RequiredMembers of the resource
     #[serde(skip_serializing_if = "Option::is_none")]
     pub required_members: Option<Vec<String>>,
+}
+
+armgen_runtime::json_object! {
+    PrivateLinkResource {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "groupId" => group_id,
+        "requiredMembers" => required_members,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for PrivateLinkResource {
@@ -3811,13 +4332,15 @@ impl PrivateLinkResource {
 }
 
 /// A reference to an Azure resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ResourceReference {
     /// The fully qualified Azure resource id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<armgen_runtime::kube::ResourceReference>,
 }
+
+armgen_runtime::json_object! { ResourceReference { "id" => id } }
 
 impl armgen_runtime::kube::ToArm for ResourceReference {
     type Arm = arm::ResourceReference;
@@ -3840,13 +4363,15 @@ impl ResourceReference {
 }
 
 /// Profile with settings related to a specific instance of an AKS-managed scheduler.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SchedulerInstanceProfile {
     /// The configuration mode to be used by the AKS-managed scheduler.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scheduler_config_mode: Option<arm::SchedulerConfigMode>,
 }
+
+armgen_runtime::json_object! { SchedulerInstanceProfile { "schedulerConfigMode" => scheduler_config_mode } }
 
 impl armgen_runtime::kube::ToArm for SchedulerInstanceProfile {
     type Arm = arm::SchedulerInstanceProfile;
@@ -3873,13 +4398,15 @@ impl SchedulerInstanceProfile {
 }
 
 /// Profile with scheduler-related settings, like the configuration mode for each scheduler managed by AKS. See <https://aka.ms/aks/scheduler-profile>.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SchedulerProfile {
     /// Profile with settings related to upstream variant of kube-scheduler (<https://github.com/kubernetes/kubernetes/tree/master/pkg/scheduler>).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream: Option<SchedulerInstanceProfile>,
 }
+
+armgen_runtime::json_object! { SchedulerProfile { "upstream" => upstream } }
 
 impl armgen_runtime::kube::ToArm for SchedulerProfile {
     type Arm = arm::SchedulerProfile;
@@ -3902,7 +4429,7 @@ impl SchedulerProfile {
 }
 
 /// Service mesh profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ServiceMeshProfile {
     /// Mode of the service mesh.
@@ -3912,6 +4439,8 @@ pub struct ServiceMeshProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub istio: Option<IstioServiceMesh>,
 }
+
+armgen_runtime::json_object! { ServiceMeshProfile { "mode" => mode, "istio" => istio } }
 
 impl armgen_runtime::kube::ToArm for ServiceMeshProfile {
     type Arm = arm::ServiceMeshProfile;
@@ -3936,7 +4465,7 @@ impl ServiceMeshProfile {
 }
 
 /// Settings for overrides when upgrading a cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct UpgradeOverrideSettings {
     /// Whether to force upgrade the cluster. Note that this option instructs upgrade operation to bypass upgrade protections such as checking for deprecated API usage. Enable this option only with caution.
@@ -3946,6 +4475,8 @@ pub struct UpgradeOverrideSettings {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub until: Option<String>,
 }
+
+armgen_runtime::json_object! { UpgradeOverrideSettings { "forceUpgrade" => force_upgrade, "until" => until } }
 
 impl armgen_runtime::kube::ToArm for UpgradeOverrideSettings {
     type Arm = arm::UpgradeOverrideSettings;
@@ -3974,7 +4505,7 @@ impl UpgradeOverrideSettings {
 }
 
 /// Details about a user assigned identity.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct UserAssignedIdentity {
     /// The resource ID of the user assigned identity.
@@ -3986,6 +4517,10 @@ pub struct UserAssignedIdentity {
     /// The object ID of the user assigned identity.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub object_id: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    UserAssignedIdentity { "resourceId" => resource_id, "clientId" => client_id, "objectId" => object_id }
 }
 
 impl armgen_runtime::kube::ToArm for UserAssignedIdentity {
@@ -4013,7 +4548,7 @@ impl UserAssignedIdentity {
 }
 
 /// Windows gMSA Profile in the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct WindowsGmsaProfile {
     /// Whether to enable Windows gMSA. Specifies whether to enable Windows gMSA in the managed cluster.
@@ -4025,6 +4560,10 @@ pub struct WindowsGmsaProfile {
     /// Specifies the root domain name for Windows gMSA. &lt;br&gt;&lt;br&gt; Set it to empty if you have configured the DNS server in the vnet which is used to create the managed cluster.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub root_domain_name: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    WindowsGmsaProfile { "enabled" => enabled, "dnsServer" => dns_server, "rootDomainName" => root_domain_name }
 }
 
 impl armgen_runtime::kube::ToArm for WindowsGmsaProfile {

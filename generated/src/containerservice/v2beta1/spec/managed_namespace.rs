@@ -7,10 +7,10 @@
 use super::*;
 use super::super::arm;
 use armgen_runtime::kube::{ConversionError, Path, Resolver};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Default network policy of the namespace, specifying ingress and egress rules.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct NetworkPolicies {
     /// Enum representing different network policy rules.
@@ -20,6 +20,8 @@ pub struct NetworkPolicies {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub egress: Option<arm::PolicyRule>,
 }
+
+armgen_runtime::json_object! { NetworkPolicies { "ingress" => ingress, "egress" => egress } }
 
 impl armgen_runtime::kube::ToArm for NetworkPolicies {
     type Arm = arm::NetworkPolicies;
@@ -44,7 +46,7 @@ impl NetworkPolicies {
 }
 
 /// Resource quota for the namespace.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ResourceQuota {
     /// CPU request of the namespace in one-thousandth CPU form. See [CPU resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-cpu>) for more details.
@@ -59,6 +61,15 @@ pub struct ResourceQuota {
     /// Memory limit of the namespace in the power-of-two equivalents form: Ei, Pi, Ti, Gi, Mi, Ki. See [Memory resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-memory>) for more details.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    ResourceQuota {
+        "cpuRequest" => cpu_request,
+        "cpuLimit" => cpu_limit,
+        "memoryRequest" => memory_request,
+        "memoryLimit" => memory_limit,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ResourceQuota {

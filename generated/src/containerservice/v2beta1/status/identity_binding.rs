@@ -6,10 +6,10 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Managed identity profile for the identity binding.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IdentityBindingManagedIdentityProfile {
     /// The resource ID of the managed identity.
@@ -26,6 +26,15 @@ pub struct IdentityBindingManagedIdentityProfile {
     pub tenant_id: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    IdentityBindingManagedIdentityProfile {
+        "resourceId" => resource_id,
+        "objectId" => object_id,
+        "clientId" => client_id,
+        "tenantId" => tenant_id,
+    }
+}
+
 impl From<&arm::IdentityBindingManagedIdentityProfile> for IdentityBindingManagedIdentityProfile {
     fn from(arm: &arm::IdentityBindingManagedIdentityProfile) -> Self {
         Self {
@@ -38,13 +47,15 @@ impl From<&arm::IdentityBindingManagedIdentityProfile> for IdentityBindingManage
 }
 
 /// IdentityBinding OIDC issuer profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IdentityBindingOidcIssuerProfile {
     /// The OIDC issuer URL of the IdentityBinding.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub oidc_issuer_url: Option<String>,
 }
+
+armgen_runtime::json_object! { IdentityBindingOidcIssuerProfile { "oidcIssuerUrl" => oidc_issuer_url } }
 
 impl From<&arm::IdentityBindingOidcIssuerProfile> for IdentityBindingOidcIssuerProfile {
     fn from(arm: &arm::IdentityBindingOidcIssuerProfile) -> Self {

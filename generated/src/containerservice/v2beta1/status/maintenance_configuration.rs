@@ -6,10 +6,10 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// For schedules like: 'recur every month on the 15th' or 'recur every 3 months on the 20th'.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AbsoluteMonthlySchedule {
     /// Specifies the number of months between each set of occurrences.
@@ -18,6 +18,10 @@ pub struct AbsoluteMonthlySchedule {
     /// The date of the month.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub day_of_month: Option<i32>,
+}
+
+armgen_runtime::json_object! {
+    AbsoluteMonthlySchedule { "intervalMonths" => interval_months, "dayOfMonth" => day_of_month }
 }
 
 impl From<&arm::AbsoluteMonthlySchedule> for AbsoluteMonthlySchedule {
@@ -30,13 +34,15 @@ impl From<&arm::AbsoluteMonthlySchedule> for AbsoluteMonthlySchedule {
 }
 
 /// For schedules like: 'recur every day' or 'recur every 3 days'.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct DailySchedule {
     /// Specifies the number of days between each set of occurrences.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_days: Option<i32>,
 }
+
+armgen_runtime::json_object! { DailySchedule { "intervalDays" => interval_days } }
 
 impl From<&arm::DailySchedule> for DailySchedule {
     fn from(arm: &arm::DailySchedule) -> Self {
@@ -47,7 +53,7 @@ impl From<&arm::DailySchedule> for DailySchedule {
 }
 
 /// A date range. For example, between '2022-12-23' and '2023-01-05'.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct DateSpan {
     /// The start date of the date span.
@@ -57,6 +63,8 @@ pub struct DateSpan {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<String>,
 }
+
+armgen_runtime::json_object! { DateSpan { "start" => start, "end" => end } }
 
 impl From<&arm::DateSpan> for DateSpan {
     fn from(arm: &arm::DateSpan) -> Self {
@@ -68,7 +76,7 @@ impl From<&arm::DateSpan> for DateSpan {
 }
 
 /// Maintenance window used to configure scheduled auto-upgrade for a Managed Cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct MaintenanceWindow {
     /// Recurrence schedule for the maintenance window.
@@ -91,6 +99,17 @@ pub struct MaintenanceWindow {
     pub not_allowed_dates: Option<Vec<DateSpan>>,
 }
 
+armgen_runtime::json_object! {
+    MaintenanceWindow {
+        "schedule" => schedule,
+        "durationHours" => duration_hours,
+        "utcOffset" => utc_offset,
+        "startDate" => start_date,
+        "startTime" => start_time,
+        "notAllowedDates" => not_allowed_dates,
+    }
+}
+
 impl From<&arm::MaintenanceWindow> for MaintenanceWindow {
     fn from(arm: &arm::MaintenanceWindow) -> Self {
         Self {
@@ -108,7 +127,7 @@ impl From<&arm::MaintenanceWindow> for MaintenanceWindow {
 }
 
 /// For schedules like: 'recur every month on the first Monday' or 'recur every 3 months on last Friday'.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct RelativeMonthlySchedule {
     /// Specifies the number of months between each set of occurrences.
@@ -122,6 +141,14 @@ pub struct RelativeMonthlySchedule {
     pub day_of_week: Option<arm::WeekDay>,
 }
 
+armgen_runtime::json_object! {
+    RelativeMonthlySchedule {
+        "intervalMonths" => interval_months,
+        "weekIndex" => week_index,
+        "dayOfWeek" => day_of_week,
+    }
+}
+
 impl From<&arm::RelativeMonthlySchedule> for RelativeMonthlySchedule {
     fn from(arm: &arm::RelativeMonthlySchedule) -> Self {
         Self {
@@ -133,7 +160,7 @@ impl From<&arm::RelativeMonthlySchedule> for RelativeMonthlySchedule {
 }
 
 /// One and only one of the schedule types should be specified. Choose either 'daily', 'weekly', 'absoluteMonthly' or 'relativeMonthly' for your maintenance schedule.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Schedule {
     /// For schedules like: 'recur every day' or 'recur every 3 days'.
@@ -150,6 +177,15 @@ pub struct Schedule {
     pub relative_monthly: Option<RelativeMonthlySchedule>,
 }
 
+armgen_runtime::json_object! {
+    Schedule {
+        "daily" => daily,
+        "weekly" => weekly,
+        "absoluteMonthly" => absolute_monthly,
+        "relativeMonthly" => relative_monthly,
+    }
+}
+
 impl From<&arm::Schedule> for Schedule {
     fn from(arm: &arm::Schedule) -> Self {
         Self {
@@ -162,7 +198,7 @@ impl From<&arm::Schedule> for Schedule {
 }
 
 /// Time in a week.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct TimeInWeek {
     /// The day of the week.
@@ -172,6 +208,8 @@ pub struct TimeInWeek {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hour_slots: Option<Vec<i32>>,
 }
+
+armgen_runtime::json_object! { TimeInWeek { "day" => day, "hourSlots" => hour_slots } }
 
 impl From<&arm::TimeInWeek> for TimeInWeek {
     fn from(arm: &arm::TimeInWeek) -> Self {
@@ -183,7 +221,7 @@ impl From<&arm::TimeInWeek> for TimeInWeek {
 }
 
 /// A time range. For example, between 2021-05-25T13:00:00Z and 2021-05-25T14:00:00Z.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct TimeSpan {
     /// The start of a time span
@@ -193,6 +231,8 @@ pub struct TimeSpan {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<String>,
 }
+
+armgen_runtime::json_object! { TimeSpan { "start" => start, "end" => end } }
 
 impl From<&arm::TimeSpan> for TimeSpan {
     fn from(arm: &arm::TimeSpan) -> Self {
@@ -204,7 +244,7 @@ impl From<&arm::TimeSpan> for TimeSpan {
 }
 
 /// For schedules like: 'recur every Monday' or 'recur every 3 weeks on Wednesday'.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct WeeklySchedule {
     /// Specifies the number of weeks between each set of occurrences.
@@ -214,6 +254,8 @@ pub struct WeeklySchedule {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub day_of_week: Option<arm::WeekDay>,
 }
+
+armgen_runtime::json_object! { WeeklySchedule { "intervalWeeks" => interval_weeks, "dayOfWeek" => day_of_week } }
 
 impl From<&arm::WeeklySchedule> for WeeklySchedule {
     fn from(arm: &arm::WeeklySchedule) -> Self {

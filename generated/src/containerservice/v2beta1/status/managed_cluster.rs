@@ -6,11 +6,11 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AdvancedNetworking {
     /// Indicates the enablement of Advanced Networking functionalities of observability and security on AKS clusters. When this is set to true, all observability and security features will be set to enabled unless explicitly disabled. If not specified, the default is false.
@@ -27,6 +27,15 @@ pub struct AdvancedNetworking {
     pub performance: Option<AdvancedNetworkingPerformance>,
 }
 
+armgen_runtime::json_object! {
+    AdvancedNetworking {
+        "enabled" => enabled,
+        "observability" => observability,
+        "security" => security,
+        "performance" => performance,
+    }
+}
+
 impl From<&arm::AdvancedNetworking> for AdvancedNetworking {
     fn from(arm: &arm::AdvancedNetworking) -> Self {
         Self {
@@ -39,13 +48,15 @@ impl From<&arm::AdvancedNetworking> for AdvancedNetworking {
 }
 
 /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AdvancedNetworkingObservability {
     /// Indicates the enablement of Advanced Networking observability functionalities on clusters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { AdvancedNetworkingObservability { "enabled" => enabled } }
 
 impl From<&arm::AdvancedNetworkingObservability> for AdvancedNetworkingObservability {
     fn from(arm: &arm::AdvancedNetworkingObservability) -> Self {
@@ -54,13 +65,15 @@ impl From<&arm::AdvancedNetworkingObservability> for AdvancedNetworkingObservabi
 }
 
 /// Profile to enable performance-enhancing features on clusters that use Azure CNI powered by Cilium.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AdvancedNetworkingPerformance {
     /// Enable advanced network acceleration options. This allows users to configure acceleration using BPF host routing. This can be enabled only with Cilium dataplane. If not specified, the default value is None (no acceleration). The acceleration mode can be changed on a pre-existing cluster. See <https://aka.ms/acnsperformance> for a detailed explanation
     #[serde(skip_serializing_if = "Option::is_none")]
     pub acceleration_mode: Option<arm::AccelerationMode>,
 }
+
+armgen_runtime::json_object! { AdvancedNetworkingPerformance { "accelerationMode" => acceleration_mode } }
 
 impl From<&arm::AdvancedNetworkingPerformance> for AdvancedNetworkingPerformance {
     fn from(arm: &arm::AdvancedNetworkingPerformance) -> Self {
@@ -71,7 +84,7 @@ impl From<&arm::AdvancedNetworkingPerformance> for AdvancedNetworkingPerformance
 }
 
 /// Security profile to enable security features on cilium based cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AdvancedNetworkingSecurity {
     /// This feature allows user to configure network policy based on DNS (FQDN) names. It can be enabled only on cilium based clusters. If not specified, the default is false.
@@ -85,6 +98,14 @@ pub struct AdvancedNetworkingSecurity {
     pub transit_encryption: Option<AdvancedNetworkingSecurityTransitEncryption>,
 }
 
+armgen_runtime::json_object! {
+    AdvancedNetworkingSecurity {
+        "enabled" => enabled,
+        "advancedNetworkPolicies" => advanced_network_policies,
+        "transitEncryption" => transit_encryption,
+    }
+}
+
 impl From<&arm::AdvancedNetworkingSecurity> for AdvancedNetworkingSecurity {
     fn from(arm: &arm::AdvancedNetworkingSecurity) -> Self {
         Self {
@@ -96,13 +117,15 @@ impl From<&arm::AdvancedNetworkingSecurity> for AdvancedNetworkingSecurity {
 }
 
 /// Encryption configuration for Cilium-based clusters. Once enabled all traffic between Cilium managed pods will be encrypted when it leaves the node boundary.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AdvancedNetworkingSecurityTransitEncryption {
     /// Configures pod-to-pod encryption. This can be enabled only on Cilium-based clusters. If not specified, the default value is None.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::TransitEncryptionType>,
 }
+
+armgen_runtime::json_object! { AdvancedNetworkingSecurityTransitEncryption { "type" => r#type } }
 
 impl From<&arm::AdvancedNetworkingSecurityTransitEncryption> for AdvancedNetworkingSecurityTransitEncryption {
     fn from(arm: &arm::AdvancedNetworkingSecurityTransitEncryption) -> Self {
@@ -111,7 +134,7 @@ impl From<&arm::AdvancedNetworkingSecurityTransitEncryption> for AdvancedNetwork
 }
 
 /// The list of available versions for an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolAvailableVersions {
     /// The ID of the agent pool version list.
@@ -126,6 +149,10 @@ pub struct AgentPoolAvailableVersions {
     /// Properties of agent pool available versions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<AgentPoolAvailableVersionsProperties>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolAvailableVersions { "id" => id, "name" => name, "type" => r#type, "properties" => properties }
 }
 
 impl From<&arm::AgentPoolAvailableVersions> for AgentPoolAvailableVersions {
@@ -143,13 +170,15 @@ impl From<&arm::AgentPoolAvailableVersions> for AgentPoolAvailableVersions {
 }
 
 /// The list of available agent pool versions.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolAvailableVersionsProperties {
     /// List of versions available for agent pool.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_pool_versions: Option<Vec<AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem>>,
 }
+
+armgen_runtime::json_object! { AgentPoolAvailableVersionsProperties { "agentPoolVersions" => agent_pool_versions } }
 
 impl From<&arm::AgentPoolAvailableVersionsProperties> for AgentPoolAvailableVersionsProperties {
     fn from(arm: &arm::AgentPoolAvailableVersionsProperties) -> Self {
@@ -165,7 +194,7 @@ impl From<&arm::AgentPoolAvailableVersionsProperties> for AgentPoolAvailableVers
 }
 
 /// Available version information for an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
     /// Whether this version is the default agent pool version.
@@ -177,6 +206,14 @@ pub struct AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
     /// Whether Kubernetes version is currently in preview.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub is_preview: Option<bool>,
+}
+
+armgen_runtime::json_object! {
+    AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
+        "default" => default,
+        "kubernetesVersion" => kubernetes_version,
+        "isPreview" => is_preview,
+    }
 }
 
 impl From<&arm::AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem>
@@ -191,7 +228,7 @@ for AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
 }
 
 /// Azure Key Vault key management service settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AzureKeyVaultKms {
     /// Whether to enable Azure Key Vault key management service. The default is false.
@@ -208,6 +245,15 @@ pub struct AzureKeyVaultKms {
     pub key_vault_resource_id: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    AzureKeyVaultKms {
+        "enabled" => enabled,
+        "keyId" => key_id,
+        "keyVaultNetworkAccess" => key_vault_network_access,
+        "keyVaultResourceId" => key_vault_resource_id,
+    }
+}
+
 impl From<&arm::AzureKeyVaultKms> for AzureKeyVaultKms {
     fn from(arm: &arm::AzureKeyVaultKms) -> Self {
         Self {
@@ -220,13 +266,15 @@ impl From<&arm::AzureKeyVaultKms> for AzureKeyVaultKms {
 }
 
 /// Settings for upgrading a cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ClusterUpgradeSettings {
     /// Settings for overrides.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub override_settings: Option<UpgradeOverrideSettings>,
 }
+
+armgen_runtime::json_object! { ClusterUpgradeSettings { "overrideSettings" => override_settings } }
 
 impl From<&arm::ClusterUpgradeSettings> for ClusterUpgradeSettings {
     fn from(arm: &arm::ClusterUpgradeSettings) -> Self {
@@ -237,7 +285,7 @@ impl From<&arm::ClusterUpgradeSettings> for ClusterUpgradeSettings {
 }
 
 /// Profile for Linux VMs in the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ContainerServiceLinuxProfile {
     /// The administrator username to use for Linux VMs.
@@ -247,6 +295,8 @@ pub struct ContainerServiceLinuxProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ssh: Option<ContainerServiceSshConfiguration>,
 }
+
+armgen_runtime::json_object! { ContainerServiceLinuxProfile { "adminUsername" => admin_username, "ssh" => ssh } }
 
 impl From<&arm::ContainerServiceLinuxProfile> for ContainerServiceLinuxProfile {
     fn from(arm: &arm::ContainerServiceLinuxProfile) -> Self {
@@ -261,7 +311,7 @@ impl From<&arm::ContainerServiceLinuxProfile> for ContainerServiceLinuxProfile {
 }
 
 /// Profile of network configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ContainerServiceNetworkProfile {
     /// Network plugin used for building the Kubernetes network.
@@ -317,6 +367,28 @@ pub struct ContainerServiceNetworkProfile {
     pub ip_families: Option<Vec<arm::IpFamily>>,
 }
 
+armgen_runtime::json_object! {
+    ContainerServiceNetworkProfile {
+        "networkPlugin" => network_plugin,
+        "networkPluginMode" => network_plugin_mode,
+        "networkPolicy" => network_policy,
+        "networkMode" => network_mode,
+        "networkDataplane" => network_dataplane,
+        "advancedNetworking" => advanced_networking,
+        "podCidr" => pod_cidr,
+        "serviceCidr" => service_cidr,
+        "dnsServiceIP" => dns_service_ip,
+        "outboundType" => outbound_type,
+        "loadBalancerSku" => load_balancer_sku,
+        "loadBalancerProfile" => load_balancer_profile,
+        "natGatewayProfile" => nat_gateway_profile,
+        "staticEgressGatewayProfile" => static_egress_gateway_profile,
+        "podCidrs" => pod_cidrs,
+        "serviceCidrs" => service_cidrs,
+        "ipFamilies" => ip_families,
+    }
+}
+
 impl From<&arm::ContainerServiceNetworkProfile> for ContainerServiceNetworkProfile {
     fn from(arm: &arm::ContainerServiceNetworkProfile) -> Self {
         Self {
@@ -345,13 +417,15 @@ impl From<&arm::ContainerServiceNetworkProfile> for ContainerServiceNetworkProfi
 }
 
 /// SSH configuration for Linux-based VMs running on Azure.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ContainerServiceSshConfiguration {
     /// The list of SSH public keys used to authenticate with Linux-based VMs. A maximum of 1 key may be specified.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub public_keys: Option<Vec<ContainerServiceSshPublicKey>>,
 }
+
+armgen_runtime::json_object! { ContainerServiceSshConfiguration { "publicKeys" => public_keys } }
 
 impl From<&arm::ContainerServiceSshConfiguration> for ContainerServiceSshConfiguration {
     fn from(arm: &arm::ContainerServiceSshConfiguration) -> Self {
@@ -365,13 +439,15 @@ impl From<&arm::ContainerServiceSshConfiguration> for ContainerServiceSshConfigu
 }
 
 /// Contains information about SSH certificate public key data.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ContainerServiceSshPublicKey {
     /// Certificate public key used to authenticate with VMs through SSH. The certificate must be in PEM format with or without headers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_data: Option<String>,
 }
+
+armgen_runtime::json_object! { ContainerServiceSshPublicKey { "keyData" => key_data } }
 
 impl From<&arm::ContainerServiceSshPublicKey> for ContainerServiceSshPublicKey {
     fn from(arm: &arm::ContainerServiceSshPublicKey) -> Self {
@@ -382,7 +458,7 @@ impl From<&arm::ContainerServiceSshPublicKey> for ContainerServiceSshPublicKey {
 }
 
 /// Delegated resource properties - internal use only.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct DelegatedResource {
     /// The ARM resource id of the delegated resource - internal use only.
@@ -399,6 +475,15 @@ pub struct DelegatedResource {
     pub location: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    DelegatedResource {
+        "resourceId" => resource_id,
+        "tenantId" => tenant_id,
+        "referralResource" => referral_resource,
+        "location" => location,
+    }
+}
+
 impl From<&arm::DelegatedResource> for DelegatedResource {
     fn from(arm: &arm::DelegatedResource) -> Self {
         Self {
@@ -411,7 +496,7 @@ impl From<&arm::DelegatedResource> for DelegatedResource {
 }
 
 /// The complex type of the extended location.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ExtendedLocation {
     /// The name of the extended location.
@@ -421,6 +506,8 @@ pub struct ExtendedLocation {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::ExtendedLocationTypes>,
 }
+
+armgen_runtime::json_object! { ExtendedLocation { "name" => name, "type" => r#type } }
 
 impl From<&arm::ExtendedLocation> for ExtendedLocation {
     fn from(arm: &arm::ExtendedLocation) -> Self {
@@ -432,13 +519,15 @@ impl From<&arm::ExtendedLocation> for ExtendedLocation {
 }
 
 /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here <https://aka.ms/asm-plugin-ca>
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IstioCertificateAuthority {
     /// Plugin certificates information for Service Mesh.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plugin: Option<IstioPluginCertificateAuthority>,
 }
+
+armgen_runtime::json_object! { IstioCertificateAuthority { "plugin" => plugin } }
 
 impl From<&arm::IstioCertificateAuthority> for IstioCertificateAuthority {
     fn from(arm: &arm::IstioCertificateAuthority) -> Self {
@@ -449,7 +538,7 @@ impl From<&arm::IstioCertificateAuthority> for IstioCertificateAuthority {
 }
 
 /// Istio components configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IstioComponents {
     /// Istio ingress gateways.
@@ -463,6 +552,14 @@ pub struct IstioComponents {
     pub proxy_redirection_mechanism: Option<arm::ProxyRedirectionMechanism>,
 }
 
+armgen_runtime::json_object! {
+    IstioComponents {
+        "ingressGateways" => ingress_gateways,
+        "egressGateways" => egress_gateways,
+        "proxyRedirectionMechanism" => proxy_redirection_mechanism,
+    }
+}
+
 impl From<&arm::IstioComponents> for IstioComponents {
     fn from(arm: &arm::IstioComponents) -> Self {
         Self {
@@ -474,7 +571,7 @@ impl From<&arm::IstioComponents> for IstioComponents {
 }
 
 /// Istio egress gateway configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IstioEgressGateway {
     /// Whether to enable the egress gateway.
@@ -491,6 +588,15 @@ pub struct IstioEgressGateway {
     pub gateway_configuration_name: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    IstioEgressGateway {
+        "enabled" => enabled,
+        "name" => name,
+        "namespace" => namespace,
+        "gatewayConfigurationName" => gateway_configuration_name,
+    }
+}
+
 impl From<&arm::IstioEgressGateway> for IstioEgressGateway {
     fn from(arm: &arm::IstioEgressGateway) -> Self {
         Self {
@@ -503,7 +609,7 @@ impl From<&arm::IstioEgressGateway> for IstioEgressGateway {
 }
 
 /// Istio ingress gateway configuration. For now, we support up to one external ingress gateway named `aks-istio-ingressgateway-external` and one internal ingress gateway named `aks-istio-ingressgateway-internal`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IstioIngressGateway {
     /// Mode of an ingress gateway.
@@ -513,6 +619,8 @@ pub struct IstioIngressGateway {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { IstioIngressGateway { "mode" => mode, "enabled" => enabled } }
 
 impl From<&arm::IstioIngressGateway> for IstioIngressGateway {
     fn from(arm: &arm::IstioIngressGateway) -> Self {
@@ -524,7 +632,7 @@ impl From<&arm::IstioIngressGateway> for IstioIngressGateway {
 }
 
 /// Plugin certificates information for Service Mesh.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IstioPluginCertificateAuthority {
     /// The resource ID of the Key Vault.
@@ -544,6 +652,16 @@ pub struct IstioPluginCertificateAuthority {
     pub cert_chain_object_name: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    IstioPluginCertificateAuthority {
+        "keyVaultId" => key_vault_id,
+        "certObjectName" => cert_object_name,
+        "keyObjectName" => key_object_name,
+        "rootCertObjectName" => root_cert_object_name,
+        "certChainObjectName" => cert_chain_object_name,
+    }
+}
+
 impl From<&arm::IstioPluginCertificateAuthority> for IstioPluginCertificateAuthority {
     fn from(arm: &arm::IstioPluginCertificateAuthority) -> Self {
         Self {
@@ -557,7 +675,7 @@ impl From<&arm::IstioPluginCertificateAuthority> for IstioPluginCertificateAutho
 }
 
 /// Istio service mesh configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IstioServiceMesh {
     /// Istio components configuration.
@@ -571,6 +689,14 @@ pub struct IstioServiceMesh {
     pub revisions: Option<Vec<String>>,
 }
 
+armgen_runtime::json_object! {
+    IstioServiceMesh {
+        "components" => components,
+        "certificateAuthority" => certificate_authority,
+        "revisions" => revisions,
+    }
+}
+
 impl From<&arm::IstioServiceMesh> for IstioServiceMesh {
     fn from(arm: &arm::IstioServiceMesh) -> Self {
         Self {
@@ -582,12 +708,16 @@ impl From<&arm::IstioServiceMesh> for IstioServiceMesh {
 }
 
 /// Encryption at rest of Kubernetes resource objects using service-managed keys. More information on this can be found under <https://aka.ms/aks/kubernetesResourceObjectEncryption>.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct KubernetesResourceObjectEncryptionProfile {
     /// Whether to enable encryption at rest of Kubernetes resource objects using service-managed keys. More information on this can be found under <https://aka.ms/aks/kubernetesResourceObjectEncryption>.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub infrastructure_encryption: Option<arm::InfrastructureEncryption>,
+}
+
+armgen_runtime::json_object! {
+    KubernetesResourceObjectEncryptionProfile { "infrastructureEncryption" => infrastructure_encryption }
 }
 
 impl From<&arm::KubernetesResourceObjectEncryptionProfile> for KubernetesResourceObjectEncryptionProfile {
@@ -599,7 +729,7 @@ impl From<&arm::KubernetesResourceObjectEncryptionProfile> for KubernetesResourc
 }
 
 /// AADProfile specifies attributes for Azure Active Directory integration. For more details see [managed AAD on AKS](<https://docs.microsoft.com/azure/aks/managed-aad>).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAadProfile {
     /// Whether to enable managed AAD.
@@ -622,6 +752,17 @@ pub struct ManagedClusterAadProfile {
     pub tenant_id: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAadProfile {
+        "managed" => managed,
+        "enableAzureRBAC" => enable_azure_rbac,
+        "adminGroupObjectIDs" => admin_group_object_i_ds,
+        "clientAppID" => client_app_id,
+        "serverAppID" => server_app_id,
+        "tenantID" => tenant_id,
+    }
+}
+
 impl From<&arm::ManagedClusterAadProfile> for ManagedClusterAadProfile {
     fn from(arm: &arm::ManagedClusterAadProfile) -> Self {
         Self {
@@ -636,7 +777,7 @@ impl From<&arm::ManagedClusterAadProfile> for ManagedClusterAadProfile {
 }
 
 /// A Kubernetes add-on profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAddonProfile {
     /// Whether the add-on is enabled or not.
@@ -650,6 +791,10 @@ pub struct ManagedClusterAddonProfile {
     pub identity: Option<ManagedClusterAddonProfileIdentity>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAddonProfile { "enabled" => enabled, "config" => config, "identity" => identity }
+}
+
 impl From<&arm::ManagedClusterAddonProfile> for ManagedClusterAddonProfile {
     fn from(arm: &arm::ManagedClusterAddonProfile) -> Self {
         Self {
@@ -661,7 +806,7 @@ impl From<&arm::ManagedClusterAddonProfile> for ManagedClusterAddonProfile {
 }
 
 /// Information of user assigned identity used by this add-on.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAddonProfileIdentity {
     /// The resource ID of the user assigned identity.
@@ -675,6 +820,10 @@ pub struct ManagedClusterAddonProfileIdentity {
     pub object_id: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAddonProfileIdentity { "resourceId" => resource_id, "clientId" => client_id, "objectId" => object_id }
+}
+
 impl From<&arm::ManagedClusterAddonProfileIdentity> for ManagedClusterAddonProfileIdentity {
     fn from(arm: &arm::ManagedClusterAddonProfileIdentity) -> Self {
         Self {
@@ -686,7 +835,7 @@ impl From<&arm::ManagedClusterAddonProfileIdentity> for ManagedClusterAddonProfi
 }
 
 /// Profile for the container service agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAgentPoolProfile {
     /// Unique read-only string used to implement optimistic concurrency. The eTag value will change when the resource is updated. Specify an if-match or if-none-match header with the eTag value for a subsequent request to enable optimistic concurrency per the normal eTag convention.
@@ -860,6 +1009,67 @@ pub struct ManagedClusterAgentPoolProfile {
     pub name: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAgentPoolProfile {
+        "eTag" => e_tag,
+        "count" => count,
+        "vmSize" => vm_size,
+        "osDiskSizeGB" => os_disk_size_gb,
+        "osDiskType" => os_disk_type,
+        "kubeletDiskType" => kubelet_disk_type,
+        "workloadRuntime" => workload_runtime,
+        "messageOfTheDay" => message_of_the_day,
+        "vnetSubnetID" => vnet_subnet_id,
+        "podSubnetID" => pod_subnet_id,
+        "podIPAllocationMode" => pod_ip_allocation_mode,
+        "maxPods" => max_pods,
+        "osType" => os_type,
+        "osSKU" => os_sku,
+        "maxCount" => max_count,
+        "minCount" => min_count,
+        "enableAutoScaling" => enable_auto_scaling,
+        "scaleDownMode" => scale_down_mode,
+        "type" => r#type,
+        "mode" => mode,
+        "orchestratorVersion" => orchestrator_version,
+        "currentOrchestratorVersion" => current_orchestrator_version,
+        "nodeImageVersion" => node_image_version,
+        "upgradeSettings" => upgrade_settings,
+        "provisioningState" => provisioning_state,
+        "powerState" => power_state,
+        "availabilityZones" => availability_zones,
+        "enableNodePublicIP" => enable_node_public_ip,
+        "nodePublicIPPrefixID" => node_public_ip_prefix_id,
+        "scaleSetPriority" => scale_set_priority,
+        "scaleSetEvictionPolicy" => scale_set_eviction_policy,
+        "spotMaxPrice" => spot_max_price,
+        "tags" => tags,
+        "nodeLabels" => node_labels,
+        "nodeTaints" => node_taints,
+        "proximityPlacementGroupID" => proximity_placement_group_id,
+        "kubeletConfig" => kubelet_config,
+        "linuxOSConfig" => linux_os_config,
+        "enableEncryptionAtHost" => enable_encryption_at_host,
+        "enableUltraSSD" => enable_ultra_ssd,
+        "enableFIPS" => enable_fips,
+        "gpuInstanceProfile" => gpu_instance_profile,
+        "creationData" => creation_data,
+        "capacityReservationGroupID" => capacity_reservation_group_id,
+        "hostGroupID" => host_group_id,
+        "networkProfile" => network_profile,
+        "windowsProfile" => windows_profile,
+        "securityProfile" => security_profile,
+        "gpuProfile" => gpu_profile,
+        "gatewayProfile" => gateway_profile,
+        "artifactStreamingProfile" => artifact_streaming_profile,
+        "virtualMachinesProfile" => virtual_machines_profile,
+        "virtualMachineNodesStatus" => virtual_machine_nodes_status,
+        "status" => status,
+        "localDNSProfile" => local_dns_profile,
+        "name" => name,
+    }
+}
+
 impl From<&arm::ManagedClusterAgentPoolProfile> for ManagedClusterAgentPoolProfile {
     fn from(arm: &arm::ManagedClusterAgentPoolProfile) -> Self {
         Self {
@@ -930,13 +1140,15 @@ impl From<&arm::ManagedClusterAgentPoolProfile> for ManagedClusterAgentPoolProfi
 }
 
 /// When enabling the operator, a set of AKS managed CRDs and controllers will be installed in the cluster. The operator automates the deployment of OSS models for inference and/or training purposes. It provides a set of preset models and enables distributed inference against them.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAiToolchainOperatorProfile {
     /// Whether to enable AI toolchain operator to the cluster. Indicates if AI toolchain operator  enabled or not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterAiToolchainOperatorProfile { "enabled" => enabled } }
 
 impl From<&arm::ManagedClusterAiToolchainOperatorProfile> for ManagedClusterAiToolchainOperatorProfile {
     fn from(arm: &arm::ManagedClusterAiToolchainOperatorProfile) -> Self {
@@ -945,7 +1157,7 @@ impl From<&arm::ManagedClusterAiToolchainOperatorProfile> for ManagedClusterAiTo
 }
 
 /// Access profile for managed cluster API server.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterApiServerAccessProfile {
     /// The IP ranges authorized to access the Kubernetes API server. IP ranges are specified in CIDR format, e.g. 137.117.106.88/29. This feature is not compatible with clusters that use Public IP Per Node, or clusters that are using a Basic Load Balancer. For more information see [API server authorized IP ranges](<https://docs.microsoft.com/azure/aks/api-server-authorized-ip-ranges>).
@@ -971,6 +1183,18 @@ pub struct ManagedClusterApiServerAccessProfile {
     pub subnet_id: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterApiServerAccessProfile {
+        "authorizedIPRanges" => authorized_ip_ranges,
+        "enablePrivateCluster" => enable_private_cluster,
+        "privateDNSZone" => private_dns_zone,
+        "enablePrivateClusterPublicFQDN" => enable_private_cluster_public_fqdn,
+        "disableRunCommand" => disable_run_command,
+        "enableVnetIntegration" => enable_vnet_integration,
+        "subnetId" => subnet_id,
+    }
+}
+
 impl From<&arm::ManagedClusterApiServerAccessProfile> for ManagedClusterApiServerAccessProfile {
     fn from(arm: &arm::ManagedClusterApiServerAccessProfile) -> Self {
         Self {
@@ -986,13 +1210,15 @@ impl From<&arm::ManagedClusterApiServerAccessProfile> for ManagedClusterApiServe
 }
 
 /// Configuration for using a sidecar-less Istio control plane for managed ingress via the Gateway API with App Routing. See <https://aka.ms/gateway-on-istio> for information on using Istio for ingress via the Gateway API.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAppRoutingIstio {
     /// Whether to enable Istio as a Gateway API implementation for managed ingress with App Routing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::GatewayApiIstioEnabled>,
 }
+
+armgen_runtime::json_object! { ManagedClusterAppRoutingIstio { "mode" => mode } }
 
 impl From<&arm::ManagedClusterAppRoutingIstio> for ManagedClusterAppRoutingIstio {
     fn from(arm: &arm::ManagedClusterAppRoutingIstio) -> Self {
@@ -1001,7 +1227,7 @@ impl From<&arm::ManagedClusterAppRoutingIstio> for ManagedClusterAppRoutingIstio
 }
 
 /// Auto upgrade profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAutoUpgradeProfile {
     /// The upgrade channel for auto upgrade. The default is 'none'. For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
@@ -1010,6 +1236,13 @@ pub struct ManagedClusterAutoUpgradeProfile {
     /// Node OS Upgrade Channel. Manner in which the OS on your nodes is updated. The default is NodeImage.
     #[serde(rename = "nodeOSUpgradeChannel", skip_serializing_if = "Option::is_none")]
     pub node_os_upgrade_channel: Option<arm::NodeOsUpgradeChannel>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAutoUpgradeProfile {
+        "upgradeChannel" => upgrade_channel,
+        "nodeOSUpgradeChannel" => node_os_upgrade_channel,
+    }
 }
 
 impl From<&arm::ManagedClusterAutoUpgradeProfile> for ManagedClusterAutoUpgradeProfile {
@@ -1022,7 +1255,7 @@ impl From<&arm::ManagedClusterAutoUpgradeProfile> for ManagedClusterAutoUpgradeP
 }
 
 /// Azure Monitor addon profiles for monitoring the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfile {
     /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
@@ -1034,6 +1267,14 @@ pub struct ManagedClusterAzureMonitorProfile {
     /// Application Monitoring Profile for Kubernetes Application Container. Collects application logs, metrics and traces through auto-instrumentation of the application using Azure Monitor OpenTelemetry based SDKs. See aka.ms/AzureMonitorApplicationMonitoring for an overview.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app_monitoring: Option<ManagedClusterAzureMonitorProfileAppMonitoring>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfile {
+        "metrics" => metrics,
+        "containerInsights" => container_insights,
+        "appMonitoring" => app_monitoring,
+    }
 }
 
 impl From<&arm::ManagedClusterAzureMonitorProfile> for ManagedClusterAzureMonitorProfile {
@@ -1050,7 +1291,7 @@ impl From<&arm::ManagedClusterAzureMonitorProfile> for ManagedClusterAzureMonito
 }
 
 /// Application Monitoring profile for AKS.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoring {
     /// Application Monitoring auto-instrumentation for AKS. Deploys a webhook that auto-instruments workloads with Microsoft OpenTelemetry Distros to collect OpenTelemetry metrics, logs, and traces. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
@@ -1064,6 +1305,14 @@ pub struct ManagedClusterAzureMonitorProfileAppMonitoring {
     pub open_telemetry_logs_and_traces: Option<
         ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces,
     >,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileAppMonitoring {
+        "autoInstrumentation" => auto_instrumentation,
+        "openTelemetryMetrics" => open_telemetry_metrics,
+        "openTelemetryLogsAndTraces" => open_telemetry_logs_and_traces,
+    }
 }
 
 impl From<&arm::ManagedClusterAzureMonitorProfileAppMonitoring> for ManagedClusterAzureMonitorProfileAppMonitoring {
@@ -1086,12 +1335,16 @@ impl From<&arm::ManagedClusterAzureMonitorProfileAppMonitoring> for ManagedClust
 }
 
 /// Application Monitoring auto-instrumentation for AKS. Deploys a webhook that auto-instruments workloads with Microsoft OpenTelemetry Distros to collect OpenTelemetry metrics, logs, and traces. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
     /// Indicates if Application Monitoring Auto-instrumentation is enabled or not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation { "enabled" => enabled }
 }
 
 impl From<&arm::ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation>
@@ -1102,7 +1355,7 @@ for ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
 }
 
 /// Application Monitoring OpenTelemetry logs and traces profile for AKS. Collects OpenTelemetry logs and traces of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
     /// Indicates if Application Monitoring OpenTelemetry Logs and traces is enabled or not.
@@ -1114,6 +1367,14 @@ pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTra
     /// The host port for OpenTelemetry GRPC logs and traces. If not specified, the default port is 28332.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grpc_port: Option<i64>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
+        "enabled" => enabled,
+        "httpPort" => http_port,
+        "grpcPort" => grpc_port,
+    }
 }
 
 impl From<&arm::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces>
@@ -1128,7 +1389,7 @@ for ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
 }
 
 /// Application Monitoring OpenTelemetry Metrics Profile for AKS. Collects OpenTelemetry metrics of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
     /// Indicates if Application Monitoring OpenTelemetry Metrics is enabled or not.
@@ -1140,6 +1401,14 @@ pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
     /// The host port for OpenTelemetry GRPC metrics. If not specified, the default port is 28334.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grpc_port: Option<i64>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
+        "enabled" => enabled,
+        "httpPort" => http_port,
+        "grpcPort" => grpc_port,
+    }
 }
 
 impl From<&arm::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics>
@@ -1154,7 +1423,7 @@ for ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
 }
 
 /// Azure Monitor Container Insights profile. Represents the configuration for collecting Kubernetes events, inventory, and container stdout & stderr logs. See aka.ms/AzureMonitorContainerInsights for an overview.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileContainerInsights {
     /// Indicates if Azure Monitor Container Insights Logs Addon is enabled or not.
@@ -1174,6 +1443,16 @@ pub struct ManagedClusterAzureMonitorProfileContainerInsights {
     pub container_network_logs: Option<arm::ContainerNetworkLogs>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileContainerInsights {
+        "enabled" => enabled,
+        "logAnalyticsWorkspaceResourceId" => log_analytics_workspace_resource_id,
+        "syslogPort" => syslog_port,
+        "disablePrometheusMetricsScraping" => disable_prometheus_metrics_scraping,
+        "containerNetworkLogs" => container_network_logs,
+    }
+}
+
 impl From<&arm::ManagedClusterAzureMonitorProfileContainerInsights>
 for ManagedClusterAzureMonitorProfileContainerInsights {
     fn from(arm: &arm::ManagedClusterAzureMonitorProfileContainerInsights) -> Self {
@@ -1188,7 +1467,7 @@ for ManagedClusterAzureMonitorProfileContainerInsights {
 }
 
 /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     /// Comma-separated list of additional Kubernetes label keys that will be used in the resource's labels metric (Example: 'namespaces=\[k8s-label-1,k8s-label-n,...\],pods=\[app\],...'). By default the metric contains only resource name and namespace labels.
@@ -1197,6 +1476,13 @@ pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     /// Comma-separated list of Kubernetes annotation keys that will be used in the resource's labels metric (Example: 'namespaces=\[kubernetes.io/team,...\],pods=\[kubernetes.io/team\],...'). By default the metric contains only resource name and namespace labels.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metric_annotations_allow_list: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileKubeStateMetrics {
+        "metricLabelsAllowlist" => metric_labels_allowlist,
+        "metricAnnotationsAllowList" => metric_annotations_allow_list,
+    }
 }
 
 impl From<&arm::ManagedClusterAzureMonitorProfileKubeStateMetrics>
@@ -1210,7 +1496,7 @@ for ManagedClusterAzureMonitorProfileKubeStateMetrics {
 }
 
 /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileMetrics {
     /// Whether to enable or disable the Azure Managed Prometheus addon for Prometheus monitoring. See aka.ms/AzureManagedPrometheus-aks-enable for details on enabling and disabling.
@@ -1222,6 +1508,14 @@ pub struct ManagedClusterAzureMonitorProfileMetrics {
     /// Control plane metrics collection profile for the Azure Managed Prometheus addon. Configures collection of operational runtime metrics from managed control plane components (kube-apiserver, etcd, etc). See aka.ms/aks/controlplane-metrics for an overview.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub control_plane: Option<ManagedClusterAzureMonitorProfileMetricsControlPlane>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterAzureMonitorProfileMetrics {
+        "enabled" => enabled,
+        "kubeStateMetrics" => kube_state_metrics,
+        "controlPlane" => control_plane,
+    }
 }
 
 impl From<&arm::ManagedClusterAzureMonitorProfileMetrics> for ManagedClusterAzureMonitorProfileMetrics {
@@ -1238,13 +1532,15 @@ impl From<&arm::ManagedClusterAzureMonitorProfileMetrics> for ManagedClusterAzur
 }
 
 /// Control plane metrics collection profile for the Azure Managed Prometheus addon. Configures collection of operational runtime metrics from managed control plane components (kube-apiserver, etcd, etc). See aka.ms/aks/controlplane-metrics for an overview.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterAzureMonitorProfileMetricsControlPlane {
     /// Whether to enable or disable collection of control plane metrics by the Azure Managed Prometheus addon. Defaults to disabled. See aka.ms/aks/controlplane-metrics for details.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterAzureMonitorProfileMetricsControlPlane { "enabled" => enabled } }
 
 impl From<&arm::ManagedClusterAzureMonitorProfileMetricsControlPlane>
 for ManagedClusterAzureMonitorProfileMetricsControlPlane {
@@ -1254,7 +1550,7 @@ for ManagedClusterAzureMonitorProfileMetricsControlPlane {
 }
 
 /// The bootstrap profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterBootstrapProfile {
     /// The artifact source. The source where the artifacts are downloaded from.
@@ -1263,6 +1559,13 @@ pub struct ManagedClusterBootstrapProfile {
     /// The resource Id of Azure Container Registry. The registry must have private network access, premium SKU and zone redundancy.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub container_registry_id: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterBootstrapProfile {
+        "artifactSource" => artifact_source,
+        "containerRegistryId" => container_registry_id,
+    }
 }
 
 impl From<&arm::ManagedClusterBootstrapProfile> for ManagedClusterBootstrapProfile {
@@ -1275,13 +1578,15 @@ impl From<&arm::ManagedClusterBootstrapProfile> for ManagedClusterBootstrapProfi
 }
 
 /// The cost analysis configuration for the cluster
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterCostAnalysis {
     /// Whether to enable cost analysis. The Managed Cluster sku.tier must be set to 'Standard' or 'Premium' to enable this feature. Enabling this will add Kubernetes Namespace and Deployment details to the Cost Analysis views in the Azure portal. If not specified, the default is false. For more information see aka.ms/aks/docs/cost-analysis.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterCostAnalysis { "enabled" => enabled } }
 
 impl From<&arm::ManagedClusterCostAnalysis> for ManagedClusterCostAnalysis {
     fn from(arm: &arm::ManagedClusterCostAnalysis) -> Self {
@@ -1290,7 +1595,7 @@ impl From<&arm::ManagedClusterCostAnalysis> for ManagedClusterCostAnalysis {
 }
 
 /// Settings for hosted system addons.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterHostedSystemProfile {
     /// Whether to enable hosted system addons for the cluster.
@@ -1304,6 +1609,14 @@ pub struct ManagedClusterHostedSystemProfile {
     pub node_subnet_id: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterHostedSystemProfile {
+        "enabled" => enabled,
+        "systemNodeSubnetID" => system_node_subnet_id,
+        "nodeSubnetID" => node_subnet_id,
+    }
+}
+
 impl From<&arm::ManagedClusterHostedSystemProfile> for ManagedClusterHostedSystemProfile {
     fn from(arm: &arm::ManagedClusterHostedSystemProfile) -> Self {
         Self {
@@ -1315,7 +1628,7 @@ impl From<&arm::ManagedClusterHostedSystemProfile> for ManagedClusterHostedSyste
 }
 
 /// Cluster HTTP proxy configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterHttpProxyConfig {
     /// The HTTP proxy server endpoint to use.
@@ -1335,6 +1648,16 @@ pub struct ManagedClusterHttpProxyConfig {
     pub enabled: Option<bool>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterHttpProxyConfig {
+        "httpProxy" => http_proxy,
+        "httpsProxy" => https_proxy,
+        "noProxy" => no_proxy,
+        "trustedCa" => trusted_ca,
+        "enabled" => enabled,
+    }
+}
+
 impl From<&arm::ManagedClusterHttpProxyConfig> for ManagedClusterHttpProxyConfig {
     fn from(arm: &arm::ManagedClusterHttpProxyConfig) -> Self {
         Self {
@@ -1348,7 +1671,7 @@ impl From<&arm::ManagedClusterHttpProxyConfig> for ManagedClusterHttpProxyConfig
 }
 
 /// Identity for the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterIdentity {
     /// The principal id of the system assigned identity which is used by master components.
@@ -1366,6 +1689,16 @@ pub struct ManagedClusterIdentity {
     /// The user identity associated with the managed cluster. This identity will be used in control plane. Only one user assigned identity is allowed. The keys must be ARM resource IDs in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_assigned_identities: Option<BTreeMap<String, ManagedServiceIdentityUserAssignedIdentitiesValue>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterIdentity {
+        "principalId" => principal_id,
+        "tenantId" => tenant_id,
+        "type" => r#type,
+        "delegatedResources" => delegated_resources,
+        "userAssignedIdentities" => user_assigned_identities,
+    }
 }
 
 impl From<&arm::ManagedClusterIdentity> for ManagedClusterIdentity {
@@ -1397,7 +1730,7 @@ impl From<&arm::ManagedClusterIdentity> for ManagedClusterIdentity {
 }
 
 /// Ingress profile for the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterIngressProfile {
     /// App Routing settings for the ingress profile. You can find an overview and onboarding guide for this feature at <https://learn.microsoft.com/en-us/azure/aks/app-routing?tabs=default%2Cdeploy-app-default>.
@@ -1406,6 +1739,10 @@ pub struct ManagedClusterIngressProfile {
     /// Settings for the managed Gateway API installation
     #[serde(rename = "gatewayAPI", skip_serializing_if = "Option::is_none")]
     pub gateway_api: Option<ManagedClusterIngressProfileGatewayConfiguration>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterIngressProfile { "webAppRouting" => web_app_routing, "gatewayAPI" => gateway_api }
 }
 
 impl From<&arm::ManagedClusterIngressProfile> for ManagedClusterIngressProfile {
@@ -1418,13 +1755,15 @@ impl From<&arm::ManagedClusterIngressProfile> for ManagedClusterIngressProfile {
 }
 
 /// Configuration for managed Gateway API CRDs. See <https://aka.ms/k8s-gateway-api> for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterIngressProfileGatewayConfiguration {
     /// Configuration for the managed Gateway API installation. If not specified, the default is 'Disabled'. See <https://aka.ms/k8s-gateway-api> for more details.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub installation: Option<arm::ManagedGatewayType>,
 }
+
+armgen_runtime::json_object! { ManagedClusterIngressProfileGatewayConfiguration { "installation" => installation } }
 
 impl From<&arm::ManagedClusterIngressProfileGatewayConfiguration> for ManagedClusterIngressProfileGatewayConfiguration {
     fn from(arm: &arm::ManagedClusterIngressProfileGatewayConfiguration) -> Self {
@@ -1435,12 +1774,16 @@ impl From<&arm::ManagedClusterIngressProfileGatewayConfiguration> for ManagedClu
 }
 
 /// Nginx ingress controller configuration for the managed cluster ingress profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterIngressProfileNginx {
     /// Ingress type for the default NginxIngressController custom resource
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_ingress_controller_type: Option<arm::NginxIngressControllerType>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterIngressProfileNginx { "defaultIngressControllerType" => default_ingress_controller_type }
 }
 
 impl From<&arm::ManagedClusterIngressProfileNginx> for ManagedClusterIngressProfileNginx {
@@ -1452,7 +1795,7 @@ impl From<&arm::ManagedClusterIngressProfileNginx> for ManagedClusterIngressProf
 }
 
 /// Application Routing add-on settings for the ingress profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterIngressProfileWebAppRouting {
     /// Whether to enable the Application Routing add-on.
@@ -1472,6 +1815,16 @@ pub struct ManagedClusterIngressProfileWebAppRouting {
     pub identity: Option<UserAssignedIdentity>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterIngressProfileWebAppRouting {
+        "enabled" => enabled,
+        "gatewayAPIImplementations" => gateway_api_implementations,
+        "dnsZoneResourceIds" => dns_zone_resource_ids,
+        "nginx" => nginx,
+        "identity" => identity,
+    }
+}
+
 impl From<&arm::ManagedClusterIngressProfileWebAppRouting> for ManagedClusterIngressProfileWebAppRouting {
     fn from(arm: &arm::ManagedClusterIngressProfileWebAppRouting) -> Self {
         Self {
@@ -1488,7 +1841,7 @@ impl From<&arm::ManagedClusterIngressProfileWebAppRouting> for ManagedClusterIng
 }
 
 /// Profile of the managed cluster load balancer.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterLoadBalancerProfile {
     /// Desired managed outbound IPs for the cluster load balancer.
@@ -1517,6 +1870,19 @@ pub struct ManagedClusterLoadBalancerProfile {
     pub backend_pool_type: Option<arm::BackendPoolType>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterLoadBalancerProfile {
+        "managedOutboundIPs" => managed_outbound_i_ps,
+        "outboundIPPrefixes" => outbound_ip_prefixes,
+        "outboundIPs" => outbound_i_ps,
+        "effectiveOutboundIPs" => effective_outbound_i_ps,
+        "allocatedOutboundPorts" => allocated_outbound_ports,
+        "idleTimeoutInMinutes" => idle_timeout_in_minutes,
+        "enableMultipleStandardLoadBalancers" => enable_multiple_standard_load_balancers,
+        "backendPoolType" => backend_pool_type,
+    }
+}
+
 impl From<&arm::ManagedClusterLoadBalancerProfile> for ManagedClusterLoadBalancerProfile {
     fn from(arm: &arm::ManagedClusterLoadBalancerProfile) -> Self {
         Self {
@@ -1542,7 +1908,7 @@ impl From<&arm::ManagedClusterLoadBalancerProfile> for ManagedClusterLoadBalance
 }
 
 /// Desired managed outbound IPs for the cluster load balancer.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     /// The desired number of IPv4 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 1.
@@ -1551,6 +1917,10 @@ pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     /// The desired number of IPv6 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 0 for single-stack and 1 for dual-stack.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count_i_pv6: Option<i32>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterLoadBalancerProfileManagedOutboundIPs { "count" => count, "countIPv6" => count_i_pv6 }
 }
 
 impl From<&arm::ManagedClusterLoadBalancerProfileManagedOutboundIPs>
@@ -1564,13 +1934,15 @@ for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
 }
 
 /// Desired outbound IP resources for the cluster load balancer.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     /// A list of public IP resources.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub public_i_ps: Option<Vec<ResourceReference>>,
 }
+
+armgen_runtime::json_object! { ManagedClusterLoadBalancerProfileOutboundIPs { "publicIPs" => public_i_ps } }
 
 impl From<&arm::ManagedClusterLoadBalancerProfileOutboundIPs> for ManagedClusterLoadBalancerProfileOutboundIPs {
     fn from(arm: &arm::ManagedClusterLoadBalancerProfileOutboundIPs) -> Self {
@@ -1581,12 +1953,16 @@ impl From<&arm::ManagedClusterLoadBalancerProfileOutboundIPs> for ManagedCluster
 }
 
 /// Desired outbound IP Prefix resources for the cluster load balancer.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
     #[serde(rename = "publicIPPrefixes", skip_serializing_if = "Option::is_none")]
     pub public_ip_prefixes: Option<Vec<ResourceReference>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterLoadBalancerProfileOutboundIpPrefixes { "publicIPPrefixes" => public_ip_prefixes }
 }
 
 impl From<&arm::ManagedClusterLoadBalancerProfileOutboundIpPrefixes>
@@ -1602,7 +1978,7 @@ for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
 }
 
 /// Profile of the managed outbound IP resources of the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterManagedOutboundIpProfile {
     /// The desired number of outbound IPs created/managed by Azure. Allowed values must be in the range of 1 to 16 (inclusive). The default value is 1.
@@ -1612,6 +1988,8 @@ pub struct ManagedClusterManagedOutboundIpProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count_i_pv6: Option<i32>,
 }
+
+armgen_runtime::json_object! { ManagedClusterManagedOutboundIpProfile { "count" => count, "countIPv6" => count_i_pv6 } }
 
 impl From<&arm::ManagedClusterManagedOutboundIpProfile> for ManagedClusterManagedOutboundIpProfile {
     fn from(arm: &arm::ManagedClusterManagedOutboundIpProfile) -> Self {
@@ -1623,13 +2001,15 @@ impl From<&arm::ManagedClusterManagedOutboundIpProfile> for ManagedClusterManage
 }
 
 /// The metrics profile for the ManagedCluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterMetricsProfile {
     /// The configuration for detailed per-Kubernetes resource cost analysis.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_analysis: Option<ManagedClusterCostAnalysis>,
 }
+
+armgen_runtime::json_object! { ManagedClusterMetricsProfile { "costAnalysis" => cost_analysis } }
 
 impl From<&arm::ManagedClusterMetricsProfile> for ManagedClusterMetricsProfile {
     fn from(arm: &arm::ManagedClusterMetricsProfile) -> Self {
@@ -1640,7 +2020,7 @@ impl From<&arm::ManagedClusterMetricsProfile> for ManagedClusterMetricsProfile {
 }
 
 /// Profile of the managed cluster NAT gateway.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNatGatewayProfile {
     /// The SKU of the managed cluster NAT Gateway. Defaults to 'StandardV2' where available in the region, otherwise 'Standard'.
@@ -1661,6 +2041,17 @@ pub struct ManagedClusterNatGatewayProfile {
     /// Desired outbound flow idle timeout in minutes. Allowed values are in the range of 4 to 120 (inclusive). The default value is 4 minutes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_timeout_in_minutes: Option<i32>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterNatGatewayProfile {
+        "sku" => sku,
+        "managedOutboundIPProfile" => managed_outbound_ip_profile,
+        "effectiveOutboundIPs" => effective_outbound_i_ps,
+        "outboundIPPrefixes" => outbound_ip_prefixes,
+        "outboundIPs" => outbound_i_ps,
+        "idleTimeoutInMinutes" => idle_timeout_in_minutes,
+    }
 }
 
 impl From<&arm::ManagedClusterNatGatewayProfile> for ManagedClusterNatGatewayProfile {
@@ -1686,13 +2077,15 @@ impl From<&arm::ManagedClusterNatGatewayProfile> for ManagedClusterNatGatewayPro
 }
 
 /// Desired outbound IP resources for the managed NAT Gateway.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNatGatewayProfileOutboundIPs {
     /// A list of public IP resources.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub public_i_ps: Option<Vec<String>>,
 }
+
+armgen_runtime::json_object! { ManagedClusterNatGatewayProfileOutboundIPs { "publicIPs" => public_i_ps } }
 
 impl From<&arm::ManagedClusterNatGatewayProfileOutboundIPs> for ManagedClusterNatGatewayProfileOutboundIPs {
     fn from(arm: &arm::ManagedClusterNatGatewayProfileOutboundIPs) -> Self {
@@ -1703,12 +2096,16 @@ impl From<&arm::ManagedClusterNatGatewayProfileOutboundIPs> for ManagedClusterNa
 }
 
 /// Desired outbound IP Prefix resources for the managed NAT Gateway. Only compatible with NAT Gateway V2.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNatGatewayProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
     #[serde(rename = "publicIPPrefixes", skip_serializing_if = "Option::is_none")]
     pub public_ip_prefixes: Option<Vec<String>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterNatGatewayProfileOutboundIpPrefixes { "publicIPPrefixes" => public_ip_prefixes }
 }
 
 impl From<&arm::ManagedClusterNatGatewayProfileOutboundIpPrefixes>
@@ -1721,7 +2118,7 @@ for ManagedClusterNatGatewayProfileOutboundIpPrefixes {
 }
 
 /// Node provisioning profile for the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNodeProvisioningProfile {
     /// The node provisioning mode. If not specified, the default is Manual.
@@ -1730,6 +2127,10 @@ pub struct ManagedClusterNodeProvisioningProfile {
     /// The set of default Karpenter NodePools (CRDs) configured for node provisioning. This field has no effect unless mode is 'Auto'. Warning: Changing this from Auto to None on an existing cluster will cause the default Karpenter NodePools to be deleted, which will drain and delete the nodes associated with those pools. It is strongly recommended to not do this unless there are idle nodes ready to take the pods evicted by that action. If not specified, the default is Auto. For more information see aka.ms/aks/nap#node-pools.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_node_pools: Option<arm::NodeProvisioningDefaultNodePools>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterNodeProvisioningProfile { "mode" => mode, "defaultNodePools" => default_node_pools }
 }
 
 impl From<&arm::ManagedClusterNodeProvisioningProfile> for ManagedClusterNodeProvisioningProfile {
@@ -1742,13 +2143,15 @@ impl From<&arm::ManagedClusterNodeProvisioningProfile> for ManagedClusterNodePro
 }
 
 /// Node resource group lockdown profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterNodeResourceGroupProfile {
     /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
     #[serde(skip_serializing_if = "Option::is_none")]
     pub restriction_level: Option<arm::RestrictionLevel>,
 }
+
+armgen_runtime::json_object! { ManagedClusterNodeResourceGroupProfile { "restrictionLevel" => restriction_level } }
 
 impl From<&arm::ManagedClusterNodeResourceGroupProfile> for ManagedClusterNodeResourceGroupProfile {
     fn from(arm: &arm::ManagedClusterNodeResourceGroupProfile) -> Self {
@@ -1759,7 +2162,7 @@ impl From<&arm::ManagedClusterNodeResourceGroupProfile> for ManagedClusterNodeRe
 }
 
 /// The OIDC issuer profile of the Managed Cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterOidcIssuerProfile {
     /// The OIDC issuer url of the Managed Cluster.
@@ -1769,6 +2172,8 @@ pub struct ManagedClusterOidcIssuerProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterOidcIssuerProfile { "issuerURL" => issuer_url, "enabled" => enabled } }
 
 impl From<&arm::ManagedClusterOidcIssuerProfile> for ManagedClusterOidcIssuerProfile {
     fn from(arm: &arm::ManagedClusterOidcIssuerProfile) -> Self {
@@ -1780,7 +2185,7 @@ impl From<&arm::ManagedClusterOidcIssuerProfile> for ManagedClusterOidcIssuerPro
 }
 
 /// Details about the pod identity assigned to the Managed Cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPodIdentity {
     /// The name of the pod identity.
@@ -1803,6 +2208,17 @@ pub struct ManagedClusterPodIdentity {
     pub provisioning_info: Option<ManagedClusterPodIdentityProvisioningInfo>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPodIdentity {
+        "name" => name,
+        "namespace" => namespace,
+        "bindingSelector" => binding_selector,
+        "identity" => identity,
+        "provisioningState" => provisioning_state,
+        "provisioningInfo" => provisioning_info,
+    }
+}
+
 impl From<&arm::ManagedClusterPodIdentity> for ManagedClusterPodIdentity {
     fn from(arm: &arm::ManagedClusterPodIdentity) -> Self {
         Self {
@@ -1820,7 +2236,7 @@ impl From<&arm::ManagedClusterPodIdentity> for ManagedClusterPodIdentity {
 }
 
 /// A pod identity exception, which allows pods with certain labels to access the Azure Instance Metadata Service (IMDS) endpoint without being intercepted by the node-managed identity (NMI) server. See [disable AAD Pod Identity for a specific Pod/Application](<https://azure.github.io/aad-pod-identity/docs/configure/application_exception/>) for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPodIdentityException {
     /// The name of the pod identity exception.
@@ -1834,6 +2250,10 @@ pub struct ManagedClusterPodIdentityException {
     pub pod_labels: Option<BTreeMap<String, String>>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPodIdentityException { "name" => name, "namespace" => namespace, "podLabels" => pod_labels }
+}
+
 impl From<&arm::ManagedClusterPodIdentityException> for ManagedClusterPodIdentityException {
     fn from(arm: &arm::ManagedClusterPodIdentityException) -> Self {
         Self {
@@ -1845,7 +2265,7 @@ impl From<&arm::ManagedClusterPodIdentityException> for ManagedClusterPodIdentit
 }
 
 /// The pod identity profile of the Managed Cluster. See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on pod identity integration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPodIdentityProfile {
     /// Whether the pod identity addon is enabled.
@@ -1860,6 +2280,15 @@ pub struct ManagedClusterPodIdentityProfile {
     /// The pod identity exceptions to allow.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_assigned_identity_exceptions: Option<Vec<ManagedClusterPodIdentityException>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterPodIdentityProfile {
+        "enabled" => enabled,
+        "allowNetworkPluginKubenet" => allow_network_plugin_kubenet,
+        "userAssignedIdentities" => user_assigned_identities,
+        "userAssignedIdentityExceptions" => user_assigned_identity_exceptions,
+    }
 }
 
 impl From<&arm::ManagedClusterPodIdentityProfile> for ManagedClusterPodIdentityProfile {
@@ -1882,13 +2311,15 @@ impl From<&arm::ManagedClusterPodIdentityProfile> for ManagedClusterPodIdentityP
 }
 
 /// An error response from the pod identity provisioning.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPodIdentityProvisioningError {
     /// Details about the error.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ManagedClusterPodIdentityProvisioningErrorBody>,
 }
+
+armgen_runtime::json_object! { ManagedClusterPodIdentityProvisioningError { "error" => error } }
 
 impl From<&arm::ManagedClusterPodIdentityProvisioningError> for ManagedClusterPodIdentityProvisioningError {
     fn from(arm: &arm::ManagedClusterPodIdentityProvisioningError) -> Self {
@@ -1899,7 +2330,7 @@ impl From<&arm::ManagedClusterPodIdentityProvisioningError> for ManagedClusterPo
 }
 
 /// An error response from the pod identity provisioning.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPodIdentityProvisioningErrorBody {
     /// An identifier for the error. Codes are invariant and are intended to be consumed programmatically.
@@ -1914,6 +2345,15 @@ pub struct ManagedClusterPodIdentityProvisioningErrorBody {
     /// A list of additional details about the error.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<ManagedClusterPodIdentityProvisioningErrorBody>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterPodIdentityProvisioningErrorBody {
+        "code" => code,
+        "message" => message,
+        "target" => target,
+        "details" => details,
+    }
 }
 
 impl From<&arm::ManagedClusterPodIdentityProvisioningErrorBody> for ManagedClusterPodIdentityProvisioningErrorBody {
@@ -1933,13 +2373,15 @@ impl From<&arm::ManagedClusterPodIdentityProvisioningErrorBody> for ManagedClust
 }
 
 /// Pod identity provisioning information.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPodIdentityProvisioningInfo {
     /// Pod identity assignment error (if any).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ManagedClusterPodIdentityProvisioningError>,
 }
+
+armgen_runtime::json_object! { ManagedClusterPodIdentityProvisioningInfo { "error" => error } }
 
 impl From<&arm::ManagedClusterPodIdentityProvisioningInfo> for ManagedClusterPodIdentityProvisioningInfo {
     fn from(arm: &arm::ManagedClusterPodIdentityProvisioningInfo) -> Self {
@@ -1950,7 +2392,7 @@ impl From<&arm::ManagedClusterPodIdentityProvisioningInfo> for ManagedClusterPod
 }
 
 /// The list of available upgrade versions.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPoolUpgradeProfile {
     /// The Kubernetes version (major.minor.patch).
@@ -1965,6 +2407,15 @@ pub struct ManagedClusterPoolUpgradeProfile {
     /// List of orchestrator types and versions available for upgrade.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrades: Option<Vec<ManagedClusterPoolUpgradeProfileUpgradesItem>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterPoolUpgradeProfile {
+        "kubernetesVersion" => kubernetes_version,
+        "name" => name,
+        "osType" => os_type,
+        "upgrades" => upgrades,
+    }
 }
 
 impl From<&arm::ManagedClusterPoolUpgradeProfile> for ManagedClusterPoolUpgradeProfile {
@@ -1984,7 +2435,7 @@ impl From<&arm::ManagedClusterPoolUpgradeProfile> for ManagedClusterPoolUpgradeP
 }
 
 /// Available upgrades for an AgentPool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPoolUpgradeProfileUpgradesItem {
     /// The Kubernetes version (major.minor.patch).
@@ -1993,6 +2444,13 @@ pub struct ManagedClusterPoolUpgradeProfileUpgradesItem {
     /// Whether the Kubernetes version is currently in preview.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub is_preview: Option<bool>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterPoolUpgradeProfileUpgradesItem {
+        "kubernetesVersion" => kubernetes_version,
+        "isPreview" => is_preview,
+    }
 }
 
 impl From<&arm::ManagedClusterPoolUpgradeProfileUpgradesItem> for ManagedClusterPoolUpgradeProfileUpgradesItem {
@@ -2005,7 +2463,7 @@ impl From<&arm::ManagedClusterPoolUpgradeProfileUpgradesItem> for ManagedCluster
 }
 
 /// Parameters to be applied to the cluster-autoscaler when enabled
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterPropertiesAutoScalerProfile {
     /// Detects similar node pools and balances the number of nodes between them. Valid values are 'true' and 'false'
@@ -2070,6 +2528,31 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     pub skip_nodes_with_system_pods: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterPropertiesAutoScalerProfile {
+        "balance-similar-node-groups" => balance_similar_node_groups,
+        "daemonset-eviction-for-empty-nodes" => daemonset_eviction_for_empty_nodes,
+        "daemonset-eviction-for-occupied-nodes" => daemonset_eviction_for_occupied_nodes,
+        "ignore-daemonsets-utilization" => ignore_daemonsets_utilization,
+        "expander" => expander,
+        "max-empty-bulk-delete" => max_empty_bulk_delete,
+        "max-graceful-termination-sec" => max_graceful_termination_sec,
+        "max-node-provision-time" => max_node_provision_time,
+        "max-total-unready-percentage" => max_total_unready_percentage,
+        "new-pod-scale-up-delay" => new_pod_scale_up_delay,
+        "ok-total-unready-count" => ok_total_unready_count,
+        "scan-interval" => scan_interval,
+        "scale-down-delay-after-add" => scale_down_delay_after_add,
+        "scale-down-delay-after-delete" => scale_down_delay_after_delete,
+        "scale-down-delay-after-failure" => scale_down_delay_after_failure,
+        "scale-down-unneeded-time" => scale_down_unneeded_time,
+        "scale-down-unready-time" => scale_down_unready_time,
+        "scale-down-utilization-threshold" => scale_down_utilization_threshold,
+        "skip-nodes-with-local-storage" => skip_nodes_with_local_storage,
+        "skip-nodes-with-system-pods" => skip_nodes_with_system_pods,
+    }
+}
+
 impl From<&arm::ManagedClusterPropertiesAutoScalerProfile> for ManagedClusterPropertiesAutoScalerProfile {
     fn from(arm: &arm::ManagedClusterPropertiesAutoScalerProfile) -> Self {
         Self {
@@ -2098,7 +2581,7 @@ impl From<&arm::ManagedClusterPropertiesAutoScalerProfile> for ManagedClusterPro
 }
 
 /// Security profile for the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfile {
     /// Microsoft Defender settings for the security profile.
@@ -2121,6 +2604,17 @@ pub struct ManagedClusterSecurityProfile {
     pub custom_ca_trust_certificates: Option<Vec<String>>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfile {
+        "defender" => defender,
+        "azureKeyVaultKms" => azure_key_vault_kms,
+        "kubernetesResourceObjectEncryptionProfile" => kubernetes_resource_object_encryption_profile,
+        "workloadIdentity" => workload_identity,
+        "imageCleaner" => image_cleaner,
+        "customCATrustCertificates" => custom_ca_trust_certificates,
+    }
+}
+
 impl From<&arm::ManagedClusterSecurityProfile> for ManagedClusterSecurityProfile {
     fn from(arm: &arm::ManagedClusterSecurityProfile) -> Self {
         Self {
@@ -2138,7 +2632,7 @@ impl From<&arm::ManagedClusterSecurityProfile> for ManagedClusterSecurityProfile
 }
 
 /// Microsoft Defender settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileDefender {
     /// Resource ID of the Log Analytics workspace to be associated with Microsoft Defender. When Microsoft Defender is enabled, this field is required and must be a valid workspace resource ID. When Microsoft Defender is disabled, leave the field empty.
@@ -2150,6 +2644,14 @@ pub struct ManagedClusterSecurityProfileDefender {
     /// Microsoft Defender settings for security gating. This validates container images eligibility for deployment based on Defender for Containers security findings. Using Admission Controller, it either audits or prevents deployment of images that do not meet security standards. For more information, see <https://aka.ms/KubernetesDefenderAuditRule>.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub security_gating: Option<ManagedClusterSecurityProfileDefenderSecurityGating>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileDefender {
+        "logAnalyticsWorkspaceResourceId" => log_analytics_workspace_resource_id,
+        "securityMonitoring" => security_monitoring,
+        "securityGating" => security_gating,
+    }
 }
 
 impl From<&arm::ManagedClusterSecurityProfileDefender> for ManagedClusterSecurityProfileDefender {
@@ -2169,7 +2671,7 @@ impl From<&arm::ManagedClusterSecurityProfileDefender> for ManagedClusterSecurit
 }
 
 /// Microsoft Defender settings for security gating. This validates container image eligibility for deployment based on Defender for Containers security findings. Using Admission Controller, it either audits or prevents deployment of images that do not meet security standards.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileDefenderSecurityGating {
     /// Whether to enable Defender security gating. When enabled, the gating feature scans container images and audits or blocks deployment of images that do not meet security standards according to configured security rules. For more information, see <https://aka.ms/KubernetesDefenderAuditRule>.
@@ -2181,6 +2683,14 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityGating {
     /// In use only while registry access is granted by secret rather than managed identity. Sets whether to grant the Defender gating agent access to cluster secrets for pulling images from registries. If secret access is denied and the registry requires pull secrets, the add-on will not perform image validation. Default value is false.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_secret_access: Option<bool>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileDefenderSecurityGating {
+        "enabled" => enabled,
+        "identities" => identities,
+        "allowSecretAccess" => allow_secret_access,
+    }
 }
 
 impl From<&arm::ManagedClusterSecurityProfileDefenderSecurityGating>
@@ -2200,7 +2710,7 @@ for ManagedClusterSecurityProfileDefenderSecurityGating {
 }
 
 /// Identity mapping used by Defender security gating for registry access.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
     /// The container registry for which the identity will be used; the identity specified here should have a federated identity credential attached to it.
@@ -2209,6 +2719,13 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
     /// The identity object used to access the registry
     #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<UserAssignedIdentity>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
+        "azureContainerRegistry" => azure_container_registry,
+        "identity" => identity,
+    }
 }
 
 impl From<&arm::ManagedClusterSecurityProfileDefenderSecurityGatingIdentity>
@@ -2222,13 +2739,15 @@ for ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
 }
 
 /// Microsoft Defender settings for the security profile threat detection.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// Whether to enable Defender threat detection
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterSecurityProfileDefenderSecurityMonitoring { "enabled" => enabled } }
 
 impl From<&arm::ManagedClusterSecurityProfileDefenderSecurityMonitoring>
 for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
@@ -2238,7 +2757,7 @@ for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
 }
 
 /// Image Cleaner removes unused images from nodes, freeing up disk space and helping to reduce attack surface area. Here are settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileImageCleaner {
     /// Whether to enable Image Cleaner on AKS cluster.
@@ -2247,6 +2766,10 @@ pub struct ManagedClusterSecurityProfileImageCleaner {
     /// Image Cleaner scanning interval in hours.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_hours: Option<i32>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterSecurityProfileImageCleaner { "enabled" => enabled, "intervalHours" => interval_hours }
 }
 
 impl From<&arm::ManagedClusterSecurityProfileImageCleaner> for ManagedClusterSecurityProfileImageCleaner {
@@ -2259,13 +2782,15 @@ impl From<&arm::ManagedClusterSecurityProfileImageCleaner> for ManagedClusterSec
 }
 
 /// Workload identity settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     /// Whether to enable workload identity.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterSecurityProfileWorkloadIdentity { "enabled" => enabled } }
 
 impl From<&arm::ManagedClusterSecurityProfileWorkloadIdentity> for ManagedClusterSecurityProfileWorkloadIdentity {
     fn from(arm: &arm::ManagedClusterSecurityProfileWorkloadIdentity) -> Self {
@@ -2274,13 +2799,15 @@ impl From<&arm::ManagedClusterSecurityProfileWorkloadIdentity> for ManagedCluste
 }
 
 /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterServicePrincipalProfile {
     /// The ID for the service principal.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
 }
+
+armgen_runtime::json_object! { ManagedClusterServicePrincipalProfile { "clientId" => client_id } }
 
 impl From<&arm::ManagedClusterServicePrincipalProfile> for ManagedClusterServicePrincipalProfile {
     fn from(arm: &arm::ManagedClusterServicePrincipalProfile) -> Self {
@@ -2291,7 +2818,7 @@ impl From<&arm::ManagedClusterServicePrincipalProfile> for ManagedClusterService
 }
 
 /// The SKU of a Managed Cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterSku {
     /// The name of a managed cluster SKU.
@@ -2301,6 +2828,8 @@ pub struct ManagedClusterSku {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tier: Option<arm::ManagedClusterSkuTier>,
 }
+
+armgen_runtime::json_object! { ManagedClusterSku { "name" => name, "tier" => tier } }
 
 impl From<&arm::ManagedClusterSku> for ManagedClusterSku {
     fn from(arm: &arm::ManagedClusterSku) -> Self {
@@ -2312,13 +2841,15 @@ impl From<&arm::ManagedClusterSku> for ManagedClusterSku {
 }
 
 /// The Static Egress Gateway addon configuration for the cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStaticEgressGatewayProfile {
     /// Enable Static Egress Gateway addon. Indicates if Static Egress Gateway addon is enabled or not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterStaticEgressGatewayProfile { "enabled" => enabled } }
 
 impl From<&arm::ManagedClusterStaticEgressGatewayProfile> for ManagedClusterStaticEgressGatewayProfile {
     fn from(arm: &arm::ManagedClusterStaticEgressGatewayProfile) -> Self {
@@ -2327,13 +2858,15 @@ impl From<&arm::ManagedClusterStaticEgressGatewayProfile> for ManagedClusterStat
 }
 
 /// Contains read-only information about the Managed Cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStatus {
     /// The error details information of the managed cluster. Preserves the detailed info of failure. If there was no error, this field is omitted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_error: Option<ErrorDetail>,
 }
+
+armgen_runtime::json_object! { ManagedClusterStatus { "provisioningError" => provisioning_error } }
 
 impl From<&arm::ManagedClusterStatus> for ManagedClusterStatus {
     fn from(arm: &arm::ManagedClusterStatus) -> Self {
@@ -2344,7 +2877,7 @@ impl From<&arm::ManagedClusterStatus> for ManagedClusterStatus {
 }
 
 /// Storage profile for the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfile {
     /// AzureDisk CSI Driver settings for the storage profile.
@@ -2359,6 +2892,15 @@ pub struct ManagedClusterStorageProfile {
     /// AzureBlob CSI Driver settings for the storage profile.
     #[serde(rename = "blobCSIDriver", skip_serializing_if = "Option::is_none")]
     pub blob_csi_driver: Option<ManagedClusterStorageProfileBlobCsiDriver>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterStorageProfile {
+        "diskCSIDriver" => disk_csi_driver,
+        "fileCSIDriver" => file_csi_driver,
+        "snapshotController" => snapshot_controller,
+        "blobCSIDriver" => blob_csi_driver,
+    }
 }
 
 impl From<&arm::ManagedClusterStorageProfile> for ManagedClusterStorageProfile {
@@ -2376,13 +2918,15 @@ impl From<&arm::ManagedClusterStorageProfile> for ManagedClusterStorageProfile {
 }
 
 /// AzureBlob CSI Driver settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfileBlobCsiDriver {
     /// Whether to enable AzureBlob CSI Driver. The default value is false.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterStorageProfileBlobCsiDriver { "enabled" => enabled } }
 
 impl From<&arm::ManagedClusterStorageProfileBlobCsiDriver> for ManagedClusterStorageProfileBlobCsiDriver {
     fn from(arm: &arm::ManagedClusterStorageProfileBlobCsiDriver) -> Self {
@@ -2391,13 +2935,15 @@ impl From<&arm::ManagedClusterStorageProfileBlobCsiDriver> for ManagedClusterSto
 }
 
 /// AzureDisk CSI Driver settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfileDiskCsiDriver {
     /// Whether to enable AzureDisk CSI Driver. The default value is true.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterStorageProfileDiskCsiDriver { "enabled" => enabled } }
 
 impl From<&arm::ManagedClusterStorageProfileDiskCsiDriver> for ManagedClusterStorageProfileDiskCsiDriver {
     fn from(arm: &arm::ManagedClusterStorageProfileDiskCsiDriver) -> Self {
@@ -2406,13 +2952,15 @@ impl From<&arm::ManagedClusterStorageProfileDiskCsiDriver> for ManagedClusterSto
 }
 
 /// AzureFile CSI Driver settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfileFileCsiDriver {
     /// Whether to enable AzureFile CSI Driver. The default value is true.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterStorageProfileFileCsiDriver { "enabled" => enabled } }
 
 impl From<&arm::ManagedClusterStorageProfileFileCsiDriver> for ManagedClusterStorageProfileFileCsiDriver {
     fn from(arm: &arm::ManagedClusterStorageProfileFileCsiDriver) -> Self {
@@ -2421,13 +2969,15 @@ impl From<&arm::ManagedClusterStorageProfileFileCsiDriver> for ManagedClusterSto
 }
 
 /// Snapshot Controller settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterStorageProfileSnapshotController {
     /// Whether to enable Snapshot Controller. The default value is true.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterStorageProfileSnapshotController { "enabled" => enabled } }
 
 impl From<&arm::ManagedClusterStorageProfileSnapshotController> for ManagedClusterStorageProfileSnapshotController {
     fn from(arm: &arm::ManagedClusterStorageProfileSnapshotController) -> Self {
@@ -2436,7 +2986,7 @@ impl From<&arm::ManagedClusterStorageProfileSnapshotController> for ManagedClust
 }
 
 /// The list of available upgrades for compute pools.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterUpgradeProfile {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
@@ -2456,6 +3006,16 @@ pub struct ManagedClusterUpgradeProfile {
     pub properties: Option<ManagedClusterUpgradeProfileProperties>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterUpgradeProfile {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "properties" => properties,
+    }
+}
+
 impl From<&arm::ManagedClusterUpgradeProfile> for ManagedClusterUpgradeProfile {
     fn from(arm: &arm::ManagedClusterUpgradeProfile) -> Self {
         Self {
@@ -2472,7 +3032,7 @@ impl From<&arm::ManagedClusterUpgradeProfile> for ManagedClusterUpgradeProfile {
 }
 
 /// Control plane and agent pool upgrade profiles.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterUpgradeProfileProperties {
     /// The list of available upgrade versions for the control plane.
@@ -2481,6 +3041,13 @@ pub struct ManagedClusterUpgradeProfileProperties {
     /// The list of available upgrade versions for agent pools.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_pool_profiles: Option<Vec<ManagedClusterPoolUpgradeProfile>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterUpgradeProfileProperties {
+        "controlPlaneProfile" => control_plane_profile,
+        "agentPoolProfiles" => agent_pool_profiles,
+    }
 }
 
 impl From<&arm::ManagedClusterUpgradeProfileProperties> for ManagedClusterUpgradeProfileProperties {
@@ -2499,12 +3066,16 @@ impl From<&arm::ManagedClusterUpgradeProfileProperties> for ManagedClusterUpgrad
 }
 
 /// Configurations for Gateway API providers to be used for managed ingress with App Routing.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterWebAppRoutingGatewayApiImplementations {
     /// Configuration for using a sidecar-less Istio control plane for managed ingress via the Gateway API with App Routing. See <https://aka.ms/gateway-on-istio> for information on using Istio for ingress via the Gateway API.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app_routing_istio: Option<ManagedClusterAppRoutingIstio>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterWebAppRoutingGatewayApiImplementations { "appRoutingIstio" => app_routing_istio }
 }
 
 impl From<&arm::ManagedClusterWebAppRoutingGatewayApiImplementations>
@@ -2517,7 +3088,7 @@ for ManagedClusterWebAppRoutingGatewayApiImplementations {
 }
 
 /// Profile for Windows VMs in the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterWindowsProfile {
     /// Specifies the name of the administrator account. &lt;br&gt;&lt;br&gt; **Restriction:** Cannot end in "." &lt;br&gt;&lt;br&gt; **Disallowed values:** "administrator", "admin", "user", "user1", "test", "user2", "test1", "user3", "admin1", "1", "123", "a", "actuser", "adm", "admin2", "aspnet", "backup", "console", "david", "guest", "john", "owner", "root", "server", "sql", "support", "support_388945a0", "sys", "test2", "test3", "user4", "user5". &lt;br&gt;&lt;br&gt; **Minimum-length:** 1 character &lt;br&gt;&lt;br&gt; **Max-length:** 20 characters
@@ -2534,6 +3105,15 @@ pub struct ManagedClusterWindowsProfile {
     pub gmsa_profile: Option<WindowsGmsaProfile>,
 }
 
+armgen_runtime::json_object! {
+    ManagedClusterWindowsProfile {
+        "adminUsername" => admin_username,
+        "licenseType" => license_type,
+        "enableCSIProxy" => enable_csi_proxy,
+        "gmsaProfile" => gmsa_profile,
+    }
+}
+
 impl From<&arm::ManagedClusterWindowsProfile> for ManagedClusterWindowsProfile {
     fn from(arm: &arm::ManagedClusterWindowsProfile) -> Self {
         Self {
@@ -2546,7 +3126,7 @@ impl From<&arm::ManagedClusterWindowsProfile> for ManagedClusterWindowsProfile {
 }
 
 /// Workload Auto-scaler profile for the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterWorkloadAutoScalerProfile {
     /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
@@ -2555,6 +3135,10 @@ pub struct ManagedClusterWorkloadAutoScalerProfile {
     /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vertical_pod_autoscaler: Option<ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>,
+}
+
+armgen_runtime::json_object! {
+    ManagedClusterWorkloadAutoScalerProfile { "keda" => keda, "verticalPodAutoscaler" => vertical_pod_autoscaler }
 }
 
 impl From<&arm::ManagedClusterWorkloadAutoScalerProfile> for ManagedClusterWorkloadAutoScalerProfile {
@@ -2570,13 +3154,15 @@ impl From<&arm::ManagedClusterWorkloadAutoScalerProfile> for ManagedClusterWorkl
 }
 
 /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     /// Whether to enable KEDA.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterWorkloadAutoScalerProfileKeda { "enabled" => enabled } }
 
 impl From<&arm::ManagedClusterWorkloadAutoScalerProfileKeda> for ManagedClusterWorkloadAutoScalerProfileKeda {
     fn from(arm: &arm::ManagedClusterWorkloadAutoScalerProfileKeda) -> Self {
@@ -2585,13 +3171,15 @@ impl From<&arm::ManagedClusterWorkloadAutoScalerProfileKeda> for ManagedClusterW
 }
 
 /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     /// Whether to enable VPA. Default value is false.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler { "enabled" => enabled } }
 
 impl From<&arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>
 for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
@@ -2601,7 +3189,7 @@ for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
 }
 
 /// User assigned identity properties.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     /// The principal id of user assigned identity.
@@ -2610,6 +3198,10 @@ pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     /// The client id of user assigned identity.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    ManagedServiceIdentityUserAssignedIdentitiesValue { "principalId" => principal_id, "clientId" => client_id }
 }
 
 impl From<&arm::ManagedServiceIdentityUserAssignedIdentitiesValue>
@@ -2623,7 +3215,7 @@ for ManagedServiceIdentityUserAssignedIdentitiesValue {
 }
 
 /// A private link resource
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PrivateLinkResource {
     /// The ID of the private link resource.
@@ -2646,6 +3238,17 @@ pub struct PrivateLinkResource {
     pub private_link_service_id: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    PrivateLinkResource {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "groupId" => group_id,
+        "requiredMembers" => required_members,
+        "privateLinkServiceID" => private_link_service_id,
+    }
+}
+
 impl From<&arm::PrivateLinkResource> for PrivateLinkResource {
     fn from(arm: &arm::PrivateLinkResource) -> Self {
         Self {
@@ -2660,13 +3263,15 @@ impl From<&arm::PrivateLinkResource> for PrivateLinkResource {
 }
 
 /// A reference to an Azure resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ResourceReference {
     /// The fully qualified Azure resource id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }
+
+armgen_runtime::json_object! { ResourceReference { "id" => id } }
 
 impl From<&arm::ResourceReference> for ResourceReference {
     fn from(arm: &arm::ResourceReference) -> Self {
@@ -2675,13 +3280,15 @@ impl From<&arm::ResourceReference> for ResourceReference {
 }
 
 /// Profile with settings related to a specific instance of an AKS-managed scheduler.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SchedulerInstanceProfile {
     /// The configuration mode to be used by the AKS-managed scheduler.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scheduler_config_mode: Option<arm::SchedulerConfigMode>,
 }
+
+armgen_runtime::json_object! { SchedulerInstanceProfile { "schedulerConfigMode" => scheduler_config_mode } }
 
 impl From<&arm::SchedulerInstanceProfile> for SchedulerInstanceProfile {
     fn from(arm: &arm::SchedulerInstanceProfile) -> Self {
@@ -2692,13 +3299,15 @@ impl From<&arm::SchedulerInstanceProfile> for SchedulerInstanceProfile {
 }
 
 /// Profile with scheduler-related settings, like the configuration mode for each scheduler managed by AKS. See <https://aka.ms/aks/scheduler-profile>.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SchedulerProfile {
     /// Profile with settings related to upstream variant of kube-scheduler (<https://github.com/kubernetes/kubernetes/tree/master/pkg/scheduler>).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream: Option<SchedulerInstanceProfile>,
 }
+
+armgen_runtime::json_object! { SchedulerProfile { "upstream" => upstream } }
 
 impl From<&arm::SchedulerProfile> for SchedulerProfile {
     fn from(arm: &arm::SchedulerProfile) -> Self {
@@ -2709,7 +3318,7 @@ impl From<&arm::SchedulerProfile> for SchedulerProfile {
 }
 
 /// Service mesh profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ServiceMeshProfile {
     /// Mode of the service mesh.
@@ -2719,6 +3328,8 @@ pub struct ServiceMeshProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub istio: Option<IstioServiceMesh>,
 }
+
+armgen_runtime::json_object! { ServiceMeshProfile { "mode" => mode, "istio" => istio } }
 
 impl From<&arm::ServiceMeshProfile> for ServiceMeshProfile {
     fn from(arm: &arm::ServiceMeshProfile) -> Self {
@@ -2730,7 +3341,7 @@ impl From<&arm::ServiceMeshProfile> for ServiceMeshProfile {
 }
 
 /// Settings for overrides when upgrading a cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct UpgradeOverrideSettings {
     /// Whether to force upgrade the cluster. Note that this option instructs upgrade operation to bypass upgrade protections such as checking for deprecated API usage. Enable this option only with caution.
@@ -2740,6 +3351,8 @@ pub struct UpgradeOverrideSettings {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub until: Option<String>,
 }
+
+armgen_runtime::json_object! { UpgradeOverrideSettings { "forceUpgrade" => force_upgrade, "until" => until } }
 
 impl From<&arm::UpgradeOverrideSettings> for UpgradeOverrideSettings {
     fn from(arm: &arm::UpgradeOverrideSettings) -> Self {
@@ -2751,7 +3364,7 @@ impl From<&arm::UpgradeOverrideSettings> for UpgradeOverrideSettings {
 }
 
 /// Details about a user assigned identity.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct UserAssignedIdentity {
     /// The resource ID of the user assigned identity.
@@ -2765,6 +3378,10 @@ pub struct UserAssignedIdentity {
     pub object_id: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    UserAssignedIdentity { "resourceId" => resource_id, "clientId" => client_id, "objectId" => object_id }
+}
+
 impl From<&arm::UserAssignedIdentity> for UserAssignedIdentity {
     fn from(arm: &arm::UserAssignedIdentity) -> Self {
         Self {
@@ -2776,7 +3393,7 @@ impl From<&arm::UserAssignedIdentity> for UserAssignedIdentity {
 }
 
 /// Windows gMSA Profile in the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct WindowsGmsaProfile {
     /// Whether to enable Windows gMSA. Specifies whether to enable Windows gMSA in the managed cluster.
@@ -2788,6 +3405,10 @@ pub struct WindowsGmsaProfile {
     /// Specifies the root domain name for Windows gMSA. &lt;br&gt;&lt;br&gt; Set it to empty if you have configured the DNS server in the vnet which is used to create the managed cluster.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub root_domain_name: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    WindowsGmsaProfile { "enabled" => enabled, "dnsServer" => dns_server, "rootDomainName" => root_domain_name }
 }
 
 impl From<&arm::WindowsGmsaProfile> for WindowsGmsaProfile {

@@ -6,10 +6,10 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// The results of a run command
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct CommandResultProperties {
     /// provisioning State
@@ -32,6 +32,17 @@ pub struct CommandResultProperties {
     pub reason: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    CommandResultProperties {
+        "provisioningState" => provisioning_state,
+        "exitCode" => exit_code,
+        "startedAt" => started_at,
+        "finishedAt" => finished_at,
+        "logs" => logs,
+        "reason" => reason,
+    }
+}
+
 impl From<&arm::CommandResultProperties> for CommandResultProperties {
     fn from(arm: &arm::CommandResultProperties) -> Self {
         Self {
@@ -46,7 +57,7 @@ impl From<&arm::CommandResultProperties> for CommandResultProperties {
 }
 
 /// run command result.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct RunCommandResult {
     /// The command id.
@@ -56,6 +67,8 @@ pub struct RunCommandResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<CommandResultProperties>,
 }
+
+armgen_runtime::json_object! { RunCommandResult { "id" => id, "properties" => properties } }
 
 impl From<&arm::RunCommandResult> for RunCommandResult {
     fn from(arm: &arm::RunCommandResult) -> Self {

@@ -5,13 +5,13 @@
 //! ARM payload types of `Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Describes a federated identity credential.
 ///
 /// Schema `FederatedIdentityCredential`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct FederatedIdentityCredential {
     /// Fully qualified resource ID for the resource. E.g. "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}"
     ///
@@ -42,6 +42,17 @@ pub struct FederatedIdentityCredential {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    FederatedIdentityCredential {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "properties" => properties,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for FederatedIdentityCredential {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -53,7 +64,7 @@ impl armgen_runtime::UnknownFields for FederatedIdentityCredential {
 /// The properties associated with a federated identity credential.
 ///
 /// Schema `FederatedIdentityCredentialProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct FederatedIdentityCredentialProperties {
     /// The URL of the issuer to be trusted.
     ///
@@ -67,6 +78,12 @@ pub struct FederatedIdentityCredentialProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    FederatedIdentityCredentialProperties {}
+    required { "issuer" => issuer, "subject" => subject, "audiences" => audiences }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for FederatedIdentityCredentialProperties {

@@ -32,7 +32,7 @@ pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
 ];
 /// Reads `json` as the ARM payload of the resource `kind` and writes it back out, listing what the
 /// types do not model; `None` for a kind this API version does not have.
-pub fn round_trip(kind: &str, json: &str) -> Option<Result<armgen_runtime::RoundTrip, serde_json::Error>> {
+pub fn round_trip(kind: &str, json: &str) -> Option<Result<armgen_runtime::RoundTrip, armgen_runtime::json::Error>> {
     Some(
         match kind {
             "UserAssignedIdentity" => {

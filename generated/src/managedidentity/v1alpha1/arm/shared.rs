@@ -28,7 +28,7 @@ armgen_runtime::open_enum! {
 /// Metadata pertaining to creation and last modification of the resource.
 ///
 /// Schema `systemData`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct SystemData {
     /// The identity that created the resource.
     #[serde(rename = "createdBy", default, skip_serializing_if = "Option::is_none")]
@@ -56,6 +56,18 @@ pub struct SystemData {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    SystemData {
+        "createdBy" => created_by,
+        "createdByType" => created_by_type,
+        "createdAt" => created_at,
+        "lastModifiedBy" => last_modified_by,
+        "lastModifiedByType" => last_modified_by_type,
+        "lastModifiedAt" => last_modified_at,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for SystemData {

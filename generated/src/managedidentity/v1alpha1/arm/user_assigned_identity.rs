@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// Describes an identity resource.
 ///
 /// Schema `Identity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Identity {
     /// Fully qualified resource ID for the resource. E.g. "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}"
     ///
@@ -49,6 +49,19 @@ pub struct Identity {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    Identity {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "tags" => tags,
+        "properties" => properties,
+    }
+    required { "location" => location }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for Identity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.system_data.unknown_fields(&format!("{path}/systemData"), out);
@@ -73,7 +86,7 @@ armgen_runtime::open_enum! {
 /// The properties associated with the user assigned identity.
 ///
 /// Schema `UserAssignedIdentityProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct UserAssignedIdentityProperties {
     /// The id of the tenant which the identity belongs to.
     ///
@@ -97,6 +110,16 @@ pub struct UserAssignedIdentityProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    UserAssignedIdentityProperties {
+        "tenantId" => tenant_id,
+        "principalId" => principal_id,
+        "clientId" => client_id,
+        "isolationScope" => isolation_scope,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for UserAssignedIdentityProperties {

@@ -6,10 +6,10 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Metadata pertaining to creation and last modification of the resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SystemData {
     /// The identity that created the resource.
@@ -30,6 +30,17 @@ pub struct SystemData {
     /// The timestamp of resource last modification (UTC)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified_at: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    SystemData {
+        "createdBy" => created_by,
+        "createdByType" => created_by_type,
+        "createdAt" => created_at,
+        "lastModifiedBy" => last_modified_by,
+        "lastModifiedByType" => last_modified_by_type,
+        "lastModifiedAt" => last_modified_at,
+    }
 }
 
 impl From<&arm::SystemData> for SystemData {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// IP configuration of an application gateway. Currently 1 public and 1 private IP configuration is allowed.
 ///
 /// Schema `ApplicationGatewayIPConfiguration`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ApplicationGatewayIpConfiguration {
     /// Resource ID.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -38,6 +38,17 @@ pub struct ApplicationGatewayIpConfiguration {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ApplicationGatewayIpConfiguration {
+        "id" => id,
+        "properties" => properties,
+        "name" => name,
+        "etag" => etag,
+        "type" => r#type,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ApplicationGatewayIpConfiguration {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.properties.unknown_fields(&format!("{path}/properties"), out);
@@ -48,7 +59,7 @@ impl armgen_runtime::UnknownFields for ApplicationGatewayIpConfiguration {
 /// Properties of IP configuration of an application gateway.
 ///
 /// Schema `ApplicationGatewayIPConfigurationPropertiesFormat`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ApplicationGatewayIpConfigurationPropertiesFormat {
     /// Reference to the subnet resource. A subnet from where application gateway gets its private address.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -64,6 +75,11 @@ pub struct ApplicationGatewayIpConfigurationPropertiesFormat {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ApplicationGatewayIpConfigurationPropertiesFormat { "subnet" => subnet, "provisioningState" => provisioning_state }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ApplicationGatewayIpConfigurationPropertiesFormat {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.subnet.unknown_fields(&format!("{path}/subnet"), out);
@@ -76,7 +92,7 @@ impl armgen_runtime::UnknownFields for ApplicationGatewayIpConfigurationProperti
 /// An error response from the service.
 ///
 /// Schema `CloudErrorBody`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct CloudErrorBody {
     /// An identifier for the error. Codes are invariant and are intended to be consumed programmatically.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -96,6 +112,11 @@ pub struct CloudErrorBody {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    CloudErrorBody { "code" => code, "message" => message, "target" => target, "details" => details }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for CloudErrorBody {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.details.unknown_fields(&format!("{path}/details"), out);
@@ -106,7 +127,7 @@ impl armgen_runtime::UnknownFields for CloudErrorBody {
 /// Details the service to which the subnet is delegated.
 ///
 /// Schema `Delegation`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Delegation {
     /// Resource ID.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -131,6 +152,11 @@ pub struct Delegation {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    Delegation { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for Delegation {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.properties.unknown_fields(&format!("{path}/properties"), out);
@@ -141,7 +167,7 @@ impl armgen_runtime::UnknownFields for Delegation {
 /// IpamPool prefix allocation reference.
 ///
 /// Schema `IpamPoolPrefixAllocation`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IpamPoolPrefixAllocation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<IpamPoolPrefixAllocationPool>,
@@ -159,6 +185,15 @@ pub struct IpamPoolPrefixAllocation {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    IpamPoolPrefixAllocation {
+        "pool" => pool,
+        "numberOfIpAddresses" => number_of_ip_addresses,
+        "allocatedAddressPrefixes" => allocated_address_prefixes,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for IpamPoolPrefixAllocation {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.pool.unknown_fields(&format!("{path}/pool"), out);
@@ -167,7 +202,7 @@ impl armgen_runtime::UnknownFields for IpamPoolPrefixAllocation {
 }
 
 /// Schema `IpamPoolPrefixAllocationPool`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct IpamPoolPrefixAllocationPool {
     /// Resource id of the associated Azure IpamPool resource.
     ///
@@ -179,6 +214,8 @@ pub struct IpamPoolPrefixAllocationPool {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { IpamPoolPrefixAllocationPool { "id" => id } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for IpamPoolPrefixAllocationPool {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -206,7 +243,7 @@ armgen_runtime::open_enum! {
 /// ResourceNavigationLink resource.
 ///
 /// Schema `ResourceNavigationLink`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ResourceNavigationLink {
     /// Resource navigation link identifier.
     ///
@@ -235,6 +272,11 @@ pub struct ResourceNavigationLink {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ResourceNavigationLink { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ResourceNavigationLink {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.properties.unknown_fields(&format!("{path}/properties"), out);
@@ -245,7 +287,7 @@ impl armgen_runtime::UnknownFields for ResourceNavigationLink {
 /// Properties of ResourceNavigationLink.
 ///
 /// Schema `ResourceNavigationLinkFormat`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ResourceNavigationLinkFormat {
     /// Resource type of the linked resource.
     #[serde(rename = "linkedResourceType", default, skip_serializing_if = "Option::is_none")]
@@ -264,6 +306,15 @@ pub struct ResourceNavigationLinkFormat {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ResourceNavigationLinkFormat {
+        "linkedResourceType" => linked_resource_type,
+        "link" => link,
+        "provisioningState" => provisioning_state,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ResourceNavigationLinkFormat {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.provisioning_state
@@ -275,7 +326,7 @@ impl armgen_runtime::UnknownFields for ResourceNavigationLinkFormat {
 /// ServiceAssociationLink resource.
 ///
 /// Schema `ServiceAssociationLink`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ServiceAssociationLink {
     /// Resource ID.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -302,6 +353,11 @@ pub struct ServiceAssociationLink {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ServiceAssociationLink { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ServiceAssociationLink {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.properties.unknown_fields(&format!("{path}/properties"), out);
@@ -312,7 +368,7 @@ impl armgen_runtime::UnknownFields for ServiceAssociationLink {
 /// Properties of ServiceAssociationLink.
 ///
 /// Schema `ServiceAssociationLinkPropertiesFormat`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ServiceAssociationLinkPropertiesFormat {
     /// Resource type of the linked resource.
     #[serde(rename = "linkedResourceType", default, skip_serializing_if = "Option::is_none")]
@@ -337,6 +393,17 @@ pub struct ServiceAssociationLinkPropertiesFormat {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ServiceAssociationLinkPropertiesFormat {
+        "linkedResourceType" => linked_resource_type,
+        "link" => link,
+        "provisioningState" => provisioning_state,
+        "allowDelete" => allow_delete,
+        "locations" => locations,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ServiceAssociationLinkPropertiesFormat {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.provisioning_state
@@ -348,7 +415,7 @@ impl armgen_runtime::UnknownFields for ServiceAssociationLinkPropertiesFormat {
 /// Properties of a service delegation.
 ///
 /// Schema `ServiceDelegationPropertiesFormat`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ServiceDelegationPropertiesFormat {
     /// The name of the service to whom the subnet should be delegated (e.g. Microsoft.Sql/servers).
     #[serde(rename = "serviceName", default, skip_serializing_if = "Option::is_none")]
@@ -369,6 +436,15 @@ pub struct ServiceDelegationPropertiesFormat {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ServiceDelegationPropertiesFormat {
+        "serviceName" => service_name,
+        "actions" => actions,
+        "provisioningState" => provisioning_state,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ServiceDelegationPropertiesFormat {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.provisioning_state
@@ -380,7 +456,7 @@ impl armgen_runtime::UnknownFields for ServiceDelegationPropertiesFormat {
 /// The service endpoint properties.
 ///
 /// Schema `ServiceEndpointPropertiesFormat`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ServiceEndpointPropertiesFormat {
     /// The type of the endpoint service.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -400,6 +476,16 @@ pub struct ServiceEndpointPropertiesFormat {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ServiceEndpointPropertiesFormat {
+        "service" => service,
+        "networkIdentifier" => network_identifier,
+        "locations" => locations,
+        "provisioningState" => provisioning_state,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ServiceEndpointPropertiesFormat {
@@ -428,7 +514,7 @@ armgen_runtime::open_enum! {
 /// Reference to another subresource.
 ///
 /// Schema `SubResource`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct SubResource {
     /// Resource ID.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -439,6 +525,8 @@ pub struct SubResource {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { SubResource { "id" => id } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for SubResource {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -448,7 +536,7 @@ impl armgen_runtime::UnknownFields for SubResource {
 /// Subnet in a virtual network resource.
 ///
 /// Schema `Subnet`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Subnet {
     /// Resource ID.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -473,6 +561,11 @@ pub struct Subnet {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    Subnet { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for Subnet {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.properties.unknown_fields(&format!("{path}/properties"), out);
@@ -483,7 +576,7 @@ impl armgen_runtime::UnknownFields for Subnet {
 /// Properties of the subnet.
 ///
 /// Schema `SubnetPropertiesFormat`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct SubnetPropertiesFormat {
     /// The address prefix for the subnet.
     #[serde(rename = "addressPrefix", default, skip_serializing_if = "Option::is_none")]
@@ -573,6 +666,34 @@ pub struct SubnetPropertiesFormat {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    SubnetPropertiesFormat {
+        "addressPrefix" => address_prefix,
+        "addressPrefixes" => address_prefixes,
+        "networkSecurityGroup" => network_security_group,
+        "routeTable" => route_table,
+        "natGateway" => nat_gateway,
+        "serviceEndpoints" => service_endpoints,
+        "serviceEndpointPolicies" => service_endpoint_policies,
+        "privateEndpoints" => private_endpoints,
+        "ipConfigurations" => ip_configurations,
+        "ipConfigurationProfiles" => ip_configuration_profiles,
+        "ipAllocations" => ip_allocations,
+        "resourceNavigationLinks" => resource_navigation_links,
+        "serviceAssociationLinks" => service_association_links,
+        "delegations" => delegations,
+        "purpose" => purpose,
+        "provisioningState" => provisioning_state,
+        "privateEndpointNetworkPolicies" => private_endpoint_network_policies,
+        "privateLinkServiceNetworkPolicies" => private_link_service_network_policies,
+        "applicationGatewayIPConfigurations" => application_gateway_ip_configurations,
+        "sharingScope" => sharing_scope,
+        "defaultOutboundAccess" => default_outbound_access,
+        "ipamPoolPrefixAllocations" => ipam_pool_prefix_allocations,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for SubnetPropertiesFormat {

@@ -5,13 +5,13 @@
 //! ARM payload types of `Microsoft.Network/virtualNetworks/subnets/PrepareNetworkPolicies` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Network Intent Policy resource.
 ///
 /// Schema `NetworkIntentPolicy`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct NetworkIntentPolicy {
     /// Resource ID.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -43,6 +43,18 @@ pub struct NetworkIntentPolicy {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    NetworkIntentPolicy {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "location" => location,
+        "tags" => tags,
+        "etag" => etag,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for NetworkIntentPolicy {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -52,7 +64,7 @@ impl armgen_runtime::UnknownFields for NetworkIntentPolicy {
 /// Details of NetworkIntentPolicyConfiguration for PrepareNetworkPoliciesRequest.
 ///
 /// Schema `NetworkIntentPolicyConfiguration`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct NetworkIntentPolicyConfiguration {
     /// The name of the Network Intent Policy for storing in target subscription.
     #[serde(rename = "networkIntentPolicyName", default, skip_serializing_if = "Option::is_none")]
@@ -66,6 +78,14 @@ pub struct NetworkIntentPolicyConfiguration {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    NetworkIntentPolicyConfiguration {
+        "networkIntentPolicyName" => network_intent_policy_name,
+        "sourceNetworkIntentPolicy" => source_network_intent_policy,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for NetworkIntentPolicyConfiguration {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.source_network_intent_policy
@@ -77,7 +97,7 @@ impl armgen_runtime::UnknownFields for NetworkIntentPolicyConfiguration {
 /// Details of PrepareNetworkPolicies for Subnet.
 ///
 /// Schema `PrepareNetworkPoliciesRequest`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct PrepareNetworkPoliciesRequest {
     /// The name of the service for which subnet is being prepared for.
     #[serde(rename = "serviceName", default, skip_serializing_if = "Option::is_none")]
@@ -91,6 +111,14 @@ pub struct PrepareNetworkPoliciesRequest {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    PrepareNetworkPoliciesRequest {
+        "serviceName" => service_name,
+        "networkIntentPolicyConfigurations" => network_intent_policy_configurations,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for PrepareNetworkPoliciesRequest {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.network_intent_policy_configurations
@@ -102,7 +130,7 @@ impl armgen_runtime::UnknownFields for PrepareNetworkPoliciesRequest {
 /// Runs the ARM action `PrepareNetworkPolicies` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}/PrepareNetworkPolicies`) on a `Subnet` once, and records its outcome.
 ///
 /// Schema `SubnetPrepareNetworkPolicies`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct SubnetPrepareNetworkPolicies {
     /// The request body of `POST …/PrepareNetworkPolicies`.
     ///
@@ -128,6 +156,16 @@ pub struct SubnetPrepareNetworkPolicies {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    SubnetPrepareNetworkPolicies {
+        "parameters" => parameters,
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for SubnetPrepareNetworkPolicies {

@@ -5,13 +5,13 @@
 //! ARM payload types of `Microsoft.Network/virtualNetworks/subnets/UnprepareNetworkPolicies` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Runs the ARM action `UnprepareNetworkPolicies` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}/UnprepareNetworkPolicies`) on a `Subnet` once, and records its outcome.
 ///
 /// Schema `SubnetUnprepareNetworkPolicies`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct SubnetUnprepareNetworkPolicies {
     /// The request body of `POST …/UnprepareNetworkPolicies`.
     ///
@@ -39,6 +39,16 @@ pub struct SubnetUnprepareNetworkPolicies {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    SubnetUnprepareNetworkPolicies {
+        "parameters" => parameters,
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for SubnetUnprepareNetworkPolicies {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.parameters.unknown_fields(&format!("{path}/parameters"), out);
@@ -50,7 +60,7 @@ impl armgen_runtime::UnknownFields for SubnetUnprepareNetworkPolicies {
 /// Details of UnprepareNetworkPolicies for Subnet.
 ///
 /// Schema `UnprepareNetworkPoliciesRequest`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct UnprepareNetworkPoliciesRequest {
     /// The name of the service for which subnet is being unprepared for.
     #[serde(rename = "serviceName", default, skip_serializing_if = "Option::is_none")]
@@ -59,6 +69,11 @@ pub struct UnprepareNetworkPoliciesRequest {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    UnprepareNetworkPoliciesRequest { "serviceName" => service_name }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for UnprepareNetworkPoliciesRequest {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// AddressSpace contains an array of IP address ranges that can be used by subnets of the virtual network.
 ///
 /// Schema `AddressSpace`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct AddressSpace {
     /// A list of address blocks reserved for this virtual network in CIDR notation.
     #[serde(rename = "addressPrefixes", default, skip_serializing_if = "Option::is_none")]
@@ -25,6 +25,11 @@ pub struct AddressSpace {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    AddressSpace { "addressPrefixes" => address_prefixes, "ipamPoolPrefixAllocations" => ipam_pool_prefix_allocations }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for AddressSpace {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.ipam_pool_prefix_allocations
@@ -36,7 +41,7 @@ impl armgen_runtime::UnknownFields for AddressSpace {
 /// DhcpOptions contains an array of DNS servers available to VMs deployed in the virtual network. Standard DHCP option for a subnet overrides VNET DHCP options.
 ///
 /// Schema `DhcpOptions`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct DhcpOptions {
     /// The list of DNS servers IP addresses.
     #[serde(rename = "dnsServers", default, skip_serializing_if = "Option::is_none")]
@@ -47,6 +52,8 @@ pub struct DhcpOptions {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { DhcpOptions { "dnsServers" => dns_servers } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for DhcpOptions {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -56,7 +63,7 @@ impl armgen_runtime::UnknownFields for DhcpOptions {
 /// ExtendedLocation complex type.
 ///
 /// Schema `ExtendedLocation`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ExtendedLocation {
     /// The name of the extended location.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -69,6 +76,8 @@ pub struct ExtendedLocation {
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ExtendedLocation { "name" => name, "type" => r#type } rest => unknown_fields }
 
 impl armgen_runtime::UnknownFields for ExtendedLocation {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -91,7 +100,7 @@ armgen_runtime::open_enum! {
 /// A flow log resource.
 ///
 /// Schema `FlowLog`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct FlowLog {
     /// Resource ID.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -129,6 +138,20 @@ pub struct FlowLog {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    FlowLog {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "location" => location,
+        "tags" => tags,
+        "properties" => properties,
+        "etag" => etag,
+        "identity" => identity,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for FlowLog {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.properties.unknown_fields(&format!("{path}/properties"), out);
@@ -140,7 +163,7 @@ impl armgen_runtime::UnknownFields for FlowLog {
 /// Parameters that define the flow log format.
 ///
 /// Schema `FlowLogFormatParameters`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct FlowLogFormatParameters {
     /// The file type of flow log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -154,6 +177,11 @@ pub struct FlowLogFormatParameters {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    FlowLogFormatParameters { "type" => r#type, "version" => version }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for FlowLogFormatParameters {
@@ -177,7 +205,7 @@ armgen_runtime::open_enum! {
 /// Parameters that define the configuration of flow log.
 ///
 /// Schema `FlowLogPropertiesFormat`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct FlowLogPropertiesFormat {
     /// ID of network security group to which flow log will be applied.
     #[serde(rename = "targetResourceId")]
@@ -216,6 +244,20 @@ pub struct FlowLogPropertiesFormat {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    FlowLogPropertiesFormat {
+        "targetResourceGuid" => target_resource_guid,
+        "enabledFilteringCriteria" => enabled_filtering_criteria,
+        "enabled" => enabled,
+        "retentionPolicy" => retention_policy,
+        "format" => format,
+        "flowAnalyticsConfiguration" => flow_analytics_configuration,
+        "provisioningState" => provisioning_state,
+    }
+    required { "targetResourceId" => target_resource_id, "storageId" => storage_id }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for FlowLogPropertiesFormat {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.retention_policy.unknown_fields(&format!("{path}/retentionPolicy"), out);
@@ -231,7 +273,7 @@ impl armgen_runtime::UnknownFields for FlowLogPropertiesFormat {
 /// Identity for the resource.
 ///
 /// Schema `ManagedServiceIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedServiceIdentity {
     /// The principal id of the system assigned identity. This property will only be provided for a system assigned identity.
     ///
@@ -255,6 +297,16 @@ pub struct ManagedServiceIdentity {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ManagedServiceIdentity {
+        "principalId" => principal_id,
+        "tenantId" => tenant_id,
+        "type" => r#type,
+        "userAssignedIdentities" => user_assigned_identities,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ManagedServiceIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.r#type.unknown_fields(&format!("{path}/type"), out);
@@ -265,7 +317,7 @@ impl armgen_runtime::UnknownFields for ManagedServiceIdentity {
 }
 
 /// Schema `ManagedServiceIdentityUserAssignedIdentitiesValue`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     /// The principal id of user assigned identity.
     ///
@@ -281,6 +333,11 @@ pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ManagedServiceIdentityUserAssignedIdentitiesValue { "principalId" => principal_id, "clientId" => client_id }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedServiceIdentityUserAssignedIdentitiesValue {
@@ -322,7 +379,7 @@ armgen_runtime::closed_enum! {
 /// Parameters that define the retention policy for flow log.
 ///
 /// Schema `RetentionPolicyParameters`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct RetentionPolicyParameters {
     /// Number of days to retain flow log records.
     ///
@@ -340,6 +397,11 @@ pub struct RetentionPolicyParameters {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    RetentionPolicyParameters { "days" => days, "enabled" => enabled }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for RetentionPolicyParameters {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -349,7 +411,7 @@ impl armgen_runtime::UnknownFields for RetentionPolicyParameters {
 /// Parameters that define the configuration of traffic analytics.
 ///
 /// Schema `TrafficAnalyticsConfigurationProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct TrafficAnalyticsConfigurationProperties {
     /// Flag to enable/disable traffic analytics.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -374,6 +436,17 @@ pub struct TrafficAnalyticsConfigurationProperties {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    TrafficAnalyticsConfigurationProperties {
+        "enabled" => enabled,
+        "workspaceId" => workspace_id,
+        "workspaceRegion" => workspace_region,
+        "workspaceResourceId" => workspace_resource_id,
+        "trafficAnalyticsInterval" => traffic_analytics_interval,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for TrafficAnalyticsConfigurationProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -383,7 +456,7 @@ impl armgen_runtime::UnknownFields for TrafficAnalyticsConfigurationProperties {
 /// Parameters that define the configuration of traffic analytics.
 ///
 /// Schema `TrafficAnalyticsProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct TrafficAnalyticsProperties {
     /// Parameters that define the configuration of traffic analytics.
     #[serde(rename = "networkWatcherFlowAnalyticsConfiguration", default, skip_serializing_if = "Option::is_none")]
@@ -392,6 +465,13 @@ pub struct TrafficAnalyticsProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    TrafficAnalyticsProperties {
+        "networkWatcherFlowAnalyticsConfiguration" => network_watcher_flow_analytics_configuration,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for TrafficAnalyticsProperties {
@@ -405,7 +485,7 @@ impl armgen_runtime::UnknownFields for TrafficAnalyticsProperties {
 /// Virtual Network resource.
 ///
 /// Schema `VirtualNetwork`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct VirtualNetwork {
     /// Resource ID.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -443,6 +523,20 @@ pub struct VirtualNetwork {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    VirtualNetwork {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "location" => location,
+        "tags" => tags,
+        "extendedLocation" => extended_location,
+        "properties" => properties,
+        "etag" => etag,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for VirtualNetwork {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.extended_location.unknown_fields(&format!("{path}/extendedLocation"), out);
@@ -454,7 +548,7 @@ impl armgen_runtime::UnknownFields for VirtualNetwork {
 /// Bgp Communities sent over ExpressRoute with each route corresponding to a prefix in this VNET.
 ///
 /// Schema `VirtualNetworkBgpCommunities`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct VirtualNetworkBgpCommunities {
     /// The BGP community associated with the virtual network.
     #[serde(rename = "virtualNetworkCommunity")]
@@ -470,6 +564,12 @@ pub struct VirtualNetworkBgpCommunities {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    VirtualNetworkBgpCommunities { "regionalCommunity" => regional_community }
+    required { "virtualNetworkCommunity" => virtual_network_community }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for VirtualNetworkBgpCommunities {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -479,7 +579,7 @@ impl armgen_runtime::UnknownFields for VirtualNetworkBgpCommunities {
 /// Indicates if encryption is enabled on virtual network and if VM without encryption is allowed in encrypted VNet.
 ///
 /// Schema `VirtualNetworkEncryption`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct VirtualNetworkEncryption {
     /// Indicates if encryption is enabled on the virtual network.
     pub enabled: bool,
@@ -490,6 +590,12 @@ pub struct VirtualNetworkEncryption {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    VirtualNetworkEncryption { "enforcement" => enforcement }
+    required { "enabled" => enabled }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for VirtualNetworkEncryption {
@@ -515,7 +621,7 @@ armgen_runtime::open_enum! {
 /// Peerings in a virtual network resource.
 ///
 /// Schema `VirtualNetworkPeering`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct VirtualNetworkPeering {
     /// Resource ID.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -538,6 +644,11 @@ pub struct VirtualNetworkPeering {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    VirtualNetworkPeering { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for VirtualNetworkPeering {
@@ -567,7 +678,7 @@ armgen_runtime::open_enum! {
 /// Properties of the virtual network peering.
 ///
 /// Schema `VirtualNetworkPeeringPropertiesFormat`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct VirtualNetworkPeeringPropertiesFormat {
     /// Whether the VMs in the local virtual network space would be able to access the VMs in remote virtual network space.
     #[serde(rename = "allowVirtualNetworkAccess", default, skip_serializing_if = "Option::is_none")]
@@ -641,6 +752,32 @@ pub struct VirtualNetworkPeeringPropertiesFormat {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    VirtualNetworkPeeringPropertiesFormat {
+        "allowVirtualNetworkAccess" => allow_virtual_network_access,
+        "allowForwardedTraffic" => allow_forwarded_traffic,
+        "allowGatewayTransit" => allow_gateway_transit,
+        "useRemoteGateways" => use_remote_gateways,
+        "remoteVirtualNetwork" => remote_virtual_network,
+        "localAddressSpace" => local_address_space,
+        "localVirtualNetworkAddressSpace" => local_virtual_network_address_space,
+        "remoteAddressSpace" => remote_address_space,
+        "remoteVirtualNetworkAddressSpace" => remote_virtual_network_address_space,
+        "remoteBgpCommunities" => remote_bgp_communities,
+        "remoteVirtualNetworkEncryption" => remote_virtual_network_encryption,
+        "peeringState" => peering_state,
+        "peeringSyncLevel" => peering_sync_level,
+        "provisioningState" => provisioning_state,
+        "doNotVerifyRemoteGateways" => do_not_verify_remote_gateways,
+        "resourceGuid" => resource_guid,
+        "peerCompleteVnets" => peer_complete_vnets,
+        "enableOnlyIPv6Peering" => enable_only_i_pv6_peering,
+        "localSubnetNames" => local_subnet_names,
+        "remoteSubnetNames" => remote_subnet_names,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for VirtualNetworkPeeringPropertiesFormat {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.remote_virtual_network
@@ -683,7 +820,7 @@ armgen_runtime::open_enum! {
 /// Properties of the virtual network.
 ///
 /// Schema `VirtualNetworkPropertiesFormat`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct VirtualNetworkPropertiesFormat {
     /// The AddressSpace that contains an array of IP address ranges that can be used by subnets.
     #[serde(rename = "addressSpace", default, skip_serializing_if = "Option::is_none")]
@@ -746,6 +883,27 @@ pub struct VirtualNetworkPropertiesFormat {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    VirtualNetworkPropertiesFormat {
+        "addressSpace" => address_space,
+        "dhcpOptions" => dhcp_options,
+        "flowTimeoutInMinutes" => flow_timeout_in_minutes,
+        "subnets" => subnets,
+        "virtualNetworkPeerings" => virtual_network_peerings,
+        "resourceGuid" => resource_guid,
+        "provisioningState" => provisioning_state,
+        "enableDdosProtection" => enable_ddos_protection,
+        "enableVmProtection" => enable_vm_protection,
+        "ddosProtectionPlan" => ddos_protection_plan,
+        "bgpCommunities" => bgp_communities,
+        "encryption" => encryption,
+        "ipAllocations" => ip_allocations,
+        "flowLogs" => flow_logs,
+        "privateEndpointVNetPolicies" => private_endpoint_v_net_policies,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for VirtualNetworkPropertiesFormat {

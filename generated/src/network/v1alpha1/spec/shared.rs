@@ -7,10 +7,10 @@
 use super::*;
 use super::super::arm;
 use armgen_runtime::kube::{ConversionError, Path, Resolver};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// IP configuration of an application gateway. Currently 1 public and 1 private IP configuration is allowed.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ApplicationGatewayIpConfiguration {
     /// Resource ID.
@@ -22,6 +22,10 @@ pub struct ApplicationGatewayIpConfiguration {
     /// Name of the IP configuration that is unique within an Application Gateway.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    ApplicationGatewayIpConfiguration { "id" => id, "properties" => properties, "name" => name }
 }
 
 impl armgen_runtime::kube::ToArm for ApplicationGatewayIpConfiguration {
@@ -55,13 +59,15 @@ impl ApplicationGatewayIpConfiguration {
 }
 
 /// Properties of IP configuration of an application gateway.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ApplicationGatewayIpConfigurationPropertiesFormat {
     /// Reference to the subnet resource. A subnet from where application gateway gets its private address.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subnet: Option<SubResource>,
 }
+
+armgen_runtime::json_object! { ApplicationGatewayIpConfigurationPropertiesFormat { "subnet" => subnet } }
 
 impl armgen_runtime::kube::ToArm for ApplicationGatewayIpConfigurationPropertiesFormat {
     type Arm = arm::ApplicationGatewayIpConfigurationPropertiesFormat;
@@ -88,7 +94,7 @@ impl ApplicationGatewayIpConfigurationPropertiesFormat {
 }
 
 /// Details the service to which the subnet is delegated.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Delegation {
     /// Resource ID.
@@ -104,6 +110,8 @@ pub struct Delegation {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
 }
+
+armgen_runtime::json_object! { Delegation { "id" => id, "properties" => properties, "name" => name, "type" => r#type } }
 
 impl armgen_runtime::kube::ToArm for Delegation {
     type Arm = arm::Delegation;
@@ -133,7 +141,7 @@ impl Delegation {
 }
 
 /// IpamPool prefix allocation reference.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IpamPoolPrefixAllocation {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -141,6 +149,10 @@ pub struct IpamPoolPrefixAllocation {
     /// Number of IP addresses to allocate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub number_of_ip_addresses: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    IpamPoolPrefixAllocation { "pool" => pool, "numberOfIpAddresses" => number_of_ip_addresses }
 }
 
 impl armgen_runtime::kube::ToArm for IpamPoolPrefixAllocation {
@@ -170,13 +182,15 @@ impl IpamPoolPrefixAllocation {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IpamPoolPrefixAllocationPool {
     /// Resource id of the associated Azure IpamPool resource.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<armgen_runtime::kube::ResourceReference>,
 }
+
+armgen_runtime::json_object! { IpamPoolPrefixAllocationPool { "id" => id } }
 
 impl armgen_runtime::kube::ToArm for IpamPoolPrefixAllocationPool {
     type Arm = arm::IpamPoolPrefixAllocationPool;
@@ -203,13 +217,15 @@ impl IpamPoolPrefixAllocationPool {
 }
 
 /// Properties of a service delegation.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ServiceDelegationPropertiesFormat {
     /// The name of the service to whom the subnet should be delegated (e.g. Microsoft.Sql/servers).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub service_name: Option<String>,
 }
+
+armgen_runtime::json_object! { ServiceDelegationPropertiesFormat { "serviceName" => service_name } }
 
 impl armgen_runtime::kube::ToArm for ServiceDelegationPropertiesFormat {
     type Arm = arm::ServiceDelegationPropertiesFormat;
@@ -238,7 +254,7 @@ impl ServiceDelegationPropertiesFormat {
 }
 
 /// The service endpoint properties.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ServiceEndpointPropertiesFormat {
     /// The type of the endpoint service.
@@ -250,6 +266,14 @@ pub struct ServiceEndpointPropertiesFormat {
     /// A list of locations.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub locations: Option<Vec<String>>,
+}
+
+armgen_runtime::json_object! {
+    ServiceEndpointPropertiesFormat {
+        "service" => service,
+        "networkIdentifier" => network_identifier,
+        "locations" => locations,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for ServiceEndpointPropertiesFormat {
@@ -282,13 +306,15 @@ impl ServiceEndpointPropertiesFormat {
 }
 
 /// Reference to another subresource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SubResource {
     /// Resource ID.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }
+
+armgen_runtime::json_object! { SubResource { "id" => id } }
 
 impl armgen_runtime::kube::ToArm for SubResource {
     type Arm = arm::SubResource;
@@ -309,7 +335,7 @@ impl SubResource {
 }
 
 /// Subnet in a virtual network resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Subnet {
     /// Resource ID.
@@ -325,6 +351,8 @@ pub struct Subnet {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
 }
+
+armgen_runtime::json_object! { Subnet { "id" => id, "properties" => properties, "name" => name, "type" => r#type } }
 
 impl armgen_runtime::kube::ToArm for Subnet {
     type Arm = arm::Subnet;
@@ -354,7 +382,7 @@ impl Subnet {
 }
 
 /// Properties of the subnet.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SubnetPropertiesFormat {
     /// The address prefix for the subnet.
@@ -402,6 +430,26 @@ pub struct SubnetPropertiesFormat {
     /// A list of IPAM Pools for allocating IP address prefixes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ipam_pool_prefix_allocations: Option<Vec<IpamPoolPrefixAllocation>>,
+}
+
+armgen_runtime::json_object! {
+    SubnetPropertiesFormat {
+        "addressPrefix" => address_prefix,
+        "addressPrefixes" => address_prefixes,
+        "networkSecurityGroup" => network_security_group,
+        "routeTable" => route_table,
+        "natGateway" => nat_gateway,
+        "serviceEndpoints" => service_endpoints,
+        "serviceEndpointPolicies" => service_endpoint_policies,
+        "ipAllocations" => ip_allocations,
+        "delegations" => delegations,
+        "privateEndpointNetworkPolicies" => private_endpoint_network_policies,
+        "privateLinkServiceNetworkPolicies" => private_link_service_network_policies,
+        "applicationGatewayIPConfigurations" => application_gateway_ip_configurations,
+        "sharingScope" => sharing_scope,
+        "defaultOutboundAccess" => default_outbound_access,
+        "ipamPoolPrefixAllocations" => ipam_pool_prefix_allocations,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for SubnetPropertiesFormat {

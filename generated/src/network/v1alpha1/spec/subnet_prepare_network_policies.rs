@@ -7,11 +7,11 @@
 use super::*;
 use super::super::arm;
 use armgen_runtime::kube::{ConversionError, Path, Resolver};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Network Intent Policy resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct NetworkIntentPolicy {
     /// Resource ID.
@@ -24,6 +24,8 @@ pub struct NetworkIntentPolicy {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
 }
+
+armgen_runtime::json_object! { NetworkIntentPolicy { "id" => id, "location" => location, "tags" => tags } }
 
 impl armgen_runtime::kube::ToArm for NetworkIntentPolicy {
     type Arm = arm::NetworkIntentPolicy;
@@ -53,7 +55,7 @@ impl NetworkIntentPolicy {
 }
 
 /// Details of NetworkIntentPolicyConfiguration for PrepareNetworkPoliciesRequest.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct NetworkIntentPolicyConfiguration {
     /// The name of the Network Intent Policy for storing in target subscription.
@@ -62,6 +64,13 @@ pub struct NetworkIntentPolicyConfiguration {
     /// Source network intent policy.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_network_intent_policy: Option<NetworkIntentPolicy>,
+}
+
+armgen_runtime::json_object! {
+    NetworkIntentPolicyConfiguration {
+        "networkIntentPolicyName" => network_intent_policy_name,
+        "sourceNetworkIntentPolicy" => source_network_intent_policy,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for NetworkIntentPolicyConfiguration {

@@ -7,10 +7,10 @@
 use super::*;
 use super::super::arm;
 use armgen_runtime::kube::{ConversionError, Path, Resolver, required};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// AddressSpace contains an array of IP address ranges that can be used by subnets of the virtual network.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AddressSpace {
     /// A list of address blocks reserved for this virtual network in CIDR notation.
@@ -19,6 +19,10 @@ pub struct AddressSpace {
     /// A list of IPAM Pools allocating IP address prefixes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ipam_pool_prefix_allocations: Option<Vec<IpamPoolPrefixAllocation>>,
+}
+
+armgen_runtime::json_object! {
+    AddressSpace { "addressPrefixes" => address_prefixes, "ipamPoolPrefixAllocations" => ipam_pool_prefix_allocations }
 }
 
 impl armgen_runtime::kube::ToArm for AddressSpace {
@@ -49,13 +53,15 @@ impl AddressSpace {
 }
 
 /// DhcpOptions contains an array of DNS servers available to VMs deployed in the virtual network. Standard DHCP option for a subnet overrides VNET DHCP options.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct DhcpOptions {
     /// The list of DNS servers IP addresses.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dns_servers: Option<Vec<String>>,
 }
+
+armgen_runtime::json_object! { DhcpOptions { "dnsServers" => dns_servers } }
 
 impl armgen_runtime::kube::ToArm for DhcpOptions {
     type Arm = arm::DhcpOptions;
@@ -78,7 +84,7 @@ impl DhcpOptions {
 }
 
 /// ExtendedLocation complex type.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ExtendedLocation {
     /// The name of the extended location.
@@ -88,6 +94,8 @@ pub struct ExtendedLocation {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::ExtendedLocationType>,
 }
+
+armgen_runtime::json_object! { ExtendedLocation { "name" => name, "type" => r#type } }
 
 impl armgen_runtime::kube::ToArm for ExtendedLocation {
     type Arm = arm::ExtendedLocation;
@@ -112,13 +120,15 @@ impl ExtendedLocation {
 }
 
 /// Bgp Communities sent over ExpressRoute with each route corresponding to a prefix in this VNET.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkBgpCommunities {
     /// The BGP community associated with the virtual network.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub virtual_network_community: Option<String>,
 }
+
+armgen_runtime::json_object! { VirtualNetworkBgpCommunities { "virtualNetworkCommunity" => virtual_network_community } }
 
 impl armgen_runtime::kube::ToArm for VirtualNetworkBgpCommunities {
     type Arm = arm::VirtualNetworkBgpCommunities;
@@ -150,7 +160,7 @@ impl VirtualNetworkBgpCommunities {
 }
 
 /// Indicates if encryption is enabled on virtual network and if VM without encryption is allowed in encrypted VNet.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkEncryption {
     /// Indicates if encryption is enabled on the virtual network.
@@ -160,6 +170,8 @@ pub struct VirtualNetworkEncryption {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enforcement: Option<arm::VirtualNetworkEncryptionEnforcement>,
 }
+
+armgen_runtime::json_object! { VirtualNetworkEncryption { "enabled" => enabled, "enforcement" => enforcement } }
 
 impl armgen_runtime::kube::ToArm for VirtualNetworkEncryption {
     type Arm = arm::VirtualNetworkEncryption;
@@ -188,7 +200,7 @@ impl VirtualNetworkEncryption {
 }
 
 /// Peerings in a virtual network resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkPeering {
     /// Resource ID.
@@ -203,6 +215,10 @@ pub struct VirtualNetworkPeering {
     /// Resource type.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    VirtualNetworkPeering { "id" => id, "properties" => properties, "name" => name, "type" => r#type }
 }
 
 impl armgen_runtime::kube::ToArm for VirtualNetworkPeering {
@@ -233,7 +249,7 @@ impl VirtualNetworkPeering {
 }
 
 /// Properties of the virtual network peering.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkPeeringPropertiesFormat {
     /// Whether the VMs in the local virtual network space would be able to access the VMs in remote virtual network space.
@@ -287,6 +303,28 @@ pub struct VirtualNetworkPeeringPropertiesFormat {
     /// List of remote subnet names from remote virtual network that are subnet peered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_subnet_names: Option<Vec<String>>,
+}
+
+armgen_runtime::json_object! {
+    VirtualNetworkPeeringPropertiesFormat {
+        "allowVirtualNetworkAccess" => allow_virtual_network_access,
+        "allowForwardedTraffic" => allow_forwarded_traffic,
+        "allowGatewayTransit" => allow_gateway_transit,
+        "useRemoteGateways" => use_remote_gateways,
+        "remoteVirtualNetwork" => remote_virtual_network,
+        "localAddressSpace" => local_address_space,
+        "localVirtualNetworkAddressSpace" => local_virtual_network_address_space,
+        "remoteAddressSpace" => remote_address_space,
+        "remoteVirtualNetworkAddressSpace" => remote_virtual_network_address_space,
+        "remoteBgpCommunities" => remote_bgp_communities,
+        "peeringState" => peering_state,
+        "peeringSyncLevel" => peering_sync_level,
+        "doNotVerifyRemoteGateways" => do_not_verify_remote_gateways,
+        "peerCompleteVnets" => peer_complete_vnets,
+        "enableOnlyIPv6Peering" => enable_only_i_pv6_peering,
+        "localSubnetNames" => local_subnet_names,
+        "remoteSubnetNames" => remote_subnet_names,
+    }
 }
 
 impl armgen_runtime::kube::ToArm for VirtualNetworkPeeringPropertiesFormat {

@@ -6,10 +6,10 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// IP configuration of an application gateway. Currently 1 public and 1 private IP configuration is allowed.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ApplicationGatewayIpConfiguration {
     /// Resource ID.
@@ -29,6 +29,16 @@ pub struct ApplicationGatewayIpConfiguration {
     pub r#type: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    ApplicationGatewayIpConfiguration {
+        "id" => id,
+        "properties" => properties,
+        "name" => name,
+        "etag" => etag,
+        "type" => r#type,
+    }
+}
+
 impl From<&arm::ApplicationGatewayIpConfiguration> for ApplicationGatewayIpConfiguration {
     fn from(arm: &arm::ApplicationGatewayIpConfiguration) -> Self {
         Self {
@@ -42,7 +52,7 @@ impl From<&arm::ApplicationGatewayIpConfiguration> for ApplicationGatewayIpConfi
 }
 
 /// Properties of IP configuration of an application gateway.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ApplicationGatewayIpConfigurationPropertiesFormat {
     /// Reference to the subnet resource. A subnet from where application gateway gets its private address.
@@ -51,6 +61,10 @@ pub struct ApplicationGatewayIpConfigurationPropertiesFormat {
     /// The provisioning state of the application gateway IP configuration resource.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
+}
+
+armgen_runtime::json_object! {
+    ApplicationGatewayIpConfigurationPropertiesFormat { "subnet" => subnet, "provisioningState" => provisioning_state }
 }
 
 impl From<&arm::ApplicationGatewayIpConfigurationPropertiesFormat>
@@ -64,7 +78,7 @@ for ApplicationGatewayIpConfigurationPropertiesFormat {
 }
 
 /// An error response from the service.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct CloudErrorBody {
     /// An identifier for the error. Codes are invariant and are intended to be consumed programmatically.
@@ -81,6 +95,10 @@ pub struct CloudErrorBody {
     pub details: Option<Vec<CloudErrorBody>>,
 }
 
+armgen_runtime::json_object! {
+    CloudErrorBody { "code" => code, "message" => message, "target" => target, "details" => details }
+}
+
 impl From<&arm::CloudErrorBody> for CloudErrorBody {
     fn from(arm: &arm::CloudErrorBody) -> Self {
         Self {
@@ -93,7 +111,7 @@ impl From<&arm::CloudErrorBody> for CloudErrorBody {
 }
 
 /// Details the service to which the subnet is delegated.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Delegation {
     /// Resource ID.
@@ -113,6 +131,10 @@ pub struct Delegation {
     pub r#type: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    Delegation { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type }
+}
+
 impl From<&arm::Delegation> for Delegation {
     fn from(arm: &arm::Delegation) -> Self {
         Self {
@@ -126,7 +148,7 @@ impl From<&arm::Delegation> for Delegation {
 }
 
 /// IpamPool prefix allocation reference.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IpamPoolPrefixAllocation {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -139,6 +161,14 @@ pub struct IpamPoolPrefixAllocation {
     pub allocated_address_prefixes: Option<Vec<String>>,
 }
 
+armgen_runtime::json_object! {
+    IpamPoolPrefixAllocation {
+        "pool" => pool,
+        "numberOfIpAddresses" => number_of_ip_addresses,
+        "allocatedAddressPrefixes" => allocated_address_prefixes,
+    }
+}
+
 impl From<&arm::IpamPoolPrefixAllocation> for IpamPoolPrefixAllocation {
     fn from(arm: &arm::IpamPoolPrefixAllocation) -> Self {
         Self {
@@ -149,13 +179,15 @@ impl From<&arm::IpamPoolPrefixAllocation> for IpamPoolPrefixAllocation {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct IpamPoolPrefixAllocationPool {
     /// Resource id of the associated Azure IpamPool resource.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }
+
+armgen_runtime::json_object! { IpamPoolPrefixAllocationPool { "id" => id } }
 
 impl From<&arm::IpamPoolPrefixAllocationPool> for IpamPoolPrefixAllocationPool {
     fn from(arm: &arm::IpamPoolPrefixAllocationPool) -> Self {
@@ -164,7 +196,7 @@ impl From<&arm::IpamPoolPrefixAllocationPool> for IpamPoolPrefixAllocationPool {
 }
 
 /// ResourceNavigationLink resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ResourceNavigationLink {
     /// Resource navigation link identifier.
@@ -184,6 +216,10 @@ pub struct ResourceNavigationLink {
     pub r#type: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    ResourceNavigationLink { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type }
+}
+
 impl From<&arm::ResourceNavigationLink> for ResourceNavigationLink {
     fn from(arm: &arm::ResourceNavigationLink) -> Self {
         Self {
@@ -197,7 +233,7 @@ impl From<&arm::ResourceNavigationLink> for ResourceNavigationLink {
 }
 
 /// Properties of ResourceNavigationLink.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ResourceNavigationLinkFormat {
     /// Resource type of the linked resource.
@@ -211,6 +247,14 @@ pub struct ResourceNavigationLinkFormat {
     pub provisioning_state: Option<arm::ProvisioningState>,
 }
 
+armgen_runtime::json_object! {
+    ResourceNavigationLinkFormat {
+        "linkedResourceType" => linked_resource_type,
+        "link" => link,
+        "provisioningState" => provisioning_state,
+    }
+}
+
 impl From<&arm::ResourceNavigationLinkFormat> for ResourceNavigationLinkFormat {
     fn from(arm: &arm::ResourceNavigationLinkFormat) -> Self {
         Self {
@@ -222,7 +266,7 @@ impl From<&arm::ResourceNavigationLinkFormat> for ResourceNavigationLinkFormat {
 }
 
 /// ServiceAssociationLink resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ServiceAssociationLink {
     /// Resource ID.
@@ -242,6 +286,10 @@ pub struct ServiceAssociationLink {
     pub r#type: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    ServiceAssociationLink { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type }
+}
+
 impl From<&arm::ServiceAssociationLink> for ServiceAssociationLink {
     fn from(arm: &arm::ServiceAssociationLink) -> Self {
         Self {
@@ -255,7 +303,7 @@ impl From<&arm::ServiceAssociationLink> for ServiceAssociationLink {
 }
 
 /// Properties of ServiceAssociationLink.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ServiceAssociationLinkPropertiesFormat {
     /// Resource type of the linked resource.
@@ -275,6 +323,16 @@ pub struct ServiceAssociationLinkPropertiesFormat {
     pub locations: Option<Vec<String>>,
 }
 
+armgen_runtime::json_object! {
+    ServiceAssociationLinkPropertiesFormat {
+        "linkedResourceType" => linked_resource_type,
+        "link" => link,
+        "provisioningState" => provisioning_state,
+        "allowDelete" => allow_delete,
+        "locations" => locations,
+    }
+}
+
 impl From<&arm::ServiceAssociationLinkPropertiesFormat> for ServiceAssociationLinkPropertiesFormat {
     fn from(arm: &arm::ServiceAssociationLinkPropertiesFormat) -> Self {
         Self {
@@ -288,7 +346,7 @@ impl From<&arm::ServiceAssociationLinkPropertiesFormat> for ServiceAssociationLi
 }
 
 /// Properties of a service delegation.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ServiceDelegationPropertiesFormat {
     /// The name of the service to whom the subnet should be delegated (e.g. Microsoft.Sql/servers).
@@ -302,6 +360,14 @@ pub struct ServiceDelegationPropertiesFormat {
     pub provisioning_state: Option<arm::ProvisioningState>,
 }
 
+armgen_runtime::json_object! {
+    ServiceDelegationPropertiesFormat {
+        "serviceName" => service_name,
+        "actions" => actions,
+        "provisioningState" => provisioning_state,
+    }
+}
+
 impl From<&arm::ServiceDelegationPropertiesFormat> for ServiceDelegationPropertiesFormat {
     fn from(arm: &arm::ServiceDelegationPropertiesFormat) -> Self {
         Self {
@@ -313,7 +379,7 @@ impl From<&arm::ServiceDelegationPropertiesFormat> for ServiceDelegationProperti
 }
 
 /// The service endpoint properties.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ServiceEndpointPropertiesFormat {
     /// The type of the endpoint service.
@@ -330,6 +396,15 @@ pub struct ServiceEndpointPropertiesFormat {
     pub provisioning_state: Option<arm::ProvisioningState>,
 }
 
+armgen_runtime::json_object! {
+    ServiceEndpointPropertiesFormat {
+        "service" => service,
+        "networkIdentifier" => network_identifier,
+        "locations" => locations,
+        "provisioningState" => provisioning_state,
+    }
+}
+
 impl From<&arm::ServiceEndpointPropertiesFormat> for ServiceEndpointPropertiesFormat {
     fn from(arm: &arm::ServiceEndpointPropertiesFormat) -> Self {
         Self {
@@ -342,13 +417,15 @@ impl From<&arm::ServiceEndpointPropertiesFormat> for ServiceEndpointPropertiesFo
 }
 
 /// Reference to another subresource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SubResource {
     /// Resource ID.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }
+
+armgen_runtime::json_object! { SubResource { "id" => id } }
 
 impl From<&arm::SubResource> for SubResource {
     fn from(arm: &arm::SubResource) -> Self {
@@ -357,7 +434,7 @@ impl From<&arm::SubResource> for SubResource {
 }
 
 /// Subnet in a virtual network resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Subnet {
     /// Resource ID.
@@ -377,6 +454,10 @@ pub struct Subnet {
     pub r#type: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    Subnet { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type }
+}
+
 impl From<&arm::Subnet> for Subnet {
     fn from(arm: &arm::Subnet) -> Self {
         Self {
@@ -390,7 +471,7 @@ impl From<&arm::Subnet> for Subnet {
 }
 
 /// Properties of the subnet.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SubnetPropertiesFormat {
     /// The address prefix for the subnet.
@@ -459,6 +540,33 @@ pub struct SubnetPropertiesFormat {
     /// A list of IPAM Pools for allocating IP address prefixes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ipam_pool_prefix_allocations: Option<Vec<IpamPoolPrefixAllocation>>,
+}
+
+armgen_runtime::json_object! {
+    SubnetPropertiesFormat {
+        "addressPrefix" => address_prefix,
+        "addressPrefixes" => address_prefixes,
+        "networkSecurityGroup" => network_security_group,
+        "routeTable" => route_table,
+        "natGateway" => nat_gateway,
+        "serviceEndpoints" => service_endpoints,
+        "serviceEndpointPolicies" => service_endpoint_policies,
+        "privateEndpoints" => private_endpoints,
+        "ipConfigurations" => ip_configurations,
+        "ipConfigurationProfiles" => ip_configuration_profiles,
+        "ipAllocations" => ip_allocations,
+        "resourceNavigationLinks" => resource_navigation_links,
+        "serviceAssociationLinks" => service_association_links,
+        "delegations" => delegations,
+        "purpose" => purpose,
+        "provisioningState" => provisioning_state,
+        "privateEndpointNetworkPolicies" => private_endpoint_network_policies,
+        "privateLinkServiceNetworkPolicies" => private_link_service_network_policies,
+        "applicationGatewayIPConfigurations" => application_gateway_ip_configurations,
+        "sharingScope" => sharing_scope,
+        "defaultOutboundAccess" => default_outbound_access,
+        "ipamPoolPrefixAllocations" => ipam_pool_prefix_allocations,
+    }
 }
 
 impl From<&arm::SubnetPropertiesFormat> for SubnetPropertiesFormat {

@@ -6,11 +6,11 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// AddressSpace contains an array of IP address ranges that can be used by subnets of the virtual network.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AddressSpace {
     /// A list of address blocks reserved for this virtual network in CIDR notation.
@@ -19,6 +19,10 @@ pub struct AddressSpace {
     /// A list of IPAM Pools allocating IP address prefixes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ipam_pool_prefix_allocations: Option<Vec<IpamPoolPrefixAllocation>>,
+}
+
+armgen_runtime::json_object! {
+    AddressSpace { "addressPrefixes" => address_prefixes, "ipamPoolPrefixAllocations" => ipam_pool_prefix_allocations }
 }
 
 impl From<&arm::AddressSpace> for AddressSpace {
@@ -34,13 +38,15 @@ impl From<&arm::AddressSpace> for AddressSpace {
 }
 
 /// DhcpOptions contains an array of DNS servers available to VMs deployed in the virtual network. Standard DHCP option for a subnet overrides VNET DHCP options.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct DhcpOptions {
     /// The list of DNS servers IP addresses.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dns_servers: Option<Vec<String>>,
 }
+
+armgen_runtime::json_object! { DhcpOptions { "dnsServers" => dns_servers } }
 
 impl From<&arm::DhcpOptions> for DhcpOptions {
     fn from(arm: &arm::DhcpOptions) -> Self {
@@ -51,7 +57,7 @@ impl From<&arm::DhcpOptions> for DhcpOptions {
 }
 
 /// ExtendedLocation complex type.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ExtendedLocation {
     /// The name of the extended location.
@@ -61,6 +67,8 @@ pub struct ExtendedLocation {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::ExtendedLocationType>,
 }
+
+armgen_runtime::json_object! { ExtendedLocation { "name" => name, "type" => r#type } }
 
 impl From<&arm::ExtendedLocation> for ExtendedLocation {
     fn from(arm: &arm::ExtendedLocation) -> Self {
@@ -72,7 +80,7 @@ impl From<&arm::ExtendedLocation> for ExtendedLocation {
 }
 
 /// A flow log resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct FlowLog {
     /// Resource ID.
@@ -101,6 +109,19 @@ pub struct FlowLog {
     pub identity: Option<ManagedServiceIdentity>,
 }
 
+armgen_runtime::json_object! {
+    FlowLog {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "location" => location,
+        "tags" => tags,
+        "properties" => properties,
+        "etag" => etag,
+        "identity" => identity,
+    }
+}
+
 impl From<&arm::FlowLog> for FlowLog {
     fn from(arm: &arm::FlowLog) -> Self {
         Self {
@@ -117,7 +138,7 @@ impl From<&arm::FlowLog> for FlowLog {
 }
 
 /// Parameters that define the flow log format.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct FlowLogFormatParameters {
     /// The file type of flow log.
@@ -127,6 +148,8 @@ pub struct FlowLogFormatParameters {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<i32>,
 }
+
+armgen_runtime::json_object! { FlowLogFormatParameters { "type" => r#type, "version" => version } }
 
 impl From<&arm::FlowLogFormatParameters> for FlowLogFormatParameters {
     fn from(arm: &arm::FlowLogFormatParameters) -> Self {
@@ -138,7 +161,7 @@ impl From<&arm::FlowLogFormatParameters> for FlowLogFormatParameters {
 }
 
 /// Parameters that define the configuration of flow log.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct FlowLogPropertiesFormat {
     /// ID of network security group to which flow log will be applied.
@@ -170,6 +193,20 @@ pub struct FlowLogPropertiesFormat {
     pub provisioning_state: Option<arm::ProvisioningState>,
 }
 
+armgen_runtime::json_object! {
+    FlowLogPropertiesFormat {
+        "targetResourceId" => target_resource_id,
+        "targetResourceGuid" => target_resource_guid,
+        "storageId" => storage_id,
+        "enabledFilteringCriteria" => enabled_filtering_criteria,
+        "enabled" => enabled,
+        "retentionPolicy" => retention_policy,
+        "format" => format,
+        "flowAnalyticsConfiguration" => flow_analytics_configuration,
+        "provisioningState" => provisioning_state,
+    }
+}
+
 impl From<&arm::FlowLogPropertiesFormat> for FlowLogPropertiesFormat {
     fn from(arm: &arm::FlowLogPropertiesFormat) -> Self {
         Self {
@@ -190,7 +227,7 @@ impl From<&arm::FlowLogPropertiesFormat> for FlowLogPropertiesFormat {
 }
 
 /// Identity for the resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedServiceIdentity {
     /// The principal id of the system assigned identity. This property will only be provided for a system assigned identity.
@@ -205,6 +242,15 @@ pub struct ManagedServiceIdentity {
     /// The list of user identities associated with resource. The user identity dictionary key references will be ARM resource ids in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_assigned_identities: Option<BTreeMap<String, ManagedServiceIdentityUserAssignedIdentitiesValue>>,
+}
+
+armgen_runtime::json_object! {
+    ManagedServiceIdentity {
+        "principalId" => principal_id,
+        "tenantId" => tenant_id,
+        "type" => r#type,
+        "userAssignedIdentities" => user_assigned_identities,
+    }
 }
 
 impl From<&arm::ManagedServiceIdentity> for ManagedServiceIdentity {
@@ -229,7 +275,7 @@ impl From<&arm::ManagedServiceIdentity> for ManagedServiceIdentity {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     /// The principal id of user assigned identity.
@@ -238,6 +284,10 @@ pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     /// The client id of user assigned identity.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    ManagedServiceIdentityUserAssignedIdentitiesValue { "principalId" => principal_id, "clientId" => client_id }
 }
 
 impl From<&arm::ManagedServiceIdentityUserAssignedIdentitiesValue>
@@ -251,7 +301,7 @@ for ManagedServiceIdentityUserAssignedIdentitiesValue {
 }
 
 /// Parameters that define the retention policy for flow log.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct RetentionPolicyParameters {
     /// Number of days to retain flow log records.
@@ -261,6 +311,8 @@ pub struct RetentionPolicyParameters {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
+
+armgen_runtime::json_object! { RetentionPolicyParameters { "days" => days, "enabled" => enabled } }
 
 impl From<&arm::RetentionPolicyParameters> for RetentionPolicyParameters {
     fn from(arm: &arm::RetentionPolicyParameters) -> Self {
@@ -272,7 +324,7 @@ impl From<&arm::RetentionPolicyParameters> for RetentionPolicyParameters {
 }
 
 /// Parameters that define the configuration of traffic analytics.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct TrafficAnalyticsConfigurationProperties {
     /// Flag to enable/disable traffic analytics.
@@ -292,6 +344,16 @@ pub struct TrafficAnalyticsConfigurationProperties {
     pub traffic_analytics_interval: Option<i32>,
 }
 
+armgen_runtime::json_object! {
+    TrafficAnalyticsConfigurationProperties {
+        "enabled" => enabled,
+        "workspaceId" => workspace_id,
+        "workspaceRegion" => workspace_region,
+        "workspaceResourceId" => workspace_resource_id,
+        "trafficAnalyticsInterval" => traffic_analytics_interval,
+    }
+}
+
 impl From<&arm::TrafficAnalyticsConfigurationProperties> for TrafficAnalyticsConfigurationProperties {
     fn from(arm: &arm::TrafficAnalyticsConfigurationProperties) -> Self {
         Self {
@@ -305,12 +367,18 @@ impl From<&arm::TrafficAnalyticsConfigurationProperties> for TrafficAnalyticsCon
 }
 
 /// Parameters that define the configuration of traffic analytics.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct TrafficAnalyticsProperties {
     /// Parameters that define the configuration of traffic analytics.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network_watcher_flow_analytics_configuration: Option<TrafficAnalyticsConfigurationProperties>,
+}
+
+armgen_runtime::json_object! {
+    TrafficAnalyticsProperties {
+        "networkWatcherFlowAnalyticsConfiguration" => network_watcher_flow_analytics_configuration,
+    }
 }
 
 impl From<&arm::TrafficAnalyticsProperties> for TrafficAnalyticsProperties {
@@ -325,7 +393,7 @@ impl From<&arm::TrafficAnalyticsProperties> for TrafficAnalyticsProperties {
 }
 
 /// Bgp Communities sent over ExpressRoute with each route corresponding to a prefix in this VNET.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkBgpCommunities {
     /// The BGP community associated with the virtual network.
@@ -334,6 +402,13 @@ pub struct VirtualNetworkBgpCommunities {
     /// The BGP community associated with the region of the virtual network.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub regional_community: Option<String>,
+}
+
+armgen_runtime::json_object! {
+    VirtualNetworkBgpCommunities {
+        "virtualNetworkCommunity" => virtual_network_community,
+        "regionalCommunity" => regional_community,
+    }
 }
 
 impl From<&arm::VirtualNetworkBgpCommunities> for VirtualNetworkBgpCommunities {
@@ -346,7 +421,7 @@ impl From<&arm::VirtualNetworkBgpCommunities> for VirtualNetworkBgpCommunities {
 }
 
 /// Indicates if encryption is enabled on virtual network and if VM without encryption is allowed in encrypted VNet.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkEncryption {
     /// Indicates if encryption is enabled on the virtual network.
@@ -356,6 +431,8 @@ pub struct VirtualNetworkEncryption {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enforcement: Option<arm::VirtualNetworkEncryptionEnforcement>,
 }
+
+armgen_runtime::json_object! { VirtualNetworkEncryption { "enabled" => enabled, "enforcement" => enforcement } }
 
 impl From<&arm::VirtualNetworkEncryption> for VirtualNetworkEncryption {
     fn from(arm: &arm::VirtualNetworkEncryption) -> Self {
@@ -367,7 +444,7 @@ impl From<&arm::VirtualNetworkEncryption> for VirtualNetworkEncryption {
 }
 
 /// Peerings in a virtual network resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkPeering {
     /// Resource ID.
@@ -387,6 +464,10 @@ pub struct VirtualNetworkPeering {
     pub r#type: Option<String>,
 }
 
+armgen_runtime::json_object! {
+    VirtualNetworkPeering { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type }
+}
+
 impl From<&arm::VirtualNetworkPeering> for VirtualNetworkPeering {
     fn from(arm: &arm::VirtualNetworkPeering) -> Self {
         Self {
@@ -400,7 +481,7 @@ impl From<&arm::VirtualNetworkPeering> for VirtualNetworkPeering {
 }
 
 /// Properties of the virtual network peering.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct VirtualNetworkPeeringPropertiesFormat {
     /// Whether the VMs in the local virtual network space would be able to access the VMs in remote virtual network space.
@@ -463,6 +544,31 @@ pub struct VirtualNetworkPeeringPropertiesFormat {
     /// List of remote subnet names from remote virtual network that are subnet peered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_subnet_names: Option<Vec<String>>,
+}
+
+armgen_runtime::json_object! {
+    VirtualNetworkPeeringPropertiesFormat {
+        "allowVirtualNetworkAccess" => allow_virtual_network_access,
+        "allowForwardedTraffic" => allow_forwarded_traffic,
+        "allowGatewayTransit" => allow_gateway_transit,
+        "useRemoteGateways" => use_remote_gateways,
+        "remoteVirtualNetwork" => remote_virtual_network,
+        "localAddressSpace" => local_address_space,
+        "localVirtualNetworkAddressSpace" => local_virtual_network_address_space,
+        "remoteAddressSpace" => remote_address_space,
+        "remoteVirtualNetworkAddressSpace" => remote_virtual_network_address_space,
+        "remoteBgpCommunities" => remote_bgp_communities,
+        "remoteVirtualNetworkEncryption" => remote_virtual_network_encryption,
+        "peeringState" => peering_state,
+        "peeringSyncLevel" => peering_sync_level,
+        "provisioningState" => provisioning_state,
+        "doNotVerifyRemoteGateways" => do_not_verify_remote_gateways,
+        "resourceGuid" => resource_guid,
+        "peerCompleteVnets" => peer_complete_vnets,
+        "enableOnlyIPv6Peering" => enable_only_i_pv6_peering,
+        "localSubnetNames" => local_subnet_names,
+        "remoteSubnetNames" => remote_subnet_names,
+    }
 }
 
 impl From<&arm::VirtualNetworkPeeringPropertiesFormat> for VirtualNetworkPeeringPropertiesFormat {

@@ -5,13 +5,13 @@
 //! ARM payload types of `Microsoft.Resources/resourceGroups` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Resource group information.
 ///
 /// Schema `ResourceGroup`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ResourceGroup {
     /// The ID of the resource group.
     ///
@@ -45,6 +45,19 @@ pub struct ResourceGroup {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ResourceGroup {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "properties" => properties,
+        "managedBy" => managed_by,
+        "tags" => tags,
+    }
+    required { "location" => location }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ResourceGroup {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.properties.unknown_fields(&format!("{path}/properties"), out);
@@ -55,7 +68,7 @@ impl armgen_runtime::UnknownFields for ResourceGroup {
 /// The resource group properties.
 ///
 /// Schema `ResourceGroupProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ResourceGroupProperties {
     /// The provisioning state.
     ///
@@ -66,6 +79,11 @@ pub struct ResourceGroupProperties {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ResourceGroupProperties { "provisioningState" => provisioning_state }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ResourceGroupProperties {

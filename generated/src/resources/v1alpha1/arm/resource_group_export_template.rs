@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// The resource management error additional info.
 ///
 /// Schema `ErrorAdditionalInfo`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ErrorAdditionalInfo {
     /// The additional info type.
     ///
@@ -29,6 +29,8 @@ pub struct ErrorAdditionalInfo {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! { ErrorAdditionalInfo { "type" => r#type, "info" => info } rest => unknown_fields }
+
 impl armgen_runtime::UnknownFields for ErrorAdditionalInfo {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
@@ -38,7 +40,7 @@ impl armgen_runtime::UnknownFields for ErrorAdditionalInfo {
 /// The resource management error response.
 ///
 /// Schema `ErrorResponse`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ErrorResponse {
     /// The error code.
     ///
@@ -71,6 +73,17 @@ pub struct ErrorResponse {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ErrorResponse {
+        "code" => code,
+        "message" => message,
+        "target" => target,
+        "details" => details,
+        "additionalInfo" => additional_info,
+    }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ErrorResponse {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.details.unknown_fields(&format!("{path}/details"), out);
@@ -95,7 +108,7 @@ armgen_runtime::open_enum! {
 /// Export resource group template request parameters.
 ///
 /// Schema `ExportTemplateRequest`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ExportTemplateRequest {
     /// The IDs of the resources to filter the export by. To export all resources, supply an array with single entry '*'.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -112,6 +125,11 @@ pub struct ExportTemplateRequest {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ExportTemplateRequest { "resources" => resources, "options" => options, "outputFormat" => output_format }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ExportTemplateRequest {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.output_format.unknown_fields(&format!("{path}/outputFormat"), out);
@@ -122,7 +140,7 @@ impl armgen_runtime::UnknownFields for ExportTemplateRequest {
 /// Resource group export result.
 ///
 /// Schema `ResourceGroupExportResult`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ResourceGroupExportResult {
     /// The template content. Used if outputFormat is empty or set to 'Json'.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -139,6 +157,11 @@ pub struct ResourceGroupExportResult {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
+armgen_runtime::json_object! {
+    ResourceGroupExportResult { "template" => template, "output" => output, "error" => error }
+    rest => unknown_fields
+}
+
 impl armgen_runtime::UnknownFields for ResourceGroupExportResult {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         self.error.unknown_fields(&format!("{path}/error"), out);
@@ -149,7 +172,7 @@ impl armgen_runtime::UnknownFields for ResourceGroupExportResult {
 /// Runs the ARM action `exportTemplate` (`POST /subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}/exportTemplate`) on a `ResourceGroup` once, and records its outcome.
 ///
 /// Schema `ResourceGroupExportTemplate`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ResourceGroupExportTemplate {
     /// The request body of `POST …/exportTemplate`.
     ///
@@ -180,6 +203,17 @@ pub struct ResourceGroupExportTemplate {
     /// round trip (the service may return properties newer than the requested API version).
     #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
+}
+
+armgen_runtime::json_object! {
+    ResourceGroupExportTemplate {
+        "parameters" => parameters,
+        "result" => result,
+        "startTime" => start_time,
+        "endTime" => end_time,
+        "error" => error,
+    }
+    rest => unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ResourceGroupExportTemplate {

@@ -6,10 +6,10 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// The resource management error additional info.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ErrorAdditionalInfo {
     /// The additional info type.
@@ -19,6 +19,8 @@ pub struct ErrorAdditionalInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub info: Option<serde_json::Value>,
 }
+
+armgen_runtime::json_object! { ErrorAdditionalInfo { "type" => r#type, "info" => info } }
 
 impl From<&arm::ErrorAdditionalInfo> for ErrorAdditionalInfo {
     fn from(arm: &arm::ErrorAdditionalInfo) -> Self {
@@ -30,7 +32,7 @@ impl From<&arm::ErrorAdditionalInfo> for ErrorAdditionalInfo {
 }
 
 /// The resource management error response.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ErrorResponse {
     /// The error code.
@@ -50,6 +52,16 @@ pub struct ErrorResponse {
     pub additional_info: Option<Vec<ErrorAdditionalInfo>>,
 }
 
+armgen_runtime::json_object! {
+    ErrorResponse {
+        "code" => code,
+        "message" => message,
+        "target" => target,
+        "details" => details,
+        "additionalInfo" => additional_info,
+    }
+}
+
 impl From<&arm::ErrorResponse> for ErrorResponse {
     fn from(arm: &arm::ErrorResponse) -> Self {
         Self {
@@ -63,7 +75,7 @@ impl From<&arm::ErrorResponse> for ErrorResponse {
 }
 
 /// Resource group export result.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ResourceGroupExportResult {
     /// The template content. Used if outputFormat is empty or set to 'Json'.
@@ -75,6 +87,10 @@ pub struct ResourceGroupExportResult {
     /// The template export error.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorResponse>,
+}
+
+armgen_runtime::json_object! {
+    ResourceGroupExportResult { "template" => template, "output" => output, "error" => error }
 }
 
 impl From<&arm::ResourceGroupExportResult> for ResourceGroupExportResult {

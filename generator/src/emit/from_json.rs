@@ -1,0 +1,647 @@
+//! The last step of every emitted Rust file: each generated type's `#[derive(Deserialize)]` becomes an
+//! [`armgen_runtime::json_object!`] invocation (a tagged union's, [`armgen_runtime::json_union!`]), which reads the
+//! type from a borrowed `serde_json::Value` in one non-generic function and gives it a small `Deserialize` shim.
+//!
+//! Why: a derived `Deserialize` is compiled again for every deserializer the type is read with, and instantiates
+//! serde's generic machinery per field type; it was three quarters of the generated crate's LLVM IR and most of its
+//! build time (BENCHMARKS.md, "Building the generated crate"). The emitters keep writing serde's derive and
+//! attributes, which say what the wire looks like; this step reads them (serde's rules for `rename`, `rename_all =
+//! "camelCase"`, `default`, `flatten`, the nullable `deserialize_with`, `tag`) and refuses any other `#[serde]`
+//! attribute with an error naming the type, so a new attribute cannot be dropped silently. `Serialize` stays
+//! derived: it is generic over the serializer too, but every crate here serializes with serde_json's writer only.
+//!
+//! The invocations are laid out here, one line per property, after prettyplease (which prints a macro's tokens on
+//! as few lines as it can); rustfmt leaves brace-delimited macro bodies as they are.
+
+use proc_macro2::Span;
+use quote::{ToTokens, format_ident};
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::{Ident, Item, LitStr, Token};
+
+use crate::error::{Error, Result};
+
+/// The runtime's macros, by the last segment of their path.
+const OBJECT_MACRO: &str = "json_object";
+const UNION_MACRO: &str = "json_union";
+/// The placeholder prettyplease prints for an invocation, replaced by [`expand`].
+const PLACEHOLDER: &str = "__armgen_json_";
+
+/// What a `json_object!`/`json_union!` invocation says.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Reader {
+    Object {
+        name: Ident,
+        defaulted: Vec<(String, Ident)>,
+        required: Vec<(String, Ident)>,
+        nullable: Vec<(String, Ident)>,
+        rest: Option<Ident>,
+    },
+    Union {
+        name: Ident,
+        tag: String,
+        variants: Vec<(String, Ident)>,
+    },
+}
+
+/// Replaces derived `Deserialize` impls (and earlier invocations, when a file is formatted again) by placeholders,
+/// in `items` and the modules inside them; returns the readers, by placeholder number. `what` names the file.
+pub(crate) fn prepare(items: &mut Vec<Item>, what: &str) -> Result<Vec<Reader>> {
+    let mut readers = Vec::new();
+    prepare_in(items, what, &mut readers)?;
+    if !readers.is_empty() && !mentions_deserialize(items) {
+        drop_deserialize_import(items);
+    }
+    Ok(readers)
+}
+
+fn prepare_in(items: &mut Vec<Item>, what: &str, readers: &mut Vec<Reader>) -> Result<()> {
+    let mut out = Vec::with_capacity(items.len());
+    for mut item in std::mem::take(items) {
+        let reader = match &mut item {
+            Item::Mod(m) => {
+                if let Some((_, inner)) = &mut m.content {
+                    prepare_in(inner, what, readers)?;
+                }
+                None
+            }
+            Item::Struct(s) => match take_deserialize(&mut s.attrs) {
+                true => {
+                    let reader = object_reader(s, what)?;
+                    // Without a derived `Serialize` (a kind, which writes `apiVersion` and `kind` itself), nothing
+                    // reads the `#[serde]` attributes any more.
+                    if !derives(&s.attrs, "Serialize") {
+                        strip_serde(&mut s.attrs);
+                        for field in s.fields.iter_mut() {
+                            strip_serde(&mut field.attrs);
+                        }
+                    }
+                    Some(reader)
+                }
+                false => None,
+            },
+            Item::Enum(e) => match take_deserialize(&mut e.attrs) {
+                true => Some(union_reader(e, what)?),
+                false => None,
+            },
+            Item::Macro(m) if m.attrs.is_empty() && is_reader_macro(m).is_some() => {
+                let reader = parse_invocation(m, what)?;
+                readers.push(reader);
+                out.push(placeholder(readers.len() - 1));
+                continue;
+            }
+            _ => None,
+        };
+        out.push(item);
+        if let Some(reader) = reader {
+            readers.push(reader);
+            out.push(placeholder(readers.len() - 1));
+        }
+    }
+    *items = out;
+    Ok(())
+}
+
+fn placeholder(n: usize) -> Item {
+    let id = format_ident!("{PLACEHOLDER}{n}");
+    syn::parse_quote!(armgen_runtime::json_object!(#id);)
+}
+
+/// Takes `Deserialize` out of the item's `#[derive]`; whether it was there. An enum macro's item
+/// (`open_enum!`) is not an `Item::Enum` and keeps its derive (serde's `from = "String"`, no visitor per field).
+fn take_deserialize(attrs: &mut Vec<syn::Attribute>) -> bool {
+    let mut found = false;
+    for attr in attrs.iter_mut() {
+        if !attr.path().is_ident("derive") {
+            continue;
+        }
+        let Ok(paths) = attr.parse_args_with(Punctuated::<syn::Path, Token![,]>::parse_terminated) else {
+            continue;
+        };
+        let kept: Vec<&syn::Path> = paths
+            .iter()
+            .filter(|p| {
+                let is = p.segments.last().is_some_and(|s| s.ident == "Deserialize");
+                found |= is;
+                !is
+            })
+            .collect();
+        if kept.len() != paths.len() {
+            *attr = syn::parse_quote!(#[derive(#(#kept),*)]);
+        }
+    }
+    attrs.retain(|a| {
+        !(a.path().is_ident("derive") && a.parse_args::<proc_macro2::TokenStream>().is_ok_and(|t| t.is_empty()))
+    });
+    found
+}
+
+fn derives(attrs: &[syn::Attribute], name: &str) -> bool {
+    attrs.iter().filter(|a| a.path().is_ident("derive")).any(|a| {
+        a.parse_args_with(Punctuated::<syn::Path, Token![,]>::parse_terminated)
+            .is_ok_and(|paths| paths.iter().any(|p| p.segments.last().is_some_and(|s| s.ident == name)))
+    })
+}
+
+fn strip_serde(attrs: &mut Vec<syn::Attribute>) {
+    attrs.retain(|a| !a.path().is_ident("serde"));
+}
+
+/// The `key = "value"` and bare-word arguments of an item's or field's `#[serde(…)]` attributes.
+fn serde_args(attrs: &[syn::Attribute], place: &str) -> Result<Vec<(String, Option<String>)>> {
+    let mut out = Vec::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        attr.parse_nested_meta(|meta| {
+            let key = meta.path.to_token_stream().to_string();
+            let value = if meta.input.peek(Token![=]) {
+                Some(meta.value()?.parse::<LitStr>()?.value())
+            } else {
+                None
+            };
+            out.push((key, value));
+            Ok(())
+        })
+        .map_err(|e| Error::Emit {
+            what: place.to_string(),
+            message: format!("a #[serde] attribute the JSON reader does not understand: {e}"),
+        })?;
+    }
+    Ok(out)
+}
+
+fn unsupported(place: &str, key: &str) -> Error {
+    Error::Emit {
+        what: place.to_string(),
+        message: format!(
+            "#[serde({key})] is not one the generated JSON reader implements (emit/from_json.rs); \
+             add it there or leave it out"
+        ),
+    }
+}
+
+fn object_reader(s: &syn::ItemStruct, what: &str) -> Result<Reader> {
+    let place = format!("{what}: struct {}", s.ident);
+    let mut container_default = false;
+    let mut camel = false;
+    for (key, value) in serde_args(&s.attrs, &place)? {
+        match (key.as_str(), value.as_deref()) {
+            ("default", None) => container_default = true,
+            ("rename_all", Some("camelCase")) => camel = true,
+            _ => return Err(unsupported(&place, &key)),
+        }
+    }
+    let syn::Fields::Named(fields) = &s.fields else {
+        return Err(Error::Emit {
+            what: place,
+            message: "only structs with named fields are generated".into(),
+        });
+    };
+    let (mut defaulted, mut required, mut nullable, mut rest) = (Vec::new(), Vec::new(), Vec::new(), None);
+    for field in &fields.named {
+        let Some(ident) = field.ident.clone() else { continue };
+        let field_place = format!("{place}, field {ident}");
+        let (mut rename, mut default, mut flatten, mut is_nullable) = (None, container_default, false, false);
+        for (key, value) in serde_args(&field.attrs, &field_place)? {
+            match (key.as_str(), value) {
+                ("rename", Some(v)) => rename = Some(v),
+                ("default", None) => default = true,
+                ("skip_serializing_if", Some(_)) => {}
+                ("flatten", None) => flatten = true,
+                ("deserialize_with", Some(v)) if v == "armgen_runtime::nullable::deserialize" => is_nullable = true,
+                _ => return Err(unsupported(&field_place, &key)),
+            }
+        }
+        let json = rename.unwrap_or_else(|| {
+            let name = syn::ext::IdentExt::unraw(&ident).to_string();
+            if camel { camel_case(&name) } else { name }
+        });
+        if flatten {
+            if rest.replace(ident).is_some() {
+                return Err(Error::Emit {
+                    what: place,
+                    message: "more than one #[serde(flatten)] field".into(),
+                });
+            }
+        } else if is_nullable {
+            nullable.push((json, ident));
+        } else if default || is_option(&field.ty) {
+            defaulted.push((json, ident));
+        } else {
+            required.push((json, ident));
+        }
+    }
+    Ok(Reader::Object {
+        name: s.ident.clone(),
+        defaulted,
+        required,
+        nullable,
+        rest,
+    })
+}
+
+fn union_reader(e: &syn::ItemEnum, what: &str) -> Result<Reader> {
+    let place = format!("{what}: enum {}", e.ident);
+    let mut tag = None;
+    for (key, value) in serde_args(&e.attrs, &place)? {
+        match (key.as_str(), value) {
+            ("tag", Some(v)) => tag = Some(v),
+            _ => return Err(unsupported(&place, &key)),
+        }
+    }
+    let Some(tag) = tag else {
+        return Err(Error::Emit {
+            what: place,
+            message: "a derived Deserialize on an enum is read only as a #[serde(tag)] union".into(),
+        });
+    };
+    let mut variants = Vec::new();
+    for v in &e.variants {
+        let variant_place = format!("{place}, variant {}", v.ident);
+        let mut value = v.ident.to_string();
+        for (key, rename) in serde_args(&v.attrs, &variant_place)? {
+            match (key.as_str(), rename) {
+                ("rename", Some(r)) => value = r,
+                _ => return Err(unsupported(&variant_place, &key)),
+            }
+        }
+        if !matches!(&v.fields, syn::Fields::Unnamed(f) if f.unnamed.len() == 1) {
+            return Err(Error::Emit {
+                what: variant_place,
+                message: "a union variant holds one type".into(),
+            });
+        }
+        variants.push((value, v.ident.clone()));
+    }
+    Ok(Reader::Union {
+        name: e.ident.clone(),
+        tag,
+        variants,
+    })
+}
+
+fn is_option(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Option"))
+}
+
+/// serde's `rename_all = "camelCase"` for a field name: PascalCase (each `_` dropped, the letter after it and the
+/// first upper-cased), then the first character lower-cased.
+fn camel_case(field: &str) -> String {
+    let mut pascal = String::with_capacity(field.len());
+    let mut capitalize = true;
+    for ch in field.chars() {
+        if ch == '_' {
+            capitalize = true;
+        } else if capitalize {
+            pascal.push(ch.to_ascii_uppercase());
+            capitalize = false;
+        } else {
+            pascal.push(ch);
+        }
+    }
+    match pascal.chars().next() {
+        Some(first) => first.to_ascii_lowercase().to_string() + &pascal[first.len_utf8()..],
+        None => pascal,
+    }
+}
+
+fn is_reader_macro(m: &syn::ItemMacro) -> Option<&'static str> {
+    let last = m.mac.path.segments.last()?;
+    if m.ident.is_some() {
+        return None;
+    }
+    [OBJECT_MACRO, UNION_MACRO].into_iter().find(|n| last.ident == n)
+}
+
+fn parse_invocation(m: &syn::ItemMacro, what: &str) -> Result<Reader> {
+    let union = is_reader_macro(m) == Some(UNION_MACRO);
+    let parsed = if union {
+        syn::parse2::<UnionArgs>(m.mac.tokens.clone()).map(|u| u.0)
+    } else {
+        syn::parse2::<ObjectArgs>(m.mac.tokens.clone()).map(|o| o.0)
+    };
+    parsed.map_err(|e| Error::Emit {
+        what: what.to_string(),
+        message: format!("a json_object!/json_union! invocation that does not parse: {e}"),
+    })
+}
+
+/// `"json" => field, …` inside braces.
+fn pairs(input: ParseStream) -> syn::Result<Vec<(String, Ident)>> {
+    let content;
+    syn::braced!(content in input);
+    let mut out = Vec::new();
+    while !content.is_empty() {
+        let key: LitStr = content.parse()?;
+        content.parse::<Token![=>]>()?;
+        let field = content.call(Ident::parse_any_ident)?;
+        out.push((key.value(), field));
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>()?;
+    }
+    Ok(out)
+}
+
+trait ParseAnyIdent {
+    fn parse_any_ident(input: ParseStream) -> syn::Result<Ident>;
+}
+
+impl ParseAnyIdent for Ident {
+    fn parse_any_ident(input: ParseStream) -> syn::Result<Ident> {
+        syn::ext::IdentExt::parse_any(input)
+    }
+}
+
+struct ObjectArgs(Reader);
+
+impl Parse for ObjectArgs {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let name: Ident = input.parse()?;
+        let defaulted = pairs(input)?;
+        let (mut required, mut nullable, mut rest) = (Vec::new(), Vec::new(), None);
+        while !input.is_empty() {
+            let word: Ident = input.call(syn::ext::IdentExt::parse_any)?;
+            match word.to_string().as_str() {
+                "required" => required = pairs(input)?,
+                "nullable" => nullable = pairs(input)?,
+                "rest" => {
+                    input.parse::<Token![=>]>()?;
+                    rest = Some(input.call(syn::ext::IdentExt::parse_any)?);
+                }
+                _ => return Err(syn::Error::new(word.span(), "expected required, nullable or rest")),
+            }
+        }
+        Ok(ObjectArgs(Reader::Object {
+            name,
+            defaulted,
+            required,
+            nullable,
+            rest,
+        }))
+    }
+}
+
+struct UnionArgs(Reader);
+
+impl Parse for UnionArgs {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let name: Ident = input.parse()?;
+        input.parse::<Token![,]>()?;
+        let tag: LitStr = input.parse()?;
+        let variants = pairs(input)?;
+        Ok(UnionArgs(Reader::Union {
+            name,
+            tag: tag.value(),
+            variants,
+        }))
+    }
+}
+
+/// Whether anything but a `use` still names `Deserialize` (an enum macro's derive, a hand-written impl).
+fn mentions_deserialize(items: &[Item]) -> bool {
+    items.iter().any(|item| match item {
+        Item::Use(_) => false,
+        Item::Mod(m) => m.content.as_ref().is_some_and(|(_, inner)| mentions_deserialize(inner)),
+        other => other.to_token_stream().into_iter().any(|t| mentions(&t)),
+    })
+}
+
+fn mentions(tree: &proc_macro2::TokenTree) -> bool {
+    match tree {
+        proc_macro2::TokenTree::Ident(i) => i == "Deserialize",
+        proc_macro2::TokenTree::Group(g) => g.stream().into_iter().any(|t| mentions(&t)),
+        _ => false,
+    }
+}
+
+/// `use serde::{Deserialize, Serialize};` → `use serde::Serialize;` (and `use serde::Deserialize;` dropped) at
+/// the top level of the file, when nothing uses the name any more.
+fn drop_deserialize_import(items: &mut Vec<Item>) {
+    items.retain_mut(|item| {
+        let Item::Use(u) = item else { return true };
+        let tokens = u.tree.to_token_stream().to_string().replace(' ', "");
+        match tokens.as_str() {
+            "serde::{Deserialize,Serialize}" | "serde::{Serialize,Deserialize}" => {
+                *item = syn::parse_quote!(
+                    use serde::Serialize;
+                );
+                true
+            }
+            "serde::Deserialize" => false,
+            _ => true,
+        }
+    });
+}
+
+/// The text prettyplease printed, with each placeholder line replaced by its invocation, laid out.
+pub(crate) fn expand(text: &str, readers: &[Reader]) -> String {
+    if readers.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + readers.len() * 200);
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        let indent = &line[..line.len() - trimmed.len()];
+        let n = trimmed
+            .strip_prefix("armgen_runtime::json_object!(")
+            .and_then(|r| r.strip_suffix(");"))
+            .and_then(|r| r.strip_prefix(PLACEHOLDER))
+            .and_then(|r| r.parse::<usize>().ok());
+        match n.and_then(|n| readers.get(n)) {
+            Some(reader) => {
+                for l in render(reader, indent.len()).lines() {
+                    if !l.is_empty() {
+                        out.push_str(indent);
+                    }
+                    out.push_str(l);
+                    out.push('\n');
+                }
+            }
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// The widest line written: the workspace's `rustfmt.toml` `max_width`.
+const WIDTH: usize = 120;
+
+fn pair_list(pairs: &[(String, Ident)]) -> Vec<String> {
+    pairs
+        .iter()
+        .map(|(json, field)| format!("{} => {field}", LitStr::new(json, Span::call_site()).to_token_stream()))
+        .collect()
+}
+
+/// `head { a, b }` on one line when it fits at `indent`, else one entry per line.
+fn group(head: &str, entries: &[String], indent: usize) -> String {
+    let one = if entries.is_empty() {
+        format!("{head} {{}}")
+    } else {
+        format!("{head} {{ {} }}", entries.join(", "))
+    };
+    if indent + one.len() <= WIDTH {
+        return one;
+    }
+    let mut out = format!("{head} {{\n");
+    for e in entries {
+        out.push_str(&format!("    {e},\n"));
+    }
+    out.push('}');
+    out
+}
+
+fn render(reader: &Reader, indent: usize) -> String {
+    let (path, parts) = match reader {
+        Reader::Object {
+            name,
+            defaulted,
+            required,
+            nullable,
+            rest,
+        } => {
+            let mut parts = vec![(name.to_string(), pair_list(defaulted))];
+            if !required.is_empty() {
+                parts.push(("required".into(), pair_list(required)));
+            }
+            if !nullable.is_empty() {
+                parts.push(("nullable".into(), pair_list(nullable)));
+            }
+            let mut tail = None;
+            if let Some(rest) = rest {
+                tail = Some(format!("rest => {rest}"));
+            }
+            ("armgen_runtime::json_object!", (parts, tail))
+        }
+        Reader::Union { name, tag, variants } => {
+            let head = format!("{name}, {}", LitStr::new(tag, Span::call_site()).to_token_stream());
+            ("armgen_runtime::json_union!", (vec![(head, pair_list(variants))], None))
+        }
+    };
+    let (parts, tail) = parts;
+    // All on one line when it fits.
+    let mut flat: Vec<String> = parts.iter().map(|(h, e)| group(h, e, 0)).collect();
+    flat.extend(tail.clone());
+    let one = format!("{path} {{ {} }}", flat.join(" "));
+    if indent + one.len() <= WIDTH && !one.contains('\n') {
+        return one;
+    }
+    let mut out = format!("{path} {{\n");
+    for (head, entries) in &parts {
+        for line in group(head, entries, indent + 4).lines() {
+            out.push_str("    ");
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    if let Some(tail) = tail {
+        out.push_str(&format!("    {tail}\n"));
+    }
+    out.push('}');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(source: &str) -> String {
+        let mut file: syn::File = syn::parse_str(source).expect("parses");
+        let readers = prepare(&mut file.items, "test.rs").expect("prepares");
+        expand(&prettyplease::unparse(&file), &readers)
+    }
+
+    #[test]
+    fn camel_case_is_serdes() {
+        for (field, json) in [
+            ("count", "count"),
+            ("agent_pool_profiles", "agentPoolProfiles"),
+            ("enable_vtpm", "enableVtpm"),
+            ("r_type", "rType"),
+            ("a_b", "aB"),
+        ] {
+            assert_eq!(camel_case(field), json);
+        }
+    }
+
+    #[test]
+    fn derives_become_invocations_that_format_again_the_same() {
+        let source = r#"
+            use serde::{Deserialize, Serialize};
+            /// A pool.
+            #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+            #[serde(default, rename_all = "camelCase")]
+            pub struct Pool {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub vm_size: Option<String>,
+                #[serde(rename = "type")]
+                pub r#type: String,
+            }
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            pub struct Arm {
+                pub name: String,
+                #[serde(rename = "sizeInGB", default, skip_serializing_if = "Option::is_none")]
+                pub size_in_gb: Option<i32>,
+                #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "armgen_runtime::nullable::deserialize")]
+                pub gone: Option<armgen_runtime::Nullable<i64>>,
+                #[serde(flatten)]
+                pub unknown_fields: BTreeMap<String, serde_json::Value>,
+            }
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            #[serde(tag = "kind")]
+            pub enum Shape {
+                #[serde(rename = "pool")]
+                Pool(Pool),
+            }
+        "#;
+        let text = run(source);
+        insta::assert_snapshot!(text);
+        // A file formatted again (the Builder's rewrites do) keeps its invocations.
+        assert_eq!(run(&text), text);
+        assert!(!text.contains("Deserialize"), "the import goes with the last derive");
+    }
+
+    #[test]
+    fn an_attribute_it_does_not_implement_is_an_error_naming_the_field() {
+        let mut file: syn::File = syn::parse_str(
+            r#"
+            #[derive(Serialize, Deserialize)]
+            pub struct Pool {
+                #[serde(alias = "n")]
+                pub name: String,
+            }
+        "#,
+        )
+        .expect("parses");
+        let e = prepare(&mut file.items, "x.rs").unwrap_err().to_string();
+        assert!(
+            e.contains("x.rs: struct Pool, field name") && e.contains("alias"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn long_invocations_take_a_line_per_property() {
+        let fields: Vec<(String, Ident)> = (0..12)
+            .map(|i| (format!("propertyNumber{i}"), format_ident!("property_number_{i}")))
+            .collect();
+        let reader = Reader::Object {
+            name: format_ident!("Big"),
+            defaulted: fields,
+            required: vec![("name".into(), format_ident!("name"))],
+            nullable: vec![],
+            rest: Some(format_ident!("unknown_fields")),
+        };
+        let text = render(&reader, 0);
+        assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");
+        assert!(
+            text.contains("\n        \"propertyNumber3\" => property_number_3,\n"),
+            "{text}"
+        );
+        assert!(text.contains("\n    required { \"name\" => name }\n"), "{text}");
+    }
+}
